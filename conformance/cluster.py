@@ -1,0 +1,185 @@
+"""Starting and sharing live Ray clusters for the checks.
+
+One cluster per *shape*: checks that do not disturb the cluster share the manifest's own shape
+("shared"); checks that kill nodes or change system config ask for their own. Starting is
+expensive (~5 s a node here), so a shape is started once and reused until a check needs another.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+from conformance.injection import AUTOINSTALL_MODULE, ENV_VAR, install_managers, unit_instance_resources
+from conformance.manifest import Manifest, resolve_manager
+
+# Variables that change the semantics the checks assert; the suite clears them in nodes it starts.
+SEMANTICS_ENV_VARS = ("RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO",)
+
+
+@dataclass
+class ClusterShape:
+    """What a group of checks needs from the cluster."""
+
+    name: str = "shared"
+    nodes: int | None = None                     # None: the manifest's cluster.nodes
+    system_config: dict[str, Any] = field(default_factory=dict)
+    node_env: list[dict[str, str]] | None = None  # None: the manifest's cluster.node_env
+    head_has_devices: bool = True
+
+
+@dataclass
+class ClusterHandle:
+    shape: ClusterShape
+    mode: str                   # local | simulated | remote
+    address: str | None
+    nodes: int
+    cluster: Any = None         # ray.cluster_utils.Cluster for simulated
+    started_s: float = 0.0
+    notes: list[str] = field(default_factory=list)
+    node_handles: list[Any] = field(default_factory=list)
+
+
+class ClusterStartError(Exception):
+    """The cluster could not be started; every check that needs it errors with this reason."""
+
+
+def prepare_driver(manifest: Manifest) -> type:
+    """Make this process and every node/worker it starts see the vendor manager."""
+    for p in reversed(manifest.python_path):
+        if p not in sys.path:
+            sys.path.insert(0, p)
+    pp = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    os.environ["PYTHONPATH"] = os.pathsep.join(manifest.python_path + [p for p in pp if p not in manifest.python_path])
+    os.environ.update(manifest.accelerator_env)
+    for var in SEMANTICS_ENV_VARS:
+        os.environ.pop(var, None)
+    os.environ[ENV_VAR] = manifest.accelerator["manager"]
+    manager = resolve_manager(manifest)
+    install_managers([manager])
+    return manager
+
+
+@contextmanager
+def patched_environ(extra: dict[str, str]) -> Iterator[None]:
+    saved = {k: os.environ.get(k) for k in extra}
+    os.environ.update(extra)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def _system_config(manifest: Manifest, shape: ClusterShape) -> dict[str, Any]:
+    cfg = {"custom_unit_instance_resources": unit_instance_resources(manifest.resource_name),
+           "preload_python_modules": [AUTOINSTALL_MODULE]}
+    cfg.update(shape.system_config)
+    return cfg
+
+
+def start_cluster(manifest: Manifest, shape: ClusterShape, ray_address: str | None = None) -> ClusterHandle:
+    """Start (or connect to) a cluster of the given shape and connect this driver to it."""
+    import ray
+
+    t0 = time.monotonic()
+    if ray_address:
+        ray.init(address=ray_address, log_to_driver=False)
+        nodes = sum(1 for n in ray.nodes() if n.get("Alive"))
+        return ClusterHandle(shape, "remote", ray_address, nodes, started_s=time.monotonic() - t0,
+                             notes=["remote cluster: the vendor's nodes must load the manager themselves "
+                                    "(ray-conformance inject install, RAY_CONFORMANCE_ACCELERATORS)"])
+    c = manifest.cluster
+    n = shape.nodes or c["nodes"]
+    node_env = shape.node_env if shape.node_env is not None else c["node_env"]
+    mem = c["object_store_memory_mb"] * 1024 * 1024
+    cpus = c["num_cpus_per_node"]
+    syscfg = _system_config(manifest, shape)
+    if n == 1:
+        with patched_environ(node_env[0] if node_env else {}):
+            ray.init(address="local", num_cpus=cpus, object_store_memory=mem, include_dashboard=False,
+                     log_to_driver=False, _system_config=syscfg)
+        return ClusterHandle(shape, "local", None, 1, started_s=time.monotonic() - t0)
+    from ray.cluster_utils import Cluster
+
+    cluster = Cluster(initialize_head=False)
+    handles = []
+    try:
+        for i in range(n):
+            args: dict[str, Any] = {"num_cpus": cpus, "object_store_memory": mem}
+            if i == 0:
+                args["_system_config"] = syscfg
+                args["include_dashboard"] = False
+            with patched_environ(node_env[i] if i < len(node_env) else {}):
+                handles.append(cluster.add_node(**args))
+        ray.init(address=cluster.address, log_to_driver=False)
+        cluster.wait_for_nodes()
+    except BaseException:
+        try:
+            cluster.shutdown()
+        finally:
+            raise
+    return ClusterHandle(shape, "simulated", cluster.address, n, cluster=cluster,
+                         started_s=time.monotonic() - t0, node_handles=handles)
+
+
+def stop_cluster(handle: ClusterHandle | None) -> None:
+    import ray
+
+    ray.shutdown()
+    if handle is not None and handle.cluster is not None:
+        handle.cluster.shutdown()
+
+
+class ClusterManager:
+    """Holds at most one live cluster; switches shape on demand; remembers start failures."""
+
+    def __init__(self, manifest: Manifest, ray_address: str | None = None) -> None:
+        self.manifest = manifest
+        self.ray_address = ray_address
+        self.current: ClusterHandle | None = None
+        self.failures: dict[str, str] = {}
+        self.history: list[dict[str, Any]] = []
+        self.last_mode: str | None = None
+        self.last_nodes: int = 0
+        self.notes: list[str] = []
+
+    def ensure(self, shape: ClusterShape) -> ClusterHandle:
+        if shape.name in self.failures:
+            raise ClusterStartError(self.failures[shape.name])
+        if self.current is not None and self.current.shape.name == shape.name:
+            return self.current
+        self.shutdown()
+        if self.ray_address and shape.name != "shared":
+            # On a remote cluster the suite cannot kill nodes or change system config.
+            raise ClusterStartError(f"cluster shape {shape.name!r} needs a simulated cluster; "
+                                    "not possible with --ray-address")
+        try:
+            self.current = start_cluster(self.manifest, shape, self.ray_address)
+        except BaseException as exc:
+            import ray
+            try:
+                ray.shutdown()
+            except Exception:  # noqa: BLE001 - best effort after a failed start
+                pass
+            reason = f"cluster {shape.name!r} failed to start: {exc.__class__.__name__}: {exc}".splitlines()[0]
+            self.failures[shape.name] = reason[:500]
+            self.history.append({"shape": shape.name, "ok": False, "reason": reason[:500]})
+            raise ClusterStartError(reason) from exc
+        self.history.append({"shape": shape.name, "ok": True, "mode": self.current.mode,
+                             "nodes": self.current.nodes, "start_s": round(self.current.started_s, 2)})
+        if shape.name == "shared":
+            self.last_mode, self.last_nodes = self.current.mode, self.current.nodes
+            self.notes.extend(self.current.notes)
+        return self.current
+
+    def shutdown(self) -> None:
+        if self.current is not None:
+            handle, self.current = self.current, None
+            stop_cluster(handle)

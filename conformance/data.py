@@ -1,0 +1,219 @@
+"""Loading the suite's data files (checklist, tier ladder, waivers, schemas) with validation.
+
+The data lives in files (`tiers/`, `schemas/` at the project root) so that reviewers read and
+diff requirements, not code. Everything here validates against its JSON Schema before use.
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import yaml
+
+from conformance.errors import UserError
+
+
+def data_root() -> Path:
+    """The folder holding `tiers/` and `schemas/` (override with CONFORMANCE_DATA_DIR)."""
+    override = os.environ.get("CONFORMANCE_DATA_DIR")
+    if override:
+        return Path(override)
+    return Path(__file__).resolve().parent.parent
+
+
+def checklist_path() -> Path:
+    return data_root() / "tiers" / "checklist.yaml"
+
+
+def tiers_path() -> Path:
+    return data_root() / "tiers" / "tiers.yaml"
+
+
+def waivers_path() -> Path:
+    return data_root() / "tiers" / "waivers.yaml"
+
+
+def schema_path(name: str) -> Path:
+    return data_root() / "schemas" / f"{name}.schema.json"
+
+
+def sha256_file(path: Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+@functools.lru_cache(maxsize=None)
+def load_schema(name: str) -> dict[str, Any]:
+    return json.loads(schema_path(name).read_text())
+
+
+def format_validation_error(err: jsonschema.ValidationError, root: str = "") -> str:
+    """One line: the JSON path of the offending field and what was expected."""
+    path = root + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in err.absolute_path)
+    path = path.lstrip(".") or "(top level)"
+    return f"{path}: {err.message}"
+
+
+def validate(instance: Any, schema_name: str, *, what: str) -> None:
+    """Validate against a schema; raise UserError naming the first (most specific) bad field."""
+    validator = jsonschema.Draft202012Validator(load_schema(schema_name),
+                                                format_checker=jsonschema.FormatChecker())
+    errors = sorted(validator.iter_errors(instance), key=lambda e: (-len(e.absolute_path), e.message))
+    if errors:
+        raise UserError(f"{what}: {format_validation_error(errors[0])}")
+
+
+def read_yaml_or_json(path: Path, *, what: str) -> Any:
+    """Parse a YAML or JSON file; errors become one-line UserErrors."""
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        raise UserError(f"{what}: file not found: {path}") from None
+    except (IsADirectoryError, PermissionError, UnicodeDecodeError) as exc:
+        raise UserError(f"{what}: cannot read {path}: {exc.__class__.__name__}") from None
+    try:
+        if path.suffix == ".json":
+            return json.loads(text)
+        return yaml.safe_load(text)
+    except json.JSONDecodeError as exc:
+        raise UserError(f"{what}: {path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1} column {mark.column + 1}" if mark else ""
+        problem = getattr(exc, "problem", None) or exc.__class__.__name__
+        raise UserError(f"{what}: {path}: invalid YAML{where}: {problem}") from None
+
+
+@dataclass(frozen=True)
+class Check:
+    """One checklist item."""
+
+    id: str
+    title: str
+    area: str
+    level: str
+    requirement: str
+    rationale: str
+    since: str
+    tags: tuple[str, ...] = ()
+    timeout_s: float | None = None
+    retired: bool = False
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Check":
+        return cls(**{**d, "tags": tuple(d.get("tags", ()))})
+
+
+@dataclass(frozen=True)
+class Checklist:
+    checks: tuple[Check, ...]
+    sha256: str
+
+    def by_id(self) -> dict[str, Check]:
+        return {c.id: c for c in self.checks}
+
+    def active(self) -> tuple[Check, ...]:
+        return tuple(c for c in self.checks if not c.retired)
+
+
+def parse_checklist(doc: Any, sha256: str = "") -> Checklist:
+    validate(doc, "checklist", what="checklist")
+    checks = tuple(Check.from_dict(c) for c in doc["checks"])
+    seen: set[str] = set()
+    for c in checks:
+        if c.id in seen:
+            raise UserError(f"checklist: checks: duplicate id {c.id}")
+        seen.add(c.id)
+    return Checklist(checks=checks, sha256=sha256)
+
+
+def load_checklist(path: Path | None = None) -> Checklist:
+    path = path or checklist_path()
+    return parse_checklist(read_yaml_or_json(path, what="checklist"), sha256_file(path))
+
+
+@dataclass(frozen=True)
+class Ladder:
+    tiers: tuple[dict[str, Any], ...]
+    sha256: str
+
+    def names(self) -> list[str]:
+        return [t["name"] for t in self.tiers]
+
+    def parameter(self, name: str, default: Any = None) -> Any:
+        """A tier parameter (e.g. min_link_bandwidth_fraction), from the highest tier that sets it."""
+        for tier in reversed(self.tiers):
+            if name in tier.get("parameters", {}):
+                return tier["parameters"][name]
+        return default
+
+
+def parse_ladder(doc: Any, sha256: str = "", checklist: Checklist | None = None) -> Ladder:
+    validate(doc, "tiers", what="tiers")
+    names = [t["name"] for t in doc["tiers"]]
+    if len(set(names)) != len(names):
+        raise UserError("tiers: tiers: duplicate tier name")
+    if checklist is not None:
+        known = set(checklist.by_id())
+        for t in doc["tiers"]:
+            for req in t["requires"]:
+                for cid in req["select"].get("ids", []):
+                    if cid not in known:
+                        raise UserError(f"tiers: {t['name']}.requires: unknown check id {cid}")
+    return Ladder(tiers=tuple(doc["tiers"]), sha256=sha256)
+
+
+def load_ladder(path: Path | None = None, checklist: Checklist | None = None) -> Ladder:
+    path = path or tiers_path()
+    return parse_ladder(read_yaml_or_json(path, what="tiers"), sha256_file(path), checklist)
+
+
+@dataclass(frozen=True)
+class Waiver:
+    check: str
+    issue: str
+    reason: str
+    expires: str  # ISO date
+    blocks_tier: bool = False
+
+
+def load_waivers(path: Path | None = None) -> tuple[list[Waiver], str]:
+    """Waivers file (optional); returns the waivers and the file's sha256 ('' when absent)."""
+    path = path or waivers_path()
+    if not Path(path).exists():
+        return [], ""
+    doc = read_yaml_or_json(path, what="waivers")
+    validate(doc, "waivers", what="waivers")
+    return [Waiver(**{k: str(v) if k == "expires" else v for k, v in w.items()})
+            for w in doc.get("waivers", [])], sha256_file(path)
+
+
+@dataclass
+class SuiteData:
+    """Everything the suite reads from its data files, loaded and cross-validated once."""
+
+    checklist: Checklist
+    ladder: Ladder
+    waivers: list[Waiver] = field(default_factory=list)
+    waivers_sha256: str = ""
+
+
+def load_suite_data() -> SuiteData:
+    checklist = load_checklist()
+    ladder = load_ladder(checklist=checklist)
+    waivers, wsha = load_waivers()
+    known = set(checklist.by_id())
+    for w in waivers:
+        if w.check not in known:
+            raise UserError(f"waivers: {w.check}: unknown check id")
+    return SuiteData(checklist, ladder, waivers, wsha)

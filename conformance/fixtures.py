@@ -1,0 +1,69 @@
+"""Fixtures the checks use. Registered by conformance.plugin; inert without a manifest."""
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from conformance.cluster import ClusterShape, ClusterStartError
+from conformance.results import NOT_APPLICABLE_PREFIX
+
+METRICS_KEY = pytest.StashKey[dict]()
+SHARED = ClusterShape(name="shared")
+
+
+def not_applicable(reason: str) -> None:
+    """End the current check as not applicable (never counts as passed), with a reason."""
+    pytest.skip(NOT_APPLICABLE_PREFIX + reason)
+
+
+@pytest.fixture(scope="session")
+def conformance_run(pytestconfig: pytest.Config) -> Any:
+    from conformance.session import ConformanceRun
+
+    for plugin in pytestconfig.pluginmanager.get_plugins():
+        if isinstance(plugin, ConformanceRun):
+            return plugin
+    pytest.skip("no conformance run: pass --conformance-manifest=PATH")
+
+
+@pytest.fixture(scope="session")
+def manifest(conformance_run: Any) -> Any:
+    return conformance_run.manifest
+
+
+@pytest.fixture(scope="session")
+def accelerator_manager(conformance_run: Any) -> type:
+    """The vendor's AcceleratorManager class, injected into Ray in this process."""
+    return conformance_run.prepare()
+
+
+@pytest.fixture
+def shared_cluster(conformance_run: Any) -> Any:
+    """The manifest's own cluster shape, shared by every check that does not disturb it."""
+    try:
+        handle = conformance_run.cluster(SHARED)
+    except ClusterStartError as exc:
+        raise ClusterStartError(str(exc)) from None
+    yield handle
+    wait_devices_released(conformance_run.manifest.resource_name)
+
+
+def wait_devices_released(resource: str, timeout_s: float = 20.0) -> None:
+    """After a check, wait until every device is free again so the next check starts clean."""
+    import time
+
+    import ray
+
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if ray.available_resources().get(resource, 0) >= ray.cluster_resources().get(resource, 0):
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"{resource} devices were not released within {timeout_s:.0f}s after the check")
+
+
+@pytest.fixture
+def check_metrics(request: pytest.FixtureRequest) -> dict[str, Any]:
+    """A dict whose contents land in the check's `metrics` in report.json."""
+    return request.node.stash.setdefault(METRICS_KEY, {})

@@ -1,0 +1,50 @@
+"""The pytest plugin (entry point `pytest11: ray_conformance`).
+
+Inert unless `--conformance-manifest` is given. Then it:
+* collects the bundled checks (`conformance/checks`) when no test paths are given;
+* maps every test to the checklist item it evidences (`@pytest.mark.check("DP-003")`) and
+  refuses to run when a test names an unknown check or a checklist item has no test;
+* runs every check under a hard timeout (a hang fails that check; the run goes on);
+* writes report.json, report.md and junit.xml at the end of the session, also when the run is
+  interrupted, and prints the tier table.
+"""
+from __future__ import annotations
+
+import pytest
+
+from conformance.errors import UserError
+
+MANIFEST_OPTION = "--conformance-manifest"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("conformance", "Ray accelerator conformance")
+    group.addoption(MANIFEST_OPTION, dest="conformance_manifest", default=None, metavar="PATH",
+                    help="vendor manifest (YAML/JSON); turns the conformance run on")
+    group.addoption("--conformance-out", dest="conformance_out", default=None, metavar="DIR",
+                    help="folder for report.json, report.md, junit.xml (default reports/<product-slug>/)")
+    group.addoption("--conformance-ray-address", dest="conformance_ray_address", default=None, metavar="ADDR",
+                    help="run against an existing Ray cluster instead of starting simulated nodes")
+    group.addoption("--conformance-timeout", dest="conformance_timeout", type=float, default=120.0,
+                    metavar="SECONDS", help="default hard timeout per check (checklist timeout_s overrides)")
+    group.addoption("--conformance-setup-timeout", dest="conformance_setup_timeout", type=float, default=240.0,
+                    metavar="SECONDS", help="hard timeout for a check's setup (cluster start included)")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "check(id): the checklist item (e.g. DP-003) this test evidences")
+    config.addinivalue_line("markers", "cluster(shape): the cluster shape this test needs (default: none)")
+    import conformance.fixtures as fixtures
+    if not config.pluginmanager.is_registered(fixtures):
+        config.pluginmanager.register(fixtures, "conformance-fixtures")
+    if not config.getoption("conformance_manifest", None):
+        return
+    from conformance.session import ConformanceRun
+
+    try:
+        run = ConformanceRun.from_config(config)
+    except UserError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    config.pluginmanager.register(run, "conformance-run")
+    if config.args_source != pytest.Config.ArgsSource.ARGS:
+        config.args = [str(run.checks_dir)]

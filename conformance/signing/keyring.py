@@ -1,0 +1,83 @@
+"""The trusted keys a verifier accepts: one `--key` public key file, or a `--keyring` file.
+
+Keyring format (YAML; the SIG keeps it in git and changes it only through reviewed PRs):
+
+    keys:
+      - name: simacc-ci                    # shown in verify/review output
+        public_key: keys/simacc-ci.pub     # PEM file, relative to the keyring file ...
+      - name: examplecorp
+        public_key: |                      # ... or the PEM inline
+          -----BEGIN PUBLIC KEY-----
+          ...
+          -----END PUBLIC KEY-----
+        keyid: "SHA256:..."                # optional; if given it must match the key
+
+The signature's keyid is only a hint for picking a key; every trusted key is still tried.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from conformance.data import read_yaml_or_json
+from conformance.errors import UserError
+from conformance.signing.keys import PublicKey, algorithm_of, keyid, load_public_key, load_public_key_pem
+
+_FIELDS = {"name", "public_key", "keyid"}
+
+
+@dataclass(frozen=True)
+class TrustedKey:
+    name: str
+    public_key: PublicKey
+    keyid: str
+    algorithm: str
+
+
+def trusted_key(public_key: PublicKey, name: str) -> TrustedKey:
+    return TrustedKey(name, public_key, keyid(public_key), algorithm_of(public_key))
+
+
+def key_from_file(path: Path) -> TrustedKey:
+    """A single trusted key (`--key PUB`), named after its file."""
+    return trusted_key(load_public_key(Path(path)), Path(path).name)
+
+
+def _entry(entry: Any, index: int, base: Path, where: str) -> TrustedKey:
+    field = f"{where}: keys[{index}]"
+    if not isinstance(entry, dict):
+        raise UserError(f"{field}: expected a mapping with name and public_key")
+    unknown = sorted(set(entry) - _FIELDS)
+    if unknown:
+        raise UserError(f"{field}: unknown field {unknown[0]!r} (allowed: keyid, name, public_key)")
+    name, material = entry.get("name"), entry.get("public_key")
+    if not isinstance(name, str) or not name.strip():
+        raise UserError(f"{field}.name: required non-empty string")
+    if not isinstance(material, str) or not material.strip():
+        raise UserError(f"{field}.public_key: required (a PEM file path or an inline PEM)")
+    if "-----BEGIN" in material:
+        key = load_public_key_pem(material.encode("utf-8"), f"{field}.public_key")
+    else:
+        path = Path(material)
+        key = load_public_key(path if path.is_absolute() else base / path, what=f"{field}.public_key")
+    tk = trusted_key(key, name)
+    if "keyid" in entry and entry["keyid"] != tk.keyid:
+        raise UserError(f"{field}.keyid: {entry['keyid']!r} does not match the key ({tk.keyid})")
+    return tk
+
+
+def load_keyring(path: Path) -> list[TrustedKey]:
+    """Parse and check a keyring file; every problem is a one-line UserError."""
+    path = Path(path)
+    doc = read_yaml_or_json(path, what="--keyring")
+    where = f"--keyring {path}"
+    if not isinstance(doc, dict) or not isinstance(doc.get("keys"), list) or not doc["keys"]:
+        raise UserError(f"{where}: expected a mapping with a non-empty 'keys' list")
+    keys = [_entry(e, i, path.parent, where) for i, e in enumerate(doc["keys"])]
+    seen: dict[str, str] = {}
+    for k in keys:
+        if k.keyid in seen:
+            raise UserError(f"{where}: keys {seen[k.keyid]!r} and {k.name!r} are the same key ({k.keyid})")
+        seen[k.keyid] = k.name
+    return keys

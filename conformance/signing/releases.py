@@ -1,0 +1,163 @@
+"""Released suite versions and the digests of their data files (tiers/releases.yaml).
+
+A verifier accepts a report only if its suite version is a release listed here and the
+checklist / tier-ladder digests it claims are that release's. To recompute a tier it needs the
+release's files themselves: the current files when their digests match, otherwise archived
+copies in tiers/releases/<version>/ (checklist.yaml, tiers.yaml, report.schema.json).
+
+Regenerate the current version's entry (conformance.__version__) after editing the checklist,
+the tier ladder or the report schema:
+
+    python -m conformance.signing.releases --write     # update tiers/releases.yaml
+    python -m conformance.signing.releases --check     # exit 1 if the entry is missing or stale
+
+Before bumping the version, copy the three files of the outgoing release into
+tiers/releases/<old-version>/ so reports made with it stay verifiable.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+import yaml
+
+import conformance
+from conformance import data
+from conformance.errors import UserError
+
+HEADER = """\
+# Released suite versions -> sha256 of the data files that define them. `ray-conformance verify`
+# accepts a report only for a version listed here, with exactly these checklist/tier digests.
+# Regenerate the current version's entry: `python -m conformance.signing.releases --write`.
+# Archived files of older releases live in tiers/releases/<version>/ (see docs/signing.md).
+"""
+DIGEST_FIELDS = ("checklist_sha256", "tiers_sha256", "report_schema_sha256")
+_ARCHIVE_NAMES = {"checklist_sha256": "checklist.yaml", "tiers_sha256": "tiers.yaml",
+                  "report_schema_sha256": "report.schema.json"}
+
+
+@dataclass(frozen=True)
+class Release:
+    version: str
+    checklist_sha256: str
+    tiers_sha256: str
+    report_schema_sha256: str
+
+    def digest(self, field: str) -> str:
+        return str(getattr(self, field))
+
+
+def default_path() -> Path:
+    return data.data_root() / "tiers" / "releases.yaml"
+
+
+def _current_paths() -> dict[str, Path]:
+    return {"checklist_sha256": data.checklist_path(), "tiers_sha256": data.tiers_path(),
+            "report_schema_sha256": data.schema_path("report")}
+
+
+def current_entry() -> dict[str, str]:
+    """Digests of the data files in this installation (the current release's entry)."""
+    return {field: data.sha256_file(path) for field, path in _current_paths().items()}
+
+
+def load_releases(path: Path | None = None) -> dict[str, Release]:
+    path = Path(path or default_path())
+    doc = data.read_yaml_or_json(path, what="releases")
+    if not isinstance(doc, dict) or doc.get("schema_version") != 1 or not isinstance(doc.get("releases"), dict):
+        raise UserError(f"releases: {path}: expected schema_version: 1 and a 'releases' mapping")
+    out: dict[str, Release] = {}
+    for version, entry in doc["releases"].items():
+        if not isinstance(version, str):
+            raise UserError(f"releases: {path}: version {version!r} must be a quoted string")
+        if not isinstance(entry, dict) or any(not isinstance(entry.get(f), str) or len(entry[f]) != 64
+                                              for f in DIGEST_FIELDS):
+            raise UserError(f"releases: {path}: {version}: needs {', '.join(DIGEST_FIELDS)} (sha256 hex)")
+        out[version] = Release(version, *(entry[f] for f in DIGEST_FIELDS))
+    return out
+
+
+def render(releases: dict[str, dict[str, str]]) -> str:
+    ordered = {v: {f: releases[v][f] for f in DIGEST_FIELDS} for v in sorted(releases)}
+    body = yaml.safe_dump({"schema_version": 1, "releases": ordered}, sort_keys=False, default_flow_style=False)
+    return HEADER + body
+
+
+def update_entry(path: Path | None = None, version: str | None = None) -> tuple[bool, dict[str, str]]:
+    """Write the current files' digests as `version`'s entry (default: conformance.__version__).
+
+    Other versions' entries are kept. Returns (changed, entry).
+    """
+    path = Path(path or default_path())
+    version = version or conformance.__version__
+    existing: dict[str, dict[str, str]] = {}
+    if path.exists():
+        existing = {v: {f: r.digest(f) for f in DIGEST_FIELDS} for v, r in load_releases(path).items()}
+    entry = current_entry()
+    changed = existing.get(version) != entry
+    if changed:
+        existing[version] = entry
+        path.write_text(render(existing))
+    return changed, entry
+
+
+def archived_path(releases_file: Path, version: str, field: str) -> Path:
+    return Path(releases_file).parent / "releases" / version / _ARCHIVE_NAMES[field]
+
+
+def release_file(release: Release, field: str, releases_file: Path) -> Path | None:
+    """The file whose sha256 equals the release's digest for `field`: current copy, else archived."""
+    want = release.digest(field)
+    for candidate in (_current_paths()[field], archived_path(releases_file, release.version, field)):
+        if candidate.is_file() and data.sha256_file(candidate) == want:
+            return candidate
+    return None
+
+
+def load_release_data(release: Release, releases_file: Path) -> tuple[data.Checklist, data.Ladder]:
+    """The release's checklist and tier ladder, read from files with the release's exact digests."""
+    paths = {f: release_file(release, f, releases_file) for f in ("checklist_sha256", "tiers_sha256")}
+    missing = [_ARCHIVE_NAMES[f] for f, p in paths.items() if p is None]
+    if missing:
+        raise UserError(f"release {release.version}: this verifier lacks its {' and '.join(missing)} "
+                        f"(put them in {archived_path(releases_file, release.version, 'tiers_sha256').parent})")
+    checklist = data.load_checklist(paths["checklist_sha256"])
+    ladder = data.load_ladder(paths["tiers_sha256"], checklist=checklist)
+    return checklist, ladder
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m conformance.signing.releases",
+                                     description="Show, write or check the current release's digests.")
+    parser.add_argument("--file", type=Path, default=None, help="releases file (default: tiers/releases.yaml)")
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--write", action="store_true", help="update the current version's entry")
+    mode.add_argument("--check", action="store_true", help="exit 1 if the entry is missing or stale")
+    args = parser.parse_args(argv)
+    version = conformance.__version__
+    try:
+        if args.write:
+            changed, entry = update_entry(args.file, version)
+            print(f"{'updated' if changed else 'unchanged'}: {version} in {args.file or default_path()}")
+            return 0
+        entry = current_entry()
+        if args.check:
+            known = load_releases(args.file).get(version)
+            if known is None or any(known.digest(f) != entry[f] for f in DIGEST_FIELDS):
+                print(f"releases: the entry for {version} is {'missing' if known is None else 'stale'}; "
+                      f"run: python -m conformance.signing.releases --write", file=sys.stderr)
+                return 1
+            print(f"releases: {version} is current")
+            return 0
+        sys.stdout.write(yaml.safe_dump({version: entry}, sort_keys=True))
+        return 0
+    except UserError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,116 @@
+"""Tier computation: a pure function from per-check outcomes to the achieved tier.
+
+Used by the plugin when it writes a report and by the verifier, which recomputes the tier from
+the per-check results and never trusts the claimed one. No Ray, no I/O.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping
+
+from conformance.data import Check, Checklist, Ladder
+
+PASSING = "pass"
+WAIVED = "waived"
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """Facts about the run that tier conditions look at (taken from the report)."""
+
+    transport_declared: bool
+    nodes: int
+
+
+def context_from_report(report: Mapping[str, Any]) -> RunContext:
+    manifest = report.get("manifest") or {}
+    return RunContext(transport_declared=bool(manifest.get("transport")),
+                      nodes=int((report.get("cluster") or {}).get("nodes") or 0))
+
+
+def select_checks(checklist: Checklist, select: Mapping[str, Any]) -> list[Check]:
+    """Checks matching a tier's selector: every given criterion must match (tags: any of)."""
+    chosen = []
+    for c in checklist.active():
+        if "areas" in select and c.area not in select["areas"]:
+            continue
+        if "levels" in select and c.level not in select["levels"]:
+            continue
+        if "tags" in select and not set(select["tags"]) & set(c.tags):
+            continue
+        if "ids" in select and c.id not in select["ids"]:
+            continue
+        chosen.append(c)
+    return chosen
+
+
+def required_checks(tier: Mapping[str, Any], checklist: Checklist) -> list[str]:
+    ids: list[str] = []
+    for req in tier.get("requires", []):
+        for c in select_checks(checklist, req["select"]):
+            if c.id not in ids:
+                ids.append(c.id)
+    return ids
+
+
+def _counts(outcome: str, allow_waived: bool) -> bool:
+    return outcome == PASSING or (allow_waived and outcome == WAIVED)
+
+
+def _condition(cond: Mapping[str, Any], ctx: RunContext, outcomes: Mapping[str, str],
+               checklist: Checklist, allow_waived: bool) -> dict[str, Any]:
+    kind = cond["kind"]
+    if kind == "transport_declared":
+        met = ctx.transport_declared
+        detail = "a transport is declared" if met else "the manifest declares no transport"
+    elif kind == "min_nodes":
+        need = int(cond["value"])
+        met = ctx.nodes >= need
+        detail = f"{ctx.nodes} node(s) in the run; needs >= {need}"
+    elif kind == "should_share":
+        shoulds = [c.id for c in checklist.active() if c.level == "SHOULD"]
+        passed = sum(1 for cid in shoulds if _counts(outcomes.get(cid, "skip"), allow_waived))
+        share = passed / len(shoulds) if shoulds else 1.0
+        met = share >= float(cond["value"])
+        detail = f"{passed}/{len(shoulds)} SHOULD checks passed ({share:.0%}); needs >= {float(cond['value']):.0%}"
+    else:  # schema forbids this; keep the function total
+        met, detail = False, f"unknown condition {kind}"
+    return {"kind": kind, "met": met, "detail": detail}
+
+
+def compute_tiers(results: Iterable[Mapping[str, Any]], checklist: Checklist, ladder: Ladder,
+                  ctx: RunContext) -> tuple[str | None, list[dict[str, Any]]]:
+    """Return (highest achieved tier or None, per-tier detail).
+
+    A check satisfies a requirement only with outcome `pass` (or `waived` when the tier allows
+    waivers). A check absent from `results` counts as `skip`. Tiers are cumulative.
+    """
+    outcomes = {r["id"]: r["outcome"] for r in results}
+    reasons = {r["id"]: r.get("reason") for r in results}
+    achieved: str | None = None
+    below_failed: str | None = None
+    detail = []
+    for tier in ladder.tiers:
+        allow_waived = bool(tier.get("allow_waived", False))
+        req = required_checks(tier, checklist)
+        blocking = [{"id": cid, "outcome": outcomes.get(cid, "skip"),
+                     "reason": reasons.get(cid) or ("not run" if cid not in outcomes else None)}
+                    for cid in req if not _counts(outcomes.get(cid, "skip"), allow_waived)]
+        conditions = [_condition(c, ctx, outcomes, checklist, allow_waived)
+                      for c in tier.get("conditions", [])]
+        own_ok = not blocking and all(c["met"] for c in conditions)
+        ok = own_ok and below_failed is None
+        detail.append({"name": tier["name"], "achieved": ok, "required_checks": req,
+                       "blocking": blocking, "conditions": conditions, "below": below_failed})
+        if ok:
+            achieved = tier["name"]
+        elif below_failed is None:
+            below_failed = tier["name"]
+    return achieved, detail
+
+
+def tier_rank(ladder: Ladder, name: str | None) -> int:
+    """0 for no tier, 1 for the lowest, ...; raises ValueError for an unknown name."""
+    if name is None:
+        return 0
+    return ladder.names().index(name) + 1

@@ -1,0 +1,47 @@
+"""Hard timeouts for checks: a hang becomes a failure with a reason, never a stuck run.
+
+First line: SIGALRM raises CheckTimeout in the main thread (Ray's blocking calls poll for
+signals, so this interrupts `ray.get` and plugin code alike). Backstop: if the check still has
+not returned `grace_s` after that, a watchdog thread calls `on_stuck` (which writes the report)
+and ends the process, because nothing else can make an uninterruptible hang finish.
+"""
+from __future__ import annotations
+
+import signal
+import threading
+import time
+from contextlib import contextmanager
+from typing import Callable, Iterator
+
+
+class CheckTimeout(Exception):
+    """Raised inside a check that ran past its hard timeout."""
+
+
+@contextmanager
+def hard_timeout(seconds: float, label: str, *, on_stuck: Callable[[str], None] | None = None,
+                 grace_s: float = 30.0) -> Iterator[None]:
+    if seconds <= 0 or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    started = time.monotonic()
+    done = threading.Event()
+
+    def on_alarm(signum: int, frame: object) -> None:
+        raise CheckTimeout(f"{label}: no result within the hard timeout of {seconds:.0f}s "
+                           f"(elapsed {time.monotonic() - started:.1f}s); treated as a hang")
+
+    def watchdog() -> None:
+        if not done.wait(seconds + grace_s) and on_stuck is not None:
+            on_stuck(f"{label}: hung for {time.monotonic() - started:.0f}s and could not be interrupted")
+
+    previous = signal.signal(signal.SIGALRM, on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    thread = threading.Thread(target=watchdog, name="conformance-watchdog", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+        done.set()
