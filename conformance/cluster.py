@@ -77,6 +77,23 @@ def patched_environ(extra: dict[str, str]) -> Iterator[None]:
                 os.environ[k] = v
 
 
+def plugin_node_labels(manager: type | None) -> dict[str, str]:
+    """The plugin's own node labels, computed in the node-starting process with the node's env.
+
+    Ray 2.60 applies get_current_node_accelerator_labels() only for TPU, so the suite applies
+    the plugin's labels itself to the nodes it starts (and says so in the report).
+    """
+    fn = getattr(manager, "get_current_node_accelerator_labels", None) if manager else None
+    if fn is None:
+        return {}
+    labels = fn() or {}
+    return {str(k): str(v) for k, v in labels.items()}
+
+
+LABELS_NOTE = ("Ray 2.60 applies get_current_node_accelerator_labels() only for TPU; the suite applied the "
+               "plugin's labels to the nodes it started")
+
+
 def _system_config(manifest: Manifest, shape: ClusterShape) -> dict[str, Any]:
     cfg = {"custom_unit_instance_resources": unit_instance_resources(manifest.resource_name),
            "preload_python_modules": [AUTOINSTALL_MODULE]}
@@ -84,7 +101,8 @@ def _system_config(manifest: Manifest, shape: ClusterShape) -> dict[str, Any]:
     return cfg
 
 
-def start_cluster(manifest: Manifest, shape: ClusterShape, ray_address: str | None = None) -> ClusterHandle:
+def start_cluster(manifest: Manifest, shape: ClusterShape, ray_address: str | None = None,
+                  manager: type | None = None) -> ClusterHandle:
     """Start (or connect to) a cluster of the given shape and connect this driver to it."""
     import ray
 
@@ -103,13 +121,16 @@ def start_cluster(manifest: Manifest, shape: ClusterShape, ray_address: str | No
     syscfg = _system_config(manifest, shape)
     if n == 1:
         with patched_environ(node_env[0] if node_env else {}):
+            labels = plugin_node_labels(manager)
             ray.init(address="local", num_cpus=cpus, object_store_memory=mem, include_dashboard=False,
-                     log_to_driver=False, _system_config=syscfg)
-        return ClusterHandle(shape, "local", None, 1, started_s=time.monotonic() - t0)
+                     log_to_driver=False, _system_config=syscfg, labels=labels or None)
+        return ClusterHandle(shape, "local", None, 1, started_s=time.monotonic() - t0,
+                             notes=[LABELS_NOTE] if labels else [])
     from ray.cluster_utils import Cluster
 
     cluster = Cluster(initialize_head=False)
     handles = []
+    any_labels = False
     try:
         for i in range(n):
             args: dict[str, Any] = {"num_cpus": cpus, "object_store_memory": mem}
@@ -117,6 +138,10 @@ def start_cluster(manifest: Manifest, shape: ClusterShape, ray_address: str | No
                 args["_system_config"] = syscfg
                 args["include_dashboard"] = False
             with patched_environ(node_env[i] if i < len(node_env) else {}):
+                labels = plugin_node_labels(manager)
+                any_labels = any_labels or bool(labels)
+                if labels:
+                    args["labels"] = labels
                 handles.append(cluster.add_node(**args))
         ray.init(address=cluster.address, log_to_driver=False)
         cluster.wait_for_nodes()
@@ -126,7 +151,8 @@ def start_cluster(manifest: Manifest, shape: ClusterShape, ray_address: str | No
         finally:
             raise
     return ClusterHandle(shape, "simulated", cluster.address, n, cluster=cluster,
-                         started_s=time.monotonic() - t0, node_handles=handles)
+                         started_s=time.monotonic() - t0, node_handles=handles,
+                         notes=[LABELS_NOTE] if any_labels else [])
 
 
 def stop_cluster(handle: ClusterHandle | None) -> None:
@@ -140,8 +166,9 @@ def stop_cluster(handle: ClusterHandle | None) -> None:
 class ClusterManager:
     """Holds at most one live cluster; switches shape on demand; remembers start failures."""
 
-    def __init__(self, manifest: Manifest, ray_address: str | None = None) -> None:
+    def __init__(self, manifest: Manifest, ray_address: str | None = None, manager: type | None = None) -> None:
         self.manifest = manifest
+        self.manager = manager
         self.ray_address = ray_address
         self.current: ClusterHandle | None = None
         self.failures: dict[str, str] = {}
@@ -161,7 +188,7 @@ class ClusterManager:
             raise ClusterStartError(f"cluster shape {shape.name!r} needs a simulated cluster; "
                                     "not possible with --ray-address")
         try:
-            self.current = start_cluster(self.manifest, shape, self.ray_address)
+            self.current = start_cluster(self.manifest, shape, self.ray_address, self.manager)
         except BaseException as exc:
             import ray
             try:

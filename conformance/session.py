@@ -79,6 +79,7 @@ class ConformanceRun:
         """Inject the manager in this process (once); idempotent."""
         if self.manager_cls is None:
             self.manager_cls = prepare_driver(self.manifest)
+            self.clusters.manager = self.manager_cls
         return self.manager_cls
 
     def cluster(self, shape: ClusterShape) -> Any:

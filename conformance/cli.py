@@ -1,0 +1,210 @@
+"""`ray-conformance`: run the suite, inspect the checklist and tiers, validate manifests.
+
+Exit codes: 0 success; 1 the run completed but the tier is below --require-tier (or, for
+verify/diff, a finding); 2 usage or input errors (one line, never a traceback).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+from tabulate import tabulate
+
+from conformance import __version__
+from conformance.errors import UserError
+
+# Modules that add subcommands: each exposes register(subparsers). Optional so that a missing
+# area does not break the core commands.
+EXTENSION_MODULES = ("conformance.cli_signing", "conformance.cli_topology", "conformance.cli_transport")
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports usage errors as one line with exit 2 (its default is the same code)."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(2, f"ray-conformance: error: {message}\n")
+
+
+def cmd_checklist(args: argparse.Namespace) -> int:
+    from conformance.docs import checklist_markdown
+    from conformance.data import load_suite_data
+
+    data = load_suite_data()
+    if args.format == "json":
+        print(json.dumps([c.__dict__ | {"tags": list(c.tags)} for c in data.checklist.checks], indent=2))
+    else:
+        print(checklist_markdown(data))
+    return 0
+
+
+def cmd_tiers(args: argparse.Namespace) -> int:
+    from conformance.docs import tiers_markdown
+    from conformance.data import load_suite_data
+
+    data = load_suite_data()
+    if args.format == "json":
+        print(json.dumps(list(data.ladder.tiers), indent=2))
+    else:
+        print(tiers_markdown(data))
+    return 0
+
+
+def cmd_validate_manifest(args: argparse.Namespace) -> int:
+    from conformance.manifest import check_manifest
+
+    m = check_manifest(args.manifest)
+    print(f"manifest OK: {m.data['vendor']} / {m.data['product']} (resource {m.resource_name}, "
+          f"{m.devices_per_node} devices/node, transport {m.transport['name'] if m.transport else 'none'})")
+    return 0
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from conformance.data import load_suite_data
+    from conformance.manifest import check_manifest
+
+    manifest = check_manifest(args.manifest)
+    data = load_suite_data()
+    if args.require_tier and args.require_tier not in data.ladder.names():
+        raise UserError(f"--require-tier: unknown tier {args.require_tier!r}; expected one of "
+                        f"{', '.join(data.ladder.names())}")
+    key = None
+    if args.sign_key:
+        key = Path(args.sign_key)
+        if not key.is_file():
+            raise UserError(f"--sign-key: file not found: {key}")
+    out_dir = Path(args.out) if args.out else Path("reports") / manifest.product_slug
+    checks_dir = Path(__file__).resolve().parent / "checks"
+    extra = list(args.pytest_args)
+    if extra and extra[0] == "--":
+        extra = extra[1:]
+    cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-v", "-rfE",
+           f"--conformance-manifest={manifest.path}", f"--conformance-out={out_dir.resolve()}",
+           f"--rootdir={checks_dir}", "-c", os.devnull]
+    if args.ray_address:
+        cmd.append(f"--conformance-ray-address={args.ray_address}")
+    if args.timeout:
+        cmd.append(f"--conformance-timeout={args.timeout}")
+    has_paths = any(not a.startswith("-") and (Path(a.split("::")[0]).exists()) for a in extra)
+    cmd += extra + ([] if has_paths else [str(checks_dir)])
+    print(f"ray-conformance: certifying {manifest.data['vendor']} / {manifest.data['product']} → {out_dir}",
+          flush=True)
+    proc = subprocess.run(cmd)
+    report_path = out_dir / "report.json"
+    if not report_path.exists():
+        print(f"ray-conformance: error: the run wrote no report (pytest exit {proc.returncode})", file=sys.stderr)
+        return 2
+    report = json.loads(report_path.read_text())
+    if proc.returncode not in (0, 1):
+        print(f"ray-conformance: pytest exited {proc.returncode}; the report may be partial", file=sys.stderr)
+        if proc.returncode in (3, 4):
+            return 2
+    if key is not None:
+        from conformance.cli_signing import sign_report_dir  # type: ignore[import-not-found]
+        passphrase = os.environ.get(args.passphrase_env).encode() if args.passphrase_env and os.environ.get(args.passphrase_env) else None
+        envelope = sign_report_dir(out_dir, key, passphrase)
+        print(f"ray-conformance: signed → {envelope}")
+    tier = report.get("tier")
+    print(f"ray-conformance: tier achieved: {tier or 'none'}; reports in {out_dir}")
+    if args.require_tier:
+        from conformance.tiers import tier_rank
+        if tier_rank(data.ladder, tier) < tier_rank(data.ladder, args.require_tier):
+            print(f"ray-conformance: tier {tier or 'none'} is below the required {args.require_tier}")
+            return 1
+    return 0
+
+
+def cmd_inject(args: argparse.Namespace) -> int:
+    from conformance.injection import ENV_VAR, install_pth, uninstall_pth
+
+    if args.action == "install":
+        path = install_pth()
+        print(f"wrote {path}; set {ENV_VAR}=pkg.module:Manager (and RAY_custom_unit_instance_resources) "
+              "before `ray start` on every node")
+    elif args.action == "uninstall":
+        path = uninstall_pth()
+        print(f"removed {path}" if path else "no hook installed")
+    else:
+        from conformance.injection import PTH_NAME
+        import sysconfig
+        path = Path(sysconfig.get_paths()["purelib"]) / PTH_NAME
+        print(f"{path}: {'installed' if path.exists() else 'not installed'}; {ENV_VAR}={os.environ.get(ENV_VAR, '')!r}")
+    return 0
+
+
+def cmd_docs(args: argparse.Namespace) -> int:
+    from conformance.docs import write_docs
+
+    for path in write_docs(Path(args.out)):
+        print(f"wrote {path}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="ray-conformance", description=__doc__.splitlines()[0])
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    p = sub.add_parser("run", help="certify a plugin: run the checks, compute the tier, write the reports")
+    p.add_argument("--manifest", required=True, help="vendor manifest (YAML or JSON)")
+    p.add_argument("--out", help="output folder (default reports/<product-slug>/)")
+    p.add_argument("--ray-address", help="existing Ray cluster to run against")
+    p.add_argument("--require-tier", help="exit 1 unless at least this tier is achieved")
+    p.add_argument("--timeout", type=float, help="default hard timeout per check, seconds")
+    p.add_argument("--sign-key", help="sign the report with this private key (writes report.intoto.json)")
+    p.add_argument("--passphrase-env", help="environment variable holding the key's passphrase")
+    p.add_argument("pytest_args", nargs=argparse.REMAINDER, help="after --: extra pytest arguments")
+    p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("checklist", help="print the checklist")
+    p.add_argument("--format", choices=["md", "json"], default="md")
+    p.set_defaults(func=cmd_checklist)
+
+    p = sub.add_parser("tiers", help="print the tier ladder")
+    p.add_argument("--format", choices=["md", "json"], default="md")
+    p.set_defaults(func=cmd_tiers)
+
+    p = sub.add_parser("validate-manifest", help="validate a manifest (schema, imports, cross-checks)")
+    p.add_argument("manifest")
+    p.set_defaults(func=cmd_validate_manifest)
+
+    p = sub.add_parser("inject", help="install the .pth hook that loads a vendor manager into `ray start` nodes")
+    p.add_argument("action", choices=["install", "uninstall", "status"])
+    p.set_defaults(func=cmd_inject)
+
+    p = sub.add_parser("docs", help="regenerate the docs tables from tiers/*.yaml")
+    p.add_argument("--out", default=str(Path(__file__).resolve().parent.parent / "docs"))
+    p.set_defaults(func=cmd_docs)
+
+    import importlib
+    for name in EXTENSION_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name != name:
+                raise
+            continue
+        module.register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handler: Callable[[argparse.Namespace], int] = args.func
+    try:
+        return handler(args)
+    except UserError as exc:
+        print(f"ray-conformance: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("ray-conformance: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
