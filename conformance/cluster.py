@@ -29,6 +29,7 @@ class ClusterShape:
     system_config: dict[str, Any] = field(default_factory=dict)
     node_env: list[dict[str, str]] | None = None  # None: the manifest's cluster.node_env
     head_has_devices: bool = True
+    node_labels: list[dict[str, str]] | None = None  # extra labels per node (merged over the plugin's)
 
 
 @dataclass
@@ -90,6 +91,12 @@ def plugin_node_labels(manager: type | None) -> dict[str, str]:
     return {str(k): str(v) for k, v in labels.items()}
 
 
+def shape_node_labels(shape: ClusterShape, index: int, manager: type | None) -> dict[str, str]:
+    """Labels of node `index` of a shape: the plugin's, then the shape's own (call with the node's env)."""
+    extra = shape.node_labels[index] if shape.node_labels and index < len(shape.node_labels) else {}
+    return {**plugin_node_labels(manager), **extra}
+
+
 LABELS_NOTE = ("Ray 2.60 applies get_current_node_accelerator_labels() only for TPU; the suite applied the "
                "plugin's labels to the nodes it started")
 
@@ -121,7 +128,7 @@ def start_cluster(manifest: Manifest, shape: ClusterShape, ray_address: str | No
     syscfg = _system_config(manifest, shape)
     if n == 1:
         with patched_environ(node_env[0] if node_env else {}):
-            labels = plugin_node_labels(manager)
+            labels = shape_node_labels(shape, 0, manager)
             ray.init(address="local", num_cpus=cpus, object_store_memory=mem, include_dashboard=False,
                      log_to_driver=False, _system_config=syscfg, labels=labels or None)
         return ClusterHandle(shape, "local", None, 1, started_s=time.monotonic() - t0,
@@ -138,7 +145,7 @@ def start_cluster(manifest: Manifest, shape: ClusterShape, ray_address: str | No
                 args["_system_config"] = syscfg
                 args["include_dashboard"] = False
             with patched_environ(node_env[i] if i < len(node_env) else {}):
-                labels = plugin_node_labels(manager)
+                labels = shape_node_labels(shape, i, manager)
                 any_labels = any_labels or bool(labels)
                 if labels:
                     args["labels"] = labels

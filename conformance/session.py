@@ -19,7 +19,8 @@ from conformance.errors import UserError
 from conformance.manifest import Manifest, load_manifest
 from conformance.report import build_report, now_iso, tier_table, validate_report, write_json, write_junit, write_markdown
 from conformance.results import NOT_APPLICABLE_PREFIX, TestRecord, aggregate
-from conformance.timeouts import CheckTimeout, hard_timeout
+from conformance.timeouts import hard_timeout
+from conformance.waits import _carried_timeout
 
 CHECKS_DIR = Path(__file__).resolve().parent / "checks"
 REPORT_FILES = ("report.json", "report.md", "junit.xml", "report.intoto.json")
@@ -35,7 +36,7 @@ def _first_line(text: str, limit: int = 600) -> str:
 def _reason_from_excinfo(excinfo: pytest.ExceptionInfo[BaseException]) -> str:
     exc = excinfo.value
     msg = str(exc).strip()
-    if isinstance(exc, AssertionError):
+    if isinstance(exc, AssertionError) or type(exc).__name__ == "Failed":
         # `assert cond, msg` → msg first; pytest appends the introspection below it.
         return _first_line(msg) or "assertion failed"
     return f"{type(exc).__name__}: {_first_line(msg)}" if msg else type(exc).__name__
@@ -182,8 +183,9 @@ class ConformanceRun:
                 rec.outcome = "fail"
             elif rec.outcome != "fail":
                 rec.outcome = "error"
-            if isinstance(exc, CheckTimeout):
-                reason = str(exc)
+            carried = _carried_timeout(exc)
+            if carried is not None:
+                reason = str(carried)
             rec.reason = reason if rep.when != "teardown" else f"teardown: {reason}"
         elif rep.failed:
             rec.outcome, rec.reason = "error", _first_line(str(rep.longrepr))

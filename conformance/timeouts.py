@@ -20,7 +20,7 @@ class CheckTimeout(Exception):
 
 @contextmanager
 def hard_timeout(seconds: float, label: str, *, on_stuck: Callable[[str], None] | None = None,
-                 grace_s: float = 30.0) -> Iterator[None]:
+                 grace_s: float = 75.0) -> Iterator[None]:
     if seconds <= 0 or threading.current_thread() is not threading.main_thread():
         yield
         return

@@ -12,12 +12,13 @@ from conformance.fixtures import not_applicable
 
 
 @pytest.fixture(scope="module")
-def contract(manifest: Any) -> Any:
+def contract(manifest: Any, conformance_run: Any) -> Any:
     q = manifest.quantities
     quantities = sorted({1.0, *map(float, q["valid"]), *map(float, q["invalid"])})
     try:
         return run_contract_probe(manifest.accelerator["manager"], python_path=manifest.python_path,
-                                  env=manifest.accelerator_env, quantities=quantities)
+                                  env=manifest.accelerator_env, quantities=quantities,
+                                  timeout_s=min(60.0, conformance_run.default_timeout))
     except ProbeFailed as exc:
         return exc
 

@@ -8,6 +8,7 @@ import pytest
 from conformance.cluster import ClusterShape
 from conformance.fixtures import not_applicable, wait_devices_released
 from conformance.probes import StateActor, split_ids, visible_state
+from conformance.waits import bounded_get
 
 GET_TIMEOUT_S = 60.0
 pytestmark = pytest.mark.cluster("shared")
@@ -38,12 +39,21 @@ def run_task(ctx: dict[str, Any], units: float, **options: Any) -> dict[str, Any
     ray = _ray()
     resources = {ctx["resource"]: units} if units else {}
     fn = ray.remote(visible_state).options(num_cpus=0, resources=resources, **options)
-    return ray.get(fn.remote(ctx["env_var"], ctx["resource"], ctx["manager_ref"]), timeout=GET_TIMEOUT_S)
+    return bounded_get(fn.remote(ctx["env_var"], ctx["resource"], ctx["manager_ref"]), GET_TIMEOUT_S,
+                       f"result of a task requesting {units} {ctx['resource']}")
 
 
 def require_env_var(ctx: dict[str, Any]) -> None:
+    """Per-task visibility checks need a variable, and devices to hand out (else fail fast)."""
     if ctx["env_var"] is None:
         not_applicable("the manager names no visible-devices variable")
+    require_devices(ctx)
+
+
+def require_devices(ctx: dict[str, Any]) -> None:
+    if not device_nodes(ctx["resource"]):
+        pytest.fail(f"no node advertises the {ctx['resource']} resource, so no task can hold a device",
+                    pytrace=False)
 
 
 @pytest.mark.check("DP-006")
@@ -96,7 +106,7 @@ def test_concurrent_actors_get_disjoint_ids(ctx: dict[str, Any], check_metrics: 
     try:
         seen = {}
         for node_id, actors in per_node.items():
-            states = ray.get([a.state.remote() for a in actors], timeout=GET_TIMEOUT_S)
+            states = bounded_get([a.state.remote() for a in actors], GET_TIMEOUT_S, f"state of {len(actors)} actors")
             env_ids = [split_ids(s["env_value"]) for s in states]
             seen[node_id[:8]] = [",".join(i) for i in env_ids]
             for s, ids in zip(states, env_ids):
@@ -121,7 +131,7 @@ def test_actor_keeps_its_id(ctx: dict[str, Any]) -> None:
     try:
         first = None
         for call in range(6):
-            s = ray.get(actor.state.remote(), timeout=GET_TIMEOUT_S)
+            s = bounded_get(actor.state.remote(), GET_TIMEOUT_S, "actor state")
             view = (s["env_value"], tuple(s["assigned"]), tuple(s["manager_view"] or ()))
             assert split_ids(s["env_value"]) == s["assigned"] == list(s["manager_view"] or []), (
                 f"call {call}: {ctx['env_var']}={s['env_value']!r}, Ray assigned {s['assigned']}, "
@@ -156,6 +166,7 @@ def test_task_without_resource_sees_no_variable(ctx: dict[str, Any]) -> None:
 
 @pytest.mark.check("DP-013")
 def test_valid_quantities_schedule_and_run(ctx: dict[str, Any], manifest: Any, check_metrics: dict[str, Any]) -> None:
+    require_devices(ctx)
     ran = {}
     for q in manifest.quantities["valid"]:
         if q > ctx["n"]:

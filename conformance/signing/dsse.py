@@ -35,13 +35,15 @@ def b64encode(data: bytes) -> str:
 
 def b64decode(text: str) -> bytes:
     """Decode standard or URL-safe base64, padded or not; raise ValueError on anything else."""
-    if not isinstance(text, str) or not _B64.match(text) or ("-" in text or "_" in text) and \
-            ("+" in text or "/" in text):
+    if not isinstance(text, str) or not _B64.match(text):
         raise ValueError("not base64")
-    altchars = b"-_" if ("-" in text or "_" in text) else None
+    url_safe = "-" in text or "_" in text
+    if url_safe and ("+" in text or "/" in text):
+        raise ValueError("not base64 (mixes standard and URL-safe alphabets)")
+    unpadded = text.rstrip("=")
     try:
-        return base64.b64decode(text.rstrip("=") + "=" * (-len(text.rstrip("=")) % 4),
-                                altchars=altchars, validate=True)
+        return base64.b64decode(unpadded + "=" * (-len(unpadded) % 4),
+                                altchars=b"-_" if url_safe else None, validate=True)
     except (binascii.Error, ValueError):
         raise ValueError("not base64") from None
 

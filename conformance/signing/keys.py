@@ -14,6 +14,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Union
@@ -123,6 +124,9 @@ def passphrase_from_env(var: str | None) -> bytes | None:
     """
     if not var:
         return None
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", var):
+        # do not echo it: it may be the passphrase itself, passed by mistake
+        raise UserError("--passphrase-env: expects the NAME of an environment variable holding the passphrase")
     value = os.environ.get(var)
     if value is None:
         raise UserError(f"--passphrase-env: environment variable {var} is not set")

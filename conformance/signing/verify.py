@@ -192,23 +192,36 @@ def _first_tier_difference(claimed: Sequence[Mapping[str, Any]], actual: Sequenc
     return None
 
 
+def _tier(name: Any) -> str:
+    return "no tier" if name is None else repr(name)
+
+
+def _why_not(detail: Sequence[Mapping[str, Any]]) -> str:
+    """Why the lowest unachieved tier failed: its blocking checks and unmet conditions."""
+    for t in detail:
+        if t["achieved"]:
+            continue
+        reasons = [f"{b['id']} {b['outcome']}" for b in t["blocking"]][:5]
+        reasons += [c["detail"] for c in t["conditions"] if not c["met"]]
+        if t["below"]:
+            reasons.append(f"tier below ({t['below']}) not achieved")
+        return f"; {t['name']}: {', '.join(reasons)}"
+    return ""
+
+
 def _check_tier(v: Verification, report: Mapping[str, Any], checklist: data.Checklist, ladder: data.Ladder) -> None:
     recomputed, detail = compute_tiers(report["checks"], checklist, ladder, context_from_report(report))
     v.recomputed_tier, v.tier_known = recomputed, True
     claimed = report.get("tier")
     if claimed != recomputed:
-        why = next((f"; {t['name']}: " + ", ".join(
-            [f"{b['id']} {b['outcome']}" for b in t["blocking"]][:5] +
-            [c["detail"] for c in t["conditions"] if not c["met"]] +
-            ([f"tier below ({t['below']}) not achieved"] if t["below"] else []))
-            for t in detail if not t["achieved"]), "")
-        v.add("tier", False, f"claims {claimed!r} but the per-check results give {recomputed!r}{why}")
+        v.add("tier", False, f"claims {_tier(claimed)} but the per-check results give {_tier(recomputed)}"
+                             f"{_why_not(detail)}")
         return
     diff = _first_tier_difference(report.get("tiers") or [], detail)
     if diff:
-        v.add("tier", False, f"tier {claimed!r} matches, but the per-tier detail does not: {diff}")
+        v.add("tier", False, f"tier {_tier(claimed)} matches, but the per-tier detail does not: {diff}")
         return
-    v.add("tier", True, f"recomputed {recomputed!r} equals the claim; per-tier detail matches ({len(detail)} tiers)")
+    v.add("tier", True, f"recomputed {_tier(recomputed)} equals the claim; per-tier detail matches ({len(detail)} tiers)")
 
 
 def _check_completeness(v: Verification, report: Mapping[str, Any], checklist: data.Checklist,
@@ -295,7 +308,8 @@ def _check_claims(v: Verification, st: Mapping[str, Any], report: Mapping[str, A
     if ext.get("suiteVersion") != report["suite"]["version"]:
         problems.append(f"statement suiteVersion {ext.get('suiteVersion')!r} differs from report.json's")
     want_config = att.configuration(report, schema_sha256_fallback)
-    got_config = {rd.get("name"): rd for rd in pred.get("configuration") or [] if isinstance(rd, dict)}
+    config = pred.get("configuration") if isinstance(pred.get("configuration"), list) else []
+    got_config = {rd.get("name"): rd for rd in config if isinstance(rd, dict)}
     for rd in want_config:
         if rd["name"] == att.SCHEMA_RD and "report_schema_sha256" not in report["suite"]:
             continue  # the signer filled in its own schema digest; the release check covers schemas
@@ -303,7 +317,8 @@ def _check_claims(v: Verification, st: Mapping[str, Any], report: Mapping[str, A
             problems.append(f"configuration {rd['name']} does not match report.json")
     lists = att.outcome_lists(report["checks"])
     for key, ids in lists.items():
-        if sorted(pred.get(key) or []) != ids:
+        signed_ids = pred.get(key) if isinstance(pred.get(key), list) else []
+        if sorted(map(str, signed_ids)) != ids or len(signed_ids) != len(ids):
             problems.append(f"{key} does not match the per-check outcomes")
     tier = v.recomputed_tier if v.tier_known else report.get("tier")
     result = att.predicate_result(lists, tier)

@@ -7,7 +7,9 @@ Everything Ray needs from a device plugin, in the smallest honest form:
   (`SIMACC_VISIBLE_DEVICES`, like CUDA_VISIBLE_DEVICES),
 * how many devices this node has and of which type (a real plugin asks its driver/SDK; the
   simulation reads `SIMACC_NUM_DEVICES` and `SIMACC_TYPE`),
-* the request policy: fractions below 1 share a device, more than 1 must be whole.
+* the request policy: fractions below 1 share a device, more than 1 must be whole,
+* node labels for topology-aware scheduling: device count, interconnect domain and rack
+  (the simulation reads `SIMACC_DOMAIN` and `SIMACC_RACK`; keys: tiers/labels.yaml).
 
 Ray calls these as static methods in the process that starts a node (count, type), in every
 submitter (validation), and in every worker (visible ids per task).
@@ -25,6 +27,8 @@ NUM_DEVICES_ENV_VAR = "SIMACC_NUM_DEVICES"
 TYPE_ENV_VAR = "SIMACC_TYPE"
 DEFAULT_NUM_DEVICES = 4
 DEFAULT_TYPE = "SIMACC-X1"
+DOMAIN_ENV_VAR = "SIMACC_DOMAIN"  # the interconnect domain this node's devices belong to
+RACK_ENV_VAR = "SIMACC_RACK"
 
 
 class SimAccManager(AcceleratorManager):
@@ -76,3 +80,20 @@ class SimAccManager(AcceleratorManager):
     @staticmethod
     def set_current_process_visible_accelerator_ids(ids: List[str]) -> None:
         os.environ[VISIBLE_DEVICES_ENV_VAR] = ",".join(str(i) for i in ids)
+
+    @staticmethod
+    def get_current_node_accelerator_labels() -> Dict[str, str]:
+        # Labels beyond ray.io/accelerator-type (Ray derives that one from the type above).
+        # Ray 2.60 applies this method only for TPU: the suite applies it on nodes it starts;
+        # on other clusters the operator passes the same labels to `ray start --labels`.
+        visible = SimAccManager.get_current_process_visible_accelerator_ids()
+        count = SimAccManager.get_current_node_num_accelerators()
+        if visible is not None:
+            count = min(count, len(visible))  # Ray caps the node's devices by the visible list
+        if count == 0:
+            return {}  # no devices: nothing to label
+        labels = {"ray.io/accelerator-count": str(count)}
+        for key, var in (("ray.io/accelerator-domain", DOMAIN_ENV_VAR), ("ray.io/rack", RACK_ENV_VAR)):
+            if os.environ.get(var):
+                labels[key] = os.environ[var]
+        return labels

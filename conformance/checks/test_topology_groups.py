@@ -1,0 +1,122 @@
+"""Topology area, placement groups: bundle_label_selector and topology-aware packing.
+
+Bundles hold one device each. Where they land is read from placement_group_table and judged
+against the nodes' truth labels (their devices and the plugin's description), so a plugin
+whose domain labels lie fails here the way a gang-scheduled job would see it.
+
+Packing uses Ray 2.60's placement_group(topology_strategy={<domain key>: "STRICT_PACK"}):
+all bundles in one value of the domain label. A group larger than any domain (by the
+description) must stay pending rather than be split across domains.
+"""
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+import pytest
+
+from conformance.fixtures import not_applicable
+from conformance.topology.placement import PENDING_WAIT_S, try_group
+from conformance.topology.pytest_support import TopologyContext, topology  # noqa: F401 - fixture
+from conformance.topology.selectors import TYPE_KEY, matches, selector_text
+
+pytestmark = pytest.mark.cluster("shared")
+GROUP_TIMEOUT_S = 20.0
+
+
+def _fail(problems: list[str], what: str, metrics: dict[str, Any]) -> None:
+    metrics["problems"] = problems
+    if problems:
+        more = f" (+{len(problems) - 2} more)" if len(problems) > 2 else ""
+        raise AssertionError(f"{what}: " + " | ".join(problems[:2]) + more)
+
+
+@pytest.mark.check("TL-013")
+def test_bundle_label_selector_lands_on_matching_nodes(topology: TopologyContext,
+                                                       check_metrics: dict[str, Any]) -> None:
+    labels, truth = topology.labels(), topology.truth()
+    devices = {f.node_id: f for f in topology.device_nodes()}
+    selectors = [{TYPE_KEY: topology.expected_type}] + [{k: v} for k, v in topology.published_domains()]
+    problems: list[str] = []
+    placed: dict[str, list[str]] = {}
+    for sel in selectors:
+        by_labels = {n for n in devices if matches(sel, labels[n])}
+        by_truth = {n for n in devices if matches(sel, truth[n])}
+        k = max(len(by_labels), len(by_truth))
+        if k == 0:
+            continue  # a domain only nodes without devices carry: no device bundle can select it
+        wait = GROUP_TIMEOUT_S if len(by_labels) >= k else PENDING_WAIT_S  # labels say it cannot place
+        ready, nodes = try_group([{topology.resource: 1}] * k, wait, strategy="STRICT_SPREAD",
+                                 bundle_label_selector=[sel] * k)
+        text = selector_text(sel)
+        if not ready:
+            problems.append(f"{k} one-device bundles selecting {text} (one per matching node) did not place within "
+                            f"{wait:.0f}s; nodes matching by labels: {sorted(x[:8] for x in by_labels)}, "
+                            f"by devices and description: {sorted(x[:8] for x in by_truth)}")
+            continue
+        placed[text] = [x[:8] for x in nodes]
+        for node in nodes:
+            if not matches(sel, labels[node]):
+                problems.append(f"a bundle selecting {text} was placed on {node[:8]}, whose labels do not match")
+            if not matches(sel, truth[node]):
+                problems.append(f"a bundle selecting {text} landed on {node[:8]}, which by its description does not "
+                                f"match (truth {', '.join(f'{key}={truth[node].get(key)!r}' for key in sel)})")
+    check_metrics["placed"] = placed
+    _fail(problems, "bundle_label_selector placed bundles on the wrong node", check_metrics)
+
+
+def _packing_key(ctx: TopologyContext) -> str | None:
+    for entry in ctx.vocabulary.packing_keys():
+        if any(entry.key in f.ray_labels for f in ctx.device_nodes()):
+            return entry.key
+    return None
+
+
+@pytest.mark.check("TL-014")
+def test_topology_packing_keeps_groups_in_one_domain(topology: TopologyContext,
+                                                     check_metrics: dict[str, Any]) -> None:
+    from ray.util.placement_group import placement_group
+
+    if "topology_strategy" not in inspect.signature(placement_group).parameters:
+        not_applicable("this Ray has no placement_group(topology_strategy=...); see docs/topology.md")
+    key = _packing_key(topology)
+    if key is None:
+        not_applicable("no node with devices carries an interconnect or slice domain label "
+                       f"({', '.join(e.key for e in topology.vocabulary.packing_keys())})")
+    labels, truth = topology.labels(), topology.truth()
+    capacity: dict[str, int] = {}
+    for f in topology.device_nodes():
+        value = truth[f.node_id].get(key)
+        if value is not None:
+            capacity[value] = capacity.get(value, 0) + int(f.device_count)
+    check_metrics.update({"key": key, "capacity_by_domain": capacity})
+    if not capacity:
+        _fail([f"no node with devices describes the domain its {key} label names"], "no domain to pack into",
+              check_metrics)
+    problems: list[str] = []
+    strategy = {key: "STRICT_PACK"}
+    k = min(2, max(capacity.values()))
+    ready, nodes = try_group([{topology.resource: 1}] * k, GROUP_TIMEOUT_S, topology_strategy=strategy)
+    if not ready:
+        problems.append(f"a {k}-device group with topology_strategy={strategy} did not place within "
+                        f"{GROUP_TIMEOUT_S:.0f}s (domain capacity by description: {capacity})")
+    else:
+        seen_labels = {labels[n].get(key) for n in nodes}
+        seen_truth = {truth[n].get(key) for n in nodes}
+        check_metrics["packed"] = {"nodes": [n[:8] for n in nodes], "labels": sorted(map(str, seen_labels)),
+                                   "described": sorted(map(str, seen_truth))}
+        if len(seen_labels) != 1 or len(seen_truth) != 1:
+            problems.append(f"a {k}-device group with topology_strategy={strategy} spans {key} labels "
+                            f"{sorted(map(str, seen_labels))} and described domains {sorted(map(str, seen_truth))}")
+    big = max(capacity.values()) + 1
+    total = sum(capacity.values())
+    if big > total:
+        check_metrics["oversize"] = f"not run: one domain holds all {total} devices"
+    else:
+        ready, nodes = try_group([{topology.resource: 1}] * big, PENDING_WAIT_S, topology_strategy=strategy)
+        check_metrics["oversize"] = {"devices": big, "placed": ready}
+        if ready:
+            problems.append(f"a {big}-device group (more than any domain holds by description: {capacity}) was "
+                            f"placed with topology_strategy={strategy} across described domains "
+                            f"{sorted({str(truth[n].get(key)) for n in nodes})}; it must stay pending")
+    _fail(problems, "topology-aware packing split a group across domains", check_metrics)

@@ -1,0 +1,149 @@
+"""Compare two reports for CI gating: exit 1 on any regression.
+
+Regressions:
+  * a check whose outcome went from `pass` to fail / error / skip / not_applicable;
+  * a check present in OLD and absent from NEW (it could be hiding a failure);
+  * a tier drop (conformance.tiers.tier_rank on the current ladder);
+  * a performance figure that got worse by more than the tolerance (a fraction of the old value).
+Reported but not regressions: other outcome changes, added checks, tier rises.
+
+Performance figures are the numeric leaves of each check's `metrics` (nested objects and lists
+are walked; a leaf is named by the nearest object key). The key's suffix decides the direction,
+higher-is-better suffixes first because `_per_s` also ends in `_s`:
+  higher is better: `_gbps`, `_bandwidth`, `bandwidth_gbps`, `_per_s`
+  lower is better:  `_latency_s`, `latency_us`, `_s`
+  anything else (counts, sizes, ids) is not compared; booleans never are.
+Worse means new < old * (1 - tolerance) (higher-is-better) or new > old * (1 + tolerance)
+(lower-is-better). Leaves whose old value is 0 are skipped: no relative change exists.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Iterator, Mapping
+
+from tabulate import tabulate
+
+from conformance import data
+from conformance.errors import UserError
+from conformance.signing import attestation as att
+from conformance.tiers import PASSING, tier_rank
+
+HIGHER_IS_BETTER = ("_gbps", "_bandwidth", "bandwidth_gbps", "_per_s")
+LOWER_IS_BETTER = ("_latency_s", "latency_us", "_s")
+REGRESSED_FROM_PASS = ("fail", "error", "skip", "not_applicable")
+FORMATS = ("text", "md", "json")
+
+
+@dataclass(frozen=True)
+class Finding:
+    kind: str  # outcome | removed | added | tier | metric
+    regression: bool
+    check: str | None
+    old: Any
+    new: Any
+    detail: str
+
+
+def direction(key: str) -> str | None:
+    """'higher', 'lower' or None (not a performance figure) for a metric key name."""
+    if key.endswith(HIGHER_IS_BETTER):
+        return "higher"
+    if key.endswith(LOWER_IS_BETTER):
+        return "lower"
+    return None
+
+
+def metric_leaves(metrics: Any, path: str = "", key: str = "") -> Iterator[tuple[str, str, float]]:
+    """(path, key, value) for every numeric leaf; `key` is the nearest enclosing object key."""
+    if isinstance(metrics, bool):
+        return
+    if isinstance(metrics, (int, float)):
+        yield path, key, float(metrics)
+    elif isinstance(metrics, dict):
+        for k, v in metrics.items():
+            yield from metric_leaves(v, f"{path}.{k}" if path else str(k), str(k))
+    elif isinstance(metrics, list):
+        for i, v in enumerate(metrics):
+            yield from metric_leaves(v, f"{path}[{i}]", key)
+
+
+def load_report(path: Path, label: str) -> dict[str, Any]:
+    """A report folder (its report.json) or a report.json file, schema-checked."""
+    path = Path(path)
+    file = path / att.REPORT_JSON if path.is_dir() else path
+    report = att.parse_report(att.read_file(file, label), f"{label} {file}")
+    data.validate(report, "report", what=f"{label} {file}")
+    return report
+
+
+def _rank(ladder: data.Ladder, tier: Any, label: str) -> int:
+    try:
+        return tier_rank(ladder, tier)
+    except ValueError:
+        raise UserError(f"{label}: tier {tier!r} is not in the tier ladder ({', '.join(ladder.names())})") from None
+
+
+def _compare_metrics(cid: str, old: Mapping[str, Any], new: Mapping[str, Any], tolerance: float) -> Iterator[Finding]:
+    new_leaves = {p: v for p, _, v in metric_leaves(new)}
+    for path, key, before in metric_leaves(old):
+        way = direction(key)
+        after = new_leaves.get(path)
+        if way is None or after is None or before == 0:
+            continue
+        change = (after - before) / abs(before)
+        worse = change < -tolerance if way == "higher" else change > tolerance
+        if worse:
+            yield Finding("metric", True, cid, before, after,
+                          f"metrics.{path} ({way} is better) changed {change:+.1%}, beyond the {tolerance:.0%} tolerance")
+
+
+def diff_reports(old: Mapping[str, Any], new: Mapping[str, Any], ladder: data.Ladder,
+                 tolerance: float = 0.1) -> list[Finding]:
+    """All findings between two reports (pure)."""
+    if tolerance < 0:
+        raise UserError(f"--tolerance: must be >= 0, got {tolerance}")
+    findings: list[Finding] = []
+    old_rank, new_rank = _rank(ladder, old.get("tier"), "OLD"), _rank(ladder, new.get("tier"), "NEW")
+    if new_rank != old_rank:
+        findings.append(Finding("tier", new_rank < old_rank, None, old.get("tier"), new.get("tier"),
+                                "tier dropped" if new_rank < old_rank else "tier rose"))
+    old_checks = {c["id"]: c for c in old["checks"]}
+    new_checks = {c["id"]: c for c in new["checks"]}
+    for cid, before in old_checks.items():
+        after = new_checks.get(cid)
+        if after is None:
+            findings.append(Finding("removed", True, cid, before["outcome"], None, "check absent from NEW"))
+            continue
+        if before["outcome"] != after["outcome"]:
+            regressed = before["outcome"] == PASSING and after["outcome"] in REGRESSED_FROM_PASS
+            findings.append(Finding("outcome", regressed, cid, before["outcome"], after["outcome"],
+                                    (after.get("reason") or "") if regressed else "outcome changed"))
+        findings.extend(_compare_metrics(cid, before.get("metrics") or {}, after.get("metrics") or {}, tolerance))
+    for cid in new_checks:
+        if cid not in old_checks:
+            findings.append(Finding("added", False, cid, None, new_checks[cid]["outcome"], "check new in NEW"))
+    return findings
+
+
+def render(findings: list[Finding], fmt: str, old_label: str, new_label: str, tolerance: float) -> str:
+    regressions = [f for f in findings if f.regression]
+    verdict = (f"REGRESSION: {len(regressions)} regression(s)" if regressions else "no regressions")
+    if fmt == "json":
+        return json.dumps({"old": old_label, "new": new_label, "tolerance": tolerance,
+                           "regression": bool(regressions), "findings": [asdict(f) for f in findings]}, indent=2)
+    if fmt not in FORMATS:
+        raise UserError(f"--format: unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
+    def cell(f: Finding, value: Any) -> Any:
+        return ("none" if f.kind == "tier" else "-") if value is None else value
+
+    rows = [["REGRESSION" if f.regression else "info", f.kind, f.check or "-", cell(f, f.old), cell(f, f.new),
+             f.detail] for f in findings]
+    headers = ["", "kind", "check", "old", "new", "detail"]
+    if fmt == "md":
+        head = f"### Conformance diff: `{old_label}` → `{new_label}` (tolerance {tolerance:.0%})\n\n"
+        table = tabulate(rows, headers=headers, tablefmt="github") if rows else "_No differences._"
+        return f"{head}{table}\n\n**{verdict}**"
+    table = tabulate(rows, headers=headers, tablefmt="simple") if rows else "no differences"
+    return f"diff {old_label} -> {new_label} (tolerance {tolerance:.0%})\n{table}\n{verdict}"

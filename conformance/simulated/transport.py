@@ -1,0 +1,205 @@
+"""SIMXFER: the reference Ray Direct Transport (RDT) for the simulated accelerator.
+
+This is the tensor transport a vendor reads before writing their own. It moves tensors between
+processes on one host through POSIX shared memory, and it is *one-sided*: the receiver pulls the
+data without the sender taking part, like NIXL (RDMA read) or CUDA IPC.
+
+How Ray drives a transport (Ray 2.60, `ray.experimental.rdt`), and what SIMXFER does at each step:
+
+1. A task returns tensors with ``.options(tensor_transport="SIMXFER")``. On the **source**
+   process Ray keeps the tensors and calls `extract_tensor_transport_metadata`. We copy the
+   tensors into a fresh shared-memory segment named after the object, and return metadata
+   (shape, dtype, device of each tensor plus where each one sits in the segment). A real
+   transport registers the memory with its NIC/driver here instead of copying.
+2. The object ref reaches another actor as a task argument. On the **owner** Ray calls
+   `get_communicator_metadata` (nothing to say for shared memory), then, because we are
+   one-sided, only `recv_multiple_tensors` on the **destination**: it maps the segment and
+   copies the bytes into new tensors. `send_multiple_tensors` is never called.
+   `ray.get(ref)` in the driver goes through `fetch_multiple_tensors`, whose default calls
+   `recv_multiple_tensors` too.
+3. When the last reference is gone, Ray calls `garbage_collect` on the **source**: we unmap
+   and unlink the segment. Nothing is freed on receivers; their tensors are ordinary memory.
+4. If a transfer fails or times out, Ray calls `abort_transport` on the destination (we say
+   `can_abort_transport() is True`); a receive in progress notices between chunks and raises.
+   Had we said False, Ray would kill both actors instead.
+
+If the source process dies without `garbage_collect`, Python's resource tracker (started by
+`multiprocessing.shared_memory` in the creating process) unlinks its segments, so a dead
+source does not leak host memory for long.
+
+Limits: one host only (every process must see the same /dev/shm); devices: "cpu".
+"""
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from multiprocessing import resource_tracker, shared_memory
+from typing import Any, Dict, List, Optional, Set, Tuple
+
+import torch
+
+from ray.experimental.rdt import CommunicatorMetadata, TensorTransportManager, TensorTransportMetadata
+
+TRANSPORT_NAME = "SIMXFER"
+ALIGN = 64                 # start every tensor on a 64-byte boundary (any dtype can be viewed there)
+CHUNK = 8 * 1024 * 1024    # receive in 8 MiB chunks, checking for an abort between chunks
+
+
+@dataclass
+class SimXferMetadata(TensorTransportMetadata):
+    """What a receiver needs: Ray's `tensor_meta` (shape, dtype) plus where the bytes are."""
+
+    segment: str = ""
+    offsets: List[int] = field(default_factory=list)   # byte offset of each tensor in the segment
+
+
+def _segment_name(obj_id: str) -> str:
+    return f"simxfer-{obj_id}"
+
+
+def _layout(tensors: List[torch.Tensor]) -> Tuple[List[int], int]:
+    """Byte offsets of each tensor in the segment, and the segment size."""
+    offsets, end = [], 0
+    for t in tensors:
+        start = -(-end // ALIGN) * ALIGN
+        offsets.append(start)
+        end = start + t.numel() * t.element_size()
+    return offsets, max(end, 1)
+
+
+def _bytes_view(buf: memoryview, offset: int, nbytes: int) -> torch.Tensor:
+    """A uint8 tensor over part of the segment (no copy)."""
+    return torch.frombuffer(buf, dtype=torch.uint8, count=nbytes, offset=offset)
+
+
+def _open_existing(name: str) -> shared_memory.SharedMemory:
+    """Map a segment another process created, without adopting it.
+
+    Python 3.11 registers every opened segment with this process's resource tracker, which
+    would unlink it when *this* process exits; the receiver does not own it, so unregister.
+    """
+    seg = shared_memory.SharedMemory(name=name)
+    resource_tracker.unregister(seg._name, "shared_memory")  # type: ignore[attr-defined]
+    return seg
+
+
+class SimXferTransport(TensorTransportManager):
+    """One-sided shared-memory transport. Ray creates one instance per process."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._segments: Dict[str, shared_memory.SharedMemory] = {}   # source side: obj_id -> segment
+        self._metadata: Dict[str, SimXferMetadata] = {}
+        self._aborted: Set[str] = set()                               # receiver side
+
+    # ---------------------------------------------------------------- what kind of transport
+    def tensor_transport_backend(self) -> str:
+        return TRANSPORT_NAME
+
+    @staticmethod
+    def is_one_sided() -> bool:
+        return True
+
+    @staticmethod
+    def can_abort_transport() -> bool:
+        return True
+
+    def actor_has_tensor_transport(self, actor: Any) -> bool:
+        # Called on the owner for every `.remote()` that uses the transport, so it must be
+        # cheap. Every process on this host can map /dev/shm; a transport that needs a
+        # per-actor setup (a communicator, a registered agent) must answer from that state.
+        return True
+
+    # ---------------------------------------------------------------- source side
+    def extract_tensor_transport_metadata(self, obj_id: str, rdt_object: List[torch.Tensor]) -> SimXferMetadata:
+        with self._lock:
+            if obj_id in self._metadata:          # a retried task re-extracts the same object
+                return self._metadata[obj_id]
+        devices = {t.device.type for t in rdt_object}
+        if len(devices) > 1:
+            raise ValueError(f"SIMXFER: all tensors of one object must be on one device type, got {sorted(devices)}")
+        device = devices.pop() if devices else None
+        offsets, size = _layout(rdt_object)
+        seg = shared_memory.SharedMemory(name=_segment_name(obj_id), create=True, size=size)
+        try:
+            for t, off in zip(rdt_object, offsets):
+                nbytes = t.numel() * t.element_size()
+                if nbytes == 0:
+                    continue
+                # View the destination bytes as a tensor of the same dtype and shape, then let
+                # copy_ walk the source's strides: views (slices, transposes) arrive as the
+                # values the user sees, packed contiguously.
+                dst = _bytes_view(seg.buf, off, nbytes).view(t.dtype).view(t.shape)
+                dst.copy_(t.detach())
+                del dst   # release the buffer export before the segment can be closed
+        except BaseException:
+            seg.close()
+            seg.unlink()
+            raise
+        meta = SimXferMetadata(tensor_meta=[(t.shape, t.dtype) for t in rdt_object], tensor_device=device,
+                               segment=seg.name, offsets=offsets)
+        with self._lock:
+            self._segments[obj_id] = seg
+            self._metadata[obj_id] = meta
+        return meta
+
+    def send_multiple_tensors(self, tensors: List[Any], tensor_transport_metadata: TensorTransportMetadata,
+                              communicator_metadata: CommunicatorMetadata) -> None:
+        raise NotImplementedError("SIMXFER is one-sided: Ray never calls send_multiple_tensors for it")
+
+    def garbage_collect(self, obj_id: str, tensor_transport_meta: TensorTransportMetadata,
+                        tensors: List[Any]) -> None:
+        with self._lock:
+            seg = self._segments.pop(obj_id, None)
+            self._metadata.pop(obj_id, None)
+        if seg is not None:
+            seg.close()
+            seg.unlink()
+
+    # ---------------------------------------------------------------- owner side
+    def get_communicator_metadata(self, src_actor: Any, dst_actor: Any,
+                                  backend: Optional[str] = None) -> CommunicatorMetadata:
+        return CommunicatorMetadata()   # the segment name in the tensor metadata is all we need
+
+    # ---------------------------------------------------------------- destination side
+    def recv_multiple_tensors(self, obj_id: str, tensor_transport_metadata: TensorTransportMetadata,
+                              communicator_metadata: CommunicatorMetadata,
+                              target_buffers: Optional[List[Any]] = None) -> List[torch.Tensor]:
+        meta = tensor_transport_metadata
+        assert isinstance(meta, SimXferMetadata), f"SIMXFER got foreign metadata {type(meta).__name__}"
+        try:
+            seg = _open_existing(meta.segment)
+        except FileNotFoundError:
+            raise RuntimeError(f"SIMXFER: segment {meta.segment} is gone (the source freed it or died)") from None
+        try:
+            out = []
+            for i, ((shape, dtype), off) in enumerate(zip(meta.tensor_meta, meta.offsets)):
+                t = target_buffers[i] if target_buffers else torch.empty(shape, dtype=dtype)
+                nbytes = t.numel() * t.element_size()
+                if nbytes:
+                    dst = t.view(-1).view(torch.uint8) if t.device.type == "cpu" else torch.empty(nbytes, dtype=torch.uint8)
+                    self._copy_in_chunks(obj_id, dst, seg.buf, off, nbytes)
+                    if t.device.type != "cpu":
+                        t.copy_(dst.view(dtype).view(shape))
+                    del dst
+                out.append(t)
+            return out
+        finally:
+            seg.close()
+            with self._lock:
+                self._aborted.discard(obj_id)
+
+    def _copy_in_chunks(self, obj_id: str, dst: torch.Tensor, buf: memoryview, offset: int, nbytes: int) -> None:
+        for start in range(0, nbytes, CHUNK):
+            if obj_id in self._aborted:
+                raise RuntimeError(f"SIMXFER: transfer of {obj_id} aborted")
+            n = min(CHUNK, nbytes - start)
+            src = _bytes_view(buf, offset + start, n)
+            dst[start:start + n].copy_(src)
+            del src
+
+    def abort_transport(self, obj_id: str, communicator_metadata: CommunicatorMetadata) -> None:
+        # Runs on Ray's `_ray_system_error` thread while a receive may be running on the
+        # `_ray_system` thread; the receive checks this set between chunks.
+        with self._lock:
+            self._aborted.add(obj_id)

@@ -1,0 +1,109 @@
+"""What the manifest says about the transport, and the one size knob of the transport checks.
+
+The size knob exists because a certification run must move >= 256 MiB tensors and sweep the
+bandwidth up to 256 MiB, while the project's own tests (`make test`) must stay fast on a
+2-core laptop. It is read from the environment so that it reaches the pytest process that
+`ray-conformance run` starts:
+
+    RAY_CONFORMANCE_TRANSPORT_MAX_BYTES   largest payload (default 256MiB; e.g. 4MiB in make test)
+
+It sets the large-tensor check's size (TR-005), the top of the bandwidth sweep (PF-*) and the
+pairwise-matrix message size (capped at 64 MiB).
+"""
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from conformance.errors import UserError
+
+MAX_BYTES_ENV = "RAY_CONFORMANCE_TRANSPORT_MAX_BYTES"
+DEFAULT_MAX_BYTES = 256 * 1024 * 1024
+MIN_SWEEP_BYTES = 1024
+SWEEP_FACTOR = 4
+MATRIX_MAX_BYTES = 64 * 1024 * 1024
+BUILTIN_TRANSPORTS = ("GLOO", "NCCL", "NIXL", "CUDA_IPC")
+COLLECTIVE_TRANSPORTS = {"GLOO": "gloo", "NCCL": "nccl"}   # need a collective group; value = backend
+
+_UNITS = {"": 1, "b": 1, "k": 1024, "kb": 1024, "kib": 1024, "m": 1024 ** 2, "mb": 1024 ** 2, "mib": 1024 ** 2,
+          "g": 1024 ** 3, "gb": 1024 ** 3, "gib": 1024 ** 3}
+
+
+def parse_size(text: str, *, what: str = MAX_BYTES_ENV) -> int:
+    """'256MiB', '4m', '1048576' -> bytes (binary units)."""
+    m = re.fullmatch(r"\s*([0-9]+)\s*([a-zA-Z]*)\s*", str(text))
+    if not m or m.group(2).lower() not in _UNITS:
+        raise UserError(f"{what}: {text!r} is not a size; expected e.g. 1048576, 4KiB, 16MiB, 1GiB")
+    value = int(m.group(1)) * _UNITS[m.group(2).lower()]
+    if value < MIN_SWEEP_BYTES:
+        raise UserError(f"{what}: {text!r} is below the smallest size {MIN_SWEEP_BYTES} bytes")
+    return value
+
+
+def format_size(n: int) -> str:
+    for unit, scale in (("GiB", 1024 ** 3), ("MiB", 1024 ** 2), ("KiB", 1024)):
+        if n >= scale and n % scale == 0:
+            return f"{n // scale} {unit}"
+    return f"{n} B"
+
+
+def max_bytes() -> int:
+    """The largest payload of this run (RAY_CONFORMANCE_TRANSPORT_MAX_BYTES, default 256 MiB)."""
+    raw = os.environ.get(MAX_BYTES_ENV)
+    return parse_size(raw) if raw else DEFAULT_MAX_BYTES
+
+
+def sweep_sizes(top: int, bottom: int = MIN_SWEEP_BYTES, factor: int = SWEEP_FACTOR) -> list[int]:
+    """bottom, bottom*factor, ... up to and including top (top is always the last size)."""
+    sizes, n = [], bottom
+    while n < top:
+        sizes.append(n)
+        n *= factor
+    sizes.append(top)
+    return sizes
+
+
+@dataclass(frozen=True)
+class TransportConfig:
+    """The manifest's `transport` block, normalised."""
+
+    name: str                      # as Ray knows it (upper case)
+    manager_ref: str | None        # "pkg.mod:Class" for a custom transport, None for a built-in
+    devices: tuple[str, ...]       # torch device types the transport moves
+    link_bandwidth_gbps: float | None
+
+    @property
+    def builtin(self) -> bool:
+        return self.manager_ref is None and self.name in BUILTIN_TRANSPORTS
+
+    @property
+    def collective_backend(self) -> str | None:
+        """The collective backend a group must be created with (GLOO/NCCL), else None."""
+        return COLLECTIVE_TRANSPORTS.get(self.name) if self.builtin else None
+
+    @property
+    def host_memory(self) -> bool:
+        """Moves host memory only: the bandwidth reference is the same-run host copy."""
+        return set(self.devices) == {"cpu"}
+
+    @property
+    def device_types(self) -> tuple[str, ...]:
+        return self.devices
+
+
+def transport_config(manifest: Any) -> TransportConfig | None:
+    """None when the manifest declares no transport."""
+    t = manifest.transport
+    if not t:
+        return None
+    nominal = (t.get("expected") or {}).get("link_bandwidth_gbps")
+    if nominal is None:
+        # fall back to the topology's declared links: the slowest declared minimum bandwidth
+        links = ((manifest.data.get("topology") or {}).get("expected") or {}).get("links") or []
+        declared = [link["min_bandwidth_gbps"] for link in links if link.get("min_bandwidth_gbps")]
+        nominal = min(declared) if declared else None
+    return TransportConfig(name=t["name"].upper(), manager_ref=t.get("manager"),
+                           devices=tuple(t.get("devices") or ["cpu"]),
+                           link_bandwidth_gbps=float(nominal) if nominal else None)

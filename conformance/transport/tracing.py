@@ -1,0 +1,183 @@
+"""An instrumenting wrapper around the vendor's TensorTransportManager.
+
+The lifecycle checks need to know which method Ray called, in which process, for which object,
+and whether it raised: e.g. "garbage_collect ran once per freed object, on the source". The
+vendor's own bookkeeping cannot be trusted for that, so the suite registers a *subclass of this
+wrapper* under the transport's name instead of the vendor's class. It delegates every call to
+one instance of the vendor's class and appends a record to a per-process list; the checks read
+those lists from each actor (`Endpoint.transport_calls`) and from the driver.
+
+How the wrapper reaches workers: Ray ships the registered class to each actor (pickled with
+cloudpickle) when the actor is created. `traced_class()` builds a small subclass at run time
+whose only content is two strings (the vendor class reference and the transport name); it is
+not a module attribute, so cloudpickle sends it *by value*, while this module (its base) and
+the vendor's module are imported by reference in the worker. No environment variable or file
+has to reach the workers.
+"""
+from __future__ import annotations
+
+import importlib
+import os
+import threading
+import time
+from collections import deque
+from typing import Any, ClassVar, Deque
+
+from ray.experimental.rdt.tensor_transport_manager import TensorTransportManager
+
+MAX_RECORDS = 20000
+_lock = threading.Lock()
+_records: dict[str, Deque[dict[str, Any]]] = {}
+
+
+def import_ref(ref: str) -> Any:
+    """'pkg.module:Attr.Sub' -> the object."""
+    module_name, _, attr = ref.partition(":")
+    obj: Any = importlib.import_module(module_name)
+    for part in attr.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def class_ref(cls: type) -> str:
+    return f"{cls.__module__}:{cls.__qualname__}"
+
+
+def record(transport: str, entry: dict[str, Any]) -> None:
+    with _lock:
+        _records.setdefault(transport, deque(maxlen=MAX_RECORDS)).append(entry)
+
+
+def calls(transport: str, obj_ids: list[str] | None = None, clear: bool = False) -> list[dict[str, Any]]:
+    """This process's records for a transport (optionally only those for some objects)."""
+    with _lock:
+        recs = list(_records.get(transport, ()))
+        if clear:
+            _records.pop(transport, None)
+    if obj_ids is not None:
+        wanted = set(obj_ids)
+        recs = [r for r in recs if r.get("obj") in wanted]
+    return recs
+
+
+def _tensor_summary(tensors: Any) -> list[list[Any]]:
+    out = []
+    for t in tensors or []:
+        shape = getattr(t, "shape", None)
+        out.append([list(shape) if shape is not None else None, str(getattr(t, "dtype", type(t).__name__)),
+                    getattr(getattr(t, "device", None), "type", None)])
+    return out
+
+
+def _meta_summary(meta: Any) -> dict[str, Any]:
+    tm = getattr(meta, "tensor_meta", None) or []
+    return {"tensor_meta": [[list(s) if s is not None else None, str(d)] for s, d in tm],
+            "tensor_device": getattr(meta, "tensor_device", None), "type": type(meta).__name__}
+
+
+class TracedTransport(TensorTransportManager):
+    """Delegates to INNER_REF's class and records every call. Use `traced_class()`."""
+
+    INNER_REF: ClassVar[str] = ""
+    TRANSPORT_NAME: ClassVar[str] = ""
+    BACKEND_NAME: ClassVar[str] = ""     # the name the inner class is known by (built-ins: GLOO)
+
+    @classmethod
+    def inner_class(cls) -> type:
+        return import_ref(cls.INNER_REF)
+
+    def __init__(self) -> None:
+        self._inner = self.inner_class()()
+        self._record("__init__", None, time.monotonic(), None)
+
+    def __getattr__(self, name: str) -> Any:
+        # Vendor-specific extras (e.g. memory registration helpers) stay reachable.
+        if name == "_inner":
+            raise AttributeError(name)
+        return getattr(self._inner, name)
+
+    # -------------------------------------------------------------- recording
+    def _record(self, method: str, obj_id: str | None, t0: float, error: BaseException | None,
+                **extra: Any) -> None:
+        entry = {"m": method, "obj": obj_id, "pid": os.getpid(), "thread": threading.current_thread().name,
+                 "t": time.time(), "dur_s": time.monotonic() - t0, "ok": error is None,
+                 "err": None if error is None else f"{type(error).__name__}: {error}"[:300]}
+        entry.update(extra)
+        record(self.TRANSPORT_NAME, entry)
+
+    def _call(self, method: str, obj_id: str | None, fn: Any, *args: Any, summarize: Any = None,
+              **extra: Any) -> Any:
+        t0 = time.monotonic()
+        try:
+            result = fn(*args)
+        except BaseException as exc:
+            self._record(method, obj_id, t0, exc, **extra)
+            raise
+        more = summarize(result) if summarize else {}
+        self._record(method, obj_id, t0, None, **extra, **more)
+        return result
+
+    # -------------------------------------------------------------- the interface
+    def tensor_transport_backend(self) -> str:
+        return self._inner.tensor_transport_backend()
+
+    @classmethod
+    def is_one_sided(cls) -> bool:  # type: ignore[override]
+        return bool(cls.inner_class().is_one_sided())
+
+    @classmethod
+    def can_abort_transport(cls) -> bool:  # type: ignore[override]
+        return bool(cls.inner_class().can_abort_transport())
+
+    def actor_has_tensor_transport(self, actor: Any) -> bool:
+        actor_id = getattr(getattr(actor, "_actor_id", None), "hex", lambda: None)()
+        return self._call("actor_has_tensor_transport", None, self._inner.actor_has_tensor_transport, actor,
+                          actor=actor_id,
+                          summarize=lambda r: {"result": repr(r)[:80], "result_type": type(r).__name__})
+
+    def extract_tensor_transport_metadata(self, obj_id: str, rdt_object: list[Any]) -> Any:
+        return self._call("extract_tensor_transport_metadata", obj_id,
+                          self._inner.extract_tensor_transport_metadata, obj_id, rdt_object,
+                          tensors=_tensor_summary(rdt_object), summarize=lambda r: {"meta": _meta_summary(r)})
+
+    def get_communicator_metadata(self, src_actor: Any, dst_actor: Any, backend: str | None = None) -> Any:
+        return self._call("get_communicator_metadata", None, self._inner.get_communicator_metadata,
+                          src_actor, dst_actor, self.BACKEND_NAME or backend,
+                          src=src_actor is not None, dst=dst_actor is not None)
+
+    def recv_multiple_tensors(self, obj_id: str, tensor_transport_metadata: Any, communicator_metadata: Any,
+                              target_buffers: list[Any] | None = None) -> list[Any]:
+        return self._call("recv_multiple_tensors", obj_id, self._inner.recv_multiple_tensors, obj_id,
+                          tensor_transport_metadata, communicator_metadata, target_buffers,
+                          summarize=lambda r: {"tensors": _tensor_summary(r)})
+
+    def fetch_multiple_tensors(self, obj_id: str, tensor_transport_metadata: Any, communicator_metadata: Any,
+                               target_buffers: list[Any] | None = None) -> Any:
+        return self._call("fetch_multiple_tensors", obj_id, self._inner.fetch_multiple_tensors, obj_id,
+                          tensor_transport_metadata, communicator_metadata, target_buffers)
+
+    def wait_fetch_complete(self, fetch_request: Any, timeout: float = -1) -> list[Any]:
+        return self._call("wait_fetch_complete", getattr(fetch_request, "obj_id", None),
+                          self._inner.wait_fetch_complete, fetch_request, timeout,
+                          summarize=lambda r: {"tensors": _tensor_summary(r)})
+
+    def send_multiple_tensors(self, tensors: list[Any], tensor_transport_metadata: Any,
+                              communicator_metadata: Any) -> None:
+        # Ray does not pass the object id here; the checks match sends by tensor shapes.
+        return self._call("send_multiple_tensors", None, self._inner.send_multiple_tensors, tensors,
+                          tensor_transport_metadata, communicator_metadata, tensors_sent=_tensor_summary(tensors))
+
+    def garbage_collect(self, obj_id: str, tensor_transport_meta: Any, tensors: list[Any]) -> None:
+        return self._call("garbage_collect", obj_id, self._inner.garbage_collect, obj_id, tensor_transport_meta,
+                          tensors)
+
+    def abort_transport(self, obj_id: str, communicator_metadata: Any) -> None:
+        return self._call("abort_transport", obj_id, self._inner.abort_transport, obj_id, communicator_metadata)
+
+
+def traced_class(inner: type, transport_name: str, backend_name: str | None = None) -> type:
+    """A TracedTransport subclass for `inner`, shipped to workers by value (see module doc)."""
+    attrs = {"INNER_REF": class_ref(inner), "TRANSPORT_NAME": transport_name.upper(),
+             "BACKEND_NAME": (backend_name or "").upper(), "__module__": __name__,
+             "__doc__": f"Traced {class_ref(inner)} registered as {transport_name.upper()}."}
+    return type(f"Traced_{transport_name.upper()}", (TracedTransport,), attrs)

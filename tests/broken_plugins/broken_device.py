@@ -1,0 +1,181 @@
+"""Deliberately broken variants of the simulated accelerator, one fault each.
+
+Each class breaks one promise of the device-plugin contract the way real plugins do. The
+project's tests run the device checks against each and assert that the intended check fails
+(and that the checks the fault does not touch still pass). Some faults appear only inside Ray
+worker processes, as bugs in per-process state do; the contract probe then cannot see them and
+only the live checks can.
+"""
+from __future__ import annotations
+
+import itertools
+import os
+from typing import List, Optional, Tuple
+
+from conformance.simulated.manager import VISIBLE_DEVICES_ENV_VAR, SimAccManager
+
+_NODE_PRESET = os.environ.get(VISIBLE_DEVICES_ENV_VAR)  # what the node was started with
+
+
+def in_ray_worker() -> bool:
+    """True inside a Ray worker process (not the driver, not the contract probe)."""
+    import sys
+    worker = sys.modules.get("ray._private.worker")
+    return worker is not None and getattr(worker.global_worker, "mode", None) == getattr(worker, "WORKER_MODE", 1)
+
+
+class FloatCount(SimAccManager):
+    """DP-001: the device count comes back as a float."""
+
+    @staticmethod
+    def get_current_node_num_accelerators() -> int:
+        return float(SimAccManager.get_current_node_num_accelerators())  # type: ignore[return-value]
+
+
+class StrayVariable(SimAccManager):
+    """DP-005: setting the visible ids also writes a second, unnamed variable."""
+
+    @staticmethod
+    def set_current_process_visible_accelerator_ids(ids: List[str]) -> None:
+        SimAccManager.set_current_process_visible_accelerator_ids(ids)
+        os.environ["SIMACC_LAST_SELECTION"] = ",".join(ids)
+
+
+class IntIds(SimAccManager):
+    """DP-003: visible ids are read back as ints."""
+
+    @staticmethod
+    def get_current_process_visible_accelerator_ids() -> Optional[List[str]]:
+        ids = SimAccManager.get_current_process_visible_accelerator_ids()
+        return None if ids is None else [int(i) for i in ids]  # type: ignore[misc]
+
+
+class UnsetIsEmpty(SimAccManager):
+    """DP-004: an unset variable is reported as 'no devices' instead of None."""
+
+    @staticmethod
+    def get_current_process_visible_accelerator_ids() -> Optional[List[str]]:
+        ids = SimAccManager.get_current_process_visible_accelerator_ids()
+        return [] if ids is None else ids
+
+
+class CountOffByOne(SimAccManager):
+    """DP-006: one device is lost in enumeration."""
+
+    @staticmethod
+    def get_current_node_num_accelerators() -> int:
+        return max(0, SimAccManager.get_current_node_num_accelerators() - 1)
+
+
+class WrongType(SimAccManager):
+    """DP-007: the node reports another SKU than the manifest."""
+
+    @staticmethod
+    def get_current_node_accelerator_type() -> Optional[str]:
+        return "SIMACC-X2"
+
+
+class ExtraIdInWorkers(SimAccManager):
+    """DP-008/009/010/011: in workers, one more device than assigned becomes visible."""
+
+    @staticmethod
+    def set_current_process_visible_accelerator_ids(ids: List[str]) -> None:
+        if in_ray_worker() and ids:
+            spare = [str(i) for i in range(SimAccManager.get_current_node_num_accelerators()) if str(i) not in ids]
+            ids = list(ids) + spare[:1]
+        SimAccManager.set_current_process_visible_accelerator_ids(ids)
+
+
+class CollidingActors(SimAccManager):
+    """DP-009: in actors (not tasks) every process is pointed at device 0."""
+
+    @staticmethod
+    def set_current_process_visible_accelerator_ids(ids: List[str]) -> None:
+        if in_ray_worker() and ids:
+            import ray
+            if ray.get_runtime_context().get_actor_id() is not None:
+                ids = ["0"] * len(ids)
+        SimAccManager.set_current_process_visible_accelerator_ids(ids)
+
+
+class DriftingView(SimAccManager):
+    """DP-010: in workers the plugin's own view of its device changes from call to call."""
+
+    _calls = itertools.count()
+
+    @staticmethod
+    def get_current_process_visible_accelerator_ids() -> Optional[List[str]]:
+        ids = SimAccManager.get_current_process_visible_accelerator_ids()
+        if not in_ray_worker() or not ids:
+            return ids
+        n = SimAccManager.get_current_node_num_accelerators()
+        shift = next(DriftingView._calls)
+        return [str((int(i) + shift) % n) for i in ids]
+
+
+class TruncateMultiInWorkers(SimAccManager):
+    """DP-011: in workers, only the first of several assigned devices is made visible."""
+
+    @staticmethod
+    def set_current_process_visible_accelerator_ids(ids: List[str]) -> None:
+        SimAccManager.set_current_process_visible_accelerator_ids(list(ids)[:1] if in_ray_worker() else ids)
+
+
+class LeakVisibilityInWorkers(SimAccManager):
+    """DP-012: the plugin makes every device visible to any worker that imports it."""
+
+    @staticmethod
+    def get_current_node_num_accelerators() -> int:
+        return SimAccManager.get_current_node_num_accelerators()
+
+
+if in_ray_worker() and VISIBLE_DEVICES_ENV_VAR not in os.environ and os.environ.get("SIMACC_FAULT") == "leak":
+    os.environ[VISIBLE_DEVICES_ENV_VAR] = ",".join(str(i) for i in range(SimAccManager.get_current_node_num_accelerators()))
+
+
+class RejectFractional(SimAccManager):
+    """DP-013: the plugin refuses fractional requests it documents as valid."""
+
+    @staticmethod
+    def validate_resource_request_quantity(quantity: float) -> Tuple[bool, Optional[str]]:
+        if not float(quantity).is_integer():
+            return False, "SIMACC does not support fractional requests"
+        return SimAccManager.validate_resource_request_quantity(quantity)
+
+
+class AcceptAll(SimAccManager):
+    """DP-014: the plugin accepts every quantity, leaving refusal to chance."""
+
+    @staticmethod
+    def validate_resource_request_quantity(quantity: float) -> Tuple[bool, Optional[str]]:
+        return True, None
+
+
+class RenumberInWorkers(SimAccManager):
+    """DP-015: in workers the plugin renumbers devices from 0, ignoring the node's pre-selection."""
+
+    @staticmethod
+    def set_current_process_visible_accelerator_ids(ids: List[str]) -> None:
+        if in_ray_worker() and _NODE_PRESET:
+            preset = _NODE_PRESET.split(",")
+            ids = [str(preset.index(i)) if i in preset else i for i in ids]
+        SimAccManager.set_current_process_visible_accelerator_ids(ids)
+
+
+class HangingEnumeration(SimAccManager):
+    """Hang while the node starts (counting devices in the node-starting process)."""
+
+    @staticmethod
+    def get_current_node_num_accelerators() -> int:
+        if os.environ.get("SIMACC_FAULT") == "hang-start" and not in_ray_worker():
+            import time
+            time.sleep(3600)
+        return SimAccManager.get_current_node_num_accelerators()
+
+
+class SpaceInName(SimAccManager):
+    """DP-002: a resource name Ray users cannot write in a request."""
+
+    @staticmethod
+    def get_resource_name() -> str:
+        return "SIM ACC"
