@@ -73,10 +73,13 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise UserError(f"--require-tier: unknown tier {args.require_tier!r}; expected one of "
                         f"{', '.join(data.ladder.names())}")
     key = None
+    passphrase = None
     if args.sign_key:
+        from conformance.signing.keys import passphrase_from_env
         key = Path(args.sign_key)
         if not key.is_file():
             raise UserError(f"--sign-key: file not found: {key}")
+        passphrase = passphrase_from_env(args.passphrase_env)
     out_dir = Path(args.out) if args.out else Path("reports") / manifest.product_slug
     checks_dir = Path(__file__).resolve().parent / "checks"
     extra = list(args.pytest_args)
@@ -104,8 +107,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         if proc.returncode in (3, 4):
             return 2
     if key is not None:
-        from conformance.cli_signing import sign_report_dir  # type: ignore[import-not-found]
-        passphrase = os.environ.get(args.passphrase_env).encode() if args.passphrase_env and os.environ.get(args.passphrase_env) else None
+        from conformance.cli_signing import sign_report_dir
         envelope = sign_report_dir(out_dir, key, passphrase)
         print(f"ray-conformance: signed → {envelope}")
     tier = report.get("tier")
@@ -149,7 +151,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
-    p = sub.add_parser("run", help="certify a plugin: run the checks, compute the tier, write the reports")
+    p = sub.add_parser("run", allow_abbrev=False, help="certify a plugin: run the checks, compute the tier, write the reports")
     p.add_argument("--manifest", required=True, help="vendor manifest (YAML or JSON)")
     p.add_argument("--out", help="output folder (default reports/<product-slug>/)")
     p.add_argument("--ray-address", help="existing Ray cluster to run against")

@@ -29,6 +29,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     metavar="SECONDS", help="default hard timeout per check (checklist timeout_s overrides)")
     group.addoption("--conformance-setup-timeout", dest="conformance_setup_timeout", type=float, default=240.0,
                     metavar="SECONDS", help="hard timeout for a check's setup (cluster start included)")
+    group.addoption("--conformance-hang-grace", dest="conformance_hang_grace", type=float, default=75.0,
+                    metavar="SECONDS", help="after a timeout, how long to wait for the check to return before "
+                                            "writing the report and ending the run")
 
 
 def pytest_configure(config: pytest.Config) -> None:

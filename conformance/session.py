@@ -54,6 +54,7 @@ class ConformanceRun:
         self.ray_address: str | None = config.getoption("conformance_ray_address")
         self.default_timeout: float = config.getoption("conformance_timeout")
         self.setup_timeout: float = config.getoption("conformance_setup_timeout")
+        self.hang_grace: float = config.getoption("conformance_hang_grace")
         self.clusters = ClusterManager(manifest, self.ray_address)
         self.records: dict[str, TestRecord] = {}
         self.item_checks: dict[str, str] = {}
@@ -150,13 +151,14 @@ class ConformanceRun:
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_setup(self, item: pytest.Item):  # type: ignore[no-untyped-def]
-        with hard_timeout(self.setup_timeout, f"setup of {item.nodeid}", on_stuck=self.abort_stuck):
+        with hard_timeout(self.setup_timeout, f"setup of {item.nodeid}", on_stuck=self.abort_stuck,
+                          grace_s=self.hang_grace):
             return (yield)
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_call(self, item: pytest.Item):  # type: ignore[no-untyped-def]
         with hard_timeout(self.timeout_for(item), self.item_checks.get(item.nodeid, item.nodeid),
-                          on_stuck=self.abort_stuck):
+                          on_stuck=self.abort_stuck, grace_s=self.hang_grace):
             return (yield)
 
     @pytest.hookimpl(wrapper=True)
@@ -165,7 +167,8 @@ class ConformanceRun:
         cid = self.item_checks.get(item.nodeid)
         if cid is None:
             return rep
-        rec = self.records.setdefault(item.nodeid, TestRecord(item.nodeid, cid, "pass"))
+        rec = self.records.setdefault(item.nodeid, TestRecord(item.nodeid, cid, "error",
+                                                               "the check did not finish (run interrupted)"))
         rec.duration_s += rep.duration
         from conformance.fixtures import METRICS_KEY
         rec.metrics.update(item.stash.get(METRICS_KEY, {}))
@@ -176,19 +179,19 @@ class ConformanceRun:
                 rec.outcome, rec.reason = "not_applicable", text[len(NOT_APPLICABLE_PREFIX):]
             else:
                 rec.outcome, rec.reason = "skip", text
-        elif rep.failed and call.excinfo is not None:
-            exc = call.excinfo.value
-            reason = _reason_from_excinfo(call.excinfo)
-            if rep.when == "call" and not isinstance(exc, ClusterStartError):
-                rec.outcome = "fail"
-            elif rec.outcome != "fail":
-                rec.outcome = "error"
-            carried = _carried_timeout(exc)
+        elif rep.failed:
+            exc = call.excinfo.value if call.excinfo is not None else None
+            reason = _reason_from_excinfo(call.excinfo) if call.excinfo is not None else _first_line(str(rep.longrepr))
+            carried = _carried_timeout(exc) if exc is not None else None
             if carried is not None:
                 reason = str(carried)
-            rec.reason = reason if rep.when != "teardown" else f"teardown: {reason}"
-        elif rep.failed:
-            rec.outcome, rec.reason = "error", _first_line(str(rep.longrepr))
+            if rep.when == "call" and not isinstance(exc, ClusterStartError):
+                rec.outcome, rec.reason = "fail", reason
+            elif rec.outcome != "fail":
+                rec.outcome = "error"
+                rec.reason = reason if rep.when != "teardown" else f"teardown: {reason}"
+        elif rep.when == "call" and rep.passed:
+            rec.outcome, rec.reason = "pass", None
         return rep
 
     # ------------------------------------------------------------------ reporting

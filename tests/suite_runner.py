@@ -50,7 +50,7 @@ def run_suite(manifest: Path, out: Path, *pytest_args: str, timeout_s: float = 6
     env.pop("PYTEST_ADDOPTS", None)
     cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", f"--rootdir={CHECKS}", "-c", os.devnull,
            f"--conformance-manifest={manifest}", f"--conformance-out={out}", *pytest_args]
-    if not any(a.startswith(str(CHECKS)) for a in pytest_args):
+    if not any(not a.startswith("-") for a in pytest_args):
         cmd.append(str(CHECKS))
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, env=env, cwd=str(out.parent))
     report_path = out / "report.json"

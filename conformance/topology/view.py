@@ -103,7 +103,7 @@ def node_data(node: NodeFacts, resource: str, diffs: list[tuple[str, str]]) -> d
     }
 
 
-def node_markdown(node: NodeFacts, resource: str, diffs: list[tuple[str, str]]) -> str:
+def node_markdown(node: NodeFacts, resource: str, diffs: list[tuple[str, str]], domain_keys: Sequence[str] = ()) -> str:
     desc = node.description if isinstance(node.description, dict) else None
     ids = ",".join(node.ray_ids) if node.ray_ids is not None else f"unknown ({node.ray_ids_error})"
     ray_dev = f"{resource} x {node.device_count:g}, ids {ids}" if node.has_devices else f"no {resource}"
@@ -123,7 +123,8 @@ def node_markdown(node: NodeFacts, resource: str, diffs: list[tuple[str, str]]) 
         ["type", node.ray_labels.get("ray.io/accelerator-type", "none"),
          f"{desc.get('accelerator_type')} (manager: {node.manager_type})" if desc else f"manager: {node.manager_type}"],
         ["labels", _kv(node.ray_labels, skip=("ray.io/node-id",)), plugin_labels],
-        ["domains", "", _kv(desc.get("domains")) if desc else ""],
+        ["domains", _kv({k: v for k, v in node.ray_labels.items() if k in domain_keys}),
+         _kv(desc.get("domains")) if desc else ""],
         ["links", "", _links_summary(desc) if desc else ""],
         ["NUMA / NICs", "", (f"{len(desc.get('numa_nodes') or [])} NUMA node(s); NICs: "
                              + (", ".join(f"{n.get('name')}->{','.join(n.get('devices') or []) or '-'}"
@@ -145,7 +146,8 @@ def build_view(facts: Sequence[NodeFacts], *, resource: str, vocabulary: Vocabul
     total = sum(len(d) for _, d in per_node)
     head = [f"{len(facts)} node(s); {total} difference(s) between Ray's view and the plugin's."]
     head += [f"Note: {n}" for n in notes]
-    md = "\n\n".join(["\n".join(head)] + [node_markdown(f, resource, d) for f, d in per_node])
+    domain_keys = [k.key for k in vocabulary.keys if (k.describes or "").startswith("domains.")]
+    md = "\n\n".join(["\n".join(head)] + [node_markdown(f, resource, d, domain_keys) for f, d in per_node])
     return {"markdown": md,
             "data": {"resource": resource, "nodes": [node_data(f, resource, d) for f, d in per_node],
                      "differences": total, "notes": list(notes)}}

@@ -169,7 +169,11 @@ class TransportContext:
                 sent, got = self.transfer(eps.actors[src], eps.actors[dst], case, timeout=timeout)
                 results.append(CaseResult(case["id"], problems=payloads.compare(sent, got, fields)))
             except TransferError as exc:
-                results.append(CaseResult(case["id"], error=str(exc)))
+                error = str(exc)
+                if "ActorDiedError" in error and not self.setup.can_abort:
+                    error += (" (Ray kills both actors when a transfer fails on a transport that cannot abort; "
+                              "the cause is in the source's worker log)")
+                results.append(CaseResult(case["id"], error=error))
                 if not eps.healthy(5.0):
                     rebuilds += 1
                     if rebuilds <= MAX_REBUILDS:

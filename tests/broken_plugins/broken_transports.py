@@ -1,0 +1,274 @@
+"""Deliberately broken variants of the reference transport SIMXFER, one fault each.
+
+Each class subclasses conformance.simulated.transport.SimXferTransport and breaks one promise
+of the RDT transport contract the way real transports do (a cast on the wire, ignored strides,
+a shared staging buffer, a leak ...). tests/test_transport_teeth.py runs the transport and
+performance checks against each and asserts that the intended check fails and that the checks
+the fault does not touch still pass.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+import time
+from dataclasses import dataclass, field
+from multiprocessing import shared_memory
+from typing import Any, List, Optional
+
+import torch
+
+from ray.experimental.rdt import CommunicatorMetadata, TensorTransportMetadata
+from ray.experimental.rdt.tensor_transport_manager import FetchRequest
+
+from conformance.simulated.transport import SimXferMetadata, SimXferTransport, _bytes_view, _layout, _open_existing
+
+SIM_LINK_BYTES_PER_S = 20e6   # the "slow link" variants move 20 MB/s
+
+
+# --------------------------------------------------------------------------- TR-001
+class WireFloat32(SimXferTransport):
+    """TR-001: casts every tensor to float32 for the wire and back on arrival (int64, float64,
+    complex and NaN payloads of float16/bfloat16 do not survive)."""
+
+    def extract_tensor_transport_metadata(self, obj_id: str, rdt_object: List[torch.Tensor]) -> SimXferMetadata:
+        meta = super().extract_tensor_transport_metadata(obj_id, [t.to(torch.float32) for t in rdt_object])
+        meta.tensor_meta = [(t.shape, t.dtype) for t in rdt_object]
+        return meta
+
+    def recv_multiple_tensors(self, obj_id: str, tensor_transport_metadata: Any, communicator_metadata: Any,
+                              target_buffers: Optional[List[Any]] = None) -> List[torch.Tensor]:
+        meta = tensor_transport_metadata
+        wire = dataclasses.replace(meta, tensor_meta=[(s, torch.float32) for s, _ in meta.tensor_meta])
+        got = super().recv_multiple_tensors(obj_id, wire, communicator_metadata)
+        return [g.to(d) for g, (_, d) in zip(got, meta.tensor_meta)]
+
+
+class ZeroDimLost(SimXferTransport):
+    """TR-001 (shape axis): a 0-d tensor arrives as zero (an empty shape taken as "no data")."""
+
+    def recv_multiple_tensors(self, obj_id: str, tensor_transport_metadata: Any, communicator_metadata: Any,
+                              target_buffers: Optional[List[Any]] = None) -> List[torch.Tensor]:
+        got = super().recv_multiple_tensors(obj_id, tensor_transport_metadata, communicator_metadata, target_buffers)
+        return [torch.zeros((), dtype=t.dtype) if t.dim() == 0 else t for t in got]
+
+
+# --------------------------------------------------------------------------- TR-002
+class IgnoreStrides(SimXferTransport):
+    """TR-002: ships numel elements of the storage from the view's offset, ignoring strides."""
+
+    def extract_tensor_transport_metadata(self, obj_id: str, rdt_object: List[torch.Tensor]) -> SimXferMetadata:
+        raw = [t if t.is_contiguous() else
+               torch.as_strided(t, (t.numel(),), (1,), t.storage_offset()).view(t.shape) for t in rdt_object]
+        meta = super().extract_tensor_transport_metadata(obj_id, raw)
+        meta.tensor_meta = [(t.shape, t.dtype) for t in rdt_object]
+        return meta
+
+
+# --------------------------------------------------------------------------- TR-003
+class ReverseOrder(SimXferTransport):
+    """TR-003: hands the tensors of a multi-tensor object back in reverse order."""
+
+    def recv_multiple_tensors(self, obj_id: str, tensor_transport_metadata: Any, communicator_metadata: Any,
+                              target_buffers: Optional[List[Any]] = None) -> List[torch.Tensor]:
+        return list(reversed(super().recv_multiple_tensors(obj_id, tensor_transport_metadata, communicator_metadata,
+                                                           target_buffers)))
+
+
+# --------------------------------------------------------------------------- TR-004 / PF-001
+class Truncate1MiB(SimXferTransport):
+    """TR-004, PF-001: a fixed 1 MiB receive buffer; bytes past 1 MiB of a tensor arrive as zeros."""
+
+    LIMIT = 1 << 20
+
+    def _copy_in_chunks(self, obj_id: str, dst: torch.Tensor, buf: memoryview, offset: int, nbytes: int) -> None:
+        super()._copy_in_chunks(obj_id, dst, buf, offset, min(nbytes, self.LIMIT))
+        if nbytes > self.LIMIT:
+            dst[self.LIMIT:nbytes].zero_()
+
+
+# --------------------------------------------------------------------------- TR-005
+class FlatShapes(SimXferTransport):
+    """TR-005: every tensor arrives flattened to 1-D (right bytes, wrong shape)."""
+
+    def recv_multiple_tensors(self, obj_id: str, tensor_transport_metadata: Any, communicator_metadata: Any,
+                              target_buffers: Optional[List[Any]] = None) -> List[torch.Tensor]:
+        got = super().recv_multiple_tensors(obj_id, tensor_transport_metadata, communicator_metadata, target_buffers)
+        return [t.reshape(-1) for t in got]
+
+
+# --------------------------------------------------------------------------- TR-006
+@dataclass
+class NodeMetadata(SimXferMetadata):
+    node_id: str = ""
+
+
+def _node_id() -> str:
+    import ray
+    return ray.get_runtime_context().get_node_id()
+
+
+class NodeLocal(SimXferTransport):
+    """TR-006: node-local only (like shared memory or IPC handles on real hosts); a receiver on
+    another node cannot find the buffer."""
+
+    def extract_tensor_transport_metadata(self, obj_id: str, rdt_object: List[torch.Tensor]) -> NodeMetadata:
+        meta = super().extract_tensor_transport_metadata(obj_id, rdt_object)
+        return NodeMetadata(**{f.name: getattr(meta, f.name) for f in dataclasses.fields(meta)}, node_id=_node_id())
+
+    def recv_multiple_tensors(self, obj_id: str, tensor_transport_metadata: Any, communicator_metadata: Any,
+                              target_buffers: Optional[List[Any]] = None) -> List[torch.Tensor]:
+        if tensor_transport_metadata.node_id != _node_id():
+            raise RuntimeError(f"SIMXFER(NodeLocal): segment {tensor_transport_metadata.segment} not found on this node")
+        return super().recv_multiple_tensors(obj_id, tensor_transport_metadata, communicator_metadata, target_buffers)
+
+
+# --------------------------------------------------------------------------- TR-007
+class SharedStaging(SimXferTransport):
+    """TR-007: one staging segment per process, reused by every object: fine one at a time,
+    overwritten when several objects are alive at once."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._staging: Optional[shared_memory.SharedMemory] = None
+
+    def extract_tensor_transport_metadata(self, obj_id: str, rdt_object: List[torch.Tensor]) -> SimXferMetadata:
+        offsets, size = _layout(rdt_object)
+        if self._staging is None or self._staging.size < size:
+            if self._staging is not None:
+                self._staging.close()
+                self._staging.unlink()
+            self._staging = shared_memory.SharedMemory(name=f"simxfer-staging-{os.getpid()}-{size}", create=True,
+                                                       size=size)
+        for t, off in zip(rdt_object, offsets):
+            n = t.numel() * t.element_size()
+            if n:
+                dst = _bytes_view(self._staging.buf, off, n).view(t.dtype).view(t.shape)
+                dst.copy_(t)
+                del dst
+        return SimXferMetadata(tensor_meta=[(t.shape, t.dtype) for t in rdt_object],
+                               tensor_device=rdt_object[0].device.type if rdt_object else None,
+                               segment=self._staging.name, offsets=offsets)
+
+    def garbage_collect(self, obj_id: str, tensor_transport_meta: Any, tensors: List[Any]) -> None:
+        pass   # the staging segment is reused, nothing per object
+
+
+# --------------------------------------------------------------------------- TR-008
+class UnlinkOnRead(SimXferTransport):
+    """TR-008: the receiver removes the buffer after reading it, so a ref reads only once."""
+
+    def recv_multiple_tensors(self, obj_id: str, tensor_transport_metadata: Any, communicator_metadata: Any,
+                              target_buffers: Optional[List[Any]] = None) -> List[torch.Tensor]:
+        got = super().recv_multiple_tensors(obj_id, tensor_transport_metadata, communicator_metadata, target_buffers)
+        seg = _open_existing(tensor_transport_metadata.segment)
+        seg.close()
+        seg.unlink()
+        return got
+
+    def garbage_collect(self, obj_id: str, tensor_transport_meta: Any, tensors: List[Any]) -> None:
+        with self._lock:
+            seg = self._segments.pop(obj_id, None)
+            self._metadata.pop(obj_id, None)
+        if seg is not None:
+            seg.close()
+            try:
+                seg.unlink()
+            except FileNotFoundError:
+                pass   # the receiver already removed it
+
+
+# --------------------------------------------------------------------------- TR-009
+class BrokenFetch(SimXferTransport):
+    """TR-009: an "async" fetch for ray.get in the driver that hands back its buffers before
+    filling them (actor-to-actor receives are fine)."""
+
+    def fetch_multiple_tensors(self, obj_id: str, tensor_transport_metadata: Any, communicator_metadata: Any,
+                               target_buffers: Optional[List[Any]] = None) -> FetchRequest:
+        empty = [torch.zeros(s, dtype=d) for s, d in tensor_transport_metadata.tensor_meta]
+        return FetchRequest(obj_id=obj_id, tensors=empty)
+
+
+# --------------------------------------------------------------------------- TR-010
+class FalseTwoSided(SimXferTransport):
+    """TR-010: declares itself two-sided but has no send path (send raises), so every
+    transfer's send task fails; data still arrives through the one-sided read."""
+
+    @staticmethod
+    def is_one_sided() -> bool:
+        return False
+
+    def abort_transport(self, obj_id: str, communicator_metadata: CommunicatorMetadata) -> None:
+        pass   # nothing to interrupt: the read does not wait for the (missing) send
+
+
+# --------------------------------------------------------------------------- TR-011
+@dataclass
+class WireMetadata(SimXferMetadata):
+    true_meta: list = field(default_factory=list)
+
+
+class WireMeta(SimXferTransport):
+    """TR-011: its TensorTransportMetadata describes the wire (one uint8 blob per tensor), not
+    the tensors; it keeps the real shapes privately, so transfers still work."""
+
+    def extract_tensor_transport_metadata(self, obj_id: str, rdt_object: List[torch.Tensor]) -> WireMetadata:
+        meta = super().extract_tensor_transport_metadata(obj_id, rdt_object)
+        fields = {f.name: getattr(meta, f.name) for f in dataclasses.fields(meta)}
+        fields["tensor_meta"] = [(torch.Size([t.numel() * t.element_size()]), torch.uint8) for t in rdt_object]
+        return WireMetadata(**fields, true_meta=list(meta.tensor_meta))
+
+    def recv_multiple_tensors(self, obj_id: str, tensor_transport_metadata: Any, communicator_metadata: Any,
+                              target_buffers: Optional[List[Any]] = None) -> List[torch.Tensor]:
+        real = dataclasses.replace(tensor_transport_metadata, tensor_meta=tensor_transport_metadata.true_meta)
+        return super().recv_multiple_tensors(obj_id, real, communicator_metadata, target_buffers)
+
+
+# --------------------------------------------------------------------------- TR-012 / TR-013
+class GcRaises(SimXferTransport):
+    """TR-012: garbage_collect looks the object up under the wrong key and raises (Ray logs
+    and swallows it, so the segment also leaks)."""
+
+    def garbage_collect(self, obj_id: str, tensor_transport_meta: TensorTransportMetadata, tensors: List[Any]) -> None:
+        with self._lock:
+            seg = self._segments[tensor_transport_meta.segment]   # keyed by obj_id: KeyError
+        seg.close()
+
+
+class NoFree(SimXferTransport):
+    """TR-013: garbage_collect forgets to release the segment (one buffer leaked per transfer)."""
+
+    def garbage_collect(self, obj_id: str, tensor_transport_meta: TensorTransportMetadata, tensors: List[Any]) -> None:
+        pass
+
+
+# --------------------------------------------------------------------------- TR-014
+class NonBoolHas(SimXferTransport):
+    """TR-014: actor_has_tensor_transport answers with a truthy non-bool (an agent handle)."""
+
+    def actor_has_tensor_transport(self, actor: Any) -> bool:
+        return "agent-0"  # type: ignore[return-value]
+
+
+# --------------------------------------------------------------------------- PF-002 / PF-003
+class SlowLink(SimXferTransport):
+    """PF-002, PF-003: a link of 20 MB/s (every receive waits as long as the bytes would take)."""
+
+    def recv_multiple_tensors(self, obj_id: str, tensor_transport_metadata: Any, communicator_metadata: Any,
+                              target_buffers: Optional[List[Any]] = None) -> List[torch.Tensor]:
+        nbytes = sum(int(torch.Size(s).numel()) * torch.empty((), dtype=d).element_size()
+                     for s, d in tensor_transport_metadata.tensor_meta)
+        time.sleep(nbytes / SIM_LINK_BYTES_PER_S)
+        return super().recv_multiple_tensors(obj_id, tensor_transport_metadata, communicator_metadata, target_buffers)
+
+
+# --------------------------------------------------------------------------- PF-004
+class OneBadDevice(SlowLink):
+    """PF-004: only receives into simulated device 3 go over the slow link (one degraded link)."""
+
+    def recv_multiple_tensors(self, obj_id: str, tensor_transport_metadata: Any, communicator_metadata: Any,
+                              target_buffers: Optional[List[Any]] = None) -> List[torch.Tensor]:
+        if os.environ.get("SIMACC_VISIBLE_DEVICES") == "3":
+            return super().recv_multiple_tensors(obj_id, tensor_transport_metadata, communicator_metadata,
+                                                 target_buffers)
+        return SimXferTransport.recv_multiple_tensors(self, obj_id, tensor_transport_metadata, communicator_metadata,
+                                                      target_buffers)

@@ -1,0 +1,97 @@
+"""Manifest validation: every bad manifest is one line naming the field, exit 2, no traceback."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conformance.cli import main
+from conformance.manifest import check_manifest
+from suite_runner import SIM_MANIFEST, sim_manifest
+
+
+def write(tmp_path: Path, data, name="m.yaml") -> Path:
+    p = tmp_path / name
+    p.write_text(data if isinstance(data, str) else yaml.safe_dump(data))
+    return p
+
+
+def without(d: dict, *path: str) -> dict:
+    node = d
+    for key in path[:-1]:
+        node = node[key]
+    del node[path[-1]]
+    return d
+
+
+CASES = {
+    "missing field": (lambda: without(sim_manifest(), "accelerator", "manager"), "accelerator: 'manager' is a required property"),
+    "wrong type": (lambda: {**sim_manifest(), "cluster": {"nodes": "two"}}, "cluster.nodes: 'two' is not of type 'integer'"),
+    "unknown key": (lambda: {**sim_manifest(), "colour": "red"}, "Additional properties are not allowed ('colour'"),
+    "bad import ref": (lambda: {**sim_manifest(), "accelerator": {**sim_manifest()["accelerator"], "manager": "no colon"}},
+                       "accelerator.manager: 'no colon' does not match"),
+    "unimportable module": (lambda: {**sim_manifest(), "accelerator": {**sim_manifest()["accelerator"],
+                                                                        "manager": "no_such_pkg.mod:Cls"}},
+                            "accelerator.manager: cannot import module 'no_such_pkg.mod'"),
+    "missing attribute": (lambda: {**sim_manifest(), "accelerator": {**sim_manifest()["accelerator"],
+                                                                      "manager": "conformance.simulated.manager:Nope"}},
+                          "accelerator.manager: module 'conformance.simulated.manager' has no attribute 'Nope'"),
+    "not a manager": (lambda: {**sim_manifest(), "accelerator": {**sim_manifest()["accelerator"],
+                                                                  "manager": "pathlib:Path"}},
+                      "accelerator.manager: pathlib:Path is not an AcceleratorManager subclass"),
+    "resource mismatch": (lambda: {**sim_manifest(), "accelerator": {**sim_manifest()["accelerator"],
+                                                                      "resource_name": "GPU"}},
+                          "accelerator.resource_name: 'GPU' does not equal"),
+    "yaml syntax": (lambda: "schema_version: 1\nvendor: [unclosed\n", "invalid YAML at line"),
+    "not a mapping": (lambda: "- a\n- b\n", "expected a mapping at the top level"),
+    "missing python_path folder": (lambda: {**sim_manifest(), "plugin": {"python_path": ["nowhere"]}},
+                                   "plugin.python_path: folder not found: nowhere"),
+    "custom transport without manager": (lambda: {**sim_manifest(), "transport": {"name": "MYX"}},
+                                         "transport.manager: required for custom transport 'MYX'"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_bad_manifest_one_line_exit_2(case: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    make, expected = CASES[case]
+    path = write(tmp_path, make())
+    assert main(["validate-manifest", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1, err
+    assert err.startswith("ray-conformance: error: manifest: ")
+    assert expected in err, err
+
+
+def test_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["validate-manifest", str(tmp_path / "absent.yaml")]) == 2
+    assert "manifest: file not found" in capsys.readouterr().err
+
+
+def test_json_manifest_accepted(tmp_path: Path) -> None:
+    import json
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps(sim_manifest()))
+    assert check_manifest(path).resource_name == "SIMACC"
+
+
+def test_bundled_manifest_valid() -> None:
+    m = check_manifest(SIM_MANIFEST)
+    assert m.product_slug == "simacc-x1"
+
+
+def test_run_with_bad_manifest_has_no_traceback(tmp_path: Path) -> None:
+    path = write(tmp_path, {**sim_manifest(), "colour": "red"})
+    proc = subprocess.run([sys.executable, "-m", "conformance.cli", "run", "--manifest", str(path)],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr + proc.stdout
+    assert proc.stderr.strip().count("\n") == 0 and "colour" in proc.stderr
+    assert not (tmp_path / "reports").exists()
+
+
+def test_run_rejects_unknown_required_tier(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "--manifest", str(SIM_MANIFEST), "--require-tier", "platinum"]) == 2
+    assert "--require-tier: unknown tier 'platinum'" in capsys.readouterr().err

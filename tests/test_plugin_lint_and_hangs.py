@@ -1,0 +1,130 @@
+"""The plugin's guarantees: registry lint, hard timeouts, reports written even on hangs and interrupts."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from suite_runner import CHECKS, ROOT, SIM_MANIFEST, broken_manifest, outcomes, run_suite, write_manifest
+
+
+def pytest_cmd(manifest: Path, out: Path, *args: str) -> list[str]:
+    return [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-c", os.devnull,
+            f"--conformance-manifest={manifest}", f"--conformance-out={out}", *args]
+
+
+def write_checks(folder: Path, body: str) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "test_custom_checks.py"
+    path.write_text("import pytest, time, signal\n" + body)
+    return path
+
+
+def test_unknown_check_id_refused(tmp_path: Path) -> None:
+    tests = write_checks(tmp_path / "t", "@pytest.mark.check('DP-999')\ndef test_a():\n    pass\n"
+                                          "def test_unmarked():\n    pass\n")
+    proc = subprocess.run(pytest_cmd(SIM_MANIFEST, tmp_path / "out", str(tests)), capture_output=True, text=True,
+                          timeout=120, cwd=tmp_path)
+    assert proc.returncode == pytest.ExitCode.USAGE_ERROR
+    assert "names unknown check 'DP-999'" in proc.stderr
+    assert "test_unmarked: evidences no check" in proc.stderr
+
+
+def test_checklist_item_without_test_refused(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    shutil.copytree(ROOT / "tiers", data / "tiers")
+    shutil.copytree(ROOT / "schemas", data / "schemas")
+    with open(data / "tiers" / "checklist.yaml", "a") as f:
+        f.write("  - id: DP-099\n    title: An untested requirement\n    area: device\n    level: SHOULD\n"
+                "    requirement: The plugin SHOULD do something.\n    rationale: Because it matters.\n"
+                "    since: 0.1.0\n")
+    env = {**os.environ, "CONFORMANCE_DATA_DIR": str(data)}
+    proc = subprocess.run(pytest_cmd(SIM_MANIFEST, tmp_path / "out", "--collect-only", str(CHECKS)),
+                          capture_output=True, text=True, timeout=300, cwd=tmp_path, env=env)
+    assert proc.returncode == pytest.ExitCode.USAGE_ERROR
+    assert "checklist item DP-099 (An untested requirement) has no test" in proc.stderr
+
+
+def test_hang_fails_the_check_and_the_run_goes_on(tmp_path: Path) -> None:
+    tests = write_checks(tmp_path / "t", "@pytest.mark.check('DP-001')\ndef test_hangs():\n    time.sleep(600)\n"
+                                          "@pytest.mark.check('DP-002')\ndef test_next():\n    pass\n")
+    t0 = time.monotonic()
+    code, report, output = run_suite(SIM_MANIFEST, tmp_path / "out", str(tests), "--conformance-timeout=3",
+                                     timeout_s=120)
+    assert time.monotonic() - t0 < 60
+    assert report is not None, output
+    checks = {c["id"]: c for c in report["checks"]}
+    assert checks["DP-001"]["outcome"] == "fail"
+    assert "hard timeout of 3s" in checks["DP-001"]["reason"] and "hang" in checks["DP-001"]["reason"]
+    assert checks["DP-002"]["outcome"] == "pass"
+    assert checks["DP-003"]["outcome"] == "skip"  # not collected in this run: never counts as passed
+    assert report["tier"] is None and not report["interrupted"]
+
+
+def test_uninterruptible_hang_still_writes_the_report(tmp_path: Path) -> None:
+    body = ("@pytest.mark.check('DP-002')\ndef test_first():\n    pass\n"
+            "@pytest.mark.check('DP-001')\ndef test_blocks_signals():\n"
+            "    signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGALRM])\n    time.sleep(600)\n"
+            "@pytest.mark.check('DP-003')\ndef test_never_reached():\n    pass\n")
+    tests = write_checks(tmp_path / "t", body)
+    t0 = time.monotonic()
+    code, report, output = run_suite(SIM_MANIFEST, tmp_path / "out", str(tests), "--conformance-timeout=2",
+                                     "--conformance-hang-grace=2", timeout_s=120)
+    assert time.monotonic() - t0 < 60
+    assert code == 3
+    assert report is not None, output
+    checks = {c["id"]: c for c in report["checks"]}
+    assert checks["DP-002"]["outcome"] == "pass"
+    assert checks["DP-001"]["outcome"] == "fail" and "could not be interrupted" in checks["DP-001"]["reason"]
+    assert checks["DP-003"]["outcome"] == "skip" and "interrupted" in checks["DP-003"]["reason"]
+    assert report["interrupted"] is True
+    assert (tmp_path / "out" / "junit.xml").exists() and (tmp_path / "out" / "report.md").exists()
+
+
+def test_interrupt_writes_partial_report(tmp_path: Path) -> None:
+    tests = write_checks(tmp_path / "t", "@pytest.mark.check('DP-002')\ndef test_first():\n    pass\n"
+                                          "@pytest.mark.check('DP-001')\ndef test_slow():\n    time.sleep(60)\n")
+    out = tmp_path / "out"
+    proc = subprocess.Popen(pytest_cmd(SIM_MANIFEST, out, str(tests)), stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, cwd=tmp_path)
+    time.sleep(6)
+    proc.send_signal(signal.SIGINT)
+    proc.communicate(timeout=60)
+    report = json.loads((out / "report.json").read_text())
+    assert report["interrupted"] is True
+    checks = {c["id"]: c for c in report["checks"]}
+    assert checks["DP-002"]["outcome"] == "pass"
+    assert checks["DP-001"]["outcome"] != "pass"
+
+
+def test_plugin_hanging_at_cluster_start_yields_a_report(tmp_path: Path) -> None:
+    manifest = write_manifest(broken_manifest("HangingEnumeration", env={"SIMACC_FAULT": "hang-start"}), tmp_path)
+    code, report, output = run_suite(manifest, tmp_path / "out", str(CHECKS / "test_device_contract.py"),
+                                     str(CHECKS / "test_device_live.py"), "--conformance-timeout=8",
+                                     "--conformance-setup-timeout=8", timeout_s=300)
+    assert report is not None, output[-3000:]
+    device = {c["id"]: c for c in report["checks"] if c["area"] == "device"}
+    assert device["DP-001"]["outcome"] == "fail" and "hang" in device["DP-001"]["reason"]
+    assert device["DP-008"]["outcome"] == "error" and "failed to start" in device["DP-008"]["reason"]
+    assert all(c["outcome"] != "pass" for c in device.values() if c["id"] not in ("DP-002",))
+    assert report["tier"] is None
+
+
+def test_previous_report_is_archived_not_overwritten(tmp_path: Path) -> None:
+    tests = write_checks(tmp_path / "t", "@pytest.mark.check('DP-002')\ndef test_a():\n    pass\n")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "report.json").write_text('{"mine": true}')
+    (out / "notes.txt").write_text("user file")
+    run_suite(SIM_MANIFEST, out, str(tests), timeout_s=120)
+    archived = list((out / "previous").glob("*/report.json"))
+    assert len(archived) == 1 and json.loads(archived[0].read_text()) == {"mine": True}
+    assert (out / "notes.txt").read_text() == "user file"
+    assert json.loads((out / "report.json").read_text())["suite"]["name"] == "ray-accelerator-conformance"

@@ -1,0 +1,46 @@
+"""Aggregating test outcomes into check outcomes, and waivers (pure; no Ray)."""
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from conformance.data import Waiver, load_suite_data
+from conformance.results import TestRecord, aggregate, combine, summarize
+
+
+@pytest.mark.parametrize("outs, expected", [
+    (["pass", "pass"], "pass"), (["pass", "fail"], "fail"), (["error", "fail"], "fail"),
+    (["pass", "error"], "error"), (["pass", "skip"], "skip"), ([], "skip"),
+    (["not_applicable"], "not_applicable"), (["pass", "not_applicable"], "not_applicable"),
+])
+def test_combine(outs, expected):
+    assert combine(outs) == expected
+
+
+def test_aggregate_covers_every_check_and_marks_not_run():
+    cl = load_suite_data().checklist
+    entries = aggregate([TestRecord("t::a", "DP-001", "pass", duration_s=0.5)], cl)
+    assert [e["id"] for e in entries] == [c.id for c in cl.active()]
+    first = entries[0]
+    assert first["outcome"] == "pass" and first["duration_s"] == 0.5
+    assert all(e["outcome"] == "skip" and e["reason"] == "no test for this check ran" for e in entries[1:])
+    assert summarize(entries)["pass"] == 1
+
+
+def test_active_waiver_turns_failure_into_waived_never_pass():
+    cl = load_suite_data().checklist
+    w = Waiver(check="DP-001", issue="https://github.com/ray-project/ray/issues/1", reason="known upstream bug",
+               expires="2099-01-01")
+    entries = aggregate([TestRecord("t::a", "DP-001", "fail", reason="boom")], cl, [w])
+    assert entries[0]["outcome"] == "waived"
+    assert entries[0]["waiver"]["original_outcome"] == "fail"
+    passed = aggregate([TestRecord("t::a", "DP-001", "pass")], cl, [w])
+    assert passed[0]["outcome"] == "pass" and passed[0]["waiver"] is None
+
+
+def test_expired_waiver_does_not_apply():
+    cl = load_suite_data().checklist
+    w = Waiver(check="DP-001", issue="https://x", reason="known upstream bug", expires="2020-01-01")
+    entries = aggregate([TestRecord("t::a", "DP-001", "fail")], cl, [w], today=dt.date(2026, 1, 1))
+    assert entries[0]["outcome"] == "fail"
