@@ -80,7 +80,7 @@ def aggregate(records: Iterable[TestRecord], checklist: Checklist, waivers: Iter
             if w is not None:
                 entry["outcome"] = "waived"
                 entry["waiver"] = {"check": w.check, "issue": w.issue, "reason": w.reason,
-                                   "expires": w.expires, "original_outcome": outcome}
+                                   "expires": w.expires, "blocks_tier": w.blocks_tier, "original_outcome": outcome}
                 entry["reason"] = f"waived ({w.issue}, expires {w.expires}): {w.reason}; was {outcome}: {reason}"
         entries.append(entry)
     return entries

@@ -53,12 +53,21 @@ def required_checks(tier: Mapping[str, Any], checklist: Checklist) -> list[str]:
     return ids
 
 
-def _counts(outcome: str, allow_waived: bool) -> bool:
-    return outcome == PASSING or (allow_waived and outcome == WAIVED)
+def _counts(outcome: str, allow_waived: bool, waiver_blocks: bool = False) -> bool:
+    """`pass` counts; `waived` counts only where the tier allows waivers and the waiver does not
+    say `blocks_tier`."""
+    return outcome == PASSING or (allow_waived and outcome == WAIVED and not waiver_blocks)
+
+
+def _blocks_tier(result: Mapping[str, Any]) -> bool:
+    """The waiver recorded on a check entry (report.json) says it must not count toward a tier."""
+    return bool((result.get("waiver") or {}).get("blocks_tier", False))
 
 
 def _condition(cond: Mapping[str, Any], ctx: RunContext, outcomes: Mapping[str, str],
-               checklist: Checklist, allow_waived: bool) -> dict[str, Any]:
+               checklist: Checklist, allow_waived: bool,
+               blocks: Mapping[str, bool] | None = None) -> dict[str, Any]:
+    blocks = blocks or {}
     kind = cond["kind"]
     if kind == "transport_declared":
         met = ctx.transport_declared
@@ -69,7 +78,7 @@ def _condition(cond: Mapping[str, Any], ctx: RunContext, outcomes: Mapping[str, 
         detail = f"{ctx.nodes} node(s) in the run; needs >= {need}"
     elif kind == "should_share":
         shoulds = [c.id for c in checklist.active() if c.level == "SHOULD"]
-        passed = sum(1 for cid in shoulds if _counts(outcomes.get(cid, "skip"), allow_waived))
+        passed = sum(1 for cid in shoulds if _counts(outcomes.get(cid, "skip"), allow_waived, blocks.get(cid, False)))
         share = passed / len(shoulds) if shoulds else 1.0
         met = share >= float(cond["value"])
         detail = f"{passed}/{len(shoulds)} SHOULD checks passed ({share:.0%}); needs >= {float(cond['value']):.0%}"
@@ -83,9 +92,12 @@ def compute_tiers(results: Iterable[Mapping[str, Any]], checklist: Checklist, la
     """Return (highest achieved tier or None, per-tier detail).
 
     A check satisfies a requirement only with outcome `pass` (or `waived` when the tier allows
-    waivers). A check absent from `results` counts as `skip`. Tiers are cumulative.
+    waivers, unless the check's waiver says `blocks_tier`). A check absent from `results` counts
+    as `skip`. Tiers are cumulative.
     """
+    results = list(results)
     outcomes = {r["id"]: r["outcome"] for r in results}
+    blocks = {r["id"]: _blocks_tier(r) for r in results}
     reasons = {r["id"]: r.get("reason") for r in results}
     achieved: str | None = None
     below_failed: str | None = None
@@ -95,8 +107,8 @@ def compute_tiers(results: Iterable[Mapping[str, Any]], checklist: Checklist, la
         req = required_checks(tier, checklist)
         blocking = [{"id": cid, "outcome": outcomes.get(cid, "skip"),
                      "reason": reasons.get(cid) or ("not run" if cid not in outcomes else None)}
-                    for cid in req if not _counts(outcomes.get(cid, "skip"), allow_waived)]
-        conditions = [_condition(c, ctx, outcomes, checklist, allow_waived)
+                    for cid in req if not _counts(outcomes.get(cid, "skip"), allow_waived, blocks.get(cid, False))]
+        conditions = [_condition(c, ctx, outcomes, checklist, allow_waived, blocks)
                       for c in tier.get("conditions", [])]
         own_ok = not blocking and all(c["met"] for c in conditions)
         ok = own_ok and below_failed is None

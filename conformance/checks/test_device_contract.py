@@ -5,7 +5,7 @@ from typing import Any
 
 import pytest
 
-from conformance.contract import (ProbeFailed, env_var_applicable, problems_env_var_written,
+from conformance.contract import (ProbeFailed, env_var_applicable, problems_env_var_written, problems_no_stray_vars,
                                   problems_resource_name, problems_round_trip, problems_types,
                                   problems_unset_is_none, run_contract_probe, validation_result)
 from conformance.fixtures import not_applicable
@@ -69,6 +69,13 @@ def test_named_variable_is_written(contract: Any) -> None:
     probe = probe_of(contract)
     _env_or_na(probe)
     assert_no_problems(problems_env_var_written(probe))
+
+
+@pytest.mark.check("DP-016")
+def test_no_other_variable_is_written(contract: Any) -> None:
+    probe = probe_of(contract)
+    _env_or_na(probe)
+    assert_no_problems(problems_no_stray_vars(probe))
 
 
 @pytest.mark.check("DP-007")

@@ -139,16 +139,18 @@ def census(clock: Clock, dev: DeviceNode, holders: list[Any], bound_s: float) ->
     return got, universe
 
 
-def wait_restarted(clock: Clock, holder: Any, old_pid: int, what: str, bound_s: float | None = None) -> dict[str, Any]:
-    """Poll a restartable holder until a new process answers (ray.kill(no_restart=False) and
-    crashes are asynchronous: a call right after may still reach the old process)."""
+def wait_restarted(clock: Clock, holder: Any, old_pid: int, what: str, bound_s: float | None = None,
+                   method: str = "state") -> dict[str, Any]:
+    """Poll a restartable actor until a new process answers (ray.kill(no_restart=False) and
+    crashes are asynchronous: a call right after may still reach the old process). `method`
+    must return a dict with the answering process's "pid"."""
     ray = _ray()
     from ray.exceptions import GetTimeoutError, RayActorError
 
     last: list[str] = []
 
     def probe() -> dict[str, Any] | None:
-        ref = holder.state.remote()
+        ref = getattr(holder, method).remote()
         try:
             s = ray.get(ref, timeout=RETRY_SLICE_S)
         except (RayActorError, GetTimeoutError) as exc:

@@ -32,8 +32,16 @@ class FloatCount(SimAccManager):
         return float(SimAccManager.get_current_node_num_accelerators())  # type: ignore[return-value]
 
 
+class WritesOtherName(SimAccManager):
+    """DP-005: the ids go into a variable other than the one the manager names."""
+
+    @staticmethod
+    def set_current_process_visible_accelerator_ids(ids: List[str]) -> None:
+        os.environ["SIMACC_DEVICES"] = ",".join(ids)
+
+
 class StrayVariable(SimAccManager):
-    """DP-005: setting the visible ids also writes a second, unnamed variable."""
+    """DP-016: setting the visible ids also writes a second, unnamed variable."""
 
     @staticmethod
     def set_current_process_visible_accelerator_ids(ids: List[str]) -> None:
