@@ -151,3 +151,24 @@ class PoolCache:
     def close(self) -> None:
         for key in list(self._pools):
             self.drop(key)
+
+
+def device_endpoint_nodes(resource: str, device: str, cap: int = 8) -> tuple[list[str | None], bool]:
+    """Nodes for one endpoint per accelerator unit, round-robin over nodes, at most `cap`.
+
+    Returns (node of each endpoint, whether each endpoint holds a unit). Without accelerator
+    units in the cluster, one endpoint per node (not holding units) when the tensors are on
+    the host; none when they must be on a device.
+    """
+    per_node = [[n["NodeID"]] * int(n.get("Resources", {}).get(resource, 0)) for n in alive_nodes()]
+    with_units = any(per_node)
+    if not with_units:
+        if device != "cpu":
+            return [], True
+        per_node = [[n["NodeID"]] for n in alive_nodes()]
+    nodes: list[str | None] = []
+    while any(per_node) and len(nodes) < cap:
+        for lst in per_node:
+            if lst and len(nodes) < cap:
+                nodes.append(lst.pop())
+    return nodes, with_units

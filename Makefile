@@ -1,0 +1,40 @@
+# Quick start: `make demo` (certify the simulated accelerator) and `make test` (the project's tests).
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+REPORTS := reports
+# Extra pytest arguments for `make test` (e.g. PYTEST_ARGS="-x -k tiers").
+PYTEST_ARGS ?=
+
+.PHONY: install demo test docs example releases clean-reports
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+## Certify the bundled simulated accelerator: 1 node without a transport, then the full
+## 2-node manifest with the reference transport; prints the tier tables and the report paths.
+demo: $(STAMP)
+	@start=$$(date +%s); \
+	for m in conformance/simulated/manifest.yaml conformance/simulated/manifest-2node.yaml; do \
+	  if [ -f $$m ]; then $(BIN)/ray-conformance run --manifest $$m || exit $$?; fi; \
+	done; \
+	echo "make demo: certification took $$(( $$(date +%s) - start )) s"; \
+	for f in $(REPORTS)/*/report.md; do echo "  report: $$f"; done
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -p no:cacheprovider tests $(PYTEST_ARGS)
+
+## Regenerate docs tables from tiers/*.yaml and the built-in manager table.
+docs: $(STAMP)
+	$(BIN)/ray-conformance docs
+	$(BIN)/python -m conformance.signing.releases --write
+
+## Regenerate the committed, signed example report (reports/example/).
+example: $(STAMP)
+	$(BIN)/python -m conformance.example reports/example
