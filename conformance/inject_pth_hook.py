@@ -25,7 +25,7 @@ class _InstallAfterImport:
         def exec_module(module):
             original_exec(module)
             from conformance.injection import install_from_env
-            install_from_env()
+            install_from_env(lazy=True)
 
         spec.loader.exec_module = exec_module
         return spec

@@ -52,21 +52,39 @@ def _import_ref(ref: str) -> type:
     return obj  # type: ignore[return-value]
 
 
-def install_managers(managers: Iterable[type]) -> None:
-    """Add managers to Ray's registry in this process (idempotent)."""
+_pending_refs: list[str] = []
+
+
+def _patch_registry() -> None:
+    """Wrap Ray's registry once: Ray's managers, ours, and refs resolved on first use."""
     import ray._private.accelerators as acc
 
-    new = [m for m in managers if m not in _installed]
-    if not new:
+    if getattr(acc, "_conformance_original_get_all", None):
         return
-    _installed.extend(new)
-    if not getattr(acc, "_conformance_original_get_all", None):
-        acc._conformance_original_get_all = acc.get_all_accelerator_managers
+    acc._conformance_original_get_all = acc.get_all_accelerator_managers
 
-        def get_all_accelerator_managers() -> set:
-            return set(acc._conformance_original_get_all()) | set(_installed)
+    def get_all_accelerator_managers() -> set:
+        _resolve_pending()
+        return set(acc._conformance_original_get_all()) | set(_installed)
 
-        acc.get_all_accelerator_managers = get_all_accelerator_managers
+    acc.get_all_accelerator_managers = get_all_accelerator_managers
+
+
+def _resolve_pending() -> None:
+    for ref in list(_pending_refs):
+        module_name = ref.partition(":")[0]
+        module = sys.modules.get(module_name)
+        if module is not None and getattr(getattr(module, "__spec__", None), "_initializing", False):
+            continue  # the vendor's module is importing Ray right now; resolve on a later call
+        manager = _import_ref(ref)
+        _pending_refs.remove(ref)
+        if manager not in _installed:
+            _installed.append(manager)
+
+
+def _refresh_caches() -> None:
+    import ray._private.accelerators as acc
+
     # get_accelerator_manager_for_resource caches its name -> manager map; rebuild it.
     try:
         del acc.get_accelerator_manager_for_resource._resource_name_to_accelerator_manager
@@ -80,12 +98,31 @@ def install_managers(managers: Iterable[type]) -> None:
         worker.global_worker.original_visible_accelerator_ids = utils.get_visible_accelerator_ids()
 
 
-def install_from_env() -> list[type]:
-    """Install the managers named in RAY_CONFORMANCE_ACCELERATORS; no-op when unset."""
+def install_managers(managers: Iterable[type]) -> None:
+    """Add manager classes to Ray's registry in this process (idempotent)."""
+    _patch_registry()
+    new = [m for m in managers if m not in _installed]
+    _installed.extend(new)
+    if new:
+        _refresh_caches()
+
+
+def install_from_env(*, lazy: bool = False) -> list[str]:
+    """Add the managers named in RAY_CONFORMANCE_ACCELERATORS; no-op when unset.
+
+    lazy=True (the .pth hook) defers importing them until Ray first asks for its managers: the
+    hook fires while `ray._private.accelerators` is being imported, possibly *by* the vendor's
+    own module, which an eager import would re-enter.
+    """
     refs = [r.strip() for r in os.environ.get(ENV_VAR, "").split(",") if r.strip()]
-    managers = [_import_ref(r) for r in refs]
-    install_managers(managers)
-    return managers
+    if not refs:
+        return []
+    _patch_registry()
+    _pending_refs.extend(r for r in refs if r not in _pending_refs)
+    if not lazy:
+        _resolve_pending()
+        _refresh_caches()
+    return refs
 
 
 def installed_managers() -> list[type]:

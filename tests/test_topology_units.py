@@ -286,3 +286,8 @@ def test_view_and_description_checks(desc: dict[str, Any]) -> None:
                       expected_type="SIMACC-X1", expected_topology=EXPECTED)
     assert view["data"]["differences"] >= 1 and "✗ TL-004" in view["markdown"]
     assert "simlink 200 GB/s: 0-1, 2-3" in view["markdown"]
+
+
+def test_truth_leaves_other_families_alone() -> None:
+    gpu = _node(device_count=0.0, ray_ids=[], manager_type=None, ray_labels={"ray.io/accelerator-type": "A100"})
+    assert truth_labels(gpu, VOCAB, "SIMACC-X1")["ray.io/accelerator-type"] == "A100"

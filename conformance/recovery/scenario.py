@@ -155,11 +155,15 @@ def scenario(run: Any, metrics: dict[str, Any] | None, check: str, name: str,
         if clock.elapsed() > clock.bound_s:
             outcome, detail = "fail", f"took {clock.elapsed():.1f}s, over its {clock.bound_s:g}s bound"
             raise clock.fail("the scenario took longer than its bound")
-    except CheckTimeout as exc:
-        outcome, detail = "timeout", f"cut off by the check's hard timeout: {exc}"
-        raise CheckTimeout(f"{check}: scenario {name!r} still running after {clock.elapsed():.1f}s "
-                           f"(bound {clock.bound_s:g}s) when the hard timeout struck; treated as a hang") from exc
     except BaseException as exc:
+        from conformance.waits import _carried_timeout
+
+        carried = _carried_timeout(exc)   # the hard timeout, possibly wrapped by Ray's C++ get
+        if carried is not None:
+            outcome, detail = "timeout", f"cut off by the check's hard timeout: {carried}"
+            raise CheckTimeout(f"{check}: scenario {name!r} still running after {clock.elapsed():.1f}s "
+                               f"(bound {clock.bound_s:g}s) when the hard timeout struck; treated as a hang"
+                               ) from exc
         outcome = "fail"
         detail = detail or f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
         raise

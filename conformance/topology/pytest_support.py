@@ -17,7 +17,7 @@ from conformance.topology.facts import NodeFacts
 from conformance.topology.placement import nodes_labels
 from conformance.topology.selectors import truth_labels
 from conformance.topology.view import build_view
-from conformance.topology.vocabulary import Vocabulary, load_vocabulary
+from conformance.topology.vocabulary import Vocabulary, load_vocabulary, ray_label_problem
 
 CACHE_ATTR = "_topology_facts"
 
@@ -42,11 +42,13 @@ class TopologyContext:
         return {f.node_id: truth_labels(f, self.vocabulary, self.expected_type) for f in self.facts}
 
     def published_domains(self) -> list[tuple[str, str]]:
-        """(key, value) of every domain label on an alive node, vocabulary order."""
+        """(key, value) of every domain label on an alive node, vocabulary order. Values Ray's
+        label rules refuse are left out: TL-002 reports them, and no selector can name them."""
         out = []
         for entry in self.vocabulary.domain_keys():
             for value in sorted({f.ray_labels[entry.key] for f in self.facts if entry.key in f.ray_labels}):
-                out.append((entry.key, value))
+                if ray_label_problem(entry.key, value) is None:
+                    out.append((entry.key, value))
         return out
 
 

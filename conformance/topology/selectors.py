@@ -55,7 +55,13 @@ def truth_labels(node: NodeFacts, vocabulary: Vocabulary, fallback_type: str | N
     for entry in vocabulary.keys:
         field = entry.describes
         if field == "accelerator_type":
-            value = (node.manager_type or fallback_type) if node.has_devices else None
+            ours = node.manager_type or fallback_type
+            if node.has_devices:
+                value = ours
+            elif node.ray_labels.get(entry.key) not in (None, ours):
+                continue  # another accelerator family's node (e.g. GPUs): not ours to judge
+            else:
+                value = None
         elif field == "device_count":
             value = count if node.has_devices else None
         elif field and node.described:
