@@ -27,8 +27,9 @@ from conformance.recovery.transfers import (SMALL_BYTES, Pair, XferSetup, XferSe
 
 pytestmark = pytest.mark.cluster("recovery-transfers")
 NO_TRANSPORT = "the manifest declares no transport (add a `transport` block to certify one)"
-DELAY_S = 3.0          # FR-013: the receive is held this long; the source dies this far into it:
+DELAY_S = 4.0          # FR-013: the receive is held this long; the source dies this far into it:
 KILL_AFTER_S = 1.0
+SOURCE_GONE_GRACE_S = 2.0   # FR-012: after Ray reports the source dead, before the fetch
 
 
 def _ray() -> Any:
@@ -127,6 +128,7 @@ def source_dies(xc: XCtx, check: str, during: bool) -> None:
             if not during:
                 ray.kill(pair.src)
                 wait_dead(clock, pair.src, "the source to be dead", B.DEVICE_RELEASE_S)
+                time.sleep(SOURCE_GONE_GRACE_S)   # Ray reports it dead before its process is gone
             t0 = clock.elapsed()
             out = pair.dst.receive.remote(ref)
             if during:

@@ -24,6 +24,8 @@ RESCHEDULE_S = 60         # label-selected work runs again on a surviving matchi
 PENDING_WINDOW_S = 5      # work with no matching node stays pending (not run, not failed) this long
 PG_RESCHEDULE_S = 60      # a placement group's lost bundle is placed again
 REJOIN_S = 60             # a rejoined node shows its devices and labels again
+VIEW_SETTLE_S = 10        # once a node is alive, its resources and labels are final within this
+SURVIVOR_WATCH_S = 5      # survivors of a node death are watched this long after it is declared dead
 
 # Transfers.
 RDT_FETCH_TIMEOUT_S = 5   # RAY_rdt_fetch_fail_timeout_milliseconds used by the transfer shape

@@ -23,6 +23,8 @@ constant (ray_constants.RDT_FETCH_FAIL_TIMEOUT_SECONDS, read at use time) for ea
 """
 from __future__ import annotations
 
+import itertools
+import os
 import threading
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -173,11 +175,17 @@ def start_peers(clock: Clock, x: XferSetup, resource: str, n: int = 2, **options
     return peers
 
 
+_group_ids = itertools.count()
+
+
 def make_group(x: XferSetup, actors: list[Any]) -> Any:
+    """A collective group over `actors` when the transport needs one (a fresh name each time:
+    Ray keeps rendezvous data per name)."""
     if not x.collective_backend:
         return None
     from ray.experimental.collective import create_collective_group
-    return create_collective_group(actors, backend=x.collective_backend)
+    return create_collective_group(actors, backend=x.collective_backend,
+                                   name=f"recovery-{x.collective_backend}-{os.getpid()}-{next(_group_ids)}")
 
 
 def destroy_group(group: Any) -> None:

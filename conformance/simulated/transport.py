@@ -23,14 +23,17 @@ How Ray drives a transport (Ray 2.60, `ray.experimental.rdt`), and what SIMXFER 
    `can_abort_transport() is True`); a receive in progress notices between chunks and raises.
    Had we said False, Ray would kill both actors instead.
 
-If the source process dies without `garbage_collect`, Python's resource tracker (started by
-`multiprocessing.shared_memory` in the creating process) unlinks its segments, so a dead
-source does not leak host memory for long.
+If the source process dies, Ray never calls `garbage_collect` for its objects (Ray kills
+workers outright, so neither Python's resource tracker nor atexit runs). Segment names carry
+the creating process's pid, and every process that starts SIMXFER removes the segments of
+processes that no longer exist (`reap_orphaned_segments`), so a dead source's memory comes
+back the next time the transport is used on that host.
 
 Limits: one host only (every process must see the same /dev/shm); devices: "cpu".
 """
 from __future__ import annotations
 
+import os
 import threading
 from dataclasses import dataclass, field
 from multiprocessing import resource_tracker, shared_memory
@@ -54,7 +57,33 @@ class SimXferMetadata(TensorTransportMetadata):
 
 
 def _segment_name(obj_id: str) -> str:
-    return f"simxfer-{obj_id}"
+    # Object ids are unique within one Ray cluster only (two clusters on a host both number
+    # their driver's puts from the same id), so the creating process's pid is part of the name.
+    return f"simxfer-{os.getpid()}-{obj_id}"
+
+
+def reap_orphaned_segments(shm_dir: str = "/dev/shm") -> int:
+    """Unlink SIMXFER segments whose creating process is gone (this host only). Returns how many."""
+    reaped = 0
+    try:
+        names = os.listdir(shm_dir)
+    except OSError:
+        return 0
+    for name in names:
+        parts = name.split("-")
+        if len(parts) < 3 or parts[0] != "simxfer" or not parts[1].isdigit():
+            continue
+        try:
+            os.kill(int(parts[1]), 0)          # raises if no such process
+        except ProcessLookupError:
+            try:
+                os.unlink(os.path.join(shm_dir, name))
+                reaped += 1
+            except OSError:
+                pass
+        except PermissionError:
+            pass                               # alive, owned by someone else
+    return reaped
 
 
 def _layout(tensors: List[torch.Tensor]) -> Tuple[List[int], int]:
@@ -91,6 +120,7 @@ class SimXferTransport(TensorTransportManager):
         self._segments: Dict[str, shared_memory.SharedMemory] = {}   # source side: obj_id -> segment
         self._metadata: Dict[str, SimXferMetadata] = {}
         self._aborted: Set[str] = set()                               # receiver side
+        reap_orphaned_segments()   # memory of sources that died since the last process started
 
     # ---------------------------------------------------------------- what kind of transport
     def tensor_transport_backend(self) -> str:

@@ -15,6 +15,7 @@ from conformance.topology.facts import NodeFacts
 from conformance.topology.probe import node_facts_probe
 
 PROBE_TIMEOUT_S = 45.0
+NO_RESULT = "no result"
 
 
 def _schedule(ray: Any, node_id: str, resources: dict[str, float], args: tuple[Any, ...]) -> Any:
@@ -42,7 +43,7 @@ def _wait(ray: Any, refs: dict[str, Any], timeout_s: float) -> dict[str, Any]:
                 del pending[node_id]
     for node_id, ref in pending.items():
         ray.cancel(ref, force=True)
-        out[node_id] = f"no result within {timeout_s:.0f}s"
+        out[node_id] = f"{NO_RESULT} within {timeout_s:.0f}s"
     return out
 
 
@@ -62,7 +63,7 @@ def collect_node_facts(resource: str, manager_ref: str, provider_ref: str | None
         return {resource: f.device_count} if f.has_devices and float(f.device_count).is_integer() else {}
 
     results = _wait(ray, {nid: _schedule(ray, nid, holding(f), args) for nid, f in facts.items()}, timeout_s)
-    retry = {nid for nid, r in results.items() if isinstance(r, str) and holding(facts[nid])}
+    retry = {nid for nid, r in results.items() if isinstance(r, str) and r.startswith(NO_RESULT) and holding(facts[nid])}
     if retry:
         again = _wait(ray, {nid: _schedule(ray, nid, {}, args) for nid in retry}, timeout_s)
         for nid in retry:
@@ -76,7 +77,7 @@ def collect_node_facts(resource: str, manager_ref: str, provider_ref: str | None
         if isinstance(r, str):
             f.probe_error = r
             continue
-        for key in ("worker_labels", "ray_ids", "ray_ids_error", "manager_type", "manager_error",
+        for key in ("ray_ids", "ray_ids_error", "manager_type", "manager_error",
                     "plugin_labels", "plugin_labels_error", "description", "description_error"):
             if key in r:
                 setattr(f, key, r[key])

@@ -15,7 +15,6 @@ class NodeFacts:
     ray_labels: dict[str, str] = field(default_factory=dict)
     device_count: float = 0.0
     probe_error: str | None = None          # the probe did not run at all on this node
-    worker_labels: dict[str, str] | None = None
     ray_ids: list[str] | None = None         # ids Ray handed a task holding every device of the node
     ray_ids_error: str | None = None
     manager_type: str | None = None
@@ -38,6 +37,3 @@ class NodeFacts:
     def described(self) -> bool:
         """The provider ran here and returned a description (a dict)."""
         return isinstance(self.description, dict)
-
-    def as_dict(self) -> dict[str, Any]:
-        return {k: v for k, v in self.__dict__.items()}

@@ -90,6 +90,7 @@ def run_selector_probes(probes: Sequence[SelectorProbe], labels: Mapping[str, Ma
     task = ray.remote(where)
     actor_cls = ray.remote(Where)
     subs: list[_Sub] = []
+    cancelled = False
     try:
         for p in probes:
             _, by_labels = first_matching(p.chain, labels)
@@ -120,6 +121,7 @@ def run_selector_probes(probes: Sequence[SelectorProbe], labels: Mapping[str, Ma
         done = set(ready)
         unfinished = [s for s in subs if s.ref not in done]
         _cancel(ray, unfinished)
+        cancelled = True
         late, _ = ray.wait([s.ref for s in unfinished], num_returns=len(unfinished), timeout=0) if unfinished else ([], [])
         for s in subs:
             state = _judge_ran(ray, s, labels, truth, result) if (s.ref in done or s.ref in late) else "pending"
@@ -131,9 +133,11 @@ def run_selector_probes(probes: Sequence[SelectorProbe], labels: Mapping[str, Ma
                 result.add(f"{p_text(s)} ({where_}) stayed pending for {waited:.0f}s: {why}, yet by their devices and "
                            f"description {_short(s.truth_nodes)} should accept it{_diff(s, labels, truth)}")
     finally:
+        if not cancelled:  # an exception half-way: leave nothing pending on the shared cluster
+            _cancel(ray, subs)
         for s in subs:
             if s.actor is not None:
-                ray.kill(s.actor)  # idempotent; also covers an exception half-way through submitting
+                ray.kill(s.actor)  # idempotent
     return result
 
 

@@ -32,8 +32,7 @@ def node_facts_probe(resource: str, manager_ref: str, provider_ref: str | None) 
     import ray
 
     ctx = ray.get_runtime_context()
-    out: dict[str, Any] = {"node_id": ctx.get_node_id(), "pid": os.getpid(),
-                           "worker_labels": dict(ctx.get_node_labels())}
+    out: dict[str, Any] = {"node_id": ctx.get_node_id(), "pid": os.getpid()}
     ids, err = _call(lambda: [str(i) for i in ctx.get_accelerator_ids().get(resource, [])])
     out["ray_ids"], out["ray_ids_error"] = ids, err
     manager, err = _call(lambda: import_ref(manager_ref))

@@ -44,10 +44,15 @@ def stats(nbytes: int, times: list[float]) -> dict[str, Any]:
             "min_gbps": bw[0], "max_gbps": bw[-1], "iqr_gbps": [q[0], q[2]], "trials": len(times)}
 
 
-def _settle(src: Any, timeout_s: float = SETTLE_TIMEOUT_S) -> None:
-    """Wait until the source holds no RDT object (the previous transfer was freed)."""
+def _held(src: Any) -> int:
+    return int(ray_get(src.rdt_objects.remote(), what="RDT store size"))
+
+
+def _settle(src: Any, baseline: int = 0, timeout_s: float = SETTLE_TIMEOUT_S) -> None:
+    """Wait until the source holds no more RDT objects than before the measurement (the
+    previous transfer was freed)."""
     deadline = time.monotonic() + timeout_s
-    while ray_get(src.rdt_objects.remote(), what="RDT store size"):
+    while _held(src) > baseline:
         if time.monotonic() > deadline:
             raise TransferError(f"the source still holds RDT objects {timeout_s:.0f}s after the refs were dropped")
         time.sleep(0.002)
@@ -57,16 +62,19 @@ def time_transfers(src: Any, dst: Any, nbytes: int, transport: str | None, warmu
                    timeout: float) -> list[float]:
     """Seconds per end-to-end transfer (transport=None: Ray's object store path)."""
     ray_get(src.prepare_buffer.remote(nbytes), timeout, "buffer allocation")
+    baseline = _held(src)
+    producer = src.buffer if transport is None else src.buffer.options(tensor_transport=transport)
     times = []
     for i in range(warmup + trials):
         t0 = time.perf_counter()
-        producer = src.buffer if transport is None else src.buffer.options(tensor_transport=transport)
         ref = producer.remote(nbytes)
-        ray_get(dst.sink.remote(ref), timeout, f"{nbytes}-byte transfer")
+        try:
+            ray_get(dst.sink.remote(ref), timeout, f"{nbytes}-byte transfer")
+        finally:
+            del ref
         elapsed = time.perf_counter() - t0
-        del ref
         if transport is not None:
-            _settle(src)
+            _settle(src, baseline)
         if i >= warmup:
             times.append(elapsed)
     return times
@@ -74,11 +82,14 @@ def time_transfers(src: Any, dst: Any, nbytes: int, transport: str | None, warmu
 
 def verify(src: Any, dst: Any, nbytes: int, transport: str, timeout: float) -> list[str]:
     """Differences between the source's buffer and what one transfer delivered ([] = exact)."""
+    baseline = _held(src)
     ref = src.buffer.options(tensor_transport=transport).remote(nbytes)
-    got = ray_get(dst.receive.remote(ref), timeout, f"{nbytes}-byte verification transfer")
-    sent = ray_get(src.sent_digest.remote(f"buffer/{nbytes}"), timeout, "digest")
-    del ref
-    _settle(src)
+    try:
+        got = ray_get(dst.receive.remote(ref), timeout, f"{nbytes}-byte verification transfer")
+        sent = ray_get(src.sent_digest.remote(f"buffer/{nbytes}"), timeout, "digest")
+    finally:
+        del ref
+    _settle(src, baseline)
     return payloads.compare(sent, got)
 
 
@@ -140,29 +151,47 @@ def round_robin(n: int) -> list[list[tuple[int, int]]]:
     return rounds
 
 
-def _timed_wave(eps: Endpoints, pairs: list[tuple[int, int]], nbytes: int, transport: str,
-                timeout: float) -> dict[tuple[int, int], float]:
+def _timed_wave(eps: Endpoints, pairs: list[tuple[int, int]], nbytes: int, transport: str, timeout: float,
+                baseline: dict[int, int]) -> dict[tuple[int, int], float]:
     """All pairs at once; seconds from submission to each pair's consumer finishing."""
     import ray
 
     t0 = time.perf_counter()
     refs = [eps.actors[s].buffer.options(tensor_transport=transport).remote(nbytes) for s, _ in pairs]
-    sinks = [eps.actors[d].sink.remote(r) for (_, d), r in zip(pairs, refs)]
-    index = {s.hex(): p for s, p in zip(sinks, pairs)}
-    done: dict[tuple[int, int], float] = {}
-    pending = list(sinks)
-    deadline = t0 + timeout
-    while pending:
-        ready, pending = ray.wait(pending, num_returns=1, timeout=max(0.0, deadline - time.perf_counter()))
-        if not ready:
-            raise TransferError(f"{len(pending)} concurrent {nbytes}-byte transfers did not finish within {timeout:.0f}s")
-        now = time.perf_counter()
-        ray_get(ready, timeout, "concurrent transfer")
-        done[index[ready[0].hex()]] = now - t0
-    del refs
+    try:
+        sinks = [eps.actors[d].sink.remote(r) for (_, d), r in zip(pairs, refs)]
+        index = {s.hex(): p for s, p in zip(sinks, pairs)}
+        done: dict[tuple[int, int], float] = {}
+        pending = list(sinks)
+        deadline = t0 + timeout
+        while pending:
+            ready, pending = ray.wait(pending, num_returns=1, timeout=max(0.0, deadline - time.perf_counter()))
+            if not ready:
+                raise TransferError(f"{len(pending)} concurrent {nbytes}-byte transfers did not finish "
+                                    f"within {timeout:.0f}s")
+            now = time.perf_counter()
+            ray_get(ready, timeout, "concurrent transfer")
+            done[index[ready[0].hex()]] = now - t0
+    finally:
+        del refs
     for s in {s for s, _ in pairs}:
-        _settle(eps.actors[s])
+        _settle(eps.actors[s], baseline[s])
     return done
+
+
+def _verified_wave(eps: Endpoints, pairs: list[tuple[int, int]], nbytes: int, transport: str, timeout: float,
+                   baseline: dict[int, int]) -> dict[tuple[int, int], list[str]]:
+    """All pairs at once, comparing digests: differences per pair ([] = exact)."""
+    refs = [eps.actors[s].buffer.options(tensor_transport=transport).remote(nbytes) for s, _ in pairs]
+    try:
+        got = ray_get([eps.actors[d].receive.remote(r) for (_, d), r in zip(pairs, refs)], timeout,
+                      "pairwise verification")
+        sent = ray_get([eps.actors[s].sent_digest.remote(f"buffer/{nbytes}") for s, _ in pairs], timeout, "digests")
+    finally:
+        del refs
+    for s in {s for s, _ in pairs}:
+        _settle(eps.actors[s], baseline[s])
+    return {pair: payloads.compare(a, b) for pair, a, b in zip(pairs, sent, got)}
 
 
 def pairwise(transport: str, eps: Endpoints, labels: list[str], nbytes: int, *, warmup: int = 1,
@@ -171,24 +200,17 @@ def pairwise(transport: str, eps: Endpoints, labels: list[str], nbytes: int, *, 
     n = len(eps)
     timeout = max(60.0, nbytes / 20e6)
     ray_get([a.prepare_buffer.remote(nbytes) for a in eps.actors], timeout, "buffer allocation")
+    baseline = {i: _held(a) for i, a in enumerate(eps.actors)}
     times: dict[tuple[int, int], list[float]] = {}
     wrong: dict[str, str] = {}
     rounds = round_robin(n)
     for pairs in rounds:
         for oriented in (pairs, [(b, a) for a, b in pairs]):
-            refs = [eps.actors[s].buffer.options(tensor_transport=transport).remote(nbytes) for s, _ in oriented]
-            got = ray_get([eps.actors[d].receive.remote(r) for (_, d), r in zip(oriented, refs)], timeout,
-                          "pairwise verification")
-            sent = ray_get([eps.actors[s].sent_digest.remote(f"buffer/{nbytes}") for s, _ in oriented], timeout, "digests")
-            del refs
-            for (s, d), a, b in zip(oriented, sent, got):
-                diff = payloads.compare(a, b)
+            for (s, d), diff in _verified_wave(eps, oriented, nbytes, transport, timeout, baseline).items():
                 if diff:
                     wrong[f"{labels[s]}→{labels[d]}"] = diff[0]
-            for s in {s for s, _ in oriented}:
-                _settle(eps.actors[s])
             for k in range(warmup + trials):
-                wave = _timed_wave(eps, oriented, nbytes, transport, timeout)
+                wave = _timed_wave(eps, oriented, nbytes, transport, timeout, baseline)
                 if k >= warmup:
                     for pair, t in wave.items():
                         times.setdefault(pair, []).append(t)

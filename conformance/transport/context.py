@@ -1,7 +1,7 @@
 """What a transport check module works with: the registered transport, its endpoints, transfers.
 
-One `TransportContext` per check module (module-scoped fixture in `transport.fixtures`). It owns
-the module's endpoint pools and tears them down at the end of the module, so a device held by
+One `TransportContext` per run (see `transport.fixtures.tctx`). It owns the endpoint pools;
+pools whose endpoints hold devices are stopped at the end of each module, so a device held by
 an endpoint is free again before the next module's checks start.
 
 Transfers are always "producer on one endpoint returns the payload through the transport,
@@ -131,6 +131,12 @@ class TransportContext:
             if key.startswith(key_prefix):
                 self.pools.drop(key)
 
+    def release_device_pools(self) -> None:
+        """Stop the endpoints that hold accelerator units (pool keys are "<kind>/<device>")."""
+        for key in list(self.pools._pools):
+            if not key.endswith("/cpu"):
+                self.pools.drop(key)
+
     def close(self) -> None:
         self.pools.close()
 
@@ -142,9 +148,11 @@ class TransportContext:
                  timeout: float = GET_TIMEOUT_S) -> tuple[Any, Any]:
         """(sent digest, received digest) of one case moved src -> dst."""
         ref = self.produce(src, case, transport)
-        got = ray_get(dst.receive.remote(ref), timeout, f"{case['id']}: consumer")
-        sent = ray_get(src.sent_digest.remote(case["id"]), timeout, f"{case['id']}: producer")
-        del ref
+        try:
+            got = ray_get(dst.receive.remote(ref), timeout, f"{case['id']}: consumer")
+            sent = ray_get(src.sent_digest.remote(case["id"]), timeout, f"{case['id']}: producer")
+        finally:
+            del ref   # a ref kept alive by a traceback would pin the object on the source
         return sent, got
 
     def run_cases(self, device: str, cases: Iterable[dict[str, Any]], fields: tuple[str, ...],

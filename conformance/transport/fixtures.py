@@ -1,10 +1,10 @@
 """Fixtures of the transport and performance check modules (imported by each such module).
 
-* `tctx` (module scope): the TransportContext; not applicable when the manifest declares no
-  transport; an error naming the cause when the transport cannot be registered.
+* `tctx` (module scope): the run's TransportContext; not applicable when the manifest declares
+  no transport; a failure naming the cause when the transport cannot be registered.
 * `transport_cluster` (function scope): the shared cluster, like `shared_cluster`, but without
   waiting for devices to be released after each check: the module's endpoints may hold devices
-  until the module ends (then the context kills them).
+  until the module ends (then the context stops them).
 """
 from __future__ import annotations
 
@@ -31,13 +31,22 @@ def transport_setup(run: Any) -> Any:
     return setup
 
 
+_contexts: dict[int, TransportContext] = {}
+
+
 @pytest.fixture(scope="module")
 def tctx(conformance_run: Any) -> Iterator[TransportContext]:
+    """One context per run, shared by the transport/performance modules: endpoints that hold no
+    device are reused by the next module (starting them is the slow part); endpoints holding
+    devices are stopped when the module ends, so other areas' checks find every device free."""
     run = conformance_run
     run.prepare()
-    ctx = TransportContext(run, transport_setup(run))
+    setup = transport_setup(run)
+    ctx = _contexts.get(id(run))
+    if ctx is None:
+        ctx = _contexts[id(run)] = TransportContext(run, setup)
     yield ctx
-    ctx.close()
+    ctx.release_device_pools()
 
 
 @pytest.fixture

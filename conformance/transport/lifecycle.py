@@ -35,19 +35,25 @@ def count(recs: list[dict[str, Any]], method: str, obj_ids: set[str] | None = No
     return Counter(r.get("obj") for r in recs if r["m"] == method and (obj_ids is None or r.get("obj") in obj_ids))
 
 
-def wait_freed(eps: Endpoints, index: int, timeout_s: float = FREE_TIMEOUT_S) -> int:
-    """Wait until endpoint `index` holds no RDT object (Ray's store, not the transport's word).
+def held_objects(eps: Endpoints, index: int) -> int:
+    """RDT objects Ray's store on endpoint `index` holds now (Ray's count, not the transport's)."""
+    return int(ray_get(eps.actors[index].rdt_objects.remote(), what="RDT store size"))
 
-    Returns the number still held when the wait ran out (0 when everything was freed).
+
+def wait_freed(eps: Endpoints, index: int, baseline: int = 0, timeout_s: float = FREE_TIMEOUT_S) -> int:
+    """Wait until endpoint `index` holds no more RDT objects than `baseline` (what it held
+    before the check: a failed earlier check may have left a ref pinned in a traceback).
+
+    Returns how many objects above the baseline are still held when the wait ran out (0: freed).
     """
     deadline = time.monotonic() + timeout_s
-    held = -1
+    extra = 0
     while time.monotonic() < deadline:
-        held = ray_get(eps.actors[index].rdt_objects.remote(), what="RDT store size")
-        if held == 0:
+        extra = held_objects(eps, index) - baseline
+        if extra <= 0:
             return 0
         time.sleep(0.05)
-    return held
+    return extra
 
 
 def wait_calls(eps: Endpoints, transport: str, index: int, method: str, obj_ids: set[str],

@@ -22,7 +22,7 @@ from ray.experimental.rdt.tensor_transport_manager import FetchRequest
 
 from conformance.simulated.transport import SimXferMetadata, SimXferTransport, _bytes_view, _layout, _open_existing
 
-SIM_LINK_BYTES_PER_S = 20e6   # the "slow link" variants move 20 MB/s
+SIM_LINK_BYTES_PER_S = 100e6   # the "slow link" variants move 100 MB/s
 
 
 # --------------------------------------------------------------------------- TR-001
@@ -137,7 +137,7 @@ class SharedStaging(SimXferTransport):
             if self._staging is not None:
                 self._staging.close()
                 self._staging.unlink()
-            self._staging = shared_memory.SharedMemory(name=f"simxfer-staging-{os.getpid()}-{size}", create=True,
+            self._staging = shared_memory.SharedMemory(name=f"simxfer-{os.getpid()}-staging-{size}", create=True,
                                                        size=size)
         for t, off in zip(rdt_object, offsets):
             n = t.numel() * t.element_size()
@@ -251,7 +251,7 @@ class NonBoolHas(SimXferTransport):
 
 # --------------------------------------------------------------------------- PF-002 / PF-003
 class SlowLink(SimXferTransport):
-    """PF-002, PF-003: a link of 20 MB/s (every receive waits as long as the bytes would take)."""
+    """PF-002, PF-003: a link of 100 MB/s (every receive waits as long as the bytes would take)."""
 
     def recv_multiple_tensors(self, obj_id: str, tensor_transport_metadata: Any, communicator_metadata: Any,
                               target_buffers: Optional[List[Any]] = None) -> List[torch.Tensor]:

@@ -67,13 +67,18 @@ def in_ray_worker() -> bool:
 
 
 def pid_alive(pid: int) -> bool:
+    """Running (a killed process its parent has not reaped yet counts as dead)."""
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except (FileNotFoundError, IndexError):
         return False
-    except PermissionError:
+    except OSError:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
         return True
-    return True
 
 
 def _runtime_context() -> Any:

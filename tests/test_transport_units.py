@@ -1,0 +1,234 @@
+"""Unit tests of the transport package and the reference transport, without a Ray cluster
+(except the last, which runs `ray-conformance bench-transport` end to end on tiny sizes)."""
+from __future__ import annotations
+
+import itertools
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+from conformance.errors import UserError
+from conformance.transport import bench, config, memory, payloads, tables, tracing
+from suite_runner import ROOT
+
+import conformance.simulated.transport as simxfer
+
+
+# ----------------------------------------------------------------------------- sizes
+def test_parse_and_format_sizes() -> None:
+    assert config.parse_size("256MiB") == 256 << 20
+    assert config.parse_size("4k") == 4096 and config.parse_size("1048576") == 1 << 20
+    for bad in ("", "12 parsecs", "-1", "512"):
+        with pytest.raises(UserError):
+            config.parse_size(bad)
+    assert config.format_size(16 << 20) == "16 MiB" and config.format_size(1000) == "1000 B"
+
+
+def test_sweep_goes_up_by_four_and_ends_at_the_top() -> None:
+    assert config.sweep_sizes(16 << 20) == [1 << 10, 4 << 10, 16 << 10, 64 << 10, 256 << 10, 1 << 20, 4 << 20, 16 << 20]
+    assert config.sweep_sizes(3000) == [1024, 3000]
+
+
+def test_max_bytes_reads_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(config.MAX_BYTES_ENV, raising=False)
+    assert config.max_bytes() == 256 << 20
+    monkeypatch.setenv(config.MAX_BYTES_ENV, "16MiB")
+    assert config.max_bytes() == 16 << 20
+    monkeypatch.setenv(config.MAX_BYTES_ENV, "lots")
+    with pytest.raises(UserError, match=config.MAX_BYTES_ENV):
+        config.max_bytes()
+
+
+# ----------------------------------------------------------------------------- round robin
+@pytest.mark.parametrize("n", range(2, 10))
+def test_round_robin_covers_every_pair_once_in_disjoint_rounds(n: int) -> None:
+    rounds = bench.round_robin(n)
+    assert len(rounds) == (n - 1 if n % 2 == 0 else n)
+    seen = []
+    for pairs in rounds:
+        ends = [e for p in pairs for e in p]
+        assert len(ends) == len(set(ends)), f"round {pairs} reuses an endpoint"
+        seen += [tuple(sorted(p)) for p in pairs]
+    assert sorted(seen) == sorted(itertools.combinations(range(n), 2))
+
+
+# ----------------------------------------------------------------------------- payloads
+def test_payloads_are_deterministic_and_cover_nan_payloads() -> None:
+    case = payloads.tensor_case("float16", "odd-1023")
+    a, b = payloads.describe(payloads.build(case)), payloads.describe(payloads.build(case))
+    assert a == b
+    t = payloads.build(case)
+    assert torch.isnan(t).any(), "random bytes as float16 should include NaNs"
+
+
+def test_compare_catches_one_flipped_bit_but_not_metadata_when_asked_for_data() -> None:
+    t = payloads.build(payloads.tensor_case("bfloat16", "2-d"))
+    sent = payloads.describe(t)
+    flipped = t.clone()
+    flipped.view(torch.int16).view(-1)[5] ^= 1
+    assert payloads.compare(sent, payloads.describe(flipped))
+    flat = payloads.describe(t.reshape(-1))
+    assert payloads.compare(sent, flat) == []                       # bytes equal
+    assert payloads.compare(sent, flat, payloads.META_FIELDS)        # shape differs
+
+
+def test_views_are_described_by_their_logical_values() -> None:
+    for name in payloads.VIEWS:
+        v = payloads.build(payloads.view_case("int16", name))
+        assert payloads.describe(v)["sha256"] == payloads.describe(v.contiguous())["sha256"]
+
+
+def test_container_structure_differences_are_reported() -> None:
+    sent = payloads.describe(payloads.build(payloads.container_case("dict-nested")))
+    got = payloads.describe({"weights": torch.zeros(1)})
+    assert "keys" in payloads.compare(sent, got)[0]
+
+
+# ----------------------------------------------------------------------------- reference transport
+ALL_CASES = ([payloads.tensor_case(d, s) for d in payloads.ALL_DTYPES for s in ("0-d", "empty", "odd-7", "4-d")]
+             + [payloads.view_case("float32", v) for v in payloads.VIEWS])
+
+
+def _roundtrip(xfer: simxfer.SimXferTransport, obj_id: str, tensors: list[torch.Tensor]) -> list[torch.Tensor]:
+    meta = xfer.extract_tensor_transport_metadata(obj_id, tensors)
+    return xfer.recv_multiple_tensors(obj_id, meta, xfer.get_communicator_metadata(None, None))
+
+
+def test_simxfer_moves_every_case_bit_exact_and_frees_on_gc() -> None:
+    xfer = simxfer.SimXferTransport()
+    for k, case in enumerate(ALL_CASES):
+        t = payloads.build(case)
+        obj_id = f"{k:056x}"
+        got = _roundtrip(xfer, obj_id, [t, t])
+        assert [payloads.describe(g)["sha256"] for g in got] == [payloads.describe(t)["sha256"]] * 2, case["id"]
+        assert got[0].shape == t.shape and got[0].dtype == t.dtype
+        meta = xfer._metadata[obj_id]
+        xfer.garbage_collect(obj_id, meta, [t, t])
+        assert not Path("/dev/shm", meta.segment).exists(), "garbage_collect left the segment behind"
+        with pytest.raises(RuntimeError, match="gone"):
+            xfer.recv_multiple_tensors(obj_id, meta, None)
+
+
+def test_simxfer_abort_interrupts_a_receive_in_progress(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(simxfer, "CHUNK", 1024)   # 64 Ki chunks: a receive that takes a while
+    xfer = simxfer.SimXferTransport()
+    obj_id = "ab" * 28
+    meta = xfer.extract_tensor_transport_metadata(obj_id, [torch.ones(64 << 20, dtype=torch.uint8)])
+    outcome: dict[str, object] = {}
+
+    def receive() -> None:
+        t0 = time.monotonic()
+        try:
+            xfer.recv_multiple_tensors(obj_id, meta, None)
+            outcome["result"] = "completed"
+        except RuntimeError as exc:
+            outcome["result"] = str(exc)
+        outcome["seconds"] = time.monotonic() - t0
+
+    thread = threading.Thread(target=receive)
+    thread.start()
+    time.sleep(0.05)
+    xfer.abort_transport(obj_id, None)
+    thread.join(30)
+    xfer.garbage_collect(obj_id, meta, [])
+    assert "aborted" in str(outcome.get("result")), outcome
+
+
+def test_reaper_removes_segments_of_dead_processes_only(tmp_path: Path) -> None:
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                          text=True).stdout.strip()
+    for name in (f"simxfer-{dead}-x", f"simxfer-{os.getpid()}-y", "simxfer-nopid", "other-1-z"):
+        (tmp_path / name).write_bytes(b"1")
+    assert simxfer.reap_orphaned_segments(str(tmp_path)) == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([f"simxfer-{os.getpid()}-y", "simxfer-nopid", "other-1-z"])
+
+
+# ----------------------------------------------------------------------------- tracing wrapper
+def test_traced_class_records_calls_and_errors() -> None:
+    cls = tracing.traced_class(simxfer.SimXferTransport, "UNIT_TRACE")
+    assert cls.is_one_sided() is True and cls.can_abort_transport() is True
+    t = cls()
+    tracing.calls("UNIT_TRACE", clear=True)
+    meta = t.extract_tensor_transport_metadata("cd" * 28, [torch.arange(6.0).reshape(2, 3)])
+    with pytest.raises(NotImplementedError):
+        t.send_multiple_tensors([], meta, None)
+    t.garbage_collect("cd" * 28, meta, [])
+    recs = tracing.calls("UNIT_TRACE")
+    assert [r["m"] for r in recs] == ["extract_tensor_transport_metadata", "send_multiple_tensors", "garbage_collect"]
+    assert recs[0]["meta"]["tensor_meta"] == [[[2, 3], "torch.float32"]] and recs[0]["ok"]
+    assert not recs[1]["ok"] and "NotImplementedError" in recs[1]["err"]
+
+
+def test_traced_class_travels_by_value_to_a_fresh_process() -> None:
+    from ray import cloudpickle
+
+    blob = cloudpickle.dumps(tracing.traced_class(simxfer.SimXferTransport, "BYVALUE"))
+    code = ("import sys, pickle; cls = pickle.loads(sys.stdin.buffer.read()); t = cls(); "
+            "print(cls.TRANSPORT_NAME, type(t._inner).__name__, t.tensor_transport_backend())")
+    out = subprocess.run([sys.executable, "-c", code], input=blob, capture_output=True, cwd=str(ROOT), timeout=120)
+    assert out.stdout.decode().split() == ["BYVALUE", "SimXferTransport", "SIMXFER"], out.stderr.decode()[-2000:]
+
+
+# ----------------------------------------------------------------------------- tables, memory
+def test_tables_render_every_part() -> None:
+    row = {"bytes": 1024, "verified": True, "ratio_to_clone": 0.5, "ratio_to_object_store": 2.0,
+           "rdt": {"median_gbps": 1.0, "min_gbps": 0.9, "max_gbps": 1.1, "median_s": 1e-3},
+           "object_store": {"median_gbps": 0.5}, "clone": {"median_gbps": 2.0}}
+    text = tables.render({"transport": {"name": "X", "one_sided": True, "can_abort": True, "devices": ["cpu"]},
+                          "correctness": {"cpu": {"float32": {"0-d": "ok"}}},
+                          "sweep": {"cpu": {"rows": [row], "trials": 5, "warmup": 2}},
+                          "pairs": {"cpu": {"labels": ["a", "b"], "gbps": [[None, 1.0], [2.0, None]], "bytes": 1 << 20,
+                                            "rounds": 1}}})
+    for part in ("dtype × shape", "Bandwidth by size", "Pairwise bandwidth", "| 1 KiB", "src \\ dst"):
+        assert part in text
+
+
+def test_memory_snapshot_and_growth() -> None:
+    a = memory.snapshot()
+    assert a["rss_bytes"] > 0 and a["host_shmem_bytes"] is not None and a["device_used_bytes"] is None
+    b = dict(a, rss_bytes=a["rss_bytes"] + 10)
+    assert memory.growth(a, b)["rss_bytes"] == 10
+
+
+# ----------------------------------------------------------------------------- registration, CLI
+def _cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "RAY_CONFORMANCE_TRANSPORT_MAX_BYTES": "64KiB"}
+    return subprocess.run([sys.executable, "-m", "conformance.cli", *args], capture_output=True, text=True,
+                          timeout=timeout, cwd=str(ROOT), env=env)
+
+
+def test_registration_is_once_per_process_and_wraps_the_vendor_class() -> None:
+    code = """
+import sys
+from conformance.manifest import load_manifest
+from conformance.transport.registration import ensure_registered
+from conformance.transport.tracing import TracedTransport
+from ray.experimental.rdt import util
+m = load_manifest("conformance/simulated/manifest-transport.yaml")
+a = ensure_registered(m); b = ensure_registered(m)
+cls = util.transport_manager_info["SIMXFER"].transport_manager_class
+print(a is b, issubclass(cls, TracedTransport), a.inner.__name__, a.one_sided, a.can_abort)
+print(ensure_registered(load_manifest("conformance/simulated/manifest.yaml")))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=str(ROOT), timeout=120)
+    assert out.stdout.split() == ["True", "True", "SimXferTransport", "True", "True", "None"], out.stderr[-2000:]
+
+
+def test_bench_transport_rejects_bad_input() -> None:
+    out = _cli("bench-transport", "--manifest", "conformance/simulated/manifest.yaml", "--no-matrix")
+    assert out.returncode == 2 and "declares no transport" in out.stderr
+    out = _cli("bench-transport", "--manifest", "conformance/simulated/manifest-transport.yaml", "--sizes", "1KiB,lots")
+    assert out.returncode == 2 and "--sizes" in out.stderr
+
+
+def test_bench_transport_prints_the_tables() -> None:
+    out = _cli("bench-transport", "--manifest", "conformance/simulated/manifest-transport.yaml",
+               "--sizes", "1KiB,64KiB", "--warmup", "1", "--trials", "5", "--quiet")
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert "Bandwidth by size" in out.stdout and "| 64 KiB" in out.stdout and "Pairwise bandwidth" in out.stdout
