@@ -36,10 +36,14 @@ PTH_NAME = "ray_conformance_inject.pth"
 _installed: list[type] = []
 
 
+# Ray's predefined_unit_instance_resources: already unit-instance, never listed again.
+RAY_PREDEFINED_UNIT_INSTANCE_RESOURCES = ("GPU",)
+
+
 def unit_instance_resources(resource_name: str) -> str:
     """Value for `custom_unit_instance_resources` (system config or RAY_custom_unit_instance_resources)."""
     names = list(RAY_DEFAULT_UNIT_INSTANCE_RESOURCES)
-    if resource_name not in names:
+    if resource_name not in names and resource_name not in RAY_PREDEFINED_UNIT_INSTANCE_RESOURCES:
         names.append(resource_name)
     return ",".join(names)
 

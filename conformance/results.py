@@ -75,7 +75,7 @@ def aggregate(records: Iterable[TestRecord], checklist: Checklist, waivers: Iter
             "reason": reason, "duration_s": round(sum(r.duration_s for r in recs), 3),
             "metrics": metrics, "tests": [r.nodeid for r in recs], "waiver": None,
         }
-        if outcome in ("fail", "error"):
+        if outcome == "fail":  # an error is the suite's or the run's problem, never waivable
             w = active_waiver(waivers, c.id, today)
             if w is not None:
                 entry["outcome"] = "waived"

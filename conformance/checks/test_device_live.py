@@ -8,6 +8,7 @@ import pytest
 from conformance.cluster import ClusterShape
 from conformance.fixtures import not_applicable, wait_devices_released
 from conformance.probes import StateActor, split_ids, visible_state
+from conformance.requests import demand
 from conformance.waits import bounded_get
 
 GET_TIMEOUT_S = 60.0
@@ -37,8 +38,7 @@ def ctx(shared_cluster: Any, manifest: Any, accelerator_manager: type) -> dict[s
 
 def run_task(ctx: dict[str, Any], units: float, **options: Any) -> dict[str, Any]:
     ray = _ray()
-    resources = {ctx["resource"]: units} if units else {}
-    fn = ray.remote(visible_state).options(num_cpus=0, resources=resources, **options)
+    fn = ray.remote(visible_state).options(**{"num_cpus": 0, **demand(ctx["resource"], units), **options})
     return bounded_get(fn.remote(ctx["env_var"], ctx["resource"], ctx["manager_ref"]), GET_TIMEOUT_S,
                        f"result of a task requesting {units} {ctx['resource']}")
 
@@ -100,7 +100,7 @@ def test_concurrent_actors_get_disjoint_ids(ctx: dict[str, Any], check_metrics: 
     per_node: dict[str, list[Any]] = {}
     for n in nodes:
         count = int(n["Resources"][ctx["resource"]])
-        per_node[n["NodeID"]] = [Actor.options(num_cpus=0, resources={ctx["resource"]: 1},
+        per_node[n["NodeID"]] = [Actor.options(num_cpus=0, **demand(ctx["resource"], 1),
                                                scheduling_strategy=pinned(n["NodeID"]))
                                  .remote(ctx["env_var"], ctx["resource"], ctx["manager_ref"]) for _ in range(count)]
     try:
@@ -126,7 +126,7 @@ def test_concurrent_actors_get_disjoint_ids(ctx: dict[str, Any], check_metrics: 
 def test_actor_keeps_its_id(ctx: dict[str, Any]) -> None:
     require_env_var(ctx)
     ray = _ray()
-    actor = ray.remote(StateActor).options(num_cpus=0, resources={ctx["resource"]: 1}).remote(
+    actor = ray.remote(StateActor).options(num_cpus=0, **demand(ctx["resource"], 1)).remote(
         ctx["env_var"], ctx["resource"], ctx["manager_ref"])
     try:
         first = None
@@ -190,7 +190,7 @@ def test_invalid_quantities_refused_at_submission(ctx: dict[str, Any], manifest:
         assert not ok and message, f"the plugin accepts {q} (declared invalid)"
         fn = ray.remote(visible_state)
         try:
-            ref = fn.options(num_cpus=0, resources={ctx["resource"]: q}).remote(ctx["env_var"], ctx["resource"])
+            ref = fn.options(num_cpus=0, **demand(ctx["resource"], q)).remote(ctx["env_var"], ctx["resource"])
         except ValueError as exc:
             assert message in str(exc), (f"submitting {q} {ctx['resource']} was refused, but not with the "
                                          f"plugin's message {message!r}: {str(exc)[:200]}")

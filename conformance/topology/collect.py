@@ -21,8 +21,10 @@ NO_RESULT = "no result"
 def _schedule(ray: Any, node_id: str, resources: dict[str, float], args: tuple[Any, ...]) -> Any:
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
+    from conformance.requests import demand_all
+
     fn = ray.remote(node_facts_probe).options(
-        num_cpus=0, resources=resources, max_retries=0,
+        num_cpus=0, **demand_all(resources), max_retries=0,
         scheduling_strategy=NodeAffinitySchedulingStrategy(node_id=node_id, soft=False))
     return fn.remote(*args)
 

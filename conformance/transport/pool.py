@@ -105,7 +105,8 @@ def start_endpoints(setup: TransportSetup, resource: str, *, device: str, nodes:
     for node in nodes:
         opts: dict[str, Any] = {"num_cpus": 0}
         if units if units is not None else device != "cpu":
-            opts["resources"] = {resource: 1}
+            from conformance.requests import demand
+            opts.update(demand(resource, 1))
         if node is not None:
             opts["scheduling_strategy"] = NodeAffinitySchedulingStrategy(node_id=node, soft=False)
         actors.append(cls.options(**opts).remote(device))
