@@ -166,8 +166,22 @@ def stop_cluster(handle: ClusterHandle | None) -> None:
     import ray
 
     ray.shutdown()
+    forget_rdt_state()
     if handle is not None and handle.cluster is not None:
         handle.cluster.shutdown()
+
+
+def forget_rdt_state() -> None:
+    """Drop the driver's RDT bookkeeping after ray.shutdown() (Ray 2.60 keeps it).
+
+    Transfers queued for RDT's failure monitor survive the shutdown; in the next session the new
+    monitor thread dies on their stale refs ("owner is unknown"), and from then on no transfer in
+    this process is aborted or killed after a failure or timeout. Ray builds a fresh manager on
+    first use (registered transports are kept: they live in ray.experimental.rdt.util).
+    """
+    worker = sys.modules.get("ray._private.worker")
+    if worker is not None and getattr(worker.global_worker, "_rdt_manager", None) is not None:
+        worker.global_worker._rdt_manager = None
 
 
 class ClusterManager:

@@ -50,15 +50,18 @@ VARIANTS: dict[str, tuple[set[str], set[str], tuple[str, ...], int]] = {
     "NonBoolHas": ({"TR-014"}, {"TR-014"}, DATA, 1),
     "SlowLink": ({"PF-002", "PF-003"}, {"PF-002", "PF-003"}, ALL, 1),
     "OneBadDevice": ({"PF-004"}, {"PF-004"}, PERF, 1),
+    # correct transports: the reference (everything, two nodes) and a two-sided twin
     REFERENCE: (set(), set(), ALL, 2),
+    "TwoSidedShm": (set(), set(), DATA, 1),
 }
+CORRECT = (REFERENCE, "TwoSidedShm")
 # Phases run one after the other; within a phase, `lanes` runs at a time. The two leaking
 # variants go first, together (host shared memory is system-wide, so a leak would show in
 # another run's TR-013); runs that measure performance go last, one at a time.
 SCHEDULE: list[tuple[int, list[str]]] = [
     (2, ["NoFree", "GcRaises"]),
     (2, ["WireFloat32", "ZeroDimLost", "IgnoreStrides", "ReverseOrder", "FlatShapes", "SharedStaging",
-         "UnlinkOnRead", "BrokenFetch", "FalseTwoSided", "WireMeta", "NonBoolHas"]),
+         "UnlinkOnRead", "BrokenFetch", "FalseTwoSided", "WireMeta", "NonBoolHas", "TwoSidedShm"]),
     (1, [REFERENCE, "NodeLocal", "Truncate1MiB", "SlowLink", "OneBadDevice"]),
 ]
 
@@ -101,6 +104,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
             with ThreadPoolExecutor(lanes) as pool:
                 for variant, result in zip(variants, pool.map(lambda v: run_variant(v, root), variants)):
                     results[variant] = result
+                    print(f"transport teeth: {variant} ran in {result['seconds']:.0f}s (exit {result['code']})")
             reap_orphaned_segments()   # the leaking variants' segments, once their processes are gone
     finally:
         reap_orphaned_segments()
@@ -135,7 +139,17 @@ def test_reference_transport_passes_every_check(runs: dict[str, dict[str, Any]])
     assert "Transport" in run["report"]["sections"], "the report has no Transport section"
 
 
-@pytest.mark.parametrize("variant", sorted(v for v in VARIANTS if v != REFERENCE))
+def test_a_correct_two_sided_custom_transport_passes(runs: dict[str, dict[str, Any]]) -> None:
+    run = runs["TwoSidedShm"]
+    assert run["report"] is not None, run["output"][-3000:]
+    got = transport_outcomes(run["report"], DATA)
+    bad = {k: v for k, v in got.items() if v not in ("pass", "not_applicable")}
+    reasons = {c["id"]: c["reason"] for c in run["report"]["checks"] if c["id"] in bad}
+    assert not bad, f"a correct two-sided transport must pass: {reasons}"
+    assert run["report"]["sections"]["Transport"]["data"]["transport"]["one_sided"] is False
+
+
+@pytest.mark.parametrize("variant", sorted(v for v in VARIANTS if v not in CORRECT))
 def test_broken_variant_is_caught(variant: str, runs: dict[str, dict[str, Any]]) -> None:
     intended, expected, files, nodes = VARIANTS[variant]
     run = runs[variant]

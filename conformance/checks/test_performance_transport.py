@@ -76,13 +76,18 @@ def test_bandwidth_sweep_verified_and_recorded(tctx: TransportContext, transport
 
 
 def reference_bandwidth(tctx: TransportContext, sweep: dict[str, Any]) -> tuple[float, str]:
-    """(GB/s, what it is) the largest-size bandwidth is judged against."""
+    """(GB/s, what it is) the largest-size bandwidth is judged against: the transport's declared
+    nominal link bandwidth; else, for a host-memory transport, the host's copy bandwidth in this
+    run (device links in the topology do not carry host memory); else the slowest device link
+    the topology declares."""
     cfg = tctx.setup.config
     if cfg.link_bandwidth_gbps:
-        return cfg.link_bandwidth_gbps, "the declared nominal link bandwidth"
+        return cfg.link_bandwidth_gbps, "the declared nominal link bandwidth (transport.expected)"
     if cfg.host_memory:
         copy = sweep["host_copy"]
         return copy["median_gbps"], f"the same-run host copy bandwidth (torch clone of {format_size(copy['bytes'])})"
+    if cfg.topology_link_gbps:
+        return cfg.topology_link_gbps, "the slowest link bandwidth declared in topology.expected.links"
     pytest.fail("no reference bandwidth: declare transport.expected.link_bandwidth_gbps (or topology link "
                 "bandwidths) for a device transport", pytrace=False)
 
@@ -135,12 +140,14 @@ def test_pairwise_matrix(tctx: TransportContext, transport_cluster: Any, check_m
         matrix = bench.pairwise(tctx.name, eps, labels, size)
     finally:
         eps.shutdown()
+        if with_units:
+            tctx.wait_units_free()
     publish(tctx.run, "pairs", matrix, device)
     classes = bench.link_classes(matrix)
     check_metrics.update({"endpoints": labels, "bytes": size, "rounds": matrix["rounds"],
                           "matrix_gbps": matrix["gbps"],
-                          "class_median_gbps": {k: statistics.median(v) for k, v in classes.items()},
-                          "class_min_gbps": {k: min(v) for k, v in classes.items()}})
+                          "links": {k.replace("-", "_"): {"median_gbps": statistics.median(v), "min_gbps": min(v)}
+                                    for k, v in classes.items()}})
     assert not matrix["wrong"], f"pairs delivered wrong data: {dict(list(matrix['wrong'].items())[:3])}"
     slow = []
     for cls, values in classes.items():

@@ -21,7 +21,7 @@ from conformance.recovery.context import RecoveryCtx
 from conformance.recovery.devices import (available, census, first_device_node, kill_quietly, make_ledger,
                                           pinned, spawn_holders, states, wait_all_free, wait_dead, wait_free,
                                           wait_restarted)
-from conformance.recovery.scenario import Clock
+from conformance.recovery.scenario import Clock, scenario
 
 DEVICE_SHAPE = ClusterShape(name="recovery-devices")
 RESTART_SHAPE = ClusterShape(name="recovery-restart")
@@ -64,9 +64,8 @@ def assert_clean(clock: Clock, problems: list[str], when: str) -> None:
 def kill_then_reuse(rc: RecoveryCtx, check: str, how: str) -> None:
     """All devices of a node held; one holder dies (`how`); its device returns and is reusable."""
     ray, dev = _ray(), rc.dev
-    bound = B.ACTOR_READY_S + B.DEVICE_RELEASE_S + B.ACTOR_READY_S
     holders: list[Any] = []
-    with rc.scenario(check, f"{how}-holder-then-reuse", bound) as clock:
+    with rc.scenario(check, f"{how}-holder-then-reuse", B.SCENARIO_BOUND_S[check]) as clock:
         try:
             holders = spawn_holders(dev, dev.count)
             before, universe = census(clock, dev, holders, B.ACTOR_READY_S)
@@ -107,8 +106,7 @@ def test_restarted_actor_holds_a_device_again(rc: RecoveryCtx) -> None:
     dev = rc.dev
     ray = _ray()
     holders: list[Any] = []
-    bound = B.ACTOR_READY_S * 3 + B.DEVICE_RELEASE_S
-    with rc.scenario("FR-003", "crash-and-kill-restartable-holder", bound) as clock:
+    with rc.scenario("FR-003", "crash-and-kill-restartable-holder", B.SCENARIO_BOUND_S["FR-003"]) as clock:
         try:
             holders = spawn_holders(dev, 1, max_restarts=2) + spawn_holders(dev, dev.count - 1)
             before, universe = census(clock, dev, holders, B.ACTOR_READY_S)
@@ -136,7 +134,7 @@ def test_restart_storm_keeps_ids_disjoint(rc: RecoveryCtx) -> None:
     ray = _ray()
     rounds = B.STRESS_ROUNDS
     holders: list[Any] = []
-    with rc.scenario("FR-004", f"{rounds}-rounds-of-kills-and-crashes", B.ACTOR_READY_S + rounds * B.STRESS_ROUND_S) as clock:
+    with rc.scenario("FR-004", f"{rounds}-rounds-of-kills-and-crashes", B.SCENARIO_BOUND_S["FR-004"]) as clock:
         try:
             holders = spawn_holders(dev, dev.count, max_restarts=rounds)
             current, universe = census(clock, dev, holders, B.ACTOR_READY_S)
@@ -171,7 +169,7 @@ def test_retried_task_gets_a_valid_device(rc: RecoveryCtx) -> None:
     ray = _ray()
     holders: list[Any] = []
     ledger = None
-    with rc.scenario("FR-005", "task-worker-crash-then-retry", B.ACTOR_READY_S * 2 + B.DEVICE_RELEASE_S) as clock:
+    with rc.scenario("FR-005", "task-worker-crash-then-retry", B.SCENARIO_BOUND_S["FR-005"]) as clock:
         try:
             holders = spawn_holders(dev, dev.count - 1)
             others = states(clock, holders, "holders of the other devices to start", B.ACTOR_READY_S)
@@ -214,12 +212,9 @@ def test_fresh_start_in_same_process_detects_same_devices(conformance_run: Any, 
                                                             check_metrics: dict[str, Any]) -> None:
     if conformance_run.ray_address:
         not_applicable("needs clusters the suite starts itself (not possible with --ray-address)")
-    ray = _ray()
     resource = manifest.resource_name
-    from conformance.recovery.scenario import scenario
-
     with scenario(conformance_run, check_metrics, "FR-006", "shutdown-then-fresh-start",
-                  B.RESTART_CLUSTER_S + B.ACTOR_READY_S) as clock:
+                  B.SCENARIO_BOUND_S["FR-006"]) as clock:
         use_cluster(conformance_run, DEVICE_SHAPE)
         before = node_signature(resource)
         check_metrics["before"] = [list(map(str, s)) for s in before]

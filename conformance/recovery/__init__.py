@@ -6,12 +6,18 @@ and every failure surfaces as an error within a stated bound instead of a hang.
 
 Modules, one job each:
 
-* `bounds`    – the time bounds the checklist states (one source of truth, unit-tested against
-                tiers/checklist.yaml).
-* `scenario`  – timing scenarios against their bound, bounded waits, the report's Recovery section.
-* `actors`    – what runs inside Ray workers (device holders, an attempt ledger); importable.
-* `audit`     – pure functions judging what holders report (ids agree, disjoint, complete).
-* `devices`   – driver-side helpers for device scenarios (holders pinned to a node, releases).
-* `nodes`     – the simulated multi-node shape and node kill / rejoin helpers.
-* `transfers` – RDT failure scenarios (source death, fetch timeout, receive errors).
+* `bounds`      – the time bounds the checklist states (one source of truth, unit-tested against
+                  tiers/checklist.yaml).
+* `scenario`    – timing scenarios against their bound, bounded waits, the report's Recovery section.
+* `context`     – what a device recovery check carries (run, metrics, the node it works on).
+* `actors`      – what runs inside Ray workers (device holders, an attempt ledger); importable.
+* `audit`       – pure functions judging what holders report (ids agree, disjoint, complete).
+* `devices`     – driver-side helpers for device scenarios (holders pinned to a node, releases).
+* `nodes`       – the simulated multi-node shape and node kill / rejoin helpers.
+* `transfers`   – driver side of RDT failure scenarios (registration of the fault-injecting twin,
+                  the shape with a short fetch timeout, peers, bounded transfers).
+* `xfer_faults` – the fault-injecting wrapper around the vendor's transport (runs in workers).
+* `xfer_actors` – the transfer peer actor (runs in workers).
+
+See docs/recovery.md.
 """

@@ -36,3 +36,45 @@ ABORT_SEEN_S = 20         # Ray's abort_transport calls / actor kills are observ
 # Health-check settings of the node shape (health_check_* in Ray's system config).
 FAST_HEALTH_CHECK = {"health_check_initial_delay_ms": 0, "health_check_period_ms": 500,
                      "health_check_timeout_ms": 500, "health_check_failure_threshold": 2}
+
+# What each check's requirement text states (tests/test_recovery_unit.py holds the checklist to
+# it), and the total bound of its scenario (the sum of its steps' bounds; the checklist's
+# timeout_s, the hard backstop, must be larger).
+STATED: dict[str, tuple[float, ...]] = {
+    "FR-001": (DEVICE_RELEASE_S, ACTOR_READY_S),
+    "FR-002": (DEVICE_RELEASE_S, ACTOR_READY_S),
+    "FR-003": (ACTOR_READY_S,),
+    "FR-004": (STRESS_ROUND_S,),
+    "FR-005": (ACTOR_READY_S,),
+    "FR-006": (RESTART_CLUSTER_S, ACTOR_READY_S),
+    "FR-007": (NODE_GONE_S, SURVIVOR_WATCH_S),
+    "FR-008": (RESCHEDULE_S,),
+    "FR-009": (PENDING_WINDOW_S, REJOIN_S),
+    "FR-010": (PG_RESCHEDULE_S,),
+    "FR-011": (REJOIN_S, ACTOR_READY_S),
+    "FR-012": (TRANSFER_ERROR_S,),
+    "FR-013": (TRANSFER_ERROR_S,),
+    "FR-014": (RDT_FETCH_TIMEOUT_S, TRANSFER_ERROR_S, ABORT_SEEN_S),
+    "FR-015": (TRANSFER_ERROR_S,),
+    "FR-016": (ACTOR_READY_S, TRANSFER_ERROR_S),
+}
+FETCH_ERROR_S = RDT_FETCH_TIMEOUT_S + TRANSFER_ERROR_S   # a failed transfer surfaces (simulated nodes)
+HELD_RECEIVE_S = 4.0                                      # FR-013: the suite holds the receive this long
+SCENARIO_BOUND_S: dict[str, float] = {
+    "FR-001": ACTOR_READY_S + DEVICE_RELEASE_S + ACTOR_READY_S,
+    "FR-002": ACTOR_READY_S + DEVICE_RELEASE_S + ACTOR_READY_S,
+    "FR-003": 3 * ACTOR_READY_S + DEVICE_RELEASE_S,
+    "FR-004": ACTOR_READY_S + STRESS_ROUNDS * STRESS_ROUND_S,
+    "FR-005": 2 * ACTOR_READY_S + DEVICE_RELEASE_S,
+    "FR-006": RESTART_CLUSTER_S + ACTOR_READY_S,
+    "FR-007": 2 * ACTOR_READY_S + 2 * NODE_GONE_S + SURVIVOR_WATCH_S,
+    "FR-008": 3 * ACTOR_READY_S + DEVICE_RELEASE_S + NODE_GONE_S + RESCHEDULE_S,
+    "FR-009": ACTOR_READY_S + NODE_GONE_S + PENDING_WINDOW_S + REJOIN_S + 10,
+    "FR-010": 3 * ACTOR_READY_S + DEVICE_RELEASE_S + NODE_GONE_S + PG_RESCHEDULE_S,
+    "FR-011": NODE_GONE_S + REJOIN_S + VIEW_SETTLE_S + ACTOR_READY_S,
+    "FR-012": 3 * ACTOR_READY_S + FETCH_ERROR_S + 3 * TRANSFER_ERROR_S,
+    "FR-013": 3 * ACTOR_READY_S + FETCH_ERROR_S + HELD_RECEIVE_S + 3 * TRANSFER_ERROR_S,
+    "FR-014": 3 * ACTOR_READY_S + FETCH_ERROR_S + ABORT_SEEN_S + 2 * TRANSFER_ERROR_S,
+    "FR-015": 2 * ACTOR_READY_S + 4 * TRANSFER_ERROR_S,
+    "FR-016": 4 * ACTOR_READY_S + 3 * TRANSFER_ERROR_S,
+}

@@ -13,6 +13,7 @@ from typing import Any
 from conformance.recovery.actors import Holder
 from conformance.recovery.audit import audit
 from conformance.recovery.scenario import Clock
+from conformance.timeouts import CheckTimeout
 
 RETRY_SLICE_S = 2.0
 
@@ -88,6 +89,8 @@ def kill_quietly(actors: list[Any]) -> None:
     for a in actors:
         try:
             ray.kill(a, no_restart=True)
+        except CheckTimeout:
+            raise
         except Exception:  # noqa: BLE001 - already dead or never created
             pass
 

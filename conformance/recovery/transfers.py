@@ -34,6 +34,7 @@ from conformance.cluster import ClusterShape
 from conformance.recovery import bounds as B
 from conformance.recovery.scenario import Clock
 from conformance.recovery.xfer_faults import SUFFIX, FaultInjectingTransport, faulty_class
+from conformance.timeouts import CheckTimeout
 
 TIMEOUT_ENV = "RAY_rdt_fetch_fail_timeout_milliseconds"
 SHAPE_NAME = "recovery-transfers"
@@ -194,6 +195,8 @@ def destroy_group(group: Any) -> None:
     try:
         from ray.experimental.collective import destroy_collective_group
         destroy_collective_group(group)
+    except CheckTimeout:
+        raise
     except Exception:  # noqa: BLE001 - Ray destroys groups itself after failed transfers
         pass
 
@@ -233,7 +236,6 @@ def produce(clock: Clock, x: XferSetup, src: Any, nbytes: int, seed: int) -> Any
 
 def outcome(clock: Clock, ref: Any, what: str, bound_s: float) -> tuple[str, Any]:
     """('data', digest) or ('error', first line) within the bound; a hang fails the scenario."""
-    from conformance.timeouts import CheckTimeout
     from conformance.waits import bounded_get
 
     try:
@@ -265,6 +267,8 @@ def alive(actor: Any, timeout_s: float = 5.0) -> bool:
     try:
         bounded_get(actor.info.remote(), timeout_s, "peer info")
         return True
+    except CheckTimeout:
+        raise
     except Exception:  # noqa: BLE001 - dead, restarting or unreachable
         return False
 

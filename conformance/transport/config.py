@@ -72,7 +72,8 @@ class TransportConfig:
     name: str                      # as Ray knows it (upper case)
     manager_ref: str | None        # "pkg.mod:Class" for a custom transport, None for a built-in
     devices: tuple[str, ...]       # torch device types the transport moves
-    link_bandwidth_gbps: float | None
+    link_bandwidth_gbps: float | None        # transport.expected.link_bandwidth_gbps
+    topology_link_gbps: float | None = None  # slowest min_bandwidth_gbps in topology.expected.links
 
     @property
     def builtin(self) -> bool:
@@ -99,11 +100,9 @@ def transport_config(manifest: Any) -> TransportConfig | None:
     if not t:
         return None
     nominal = (t.get("expected") or {}).get("link_bandwidth_gbps")
-    if nominal is None:
-        # fall back to the topology's declared links: the slowest declared minimum bandwidth
-        links = ((manifest.data.get("topology") or {}).get("expected") or {}).get("links") or []
-        declared = [link["min_bandwidth_gbps"] for link in links if link.get("min_bandwidth_gbps")]
-        nominal = min(declared) if declared else None
+    links = ((manifest.data.get("topology") or {}).get("expected") or {}).get("links") or []
+    declared = [link["min_bandwidth_gbps"] for link in links if link.get("min_bandwidth_gbps")]
     return TransportConfig(name=t["name"].upper(), manager_ref=t.get("manager"),
                            devices=tuple(t.get("devices") or ["cpu"]),
-                           link_bandwidth_gbps=float(nominal) if nominal else None)
+                           link_bandwidth_gbps=float(nominal) if nominal else None,
+                           topology_link_gbps=float(min(declared)) if declared else None)

@@ -132,10 +132,22 @@ class TransportContext:
                 self.pools.drop(key)
 
     def release_device_pools(self) -> None:
-        """Stop the endpoints that hold accelerator units (pool keys are "<kind>/<device>")."""
+        """Stop the endpoints that hold accelerator units (pool keys are "<kind>/<device>") and
+        wait until Ray has the units back, so the next check finds every device free."""
+        dropped = False
         for key in list(self.pools._pools):
             if not key.endswith("/cpu"):
                 self.pools.drop(key)
+                dropped = True
+        if dropped:
+            self.wait_units_free()
+
+    def wait_units_free(self) -> None:
+        import ray
+
+        from conformance.fixtures import wait_devices_released
+        if ray.is_initialized():
+            wait_devices_released(self.resource)
 
     def close(self) -> None:
         self.pools.close()

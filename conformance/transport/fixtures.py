@@ -16,6 +16,7 @@ from conformance.cluster import ClusterStartError
 from conformance.fixtures import not_applicable
 from conformance.transport.context import TransportContext
 from conformance.transport.registration import TransportSetupError, ensure_registered
+from conformance.transport.tables import publish
 
 NO_TRANSPORT = "the manifest declares no transport (add a `transport` block to certify one)"
 
@@ -45,6 +46,8 @@ def tctx(conformance_run: Any) -> Iterator[TransportContext]:
     ctx = _contexts.get(id(run))
     if ctx is None:
         ctx = _contexts[id(run)] = TransportContext(run, setup)
+        publish(run, "transport", {"name": setup.name, "one_sided": setup.one_sided, "can_abort": setup.can_abort,
+                                   "devices": list(setup.config.devices), "manager": setup.config.manager_ref})
     yield ctx
     ctx.release_device_pools()
 

@@ -48,7 +48,7 @@ import time
 from pathlib import Path
 from typing import Any, List, Optional
 
-from conformance.simulated.manager import VISIBLE_DEVICES_ENV_VAR, SimAccManager
+from conformance.simulated.manager import SimAccManager
 
 STATE_ENV = "FAULTY_STATE_DIR"
 NODE_NAME_ENV = "RAY_CONFORMANCE_NODE_NAME"

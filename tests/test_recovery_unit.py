@@ -1,0 +1,156 @@
+"""Recovery area, pure parts: holder audits, scenario timing and the Recovery section, and the
+bounds the checklist states (no Ray cluster)."""
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+
+from conformance.data import load_checklist
+from conformance.recovery import bounds as B
+from conformance.recovery.audit import audit, disjointness_problems, holder_problems
+from conformance.recovery.scenario import Clock, ScenarioFailed, recorder_for, render_markdown, scenario
+from conformance.timeouts import CheckTimeout
+
+ENV = "SIMACC_VISIBLE_DEVICES"
+
+
+def state(ids: list[str], env: str | None = None, node: str = "n1", view: Any = "same") -> dict[str, Any]:
+    env_value = ",".join(ids) if env is None else env
+    return {"assigned": ids, "env_set": env_value is not None, "env_value": env_value, "node_id": node,
+            "manager_view": list(ids) if view == "same" else view, "pid": 1}
+
+
+def test_a_correct_holder_has_no_problems() -> None:
+    assert holder_problems(state(["2"]), ENV, 1, ["0", "1", "2", "3"]) == []
+
+
+@pytest.mark.parametrize("s, fragment", [
+    (state(["2"], env="3"), "SIMACC_VISIBLE_DEVICES='3' but Ray assigned ['2']"),
+    (state(["2"], env=""), "SIMACC_VISIBLE_DEVICES='' but Ray assigned"),
+    (state(["2"], view=["1"]), "the manager reports visible ids ['1']"),
+    (state(["2"], view="raised KeyError: x"), "raised KeyError"),
+    (state([]), "expected 1 device"),
+    (state(["9"]), "not devices of its node"),
+])
+def test_holder_problems_name_what_disagrees(s: dict[str, Any], fragment: str) -> None:
+    problems = holder_problems(s, ENV, 1, ["0", "1", "2", "3"])
+    assert any(fragment in p for p in problems), problems
+
+
+def test_unset_variable_is_a_problem_for_a_holder() -> None:
+    s = state(["1"])
+    s["env_set"], s["env_value"] = False, None
+    assert any("is not set" in p for p in holder_problems(s, ENV))
+
+
+def test_disjointness_per_node_and_coverage() -> None:
+    ok = [state(["0"]), state(["1"]), state(["0"], node="n2")]
+    assert disjointness_problems(ok, ENV) == []
+    dup = [state(["0"]), state(["1"]), state(["1"], env="1")]
+    assert "held by more than one live holder" in disjointness_problems(dup, ENV)[0]
+    partial = [state(["0"]), state(["1"])]
+    assert "held by no live holder" in disjointness_problems(partial, ENV, ["0", "1", "2"])[0]
+
+
+def test_audit_uses_the_variable_as_what_a_process_really_uses() -> None:
+    # Ray assigned 0 and 1, but both processes see device 1: an id collision (after a restart).
+    problems = audit([state(["0"], env="1"), state(["1"])], ENV, ["0", "1"])
+    assert any("but Ray assigned ['0']" in p for p in problems)
+    assert any("more than one live holder" in p for p in problems)
+
+
+# ------------------------------------------------------------------------------ scenario timing
+class FakeRun:
+    def __init__(self) -> None:
+        self.sections: dict[str, Any] = {}
+        self.area_timings: dict[str, float] = {}
+
+
+def test_wait_for_fails_naming_the_scenario_and_the_elapsed_time() -> None:
+    clock = Clock("FR-000", "demo", 10)
+    with pytest.raises(ScenarioFailed) as exc:
+        clock.wait_for(lambda: False, "the impossible", bound_s=0.3, explain=lambda: "still nothing")
+    msg = str(exc.value)
+    assert msg.startswith("[demo] the impossible: not within 0s") and "last seen: still nothing" in msg
+    assert "elapsed 0." in msg and "of the 10s bound" in msg
+
+
+def test_wait_for_returns_the_value_and_never_outlives_the_scenario_bound() -> None:
+    clock = Clock("FR-000", "demo", 0.2)
+    assert clock.wait_for(lambda: 42, "x") == 42
+    t0 = time.monotonic()
+    with pytest.raises(ScenarioFailed):
+        clock.wait_for(lambda: False, "never", bound_s=60)
+    assert time.monotonic() - t0 < 1.0
+
+
+def test_scenarios_are_recorded_in_metrics_and_the_recovery_section() -> None:
+    run, metrics = FakeRun(), {}
+    with scenario(run, metrics, "FR-900", "fine", 5) as clock:
+        clock.mark("step")
+    with pytest.raises(ScenarioFailed):
+        with scenario(run, metrics, "FR-901", "broken", 5) as clock:
+            raise clock.fail("devices lost")
+    with pytest.raises(CheckTimeout) as exc:
+        with scenario(run, metrics, "FR-902", "hung", 5):
+            raise CheckTimeout("FR-902: no result within the hard timeout of 1s")
+    assert "scenario 'hung' still running after" in str(exc.value) and "treated as a hang" in str(exc.value)
+    data = run.sections["Recovery"]["data"]
+    assert [(s["check"], s["outcome"]) for s in data["scenarios"]] == [
+        ("FR-900", "ok"), ("FR-901", "fail"), ("FR-902", "timeout")]
+    assert data["failed"] == 2 and metrics["scenarios"]["fine"]["steps_s"]["step"] >= 0
+    assert "| FR-902 | hung | 5 |" in run.sections["Recovery"]["markdown"]
+    assert run.area_timings["recovery"] >= 0
+    assert len(recorder_for(run).records) == 3
+
+
+def test_a_scenario_over_its_bound_fails_even_if_every_step_passed() -> None:
+    with pytest.raises(ScenarioFailed, match="longer than its bound"):
+        with scenario(None, None, "FR-903", "slow", 0.05):
+            time.sleep(0.1)
+
+
+def test_render_markdown_is_a_table() -> None:
+    md = render_markdown([])
+    assert "| check | scenario | bound s | elapsed s | outcome | detail |" in md and "over 0 scenario(s)" in md
+
+
+# ------------------------------------------------------------------------------ bounds vs checklist
+def recovery_checks() -> dict[str, Any]:
+    return {c.id: c for c in load_checklist().checks if c.area == "recovery"}
+
+
+def test_every_recovery_check_states_the_bounds_it_enforces() -> None:
+    checks = recovery_checks()
+    assert set(checks) == set(B.STATED) == set(B.SCENARIO_BOUND_S)
+    for cid, stated in B.STATED.items():
+        text = checks[cid].requirement
+        missing = [b for b in stated if f"{b:g} s" not in text]
+        assert not missing, f"{cid}: the requirement does not state the bound(s) {missing} s the check enforces"
+
+
+def test_hard_timeouts_are_a_backstop_above_each_scenario_bound() -> None:
+    for cid, c in recovery_checks().items():
+        assert c.timeout_s and c.timeout_s > B.SCENARIO_BOUND_S[cid], f"{cid}: timeout_s {c.timeout_s}"
+
+
+def test_device_recovery_musts_are_tagged_for_beta() -> None:
+    checks = recovery_checks()
+    tagged = {cid for cid, c in checks.items() if "device-recovery" in c.tags and c.level == "MUST"}
+    assert tagged == {"FR-001", "FR-002", "FR-003", "FR-004", "FR-005"}
+
+
+def test_stopping_a_cluster_forgets_the_drivers_rdt_state(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ray 2.60 keeps RDT monitor state across ray.shutdown(); the next session's monitor thread
+    then dies on stale refs and no failed transfer is ever aborted (FR-014 after a shape switch)."""
+    import sys
+    import types
+
+    from conformance.cluster import forget_rdt_state
+
+    fake = types.SimpleNamespace(global_worker=types.SimpleNamespace(_rdt_manager=object()))
+    monkeypatch.setitem(sys.modules, "ray._private.worker", fake)
+    forget_rdt_state()
+    assert fake.global_worker._rdt_manager is None
