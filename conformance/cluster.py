@@ -97,6 +97,15 @@ def shape_node_labels(shape: ClusterShape, index: int, manager: type | None) -> 
     return {**plugin_node_labels(manager), **extra}
 
 
+def detection_args(manifest: Manifest) -> dict[str, Any]:
+    """add_node arguments that let Ray auto-detect the accelerator on a simulated node.
+
+    ray.cluster_utils.Cluster.add_node defaults to num_gpus=0, which hides a GPU-named
+    accelerator from every node it starts; None lets the manager count the devices.
+    """
+    return {"num_gpus": None} if manifest.resource_name == "GPU" else {}
+
+
 LABELS_NOTE = ("Ray 2.60 applies get_current_node_accelerator_labels() only for TPU; the suite applied the "
                "plugin's labels to the nodes it started")
 
@@ -140,7 +149,7 @@ def start_cluster(manifest: Manifest, shape: ClusterShape, ray_address: str | No
     any_labels = False
     try:
         for i in range(n):
-            args: dict[str, Any] = {"num_cpus": cpus, "object_store_memory": mem}
+            args: dict[str, Any] = {"num_cpus": cpus, "object_store_memory": mem, **detection_args(manifest)}
             if i == 0:
                 args["_system_config"] = syscfg
                 args["include_dashboard"] = False

@@ -8,6 +8,8 @@ Every scenario is timed against the bound its requirement states (conformance.re
 """
 from __future__ import annotations
 
+from conformance.requests import demand
+
 from typing import Any
 
 import pytest
@@ -175,7 +177,7 @@ def test_retried_task_gets_a_valid_device(rc: RecoveryCtx) -> None:
             others = states(clock, holders, "holders of the other devices to start", B.ACTOR_READY_S)
             ledger = make_ledger()
             task = ray.remote(crash_first_attempt).options(
-                num_cpus=0, resources={dev.resource: 1}, max_retries=2, scheduling_strategy=pinned(dev.node_id))
+                num_cpus=0, **demand(dev.resource, 1), max_retries=2, scheduling_strategy=pinned(dev.node_id))
             result = clock.get(task.remote(ledger, *dev.probe_args),
                                "the retried task's result (its first worker crashed)", B.ACTOR_READY_S)
             rc.metrics["retry_done_s"] = clock.mark("retry returned")

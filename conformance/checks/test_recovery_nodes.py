@@ -7,6 +7,8 @@ head is never killed; each check kills node "b" and the next check's setup bring
 """
 from __future__ import annotations
 
+from conformance.requests import demand
+
 import time
 from typing import Any
 
@@ -147,7 +149,7 @@ def test_label_selected_work_moves_to_surviving_matching_node(nc: Ctx) -> None:
             with_task = b.count >= 2
             if with_task:
                 ledger = make_ledger()
-                task = ray.remote(hold_until).options(num_cpus=0, resources={lab.resource: 1}, max_retries=2,
+                task = ray.remote(hold_until).options(num_cpus=0, **demand(lab.resource, 1), max_retries=2,
                                                       label_selector=selector)
                 task_ref = task.remote(ledger, *b.probe_args, LONG_S)
                 attempts = clock.wait_for(lambda: ray.get(ledger.history.remote(), timeout=10),

@@ -61,7 +61,9 @@ def spawn_holders(dev: DeviceNode, n: int, *, max_restarts: int = 0, node_id: st
     """`n` one-device holder actors; pinned to `node_id` (default: the scenario's node) unless
     `options` bring their own scheduling (label_selector, placement group)."""
     ray = _ray()
-    opts: dict[str, Any] = {"num_cpus": 0, "resources": {dev.resource: 1}, "max_restarts": max_restarts,
+    from conformance.requests import demand
+
+    opts: dict[str, Any] = {"num_cpus": 0, **demand(dev.resource, 1), "max_restarts": max_restarts,
                             "max_task_retries": 0}
     if "label_selector" not in options and "scheduling_strategy" not in options:
         opts["scheduling_strategy"] = pinned(node_id or dev.node_id)

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from conformance.cluster import ClusterHandle, ClusterShape, patched_environ, shape_node_labels
+from conformance.cluster import ClusterHandle, ClusterShape, detection_args, patched_environ, shape_node_labels
 from conformance.recovery import bounds as B
 from conformance.recovery.devices import DeviceNode, available, kill_quietly, spawn_holders, total
 from conformance.recovery.scenario import Clock
@@ -121,7 +121,7 @@ class NodeLab:
             labels = shape_node_labels(self.shape, i, self.manager)
             node = self.handle.cluster.add_node(num_cpus=c["num_cpus_per_node"],
                                                 object_store_memory=c["object_store_memory_mb"] * 1024 * 1024,
-                                                labels=labels or None)
+                                                labels=labels or None, **detection_args(self.manifest))
         self.handle.node_handles[i] = node
         return node
 

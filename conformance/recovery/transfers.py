@@ -169,7 +169,8 @@ def start_peers(clock: Clock, x: XferSetup, resource: str, n: int = 2, **options
 
     opts: dict[str, Any] = {"num_cpus": 0, "scheduling_strategy": pinned(peer_node(x, resource))}
     if x.device != "cpu":
-        opts["resources"] = {resource: 1}
+        from conformance.requests import demand
+        opts.update(demand(resource, 1))
     opts.update(options)
     peers = [peer_class().options(**opts).remote(x.device) for _ in range(n)]
     clock.get([p.info.remote() for p in peers], f"{n} transfer peers to start", B.ACTOR_READY_S)
