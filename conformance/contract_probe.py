@@ -7,7 +7,6 @@ crash, and Ray snapshots environment variables at import.
 """
 from __future__ import annotations
 
-import importlib
 import json
 import os
 import sys
@@ -79,11 +78,9 @@ def main(argv: list[str]) -> int:
     config = json.loads(argv[1])
     for p in reversed(config.get("python_path", [])):
         sys.path.insert(0, p)
-    module_name, _, attr = config["manager"].partition(":")
     try:
-        obj: Any = importlib.import_module(module_name)
-        for part in attr.split("."):
-            obj = getattr(obj, part)
+        from conformance.imports import import_ref
+        obj = import_ref(config["manager"])
     except BaseException as exc:  # noqa: BLE001
         print(MARKER + json.dumps({"import_error": f"{exc.__class__.__name__}: {exc}"}))
         return 0

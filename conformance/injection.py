@@ -21,7 +21,6 @@ Also: the resource must be a *unit-instance* resource or every task sees device 
 """
 from __future__ import annotations
 
-import importlib
 import os
 import sys
 from typing import Iterable
@@ -49,11 +48,8 @@ def unit_instance_resources(resource_name: str) -> str:
 
 
 def _import_ref(ref: str) -> type:
-    module_name, _, attr = ref.partition(":")
-    obj = importlib.import_module(module_name)
-    for part in attr.split("."):
-        obj = getattr(obj, part)
-    return obj  # type: ignore[return-value]
+    from conformance.imports import import_ref
+    return import_ref(ref)  # type: ignore[no-any-return]
 
 
 _pending_refs: list[str] = []

@@ -6,7 +6,6 @@ driver decide.
 """
 from __future__ import annotations
 
-import importlib
 import os
 import time
 from typing import Any
@@ -15,10 +14,9 @@ from typing import Any
 def _manager_view(manager_ref: str | None) -> Any:
     if not manager_ref:
         return None
-    module_name, _, attr = manager_ref.partition(":")
-    obj: Any = importlib.import_module(module_name)
-    for part in attr.split("."):
-        obj = getattr(obj, part)
+    from conformance.imports import import_ref
+
+    obj = import_ref(manager_ref)
     try:
         return obj.get_current_process_visible_accelerator_ids()
     except Exception as exc:  # noqa: BLE001 - reported, judged on the driver

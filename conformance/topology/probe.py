@@ -7,17 +7,11 @@ the node's ids (as Ray assigns them) and the visible-devices variable lists them
 """
 from __future__ import annotations
 
-import importlib
+from conformance.imports import import_ref  # noqa: F401 - re-exported for callers
 import os
 from typing import Any, Callable
 
 
-def import_ref(ref: str) -> Any:
-    module_name, _, attr = ref.partition(":")
-    obj: Any = importlib.import_module(module_name)
-    for part in attr.split("."):
-        obj = getattr(obj, part)
-    return obj
 
 
 def _call(fn: Callable[[], Any]) -> tuple[Any, str | None]:

@@ -16,7 +16,7 @@ has to reach the workers.
 """
 from __future__ import annotations
 
-import importlib
+from conformance.imports import import_ref  # noqa: F401 - re-exported for callers
 import os
 import threading
 import time
@@ -30,13 +30,6 @@ _lock = threading.Lock()
 _records: dict[str, Deque[dict[str, Any]]] = {}
 
 
-def import_ref(ref: str) -> Any:
-    """'pkg.module:Attr.Sub' -> the object."""
-    module_name, _, attr = ref.partition(":")
-    obj: Any = importlib.import_module(module_name)
-    for part in attr.split("."):
-        obj = getattr(obj, part)
-    return obj
 
 
 def class_ref(cls: type) -> str:
