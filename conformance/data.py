@@ -1,12 +1,15 @@
 """Loading the suite's data files (checklist, tier ladder, waivers, schemas) with validation.
 
-The data lives in files (`tiers/`, `schemas/` at the project root) so that reviewers read and
-diff requirements, not code. Everything here validates against its JSON Schema before use.
+The data lives in files (`tiers/`, `schemas/` inside the package's `catalog/` folder) so that
+reviewers read and diff requirements, not code, and so that an installed wheel carries them: they
+are found with `importlib.resources`, never relative to a source checkout. Everything here
+validates against its JSON Schema before use.
 """
 from __future__ import annotations
 
 import functools
 import hashlib
+import importlib.resources
 import json
 import os
 from dataclasses import dataclass, field
@@ -20,11 +23,14 @@ from conformance.errors import UserError
 
 
 def data_root() -> Path:
-    """The folder holding `tiers/` and `schemas/` (override with CONFORMANCE_DATA_DIR)."""
+    """The folder holding `tiers/` and `schemas/` (override with CONFORMANCE_DATA_DIR).
+
+    The package is installed unzipped (a wheel), so its resources are plain files on disk.
+    """
     override = os.environ.get("CONFORMANCE_DATA_DIR")
     if override:
         return Path(override)
-    return Path(__file__).resolve().parent.parent
+    return Path(str(importlib.resources.files("conformance") / "catalog"))
 
 
 def checklist_path() -> Path:

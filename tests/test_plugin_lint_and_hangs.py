@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from conformance import data
 from suite_runner import CHECKS, ROOT, SIM_MANIFEST, broken_manifest, outcomes, run_suite, write_manifest
 
 
@@ -39,8 +40,8 @@ def test_unknown_check_id_refused(tmp_path: Path) -> None:
 
 def test_checklist_item_without_test_refused(tmp_path: Path) -> None:
     data = tmp_path / "data"
-    shutil.copytree(ROOT / "tiers", data / "tiers")
-    shutil.copytree(ROOT / "schemas", data / "schemas")
+    shutil.copytree(data.data_root() / "tiers", data / "tiers")
+    shutil.copytree(data.data_root() / "schemas", data / "schemas")
     with open(data / "tiers" / "checklist.yaml", "a") as f:
         f.write("  - id: DP-099\n    title: An untested requirement\n    area: device\n    level: SHOULD\n"
                 "    requirement: The plugin SHOULD do something.\n    rationale: Because it matters.\n"

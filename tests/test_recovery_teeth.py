@@ -22,6 +22,8 @@ from typing import Any, Iterator
 import pytest
 import yaml
 
+from conformance import data
+
 ROOT = Path(__file__).resolve().parent.parent
 CHECKS = ROOT / "conformance" / "checks"
 MANIFESTS = ROOT / "tests" / "manifests"
@@ -94,8 +96,7 @@ class Run:
 
 
 def data_dir() -> Path:
-    override = os.environ.get("CONFORMANCE_DATA_DIR")
-    return Path(override) if override else ROOT
+    return data.data_root()
 
 
 def hang_data_dir(folder: Path) -> Path:

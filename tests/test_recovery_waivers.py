@@ -20,6 +20,7 @@ from conformance.results import aggregate
 from conformance.tiers import RunContext, compute_tiers
 
 ROOT = Path(__file__).resolve().parent.parent
+CATALOG = ROOT / "conformance" / "catalog"
 SIM_MANIFEST = ROOT / "conformance" / "simulated" / "manifest.yaml"
 
 
@@ -109,7 +110,7 @@ def test_restarted_transport():
 
 def write_data(folder: Path, blocks: bool) -> Path:
     """Suite data files for the run: a 3-check checklist, the 3-tier ladder, one waiver."""
-    shutil.copytree(ROOT / "schemas", folder / "schemas")
+    shutil.copytree(CATALOG / "schemas", folder / "schemas")
     (folder / "tiers").mkdir(parents=True)
     base = {"rationale": "because of y.", "since": "0.1.0"}
     (folder / "tiers" / "checklist.yaml").write_text(yaml.safe_dump({"schema_version": 1, "checks": [

@@ -22,6 +22,7 @@ from conformance.topology.view import build_view, description_checks
 from conformance.topology.vocabulary import load_vocabulary, plugin_label_problems
 
 ROOT = Path(__file__).resolve().parent.parent
+CATALOG = ROOT / "conformance" / "catalog"
 VOCAB = load_vocabulary()
 ISLAND_ENV = {"SIMACC_NUM_DEVICES": "4", "SIMACC_TYPE": "SIMACC-X1", "SIMACC_ISLANDS": "0,1;2,3",
               "SIMACC_DOMAIN": "simlink-a", "SIMACC_RACK": "rack-1"}
@@ -46,7 +47,7 @@ def desc(sim_env: None) -> dict[str, Any]:
 # ------------------------------------------------------------------ schemas and data files
 def test_schemas_are_valid_2020_12() -> None:
     for name in ("topology", "labels", "manifest"):
-        jsonschema.Draft202012Validator.check_schema(json.loads((ROOT / f"schemas/{name}.schema.json").read_text()))
+        jsonschema.Draft202012Validator.check_schema(json.loads((CATALOG / f"schemas/{name}.schema.json").read_text()))
 
 
 def test_vocabulary_keys_pass_rays_key_rules_and_match_ray_constants() -> None:
