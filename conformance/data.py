@@ -114,10 +114,20 @@ class Check:
     tags: tuple[str, ...] = ()
     timeout_s: float | None = None
     retired: bool = False
+    # Thresholds and knobs of this check (`params:` in the checklist): the only place check
+    # code and judges read a pass/fail number from.
+    params: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "Check":
-        return cls(**{**d, "tags": tuple(d.get("tags", ()))})
+        return cls(**{**d, "tags": tuple(d.get("tags", ())), "params": dict(d.get("params", {}))})
+
+    def param(self, name: str) -> Any:
+        """One threshold of this check; a missing one is a data error, never a silent default."""
+        try:
+            return self.params[name]
+        except KeyError:
+            raise UserError(f"checklist: {self.id}.params.{name}: missing (the check needs it)") from None
 
 
 @dataclass(frozen=True)
@@ -212,6 +222,16 @@ class SuiteData:
     ladder: Ladder
     waivers: list[Waiver] = field(default_factory=list)
     waivers_sha256: str = ""
+
+
+def check_param(check_id: str, name: str) -> Any:
+    """A check's threshold from the checklist in force (CONFORMANCE_DATA_DIR honoured)."""
+    return _checklist_at(str(checklist_path())).by_id()[check_id].param(name)
+
+
+@functools.lru_cache(maxsize=4)
+def _checklist_at(path: str) -> Checklist:
+    return load_checklist(Path(path))
 
 
 def load_suite_data() -> SuiteData:
