@@ -152,7 +152,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     p = sub.add_parser("run", allow_abbrev=False, help="certify a plugin: run the checks, compute the tier, write the reports")
-    p.add_argument("--manifest", required=True, help="vendor manifest (YAML or JSON)")
+    p.add_argument("--manifest", required=True,
+                   help="vendor manifest (YAML or JSON), or builtin:simulated[-2node] shipped in the package")
     p.add_argument("--out", help="output folder (default reports/<product-slug>/)")
     p.add_argument("--ray-address", help="existing Ray cluster to run against")
     p.add_argument("--require-tier", help="exit 1 unless at least this tier is achieved")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import importlib
+import importlib.resources
 import re
 import sys
 from dataclasses import dataclass
@@ -82,9 +83,38 @@ def slugify(text: str) -> str:
     return slug or "product"
 
 
+BUILTIN_PREFIX = "builtin:"
+
+
+def builtin_manifests() -> dict[str, Path]:
+    """The manifests shipped in the package, by name: `simulated`, `simulated-2node`, ...
+
+    They let an installed wheel certify the simulated accelerator without a source checkout
+    (`ray-conformance run --manifest builtin:simulated-2node`).
+    """
+    folder = Path(str(importlib.resources.files("conformance") / "simulated"))
+    found = {}
+    for f in sorted(folder.glob("manifest*.yaml")):
+        found["simulated" + f.stem[len("manifest"):]] = f
+    return found
+
+
+def resolve_manifest_path(path: str | Path) -> Path:
+    """A file path, or `builtin:NAME` for a manifest shipped in the package."""
+    text = str(path)
+    if text.startswith(BUILTIN_PREFIX):
+        name = text[len(BUILTIN_PREFIX):]
+        known = builtin_manifests()
+        if name not in known:
+            raise UserError(f"manifest: unknown built-in manifest {name!r}; expected one of "
+                            f"{', '.join(BUILTIN_PREFIX + n for n in known)}")
+        return known[name]
+    return Path(path).resolve() if text else Path("")
+
+
 def load_manifest(path: str | Path) -> Manifest:
     """Read and schema-validate a manifest (no imports)."""
-    path = Path(path).resolve() if path else Path("")
+    path = resolve_manifest_path(path)
     raw = read_yaml_or_json(path, what="manifest")
     if not isinstance(raw, dict):
         raise UserError(f"manifest: {path}: expected a mapping at the top level, got {type(raw).__name__}")
