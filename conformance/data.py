@@ -45,6 +45,10 @@ def waivers_path() -> Path:
     return data_root() / "tiers" / "waivers.yaml"
 
 
+def vocabulary_path() -> Path:
+    return data_root() / "tiers" / "vocabulary.yaml"
+
+
 def schema_path(name: str) -> Path:
     return data_root() / "schemas" / f"{name}.schema.json"
 
@@ -101,6 +105,44 @@ def read_yaml_or_json(path: Path, *, what: str) -> Any:
 
 
 @dataclass(frozen=True)
+class Vocabulary:
+    """Areas (with their id prefixes), levels and tags: the words every other data file uses."""
+
+    levels: tuple[str, ...]
+    area_prefix: dict[str, str] = field(hash=False, compare=False)
+    tags: frozenset[str] = frozenset()
+
+    def check_item(self, where: str, *, id: str, area: str, level: str, tags: tuple[str, ...] = ()) -> None:
+        """Raise a one-line UserError for an unknown area/level/tag or an id outside its area's prefix."""
+        if area not in self.area_prefix:
+            raise UserError(f"{where}.area: unknown area {area!r}; expected one of {', '.join(self.area_prefix)}")
+        if level not in self.levels:
+            raise UserError(f"{where}.level: unknown level {level!r}; expected one of {', '.join(self.levels)}")
+        prefix = self.area_prefix[area]
+        if not id.startswith(prefix + "-"):
+            raise UserError(f"{where}.id: {id} is in area {area}, whose ids start with {prefix}-")
+        for tag in tags:
+            self.check_tag(f"{where}.tags", tag)
+
+    def check_tag(self, where: str, tag: str) -> None:
+        if tag not in self.tags:
+            raise UserError(f"{where}: unknown tag {tag!r} (tags are declared in tiers/vocabulary.yaml)")
+
+
+def parse_vocabulary(doc: Any) -> Vocabulary:
+    validate(doc, "vocabulary", what="vocabulary")
+    prefixes = [a["prefix"] for a in doc["areas"].values()]
+    if len(set(prefixes)) != len(prefixes):
+        raise UserError("vocabulary: areas: two areas share an id prefix")
+    return Vocabulary(levels=tuple(doc["levels"]), area_prefix={k: v["prefix"] for k, v in doc["areas"].items()},
+                      tags=frozenset(doc["tags"]))
+
+
+def load_vocabulary(path: Path | None = None) -> Vocabulary:
+    return parse_vocabulary(read_yaml_or_json(path or vocabulary_path(), what="vocabulary"))
+
+
+@dataclass(frozen=True)
 class Check:
     """One checklist item."""
 
@@ -142,14 +184,16 @@ class Checklist:
         return tuple(c for c in self.checks if not c.retired)
 
 
-def parse_checklist(doc: Any, sha256: str = "") -> Checklist:
+def parse_checklist(doc: Any, sha256: str = "", vocabulary: Vocabulary | None = None) -> Checklist:
     validate(doc, "checklist", what="checklist")
+    vocabulary = vocabulary or load_vocabulary()
     checks = tuple(Check.from_dict(c) for c in doc["checks"])
     seen: set[str] = set()
     for c in checks:
         if c.id in seen:
             raise UserError(f"checklist: checks: duplicate id {c.id}")
         seen.add(c.id)
+        vocabulary.check_item(f"checklist: {c.id}", id=c.id, area=c.area, level=c.level, tags=c.tags)
     return Checklist(checks=checks, sha256=sha256)
 
 
@@ -179,13 +223,30 @@ def parse_ladder(doc: Any, sha256: str = "", checklist: Checklist | None = None)
     names = [t["name"] for t in doc["tiers"]]
     if len(set(names)) != len(names):
         raise UserError("tiers: tiers: duplicate tier name")
+    vocabulary = load_vocabulary()
+    for t in doc["tiers"]:
+        for i, req in enumerate(t["requires"]):
+            where = f"tiers: {t['name']}.requires[{i}].select"
+            select = req["select"]
+            for area in select.get("areas", []):
+                if area not in vocabulary.area_prefix:
+                    raise UserError(f"{where}.areas: unknown area {area!r}")
+            for level in select.get("levels", []):
+                if level not in vocabulary.levels:
+                    raise UserError(f"{where}.levels: unknown level {level!r}")
+            for tag in select.get("tags", []):
+                vocabulary.check_tag(f"{where}.tags", tag)
     if checklist is not None:
+        from conformance.tiers import select_checks  # tiers imports this module
         known = set(checklist.by_id())
         for t in doc["tiers"]:
-            for req in t["requires"]:
+            for i, req in enumerate(t["requires"]):
                 for cid in req["select"].get("ids", []):
                     if cid not in known:
                         raise UserError(f"tiers: {t['name']}.requires: unknown check id {cid}")
+                if not select_checks(checklist, req["select"]):
+                    raise UserError(f"tiers: {t['name']}.requires[{i}].select: matches no active check "
+                                    f"({req['select']}); a selector that selects nothing makes a tier easier")
     return Ladder(tiers=tuple(doc["tiers"]), sha256=sha256)
 
 
