@@ -1,7 +1,9 @@
 """`ray-conformance`: run the suite, inspect the checklist and tiers, validate manifests.
 
-Exit codes: 0 success; 1 the run completed but the tier is below --require-tier (or, for
-verify/diff, a finding); 2 usage or input errors (one line, never a traceback).
+Exit codes (conformance/exit_codes.py): 0 success; 1 the run completed but the tier is below
+--require-tier (or, for verify/diff, a finding); 2 usage or input errors (one line, never a
+traceback); 3 a check hung uninterruptibly (report written); 4 interrupted (report written);
+5 the pytest run crashed (internal error).
 """
 from __future__ import annotations
 
@@ -17,6 +19,11 @@ from tabulate import tabulate
 
 from conformance import __version__
 from conformance.errors import UserError
+from conformance.exit_codes import Exit, from_pytest
+
+_ENDED = {Exit.HUNG: "a check hung and could not be interrupted; the run ended early",
+          Exit.INTERRUPTED: "the run was interrupted",
+          Exit.NO_REPORT: "the pytest run ended with an internal error"}
 
 # Modules that add subcommands: each exposes register(subparsers). Optional so that a missing
 # area does not break the core commands.
@@ -100,12 +107,16 @@ def cmd_run(args: argparse.Namespace) -> int:
     report_path = out_dir / "report.json"
     if not report_path.exists():
         print(f"ray-conformance: error: the run wrote no report (pytest exit {proc.returncode})", file=sys.stderr)
-        return 2
+        return int(Exit.USAGE if proc.returncode == 4 else Exit.NO_REPORT)
     report = json.loads(report_path.read_text())
-    if proc.returncode not in (0, 1):
-        print(f"ray-conformance: pytest exited {proc.returncode}; the report may be partial", file=sys.stderr)
-        if proc.returncode in (3, 4):
-            return 2
+    ended = from_pytest(proc.returncode)
+    if ended is Exit.USAGE:
+        print("ray-conformance: error: the suite refused to run (see the message above)", file=sys.stderr)
+        return int(Exit.USAGE)
+    if ended is not None:
+        print(f"ray-conformance: {_ENDED[ended]}; the report in {out_dir} says which checks did not run",
+              file=sys.stderr)
+        return int(ended)
     if key is not None:
         from conformance.cli_signing import sign_report_dir
         envelope = sign_report_dir(out_dir, key, passphrase)

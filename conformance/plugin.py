@@ -44,6 +44,7 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     from conformance.session import ConformanceRun
 
+    _refuse_xdist(config)
     try:
         run = ConformanceRun.from_config(config)
     except UserError as exc:
@@ -51,3 +52,17 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(run, "conformance-run")
     if config.args_source != pytest.Config.ArgsSource.ARGS:
         config.args = [str(run.checks_dir)]
+
+
+def _refuse_xdist(config: pytest.Config) -> None:
+    """A conformance run is one process: `-n N` / `--dist` are refused with one line.
+
+    Each xdist worker would start its own clusters (a shape costs seconds of start and its own
+    object store), write its own report.json, and run disruptive checks (node kills, device
+    faults) beside checks that must see a quiet cluster. See README "Parallel runs".
+    """
+    workers = config.getoption("numprocesses", None)
+    dist = config.getoption("dist", "no")
+    if workers or (dist and dist != "no"):
+        raise pytest.UsageError("conformance runs are serial: -n/--dist (pytest-xdist) is refused; every worker "
+                                "would start its own clusters and write its own report.json")

@@ -16,6 +16,7 @@ from conformance.cluster import ClusterManager, ClusterShape, ClusterStartError,
 from conformance.data import SuiteData, load_suite_data
 from conformance.environment import fingerprint
 from conformance.errors import UserError
+from conformance.exit_codes import WATCHDOG_EXIT
 from conformance.manifest import Manifest, load_manifest
 from conformance.report import build_report, now_iso, tier_table, validate_report, write_json, write_junit, write_markdown
 from conformance.results import NOT_APPLICABLE_PREFIX, TestRecord, aggregate
@@ -266,7 +267,7 @@ class ConformanceRun:
             self.write_reports(interrupted=True, reason=reason, unfinished=current)
             sys.stderr.write(f"\nconformance: {reason}; report written to {self.out_dir}\n")
         finally:
-            os._exit(3)
+            os._exit(WATCHDOG_EXIT)
 
     def pytest_runtest_logstart(self, nodeid: str, location: Any) -> None:
         self._current_nodeid = nodeid

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from conformance import data
+from conformance.data import data_root
+from conformance.exit_codes import WATCHDOG_EXIT
 from suite_runner import CHECKS, ROOT, SIM_MANIFEST, broken_manifest, outcomes, run_suite, write_manifest
 
 
@@ -40,8 +41,8 @@ def test_unknown_check_id_refused(tmp_path: Path) -> None:
 
 def test_checklist_item_without_test_refused(tmp_path: Path) -> None:
     data = tmp_path / "data"
-    shutil.copytree(data.data_root() / "tiers", data / "tiers")
-    shutil.copytree(data.data_root() / "schemas", data / "schemas")
+    shutil.copytree(data_root() / "tiers", data / "tiers")
+    shutil.copytree(data_root() / "schemas", data / "schemas")
     with open(data / "tiers" / "checklist.yaml", "a") as f:
         f.write("  - id: DP-099\n    title: An untested requirement\n    area: device\n    level: SHOULD\n"
                 "    requirement: The plugin SHOULD do something.\n    rationale: Because it matters.\n"
@@ -79,7 +80,7 @@ def test_uninterruptible_hang_still_writes_the_report(tmp_path: Path) -> None:
     code, report, output = run_suite(SIM_MANIFEST, tmp_path / "out", str(tests), "--conformance-timeout=2",
                                      "--conformance-hang-grace=2", timeout_s=120)
     assert time.monotonic() - t0 < 60
-    assert code == 3
+    assert code == WATCHDOG_EXIT
     assert report is not None, output
     checks = {c["id"]: c for c in report["checks"]}
     assert checks["DP-002"]["outcome"] == "pass"
@@ -129,3 +130,12 @@ def test_previous_report_is_archived_not_overwritten(tmp_path: Path) -> None:
     assert len(archived) == 1 and json.loads(archived[0].read_text()) == {"mine": True}
     assert (out / "notes.txt").read_text() == "user file"
     assert json.loads((out / "report.json").read_text())["suite"]["name"] == "ray-accelerator-conformance"
+
+
+def test_xdist_is_refused_with_one_line(tmp_path: Path) -> None:
+    tests = write_checks(tmp_path / "t", "@pytest.mark.check('DP-002')\ndef test_a():\n    pass\n")
+    proc = subprocess.run(pytest_cmd(SIM_MANIFEST, tmp_path / "out", str(tests), "-n", "2"), capture_output=True,
+                          text=True, timeout=120, cwd=tmp_path)
+    assert proc.returncode == pytest.ExitCode.USAGE_ERROR
+    assert "conformance runs are serial: -n/--dist (pytest-xdist) is refused" in proc.stderr
+    assert not (tmp_path / "out" / "report.json").exists()

@@ -1,0 +1,37 @@
+"""The exit codes of `ray-conformance` and of the pytest run underneath it, in one place.
+
+pytest owns 0–5 (OK, TESTS_FAILED, INTERRUPTED, INTERNAL_ERROR, USAGE_ERROR, NO_TESTS_COLLECTED).
+The watchdog that ends a run whose check hung uninterruptibly therefore exits with a code pytest
+never uses, so the CLI can tell a hang from pytest's internal error and say so honestly.
+"""
+from __future__ import annotations
+
+import enum
+
+
+class Exit(enum.IntEnum):
+    """What `ray-conformance run` (and the other subcommands) return."""
+
+    OK = 0            # the run completed (and met --require-tier, when given); verify/diff: no finding
+    BELOW_TIER = 1    # the run completed below --require-tier; verify/diff: a finding
+    USAGE = 2         # bad arguments or input (one line on stderr)
+    HUNG = 3          # a check hung and could not be interrupted: report written, run ended early
+    INTERRUPTED = 4   # stopped from outside (SIGINT/SIGTERM): report written, marked interrupted
+    NO_REPORT = 5     # the pytest run crashed before writing a report (an internal error)
+
+
+# The pytest process's own code when the watchdog ended it (outside pytest's 0–5).
+WATCHDOG_EXIT = 86
+
+
+def from_pytest(code: int) -> Exit | None:
+    """Map the pytest subprocess's exit code to the CLI's, or None when the tier decides (0/1)."""
+    if code == WATCHDOG_EXIT:
+        return Exit.HUNG
+    if code == 2:  # pytest.ExitCode.INTERRUPTED
+        return Exit.INTERRUPTED
+    if code == 4:  # pytest.ExitCode.USAGE_ERROR (registry inconsistent, bad option)
+        return Exit.USAGE
+    if code in (0, 1, 5):
+        return None
+    return Exit.NO_REPORT
