@@ -70,6 +70,31 @@ def cmd_validate_manifest(args: argparse.Namespace) -> int:
     return 0
 
 
+def _run_forwarding_signals(cmd: list[str]) -> int:
+    """Run the pytest process; SIGINT/SIGTERM sent to this CLI are passed on to it, so that a
+    stopped certification still writes its report (marked interrupted) instead of orphaning it."""
+    import signal
+
+    # Its own session: a terminal's Ctrl-C reaches only this CLI, which passes it on once (a
+    # second copy arriving mid-way through the report writing would cut the report short).
+    proc = subprocess.Popen(cmd, start_new_session=True)
+
+    def forward(signum: int, frame: object) -> None:
+        if proc.poll() is None:
+            proc.send_signal(signum)
+
+    previous = {sig: signal.signal(sig, forward) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        while True:
+            try:
+                return proc.wait()
+            except KeyboardInterrupt:  # a handler raised elsewhere: keep waiting for the report
+                continue
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     from conformance.data import load_suite_data
     from conformance.manifest import check_manifest
@@ -103,13 +128,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     cmd += extra + ([] if has_paths else [str(checks_dir)])
     print(f"ray-conformance: certifying {manifest.data['vendor']} / {manifest.data['product']} → {out_dir}",
           flush=True)
-    proc = subprocess.run(cmd)
+    returncode = _run_forwarding_signals(cmd)
     report_path = out_dir / "report.json"
     if not report_path.exists():
-        print(f"ray-conformance: error: the run wrote no report (pytest exit {proc.returncode})", file=sys.stderr)
-        return int(Exit.USAGE if proc.returncode == 4 else Exit.NO_REPORT)
+        print(f"ray-conformance: error: the run wrote no report (pytest exit {returncode})", file=sys.stderr)
+        return int(Exit.USAGE if returncode == 4 else Exit.NO_REPORT)
     report = json.loads(report_path.read_text())
-    ended = from_pytest(proc.returncode)
+    ended = from_pytest(returncode)
     if ended is Exit.USAGE:
         print("ray-conformance: error: the suite refused to run (see the message above)", file=sys.stderr)
         return int(Exit.USAGE)

@@ -206,10 +206,18 @@ class ClusterManager:
         self.last_mode: str | None = None
         self.last_nodes: int = 0
         self.notes: list[str] = []
+        # Set once the plugin is known to keep any cluster from starting (a node-start call that
+        # hangs, or an earlier shape that failed to start): later shapes fail at once with it.
+        self.known_plugin_failure: str | None = None
 
     def ensure(self, shape: ClusterShape) -> ClusterHandle:
         if shape.name in self.failures:
             raise ClusterStartError(self.failures[shape.name])
+        if self.known_plugin_failure and not self.ray_address:
+            reason = f"cluster {shape.name!r} not started: {self.known_plugin_failure}"
+            self.failures[shape.name] = reason
+            self.history.append({"shape": shape.name, "ok": False, "reason": reason})
+            raise ClusterStartError(reason)
         if self.current is not None and self.current.shape.name == shape.name:
             return self.current
         self.shutdown()
@@ -228,6 +236,8 @@ class ClusterManager:
             reason = f"cluster {shape.name!r} failed to start: {exc.__class__.__name__}: {exc}".splitlines()[0]
             self.failures[shape.name] = reason[:500]
             self.history.append({"shape": shape.name, "ok": False, "reason": reason[:500]})
+            if self.known_plugin_failure is None:
+                self.known_plugin_failure = f"an earlier cluster ({shape.name!r}) failed to start: {reason[:400]}"
             raise ClusterStartError(reason) from exc
         self.history.append({"shape": shape.name, "ok": True, "mode": self.current.mode,
                              "nodes": self.current.nodes, "start_s": round(self.current.started_s, 2)})

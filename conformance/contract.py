@@ -12,7 +12,7 @@ import subprocess
 import sys
 from typing import Any
 
-from conformance.contract_probe import MARKER, ROUND_TRIPS
+from conformance.contract_probe import CALLING, MARKER, ROUND_TRIPS
 
 # Ray's predefined resources and prefixes a custom accelerator must not use.
 # "GPU" is not here: Ray reserves it *for* accelerator managers (NVIDIA, AMD, Intel, Apple, Metax).
@@ -20,8 +20,26 @@ RESERVED_RESOURCE_NAMES = {"CPU", "memory", "object_store_memory", "node", "bund
 RESOURCE_NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_.\-/]*$")
 
 
+# The manager methods Ray calls in the process that starts a node: one that hangs there hangs
+# every node start, so no cluster of this plugin can come up.
+NODE_START_METHODS = ("get_resource_name", "get_visible_accelerator_ids_env_var", "get_current_node_num_accelerators",
+                      "get_current_node_accelerator_type", "get_current_node_additional_resources",
+                      "get_current_node_accelerator_labels")
+
+
 class ProbeFailed(Exception):
     """The probe process itself failed (crash, hang, import error)."""
+
+    def __init__(self, message: str, hung_method: str | None = None) -> None:
+        super().__init__(message)
+        self.hung_method = hung_method
+
+
+def last_call(stderr: str | bytes | None) -> str | None:
+    """The manager method the probe was calling when it stopped (from its CALLING lines)."""
+    text = stderr.decode(errors="replace") if isinstance(stderr, bytes) else (stderr or "")
+    calls = [ln[len(CALLING):].strip() for ln in text.splitlines() if ln.startswith(CALLING)]
+    return calls[-1] if calls else None
 
 
 def run_contract_probe(manager_ref: str, *, python_path: list[str], env: dict[str, str],
@@ -34,8 +52,11 @@ def run_contract_probe(manager_ref: str, *, python_path: list[str], env: dict[st
     try:
         proc = subprocess.run([sys.executable, "-m", "conformance.contract_probe", config], env=child_env,
                               capture_output=True, text=True, timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        raise ProbeFailed(f"contract probe of {manager_ref} did not finish within {timeout_s:.0f}s (hang)") from None
+    except subprocess.TimeoutExpired as exc:
+        method = last_call(exc.stderr)
+        where = f" in {method}()" if method else ""
+        raise ProbeFailed(f"contract probe of {manager_ref} did not finish within {timeout_s:.0f}s (hang{where})",
+                          hung_method=method) from None
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith(MARKER)]
     if not lines:
         tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]

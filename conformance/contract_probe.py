@@ -14,6 +14,8 @@ import traceback
 from typing import Any, Callable
 
 MARKER = "CONTRACT_PROBE_RESULT "
+# Written to stderr before each manager call, so that a probe killed for hanging names the call.
+CALLING = "CONTRACT_PROBE_CALLING "
 ROUND_TRIPS: list[list[str]] = [["0"], ["1", "3"], []]
 
 
@@ -32,6 +34,7 @@ def describe(value: Any) -> dict[str, Any]:
 
 
 def call(fn: Callable[..., Any], *args: Any) -> dict[str, Any]:
+    print(CALLING + getattr(fn, "__name__", repr(fn)), file=sys.stderr, flush=True)
     try:
         return {"ok": True, "result": describe(fn(*args))}
     except BaseException as exc:  # noqa: BLE001 - report everything, including SystemExit

@@ -50,6 +50,7 @@ def pytest_configure(config: pytest.Config) -> None:
     except UserError as exc:
         raise pytest.UsageError(str(exc)) from None
     config.pluginmanager.register(run, "conformance-run")
+    _sigterm_interrupts()
     if config.args_source != pytest.Config.ArgsSource.ARGS:
         config.args = [str(run.checks_dir)]
 
@@ -66,3 +67,18 @@ def _refuse_xdist(config: pytest.Config) -> None:
     if workers or (dist and dist != "no"):
         raise pytest.UsageError("conformance runs are serial: -n/--dist (pytest-xdist) is refused; every worker "
                                 "would start its own clusters and write its own report.json")
+
+
+def _sigterm_interrupts() -> None:
+    """SIGTERM (a CI job cancelled, `kill PID`) ends the run like Ctrl-C: pytest unwinds, the
+    session finishes, and the report is written marked interrupted with the unrun checks named."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return
+
+    def _interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt(f"signal {signal.Signals(signum).name}")
+
+    signal.signal(signal.SIGTERM, _interrupt)

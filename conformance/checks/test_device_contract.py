@@ -5,7 +5,7 @@ from typing import Any
 
 import pytest
 
-from conformance.contract import (ProbeFailed, env_var_applicable, problems_env_var_written, problems_no_stray_vars,
+from conformance.contract import (NODE_START_METHODS, ProbeFailed, env_var_applicable, problems_env_var_written, problems_no_stray_vars,
                                   problems_resource_name, problems_round_trip, problems_types,
                                   problems_unset_is_none, run_contract_probe, validation_result)
 from conformance.fixtures import not_applicable
@@ -21,6 +21,12 @@ def contract(manifest: Any, conformance_run: Any) -> Any:
                                   timeout_s=min(60.0, conformance_run.default_timeout,
                                                 0.75 * conformance_run.setup_timeout))
     except ProbeFailed as exc:
+        if exc.hung_method in NODE_START_METHODS:
+            # Ray calls this method at every node start: no cluster can come up, so every later
+            # cluster shape fails at once with this reason instead of waiting out its start timeout.
+            conformance_run.clusters.known_plugin_failure = (
+                f"the plugin's {exc.hung_method}() hangs (found by DP-001's contract probe); Ray calls it at "
+                "every node start")
         return exc
 
 
