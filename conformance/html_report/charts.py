@@ -192,7 +192,8 @@ def bandwidth_svg(title: str, series: Sequence[Series], reference: tuple[str, fl
         ax.set_ylabel("GB/s (median; band = IQR)")
         ax.grid(True, which="major", color="#e0e0e0", lw=0.6)
         ax.set_title(title)
-        ax.legend(frameon=False, fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(frameon=False, fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2)
         return _svg(fig, "bandwidth-" + title, "bandwidth curve: " + title)
 
 
@@ -209,8 +210,7 @@ def pairwise_svg(title: str, labels: Sequence[str], gbps: Sequence[Sequence[floa
         side = min(7.0, 2.0 + 0.55 * n)
         fig = _figure(side + 1.3, side)
         ax = fig.add_subplot(1, 1, 1)
-        cmap = matplotlib.colormaps["viridis"].copy()
-        cmap.set_bad("#f5f5f5")
+        cmap = matplotlib.colormaps["viridis"].with_extremes(bad="#f5f5f5")
         finite = grid[np.isfinite(grid)]
         vmin, vmax = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
         im = ax.imshow(grid, cmap=cmap, vmin=vmin, vmax=vmax if vmax > vmin else vmin + 1e-9)
@@ -255,18 +255,19 @@ def recovery_svg(scenarios: Sequence[Scenario]) -> str:
         for y, s in enumerate(scenarios):
             if s.bound_s and s.bound_s > 0:
                 ax.barh(y, s.bound_s - floor, left=floor, height=0.7, color="#eceff1", ec="#b0bec5", lw=0.6)
+                ax.plot([s.bound_s, s.bound_s], [y - 0.42, y + 0.42], color="#37474f", lw=1.2)
             if s.elapsed_s is not None and s.elapsed_s > 0:
                 ax.barh(y, max(s.elapsed_s - floor, 0), left=floor, height=0.42,
                         color=OUTCOME_COLOURS.get(s.outcome, "#616161"))
             text = (f"{s.elapsed_s:.1f} s" if s.elapsed_s is not None else "no time") + (
                 f" / {s.bound_s:g} s" if s.bound_s else "")
-            ax.text((s.bound_s or s.elapsed_s or 1) * 1.12, y, text, va="center", fontsize=7.5, color="#37474f")
+            ax.text(max(s.bound_s or 0, s.elapsed_s or 0, floor) * 1.15, y, text, va="center", fontsize=7.5, color="#37474f")
         ax.set_xscale("log")
         ax.set_xlim(floor, max(values + [1.0]) * 4)
         _plain_log_ticks(ax.xaxis, " s")
         ax.set_yticks(range(len(scenarios)), [s.label for s in scenarios])
         ax.invert_yaxis()
-        ax.set_xlabel("log scale: solid = elapsed, pale = the requirement's bound")
+        ax.set_xlabel("log scale: solid = elapsed; pale bar ending in a tick = the requirement's bound")
         ax.grid(True, axis="x", color="#e0e0e0", lw=0.6)
         ax.set_axisbelow(True)
         ax.set_title("recovery: elapsed time against bound")

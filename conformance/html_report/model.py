@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections import Counter, OrderedDict
 from typing import Any, Callable, Mapping
+from urllib.parse import quote
 
 from conformance.sanitize import terminal
 
@@ -46,6 +47,20 @@ def safe_href(value: Any) -> str | None:
     if v.startswith(("/", "\\")) or ".." in v.split("/"):
         return None
     return v
+
+
+def url_href(value: Any) -> str | None:
+    """A link target only for https/http URLs (a doc reference that is a path stays text: it is
+    relative to the project, not to wherever the page is opened)."""
+    href = safe_href(value)
+    return href if href and href.lower().startswith(("https://", "http://")) else None
+
+
+def _under(base: str, href: str | None) -> str | None:
+    """A relative file link (percent-encoded) below `base`, itself a percent-encoded relative URL."""
+    if not href or href.lower().startswith(("https://", "http://")):
+        return href
+    return (base.rstrip("/") + "/" if base else "") + quote(href, safe="/")
 
 
 def _dict(value: Any) -> dict[str, Any]:
@@ -102,7 +117,7 @@ def next_steps(report: Mapping[str, Any]) -> dict[str, Any] | None:
     blocking = []
     for b in _list(ns.get("blocking")):
         if isinstance(b, dict):
-            blocking.append({**b, "href": safe_href(b.get("doc"))})
+            blocking.append({**b, "href": url_href(b.get("doc"))})
     ceiling = _dict(ns.get("shape_ceiling"))
     return {"next_tier": ns.get("next_tier"), "blocking": blocking,
             "ceiling": ceiling if ceiling.get("tier") or ceiling.get("reason") else None}
@@ -128,15 +143,18 @@ def area_grid(report: Mapping[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
-def problems(report: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
-    """Failed/errored checks (with reason, log excerpt and log links) and waived ones."""
+def problems(report: Mapping[str, Any], link_base: str = "") -> dict[str, list[dict[str, Any]]]:
+    """Failed/errored checks (with reason, log excerpt and log links) and waived ones.
+
+    Log files are relative to the report's folder; `link_base` leads there from the page."""
     failed, waived = [], []
     for c in _list(report.get("checks")):
         if not isinstance(c, dict):
             continue
         entry = {**c, "label": OUTCOME_LABEL.get(str(c.get("outcome")), c.get("outcome")),
-                 "logs": [{"name": f, "href": safe_href(f)} for f in _list(c.get("log_files")) if isinstance(f, str)],
-                 "waiver_href": safe_href(_dict(c.get("waiver")).get("issue"))}
+                 "logs": [{"name": f, "href": _under(link_base, safe_href(f))}
+                          for f in _list(c.get("log_files")) if isinstance(f, str)],
+                 "waiver_href": url_href(_dict(c.get("waiver")).get("issue"))}
         if c.get("outcome") in FAILED:
             failed.append(entry)
         elif c.get("outcome") == "waived":
@@ -231,6 +249,8 @@ def bandwidth(report: Mapping[str, Any]) -> dict[str, Any]:
             stats = [_stat(r, key) for r in rows]
             series.append(charts.Series(label, [float(r["bytes"]) for r in rows], [s[0] or 0.0 for s in stats],
                                         [s[1] or 0.0 for s in stats], [s[2] or 0.0 for s in stats], colour, style))
+        if not any(y > 0 for s in series for y in s.gbps):
+            continue
         host = _dict(sweep.get("host_copy"))
         ref = None
         if _num(host.get("median_gbps")):

@@ -7,15 +7,21 @@ the charts are inline SVG, and a Content-Security-Policy forbids scripts and eve
 """
 from __future__ import annotations
 
+import json
 import re
 from typing import Any, Mapping
 
 import jinja2
+import markupsafe
 
 from . import model
 
 # No scripts, no fetches of any kind; inline styles (the page's and matplotlib's) only.
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
+
+
+# Marks pages this package wrote: the review dashboard replaces only files that carry it.
+GENERATOR = "ray-accelerator-conformance"
 
 
 def _slug(value: Any) -> str:
@@ -29,14 +35,21 @@ def environment() -> jinja2.Environment:
                              trim_blocks=True, lstrip_blocks=True)
     env.filters["slug"] = _slug
     env.filters["num"] = lambda v, fmt="{:.1f}": fmt.format(v) if isinstance(v, (int, float)) else "?"
-    env.globals["CSP"] = CSP
+    env.globals["CSP"] = markupsafe.Markup(CSP)  # a constant of ours, not outside text
     env.globals["OUTCOME_LABEL"] = model.OUTCOME_LABEL
+    env.globals["GENERATOR"] = GENERATOR
     return env
 
 
-def render_report_html(report: Mapping[str, Any]) -> str:
-    """The whole page for one report.json (already parsed). Missing data gives a notice, never an error."""
-    r = model.clean_tree(dict(report))
+def render_report_html(report: Mapping[str, Any], *, link_base: str = "") -> str:
+    """The whole page for one report.json (already parsed). Missing data gives a notice, never an error.
+
+    `link_base` prefixes the report folder's relative links (log files) when the page is written
+    somewhere else than beside report.json (the review dashboard's copies).
+    """
+    # Through JSON with sorted keys first: the page is then a function of report.json's content
+    # alone, the same whether rendered at the end of a run or later from the file.
+    r = model.clean_tree(json.loads(json.dumps(report, sort_keys=True, default=str)))
     manifest = model._dict(r.get("manifest"))
     view = {
         "vendor": str(manifest.get("vendor") or "unknown vendor"),
@@ -50,7 +63,7 @@ def render_report_html(report: Mapping[str, Any]) -> str:
         "ladder": model.ladder(r),
         "next_steps": model.next_steps(r),
         "areas": model.area_grid(r),
-        "problems": model.problems(r),
+        "problems": model.problems(r, link_base),
         "checks": [c for c in model._list(r.get("checks")) if isinstance(c, dict)],
         "topology": model.section(lambda: model.topology(r),
                                   "No topology data in this report: neither the topology checks nor the "
