@@ -29,7 +29,8 @@ demo: $(STAMP)
 
 ## Headless Chromium (Debian's package) for the report pages' browser tests; installed when missing.
 browser:
-	@command -v chromium >/dev/null 2>&1 || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; }
+	@command -v chromium >/dev/null 2>&1 || { SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+	  $$SUDO apt-get update && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; }
 
 test: $(STAMP) browser
 	$(BIN)/python -m pytest -p no:cacheprovider tests $(PYTEST_ARGS)

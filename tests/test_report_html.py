@@ -25,8 +25,18 @@ def _links(page: str) -> list[str]:
     return _ATTR.findall(page)
 
 
-def test_example_page_has_every_section_and_four_pictures() -> None:
-    page = render_report_html(example_report())
+@pytest.fixture(scope="module")
+def example_page() -> str:
+    return render_report_html(example_report())
+
+
+@pytest.fixture(scope="module")
+def failing_page() -> str:
+    return render_report_html(failing_report())
+
+
+def test_example_page_has_every_section_and_four_pictures(example_page: str) -> None:
+    page = example_page
     for section in ("tiers", "areas", "topology", "bandwidth", "pairwise", "recovery", "failures", "checks", "run"):
         assert f'id="{section}"' in page, section
     assert page.count('<svg role="img"') == 4
@@ -40,9 +50,9 @@ def test_example_page_has_every_section_and_four_pictures() -> None:
     assert "FR-016" in page and "61014" in page        # the waived check, with its upstream issue
 
 
-def test_page_is_self_contained() -> None:
+def test_page_is_self_contained(example_page: str) -> None:
     """Nothing is fetched: no scripts, no stylesheets, no remote images; a CSP forbids them anyway."""
-    page = render_report_html(example_report())
+    page = example_page
     assert "<script" not in page.lower() and "<link" not in page.lower() and "@import" not in page
     assert "Content-Security-Policy" in page and "default-src 'none'" in page
     for target in _links(page):
@@ -51,12 +61,12 @@ def test_page_is_self_contained() -> None:
     assert "src=\"http" not in page
 
 
-def test_same_report_gives_the_same_page() -> None:
-    assert render_report_html(example_report()) == render_report_html(example_report())
+def test_same_report_gives_the_same_page(example_page: str) -> None:
+    assert render_report_html(example_report()) == example_page
 
 
-def test_failing_report_shows_failures_next_steps_and_missing_sections() -> None:
-    page = render_report_html(failing_report())
+def test_failing_report_shows_failures_next_steps_and_missing_sections(failing_page: str) -> None:
+    page = failing_page
     assert ">none<" in page and 'id="interrupted"' in page
     assert 'id="fail-DP-008"' in page and 'id="fail-TR-004"' in page
     assert "No module named &#39;nimbus_sdk&#39;" in page           # the log excerpt, escaped
@@ -64,8 +74,9 @@ def test_failing_report_shows_failures_next_steps_and_missing_sections() -> None
     assert "/home/vendor/secret.log" in page and 'href="/home' not in page
     assert "No topology data" not in page                            # census fallback draws devices
     assert "device census" in page
-    assert "No bandwidth sweep in this report" in page
-    assert "No pairwise matrix in this report" in page
+    assert "The manifest declares no transport, so this report has no bandwidth sweep." not in page
+    assert "The transport checks did not run or recorded nothing, so this report has no bandwidth sweep." in page
+    assert "so this report has no pairwise matrix" in page
     assert 'id="next-steps"' in page and "To reach experimental" in page
     assert ">docs/checks.md#dp-008<" in page and "href=\"docs/" not in page   # a project path: text
     assert "This hardware shape can reach at most: beta" in page
@@ -73,8 +84,8 @@ def test_failing_report_shows_failures_next_steps_and_missing_sections() -> None
     assert "6/9 SHOULD checks passed" in page and "needs experimental first" in page
 
 
-def test_outside_strings_are_inert() -> None:
-    page = render_report_html(failing_report())
+def test_outside_strings_are_inert(failing_page: str) -> None:
+    page = failing_page
     assert "<script" not in page and "<img" not in page and "<b>" not in page
     assert "&lt;script&gt;" in page and "&lt;b&gt;Compute&lt;/b&gt;" in page
     assert "\x1b" not in page and "\u202e" not in page and "\\u202e" in page
@@ -116,15 +127,15 @@ def test_safe_href() -> None:
         assert model.safe_href(bad) is None, bad
 
 
-def test_write_html_writes_beside_report_json(tmp_path: Path) -> None:
+def test_write_html_writes_beside_report_json(tmp_path: Path, example_page: str) -> None:
     path = write_html(example_report(), tmp_path)
     assert path == tmp_path / "report.html"
-    assert path.read_text(encoding="utf-8") == render_report_html(example_report())
+    assert path.read_text(encoding="utf-8") == example_page
     assert [p.name for p in tmp_path.iterdir()] == ["report.html"]   # no temporary file left
 
 
-def test_committed_example_page_is_current() -> None:
+def test_committed_example_page_is_current(example_page: str) -> None:
     """reports/example/report.html is what the renderer makes of the committed report.json."""
     committed = Path(__file__).resolve().parent.parent / "reports" / "example" / "report.html"
-    assert committed.read_text(encoding="utf-8") == render_report_html(example_report()), \
+    assert committed.read_text(encoding="utf-8") == example_page, \
         "regenerate with: make example (or write_html on reports/example/report.json)"

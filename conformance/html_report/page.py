@@ -51,6 +51,8 @@ def render_report_html(report: Mapping[str, Any], *, link_base: str = "") -> str
     # alone, the same whether rendered at the end of a run or later from the file.
     r = model.clean_tree(json.loads(json.dumps(report, sort_keys=True, default=str)))
     manifest = model._dict(r.get("manifest"))
+    no_transport = ("The manifest declares no transport, so" if not manifest.get("transport")
+                    else "The transport checks did not run or recorded nothing, so")
     view = {
         "vendor": str(manifest.get("vendor") or "unknown vendor"),
         "product": str(manifest.get("product") or "unknown product"),
@@ -69,11 +71,10 @@ def render_report_html(report: Mapping[str, Any], *, link_base: str = "") -> str
                                   "No topology data in this report: neither the topology checks nor the "
                                   "device census ran."),
         "bandwidth": model.section(lambda: model.bandwidth(r),
-                                   "No bandwidth sweep in this report: the manifest declares no transport, or "
-                                   "the transport checks did not run."),
+                                   f"{no_transport} this report has no bandwidth sweep."),
         "pairwise": model.section(lambda: model.pairwise(r),
-                                  "No pairwise matrix in this report: it needs a transport and at least two "
-                                  "devices, and the performance checks to run."),
+                                  f"{no_transport} this report has no pairwise matrix (it also needs at least "
+                                  "two devices)."),
         "correctness": model.correctness(r),
         "recovery": model.section(lambda: model.recovery(r),
                                   "No recovery scenarios in this report: the recovery checks did not run."),
