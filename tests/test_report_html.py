@@ -93,16 +93,19 @@ def test_outside_strings_are_inert(failing_page: str) -> None:
     assert HOSTILE not in page
 
 
-def test_dollar_signs_and_odd_labels_do_not_break_the_charts() -> None:
+def test_dollar_signs_and_markup_in_chart_labels() -> None:
     r = example_report()
     node = r["sections"]["Topology"]["data"]["nodes"][0]["plugin"]["description"]
     node["links"][0]["kind"] = "$x^2$ link"
     node["devices"][0]["id"] = "$0"
     node["links"][0]["a"] = "$0"
+    node["links"][1]["kind"] = "</svg><script>alert(1)</script>"
     r["sections"]["Recovery"]["data"]["scenarios"][0]["scenario"] = "a_$b$_c <i>"
+    r["sections"]["Transport"]["data"]["pairs"]["cpu"]["labels"][0] = 'n0:"><script>'
     page = render_report_html(r)
     assert "could not be drawn" not in page
     assert "$x^2$ link" in page and "a_$b$_c &lt;i&gt;" in page
+    assert "<script" not in page and "&lt;/svg&gt;&lt;script&gt;" in page   # chart text is escaped too
 
 
 @pytest.mark.parametrize("report", [
