@@ -7,7 +7,7 @@ REPORTS := reports
 # Extra pytest arguments for `make test` (e.g. PYTEST_ARGS="-x -k tiers").
 PYTEST_ARGS ?=
 
-.PHONY: install demo test docs example releases clean-reports
+.PHONY: install demo test docs example releases clean-reports browser
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -27,7 +27,12 @@ demo: $(STAMP)
 	echo "make demo: certification took $$(( $$(date +%s) - start )) s"; \
 	for f in $(REPORTS)/*/report.md; do echo "  report: $$f"; done
 
-test: $(STAMP)
+## Headless Chromium (Debian's package) for the report pages' browser tests; installed when missing.
+browser:
+	@command -v chromium >/dev/null 2>&1 || { SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+	  $$SUDO apt-get update && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; }
+
+test: $(STAMP) browser
 	$(BIN)/python -m pytest -p no:cacheprovider tests $(PYTEST_ARGS)
 
 ## Regenerate docs tables from tiers/*.yaml and the built-in manager table.

@@ -79,6 +79,10 @@ def _verify(args: argparse.Namespace) -> int:
 
 def _review(args: argparse.Namespace) -> int:
     rows = review.review_folder(Path(args.dir), _trusted(args), releases_file=args.releases)
+    if args.format == "html":  # a folder of pages, not one table on stdout
+        from conformance.html_report.dashboard import write_site
+        print(f"wrote {write_site(Path(args.dir), rows, args.out)} ({len(rows)} submission(s))")
+        return 0
     print(review.render(rows, args.format))
     return 0
 
@@ -127,7 +131,9 @@ def register(subparsers: Any) -> None:
                                           "and recomputed tier, signature status, failing and waived checks.")
     p.add_argument("dir", metavar="DIR")
     p.add_argument("--keyring", metavar="FILE", help="verify signatures (without it: 'unverified')")
-    p.add_argument("--format", choices=review.FORMATS, default="text")
+    p.add_argument("--format", choices=(*review.FORMATS, "html"), default="text")
+    p.add_argument("--out", type=Path, default=Path("reports/review"), metavar="DIR",
+                   help="with --format html: folder for index.html and the submissions' pages (default reports/review)")
     p.add_argument("--releases", type=Path, default=None, metavar="FILE",
                    help="releases file (default: tiers/releases.yaml)")
     p.set_defaults(func=_review)

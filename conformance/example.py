@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 
 SIMULATED = Path(__file__).resolve().parent / "simulated"
-EXAMPLE_FILES = ("report.json", "report.md", "junit.xml", "report.intoto.json", "report.sigstore.json")
+EXAMPLE_FILES = ("report.json", "report.md", "junit.xml", "report.intoto.json", "report.sigstore.json", "report.html")
 
 
 def example_manifest() -> Path:

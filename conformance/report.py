@@ -1,4 +1,4 @@
-"""Building and writing the three report files: report.json, report.md, junit.xml.
+"""Building and writing the report files: report.json, report.md, junit.xml, and report.html.
 
 `build_report` is pure (inputs in, dict out) so the verifier and tests reuse it; writers never
 overwrite a file the user made elsewhere — they only write inside the run's output folder.
@@ -53,7 +53,7 @@ def build_report(*, data: SuiteData, manifest: dict[str, Any], manifest_sha256: 
 
 def _atomic_write(path: Path, text: str) -> None:
     tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    tmp.write_text(text)
+    tmp.write_text(text, encoding="utf-8")
     os.replace(tmp, path)
 
 
@@ -117,6 +117,15 @@ def render_markdown(report: dict[str, Any]) -> str:
 def write_markdown(report: dict[str, Any], out_dir: Path) -> Path:
     path = out_dir / "report.md"
     _atomic_write(path, render_markdown(report))
+    return path
+
+
+def write_html(report: dict[str, Any], out_dir: Path) -> Path:
+    """report.html: the same report as a self-contained page (conformance/html_report)."""
+    from conformance.html_report import render_report_html
+
+    path = out_dir / "report.html"
+    _atomic_write(path, render_report_html(report))
     return path
 
 

@@ -19,12 +19,13 @@ from conformance.errors import UserError
 from conformance.exit_codes import WATCHDOG_EXIT
 from conformance.manifest import Manifest, load_manifest
 from conformance.report import build_report, now_iso, tier_table, validate_report, write_json, write_junit, write_markdown
+from conformance.report import write_html
 from conformance.results import NOT_APPLICABLE_PREFIX, TestRecord, aggregate
 from conformance.timeouts import hard_timeout
 from conformance.waits import _carried_timeout
 
 CHECKS_DIR = Path(__file__).resolve().parent / "checks"
-REPORT_FILES = ("report.json", "report.md", "junit.xml", "report.intoto.json")
+REPORT_FILES = ("report.json", "report.md", "junit.xml", "report.intoto.json", "report.html")
 
 
 def _first_line(text: str, limit: int = 600) -> str:
@@ -257,6 +258,7 @@ class ConformanceRun:
             write_json(report, self.out_dir)
             write_markdown(report, self.out_dir)
             write_junit(report, self.records.values(), self.out_dir)
+            write_html(report, self.out_dir)
             self.report = report
             self.written = True
 
@@ -289,4 +291,4 @@ class ConformanceRun:
         tr.write_line(tier_table(self.report))
         tr.write_line("")
         tr.write_line(f"tier achieved: {self.report['tier'] or 'none'}")
-        tr.write_line(f"reports: {self.out_dir}/report.json, report.md, junit.xml")
+        tr.write_line(f"reports: {self.out_dir}/report.json, report.md, junit.xml, report.html")

@@ -23,7 +23,7 @@ def test_run_signs_and_gates_on_tier(tmp_path: Path) -> None:
     # the live device checks were not selected: they are `skip`, so experimental is not reached
     assert proc.returncode == 1, proc.stdout[-2000:] + proc.stderr[-2000:]
     assert "below the required experimental" in proc.stdout
-    assert {p.name for p in out.iterdir()} >= {"report.json", "report.md", "junit.xml", "report.intoto.json"}
+    assert {p.name for p in out.iterdir()} >= {"report.json", "report.md", "junit.xml", "report.intoto.json", "report.html"}
     verify = cli("verify", str(out), "--key", str(keys / "conformance.pub"), cwd=tmp_path)
     assert verify.returncode == 0, verify.stdout + verify.stderr
     assert "PASS tier" in verify.stdout or "tier" in verify.stdout
