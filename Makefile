@@ -7,7 +7,7 @@ REPORTS := reports
 # Extra pytest arguments for `make test` (e.g. PYTEST_ARGS="-x -k tiers").
 PYTEST_ARGS ?=
 
-.PHONY: install demo test docs example releases clean-reports browser
+.PHONY: install demo test docs example releases clean-reports browser bench
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -43,3 +43,8 @@ docs: $(STAMP)
 ## Regenerate the committed, signed example report (reports/example/).
 example: $(STAMP)
 	$(BIN)/python -m conformance.example reports/example
+
+## Where certification time goes: per-area wall time, cluster starts, ratios to a bare ray.init()
+## measured in the same run, transport spread (benchmarks/certify.py; figures, not assertions).
+bench: $(STAMP)
+	$(BIN)/python benchmarks/certify.py
