@@ -40,7 +40,8 @@ def submissions(tmp_path_factory) -> Path:
     (subs / "c-tampered" / "report.md").write_text("edited after signing\n")
     (subs / "e-broken").mkdir()
     (subs / "e-broken" / "report.json").write_text("{not json")
-    (root / "keyring.yaml").write_text(f"keys:\n  - name: examplecorp\n    public_key: {pair.public_path}\n")
+    (root / "keyring.yaml").write_text(f"keys:\n  - name: examplecorp\n    public_key: {pair.public_path}\n"
+                                      f"    vendors: [ExampleCorp]\n")
     return root
 
 
@@ -70,8 +71,9 @@ def test_review_with_keyring_reports_verification(submissions: Path, capsys) -> 
     rc, out = _review(submissions, capsys, "--format", "json", "--keyring", str(submissions / "keyring.yaml"))
     rows = {r["submission"]: r for r in json.loads(out)}
     assert rc == 0
-    # the honest row's waiver is not in this checkout's waivers.yaml, so it does not fully verify
-    assert rows["a-honest"]["signature"].startswith("signed by examplecorp; failed: waivers")
+    # the honest row's waiver is not in the release's waivers.yaml, so it does not fully verify, and
+    # (waiver semantics come only from the release) it cannot count toward the tier either
+    assert rows["a-honest"]["signature"].startswith("signed by examplecorp; failed: tier, waivers")
     assert rows["b-inflated"]["signature"].startswith("signed by examplecorp; failed:")
     assert "tier" in rows["b-inflated"]["signature"]
     assert "subject" in rows["c-tampered"]["signature"]
