@@ -201,7 +201,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return handler(args)
     except UserError as exc:
-        print(f"ray-conformance: error: {exc}", file=sys.stderr)
+        from conformance.sanitize import terminal
+        print(f"ray-conformance: error: {terminal(exc)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("ray-conformance: interrupted", file=sys.stderr)

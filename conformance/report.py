@@ -59,7 +59,7 @@ def _atomic_write(path: Path, text: str) -> None:
 
 def write_json(report: dict[str, Any], out_dir: Path) -> Path:
     path = out_dir / "report.json"
-    _atomic_write(path, json.dumps(report, indent=2, sort_keys=True) + "\n")
+    _atomic_write(path, json.dumps(report, indent=2, sort_keys=True, allow_nan=False) + "\n")
     return path
 
 
