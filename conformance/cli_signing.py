@@ -54,7 +54,10 @@ def _sign(args: argparse.Namespace) -> int:
     passphrase = keys.passphrase_from_env(args.passphrase_env)
     out = attestation.sign_report_dir(Path(args.report_dir), Path(args.key), passphrase, overwrite=args.force,
                                       allow_insecure_key_mode=args.allow_insecure_key_mode)
-    print(f"wrote {out} and {out.with_name(attestation.BUNDLE_NAME).name}")
+    print(f"wrote {terminal(out)} and {out.with_name(attestation.BUNDLE_NAME).name}")
+    warning = keys.kdf_warning(Path(args.key))
+    if warning:
+        print(f"warning: {terminal(warning)}", file=sys.stderr)
     return 0
 
 

@@ -195,11 +195,12 @@ def _write_new(path: Path, data: bytes, overwrite: bool) -> None:
 
 
 def sign_report_dir(report_dir: Path, key_path: Path, passphrase: bytes | None = None,
-                    *, overwrite: bool = False) -> Path:
+                    *, overwrite: bool = False, allow_insecure_key_mode: bool = False) -> Path:
     """Sign the report in `report_dir`; write report.intoto.json (and report.sigstore.json).
 
     Refuses (UserError) when a report file is missing, report.json is not schema-valid, the key
-    cannot be loaded, or an envelope already exists and `overwrite` is False. Returns the path
+    cannot be loaded or its file is open to group/others (unless `allow_insecure_key_mode`), or
+    an envelope already exists and `overwrite` is False. Returns the path
     of report.intoto.json.
     """
     report_dir = Path(report_dir)
@@ -214,7 +215,7 @@ def sign_report_dir(report_dir: Path, key_path: Path, passphrase: bytes | None =
         for t in targets:
             if t.exists() or t.is_symlink():
                 raise UserError(f"sign: {t} already exists; refusing to overwrite (pass --force to re-sign)")
-    private_key = keys.load_private_key(Path(key_path), passphrase)
+    private_key = keys.load_private_key(Path(key_path), passphrase, allow_insecure_mode=allow_insecure_key_mode)
     digests = {name: data.sha256_bytes(content) for name, content in raw.items()}
     from conformance.signing import releases
 
