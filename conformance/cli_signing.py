@@ -107,7 +107,7 @@ def _review(args: argparse.Namespace) -> int:
     rows = review.review_folder(Path(args.dir), _trusted(args), releases_file=args.releases,
                                 timeout_s=args.submission_timeout)
     print(review.render(rows, args.format))
-    return 0
+    return 1 if any(r.signature.startswith("error:") for r in rows) else 0
 
 
 def _diff(args: argparse.Namespace) -> int:

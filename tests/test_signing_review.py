@@ -55,7 +55,7 @@ def _review(submissions: Path, capsys, *extra: str) -> tuple[int, str]:
 def test_review_json_rows_without_keyring(submissions: Path, capsys) -> None:
     rc, out = _review(submissions, capsys, "--format", "json")
     rows = {r["submission"]: r for r in json.loads(out)}
-    assert rc == 0 and list(rows) == ["a-honest", "b-inflated", "c-tampered", "d-unsigned", "e-broken"]
+    assert rc == 1 and list(rows) == ["a-honest", "b-inflated", "c-tampered", "d-unsigned", "e-broken"]
     top = suite().ladder.names()[-1]
     a = rows["a-honest"]
     assert (a["vendor"], a["product"], a["suite_version"], a["date"]) == ("ExampleCorp", "NPU X1", "0.1.0", "2026-03-01")
@@ -71,7 +71,7 @@ def test_review_json_rows_without_keyring(submissions: Path, capsys) -> None:
 def test_review_with_keyring_reports_verification(submissions: Path, capsys) -> None:
     rc, out = _review(submissions, capsys, "--format", "json", "--keyring", str(submissions / "keyring.yaml"))
     rows = {r["submission"]: r for r in json.loads(out)}
-    assert rc == 0
+    assert rc == 1
     assert rows["a-honest"]["signature"] == "verified (examplecorp)", rows["a-honest"]["notes"]
     assert rows["b-inflated"]["signature"].startswith("signed by examplecorp; failed:")
     assert "tier" in rows["b-inflated"]["signature"]
@@ -82,7 +82,7 @@ def test_review_with_keyring_reports_verification(submissions: Path, capsys) -> 
 def test_review_text_and_markdown_tables(submissions: Path, capsys) -> None:
     rc, out = _review(submissions, capsys)
     header = out.splitlines()[0].split()
-    assert rc == 0 and header[:4] == ["submission", "vendor", "product", "suite"]
+    assert rc == 1 and header[:4] == ["submission", "vendor", "product", "suite"]
     assert "recomputed" in out and "b-inflated" in out
     rc, out = _review(submissions, capsys, "--format", "md")
     md = out.splitlines()

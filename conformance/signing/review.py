@@ -33,6 +33,9 @@ _HEADERS = ["submission", "vendor", "product", "suite", "date", "claimed tier", 
             "signature", "failing", "waived"]
 
 
+_NOT_VALID = "report.json is not schema-valid: "
+
+
 class SubmissionTimeout(Exception):
     """One submission took longer than its time bound."""
 
@@ -93,7 +96,7 @@ def _recompute(report: dict[str, Any], known: dict[str, releases.Release], relea
     """(recomputed tier, '') or (None, why it could not be recomputed)."""
     problem = _schema_problem(report)
     if problem:
-        return None, f"report.json is not schema-valid: {problem}"
+        return None, f"{_NOT_VALID}{problem}"
     version = report["suite"]["version"]
     release = known.get(version)
     if release is None:
@@ -131,6 +134,9 @@ def _fill(row: Row, folder: Path, trusted: Sequence[TrustedKey] | None, known: d
     if why:
         row.notes.append(why)
         row.recomputed_tier = None
+    if why.startswith(_NOT_VALID):  # nothing below can be judged on an invalid report
+        row.signature = f"error: {why}"
+        return
     has_envelope = any((folder / n).exists() or (folder / n).is_symlink() for n in (att.ENVELOPE_NAME, att.BUNDLE_NAME))
     if not has_envelope:
         row.signature = "unsigned"
