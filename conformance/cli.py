@@ -58,8 +58,9 @@ def cmd_validate_manifest(args: argparse.Namespace) -> int:
     from conformance.manifest import check_manifest
 
     m = check_manifest(args.manifest)
-    print(f"manifest OK: {m.data['vendor']} / {m.data['product']} (resource {m.resource_name}, "
-          f"{m.devices_per_node} devices/node, transport {m.transport['name'] if m.transport else 'none'})")
+    from conformance.sanitize import terminal
+    print(terminal(f"manifest OK: {m.data['vendor']} / {m.data['product']} (resource {m.resource_name}, "
+                   f"{m.devices_per_node} devices/node, transport {m.transport['name'] if m.transport else 'none'})"))
     return 0
 
 
@@ -94,7 +95,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         cmd.append(f"--conformance-timeout={args.timeout}")
     has_paths = any(not a.startswith("-") and (Path(a.split("::")[0]).exists()) for a in extra)
     cmd += extra + ([] if has_paths else [str(checks_dir)])
-    print(f"ray-conformance: certifying {manifest.data['vendor']} / {manifest.data['product']} → {out_dir}",
+    from conformance.sanitize import terminal
+    print(terminal(f"ray-conformance: certifying {manifest.data['vendor']} / {manifest.data['product']} → {out_dir}"),
           flush=True)
     proc = subprocess.run(cmd)
     report_path = out_dir / "report.json"

@@ -97,6 +97,9 @@ def parse_envelope(doc: Any, source: str) -> Envelope:
         doc = doc["dsseEnvelope"]
     if not isinstance(doc, dict):
         raise UserError(f"{source}: not a DSSE envelope (expected a JSON object)")
+    unknown = sorted(set(doc) - {"payloadType", "payload", "signatures"})
+    if unknown:  # every byte of the envelope means something; no field rides along unchecked
+        raise UserError(f"{source}: not a DSSE envelope: unknown field {unknown[0][:40]!r}")
     for name, kind in (("payloadType", str), ("payload", str), ("signatures", list)):
         if not isinstance(doc.get(name), kind):
             raise UserError(f"{source}: not a DSSE envelope: {name} missing or not a {kind.__name__}")
@@ -112,6 +115,8 @@ def parse_envelope(doc: Any, source: str) -> Envelope:
     for i, s in enumerate(doc["signatures"]):
         if not isinstance(s, dict) or not isinstance(s.get("sig"), str):
             raise UserError(f"{source}: signatures[{i}]: expected an object with a 'sig' string")
+        if set(s) - {"keyid", "sig"}:
+            raise UserError(f"{source}: signatures[{i}]: unknown field {sorted(set(s) - {'keyid', 'sig'})[0][:40]!r}")
         kid = s.get("keyid", "")
         try:
             raw: bytes | None = b64decode(s["sig"])

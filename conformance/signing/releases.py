@@ -22,6 +22,7 @@ existing entry is kept on --write; a new entry gets the Ray series this package 
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -204,9 +205,20 @@ def load_release_data(release: Release, releases_file: Path) -> tuple[data.Check
     if missing:
         raise UserError(f"release {release.version}: this verifier lacks its {' and '.join(missing)} "
                         f"(put them in {archived_path(releases_file, release.version, 'tiers_sha256').parent})")
-    checklist = data.load_checklist(paths["checklist_sha256"])
-    ladder = data.load_ladder(paths["tiers_sha256"], checklist=checklist)
-    return checklist, ladder
+    return _load_release_files(str(paths["checklist_sha256"]), release.checklist_sha256,
+                               str(paths["tiers_sha256"]), release.tiers_sha256)
+
+
+@functools.lru_cache(maxsize=16)
+def _load_release_files(checklist: str, checklist_sha256: str, tiers: str,
+                        tiers_sha256: str) -> tuple[data.Checklist, data.Ladder]:
+    """Parsed once per (file, digest): the digests were just checked, so the cache is content-addressed."""
+    loaded = data.load_checklist(Path(checklist))
+    ladder = data.load_ladder(Path(tiers), checklist=loaded)
+    if (loaded.sha256, ladder.sha256) != (checklist_sha256, tiers_sha256):  # changed while being read
+        _load_release_files.cache_clear()
+        raise UserError(f"release data changed while being read: {checklist}, {tiers}")
+    return loaded, ladder
 
 
 def main(argv: Sequence[str] | None = None) -> int:

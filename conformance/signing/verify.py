@@ -360,10 +360,19 @@ def _check_waivers(v: Verification, report: Mapping[str, Any], known: Sequence[d
                                f"and unexpired at {when}")
 
 
+_EXTENSION_FIELDS = {"schemaVersion", "suiteVersion", "tier", "reportSha256", "finishedAt", "manifestSha256",
+                     "rayVersion", "environmentSha256", "vendor", "product"}
+
+
 def _check_claims(v: Verification, st: Mapping[str, Any], report: Mapping[str, Any], report_sha256: str,
                   schema_sha256_fallback: str, release_data: Mapping[str, str] | None = None) -> None:
     pred, ext = st["predicate"], st["predicate"][att.EXTENSION]
     problems = []
+    if ext.get("schemaVersion") != att.EXTENSION_SCHEMA_VERSION or "schemaVersion" not in ext:
+        problems.append(f"{att.EXTENSION}.schemaVersion is not {att.EXTENSION_SCHEMA_VERSION}")
+    unknown = sorted(set(ext) - _EXTENSION_FIELDS)
+    if unknown:
+        problems.append(f"{att.EXTENSION} has unknown field(s) {terminal(unknown[:5], limit=200)}")
     if ext.get("reportSha256") != report_sha256:
         problems.append(f"reportSha256 {_short(ext.get('reportSha256'))} is not report.json's {_short(report_sha256)}")
     if ext.get("tier") != report.get("tier"):
@@ -391,8 +400,9 @@ def _check_claims(v: Verification, st: Mapping[str, Any], report: Mapping[str, A
         problems.append(f"configuration has unexpected or repeated descriptors {terminal(extra[:5], limit=200)}")
     lists = att.outcome_lists(report["checks"])
     for key, ids in lists.items():
-        signed_ids = pred.get(key) if isinstance(pred.get(key), list) else []
-        if sorted(map(str, signed_ids)) != ids or len(signed_ids) != len(ids):
+        signed_ids = pred.get(key)
+        if not isinstance(signed_ids, list) or not all(isinstance(i, str) for i in signed_ids) \
+                or sorted(signed_ids) != ids:
             problems.append(f"{key} does not match the per-check outcomes")
     tier = v.recomputed_tier if v.tier_known else report.get("tier")
     result = att.predicate_result(lists, tier)
