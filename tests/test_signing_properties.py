@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import random
 import subprocess
 import sys
@@ -216,7 +217,7 @@ def _write_bytes(path: Path, content: str | bytes) -> None:
 
 
 def test_fuzz_malformed_inputs_never_traceback(signed: dict[str, Any], tmp_path: Path, capsys) -> None:
-    rng = random.Random(9)
+    rng = random.Random(int(os.environ.get("CONFORMANCE_FUZZ_SEED", "9")))  # other seeds: explore
     src: Path = signed["folder"]
     report = json.loads((src / "report.json").read_text())
     envelope = json.loads((src / att.ENVELOPE_NAME).read_text())
@@ -246,10 +247,10 @@ def test_fuzz_malformed_inputs_never_traceback(signed: dict[str, Any], tmp_path:
             _write_bytes(folder / att.ENVELOPE_NAME, text)
         rc, out, err, elapsed = _run(["verify", str(folder), "--key", str(signed["pub"]), *common], capsys)
         _check(rc, out, err, elapsed, f"verify #{i}", ok_codes=(0, 1, 2))
-        if rc == 0:  # only an unsigned part changed (a keyid hint dropped): same report, same signed content
+        if rc == 0:  # a no-op mutation (a keyid hint dropped, a value replaced by an equal one): same content
             assert (folder / "report.json").read_bytes() == (src / "report.json").read_bytes()
-            got = _signed_content(folder / att.ENVELOPE_NAME)
-            assert got == _signed_content(src / att.ENVELOPE_NAME), _first_difference(json.loads(got[1]), statement)
+            got = json.loads(_signed_content(folder / att.ENVELOPE_NAME)[1])
+            assert got == statement, _first_difference(got, statement)
 
     def case_review(i: int) -> None:
         root = tmp_path / f"rv{i}"

@@ -389,7 +389,10 @@ def _check_claims(v: Verification, st: Mapping[str, Any], report: Mapping[str, A
                             f"report.json's {terminal(repr(value), limit=80)}")
     want_config = att.configuration(report, schema_sha256_fallback, release_data)
     config = pred.get("configuration") if isinstance(pred.get("configuration"), list) else []
-    got_config = {rd.get("name"): rd for rd in config if isinstance(rd, dict)}
+    if not isinstance(pred.get("configuration"), list) \
+            or not all(isinstance(rd, dict) and isinstance(rd.get("name"), str) for rd in config):
+        problems.append("configuration is not a list of named ResourceDescriptors")
+    got_config = {rd["name"]: rd for rd in config if isinstance(rd, dict) and isinstance(rd.get("name"), str)}
     for rd in want_config:
         if rd["name"] == att.SCHEMA_RD and "report_schema_sha256" not in report["suite"]:
             continue  # the signer filled in its own schema digest; the release check covers schemas
