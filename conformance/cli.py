@@ -65,6 +65,7 @@ def cmd_validate_manifest(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from conformance import data as data_module
     from conformance.data import load_suite_data
     from conformance.manifest import check_manifest
 
@@ -103,7 +104,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if not report_path.exists():
         print(f"ray-conformance: error: the run wrote no report (pytest exit {proc.returncode})", file=sys.stderr)
         return 2
-    report = json.loads(report_path.read_text())
+    report = data_module.read_yaml_or_json(report_path, what="report")
     if proc.returncode not in (0, 1):
         print(f"ray-conformance: pytest exited {proc.returncode}; the report may be partial", file=sys.stderr)
         if proc.returncode in (3, 4):

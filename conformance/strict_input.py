@@ -43,12 +43,7 @@ def read_regular(path: Path, what: str, *, max_bytes: int = MAX_FILE_BYTES, with
     """
     path = Path(path)
     if within is not None:
-        try:
-            resolved, root = path.resolve(), Path(within).resolve()
-        except (OSError, RuntimeError):
-            raise UserError(f"{what}: cannot resolve {path} (symlink loop?)") from None
-        if resolved != root and root not in resolved.parents:
-            raise UserError(f"{what}: {path} is a symlink leading outside {within}; refused")
+        read_regular_check_within(path, what, within)
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError:
@@ -78,6 +73,41 @@ def read_regular(path: Path, what: str, *, max_bytes: int = MAX_FILE_BYTES, with
         raise UserError(f"{what}: cannot read {path}: {exc.__class__.__name__}") from None
     finally:
         os.close(fd)
+
+
+def sha256_regular(path: Path, what: str, *, max_bytes: int, within: Path | None = None) -> str:
+    """sha256 of a regular file (streamed, so a large plugin wheel is never held in memory)."""
+    import hashlib
+
+    path = Path(path)
+    if within is not None:
+        read_regular_check_within(path, what, within)
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise UserError(f"{what}: {path} is not a regular file")
+        if info.st_size > max_bytes:
+            raise UserError(f"{what}: {path} is {info.st_size} bytes, over the {max_bytes}-byte limit")
+        digest, total = hashlib.sha256(), 0
+        while chunk := os.read(fd, 1 << 20):
+            total += len(chunk)
+            if total > max_bytes:
+                raise UserError(f"{what}: {path} grew past the {max_bytes}-byte limit while being read")
+            digest.update(chunk)
+        return digest.hexdigest()
+    finally:
+        os.close(fd)
+
+
+def read_regular_check_within(path: Path, what: str, within: Path) -> None:
+    """Refuse a path that resolves outside `within` (a symlink leaving a submission folder)."""
+    try:
+        resolved, root = Path(path).resolve(), Path(within).resolve()
+    except (OSError, RuntimeError):
+        raise UserError(f"{what}: cannot resolve {path} (symlink loop?)") from None
+    if resolved != root and root not in resolved.parents:
+        raise UserError(f"{what}: {path} is a symlink leading outside {within}; refused")
 
 
 def check_structure(doc: Any, *, max_depth: int = MAX_DEPTH, max_nodes: int = MAX_NODES) -> None:

@@ -495,3 +495,20 @@ def test_reports_are_written_without_nan(tmp_path: Path) -> None:
     from conformance.report import write_json
     with pytest.raises(ValueError):
         write_json({"x": float("nan")}, tmp_path)
+
+
+def test_plugin_artifact_or_envelope_symlinked_outside_is_refused(world, tmp_path: Path, capsys) -> None:
+    wheel = tmp_path / "elsewhere.whl"
+    wheel.write_bytes(b"wheel")
+    art = {"name": "plugin.whl", "sha256": data.sha256_bytes(b"wheel")}
+    folder = _signed(world, tmp_path / "r", build_report(plugin_artifact=art))
+    (folder / "plugin.whl").symlink_to(wheel)
+    rc, out, _ = _verify(world, folder, capsys)
+    assert rc == 1 and "symlink leading outside" in _line(out, "subject plugin.whl")
+    (folder / "plugin.whl").unlink()
+    outside = tmp_path / "env.json"
+    outside.write_bytes((folder / att.ENVELOPE_NAME).read_bytes())
+    (folder / att.ENVELOPE_NAME).unlink()
+    (folder / att.ENVELOPE_NAME).symlink_to(outside)
+    rc, _, err = _verify(world, folder, capsys)
+    _one_error_line(rc, err, "symlink leading outside")

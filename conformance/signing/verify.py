@@ -35,7 +35,7 @@ from typing import Any, Mapping, Sequence
 
 import jsonschema
 
-from conformance import data
+from conformance import data, strict_input
 from conformance.errors import UserError
 from conformance.sanitize import terminal
 from conformance.signing import attestation as att
@@ -45,6 +45,7 @@ from conformance.signing.keyring import TrustedKey
 from conformance.tiers import compute_tiers, context_from_report, required_checks
 
 _NOT_CHECKED = "not checked: report.json is not schema-valid"
+MAX_ARTIFACT_BYTES = 8 * 1024 ** 3  # the plugin artifact beside the report is hashed in a stream
 
 
 @dataclass(frozen=True)
@@ -92,8 +93,8 @@ def locate_envelope(path: Path) -> Path:
     return path
 
 
-def _envelope_doc(path: Path) -> Any:
-    raw = att.read_file(path, "verify", max_bytes=att.MAX_ENVELOPE_BYTES)
+def _envelope_doc(path: Path, within: Path | None = None) -> Any:
+    raw = att.read_file(path, "verify", max_bytes=att.MAX_ENVELOPE_BYTES, within=within)
     try:
         return loads_strict(raw)
     except UnicodeDecodeError:
@@ -105,8 +106,8 @@ def _envelope_doc(path: Path) -> Any:
         raise UserError(f"{path}: envelope is not valid JSON: {exc}") from None
 
 
-def read_envelope(path: Path) -> dsse.Envelope:
-    return dsse.parse_envelope(_envelope_doc(path), str(path))
+def read_envelope(path: Path, within: Path | None = None) -> dsse.Envelope:
+    return dsse.parse_envelope(_envelope_doc(path, within), str(path))
 
 
 def _check_bundle(v: Verification, envelope_path: Path, env: dsse.Envelope) -> None:
@@ -119,11 +120,11 @@ def _check_bundle(v: Verification, envelope_path: Path, env: dsse.Envelope) -> N
         return
     bundle_path = other if other.name == att.BUNDLE_NAME else envelope_path
     try:
-        bundle_doc = _envelope_doc(bundle_path)
+        bundle_doc = _envelope_doc(bundle_path, within=envelope_path.parent)
         if not isinstance(bundle_doc, dict) or bundle_doc.get("mediaType") != dsse.BUNDLE_MEDIA_TYPE \
                 or not isinstance(bundle_doc.get("dsseEnvelope"), dict):
             raise UserError(f"{bundle_path.name} is not a Sigstore bundle v0.3 with a dsseEnvelope")
-        same = (read_envelope(other) == env)
+        same = (read_envelope(other, within=envelope_path.parent) == env)
     except UserError as exc:
         v.add("bundle", False, str(exc))
         return
@@ -186,7 +187,12 @@ def _check_subjects(v: Verification, st: Mapping[str, Any], folder: Path, report
         else:  # the plugin artifact: check the file when it sits beside the envelope
             beside = folder / name
             if "/" not in name and "\\" not in name and not name.startswith(".") and beside.is_file():
-                actual, where = data.sha256_file(beside), "file"
+                try:
+                    actual, where = strict_input.sha256_regular(beside, "verify", max_bytes=MAX_ARTIFACT_BYTES,
+                                                                within=folder), "file"
+                except UserError as exc:
+                    v.add(f"subject {name}", False, str(exc))
+                    continue
             else:
                 actual, where = art["sha256"] if art else None, "report.json plugin_artifact (file not present)"
         if actual == claimed:
@@ -502,7 +508,7 @@ def verify_path(path: Path, trusted: Sequence[TrustedKey], *, releases_file: Pat
     """
     envelope_path = locate_envelope(Path(path))
     folder = envelope_path.parent
-    env = read_envelope(envelope_path)
+    env = read_envelope(envelope_path, within=folder if Path(path).is_dir() else None)
     raw = {name: att.read_file(folder / name, "verify", within=folder) for name in att.REPORT_FILES}
     report = att.parse_report(raw[att.REPORT_JSON], str(folder / att.REPORT_JSON))
     file_digests = {name: data.sha256_bytes(content) for name, content in raw.items()}
