@@ -65,8 +65,9 @@ def cmd_validate_manifest(args: argparse.Namespace) -> int:
     from conformance.manifest import check_manifest
 
     m = check_manifest(args.manifest)
-    print(f"manifest OK: {m.data['vendor']} / {m.data['product']} (resource {m.resource_name}, "
-          f"{m.devices_per_node} devices/node, transport {m.transport['name'] if m.transport else 'none'})")
+    from conformance.sanitize import terminal
+    print(terminal(f"manifest OK: {m.data['vendor']} / {m.data['product']} (resource {m.resource_name}, "
+                   f"{m.devices_per_node} devices/node, transport {m.transport['name'] if m.transport else 'none'})"))
     return 0
 
 
@@ -96,6 +97,7 @@ def _run_forwarding_signals(cmd: list[str]) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from conformance import data as data_module
     from conformance.data import load_suite_data
     from conformance.manifest import check_manifest
 
@@ -126,14 +128,15 @@ def cmd_run(args: argparse.Namespace) -> int:
         cmd.append(f"--conformance-timeout={args.timeout}")
     has_paths = any(not a.startswith("-") and (Path(a.split("::")[0]).exists()) for a in extra)
     cmd += extra + ([] if has_paths else [str(checks_dir)])
-    print(f"ray-conformance: certifying {manifest.data['vendor']} / {manifest.data['product']} → {out_dir}",
+    from conformance.sanitize import terminal
+    print(terminal(f"ray-conformance: certifying {manifest.data['vendor']} / {manifest.data['product']} → {out_dir}"),
           flush=True)
     returncode = _run_forwarding_signals(cmd)
     report_path = out_dir / "report.json"
     if not report_path.exists():
         print(f"ray-conformance: error: the run wrote no report (pytest exit {returncode})", file=sys.stderr)
         return int(Exit.USAGE if returncode == 4 else Exit.NO_REPORT)
-    report = json.loads(report_path.read_text())
+    report = data_module.read_yaml_or_json(report_path, what="report")
     ended = from_pytest(returncode)
     if ended is Exit.USAGE:
         print("ray-conformance: error: the suite refused to run (see the message above)", file=sys.stderr)
@@ -238,7 +241,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return handler(args)
     except UserError as exc:
-        print(f"ray-conformance: error: {exc}", file=sys.stderr)
+        from conformance.sanitize import terminal
+        print(f"ray-conformance: error: {terminal(exc)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("ray-conformance: interrupted", file=sys.stderr)

@@ -11,12 +11,15 @@ argv, and neither they nor private keys are ever printed.
 from __future__ import annotations
 
 import argparse
+import math
 import sys
+from datetime import date
 from pathlib import Path
 from typing import Any, Sequence
 
 from conformance.errors import UserError
 from conformance.data import load_ladder
+from conformance.sanitize import terminal
 from conformance.signing import attestation, diff, keyring, keys, review, verify
 from conformance.signing.attestation import sign_report_dir
 
@@ -49,8 +52,12 @@ def _keygen(args: argparse.Namespace) -> int:
 
 def _sign(args: argparse.Namespace) -> int:
     passphrase = keys.passphrase_from_env(args.passphrase_env)
-    out = attestation.sign_report_dir(Path(args.report_dir), Path(args.key), passphrase, overwrite=args.force)
-    print(f"wrote {out} and {out.with_name(attestation.BUNDLE_NAME).name}")
+    out = attestation.sign_report_dir(Path(args.report_dir), Path(args.key), passphrase, overwrite=args.force,
+                                      allow_insecure_key_mode=args.allow_insecure_key_mode)
+    print(f"wrote {terminal(out)} and {out.with_name(attestation.BUNDLE_NAME).name}")
+    warning = keys.kdf_warning(Path(args.key))
+    if warning:
+        print(f"warning: {terminal(warning)}", file=sys.stderr)
     return 0
 
 
@@ -66,25 +73,46 @@ def _verify(args: argparse.Namespace) -> int:
     trusted = _trusted(args)
     if not trusted:
         raise UserError("verify: pass --key PUB or --keyring FILE")
-    result = verify.verify_path(Path(args.path), trusted, releases_file=args.releases)
+    result = verify.verify_path(Path(args.path), trusted, releases_file=args.releases, at=args.at)
     for line in result.lines:
         print(line.render())
     failed = list(dict.fromkeys(result.failed()))
     if failed:
-        print(f"REJECTED: {result.envelope}: failed {', '.join(failed)}")
+        print(f"REJECTED: {terminal(result.envelope)}: failed {terminal(', '.join(failed))}")
         return 1
-    print(f"VERIFIED: {result.envelope}")
+    print(f"VERIFIED: {terminal(result.envelope)}")
     return 0
+
+
+def _date(text: str) -> date:
+    """argparse type for --at: an ISO date (YYYY-MM-DD)."""
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a date YYYY-MM-DD, got {terminal(text, limit=40)!r}") from None
+
+
+def _tolerance(text: str) -> float:
+    """argparse type for --tolerance: a finite fraction >= 0 (nan, inf and negatives are errors)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"expected a finite number >= 0 (e.g. 0.1), got {terminal(text, limit=40)!r}")
+    return value
 
 
 def _review(args: argparse.Namespace) -> int:
-    rows = review.review_folder(Path(args.dir), _trusted(args), releases_file=args.releases)
+    rows = review.review_folder(Path(args.dir), _trusted(args), releases_file=args.releases,
+                                timeout_s=args.submission_timeout)
+    failed = 1 if any(r.signature.startswith("error:") for r in rows) else 0
     if args.format == "html":  # a folder of pages, not one table on stdout
         from conformance.html_report.dashboard import write_site
         print(f"wrote {write_site(Path(args.dir), rows, args.out)} ({len(rows)} submission(s))")
-        return 0
+        return failed
     print(review.render(rows, args.format))
-    return 0
+    return failed
 
 
 def _diff(args: argparse.Namespace) -> int:
@@ -113,6 +141,8 @@ def register(subparsers: Any) -> None:
     p.add_argument("--key", required=True, metavar="KEY", help="PEM private key (from keygen)")
     _passphrase_options(p, "read the key's passphrase from $VAR")
     p.add_argument("--force", action="store_true", help="replace an existing report.intoto.json")
+    p.add_argument("--allow-insecure-key-mode", action="store_true",
+                   help="sign even though the private key file is readable by group or others")
     p.set_defaults(func=_sign)
 
     p = subparsers.add_parser("verify", help="verify a signed report",
@@ -124,6 +154,8 @@ def register(subparsers: Any) -> None:
     who.add_argument("--keyring", metavar="FILE", help="YAML keyring of trusted keys (docs/signing.md)")
     p.add_argument("--releases", type=Path, default=None, metavar="FILE",
                    help="releases file (default: tiers/releases.yaml)")
+    p.add_argument("--at", type=_date, default=None, metavar="DATE",
+                   help="judge waivers and the Ray window as of DATE (YYYY-MM-DD): does the certificate still hold?")
     p.set_defaults(func=_verify)
 
     p = subparsers.add_parser("review", help="table of submissions for SIG review",
@@ -136,6 +168,9 @@ def register(subparsers: Any) -> None:
                    help="with --format html: folder for index.html and the submissions' pages (default reports/review)")
     p.add_argument("--releases", type=Path, default=None, metavar="FILE",
                    help="releases file (default: tiers/releases.yaml)")
+    p.add_argument("--submission-timeout", type=float, default=review.DEFAULT_TIMEOUT_S, metavar="S",
+                   help=f"seconds one submission may take before it becomes an error row "
+                        f"(default {review.DEFAULT_TIMEOUT_S:g})")
     p.set_defaults(func=_review)
 
     p = subparsers.add_parser("diff", help="regressions between two reports (exit 1 on any)",
@@ -144,7 +179,7 @@ def register(subparsers: Any) -> None:
                                           "figures worse than the tolerance (docs/ci.md).")
     p.add_argument("old", metavar="OLD")
     p.add_argument("new", metavar="NEW")
-    p.add_argument("--tolerance", type=float, default=0.1,
+    p.add_argument("--tolerance", type=_tolerance, default=0.1,
                    help="allowed relative worsening of performance figures (default 0.1 = 10%%)")
     p.add_argument("--format", choices=diff.FORMATS, default="text")
     p.set_defaults(func=_diff)
@@ -162,7 +197,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args))
     except UserError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {terminal(exc)}", file=sys.stderr)
         return exc.exit_code
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import importlib.resources
-import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -63,7 +62,7 @@ def sha256_bytes(data: bytes) -> str:
 
 @functools.lru_cache(maxsize=None)
 def load_schema(name: str) -> dict[str, Any]:
-    return json.loads(schema_path(name).read_text())
+    return read_yaml_or_json(schema_path(name), what="schema")
 
 
 def format_validation_error(err: jsonschema.ValidationError, root: str = "") -> str:
@@ -83,25 +82,14 @@ def validate(instance: Any, schema_name: str, *, what: str) -> None:
 
 
 def read_yaml_or_json(path: Path, *, what: str) -> Any:
-    """Parse a YAML or JSON file; errors become one-line UserErrors."""
-    path = Path(path)
-    try:
-        text = path.read_text()
-    except FileNotFoundError:
-        raise UserError(f"{what}: file not found: {path}") from None
-    except (IsADirectoryError, PermissionError, UnicodeDecodeError) as exc:
-        raise UserError(f"{what}: cannot read {path}: {exc.__class__.__name__}") from None
-    try:
-        if path.suffix == ".json":
-            return json.loads(text)
-        return yaml.safe_load(text)
-    except json.JSONDecodeError as exc:
-        raise UserError(f"{what}: {path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1} column {mark.column + 1}" if mark else ""
-        problem = getattr(exc, "problem", None) or exc.__class__.__name__
-        raise UserError(f"{what}: {path}: invalid YAML{where}: {problem}") from None
+    """Parse a YAML or JSON file strictly (conformance.strict_input); errors are one-line UserErrors.
+
+    Duplicate keys, NaN/Infinity, non-UTF-8 text, over-deep nesting, oversize files and
+    non-regular files (FIFO, device) are refused.
+    """
+    from conformance import strict_input
+
+    return strict_input.load(Path(path), what=what)
 
 
 @dataclass(frozen=True)

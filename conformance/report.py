@@ -17,6 +17,7 @@ from tabulate import tabulate
 from conformance import SUITE_NAME, __version__
 from conformance.data import SuiteData, load_schema, schema_path, sha256_file
 from conformance.results import TestRecord, summarize
+from conformance.sanitize import markdown_cell
 from conformance.tiers import RunContext, compute_tiers
 
 OUTCOME_MARK = {"pass": "PASS", "fail": "FAIL", "error": "ERROR", "skip": "SKIP",
@@ -59,7 +60,7 @@ def _atomic_write(path: Path, text: str) -> None:
 
 def write_json(report: dict[str, Any], out_dir: Path) -> Path:
     path = out_dir / "report.json"
-    _atomic_write(path, json.dumps(report, indent=2, sort_keys=True) + "\n")
+    _atomic_write(path, json.dumps(report, indent=2, sort_keys=True, allow_nan=False) + "\n")
     return path
 
 
@@ -76,22 +77,23 @@ def tier_table(report: dict[str, Any]) -> str:
 
 def checks_table(report: dict[str, Any]) -> str:
     rows = [[c["id"], c["area"], c["level"], OUTCOME_MARK[c["outcome"]], f"{c['duration_s']:.1f}",
-             (c["reason"] or "").replace("|", "/").replace("\n", " ")[:160]] for c in report["checks"]]
+             markdown_cell(c["reason"] or "", limit=160)] for c in report["checks"]]
     return tabulate(rows, headers=["check", "area", "level", "outcome", "s", "reason"], tablefmt="github")
 
 
 def render_markdown(report: dict[str, Any]) -> str:
-    m = report["manifest"]
-    env = report["environment"]
+    m = {k: markdown_cell(v, limit=200) for k, v in report["manifest"].items() if k in ("vendor", "product")}
+    env = {k: markdown_cell(v, limit=200) for k, v in report["environment"].items()}
     lines = [
         f"# Conformance report: {m.get('vendor')} — {m.get('product')}",
         "",
         f"**Tier achieved: {report['tier'] or 'none'}**" + ("  (run interrupted: "
-                                                           f"{report.get('interrupted_reason')})" if report["interrupted"] else ""),
+                                                           f"{markdown_cell(report.get('interrupted_reason'))})"
+                                                           if report["interrupted"] else ""),
         "",
         f"- Suite: {report['suite']['name']} {report['suite']['version']} "
         f"(checklist sha256 `{report['suite']['checklist_sha256'][:16]}…`, tiers `{report['suite']['tiers_sha256'][:16]}…`)",
-        f"- Manifest: `{report.get('manifest_path', '')}` (sha256 `{report['manifest_sha256'][:16]}…`)",
+        f"- Manifest: {markdown_cell(report.get('manifest_path', ''))} (sha256 `{report['manifest_sha256'][:16]}…`)",
         f"- Cluster: {report['cluster']['mode']}, {report['cluster']['nodes']} node(s)",
         f"- Environment: Ray {env['ray']}, torch {env['torch']}, Python {env['python']}, {env['os']}, {env['cpu']}",
         f"- Run: {report['started_at']} → {report['finished_at']} ({report['duration_s']} s)",
@@ -107,7 +109,7 @@ def render_markdown(report: dict[str, Any]) -> str:
         "",
     ]
     for note in report["cluster"].get("notes", []):
-        lines.insert(10, f"- Note: {note}")
+        lines.insert(10, f"- Note: {markdown_cell(note)}")
     for title, section in (report.get("sections") or {}).items():
         if isinstance(section, dict) and section.get("markdown"):
             lines += [f"## {title}", "", section["markdown"], ""]

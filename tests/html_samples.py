@@ -91,5 +91,6 @@ def write_submissions(root: Path) -> tuple[Path, Path, Path]:
     (subs / "d-broken").mkdir()
     (subs / "d-broken" / "report.json").write_text("{not json")
     keyring = root / "keyring.yaml"
-    keyring.write_text(f"keys:\n  - name: examplecorp\n    public_key: {pair.public_path}\n")
+    keyring.write_text(f"keys:\n  - name: examplecorp\n    public_key: {pair.public_path}\n"
+                       "    vendors: [ExampleCorp]\n")
     return subs, releases, keyring

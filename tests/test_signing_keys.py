@@ -129,8 +129,8 @@ def test_keyring_accepts_paths_and_inline_pem(tmp_path: Path) -> None:
     b = keys.write_keypair(tmp_path / "b", "ed25519")
     inline = "\n".join("      " + line for line in b.public_path.read_text().splitlines())
     ring = tmp_path / "keyring.yaml"
-    ring.write_text(f"keys:\n  - name: vendor-a\n    public_key: a/{keys.PUBLIC_KEY_NAME}\n"
-                    f"    keyid: \"{a.keyid}\"\n  - name: vendor-b\n    public_key: |\n{inline}\n")
+    ring.write_text(f"keys:\n  - name: vendor-a\n    public_key: a/{keys.PUBLIC_KEY_NAME}\n    vendors: [A]\n"
+                    f"    keyid: \"{a.keyid}\"\n  - name: vendor-b\n    vendors: [B, B2]\n    public_key: |\n{inline}\n")
     loaded = keyring.load_keyring(ring)
     assert [(k.name, k.keyid, k.algorithm) for k in loaded] == [
         ("vendor-a", a.keyid, "ecdsa-p256"), ("vendor-b", b.keyid, "ed25519")]
@@ -140,9 +140,13 @@ def test_keyring_accepts_paths_and_inline_pem(tmp_path: Path) -> None:
     ("keys: []\n", "non-empty 'keys' list"),
     ("keys:\n  - name: x\n", "public_key: required"),
     ("keys:\n  - name: x\n    public_key: a.pub\n    owner: y\n", "unknown field 'owner'"),
-    ("keys:\n  - name: x\n    public_key: nowhere.pub\n", "file not found"),
-    ("keys:\n  - name: x\n    public_key: a.pub\n    keyid: SHA256:abc\n", "does not match the key"),
-    ("keys:\n  - name: x\n    public_key: a.pub\n  - name: y\n    public_key: a.pub\n", "are the same key"),
+    ("keys:\n  - name: x\n    public_key: nowhere.pub\n    vendors: [V]\n", "file not found"),
+    ("keys:\n  - name: x\n    public_key: a.pub\n    vendors: [V]\n    keyid: SHA256:abc\n", "does not match the key"),
+    ("keys:\n  - name: x\n    public_key: a.pub\n    vendors: [V]\n  - name: y\n    public_key: a.pub\n"
+     "    vendors: [W]\n", "are the same key"),
+    ("keys:\n  - name: x\n    public_key: a.pub\n", "vendors: required list"),
+    ("keys:\n  - name: x\n    public_key: a.pub\n    vendors: []\n", "vendors: required list"),
+    ("keys:\n  - name: x\n    public_key: a.pub\n    public_key: b.pub\n    vendors: [V]\n", "duplicate key"),
     ("keys: [\n", "invalid YAML"),
 ])
 def test_keyring_errors_name_the_problem(tmp_path: Path, body: str, message: str) -> None:

@@ -40,11 +40,13 @@ def test_committed_entry_matches_the_data_files() -> None:
 def test_update_entry_writes_current_digests_and_keeps_other_releases(tmp_path: Path) -> None:
     path = tmp_path / "releases.yaml"
     path.write_text("schema_version: 1\nreleases:\n  '0.0.1':\n"
-                    + "".join(f"    {f}: {'a' * 64}\n" for f in releases.DIGEST_FIELDS))
+                    + "".join(f"    {f}: {'a' * 64}\n" for f in releases.DIGEST_FIELDS)
+                    + f"    schemas_sha256: {{x.schema.json: {'b' * 64}}}\n    ray_versions: ['2.59']\n")
     changed, entry = releases.update_entry(path, "0.2.0")
-    assert changed and entry == {"checklist_sha256": data.sha256_file(data.checklist_path()),
-                                 "tiers_sha256": data.sha256_file(data.tiers_path()),
-                                 "report_schema_sha256": data.sha256_file(data.schema_path("report"))}
+    assert changed and entry == {**releases.current_entry(), "ray_versions": releases.pinned_ray_series()}
+    assert entry["checklist_sha256"] == data.sha256_file(data.checklist_path())
+    assert entry["waivers_sha256"] == data.sha256_file(data.waivers_path())
+    assert set(entry["schemas_sha256"]) >= {"report.schema.json", "checklist.schema.json", "releases.schema.json"}
     assert releases.update_entry(path, "0.2.0") == (False, entry)
     loaded = releases.load_releases(path)
     assert sorted(loaded) == ["0.0.1", "0.2.0"] and loaded["0.0.1"].checklist_sha256 == "a" * 64
@@ -83,7 +85,11 @@ def test_an_archived_release_still_verifies(tmp_path: Path) -> None:
     rel.write_text(yaml.safe_dump({"schema_version": 1, "releases": {"0.0.9": {
         "checklist_sha256": data.sha256_file(archive / "checklist.yaml"),
         "tiers_sha256": data.sha256_file(archive / "tiers.yaml"),
-        "report_schema_sha256": data.sha256_file(archive / "report.schema.json")}}}))
+        "report_schema_sha256": data.sha256_file(archive / "report.schema.json"),
+        "waivers_sha256": data.sha256_file(data.waivers_path()),
+        "labels_sha256": data.sha256_file(data.data_root() / "tiers" / "labels.yaml"),
+        "vocabulary_sha256": data.sha256_file(data.vocabulary_path()),
+        "schemas_sha256": releases.current_entry()["schemas_sha256"], "ray_versions": ["2.60"]}}}))
     report = build_report()
     report["suite"]["version"] = "0.0.9"
     report["suite"]["checklist_sha256"] = data.sha256_file(archive / "checklist.yaml")

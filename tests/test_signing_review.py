@@ -24,9 +24,10 @@ def submissions(tmp_path_factory) -> Path:
     pair = keys.write_keypair(root.parent / f"{root.name}-keys")
     write_releases(root.parent / f"{root.name}-releases.yaml")
     subs = root / "subs"
-    honest = build_report({check_ids()[-1]: "waived"},
-                          waivers={check_ids()[-1]: {"check": check_ids()[-1], "expires": "2027-01-01",
-                                                     "issue": "https://github.com/ray-project/ray/issues/1"}})
+    listed = suite().waivers[0]  # a waiver of the release (tiers/waivers.yaml)
+    honest = build_report({listed.check: "waived"},
+                          waivers={listed.check: {"check": listed.check, "expires": listed.expires,
+                                                  "issue": listed.issue}})
     write_report_dir(subs / "a-honest", honest)
     s = suite()
     blocker = required_checks(s.ladder.tiers[0], s.checklist)[0]
@@ -40,7 +41,8 @@ def submissions(tmp_path_factory) -> Path:
     (subs / "c-tampered" / "report.md").write_text("edited after signing\n")
     (subs / "e-broken").mkdir()
     (subs / "e-broken" / "report.json").write_text("{not json")
-    (root / "keyring.yaml").write_text(f"keys:\n  - name: examplecorp\n    public_key: {pair.public_path}\n")
+    (root / "keyring.yaml").write_text(f"keys:\n  - name: examplecorp\n    public_key: {pair.public_path}\n"
+                                      f"    vendors: [ExampleCorp]\n")
     return root
 
 
@@ -53,11 +55,11 @@ def _review(submissions: Path, capsys, *extra: str) -> tuple[int, str]:
 def test_review_json_rows_without_keyring(submissions: Path, capsys) -> None:
     rc, out = _review(submissions, capsys, "--format", "json")
     rows = {r["submission"]: r for r in json.loads(out)}
-    assert rc == 0 and list(rows) == ["a-honest", "b-inflated", "c-tampered", "d-unsigned", "e-broken"]
+    assert rc == 1 and list(rows) == ["a-honest", "b-inflated", "c-tampered", "d-unsigned", "e-broken"]
     top = suite().ladder.names()[-1]
     a = rows["a-honest"]
     assert (a["vendor"], a["product"], a["suite_version"], a["date"]) == ("ExampleCorp", "NPU X1", "0.1.0", "2026-03-01")
-    assert a["signature"] == "unverified" and a["waived"] == [check_ids()[-1]]
+    assert a["signature"] == "unverified" and a["waived"] == [suite().waivers[0].check]
     assert a["claimed_tier"] == a["recomputed_tier"]
     b = rows["b-inflated"]
     assert b["claimed_tier"] == top and b["recomputed_tier"] is None and len(b["failing"]) == 1
@@ -69,9 +71,8 @@ def test_review_json_rows_without_keyring(submissions: Path, capsys) -> None:
 def test_review_with_keyring_reports_verification(submissions: Path, capsys) -> None:
     rc, out = _review(submissions, capsys, "--format", "json", "--keyring", str(submissions / "keyring.yaml"))
     rows = {r["submission"]: r for r in json.loads(out)}
-    assert rc == 0
-    # the honest row's waiver is not in this checkout's waivers.yaml, so it does not fully verify
-    assert rows["a-honest"]["signature"].startswith("signed by examplecorp; failed: waivers")
+    assert rc == 1
+    assert rows["a-honest"]["signature"] == "verified (examplecorp)", rows["a-honest"]["notes"]
     assert rows["b-inflated"]["signature"].startswith("signed by examplecorp; failed:")
     assert "tier" in rows["b-inflated"]["signature"]
     assert "subject" in rows["c-tampered"]["signature"]
@@ -81,7 +82,7 @@ def test_review_with_keyring_reports_verification(submissions: Path, capsys) -> 
 def test_review_text_and_markdown_tables(submissions: Path, capsys) -> None:
     rc, out = _review(submissions, capsys)
     header = out.splitlines()[0].split()
-    assert rc == 0 and header[:4] == ["submission", "vendor", "product", "suite"]
+    assert rc == 1 and header[:4] == ["submission", "vendor", "product", "suite"]
     assert "recomputed" in out and "b-inflated" in out
     rc, out = _review(submissions, capsys, "--format", "md")
     md = out.splitlines()

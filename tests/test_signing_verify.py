@@ -95,8 +95,9 @@ def test_signed_report_verifies(env_dir: Path, tmp_path: Path, capsys, alg: str)
     out = capsys.readouterr().out
     got = lines(out)
     assert rc == 0, out
-    assert set(got) == {"signature", "statement", "subject report.json", "subject junit.xml",
-                        "subject report.md", "schema", "release", "claims", "tier", "completeness", "waivers"}
+    assert set(got) == {"signature", "identity", "bundle", "statement", "subject report.json", "subject junit.xml",
+                        "subject report.md", "schema", "release", "claims", "tier", "completeness", "waivers",
+                        "validity"}
     assert all(v.startswith("PASS") for v in got.values())
     assert out.rstrip().splitlines()[-1].startswith("VERIFIED")
     assert keys.keyid(keys.load_public_key(_pub(env_dir, alg))) in got["signature"]
@@ -122,11 +123,17 @@ def test_statement_contents(env_dir: Path, tmp_path: Path) -> None:
     assert {"name": "ray-accelerator-conformance",
             "uri": f"pkg:pypi/ray-accelerator-conformance@{report['suite']['version']}"} in pred["configuration"]
     digests = {rd["name"]: rd["digest"]["sha256"] for rd in pred["configuration"] if "digest" in rd}
+    # every data file that decides a tier is bound: checklist, tiers, waivers, labels, vocabulary, all schemas
     assert digests == {"tiers/checklist.yaml": s.checklist.sha256, "tiers/tiers.yaml": s.ladder.sha256,
-                       "schemas/report.schema.json": data.sha256_file(data.schema_path("report"))}
+                       "tiers/waivers.yaml": data.sha256_file(data.waivers_path()),
+                       "tiers/labels.yaml": data.sha256_file(data.data_root() / "tiers" / "labels.yaml"),
+                       "tiers/vocabulary.yaml": data.sha256_file(data.vocabulary_path()),
+                       **{f"schemas/{p.name}": data.sha256_file(p)
+                          for p in (data.data_root() / "schemas").glob("*.schema.json")}}
     ext = pred["rayAcceleratorConformance"]
     assert ext["tier"] == report["tier"] and ext["reportSha256"] == data.sha256_file(folder / "report.json")
     assert ext["vendor"] == "ExampleCorp" and ext["finishedAt"] == FINISHED_AT
+    assert ext["manifestSha256"] == report["manifest_sha256"] and ext["rayVersion"] == report["environment"]["ray"]
 
 
 def test_plugin_artifact_is_a_subject_and_checked_when_present(env_dir: Path, tmp_path: Path, capsys) -> None:
@@ -154,8 +161,9 @@ def test_bundle_and_envelope_file_paths_verify(env_dir: Path, tmp_path: Path, ca
 def test_keyring_names_the_signer(env_dir: Path, tmp_path: Path, capsys) -> None:
     folder = signed(env_dir, tmp_path / "r", alg="ed25519")
     ring = tmp_path / "ring.yaml"
-    ring.write_text(f"keys:\n  - name: someone-else\n    public_key: {_pub(env_dir, 'other')}\n"
-                    f"  - name: examplecorp-ci\n    public_key: {_pub(env_dir, 'ed25519')}\n")
+    ring.write_text(f"keys:\n  - name: someone-else\n    public_key: {_pub(env_dir, 'other')}\n    vendors: [Other]\n"
+                    f"  - name: examplecorp-ci\n    public_key: {_pub(env_dir, 'ed25519')}\n"
+                    f"    vendors: [ExampleCorp]\n")
     rc = main(["verify", str(folder), "--keyring", str(ring), "--releases", str(env_dir / "releases.yaml")])
     out = capsys.readouterr().out
     assert rc == 0 and "signed by examplecorp-ci" in lines(out)["signature"]

@@ -4,6 +4,7 @@ SIG review and CI gating (issue 6).
 Modules, one job each:
   canonical    canonical JSON bytes (what gets signed and hashed)
   keys         key generation/loading, keyid, sign/verify primitives (via `cryptography`)
+  pkcs8        passphrase-encrypted private keys with scrypt; a key file's KDF strength
   keyring      the SIG's trusted-key file
   dsse         DSSE envelope + PAE
   attestation  in-toto Statement (test-result predicate) for a report folder; `sign_report_dir`

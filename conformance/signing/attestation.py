@@ -87,8 +87,14 @@ def expected_subject_names(report: Mapping[str, Any]) -> list[str]:
     return ([art["name"]] if art else []) + list(REPORT_FILES)
 
 
-def configuration(report: Mapping[str, Any], schema_sha256: str) -> list[dict[str, Any]]:
-    """ResourceDescriptors for what the run was configured with (suite release + data digests)."""
+def configuration(report: Mapping[str, Any], schema_sha256: str,
+                  release_data: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
+    """ResourceDescriptors for what the run was configured with (suite release + data digests).
+
+    The first ones come from report.json's `suite` block; `release_data` ({descriptor name:
+    sha256}, from the release entry) adds every other data file that decides a tier (waivers,
+    labels, all schemas), so the signature binds the whole release, not only the checklist.
+    """
     suite = report["suite"]
     rds: list[dict[str, Any]] = [
         {"name": SUITE_NAME, "uri": suite_uri(suite["version"])},
@@ -98,10 +104,22 @@ def configuration(report: Mapping[str, Any], schema_sha256: str) -> list[dict[st
     ]
     if suite.get("waivers_sha256"):
         rds.append({"name": WAIVERS_RD, "digest": {"sha256": suite["waivers_sha256"]}})
+    named = {rd["name"] for rd in rds}
+    for name, sha in sorted((release_data or {}).items()):
+        if name not in named:
+            rds.append({"name": name, "digest": {"sha256": sha}})
     return rds
 
 
-def build_statement(report: Mapping[str, Any], digests: Mapping[str, str], schema_sha256: str) -> dict[str, Any]:
+def environment_sha256(report: Mapping[str, Any]) -> str:
+    """sha256 of report.json's environment block, JSON with sorted keys (what the statement binds)."""
+    text = json.dumps(report.get("environment"), sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                      allow_nan=False)
+    return data.sha256_bytes(text.encode("utf-8"))
+
+
+def build_statement(report: Mapping[str, Any], digests: Mapping[str, str], schema_sha256: str,
+                    release_data: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The in-toto Statement for `report`; `digests` maps each report file name to its sha256.
 
     Pure: the same report and digests always give the same (canonically encoded) statement.
@@ -115,14 +133,26 @@ def build_statement(report: Mapping[str, Any], digests: Mapping[str, str], schem
                            "suiteVersion": report["suite"]["version"],
                            "tier": report.get("tier"),
                            "reportSha256": digests[REPORT_JSON],
-                           "finishedAt": report.get("finished_at")}
+                           "finishedAt": report.get("finished_at"),
+                           "manifestSha256": report.get("manifest_sha256"),
+                           "rayVersion": (report.get("environment") or {}).get("ray"),
+                           "environmentSha256": environment_sha256(report)}
     for field in ("vendor", "product"):
         if isinstance(manifest.get(field), str):
             ext[field] = manifest[field]
     return {"_type": STATEMENT_TYPE, "subject": subjects, "predicateType": PREDICATE_TYPE,
             "predicate": {"result": predicate_result(lists, report.get("tier")),
-                          "configuration": configuration(report, schema_sha256),
+                          "configuration": configuration(report, schema_sha256, release_data),
                           **lists, EXTENSION: ext}}
+
+
+def release_descriptors(entry: Mapping[str, Any]) -> dict[str, str]:
+    """{ResourceDescriptor name: sha256} of a release entry (releases.current_entry() shape)."""
+    from conformance.signing.releases import DESCRIPTOR_NAMES
+
+    out = {DESCRIPTOR_NAMES[f]: str(entry[f]) for f in DESCRIPTOR_NAMES if entry.get(f)}
+    out.update({f"schemas/{name}": str(sha) for name, sha in (entry.get("schemas_sha256") or {}).items()})
+    return out
 
 
 def parse_report(raw: bytes, source: str) -> dict[str, Any]:
@@ -140,13 +170,16 @@ def parse_report(raw: bytes, source: str) -> dict[str, Any]:
     return doc
 
 
-def read_file(path: Path, what: str) -> bytes:
-    try:
-        return Path(path).read_bytes()
-    except FileNotFoundError:
-        raise UserError(f"{what}: missing file {path}") from None
-    except (IsADirectoryError, PermissionError) as exc:
-        raise UserError(f"{what}: cannot read {path}: {exc.__class__.__name__}") from None
+# Size caps (docs/signing.md "Limits"): a real envelope is a few KB, report.json ~100 KB.
+MAX_ENVELOPE_BYTES = 4 * 1024 * 1024
+MAX_REPORT_FILE_BYTES = 32 * 1024 * 1024
+
+
+def read_file(path: Path, what: str, *, max_bytes: int = MAX_REPORT_FILE_BYTES, within: Path | None = None) -> bytes:
+    """A regular file of at most `max_bytes` (strict_input.read_regular); one-line UserError otherwise."""
+    from conformance import strict_input
+
+    return strict_input.read_regular(Path(path), what, max_bytes=max_bytes, within=within)
 
 
 def _write_new(path: Path, data: bytes, overwrite: bool) -> None:
@@ -162,11 +195,12 @@ def _write_new(path: Path, data: bytes, overwrite: bool) -> None:
 
 
 def sign_report_dir(report_dir: Path, key_path: Path, passphrase: bytes | None = None,
-                    *, overwrite: bool = False) -> Path:
+                    *, overwrite: bool = False, allow_insecure_key_mode: bool = False) -> Path:
     """Sign the report in `report_dir`; write report.intoto.json (and report.sigstore.json).
 
     Refuses (UserError) when a report file is missing, report.json is not schema-valid, the key
-    cannot be loaded, or an envelope already exists and `overwrite` is False. Returns the path
+    cannot be loaded or its file is open to group/others (unless `allow_insecure_key_mode`), or
+    an envelope already exists and `overwrite` is False. Returns the path
     of report.intoto.json.
     """
     report_dir = Path(report_dir)
@@ -181,14 +215,18 @@ def sign_report_dir(report_dir: Path, key_path: Path, passphrase: bytes | None =
         for t in targets:
             if t.exists() or t.is_symlink():
                 raise UserError(f"sign: {t} already exists; refusing to overwrite (pass --force to re-sign)")
-    private_key = keys.load_private_key(Path(key_path), passphrase)
+    private_key = keys.load_private_key(Path(key_path), passphrase, allow_insecure_mode=allow_insecure_key_mode)
     digests = {name: data.sha256_bytes(content) for name, content in raw.items()}
-    statement = build_statement(report, digests, data.sha256_file(data.schema_path("report")))
+    from conformance.signing import releases
+
+    statement = build_statement(report, digests, data.sha256_file(data.schema_path("report")),
+                                release_descriptors(releases.current_entry()))
     envelope = dsse.make_envelope(canonical_json(statement), private_key)
     try:
-        _write_new(targets[0], (json.dumps(envelope, indent=2, sort_keys=True) + "\n").encode(), overwrite)
-        _write_new(targets[1], (json.dumps(dsse.make_bundle(envelope), indent=2, sort_keys=True) + "\n").encode(),
+        _write_new(targets[0], (json.dumps(envelope, indent=2, sort_keys=True, allow_nan=False) + "\n").encode(),
                    overwrite)
+        _write_new(targets[1], (json.dumps(dsse.make_bundle(envelope), indent=2, sort_keys=True, allow_nan=False)
+                                + "\n").encode(), overwrite)
     except FileExistsError as exc:
         raise UserError(f"sign: {exc.filename} already exists; refusing to overwrite") from None
     return targets[0]

@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from conformance import strict_input
+
 
 def _reject_floats(obj: Any, path: str = "$") -> None:
     if isinstance(obj, float):
@@ -32,17 +34,10 @@ def canonical_json(obj: Any) -> bytes:
 
 
 def loads_strict(data: bytes | str) -> Any:
-    """Parse JSON, refusing duplicate object keys.
+    """Parse JSON, refusing duplicate object keys, NaN/Infinity and over-deep nesting.
 
     Two parsers that disagree on which duplicate wins would let one signed document mean two
-    things, so a verifier must not accept duplicates at all. Raises ValueError.
+    things, so a verifier must not accept duplicates at all. Raises ValueError
+    (json.JSONDecodeError, UnicodeDecodeError or strict_input.InputLimitError).
     """
-    def no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for key, value in pairs:
-            if key in out:
-                raise ValueError(f"duplicate key {key!r}")
-            out[key] = value
-        return out
-
-    return json.loads(data, object_pairs_hook=no_duplicates)
+    return strict_input.loads_json(data)

@@ -15,10 +15,18 @@ higher-is-better suffixes first because `_per_s` also ends in `_s`:
   anything else (counts, sizes, ids) is not compared; booleans never are.
 Worse means new < old * (1 - tolerance) (higher-is-better) or new > old * (1 + tolerance)
 (lower-is-better). Leaves whose old value is 0 are skipped: no relative change exists.
+A performance figure that was a number in OLD and is absent, null, a string or a boolean in
+NEW is a regression (a figure that stopped being measured may hide a slowdown).
+
+Refused as unreadable input (exit 2): reports that are not schema-valid, NaN/Infinity
+anywhere (the strict reader), a check id listed twice, a tolerance that is not a finite
+number >= 0. Every string shown comes through conformance.sanitize.
 """
 from __future__ import annotations
 
 import json
+import math
+from collections import Counter
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Iterator, Mapping
@@ -27,6 +35,7 @@ from tabulate import tabulate
 
 from conformance import data
 from conformance.errors import UserError
+from conformance.sanitize import markdown_cell, terminal
 from conformance.signing import attestation as att
 from conformance.tiers import PASSING, tier_rank
 
@@ -75,6 +84,9 @@ def load_report(path: Path, label: str) -> dict[str, Any]:
     file = path / att.REPORT_JSON if path.is_dir() else path
     report = att.parse_report(att.read_file(file, label), f"{label} {file}")
     data.validate(report, "report", what=f"{label} {file}")
+    dups = sorted(i for i, n in Counter(str(c["id"]) for c in report["checks"]).items() if n > 1)
+    if dups:
+        raise UserError(f"{label} {file}: checks: duplicate id {', '.join(dups[:5])}")
     return report
 
 
@@ -85,12 +97,35 @@ def _rank(ladder: data.Ladder, tier: Any, label: str) -> int:
         raise UserError(f"{label}: tier {tier!r} is not in the tier ladder ({', '.join(ladder.names())})") from None
 
 
+def scalar_leaves(metrics: Any, path: str = "") -> Iterator[tuple[str, Any]]:
+    """(path, value) for every non-container leaf, numeric or not (null, strings, booleans too)."""
+    if isinstance(metrics, dict):
+        for k, v in metrics.items():
+            yield from scalar_leaves(v, f"{path}.{k}" if path else str(k))
+    elif isinstance(metrics, list):
+        for i, v in enumerate(metrics):
+            yield from scalar_leaves(v, f"{path}[{i}]")
+    else:
+        yield path, metrics
+
+
+def _numeric(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
 def _compare_metrics(cid: str, old: Mapping[str, Any], new: Mapping[str, Any], tolerance: float) -> Iterator[Finding]:
-    new_leaves = {p: v for p, _, v in metric_leaves(new)}
+    new_all = dict(scalar_leaves(new))
     for path, key, before in metric_leaves(old):
         way = direction(key)
-        after = new_leaves.get(path)
-        if way is None or after is None or before == 0:
+        if way is None or not math.isfinite(before):
+            continue
+        if not _numeric(new_all.get(path)):
+            shown = "absent" if path not in new_all else f"{type(new_all[path]).__name__} {new_all[path]!r}"
+            yield Finding("metric", True, cid, before, new_all.get(path),
+                          f"metrics.{path} ({way} is better) was {before:g}, is no longer a number in NEW ({shown})")
+            continue
+        after = float(new_all[path])
+        if before == 0:
             continue
         change = (after - before) / abs(before)
         worse = change < -tolerance if way == "higher" else change > tolerance
@@ -102,8 +137,12 @@ def _compare_metrics(cid: str, old: Mapping[str, Any], new: Mapping[str, Any], t
 def diff_reports(old: Mapping[str, Any], new: Mapping[str, Any], ladder: data.Ladder,
                  tolerance: float = 0.1) -> list[Finding]:
     """All findings between two reports (pure)."""
-    if tolerance < 0:
-        raise UserError(f"--tolerance: must be >= 0, got {tolerance}")
+    if not isinstance(tolerance, (int, float)) or not math.isfinite(tolerance) or tolerance < 0:
+        raise UserError(f"--tolerance: expected a finite number >= 0, got {tolerance!r}")
+    for label, report in (("OLD", old), ("NEW", new)):
+        dups = sorted(i for i, n in Counter(str(c["id"]) for c in report["checks"]).items() if n > 1)
+        if dups:
+            raise UserError(f"{label}: checks: duplicate id {', '.join(dups[:5])}")
     findings: list[Finding] = []
     old_rank, new_rank = _rank(ladder, old.get("tier"), "OLD"), _rank(ladder, new.get("tier"), "NEW")
     if new_rank != old_rank:
@@ -142,8 +181,11 @@ def render(findings: list[Finding], fmt: str, old_label: str, new_label: str, to
              f.detail] for f in findings]
     headers = ["", "kind", "check", "old", "new", "detail"]
     if fmt == "md":
-        head = f"### Conformance diff: `{old_label}` → `{new_label}` (tolerance {tolerance:.0%})\n\n"
-        table = tabulate(rows, headers=headers, tablefmt="github") if rows else "_No differences._"
+        rows = [[markdown_cell(c, limit=300) for c in r] for r in rows]
+        head = (f"### Conformance diff: {markdown_cell(old_label, limit=200)} → {markdown_cell(new_label, limit=200)} "
+                f"(tolerance {tolerance:.0%})\n\n")
+        table = tabulate(rows, headers=headers, tablefmt="github", disable_numparse=True) if rows else "_No differences._"
         return f"{head}{table}\n\n**{verdict}**"
-    table = tabulate(rows, headers=headers, tablefmt="simple") if rows else "no differences"
-    return f"diff {old_label} -> {new_label} (tolerance {tolerance:.0%})\n{table}\n{verdict}"
+    rows = [[terminal(c, limit=300) for c in r] for r in rows]
+    table = tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True) if rows else "no differences"
+    return f"diff {terminal(old_label, limit=200)} -> {terminal(new_label, limit=200)} (tolerance {tolerance:.0%})\n{table}\n{verdict}"

@@ -20,6 +20,10 @@ from conformance.signing.keyring import TrustedKey
 PAYLOAD_TYPE = "application/vnd.in-toto+json"  # cosign's legacy path rejects any other value
 BUNDLE_MEDIA_TYPE = "application/vnd.dev.sigstore.bundle.v0.3+json"
 
+# A real envelope has one signature (a Sigstore bundle allows exactly one); a few co-signers at
+# most. More is an attack on the verifier's time (600k signatures took 43 s before this cap).
+MAX_SIGNATURES = 16
+
 _B64 = re.compile(r"^[A-Za-z0-9+/\-_]*={0,2}$")
 
 
@@ -41,11 +45,17 @@ def b64decode(text: str) -> bytes:
     if url_safe and ("+" in text or "/" in text):
         raise ValueError("not base64 (mixes standard and URL-safe alphabets)")
     unpadded = text.rstrip("=")
+    altchars = b"-_" if url_safe else None
     try:
-        return base64.b64decode(unpadded + "=" * (-len(unpadded) % 4),
-                                altchars=b"-_" if url_safe else None, validate=True)
+        raw = base64.b64decode(unpadded + "=" * (-len(unpadded) % 4), altchars=altchars, validate=True)
     except (binascii.Error, ValueError):
         raise ValueError("not base64") from None
+    # Only the one canonical spelling of these bytes (unused low bits zero, padding all or
+    # nothing): otherwise one envelope could be re-spelled without touching the signature.
+    again = base64.b64encode(raw, altchars=altchars).decode("ascii")
+    if text != again and text != again.rstrip("="):
+        raise ValueError("not canonical base64 (non-zero unused bits or partial padding)")
+    return raw
 
 
 @dataclass(frozen=True)
@@ -87,6 +97,9 @@ def parse_envelope(doc: Any, source: str) -> Envelope:
         doc = doc["dsseEnvelope"]
     if not isinstance(doc, dict):
         raise UserError(f"{source}: not a DSSE envelope (expected a JSON object)")
+    unknown = sorted(set(doc) - {"payloadType", "payload", "signatures"})
+    if unknown:  # every byte of the envelope means something; no field rides along unchecked
+        raise UserError(f"{source}: not a DSSE envelope: unknown field {unknown[0][:40]!r}")
     for name, kind in (("payloadType", str), ("payload", str), ("signatures", list)):
         if not isinstance(doc.get(name), kind):
             raise UserError(f"{source}: not a DSSE envelope: {name} missing or not a {kind.__name__}")
@@ -96,10 +109,14 @@ def parse_envelope(doc: Any, source: str) -> Envelope:
         raise UserError(f"{source}: payload is not valid base64") from None
     if not doc["signatures"]:
         raise UserError(f"{source}: the envelope has no signatures")
+    if len(doc["signatures"]) > MAX_SIGNATURES:
+        raise UserError(f"{source}: {len(doc['signatures'])} signatures, over the limit of {MAX_SIGNATURES}")
     sigs = []
     for i, s in enumerate(doc["signatures"]):
         if not isinstance(s, dict) or not isinstance(s.get("sig"), str):
             raise UserError(f"{source}: signatures[{i}]: expected an object with a 'sig' string")
+        if set(s) - {"keyid", "sig"}:
+            raise UserError(f"{source}: signatures[{i}]: unknown field {sorted(set(s) - {'keyid', 'sig'})[0][:40]!r}")
         kid = s.get("keyid", "")
         try:
             raw: bytes | None = b64decode(s["sig"])
@@ -109,18 +126,28 @@ def parse_envelope(doc: Any, source: str) -> Envelope:
     return Envelope(doc["payloadType"], body, tuple(sigs))
 
 
-def verify_envelope(env: Envelope, trusted: Sequence[TrustedKey]) -> TrustedKey | None:
-    """The trusted key that made a valid signature over PAE(type, body), or None.
+def valid_signers(env: Envelope, trusted: Sequence[TrustedKey]) -> list[TrustedKey]:
+    """Every trusted key that made a valid signature over PAE(type, body), in signature order.
 
     The keyid only orders the attempt (hinted key first); a wrong or missing keyid never stops
     a trusted key from being tried, and a matching keyid never substitutes for the signature.
+    (DSSE does not sign the keyid, and other tools use other keyid conventions.)
     """
     message = pae(env.payload_type, env.body)
+    found: list[TrustedKey] = []
     for s in env.signatures:
         if s.sig is None:
             continue
         ordered = sorted(trusted, key=lambda k: k.keyid != s.keyid)
         for key in ordered:
             if keys.verify(key.public_key, s.sig, message):
-                return key
-    return None
+                if key not in found:
+                    found.append(key)
+                break
+    return found
+
+
+def verify_envelope(env: Envelope, trusted: Sequence[TrustedKey]) -> TrustedKey | None:
+    """The first trusted key that made a valid signature over PAE(type, body), or None."""
+    signers = valid_signers(env, trusted)
+    return signers[0] if signers else None

@@ -5,7 +5,9 @@ Keyring format (YAML; the SIG keeps it in git and changes it only through review
     keys:
       - name: simacc-ci                    # shown in verify/review output
         public_key: keys/simacc-ci.pub     # PEM file, relative to the keyring file ...
+        vendors: [SimAcc]                  # the manifest vendor names this key may sign for
       - name: examplecorp
+        vendors: [ExampleCorp]
         public_key: |                      # ... or the PEM inline
           -----BEGIN PUBLIC KEY-----
           ...
@@ -13,6 +15,10 @@ Keyring format (YAML; the SIG keeps it in git and changes it only through review
         keyid: "SHA256:..."                # optional; if given it must match the key
 
 The signature's keyid is only a hint for picking a key; every trusted key is still tried.
+`vendors` is the identity binding: verify accepts a report only when its manifest vendor is
+one the signing key is bound to (a key given alone with `--key` is bound to no vendor list:
+the person passing it vouches for it). The file is read with the strict loader, so a key given
+twice in one entry (two `public_key:` lines) is an error, not "last one wins".
 """
 from __future__ import annotations
 
@@ -24,7 +30,7 @@ from conformance.data import read_yaml_or_json
 from conformance.errors import UserError
 from conformance.signing.keys import PublicKey, algorithm_of, keyid, load_public_key, load_public_key_pem
 
-_FIELDS = {"name", "public_key", "keyid"}
+_FIELDS = {"name", "public_key", "keyid", "vendors"}
 
 
 @dataclass(frozen=True)
@@ -33,10 +39,15 @@ class TrustedKey:
     public_key: PublicKey
     keyid: str
     algorithm: str
+    # Vendor names this key may sign for; None: not bound (a single key passed with --key).
+    vendors: tuple[str, ...] | None = None
+
+    def may_sign_for(self, vendor: object) -> bool:
+        return self.vendors is None or (isinstance(vendor, str) and vendor in self.vendors)
 
 
-def trusted_key(public_key: PublicKey, name: str) -> TrustedKey:
-    return TrustedKey(name, public_key, keyid(public_key), algorithm_of(public_key))
+def trusted_key(public_key: PublicKey, name: str, vendors: tuple[str, ...] | None = None) -> TrustedKey:
+    return TrustedKey(name, public_key, keyid(public_key), algorithm_of(public_key), vendors)
 
 
 def key_from_file(path: Path) -> TrustedKey:
@@ -50,18 +61,22 @@ def _entry(entry: Any, index: int, base: Path, where: str) -> TrustedKey:
         raise UserError(f"{field}: expected a mapping with name and public_key")
     unknown = sorted(set(entry) - _FIELDS)
     if unknown:
-        raise UserError(f"{field}: unknown field {unknown[0]!r} (allowed: keyid, name, public_key)")
+        raise UserError(f"{field}: unknown field {unknown[0]!r} (allowed: keyid, name, public_key, vendors)")
     name, material = entry.get("name"), entry.get("public_key")
     if not isinstance(name, str) or not name.strip():
         raise UserError(f"{field}.name: required non-empty string")
     if not isinstance(material, str) or not material.strip():
         raise UserError(f"{field}.public_key: required (a PEM file path or an inline PEM)")
+    vendors = entry.get("vendors")
+    if not isinstance(vendors, list) or not vendors \
+            or not all(isinstance(v, str) and v.strip() for v in vendors):
+        raise UserError(f"{field}.vendors: required list of the vendor names this key may sign for")
     if "-----BEGIN" in material:
         key = load_public_key_pem(material.encode("utf-8"), f"{field}.public_key")
     else:
         path = Path(material)
         key = load_public_key(path if path.is_absolute() else base / path, what=f"{field}.public_key")
-    tk = trusted_key(key, name)
+    tk = trusted_key(key, name, tuple(vendors))
     if "keyid" in entry and entry["keyid"] != tk.keyid:
         raise UserError(f"{field}.keyid: {entry['keyid']!r} does not match the key ({tk.keyid})")
     return tk

@@ -5,8 +5,9 @@ the only DSSE algorithm every Sigstore client handles) and pure Ed25519 (never E
 DSSE tooling does not use). Anything else is refused, so a verifier never meets a key type it
 has not been tested with.
 
-Key files: the private key is PKCS#8 PEM (optionally encrypted with a passphrase), created with
-mode 0600 and never overwritten; the public key is SubjectPublicKeyInfo PEM, which is what
+Key files: the private key is PKCS#8 PEM (optionally encrypted with a passphrase: PBES2 with
+scrypt, see pkcs8.py), created with mode 0600 and never overwritten; signing refuses a key file
+that group or others can access unless told otherwise (`--allow-insecure-key-mode`); the public key is SubjectPublicKeyInfo PEM, which is what
 `cosign --key`, OpenSSL and securesystemslib read.
 """
 from __future__ import annotations
@@ -24,6 +25,9 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519
 
 from conformance.errors import UserError
+from conformance.signing import pkcs8
+
+MAX_KEY_FILE_BYTES = 64 * 1024
 
 PrivateKey = Union[ec.EllipticCurvePrivateKey, ed25519.Ed25519PrivateKey]
 PublicKey = Union[ec.EllipticCurvePublicKey, ed25519.Ed25519PublicKey]
@@ -101,9 +105,13 @@ def write_keypair(out_dir: Path, algorithm: str = DEFAULT_ALGORITHM,
             raise UserError(f"keygen: {path} already exists; refusing to overwrite a key "
                             f"(choose another --out directory)")
     key = generate_private_key(algorithm)
-    encryption = (serialization.BestAvailableEncryption(passphrase) if passphrase
-                  else serialization.NoEncryption())
-    private_bytes = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, encryption)
+    if passphrase:
+        plain = key.private_bytes(serialization.Encoding.DER, serialization.PrivateFormat.PKCS8,
+                                  serialization.NoEncryption())
+        private_bytes = pkcs8.encrypt_pkcs8(plain, passphrase)
+    else:
+        private_bytes = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                          serialization.NoEncryption())
     out_dir.mkdir(parents=True, exist_ok=True)
     try:
         _create_exclusive(priv_path, private_bytes, 0o600)
@@ -135,15 +143,36 @@ def passphrase_from_env(var: str | None) -> bytes | None:
     return value.encode("utf-8")
 
 
-def load_private_key(path: Path, passphrase: bytes | None = None) -> PrivateKey:
-    """Load a PEM private key; every failure is a one-line UserError that never shows key bytes."""
-    path = Path(path)
+def check_private_key_mode(path: Path, allow_insecure: bool = False) -> None:
+    """Refuse a private key file that group or others may access (like ssh does), unless allowed."""
     try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise UserError(f"--key: file not found: {path}") from None
-    except (IsADirectoryError, PermissionError) as exc:
-        raise UserError(f"--key: cannot read {path}: {exc.__class__.__name__}") from None
+        mode = os.stat(path).st_mode & 0o777
+    except OSError:
+        return  # the read below reports the problem
+    if mode & 0o077 and not allow_insecure:
+        raise UserError(f"--key: {path} has mode {mode:04o}: group or others can access the private key; "
+                        f"run `chmod 600 {path}` (or pass --allow-insecure-key-mode)")
+
+
+def kdf_warning(path: Path) -> str | None:
+    """A one-line warning when the key file is encrypted with a weak KDF (it still loads)."""
+    try:
+        weakness = pkcs8.kdf_weakness(Path(path).read_bytes()[:MAX_KEY_FILE_BYTES])
+    except OSError:
+        return None
+    return (f"{path} is encrypted with {weakness}; re-encrypt it with a modern KDF, e.g. "
+            f"`openssl pkcs8 -topk8 -scrypt -in {path} -out new.key`, or make a new key with keygen") if weakness else None
+
+
+def load_private_key(path: Path, passphrase: bytes | None = None, *, allow_insecure_mode: bool = False) -> PrivateKey:
+    """Load a PEM private key; every failure is a one-line UserError that never shows key bytes."""
+    from conformance import strict_input
+
+    path = Path(path)
+    if not path.exists():
+        raise UserError(f"--key: file not found: {path}")
+    check_private_key_mode(path, allow_insecure_mode)
+    data = strict_input.read_regular(path, "--key", max_bytes=MAX_KEY_FILE_BYTES)
     try:
         key = serialization.load_pem_private_key(data, passphrase)
     except TypeError:
@@ -175,13 +204,12 @@ def load_public_key_pem(data: bytes, source: str) -> PublicKey:
 
 
 def load_public_key(path: Path, what: str = "--key") -> PublicKey:
+    from conformance import strict_input
+
     path = Path(path)
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise UserError(f"{what}: file not found: {path}") from None
-    except (IsADirectoryError, PermissionError) as exc:
-        raise UserError(f"{what}: cannot read {path}: {exc.__class__.__name__}") from None
+    if not path.exists():
+        raise UserError(f"{what}: file not found: {path}")
+    data = strict_input.read_regular(path, what, max_bytes=MAX_KEY_FILE_BYTES)
     if b"PRIVATE KEY" in data:
         raise UserError(f"{what}: {path} is a private key; verification needs the public key")
     return load_public_key_pem(data, f"{what}: {path}")

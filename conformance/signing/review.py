@@ -8,22 +8,61 @@ A broken submission becomes a row with the error, never an abort of the whole re
 from __future__ import annotations
 
 import json
+import signal
+import threading
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
+import jsonschema
 from tabulate import tabulate
 
+from conformance import data
 from conformance.errors import UserError
+from conformance.sanitize import markdown_cell, terminal
 from conformance.signing import attestation as att
 from conformance.signing import releases
 from conformance.signing.keyring import TrustedKey
-from conformance.signing.verify import verify_path
+from conformance.signing.verify import effective_checks, verify_path, _finished_date, _release_waivers
 from conformance.tiers import compute_tiers, context_from_report
 
 FORMATS = ("text", "md", "json")
+DEFAULT_TIMEOUT_S = 60.0
 _HEADERS = ["submission", "vendor", "product", "suite", "date", "claimed tier", "recomputed tier",
             "signature", "failing", "waived"]
+
+
+_NOT_VALID = "report.json is not schema-valid: "
+
+
+class SubmissionTimeout(Exception):
+    """One submission took longer than its time bound."""
+
+
+@contextmanager
+def time_limit(seconds: float | None) -> Iterator[None]:
+    """Raise SubmissionTimeout in this (main) thread after `seconds` (SIGALRM; a no-op elsewhere).
+
+    Reads are already bounded (regular files only, size caps); this bounds the CPU side too, so
+    one hostile submission cannot stall the whole review.
+    """
+    usable = (seconds and seconds > 0 and hasattr(signal, "setitimer")
+              and threading.current_thread() is threading.main_thread())
+    if not usable:
+        yield
+        return
+
+    def expire(signum: int, frame: Any) -> None:
+        raise SubmissionTimeout(f"took longer than {seconds:g} s")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, float(seconds))
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 @dataclass
@@ -46,44 +85,59 @@ class Row:
                 ", ".join(self.failing) or "-", ", ".join(self.waived) or "-"]
 
 
-def _recompute(report: dict[str, Any], known: dict[str, releases.Release], releases_file: Path) -> tuple[str | None, str]:
-    """(recomputed tier, '' ) or (None, why it could not be recomputed)."""
-    version = (report.get("suite") or {}).get("version")
-    release = known.get(version) if isinstance(version, str) else None
+def _schema_problem(report: Any) -> str | None:
+    validator = jsonschema.Draft202012Validator(data.load_schema("report"), format_checker=jsonschema.FormatChecker())
+    errors = sorted(validator.iter_errors(report), key=lambda e: (-len(e.absolute_path), e.message))
+    return data.format_validation_error(errors[0]) if errors else None
+
+
+def _recompute(report: dict[str, Any], known: dict[str, releases.Release], releases_file: Path,
+               waivers_file: Path | None) -> tuple[str | None, str]:
+    """(recomputed tier, '') or (None, why it could not be recomputed)."""
+    problem = _schema_problem(report)
+    if problem:
+        return None, f"{_NOT_VALID}{problem}"
+    version = report["suite"]["version"]
+    release = known.get(version)
     if release is None:
         return None, f"unknown suite release {version!r}"
     try:
         checklist, ladder = releases.load_release_data(release, releases_file)
-        tier, _ = compute_tiers(report.get("checks") or [], checklist, ladder, context_from_report(report))
-    except (UserError, KeyError, TypeError) as exc:
+        waivers, _ = _release_waivers(release, releases_file, waivers_file)
+        checks = effective_checks(report["checks"], waivers or [], _finished_date(report))
+        tier, _ = compute_tiers(checks, checklist, ladder, context_from_report(report))
+    except UserError as exc:
         return None, f"cannot recompute: {exc}"
     return tier, ""
 
 
-def review_submission(folder: Path, trusted: Sequence[TrustedKey] | None, known: dict[str, releases.Release],
-                      releases_file: Path, waivers_file: Path | None = None) -> Row:
-    row = Row(folder.name)
-    try:
-        report = att.parse_report(att.read_file(folder / att.REPORT_JSON, "review"), str(folder / att.REPORT_JSON))
-    except UserError as exc:
-        row.signature, row.recomputed_tier = f"error: {exc}", None
-        row.notes.append(str(exc))
-        return row
+def _short_str(value: Any) -> str:
+    return value if isinstance(value, str) else "?" if value is None else f"<{type(value).__name__}>"
+
+
+def _fill(row: Row, folder: Path, trusted: Sequence[TrustedKey] | None, known: dict[str, releases.Release],
+          releases_file: Path, waivers_file: Path | None) -> None:
+    report = att.parse_report(att.read_file(folder / att.REPORT_JSON, "review", within=folder),
+                              str(folder / att.REPORT_JSON))
     manifest = report.get("manifest") if isinstance(report.get("manifest"), dict) else {}
     suite = report.get("suite") if isinstance(report.get("suite"), dict) else {}
-    row.vendor = str(manifest.get("vendor", "?"))
-    row.product = str(manifest.get("product", "?"))
-    row.suite_version = str(suite.get("version", "?"))
-    row.date = str(report.get("finished_at", "?"))[:10]
+    row.vendor = _short_str(manifest.get("vendor"))
+    row.product = _short_str(manifest.get("product"))
+    row.suite_version = _short_str(suite.get("version"))
+    row.date = _short_str(report.get("finished_at"))[:10]
     row.claimed_tier = report.get("tier") if isinstance(report.get("tier"), str) else None
-    checks = [c for c in report.get("checks") or [] if isinstance(c, dict)]
-    row.failing = sorted(str(c.get("id")) for c in checks if c.get("outcome") in att.FAILED_OUTCOMES)
-    row.waived = sorted(str(c.get("id")) for c in checks if c.get("outcome") == "waived")
-    row.recomputed_tier, why = _recompute(report, known, releases_file)
+    checks = report.get("checks") if isinstance(report.get("checks"), list) else []
+    checks = [c for c in checks if isinstance(c, dict)]
+    row.failing = sorted(_short_str(c.get("id")) for c in checks if c.get("outcome") in att.FAILED_OUTCOMES)
+    row.waived = sorted(_short_str(c.get("id")) for c in checks if c.get("outcome") == "waived")
+    row.recomputed_tier, why = _recompute(report, known, releases_file, waivers_file)
     if why:
         row.notes.append(why)
         row.recomputed_tier = None
-    has_envelope = any((folder / n).is_file() for n in (att.ENVELOPE_NAME, att.BUNDLE_NAME))
+    if why.startswith(_NOT_VALID):  # nothing below can be judged on an invalid report
+        row.signature = f"error: {why}"
+        return
+    has_envelope = any((folder / n).exists() or (folder / n).is_symlink() for n in (att.ENVELOPE_NAME, att.BUNDLE_NAME))
     if not has_envelope:
         row.signature = "unsigned"
     elif not trusted:
@@ -101,26 +155,53 @@ def review_submission(folder: Path, trusted: Sequence[TrustedKey] | None, known:
             else:
                 row.signature = f"signed by {v.signer.name}; failed: {', '.join(dict.fromkeys(v.failed()))}"
             row.notes += [line.render() for line in v.lines if not line.ok]
+
+
+def review_submission(folder: Path, trusted: Sequence[TrustedKey] | None, known: dict[str, releases.Release],
+                      releases_file: Path, waivers_file: Path | None = None,
+                      timeout_s: float | None = DEFAULT_TIMEOUT_S) -> Row:
+    """One row; whatever is wrong with the submission (unreadable, hostile, too slow) is its error."""
+    row = Row(folder.name)
+    try:
+        with time_limit(timeout_s):
+            if folder.is_symlink():
+                raise UserError(f"review: {folder.name} is a symlink; submissions must be real folders")
+            _fill(row, folder, trusted, known, releases_file, waivers_file)
+    except UserError as exc:
+        row.signature, row.recomputed_tier = f"error: {exc}", None
+        row.notes.append(str(exc))
+    except SubmissionTimeout as exc:
+        row.signature, row.recomputed_tier = f"error: {exc}", None
+        row.notes.append(str(exc))
+    except (RecursionError, MemoryError, ValueError, TypeError, KeyError, AttributeError) as exc:
+        # a defect this input exposed: still one row, never an aborted review
+        row.signature, row.recomputed_tier = f"error: unexpected {exc.__class__.__name__}: {exc}", None
+        row.notes.append(row.signature)
     return row
 
 
 def review_folder(folder: Path, trusted: Sequence[TrustedKey] | None = None, *,
-                  releases_file: Path | None = None, waivers_file: Path | None = None) -> list[Row]:
+                  releases_file: Path | None = None, waivers_file: Path | None = None,
+                  timeout_s: float | None = DEFAULT_TIMEOUT_S) -> list[Row]:
     folder = Path(folder)
     if not folder.is_dir():
         raise UserError(f"review: {folder} is not a directory")
-    subs = sorted(p for p in folder.iterdir() if p.is_dir() and not p.name.startswith("."))
+    subs = sorted(p for p in folder.iterdir() if (p.is_dir() or p.is_symlink()) and not p.name.startswith("."))
     if not subs:
         raise UserError(f"review: {folder} has no submission sub-folders")
     releases_file = Path(releases_file or releases.default_path())
     known = releases.load_releases(releases_file)
-    return [review_submission(p, trusted, known, releases_file, waivers_file) for p in subs]
+    return [review_submission(p, trusted, known, releases_file, waivers_file, timeout_s) for p in subs]
 
 
 def render(rows: Sequence[Row], fmt: str = "text") -> str:
+    """The table; every cell is outside text, so each is sanitised for its medium."""
     if fmt == "json":
         return json.dumps([asdict(r) for r in rows], indent=2)
     if fmt not in FORMATS:
         raise UserError(f"--format: unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
-    table = tabulate([r.cells() for r in rows], headers=_HEADERS, tablefmt="github" if fmt == "md" else "simple")
-    return table
+    if fmt == "md":
+        cells = [[markdown_cell(c, limit=300) for c in r.cells()] for r in rows]
+        return tabulate(cells, headers=_HEADERS, tablefmt="github", disable_numparse=True)
+    cells = [[terminal(c, limit=300) for c in r.cells()] for r in rows]
+    return tabulate(cells, headers=_HEADERS, tablefmt="simple", disable_numparse=True)

@@ -2,15 +2,24 @@
 
 Checks, in order:
   signature     a DSSE signature over PAE(payloadType, payload) by a trusted key
+  identity      the signing key is bound (keyring `vendors`) to the report's manifest vendor
+  bundle        a report.sigstore.json beside report.intoto.json carries the same envelope
   statement     payloadType, Statement type and predicate type are the ones we sign
   subject NAME  each signed file digest equals the file beside the envelope (one line per subject)
   schema        report.json is valid against the release's report schema
-  release       the suite version is a known release and its checklist/tier digests are that release's
-  claims        the signed statement agrees with report.json, and every derived field (predicate
-                lists and result, summary counts) equals what the per-check outcomes give
-  tier          the tier recomputed with compute_tiers equals the claimed tier and per-tier detail
+  release       the suite version is a known release and the data digests report.json records
+                (checklist, tiers, report schema, waivers) are that release's
+  claims        the signed statement agrees with report.json (vendor, product, finishedAt, tier,
+                manifest digest, Ray version, environment, configuration = the release's data
+                files), and every derived field (predicate lists and result, summary counts)
+                equals what the per-check outcomes give
+  tier          the tier recomputed with compute_tiers equals the claimed tier and per-tier
+                detail; waiver semantics (blocks_tier, expiry) come from the release's waivers
+                file, never from the report's copy
   completeness  exactly the release's active checks are present, including all the claimed tier needs
-  waivers       each waived check cites a waiver listed in tiers/waivers.yaml, unexpired at finished_at
+  waivers       each waived check cites a waiver listed in the release's waivers.yaml, unexpired at finished_at
+  validity      the run's Ray version is one the release certifies; with `at`, every waiver is
+                still unexpired and the tier still holds on that date ("recertification required")
 
 Unreadable input (missing files, an envelope that is not JSON or not DSSE) raises UserError
 (exit 2); a failed check is a FAIL line (exit 1).
@@ -26,8 +35,9 @@ from typing import Any, Mapping, Sequence
 
 import jsonschema
 
-from conformance import data
+from conformance import data, strict_input
 from conformance.errors import UserError
+from conformance.sanitize import terminal
 from conformance.signing import attestation as att
 from conformance.signing import dsse, releases
 from conformance.signing.canonical import loads_strict
@@ -35,6 +45,7 @@ from conformance.signing.keyring import TrustedKey
 from conformance.tiers import compute_tiers, context_from_report, required_checks
 
 _NOT_CHECKED = "not checked: report.json is not schema-valid"
+MAX_ARTIFACT_BYTES = 8 * 1024 ** 3  # the plugin artifact beside the report is hashed in a stream
 
 
 @dataclass(frozen=True)
@@ -44,7 +55,7 @@ class Line:
     detail: str
 
     def render(self) -> str:
-        return f"{'PASS' if self.ok else 'FAIL'} {self.name}: {self.detail}"
+        return f"{'PASS' if self.ok else 'FAIL'} {terminal(self.name, limit=200)}: {terminal(self.detail)}"
 
 
 @dataclass
@@ -82,10 +93,10 @@ def locate_envelope(path: Path) -> Path:
     return path
 
 
-def read_envelope(path: Path) -> dsse.Envelope:
-    raw = att.read_file(path, "verify")
+def _envelope_doc(path: Path, within: Path | None = None) -> Any:
+    raw = att.read_file(path, "verify", max_bytes=att.MAX_ENVELOPE_BYTES, within=within)
     try:
-        doc = loads_strict(raw.decode("utf-8"))
+        return loads_strict(raw)
     except UnicodeDecodeError:
         raise UserError(f"{path}: envelope is not UTF-8 text") from None
     except json.JSONDecodeError as exc:
@@ -93,7 +104,32 @@ def read_envelope(path: Path) -> dsse.Envelope:
                         f"column {exc.colno}: {exc.msg}") from None
     except ValueError as exc:
         raise UserError(f"{path}: envelope is not valid JSON: {exc}") from None
-    return dsse.parse_envelope(doc, str(path))
+
+
+def read_envelope(path: Path, within: Path | None = None) -> dsse.Envelope:
+    return dsse.parse_envelope(_envelope_doc(path, within), str(path))
+
+
+def _check_bundle(v: Verification, envelope_path: Path, env: dsse.Envelope) -> None:
+    """The other file of the pair (bundle beside envelope, or envelope beside bundle) must agree."""
+    names = (att.ENVELOPE_NAME, att.BUNDLE_NAME)
+    if envelope_path.name not in names:
+        return
+    other = envelope_path.with_name(names[1 - names.index(envelope_path.name)])
+    if not (other.exists() or other.is_symlink()):
+        return
+    bundle_path = other if other.name == att.BUNDLE_NAME else envelope_path
+    try:
+        bundle_doc = _envelope_doc(bundle_path, within=envelope_path.parent)
+        if not isinstance(bundle_doc, dict) or bundle_doc.get("mediaType") != dsse.BUNDLE_MEDIA_TYPE \
+                or not isinstance(bundle_doc.get("dsseEnvelope"), dict):
+            raise UserError(f"{bundle_path.name} is not a Sigstore bundle v0.3 with a dsseEnvelope")
+        same = (read_envelope(other, within=envelope_path.parent) == env)
+    except UserError as exc:
+        v.add("bundle", False, str(exc))
+        return
+    v.add("bundle", same, f"{att.BUNDLE_NAME} carries the same envelope as {att.ENVELOPE_NAME}" if same else
+          f"{att.BUNDLE_NAME} and {att.ENVELOPE_NAME} carry different envelopes")
 
 
 def _short(digest: Any) -> str:
@@ -151,7 +187,12 @@ def _check_subjects(v: Verification, st: Mapping[str, Any], folder: Path, report
         else:  # the plugin artifact: check the file when it sits beside the envelope
             beside = folder / name
             if "/" not in name and "\\" not in name and not name.startswith(".") and beside.is_file():
-                actual, where = data.sha256_file(beside), "file"
+                try:
+                    actual, where = strict_input.sha256_regular(beside, "verify", max_bytes=MAX_ARTIFACT_BYTES,
+                                                                within=folder), "file"
+                except UserError as exc:
+                    v.add(f"subject {name}", False, str(exc))
+                    continue
             else:
                 actual, where = art["sha256"] if art else None, "report.json plugin_artifact (file not present)"
         if actual == claimed:
@@ -161,7 +202,7 @@ def _check_subjects(v: Verification, st: Mapping[str, Any], folder: Path, report
 
 
 def _schema_errors(report: Any, schema_path: Path) -> str | None:
-    schema = json.loads(schema_path.read_text())
+    schema = data.read_yaml_or_json(schema_path, what="report schema")
     validator = jsonschema.Draft202012Validator(schema, format_checker=jsonschema.FormatChecker())
     errors = sorted(validator.iter_errors(report), key=lambda e: (-len(e.absolute_path), e.message))
     return data.format_validation_error(errors[0]) if errors else None
@@ -209,8 +250,10 @@ def _why_not(detail: Sequence[Mapping[str, Any]]) -> str:
     return ""
 
 
-def _check_tier(v: Verification, report: Mapping[str, Any], checklist: data.Checklist, ladder: data.Ladder) -> None:
-    recomputed, detail = compute_tiers(report["checks"], checklist, ladder, context_from_report(report))
+def _check_tier(v: Verification, report: Mapping[str, Any], checklist: data.Checklist, ladder: data.Ladder,
+                checks: Sequence[Mapping[str, Any]] | None = None) -> None:
+    checks = report["checks"] if checks is None else checks
+    recomputed, detail = compute_tiers(checks, checklist, ladder, context_from_report(report))
     v.recomputed_tier, v.tier_known = recomputed, True
     claimed = report.get("tier")
     if claimed != recomputed:
@@ -264,12 +307,38 @@ def _finished_date(report: Mapping[str, Any]) -> date | None:
     return (ts if ts.tzinfo else ts.replace(tzinfo=timezone.utc)).astimezone(timezone.utc).date()
 
 
-def _check_waivers(v: Verification, report: Mapping[str, Any], waivers_file: Path | None) -> None:
+def _listed_waiver(check: Mapping[str, Any], known: Sequence[data.Waiver]) -> data.Waiver | None:
+    w = check.get("waiver")
+    if not isinstance(w, dict):
+        return None
+    return next((k for k in known if k.check == check.get("id") == w.get("check") and k.issue == w.get("issue")), None)
+
+
+def effective_checks(checks: Sequence[Mapping[str, Any]], known: Sequence[data.Waiver],
+                     when: date | None) -> list[dict[str, Any]]:
+    """The checks with each waiver replaced by the release's: blocks_tier from the released file;
+    a waiver that is not listed, or expired at `when`, blocks (never counts toward a tier)."""
+    out = []
+    for c in checks:
+        c = dict(c)
+        if c.get("outcome") == "waived":
+            listed = _listed_waiver(c, known)
+            expired = listed is not None and when is not None and when > date.fromisoformat(listed.expires)
+            c["waiver"] = {**(c.get("waiver") if isinstance(c.get("waiver"), dict) else {}),
+                           "blocks_tier": listed is None or expired or listed.blocks_tier}
+        out.append(c)
+    return out
+
+
+def _check_waivers(v: Verification, report: Mapping[str, Any], known: Sequence[data.Waiver] | None,
+                   why_unknown: str = "") -> None:
     waived = [c for c in report["checks"] if c.get("outcome") == "waived"]
     if not waived:
         v.add("waivers", True, "no waived checks")
         return
-    known, _ = data.load_waivers(waivers_file)
+    if known is None:
+        v.add("waivers", False, f"cannot check: {why_unknown}")
+        return
     when = _finished_date(report)
     problems = []
     if when is None:
@@ -285,7 +354,7 @@ def _check_waivers(v: Verification, report: Mapping[str, Any], waivers_file: Pat
             continue
         listed = next((k for k in known if k.check == w["check"] and k.issue == w["issue"]), None)
         if listed is None:
-            problems.append(f"{c['id']}: waiver {w['issue']} is not in tiers/waivers.yaml")
+            problems.append(f"{c['id']}: waiver {w['issue']} is not in tiers/waivers.yaml of the release")
             continue
         # The listed expiry is authoritative, not the copy in the report.
         if when is not None and when > date.fromisoformat(listed.expires):
@@ -293,32 +362,56 @@ def _check_waivers(v: Verification, report: Mapping[str, Any], waivers_file: Pat
     if problems:
         v.add("waivers", False, "; ".join(problems))
     else:
-        v.add("waivers", True, f"{len(waived)} waived check(s), each listed in tiers/waivers.yaml and "
-                               f"unexpired at {when}")
+        v.add("waivers", True, f"{len(waived)} waived check(s), each listed in the release's tiers/waivers.yaml "
+                               f"and unexpired at {when}")
+
+
+_EXTENSION_FIELDS = {"schemaVersion", "suiteVersion", "tier", "reportSha256", "finishedAt", "manifestSha256",
+                     "rayVersion", "environmentSha256", "vendor", "product"}
 
 
 def _check_claims(v: Verification, st: Mapping[str, Any], report: Mapping[str, Any], report_sha256: str,
-                  schema_sha256_fallback: str) -> None:
+                  schema_sha256_fallback: str, release_data: Mapping[str, str] | None = None) -> None:
     pred, ext = st["predicate"], st["predicate"][att.EXTENSION]
     problems = []
+    if ext.get("schemaVersion") != att.EXTENSION_SCHEMA_VERSION or "schemaVersion" not in ext:
+        problems.append(f"{att.EXTENSION}.schemaVersion is not {att.EXTENSION_SCHEMA_VERSION}")
+    unknown = sorted(set(ext) - _EXTENSION_FIELDS)
+    if unknown:
+        problems.append(f"{att.EXTENSION} has unknown field(s) {terminal(unknown[:5], limit=200)}")
     if ext.get("reportSha256") != report_sha256:
         problems.append(f"reportSha256 {_short(ext.get('reportSha256'))} is not report.json's {_short(report_sha256)}")
     if ext.get("tier") != report.get("tier"):
         problems.append(f"statement tier {ext.get('tier')!r} differs from report.json's {report.get('tier')!r}")
     if ext.get("suiteVersion") != report["suite"]["version"]:
         problems.append(f"statement suiteVersion {ext.get('suiteVersion')!r} differs from report.json's")
-    want_config = att.configuration(report, schema_sha256_fallback)
+    manifest = report.get("manifest") if isinstance(report.get("manifest"), dict) else {}
+    environment = report.get("environment") if isinstance(report.get("environment"), dict) else {}
+    for key, value in (("vendor", manifest.get("vendor")), ("product", manifest.get("product")),
+                       ("finishedAt", report.get("finished_at")), ("manifestSha256", report.get("manifest_sha256")),
+                       ("rayVersion", environment.get("ray")), ("environmentSha256", att.environment_sha256(report))):
+        if ext.get(key) != value:
+            problems.append(f"statement {key} {terminal(repr(ext.get(key)), limit=80)} differs from "
+                            f"report.json's {terminal(repr(value), limit=80)}")
+    want_config = att.configuration(report, schema_sha256_fallback, release_data)
     config = pred.get("configuration") if isinstance(pred.get("configuration"), list) else []
-    got_config = {rd.get("name"): rd for rd in config if isinstance(rd, dict)}
+    if not isinstance(pred.get("configuration"), list) \
+            or not all(isinstance(rd, dict) and isinstance(rd.get("name"), str) for rd in config):
+        problems.append("configuration is not a list of named ResourceDescriptors")
+    got_config = {rd["name"]: rd for rd in config if isinstance(rd, dict) and isinstance(rd.get("name"), str)}
     for rd in want_config:
         if rd["name"] == att.SCHEMA_RD and "report_schema_sha256" not in report["suite"]:
             continue  # the signer filled in its own schema digest; the release check covers schemas
         if got_config.get(rd["name"]) != rd:
-            problems.append(f"configuration {rd['name']} does not match report.json")
+            problems.append(f"configuration {rd['name']} does not match report.json and the release")
+    extra = sorted(set(got_config) - {rd["name"] for rd in want_config})
+    if extra or len(config) != len(got_config):
+        problems.append(f"configuration has unexpected or repeated descriptors {terminal(extra[:5], limit=200)}")
     lists = att.outcome_lists(report["checks"])
     for key, ids in lists.items():
-        signed_ids = pred.get(key) if isinstance(pred.get(key), list) else []
-        if sorted(map(str, signed_ids)) != ids or len(signed_ids) != len(ids):
+        signed_ids = pred.get(key)
+        if not isinstance(signed_ids, list) or not all(isinstance(i, str) for i in signed_ids) \
+                or sorted(signed_ids) != ids:
             problems.append(f"{key} does not match the per-check outcomes")
     tier = v.recomputed_tier if v.tier_known else report.get("tier")
     result = att.predicate_result(lists, tier)
@@ -336,27 +429,95 @@ def _check_claims(v: Verification, st: Mapping[str, Any], report: Mapping[str, A
                               f"match the per-check outcomes")
 
 
+def _check_identity(v: Verification, env: dsse.Envelope, trusted: Sequence[TrustedKey],
+                    report: Mapping[str, Any]) -> None:
+    """Signature by a trusted key, and that key bound to the report's vendor (naming both if not)."""
+    signers = dsse.valid_signers(env, trusted) if trusted else []
+    manifest = report.get("manifest") if isinstance(report.get("manifest"), dict) else {}
+    vendor = manifest.get("vendor")
+    bound = [k for k in signers if k.may_sign_for(vendor)]
+    signer = (bound or signers or [None])[0]
+    v.signer = signer
+    if signer is None:
+        hints = ", ".join(sorted({s.keyid for s in env.signatures if s.keyid})[:5]) or "none"
+        v.add("signature", False, f"no valid signature by any of {len(trusted)} trusted key(s) "
+                                  f"(envelope keyids: {hints})")
+        return
+    v.add("signature", True, f"signed by {signer.name} ({signer.keyid}, {signer.algorithm})")
+    if signer.vendors is None:
+        v.add("identity", True, f"key {signer.name} was given with --key (not bound to vendors; "
+                                f"a --keyring binds keys to vendors)")
+    elif bound:
+        v.add("identity", True, f"key {signer.name} is bound to vendor {vendor!r}")
+    else:
+        v.add("identity", False, f"report vendor {vendor!r} is not a vendor key {signer.name} may sign for "
+                                 f"(bound to {', '.join(map(repr, signer.vendors))})")
+
+
+def _release_waivers(release: releases.Release | None, releases_file: Path,
+                     override: Path | None) -> tuple[list[data.Waiver] | None, str]:
+    """The release's waivers (None with the reason when they cannot be had)."""
+    if override is not None:
+        return data.load_waivers(Path(override))[0], ""
+    if release is None:
+        return None, "unknown release"
+    path = releases.release_file(release, "waivers_sha256", releases_file)
+    if path is None:
+        return None, (f"this verifier lacks release {release.version}'s waivers.yaml "
+                      f"(put it in {releases.archived_path(releases_file, release.version, 'waivers_sha256').parent})")
+    return data.load_waivers(path)[0], ""
+
+
+def _check_validity(v: Verification, report: Mapping[str, Any], release: releases.Release | None,
+                    release_data: tuple[data.Checklist, data.Ladder] | None,
+                    known: Sequence[data.Waiver] | None, at: date | None) -> None:
+    """Does the certificate still hold: Ray inside the release's window, waivers alive at `at`."""
+    if release is None:
+        v.add("validity", False, "cannot check: unknown release")
+        return
+    ray = (report.get("environment") or {}).get("ray")
+    problems = []
+    if not release.certifies_ray(ray):
+        problems.append(f"Ray {ray!r} is outside the versions release {release.version} certifies "
+                        f"({', '.join(release.ray_versions)})")
+    if at is not None:
+        waived = [c for c in report["checks"] if c.get("outcome") == "waived"]
+        for c in waived:
+            listed = _listed_waiver(c, known or [])
+            if listed is not None and at > date.fromisoformat(listed.expires):
+                problems.append(f"{c['id']}: waiver {listed.issue} expired {listed.expires}")
+        if release_data is not None and waived:
+            tier, _ = compute_tiers(effective_checks(report["checks"], known or [], at), *release_data,
+                                    context_from_report(report))
+            if tier != report.get("tier"):
+                problems.append(f"as of {at} the results give {_tier(tier)}, not {_tier(report.get('tier'))}")
+    when = f" as of {at}" if at else ""
+    if problems:
+        v.add("validity", False, f"recertification required{when}: {'; '.join(problems)}")
+    else:
+        v.add("validity", True, f"Ray {ray} is within release {release.version}'s window "
+                                f"({', '.join(release.ray_versions)}){'; waivers unexpired' + when if at else ''}")
+
+
 def verify_path(path: Path, trusted: Sequence[TrustedKey], *, releases_file: Path | None = None,
-                waivers_file: Path | None = None) -> Verification:
-    """Verify the envelope at `path` (a report folder or the envelope file) against `trusted` keys."""
+                waivers_file: Path | None = None, at: date | None = None) -> Verification:
+    """Verify the envelope at `path` (a report folder or the envelope file) against `trusted` keys.
+
+    Waivers come from the release's waivers file (`waivers_file` replaces it: tests, or a SIG's
+    own copy). `at`: judge waivers and the Ray window as of that date (`verify --at`).
+    """
     envelope_path = locate_envelope(Path(path))
     folder = envelope_path.parent
-    env = read_envelope(envelope_path)
-    raw = {name: att.read_file(folder / name, "verify") for name in att.REPORT_FILES}
+    env = read_envelope(envelope_path, within=folder if Path(path).is_dir() else None)
+    raw = {name: att.read_file(folder / name, "verify", within=folder) for name in att.REPORT_FILES}
     report = att.parse_report(raw[att.REPORT_JSON], str(folder / att.REPORT_JSON))
     file_digests = {name: data.sha256_bytes(content) for name, content in raw.items()}
     releases_file = Path(releases_file or releases.default_path())
     known_releases = releases.load_releases(releases_file)
     v = Verification(envelope_path, report=report)
 
-    signer = dsse.verify_envelope(env, trusted) if trusted else None
-    v.signer = signer
-    if signer:
-        v.add("signature", True, f"signed by {signer.name} ({signer.keyid}, {signer.algorithm})")
-    else:
-        hints = ", ".join(sorted({s.keyid for s in env.signatures if s.keyid})) or "none"
-        v.add("signature", False, f"no valid signature by any of {len(trusted)} trusted key(s) "
-                                  f"(envelope keyids: {hints})")
+    _check_identity(v, env, trusted, report)
+    _check_bundle(v, envelope_path, env)
 
     st, why = _parse_statement(env)
     v.add("statement", st is not None, why)
@@ -371,10 +532,10 @@ def verify_path(path: Path, trusted: Sequence[TrustedKey], *, releases_file: Pat
     problem = _schema_errors(report, schema_file)
     v.add("schema", problem is None, f"report.json: {problem}" if problem else f"report.json is valid{schema_note}")
     if problem:
-        for name in ("release", "claims", "tier", "completeness", "waivers"):
+        for name in ("release", "claims", "tier", "completeness", "waivers", "validity"):
             if name != "claims" or st is not None:
                 v.add(name, False, _NOT_CHECKED)
-        return v
+        return _ordered(v)
 
     suite = report["suite"]
     if release is None:
@@ -382,10 +543,11 @@ def verify_path(path: Path, trusted: Sequence[TrustedKey], *, releases_file: Pat
                                 f"({', '.join(sorted(known_releases)) or 'none listed'})")
     else:
         bad = [f"{f} {_short(suite.get(f))} is not the release's {_short(release.digest(f))}"
-               for f in releases.DIGEST_FIELDS if f in suite and suite[f] != release.digest(f)]
+               for f in releases.REPORT_DIGEST_FIELDS if f in suite and suite[f] != release.digest(f)]
         v.add("release", not bad, "; ".join(bad) if bad else
-              f"{version} is a known release; checklist and tier digests match it")
+              f"{version} is a known release; the report's data digests match it")
 
+    known_waivers, why_no_waivers = _release_waivers(release, releases_file, waivers_file)
     release_data = None
     if release is not None:
         try:
@@ -394,15 +556,25 @@ def verify_path(path: Path, trusted: Sequence[TrustedKey], *, releases_file: Pat
             v.add("tier", False, f"cannot recompute: {exc}")
             v.add("completeness", False, f"cannot check: {exc}")
     if release_data is not None:
-        _check_tier(v, report, *release_data)
+        checks = effective_checks(report["checks"], known_waivers or [], _finished_date(report))
+        _check_tier(v, report, *release_data, checks=checks)
         _check_completeness(v, report, *release_data)
     elif release is None:
         v.add("tier", False, "cannot recompute: unknown release")
         v.add("completeness", False, "cannot check: unknown release")
     if st is not None:
-        _check_claims(v, st, report, file_digests[att.REPORT_JSON], data.sha256_file(schema_file))
-    _check_waivers(v, report, waivers_file)
-    order = ["signature", "statement", "subjects", "subject", "schema", "release", "claims", "tier",
-             "completeness", "waivers"]
-    v.lines.sort(key=lambda line: order.index(line.name.split(" ")[0]))
+        _check_claims(v, st, report, file_digests[att.REPORT_JSON], data.sha256_file(schema_file),
+                      release.descriptors() if release else None)
+    _check_waivers(v, report, known_waivers, why_no_waivers)
+    _check_validity(v, report, release, release_data, known_waivers, at)
+    return _ordered(v)
+
+
+_ORDER = ["signature", "identity", "bundle", "statement", "subjects", "subject", "schema", "release", "claims",
+          "tier", "completeness", "waivers", "validity"]
+
+
+def _ordered(v: Verification) -> Verification:
+    v.lines.sort(key=lambda line: _ORDER.index(line.name.split(" ")[0]) if line.name.split(" ")[0] in _ORDER
+                 else len(_ORDER))
     return v
