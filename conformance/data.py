@@ -166,13 +166,6 @@ class Ladder:
     def names(self) -> list[str]:
         return [t["name"] for t in self.tiers]
 
-    def parameter(self, name: str, default: Any = None) -> Any:
-        """A tier parameter (e.g. min_link_bandwidth_fraction), from the highest tier that sets it."""
-        for tier in reversed(self.tiers):
-            if name in tier.get("parameters", {}):
-                return tier["parameters"][name]
-        return default
-
 
 def parse_ladder(doc: Any, sha256: str = "", checklist: Checklist | None = None) -> Ladder:
     validate(doc, "tiers", what="tiers")

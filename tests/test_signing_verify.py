@@ -96,7 +96,8 @@ def test_signed_report_verifies(env_dir: Path, tmp_path: Path, capsys, alg: str)
     got = lines(out)
     assert rc == 0, out
     assert set(got) == {"signature", "statement", "subject report.json", "subject junit.xml",
-                        "subject report.md", "schema", "release", "claims", "tier", "completeness", "waivers"}
+                        "subject report.md", "schema", "release", "claims", "tier", "completeness", "waivers",
+                        "evidence", "summary", "selection"}
     assert all(v.startswith("PASS") for v in got.values())
     assert out.rstrip().splitlines()[-1].startswith("VERIFIED")
     assert keys.keyid(keys.load_public_key(_pub(env_dir, alg))) in got["signature"]

@@ -11,6 +11,9 @@ Checks, in order:
   tier          the tier recomputed with compute_tiers equals the claimed tier and per-tier detail
   completeness  exactly the release's active checks are present, including all the claimed tier needs
   waivers       each waived check cites a waiver listed in tiers/waivers.yaml, unexpired at finished_at
+  evidence      each judged check's outcome is what its judge gives on its metrics (signing/evidence.py)
+  summary       the summary counts are recomputed from the per-check outcomes, every key present
+  selection     the run executed the whole checklist, else "not a certification run"
 
 Unreadable input (missing files, an envelope that is not JSON or not DSSE) raises UserError
 (exit 2); a failed check is a FAIL line (exit 1).
@@ -29,7 +32,7 @@ import jsonschema
 from conformance import data
 from conformance.errors import UserError
 from conformance.signing import attestation as att
-from conformance.signing import dsse, releases
+from conformance.signing import dsse, evidence, releases
 from conformance.signing.canonical import loads_strict
 from conformance.signing.keyring import TrustedKey
 from conformance.tiers import compute_tiers, context_from_report, required_checks
@@ -371,7 +374,7 @@ def verify_path(path: Path, trusted: Sequence[TrustedKey], *, releases_file: Pat
     problem = _schema_errors(report, schema_file)
     v.add("schema", problem is None, f"report.json: {problem}" if problem else f"report.json is valid{schema_note}")
     if problem:
-        for name in ("release", "claims", "tier", "completeness", "waivers"):
+        for name in ("release", "claims", "tier", "completeness", "waivers", "evidence", "summary", "selection"):
             if name != "claims" or st is not None:
                 v.add(name, False, _NOT_CHECKED)
         return v
@@ -402,7 +405,9 @@ def verify_path(path: Path, trusted: Sequence[TrustedKey], *, releases_file: Pat
     if st is not None:
         _check_claims(v, st, report, file_digests[att.REPORT_JSON], data.sha256_file(schema_file))
     _check_waivers(v, report, waivers_file)
+    for name, ok, detail in evidence.evidence_lines(report, release_data[0] if release_data else None):
+        v.add(name, ok, detail)
     order = ["signature", "statement", "subjects", "subject", "schema", "release", "claims", "tier",
-             "completeness", "waivers"]
+             "completeness", "waivers", "evidence", "summary", "selection"]
     v.lines.sort(key=lambda line: order.index(line.name.split(" ")[0]))
     return v
