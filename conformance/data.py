@@ -222,6 +222,18 @@ def check_param(check_id: str, name: str) -> Any:
     return _checklist_at(str(checklist_path())).by_id()[check_id].param(name)
 
 
+def area_param(area: str, name: str) -> Any:
+    """A threshold several checks of one area carry (e.g. recovery `actor_ready_s`), read by the
+    helpers those checks share: it must have one value across them, else a data error."""
+    values = {c.id: c.params[name] for c in _checklist_at(str(checklist_path())).active()
+              if c.area == area and name in c.params}
+    if not values:
+        raise UserError(f"checklist: no {area} check carries params.{name} (the {area} checks need it)")
+    if len(set(map(repr, values.values()))) != 1:
+        raise UserError(f"checklist: params.{name} differs between {area} checks: {values}")
+    return next(iter(values.values()))
+
+
 @functools.lru_cache(maxsize=4)
 def _checklist_at(path: str) -> Checklist:
     return load_checklist(Path(path))

@@ -11,7 +11,7 @@ from conformance.probes import StateActor, split_ids, visible_state
 from conformance.requests import demand
 from conformance.waits import bounded_get
 
-GET_TIMEOUT_S = 60.0
+GET_TIMEOUT_S = 60.0  # knob: hang guard of live device tasks; the DP checks state no time
 pytestmark = pytest.mark.cluster("shared")
 
 
@@ -145,7 +145,7 @@ def test_actor_keeps_its_id(ctx: dict[str, Any]) -> None:
 @pytest.mark.check("DP-011")
 def test_two_device_task_sees_both_ids(ctx: dict[str, Any]) -> None:
     require_env_var(ctx)
-    if ctx["n"] < 2:
+    if ctx["n"] < 2:  # knob: structure: DP-011 requests 2 units
         not_applicable("fewer than 2 devices per node")
     s = run_task(ctx, 2)
     ids = split_ids(s["env_value"])

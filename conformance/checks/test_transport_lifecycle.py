@@ -109,7 +109,7 @@ def test_extract_runs_once_on_source_and_describes_tensors(tctx: TransportContex
     # a view is only produced: its metadata must describe the view; whether it can be moved is TR-002's
     cases.append(payloads.view_case("float32", "transpose"))
     ids += _transfer_all(tctx, eps, cases[-1:], consume=False)
-    lifecycle.wait_calls(eps, T, 0, "extract_tensor_transport_metadata", set(ids), timeout_s=10)
+    lifecycle.wait_calls(eps, T, 0, "extract_tensor_transport_metadata", set(ids), timeout_s=10)  # knob: hang guard for call records
     calls = lifecycle.gather_calls(eps, T)
     problems = []
     for key, recs in calls.items():
@@ -135,7 +135,7 @@ def test_extract_runs_once_on_source_and_describes_tensors(tctx: TransportContex
         devices = {dev for _, _, dev in r["tensors"]}
         if devices and r["meta"]["tensor_device"] not in devices:
             problems.append(f"{case['id']}: tensor_device {r['meta']['tensor_device']!r}, tensors are on {sorted(devices)}")
-        if obj in recv_start and r["t"] > recv_start[obj] + 1e-3:
+        if obj in recv_start and r["t"] > recv_start[obj] + 1e-3:  # knob: 1 ms clock slack when ordering call records
             problems.append(f"{case['id']}: the receive started before extract_tensor_transport_metadata returned")
     check_metrics["objects"] = len(ids)
     assert not problems, "; ".join(problems[:4])

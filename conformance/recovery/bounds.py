@@ -12,23 +12,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from conformance.data import Check, checklist_path, _checklist_at
-from conformance.errors import UserError
-
-
-def recovery_checks() -> dict[str, Check]:
-    """The active recovery checks of the checklist in force (CONFORMANCE_DATA_DIR honoured)."""
-    return {c.id: c for c in _checklist_at(str(checklist_path())).active() if c.area == "recovery"}
+from conformance.data import area_param
 
 
 def shared_param(name: str) -> Any:
     """The one value of `name` across the recovery checks that carry it (a data error otherwise)."""
-    values = {cid: c.params[name] for cid, c in recovery_checks().items() if name in c.params}
-    if not values:
-        raise UserError(f"checklist: no recovery check carries params.{name} (the recovery checks need it)")
-    if len(set(values.values())) != 1:
-        raise UserError(f"checklist: params.{name} differs between recovery checks: {values}")
-    return next(iter(values.values()))
+    return area_param("recovery", name)
 
 
 # Devices of a dead actor are back in the pool (available again in Ray's view).
@@ -64,7 +53,7 @@ FAST_HEALTH_CHECK = {"health_check_initial_delay_ms": 0, "health_check_period_ms
 # hard backstop, must be larger). What each requirement states is its params (see the test).
 FETCH_ERROR_S = RDT_FETCH_TIMEOUT_S + TRANSFER_ERROR_S   # a failed transfer surfaces (simulated nodes)
 HELD_RECEIVE_S = shared_param("held_receive_s")           # FR-013: the suite holds the receive this long
-SCENARIO_BOUND_S: dict[str, float] = {
+SCENARIO_BOUND_S: dict[str, float] = {  # knob: multipliers count a scenario's steps; each bound is a param
     "FR-001": ACTOR_READY_S + DEVICE_RELEASE_S + ACTOR_READY_S,
     "FR-002": ACTOR_READY_S + DEVICE_RELEASE_S + ACTOR_READY_S,
     "FR-003": 3 * ACTOR_READY_S + DEVICE_RELEASE_S,
