@@ -11,6 +11,7 @@ import functools
 import hashlib
 import importlib.resources
 import json
+import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -150,6 +151,9 @@ def parse_checklist(doc: Any, sha256: str = "") -> Checklist:
         if c.id in seen:
             raise UserError(f"checklist: checks: duplicate id {c.id}")
         seen.add(c.id)
+        for name, value in c.params.items():  # YAML's .nan/.inf pass JSON Schema's number bounds
+            if isinstance(value, float) and not math.isfinite(value):
+                raise UserError(f"checklist: {c.id}.params.{name}: {value!r}, expected a finite number")
     return Checklist(checks=checks, sha256=sha256)
 
 

@@ -178,3 +178,21 @@ def test_every_numeric_param_is_stated_in_its_requirement() -> None:
             if forms and not any(re.search(rf"(?<![\d.]){re.escape(f)}(?!\d)", c.requirement) for f in forms):
                 unstated.append(f"{c.id}.params.{name}={value} (as {' or '.join(forms)})")
     assert not unstated, "requirement texts must state their params: " + "; ".join(unstated)
+
+
+@pytest.mark.parametrize("name, value, fragment", [
+    ("actor_ready_s", -1, "params.actor_ready_s"),
+    ("actor_ready_s", float("nan"), "params.actor_ready_s"),
+    ("min_link_bandwidth_fraction", 1.5, "params.min_link_bandwidth_fraction"),
+    ("stress_rounds", 2.5, "params.stress_rounds"),
+    ("min_ratio_to_object_store", 0, "params.min_ratio_to_object_store"),
+])
+def test_the_checklist_schema_types_params(name: str, value: object, fragment: str) -> None:
+    from conformance.data import parse_checklist
+    from conformance.errors import UserError
+
+    doc = {"schema_version": 1, "checks": [
+        {"id": "FR-001", "title": "abc", "area": "recovery", "level": "MUST", "requirement": "MUST do x.",
+         "rationale": "because of y.", "since": "0.1.0", "params": {name: value}}]}
+    with pytest.raises(UserError, match=fragment.replace(".", r"\.")):
+        parse_checklist(doc)
