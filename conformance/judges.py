@@ -95,10 +95,11 @@ def enforce(check_id: str, metrics: Mapping[str, Any], params: Mapping[str, Any]
 @_register("PF-002", ("largest_size_gbps", "reference_gbps", "achieved_fraction"),
            ("min_link_bandwidth_fraction",), decides_all=True)
 def _pf002(m: Mapping[str, Any], p: Mapping[str, Any]) -> Verdict:
-    got, ref, achieved = number(m, "largest_size_gbps"), number(m, "reference_gbps"), number(m, "achieved_fraction")
+    got, ref = number(m, "largest_size_gbps"), number(m, "reference_gbps")
     need = _param(p, "min_link_bandwidth_fraction")
     if ref <= 0:
         return Verdict(FAIL, f"reference bandwidth {ref:g} GB/s is not positive")
+    achieved = number(m, "achieved_fraction")
     if not _agrees(achieved, got / ref):
         return Verdict(FAIL, f"achieved_fraction {achieved:.4g} is not largest_size_gbps/reference_gbps "
                              f"({got:.4g}/{ref:.4g} = {got / ref:.4g})")
@@ -111,10 +112,11 @@ def _pf002(m: Mapping[str, Any], p: Mapping[str, Any]) -> Verdict:
 @_register("PF-003", ("rdt_gbps", "object_store_gbps", "ratio_to_object_store"),
            ("min_ratio_to_object_store",), decides_all=True)
 def _pf003(m: Mapping[str, Any], p: Mapping[str, Any]) -> Verdict:
-    rdt, store, ratio = number(m, "rdt_gbps"), number(m, "object_store_gbps"), number(m, "ratio_to_object_store")
+    rdt, store = number(m, "rdt_gbps"), number(m, "object_store_gbps")
     need = _param(p, "min_ratio_to_object_store")
     if store <= 0:
         return Verdict(FAIL, f"object-store bandwidth {store:g} GB/s is not positive")
+    ratio = number(m, "ratio_to_object_store")
     if not _agrees(ratio, rdt / store):
         return Verdict(FAIL, f"ratio_to_object_store {ratio:.4g} is not rdt_gbps/object_store_gbps ({rdt / store:.4g})")
     if ratio < need:

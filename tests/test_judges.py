@@ -88,8 +88,8 @@ def test_pf002_edges() -> None:
     assert judges.judge("PF-002", exact, p).outcome == "pass"                       # the bound itself passes
     forged = dict(PASSING_METRICS["PF-002"], achieved_fraction=0.9)                 # disagrees with its own figures
     assert judges.judge("PF-002", forged, p).outcome == "fail"
-    zero = {"largest_size_gbps": 1.0, "reference_gbps": 0.0, "achieved_fraction": 1.0}
-    assert judges.judge("PF-002", zero, p).outcome == "fail"
+    zero = {"largest_size_gbps": 1.0, "reference_gbps": 0.0, "achieved_fraction": None}   # as the live check records it
+    assert judges.judge("PF-002", zero, p) == judges.Verdict("fail", "reference bandwidth 0 GB/s is not positive")
     assert judges.judge("PF-002", PASSING_METRICS["PF-002"], {}).outcome == "error"  # no threshold: no verdict
 
 
