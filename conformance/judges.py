@@ -148,6 +148,15 @@ def _pf004(m: Mapping[str, Any], p: Mapping[str, Any]) -> Verdict:
     return Verdict(PASS, f"every link class within {need:.0%} of its median")
 
 
+# ------------------------------------------------------------------------------ recovery
+@_register("FR-006", ("restart_s",), ("restart_cluster_s",), decides_all=False)
+def _fr006(m: Mapping[str, Any], p: Mapping[str, Any]) -> Verdict:
+    took, bound = number(m, "restart_s"), _param(p, "restart_cluster_s")
+    if took > bound:
+        return Verdict(FAIL, f"the fresh cluster took {took:.0f}s to start (bound {bound:g} s)")
+    return Verdict(PASS, f"fresh cluster up in {took:.0f}s, within {bound:g} s")
+
+
 # ------------------------------------------------------------------------------ transport
 @_register("TR-013", ("growth_per_round_bytes", "payload_bytes", "transfers_per_round"),
            ("max_growth_fraction_of_round",), decides_all=False)

@@ -38,6 +38,7 @@ FAILING: dict[str, dict[str, Any]] = {
     "TR-013": {"payload_bytes": 1 << 20, "transfers_per_round": 12,
                "growth_per_round_bytes": {"source.rss_bytes": [12 << 20, 12 << 20, 0]}},
     "TR-014": {"actor_has_transport_max_latency_s": 2.5},
+    "FR-006": {"restart_s": 121.0},
 }
 
 

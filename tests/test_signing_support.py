@@ -24,6 +24,7 @@ PASSING_METRICS: dict[str, dict[str, Any]] = {
     "TR-013": {"payload_bytes": 1 << 20, "transfers_per_round": 12,
                "growth_per_round_bytes": {"source.rss_bytes": [0, 4096, 0]}},
     "TR-014": {"actor_has_transport_max_latency_s": 0.01},
+    "FR-006": {"restart_s": 12.5},
 }
 
 
