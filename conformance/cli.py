@@ -151,10 +151,15 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"ray-conformance: signed → {envelope}")
     tier = report.get("tier")
     print(f"ray-conformance: tier achieved: {tier or 'none'}; reports in {out_dir}")
+    if report.get("partial"):
+        print(f"ray-conformance: partial run ({len(report['selection']['not_run'])} check(s) not run): "
+              "not a certification run")
     if args.require_tier:
         from conformance.tiers import tier_rank
         if tier_rank(data.ladder, tier) < tier_rank(data.ladder, args.require_tier):
             print(f"ray-conformance: tier {tier or 'none'} is below the required {args.require_tier}")
+            return 1
+        if report.get("partial"):
             return 1
     return 0
 

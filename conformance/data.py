@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import importlib.resources
+import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -182,6 +183,9 @@ def parse_checklist(doc: Any, sha256: str = "", vocabulary: Vocabulary | None = 
             raise UserError(f"checklist: checks: duplicate id {c.id}")
         seen.add(c.id)
         vocabulary.check_item(f"checklist: {c.id}", id=c.id, area=c.area, level=c.level, tags=c.tags)
+        for name, value in c.params.items():  # YAML's .nan/.inf pass JSON Schema's number bounds
+            if isinstance(value, float) and not math.isfinite(value):
+                raise UserError(f"checklist: {c.id}.params.{name}: {value!r}, expected a finite number")
     return Checklist(checks=checks, sha256=sha256)
 
 
@@ -197,13 +201,6 @@ class Ladder:
 
     def names(self) -> list[str]:
         return [t["name"] for t in self.tiers]
-
-    def parameter(self, name: str, default: Any = None) -> Any:
-        """A tier parameter (e.g. min_link_bandwidth_fraction), from the highest tier that sets it."""
-        for tier in reversed(self.tiers):
-            if name in tier.get("parameters", {}):
-                return tier["parameters"][name]
-        return default
 
 
 def parse_ladder(doc: Any, sha256: str = "", checklist: Checklist | None = None) -> Ladder:
@@ -276,6 +273,18 @@ class SuiteData:
 def check_param(check_id: str, name: str) -> Any:
     """A check's threshold from the checklist in force (CONFORMANCE_DATA_DIR honoured)."""
     return _checklist_at(str(checklist_path())).by_id()[check_id].param(name)
+
+
+def area_param(area: str, name: str) -> Any:
+    """A threshold several checks of one area carry (e.g. recovery `actor_ready_s`), read by the
+    helpers those checks share: it must have one value across them, else a data error."""
+    values = {c.id: c.params[name] for c in _checklist_at(str(checklist_path())).active()
+              if c.area == area and name in c.params}
+    if not values:
+        raise UserError(f"checklist: no {area} check carries params.{name} (the {area} checks need it)")
+    if len(set(map(repr, values.values()))) != 1:
+        raise UserError(f"checklist: params.{name} differs between {area} checks: {values}")
+    return next(iter(values.values()))
 
 
 @functools.lru_cache(maxsize=4)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from tabulate import tabulate
 
@@ -9,10 +10,16 @@ from conformance.data import SuiteData, load_suite_data
 from conformance.tiers import required_checks
 
 
+def params_text(params: dict[str, Any]) -> str:
+    """A check's thresholds as `name=value` pairs for the docs table ('-' when it has none)."""
+    return "<br>".join(f"`{k}={v}`" for k, v in params.items()).replace("|", "/") or "-"
+
+
 def checklist_markdown(data: SuiteData) -> str:
-    rows = [[c.id, c.area, c.level, c.title, c.requirement.replace("|", "/"), c.since]
+    rows = [[c.id, c.area, c.level, c.title, c.requirement.replace("|", "/"), params_text(c.params), c.since]
             for c in data.checklist.active()]
-    return tabulate(rows, headers=["id", "area", "level", "title", "requirement", "since"], tablefmt="github")
+    return tabulate(rows, headers=["id", "area", "level", "title", "requirement", "params", "since"],
+                    tablefmt="github")
 
 
 def tiers_markdown(data: SuiteData) -> str:

@@ -64,6 +64,14 @@ def wait_devices_released(resource: str, timeout_s: float = 20.0) -> None:
 
 
 @pytest.fixture
+def check_params(request: pytest.FixtureRequest, conformance_run: Any) -> dict[str, Any]:
+    """The thresholds (`params:` in the checklist) of the check this test evidences, as this run
+    loaded them: the values the report records and `verify` judges with."""
+    cid = request.node.get_closest_marker("check").args[0]
+    return dict(conformance_run.data.checklist.by_id()[cid].params)
+
+
+@pytest.fixture
 def check_metrics(request: pytest.FixtureRequest) -> dict[str, Any]:
     """A dict whose contents land in the check's `metrics` in report.json."""
     return request.node.stash.setdefault(METRICS_KEY, {})

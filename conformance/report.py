@@ -18,6 +18,7 @@ from conformance import SUITE_NAME, __version__
 from conformance.data import SuiteData, load_schema, schema_path, sha256_file
 from conformance.results import TestRecord, summarize
 from conformance.sanitize import markdown_cell
+from conformance.selection import is_partial, selection_record
 from conformance.tiers import RunContext, compute_tiers
 
 OUTCOME_MARK = {"pass": "PASS", "fail": "FAIL", "error": "ERROR", "skip": "SKIP",
@@ -32,7 +33,8 @@ def build_report(*, data: SuiteData, manifest: dict[str, Any], manifest_sha256: 
                  environment: dict[str, Any], cluster: dict[str, Any], started_at: str, finished_at: str,
                  duration_s: float, checks: list[dict[str, Any]], interrupted: bool,
                  interrupted_reason: str | None = None, sections: dict[str, Any] | None = None,
-                 plugin_artifact: dict[str, str] | None = None) -> dict[str, Any]:
+                 plugin_artifact: dict[str, str] | None = None,
+                 selection: dict[str, Any] | None = None) -> dict[str, Any]:
     ctx = RunContext(transport_declared=bool(manifest.get("transport")), nodes=int(cluster.get("nodes") or 0))
     tier, tiers = compute_tiers(checks, data.checklist, data.ladder, ctx)
     suite = {"name": SUITE_NAME, "version": __version__, "checklist_sha256": data.checklist.sha256,
@@ -47,6 +49,8 @@ def build_report(*, data: SuiteData, manifest: dict[str, Any], manifest_sha256: 
         "checks": checks, "tier": tier, "tiers": tiers, "summary": summarize(checks),
         "sections": sections or {},
     }
+    report["selection"] = selection if selection is not None else selection_record(checks)
+    report["partial"] = is_partial(report["selection"])
     if plugin_artifact:
         report["plugin_artifact"] = plugin_artifact
     return report
@@ -89,7 +93,10 @@ def render_markdown(report: dict[str, Any]) -> str:
         "",
         f"**Tier achieved: {report['tier'] or 'none'}**" + ("  (run interrupted: "
                                                            f"{markdown_cell(report.get('interrupted_reason'))})"
-                                                           if report["interrupted"] else ""),
+                                                           if report["interrupted"] else "")
+        + ("  — **partial run: not a certification run** (checks not run: "
+           f"{len(report['selection']['not_run'])}, deselected tests: {len(report['selection']['deselected'])})"
+           if report.get("partial") else ""),
         "",
         f"- Suite: {report['suite']['name']} {report['suite']['version']} "
         f"(checklist sha256 `{report['suite']['checklist_sha256'][:16]}…`, tiers `{report['suite']['tiers_sha256'][:16]}…`)",

@@ -73,7 +73,7 @@ def aggregate(records: Iterable[TestRecord], checklist: Checklist, waivers: Iter
         entry: dict[str, Any] = {
             "id": c.id, "title": c.title, "area": c.area, "level": c.level, "outcome": outcome,
             "reason": reason, "duration_s": round(sum(r.duration_s for r in recs), 3),
-            "metrics": metrics, "tests": [r.nodeid for r in recs], "waiver": None,
+            "metrics": metrics, "params": dict(c.params), "tests": [r.nodeid for r in recs], "waiver": None,
         }
         if outcome == "fail":  # an error is the suite's or the run's problem, never waivable
             w = active_waiver(waivers, c.id, today)

@@ -21,6 +21,7 @@ from conformance.manifest import Manifest, load_manifest
 from conformance.report import build_report, now_iso, tier_table, validate_report, write_json, write_junit, write_markdown
 from conformance.report import write_html
 from conformance.results import NOT_APPLICABLE_PREFIX, TestRecord, aggregate
+from conformance.selection import selection_record
 from conformance.timeouts import hard_timeout
 from conformance.waits import _carried_timeout
 
@@ -69,6 +70,8 @@ class ConformanceRun:
         self._write_lock = threading.Lock()
         self.manager_cls: type | None = None
         self.area_timings: dict[str, float] = {}
+        self.deselected: list[str] = []
+        self.collected_whole = False
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> "ConformanceRun":
@@ -130,6 +133,7 @@ class ConformanceRun:
                 continue
             self.item_checks[item.nodeid] = cid
         collected_whole = any(Path(str(a).split("::")[0]).resolve() == self.checks_dir for a in config.args)
+        self.collected_whole = collected_whole
         if collected_whole:
             covered = set(self.item_checks.values())
             for c in self.data.checklist.active():
@@ -144,6 +148,9 @@ class ConformanceRun:
             return ({"": 0, "shared": 1}.get(shape, 2), shape)
 
         items.sort(key=order)  # stable: keeps file order within a shape
+
+    def pytest_deselected(self, items: list[pytest.Item]) -> None:
+        self.deselected += [item.nodeid for item in items]
 
     # ------------------------------------------------------------------ execution
     def timeout_for(self, item: pytest.Item) -> float:
@@ -222,7 +229,10 @@ class ConformanceRun:
             manifest_path=str(self.manifest.path), environment=fingerprint(self.devices), cluster=cluster,
             started_at=self.started_at, finished_at=now_iso(), duration_s=time.monotonic() - self.t0,
             checks=checks, interrupted=interrupted, interrupted_reason=reason if interrupted else None,
-            sections=sections, plugin_artifact=self._plugin_artifact())
+            sections=sections, plugin_artifact=self._plugin_artifact(),
+            selection=selection_record(checks, args=self.config.invocation_params.args, deselected=self.deselected,
+                                       collect_only=bool(self.config.getoption("collectonly", False)),
+                                       whole_checklist_collected=self.collected_whole))
 
     def _plugin_artifact(self) -> dict[str, str] | None:
         artifact = self.manifest.data.get("plugin", {}).get("artifact")
@@ -291,4 +301,7 @@ class ConformanceRun:
         tr.write_line(tier_table(self.report))
         tr.write_line("")
         tr.write_line(f"tier achieved: {self.report['tier'] or 'none'}")
+        if self.report.get("partial"):
+            tr.write_line(f"partial run ({len(self.report['selection']['not_run'])} check(s) not run): "
+                          "not a certification run")
         tr.write_line(f"reports: {self.out_dir}/report.json, report.md, junit.xml, report.html")

@@ -123,12 +123,21 @@ def recovery_checks() -> dict[str, Any]:
 
 
 def test_every_recovery_check_states_the_bounds_it_enforces() -> None:
+    """Each recovery check carries its time bounds as params, and its requirement states each."""
     checks = recovery_checks()
-    assert set(checks) == set(B.STATED) == set(B.SCENARIO_BOUND_S)
-    for cid, stated in B.STATED.items():
-        text = checks[cid].requirement
-        missing = [b for b in stated if f"{b:g} s" not in text]
+    assert set(checks) == set(B.SCENARIO_BOUND_S)
+    for cid, c in checks.items():
+        bounds = {k: v for k, v in c.params.items() if k.endswith("_s")}
+        assert bounds, f"{cid}: no time bound in params"
+        missing = [f"{k}={v:g}" for k, v in bounds.items() if f"{v:g} s" not in c.requirement]
         assert not missing, f"{cid}: the requirement does not state the bound(s) {missing} s the check enforces"
+
+
+def test_shared_bounds_agree_across_the_checks_that_carry_them() -> None:
+    assert B.ACTOR_READY_S == recovery_checks()["FR-003"].param("actor_ready_s")
+    assert B.STRESS_ROUNDS == recovery_checks()["FR-004"].param("stress_rounds")
+    with pytest.raises(Exception, match="no recovery check carries params.nope_s"):
+        B.shared_param("nope_s")
 
 
 def test_hard_timeouts_are_a_backstop_above_each_scenario_bound() -> None:

@@ -44,3 +44,10 @@ def test_expired_waiver_does_not_apply():
     w = Waiver(check="DP-001", issue="https://x", reason="known upstream bug", expires="2020-01-01")
     entries = aggregate([TestRecord("t::a", "DP-001", "fail")], cl, [w], today=dt.date(2026, 1, 1))
     assert entries[0]["outcome"] == "fail"
+
+
+def test_every_entry_records_its_checks_params():
+    cl = load_suite_data().checklist
+    entries = {e["id"]: e for e in aggregate([], cl)}
+    assert entries["PF-002"]["params"] == {"min_link_bandwidth_fraction": 0.10}
+    assert entries["FR-001"]["params"] == cl.by_id()["FR-001"].params and entries["DP-001"]["params"] == {}

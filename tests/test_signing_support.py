@@ -16,6 +16,16 @@ from conformance.signing import releases
 from conformance.tiers import compute_tiers, context_from_report
 
 FINISHED_AT = "2026-03-01T12:00:00Z"
+# Metrics that satisfy each judged check's judge under the shipped params (conformance/judges.py).
+PASSING_METRICS: dict[str, dict[str, Any]] = {
+    "PF-002": {"largest_size_gbps": 5.0, "reference_gbps": 10.0, "achieved_fraction": 0.5},
+    "PF-003": {"rdt_gbps": 4.0, "object_store_gbps": 2.0, "ratio_to_object_store": 2.0},
+    "PF-004": {"wrong_pairs": 0, "links": {"same_node": {"median_gbps": 4.0, "min_gbps": 3.0}}},
+    "TR-013": {"payload_bytes": 1 << 20, "transfers_per_round": 12,
+               "growth_per_round_bytes": {"source.rss_bytes": [0, 4096, 0]}},
+    "TR-014": {"actor_has_transport_max_latency_s": 0.01},
+    "FR-006": {"restart_s": 12.5},
+}
 
 
 def suite() -> data.SuiteData:
@@ -48,7 +58,9 @@ def build_report(outcomes: Mapping[str, str] | None = None, *, nodes: int = 2, t
         outcome = outcomes.get(c.id, "pass")
         entry: dict[str, Any] = {"id": c.id, "title": c.title, "area": c.area, "level": c.level,
                                  "outcome": outcome, "reason": None if outcome == "pass" else f"{outcome} in test",
-                                 "duration_s": 0.25, "metrics": dict((metrics or {}).get(c.id, {})),
+                                 "duration_s": 0.25,
+                                 "metrics": dict((metrics or {}).get(c.id, PASSING_METRICS.get(c.id, {}))),
+                                 "params": dict(c.params),
                                  "tests": [f"tests/test_x.py::test_{c.id.lower().replace('-', '_')}"]}
         if waivers and c.id in waivers:
             entry["waiver"] = dict(waivers[c.id])
@@ -72,6 +84,9 @@ def build_report(outcomes: Mapping[str, str] | None = None, *, nodes: int = 2, t
         "duration_s": 3600.0,
         "interrupted": False,
         "checks": checks,
+        "partial": False,
+        "selection": {"args": [], "deselected": [], "not_run": [], "collect_only": False,
+                      "whole_checklist_collected": True},
     }
     if plugin_artifact:
         report["plugin_artifact"] = plugin_artifact

@@ -97,7 +97,7 @@ def test_signed_report_verifies(env_dir: Path, tmp_path: Path, capsys, alg: str)
     assert rc == 0, out
     assert set(got) == {"signature", "identity", "bundle", "statement", "subject report.json", "subject junit.xml",
                         "subject report.md", "schema", "release", "claims", "tier", "completeness", "waivers",
-                        "validity"}
+                        "validity", "evidence", "summary", "selection"}
     assert all(v.startswith("PASS") for v in got.values())
     assert out.rstrip().splitlines()[-1].startswith("VERIFIED")
     assert keys.keyid(keys.load_public_key(_pub(env_dir, alg))) in got["signature"]

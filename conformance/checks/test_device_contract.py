@@ -18,7 +18,7 @@ def contract(manifest: Any, conformance_run: Any) -> Any:
     try:
         return run_contract_probe(manifest.accelerator["manager"], python_path=manifest.python_path,
                                   env=manifest.accelerator_env, quantities=quantities,
-                                  timeout_s=min(60.0, conformance_run.default_timeout,
+                                  timeout_s=min(60.0, conformance_run.default_timeout,  # knob: hang guard of the contract probe
                                                 0.75 * conformance_run.setup_timeout))
     except ProbeFailed as exc:
         if exc.hung_method in NODE_START_METHODS:

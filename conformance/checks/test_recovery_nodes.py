@@ -26,7 +26,7 @@ from conformance.recovery.scenario import Clock, scenario
 from conformance.timeouts import CheckTimeout
 
 pytestmark = pytest.mark.cluster("recovery-nodes")
-LONG_S = 600.0   # a call/task that is still running when its node dies
+LONG_S = 600.0   # knob: a call/task still running when its node dies, not a bound
 
 
 def _ray() -> Any:
@@ -146,13 +146,13 @@ def test_label_selected_work_moves_to_surviving_matching_node(nc: Ctx) -> None:
             first = states(clock, actors, "the pool actor to start", B.ACTOR_READY_S)[0]
             if first["node_id"] != b.node_id:
                 raise clock.fail(f"with node c full, the pool actor started on {first['node_id'][:8]}, not on b")
-            with_task = b.count >= 2
+            with_task = b.count >= 2  # knob: structure: the task needs a device beside the actor's
             if with_task:
                 ledger = make_ledger()
                 task = ray.remote(hold_until).options(num_cpus=0, **demand(lab.resource, 1), max_retries=2,
                                                       label_selector=selector)
                 task_ref = task.remote(ledger, *b.probe_args, LONG_S)
-                attempts = clock.wait_for(lambda: ray.get(ledger.history.remote(), timeout=10),
+                attempts = clock.wait_for(lambda: ray.get(ledger.history.remote(), timeout=10),  # knob: hang guard of one ledger read
                                           "the pool task to start", B.ACTOR_READY_S, poll_s=0.2)
                 if attempts[0]["node_id"] != b.node_id:
                     raise clock.fail(f"with node c full, the pool task started on {attempts[0]['node_id'][:8]}")
@@ -211,7 +211,7 @@ def test_work_without_matching_survivor_stays_pending(nc: Ctx) -> None:
             pending = actors[0].state.remote()
             while clock.elapsed() - window_start < B.PENDING_WINDOW_S:
                 try:
-                    s = ray.get(pending, timeout=0.5)
+                    s = ray.get(pending, timeout=0.5)  # knob: polling slice of the pending window
                 except GetTimeoutError:
                     continue
                 except ActorUnavailableError:

@@ -30,7 +30,7 @@ pytestmark = pytest.mark.cluster("recovery-transfers")
 NO_TRANSPORT = "the manifest declares no transport (add a `transport` block to certify one)"
 DELAY_S = B.HELD_RECEIVE_S   # FR-013: the receive is held this long; the source dies this far into it:
 KILL_AFTER_S = 1.0
-SOURCE_GONE_GRACE_S = 2.0   # FR-012: after Ray reports the source dead, before the fetch
+SOURCE_GONE_GRACE_S = 2.0   # knob: FR-012 pacing, after Ray reports the source dead, before the fetch
 
 
 def _ray() -> Any:
@@ -69,7 +69,7 @@ def remote_fetch_timeout() -> float:
         from ray._private import ray_constants
         return float(ray_constants.RDT_FETCH_FAIL_TIMEOUT_SECONDS)
 
-    return float(ray.get(ray.remote(probe).options(num_cpus=0).remote(), timeout=60))
+    return float(ray.get(ray.remote(probe).options(num_cpus=0).remote(), timeout=60))  # knob: hang guard of a one-off config probe
 
 
 @pytest.fixture

@@ -15,13 +15,14 @@ from typing import Any
 
 import pytest
 
+from conformance.data import area_param
 from conformance.fixtures import not_applicable
 from conformance.topology.placement import PENDING_WAIT_S, try_group
 from conformance.topology.pytest_support import TopologyContext, topology  # noqa: F401 - fixture
 from conformance.topology.selectors import TYPE_KEY, matches, selector_text
 
 pytestmark = pytest.mark.cluster("shared")
-GROUP_TIMEOUT_S = 20.0
+GROUP_TIMEOUT_S = area_param("topology", "group_timeout_s")
 
 
 def _fail(problems: list[str], what: str, metrics: dict[str, Any]) -> None:

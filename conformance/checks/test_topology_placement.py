@@ -19,8 +19,8 @@ from conformance.topology.pytest_support import TopologyContext, topology  # noq
 from conformance.topology.selectors import NODE_ID_KEY, TYPE_KEY, matches
 
 pytestmark = pytest.mark.cluster("shared")
-MAX_ACTORS = 3
-MAX_SPREAD = 16  # SPREAD tasks per selector; the pinned ones already cover every node
+MAX_ACTORS = 3  # knob: sample size of the placement probes
+MAX_SPREAD = 16  # knob: SPREAD tasks per selector; the pinned ones already cover every node
 
 
 def spread(ctx: TopologyContext) -> int:

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from conformance.fixtures import not_applicable
+from conformance.judges import enforce, judge
 from conformance.transport import lifecycle, payloads
 from conformance.transport.config import max_bytes
 from conformance.transport.context import TransportContext, ray_get
@@ -108,7 +109,7 @@ def test_extract_runs_once_on_source_and_describes_tensors(tctx: TransportContex
     # a view is only produced: its metadata must describe the view; whether it can be moved is TR-002's
     cases.append(payloads.view_case("float32", "transpose"))
     ids += _transfer_all(tctx, eps, cases[-1:], consume=False)
-    lifecycle.wait_calls(eps, T, 0, "extract_tensor_transport_metadata", set(ids), timeout_s=10)
+    lifecycle.wait_calls(eps, T, 0, "extract_tensor_transport_metadata", set(ids), timeout_s=10)  # knob: hang guard for call records
     calls = lifecycle.gather_calls(eps, T)
     problems = []
     for key, recs in calls.items():
@@ -134,7 +135,7 @@ def test_extract_runs_once_on_source_and_describes_tensors(tctx: TransportContex
         devices = {dev for _, _, dev in r["tensors"]}
         if devices and r["meta"]["tensor_device"] not in devices:
             problems.append(f"{case['id']}: tensor_device {r['meta']['tensor_device']!r}, tensors are on {sorted(devices)}")
-        if obj in recv_start and r["t"] > recv_start[obj] + 1e-3:
+        if obj in recv_start and r["t"] > recv_start[obj] + 1e-3:  # knob: 1 ms clock slack when ordering call records
             problems.append(f"{case['id']}: the receive started before extract_tensor_transport_metadata returned")
     check_metrics["objects"] = len(ids)
     assert not problems, "; ".join(problems[:4])
@@ -182,7 +183,7 @@ def test_garbage_collect_once_per_freed_object_on_source(tctx: TransportContext,
 
 @pytest.mark.check("TR-013")
 def test_memory_returns_to_baseline(tctx: TransportContext, transport_cluster: Any,
-                                    check_metrics: dict[str, Any]) -> None:
+                                    check_metrics: dict[str, Any], check_params: dict[str, Any]) -> None:
     """K fresh payloads per round, moved and freed; the memory each probe gains per round must
     stay under half a round's payload (median of 3 rounds: a leak repeats every round, noise
     from other processes does not). A leak of one buffer per transfer gains a whole round."""
@@ -190,7 +191,8 @@ def test_memory_returns_to_baseline(tctx: TransportContext, transport_cluster: A
     device = tctx.devices[0]
     eps = _pair(tctx, device)
     # 16 MiB payloads in a certification run (256 MiB max), 4 MiB with a 16 MiB max (make test)
-    size, per_round, rounds = max(MiB, min(max_bytes() // 4, 16 * MiB)), 12, 3
+    size = max(MiB, min(max_bytes() // 4, 16 * MiB))
+    per_round, rounds = int(check_params["transfers_per_round"]), int(check_params["rounds"])
     src, dst = eps.actors[0], eps.actors[1]
     baseline = lifecycle.held_objects(eps, 0)
 
@@ -221,19 +223,16 @@ def test_memory_returns_to_baseline(tctx: TransportContext, transport_cluster: A
                     continue
                 per_probe.setdefault(f"{side}.{probe}", []).append(grown)
         base = now
-    budget = per_round * size // 2
-    median = {k: int(statistics.median(v)) for k, v in per_probe.items()}
     check_metrics.update({"payload_bytes": size, "transfers_per_round": per_round, "rounds": rounds,
-                          "growth_per_round_mib": {k: [round(x / MiB, 1) for x in v] for k, v in per_probe.items()}})
-    leaking = {k: f"{v / MiB:.1f} MiB" for k, v in median.items() if v > budget}
-    assert not leaking, (f"memory grows by {leaking} (median per round) while each round moves and frees "
-                         f"{per_round} x {size // MiB} MiB; expected < {budget / MiB:.0f} MiB: the transport keeps "
-                         "buffers after garbage_collect")
+                          "growth_per_round_mib": {k: [round(x / MiB, 1) for x in v] for k, v in per_probe.items()},
+                          "growth_per_round_bytes": per_probe})
+    enforce("TR-013", check_metrics, check_params)
 
 
 @pytest.mark.check("TR-014")
 def test_actor_has_tensor_transport_answers_truthfully(tctx: TransportContext, transport_cluster: Any,
-                                                       check_metrics: dict[str, Any]) -> None:
+                                                       check_metrics: dict[str, Any],
+                                                       check_params: dict[str, Any]) -> None:
     from ray.experimental.rdt.util import get_tensor_transport_manager
 
     T = tctx.setup.traced_name
@@ -277,8 +276,9 @@ def test_actor_has_tensor_transport_answers_truthfully(tctx: TransportContext, t
             out.shutdown()
     check_metrics.update({"answers_checked": len(answers) + len(eps.actors),
                           "actor_has_transport_latency_s": statistics.median(latencies),
+                          "actor_has_transport_max_latency_s": max(latencies),
                           "outsider_answer": repr(outsider_answer)})
-    slow = max(latencies)
-    if slow > 2.0:
-        problems.append(f"it took {slow:.2f}s to answer; Ray asks on every .remote() with the transport")
+    verdict = judge("TR-014", check_metrics, check_params)
+    if verdict.outcome != "pass":
+        problems.append(str(verdict.reason))
     assert not problems, "; ".join(problems)

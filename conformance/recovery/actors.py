@@ -62,7 +62,7 @@ def crash_first_attempt(ledger: Any, env_var: str | None, resource: str, manager
     import ray
 
     state = visible_state(env_var, resource, manager_ref)
-    n = ray.get(ledger.attempt.remote(state), timeout=60)
+    n = ray.get(ledger.attempt.remote(state), timeout=60)  # knob: hang guard of a ledger call
     if n == 1:
         os._exit(1)
     state["attempt"] = n
@@ -75,7 +75,7 @@ def hold_until(ledger: Any, env_var: str | None, resource: str, manager_ref: str
     import ray
 
     state = visible_state(env_var, resource, manager_ref)
-    n = ray.get(ledger.attempt.remote(state), timeout=60)
+    n = ray.get(ledger.attempt.remote(state), timeout=60)  # knob: hang guard of a ledger call
     state["attempt"] = n
     if n == 1:
         time.sleep(hold_s)

@@ -15,7 +15,7 @@ from conformance.recovery.audit import audit
 from conformance.recovery.scenario import Clock
 from conformance.timeouts import CheckTimeout
 
-RETRY_SLICE_S = 2.0
+RETRY_SLICE_S = 2.0  # knob: polling slice
 
 
 def _ray() -> Any:
@@ -178,7 +178,7 @@ def wait_dead(clock: Clock, ref: Any, what: str, bound_s: float | None = None) -
 
     def probe() -> bool:
         try:
-            ray.get(ref, timeout=0.5)
+            ray.get(ref, timeout=0.5)  # knob: polling slice
         except GetTimeoutError:
             return False
         except (RayActorError, WorkerCrashedError) as exc:

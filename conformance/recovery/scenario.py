@@ -21,7 +21,7 @@ from typing import Any, Callable, Iterator, TypeVar
 from conformance.timeouts import CheckTimeout
 
 T = TypeVar("T")
-POLL_S = 0.1
+POLL_S = 0.1  # knob: polling interval
 SECTION = "Recovery"
 
 

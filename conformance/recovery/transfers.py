@@ -159,7 +159,7 @@ def peer_node(x: XferSetup, resource: str) -> str:
     ray = _ray()
     if x.device != "cpu":
         for n in ray.nodes():
-            if n.get("Alive") and n.get("Resources", {}).get(resource, 0) >= 2:
+            if n.get("Alive") and n.get("Resources", {}).get(resource, 0) >= 2:  # knob: a pair needs 2 devices
                 return n["NodeID"]
     return ray.get_runtime_context().get_node_id()
 
@@ -230,7 +230,7 @@ def produce(clock: Clock, x: XferSetup, src: Any, nbytes: int, seed: int) -> Any
     """Run the producer and wait until its result exists (so a later kill is 'before fetch')."""
     ray = _ray()
     ref = src.make.options(tensor_transport=x.name).remote(nbytes, seed)
-    clock.wait_for(lambda: ray.wait([ref], timeout=0.5)[0], f"the producer of {nbytes} bytes to finish",
+    clock.wait_for(lambda: ray.wait([ref], timeout=0.5)[0], f"the producer of {nbytes} bytes to finish",  # knob: polling slice
                    B.TRANSFER_ERROR_S, poll_s=0.0)
     return ref
 
@@ -263,7 +263,7 @@ def roundtrip(clock: Clock, x: XferSetup, src: Any, dst: Any, nbytes: int, seed:
         raise clock.fail(f"{what}: received {got} but sent {sent} (not bit-exact)")
 
 
-def alive(actor: Any, timeout_s: float = 5.0) -> bool:
+def alive(actor: Any, timeout_s: float = 5.0) -> bool:  # knob: liveness probe of one call
     from conformance.waits import bounded_get
     try:
         bounded_get(actor.info.remote(), timeout_s, "peer info")

@@ -20,6 +20,9 @@ Checks, in order:
   waivers       each waived check cites a waiver listed in the release's waivers.yaml, unexpired at finished_at
   validity      the run's Ray version is one the release certifies; with `at`, every waiver is
                 still unexpired and the tier still holds on that date ("recertification required")
+  evidence      each judged check's outcome is what its judge gives on its metrics (signing/evidence.py)
+  summary       the summary counts are recomputed from the per-check outcomes, every key present
+  selection     the run executed the whole checklist, else "not a certification run"
 
 Unreadable input (missing files, an envelope that is not JSON or not DSSE) raises UserError
 (exit 2); a failed check is a FAIL line (exit 1).
@@ -39,7 +42,7 @@ from conformance import data, strict_input
 from conformance.errors import UserError
 from conformance.sanitize import terminal
 from conformance.signing import attestation as att
-from conformance.signing import dsse, releases
+from conformance.signing import dsse, evidence, releases
 from conformance.signing.canonical import loads_strict
 from conformance.signing.keyring import TrustedKey
 from conformance.tiers import compute_tiers, context_from_report, required_checks
@@ -532,7 +535,8 @@ def verify_path(path: Path, trusted: Sequence[TrustedKey], *, releases_file: Pat
     problem = _schema_errors(report, schema_file)
     v.add("schema", problem is None, f"report.json: {problem}" if problem else f"report.json is valid{schema_note}")
     if problem:
-        for name in ("release", "claims", "tier", "completeness", "waivers", "validity"):
+        for name in ("release", "claims", "tier", "completeness", "waivers", "validity", "evidence", "summary",
+                     "selection"):
             if name != "claims" or st is not None:
                 v.add(name, False, _NOT_CHECKED)
         return _ordered(v)
@@ -567,11 +571,13 @@ def verify_path(path: Path, trusted: Sequence[TrustedKey], *, releases_file: Pat
                       release.descriptors() if release else None)
     _check_waivers(v, report, known_waivers, why_no_waivers)
     _check_validity(v, report, release, release_data, known_waivers, at)
+    for name, ok, detail in evidence.evidence_lines(report, release_data[0] if release_data else None):
+        v.add(name, ok, detail)
     return _ordered(v)
 
 
 _ORDER = ["signature", "identity", "bundle", "statement", "subjects", "subject", "schema", "release", "claims",
-          "tier", "completeness", "waivers", "validity"]
+          "tier", "completeness", "waivers", "validity", "evidence", "summary", "selection"]
 
 
 def _ordered(v: Verification) -> Verification:

@@ -14,7 +14,7 @@ from typing import Any
 from conformance.topology.facts import NodeFacts
 from conformance.topology.probe import node_facts_probe
 
-PROBE_TIMEOUT_S = 45.0
+PROBE_TIMEOUT_S = 45.0  # knob: hang guard of the per-node probe
 NO_RESULT = "no result"
 
 
@@ -39,7 +39,7 @@ def _wait(ray: Any, refs: dict[str, Any], timeout_s: float) -> dict[str, Any]:
         for node_id, ref in list(pending.items()):
             if ref in ready:
                 try:
-                    out[node_id] = ray.get(ref, timeout=5)
+                    out[node_id] = ray.get(ref, timeout=5)  # knob: hang guard of one probe call
                 except Exception as exc:  # noqa: BLE001 - the probe itself failed on that node
                     out[node_id] = f"probe failed: {exc.__class__.__name__}: {str(exc).strip().splitlines()[-1][:200] if str(exc).strip() else ''}"
                 del pending[node_id]

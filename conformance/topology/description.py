@@ -14,7 +14,7 @@ import jsonschema
 
 from conformance.data import format_validation_error, load_schema
 
-MAX_SCHEMA_ERRORS = 8
+MAX_SCHEMA_ERRORS = 8  # knob: how many schema errors a reason shows
 
 
 @functools.lru_cache(maxsize=1)

@@ -18,13 +18,14 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
+from conformance.data import area_param
 from conformance.topology.facts import NodeFacts
 from conformance.topology.probe import Where, where
 from conformance.topology.selectors import NODE_ID_KEY, first_matching, matches, selector_text
 
-RUN_TIMEOUT_S = 20.0
-PENDING_WAIT_S = 3.0
-CANCEL_WAIT_S = 10.0
+RUN_TIMEOUT_S = area_param("topology", "run_timeout_s")
+PENDING_WAIT_S = area_param("topology", "pending_wait_s")
+CANCEL_WAIT_S = 10.0  # knob: cleanup wait after cancelling, not a bound
 # Errors meaning "Ray did not place it": cancelled by us, actor killed by us, or refused outright
 # (a selector naming ray.io/node-id is turned into a hard node affinity, and Ray fails such a
 # task at once when that node's labels do not match instead of keeping it pending).

@@ -31,7 +31,7 @@ from conformance.transport.pool import Endpoints
 
 WARMUP = 2
 TRIALS = 5
-SETTLE_TIMEOUT_S = 20.0
+SETTLE_TIMEOUT_S = 20.0  # knob: hang guard while a benchmark settles
 HOST_COPY_MIN_BYTES = 64 * 1024 * 1024   # beyond CPU caches: the host's sustained copy bandwidth
 
 

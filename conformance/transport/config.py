@@ -21,7 +21,7 @@ from conformance.errors import UserError
 
 MAX_BYTES_ENV = "RAY_CONFORMANCE_TRANSPORT_MAX_BYTES"
 DEFAULT_MAX_BYTES = 256 * 1024 * 1024
-MIN_SWEEP_BYTES = 1024
+MIN_SWEEP_BYTES = 1024  # knob: the sweep's smallest size (PF-001's method), not a bound
 SWEEP_FACTOR = 4
 MATRIX_MAX_BYTES = 64 * 1024 * 1024
 BUILTIN_TRANSPORTS = ("GLOO", "NCCL", "NIXL", "CUDA_IPC")

@@ -18,8 +18,8 @@ from conformance.transport.pool import Endpoints, PoolCache, alive_nodes, start_
 from conformance.transport.registration import TransportSetup
 
 SHARED = ClusterShape(name="shared")
-GET_TIMEOUT_S = 30.0          # one transfer (or one consumer call) of a small payload
-MAX_REBUILDS = 2              # endpoint rebuilds per check after transfers killed them
+GET_TIMEOUT_S = 30.0          # knob: hang guard of one transfer (or consumer call) of a small payload
+MAX_REBUILDS = 2              # knob: endpoint rebuilds per check after transfers killed them
 INTRA_NODE_ENDPOINTS = 3
 
 

@@ -14,7 +14,7 @@ from conformance.transport import tracing
 from conformance.transport.context import ray_get
 from conformance.transport.pool import Endpoints
 
-FREE_TIMEOUT_S = 20.0
+FREE_TIMEOUT_S = 20.0  # knob: hang guard while free records arrive
 
 
 def clear_calls(eps: Endpoints, transport: str) -> None:

@@ -18,8 +18,8 @@ from typing import Any
 
 from conformance.transport.registration import TransportSetup
 
-HEALTH_TIMEOUT_S = 15.0
-START_TIMEOUT_S = 120.0
+HEALTH_TIMEOUT_S = 15.0  # knob: hang guard of endpoint health calls
+START_TIMEOUT_S = 120.0  # knob: hang guard of endpoint start
 _remote_cls: Any = None
 _group_ids = itertools.count()
 

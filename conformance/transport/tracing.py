@@ -25,7 +25,7 @@ from typing import Any, ClassVar, Deque
 
 from ray.experimental.rdt.tensor_transport_manager import TensorTransportManager
 
-MAX_RECORDS = 20000
+MAX_RECORDS = 20000  # knob: buffer cap of the call records
 _lock = threading.Lock()
 _records: dict[str, Deque[dict[str, Any]]] = {}
 
