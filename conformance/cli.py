@@ -20,7 +20,8 @@ from conformance.errors import UserError
 
 # Modules that add subcommands: each exposes register(subparsers). Optional so that a missing
 # area does not break the core commands.
-EXTENSION_MODULES = ("conformance.cli_signing", "conformance.cli_topology", "conformance.cli_transport")
+EXTENSION_MODULES = ("conformance.cli_signing", "conformance.cli_topology", "conformance.cli_transport",
+                     "conformance.cli_firsthour")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -55,11 +56,17 @@ def cmd_tiers(args: argparse.Namespace) -> int:
 
 
 def cmd_validate_manifest(args: argparse.Namespace) -> int:
-    from conformance.manifest import check_manifest
+    from conformance.manifest import check_manifest, expected_contradictions, resolve_manager
+    from conformance.sanitize import terminal
 
     m = check_manifest(args.manifest)
-    print(f"manifest OK: {m.data['vendor']} / {m.data['product']} (resource {m.resource_name}, "
-          f"{m.devices_per_node} devices/node, transport {m.transport['name'] if m.transport else 'none'})")
+    contradictions = expected_contradictions(m, resolve_manager(m))
+    if contradictions:
+        raise UserError("manifest: " + "; ".join(contradictions))
+    provider = (m.data.get("topology") or {}).get("provider") or "none"
+    print(terminal(f"manifest OK: {m.data['vendor']} / {m.data['product']} (resource {m.resource_name}, "
+                   f"{m.devices_per_node} devices/node, topology provider {provider}, "
+                   f"transport {m.transport['name'] if m.transport else 'none'})"))
     return 0
 
 

@@ -243,3 +243,24 @@ def load_suite_data() -> SuiteData:
         if w.check not in known:
             raise UserError(f"waivers: {w.check}: unknown check id")
     return SuiteData(checklist, ladder, waivers, wsha)
+
+
+def run_knobs_path() -> Path:
+    """tiers/run.yaml (preflight limits, typical durations); the packaged one when an override
+    folder (CONFORMANCE_DATA_DIR) does not carry its own."""
+    path = data_root() / "tiers" / "run.yaml"
+    if not path.exists():
+        path = Path(str(importlib.resources.files("conformance") / "catalog")) / "tiers" / "run.yaml"
+    return path
+
+
+@functools.lru_cache(maxsize=2)
+def _run_knobs_at(path: str) -> dict[str, Any]:
+    doc = read_yaml_or_json(Path(path), what="run knobs")
+    validate(doc, "run", what=f"run knobs ({Path(path).name})")
+    return doc  # type: ignore[no-any-return]
+
+
+def load_run_knobs() -> dict[str, Any]:
+    """The run's knobs that are no check threshold: preflight limits, host warnings, durations."""
+    return _run_knobs_at(str(run_knobs_path()))
