@@ -62,11 +62,41 @@ def load_schema(name: str) -> dict[str, Any]:
     return json.loads(schema_path(name).read_text())
 
 
+# What the schemas' regular expressions mean, for people (a schema's own `description` wins).
+PATTERN_HELP = {
+    "^[A-Za-z_][A-Za-z0-9_.]*:[A-Za-z_][A-Za-z0-9_.]*$": "a reference 'package.module:Name' (module path, a colon, "
+                                                          "then the class or function)",
+    "^[A-Za-z_][A-Za-z0-9_]*$": "a name of letters, digits and _ that does not start with a digit",
+    "^[A-Za-z][A-Za-z0-9_]*$": "a name that starts with a letter, then letters, digits and _",
+    "^[a-z][a-z0-9_-]*$": "a lower-case name (a letter, then a-z, 0-9, _ or -)",
+    "^(DP|TL|TR|FR|PF)-[0-9]{3}$": "a check id such as DP-001 (DP, TL, TR, FR or PF, a dash, three digits)",
+    "^[0-9a-f]{64}$": "a sha256 digest (64 lower-case hex digits)",
+}
+
+
+def _human_pattern(err: jsonschema.ValidationError) -> str:
+    """A pattern failure explained without the raw regular expression."""
+    described = err.schema.get("description") if isinstance(err.schema, dict) else None
+    help_text = PATTERN_HELP.get(str(err.validator_value))
+    if help_text is None and described:
+        help_text = str(described)
+    expected = help_text or "the expected form (see the schema)"
+    return f"{err.instance!r} is not {expected}"
+
+
 def format_validation_error(err: jsonschema.ValidationError, root: str = "") -> str:
-    """One line: the JSON path of the offending field and what was expected."""
+    """One line: the JSON path of the offending field and what was expected (never a raw regex)."""
     path = root + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in err.absolute_path)
     path = path.lstrip(".") or "(top level)"
-    return f"{path}: {err.message}"
+    message = err.message
+    if err.validator == "pattern":
+        message = _human_pattern(err)
+        if isinstance(err.instance, str) and err.parent is None and err.relative_schema_path and \
+                "propertyNames" in err.relative_schema_path:
+            message = f"key {message}"
+    elif err.validator == "propertyNames":
+        message = "a key is not allowed here"
+    return f"{path}: {message}"
 
 
 def validate(instance: Any, schema_name: str, *, what: str) -> None:
@@ -162,6 +192,8 @@ def load_checklist(path: Path | None = None) -> Checklist:
 class Ladder:
     tiers: tuple[dict[str, Any], ...]
     sha256: str
+    # What checks need from the hardware's shape (tiers.yaml `shape_policy`; empty: nothing).
+    shape_policy: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
 
     def names(self) -> list[str]:
         return [t["name"] for t in self.tiers]
@@ -186,7 +218,11 @@ def parse_ladder(doc: Any, sha256: str = "", checklist: Checklist | None = None)
                 for cid in req["select"].get("ids", []):
                     if cid not in known:
                         raise UserError(f"tiers: {t['name']}.requires: unknown check id {cid}")
-    return Ladder(tiers=tuple(doc["tiers"]), sha256=sha256)
+    for need in doc.get("shape_policy", {}).get("needs", []):
+        for cid in need["ids"]:
+            if checklist is not None and cid not in checklist.by_id():
+                raise UserError(f"tiers: shape_policy.needs: unknown check id {cid}")
+    return Ladder(tiers=tuple(doc["tiers"]), sha256=sha256, shape_policy=dict(doc.get("shape_policy", {})))
 
 
 def load_ladder(path: Path | None = None, checklist: Checklist | None = None) -> Ladder:

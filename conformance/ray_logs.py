@@ -178,3 +178,64 @@ def collect_evidence(texts: dict[Path, str], out_dir: Path, check_id: str) -> Lo
     path, line, index = found
     return LogEvidence(files, shorten_paths(f"{path.name}: {line}"),
                        shorten_paths(excerpt_around(texts[path], index)))
+
+
+class DriverNoise:
+    """Keeps Ray's "Raylet is terminated … unexpected … SIGKILL" messages out of the terminal while
+    fault-injection checks run (they kill raylets on purpose), writing them to the check's logs.
+
+    Ray's driver prints such messages from a background thread (`listen_error_messages` →
+    `print_to_stdstream`), often after the check has returned; so the filter stays on from the
+    start of a fault-injection check until the next check has finished too.
+    """
+
+    def __init__(self, out_dir: Path) -> None:
+        self.out_dir = out_dir
+        self.count = 0
+        self.checks: list[str] = []
+        self._current: str | None = None
+        self._active = [False, False]          # previous check, current check
+        self._original = None
+
+    def install(self) -> None:
+        import ray._private.worker as worker
+
+        if self._original is not None:
+            return
+        self._original = worker.print_to_stdstream
+        original = self._original
+
+        def print_to_stdstream(data: dict, ignore_prefix: bool) -> None:  # type: ignore[type-arg]
+            if any(self._active) and self._current and any(is_expected_noise(x) for x in data.get("lines", [])):
+                self._keep(data.get("lines", []))
+                return
+            original(data, ignore_prefix)
+
+        worker.print_to_stdstream = print_to_stdstream
+
+    def uninstall(self) -> None:
+        if self._original is not None:
+            import ray._private.worker as worker
+            worker.print_to_stdstream = self._original
+            self._original = None
+
+    def check_started(self, check_id: str, fault_injection: bool) -> None:
+        self._active = [self._active[1], fault_injection]
+        if fault_injection or not self._active[0]:
+            self._current = check_id
+
+    def _keep(self, lines: list[str]) -> None:
+        assert self._current is not None
+        dest = self.out_dir / "logs" / self._current
+        dest.mkdir(parents=True, exist_ok=True)
+        with open(dest / "ray-driver-messages.log", "a") as f:
+            f.write(shorten_paths("\n".join(lines)) + "\n")
+        self.count += 1
+        if self._current not in self.checks:
+            self.checks.append(self._current)
+
+    def summary(self) -> str | None:
+        if not self.count:
+            return None
+        return (f"{self.count} Ray message(s) about raylets killed on purpose by fault-injection checks "
+                f"({', '.join(self.checks)}) were kept out of the terminal: logs/<check>/ray-driver-messages.log")
