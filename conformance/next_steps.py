@@ -101,6 +101,8 @@ def next_steps_terminal(steps: Mapping[str, Any] | None, limit: int = 8) -> list
     for b in steps.get("blocking", []):
         groups.setdefault(b["action"], []).append(f"{b['id']}")
     lines = [f"to reach {terminal(steps['next_tier'])}:"]
+    for cond in steps.get("conditions", []):
+        lines.append(terminal(f"  condition not met: {cond}", limit=300))
     for action, ids in list(groups.items())[:limit]:
         names = ", ".join(ids[:6]) + (f" and {len(ids) - 6} more" if len(ids) > 6 else "")
         lines.append(terminal(f"  {names}: {action}", limit=400))

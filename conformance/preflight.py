@@ -239,7 +239,9 @@ def probe_cluster(manifest: Any, timeout_s: float, *, preload_expected: bool) ->
                                                                     if manifest.quantities["valid"] else 1))
     fn = ray.remote(preflight_probe)
     for n in nodes:
-        refs[n["NodeID"]] = fn.options(num_cpus=0, max_retries=0, scheduling_strategy=NodeAffinitySchedulingStrategy(
+        # max_calls=1: the worker exits afterwards, so nothing the plugin's methods did in it
+        # (a stray variable, a thread) reaches a later check through a reused worker.
+        refs[n["NodeID"]] = fn.options(num_cpus=0, max_retries=0, max_calls=1, scheduling_strategy=NodeAffinitySchedulingStrategy(
             node_id=n["NodeID"], soft=False)).remote(*args)
     results = _wait(ray, refs, timeout_s)
     cursor = LogCursor()

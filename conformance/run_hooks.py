@@ -199,6 +199,8 @@ class RunHelp:
         from conformance.preflight import host_state, left_behind
 
         for entry in report["checks"]:
+            if entry.get("reason"):
+                entry["reason"] = shorten_paths(entry["reason"])
             ev = self.evidence.get(entry["id"])
             if ev is None or entry["outcome"] not in ("fail", "error", "waived"):
                 continue
