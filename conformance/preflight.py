@@ -237,11 +237,11 @@ def probe_cluster(manifest: Any, timeout_s: float, *, preload_expected: bool) ->
     args = (manifest.accelerator["manager"], (manifest.data.get("topology") or {}).get("provider"),
             transport.get("manager"), manifest.resource_name, float(manifest.quantities["valid"][0]
                                                                     if manifest.quantities["valid"] else 1))
-    fn = ray.remote(preflight_probe)
+    # max_calls=1: the worker exits afterwards, so nothing the plugin's methods did in it
+    # (a stray variable, a thread) reaches a later check through a reused worker.
+    fn = ray.remote(max_calls=1)(preflight_probe)
     for n in nodes:
-        # max_calls=1: the worker exits afterwards, so nothing the plugin's methods did in it
-        # (a stray variable, a thread) reaches a later check through a reused worker.
-        refs[n["NodeID"]] = fn.options(num_cpus=0, max_retries=0, max_calls=1, scheduling_strategy=NodeAffinitySchedulingStrategy(
+        refs[n["NodeID"]] = fn.options(num_cpus=0, max_retries=0, scheduling_strategy=NodeAffinitySchedulingStrategy(
             node_id=n["NodeID"], soft=False)).remote(*args)
     results = _wait(ray, refs, timeout_s)
     cursor = LogCursor()
