@@ -27,7 +27,8 @@ _ENDED = {Exit.HUNG: "a check hung and could not be interrupted; the run ended e
 
 # Modules that add subcommands: each exposes register(subparsers). Optional so that a missing
 # area does not break the core commands.
-EXTENSION_MODULES = ("conformance.cli_signing", "conformance.cli_topology", "conformance.cli_transport")
+EXTENSION_MODULES = ("conformance.cli_signing", "conformance.cli_topology", "conformance.cli_transport",
+                     "conformance.cli_firsthour")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -38,14 +39,10 @@ class _Parser(argparse.ArgumentParser):
 
 
 def cmd_checklist(args: argparse.Namespace) -> int:
-    from conformance.docs import checklist_markdown
+    from conformance.checklist_view import render
     from conformance.data import load_suite_data
 
-    data = load_suite_data()
-    if args.format == "json":
-        print(json.dumps([c.__dict__ | {"tags": list(c.tags)} for c in data.checklist.checks], indent=2))
-    else:
-        print(checklist_markdown(data))
+    print(render(load_suite_data(), args.format, args.area, args.level))
     return 0
 
 
@@ -62,12 +59,17 @@ def cmd_tiers(args: argparse.Namespace) -> int:
 
 
 def cmd_validate_manifest(args: argparse.Namespace) -> int:
-    from conformance.manifest import check_manifest
+    from conformance.manifest import check_manifest, expected_contradictions, resolve_manager
+    from conformance.sanitize import terminal
 
     m = check_manifest(args.manifest)
-    from conformance.sanitize import terminal
+    contradictions = expected_contradictions(m, resolve_manager(m))
+    if contradictions:
+        raise UserError("manifest: " + "; ".join(contradictions))
+    provider = (m.data.get("topology") or {}).get("provider") or "none"
     print(terminal(f"manifest OK: {m.data['vendor']} / {m.data['product']} (resource {m.resource_name}, "
-                   f"{m.devices_per_node} devices/node, transport {m.transport['name'] if m.transport else 'none'})"))
+                   f"{m.devices_per_node} devices/node, topology provider {provider}, "
+                   f"transport {m.transport['name'] if m.transport else 'none'})"))
     return 0
 
 
@@ -119,7 +121,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     extra = list(args.pytest_args)
     if extra and extra[0] == "--":
         extra = extra[1:]
-    cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-v", "-rfE",
+    cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-v" if args.verbose else "-q", "-rfE",
            f"--conformance-manifest={manifest.path}", f"--conformance-out={out_dir.resolve()}",
            f"--rootdir={checks_dir}", "-c", os.devnull]
     if args.ray_address:
@@ -150,7 +152,14 @@ def cmd_run(args: argparse.Namespace) -> int:
         envelope = sign_report_dir(out_dir, key, passphrase)
         print(f"ray-conformance: signed → {envelope}")
     tier = report.get("tier")
+    preflight = report.get("preflight") or {}
+    print("ray-conformance: checks: " + ", ".join(f"{k} {v}" for k, v in report.get("summary", {}).items() if v))
     print(f"ray-conformance: tier achieved: {tier or 'none'}; reports in {out_dir}")
+    if preflight and not preflight.get("ok", True):
+        from conformance.sanitize import terminal
+        fatal = "; ".join(f"{f['where']}: {f['message']}" for f in preflight["findings"] if f["level"] == "error")
+        print(terminal(f"ray-conformance: the preflight failed, so no check ran: {fatal}", limit=1500))
+        return 1
     if report.get("partial"):
         print(f"ray-conformance: partial run ({len(report['selection']['not_run'])} check(s) not run): "
               "not a certification run")
@@ -204,11 +213,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--timeout", type=float, help="default hard timeout per check, seconds")
     p.add_argument("--sign-key", help="sign the report with this private key (writes report.intoto.json)")
     p.add_argument("--passphrase-env", help="environment variable holding the key's passphrase")
+    p.add_argument("-v", "--verbose", action="store_true", help="also pytest's own per-test output")
     p.add_argument("pytest_args", nargs=argparse.REMAINDER, help="after --: extra pytest arguments")
     p.set_defaults(func=cmd_run)
 
-    p = sub.add_parser("checklist", help="print the checklist")
-    p.add_argument("--format", choices=["md", "json"], default="md")
+    from conformance.checklist_view import AREAS, LEVELS
+    p = sub.add_parser("checklist", help="print the checklist (filter by --area/--level)")
+    p.add_argument("--format", choices=["text", "md", "json"], default="text")
+    p.add_argument("--area", choices=AREAS, help="only this area's checks")
+    p.add_argument("--level", choices=LEVELS, help="only MUST or only SHOULD checks")
     p.set_defaults(func=cmd_checklist)
 
     p = sub.add_parser("tiers", help="print the tier ladder")

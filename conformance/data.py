@@ -66,11 +66,41 @@ def load_schema(name: str) -> dict[str, Any]:
     return read_yaml_or_json(schema_path(name), what="schema")
 
 
+# What the schemas' regular expressions mean, for people (a schema's own `description` wins).
+PATTERN_HELP = {
+    "^[A-Za-z_][A-Za-z0-9_.]*:[A-Za-z_][A-Za-z0-9_.]*$": "a reference 'package.module:Name' (module path, a colon, "
+                                                          "then the class or function)",
+    "^[A-Za-z_][A-Za-z0-9_]*$": "a name of letters, digits and _ that does not start with a digit",
+    "^[A-Za-z][A-Za-z0-9_]*$": "a name that starts with a letter, then letters, digits and _",
+    "^[a-z][a-z0-9_-]*$": "a lower-case name (a letter, then a-z, 0-9, _ or -)",
+    "^(DP|TL|TR|FR|PF)-[0-9]{3}$": "a check id such as DP-001 (DP, TL, TR, FR or PF, a dash, three digits)",
+    "^[0-9a-f]{64}$": "a sha256 digest (64 lower-case hex digits)",
+}
+
+
+def _human_pattern(err: jsonschema.ValidationError) -> str:
+    """A pattern failure explained without the raw regular expression."""
+    described = err.schema.get("description") if isinstance(err.schema, dict) else None
+    help_text = PATTERN_HELP.get(str(err.validator_value))
+    if help_text is None and described:
+        help_text = str(described)
+    expected = help_text or "the expected form (see the schema)"
+    return f"{err.instance!r} is not {expected}"
+
+
 def format_validation_error(err: jsonschema.ValidationError, root: str = "") -> str:
-    """One line: the JSON path of the offending field and what was expected."""
+    """One line: the JSON path of the offending field and what was expected (never a raw regex)."""
     path = root + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in err.absolute_path)
     path = path.lstrip(".") or "(top level)"
-    return f"{path}: {err.message}"
+    message = err.message
+    if err.validator == "pattern":
+        message = _human_pattern(err)
+        if isinstance(err.instance, str) and err.parent is None and err.relative_schema_path and \
+                "propertyNames" in err.relative_schema_path:
+            message = f"key {message}"
+    elif err.validator == "propertyNames":
+        message = "a key is not allowed here"
+    return f"{path}: {message}"
 
 
 def validate(instance: Any, schema_name: str, *, what: str) -> None:
@@ -198,6 +228,8 @@ def load_checklist(path: Path | None = None) -> Checklist:
 class Ladder:
     tiers: tuple[dict[str, Any], ...]
     sha256: str
+    # What checks need from the hardware's shape (tiers.yaml `shape_policy`; empty: nothing).
+    shape_policy: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
 
     def names(self) -> list[str]:
         return [t["name"] for t in self.tiers]
@@ -232,7 +264,11 @@ def parse_ladder(doc: Any, sha256: str = "", checklist: Checklist | None = None)
                 if not select_checks(checklist, req["select"]):
                     raise UserError(f"tiers: {t['name']}.requires[{i}].select: matches no active check "
                                     f"({req['select']}); a selector that selects nothing makes a tier easier")
-    return Ladder(tiers=tuple(doc["tiers"]), sha256=sha256)
+    for need in doc.get("shape_policy", {}).get("needs", []):
+        for cid in need["ids"]:
+            if checklist is not None and cid not in checklist.by_id():
+                raise UserError(f"tiers: shape_policy.needs: unknown check id {cid}")
+    return Ladder(tiers=tuple(doc["tiers"]), sha256=sha256, shape_policy=dict(doc.get("shape_policy", {})))
 
 
 def load_ladder(path: Path | None = None, checklist: Checklist | None = None) -> Ladder:
@@ -301,3 +337,24 @@ def load_suite_data() -> SuiteData:
         if w.check not in known:
             raise UserError(f"waivers: {w.check}: unknown check id")
     return SuiteData(checklist, ladder, waivers, wsha)
+
+
+def run_knobs_path() -> Path:
+    """tiers/run.yaml (preflight limits, typical durations); the packaged one when an override
+    folder (CONFORMANCE_DATA_DIR) does not carry its own."""
+    path = data_root() / "tiers" / "run.yaml"
+    if not path.exists():
+        path = Path(str(importlib.resources.files("conformance") / "catalog")) / "tiers" / "run.yaml"
+    return path
+
+
+@functools.lru_cache(maxsize=2)
+def _run_knobs_at(path: str) -> dict[str, Any]:
+    doc = read_yaml_or_json(Path(path), what="run knobs")
+    validate(doc, "run", what=f"run knobs ({Path(path).name})")
+    return doc  # type: ignore[no-any-return]
+
+
+def load_run_knobs() -> dict[str, Any]:
+    """The run's knobs that are no check threshold: preflight limits, host warnings, durations."""
+    return _run_knobs_at(str(run_knobs_path()))

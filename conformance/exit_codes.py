@@ -13,7 +13,7 @@ class Exit(enum.IntEnum):
     """What `ray-conformance run` (and the other subcommands) return."""
 
     OK = 0            # the run completed (and met --require-tier, when given); verify/diff: no finding
-    BELOW_TIER = 1    # the run completed below --require-tier; verify/diff: a finding
+    BELOW_TIER = 1    # below --require-tier, or the preflight stopped the run; verify/diff/review: a finding
     USAGE = 2         # bad arguments or input (one line on stderr)
     HUNG = 3          # a check hung and could not be interrupted: report written, run ended early
     INTERRUPTED = 4   # stopped from outside (SIGINT/SIGTERM): report written, marked interrupted

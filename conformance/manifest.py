@@ -183,6 +183,43 @@ def resolve_transport(manifest: Manifest) -> type | None:
     return cls
 
 
+def resolve_provider(manifest: Manifest) -> Any:
+    """Import the topology provider (a callable the suite runs on every node), if one is named."""
+    ref = (manifest.data.get("topology") or {}).get("provider")
+    if not ref:
+        return None
+    obj = import_object(ref, field="topology.provider", python_path=manifest.python_path)
+    if isinstance(obj, type) or not callable(obj):
+        raise UserError(f"manifest: topology.provider: {ref} is not a function (expected a callable that "
+                        "returns the node's topology description)")
+    return obj
+
+
+def expected_contradictions(manifest: Manifest, manager: type) -> list[str]:
+    """Where accelerator.expected contradicts what the manager reports on this machine.
+
+    Only judged where the manager sees devices here: on a laptop driving a remote cluster it
+    reports none, and the preflight compares on every node instead.
+    """
+    with manifest_environment(manifest):
+        try:
+            count = manager.get_current_node_num_accelerators()
+            kind = manager.get_current_node_accelerator_type() if count else None
+        except Exception as exc:  # noqa: BLE001 - a raising manager is DP-001's to judge; say it here too
+            return [f"accelerator.expected: cannot compare, the manager raised {exc.__class__.__name__}"]
+    if not isinstance(count, int) or isinstance(count, bool) or count <= 0:
+        return []
+    out = []
+    want = manifest.devices_per_node
+    if count != want:
+        out.append(f"accelerator.expected.devices_per_node: {want}, but get_current_node_num_accelerators() "
+                   f"reports {count} here")
+    if kind != manifest.accelerator_type:
+        out.append(f"accelerator.expected.accelerator_type: {manifest.accelerator_type!r}, but "
+                   f"get_current_node_accelerator_type() reports {kind!r} here")
+    return out
+
+
 BUILTIN_TRANSPORTS = ("GLOO", "NCCL", "NIXL", "CUDA_IPC")
 
 
@@ -196,6 +233,7 @@ def check_manifest(path: str | Path) -> Manifest:
             raise UserError(f"manifest: transport.manager: required for custom transport {t['name']!r} "
                             f"(built-ins: {', '.join(BUILTIN_TRANSPORTS)})")
         resolve_transport(manifest)
+        resolve_provider(manifest)
     return manifest
 
 

@@ -50,6 +50,9 @@ def pytest_configure(config: pytest.Config) -> None:
     except UserError as exc:
         raise pytest.UsageError(str(exc)) from None
     config.pluginmanager.register(run, "conformance-run")
+    from conformance.run_hooks import RunHelp
+    run.report_extras = RunHelp(run)
+    config.pluginmanager.register(run.report_extras, "conformance-run-help")
     _sigterm_interrupts()
     if config.args_source != pytest.Config.ArgsSource.ARGS:
         config.args = [str(run.checks_dir)]

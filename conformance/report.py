@@ -34,8 +34,9 @@ def build_report(*, data: SuiteData, manifest: dict[str, Any], manifest_sha256: 
                  duration_s: float, checks: list[dict[str, Any]], interrupted: bool,
                  interrupted_reason: str | None = None, sections: dict[str, Any] | None = None,
                  plugin_artifact: dict[str, str] | None = None,
-                 selection: dict[str, Any] | None = None) -> dict[str, Any]:
-    ctx = RunContext(transport_declared=bool(manifest.get("transport")), nodes=int(cluster.get("nodes") or 0))
+                 selection: dict[str, Any] | None = None, shape: dict[str, Any] | None = None) -> dict[str, Any]:
+    ctx = RunContext(transport_declared=bool(manifest.get("transport")), nodes=int(cluster.get("nodes") or 0),
+                     shape=shape)
     tier, tiers = compute_tiers(checks, data.checklist, data.ladder, ctx)
     suite = {"name": SUITE_NAME, "version": __version__, "checklist_sha256": data.checklist.sha256,
              "tiers_sha256": data.ladder.sha256, "report_schema_sha256": sha256_file(schema_path("report"))}
@@ -53,6 +54,8 @@ def build_report(*, data: SuiteData, manifest: dict[str, Any], manifest_sha256: 
     report["partial"] = is_partial(report["selection"])
     if plugin_artifact:
         report["plugin_artifact"] = plugin_artifact
+    if shape is not None:
+        report["shape"] = shape
     return report
 
 
@@ -120,6 +123,8 @@ def render_markdown(report: dict[str, Any]) -> str:
     for title, section in (report.get("sections") or {}).items():
         if isinstance(section, dict) and section.get("markdown"):
             lines += [f"## {title}", "", section["markdown"], ""]
+    from conformance.report_guidance import guidance_markdown
+    lines += guidance_markdown(report)
     return "\n".join(lines)
 
 

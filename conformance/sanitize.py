@@ -54,3 +54,15 @@ def markdown_text(text: object, *, limit: int = 20000) -> str:
     if len(s) > limit:
         s = s[: max(0, limit - 1)] + "…"
     return s
+
+
+def markdown_code(text: object, *, limit: int = 20000) -> str:
+    """Outside text for a fenced code block (```` ~~~ ```` fences): controls removed, lines kept;
+    a line that could close the fence is defused."""
+    s = _ANSI.sub("", str(text)).replace("\r\n", "\n")
+    s = "\n".join(_CONTROL.sub(lambda m: _visible(m.group(0)), line.replace("\t", "    "))
+                  for line in s.split("\n"))
+    s = s.replace("~~~", "~ ~ ~").replace("```", "` ` `")
+    if len(s) > limit:
+        s = s[: max(0, limit - 1)] + "…"
+    return s

@@ -72,6 +72,8 @@ class ConformanceRun:
         self.area_timings: dict[str, float] = {}
         self.deselected: list[str] = []
         self.collected_whole = False
+        self.not_run_reason: str | None = None   # set when the preflight stops the run
+        self.report_extras: Any = None           # conformance.run_hooks.RunHelp: adds preflight, logs, next steps
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> "ConformanceRun":
@@ -216,7 +218,7 @@ class ConformanceRun:
         if unfinished:
             records.append(TestRecord(unfinished, self.item_checks.get(unfinished, ""), "fail",
                                       reason or "hung"))
-        not_run = "not run: the run was interrupted" if interrupted else "no test for this check ran"
+        not_run = self.not_run_reason or ("not run: the run was interrupted" if interrupted else "no test for this check ran")
         checks = aggregate(records, self.data.checklist, self.data.waivers, not_run_reason=not_run)
         cluster = {"mode": self.clusters.last_mode, "nodes": self.clusters.last_nodes,
                    "address": self.ray_address, "notes": list(self.clusters.notes),
@@ -224,15 +226,21 @@ class ConformanceRun:
         if cluster["mode"] is None:
             cluster["nodes"] = 0
         sections = dict(self.sections)
-        return build_report(
+        from conformance.local_paths import display_path
+        from conformance.next_steps import verified_shape
+        report = build_report(
             data=self.data, manifest=self.manifest.data, manifest_sha256=self.manifest.sha256,
-            manifest_path=str(self.manifest.path), environment=fingerprint(self.devices), cluster=cluster,
+            manifest_path=display_path(self.manifest.path), environment=fingerprint(self.devices), cluster=cluster,
             started_at=self.started_at, finished_at=now_iso(), duration_s=time.monotonic() - self.t0,
             checks=checks, interrupted=interrupted, interrupted_reason=reason if interrupted else None,
             sections=sections, plugin_artifact=self._plugin_artifact(),
             selection=selection_record(checks, args=self.config.invocation_params.args, deselected=self.deselected,
                                        collect_only=bool(self.config.getoption("collectonly", False)),
-                                       whole_checklist_collected=self.collected_whole))
+                                       whole_checklist_collected=self.collected_whole),
+            shape=verified_shape(self.devices, cluster["nodes"]))
+        if self.report_extras is not None:
+            self.report_extras.enrich(report)
+        return report
 
     def _plugin_artifact(self) -> dict[str, str] | None:
         artifact = self.manifest.data.get("plugin", {}).get("artifact")

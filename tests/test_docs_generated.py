@@ -6,7 +6,7 @@ from pathlib import Path
 
 from conformance.cli import main
 from conformance.data import load_suite_data
-from conformance.docs import checklist_markdown, tiers_markdown
+from conformance.docs import checklist_markdown, shape_policy_markdown, tiers_markdown
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 
@@ -15,6 +15,7 @@ def test_checklist_and_tier_docs_are_current() -> None:
     data = load_suite_data()
     assert checklist_markdown(data) in (DOCS / "checklist.md").read_text(), "run `make docs`"
     assert tiers_markdown(data) in (DOCS / "tiers.md").read_text(), "run `make docs`"
+    assert shape_policy_markdown(data) in (DOCS / "tiers.md").read_text(), "run `make docs`"
 
 
 def test_checklist_json_lists_every_check(capsys) -> None:

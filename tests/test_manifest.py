@@ -32,7 +32,26 @@ CASES = {
     "wrong type": (lambda: {**sim_manifest(), "cluster": {"nodes": "two"}}, "cluster.nodes: 'two' is not of type 'integer'"),
     "unknown key": (lambda: {**sim_manifest(), "colour": "red"}, "Additional properties are not allowed ('colour'"),
     "bad import ref": (lambda: {**sim_manifest(), "accelerator": {**sim_manifest()["accelerator"], "manager": "no colon"}},
-                       "accelerator.manager: 'no colon' does not match"),
+                       "accelerator.manager: 'no colon' is not a reference 'package.module:Name'"),
+    "misspelt topology provider": (lambda: {**sim_manifest(), "topology": {"provider": "conformance.simulated.topology:describe_nod"}},
+                                   "topology.provider: module 'conformance.simulated.topology' has no attribute 'describe_nod'"),
+    "unimportable topology provider": (lambda: {**sim_manifest(), "topology": {"provider": "conformance.simulated.topolgy:describe_node"}},
+                                       "topology.provider: cannot import module 'conformance.simulated.topolgy'"),
+    "topology provider not a function": (lambda: {**sim_manifest(), "topology": {"provider": "conformance.simulated.topology:HOST_GBPS"}},
+                                         "topology.provider: conformance.simulated.topology:HOST_GBPS is not a function"),
+    "transport not a transport": (lambda: {**sim_manifest(), "transport": {"name": "MYX", "manager": "pathlib:Path"}},
+                                  "transport.manager: pathlib:Path is not a TensorTransportManager subclass"),
+    "expected count contradicts the manager": (
+        lambda: {**sim_manifest(), "accelerator": {**sim_manifest()["accelerator"],
+                                                    "expected": {"devices_per_node": 8, "accelerator_type": "SIMACC-X1"}}},
+        "accelerator.expected.devices_per_node: 8, but get_current_node_num_accelerators() reports 4 here"),
+    "expected type contradicts the manager": (
+        lambda: {**sim_manifest(), "accelerator": {**sim_manifest()["accelerator"],
+                                                    "expected": {"devices_per_node": 4, "accelerator_type": "SIMACC-X9"}}},
+        "accelerator.expected.accelerator_type: 'SIMACC-X9', but get_current_node_accelerator_type() reports 'SIMACC-X1'"),
+    "env key not a variable name": (lambda: {**sim_manifest(), "accelerator": {**sim_manifest()["accelerator"],
+                                                                                "env": {"1BAD": "x"}}},
+                                    "accelerator.env: key '1BAD' is not a name of letters, digits and _"),
     "unimportable module": (lambda: {**sim_manifest(), "accelerator": {**sim_manifest()["accelerator"],
                                                                         "manager": "no_such_pkg.mod:Cls"}},
                             "accelerator.manager: cannot import module 'no_such_pkg.mod'"),
@@ -63,6 +82,7 @@ def test_bad_manifest_one_line_exit_2(case: str, tmp_path: Path, capsys: pytest.
     assert err.count("\n") == 1, err
     assert err.startswith("ray-conformance: error: manifest: ")
     assert expected in err, err
+    assert "^" not in err and "$'" not in err, f"raw regular expression in the message: {err}"
 
 
 def test_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

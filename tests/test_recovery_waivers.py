@@ -112,7 +112,8 @@ def write_data(folder: Path, blocks: bool) -> Path:
     """Suite data files for the run: a 3-check checklist, the 3-tier ladder, one waiver."""
     shutil.copytree(CATALOG / "schemas", folder / "schemas")
     (folder / "tiers").mkdir(parents=True)
-    shutil.copy(CATALOG / "tiers" / "vocabulary.yaml", folder / "tiers" / "vocabulary.yaml")
+    for name in ("vocabulary.yaml", "labels.yaml"):
+        shutil.copy(CATALOG / "tiers" / name, folder / "tiers" / name)
     base = {"rationale": "because of y.", "since": "0.1.0"}
     (folder / "tiers" / "checklist.yaml").write_text(yaml.safe_dump({"schema_version": 1, "checks": [
         {"id": "DP-001", "title": "dev", "area": "device", "level": "MUST", "requirement": "MUST do x.", **base},

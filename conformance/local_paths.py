@@ -1,0 +1,55 @@
+"""Keeping the vendor's local paths out of reports meant to be shared.
+
+A report is signed and sent to the SIG; the manifest's absolute path and Ray's log lines name
+the vendor's home folder, user name and temp folders. Reports record paths relative to where
+the run started, and log text with the home and temp folders shortened to `~` and `$TMPDIR`.
+"""
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from pathlib import Path
+
+
+def display_path(path: str | Path, start: str | Path | None = None) -> str:
+    """`path` as a report may show it: relative to `start` (default: the working directory).
+
+    Outside `start`: `~/…` under the home folder, else only the file name (never a full
+    absolute path).
+    """
+    p = Path(path).resolve()
+    base = Path(start).resolve() if start is not None else Path.cwd()
+    try:
+        return str(p.relative_to(base))
+    except ValueError:
+        pass
+    home = Path.home().resolve()
+    try:
+        return str(Path("~") / p.relative_to(home))
+    except ValueError:
+        return p.name
+
+
+def _prefixes() -> list[tuple[str, str]]:
+    """(absolute folder, replacement), longest first so that nested folders win."""
+    pairs: dict[str, str] = {}
+    for folder, short in ((tempfile.gettempdir(), "$TMPDIR"), ("/tmp", "$TMPDIR"), ("/dev/shm", "/dev/shm"),
+                          (str(Path.home()), "~")):
+        for variant in {folder, os.path.realpath(folder)}:
+            if variant and variant != "/" and variant not in pairs:
+                pairs[variant] = short
+    return sorted(pairs.items(), key=lambda kv: -len(kv[0]))
+
+
+def shorten_paths(text: str) -> str:
+    """Replace the home and temp folders inside free text (log lines, reasons) with `~` / `$TMPDIR`.
+
+    The user name also appears alone in some lines (`/home/alice` is covered; `user alice` is
+    not a path and is left alone).
+    """
+    for folder, short in _prefixes():
+        if short == folder:
+            continue
+        text = re.sub(re.escape(folder) + r"(?=/|\b|$)", lambda _m, s=short: s, text)
+    return text
