@@ -230,3 +230,48 @@ def schedule(selected: list[TeethRun], table: dict[str, Any] | None = None) -> l
     for r in selected:
         phases.setdefault(r.phase, []).append(r)
     return [(lanes.get(p, 1), sorted(rs, key=lambda r: (not r.good, not r.files))) for p, rs in sorted(phases.items())]
+
+
+# ------------------------------------------------------------------------------ converting old rows
+def rows_from_transport_variants(variants: dict[str, tuple[Any, ...]],
+                                 schedule: list[tuple[int, list[str]]] | None = None) -> list[dict[str, Any]]:
+    """teeth.yaml rows from the old transport teeth format
+    (VARIANTS: name -> ({intended}, {expected}, files, nodes); SCHEDULE: [(lanes, [names])]).
+    Phase: the old schedule's position (its last, one-at-a-time phase becomes phase 2)."""
+    phase_of: dict[str, int] = {}
+    for i, (_, names) in enumerate(schedule or []):
+        for n in names:
+            phase_of[n] = 0 if i == 0 else (2 if i == len(schedule or []) - 1 else 1)
+    rows = []
+    for name, (intended, expected, files, nodes) in variants.items():
+        row: dict[str, Any] = {
+            "id": f"transport/{name}", "base": "transport", "phase": phase_of.get(name, 1),
+            "files": [Path(f).name for f in files],
+            "set": {"transport.manager": f"broken_transports:{name}", "cluster.nodes": nodes,
+                    "cluster.object_store_memory_mb": 300},
+            "env": {"RAY_CONFORMANCE_TRANSPORT_MAX_BYTES": "16MiB"},
+            "catches": {c: "" for c in sorted(intended)},
+        }
+        if set(expected) - set(intended):
+            row["may_fail"] = sorted(set(expected) - set(intended))
+        if nodes == 1:
+            row["not_applicable"] = ["TR-006"]
+        rows.append(row)
+    return rows
+
+
+if __name__ == "__main__":
+    # python tests/teeth.py convert-transport OLD_test_transport_teeth.py  -> rows to paste into teeth.yaml
+    import importlib.util
+
+    if len(sys.argv) != 3 or sys.argv[1] != "convert-transport":
+        sys.exit("usage: python tests/teeth.py convert-transport PATH/test_transport_teeth.py")
+    sys.path.insert(0, str(Path(__file__).parent))
+    spec = importlib.util.spec_from_file_location("old_transport_teeth", sys.argv[2])
+    assert spec is not None and spec.loader is not None
+    old = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(old)
+    correct = set(getattr(old, "CORRECT", ()))
+    variants = {k: v for k, v in old.VARIANTS.items() if k not in correct}
+    print(yaml.safe_dump(rows_from_transport_variants(variants, getattr(old, "SCHEDULE", None)), sort_keys=False,
+                         default_flow_style=None, width=120))

@@ -1,7 +1,7 @@
 """Fault-injected variants of the simulated accelerator and of the reference transport, for the
 recovery checks (FR-*). Each breaks recovery the way real plugins do, and only recovery:
 before any failure they behave exactly like the reference, so the failing check is the one
-whose failure scenario triggers the fault. tests/test_recovery_teeth.py runs the recovery
+whose failure scenario triggers the fault. tests/teeth.yaml runs the recovery
 checks against each and asserts the intended check fails and the others still pass.
 
 Faults are driven by the environment (the variant's manifest `accelerator.env`, or the test
