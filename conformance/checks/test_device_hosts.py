@@ -53,6 +53,7 @@ def start_with_host(conformance_run: Any, manifest: Any, overlay: dict[str, str]
     return hosts.observe(start)
 
 
+@pytest.mark.cluster("host-without-device")
 @pytest.mark.check("DP-017")
 def test_host_without_device_detects_nothing_and_runs_work(manifest: Any, conformance_run: Any,
                                                            check_metrics: dict[str, Any]) -> None:
