@@ -148,3 +148,24 @@ def test_teeth(run: str, teeth_runs: Runs) -> None:
         EXTRA[name](result)
     if row.catches:
         assert result.rc == 1, f"{run}: a run with failing checks must exit 1, got {result.rc}"
+
+
+def test_a_row_is_judged_by_catches_may_fail_and_the_rest_passing() -> None:
+    from teeth import RunResult, TeethRun
+
+    row = TeethRun(id="x/V", base="sim", set={}, env={}, catches={"DP-001": "float"}, may_fail=("DP-003",),
+                   passes=("DP-002",), not_applicable=("DP-015",), waived=(), files=(), phase=1, also=(), data={})
+
+    def report(**outcomes: str) -> RunResult:
+        checks = [{"id": k.replace("_", "-"), "outcome": v, "reason": "count is a float" if v == "fail" else None,
+                   "tests": ["t"]} for k, v in outcomes.items()]
+        checks.append({"id": "DP-009", "outcome": "skip", "reason": "no test ran", "tests": []})  # did not run
+        return RunResult(1, {"checks": checks}, "")
+
+    assert problems(row, report(DP_001="fail", DP_002="pass", DP_003="error", DP_015="not_applicable")) == []
+    assert problems(row, report(DP_001="fail", DP_002="pass", DP_003="pass")) == []          # may, not must
+    assert any("did not catch" in p for p in problems(row, report(DP_001="pass", DP_002="pass", DP_003="pass")))
+    assert any("DP-002 must pass" in p for p in problems(row, report(DP_001="fail", DP_002="fail", DP_003="pass")))
+    assert any("DP-002 did not run" in p for p in problems(row, report(DP_001="fail", DP_003="pass")))
+    assert any("DP-016 must pass" in p
+               for p in problems(row, report(DP_001="fail", DP_002="pass", DP_003="pass", DP_016="not_applicable")))
