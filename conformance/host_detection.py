@@ -13,7 +13,8 @@ import logging
 import os
 import time
 import warnings
-from typing import Any, Callable
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator
 
 DETECTION_METHODS = ("get_current_node_num_accelerators", "get_current_node_accelerator_type",
                      "get_current_node_additional_resources")
@@ -44,16 +45,31 @@ def _loggers() -> list[logging.Logger]:
     return out
 
 
-def observe(fn: Callable[[], Any]) -> dict[str, Any]:
-    """Call `fn` and return what it returned or raised, how long it took, and what it logged or warned."""
+@contextmanager
+def capture_records() -> Iterator[list[dict[str, str]]]:
+    """Collect what is logged (WARNING and above, any logger) or warned inside the block."""
     handler = _Records()
     attached = _loggers()
     for lg in attached:
         lg.addHandler(handler)
+    records: list[dict[str, str]] = []
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            yield records
+    finally:
+        for lg in attached:
+            lg.removeHandler(handler)
+        records[:] = handler.records + [{"level": "WARNING", "logger": "warnings", "message": str(w.message)[:300]}
+                                        for w in caught]
+
+
+def observe(fn: Callable[[], Any]) -> dict[str, Any]:
+    """Call `fn` and return what it returned or raised, how long it took, and what it logged or warned.
+    Runs in a probe process or a worker, where nothing else needs the exception."""
     t0 = time.monotonic()
     out: dict[str, Any] = {}
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
+    with capture_records() as records:
         try:
             value = fn()
             out.update(ok=True, value=value if isinstance(value, (str, int, float, bool, dict)) or value is None
@@ -61,10 +77,7 @@ def observe(fn: Callable[[], Any]) -> dict[str, Any]:
         except BaseException as exc:  # noqa: BLE001 - report everything, including SystemExit
             out.update(ok=False, error=f"{exc.__class__.__name__}: {exc}".splitlines()[0][:300])
     out["seconds"] = round(time.monotonic() - t0, 3)
-    for lg in attached:
-        lg.removeHandler(handler)
-    out["records"] = handler.records + [{"level": "WARNING", "logger": "warnings", "message": str(w.message)[:300]}
-                                        for w in caught]
+    out["records"] = records
     return out
 
 
