@@ -27,6 +27,12 @@ NODE_START_METHODS = ("get_resource_name", "get_visible_accelerator_ids_env_var"
                       "get_current_node_accelerator_labels")
 
 
+def probe_timeout_s(run: Any) -> float:
+    """How long a contract probe may take before it counts as a hang: the check's own budget,
+    less what the setup needs, and never more than a minute."""
+    return min(60.0, run.default_timeout, 0.75 * run.setup_timeout)  # knob: hang guard of the contract probe
+
+
 class ProbeFailed(Exception):
     """The probe process itself failed (crash, hang, import error)."""
 
@@ -43,12 +49,15 @@ def last_call(stderr: str | bytes | None) -> str | None:
 
 
 def run_contract_probe(manager_ref: str, *, python_path: list[str], env: dict[str, str],
-                       quantities: list[float], timeout_s: float = 60.0) -> dict[str, Any]:
-    """Run conformance.contract_probe in a subprocess with the manifest's environment."""
+                       quantities: list[float] | None = None, timeout_s: float = 60.0,
+                       mode: str = "contract", **options: Any) -> dict[str, Any]:
+    """Run conformance.contract_probe in a subprocess with the manifest's environment
+    (`mode`/`options`: the host probes of conformance.hosts)."""
     child_env = dict(os.environ)
     child_env.update(env)
     child_env["PYTHONPATH"] = os.pathsep.join(python_path + [child_env.get("PYTHONPATH", "")]).strip(os.pathsep)
-    config = json.dumps({"manager": manager_ref, "python_path": python_path, "quantities": quantities})
+    config = json.dumps({"manager": manager_ref, "python_path": python_path, "quantities": quantities or [1],
+                         "mode": mode, **options})
     try:
         proc = subprocess.run([sys.executable, "-m", "conformance.contract_probe", config], env=child_env,
                               capture_output=True, text=True, timeout=timeout_s)

@@ -87,7 +87,18 @@ def main(argv: list[str]) -> int:
     except BaseException as exc:  # noqa: BLE001
         print(MARKER + json.dumps({"import_error": f"{exc.__class__.__name__}: {exc}"}))
         return 0
-    print(MARKER + json.dumps(probe(obj, config.get("quantities", [1]))))
+    mode = config.get("mode", "contract")
+    if mode == "contract":
+        result = probe(obj, config.get("quantities", [1]))
+    else:  # detection on other hosts and the node-start rules (conformance.host_detection)
+        from conformance import host_detection as hosts
+        if mode == "detect":
+            result = hosts.detect(obj)
+        elif mode == "overcommit":
+            result = hosts.overcommit(obj, config["env_var"], config["visible"], config["request"])
+        else:
+            result = hosts.noset(obj, config["env_var"], config["noset_var"], config["preset"], config["ids"])
+    print(MARKER + json.dumps(result, default=repr))
     return 0
 
 

@@ -61,6 +61,15 @@ class Manifest:
     def accelerator_env(self) -> dict[str, str]:
         return dict(self.accelerator.get("env", {}))
 
+    def host_overlay(self, kind: str) -> dict[str, str] | None:
+        """accelerator.env with the manifest's overlay for a host of `kind` (accelerator.hosts), or None."""
+        overlay = self.accelerator.get("hosts", {}).get(kind)
+        return None if overlay is None else {**self.accelerator_env, **overlay}
+
+    @property
+    def noset_env_var(self) -> str | None:
+        return self.accelerator.get("noset_env_var")
+
     @property
     def transport(self) -> dict[str, Any] | None:
         return self.data.get("transport")

@@ -17,8 +17,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from suite_runner import BROKEN, outcomes, run_suite, write_manifest
-from test_topology_teeth import TOPOLOGY_FILES
+from suite_runner import BROKEN, CHECKS, outcomes, run_suite, write_manifest
+
+TOPOLOGY_FILES = [str(CHECKS / f"test_topology_{name}.py") for name in ("labels", "description", "placement", "groups")]
 
 ROOT = Path(__file__).resolve().parent.parent
 TWO_NODE = ROOT / "conformance" / "simulated" / "manifest-2node.yaml"

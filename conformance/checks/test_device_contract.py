@@ -5,9 +5,10 @@ from typing import Any
 
 import pytest
 
-from conformance.contract import (NODE_START_METHODS, ProbeFailed, env_var_applicable, problems_env_var_written, problems_no_stray_vars,
-                                  problems_resource_name, problems_round_trip, problems_types,
-                                  problems_unset_is_none, run_contract_probe, validation_result)
+from conformance.contract import (NODE_START_METHODS, ProbeFailed, env_var_applicable, probe_timeout_s,
+                                  problems_env_var_written, problems_no_stray_vars, problems_resource_name,
+                                  problems_round_trip, problems_types, problems_unset_is_none, run_contract_probe,
+                                  validation_result)
 from conformance.fixtures import not_applicable
 
 
@@ -18,8 +19,7 @@ def contract(manifest: Any, conformance_run: Any) -> Any:
     try:
         return run_contract_probe(manifest.accelerator["manager"], python_path=manifest.python_path,
                                   env=manifest.accelerator_env, quantities=quantities,
-                                  timeout_s=min(60.0, conformance_run.default_timeout,  # knob: hang guard of the contract probe
-                                                0.75 * conformance_run.setup_timeout))
+                                  timeout_s=probe_timeout_s(conformance_run))
     except ProbeFailed as exc:
         if exc.hung_method in NODE_START_METHODS:
             # Ray calls this method at every node start: no cluster can come up, so every later

@@ -21,9 +21,9 @@ from conformance.recovery import bounds as B
 from conformance.recovery.actors import crash_first_attempt
 from conformance.recovery.audit import audit, holder_problems
 from conformance.recovery.context import RecoveryCtx
-from conformance.recovery.devices import (available, census, first_device_node, kill_quietly, make_ledger,
+from conformance.recovery.devices import (census, first_device_node, kill_quietly, make_ledger,
                                           pinned, spawn_holders, states, wait_all_free, wait_dead, wait_free,
-                                          wait_restarted)
+                                          wait_restarted, wait_view_shows_held)
 from conformance.recovery.scenario import Clock, scenario
 
 DEVICE_SHAPE = ClusterShape(name="recovery-devices")
@@ -74,7 +74,7 @@ def kill_then_reuse(rc: RecoveryCtx, check: str, how: str) -> None:
             before, universe = census(clock, dev, holders, B.ACTOR_READY_S)
             clock.mark("all devices held")
             victim = holders[0]
-            free_before = available(dev.resource, dev.node_id)
+            free_before = wait_view_shows_held(clock, dev, len(holders), B.DEVICE_RELEASE_S)
             if how == "kill":
                 ray.kill(victim)
             else:

@@ -128,3 +128,53 @@ def test_topology_packing_keeps_groups_in_one_domain(topology: TopologyContext,
                             f"placed with topology_strategy={strategy} across described domains "
                             f"{sorted({str(truth[n].get(key)) for n in nodes})}; it must stay pending")
     _fail(problems, "topology-aware packing split a group across domains", check_metrics)
+
+
+def unplaced_group_report(bundles: list[dict[str, float]], selectors: list[dict[str, str]],
+                          wait_s: float) -> tuple[bool, dict[str, Any], list[str]]:
+    """Create a group whose bundles no node should take, wait, read what Ray's state API says about
+    it, remove it: (ready, the group's state entry, the bundles' nodes)."""
+    from ray.util.placement_group import placement_group, placement_group_table, remove_placement_group
+
+    from conformance.topology.placement import group_nodes
+
+    pg = placement_group(bundles, strategy="SPREAD", bundle_label_selector=selectors)
+    try:
+        ready = pg.wait(wait_s)
+        table = placement_group_table(pg)
+        return ready, table, group_nodes(pg) if ready else []
+    finally:
+        remove_placement_group(pg)
+
+
+@pytest.mark.check("TL-017")
+def test_unschedulable_bundle_selector_is_reported_pending(topology: TopologyContext,
+                                                           check_metrics: dict[str, Any]) -> None:
+    from conformance.data import check_param
+    from conformance.topology.selectors import NODE_ID_KEY
+
+    truth = topology.truth()
+    wait_s = float(check_param("TL-017", "pending_wait_s"))
+    accepted = set(check_param("TL-017", "unplaced_states"))
+    t = topology.expected_type
+    owners = sorted(n for n, lab in truth.items() if matches({TYPE_KEY: t}, lab))
+    selectors = [{TYPE_KEY: f"conformance-absent-{t}"}]
+    if owners:   # the type, restricted to the nodes that by their devices and description lack it
+        selectors.append({TYPE_KEY: t, NODE_ID_KEY: f"!in({','.join(owners)})"})
+    problems: list[str] = []
+    seen: dict[str, Any] = {}
+    for sel in selectors:
+        text = selector_text(sel)
+        ready, table, nodes = unplaced_group_report([{"CPU": 0.01}], [sel], wait_s)
+        state = table.get("state")
+        sched = (table.get("stats") or {}).get("scheduling_state")
+        seen[text] = {"state": state, "scheduling_state": sched}
+        if ready:
+            problems.append(f"a bundle selecting {text} was placed on {[n[:8] for n in nodes]}, although by their "
+                            "devices and description no node matches it")
+        elif state != "PENDING" or (sched is not None and sched not in accepted):
+            problems.append(f"a group whose bundle selects {text} (no node matches) is reported by "
+                            f"placement_group_table as state={state!r}, scheduling_state={sched!r}; expected "
+                            f"PENDING and one of {sorted(accepted)}")
+    check_metrics["reported"] = seen
+    _fail(problems, "an unschedulable bundle_label_selector", check_metrics)

@@ -101,3 +101,34 @@ def test_fallback_strategy_is_honoured(topology: TopologyContext, check_metrics:
             seen.add(key)
             probes.append(SelectorProbe([{key: absent_value("d")}, {key: value}], spread_tasks=n))
     _run(topology, _with_actors(probes, 2), check_metrics, "fallback_strategy placed work on the wrong node")
+
+
+@pytest.mark.check("TL-015")
+def test_in_and_multi_key_selectors(topology: TopologyContext, check_metrics: dict[str, Any]) -> None:
+    t = topology.expected_type
+    probes = [SelectorProbe([{TYPE_KEY: f"in({t},{absent_value('t')})"}], spread_tasks=spread(topology))]
+    by_key: dict[str, list[str]] = {}
+    for key, value in topology.published_domains():
+        by_key.setdefault(key, []).append(value)
+        probes.append(SelectorProbe([{TYPE_KEY: t, key: value}]))                       # both keys hold
+        probes.append(SelectorProbe([{TYPE_KEY: t, key: absent_value("d")}], pinned=False))  # one does not
+    probes += [SelectorProbe([{key: f"in({','.join(values)})"}]) for key, values in by_key.items()]
+    if not by_key:   # no domain labels: AND the type with the node id of every node that has devices
+        owners = sorted(f.node_id for f in topology.device_nodes())
+        probes.append(SelectorProbe([{TYPE_KEY: t, NODE_ID_KEY: f"in({','.join(owners)})"}], pinned=False))
+        probes.append(SelectorProbe([{TYPE_KEY: t, NODE_ID_KEY: absent_value("n")}], pinned=False))
+    _run(topology, _with_actors(probes, 2), check_metrics, "an in() or multi-key selector placed work wrongly")
+
+
+@pytest.mark.check("TL-016")
+def test_feasible_primary_selector_wins_over_fallback(topology: TopologyContext,
+                                                      check_metrics: dict[str, Any]) -> None:
+    t = topology.expected_type
+    n = spread(topology)
+    probes = [SelectorProbe([{TYPE_KEY: t}, {TYPE_KEY: f"!{t}"}], spread_tasks=n)]
+    seen = set()
+    for key, value in topology.published_domains():
+        if key not in seen:
+            seen.add(key)
+            probes.append(SelectorProbe([{key: value}, {key: f"!{value}"}], spread_tasks=n))
+    _run(topology, _with_actors(probes, 2), check_metrics, "a feasible primary selector lost to its fallback")

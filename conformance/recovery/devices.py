@@ -126,6 +126,22 @@ def wait_free(clock: Clock, resource: str, units: float, what: str, bound_s: flo
     return clock.elapsed()
 
 
+def wait_view_shows_held(clock: Clock, dev: DeviceNode, held: int, bound_s: float | None = None) -> float:
+    """Wait until Ray's resource view of the node shows `held` of its devices in use; returns the
+    free units it then shows.
+
+    Holders that answered a call hold their devices, but the view a driver reads (GCS) is fed
+    asynchronously by the raylet: right after the holders start it can still show the node as
+    it was before them. A free-device baseline read then is too high, and "one more unit free"
+    after a release is never reached on a node whose holders hold every device. The baseline is
+    therefore taken only once the view agrees with the holders."""
+    expected_free = dev.count - held
+    clock.wait_for(lambda: available(dev.resource, dev.node_id) <= expected_free + 1e-9,
+                   f"Ray's resource view of node {dev.node_id[:8]} to show the {held} held device(s) in use",
+                   bound_s)
+    return available(dev.resource, dev.node_id)
+
+
 def wait_all_free(clock: Clock, resource: str, what: str, bound_s: float | None = None) -> None:
     clock.wait_for(lambda: available(resource) >= total(resource) - 1e-9, what, bound_s)
 

@@ -187,3 +187,76 @@ class SpaceInName(SimAccManager):
     @staticmethod
     def get_resource_name() -> str:
         return "SIM ACC"
+
+
+# ------------------------------------------------------------------ other hosts (DP-017 .. DP-020)
+# Written from the contract: the manifest's accelerator.hosts overlays say how a host without
+# the device, with a failing library or an unknown device id looks (conformance.simulated.manager
+# simulates them with SIMACC_DRIVER / SIMACC_DEVICE_ID); each variant mishandles one of them.
+def _driver() -> str:
+    return os.environ.get("SIMACC_DRIVER", "ok")
+
+
+class RaisesWithoutDriver(SimAccManager):
+    """DP-017: detection imports the vendor library unguarded, so a host without it raises."""
+
+    @staticmethod
+    def get_current_node_num_accelerators() -> int:
+        if _driver() == "absent":
+            raise ModuleNotFoundError("No module named 'simacc_driver'")
+        return SimAccManager.get_current_node_num_accelerators()
+
+
+class ErrorLogWithoutDriver(SimAccManager):
+    """DP-017: a host without the driver returns 0 but logs an ERROR on every call (pages operators)."""
+
+    @staticmethod
+    def get_current_node_num_accelerators() -> int:
+        if _driver() == "absent":
+            import logging
+            logging.getLogger("simacc").error("SIMACC driver not found")
+            return 0
+        return SimAccManager.get_current_node_num_accelerators()
+
+
+class CrashOnLibraryError(SimAccManager):
+    """DP-018: a library error propagates out of detection instead of degrading to 0."""
+
+    @staticmethod
+    def get_current_node_num_accelerators() -> int:
+        from conformance.simulated.manager import _enumerate_devices
+        try:
+            return _enumerate_devices()
+        except ModuleNotFoundError:
+            return 0
+
+
+class SilentUnknownType(SimAccManager):
+    """DP-018: an unknown device id becomes a made-up type ("SIMACC-UNKNOWN"), silently."""
+
+    @staticmethod
+    def get_current_node_accelerator_type() -> Optional[str]:
+        device_id = os.environ.get("SIMACC_DEVICE_ID")
+        if device_id is not None and SimAccManager.get_current_node_num_accelerators() > 0:
+            from conformance.simulated.manager import DEVICE_ID_TYPES
+            return DEVICE_ID_TYPES.get(device_id.lower(), "SIMACC-UNKNOWN")
+        return SimAccManager.get_current_node_accelerator_type()
+
+
+class VisibleIgnoredAtStart(SimAccManager):
+    """DP-019: outside workers the manager ignores the visible-devices variable (reports None), so
+    Ray cannot refuse a node asked for more devices than the operator made visible."""
+
+    @staticmethod
+    def get_current_process_visible_accelerator_ids() -> Optional[List[str]]:
+        if not in_ray_worker():
+            return None
+        return SimAccManager.get_current_process_visible_accelerator_ids()
+
+
+class IgnoresNoset(SimAccManager):
+    """DP-020: the declared opt-out variable is ignored; the ids are always written."""
+
+    @staticmethod
+    def set_current_process_visible_accelerator_ids(ids: List[str]) -> None:
+        os.environ[VISIBLE_DEVICES_ENV_VAR] = ",".join(str(i) for i in ids)

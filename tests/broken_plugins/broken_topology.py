@@ -4,7 +4,7 @@ Managers (subclasses of SimAccManager) break the node labels; providers (alterna
 conformance.simulated.topology.describe_node) break the description. Each fault is one a real
 plugin makes: a label computed from the wrong source, a label set where it does not belong, a
 description in another numbering, a link to a device that is not there.
-tests/test_topology_teeth.py runs the topology checks against each and asserts what fails.
+tests/teeth.yaml runs the topology checks against each and asserts what fails.
 """
 from __future__ import annotations
 

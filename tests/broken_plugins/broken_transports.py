@@ -2,7 +2,7 @@
 
 Each class subclasses conformance.simulated.transport.SimXferTransport and breaks one promise
 of the RDT transport contract the way real transports do (a cast on the wire, ignored strides,
-a shared staging buffer, a leak ...). tests/test_transport_teeth.py runs the transport and
+a shared staging buffer, a leak ...). tests/teeth.yaml runs the transport and
 performance checks against each and asserts that the intended check fails and that the checks
 the fault does not touch still pass.
 """

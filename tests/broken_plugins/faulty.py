@@ -1,7 +1,7 @@
 """Fault-injected variants of the simulated accelerator and of the reference transport, for the
 recovery checks (FR-*). Each breaks recovery the way real plugins do, and only recovery:
 before any failure they behave exactly like the reference, so the failing check is the one
-whose failure scenario triggers the fault. tests/test_recovery_teeth.py runs the recovery
+whose failure scenario triggers the fault. tests/teeth.yaml runs the recovery
 checks against each and asserts the intended check fails and the others still pass.
 
 Faults are driven by the environment (the variant's manifest `accelerator.env`, or the test
@@ -16,6 +16,8 @@ Accelerator variants (manifest `accelerator.manager: faulty:<Class>`):
 * CollideAfterRestart – "ids that collide after restart": a restarted actor is shown the
                          neighbouring device, which another actor holds (FR-003, FR-004, and the
                          node checks that restart actors: FR-008..010).
+* LosesDeviceAfterShutdown – a device handle stays open after ray.shutdown(), so a fresh start
+                         in the same process detects one device fewer (FR-006).
 * HangAfterRestart    – a restarted actor hangs while opening its device (a device that waits
                          for a reset nobody does): the hang test.
 * PeerDeathCrashes    – a device process exits when any node it saw at start dies (a runtime
@@ -141,6 +143,36 @@ class CollideAfterRestart(SimAccManager):
             n = SimAccManager.get_current_node_num_accelerators() or 1
             ids = [str((int(i) + 1) % n) if str(i).isdigit() else i for i in ids]
         SimAccManager.set_current_process_visible_accelerator_ids(ids)
+
+
+class LosesDeviceAfterShutdown(SimAccManager):
+    """A vendor library that keeps a device handle open in the process after ray.shutdown(): a
+    fresh start in the same process detects one device fewer (FR-006)."""
+
+    @staticmethod
+    def get_current_node_num_accelerators() -> int:
+        n = SimAccManager.get_current_node_num_accelerators()
+        _watch_shutdown()
+        return max(0, n - 1) if _SHUTDOWN_SEEN else n
+
+
+_SHUTDOWN_SEEN: list[bool] = []
+_WATCHING: list[bool] = []
+
+
+def _watch_shutdown() -> None:
+    """Note, once per process, when this process ends a Ray session (the driver's ray.shutdown)."""
+    ray = sys.modules.get("ray")
+    if ray is None or _WATCHING or in_ray_worker():
+        return
+    _WATCHING.append(True)
+    original = ray.shutdown
+
+    def shutdown(*args: Any, **kwargs: Any) -> Any:
+        _SHUTDOWN_SEEN[:] = [True]
+        return original(*args, **kwargs)
+
+    ray.shutdown = shutdown
 
 
 class HangAfterRestart(SimAccManager):

@@ -1,0 +1,171 @@
+"""Every check has teeth, as one table (tests/teeth.yaml): each broken variant is caught by the
+checks it names and breaks nothing else it runs, and the good plugins of several shapes pass
+every check that applies.
+
+The selected runs are submitted up front by a session fixture, phase by phase (`phases` in the
+table says how many at a time); each test then judges its own run's report.json.
+"""
+from __future__ import annotations
+
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import pytest
+
+from teeth import RunResult, TeethRun, execute, load_table, problems, run_by_id, runs, schedule, tests_of_checks
+
+RUNS = runs()
+
+
+# ------------------------------------------------------------------------------ extra assertions
+def extra_recovery_section(result: RunResult) -> None:
+    waived = result.check("FR-016")
+    assert waived["waiver"]["issue"].endswith("/61014") and waived["waiver"]["original_outcome"] == "fail"
+    assert "Unsupported tensor transport protocol" in waived["reason"]
+    section = result.report["sections"]["Recovery"]
+    timed = {s["check"] for s in section["data"]["scenarios"]}
+    assert timed == {f"FR-{i:03d}" for i in range(1, 17)}
+    assert all(s["elapsed_s"] <= s["bound_s"] for s in section["data"]["scenarios"] if s["outcome"] == "ok")
+    md = (result.out / "report.md").read_text()
+    assert "## Recovery" in md and "| FR-004 |" in md and "WAIVED" in md
+
+
+def extra_hang_report(result: RunResult) -> None:
+    fr3 = result.check("FR-003")
+    assert "crash-and-kill-restartable-holder" in fr3["reason"] and "still running after" in fr3["reason"]
+    timeout = run_by_id("recovery/HangAfterRestart").data["FR-003"]["timeout_s"]
+    rec = next(s for s in result.report["sections"]["Recovery"]["data"]["scenarios"] if s["check"] == "FR-003")
+    assert rec["outcome"] == "timeout" and timeout <= rec["elapsed_s"] < timeout + 30
+    assert not result.report["interrupted"], "a hang interrupted by the hard timeout must not end the run"
+
+
+def extra_topology_view(result: RunResult) -> None:
+    view = result.report["sections"]["Topology"]
+    assert view["data"]["differences"] == 0 and len(view["data"]["nodes"]) == 3
+
+
+def extra_transport_section(result: RunResult) -> None:
+    assert "Transport" in result.report["sections"], "the report has no Transport section"
+
+
+def extra_two_sided(result: RunResult) -> None:
+    assert result.report["sections"]["Transport"]["data"]["transport"]["one_sided"] is False
+
+
+EXTRA: dict[str, Callable[[RunResult], None]] = {
+    "recovery_section": extra_recovery_section, "hang_report": extra_hang_report,
+    "topology_view": extra_topology_view, "transport_section": extra_transport_section,
+    "two_sided": extra_two_sided,
+}
+
+
+# ------------------------------------------------------------------------------ running the table
+class Runs:
+    """The selected runs, phase by phase; tests wait for the one they judge."""
+
+    def __init__(self, selected: list[TeethRun], base: Path) -> None:
+        self.futures: dict[str, Future[RunResult]] = {}
+        self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="teeth-phases")
+        self.driver = self.pool.submit(self._drive, schedule(selected), base)
+
+    def _drive(self, phases: list[tuple[int, list[TeethRun]]], base: Path) -> None:
+        from conformance.simulated.transport import reap_orphaned_segments
+
+        pending = {r.id: Future() for _, rs in phases for r in rs}
+        self.futures.update(pending)
+        for lanes, rs in phases:
+            with ThreadPoolExecutor(lanes, thread_name_prefix="teeth") as pool:
+                for r, fut in [(r, pool.submit(execute, r, base)) for r in rs]:
+                    try:
+                        result = fut.result()
+                    except BaseException as exc:  # noqa: BLE001 - hand it to the test that waits
+                        pending[r.id].set_exception(exc)
+                        continue
+                    print(f"teeth: {r.id} ran in {result.wall_s:.0f}s (exit {result.rc})")
+                    pending[r.id].set_result(result)
+            reap_orphaned_segments()   # leaking variants' segments, once their processes are gone
+
+    def get(self, run_id: str) -> RunResult:
+        while run_id not in self.futures:
+            if self.driver.done():
+                self.driver.result()
+            import time
+            time.sleep(0.05)
+        return self.futures[run_id].result()
+
+    def close(self) -> None:
+        self.pool.shutdown(wait=True)
+
+
+@pytest.fixture(scope="session")
+def teeth_runs(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runs]:
+    wanted = [item.callspec.params["run"] for item in request.session.items
+              if getattr(item, "callspec", None) is not None and "run" in item.callspec.params
+              and Path(str(item.fspath)).name == "test_teeth.py"]
+    selected = [r for r in RUNS if r.id in set(wanted)]
+    r = Runs(selected, tmp_path_factory.mktemp("teeth"))
+    yield r
+    r.close()
+
+
+# ------------------------------------------------------------------------------ the cases
+def test_every_active_check_has_a_variant() -> None:
+    from conformance.data import load_suite_data
+
+    active = {c.id for c in load_suite_data().checklist.active()}
+    # A waived check fails on this Ray for every plugin (the waiver names the upstream issue), so
+    # no variant can show more than the good run's waived outcome does.
+    caught = {cid for r in RUNS for cid in r.catches} | {cid for r in RUNS for cid in r.waived}
+    assert not active - caught, f"active checks no broken variant is shown to fail: {sorted(active - caught)}"
+    assert not caught - active, f"teeth.yaml names unknown or retired checks: {sorted(caught - active)}"
+
+
+def test_the_table_is_well_formed() -> None:
+    from conformance.data import load_suite_data
+
+    known = {c.id for c in load_suite_data().checklist.checks}
+    index = tests_of_checks()
+    for r in RUNS:
+        named = set(r.named_checks) | set(r.not_applicable) | set(r.waived)
+        assert named <= known, f"{r.id}: unknown check(s) {sorted(named - known)}"
+        assert set(r.also) <= set(EXTRA), f"{r.id}: unknown extra assertion(s) {sorted(set(r.also) - set(EXTRA))}"
+        assert r.phase in {int(k) for k in load_table()["phases"]}, f"{r.id}: unknown phase {r.phase}"
+        if not r.files:
+            assert r.named_checks, f"{r.id}: runs nothing (give files or checks)"
+            assert all(c in index for c in r.named_checks), f"{r.id}: a named check has no test"
+    assert any(r.good for r in RUNS), "the table needs good plugins that must pass"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("run", [r.id for r in RUNS])
+def test_teeth(run: str, teeth_runs: Runs) -> None:
+    row = run_by_id(run)
+    result = teeth_runs.get(run)
+    wrong = problems(row, result)
+    assert not wrong, "\n".join(wrong) + (f"\n{result.output[-1500:]}" if result.report is None else "")
+    for name in row.also:
+        EXTRA[name](result)
+    if row.catches:
+        assert result.rc == 1, f"{run}: a run with failing checks must exit 1, got {result.rc}"
+
+
+def test_a_row_is_judged_by_catches_may_fail_and_the_rest_passing() -> None:
+    from teeth import RunResult, TeethRun
+
+    row = TeethRun(id="x/V", base="sim", set={}, env={}, catches={"DP-001": "float"}, may_fail=("DP-003",),
+                   passes=("DP-002",), not_applicable=("DP-015",), waived=(), files=(), phase=1, also=(), data={})
+
+    def report(**outcomes: str) -> RunResult:
+        checks = [{"id": k.replace("_", "-"), "outcome": v, "reason": "count is a float" if v == "fail" else None,
+                   "tests": ["t"]} for k, v in outcomes.items()]
+        checks.append({"id": "DP-009", "outcome": "skip", "reason": "no test ran", "tests": []})  # did not run
+        return RunResult(1, {"checks": checks}, "")
+
+    assert problems(row, report(DP_001="fail", DP_002="pass", DP_003="error", DP_015="not_applicable")) == []
+    assert problems(row, report(DP_001="fail", DP_002="pass", DP_003="pass")) == []          # may, not must
+    assert any("did not catch" in p for p in problems(row, report(DP_001="pass", DP_002="pass", DP_003="pass")))
+    assert any("DP-002 must pass" in p for p in problems(row, report(DP_001="fail", DP_002="fail", DP_003="pass")))
+    assert any("DP-002 did not run" in p for p in problems(row, report(DP_001="fail", DP_003="pass")))
+    assert any("DP-016 must pass" in p
+               for p in problems(row, report(DP_001="fail", DP_002="pass", DP_003="pass", DP_016="not_applicable")))
