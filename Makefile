@@ -7,7 +7,7 @@ REPORTS := reports
 # Extra pytest arguments for `make test` (e.g. PYTEST_ARGS="-x -k tiers").
 PYTEST_ARGS ?=
 
-.PHONY: install demo test docs example releases clean-reports
+.PHONY: install demo test docs example releases clean-reports hosts-demo
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -26,6 +26,11 @@ demo: $(STAMP)
 	done; \
 	echo "make demo: certification took $$(( $$(date +%s) - start )) s"; \
 	for f in $(REPORTS)/*/report.md; do echo "  report: $$f"; done
+
+## Certify the simulated accelerator on three hosts made of network namespaces (needs root and
+## iproute2): `ray start` per host, token auth, `ray-conformance run --ray-address` (docs/hosts.md).
+hosts-demo: $(STAMP)
+	$(BIN)/python -m conformance.hosts demo --hosts 3 --out $(REPORTS)/hosts-demo
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -p no:cacheprovider tests $(PYTEST_ARGS)

@@ -92,6 +92,8 @@ class HostCluster:
     net: netns.Network | None = field(default=None, init=False)
     _installed_pth: bool = field(default=False, init=False)
     _shm_before: set[str] = field(default_factory=set, init=False)
+    _tag: str | None = field(default=None, init=False)
+    _workdirs: list[Path] = field(default_factory=list, init=False)
 
     # ------------------------------------------------------------------ life cycle
     def __enter__(self) -> "HostCluster":
@@ -112,10 +114,12 @@ class HostCluster:
         atexit.register(self.stop)
         try:
             self.workdir = Path(tempfile.mkdtemp(prefix=f"{netns.PREFIX}{os.getpid()}-"))
+            self._workdirs.append(self.workdir)
             self.token_path.write_text(secrets.token_hex(32))
             self.token_path.chmod(0o600)
             self._inject_install()
             self.net = netns.plan(self.hosts)
+            self._tag = self.net.tag
             netns.create(self.net)
             self.members = [self._host(h) for h in self.net.hosts]
             for i in range(len(self.members)):
@@ -142,8 +146,8 @@ class HostCluster:
 
     def leftovers(self) -> dict[str, list[str]]:
         """What this instance left behind (all empty after stop())."""
-        found = netns.ours(os.getpid())
-        found["workdirs"] = [str(p) for p in Path(tempfile.gettempdir()).glob(f"{netns.PREFIX}{os.getpid()}-*")]
+        found = netns.ours(os.getpid(), self._tag) if self._tag else {"namespaces": [], "links": []}
+        found["workdirs"] = [str(p) for p in self._workdirs if p.exists()]
         found["shm"] = sorted(set(_shm_entries()) - self._shm_before)
         found["processes"] = [f"{h.net.namespace}:{p}" for h in self.members for p in netns.pids(h.net.namespace)]
         return found
@@ -166,8 +170,7 @@ class HostCluster:
 
     def driver_env(self, **extra: str) -> dict[str, str]:
         """Environment for a driver (ray-conformance run --ray-address ...) inside a host."""
-        env = {k: v for k, v in os.environ.items() if k not in SCRUB_ENV}
-        return {**env, **self.auth_env(), **extra}
+        return {**scrubbed_environ(), **self.auth_env(), **extra}
 
     def _host(self, h: netns.HostNet) -> Host:
         from conformance.cluster import patched_environ, plugin_node_labels
@@ -192,8 +195,7 @@ class HostCluster:
         return Host(h, role(h.index), host_env, labels)
 
     def host_env(self, index: int) -> dict[str, str]:
-        base = {k: v for k, v in os.environ.items() if k not in SCRUB_ENV}
-        return {**base, **self.auth_env(), **self.members[index].env}
+        return {**scrubbed_environ(), **self.auth_env(), **self.members[index].env}
 
     # ------------------------------------------------------------------ running things in hosts
     def run_in(self, index: int, argv: Sequence[str], env: dict[str, str] | None = None,
@@ -203,8 +205,8 @@ class HostCluster:
         return subprocess.run(["ip", "netns", "exec", ns, *argv], env=env or self.driver_env(), cwd=cwd,
                               capture_output=True, text=True, timeout=timeout_s)
 
-    def start_host(self, index: int) -> None:
-        """`ray start` on the host (again, after a kill: a restarted host joins as a new node)."""
+    def start_argv(self, index: int) -> list[str]:
+        """The host's `ray start` command line (the same for its first start and every restart)."""
         h = self.members[index]
         args = [bin_path("ray"), "start", f"--node-ip-address={h.net.address}", f"--num-cpus={self.num_cpus}",
                 f"--object-store-memory={self.object_store_mb * 1024 * 1024}", "--disable-usage-stats",
@@ -216,10 +218,12 @@ class HostCluster:
                 args += ["--dashboard-host=0.0.0.0"]
         else:
             args += [f"--address={self.address}"]
-        proc = self.run_in(index, args, env=self.host_env(index), timeout_s=120)
-        if proc.returncode != 0:
-            tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
-            raise HostClusterError(f"ray start on host {h.role} ({h.net.address}) failed: {' | '.join(tail)}")
+        return args
+
+    def start_host(self, index: int) -> None:
+        """`ray start` on the host (again, after a kill: a restarted host joins as a new node)."""
+        h = self.members[index]
+        start_in_namespace(h.net.namespace, self.start_argv(index), self.host_env(index), h.role, h.net.address)
         h.starts += 1
 
     def kill_host(self, index: int) -> int:
@@ -259,8 +263,9 @@ class HostCluster:
     def state(self) -> dict[str, Any]:
         """What a fault driver in another process needs (conformance.hosts.faults reads it)."""
         return {"owner_pid": os.getpid(), "address": self.address, "num_cpus": self.num_cpus,
-                "hosts": [{"index": h.net.index, "role": h.role, "namespace": h.net.namespace,
-                           "address": h.net.address} for h in self.members]}
+                "hosts": [{"index": h.net.index, "role": h.role, "namespace": h.net.namespace, "veth": h.net.veth,
+                           "address": h.net.address, "start_argv": self.start_argv(h.net.index),
+                           "env": {**self.auth_env(), **h.env}} for h in self.members]}
 
     def write_state(self, path: Path) -> Path:
         path.write_text(json.dumps(self.state(), indent=2))
@@ -278,6 +283,20 @@ class HostCluster:
         if proc.returncode != 0:
             raise HostClusterError(f"ray-conformance inject install failed: {proc.stderr.strip()}")
         self._installed_pth = True
+
+
+def start_in_namespace(namespace: str, argv: Sequence[str], env: dict[str, str], role_name: str,
+                       address: str) -> None:
+    """Run `ray start ...` inside a host; one-line HostClusterError with Ray's last words on failure."""
+    proc = subprocess.run(["ip", "netns", "exec", namespace, *argv], env=env, capture_output=True, text=True,
+                          timeout=120)
+    if proc.returncode != 0:
+        tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
+        raise HostClusterError(f"ray start on host {role_name} ({address}) failed: {' | '.join(tail)}")
+
+
+def scrubbed_environ() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if k not in SCRUB_ENV}
 
 
 def _shm_entries() -> list[str]:

@@ -6,12 +6,13 @@ from 198.51.100.0/24 (TEST-NET-2, a documentation range) and exist only inside t
 created here: the bridge itself has no address, no namespace has a default route, there is no
 NAT, so nothing a host sends can leave the bridge.
 
-Every name carries the creating process's pid (`rcns<pid>h<i>`, `rcns<pid>br`, `rcns<pid>v<i>`),
-so several instances never collide and `sweep_stale()` can remove what a killed run left behind
+Every name carries the creating process's pid and a per-process instance letter
+(`rcns<pid><x>h<i>`, `rcns<pid><x>br`, `rcns<pid><x>v<i>`), so several instances never collide and `sweep_stale()` can remove what a killed run left behind
 (its pid is gone). Needs root and iproute2 (`ip`).
 """
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import signal
@@ -22,7 +23,8 @@ from dataclasses import dataclass
 PREFIX = "rcns"
 SUBNET = "198.51.100"          # /24; host i gets .(i + 2)
 PREFIX_LEN = 24
-_NAME_RE = re.compile(rf"^{PREFIX}(\d+)(?:h\d+|br|v\d+)$")
+_NAME_RE = re.compile(rf"^{PREFIX}(\d+)([a-z])(?:h\d+|br|v\d+)$")
+_instances = itertools.count()
 
 
 class HostNetworkError(RuntimeError):
@@ -66,20 +68,22 @@ class Network:
     """The bridge and the hosts of one instance."""
 
     owner_pid: int
+    tag: str
     hosts: list[HostNet]
 
     @property
     def bridge(self) -> str:
-        return f"{PREFIX}{self.owner_pid}br"
+        return f"{PREFIX}{self.owner_pid}{self.tag}br"
 
 
 def plan(hosts: int, owner_pid: int | None = None) -> Network:
     """Names and addresses for `hosts` hosts (nothing is created yet)."""
-    if not 1 <= hosts <= 200:
-        raise ValueError(f"hosts: expected 1..200, got {hosts}")
+    if not 1 <= hosts <= 99:
+        raise ValueError(f"hosts: expected 1..99, got {hosts}")
     pid = os.getpid() if owner_pid is None else owner_pid
-    return Network(pid, [HostNet(i, f"{PREFIX}{pid}h{i}", f"{PREFIX}{pid}v{i}", f"{SUBNET}.{i + 2}")
-                         for i in range(hosts)])
+    tag = "abcdefghijklmnopqrstuvwxyz"[next(_instances) % 26]
+    base = f"{PREFIX}{pid}{tag}"
+    return Network(pid, tag, [HostNet(i, f"{base}h{i}", f"{base}v{i}", f"{SUBNET}.{i + 2}") for i in range(hosts)])
 
 
 def create(net: Network) -> None:
@@ -150,20 +154,20 @@ def destroy(net: Network) -> None:
     ip("link", "del", net.bridge, check=False)
 
 
-def ours(owner_pid: int | None = None) -> dict[str, list[str]]:
-    """Namespaces and links named by this harness (of one owner, or of any)."""
+def ours(owner_pid: int | None = None, tag: str | None = None) -> dict[str, list[str]]:
+    """Namespaces and links named by this harness (of one owner and instance, or of any)."""
     found: dict[str, list[str]] = {"namespaces": [], "links": []}
     for line in ip("netns", "list", check=False).splitlines():
         name = line.split()[0] if line.split() else ""
         m = _NAME_RE.match(name)
-        if m and (owner_pid is None or int(m.group(1)) == owner_pid):
+        if m and (owner_pid is None or int(m.group(1)) == owner_pid) and tag in (None, m.group(2)):
             found["namespaces"].append(name)
     for line in ip("-o", "link", "show", check=False).splitlines():
         parts = line.split(":")
         if len(parts) > 1:
             name = parts[1].strip().split("@")[0]
             m = _NAME_RE.match(name)
-            if m and (owner_pid is None or int(m.group(1)) == owner_pid):
+            if m and (owner_pid is None or int(m.group(1)) == owner_pid) and tag in (None, m.group(2)):
                 found["links"].append(name)
     return found
 
