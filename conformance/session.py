@@ -67,6 +67,7 @@ class ConformanceRun:
         self._write_lock = threading.Lock()
         self.manager_cls: type | None = None
         self.area_timings: dict[str, float] = {}
+        self._fault_driver: Any = None
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> "ConformanceRun":
@@ -83,6 +84,15 @@ class ConformanceRun:
             self.manager_cls = prepare_driver(self.manifest)
             self.clusters.manager = self.manager_cls
         return self.manager_cls
+
+    def fault_driver(self) -> Any:
+        """The configured fault driver (CLI over manifest; None if none): conformance.recovery.faults."""
+        if self._fault_driver is None:
+            from conformance.recovery.faults import driver_spec, load_driver
+            spec = driver_spec(self.manifest, self.config.getoption("conformance_fault_driver"),
+                               self.config.getoption("conformance_fault_driver_options"))
+            self._fault_driver = load_driver(spec) if spec else False
+        return self._fault_driver or None
 
     def cluster(self, shape: ClusterShape) -> Any:
         self.prepare()
