@@ -12,15 +12,21 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
+import yaml
 
 from conformance.hosts import netns
 from conformance.hosts.cluster import HostCluster, bin_path
-from suite_runner import ROOT, SIM_MANIFEST, outcomes
+from suite_runner import BROKEN, CHECKS, ROOT, SIM_MANIFEST, outcomes
 
 # The tier the same manifest reaches on ray.cluster_utils nodes the suite starts itself:
 # tests/test_device_teeth.py::test_good_plugin_passes_every_device_check asserts it.
 CLUSTER_UTILS_TIER = "experimental"
 HOSTS = 3
+XFER_MANIFEST = ROOT / "tests" / "manifests" / "recovery-simxfer.yaml"   # the same accelerator + SIMXFER
+NS_DRIVER = "conformance.hosts.faults:NamespaceFaultDriver"
+NODE_CHECKS = ("FR-007", "FR-008", "FR-009", "FR-010", "FR-011", "FR-017")
+PARTITION_FILES = (str(CHECKS / "test_recovery_nodes.py"),
+                   f"{CHECKS / 'test_recovery_transfers.py'}::test_transfer_across_partition_ends_in_data_or_error")
 
 
 @pytest.fixture(scope="module")
@@ -30,9 +36,10 @@ def hosts() -> Iterator[HostCluster]:
     assert not any(hc.leftovers().values()), hc.leftovers()
 
 
-def certify(hc: HostCluster, out: Path, *extra: str, env: dict[str, str] | None = None) -> tuple[Any, dict[str, Any]]:
+def certify(hc: HostCluster, out: Path, *extra: str, env: dict[str, str] | None = None,
+            manifest: Path = SIM_MANIFEST) -> tuple[Any, dict[str, Any]]:
     """`ray-conformance run --manifest M --ray-address HEAD:6379 --out DIR` inside the head host."""
-    proc = hc.run_in(0, [bin_path("ray-conformance"), "run", "--manifest", str(SIM_MANIFEST),
+    proc = hc.run_in(0, [bin_path("ray-conformance"), "run", "--manifest", str(manifest),
                          "--ray-address", hc.address, "--out", str(out), *extra], env=env, timeout_s=600,
                      cwd=str(ROOT))
     report_path = out / "report.json"
@@ -78,6 +85,48 @@ def test_certified_over_ray_address_reaches_the_cluster_utils_tier(hosts: HostCl
     assert report["tier"] == CLUSTER_UTILS_TIER
 
 
+def with_driver(hc: HostCluster) -> list[str]:
+    state = hc.write_state(hc.workdir / "hosts.json")
+    return ["--fault-driver", NS_DRIVER, "--fault-driver-options", json.dumps({"state": str(state)})]
+
+
+def test_node_and_partition_checks_run_with_the_namespace_fault_driver(hosts: HostCluster, tmp_path: Path) -> None:
+    proc, report = certify(hosts, tmp_path / "out", *with_driver(hosts), "--", *PARTITION_FILES,
+                           manifest=XFER_MANIFEST)
+    got = outcomes(report, "recovery")
+    reasons = {c["id"]: c["reason"] for c in report["checks"]}
+    bad = {c: (got[c], reasons[c]) for c in NODE_CHECKS + ("FR-018",) if got[c] != "pass"}
+    assert not bad, (bad, proc.stdout[-3000:])
+    metrics = {c["id"]: c["metrics"] for c in report["checks"]}
+    assert metrics["FR-017"]["declared_dead_s"] <= 30
+    assert metrics["FR-018"]["result"] == "data" or metrics["FR-018"]["result"].startswith("error")
+
+
+def faulty_manifest(folder: Path) -> Path:
+    """The same accelerator and transport with the faults the partition checks must catch."""
+    doc = yaml.safe_load(XFER_MANIFEST.read_text())
+    doc["plugin"]["python_path"] = [str(BROKEN)]
+    doc["product"] = "SimAcc X1 faulty partition"
+    doc["accelerator"]["manager"] = "faulty:CollideAfterRestart"       # a moved actor sees a neighbour's device
+    doc["transport"]["manager"] = "partition_faulty:HandshakeForever"   # a receive waits forever for its peer
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "manifest.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
+    return folder / "manifest.yaml"
+
+
+def test_partition_checks_have_teeth(tmp_path: Path) -> None:
+    manifest = faulty_manifest(tmp_path / "m")
+    with HostCluster(manifest, hosts=HOSTS, extra_env={"RAY_rdt_fetch_fail_timeout_milliseconds": "10000"}) as hc:
+        proc, report = certify(hc, tmp_path / "out", *with_driver(hc), "--",
+                               f"{PARTITION_FILES[0]}::test_partitioned_node_is_replaced_and_rejoins_as_new_node",
+                               PARTITION_FILES[1], manifest=manifest)
+    got = outcomes(report, "recovery")
+    reasons = {c["id"]: c["reason"] for c in report["checks"]}
+    assert got["FR-017"] == "fail" and "pool actor after the partition" in reasons["FR-017"], reasons["FR-017"]
+    assert got["FR-018"] == "fail", (reasons["FR-018"], proc.stdout[-3000:])
+    assert not any(hc.leftovers().values()), hc.leftovers()
+
+
 def test_nothing_left_when_the_body_fails() -> None:
     hc = HostCluster(SIM_MANIFEST, hosts=1)
     with pytest.raises(RuntimeError, match="a failing test"):
@@ -95,3 +144,27 @@ def test_stale_namespaces_of_a_dead_owner_are_swept() -> None:
     removed = netns.sweep_stale()
     assert net.hosts[0].namespace in removed
     assert not any(netns.ours(dead_pid).values())
+
+
+def test_certification_runs_as_a_ray_job(tmp_path: Path) -> None:
+    """`ray job submit --working-dir … -- ray-conformance run --ray-address auto --out …` on the hosts."""
+    import importlib.util
+    if importlib.util.find_spec("aiohttp") is None:   # the job server is part of Ray's dashboard: ray[default]
+        pytest.skip("ray job submit needs ray[default] (Ray's dashboard and job server); not installed")
+    work = tmp_path / "cert"
+    work.mkdir()
+    (work / "manifest.yaml").write_text(SIM_MANIFEST.read_text())
+    out = tmp_path / "reports"
+    with HostCluster(SIM_MANIFEST, hosts=2, dashboard=True) as hc:
+        head = hc.members[0].net.address
+        proc = hc.run_in(0, [bin_path("ray"), "job", "submit", "--address", f"http://{head}:8265",
+                             "--working-dir", str(work), "--",
+                             bin_path("ray-conformance"), "run", "--manifest", "manifest.yaml", "--ray-address", "auto",
+                             "--out", str(out), "--", "conformance/checks/test_device_contract.py"],
+                         timeout_s=600, cwd=str(ROOT))
+    assert proc.returncode == 0, (proc.stdout[-3000:], proc.stderr[-2000:])
+    assert "tier achieved" in proc.stdout, proc.stdout[-2000:]
+    report = json.loads((out / "report.json").read_text())
+    assert report["cluster"]["mode"] == "remote" and report["cluster"]["nodes"] == 2
+    assert {"report.md", "junit.xml"} <= {p.name for p in out.iterdir()}
+    assert set(outcomes(report, "device").values()) - {"skip", "not_applicable"} == {"pass"}
