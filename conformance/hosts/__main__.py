@@ -1,7 +1,8 @@
 """`python -m conformance.hosts`: the multi-host demo, and the node listing the harness uses.
 
 * `demo [--manifest M] [--hosts N] [--out DIR]` – start N namespace hosts, certify them with
-  `ray-conformance run --ray-address` from inside the head host, print the tier, tear down.
+  `ray-conformance run --ray-address` (and the namespace fault driver) from inside the head
+  host, print the tier, tear down.
 * `nodes --address A [--wait-alive N --timeout S]` – print ray.nodes() as JSON (run inside a
   host by the harness; needs the cluster's RAY_AUTH_* environment).
 """
@@ -47,8 +48,12 @@ def cmd_demo(args: argparse.Namespace) -> int:
         started = time.monotonic() - t0
         print(f"{args.hosts} hosts up in {started:.0f}s at {hc.address} "
               f"({', '.join(f'{h.role}={h.net.address}' for h in hc.members)})", flush=True)
+        state = hc.write_state(hc.workdir / "hosts.json")
         proc = hc.run_in(0, [bin_path("ray-conformance"), "run", "--manifest", str(Path(args.manifest).resolve()),
-                             "--ray-address", hc.address, "--out", str(out)], timeout_s=1800, cwd=str(ROOT))
+                             "--ray-address", hc.address, "--out", str(out),
+                             "--fault-driver", "conformance.hosts.faults:NamespaceFaultDriver",
+                             "--fault-driver-options", json.dumps({"state": str(state)})],
+                         timeout_s=1800, cwd=str(ROOT))
         print(proc.stdout[-4000:])
         if proc.returncode not in (0, 1):
             print(proc.stderr[-2000:], file=sys.stderr)
