@@ -1,8 +1,8 @@
 """A SIMXFER variant that breaks only across a network partition (the FR-018 teeth).
 
 `HandshakeForever`: before reading, the receiver opens a TCP connection to a handshake port
-the source listens on (on the source's node IP), and retries forever, ignoring aborts — the
-"waits for the peer's ack with no timeout" bug. Between reachable hosts it behaves exactly like
+the source listens on (on the source's node IP); when that fails it waits for the peer's ack
+forever, ignoring aborts — the "blocking read on a dead connection, no timeout" bug. Between reachable hosts it behaves exactly like
 SIMXFER (the handshake succeeds at once); behind a partition the receive hangs.
 """
 from __future__ import annotations
@@ -58,11 +58,11 @@ class HandshakeForever(SimXferTransport):
     def recv_multiple_tensors(self, obj_id: str, tensor_transport_metadata: Any, communicator_metadata: Any,
                               target_buffers: Optional[List[Any]] = None) -> List[Any]:
         ip, port = getattr(tensor_transport_metadata, "src_ip", ""), getattr(tensor_transport_metadata, "src_port", 0)
-        while ip and port:
+        if ip and port:
             try:
-                socket.create_connection((ip, port), timeout=1).close()
-                break
+                socket.create_connection((ip, port), timeout=2).close()
             except OSError:
-                time.sleep(0.5)            # the bug: no deadline, aborts ignored
+                while True:                # the bug: waits for an ack that never comes; ignores aborts
+                    time.sleep(1)
         return super().recv_multiple_tensors(obj_id, tensor_transport_metadata, communicator_metadata,
                                              target_buffers)
