@@ -160,7 +160,7 @@ def test_certification_runs_as_a_ray_job(tmp_path: Path) -> None:
         proc = hc.run_in(0, [bin_path("ray"), "job", "submit", "--address", f"http://{head}:8265",
                              "--working-dir", str(work), "--",
                              bin_path("ray-conformance"), "run", "--manifest", "manifest.yaml", "--ray-address", "auto",
-                             "--out", str(out), "--", str(CHECKS / "test_device_contract.py")],
+                             "--out", str(out), "--", str(CHECKS / "test_device_live.py")],
                          timeout_s=600, cwd=str(ROOT))
     assert proc.returncode == 0, (proc.stdout[-3000:], proc.stderr[-2000:])
     assert "tier achieved" in proc.stdout, proc.stdout[-2000:]
