@@ -31,23 +31,20 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
 from conformance.hosts import netns
 from conformance.injection import ENV_VAR, PTH_NAME, unit_instance_resources
+# The roles the node-recovery checks select on, as labels (and the per-host name a simulated plugin reads).
+from conformance.recovery.nodes import NODE_KEY as ROLE_KEY, NODE_NAME_ENV, POOL_KEY, ROLES
 
 PORT = 6379
 # Health checks of the head's GCS: a host that stops answering is declared dead after about
 # period * threshold + timeout (~4 s) instead of Ray's default ~15 s (kill) / ~60 s (partition).
 HEALTH_CHECK = {"health_check_initial_delay_ms": 0, "health_check_period_ms": 1000,
                 "health_check_timeout_ms": 1000, "health_check_failure_threshold": 3}
-ROLE_KEY = "conformance.recovery/node"   # the roles the node-recovery checks use (recovery/nodes.py)
-POOL_KEY = "conformance.recovery/pool"
-ROLES = ("head", "b", "c")
-NODE_NAME_ENV = "RAY_CONFORMANCE_NODE_NAME"
 # Environment a Ray process inherits that must not leak into a host or driver of this cluster.
 SCRUB_ENV = ("RAY_ADDRESS", "RAY_AUTH_MODE", "RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH", "RAY_TMPDIR",
              "PYTEST_ADDOPTS", "PYTEST_CURRENT_TEST")
@@ -305,11 +302,3 @@ def _shm_entries() -> list[str]:
     except OSError:
         return []
 
-
-def wait_until(predicate: Any, timeout_s: float, poll_s: float = 0.5) -> Any:
-    deadline = time.monotonic() + timeout_s
-    while True:
-        value = predicate()
-        if value or time.monotonic() > deadline:
-            return value
-        time.sleep(poll_s)
