@@ -7,12 +7,12 @@ REPORTS := reports
 # Extra pytest arguments for `make test` (e.g. PYTEST_ARGS="-x -k tiers").
 PYTEST_ARGS ?=
 
-.PHONY: install demo test docs example releases clean-reports browser bench
+.PHONY: install demo test docs example releases clean-reports browser bench hosts-demo
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,jobs]'
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -26,6 +26,12 @@ demo: $(STAMP)
 	done; \
 	echo "make demo: certification took $$(( $$(date +%s) - start )) s"; \
 	for f in $(REPORTS)/*/report.md; do echo "  report: $$f"; done
+
+## Certify the simulated accelerator on three hosts made of network namespaces (needs root and
+## iproute2): `ray start` per host, token auth, `ray-conformance run --ray-address` (docs/hosts.md).
+hosts-demo: $(STAMP)
+	$(BIN)/python -m conformance.hosts demo --hosts 3 --out $(REPORTS)/hosts-demo
+
 
 ## Headless Chromium (Debian's package) for the report pages' browser tests; installed when missing.
 browser:

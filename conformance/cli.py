@@ -128,6 +128,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         cmd.append(f"--conformance-ray-address={args.ray_address}")
     if args.timeout:
         cmd.append(f"--conformance-timeout={args.timeout}")
+    if args.fault_driver:
+        cmd.append(f"--conformance-fault-driver={args.fault_driver}")
+    if args.fault_driver_options:
+        cmd.append(f"--conformance-fault-driver-options={args.fault_driver_options}")
     has_paths = any(not a.startswith("-") and (Path(a.split("::")[0]).exists()) for a in extra)
     cmd += extra + ([] if has_paths else [str(checks_dir)])
     from conformance.sanitize import terminal
@@ -210,6 +214,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", help="output folder (default reports/<product-slug>/)")
     p.add_argument("--ray-address", help="existing Ray cluster to run against")
     p.add_argument("--require-tier", help="exit 1 unless at least this tier is achieved")
+    p.add_argument("--fault-driver", help="pkg.module:Class that kills/partitions/restarts nodes of the "
+                                          "--ray-address cluster (docs/recovery.md)")
+    p.add_argument("--fault-driver-options", help="the fault driver's keyword arguments as a JSON object")
     p.add_argument("--timeout", type=float, help="default hard timeout per check, seconds")
     p.add_argument("--sign-key", help="sign the report with this private key (writes report.intoto.json)")
     p.add_argument("--passphrase-env", help="environment variable holding the key's passphrase")

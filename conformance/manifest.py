@@ -79,7 +79,7 @@ class Manifest:
         c = self.data.get("cluster", {})
         return {"nodes": c.get("nodes", 1), "num_cpus_per_node": c.get("num_cpus_per_node", 2),
                 "object_store_memory_mb": c.get("object_store_memory_mb", 300),
-                "node_env": list(c.get("node_env", []))}
+                "node_env": list(c.get("node_env", [])), "fault_driver": c.get("fault_driver")}
 
     @property
     def python_path(self) -> list[str]:

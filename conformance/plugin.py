@@ -25,6 +25,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="folder for report.json, report.md, junit.xml (default reports/<product-slug>/)")
     group.addoption("--conformance-ray-address", dest="conformance_ray_address", default=None, metavar="ADDR",
                     help="run against an existing Ray cluster instead of starting simulated nodes")
+    group.addoption("--conformance-fault-driver", dest="conformance_fault_driver", default=None, metavar="REF",
+                    help="pkg.module:Class that kills/partitions/restarts nodes of the --conformance-ray-address "
+                         "cluster (overrides the manifest's cluster.fault_driver; docs/recovery.md)")
+    group.addoption("--conformance-fault-driver-options", dest="conformance_fault_driver_options", default=None,
+                    metavar="JSON", help="keyword arguments of the fault driver, as a JSON object")
     group.addoption("--conformance-timeout", dest="conformance_timeout", type=float, default=120.0,
                     metavar="SECONDS", help="default hard timeout per check (checklist timeout_s overrides)")
     group.addoption("--conformance-setup-timeout", dest="conformance_setup_timeout", type=float, default=240.0,

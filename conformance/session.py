@@ -74,6 +74,7 @@ class ConformanceRun:
         self.collected_whole = False
         self.not_run_reason: str | None = None   # set when the preflight stops the run
         self.report_extras: Any = None           # conformance.run_hooks.RunHelp: adds preflight, logs, next steps
+        self._fault_driver: Any = None
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> "ConformanceRun":
@@ -90,6 +91,15 @@ class ConformanceRun:
             self.manager_cls = prepare_driver(self.manifest)
             self.clusters.manager = self.manager_cls
         return self.manager_cls
+
+    def fault_driver(self) -> Any:
+        """The configured fault driver (CLI over manifest; None if none): conformance.recovery.faults."""
+        if self._fault_driver is None:
+            from conformance.recovery.faults import driver_spec, load_driver
+            spec = driver_spec(self.manifest, self.config.getoption("conformance_fault_driver"),
+                               self.config.getoption("conformance_fault_driver_options"))
+            self._fault_driver = load_driver(spec) if spec else False
+        return self._fault_driver or None
 
     def cluster(self, shape: ClusterShape) -> Any:
         self.prepare()

@@ -2,7 +2,8 @@
 rejoin behave as Ray documents, with the plugin's devices correct throughout.
 
 Needs nodes the suite starts and can kill (ray.cluster_utils, shape "recovery-nodes": head + two
-pool nodes "b" and "c", fast health checks); not applicable with --conformance-ray-address. The
+pool nodes "b" and "c", fast health checks), or, with --conformance-ray-address, a fault driver
+for that cluster (conformance.recovery.faults) and nodes labelled with the roles head, b, c. The
 head is never killed; each check kills node "b" and the next check's setup brings it back.
 """
 from __future__ import annotations
@@ -14,14 +15,15 @@ from typing import Any
 
 import pytest
 
-from conformance.cluster import ClusterStartError
+from conformance.cluster import ClusterShape, ClusterStartError
 from conformance.fixtures import not_applicable
 from conformance.recovery import bounds as B
 from conformance.recovery.actors import hold_until
 from conformance.recovery.audit import holder_problems
 from conformance.recovery.devices import (kill_quietly, make_ledger, spawn_holders, states, total, wait_dead,
                                           wait_restarted)
-from conformance.recovery.nodes import NodeLab, fill, labels_match, node_shape, release, signature
+from conformance.recovery.nodes import (NODE_KEY, ROLES, NodeLab, fill, known_nodes, labels_match, node_shape,
+                                       release, signature)
 from conformance.recovery.scenario import Clock, scenario
 from conformance.timeouts import CheckTimeout
 
@@ -46,15 +48,26 @@ class Ctx:
 
 @pytest.fixture
 def nc(conformance_run: Any, manifest: Any, accelerator_manager: type, check_metrics: dict[str, Any]) -> Ctx:
+    driver = None
     if conformance_run.ray_address:
-        not_applicable("kills and restarts nodes: needs simulated nodes the suite starts itself "
-                       "(not possible with --conformance-ray-address)")
-    shape = node_shape(manifest)
+        driver = conformance_run.fault_driver()
+        if driver is None:
+            not_applicable("kills and restarts nodes: needs simulated nodes the suite starts itself, or a fault "
+                           "driver for the --conformance-ray-address cluster (--fault-driver; docs/recovery.md)")
+        shape = ClusterShape()       # the vendor's cluster as it is
+    else:
+        shape = node_shape(manifest, accelerator_manager)
     try:
         handle = conformance_run.cluster(shape)
     except ClusterStartError as exc:
         raise ClusterStartError(str(exc)) from None
-    lab = NodeLab(handle, manifest, accelerator_manager, shape)
+    lab = NodeLab(handle, manifest, accelerator_manager, shape, driver,
+                  refs=known_nodes(conformance_run))
+    if driver is not None:
+        unknown = [r for r in ROLES if r not in lab.alive() and r not in lab.refs]
+        if unknown:
+            not_applicable(f"no live node labelled {NODE_KEY}={'|'.join(unknown)}: on a --ray-address cluster the "
+                           f"nodes the fault driver may fail carry the roles {', '.join(ROLES)} as labels")
     lab.ensure_layout(Clock("setup", "restore the node layout", B.REJOIN_S + 2 * B.DEVICE_RELEASE_S))
     return Ctx(conformance_run, check_metrics, lab)
 
@@ -339,3 +352,84 @@ def test_rejoined_node_is_detected_again(nc: Ctx) -> None:
                          "on the rejoined node")
         finally:
             kill_quietly(actors)
+
+
+@pytest.fixture
+def partition_nc(request: pytest.FixtureRequest, conformance_run: Any) -> Ctx:
+    """The node lab, when the cluster's fault driver can partition a node (decided before any start)."""
+    driver = conformance_run.fault_driver() if conformance_run.ray_address else None
+    if driver is None or "partition" not in driver.supports:
+        name = driver.name if driver is not None else "cluster_utils"
+        not_applicable(f"needs a fault driver that can partition a node; {name!r} cannot (nodes the suite starts "
+                       "share one network stack): run against real or namespace hosts with --fault-driver")
+    return request.getfixturevalue("nc")
+
+
+def stays_dead(clock: Clock, node_id: str, watch_s: float) -> None:
+    """The old node must not come back alive under its old identity while watched."""
+    end = clock.elapsed() + watch_s
+    while clock.elapsed() < end:
+        back = [n for n in _ray().nodes() if n["NodeID"] == node_id and n.get("Alive")]
+        if back:
+            raise clock.fail(f"node {node_id[:8]} is alive again under its old id after the partition healed")
+        time.sleep(0.5)
+
+
+@pytest.mark.check("FR-017")
+def test_partitioned_node_is_replaced_and_rejoins_as_new_node(partition_nc: Ctx) -> None:
+    nc = partition_nc
+    lab = nc.lab
+    from conformance.data import check_param
+
+    def param(name: str) -> float:
+        return float(check_param("FR-017", name))
+
+    blockers: list[Any] = []
+    actors: list[Any] = []
+    partitioned = False
+    with nc.scenario("FR-017", "partition-b-heal-restart", B.SCENARIO_BOUND_S["FR-017"]) as clock:
+        try:
+            b, c = lab.dev("b"), lab.dev("c")
+            before = signature(lab.alive()["b"], lab.resource)
+            selector = lab.selector()
+            nc.metrics["selector"] = selector
+            blockers = fill(clock, c, "c")          # so that the pool actor has to start on b
+            actors = spawn_holders(b, 1, max_restarts=2, label_selector=selector)
+            first = states(clock, actors, "the pool actor to start", B.ACTOR_READY_S)[0]
+            if first["node_id"] != b.node_id:
+                raise clock.fail(f"with node c full, the pool actor started on {first['node_id'][:8]}, not on b")
+            release(clock, blockers, c, "c")
+            total_before = total(lab.resource)
+            start = clock.elapsed()
+            lab.partition("b")
+            partitioned = True
+            lab.wait_gone(clock, "b", b.node_id, b.count, total_before, bound_s=param("dead_within_s"))
+            nc.metrics["declared_dead_s"] = round(clock.elapsed() - start, 3)
+            moved = wait_restarted(clock, actors[0], first["pid"], "the pool actor to run again on a survivor",
+                                   param("reschedule_s"))
+            nc.metrics["actor_moved_s"] = round(clock.elapsed() - start, 3)
+            labels = node_labels_of(moved["node_id"])
+            problems = holder_problems(moved, b.env_var, 1, None, "pool actor after the partition")
+            if not labels_match(labels, selector) or moved["node_id"] != c.node_id:
+                problems.append(f"the pool actor ran on {moved['node_id'][:8]} with labels {labels}; the only "
+                                f"surviving node matching {selector} is c")
+            assert_clean(clock, problems, "after the partition")
+            lab.heal("b")
+            partitioned = False
+            stays_dead(clock, b.node_id, param("healed_watch_s"))
+            healed = clock.elapsed()
+            lab.rejoin("b")
+            last: list[Any] = []
+
+            def rejoined() -> bool:
+                node = lab.alive().get("b")
+                last[:] = [signature(node, lab.resource) if node else "not alive"]
+                return node is not None and node["NodeID"] != b.node_id and last[0] == before
+
+            clock.wait_for(rejoined, "the healed host to join as a new node with its devices and labels",
+                           param("rejoin_s"), explain=lambda: f"{last[0]} (before: {before})" if last else "")
+            nc.metrics["rejoin_s"] = round(clock.elapsed() - healed, 3)
+        finally:
+            if partitioned:
+                lab.heal("b")
+            kill_quietly(blockers + actors)

@@ -280,3 +280,65 @@ def test_restarted_actor_transfers_again(xc: XCtx) -> None:
                 xc.metrics[f"restarted_{role}"] = "transferred"
         finally:
             end_pair(pair)
+
+
+@pytest.fixture
+def partition_driver(conformance_run: Any) -> Any:
+    """The --ray-address cluster's fault driver, when it can partition (decided before any start)."""
+    driver = conformance_run.fault_driver() if conformance_run.ray_address else None
+    if driver is None or "partition" not in driver.supports:
+        name = driver.name if driver is not None else "cluster_utils"
+        not_applicable(f"needs a fault driver that can partition a node; {name!r} cannot (nodes the suite starts "
+                       "share one network stack): run against real or namespace hosts with --fault-driver")
+    return driver
+
+
+@pytest.mark.check("FR-018")
+def test_transfer_across_partition_ends_in_data_or_error(partition_driver: Any, xc: XCtx, conformance_run: Any,
+                                                         manifest: Any, accelerator_manager: type) -> None:
+    from conformance.data import check_param
+    from conformance.recovery.devices import pinned
+    from conformance.recovery.nodes import NodeLab, known_nodes
+
+    def param(name: str) -> float:
+        return float(check_param("FR-018", name))
+
+    x = xc.x
+    lab = NodeLab(conformance_run.clusters.current, manifest, accelerator_manager, conformance_run.clusters.current.shape,
+                  partition_driver, refs=known_nodes(conformance_run))
+    peers: list[Any] = []
+    fresh = None
+    partitioned = False
+    if all(r in lab.alive() or r in lab.refs for r in ("b", "c")):   # an earlier check may have failed b
+        lab.ensure_layout(Clock("setup", "restore the node layout", B.REJOIN_S + 2 * B.DEVICE_RELEASE_S))
+    roles = lab.alive()
+    if not {"b", "c"} <= set(roles):
+        not_applicable("needs live nodes labelled conformance.recovery/node=b and =c (docs/recovery.md)")
+    with xc.scenario("FR-018", "transfer-from-a-partitioned-node", B.SCENARIO_BOUND_S["FR-018"]) as clock:
+        try:
+            src = start_peers(clock, x, xc.resource, 1, scheduling_strategy=pinned(roles["b"]["NodeID"]))[0]
+            dst = start_peers(clock, x, xc.resource, 1, scheduling_strategy=pinned(roles["c"]["NodeID"]))[0]
+            peers = [src, dst]
+            group = make_group(x, peers)
+            ref = produce(clock, x, src, SMALL_BYTES, seed=31)
+            sent = clock.get(src.sent_digest.remote(31), "the producer's digest", 15)
+            lab.partition("b")
+            partitioned = True
+            t0 = clock.elapsed()
+            kind, got = outcome(clock, dst.receive.remote(ref), "the transfer across the partition",
+                                param("transfer_end_s"))
+            xc.metrics["result"] = kind if kind == "data" else f"error: {got}"
+            xc.metrics["ended_after_s"] = round(clock.elapsed() - t0, 3)
+            if kind == "data" and got != sent:
+                raise clock.fail(f"the transfer across the partition delivered {got}, not the {sent} sent")
+            lab.heal("b")
+            partitioned = False
+            fresh = receiver_recovers(xc, clock, Pair(src, dst, group), seed=33)
+        finally:
+            if partitioned:
+                lab.heal("b")
+            end_pair(fresh)
+            from conformance.recovery.devices import kill_quietly
+            kill_quietly(peers)
+            if "b" not in lab.alive():   # leave the layout as found: the healed host joins again
+                lab.rejoin("b")

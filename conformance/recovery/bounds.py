@@ -71,3 +71,13 @@ SCENARIO_BOUND_S: dict[str, float] = {  # knob: multipliers count a scenario's s
     "FR-015": 2 * ACTOR_READY_S + 4 * TRANSFER_ERROR_S,
     "FR-016": 4 * ACTOR_READY_S + 3 * TRANSFER_ERROR_S,
 }
+
+# Partition checks (FR-017, FR-018): their bounds are the checks' params in the checklist.
+def _params_total(check: str, *names: str) -> float:
+    from conformance.data import check_param
+    return float(sum(check_param(check, n) for n in names))
+
+
+SCENARIO_BOUND_S["FR-017"] = 2 * ACTOR_READY_S + DEVICE_RELEASE_S + VIEW_SETTLE_S + _params_total(
+    "FR-017", "dead_within_s", "reschedule_s", "healed_watch_s", "rejoin_s")
+SCENARIO_BOUND_S["FR-018"] = 3 * ACTOR_READY_S + 2 * TRANSFER_ERROR_S + _params_total("FR-018", "transfer_end_s")

@@ -8,16 +8,22 @@ after about a second instead of ~15 s), which keeps the bounds meaningful and th
 
 Each simulated node also gets RAY_CONFORMANCE_NODE_NAME (head, b, c) in its environment: a
 simulated plugin that keeps per-host state can tell its "hosts" apart by it; real plugins
-ignore it.
+ignore it. The roles take the manifest's node environments that give a node devices (a CPU-only
+node_env entry is skipped), so a cluster with CPU-only nodes stays certifiable.
+
+Nodes fail through a fault driver (conformance.recovery.faults): the built-in one for the nodes
+started here, or the --ray-address cluster's own (namespace hosts, SSH, Kubernetes), whose nodes
+carry the role labels themselves.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from conformance.cluster import ClusterHandle, ClusterShape, detection_args, patched_environ, shape_node_labels
 from conformance.recovery import bounds as B
 from conformance.recovery.devices import DeviceNode, available, kill_quietly, spawn_holders, total
+from conformance.recovery.faults import ClusterUtilsFaultDriver, NodeRef
 from conformance.recovery.scenario import Clock
 
 SHAPE_NAME = "recovery-nodes"
@@ -33,10 +39,39 @@ def _ray() -> Any:
     return ray
 
 
-def node_shape(manifest: Any) -> ClusterShape:
-    """Head + two pool nodes, fast health checks; node i keeps the manifest's node_env[i]."""
-    base = manifest.cluster["node_env"]
-    env = [{**(base[i] if i < len(base) else {}), NODE_NAME_ENV: role} for i, role in enumerate(ROLES)]
+_known: dict[int, dict[str, NodeRef]] = {}
+
+
+def known_nodes(run: Any) -> dict[str, NodeRef]:
+    """The last node seen per role in this run (a fault driver restarts a dead role from it)."""
+    return _known.setdefault(id(run), {})
+
+
+def device_node_envs(manifest: Any, manager: type | None) -> list[dict[str, str]]:
+    """The manifest's node environments under which the plugin detects devices (in order).
+
+    Asked in this process, as Ray asks when it starts a node; an entry that gives a node no
+    devices (a CPU-only node) is left out. All of them when none or no manager can tell.
+    """
+    base = manifest.cluster["node_env"] or [{}]
+    if manager is None:
+        return base
+    keep = []
+    for env in base:
+        with patched_environ(env):
+            try:
+                count = manager.get_current_node_num_accelerators()
+            except Exception:  # noqa: BLE001 - detection itself is judged by the device checks
+                count = 1
+        if count:
+            keep.append(env)
+    return keep or base
+
+
+def node_shape(manifest: Any, manager: type | None = None) -> ClusterShape:
+    """Head + two pool nodes, fast health checks; each role takes a device-giving node_env entry."""
+    base = device_node_envs(manifest, manager)
+    env = [{**base[i % len(base)], NODE_NAME_ENV: role} for i, role in enumerate(ROLES)]
     labels = [{NODE_KEY: "head"}, {POOL_KEY: "x", NODE_KEY: "b"}, {POOL_KEY: "x", NODE_KEY: "c"}]
     return ClusterShape(name=SHAPE_NAME, nodes=len(ROLES), system_config=dict(B.FAST_HEALTH_CHECK),
                         node_env=env, node_labels=labels)
@@ -58,6 +93,12 @@ class NodeLab:
     manifest: Any
     manager: type
     shape: ClusterShape
+    driver: Any = None                     # a FaultDriver; None: the nodes started here
+    refs: dict[str, NodeRef] = field(default_factory=dict)   # last node seen per role
+
+    def __post_init__(self) -> None:
+        if self.driver is None:
+            self.driver = ClusterUtilsFaultDriver(self)
 
     @property
     def resource(self) -> str:
@@ -86,13 +127,29 @@ class NodeLab:
             sel[TYPE_LABEL] = acc_type
         return sel
 
+    def ref(self, role: str) -> NodeRef:
+        """The live node of a role (remembered, so that the driver can restart it once it is dead)."""
+        self.refs[role] = NodeRef.from_ray(self.alive()[role])
+        return self.refs[role]
+
     def kill(self, role: str) -> None:
-        """Hard-kill a worker node's processes (raylet, object store, workers): a host crash."""
-        i = ROLES.index(role)
-        if i == 0:
+        """Hard-kill a node (raylet, object store, workers): a host crash, made by the fault driver."""
+        if role == ROLES[0]:
             raise ValueError("the head node is never killed (the driver is attached to it)")
-        node = self.handle.node_handles[i]
-        self.handle.cluster.remove_node(node, allow_graceful=False)
+        self.driver.kill_node(self.ref(role))
+
+    def partition(self, role: str, seconds: float | None = None) -> None:
+        if role == ROLES[0]:
+            raise ValueError("the head node is never partitioned (the driver is attached to it)")
+        self.driver.partition(self.ref(role), seconds)
+
+    def heal(self, role: str) -> None:
+        self.driver.heal(self.refs[role])
+
+    def kill_local(self, node: NodeRef) -> None:
+        """ClusterUtilsFaultDriver.kill_node: remove the role's cluster_utils node, not gracefully."""
+        i = ROLES.index(node.labels.get(NODE_KEY, ""))
+        self.handle.cluster.remove_node(self.handle.node_handles[i], allow_graceful=False)
 
     def wait_gone(self, clock: Clock, role: str, node_id: str, count: float, total_before: float,
                   bound_s: float = B.NODE_GONE_S) -> float:
@@ -112,18 +169,23 @@ class NodeLab:
                        explain=lambda: seen[0] if seen else "nothing")
         return clock.elapsed()
 
-    def rejoin(self, role: str) -> Any:
-        """Start the role's node again with the same environment, resources and labels."""
+    def rejoin(self, role: str) -> None:
+        """Start the role's node again (through the fault driver): it joins as a new node."""
+        self.driver.restart_node(self.refs.get(role) or NodeRef("", "", {NODE_KEY: role}))
+
+    def restart_local(self, node: NodeRef) -> Any:
+        """ClusterUtilsFaultDriver.restart_node: add the role's node again, same env, resources, labels."""
+        role = node.labels.get(NODE_KEY, "")
         i = ROLES.index(role)
         c = self.manifest.cluster
         env = self.shape.node_env[i] if self.shape.node_env and i < len(self.shape.node_env) else {}
         with patched_environ(env):
             labels = shape_node_labels(self.shape, i, self.manager)
-            node = self.handle.cluster.add_node(num_cpus=c["num_cpus_per_node"],
-                                                object_store_memory=c["object_store_memory_mb"] * 1024 * 1024,
-                                                labels=labels or None, **detection_args(self.manifest))
-        self.handle.node_handles[i] = node
-        return node
+            added = self.handle.cluster.add_node(num_cpus=c["num_cpus_per_node"],
+                                                 object_store_memory=c["object_store_memory_mb"] * 1024 * 1024,
+                                                 labels=labels or None, **detection_args(self.manifest))
+        self.handle.node_handles[i] = added
+        return added
 
     def ensure_layout(self, clock: Clock) -> None:
         """Bring back roles an earlier check killed, then require devices on every role."""
