@@ -4,7 +4,6 @@ pytest layer over them.
 """
 from __future__ import annotations
 
-import ast
 import copy
 import json
 import os
@@ -18,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+
+from conformance.check_index import tests_of_checks
 
 ROOT = Path(__file__).resolve().parent.parent
 TABLE = ROOT / "tests" / "teeth.yaml"
@@ -99,21 +100,6 @@ def run_by_id(run_id: str) -> TeethRun:
 
 
 @lru_cache(maxsize=1)
-def tests_of_checks() -> dict[str, tuple[str, ...]]:
-    """check id -> the test functions (file::name) marked with it, read from the check modules."""
-    found: dict[str, list[str]] = {}
-    for path in sorted(CHECKS.glob("test_*.py")):
-        tree = ast.parse(path.read_text())
-        for node in tree.body:
-            if not isinstance(node, ast.FunctionDef):
-                continue
-            for dec in node.decorator_list:
-                if (isinstance(dec, ast.Call) and isinstance(dec.func, ast.Attribute) and dec.func.attr == "check"
-                        and dec.args and isinstance(dec.args[0], ast.Constant)):
-                    found.setdefault(dec.args[0].value, []).append(f"{path.name}::{node.name}")
-    return {k: tuple(v) for k, v in found.items()}
-
-
 def selection(run: TeethRun) -> list[str]:
     """The pytest arguments that select what the run needs (modules, or the named checks' tests)."""
     if run.files:
