@@ -57,7 +57,7 @@ def transport_spread(report: dict[str, Any]) -> list[tuple[int, float, float]]:
     rows = []
     for device in sweep.values():
         for row in device.get("rows", []):
-            stats = row.get("transport") or {}
+            stats = row.get("rdt") or {}
             iqr, median = stats.get("iqr_gbps"), stats.get("median_gbps")
             if iqr and median:
                 rows.append((int(row["bytes"]), median, (iqr[1] - iqr[0]) / 1.349 / median))
