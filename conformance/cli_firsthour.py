@@ -36,7 +36,12 @@ def cmd_preflight(args: argparse.Namespace) -> int:
         except ClusterStartError as exc:
             started = False
             start_error = Finding(ERROR, "cluster", str(exc))
-        result = run_preflight(manifest, cluster_ready=started, preload_expected=not args.ray_address, host=host)
+        try:
+            result = run_preflight(manifest, cluster_ready=started, preload_expected=not args.ray_address, host=host)
+        except Exception as exc:  # noqa: BLE001 - one line, never a traceback
+            result = run_preflight(manifest, cluster_ready=False, preload_expected=False, host=host)
+            result.findings.append(Finding(ERROR, "preflight", f"the probe itself failed: "
+                                           f"{exc.__class__.__name__}: {exc}".splitlines()[0][:300]))
         if not started:
             result.findings.insert(0, start_error)
     finally:
