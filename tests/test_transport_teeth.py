@@ -26,7 +26,8 @@ from suite_runner import BROKEN, CHECKS, ROOT, outcomes, write_manifest
 
 DATA = (str(CHECKS / "test_transport_data.py"), str(CHECKS / "test_transport_lifecycle.py"))
 PERF = (str(CHECKS / "test_performance_transport.py"),)
-ALL = DATA + PERF
+USAGE = (str(CHECKS / "test_transport_failures.py"), str(CHECKS / "test_transport_usage.py"))
+ALL = DATA + PERF + USAGE
 SIZE_ENV = {"RAY_CONFORMANCE_TRANSPORT_MAX_BYTES": "16MiB"}
 TRANSPORT_MANIFEST = ROOT / "conformance" / "simulated" / "manifest-transport.yaml"
 REFERENCE = "SimXferTransport"
@@ -50,9 +51,15 @@ VARIANTS: dict[str, tuple[set[str], set[str], tuple[str, ...], int]] = {
     "NonBoolHas": ({"TR-014"}, {"TR-014"}, DATA, 1),
     "SlowLink": ({"PF-002", "PF-003"}, {"PF-002", "PF-003"}, ALL, 1),
     "OneBadDevice": ({"PF-004"}, {"PF-004"}, PERF, 1),
+    "ReceiverReleasesChannel": ({"TR-015"}, {"TR-015", "TR-019"}, USAGE, 1),   # one transfer per source at a time
+    "CreditLeak": ({"TR-016"}, {"TR-016"}, USAGE, 1),
+    "PooledAlias": ({"TR-017"}, {"TR-017"}, USAGE, 1),
+    "EmptyObjectCrash": ({"TR-018"}, {"TR-018"}, USAGE, 1),
+    "SingleRecvBuffer": ({"TR-019"}, {"TR-019", "TR-017"}, USAGE, 1),   # what a receiver keeps is overwritten too
+    "SharedFetchBuffer": ({"TR-020"}, {"TR-020"}, USAGE, 1),
     # correct transports: the reference (everything, two nodes) and a two-sided twin
     REFERENCE: (set(), set(), ALL, 2),
-    "TwoSidedShm": (set(), set(), DATA, 1),
+    "TwoSidedShm": (set(), set(), DATA + USAGE, 1),
 }
 CORRECT = (REFERENCE, "TwoSidedShm")
 # Phases run one after the other; within a phase, `lanes` runs at a time. The two leaking
@@ -61,7 +68,9 @@ CORRECT = (REFERENCE, "TwoSidedShm")
 SCHEDULE: list[tuple[int, list[str]]] = [
     (2, ["NoFree", "GcRaises"]),
     (2, ["WireFloat32", "ZeroDimLost", "IgnoreStrides", "ReverseOrder", "FlatShapes", "SharedStaging",
-         "UnlinkOnRead", "BrokenFetch", "FalseTwoSided", "WireMeta", "NonBoolHas", "TwoSidedShm"]),
+         "UnlinkOnRead", "BrokenFetch", "FalseTwoSided", "WireMeta", "NonBoolHas", "TwoSidedShm",
+         "ReceiverReleasesChannel", "CreditLeak", "PooledAlias", "EmptyObjectCrash", "SingleRecvBuffer",
+         "SharedFetchBuffer"]),
     (1, [REFERENCE, "NodeLocal", "Truncate1MiB", "SlowLink", "OneBadDevice"]),
 ]
 
@@ -132,7 +141,7 @@ def test_reference_transport_passes_every_check(runs: dict[str, dict[str, Any]])
     run = runs[REFERENCE]
     assert run["report"] is not None, run["output"][-3000:]
     got = transport_outcomes(run["report"], ALL)
-    assert len(got) == 18, got
+    assert len(got) == 24, got
     bad = {k: v for k, v in got.items() if v != "pass"}
     reasons = {c["id"]: c["reason"] for c in run["report"]["checks"] if c["id"] in bad}
     assert not bad, f"the reference transport must pass every check on two nodes: {reasons}"
@@ -142,7 +151,7 @@ def test_reference_transport_passes_every_check(runs: dict[str, dict[str, Any]])
 def test_a_correct_two_sided_custom_transport_passes(runs: dict[str, dict[str, Any]]) -> None:
     run = runs["TwoSidedShm"]
     assert run["report"] is not None, run["output"][-3000:]
-    got = transport_outcomes(run["report"], DATA)
+    got = transport_outcomes(run["report"], DATA + USAGE)
     bad = {k: v for k, v in got.items() if v not in ("pass", "not_applicable")}
     reasons = {c["id"]: c["reason"] for c in run["report"]["checks"] if c["id"] in bad}
     assert not bad, f"a correct two-sided transport must pass: {reasons}"

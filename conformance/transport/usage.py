@@ -19,7 +19,7 @@ from typing import Any, Callable, Iterator
 import pytest
 
 from conformance.recovery.scenario import Clock
-from conformance.recovery.transfers import (XferSetup, XferSetupError, alive, destroy_group, first_line, outcome,
+from conformance.recovery.transfers import (XferSetup, XferSetupError, destroy_group, first_line, outcome,
                                             peer_node, recovery_setup)
 from conformance.timeouts import CheckTimeout
 
@@ -79,8 +79,8 @@ class UsageCtx:
 
     # ------------------------------------------------------------------ actors
     def start(self, clock: Clock, n: int, kind: str = "peer", **options: Any) -> list[Any]:
-        """n actors on one node (the first offering the device), ready; for a collective
-        transport, regroup the check's live actors (an actor joins one group per backend)."""
+        """n actors on one node (the first offering the device), ready, in their own collective
+        group when the transport needs one."""
         from conformance.recovery.devices import pinned
 
         opts: dict[str, Any] = {"num_cpus": 0, "scheduling_strategy": pinned(peer_node(self.x, self.resource))}
@@ -93,27 +93,22 @@ class UsageCtx:
         self.actors.extend(new)
         clock.get([a.info.remote() for a in new], f"{n} {kind} actor(s) to start", ACTOR_READY_S)
         if kind != "plain":
-            self.regroup(clock)
+            self.group(clock, new)
         return new
 
-    def regroup(self, clock: Clock) -> None:
-        """One collective group over every live transfer actor of the check (GLOO/NCCL only)."""
-        if not self.x.collective_backend:
+    def group(self, clock: Clock, actors: list[Any]) -> None:
+        """One collective group over a batch of new actors (GLOO/NCCL only; an actor joins one
+        group per backend, so each batch the check starts forms its own)."""
+        if not self.x.collective_backend or len(actors) < 2:
             return
         from ray.experimental.collective import create_collective_group
-        for g in self.groups:
-            destroy_group(g)
-        self.groups.clear()
-        live = [a for a in self.actors if alive(a, 5)]
-        if len(live) < 2:
-            return
         try:
             self.groups.append(create_collective_group(
-                live, backend=self.x.collective_backend, name=f"usage-{self.x.collective_backend}-{next(_group_ids)}"))
+                actors, backend=self.x.collective_backend, name=f"usage-{self.x.collective_backend}-{next(_group_ids)}"))
         except CheckTimeout:
             raise
         except Exception as exc:  # noqa: BLE001 - the finding
-            raise clock.fail(f"creating a {self.x.collective_backend} group over {len(live)} actors failed: "
+            raise clock.fail(f"creating a {self.x.collective_backend} group over {len(actors)} actors failed: "
                              f"{first_line(exc)}") from None
 
     def close(self) -> None:
@@ -165,7 +160,7 @@ class UsageCtx:
         return clock.get(src.sent_digest.remote(seed), "the producer's digest", 30)
 
     def roundtrip(self, clock: Clock, src: Any, dst: Any, nbytes: int, seed: int, what: str, bound_s: float) -> None:
-        ref = self.produce(src, nbytes, seed)
+        ref = self.submitted(clock, lambda: self.produce(src, nbytes, seed), f"{what}: the producer")
         try:
             got = self.expect_data(clock, lambda: dst.receive.remote(ref), None, what, bound_s)
             sent = self.sent(clock, src, seed)

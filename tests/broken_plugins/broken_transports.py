@@ -256,27 +256,22 @@ class LeaseComm(CommunicatorMetadata):
 
 
 class ReceiverReleasesChannel(SimXferTransport):
-    """TR-015: one channel per source, reserved by the owner when it sets a transfer up
-    (get_communicator_metadata) and released by the receiver when its receive ends. A receiver
-    that dies before releasing it leaves the source's channel reserved for good: the next
-    transfer from that source waits WAIT_S, then fails."""
-
-    WAIT_S = 5.0
+    """TR-015 (and TR-019): one channel per source, reserved by the owner when it sets a transfer
+    up (get_communicator_metadata) and released by the receiver when its receive ends; a
+    transfer set up while the channel is reserved is refused. A receiver that dies before
+    releasing it leaves the source's channel reserved for good: every later transfer from that
+    source is refused (and transfers from one source cannot overlap, which TR-019 also sees)."""
 
     def get_communicator_metadata(self, src_actor: Any, dst_actor: Any, backend: Optional[str] = None) -> LeaseComm:
         if src_actor is None:
             return LeaseComm()
         path = f"/dev/shm/simxfer-{os.getpid()}-lease-{src_actor._actor_id.hex()}"
-        deadline = time.monotonic() + self.WAIT_S
-        while True:
-            try:
-                os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
-                return LeaseComm(lease=path)
-            except FileExistsError:
-                if time.monotonic() > deadline:
-                    raise RuntimeError("SIMXFER(ReceiverReleasesChannel): the source's channel is still reserved "
-                                       "by an earlier receiver") from None
-                time.sleep(0.01)
+        try:
+            os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+        except FileExistsError:
+            raise RuntimeError("SIMXFER(ReceiverReleasesChannel): the source's channel is still reserved "
+                               "by an earlier receiver") from None
+        return LeaseComm(lease=path)
 
     def recv_multiple_tensors(self, obj_id: str, tensor_transport_metadata: Any, communicator_metadata: Any,
                               target_buffers: Optional[List[Any]] = None) -> List[torch.Tensor]:
