@@ -151,11 +151,16 @@ def test_many_async_transfers_out_of_order_and_a_busy_sender(u: UsageCtx) -> Non
         # transport does. Ordinary actors keep the order; the transfers are still all in flight.
         actors = u.start(clock, n_actors)
         u.metrics["actor_kind"] = "ordinary actors (two-sided transport: Ray keeps no task order on asyncio actors)"
+    # Sources only produce and receivers only consume: an actor waiting for an argument blocks
+    # its task thread (its event loop, for an asyncio actor), so a ring of actors that both
+    # produce and consume can wait on each other until Ray's RDT fetch timeout, whatever the
+    # transport does. Every source sends to every receiver.
+    sources, receivers = actors[: n_actors // 2], actors[n_actors // 2:]
     refs, outs, seeds = [], [], []
     t0 = time.perf_counter()
     for k in range(n):
-        src = actors[k % n_actors]
-        dst = actors[(k % n_actors + 1 + (k // n_actors) % (n_actors - 1)) % n_actors]
+        src = sources[k % len(sources)]
+        dst = receivers[(k // len(sources)) % len(receivers)]
         seed = 1000 + k
         ref = u.submitted(clock, lambda: src.make.options(tensor_transport=u.name).remote(nbytes, seed),
                           f"producer {k}")
