@@ -7,11 +7,13 @@ tests of the checks a run names. Read statically (ast), so nothing is imported o
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 CHECKS_DIR = Path(__file__).resolve().parent / "checks"
 
 
+@functools.lru_cache(maxsize=4)
 def tests_of_checks(checks_dir: Path = CHECKS_DIR) -> dict[str, tuple[str, ...]]:
     """check id -> the test functions (file::name) marked with it."""
     found: dict[str, list[str]] = {}

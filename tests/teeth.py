@@ -99,7 +99,6 @@ def run_by_id(run_id: str) -> TeethRun:
     return next(r for r in runs() if r.id == run_id)
 
 
-@lru_cache(maxsize=1)
 def selection(run: TeethRun) -> list[str]:
     """The pytest arguments that select what the run needs (modules, or the named checks' tests)."""
     if run.files:

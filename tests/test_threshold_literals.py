@@ -161,6 +161,13 @@ def stated_forms(name: str, value: object) -> list[str]:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return []
     forms = [f"{value:g} s"] if name.endswith("_s") else [f"{value:g}"]
+    if isinstance(value, int):
+        forms.append(str(value))
+    if name.endswith("_bytes") and value > 0:  # sizes read better in binary units
+        for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+            if value % size == 0:
+                forms.append(f"{value // size} {unit}")
+                break
     if 0 < value < 1:
         forms.append(f"{value:.0%}")
     return forms

@@ -11,7 +11,9 @@ receive in that process then
 * `delay`       – waits `seconds` before the vendor's receive (a transfer that is in flight
                   while the check kills its source);
 * `hang`        – blocks until Ray aborts the transfer (abort_transport for this object) or
-                  `seconds` pass (a transfer that runs past Ray's RDT fetch timeout).
+                  `seconds` pass (a transfer that runs past Ray's RDT fetch timeout);
+* `exit_during` – starts the vendor's receive and ends the process `seconds` later, whether
+                  or not the receive returned (a receiver that dies mid-transfer, TR-015).
 
 Everything else is the vendor's code: abort_transport is recorded and delegated (after
 releasing an injected wait), so the checks see exactly which aborts Ray issued and whether the
@@ -20,6 +22,7 @@ wrapper (`faulty_class`).
 """
 from __future__ import annotations
 
+import os
 import threading
 import time
 from typing import Any
@@ -38,7 +41,7 @@ class InjectedReceiveError(RuntimeError):
 
 def arm(kind: str, **params: Any) -> None:
     """Arm one fault for the next receive in this process."""
-    if kind not in ("raise_after", "delay", "hang"):
+    if kind not in ("raise_after", "delay", "hang", "exit_during"):
         raise ValueError(f"unknown fault {kind!r}")
     with _lock:
         _plans.append({"kind": kind, **params})
@@ -78,6 +81,10 @@ class FaultInjectingTransport(TracedTransport):
                                          "after the transport returned")
             self._record(f"fault:{kind}", obj_id, t0, error, phase="raised")
             raise error
+        if kind == "exit_during":
+            threading.Timer(float(plan.get("seconds", 0.0)), os._exit, args=(1,)).start()
+            super().recv_multiple_tensors(obj_id, tensor_transport_metadata, communicator_metadata, target_buffers)
+            time.sleep(3600)   # the timer ends the process; the receive's result is never delivered
         aborted = _abort_event(obj_id).wait(float(plan.get("seconds", 0.0)))
         self._record(f"fault:{kind}", obj_id, t0, None, phase="released", aborted=aborted)
         if aborted:

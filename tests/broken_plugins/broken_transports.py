@@ -249,6 +249,195 @@ class NonBoolHas(SimXferTransport):
         return "agent-0"  # type: ignore[return-value]
 
 
+# --------------------------------------------------------------------------- TR-015
+@dataclass
+class LeaseComm(CommunicatorMetadata):
+    lease: str = ""
+
+
+class ReceiverReleasesChannel(SimXferTransport):
+    """TR-015 (and TR-019): one channel per source, reserved by the owner when it sets a transfer
+    up (get_communicator_metadata) and released by the receiver when its receive ends; a
+    transfer set up while the channel is reserved is refused. A receiver that dies before
+    releasing it leaves the source's channel reserved for good: every later transfer from that
+    source is refused (and transfers from one source cannot overlap, which TR-019 also sees)."""
+
+    def get_communicator_metadata(self, src_actor: Any, dst_actor: Any, backend: Optional[str] = None) -> LeaseComm:
+        if src_actor is None:
+            return LeaseComm()
+        path = f"/dev/shm/simxfer-{os.getpid()}-lease-{src_actor._actor_id.hex()}"
+        try:
+            os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+        except FileExistsError:
+            raise RuntimeError("SIMXFER(ReceiverReleasesChannel): the source's channel is still reserved "
+                               "by an earlier receiver") from None
+        return LeaseComm(lease=path)
+
+    def recv_multiple_tensors(self, obj_id: str, tensor_transport_metadata: Any, communicator_metadata: Any,
+                              target_buffers: Optional[List[Any]] = None) -> List[torch.Tensor]:
+        try:
+            return super().recv_multiple_tensors(obj_id, tensor_transport_metadata, communicator_metadata,
+                                                 target_buffers)
+        finally:
+            if getattr(communicator_metadata, "lease", ""):
+                try:
+                    os.unlink(communicator_metadata.lease)
+                except FileNotFoundError:
+                    pass
+
+
+# --------------------------------------------------------------------------- TR-016
+class CreditLeak(SimXferTransport):
+    """TR-016: flow control by credits: the owner takes a credit from the source actor on every
+    submission (actor_has_tensor_transport) and the source returns it when it creates the object
+    (extract_tensor_transport_metadata). A producer that raises never creates its object, so
+    its credit is never returned; after LIMIT such failures the actor "has no transport"."""
+
+    LIMIT = 2
+    WAIT_S = 2.0
+
+    @staticmethod
+    def _outstanding(actor_id: str) -> int:
+        import glob
+        taken = sum(os.path.getsize(p) for p in glob.glob(f"/dev/shm/simxfer-*-credit-{actor_id}"))
+        returned = sum(os.path.getsize(p) for p in glob.glob(f"/dev/shm/simxfer-*-debit-{actor_id}"))
+        return taken - returned
+
+    @staticmethod
+    def _append(path: str) -> None:
+        fd = os.open(path, os.O_CREAT | os.O_WRONLY | os.O_APPEND)
+        try:
+            os.write(fd, b"x")
+        finally:
+            os.close(fd)
+
+    def actor_has_tensor_transport(self, actor: Any) -> bool:
+        actor_id = actor._actor_id.hex()
+        deadline = time.monotonic() + self.WAIT_S
+        while self._outstanding(actor_id) >= self.LIMIT:
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.01)
+        self._append(f"/dev/shm/simxfer-{os.getpid()}-credit-{actor_id}")
+        return True
+
+    def extract_tensor_transport_metadata(self, obj_id: str, rdt_object: List[torch.Tensor]) -> SimXferMetadata:
+        import ray
+        actor_id = ray.get_runtime_context().get_actor_id()
+        if actor_id:
+            self._append(f"/dev/shm/simxfer-{os.getpid()}-debit-{actor_id}")
+        return super().extract_tensor_transport_metadata(obj_id, rdt_object)
+
+
+# --------------------------------------------------------------------------- TR-017
+class PooledAlias(SimXferTransport):
+    """TR-017: the source keeps freed segments in a pool and reuses them for its next object of
+    the same size (like a registered-memory pool), and the receiver hands out tensors that view
+    the mapped segment instead of copying it (zero-copy). Every transfer looks right; what a
+    receiver kept changes once the source reuses the memory."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._pool: dict = {}      # size -> [segment]
+        self._sizes: dict = {}     # obj_id -> size
+        self._maps: list = []      # receiver side: segments its tensors view
+
+    def extract_tensor_transport_metadata(self, obj_id: str, rdt_object: List[torch.Tensor]) -> SimXferMetadata:
+        offsets, size = _layout(rdt_object)
+        with self._lock:
+            pooled = self._pool.get(size) or []
+            seg = pooled.pop() if pooled else None
+        if seg is None:
+            seg = shared_memory.SharedMemory(name=f"simxfer-{os.getpid()}-{obj_id}", create=True, size=size)
+        for t, off in zip(rdt_object, offsets):
+            n = t.numel() * t.element_size()
+            if n:
+                dst = _bytes_view(seg.buf, off, n).view(t.dtype).view(t.shape)
+                dst.copy_(t.detach())
+                del dst
+        meta = SimXferMetadata(tensor_meta=[(t.shape, t.dtype) for t in rdt_object],
+                               tensor_device=rdt_object[0].device.type if rdt_object else None,
+                               segment=seg.name, offsets=offsets)
+        with self._lock:
+            self._segments[obj_id], self._metadata[obj_id], self._sizes[obj_id] = seg, meta, size
+        return meta
+
+    def garbage_collect(self, obj_id: str, tensor_transport_meta: Any, tensors: List[Any]) -> None:
+        with self._lock:
+            seg = self._segments.pop(obj_id, None)
+            self._metadata.pop(obj_id, None)
+            size = self._sizes.pop(obj_id, None)
+            if seg is not None:
+                self._pool.setdefault(size, []).append(seg)
+
+    def recv_multiple_tensors(self, obj_id: str, tensor_transport_metadata: Any, communicator_metadata: Any,
+                              target_buffers: Optional[List[Any]] = None) -> List[torch.Tensor]:
+        meta = tensor_transport_metadata
+        seg = _open_existing(meta.segment)
+        self._maps.append(seg)
+        out = []
+        for (shape, dtype), off in zip(meta.tensor_meta, meta.offsets):
+            n = int(torch.Size(shape).numel()) * torch.empty((), dtype=dtype).element_size()
+            out.append(_bytes_view(seg.buf, off, n).view(dtype).view(shape) if n else torch.empty(shape, dtype=dtype))
+        return out
+
+
+# --------------------------------------------------------------------------- TR-018
+class EmptyObjectCrash(SimXferTransport):
+    """TR-018: assumes every object holds at least one tensor (reads the first tensor's device),
+    so a method that returns no tensor through the transport fails."""
+
+    def extract_tensor_transport_metadata(self, obj_id: str, rdt_object: List[torch.Tensor]) -> SimXferMetadata:
+        _ = rdt_object[0].device.type
+        return super().extract_tensor_transport_metadata(obj_id, rdt_object)
+
+
+# --------------------------------------------------------------------------- TR-019
+class SingleRecvBuffer(SimXferTransport):
+    """TR-019: an actor receives into one cached buffer per shape and dtype, reused by every
+    receive (fine when each received object is consumed before the next arrives; wrong when an
+    async actor holds several). The driver's fetch path allocates fresh buffers."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._cache: dict = {}
+
+    def recv_multiple_tensors(self, obj_id: str, tensor_transport_metadata: Any, communicator_metadata: Any,
+                              target_buffers: Optional[List[Any]] = None) -> List[torch.Tensor]:
+        if target_buffers is None:
+            target_buffers = [self._cache.setdefault((tuple(s), d), torch.empty(s, dtype=d))
+                              for s, d in tensor_transport_metadata.tensor_meta]
+        return super().recv_multiple_tensors(obj_id, tensor_transport_metadata, communicator_metadata, target_buffers)
+
+    def fetch_multiple_tensors(self, obj_id: str, tensor_transport_metadata: Any, communicator_metadata: Any,
+                               target_buffers: Optional[List[Any]] = None) -> FetchRequest:
+        fresh = target_buffers or [torch.empty(s, dtype=d) for s, d in tensor_transport_metadata.tensor_meta]
+        return FetchRequest(obj_id=obj_id, tensors=SimXferTransport.recv_multiple_tensors(
+            self, obj_id, tensor_transport_metadata, communicator_metadata, fresh))
+
+
+# --------------------------------------------------------------------------- TR-020
+class SharedFetchBuffer(SimXferTransport):
+    """TR-020: an asynchronous fetch that reads into one bounce buffer per shape and dtype and
+    copies it out when waited on. Right when every fetch is waited before the next starts;
+    wrong when Ray starts all fetches of one ray.get before waiting (each ref then gets the
+    last one's bytes)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._bounce: dict = {}
+
+    def fetch_multiple_tensors(self, obj_id: str, tensor_transport_metadata: Any, communicator_metadata: Any,
+                               target_buffers: Optional[List[Any]] = None) -> FetchRequest:
+        bufs = [self._bounce.setdefault((tuple(s), d), torch.empty(s, dtype=d))
+                for s, d in tensor_transport_metadata.tensor_meta]
+        self.recv_multiple_tensors(obj_id, tensor_transport_metadata, communicator_metadata, bufs)
+        return FetchRequest(obj_id=obj_id, tensors=bufs)
+
+    def wait_fetch_complete(self, fetch_request: Any, timeout: float = -1) -> List[Any]:
+        return [t.clone() for t in fetch_request.tensors]
+
+
 # --------------------------------------------------------------------------- PF-002 / PF-003
 class SlowLink(SimXferTransport):
     """PF-002, PF-003: a link of 100 MB/s (every receive waits as long as the bytes would take)."""
