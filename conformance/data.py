@@ -318,9 +318,10 @@ def area_param(area: str, name: str) -> Any:
               if c.area == area and name in c.params}
     if not values:
         raise UserError(f"checklist: no {area} check carries params.{name} (the {area} checks need it)")
-    if len(set(map(repr, values.values()))) != 1:
+    first = next(iter(values.values()))
+    if any(v != first for v in values.values()):  # 3 and 3.0 are one value
         raise UserError(f"checklist: params.{name} differs between {area} checks: {values}")
-    return next(iter(values.values()))
+    return first
 
 
 @functools.lru_cache(maxsize=4)
