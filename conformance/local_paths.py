@@ -31,6 +31,16 @@ def display_path(path: str | Path, start: str | Path | None = None) -> str:
         return p.name
 
 
+def portable_arg(arg: str) -> str:
+    """A command-line argument as a report may record it: absolute paths shown as by display_path
+    (`--conformance-out=/home/alice/x` -> `--conformance-out=x` when run from /home/alice)."""
+    text = str(arg)
+    if text.startswith("--") and "=" in text:
+        option, _, value = text.partition("=")
+        return f"{option}={display_path(value)}" if value.startswith("/") else text
+    return display_path(text) if text.startswith("/") else text
+
+
 def _prefixes() -> list[tuple[str, str]]:
     """(absolute folder, replacement), longest first so that nested folders win."""
     pairs: dict[str, str] = {}

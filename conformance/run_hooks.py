@@ -152,7 +152,7 @@ class RunHelp:
         from conformance.preflight import left_behind_lines
 
         tr = terminalreporter
-        counts = ", ".join(f"{k} {v}" for k, v in report["summary"].items() if v)
+        counts = ", ".join(f"{k} {v}" for k, v in sorted(report["summary"].items()) if v)
         tr.write_line(f"checks (as in report.json): {counts}  [pytest counts tests, not checks]")
         for line in next_steps_terminal(report.get("next_steps")):
             tr.write_line(line)

@@ -236,7 +236,7 @@ class ConformanceRun:
         if cluster["mode"] is None:
             cluster["nodes"] = 0
         sections = dict(self.sections)
-        from conformance.local_paths import display_path
+        from conformance.local_paths import display_path, portable_arg
         from conformance.next_steps import verified_shape
         report = build_report(
             data=self.data, manifest=self.manifest.data, manifest_sha256=self.manifest.sha256,
@@ -244,7 +244,7 @@ class ConformanceRun:
             started_at=self.started_at, finished_at=now_iso(), duration_s=time.monotonic() - self.t0,
             checks=checks, interrupted=interrupted, interrupted_reason=reason if interrupted else None,
             sections=sections, plugin_artifact=self._plugin_artifact(),
-            selection=selection_record(checks, args=self.config.invocation_params.args, deselected=self.deselected,
+            selection=selection_record(checks, args=[portable_arg(a) for a in self.config.invocation_params.args], deselected=self.deselected,
                                        collect_only=bool(self.config.getoption("collectonly", False)),
                                        whole_checklist_collected=self.collected_whole),
             shape=verified_shape(self.devices, cluster["nodes"]))

@@ -45,7 +45,7 @@ def test_device_checks_pass_on_a_ray_start_cluster(tmp_path: Path) -> None:
         os.environ["RAY_AUTH_MODE"] = "disabled"
         try:
             code, report, output = run_suite(SIM_MANIFEST, tmp_path / "out", str(CHECKS / "test_device_contract.py"),
-                                             str(CHECKS / "test_device_live.py"),
+                                             str(CHECKS / "test_device_live.py"), str(CHECKS / "test_device_hosts.py"),
                                              f"--conformance-ray-address=127.0.0.1:{port}", timeout_s=300)
         finally:
             os.environ.pop("RAY_AUTH_MODE", None)
