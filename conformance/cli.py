@@ -157,7 +157,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"ray-conformance: signed → {envelope}")
     tier = report.get("tier")
     preflight = report.get("preflight") or {}
-    print("ray-conformance: checks: " + ", ".join(f"{k} {v}" for k, v in report.get("summary", {}).items() if v))
+    from conformance.results import OUTCOMES
+    summary = report.get("summary", {})
+    print("ray-conformance: checks: " + ", ".join(f"{k} {summary[k]}" for k in OUTCOMES if summary.get(k)))
     print(f"ray-conformance: tier achieved: {tier or 'none'}; reports in {out_dir}")
     if preflight and not preflight.get("ok", True):
         from conformance.sanitize import terminal

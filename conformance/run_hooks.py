@@ -152,7 +152,8 @@ class RunHelp:
         from conformance.preflight import left_behind_lines
 
         tr = terminalreporter
-        counts = ", ".join(f"{k} {v}" for k, v in sorted(report["summary"].items()) if v)
+        from conformance.results import OUTCOMES
+        counts = ", ".join(f"{k} {report['summary'][k]}" for k in OUTCOMES if report["summary"].get(k))
         tr.write_line(f"checks (as in report.json): {counts}  [pytest counts tests, not checks]")
         for line in next_steps_terminal(report.get("next_steps")):
             tr.write_line(line)
