@@ -21,7 +21,7 @@ from conformance.manifest import Manifest, load_manifest
 from conformance.outcomes import apply_phase, new_record, waiver_xfail
 from conformance.registry_lint import lint_registry
 from conformance.report import build_report, now_iso, tier_table
-from conformance.report_writer import REPORT_FILES, ReportWriter  # noqa: F401 - REPORT_FILES: public name
+from conformance.report_writer import ReportWriter
 from conformance.results import TestRecord, aggregate
 from conformance.run_state import METRICS_KEY
 from conformance.selection import selection_record
