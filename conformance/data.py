@@ -14,7 +14,7 @@ import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 import jsonschema
 import yaml
@@ -235,6 +235,25 @@ class Ladder:
         return [t["name"] for t in self.tiers]
 
 
+def select_checks(checklist: Checklist, select: Mapping[str, Any]) -> list[Check]:
+    """Checks matching a tier's selector: every given criterion must match (tags: any of).
+
+    Here rather than in conformance.tiers, which imports this module: parse_ladder refuses a
+    selector that matches nothing."""
+    chosen = []
+    for c in checklist.active():
+        if "areas" in select and c.area not in select["areas"]:
+            continue
+        if "levels" in select and c.level not in select["levels"]:
+            continue
+        if "tags" in select and not set(select["tags"]) & set(c.tags):
+            continue
+        if "ids" in select and c.id not in select["ids"]:
+            continue
+        chosen.append(c)
+    return chosen
+
+
 def parse_ladder(doc: Any, sha256: str = "", checklist: Checklist | None = None) -> Ladder:
     validate(doc, "tiers", what="tiers")
     names = [t["name"] for t in doc["tiers"]]
@@ -254,7 +273,6 @@ def parse_ladder(doc: Any, sha256: str = "", checklist: Checklist | None = None)
             for tag in select.get("tags", []):
                 vocabulary.check_tag(f"{where}.tags", tag)
     if checklist is not None:
-        from conformance.tiers import select_checks  # tiers imports this module
         known = set(checklist.by_id())
         for t in doc["tiers"]:
             for i, req in enumerate(t["requires"]):

@@ -7,8 +7,8 @@ import pytest
 
 from conformance.cluster import ClusterShape, ClusterStartError
 from conformance.results import NOT_APPLICABLE_PREFIX
+from conformance.run_state import METRICS_KEY, run_of
 
-METRICS_KEY = pytest.StashKey[dict]()
 SHARED = ClusterShape(name="shared")
 
 
@@ -19,11 +19,9 @@ def not_applicable(reason: str) -> None:
 
 @pytest.fixture(scope="session")
 def conformance_run(pytestconfig: pytest.Config) -> Any:
-    from conformance.session import ConformanceRun
-
-    for plugin in pytestconfig.pluginmanager.get_plugins():
-        if isinstance(plugin, ConformanceRun):
-            return plugin
+    run = run_of(pytestconfig)
+    if run is not None:
+        return run
     pytest.skip("no conformance run: pass --conformance-manifest=PATH")
 
 

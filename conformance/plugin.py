@@ -54,6 +54,8 @@ def pytest_configure(config: pytest.Config) -> None:
         run = ConformanceRun.from_config(config)
     except UserError as exc:
         raise pytest.UsageError(str(exc)) from None
+    from conformance.run_state import RUN
+    config.stash[RUN] = run
     config.pluginmanager.register(run, "conformance-run")
     from conformance.run_hooks import RunHelp
     run.report_extras = RunHelp(run)

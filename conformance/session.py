@@ -1,48 +1,42 @@
-"""State and hooks of one conformance run inside pytest (registered by conformance.plugin)."""
+"""State and hooks of one conformance run inside pytest (registered by conformance.plugin).
+
+The hooks are a thin layer: the registry lint (conformance.registry_lint), the outcome mapping
+(conformance.outcomes), the report writing (conformance.report_writer) and the watchdog
+(conformance.watchdog) are plain modules with their own unit tests. The run itself is kept in
+`config.stash[conformance.run_state.RUN]`; areas keep their state in the same stash.
+"""
 from __future__ import annotations
 
 import datetime as dt
-import os
-import shutil
-import sys
-import threading
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from conformance.cluster import ClusterManager, ClusterShape, ClusterStartError, prepare_driver
+from conformance.cluster import ClusterManager, ClusterShape, prepare_driver
 from conformance.data import SuiteData, load_suite_data
 from conformance.environment import fingerprint
-from conformance.errors import UserError
-from conformance.exit_codes import WATCHDOG_EXIT
 from conformance.manifest import Manifest, load_manifest
-from conformance.report import build_report, now_iso, tier_table, validate_report, write_json, write_junit, write_markdown
-from conformance.report import write_html
-from conformance.results import NOT_APPLICABLE_PREFIX, TestRecord, aggregate
+from conformance.outcomes import apply_phase, new_record, waiver_xfail
+from conformance.registry_lint import lint_registry
+from conformance.report import build_report, now_iso, tier_table
+from conformance.report_writer import ReportWriter
+from conformance.results import TestRecord, aggregate
+from conformance.run_state import METRICS_KEY
 from conformance.selection import selection_record
 from conformance.timeouts import hard_timeout
-from conformance.waits import _carried_timeout
+from conformance.watchdog import Watchdog
 
 CHECKS_DIR = Path(__file__).resolve().parent / "checks"
-REPORT_FILES = ("report.json", "report.md", "junit.xml", "report.intoto.json", "report.html")
 
 
-def _first_line(text: str, limit: int = 600) -> str:
-    for line in text.strip().splitlines():
-        if line.strip():
-            return line.strip()[:limit]
-    return ""
-
-
-def _reason_from_excinfo(excinfo: pytest.ExceptionInfo[BaseException]) -> str:
-    exc = excinfo.value
-    msg = str(exc).strip()
-    if isinstance(exc, AssertionError) or type(exc).__name__ == "Failed":
-        # `assert cond, msg` → msg first; pytest appends the introspection below it.
-        return _first_line(msg) or "assertion failed"
-    return f"{type(exc).__name__}: {_first_line(msg)}" if msg else type(exc).__name__
+def item_order(item: pytest.Item) -> tuple[int, str]:
+    """Sort key of a test: no cluster first, then the shared cluster, then each other shape
+    (grouped by name, so a shape starts once); the sort is stable, file order within a shape."""
+    mark = item.get_closest_marker("cluster")
+    shape = mark.args[0] if mark else ""
+    return ({"": 0, "shared": 1}.get(shape, 2), shape)
 
 
 class ConformanceRun:
@@ -65,11 +59,9 @@ class ConformanceRun:
         self.t0 = time.monotonic()
         self.devices: dict[str, Any] = {}
         self.sections: dict[str, Any] = {}
-        self.report: dict[str, Any] | None = None
-        self.written = False
-        self._write_lock = threading.Lock()
+        self.writer = ReportWriter(out_dir)
+        self.watchdog = Watchdog(self.write_reports, out_dir)
         self.manager_cls: type | None = None
-        self.area_timings: dict[str, float] = {}
         self.deselected: list[str] = []
         self.collected_whole = False
         self.not_run_reason: str | None = None   # set when the preflight stops the run
@@ -126,40 +118,13 @@ class ConformanceRun:
     @pytest.hookimpl(tryfirst=True)
     def pytest_collection_modifyitems(self, session: pytest.Session, config: pytest.Config,
                                       items: list[pytest.Item]) -> None:
-        known = self.data.checklist.by_id()
-        problems = []
-        for item in items:
-            marks = list(item.iter_markers("check"))
-            if not marks:
-                problems.append(f"{item.nodeid}: evidences no check (add @pytest.mark.check('XX-000'))")
-                continue
-            if len(marks) > 1 or len(marks[0].args) != 1:
-                problems.append(f"{item.nodeid}: must name exactly one check")
-                continue
-            cid = marks[0].args[0]
-            if cid not in known:
-                problems.append(f"{item.nodeid}: names unknown check {cid!r} (not in tiers/checklist.yaml)")
-                continue
-            if known[cid].retired:
-                problems.append(f"{item.nodeid}: names retired check {cid}")
-                continue
-            self.item_checks[item.nodeid] = cid
-        collected_whole = any(Path(str(a).split("::")[0]).resolve() == self.checks_dir for a in config.args)
-        self.collected_whole = collected_whole
-        if collected_whole:
-            covered = set(self.item_checks.values())
-            for c in self.data.checklist.active():
-                if c.id not in covered:
-                    problems.append(f"checklist item {c.id} ({c.title}) has no test")
-        if problems:
-            raise pytest.UsageError("conformance registry is inconsistent:\n  " + "\n  ".join(problems))
-
-        def order(item: pytest.Item) -> tuple[int, str]:
-            mark = item.get_closest_marker("cluster")
-            shape = mark.args[0] if mark else ""
-            return ({"": 0, "shared": 1}.get(shape, 2), shape)
-
-        items.sort(key=order)  # stable: keeps file order within a shape
+        self.collected_whole = any(Path(str(a).split("::")[0]).resolve() == self.checks_dir for a in config.args)
+        lint = lint_registry(((item.nodeid, [m.args for m in item.iter_markers("check")]) for item in items),
+                             self.data.checklist, whole_checklist=self.collected_whole)
+        self.item_checks.update(lint.item_checks)
+        if lint.problems:
+            raise pytest.UsageError(lint.message())
+        items.sort(key=item_order)  # stable: keeps file order within a shape
 
     def pytest_deselected(self, items: list[pytest.Item]) -> None:
         self.deselected += [item.nodeid for item in items]
@@ -188,38 +153,13 @@ class ConformanceRun:
         cid = self.item_checks.get(item.nodeid)
         if cid is None:
             return rep
-        rec = self.records.setdefault(item.nodeid, TestRecord(item.nodeid, cid, "error",
-                                                               "the check did not finish (run interrupted)"))
-        rec.duration_s += rep.duration
-        from conformance.fixtures import METRICS_KEY
+        rec = self.records.setdefault(item.nodeid, new_record(item.nodeid, cid))
         rec.metrics.update(item.stash.get(METRICS_KEY, {}))
-        if rep.skipped:
-            text = rep.longrepr[2] if isinstance(rep.longrepr, tuple) else str(rep.longrepr)
-            text = text.removeprefix("Skipped: ")
-            if text.startswith(NOT_APPLICABLE_PREFIX):
-                rec.outcome, rec.reason = "not_applicable", text[len(NOT_APPLICABLE_PREFIX):]
-            else:
-                rec.outcome, rec.reason = "skip", text
-        elif rep.failed:
-            exc = call.excinfo.value if call.excinfo is not None else None
-            reason = _reason_from_excinfo(call.excinfo) if call.excinfo is not None else _first_line(str(rep.longrepr))
-            carried = _carried_timeout(exc) if exc is not None else None
-            if carried is not None:
-                reason = str(carried)
-            if rep.when == "call" and not isinstance(exc, ClusterStartError):
-                rec.outcome, rec.reason = "fail", reason
-            elif rec.outcome != "fail":
-                rec.outcome = "error"
-                rec.reason = reason if rep.when != "teardown" else f"teardown: {reason}"
-        elif rep.when == "call" and rep.passed:
-            rec.outcome, rec.reason = "pass", None
-        if rep.when == "call" and rec.outcome == "fail":
-            from conformance.results import active_waiver
-            import datetime as _dt
-            waiver = active_waiver(self.data.waivers, cid, _dt.date.today())
-            if waiver is not None:  # shown as xfail: a known upstream limitation, never a pass
-                rep.outcome = "skipped"
-                rep.wasxfail = f"waived ({waiver.issue}): {rec.reason}"
+        apply_phase(rec, rep, call.excinfo.value if call.excinfo is not None else None)
+        xfail = waiver_xfail(rec, rep.when, self.data.waivers, dt.date.today())
+        if xfail is not None:  # shown as xfail: a known upstream limitation, never a pass
+            rep.outcome = "skipped"
+            rep.wasxfail = xfail
         return rep
 
     # ------------------------------------------------------------------ reporting
@@ -260,47 +200,26 @@ class ConformanceRun:
         path = self.manifest.base_dir / artifact
         return {"name": path.name, "sha256": sha256_file(path)} if path.is_file() else None
 
-    def _archive_previous(self) -> None:
-        """Never lose a previous run: move its files into previous/<timestamp>/."""
-        existing = [self.out_dir / f for f in REPORT_FILES if (self.out_dir / f).exists()]
-        if not existing:
-            return
-        stamp = dt.datetime.fromtimestamp((self.out_dir / existing[0].name).stat().st_mtime).strftime("%Y%m%dT%H%M%S")
-        dest = self.out_dir / "previous" / stamp
-        n = 1
-        while dest.exists():
-            dest = self.out_dir / "previous" / f"{stamp}-{n}"
-            n += 1
-        dest.mkdir(parents=True)
-        for f in existing:
-            shutil.move(str(f), dest / f.name)
+    @property
+    def report(self) -> dict[str, Any] | None:
+        """The written report (None until written)."""
+        return self.writer.report
+
+    @property
+    def written(self) -> bool:
+        return self.writer.written
 
     def write_reports(self, *, interrupted: bool, reason: str | None = None, unfinished: str | None = None) -> None:
-        with self._write_lock:
-            if self.written:
-                return
-            self.out_dir.mkdir(parents=True, exist_ok=True)
-            self._archive_previous()
-            report = self.build(interrupted=interrupted, reason=reason, unfinished=unfinished)
-            validate_report(report)
-            write_json(report, self.out_dir)
-            write_markdown(report, self.out_dir)
-            write_junit(report, self.records.values(), self.out_dir)
-            write_html(report, self.out_dir)
-            self.report = report
-            self.written = True
+        """Write every report format once (the session's end or the watchdog, whichever is first)."""
+        self.writer.write(lambda: self.build(interrupted=interrupted, reason=reason, unfinished=unfinished),
+                          lambda: self.records.values())
 
     def abort_stuck(self, reason: str) -> None:
         """Watchdog: a check hung uninterruptibly. Write the report, then end the process."""
-        current = getattr(self, "_current_nodeid", None)
-        try:
-            self.write_reports(interrupted=True, reason=reason, unfinished=current)
-            sys.stderr.write(f"\nconformance: {reason}; report written to {self.out_dir}\n")
-        finally:
-            os._exit(WATCHDOG_EXIT)
+        self.watchdog.abort(reason)
 
     def pytest_runtest_logstart(self, nodeid: str, location: Any) -> None:
-        self._current_nodeid = nodeid
+        self.watchdog.started(nodeid)
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
-from conformance.data import Check, Checklist, Ladder
+from conformance.data import Check, Checklist, Ladder, select_checks  # noqa: F401 - select_checks: public here too
 
 PASSING = "pass"
 WAIVED = "waived"
@@ -61,22 +61,6 @@ def shape_limits(policy: Mapping[str, Any], shape: Mapping[str, Any] | None) -> 
             for cid in need["ids"]:
                 out.setdefault(cid, why)
     return out
-
-
-def select_checks(checklist: Checklist, select: Mapping[str, Any]) -> list[Check]:
-    """Checks matching a tier's selector: every given criterion must match (tags: any of)."""
-    chosen = []
-    for c in checklist.active():
-        if "areas" in select and c.area not in select["areas"]:
-            continue
-        if "levels" in select and c.level not in select["levels"]:
-            continue
-        if "tags" in select and not set(select["tags"]) & set(c.tags):
-            continue
-        if "ids" in select and c.id not in select["ids"]:
-            continue
-        chosen.append(c)
-    return chosen
 
 
 def required_checks(tier: Mapping[str, Any], checklist: Checklist) -> list[str]:

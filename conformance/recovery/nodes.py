@@ -25,6 +25,7 @@ from conformance.recovery import bounds as B
 from conformance.recovery.devices import DeviceNode, available, kill_quietly, spawn_holders, total
 from conformance.recovery.faults import ClusterUtilsFaultDriver, NodeRef
 from conformance.recovery.scenario import Clock
+from conformance.run_state import KNOWN_NODES, stash_of
 
 SHAPE_NAME = "recovery-nodes"
 POOL_KEY = "conformance.recovery/pool"
@@ -39,12 +40,9 @@ def _ray() -> Any:
     return ray
 
 
-_known: dict[int, dict[str, NodeRef]] = {}
-
-
 def known_nodes(run: Any) -> dict[str, NodeRef]:
     """The last node seen per role in this run (a fault driver restarts a dead role from it)."""
-    return _known.setdefault(id(run), {})
+    return stash_of(run).setdefault(KNOWN_NODES, {})
 
 
 def device_node_envs(manifest: Any, manager: type | None) -> list[dict[str, str]]:

@@ -13,11 +13,11 @@ and a new actor can use it"). Each runs inside `scenario(...)`, which
 from __future__ import annotations
 
 import time
-import weakref
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from typing import Any, Callable, Iterator, TypeVar
 
+from conformance.run_state import RECOVERY_RECORDER, stash_of
 from conformance.timeouts import CheckTimeout
 
 T = TypeVar("T")
@@ -49,25 +49,19 @@ class Recorder:
         self.records.append(rec)
         if run is not None:
             run.sections[SECTION] = self.section()
-            timings = getattr(run, "area_timings", None)
-            if isinstance(timings, dict):
-                timings["recovery"] = round(timings.get("recovery", 0.0) + rec.elapsed_s, 3)
 
     def section(self) -> dict[str, Any]:
         return {"markdown": render_markdown(self.records), "data": section_data(self.records)}
 
 
-_recorders: "weakref.WeakKeyDictionary[Any, Recorder]" = weakref.WeakKeyDictionary()
-_detached = Recorder()  # scenarios run without a conformance run (unit tests)
+_detached = Recorder()  # scenarios run without a conformance run (unit tests call with run=None)
 
 
 def recorder_for(run: Any) -> Recorder:
+    """The run's recorder (in its config's stash); the detached one when there is no run."""
     if run is None:
         return _detached
-    try:
-        return _recorders.setdefault(run, Recorder())
-    except TypeError:  # not weak-referenceable: keep one per process
-        return _detached
+    return stash_of(run).setdefault(RECOVERY_RECORDER, Recorder())
 
 
 def section_data(records: list[ScenarioRecord]) -> dict[str, Any]:

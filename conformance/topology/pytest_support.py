@@ -1,8 +1,9 @@
 """The topology checks' fixture: per-node facts, collected once per cluster and shared.
 
-Import `topology` into a check module to use it. The facts are cached on the conformance
-run, keyed by the set of alive node ids, so every topology check of a run sees the same
-probe results and the cluster is probed once (again only if the shared cluster restarted).
+Import `topology` into a check module to use it. The facts are kept in the run's config stash
+(conformance.run_state.TOPOLOGY_FACTS), keyed by the set of alive node ids, so every topology
+check of a run sees the same probe results and the cluster is probed once (again only if the
+shared cluster restarted).
 Collecting them also (re)writes the "Topology" section of the report.
 """
 from __future__ import annotations
@@ -12,15 +13,13 @@ from typing import Any
 
 import pytest
 
+from conformance.run_state import TOPOLOGY_FACTS, stash_of
 from conformance.topology.collect import collect_node_facts
 from conformance.topology.facts import NodeFacts
 from conformance.topology.placement import nodes_labels
 from conformance.topology.selectors import truth_labels
 from conformance.topology.view import build_view
 from conformance.topology.vocabulary import Vocabulary, load_vocabulary, ray_label_problem
-
-CACHE_ATTR = "_topology_facts"
-
 
 @dataclass
 class TopologyContext:
@@ -68,12 +67,13 @@ def context_for(run: Any) -> TopologyContext:
     manifest = run.manifest
     topo = manifest.data.get("topology") or {}
     key = tuple(sorted(n["NodeID"] for n in ray.nodes() if n.get("Alive")))
-    cached = getattr(run, CACHE_ATTR, None)
+    stash = stash_of(run)
+    cached = stash.get(TOPOLOGY_FACTS, None)
     if cached is not None and cached[0] == key:
         facts = cached[1]
     else:
         facts = collect_node_facts(manifest.resource_name, manifest.accelerator["manager"], topo.get("provider"))
-        setattr(run, CACHE_ATTR, (key, facts))
+        stash[TOPOLOGY_FACTS] = (key, facts)
     ctx = TopologyContext(facts=facts, vocabulary=load_vocabulary(), resource=manifest.resource_name,
                           expected_type=manifest.accelerator_type, provider_ref=topo.get("provider"),
                           expected_topology=topo.get("expected"), remote=bool(run.ray_address))

@@ -14,6 +14,7 @@ import pytest
 
 from conformance.cluster import ClusterStartError
 from conformance.fixtures import not_applicable
+from conformance.run_state import TRANSPORT_CONTEXT, stash_of
 from conformance.transport.context import TransportContext
 from conformance.transport.registration import TransportSetupError, ensure_registered
 from conformance.transport.tables import publish
@@ -32,9 +33,6 @@ def transport_setup(run: Any) -> Any:
     return setup
 
 
-_contexts: dict[int, TransportContext] = {}
-
-
 @pytest.fixture(scope="module")
 def tctx(conformance_run: Any) -> Iterator[TransportContext]:
     """One context per run, shared by the transport/performance modules: endpoints that hold no
@@ -43,9 +41,10 @@ def tctx(conformance_run: Any) -> Iterator[TransportContext]:
     run = conformance_run
     run.prepare()
     setup = transport_setup(run)
-    ctx = _contexts.get(id(run))
+    stash = stash_of(run)
+    ctx = stash.get(TRANSPORT_CONTEXT, None)
     if ctx is None:
-        ctx = _contexts[id(run)] = TransportContext(run, setup)
+        ctx = stash[TRANSPORT_CONTEXT] = TransportContext(run, setup)
         publish(run, "transport", {"name": setup.name, "one_sided": setup.one_sided, "can_abort": setup.can_abort,
                                    "devices": list(setup.config.devices), "manager": setup.config.manager_ref})
     yield ctx

@@ -1,0 +1,43 @@
+"""No import cycle among the suite's own modules (lazy, function-level imports included), and
+every module imports on its own. The run's state module stays a leaf: session, fixtures and the
+areas all import it, it imports none of them."""
+from __future__ import annotations
+
+import importlib
+
+import pytest
+
+from conformance.import_graph import cycles, import_graph, module_names
+
+GRAPH = import_graph()
+# Importing these runs something by design (a CLI, the injection every Ray worker preloads).
+RUNS_ON_IMPORT = {"conformance.hosts.__main__", "conformance.inject_autoinstall", "conformance.inject_pth_hook"}
+
+
+def test_the_package_has_no_import_cycle() -> None:
+    assert cycles(GRAPH) == []
+
+
+def test_session_and_fixtures_do_not_import_each_other() -> None:
+    assert "conformance.session" not in GRAPH["conformance.fixtures"]
+    assert "conformance.fixtures" not in GRAPH["conformance.session"]
+
+
+def test_run_state_imports_nothing_of_the_suite() -> None:
+    assert GRAPH["conformance.run_state"] == set()
+
+
+def test_the_graph_sees_lazy_imports_and_skips_type_checking_ones() -> None:
+    from conformance.import_graph import _imports
+
+    import ast
+    tree = ast.parse("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import conformance.b\n"
+                     "def f():\n    from conformance import c\n    from . import d\n")
+    mods = {"conformance.b", "conformance.c", "conformance.d"}
+    assert _imports(tree, "conformance.a", False, mods) == {"typing", "conformance.c", "conformance.d"}
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+@pytest.mark.parametrize("name", sorted(set(module_names()) - RUNS_ON_IMPORT))
+def test_every_module_imports(name: str) -> None:
+    importlib.import_module(name)

@@ -1,0 +1,266 @@
+"""The run's pure parts, without a pytest subprocess or Ray: the registry lint, the outcome
+mapping, the report writer, the watchdog, the shape ordering and where run state lives."""
+from __future__ import annotations
+
+import datetime as dt
+import io
+import os
+import threading
+import time
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from conformance import report_writer
+from conformance.cluster import ClusterStartError
+from conformance.data import Waiver
+from conformance.exit_codes import WATCHDOG_EXIT
+from conformance.outcomes import (UNFINISHED, apply_phase, first_line, new_record, reason_from_exception,
+                                  waiver_xfail)
+from conformance.registry_lint import lint_registry
+from conformance.report_writer import REPORT_FILES, ReportWriter, archive_previous
+from conformance.results import NOT_APPLICABLE_PREFIX
+from conformance.run_state import KNOWN_NODES, RUN, run_of, stash_of
+from conformance.timeouts import CheckTimeout
+from conformance.watchdog import Watchdog
+
+
+# ------------------------------------------------------------------------------ registry lint
+def checklist(*checks: tuple[str, bool]) -> Any:
+    """A checklist of (id, retired) items."""
+    items = [SimpleNamespace(id=cid, title=f"title of {cid}", retired=retired) for cid, retired in checks]
+    return SimpleNamespace(by_id=lambda: {c.id: c for c in items},
+                           active=lambda: tuple(c for c in items if not c.retired))
+
+
+CHECKLIST = checklist(("DP-001", False), ("DP-002", False), ("DP-009", True))
+
+
+def test_lint_maps_each_test_to_its_check() -> None:
+    lint = lint_registry([("a::t1", [("DP-001",)]), ("a::t2", [("DP-002",)])], CHECKLIST, whole_checklist=True)
+    assert lint.problems == [] and lint.item_checks == {"a::t1": "DP-001", "a::t2": "DP-002"}
+
+
+def test_lint_names_every_problem_in_the_vendor_facing_words() -> None:
+    lint = lint_registry([("a::none", []), ("a::two", [("DP-001",), ("DP-002",)]), ("a::args", [("DP-001", "x")]),
+                          ("a::unknown", [("ZZ-404",)]), ("a::retired", [("DP-009",)]), ("a::ok", [("DP-001",)])],
+                         CHECKLIST, whole_checklist=True)
+    assert lint.problems == [
+        "a::none: evidences no check (add @pytest.mark.check('XX-000'))",
+        "a::two: must name exactly one check",
+        "a::args: must name exactly one check",
+        "a::unknown: names unknown check 'ZZ-404' (not in tiers/checklist.yaml)",
+        "a::retired: names retired check DP-009",
+        "checklist item DP-002 (title of DP-002) has no test",
+    ]
+    assert lint.item_checks == {"a::ok": "DP-001"}
+    assert lint.message().startswith("conformance registry is inconsistent:\n  a::none: ")
+
+
+def test_a_partial_selection_need_not_cover_the_checklist() -> None:
+    assert lint_registry([("a::t1", [("DP-001",)])], CHECKLIST, whole_checklist=False).problems == []
+
+
+# ------------------------------------------------------------------------------ shape ordering
+def item(shape: str | None, name: str) -> Any:
+    mark = SimpleNamespace(args=(shape,)) if shape is not None else None
+    return SimpleNamespace(name=name, get_closest_marker=lambda m: mark if m == "cluster" else None)
+
+
+def test_items_run_without_cluster_then_shared_then_each_shape_grouped() -> None:
+    from conformance.session import item_order
+
+    items = [item("zeta", "z1"), item("shared", "s1"), item(None, "n1"), item("alpha", "a1"),
+             item("zeta", "z2"), item(None, "n2"), item("shared", "s2")]
+    assert [i.name for i in sorted(items, key=item_order)] == ["n1", "n2", "s1", "s2", "a1", "z1", "z2"]
+
+
+# ------------------------------------------------------------------------------ outcome mapping
+def phase(when: str, outcome: str, longrepr: Any = None, duration: float = 0.5) -> Any:
+    return SimpleNamespace(when=when, passed=outcome == "passed", failed=outcome == "failed",
+                           skipped=outcome == "skipped", longrepr=longrepr, duration=duration)
+
+
+def record_of(*phases: tuple[Any, BaseException | None]) -> Any:
+    rec = new_record("a::t", "DP-001")
+    for rep, exc in phases:
+        apply_phase(rec, rep, exc)
+    return rec
+
+
+def test_a_record_starts_unfinished() -> None:
+    rec = new_record("a::t", "DP-001")
+    assert (rec.outcome, rec.reason) == ("error", UNFINISHED)
+
+
+def test_pass_and_durations_add_up() -> None:
+    rec = record_of((phase("setup", "passed", duration=1.0), None), (phase("call", "passed", duration=2.0), None),
+                    (phase("teardown", "passed", duration=0.25), None))
+    assert (rec.outcome, rec.reason, rec.duration_s) == ("pass", None, 3.25)
+
+
+def test_skips_not_applicable_and_plain() -> None:
+    na = record_of((phase("setup", "skipped", ("f.py", 1, "Skipped: " + NOT_APPLICABLE_PREFIX + "no transport")), None))
+    assert (na.outcome, na.reason) == ("not_applicable", "no transport")
+    skip = record_of((phase("call", "skipped", "Skipped: not today"), None))
+    assert (skip.outcome, skip.reason) == ("skip", "not today")
+
+
+def test_a_failed_call_is_a_fail_with_the_assertion_message_first() -> None:
+    rec = record_of((phase("setup", "passed"), None),
+                    (phase("call", "failed"), AssertionError("devices leaked\nassert 3 == 4")))
+    assert (rec.outcome, rec.reason) == ("fail", "devices leaked")
+    assert reason_from_exception(AssertionError("")) == "assertion failed"
+    assert reason_from_exception(ValueError("bad\nmore")) == "ValueError: bad"
+    assert reason_from_exception(KeyError()) == "KeyError"
+
+
+def test_setup_errors_and_cluster_start_errors_are_errors_not_verdicts() -> None:
+    rec = record_of((phase("setup", "failed"), RuntimeError("no cluster")))
+    assert (rec.outcome, rec.reason) == ("error", "RuntimeError: no cluster")
+    rec = record_of((phase("call", "failed"), ClusterStartError("raylet died")))
+    assert (rec.outcome, rec.reason) == ("error", "ClusterStartError: raylet died")
+
+
+def test_teardown_failure_is_an_error_unless_the_call_failed() -> None:
+    rec = record_of((phase("call", "passed"), None), (phase("teardown", "failed"), AssertionError("not released")))
+    assert (rec.outcome, rec.reason) == ("error", "teardown: not released")
+    rec = record_of((phase("call", "failed"), AssertionError("wrong")),
+                    (phase("teardown", "failed"), AssertionError("not released")))
+    assert (rec.outcome, rec.reason) == ("fail", "wrong")
+
+
+def test_a_carried_hard_timeout_gives_its_own_text() -> None:
+    try:
+        try:
+            raise CheckTimeout("DP-001: no result within the hard timeout of 5s")
+        except CheckTimeout as inner:
+            raise SystemError("ray get failed") from inner
+    except SystemError as exc:
+        wrapped = exc
+    rec = record_of((phase("call", "failed"), wrapped))
+    assert (rec.outcome, rec.reason) == ("fail", "DP-001: no result within the hard timeout of 5s")
+
+
+def test_a_failure_without_an_exception_uses_the_report_text() -> None:
+    rec = record_of((phase("setup", "failed", "\n  fixture 'x' not found\nmore"), None))
+    assert (rec.outcome, rec.reason) == ("error", "fixture 'x' not found")
+    assert first_line("  \n" + "y" * 700) == "y" * 600
+
+
+def test_a_waived_failure_is_shown_as_xfail_never_as_a_pass() -> None:
+    today = dt.date(2026, 1, 1)
+    waivers = [Waiver(check="DP-001", issue="ray#1", reason="upstream", expires="2026-06-01")]
+    rec = record_of((phase("call", "failed"), AssertionError("upstream bug")))
+    assert waiver_xfail(rec, "call", waivers, today) == "waived (ray#1): upstream bug"
+    assert rec.outcome == "fail"
+    assert waiver_xfail(rec, "teardown", waivers, today) is None
+    assert waiver_xfail(rec, "call", waivers, dt.date(2026, 6, 2)) is None     # expired
+    passed = record_of((phase("call", "passed"), None))
+    assert waiver_xfail(passed, "call", waivers, today) is None
+
+
+# ------------------------------------------------------------------------------ report writer
+def test_archive_never_loses_earlier_reports(tmp_path: Path) -> None:
+    assert archive_previous(tmp_path) is None
+    (tmp_path / "report.json").write_text("first")
+    (tmp_path / "report.md").write_text("first md")
+    (tmp_path / "notes.txt").write_text("the user's own file")
+    stamp = time.mktime((2026, 3, 4, 5, 6, 7, 0, 0, -1))
+    os.utime(tmp_path / "report.json", (stamp, stamp))
+    first = archive_previous(tmp_path)
+    assert first == tmp_path / "previous" / "20260304T050607"
+    assert sorted(p.name for p in first.iterdir()) == ["report.json", "report.md"]
+    (tmp_path / "report.json").write_text("second")
+    os.utime(tmp_path / "report.json", (stamp, stamp))
+    second = archive_previous(tmp_path)
+    assert second == tmp_path / "previous" / "20260304T050607-1" and (second / "report.json").read_text() == "second"
+    assert (tmp_path / "notes.txt").read_text() == "the user's own file"
+    assert not any((tmp_path / f).exists() for f in REPORT_FILES)
+
+
+def test_reports_are_written_once_whichever_thread_asks_first(tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    writes: list[dict[str, Any]] = []
+    builds: list[int] = []
+    gate = threading.Event()
+
+    def fake_write_all(report: dict[str, Any], records: Any, out_dir: Path) -> None:
+        gate.wait(5)
+        writes.append(report)
+        (out_dir / "report.json").write_text("new")
+
+    monkeypatch.setattr(report_writer, "write_all", fake_write_all)
+    (tmp_path / "report.json").write_text("old")
+    writer = ReportWriter(tmp_path / "out")
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "report.json").write_text("old")
+
+    def build() -> dict[str, Any]:
+        builds.append(1)
+        assert not (tmp_path / "out" / "report.json").exists()   # archived before building
+        return {"n": len(builds)}
+
+    results: list[Any] = []
+    threads = [threading.Thread(target=lambda: results.append(writer.write(build, lambda: []))) for _ in range(4)]
+    for t in threads:
+        t.start()
+    gate.set()
+    for t in threads:
+        t.join(5)
+    assert builds == [1] and writes == [{"n": 1}] and writer.written and writer.report == {"n": 1}
+    assert sorted(results, key=lambda r: r is not None) == [None, None, None, {"n": 1}]
+    assert [p.read_text() for p in (tmp_path / "out" / "previous").glob("*/report.json")] == ["old"]
+
+
+# ------------------------------------------------------------------------------ watchdog
+class Exited(Exception):
+    pass
+
+
+def test_the_watchdog_writes_the_report_blaming_the_running_check_then_exits(tmp_path: Path) -> None:
+    calls: list[dict[str, Any]] = []
+    codes: list[int] = []
+
+    def exit_fn(code: int) -> None:
+        codes.append(code)
+        raise Exited()
+
+    err = io.StringIO()
+    dog = Watchdog(lambda **kw: calls.append(kw), tmp_path, exit_fn=exit_fn, stderr=err)
+    dog.started("checks/test_x.py::test_hangs")
+    with pytest.raises(Exited):
+        dog.abort("DP-001 hung past its grace")
+    assert calls == [{"interrupted": True, "reason": "DP-001 hung past its grace",
+                      "unfinished": "checks/test_x.py::test_hangs"}]
+    assert codes == [WATCHDOG_EXIT] and f"report written to {tmp_path}" in err.getvalue()
+
+
+def test_the_watchdog_exits_even_when_writing_fails(tmp_path: Path) -> None:
+    codes: list[int] = []
+
+    def broken_write(**kw: Any) -> None:
+        raise OSError("disk full")
+
+    def exit_fn(code: int) -> None:
+        codes.append(code)
+
+    dog = Watchdog(broken_write, tmp_path, exit_fn=exit_fn, stderr=io.StringIO())
+    with pytest.raises(OSError):
+        dog.abort("hung")
+    assert codes == [WATCHDOG_EXIT]
+
+
+# ------------------------------------------------------------------------------ run state
+def test_run_state_lives_in_the_config_stash() -> None:
+    config = SimpleNamespace(stash=pytest.Stash())
+    assert run_of(config) is None   # type: ignore[arg-type]
+    run = SimpleNamespace(config=config)
+    config.stash[RUN] = run
+    assert run_of(config) is run    # type: ignore[arg-type]
+    assert stash_of(run) is config.stash
+    from conformance.recovery.nodes import known_nodes
+    assert known_nodes(run) is config.stash[KNOWN_NODES]
+    assert known_nodes(SimpleNamespace(config=SimpleNamespace(stash=pytest.Stash()))) is not known_nodes(run)
