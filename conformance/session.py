@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from conformance import shapes
 from conformance.cluster import ClusterManager, ClusterShape, ClusterStartError, prepare_driver
 from conformance.data import SuiteData, load_suite_data
 from conformance.environment import fingerprint
@@ -101,9 +102,9 @@ class ConformanceRun:
             self._fault_driver = load_driver(spec) if spec else False
         return self._fault_driver or None
 
-    def cluster(self, shape: ClusterShape) -> Any:
+    def cluster(self, shape: ClusterShape, fresh: bool = False) -> Any:
         self.prepare()
-        handle = self.clusters.ensure(shape)
+        handle = self.clusters.ensure(shape, fresh=fresh)
         if shape.name == "shared" and not self.devices:
             self.devices = self._detect_devices()
         return handle
@@ -151,15 +152,10 @@ class ConformanceRun:
             for c in self.data.checklist.active():
                 if c.id not in covered:
                     problems.append(f"checklist item {c.id} ({c.title}) has no test")
+        problems += shapes.mark_problems(items)
         if problems:
             raise pytest.UsageError("conformance registry is inconsistent:\n  " + "\n  ".join(problems))
-
-        def order(item: pytest.Item) -> tuple[int, str]:
-            mark = item.get_closest_marker("cluster")
-            shape = mark.args[0] if mark else ""
-            return ({"": 0, "shared": 1}.get(shape, 2), shape)
-
-        items.sort(key=order)  # stable: keeps file order within a shape
+        items.sort(key=shapes.run_order)  # by shape rank, so equal shapes reuse one cluster; stable in a shape
 
     def pytest_deselected(self, items: list[pytest.Item]) -> None:
         self.deselected += [item.nodeid for item in items]

@@ -2,8 +2,9 @@
 within a bound, never in a hang, and the transport works again afterwards.
 
 Not applicable when the manifest declares no transport. Runs on its own cluster shape
-("recovery-transfers": the manifest's nodes with RAY_rdt_fetch_fail_timeout_milliseconds
-lowered to 5 s in every node) with the driver's copy of that timeout lowered too (see
+("recovery-transfers", conformance.shapes: the manifest's nodes with
+RAY_rdt_fetch_fail_timeout_milliseconds lowered to 5 s in every node) with the driver's copy of
+that timeout lowered too (see
 conformance.recovery.transfers for which process enforces what). Faults are injected around
 the vendor's transport by a fault-injecting twin registration (conformance.recovery.xfer_faults).
 """
@@ -15,15 +16,14 @@ from typing import Any, Iterator
 
 import pytest
 
-from conformance.cluster import ClusterStartError
-from conformance.fixtures import SHARED, not_applicable
+from conformance.fixtures import not_applicable, use_cluster
 from conformance.recovery import bounds as B
 from conformance.recovery.devices import wait_restarted
 from conformance.recovery.scenario import Clock, scenario
 from conformance.recovery.transfers import (SMALL_BYTES, Pair, XferSetup, XferSetupError, alive, calls,
                                             destroy_group, driver_fetch_timeout, end_pair, first_line,
                                             make_group, outcome, produce, recovery_setup, roundtrip, start_pair,
-                                            start_peers, transfer_shape, wait_dead)
+                                            start_peers, wait_dead)
 from conformance.timeouts import CheckTimeout
 
 pytestmark = pytest.mark.cluster("recovery-transfers")
@@ -73,7 +73,8 @@ def remote_fetch_timeout() -> float:
 
 
 @pytest.fixture
-def xc(conformance_run: Any, manifest: Any, check_metrics: dict[str, Any]) -> Iterator[XCtx]:
+def xc(request: pytest.FixtureRequest, conformance_run: Any, manifest: Any,
+       check_metrics: dict[str, Any]) -> Iterator[XCtx]:
     from conformance.transport.registration import TransportSetupError
 
     conformance_run.prepare()
@@ -84,10 +85,7 @@ def xc(conformance_run: Any, manifest: Any, check_metrics: dict[str, Any]) -> It
     if x is None:
         not_applicable(NO_TRANSPORT)
     remote = bool(conformance_run.ray_address)
-    try:
-        conformance_run.cluster(SHARED if remote else transfer_shape(manifest))
-    except ClusterStartError as exc:
-        raise ClusterStartError(str(exc)) from None
+    use_cluster(conformance_run, request.getfixturevalue("cluster_shape"))   # after the transport's n/a
     timeout_s = remote_fetch_timeout() if remote else float(B.RDT_FETCH_TIMEOUT_S)
     check_metrics["transport"] = {"name": x.vendor_name, "one_sided": x.one_sided, "can_abort": x.can_abort,
                                   "device": x.device, "rdt_fetch_timeout_s": timeout_s}
@@ -165,11 +163,9 @@ def test_source_dies_during_large_transfer(xc: XCtx) -> None:
     source_dies(xc, "FR-013", during=True)
 
 
+@pytest.mark.cluster("recovery-fetch-timeout")
 @pytest.mark.check("FR-014")
-def test_transfer_past_fetch_timeout_fails_cleanly(conformance_run: Any, xc: XCtx) -> None:
-    if conformance_run.ray_address:
-        not_applicable("needs RAY_rdt_fetch_fail_timeout_milliseconds lowered on nodes the suite starts "
-                       "(not possible with --conformance-ray-address)")
+def test_transfer_past_fetch_timeout_fails_cleanly(xc: XCtx) -> None:
     x = xc.x
     pair = None
     with xc.scenario("FR-014", "receive-held-past-fetch-timeout", xc.bound("FR-014")) as clock:
