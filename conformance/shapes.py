@@ -77,6 +77,15 @@ def _short_fetch_timeout(name: str) -> Callable[[Any, "type | None"], ClusterSha
     return resolve
 
 
+def _fresh_start(manifest: Any, manager: "type | None") -> ClusterShape:
+    """FR-006's fresh start: the manifest's nodes again. With a transport declared, they start
+    with the recovery-transfers node environment, which differs only in Ray's RDT fetch timeout
+    (no device detection reads it): the transfer checks that follow then run on this cluster
+    instead of starting their own."""
+    resolve = _short_fetch_timeout if getattr(manifest, "transport", None) else _manifest_nodes
+    return resolve("recovery-restart")(manifest, manager)
+
+
 def _recovery_nodes(manifest: Any, manager: "type | None") -> ClusterShape:
     from conformance.recovery.nodes import node_shape
     return complete(node_shape(manifest, manager), manifest)
@@ -110,8 +119,8 @@ KINDS: tuple[ShapeKind, ...] = (
     ShapeKind("recovery-devices", 20, "the manifest's nodes as they are; device scenarios kill only actors and "
               "tasks they created, after the shared checks (so a leak cannot spoil them)",
               _manifest_nodes("recovery-devices")),
-    ShapeKind("recovery-restart", 30, "the same nodes, shut down and started again in this process (FR-006)",
-              _manifest_nodes("recovery-restart"), OWN_NODES,
+    ShapeKind("recovery-restart", 30, "the manifest's nodes, shut down and started again in this process "
+              "(FR-006); with a transport, started as the recovery-transfers nodes", _fresh_start, OWN_NODES,
               "shuts the cluster down and starts a fresh one in this process"),
     ShapeKind("recovery-transfers", 40, "the manifest's nodes with RAY_rdt_fetch_fail_timeout_milliseconds "
               "lowered in every node (on a --ray-address cluster: its own timeout)",
