@@ -31,6 +31,7 @@ NO_TRANSPORT = "the manifest declares no transport (add a `transport` block to c
 DELAY_S = B.HELD_RECEIVE_S   # FR-013: the receive is held this long; the source dies this far into it:
 KILL_AFTER_S = 1.0
 SOURCE_GONE_GRACE_S = 2.0   # knob: FR-012 pacing, after Ray reports the source dead, before the fetch
+GONE_POLL_S = 0.05          # knob: polling interval
 
 
 def _ray() -> Any:
@@ -93,6 +94,19 @@ def xc(request: pytest.FixtureRequest, conformance_run: Any, manifest: Any,
         yield XCtx(conformance_run, check_metrics, x, manifest.resource_name, timeout_s)
 
 
+def wait_process_gone(pid: int | None, limit_s: float) -> None:
+    """Ray reports an actor dead before its process is gone: wait until the process has left this
+    host (nodes the suite starts share it), at most limit_s; without a pid (the nodes of a
+    --ray-address cluster are other hosts) pause limit_s."""
+    import os
+
+    end = time.monotonic() + limit_s
+    while pid and os.path.exists(f"/proc/{pid}") and time.monotonic() < end:
+        time.sleep(GONE_POLL_S)
+    if not pid:
+        time.sleep(limit_s)
+
+
 def receiver_recovers(xc: XCtx, clock: Clock, pair: Pair, seed: int) -> Pair:
     """After the source died: a transport that can abort keeps its receiver, which must receive
     from a new source; otherwise (Ray may kill the receiver) a new pair must work."""
@@ -128,9 +142,10 @@ def source_dies(xc: XCtx, check: str, during: bool) -> None:
             sent = clock.get(pair.src.sent_digest.remote(11), "the producer's digest", 15)
             kill_wall = None
             if not during:
+                pid = None if xc.run.ray_address else clock.get(pair.src.info.remote(), "the source's pid", 15)["pid"]
                 ray.kill(pair.src)
                 wait_dead(clock, pair.src, "the source to be dead", B.DEVICE_RELEASE_S)
-                time.sleep(SOURCE_GONE_GRACE_S)   # Ray reports it dead before its process is gone
+                wait_process_gone(pid, SOURCE_GONE_GRACE_S)
             t0 = clock.elapsed()
             out = pair.dst.receive.remote(ref)
             if during:
