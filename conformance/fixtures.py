@@ -65,10 +65,15 @@ def cluster_shape(request: pytest.FixtureRequest, conformance_run: Any) -> Clust
 
 
 @pytest.fixture
-def cluster(conformance_run: Any, cluster_shape: ClusterShape) -> Any:
+def cluster(request: pytest.FixtureRequest, conformance_run: Any, cluster_shape: ClusterShape) -> Any:
     """The live cluster of the test's marked shape (started, or reused when one with the same
-    parameters is up)."""
-    return use_cluster(conformance_run, cluster_shape)
+    parameters is up); for a shape the check starts afresh itself, the cluster it starts from."""
+    from conformance import shapes
+
+    first = shapes.first_cluster(shapes.mark_name(request.node) or SHARED.name, cluster_shape,
+                                 conformance_run.manifest, conformance_run.prepare(), conformance_run.ray_address,
+                                 fault_driver=conformance_run.fault_driver)
+    return use_cluster(conformance_run, first)
 
 
 def use_cluster(conformance_run: Any, shape: ClusterShape, fresh: bool = False) -> Any:

@@ -50,6 +50,8 @@ class ShapeKind:
     resolve: Callable[[Any, "type | None"], ClusterShape]   # (manifest, manager) -> concrete shape
     on_remote: str = VENDOR
     needs: str = ""                            # OWN_NODES/FAULT_DRIVER: what only own nodes give
+    starts_from: str = ""                      # a check that starts this shape afresh itself finds
+                                               # this shape's cluster first (FR-006)
 
     def __post_init__(self) -> None:
         if self.on_remote not in REMOTE_POLICIES:
@@ -121,7 +123,7 @@ KINDS: tuple[ShapeKind, ...] = (
               _manifest_nodes("recovery-devices")),
     ShapeKind("recovery-restart", 30, "the manifest's nodes, shut down and started again in this process "
               "(FR-006); with a transport, started as the recovery-transfers nodes", _fresh_start, OWN_NODES,
-              "shuts the cluster down and starts a fresh one in this process"),
+              "shuts the cluster down and starts a fresh one in this process", starts_from="recovery-devices"),
     ShapeKind("recovery-transfers", 40, "the manifest's nodes with RAY_rdt_fetch_fail_timeout_milliseconds "
               "lowered in every node (on a --ray-address cluster: its own timeout)",
               _short_fetch_timeout("recovery-transfers")),
@@ -176,6 +178,14 @@ def for_run(name: str, manifest: Any, manager: "type | None", ray_address: str |
     if reason is not None:
         raise ShapeNotApplicable(reason)
     return complete(SHARED, manifest)
+
+
+def first_cluster(name: str, resolved: ClusterShape, manifest: Any, manager: "type | None",
+                  ray_address: str | None, fault_driver: Callable[[], Any] = lambda: None) -> ClusterShape:
+    """The shape whose cluster a check marked `name` finds when it starts: `resolved` (for_run's
+    answer), or the kind's `starts_from` shape when the check starts its own afresh."""
+    first = kind(name).starts_from
+    return for_run(first, manifest, manager, ray_address, fault_driver) if first else resolved
 
 
 def mark_name(item: Any) -> str | None:

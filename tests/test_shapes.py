@@ -67,6 +67,17 @@ def test_rank_keeps_shapes_of_one_cluster_side_by_side(ref: str) -> None:
     assert len({k.rank for k in shapes.KINDS}) == len(shapes.KINDS)
 
 
+def test_a_shape_started_afresh_starts_from_an_earlier_one() -> None:
+    m = load_manifest("builtin:simulated-2node")
+    for k in shapes.KINDS:
+        if k.starts_from:
+            assert shapes.kind(k.starts_from).rank < k.rank
+    restart = shapes.resolve("recovery-restart", m, SimAccManager)
+    first = shapes.first_cluster("recovery-restart", restart, m, SimAccManager, None)
+    assert first.name == "recovery-devices" and same_cluster(first, shapes.resolve("shared", m))
+    assert shapes.first_cluster("recovery-nodes", restart, m, SimAccManager, None) is restart
+
+
 def test_manifest_dependent_shapes() -> None:
     two = load_manifest("builtin:simulated-2node")
     transfers = shapes.resolve("recovery-transfers", two, SimAccManager)

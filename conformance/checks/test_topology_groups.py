@@ -135,6 +135,7 @@ def unplaced_group_reports(bundles: list[dict[str, float]], selector_sets: list[
     """Create one group per selector set, all at once, whose bundles no node should take; give
     every group wait_s (they wait side by side, not one after the other), read what Ray's state
     API says about each, remove them: [(ready, the group's state entry, the bundles' nodes)]."""
+    import math
     import time
 
     from ray.util.placement_group import placement_group, placement_group_table, remove_placement_group
@@ -148,7 +149,9 @@ def unplaced_group_reports(bundles: list[dict[str, float]], selector_sets: list[
         deadline = time.monotonic() + wait_s    # every group exists from here on: each waits >= wait_s
         out = []
         for pg in groups:
-            ready = pg.wait(max(deadline - time.monotonic(), 0.0))
+            # whole seconds: Ray's wait_placement_group_ready truncates its timeout to an int, and a
+            # 0 s wait would not even ask the GCS
+            ready = pg.wait(max(math.ceil(deadline - time.monotonic()), 1))
             out.append((ready, placement_group_table(pg), group_nodes(pg) if ready else []))
         return out
     finally:
