@@ -17,7 +17,7 @@ from conformance.errors import UserError
 
 
 def cmd_preflight(args: argparse.Namespace) -> int:
-    from conformance.cluster import ClusterManager, ClusterShape, ClusterStartError, prepare_driver
+    from conformance.cluster import SHARED, ClusterManager, ClusterStartError, prepare_driver
     from conformance.manifest import check_manifest
     from conformance.preflight import ERROR, Finding, host_state, render_lines, run_preflight
     from conformance.sanitize import terminal
@@ -31,7 +31,7 @@ def cmd_preflight(args: argparse.Namespace) -> int:
     clusters = ClusterManager(manifest, args.ray_address, prepare_driver(manifest))
     try:
         try:
-            clusters.ensure(ClusterShape(name="shared"))
+            clusters.ensure(SHARED)
             started = True
         except ClusterStartError as exc:
             started = False

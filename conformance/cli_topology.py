@@ -17,7 +17,7 @@ from conformance.errors import UserError
 
 
 def cmd_topology(args: argparse.Namespace) -> int:
-    from conformance.cluster import ClusterManager, ClusterShape, ClusterStartError, prepare_driver
+    from conformance.cluster import SHARED, ClusterManager, ClusterStartError, prepare_driver
     from conformance.manifest import check_manifest
     from conformance.topology.collect import collect_node_facts
     from conformance.topology.view import build_view
@@ -29,7 +29,7 @@ def cmd_topology(args: argparse.Namespace) -> int:
     clusters = ClusterManager(manifest, args.ray_address, manager)
     try:
         try:
-            clusters.ensure(ClusterShape(name="shared"))
+            clusters.ensure(SHARED)
         except ClusterStartError as exc:
             where = f"connect to {args.ray_address}" if args.ray_address else "start the manifest's cluster"
             raise UserError(f"could not {where}: {exc}") from None

@@ -10,8 +10,9 @@ import os
 import sys
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from typing import Any, Iterator
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+from typing import Any, Iterator, Mapping
 
 from conformance.injection import AUTOINSTALL_MODULE, ENV_VAR, install_managers, unit_instance_resources
 from conformance.manifest import Manifest, resolve_manager
@@ -20,16 +21,68 @@ from conformance.manifest import Manifest, resolve_manager
 SEMANTICS_ENV_VARS = ("RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO",)
 
 
-@dataclass
+Env = Mapping[str, str]
+
+
+def _frozen(d: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    """An immutable copy (compares equal to a dict with the same items)."""
+    return MappingProxyType({str(k): v for k, v in (d or {}).items()})
+
+
+def _frozen_list(entries: Any) -> tuple[Env, ...] | None:
+    return None if entries is None else tuple(_frozen({k: str(v) for k, v in e.items()}) for e in entries)
+
+
+@dataclass(frozen=True)
 class ClusterShape:
-    """What a group of checks needs from the cluster."""
+    """What a group of checks needs from the cluster: frozen, so that two shapes whose
+    parameters are equal are the same cluster (conformance.shapes decides reuse on `params`).
+
+    A field left None means "the manifest's"; conformance.shapes.complete fills it in.
+    """
 
     name: str = "shared"
     nodes: int | None = None                     # None: the manifest's cluster.nodes
-    system_config: dict[str, Any] = field(default_factory=dict)
-    node_env: list[dict[str, str]] | None = None  # None: the manifest's cluster.node_env
-    head_has_devices: bool = True
-    node_labels: list[dict[str, str]] | None = None  # extra labels per node (merged over the plugin's)
+    system_config: Mapping[str, Any] = field(default_factory=dict)
+    node_env: tuple[Env, ...] | None = None       # None: the manifest's cluster.node_env
+    node_labels: tuple[Env, ...] | None = None    # extra labels per node (merged over the plugin's)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "system_config", _frozen(self.system_config))
+        object.__setattr__(self, "node_env", _frozen_list(self.node_env))
+        object.__setattr__(self, "node_labels", _frozen_list(self.node_labels))
+
+    def env(self, index: int) -> dict[str, str]:
+        """The environment node `index` starts with (beyond the suite's own)."""
+        return dict(self.node_env[index]) if self.node_env and index < len(self.node_env) else {}
+
+    def labels(self, index: int) -> dict[str, str]:
+        """The shape's own labels of node `index` (the plugin's come on top of nothing else)."""
+        return dict(self.node_labels[index]) if self.node_labels and index < len(self.node_labels) else {}
+
+    @property
+    def params(self) -> tuple[Any, ...]:
+        """Everything that makes a cluster of this shape what it is (not its name)."""
+        return (self.nodes, dict(self.system_config), self.node_env, self.node_labels)
+
+
+SHARED = ClusterShape(name="shared")   # the manifest's own cluster, shared by checks that do not disturb it
+
+
+def complete(shape: ClusterShape, manifest: Manifest) -> ClusterShape:
+    """The shape with every "the manifest's" (None) field filled in: a concrete shape, so that
+    shapes that start the same cluster compare equal however they were written."""
+    c = manifest.cluster
+    nodes = shape.nodes or int(c["nodes"])
+    base = shape.node_env if shape.node_env is not None else c["node_env"]
+    env = [dict(base[i]) if i < len(base) else {} for i in range(nodes)]
+    labels = None if not any(shape.labels(i) for i in range(nodes)) else [shape.labels(i) for i in range(nodes)]
+    return replace(shape, nodes=nodes, node_env=env, node_labels=labels)
+
+
+def same_cluster(a: ClusterShape, b: ClusterShape) -> bool:
+    """Whether a cluster started for `a` is one of shape `b` (concrete shapes; names aside)."""
+    return a.params == b.params
 
 
 @dataclass
@@ -65,7 +118,7 @@ def prepare_driver(manifest: Manifest) -> type:
 
 
 @contextmanager
-def patched_environ(extra: dict[str, str]) -> Iterator[None]:
+def patched_environ(extra: Mapping[str, str]) -> Iterator[None]:
     saved = {k: os.environ.get(k) for k in extra}
     os.environ.update(extra)
     try:
@@ -93,8 +146,7 @@ def plugin_node_labels(manager: type | None) -> dict[str, str]:
 
 def shape_node_labels(shape: ClusterShape, index: int, manager: type | None) -> dict[str, str]:
     """Labels of node `index` of a shape: the plugin's, then the shape's own (call with the node's env)."""
-    extra = shape.node_labels[index] if shape.node_labels and index < len(shape.node_labels) else {}
-    return {**plugin_node_labels(manager), **extra}
+    return {**plugin_node_labels(manager), **shape.labels(index)}
 
 
 def detection_args(manifest: Manifest) -> dict[str, Any]:
@@ -210,7 +262,10 @@ class ClusterManager:
         # hangs, or an earlier shape that failed to start): later shapes fail at once with it.
         self.known_plugin_failure: str | None = None
 
-    def ensure(self, shape: ClusterShape) -> ClusterHandle:
+    def ensure(self, shape: ClusterShape, fresh: bool = False) -> ClusterHandle:
+        """The live cluster of `shape`: the current one when its parameters are the shape's
+        (whatever name started it), else a new one. `fresh`: shut down and start again even then."""
+        shape = complete(shape, self.manifest)
         if shape.name in self.failures:
             raise ClusterStartError(self.failures[shape.name])
         if self.known_plugin_failure and not self.ray_address:
@@ -218,10 +273,11 @@ class ClusterManager:
             self.failures[shape.name] = reason
             self.history.append({"shape": shape.name, "ok": False, "reason": reason})
             raise ClusterStartError(reason)
-        if self.current is not None and self.current.shape.name == shape.name:
+        if not fresh and self.current is not None and same_cluster(self.current.shape, shape):
+            self._reused(shape)
             return self.current
         self.shutdown()
-        if self.ray_address and shape.name != "shared":
+        if self.ray_address and shape.name != SHARED.name:
             # On a remote cluster the suite cannot kill nodes or change system config.
             raise ClusterStartError(f"cluster shape {shape.name!r} needs a simulated cluster; "
                                     "not possible with --ray-address")
@@ -241,12 +297,28 @@ class ClusterManager:
             raise ClusterStartError(reason) from exc
         self.history.append({"shape": shape.name, "ok": True, "mode": self.current.mode,
                              "nodes": self.current.nodes, "start_s": round(self.current.started_s, 2)})
-        if shape.name == "shared":
+        self._note_shared(shape)
+        return self.current
+
+    def _reused(self, shape: ClusterShape) -> None:
+        """Record that another shape name ran on the current cluster (its start is not repeated)."""
+        assert self.current is not None
+        entry = next((h for h in reversed(self.history) if h.get("ok")), None)
+        if entry is not None and shape.name != entry["shape"] and shape.name not in entry.get("also", []):
+            entry.setdefault("also", []).append(shape.name)
+        self._note_shared(shape)
+
+    def _note_shared(self, shape: ClusterShape) -> None:
+        """The report's cluster mode and node count are those of the manifest's own cluster."""
+        if shape.name == SHARED.name and self.last_mode is None and self.current is not None:
             self.last_mode, self.last_nodes = self.current.mode, self.current.nodes
             self.notes.extend(self.current.notes)
-        return self.current
 
     def shutdown(self) -> None:
         if self.current is not None:
             handle, self.current = self.current, None
+            t0 = time.monotonic()
             stop_cluster(handle)
+            entry = next((h for h in reversed(self.history) if h.get("ok")), None)
+            if entry is not None:
+                entry["stop_s"] = round(time.monotonic() - t0, 2)

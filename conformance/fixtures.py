@@ -1,18 +1,16 @@
 """Fixtures the checks use. Registered by conformance.plugin; inert without a manifest."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NoReturn
 
 import pytest
 
-from conformance.cluster import ClusterShape, ClusterStartError
+from conformance.cluster import SHARED, ClusterShape, ClusterStartError
 from conformance.results import NOT_APPLICABLE_PREFIX
 from conformance.run_state import METRICS_KEY, run_of
 
-SHARED = ClusterShape(name="shared")
 
-
-def not_applicable(reason: str) -> None:
+def not_applicable(reason: str) -> NoReturn:
     """End the current check as not applicable (never counts as passed), with a reason."""
     pytest.skip(NOT_APPLICABLE_PREFIX + reason)
 
@@ -45,6 +43,41 @@ def shared_cluster(conformance_run: Any) -> Any:
         raise ClusterStartError(str(exc)) from None
     yield handle
     wait_devices_released(conformance_run.manifest.resource_name)
+
+
+@pytest.fixture
+def cluster_shape(request: pytest.FixtureRequest, conformance_run: Any) -> ClusterShape:
+    """The concrete shape the test's `@pytest.mark.cluster(...)` names, resolved for this run
+    (conformance.shapes); the check is not applicable when that shape cannot exist here."""
+    from conformance import shapes
+
+    name = shapes.mark_name(request.node) or SHARED.name
+    manager = conformance_run.prepare()
+    try:
+        return shapes.for_run(name, conformance_run.manifest, manager, conformance_run.ray_address,
+                              fault_driver=conformance_run.fault_driver)
+    except shapes.ShapeNotApplicable as exc:
+        not_applicable(str(exc))
+
+
+@pytest.fixture
+def cluster(request: pytest.FixtureRequest, conformance_run: Any, cluster_shape: ClusterShape) -> Any:
+    """The live cluster of the test's marked shape (started, or reused when one with the same
+    parameters is up); for a shape the check starts afresh itself, the cluster it starts from."""
+    from conformance import shapes
+
+    first = shapes.first_cluster(shapes.mark_name(request.node) or SHARED.name, cluster_shape,
+                                 conformance_run.manifest, conformance_run.prepare(), conformance_run.ray_address,
+                                 fault_driver=conformance_run.fault_driver)
+    return use_cluster(conformance_run, first)
+
+
+def use_cluster(conformance_run: Any, shape: ClusterShape, fresh: bool = False) -> Any:
+    """conformance_run.cluster(shape), its start error without the chained traceback."""
+    try:
+        return conformance_run.cluster(shape, fresh=fresh)
+    except ClusterStartError as exc:
+        raise ClusterStartError(str(exc)) from None
 
 
 def wait_devices_released(resource: str, timeout_s: float = 20.0) -> None:

@@ -74,7 +74,7 @@ class RunHelp:
     def pytest_runtestloop(self, session: pytest.Session) -> Any:
         if session.config.option.collectonly or not session.items or session.testsfailed:
             return None
-        from conformance.cluster import ClusterShape, ClusterStartError
+        from conformance.cluster import SHARED, ClusterStartError
         from conformance.preflight import PROBLEM, Finding, render_lines, run_preflight, write_section
         from conformance.timeouts import hard_timeout
 
@@ -85,7 +85,7 @@ class RunHelp:
             try:
                 with hard_timeout(self.run.setup_timeout, "preflight: starting the cluster",
                                   on_stuck=self.run.abort_stuck, grace_s=self.run.hang_grace):
-                    self.run.cluster(ClusterShape(name="shared"))
+                    self.run.cluster(SHARED)
                 cluster_ready = True
                 self._remember_session()
             except (ClusterStartError, Exception) as exc:  # noqa: BLE001 - the checks report it too

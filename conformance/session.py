@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from conformance import shapes
 from conformance.cluster import ClusterManager, ClusterShape, prepare_driver
 from conformance.data import SuiteData, load_suite_data
 from conformance.environment import fingerprint
@@ -29,14 +30,6 @@ from conformance.timeouts import hard_timeout
 from conformance.watchdog import Watchdog
 
 CHECKS_DIR = Path(__file__).resolve().parent / "checks"
-
-
-def item_order(item: pytest.Item) -> tuple[int, str]:
-    """Sort key of a test: no cluster first, then the shared cluster, then each other shape
-    (grouped by name, so a shape starts once); the sort is stable, file order within a shape."""
-    mark = item.get_closest_marker("cluster")
-    shape = mark.args[0] if mark else ""
-    return ({"": 0, "shared": 1}.get(shape, 2), shape)
 
 
 class ConformanceRun:
@@ -93,9 +86,9 @@ class ConformanceRun:
             self._fault_driver = load_driver(spec) if spec else False
         return self._fault_driver or None
 
-    def cluster(self, shape: ClusterShape) -> Any:
+    def cluster(self, shape: ClusterShape, fresh: bool = False) -> Any:
         self.prepare()
-        handle = self.clusters.ensure(shape)
+        handle = self.clusters.ensure(shape, fresh=fresh)
         if shape.name == "shared" and not self.devices:
             self.devices = self._detect_devices()
         return handle
@@ -121,10 +114,11 @@ class ConformanceRun:
         self.collected_whole = any(Path(str(a).split("::")[0]).resolve() == self.checks_dir for a in config.args)
         lint = lint_registry(((item.nodeid, [m.args for m in item.iter_markers("check")]) for item in items),
                              self.data.checklist, whole_checklist=self.collected_whole)
+        lint.problems += shapes.mark_problems(items)
         self.item_checks.update(lint.item_checks)
         if lint.problems:
             raise pytest.UsageError(lint.message())
-        items.sort(key=item_order)  # stable: keeps file order within a shape
+        items.sort(key=shapes.run_order)  # by shape rank, so equal shapes reuse one cluster; stable in a shape
 
     def pytest_deselected(self, items: list[pytest.Item]) -> None:
         self.deselected += [item.nodeid for item in items]

@@ -39,6 +39,15 @@ def test_unknown_check_id_refused(tmp_path: Path) -> None:
     assert "test_unmarked: evidences no check" in proc.stderr
 
 
+def test_unknown_cluster_shape_refused(tmp_path: Path) -> None:
+    tests = write_checks(tmp_path / "t", "@pytest.mark.cluster('recovery-nodez')\n@pytest.mark.check('DP-001')\n"
+                                          "def test_a():\n    pass\n")
+    proc = subprocess.run(pytest_cmd(SIM_MANIFEST, tmp_path / "out", str(tests)), capture_output=True, text=True,
+                          timeout=120, cwd=tmp_path)
+    assert proc.returncode == pytest.ExitCode.USAGE_ERROR
+    assert "test_a: 'recovery-nodez' is not a registered cluster shape" in proc.stderr
+
+
 def test_checklist_item_without_test_refused(tmp_path: Path) -> None:
     data = tmp_path / "data"
     shutil.copytree(data_root() / "tiers", data / "tiers")

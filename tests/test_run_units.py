@@ -63,20 +63,6 @@ def test_a_partial_selection_need_not_cover_the_checklist() -> None:
     assert lint_registry([("a::t1", [("DP-001",)])], CHECKLIST, whole_checklist=False).problems == []
 
 
-# ------------------------------------------------------------------------------ shape ordering
-def item(shape: str | None, name: str) -> Any:
-    mark = SimpleNamespace(args=(shape,)) if shape is not None else None
-    return SimpleNamespace(name=name, get_closest_marker=lambda m: mark if m == "cluster" else None)
-
-
-def test_items_run_without_cluster_then_shared_then_each_shape_grouped() -> None:
-    from conformance.session import item_order
-
-    items = [item("zeta", "z1"), item("shared", "s1"), item(None, "n1"), item("alpha", "a1"),
-             item("zeta", "z2"), item(None, "n2"), item("shared", "s2")]
-    assert [i.name for i in sorted(items, key=item_order)] == ["n1", "n2", "s1", "s2", "a1", "z1", "z2"]
-
-
 # ------------------------------------------------------------------------------ outcome mapping
 def phase(when: str, outcome: str, longrepr: Any = None, duration: float = 0.5) -> Any:
     return SimpleNamespace(when=when, passed=outcome == "passed", failed=outcome == "failed",

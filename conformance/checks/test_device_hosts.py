@@ -15,7 +15,7 @@ from conformance import host_detection as hosts
 from conformance.cluster import ClusterShape, ClusterStartError
 from conformance.contract import ProbeFailed, probe_timeout_s, run_contract_probe
 from conformance.data import check_param
-from conformance.fixtures import not_applicable
+from conformance.fixtures import not_applicable, use_cluster
 from conformance.waits import bounded_get
 
 def probe(manifest: Any, conformance_run: Any, env: dict[str, str], mode: str, **options: Any) -> dict[str, Any]:
@@ -40,10 +40,9 @@ def nodes_without(resource: str) -> list[dict[str, Any]]:
     return [n for n in ray.nodes() if n.get("Alive") and n.get("Resources", {}).get(resource, 0) == 0]
 
 
-def start_with_host(conformance_run: Any, manifest: Any, overlay: dict[str, str]) -> list[str]:
-    """Start a cluster whose last node looks like the host without the device; what went wrong."""
-    head_env = (manifest.cluster.get("node_env") or [{}])[0]
-    shape = ClusterShape(name="host-without-device", nodes=2, node_env=[dict(head_env), dict(overlay)])
+def start_with_host(conformance_run: Any, shape: ClusterShape) -> list[str]:
+    """Start the cluster whose last node looks like the host without the device (shape
+    "host-without-device", conformance.shapes); what went wrong."""
     with hosts.capture_records() as records:
         try:
             conformance_run.cluster(shape)
@@ -56,22 +55,20 @@ def start_with_host(conformance_run: Any, manifest: Any, overlay: dict[str, str]
 @pytest.mark.cluster("host-without-device")
 @pytest.mark.check("DP-017")
 def test_host_without_device_detects_nothing_and_runs_work(manifest: Any, conformance_run: Any,
+                                                           cluster_shape: ClusterShape,
                                                            check_metrics: dict[str, Any]) -> None:
-    overlay = (manifest.accelerator.get("hosts") or {}).get("without_device")
-    if overlay is None:
-        not_applicable("the manifest declares no accelerator.hosts.without_device (how a host without the "
-                       "device or its driver looks)")
+    # cluster_shape: not applicable without accelerator.hosts.without_device (conformance.shapes)
     max_s = float(check_param("DP-017", "max_detect_s"))
     problems = hosts.problems_detection(probe(manifest, conformance_run, manifest.host_overlay("without_device"),
                                               "detect"), "without the device", max_s)
     resource = manifest.resource_name
     if conformance_run.ray_address:
-        conformance_run.cluster(ClusterShape())
+        use_cluster(conformance_run, cluster_shape)   # the vendor's cluster as it is
         candidates = nodes_without(resource)
         if not candidates:
             check_metrics["live"] = "the cluster has no node without devices; only the probe ran"
     else:
-        start_problems = start_with_host(conformance_run, manifest, overlay)
+        start_problems = start_with_host(conformance_run, cluster_shape)
         problems += start_problems
         if start_problems and "did not start" in start_problems[0]:
             raise AssertionError("; ".join(problems))

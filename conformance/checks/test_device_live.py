@@ -6,7 +6,7 @@ from typing import Any
 import pytest
 
 from conformance.cluster import ClusterShape
-from conformance.fixtures import not_applicable, wait_devices_released
+from conformance.fixtures import not_applicable, use_cluster, wait_devices_released
 from conformance.probes import StateActor, split_ids, visible_state
 from conformance.requests import demand
 from conformance.waits import bounded_get
@@ -200,23 +200,16 @@ def test_invalid_quantities_refused_at_submission(ctx: dict[str, Any], manifest:
                     f"{message!r}", pytrace=False)
 
 
-PRESET = ClusterShape(name="preset-visible", nodes=1)
-
-
 @pytest.mark.cluster("preset-visible")
 @pytest.mark.check("DP-015")
 def test_preset_visible_variable_restricts_node(conformance_run: Any, manifest: Any, accelerator_manager: type,
-                                                check_params: dict[str, Any]) -> None:
+                                                cluster_shape: ClusterShape, check_params: dict[str, Any]) -> None:
+    # cluster_shape: n/a when the manager names no visible-devices variable, or with --ray-address
     env_var = accelerator_manager.get_visible_accelerator_ids_env_var()
-    if env_var is None:
-        not_applicable("the manager names no visible-devices variable")
     if manifest.devices_per_node < check_params["min_devices_per_node"]:
         not_applicable(f"needs at least {check_params['min_devices_per_node']} devices per node to pre-select 2 of them")
-    if conformance_run.ray_address:
-        not_applicable("needs a node the suite starts itself (not possible with --ray-address)")
-    preset = ["1", "2"]
-    shape = ClusterShape(name="preset-visible", nodes=1, node_env=[{env_var: ",".join(preset)}])
-    conformance_run.cluster(shape)
+    preset = cluster_shape.env(0)[env_var].split(",")
+    use_cluster(conformance_run, cluster_shape)
     ray = _ray()
     resource = manifest.resource_name
     total = ray.cluster_resources().get(resource, 0)

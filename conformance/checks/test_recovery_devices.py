@@ -1,9 +1,10 @@
 """Recovery area, devices: actors and tasks that die give their devices back, and what Ray
 restarts or retries holds a device nobody else holds.
 
-Runs on its own cluster shape ("recovery-devices", the manifest's nodes) so that a plugin that
-leaks devices cannot spoil the shared cluster; with --conformance-ray-address it runs on the
-vendor's cluster (every scenario here only kills actors and tasks the check created).
+Runs on cluster shape "recovery-devices" (conformance.shapes: the manifest's nodes, after every
+check of the shared cluster, so that a plugin that leaks devices cannot spoil those); with
+--conformance-ray-address it runs on the vendor's cluster (every scenario here only kills actors
+and tasks the check created).
 Every scenario is timed against the bound its requirement states (conformance.recovery.bounds).
 """
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any
 import pytest
 
 from conformance.cluster import ClusterShape, ClusterStartError
-from conformance.fixtures import SHARED, not_applicable, wait_devices_released
+from conformance.fixtures import use_cluster, wait_devices_released
 from conformance.judges import judge
 from conformance.recovery import bounds as B
 from conformance.recovery.actors import crash_first_attempt
@@ -26,8 +27,6 @@ from conformance.recovery.devices import (census, first_device_node, kill_quietl
                                           wait_restarted, wait_view_shows_held)
 from conformance.recovery.scenario import Clock, scenario
 
-DEVICE_SHAPE = ClusterShape(name="recovery-devices")
-RESTART_SHAPE = ClusterShape(name="recovery-restart")
 pytestmark = pytest.mark.cluster("recovery-devices")
 
 
@@ -36,17 +35,9 @@ def _ray() -> Any:
     return ray
 
 
-def use_cluster(conformance_run: Any, shape: ClusterShape) -> Any:
-    try:
-        return conformance_run.cluster(shape)
-    except ClusterStartError as exc:
-        raise ClusterStartError(str(exc)) from None
-
-
 @pytest.fixture
-def rc(conformance_run: Any, manifest: Any, accelerator_manager: type,
+def rc(conformance_run: Any, manifest: Any, accelerator_manager: type, cluster: Any,
        check_metrics: dict[str, Any]) -> Any:
-    use_cluster(conformance_run, SHARED if conformance_run.ray_address else DEVICE_SHAPE)
     dev = first_device_node(manifest, accelerator_manager)
     if dev is None:
         pytest.fail(f"no node advertises the {manifest.resource_name} resource; no device can fail over",
@@ -208,22 +199,20 @@ def node_signature(resource: str) -> list[tuple[Any, ...]]:
     return sorted(sig)
 
 
-@pytest.mark.cluster("recovery-devices")
+@pytest.mark.cluster("recovery-restart")
 @pytest.mark.check("FR-006")
 def test_fresh_start_in_same_process_detects_same_devices(conformance_run: Any, manifest: Any,
-                                                            accelerator_manager: type,
+                                                            accelerator_manager: type, cluster: Any,
+                                                            cluster_shape: ClusterShape,
                                                             check_metrics: dict[str, Any],
                                                             check_params: dict[str, Any]) -> None:
-    if conformance_run.ray_address:
-        not_applicable("needs clusters the suite starts itself (not possible with --ray-address)")
     resource = manifest.resource_name
     with scenario(conformance_run, check_metrics, "FR-006", "shutdown-then-fresh-start",
                   B.SCENARIO_BOUND_S["FR-006"]) as clock:
-        use_cluster(conformance_run, DEVICE_SHAPE)
         before = node_signature(resource)
         check_metrics["before"] = [list(map(str, s)) for s in before]
         try:
-            conformance_run.cluster(RESTART_SHAPE)   # ray.shutdown(), then a fresh start in this process
+            use_cluster(conformance_run, cluster_shape, fresh=True)   # ray.shutdown(), then a fresh start here
         except ClusterStartError as exc:
             raise clock.fail(f"the fresh start failed: {exc}") from None
         check_metrics["restart_s"] = clock.mark("fresh cluster up")

@@ -15,15 +15,15 @@ from typing import Any
 
 import pytest
 
-from conformance.cluster import ClusterShape, ClusterStartError
+from conformance.cluster import ClusterShape
 from conformance.fixtures import not_applicable
 from conformance.recovery import bounds as B
 from conformance.recovery.actors import hold_until
 from conformance.recovery.audit import holder_problems
 from conformance.recovery.devices import (kill_quietly, make_ledger, spawn_holders, states, total, wait_dead,
                                           wait_restarted)
-from conformance.recovery.nodes import (NODE_KEY, ROLES, NodeLab, fill, known_nodes, labels_match, node_shape,
-                                       release, signature)
+from conformance.recovery.nodes import (NODE_KEY, ROLES, NodeLab, fill, known_nodes, labels_match, release,
+                                       signature)
 from conformance.recovery.scenario import Clock, scenario
 from conformance.timeouts import CheckTimeout
 
@@ -47,21 +47,12 @@ class Ctx:
 
 
 @pytest.fixture
-def nc(conformance_run: Any, manifest: Any, accelerator_manager: type, check_metrics: dict[str, Any]) -> Ctx:
-    driver = None
-    if conformance_run.ray_address:
-        driver = conformance_run.fault_driver()
-        if driver is None:
-            not_applicable("kills and restarts nodes: needs simulated nodes the suite starts itself, or a fault "
-                           "driver for the --conformance-ray-address cluster (--fault-driver; docs/recovery.md)")
-        shape = ClusterShape()       # the vendor's cluster as it is
-    else:
-        shape = node_shape(manifest, accelerator_manager)
-    try:
-        handle = conformance_run.cluster(shape)
-    except ClusterStartError as exc:
-        raise ClusterStartError(str(exc)) from None
-    lab = NodeLab(handle, manifest, accelerator_manager, shape, driver,
+def nc(conformance_run: Any, manifest: Any, accelerator_manager: type, cluster_shape: ClusterShape, cluster: Any,
+       check_metrics: dict[str, Any]) -> Ctx:
+    # With --conformance-ray-address the shape is the vendor's cluster as it is, and its fault
+    # driver (without one the shape is not applicable: conformance.shapes.remote_reason).
+    driver = conformance_run.fault_driver() if conformance_run.ray_address else None
+    lab = NodeLab(cluster, manifest, accelerator_manager, cluster_shape, driver,
                   refs=known_nodes(conformance_run))
     if driver is not None:
         unknown = [r for r in ROLES if r not in lab.alive() and r not in lab.refs]

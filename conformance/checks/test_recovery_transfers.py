@@ -2,8 +2,9 @@
 within a bound, never in a hang, and the transport works again afterwards.
 
 Not applicable when the manifest declares no transport. Runs on its own cluster shape
-("recovery-transfers": the manifest's nodes with RAY_rdt_fetch_fail_timeout_milliseconds
-lowered to 5 s in every node) with the driver's copy of that timeout lowered too (see
+("recovery-transfers", conformance.shapes: the manifest's nodes with
+RAY_rdt_fetch_fail_timeout_milliseconds lowered to 5 s in every node) with the driver's copy of
+that timeout lowered too (see
 conformance.recovery.transfers for which process enforces what). Faults are injected around
 the vendor's transport by a fault-injecting twin registration (conformance.recovery.xfer_faults).
 """
@@ -15,15 +16,14 @@ from typing import Any, Iterator
 
 import pytest
 
-from conformance.cluster import ClusterStartError
-from conformance.fixtures import SHARED, not_applicable
+from conformance.fixtures import not_applicable, use_cluster
 from conformance.recovery import bounds as B
 from conformance.recovery.devices import wait_restarted
 from conformance.recovery.scenario import Clock, scenario
 from conformance.recovery.transfers import (SMALL_BYTES, Pair, XferSetup, XferSetupError, alive, calls,
                                             destroy_group, driver_fetch_timeout, end_pair, first_line,
                                             make_group, outcome, produce, recovery_setup, roundtrip, start_pair,
-                                            start_peers, transfer_shape, wait_dead)
+                                            start_peers, wait_dead)
 from conformance.timeouts import CheckTimeout
 
 pytestmark = pytest.mark.cluster("recovery-transfers")
@@ -31,6 +31,7 @@ NO_TRANSPORT = "the manifest declares no transport (add a `transport` block to c
 DELAY_S = B.HELD_RECEIVE_S   # FR-013: the receive is held this long; the source dies this far into it:
 KILL_AFTER_S = 1.0
 SOURCE_GONE_GRACE_S = 2.0   # knob: FR-012 pacing, after Ray reports the source dead, before the fetch
+GONE_POLL_S = 0.05          # knob: polling interval
 
 
 def _ray() -> Any:
@@ -73,7 +74,8 @@ def remote_fetch_timeout() -> float:
 
 
 @pytest.fixture
-def xc(conformance_run: Any, manifest: Any, check_metrics: dict[str, Any]) -> Iterator[XCtx]:
+def xc(request: pytest.FixtureRequest, conformance_run: Any, manifest: Any,
+       check_metrics: dict[str, Any]) -> Iterator[XCtx]:
     from conformance.transport.registration import TransportSetupError
 
     conformance_run.prepare()
@@ -84,15 +86,25 @@ def xc(conformance_run: Any, manifest: Any, check_metrics: dict[str, Any]) -> It
     if x is None:
         not_applicable(NO_TRANSPORT)
     remote = bool(conformance_run.ray_address)
-    try:
-        conformance_run.cluster(SHARED if remote else transfer_shape(manifest))
-    except ClusterStartError as exc:
-        raise ClusterStartError(str(exc)) from None
+    use_cluster(conformance_run, request.getfixturevalue("cluster_shape"))   # after the transport's n/a
     timeout_s = remote_fetch_timeout() if remote else float(B.RDT_FETCH_TIMEOUT_S)
     check_metrics["transport"] = {"name": x.vendor_name, "one_sided": x.one_sided, "can_abort": x.can_abort,
                                   "device": x.device, "rdt_fetch_timeout_s": timeout_s}
     with (nullcontext() if remote else driver_fetch_timeout(B.RDT_FETCH_TIMEOUT_S)):
         yield XCtx(conformance_run, check_metrics, x, manifest.resource_name, timeout_s)
+
+
+def wait_process_gone(pid: int | None, limit_s: float) -> None:
+    """Ray reports an actor dead before its process is gone: wait until the process has left this
+    host (nodes the suite starts share it), at most limit_s; without a pid (the nodes of a
+    --ray-address cluster are other hosts) pause limit_s."""
+    import os
+
+    end = time.monotonic() + limit_s
+    while pid and os.path.exists(f"/proc/{pid}") and time.monotonic() < end:
+        time.sleep(GONE_POLL_S)
+    if not pid:
+        time.sleep(limit_s)
 
 
 def receiver_recovers(xc: XCtx, clock: Clock, pair: Pair, seed: int) -> Pair:
@@ -130,9 +142,10 @@ def source_dies(xc: XCtx, check: str, during: bool) -> None:
             sent = clock.get(pair.src.sent_digest.remote(11), "the producer's digest", 15)
             kill_wall = None
             if not during:
+                pid = None if xc.run.ray_address else clock.get(pair.src.info.remote(), "the source's pid", 15)["pid"]
                 ray.kill(pair.src)
                 wait_dead(clock, pair.src, "the source to be dead", B.DEVICE_RELEASE_S)
-                time.sleep(SOURCE_GONE_GRACE_S)   # Ray reports it dead before its process is gone
+                wait_process_gone(pid, SOURCE_GONE_GRACE_S)
             t0 = clock.elapsed()
             out = pair.dst.receive.remote(ref)
             if during:
@@ -165,11 +178,9 @@ def test_source_dies_during_large_transfer(xc: XCtx) -> None:
     source_dies(xc, "FR-013", during=True)
 
 
+@pytest.mark.cluster("recovery-fetch-timeout")
 @pytest.mark.check("FR-014")
-def test_transfer_past_fetch_timeout_fails_cleanly(conformance_run: Any, xc: XCtx) -> None:
-    if conformance_run.ray_address:
-        not_applicable("needs RAY_rdt_fetch_fail_timeout_milliseconds lowered on nodes the suite starts "
-                       "(not possible with --conformance-ray-address)")
+def test_transfer_past_fetch_timeout_fails_cleanly(xc: XCtx) -> None:
     x = xc.x
     pair = None
     with xc.scenario("FR-014", "receive-held-past-fetch-timeout", xc.bound("FR-014")) as clock:

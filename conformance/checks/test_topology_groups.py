@@ -130,21 +130,33 @@ def test_topology_packing_keeps_groups_in_one_domain(topology: TopologyContext,
     _fail(problems, "topology-aware packing split a group across domains", check_metrics)
 
 
-def unplaced_group_report(bundles: list[dict[str, float]], selectors: list[dict[str, str]],
-                          wait_s: float) -> tuple[bool, dict[str, Any], list[str]]:
-    """Create a group whose bundles no node should take, wait, read what Ray's state API says about
-    it, remove it: (ready, the group's state entry, the bundles' nodes)."""
+def unplaced_group_reports(bundles: list[dict[str, float]], selector_sets: list[list[dict[str, str]]],
+                           wait_s: float) -> list[tuple[bool, dict[str, Any], list[str]]]:
+    """Create one group per selector set, all at once, whose bundles no node should take; give
+    every group wait_s (they wait side by side, not one after the other), read what Ray's state
+    API says about each, remove them: [(ready, the group's state entry, the bundles' nodes)]."""
+    import math
+    import time
+
     from ray.util.placement_group import placement_group, placement_group_table, remove_placement_group
 
     from conformance.topology.placement import group_nodes
 
-    pg = placement_group(bundles, strategy="SPREAD", bundle_label_selector=selectors)
+    groups = []
     try:
-        ready = pg.wait(wait_s)
-        table = placement_group_table(pg)
-        return ready, table, group_nodes(pg) if ready else []
+        for selectors in selector_sets:
+            groups.append(placement_group(bundles, strategy="SPREAD", bundle_label_selector=selectors))
+        deadline = time.monotonic() + wait_s    # every group exists from here on: each waits >= wait_s
+        out = []
+        for pg in groups:
+            # whole seconds: Ray's wait_placement_group_ready truncates its timeout to an int, and a
+            # 0 s wait would not even ask the GCS
+            ready = pg.wait(max(math.ceil(deadline - time.monotonic()), 1))
+            out.append((ready, placement_group_table(pg), group_nodes(pg) if ready else []))
+        return out
     finally:
-        remove_placement_group(pg)
+        for pg in groups:
+            remove_placement_group(pg)
 
 
 @pytest.mark.check("TL-017")
@@ -163,9 +175,9 @@ def test_unschedulable_bundle_selector_is_reported_pending(topology: TopologyCon
         selectors.append({TYPE_KEY: t, NODE_ID_KEY: f"!in({','.join(owners)})"})
     problems: list[str] = []
     seen: dict[str, Any] = {}
-    for sel in selectors:
+    reports = unplaced_group_reports([{"CPU": 0.01}], [[sel] for sel in selectors], wait_s)
+    for sel, (ready, table, nodes) in zip(selectors, reports):
         text = selector_text(sel)
-        ready, table, nodes = unplaced_group_report([{"CPU": 0.01}], [sel], wait_s)
         state = table.get("state")
         sched = (table.get("stats") or {}).get("scheduling_state")
         seen[text] = {"state": state, "scheduling_state": sched}

@@ -45,9 +45,11 @@ TRANSFER_ERROR_S = shared_param("transfer_error_s")        # a failed transfer s
 TRANSFER_TIMEOUT_ERROR_S = RDT_FETCH_TIMEOUT_S + TRANSFER_ERROR_S  # a transfer past the fetch timeout fails
 ABORT_SEEN_S = shared_param("abort_seen_s")                # Ray's abort_transport calls / actor kills are observed
 
-# Health-check settings of the node shape (health_check_* in Ray's system config).
-FAST_HEALTH_CHECK = {"health_check_initial_delay_ms": 0, "health_check_period_ms": 500,
-                     "health_check_timeout_ms": 500, "health_check_failure_threshold": 2}
+# Health-check settings of the node shape (health_check_* in Ray's system config). A hard-killed
+# raylet refuses the check at once, so it is declared dead after threshold x period (~0.6 s); a
+# live but starved raylet must miss three 500 ms checks in a row (~1.9 s unanswered) to be.
+FAST_HEALTH_CHECK = {"health_check_initial_delay_ms": 0, "health_check_period_ms": 200,
+                     "health_check_timeout_ms": 500, "health_check_failure_threshold": 3}
 
 # The total bound of each scenario (the sum of its steps' bounds; the checklist's timeout_s, the
 # hard backstop, must be larger). What each requirement states is its params (see the test).

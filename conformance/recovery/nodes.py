@@ -176,8 +176,7 @@ class NodeLab:
         role = node.labels.get(NODE_KEY, "")
         i = ROLES.index(role)
         c = self.manifest.cluster
-        env = self.shape.node_env[i] if self.shape.node_env and i < len(self.shape.node_env) else {}
-        with patched_environ(env):
+        with patched_environ(self.shape.env(i)):
             labels = shape_node_labels(self.shape, i, self.manager)
             added = self.handle.cluster.add_node(num_cpus=c["num_cpus_per_node"],
                                                  object_store_memory=c["object_store_memory_mb"] * 1024 * 1024,

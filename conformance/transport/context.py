@@ -12,12 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
-from conformance.cluster import ClusterShape
+from conformance.cluster import SHARED
 from conformance.transport import payloads
 from conformance.transport.pool import Endpoints, PoolCache, alive_nodes, start_endpoints
 from conformance.transport.registration import TransportSetup
 
-SHARED = ClusterShape(name="shared")
 GET_TIMEOUT_S = 30.0          # knob: hang guard of one transfer (or consumer call) of a small payload
 MAX_REBUILDS = 2              # knob: endpoint rebuilds per check after transfers killed them
 INTRA_NODE_ENDPOINTS = 3
