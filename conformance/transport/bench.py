@@ -174,8 +174,9 @@ def time_transfers(src: Any, dst: Any, nbytes: int, transport: str | None, metho
     producer = src.buffer if transport is None else src.buffer.options(tensor_transport=transport)
     t_start = time.perf_counter()
     warm = [_one_transfer(src, producer, dst, nbytes, transport, timeout, baseline) for _ in range(method.warmup)]
-    # the last warm-up is the best guess of one warm transfer (the first may pay first-touch costs)
-    k = batch_size(warm[-1] if warm else 0.0, method.batch_s, method.max_batch)
+    # the last warm-up is the best guess of one warm transfer (the first may pay first-touch
+    # costs); without a warm-up there is no guess, and every trial is a single transfer
+    k = batch_size(warm[-1], method.batch_s, method.max_batch) if warm else 1
     t_trials = time.perf_counter()
     times: list[float] = []
     gbps: list[float] = []
