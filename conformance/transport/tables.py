@@ -76,8 +76,8 @@ def _method(sweep: dict[str, Any]) -> str:
     m = sweep.get("method")
     if not m:
         return f"median of {sweep.get('trials')} trials after {sweep.get('warmup')} warm-up"
-    return (f"median of {m['min_trials']}–{m['max_trials']} trials after {m['warmup']} warm-up, added until the "
-            f"robust CV is ≤ {m['max_cv']:.0%}; trials × transfers batched per trial")
+    return (f"median of {sweep.get('trials')} trials after {m['warmup']} warm-up; trials are added (up to "
+            f"{m['max_trials']}) until the median's CV is ≤ {m['max_cv']:.0%}; trials × transfers batched per trial")
 
 
 def render(data: dict[str, Any]) -> str:
@@ -93,7 +93,8 @@ def render(data: dict[str, Any]) -> str:
                   "", sweep_table(sweep), ""]
     for device, matrix in (data.get("pairs") or {}).items():
         parts += [f"### Pairwise bandwidth, GB/s ({device}, {format_size(matrix['bytes'])}, {matrix['rounds']} "
-                  "round(s) of concurrent disjoint pairs)", "", pair_matrix(matrix), ""]
+                  f"round(s) of concurrent disjoint pairs, median of {matrix.get('trials', '?')} timed waves)", "",
+                  pair_matrix(matrix), ""]
     return "\n".join(parts).strip()
 
 
