@@ -5,7 +5,10 @@
 Prints figures, never asserts: speed is measured here, not in timed unit tests. The baseline is a
 bare `ray.init()` + `ray.shutdown()` in a fresh process, measured in the same run on the same
 machine, so the ratios compare like with like across machines. The transport figures' spread is
-reported as a robust coefficient of variation, (IQR / 1.349) / median, per size of the sweep.
+reported as a robust coefficient of variation, (IQR / 1.349) / median of the per-trial
+bandwidths, per size of the sweep, with the trials (x transfers per trial) PF-001's adaptive
+method used and whether the CV target (PF-001's max_cv, 5 %) was met; the slowest checks and
+where the sweep's time went are listed too.
 """
 from __future__ import annotations
 
@@ -51,17 +54,48 @@ def area_seconds(report: dict[str, Any]) -> dict[str, float]:
     return dict(per_area)
 
 
-def transport_spread(report: dict[str, Any]) -> list[tuple[int, float, float]]:
-    """(bytes, median GB/s, robust CV) of the transport at each size of the sweep."""
+def transport_spread(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """Per size of the sweep: bytes, median GB/s, the median's CV, the trials' robust CV, trials,
+    batch, whether the CV target was met (None in reports from before adaptive trials, whose CV
+    is the trials' robust CV derived from the IQR) and the seconds the size took."""
     sweep = (((report.get("sections") or {}).get("Transport") or {}).get("data") or {}).get("sweep") or {}
     rows = []
     for device in sweep.values():
         for row in device.get("rows", []):
             stats = row.get("rdt") or {}
             iqr, median = stats.get("iqr_gbps"), stats.get("median_gbps")
-            if iqr and median:
-                rows.append((int(row["bytes"]), median, (iqr[1] - iqr[0]) / 1.349 / median))
+            if not (iqr and median):
+                continue
+            cv = stats.get("cv")
+            rows.append({"bytes": int(row["bytes"]), "median_gbps": median,
+                         "cv": cv if cv is not None else (iqr[1] - iqr[0]) / 1.349 / median,
+                         "trial_cv": stats.get("trial_cv"), "trials": stats.get("trials"), "batch": stats.get("batch", 1), "met": stats.get("cv_met"),
+                         "seconds": sum((row.get("seconds") or {}).values())})
     return rows
+
+
+def slowest_checks(report: dict[str, Any], areas: tuple[str, ...] = ("performance", "transport"),
+                   top: int = 6) -> list[tuple[str, float]]:
+    """(check id, seconds) of the slowest checks of the given areas."""
+    found = [(c["id"], float(c.get("duration_s") or 0.0)) for c in report["checks"] if c["area"] in areas]
+    return sorted(found, key=lambda kv: -kv[1])[:top]
+
+
+def print_spread(report: dict[str, Any]) -> None:
+    spread = transport_spread(report)
+    if not spread:
+        return
+    worst = max(r["cv"] for r in spread)
+    met = sum(1 for r in spread if r["met"] or (r["met"] is None and r["cv"] <= 0.05))
+    print(f"  transport CV of the median: worst {worst:.1%}; <= 5 % at {met} of {len(spread)} sizes "
+          "(trial CV: the trials' own spread)")
+    print(f"    {'size':>11}  {'GB/s':>8}  {'CV':>6}  {'trial CV':>8}  {'trials':>9}  target  seconds")
+    for r in spread:
+        verdict = {True: "met", False: "NOT met", None: "—"}[r["met"]]
+        trials = f"{r['trials']} x {r['batch']}" if r["trials"] is not None else "—"
+        trial_cv = "—" if r["trial_cv"] is None else f"{r['trial_cv']:.1%}"
+        print(f"    {r['bytes']:>9} B  {r['median_gbps']:8.3g}  {r['cv']:6.1%}  {trial_cv:>8}  {trials:>9}  {verdict:<7} "
+              f"{r['seconds']:6.1f}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -83,12 +117,10 @@ def main(argv: list[str] | None = None) -> int:
               + ", ".join(f"{h['shape']} {h.get('start_s', '-')}s" for h in history))
         for area, seconds in sorted(area_seconds(report).items(), key=lambda kv: -kv[1]):
             print(f"  {area:<12} {seconds:7.1f} s  ({seconds / base:5.1f}x bare init)")
-        spread = transport_spread(report)
-        if spread:
-            worst = max(cv for _, _, cv in spread)
-            print(f"  transport robust CV: worst {worst:.1%} over {len(spread)} sizes (target <= 5%)")
-            for size, median, cv in spread:
-                print(f"    {size:>11} B  {median:8.3f} GB/s  CV {cv:.1%}")
+        slow = slowest_checks(report)
+        if slow:
+            print("  slowest transport/performance checks: " + ", ".join(f"{cid} {sec:.1f} s" for cid, sec in slow))
+        print_spread(report)
     return 0
 
 

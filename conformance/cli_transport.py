@@ -10,6 +10,7 @@ The main CLI (conformance/cli.py) calls `register(subparsers)`.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 from pathlib import Path
@@ -38,14 +39,19 @@ def _sizes(args: argparse.Namespace) -> list[int]:
 
 def cmd_bench_transport(args: argparse.Namespace) -> int:
     from conformance.cluster import ClusterShape, prepare_driver, start_cluster, stop_cluster
+    from conformance.data import check_param
     from conformance.manifest import check_manifest
     from conformance.transport import bench, tables
     from conformance.transport.config import MATRIX_MAX_BYTES
     from conformance.transport.pool import alive_nodes, device_endpoint_nodes, start_endpoints
     from conformance.transport.registration import TransportSetupError, ensure_registered
 
-    if args.trials < 1 or args.warmup < 0:
+    if (args.trials is not None and args.trials < 1) or (args.warmup is not None and args.warmup < 0):
         raise UserError("--trials must be >= 1 and --warmup >= 0")
+    method = bench.Method.from_checklist(warmup=args.warmup, min_trials=args.trials)
+    if method.max_trials < method.min_trials:
+        method = dataclasses.replace(method, max_trials=method.min_trials)
+    matrix_params = {k: check_param("PF-004", k) for k in ("min_trials", "max_trials", "max_spread")}
     sizes = _sizes(args)
     manifest = check_manifest(args.manifest)
     if not manifest.transport:
@@ -71,7 +77,7 @@ def cmd_bench_transport(args: argparse.Namespace) -> int:
             print(f"bench-transport: {setup.name} on {device}, sizes {sizes[0]}..{sizes[-1]} bytes", file=sys.stderr)
             cap = nodes[0].get("Resources", {}).get("object_store_memory")
             result = bench.sweep(setup.name, eps, sizes, object_store_limit=int(cap // 2) if cap else None,
-                                 warmup=args.warmup, trials=args.trials, progress=log)
+                                 method=method, progress=log)
         finally:
             eps.shutdown()
         data["sweep"] = {device: result}
@@ -82,7 +88,7 @@ def cmd_bench_transport(args: argparse.Namespace) -> int:
                 try:
                     labels = [f"e{i}" for i in range(len(eps))]
                     data["pairs"] = {device: bench.pairwise(setup.name, eps, labels, min(sizes[-1], MATRIX_MAX_BYTES),
-                                                            trials=max(1, min(args.trials, 3)))}
+                                                            **matrix_params)}
                 finally:
                     eps.shutdown()
     finally:
@@ -100,8 +106,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("--manifest", required=True, help="vendor manifest with a `transport` block")
     p.add_argument("--sizes", help="comma-separated sizes (e.g. 1KiB,1MiB,256MiB); default: 1 KiB x4 up to --max-size")
     p.add_argument("--max-size", help="top of the default sweep (default RAY_CONFORMANCE_TRANSPORT_MAX_BYTES or 256MiB)")
-    p.add_argument("--trials", type=int, default=5, help="timed trials per size (median reported; default 5)")
-    p.add_argument("--warmup", type=int, default=2, help="untimed warm-up transfers per size (default 2)")
+    p.add_argument("--trials", type=int, help="least timed trials per size (median reported; default PF-001's "
+                                              "min_trials; more are added up to its CV target)")
+    p.add_argument("--warmup", type=int, help="untimed warm-up transfers per size (default PF-001's warmup)")
     p.add_argument("--no-matrix", action="store_true", help="skip the pairwise matrix")
     p.add_argument("--ray-address", help="existing Ray cluster to run against")
     p.add_argument("--json", help="also write the raw figures to this file")

@@ -175,6 +175,71 @@ def test_traced_class_travels_by_value_to_a_fresh_process() -> None:
     assert out.stdout.decode().split() == ["BYVALUE", "SimXferTransport", "SIMXFER"], out.stderr.decode()[-2000:]
 
 
+# ----------------------------------------------------------------------------- adaptive trials
+def _method(**kw: object) -> bench.Method:
+    base = {"warmup": 2, "min_trials": 5, "max_trials": 30, "max_cv": 0.05, "batch_s": 0.05, "max_batch": 16,
+            "size_budget_s": 2.0}
+    return bench.Method.from_params({**base, **kw})
+
+
+def test_robust_cv_ignores_one_outlier_and_needs_two_values() -> None:
+    steady = [1.0, 1.01, 0.99, 1.0, 1.02, 0.98, 1.0]
+    assert bench.robust_cv(steady) < 0.02
+    assert bench.robust_cv(steady + [10.0]) < 0.03       # one GC pause does not make a size noisy
+    assert bench.robust_cv([1.0, 2.0, 0.5, 1.5, 0.7]) > 0.3
+    assert bench.robust_cv([1.0]) == float("inf") and bench.robust_cv([0.0, 0.0]) == float("inf")
+
+
+def test_the_medians_cv_shrinks_with_trials_the_trials_spread_does_not() -> None:
+    noisy = [1.0, 1.2, 0.85, 1.1, 0.9]
+    assert bench.robust_cv(noisy * 8) == pytest.approx(bench.robust_cv(noisy), rel=0.35)
+    assert bench.median_cv(noisy * 8) < bench.median_cv(noisy) / 2
+    assert bench.median_cv(noisy) == pytest.approx(bench.robust_cv(noisy) * 1.2533 / 5 ** 0.5, rel=1e-3)
+
+
+def test_batch_size_makes_tiny_transfers_last_a_trial() -> None:
+    assert bench.batch_size(0.005, 0.05, 16) == 10        # 5 ms transfers: 10 per 50 ms trial
+    assert bench.batch_size(0.001, 0.05, 16) == 16        # capped
+    assert bench.batch_size(0.4, 0.05, 16) == 1           # a large transfer is its own trial
+    assert bench.batch_size(0.0, 0.05, 16) == 16
+
+
+def test_trials_stop_at_the_cv_target_or_the_budget_never_below_the_minimum() -> None:
+    m = _method()
+    assert bench.should_stop([1.0] * 4, 0.1, m) == (False, False)       # below min_trials, even when stable
+    assert bench.should_stop([1.0] * 5, 0.1, m) == (True, True)         # stable: stop with the target met
+    noisy = [1.0, 2.0, 0.5, 1.5, 0.7]
+    assert bench.should_stop(noisy, 0.1, m) == (False, False)           # noisy: measure more
+    assert bench.should_stop(noisy, 2.5, m) == (True, False)            # ... until the time budget
+    assert bench.should_stop(noisy * 6, 0.1, m) == (True, False)        # ... or the trial budget
+    somewhat = [1.0, 1.15, 0.9, 1.1, 0.88]                               # 15 % trial spread
+    assert bench.should_stop(somewhat, 0.1, m) == (False, False)
+    assert bench.should_stop(somewhat * 3, 0.1, m) == (True, True)      # ... 15 trials pin the median
+
+
+def test_method_comes_from_the_checklist_and_rejects_inconsistent_params() -> None:
+    m = bench.Method.from_checklist()
+    assert m.min_trials >= 5 and 0 < m.max_cv <= 0.05      # PF-001: "median of >= 5", CV <= 5 %
+    assert bench.Method.from_checklist(min_trials=7).min_trials == 7
+    with pytest.raises(ValueError):
+        _method(min_trials=40)
+    with pytest.raises(KeyError):
+        bench.Method.from_params({"warmup": 2})
+
+
+def test_stats_record_cv_trials_and_batch() -> None:
+    s = bench.stats(1_000_000, [0.001, 0.00101, 0.00099, 0.001, 0.001], batch=8, max_cv=0.05)
+    assert s["trials"] == 5 and s["batch"] == 8 and s["cv_met"] and s["cv"] < 0.05
+    assert abs(s["median_gbps"] - 1.0) < 1e-9
+    noisy = bench.stats(1_000_000, [0.001, 0.002, 0.0005, 0.0015, 0.0007], max_cv=0.05)
+    assert not noisy["cv_met"] and noisy["cv"] > 0.05
+    assert bench.stats(1000, [0.001])["cv"] is None
+
+
+def test_pair_spread() -> None:
+    assert bench.spread([1.0, 1.1]) < 0.1 and bench.spread([1.0, 2.0]) > 0.5 and bench.spread([]) == float("inf")
+
+
 # ----------------------------------------------------------------------------- tables, memory
 def test_tables_render_every_part() -> None:
     row = {"bytes": 1024, "verified": True, "ratio_to_clone": 0.5, "ratio_to_object_store": 2.0,
@@ -187,6 +252,10 @@ def test_tables_render_every_part() -> None:
                                             "rounds": 1}}})
     for part in ("dtype × shape", "Bandwidth by size", "Pairwise bandwidth", "| 1 KiB", "src \\ dst"):
         assert part in text
+    adaptive = dict(row, rdt=dict(row["rdt"], cv=0.08, cv_met=False, trials=30, batch=10))
+    method = {"warmup": 2, "min_trials": 5, "max_trials": 30, "max_cv": 0.05}
+    text = tables.render({"sweep": {"cpu": {"rows": [adaptive], "method": method, "trials": 30, "warmup": 2}}})
+    assert "8.0% (above target)" in text and "30 × 10" in text and "median's CV is ≤ 5%" in text
 
 
 def test_memory_snapshot_and_growth() -> None:

@@ -1,7 +1,8 @@
 """Performance area: bandwidth and latency of the transport, nccl-tests style (PF-001 .. PF-004).
 
 The sweep (1 KiB up to RAY_CONFORMANCE_TRANSPORT_MAX_BYTES, x4 steps) is measured once per
-module and shared by PF-001..PF-003; see conformance/transport/bench.py for the method. Figures
+module and shared by PF-001..PF-003, the way PF-001's params say (adaptive trials up to a CV
+target); see conformance/transport/bench.py for the method. Figures
 land in each check's metrics with names ending in `_gbps` (higher is better) or `_latency_s`
 (lower is better), which `ray-conformance diff` compares between runs.
 """
@@ -42,7 +43,10 @@ def measured_sweep(tctx: TransportContext) -> dict[str, Any]:
         eps = tctx.intra_node(device)
         if len(eps) < 2:
             not_applicable(f"needs 2 endpoints with a {device} device on one node")
-        result = bench.sweep(tctx.name, eps, sweep_sizes(max_bytes()), object_store_limit=object_store_budget(eps.node_of(0)))
+        # PF-001's params set the method whichever of PF-001..PF-003 measures first
+        method = bench.Method.from_params(tctx.run.data.checklist.by_id()["PF-001"].params)
+        result = bench.sweep(tctx.name, eps, sweep_sizes(max_bytes()), method=method,
+                             object_store_limit=object_store_budget(eps.node_of(0)))
         result["device"] = device
         tctx.cache["sweep"] = result
         publish(tctx.run, "sweep", result, device)
@@ -69,7 +73,9 @@ def test_bandwidth_sweep_verified_and_recorded(tctx: TransportContext, transport
                                 "clone_median_gbps": r["clone"]["median_gbps"],
                                 "ratio_to_object_store": r.get("ratio_to_object_store"),
                                 "ratio_to_clone": r["ratio_to_clone"]} for r in rows}
-    check_metrics["method"] = {"warmup": sweep["warmup"], "trials": sweep["trials"], "device": sweep["device"]}
+    check_metrics["method"] = dict(sweep["method"], device=sweep["device"])
+    check_metrics["cv_met_all_sizes"] = sweep["cv_met_all"]
+    check_metrics["seconds_per_size"] = {_size_key(r["bytes"]): r["seconds"] for r in rows}
     wrong = [f"{format_size(r['bytes'])}: {r.get('difference')}" for r in rows if not r["verified"]]
     assert not wrong, f"the sweep's verification transfers arrived wrong at {len(wrong)} size(s): {'; '.join(wrong[:3])}"
 
@@ -133,7 +139,9 @@ def test_pairwise_matrix(tctx: TransportContext, transport_cluster: Any, check_m
             ids = info["accelerator_ids"].get(tctx.resource) or []
             labels.append(f"n{node_index[info['node_id']]}" + (f":{','.join(ids)}" if ids else f":e{i}"))
         size = min(max_bytes(), MATRIX_MAX_BYTES)
-        matrix = bench.pairwise(tctx.name, eps, labels, size)
+        matrix = bench.pairwise(tctx.name, eps, labels, size, min_trials=int(check_params["min_trials"]),
+                                max_trials=int(check_params["max_trials"]),
+                                max_spread=float(check_params["max_spread"]))
     finally:
         eps.shutdown()
         if with_units:
@@ -141,6 +149,7 @@ def test_pairwise_matrix(tctx: TransportContext, transport_cluster: Any, check_m
     publish(tctx.run, "pairs", matrix, device)
     classes = bench.link_classes(matrix)
     check_metrics.update({"endpoints": labels, "bytes": size, "rounds": matrix["rounds"],
+                          "timed_waves": matrix["timed_waves"], "seconds": matrix["seconds"],
                           "matrix_gbps": matrix["gbps"], "wrong_pairs": len(matrix["wrong"]),
                           "links": {k.replace("-", "_"): {"median_gbps": statistics.median(v), "min_gbps": min(v)}
                                     for k, v in classes.items()}})

@@ -15,6 +15,8 @@ from typing import Any
 
 from conformance.transport import memory, payloads, tracing
 
+CLONE_MAX_BATCH = 4096  # knob: caps a clone baseline trial of tiny tensors (a few ms at most)
+
 
 class Endpoint:
     """One transfer endpoint (wrapped with ray.remote(enable_tensor_transport=True) by `pool`)."""
@@ -84,21 +86,29 @@ class Endpoint:
         return int(obj.numel() * obj.element_size())
 
     # ------------------------------------------------------------------ local baselines
-    def clone_times(self, nbytes: int, trials: int, warmup: int) -> list[float]:
-        """Seconds per torch clone of an nbytes tensor on this endpoint's device."""
+    def clone_times(self, nbytes: int, trials: int, warmup: int, batch_s: float = 0.0) -> tuple[list[float], int]:
+        """(seconds per torch clone of an nbytes tensor on this endpoint's device, one figure per
+        trial, clones per trial): a trial batches clones until it lasts about batch_s, since a
+        clone of a few KiB takes microseconds, below the clock's and the scheduler's noise."""
+        import math
+
         buf = self.buffer(nbytes)
         sync = _synchronizer(self.device)
-        for _ in range(warmup):
+        t0 = time.perf_counter()
+        for _ in range(max(1, warmup)):
             buf.clone()
         sync()
+        one = (time.perf_counter() - t0) / max(1, warmup)
+        batch = max(1, min(CLONE_MAX_BATCH, math.ceil(batch_s / one))) if one > 0 else CLONE_MAX_BATCH
         times = []
         for _ in range(trials):
             t0 = time.perf_counter()
-            c = buf.clone()
+            for _ in range(batch):
+                c = buf.clone()
+                del c
             sync()
-            times.append(time.perf_counter() - t0)
-            del c
-        return times
+            times.append((time.perf_counter() - t0) / batch)
+        return times, batch
 
     # ------------------------------------------------------------------ observation
     def transport_calls(self, transport: str, obj_ids: list[str] | None = None, clear: bool = False) -> list[dict[str, Any]]:
