@@ -1,4 +1,55 @@
+"""The project's tests: `tests/` on the import path, and the teeth table started early.
+
+The teeth table (tests/teeth.yaml) is most of `make test`'s time and mostly waits on Ray
+(cluster starts, timeouts, heartbeats), so its runs start in the background as soon as
+collection ends and overlap every other test; the test_teeth.py cases are moved to the end of
+the session, where they judge the finished runs.
+"""
 import sys
 from pathlib import Path
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+TEETH_RUNS = pytest.StashKey()   # teeth.Runs of this session, set when collection ends
+TEETH_MODULE = "test_teeth.py"
+
+
+def _teeth_run_ids(items: list[pytest.Item]) -> list[str]:
+    return [item.callspec.params["run"] for item in items
+            if Path(str(item.fspath)).name == TEETH_MODULE and getattr(item, "callspec", None) is not None
+            and "run" in item.callspec.params]
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The teeth judgements last: everything else runs while the table's runs do."""
+    items.sort(key=lambda item: Path(str(item.fspath)).name == TEETH_MODULE and "run" in getattr(
+        getattr(item, "callspec", None), "params", {}))
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    wanted = set(_teeth_run_ids(session.items))
+    if not wanted or session.config.option.collectonly:
+        return
+    if hasattr(session.config, "workerinput"):
+        # every xdist worker collects every test: each would start the whole table
+        raise pytest.UsageError("the teeth table runs in one process: run tests/test_teeth.py without -n/--dist "
+                                "(it already runs its suite runs side by side, see `phases` in tests/teeth.yaml)")
+    from teeth import Runs, runs
+
+    base = session.config._tmp_path_factory.mktemp("teeth")   # noqa: SLF001 - pytest's own tmp_path_factory
+    session.config.stash[TEETH_RUNS] = Runs([r for r in runs() if r.id in wanted], base)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    teeth_runs = session.config.stash.get(TEETH_RUNS, None)
+    if teeth_runs is not None:
+        teeth_runs.close()
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
+    teeth_runs = config.stash.get(TEETH_RUNS, None)
+    # all runs with -v, the slowest 8 otherwise
+    for line in teeth_runs.summary(999 if config.option.verbose > 0 else 8) if teeth_runs is not None else []:
+        terminalreporter.write_line(line)
