@@ -233,14 +233,17 @@ class Runs:
     """The selected runs, phase by phase on a background thread; tests wait for the one they judge.
 
     Started when collection ends (tests/conftest.py), so the table's runs overlap the project's
-    other tests instead of waiting for test_teeth.py's turn. `close` lets the run in progress
-    finish and starts no further one (an `-x` stop or Ctrl-C does not wait for the whole table).
+    other tests instead of waiting for test_teeth.py's turn. A phase of one lane (the runs that
+    measure performance) runs alone: it waits for `quiet`, set when the session's other tests are
+    done. `close` lets the run in progress finish and starts no further one (an `-x` stop or
+    Ctrl-C does not wait for the whole table).
     """
 
     def __init__(self, selected: list[TeethRun], base: Path) -> None:
         phases = schedule(selected)
         self.futures: dict[str, Future[RunResult]] = {r.id: Future() for _, rs in phases for r in rs}
         self.stopping = threading.Event()
+        self.quiet = threading.Event()
         self.walls: dict[str, float] = {}    # run id -> seconds, in the order they finished
         self.started = time.monotonic()
         self.finished: float | None = None
@@ -256,6 +259,8 @@ class Runs:
         from conformance.simulated.transport import reap_orphaned_segments
 
         for lanes, rs in phases:
+            if lanes == 1:
+                self.quiet.wait()
             with ThreadPoolExecutor(lanes, thread_name_prefix="teeth") as pool:
                 for r, fut in [(r, pool.submit(self._run, r, base)) for r in rs]:
                     try:
@@ -285,6 +290,7 @@ class Runs:
 
     def close(self) -> None:
         self.stopping.set()
+        self.quiet.set()
         self.pool.shutdown(wait=True)
 
 

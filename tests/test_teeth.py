@@ -14,7 +14,7 @@ from typing import Callable
 import pytest
 
 from conftest import TEETH_RUNS
-from teeth import RunResult, Runs, load_table, problems, run_by_id, runs, tests_of_checks
+from teeth import RunResult, Runs, TeethRun, load_table, problems, run_by_id, runs, tests_of_checks
 
 RUNS = runs()
 
@@ -68,6 +68,7 @@ def teeth_runs(request: pytest.FixtureRequest) -> Runs:
     project's other tests)."""
     runs_ = request.config.stash.get(TEETH_RUNS, None)
     assert runs_ is not None, "tests/conftest.py did not start the teeth runs"
+    runs_.quiet.set()   # the judgements come last: the other tests are done, a lone phase may start
     return runs_
 
 
@@ -152,3 +153,34 @@ def test_a_row_without_files_runs_only_the_checks_it_judges() -> None:
     assert not any(p.endswith(t) for p in picked for t in index["DP-009"] + index["DP-010"])
     modules = TeethRun(**{**row.__dict__, "files": ("test_device_live.py",)})
     assert [p.rsplit("/", 1)[-1] for p in selection(modules)] == ["test_device_live.py"]
+
+
+def test_a_lone_phase_waits_for_the_other_tests_and_close_starts_nothing_more(monkeypatch: pytest.MonkeyPatch,
+                                                                             tmp_path: Path) -> None:
+    """Runs overlap the other tests, except a phase of one lane (performance), which waits for
+    `quiet`; after `close` no further run starts."""
+    import threading
+    import time
+
+    import teeth
+
+    started: list[str] = []
+    monkeypatch.setattr(teeth, "execute", lambda run, base: started.append(run.id) or RunResult(0, {}, ""))
+    monkeypatch.setattr(teeth, "load_table", lambda: {"phases": {1: 2, 2: 1}})
+    monkeypatch.setattr("conformance.simulated.transport.reap_orphaned_segments", lambda: 0)
+    row = TeethRun(id="a", base="sim", set={}, env={}, catches={}, may_fail=(), passes=("DP-001",),
+                   not_applicable=(), waived=(), files=(), phase=1, also=(), data={})
+    lone = TeethRun(**{**row.__dict__, "id": "alone", "phase": 2})
+    r = teeth.Runs([row, lone], tmp_path)
+    assert r.get("a").rc == 0
+    time.sleep(0.2)
+    assert started == ["a"], "the lone phase started before the other tests were done"
+    r.quiet.set()
+    assert r.get("alone").rc == 0 and started == ["a", "alone"]
+    r.close()
+
+    r = teeth.Runs([lone], tmp_path)
+    r.close()   # the session ended (-x, Ctrl-C) before the other tests were done
+    with pytest.raises(RuntimeError, match="not run"):
+        r.get("alone")
+    assert threading.active_count() < 50
