@@ -154,13 +154,16 @@ def data_dir_for(run: TeethRun, folder: Path) -> Path:
 
 
 # ------------------------------------------------------------------------------ running
-def execute(run: TeethRun, base: Path) -> RunResult:
+def execute(run: TeethRun, base: Path, environ: dict[str, str] | None = None) -> RunResult:
+    """One run in a fresh pytest process. `environ`: the environment to start from (default: this
+    process's now); Runs passes the one it saw at its start, because tests running beside the table
+    change os.environ for a while (monkeypatch.setenv) and a run must not inherit that."""
     folder = base / run.id.replace("/", "__")
     folder.mkdir(parents=True, exist_ok=True)
     manifest = folder / "manifest.yaml"
     manifest.write_text(yaml.safe_dump(manifest_for(run), sort_keys=False))
     out = folder / "report"
-    env = {k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"}
+    env = {k: v for k, v in (os.environ if environ is None else environ).items() if k != "PYTEST_ADDOPTS"}
     env["FAULTY_STATE_DIR"] = str(folder / "state")
     env.update(run.env)
     if run.data:
@@ -242,6 +245,7 @@ class Runs:
     def __init__(self, selected: list[TeethRun], base: Path) -> None:
         phases = schedule(selected)
         self.futures: dict[str, Future[RunResult]] = {r.id: Future() for _, rs in phases for r in rs}
+        self.environ = dict(os.environ)      # before any test changed it
         self.stopping = threading.Event()
         self.quiet = threading.Event()
         self.walls: dict[str, float] = {}    # run id -> seconds, in the order they finished
@@ -253,7 +257,7 @@ class Runs:
     def _run(self, run: TeethRun, base: Path) -> RunResult:
         if self.stopping.is_set():
             raise RuntimeError(f"{run.id}: not run, the session is ending")
-        return execute(run, base)
+        return execute(run, base, self.environ)
 
     def _drive(self, phases: list[tuple[int, list[TeethRun]]], base: Path) -> None:
         from conformance.simulated.transport import reap_orphaned_segments

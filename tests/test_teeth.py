@@ -165,7 +165,15 @@ def test_a_lone_phase_waits_for_the_other_tests_and_close_starts_nothing_more(mo
     import teeth
 
     started: list[str] = []
-    monkeypatch.setattr(teeth, "execute", lambda run, base: started.append(run.id) or RunResult(0, {}, ""))
+    seen: dict[str, str | None] = {}
+
+    def fake_execute(run: TeethRun, base: Path, environ: dict[str, str]) -> RunResult:
+        started.append(run.id)
+        seen[run.id] = environ.get("TEETH_PROBE")
+        return RunResult(0, {}, "")
+
+    monkeypatch.delenv("TEETH_PROBE", raising=False)
+    monkeypatch.setattr(teeth, "execute", fake_execute)
     monkeypatch.setattr(teeth, "load_table", lambda: {"phases": {1: 2, 2: 1}})
     monkeypatch.setattr("conformance.simulated.transport.reap_orphaned_segments", lambda: 0)
     row = TeethRun(id="a", base="sim", set={}, env={}, catches={}, may_fail=(), passes=("DP-001",),
@@ -175,8 +183,10 @@ def test_a_lone_phase_waits_for_the_other_tests_and_close_starts_nothing_more(mo
     assert r.get("a").rc == 0
     time.sleep(0.2)
     assert started == ["a"], "the lone phase started before the other tests were done"
+    monkeypatch.setenv("TEETH_PROBE", "a test beside the table changed os.environ")
     r.quiet.set()
     assert r.get("alone").rc == 0 and started == ["a", "alone"]
+    assert seen["alone"] is None, "a run inherited another test's temporary environment"
     r.close()
 
     r = teeth.Runs([lone], tmp_path)
