@@ -14,6 +14,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 TEETH_RUNS = pytest.StashKey()   # teeth.Runs of this session, set when collection ends
 TEETH_MODULE = "test_teeth.py"
+# Modules that assert nothing new was left on the host (/dev/shm entries, processes): the table
+# pauses while they run (a teeth run beside them would add entries of its own).
+QUIET_HOST_MODULES = {"test_hosts.py"}
 
 
 def _teeth_run_ids(items: list[pytest.Item]) -> list[str]:
@@ -53,3 +56,16 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: p
     # all runs with -v, the slowest 8 otherwise
     for line in teeth_runs.summary(999 if config.option.verbose > 0 else 8) if teeth_runs is not None else []:
         terminalreporter.write_line(line)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _teeth_paused_for_quiet_host(request: pytest.FixtureRequest):  # noqa: ANN201 - a generator fixture
+    teeth_runs = request.config.stash.get(TEETH_RUNS, None)
+    if teeth_runs is None or Path(str(request.fspath)).name not in QUIET_HOST_MODULES:
+        yield
+        return
+    teeth_runs.pause()
+    try:
+        yield
+    finally:
+        teeth_runs.resume()

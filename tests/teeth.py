@@ -238,8 +238,9 @@ class Runs:
     Started when collection ends (tests/conftest.py), so the table's runs overlap the project's
     other tests instead of waiting for test_teeth.py's turn. A phase of one lane (the runs that
     measure performance) runs alone: it waits for `quiet`, set when the session's other tests are
-    done. `close` lets the run in progress finish and starts no further one (an `-x` stop or
-    Ctrl-C does not wait for the whole table).
+    done. `pause` waits for the runs in progress and starts no new one until `resume` (tests that
+    assert nothing was left on the host). `close` lets the runs in progress finish and starts no
+    further one (an `-x` stop or Ctrl-C does not wait for the whole table).
     """
 
     def __init__(self, selected: list[TeethRun], base: Path) -> None:
@@ -248,6 +249,9 @@ class Runs:
         self.environ = dict(os.environ)      # before any test changed it
         self.stopping = threading.Event()
         self.quiet = threading.Event()
+        self.state = threading.Condition()
+        self.paused = False
+        self.in_flight = 0
         self.walls: dict[str, float] = {}    # run id -> seconds, in the order they finished
         self.started = time.monotonic()
         self.finished: float | None = None
@@ -255,9 +259,28 @@ class Runs:
         self.driver = self.pool.submit(self._drive, phases, base)
 
     def _run(self, run: TeethRun, base: Path) -> RunResult:
-        if self.stopping.is_set():
-            raise RuntimeError(f"{run.id}: not run, the session is ending")
-        return execute(run, base, self.environ)
+        with self.state:
+            self.state.wait_for(lambda: not self.paused or self.stopping.is_set())
+            if self.stopping.is_set():
+                raise RuntimeError(f"{run.id}: not run, the session is ending")
+            self.in_flight += 1
+        try:
+            return execute(run, base, self.environ)
+        finally:
+            with self.state:
+                self.in_flight -= 1
+                self.state.notify_all()
+
+    def pause(self) -> None:
+        """Start no new run, and return once the runs in progress have ended."""
+        with self.state:
+            self.paused = True
+            self.state.wait_for(lambda: self.in_flight == 0)
+
+    def resume(self) -> None:
+        with self.state:
+            self.paused = False
+            self.state.notify_all()
 
     def _drive(self, phases: list[tuple[int, list[TeethRun]]], base: Path) -> None:
         from conformance.simulated.transport import reap_orphaned_segments
@@ -295,6 +318,8 @@ class Runs:
     def close(self) -> None:
         self.stopping.set()
         self.quiet.set()
+        with self.state:
+            self.state.notify_all()
         self.pool.shutdown(wait=True)
 
 

@@ -194,3 +194,41 @@ def test_a_lone_phase_waits_for_the_other_tests_and_close_starts_nothing_more(mo
     with pytest.raises(RuntimeError, match="not run"):
         r.get("alone")
     assert threading.active_count() < 50
+
+
+def test_pause_waits_for_the_runs_in_progress_and_starts_none_until_resume(monkeypatch: pytest.MonkeyPatch,
+                                                                          tmp_path: Path) -> None:
+    import threading
+    import time
+
+    import teeth
+
+    release = threading.Event()
+    started: list[str] = []
+
+    def fake_execute(run: TeethRun, base: Path, environ: dict[str, str]) -> RunResult:
+        started.append(run.id)
+        release.wait(5)
+        return RunResult(0, {}, "")
+
+    monkeypatch.setattr(teeth, "execute", fake_execute)
+    monkeypatch.setattr(teeth, "load_table", lambda: {"phases": {1: 1, 2: 1}})
+    monkeypatch.setattr("conformance.simulated.transport.reap_orphaned_segments", lambda: 0)
+    row = TeethRun(id="a", base="sim", set={}, env={}, catches={}, may_fail=(), passes=("DP-001",),
+                   not_applicable=(), waived=(), files=(), phase=1, also=(), data={})
+    r = teeth.Runs([row, TeethRun(**{**row.__dict__, "id": "b"})], tmp_path)
+    r.quiet.set()
+    while not started:
+        time.sleep(0.01)
+    pausing = threading.Thread(target=r.pause)
+    pausing.start()
+    time.sleep(0.1)
+    assert pausing.is_alive(), "pause returned while a run was in progress"
+    release.set()
+    pausing.join(5)
+    assert not pausing.is_alive() and r.get("a").rc == 0
+    time.sleep(0.2)
+    assert started == ["a"], "a run started while paused"
+    r.resume()
+    assert r.get("b").rc == 0 and started == ["a", "b"]
+    r.close()
