@@ -3,7 +3,8 @@
 The teeth table (tests/teeth.yaml) is most of `make test`'s time and mostly waits on Ray
 (cluster starts, timeouts, heartbeats), so its runs start in the background as soon as
 collection ends and overlap every other test; the test_teeth.py cases are moved to the end of
-the session, where they judge the finished runs.
+the session, where they judge the finished runs. Modules that must have the host to themselves
+run first, with the table paused until they are done.
 """
 import sys
 from pathlib import Path
@@ -25,10 +26,17 @@ def _teeth_run_ids(items: list[pytest.Item]) -> list[str]:
             and "run" in item.callspec.params]
 
 
+def _order(item: pytest.Item) -> int:
+    name = Path(str(item.fspath)).name
+    if name in QUIET_HOST_MODULES:
+        return 0
+    return 2 if name == TEETH_MODULE and "run" in getattr(getattr(item, "callspec", None), "params", {}) else 1
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """The teeth judgements last: everything else runs while the table's runs do."""
-    items.sort(key=lambda item: Path(str(item.fspath)).name == TEETH_MODULE and "run" in getattr(
-        getattr(item, "callspec", None), "params", {}))
+    """Quiet-host modules first (the table waits for them), the teeth judgements last: everything
+    else runs while the table's runs do."""
+    items.sort(key=_order)
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
@@ -42,7 +50,8 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     from teeth import Runs, runs
 
     base = session.config._tmp_path_factory.mktemp("teeth")   # noqa: SLF001 - pytest's own tmp_path_factory
-    session.config.stash[TEETH_RUNS] = Runs([r for r in runs() if r.id in wanted], base)
+    quiet_first = any(_order(item) == 0 for item in session.items)
+    session.config.stash[TEETH_RUNS] = Runs([r for r in runs() if r.id in wanted], base, paused=quiet_first)
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

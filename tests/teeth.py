@@ -243,14 +243,14 @@ class Runs:
     further one (an `-x` stop or Ctrl-C does not wait for the whole table).
     """
 
-    def __init__(self, selected: list[TeethRun], base: Path) -> None:
+    def __init__(self, selected: list[TeethRun], base: Path, paused: bool = False) -> None:
         phases = schedule(selected)
         self.futures: dict[str, Future[RunResult]] = {r.id: Future() for _, rs in phases for r in rs}
         self.environ = dict(os.environ)      # before any test changed it
         self.stopping = threading.Event()
         self.quiet = threading.Event()
         self.state = threading.Condition()
-        self.paused = False
+        self.paused = paused
         self.in_flight = 0
         self.walls: dict[str, float] = {}    # run id -> seconds, in the order they finished
         self.started = time.monotonic()
