@@ -39,7 +39,7 @@ browser:
 	  $$SUDO apt-get update && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; }
 
 test: $(STAMP) browser
-	$(BIN)/python -m pytest -p no:cacheprovider tests $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -p no:cacheprovider --durations=15 tests $(PYTEST_ARGS)
 
 ## Regenerate docs tables from tiers/*.yaml and the built-in manager table.
 docs: $(STAMP)

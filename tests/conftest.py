@@ -1,4 +1,80 @@
+"""The project's tests: `tests/` on the import path, and the teeth table started early.
+
+The teeth table (tests/teeth.yaml) is most of `make test`'s time and mostly waits on Ray
+(cluster starts, timeouts, heartbeats), so its runs start in the background as soon as
+collection ends and overlap every other test; the test_teeth.py cases are moved to the end of
+the session, where they judge the finished runs. Modules that must have the host to themselves
+run first, with the table paused until they are done.
+"""
 import sys
 from pathlib import Path
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+TEETH_RUNS = pytest.StashKey()   # teeth.Runs of this session, set when collection ends
+TEETH_MODULE = "test_teeth.py"
+# Modules that assert nothing new was left on the host (/dev/shm entries, processes): the table
+# pauses while they run (a teeth run beside them would add entries of its own).
+QUIET_HOST_MODULES = {"test_hosts.py"}
+
+
+def _teeth_run_ids(items: list[pytest.Item]) -> list[str]:
+    return [item.callspec.params["run"] for item in items
+            if Path(str(item.fspath)).name == TEETH_MODULE and getattr(item, "callspec", None) is not None
+            and "run" in item.callspec.params]
+
+
+def _order(item: pytest.Item) -> int:
+    name = Path(str(item.fspath)).name
+    if name in QUIET_HOST_MODULES:
+        return 0
+    return 2 if name == TEETH_MODULE and "run" in getattr(getattr(item, "callspec", None), "params", {}) else 1
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Quiet-host modules first (the table waits for them), the teeth judgements last: everything
+    else runs while the table's runs do."""
+    items.sort(key=_order)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    wanted = set(_teeth_run_ids(session.items))
+    if not wanted or session.config.option.collectonly:
+        return
+    if hasattr(session.config, "workerinput"):
+        # every xdist worker collects every test: each would start the whole table
+        raise pytest.UsageError("the teeth table runs in one process: run tests/test_teeth.py without -n/--dist "
+                                "(it already runs its suite runs side by side, see `phases` in tests/teeth.yaml)")
+    from teeth import Runs, runs
+
+    base = session.config._tmp_path_factory.mktemp("teeth")   # noqa: SLF001 - pytest's own tmp_path_factory
+    quiet_first = any(_order(item) == 0 for item in session.items)
+    session.config.stash[TEETH_RUNS] = Runs([r for r in runs() if r.id in wanted], base, paused=quiet_first)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    teeth_runs = session.config.stash.get(TEETH_RUNS, None)
+    if teeth_runs is not None:
+        teeth_runs.close()
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
+    teeth_runs = config.stash.get(TEETH_RUNS, None)
+    # all runs with -v, the slowest 8 otherwise
+    for line in teeth_runs.summary(999 if config.option.verbose > 0 else 8) if teeth_runs is not None else []:
+        terminalreporter.write_line(line)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _teeth_paused_for_quiet_host(request: pytest.FixtureRequest):  # noqa: ANN201 - a generator fixture
+    teeth_runs = request.config.stash.get(TEETH_RUNS, None)
+    if teeth_runs is None or Path(str(request.fspath)).name not in QUIET_HOST_MODULES:
+        yield
+        return
+    teeth_runs.pause()
+    try:
+        yield
+    finally:
+        teeth_runs.resume()

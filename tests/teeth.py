@@ -10,7 +10,9 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -51,6 +53,16 @@ class TeethRun:
     @property
     def named_checks(self) -> tuple[str, ...]:
         return tuple(dict.fromkeys([*self.catches, *self.may_fail, *self.passes]))
+
+    @property
+    def judged_checks(self) -> tuple[str, ...]:
+        """The checks whose outcome the row asserts: catches must fail, passes must pass.
+
+        A `may_fail` check asserts nothing (any outcome but skip is fine), so a run without
+        `files` does not start its tests: it would only cost time. With `files` the module
+        runs whole and `may_fail` permits those failures.
+        """
+        return tuple(dict.fromkeys([*self.catches, *self.passes]))
 
 
 @dataclass
@@ -100,13 +112,13 @@ def run_by_id(run_id: str) -> TeethRun:
 
 
 def selection(run: TeethRun) -> list[str]:
-    """The pytest arguments that select what the run needs (modules, or the named checks' tests)."""
+    """The pytest arguments that select what the run needs (modules, or the judged checks' tests)."""
     if run.files:
         return [str(CHECKS / f) for f in run.files]
     index = tests_of_checks()
-    missing = [c for c in run.named_checks if c not in index]
+    missing = [c for c in run.judged_checks if c not in index]
     assert not missing, f"{run.id}: no test is marked with {missing}"
-    return [str(CHECKS / t) for c in run.named_checks for t in index[c]]
+    return list(dict.fromkeys(str(CHECKS / t) for c in run.judged_checks for t in index[c]))
 
 
 def set_path(doc: dict[str, Any], dotted: str, value: Any) -> None:
@@ -142,13 +154,16 @@ def data_dir_for(run: TeethRun, folder: Path) -> Path:
 
 
 # ------------------------------------------------------------------------------ running
-def execute(run: TeethRun, base: Path) -> RunResult:
+def execute(run: TeethRun, base: Path, environ: dict[str, str] | None = None) -> RunResult:
+    """One run in a fresh pytest process. `environ`: the environment to start from (default: this
+    process's now); Runs passes the one it saw at its start, because tests running beside the table
+    change os.environ for a while (monkeypatch.setenv) and a run must not inherit that."""
     folder = base / run.id.replace("/", "__")
     folder.mkdir(parents=True, exist_ok=True)
     manifest = folder / "manifest.yaml"
     manifest.write_text(yaml.safe_dump(manifest_for(run), sort_keys=False))
     out = folder / "report"
-    env = {k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"}
+    env = {k: v for k, v in (os.environ if environ is None else environ).items() if k != "PYTEST_ADDOPTS"}
     env["FAULTY_STATE_DIR"] = str(folder / "state")
     env.update(run.env)
     if run.data:
@@ -178,7 +193,7 @@ def problems(run: TeethRun, result: RunResult) -> list[str]:
         return [f"no report.json (exit {result.rc}):\n{result.output[-3000:]}"]
     got = ran(result.report)
     out = []
-    for cid in run.named_checks:
+    for cid in (run.named_checks if run.files else run.judged_checks):
         if cid not in got:
             out.append(f"{cid} did not run")
     for cid, phrase in run.catches.items():
@@ -215,6 +230,97 @@ def schedule(selected: list[TeethRun], table: dict[str, Any] | None = None) -> l
     for r in selected:
         phases.setdefault(r.phase, []).append(r)
     return [(lanes.get(p, 1), sorted(rs, key=lambda r: (not r.good, not r.files))) for p, rs in sorted(phases.items())]
+
+
+class Runs:
+    """The selected runs, phase by phase on a background thread; tests wait for the one they judge.
+
+    Started when collection ends (tests/conftest.py), so the table's runs overlap the project's
+    other tests instead of waiting for test_teeth.py's turn. A phase of one lane (the runs that
+    measure performance) runs alone: it waits for `quiet`, set when the session's other tests are
+    done. `pause` waits for the runs in progress and starts no new one until `resume` (tests that
+    assert nothing was left on the host). `close` lets the runs in progress finish and starts no
+    further one (an `-x` stop or Ctrl-C does not wait for the whole table).
+    """
+
+    def __init__(self, selected: list[TeethRun], base: Path, paused: bool = False) -> None:
+        phases = schedule(selected)
+        self.futures: dict[str, Future[RunResult]] = {r.id: Future() for _, rs in phases for r in rs}
+        self.environ = dict(os.environ)      # before any test changed it
+        self.stopping = threading.Event()
+        self.quiet = threading.Event()
+        self.state = threading.Condition()
+        self.paused = paused
+        self.in_flight = 0
+        self.walls: dict[str, float] = {}    # run id -> seconds, in the order they finished
+        self.started = time.monotonic()
+        self.finished: float | None = None
+        self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="teeth-phases")
+        self.driver = self.pool.submit(self._drive, phases, base)
+
+    def _run(self, run: TeethRun, base: Path) -> RunResult:
+        with self.state:
+            self.state.wait_for(lambda: not self.paused or self.stopping.is_set())
+            if self.stopping.is_set():
+                raise RuntimeError(f"{run.id}: not run, the session is ending")
+            self.in_flight += 1
+        try:
+            return execute(run, base, self.environ)
+        finally:
+            with self.state:
+                self.in_flight -= 1
+                self.state.notify_all()
+
+    def pause(self) -> None:
+        """Start no new run, and return once the runs in progress have ended."""
+        with self.state:
+            self.paused = True
+            self.state.wait_for(lambda: self.in_flight == 0)
+
+    def resume(self) -> None:
+        with self.state:
+            self.paused = False
+            self.state.notify_all()
+
+    def _drive(self, phases: list[tuple[int, list[TeethRun]]], base: Path) -> None:
+        from conformance.simulated.transport import reap_orphaned_segments
+
+        for lanes, rs in phases:
+            if lanes == 1:
+                self.quiet.wait()
+            with ThreadPoolExecutor(lanes, thread_name_prefix="teeth") as pool:
+                for r, fut in [(r, pool.submit(self._run, r, base)) for r in rs]:
+                    try:
+                        result = fut.result()
+                    except BaseException as exc:  # noqa: BLE001 - hand it to the test that waits
+                        self.futures[r.id].set_exception(exc)
+                        continue
+                    self.walls[r.id] = result.wall_s
+                    self.futures[r.id].set_result(result)
+            reap_orphaned_segments()   # leaking variants' segments, once their processes are gone
+        self.finished = time.monotonic()
+
+    def get(self, run_id: str) -> RunResult:
+        if run_id not in self.futures:
+            raise KeyError(f"{run_id}: not among the runs this session started")
+        return self.futures[run_id].result()
+
+    def summary(self, slowest: int = 8) -> list[str]:
+        """Where the table's time went: its wall time, the sum of its runs' times, the slowest runs."""
+        if not self.walls:
+            return []
+        span = (self.finished or time.monotonic()) - self.started
+        lines = [f"teeth: {len(self.walls)} runs in {span:.0f}s (runs' own times add up to "
+                 f"{sum(self.walls.values()):.0f}s); slowest:"]
+        lines += [f"  {w:5.0f}s  {rid}" for rid, w in sorted(self.walls.items(), key=lambda kv: -kv[1])[:slowest]]
+        return lines
+
+    def close(self) -> None:
+        self.stopping.set()
+        self.quiet.set()
+        with self.state:
+            self.state.notify_all()
+        self.pool.shutdown(wait=True)
 
 
 # ------------------------------------------------------------------------------ converting old rows

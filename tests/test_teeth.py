@@ -2,18 +2,19 @@
 checks it names and breaks nothing else it runs, and the good plugins of several shapes pass
 every check that applies.
 
-The selected runs are submitted up front by a session fixture, phase by phase (`phases` in the
-table says how many at a time); each test then judges its own run's report.json.
+The selected runs start when collection ends (tests/conftest.py), phase by phase (`phases` in
+the table says how many at a time), in the background while the project's other tests run;
+these tests come last and each judges its own run's report.json.
 """
 from __future__ import annotations
 
-from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Callable
 
 import pytest
 
-from teeth import RunResult, TeethRun, execute, load_table, problems, run_by_id, runs, schedule, tests_of_checks
+from conftest import TEETH_RUNS
+from teeth import RunResult, Runs, TeethRun, load_table, problems, run_by_id, runs, tests_of_checks
 
 RUNS = runs()
 
@@ -61,52 +62,15 @@ EXTRA: dict[str, Callable[[RunResult], None]] = {
 
 
 # ------------------------------------------------------------------------------ running the table
-class Runs:
-    """The selected runs, phase by phase; tests wait for the one they judge."""
-
-    def __init__(self, selected: list[TeethRun], base: Path) -> None:
-        self.futures: dict[str, Future[RunResult]] = {}
-        self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="teeth-phases")
-        self.driver = self.pool.submit(self._drive, schedule(selected), base)
-
-    def _drive(self, phases: list[tuple[int, list[TeethRun]]], base: Path) -> None:
-        from conformance.simulated.transport import reap_orphaned_segments
-
-        pending = {r.id: Future() for _, rs in phases for r in rs}
-        self.futures.update(pending)
-        for lanes, rs in phases:
-            with ThreadPoolExecutor(lanes, thread_name_prefix="teeth") as pool:
-                for r, fut in [(r, pool.submit(execute, r, base)) for r in rs]:
-                    try:
-                        result = fut.result()
-                    except BaseException as exc:  # noqa: BLE001 - hand it to the test that waits
-                        pending[r.id].set_exception(exc)
-                        continue
-                    print(f"teeth: {r.id} ran in {result.wall_s:.0f}s (exit {result.rc})")
-                    pending[r.id].set_result(result)
-            reap_orphaned_segments()   # leaking variants' segments, once their processes are gone
-
-    def get(self, run_id: str) -> RunResult:
-        while run_id not in self.futures:
-            if self.driver.done():
-                self.driver.result()
-            import time
-            time.sleep(0.05)
-        return self.futures[run_id].result()
-
-    def close(self) -> None:
-        self.pool.shutdown(wait=True)
-
-
 @pytest.fixture(scope="session")
-def teeth_runs(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runs]:
-    wanted = [item.callspec.params["run"] for item in request.session.items
-              if getattr(item, "callspec", None) is not None and "run" in item.callspec.params
-              and Path(str(item.fspath)).name == "test_teeth.py"]
-    selected = [r for r in RUNS if r.id in set(wanted)]
-    r = Runs(selected, tmp_path_factory.mktemp("teeth"))
-    yield r
-    r.close()
+def teeth_runs(request: pytest.FixtureRequest) -> Runs:
+    """The table's runs, started when collection ended (tests/conftest.py: they overlap the
+    project's other tests)."""
+    runs_ = request.config.stash.get(TEETH_RUNS, None)
+    assert runs_ is not None, "tests/conftest.py did not start the teeth runs"
+    runs_.quiet.set()   # the judgements come last: the other tests are done, a lone phase may start
+    runs_.resume()      # and no quiet-host module is left to wait for (also when its tests were skipped)
+    return runs_
 
 
 # ------------------------------------------------------------------------------ the cases
@@ -138,7 +102,7 @@ def test_the_table_is_well_formed() -> None:
         assert set(r.also) <= set(EXTRA), f"{r.id}: unknown extra assertion(s) {sorted(set(r.also) - set(EXTRA))}"
         assert r.phase in {int(k) for k in load_table()["phases"]}, f"{r.id}: unknown phase {r.phase}"
         if not r.files:
-            assert r.named_checks, f"{r.id}: runs nothing (give files or checks)"
+            assert r.judged_checks, f"{r.id}: runs nothing (give files, catches or passes)"
             assert all(c in index for c in r.named_checks), f"{r.id}: a named check has no test"
     assert any(r.good for r in RUNS), "the table needs good plugins that must pass"
 
@@ -175,3 +139,97 @@ def test_a_row_is_judged_by_catches_may_fail_and_the_rest_passing() -> None:
     assert any("DP-002 did not run" in p for p in problems(row, report(DP_001="fail", DP_003="pass")))
     assert any("DP-016 must pass" in p
                for p in problems(row, report(DP_001="fail", DP_002="pass", DP_003="pass", DP_016="not_applicable")))
+
+
+def test_a_row_without_files_runs_only_the_checks_it_judges() -> None:
+    """may_fail asserts nothing, so its tests are not started (they would only cost time);
+    a row with files runs its modules whole and may_fail permits their failures."""
+    from teeth import TeethRun, selection
+
+    row = TeethRun(id="x/V", base="sim", set={}, env={}, catches={"DP-008": ""}, may_fail=("DP-009", "DP-010"),
+                   passes=("DP-012",), not_applicable=(), waived=(), files=(), phase=1, also=(), data={})
+    picked = selection(row)
+    index = tests_of_checks()
+    assert picked and all(any(p.endswith(t) for t in index["DP-008"] + index["DP-012"]) for p in picked)
+    assert not any(p.endswith(t) for p in picked for t in index["DP-009"] + index["DP-010"])
+    modules = TeethRun(**{**row.__dict__, "files": ("test_device_live.py",)})
+    assert [p.rsplit("/", 1)[-1] for p in selection(modules)] == ["test_device_live.py"]
+
+
+def test_a_lone_phase_waits_for_the_other_tests_and_close_starts_nothing_more(monkeypatch: pytest.MonkeyPatch,
+                                                                             tmp_path: Path) -> None:
+    """Runs overlap the other tests, except a phase of one lane (performance), which waits for
+    `quiet`; after `close` no further run starts."""
+    import threading
+    import time
+
+    import teeth
+
+    started: list[str] = []
+    seen: dict[str, str | None] = {}
+
+    def fake_execute(run: TeethRun, base: Path, environ: dict[str, str]) -> RunResult:
+        started.append(run.id)
+        seen[run.id] = environ.get("TEETH_PROBE")
+        return RunResult(0, {}, "")
+
+    monkeypatch.delenv("TEETH_PROBE", raising=False)
+    monkeypatch.setattr(teeth, "execute", fake_execute)
+    monkeypatch.setattr(teeth, "load_table", lambda: {"phases": {1: 2, 2: 1}})
+    monkeypatch.setattr("conformance.simulated.transport.reap_orphaned_segments", lambda: 0)
+    row = TeethRun(id="a", base="sim", set={}, env={}, catches={}, may_fail=(), passes=("DP-001",),
+                   not_applicable=(), waived=(), files=(), phase=1, also=(), data={})
+    lone = TeethRun(**{**row.__dict__, "id": "alone", "phase": 2})
+    r = teeth.Runs([row, lone], tmp_path)
+    assert r.get("a").rc == 0
+    time.sleep(0.2)
+    assert started == ["a"], "the lone phase started before the other tests were done"
+    monkeypatch.setenv("TEETH_PROBE", "a test beside the table changed os.environ")
+    r.quiet.set()
+    assert r.get("alone").rc == 0 and started == ["a", "alone"]
+    assert seen["alone"] is None, "a run inherited another test's temporary environment"
+    r.close()
+
+    r = teeth.Runs([lone], tmp_path)
+    r.close()   # the session ended (-x, Ctrl-C) before the other tests were done
+    with pytest.raises(RuntimeError, match="not run"):
+        r.get("alone")
+    assert threading.active_count() < 50
+
+
+def test_pause_waits_for_the_runs_in_progress_and_starts_none_until_resume(monkeypatch: pytest.MonkeyPatch,
+                                                                          tmp_path: Path) -> None:
+    import threading
+    import time
+
+    import teeth
+
+    release = threading.Event()
+    started: list[str] = []
+
+    def fake_execute(run: TeethRun, base: Path, environ: dict[str, str]) -> RunResult:
+        started.append(run.id)
+        release.wait(5)
+        return RunResult(0, {}, "")
+
+    monkeypatch.setattr(teeth, "execute", fake_execute)
+    monkeypatch.setattr(teeth, "load_table", lambda: {"phases": {1: 1, 2: 1}})
+    monkeypatch.setattr("conformance.simulated.transport.reap_orphaned_segments", lambda: 0)
+    row = TeethRun(id="a", base="sim", set={}, env={}, catches={}, may_fail=(), passes=("DP-001",),
+                   not_applicable=(), waived=(), files=(), phase=1, also=(), data={})
+    r = teeth.Runs([row, TeethRun(**{**row.__dict__, "id": "b"})], tmp_path)
+    r.quiet.set()
+    while not started:
+        time.sleep(0.01)
+    pausing = threading.Thread(target=r.pause)
+    pausing.start()
+    time.sleep(0.1)
+    assert pausing.is_alive(), "pause returned while a run was in progress"
+    release.set()
+    pausing.join(5)
+    assert not pausing.is_alive() and r.get("a").rc == 0
+    time.sleep(0.2)
+    assert started == ["a"], "a run started while paused"
+    r.resume()
+    assert r.get("b").rc == 0 and started == ["a", "b"]
+    r.close()
