@@ -6,6 +6,7 @@ collection ends and overlap every other test; the test_teeth.py cases are moved 
 the session, where they judge the finished runs. Modules that must have the host to themselves
 run first, with the table paused until they are done.
 """
+import os
 import sys
 from pathlib import Path
 
@@ -50,7 +51,9 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     from teeth import Runs, runs
 
     base = session.config._tmp_path_factory.mktemp("teeth")   # noqa: SLF001 - pytest's own tmp_path_factory
-    quiet_first = any(_order(item) == 0 for item in session.items)
+    # TEETH_OVERLAP=0: the table waits for the other tests (its first judgement resumes it), as before
+    serial = os.environ.get("TEETH_OVERLAP", "1") == "0"
+    quiet_first = serial or any(_order(item) == 0 for item in session.items)
     session.config.stash[TEETH_RUNS] = Runs([r for r in runs() if r.id in wanted], base, paused=quiet_first)
 
 
@@ -70,7 +73,8 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: p
 @pytest.fixture(scope="module", autouse=True)
 def _teeth_paused_for_quiet_host(request: pytest.FixtureRequest):  # noqa: ANN201 - a generator fixture
     teeth_runs = request.config.stash.get(TEETH_RUNS, None)
-    if teeth_runs is None or Path(str(request.fspath)).name not in QUIET_HOST_MODULES:
+    if (teeth_runs is None or Path(str(request.fspath)).name not in QUIET_HOST_MODULES
+            or os.environ.get("TEETH_OVERLAP", "1") == "0"):   # serial: paused until the judgements
         yield
         return
     teeth_runs.pause()
