@@ -6,6 +6,7 @@ collection ends and overlap every other test; the test_teeth.py cases are moved 
 the session, where they judge the finished runs. Modules that must have the host to themselves
 run first, with the table paused until they are done.
 """
+import os
 import sys
 from pathlib import Path
 
@@ -15,9 +16,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 TEETH_RUNS = pytest.StashKey()   # teeth.Runs of this session, set when collection ends
 TEETH_MODULE = "test_teeth.py"
-# Modules that assert nothing new was left on the host (/dev/shm entries, processes): the table
-# pauses while they run (a teeth run beside them would add entries of its own).
-QUIET_HOST_MODULES = {"test_hosts.py"}
+# Modules that assert on the host's state: nothing new left in /dev/shm or running (test_hosts),
+# the preflight's first finding (test_firsthour_runs: other Ray processes add a warning before it).
+# They run first, with the table paused (a teeth run beside them would change what they see).
+QUIET_HOST_MODULES = {"test_hosts.py", "test_firsthour_runs.py"}
 
 
 def _teeth_run_ids(items: list[pytest.Item]) -> list[str]:
@@ -50,7 +52,9 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     from teeth import Runs, runs
 
     base = session.config._tmp_path_factory.mktemp("teeth")   # noqa: SLF001 - pytest's own tmp_path_factory
-    quiet_first = any(_order(item) == 0 for item in session.items)
+    # TEETH_OVERLAP=0: the table waits for the other tests (its first judgement resumes it), as before
+    serial = os.environ.get("TEETH_OVERLAP", "1") == "0"
+    quiet_first = serial or any(_order(item) == 0 for item in session.items)
     session.config.stash[TEETH_RUNS] = Runs([r for r in runs() if r.id in wanted], base, paused=quiet_first)
 
 
@@ -67,14 +71,12 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: p
         terminalreporter.write_line(line)
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _teeth_paused_for_quiet_host(request: pytest.FixtureRequest):  # noqa: ANN201 - a generator fixture
-    teeth_runs = request.config.stash.get(TEETH_RUNS, None)
-    if teeth_runs is None or Path(str(request.fspath)).name not in QUIET_HOST_MODULES:
-        yield
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """The table pauses for a quiet-host module's tests (they run first) and resumes after them."""
+    teeth_runs = item.config.stash.get(TEETH_RUNS, None)
+    if teeth_runs is None or os.environ.get("TEETH_OVERLAP", "1") == "0":   # serial: paused until the judgements
         return
-    teeth_runs.pause()
-    try:
-        yield
-    finally:
+    if Path(str(item.fspath)).name in QUIET_HOST_MODULES:
+        teeth_runs.pause()
+    else:
         teeth_runs.resume()
