@@ -1,18 +1,13 @@
 """Fixtures the checks use. Registered by conformance.plugin; inert without a manifest."""
 from __future__ import annotations
 
-from typing import Any, NoReturn
+from typing import Any
 
 import pytest
 
 from conformance.cluster import SHARED, ClusterShape, ClusterStartError
-from conformance.results import NOT_APPLICABLE_PREFIX
+from conformance.results import not_applicable  # noqa: F401 - the checks import it from here
 from conformance.run_state import METRICS_KEY, run_of
-
-
-def not_applicable(reason: str) -> NoReturn:
-    """End the current check as not applicable (never counts as passed), with a reason."""
-    pytest.skip(NOT_APPLICABLE_PREFIX + reason)
 
 
 @pytest.fixture(scope="session")

@@ -8,11 +8,20 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any, Iterable, NoReturn
 
 from conformance.data import Checklist, Waiver
 
 NOT_APPLICABLE_PREFIX = "not_applicable: "
+
+
+def not_applicable(reason: str) -> NoReturn:
+    """End the current check as not applicable (never counts as passed), with a reason: a pytest
+    skip whose text carries NOT_APPLICABLE_PREFIX, which the outcome mapping turns back into the
+    not_applicable outcome."""
+    import pytest
+
+    pytest.skip(NOT_APPLICABLE_PREFIX + reason)
 OUTCOMES = ("pass", "fail", "error", "skip", "not_applicable", "waived")
 
 

@@ -29,23 +29,26 @@ def write_checks(folder: Path, body: str) -> Path:
     return path
 
 
-def test_unknown_check_id_refused(tmp_path: Path) -> None:
-    tests = write_checks(tmp_path / "t", "@pytest.mark.check('DP-999')\ndef test_a():\n    pass\n"
-                                          "def test_unmarked():\n    pass\n")
+def refused_checks_stderr(tmp_path: Path, body: str) -> str:
+    """Run custom checks `body` under the plugin; the registry lint must refuse them (usage error)."""
+    tests = write_checks(tmp_path / "t", body)
     proc = subprocess.run(pytest_cmd(SIM_MANIFEST, tmp_path / "out", str(tests)), capture_output=True, text=True,
                           timeout=120, cwd=tmp_path)
-    assert proc.returncode == pytest.ExitCode.USAGE_ERROR
-    assert "names unknown check 'DP-999'" in proc.stderr
-    assert "test_unmarked: evidences no check" in proc.stderr
+    assert proc.returncode == pytest.ExitCode.USAGE_ERROR, proc.stderr
+    return proc.stderr
+
+
+def test_unknown_check_id_refused(tmp_path: Path) -> None:
+    stderr = refused_checks_stderr(tmp_path, "@pytest.mark.check('DP-999')\ndef test_a():\n    pass\n"
+                                             "def test_unmarked():\n    pass\n")
+    assert "names unknown check 'DP-999'" in stderr
+    assert "test_unmarked: evidences no check" in stderr
 
 
 def test_unknown_cluster_shape_refused(tmp_path: Path) -> None:
-    tests = write_checks(tmp_path / "t", "@pytest.mark.cluster('recovery-nodez')\n@pytest.mark.check('DP-001')\n"
-                                          "def test_a():\n    pass\n")
-    proc = subprocess.run(pytest_cmd(SIM_MANIFEST, tmp_path / "out", str(tests)), capture_output=True, text=True,
-                          timeout=120, cwd=tmp_path)
-    assert proc.returncode == pytest.ExitCode.USAGE_ERROR
-    assert "test_a: 'recovery-nodez' is not a registered cluster shape" in proc.stderr
+    stderr = refused_checks_stderr(tmp_path, "@pytest.mark.cluster('recovery-nodez')\n@pytest.mark.check('DP-001')\n"
+                                             "def test_a():\n    pass\n")
+    assert "test_a: 'recovery-nodez' is not a registered cluster shape" in stderr
 
 
 def test_checklist_item_without_test_refused(tmp_path: Path) -> None:

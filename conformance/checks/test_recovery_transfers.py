@@ -20,14 +20,13 @@ from conformance.fixtures import not_applicable, use_cluster
 from conformance.recovery import bounds as B
 from conformance.recovery.devices import wait_restarted
 from conformance.recovery.scenario import Clock, scenario
-from conformance.recovery.transfers import (SMALL_BYTES, Pair, XferSetup, XferSetupError, alive, calls,
+from conformance.recovery.transfers import (SMALL_BYTES, Pair, XferSetup, alive, calls, checked_setup,
                                             destroy_group, driver_fetch_timeout, end_pair, first_line,
-                                            make_group, outcome, produce, recovery_setup, roundtrip, start_pair,
+                                            make_group, outcome, produce, roundtrip, start_pair,
                                             start_peers, wait_dead)
 from conformance.timeouts import CheckTimeout
 
 pytestmark = pytest.mark.cluster("recovery-transfers")
-NO_TRANSPORT = "the manifest declares no transport (add a `transport` block to certify one)"
 DELAY_S = B.HELD_RECEIVE_S   # FR-013: the receive is held this long; the source dies this far into it:
 KILL_AFTER_S = 1.0
 SOURCE_GONE_GRACE_S = 2.0   # knob: FR-012 pacing, after Ray reports the source dead, before the fetch
@@ -76,15 +75,7 @@ def remote_fetch_timeout() -> float:
 @pytest.fixture
 def xc(request: pytest.FixtureRequest, conformance_run: Any, manifest: Any,
        check_metrics: dict[str, Any]) -> Iterator[XCtx]:
-    from conformance.transport.registration import TransportSetupError
-
-    conformance_run.prepare()
-    try:
-        x = recovery_setup(manifest)
-    except (TransportSetupError, XferSetupError) as exc:
-        pytest.fail(f"transport setup failed: {exc}", pytrace=False)
-    if x is None:
-        not_applicable(NO_TRANSPORT)
+    x = checked_setup(conformance_run, manifest)
     remote = bool(conformance_run.ray_address)
     use_cluster(conformance_run, request.getfixturevalue("cluster_shape"))   # after the transport's n/a
     timeout_s = remote_fetch_timeout() if remote else float(B.RDT_FETCH_TIMEOUT_S)

@@ -109,6 +109,25 @@ def recovery_setup(manifest: Any) -> XferSetup | None:
         return _setup
 
 
+def checked_setup(run: Any, manifest: Any) -> XferSetup:
+    """The setup a transfer check's fixture starts from: the driver prepared, the vendor transport
+    and its twin registered; a registration failure fails the check, no transport makes it not
+    applicable (never passed)."""
+    import pytest
+
+    from conformance.results import not_applicable
+    from conformance.transport.registration import NO_TRANSPORT, TransportSetupError
+
+    run.prepare()
+    try:
+        x = recovery_setup(manifest)
+    except (TransportSetupError, XferSetupError) as exc:
+        pytest.fail(f"transport setup failed: {exc}", pytrace=False)
+    if x is None:
+        not_applicable(NO_TRANSPORT)
+    return x
+
+
 def _register(vendor: Any) -> XferSetup:
     import torch
     from ray.experimental.rdt import register_tensor_transport

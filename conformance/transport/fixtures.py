@@ -16,10 +16,8 @@ from conformance.cluster import ClusterStartError
 from conformance.fixtures import not_applicable
 from conformance.run_state import TRANSPORT_CONTEXT, stash_of
 from conformance.transport.context import TransportContext
-from conformance.transport.registration import TransportSetupError, ensure_registered
+from conformance.transport.registration import NO_TRANSPORT, TransportSetupError, ensure_registered
 from conformance.transport.tables import publish
-
-NO_TRANSPORT = "the manifest declares no transport (add a `transport` block to certify one)"
 
 
 def transport_setup(run: Any) -> Any:

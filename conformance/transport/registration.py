@@ -25,6 +25,8 @@ from conformance.transport.config import TransportConfig, transport_config
 from conformance.transport.tracing import TracedTransport, traced_class
 
 TRACED_SUFFIX = "_TRACED"
+# The not-applicable reason of every transport-dependent check when the manifest declares none.
+NO_TRANSPORT = "the manifest declares no transport (add a `transport` block to certify one)"
 
 
 @dataclass(frozen=True)

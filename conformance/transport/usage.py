@@ -16,15 +16,12 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
-import pytest
-
 from conformance.recovery import bounds as B
 from conformance.recovery.scenario import Clock
-from conformance.recovery.transfers import (XferSetup, XferSetupError, destroy_group, first_line, outcome,
-                                            peer_node, recovery_setup)
+from conformance.recovery.transfers import (XferSetup, checked_setup, destroy_group, first_line,
+                                            outcome, peer_node)
 from conformance.timeouts import CheckTimeout
 
-NO_TRANSPORT = "the manifest declares no transport (add a `transport` block to certify one)"
 # A fresh actor answers (worker start + torch import): the recovery area's actor_ready_s param.
 ACTOR_READY_S = B.ACTOR_READY_S
 _group_ids = itertools.count()
@@ -192,16 +189,9 @@ def usage_ctx(request: Any, conformance_run: Any, manifest: Any, check_metrics: 
     """The body of each usage module's fixture: n/a without a transport, the shared cluster,
     the twin registered before the check's actors, every actor stopped afterwards."""
     from conformance.cluster import ClusterStartError
-    from conformance.fixtures import SHARED, not_applicable
-    from conformance.transport.registration import TransportSetupError
+    from conformance.cluster import SHARED
 
-    conformance_run.prepare()
-    try:
-        x = recovery_setup(manifest)
-    except (TransportSetupError, XferSetupError) as exc:
-        pytest.fail(f"transport setup failed: {exc}", pytrace=False)
-    if x is None:
-        not_applicable(NO_TRANSPORT)
+    x = checked_setup(conformance_run, manifest)
     try:
         conformance_run.cluster(SHARED)
     except ClusterStartError as exc:
