@@ -14,7 +14,8 @@ from typing import Callable
 import pytest
 
 from conftest import TEETH_RUNS
-from teeth import RunResult, Runs, TeethRun, load_table, problems, run_by_id, runs, tests_of_checks
+import conformance.check_index as check_index  # its tests_of_checks would be collected as a test
+from teeth import RunResult, Runs, TeethRun, load_table, problems, run_by_id, runs
 
 RUNS = runs()
 
@@ -95,7 +96,7 @@ def test_the_table_is_well_formed() -> None:
     from conformance.data import load_suite_data
 
     known = {c.id for c in load_suite_data().checklist.checks}
-    index = tests_of_checks()
+    index = check_index.tests_of_checks()
     for r in RUNS:
         named = set(r.named_checks) | set(r.not_applicable) | set(r.waived)
         assert named <= known, f"{r.id}: unknown check(s) {sorted(named - known)}"
@@ -149,7 +150,7 @@ def test_a_row_without_files_runs_only_the_checks_it_judges() -> None:
     row = TeethRun(id="x/V", base="sim", set={}, env={}, catches={"DP-008": ""}, may_fail=("DP-009", "DP-010"),
                    passes=("DP-012",), not_applicable=(), waived=(), files=(), phase=1, also=(), data={})
     picked = selection(row)
-    index = tests_of_checks()
+    index = check_index.tests_of_checks()
     assert picked and all(any(p.endswith(t) for t in index["DP-008"] + index["DP-012"]) for p in picked)
     assert not any(p.endswith(t) for p in picked for t in index["DP-009"] + index["DP-010"])
     modules = TeethRun(**{**row.__dict__, "files": ("test_device_live.py",)})
