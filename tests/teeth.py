@@ -16,7 +16,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import yaml
 
@@ -148,7 +148,10 @@ def data_dir_for(run: TeethRun, folder: Path) -> Path:
     path = folder / "tiers" / "checklist.yaml"
     doc = yaml.safe_load(path.read_text())
     for c in doc["checks"]:
-        c.update(run.data.get(c["id"], {}))
+        override = dict(run.data.get(c["id"], {}))
+        if "params" in override:   # params merge, one by one
+            c["params"] = {**c.get("params", {}), **override.pop("params")}
+        c.update(override)
     path.write_text(yaml.safe_dump(doc, sort_keys=False))
     return folder
 
@@ -243,8 +246,15 @@ class Runs:
     further one (an `-x` stop or Ctrl-C does not wait for the whole table).
     """
 
-    def __init__(self, selected: list[TeethRun], base: Path, paused: bool = False) -> None:
-        phases = schedule(selected)
+    def __init__(self, selected: list[TeethRun], base: Path, paused: bool = False, *,
+                 execute_run: Callable[[TeethRun, Path, dict[str, str]], RunResult] | None = None,
+                 table: dict[str, Any] | None = None, reap: Callable[[], int] | None = None) -> None:
+        # execute_run / table / reap: what a run does, the phases' lanes, the clean-up after a
+        # phase. The table's own tests pass fakes here: patching this module's globals instead
+        # would hand the fakes to the real table, whose runs go on beside those tests.
+        phases = schedule(selected, table)
+        self.execute_run = execute_run or execute
+        self.reap = reap
         self.futures: dict[str, Future[RunResult]] = {r.id: Future() for _, rs in phases for r in rs}
         self.environ = dict(os.environ)      # before any test changed it
         self.stopping = threading.Event()
@@ -265,7 +275,7 @@ class Runs:
                 raise RuntimeError(f"{run.id}: not run, the session is ending")
             self.in_flight += 1
         try:
-            return execute(run, base, self.environ)
+            return self.execute_run(run, base, self.environ)
         finally:
             with self.state:
                 self.in_flight -= 1
@@ -285,6 +295,7 @@ class Runs:
     def _drive(self, phases: list[tuple[int, list[TeethRun]]], base: Path) -> None:
         from conformance.simulated.transport import reap_orphaned_segments
 
+        reap = self.reap or reap_orphaned_segments
         for lanes, rs in phases:
             if lanes == 1:
                 self.quiet.wait()
@@ -297,7 +308,7 @@ class Runs:
                         continue
                     self.walls[r.id] = result.wall_s
                     self.futures[r.id].set_result(result)
-            reap_orphaned_segments()   # leaking variants' segments, once their processes are gone
+            reap()   # leaking variants' segments, once their processes are gone
         self.finished = time.monotonic()
 
     def get(self, run_id: str) -> RunResult:

@@ -9,7 +9,7 @@ these tests come last and each judges its own run's report.json.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 import pytest
 
@@ -175,13 +175,11 @@ def test_a_lone_phase_waits_for_the_other_tests_and_close_starts_nothing_more(mo
         return RunResult(0, {}, "")
 
     monkeypatch.delenv("TEETH_PROBE", raising=False)
-    monkeypatch.setattr(teeth, "execute", fake_execute)
-    monkeypatch.setattr(teeth, "load_table", lambda: {"phases": {1: 2, 2: 1}})
-    monkeypatch.setattr("conformance.simulated.transport.reap_orphaned_segments", lambda: 0)
+    fakes: dict[str, Any] = {"execute_run": fake_execute, "table": {"phases": {1: 2, 2: 1}}, "reap": lambda: 0}
     row = TeethRun(id="a", base="sim", set={}, env={}, catches={}, may_fail=(), passes=("DP-001",),
                    not_applicable=(), waived=(), files=(), phase=1, also=(), data={})
     lone = TeethRun(**{**row.__dict__, "id": "alone", "phase": 2})
-    r = teeth.Runs([row, lone], tmp_path)
+    r = teeth.Runs([row, lone], tmp_path, **fakes)
     assert r.get("a").rc == 0
     time.sleep(0.2)
     assert started == ["a"], "the lone phase started before the other tests were done"
@@ -191,7 +189,7 @@ def test_a_lone_phase_waits_for_the_other_tests_and_close_starts_nothing_more(mo
     assert seen["alone"] is None, "a run inherited another test's temporary environment"
     r.close()
 
-    r = teeth.Runs([lone], tmp_path)
+    r = teeth.Runs([lone], tmp_path, **fakes)
     r.close()   # the session ended (-x, Ctrl-C) before the other tests were done
     with pytest.raises(RuntimeError, match="not run"):
         r.get("alone")
@@ -213,12 +211,10 @@ def test_pause_waits_for_the_runs_in_progress_and_starts_none_until_resume(monke
         release.wait(5)
         return RunResult(0, {}, "")
 
-    monkeypatch.setattr(teeth, "execute", fake_execute)
-    monkeypatch.setattr(teeth, "load_table", lambda: {"phases": {1: 1, 2: 1}})
-    monkeypatch.setattr("conformance.simulated.transport.reap_orphaned_segments", lambda: 0)
+    fakes: dict[str, Any] = {"execute_run": fake_execute, "table": {"phases": {1: 1, 2: 1}}, "reap": lambda: 0}
     row = TeethRun(id="a", base="sim", set={}, env={}, catches={}, may_fail=(), passes=("DP-001",),
                    not_applicable=(), waived=(), files=(), phase=1, also=(), data={})
-    r = teeth.Runs([row, TeethRun(**{**row.__dict__, "id": "b"})], tmp_path)
+    r = teeth.Runs([row, TeethRun(**{**row.__dict__, "id": "b"})], tmp_path, **fakes)
     r.quiet.set()
     while not started:
         time.sleep(0.01)

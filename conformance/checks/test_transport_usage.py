@@ -17,6 +17,7 @@ import pytest
 from conformance.recovery.transfers import alive, first_line, outcome, wait_dead
 from conformance.recovery.xfer_actors import digest, payload
 from conformance.timeouts import CheckTimeout
+from conformance.transport.stalls import Pending, StallEvidence, gather
 from conformance.transport.usage import UsageCtx, short, usage_ctx
 from conformance.transport.usage_actors import TENSORLESS
 
@@ -136,12 +137,10 @@ def test_refs_as_users_pass_them(u: UsageCtx) -> None:
     u.metrics.update({"exercised": done, "elapsed_s": round(clock.elapsed(), 3)})
 
 
-@pytest.mark.check("TR-019")
-def test_many_async_transfers_out_of_order_and_a_busy_sender(u: UsageCtx) -> None:
+def _concurrent_wave(u: UsageCtx, clock: Any, n: int, n_actors: int, nbytes: int, bound: float) -> StallEvidence | None:
+    """n transfers from half of n_actors fresh actors to the other half, all in flight at once;
+    None when all arrived bit-exact (metrics recorded), else the evidence of the stall."""
     ray = __import__("ray")
-    n, n_actors = int(u.param("transfers")), int(u.param("actors"))
-    nbytes, bound = u.payload_bytes(), float(u.param("all_bound_s"))
-    clock = u.clock("concurrent-transfers")
     if u.x.one_sided:   # Ray's test_out_of_order_actors: asyncio actors, tasks finish out of order
         actors = u.start(clock, n_actors, kind="async", max_concurrency=int(u.param("max_concurrency")))
     else:
@@ -155,18 +154,18 @@ def test_many_async_transfers_out_of_order_and_a_busy_sender(u: UsageCtx) -> Non
     # its task thread (its event loop, for an asyncio actor), so a ring of actors that both
     # produce and consume can wait on each other until Ray's RDT fetch timeout, whatever the
     # transport does. Every source sends to every receiver.
-    sources, receivers = actors[: n_actors // 2], actors[n_actors // 2:]
-    refs, outs, seeds = [], [], []
+    half = n_actors // 2
+    refs, outs, seeds, ends = [], [], [], []
     t0 = time.perf_counter()
     for k in range(n):
-        src = sources[k % len(sources)]
-        dst = receivers[(k // len(sources)) % len(receivers)]
+        s, d = k % half, half + (k // half) % (n_actors - half)
         seed = 1000 + k
-        ref = u.submitted(clock, lambda: src.make.options(tensor_transport=u.name).remote(nbytes, seed),
+        ref = u.submitted(clock, lambda: actors[s].make.options(tensor_transport=u.name).remote(nbytes, seed),
                           f"producer {k}")
         refs.append(ref)
-        outs.append(u.submitted(clock, lambda: dst.receive.remote(ref), f"transfer {k}"))
+        outs.append(u.submitted(clock, lambda: actors[d].receive.remote(ref), f"transfer {k}"))
         seeds.append(seed)
+        ends.append((s, d))
     order: list[int] = []
     pending = list(outs)
     index = {o.hex(): i for i, o in enumerate(outs)}
@@ -176,7 +175,8 @@ def test_many_async_transfers_out_of_order_and_a_busy_sender(u: UsageCtx) -> Non
                                   timeout=max(deadline - time.monotonic(), 0.01))  # knob: smallest poll slice
         order += [index[r.hex()] for r in ready]
     if pending:
-        raise clock.fail(f"{len(pending)} of {n} concurrent transfers did not finish within {bound:g}s")
+        stuck = [Pending(refs[index[o.hex()]].hex(), *ends[index[o.hex()]]) for o in pending]
+        return gather(actors, u.name.upper(), stuck)
     got = clock.get(outs, "the concurrent transfers' results", bound)
     elapsed = time.perf_counter() - t0
     wrong = [k for k, (g, s) in enumerate(zip(got, seeds)) if g != digest(payload(nbytes, s))]
@@ -185,7 +185,19 @@ def test_many_async_transfers_out_of_order_and_a_busy_sender(u: UsageCtx) -> Non
     if wrong:
         raise clock.fail(f"{len(wrong)} of {n} concurrent transfers arrived with other bytes (e.g. transfer {wrong[0]}: "
                          f"{short(got[wrong[0]])})")
-    del refs, outs
+    return None
+
+
+@pytest.mark.check("TR-019")
+def test_many_async_transfers_out_of_order_and_a_busy_sender(u: UsageCtx) -> None:
+    n, n_actors = int(u.param("transfers")), int(u.param("actors"))
+    nbytes, bound = u.payload_bytes(), float(u.param("all_bound_s"))
+    clock = u.clock("concurrent-transfers")
+    stall = _concurrent_wave(u, clock, n, n_actors, nbytes, bound)
+    if stall is not None:
+        u.metrics["stall"] = stall.as_dict()
+        raise clock.fail(f"{stall.pending} of {n} concurrent transfers did not finish within {bound:g}s: "
+                         f"{stall.describe()}")
     # a sender busy in a long method still serves a transfer (Ray: test_p2p_blocking)
     src, dst = u.start(clock, 2)
     ref = u.produce(src, nbytes, 2000)

@@ -28,7 +28,10 @@ from ray.experimental.rdt.tensor_transport_manager import TensorTransportManager
 MAX_RECORDS = 20000  # knob: buffer cap of the call records
 _lock = threading.Lock()
 _records: dict[str, Deque[dict[str, Any]]] = {}
-
+# Calls in progress: id -> (transport, method, obj_id, start wall time). A record is appended only
+# when a call returns or raises, so a call that never returns is seen here (`in_flight`).
+_in_flight: dict[int, tuple[str, str, str | None, float]] = {}
+_call_ids = iter(range(1, 1 << 62))
 
 
 
@@ -51,6 +54,16 @@ def calls(transport: str, obj_ids: list[str] | None = None, clear: bool = False)
         wanted = set(obj_ids)
         recs = [r for r in recs if r.get("obj") in wanted]
     return recs
+
+
+def in_flight(transport: str, obj_ids: list[str] | None = None) -> list[dict[str, Any]]:
+    """This process's calls of a transport that have started and not yet returned."""
+    now = time.time()
+    with _lock:
+        calls_now = [c for c in _in_flight.values() if c[0] == transport]
+    wanted = None if obj_ids is None else set(obj_ids)
+    return [{"m": m, "obj": obj, "running_s": round(now - t, 3)} for _, m, obj, t in calls_now
+            if wanted is None or obj in wanted]
 
 
 def _tensor_summary(tensors: Any) -> list[list[Any]]:
@@ -101,11 +114,17 @@ class TracedTransport(TensorTransportManager):
     def _call(self, method: str, obj_id: str | None, fn: Any, *args: Any, summarize: Any = None,
               **extra: Any) -> Any:
         t0 = time.monotonic()
+        with _lock:
+            call_id = next(_call_ids)
+            _in_flight[call_id] = (self.TRANSPORT_NAME, method, obj_id, time.time())
         try:
             result = fn(*args)
         except BaseException as exc:
             self._record(method, obj_id, t0, exc, **extra)
             raise
+        finally:
+            with _lock:
+                _in_flight.pop(call_id, None)
         more = summarize(result) if summarize else {}
         self._record(method, obj_id, t0, None, **extra, **more)
         return result

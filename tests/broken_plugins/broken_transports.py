@@ -416,6 +416,26 @@ class SingleRecvBuffer(SimXferTransport):
             self, obj_id, tensor_transport_metadata, communicator_metadata, fresh))
 
 
+class LeakedRecvCredits(SimXferTransport):
+    """TR-019: credit-based flow control that takes a credit per receive and never gives it back;
+    once a process has received CREDITS objects, the next receive waits for a credit forever.
+    A few transfers per actor work; a receiver of many concurrent transfers wedges inside the
+    transport, and TR-019's wave does not finish within its bound."""
+
+    CREDITS = 24
+
+    def __init__(self) -> None:
+        super().__init__()
+        import threading
+        self._credits = threading.Semaphore(self.CREDITS)
+
+    def recv_multiple_tensors(self, obj_id: str, tensor_transport_metadata: Any, communicator_metadata: Any,
+                              target_buffers: Optional[List[Any]] = None) -> List[torch.Tensor]:
+        self._credits.acquire()   # never released: the leak
+        return super().recv_multiple_tensors(obj_id, tensor_transport_metadata, communicator_metadata,
+                                             target_buffers)
+
+
 # --------------------------------------------------------------------------- TR-020
 class SharedFetchBuffer(SimXferTransport):
     """TR-020: an asynchronous fetch that reads into one bounce buffer per shape and dtype and

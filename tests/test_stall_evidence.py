@@ -1,0 +1,68 @@
+"""Whose stall is it (conformance.transport.stalls): how TR-019 classifies transfers that did not
+finish, and the tracing wrapper's record of calls still running."""
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from conformance.transport import stalls, tracing
+from conformance.transport.stalls import Pending, StallEvidence, classify
+
+SRC, DST = 0, 1
+
+
+def view(done: dict[str, list[str]] | None = None, running: list[str] | None = None) -> dict[str, Any]:
+    return {"done": done or {}, "in_flight": [{"m": stalls.RECEIVE, "obj": o, "running_s": 1.0} for o in running or []]}
+
+
+def test_produced_but_never_received_was_never_handed_over() -> None:
+    ev = classify([Pending("a", SRC, DST), Pending("b", SRC, DST)],
+                  {SRC: view({"a": [stalls.PRODUCED], "b": [stalls.PRODUCED]}), DST: view()})
+    assert ev == StallEvidence(pending=2, never_handed=2)
+    assert "never handed to the receiver's transport by Ray" in ev.describe()
+
+
+def test_a_receive_inside_the_transport_is_the_transports() -> None:
+    ev = classify([Pending("a", SRC, DST), Pending("b", SRC, DST)],
+                  {SRC: view({"a": [stalls.PRODUCED], "b": [stalls.PRODUCED]}), DST: view(running=["a"])})
+    assert (ev.in_transport, ev.never_handed) == (1, 1)
+    assert "still inside the transport's receive" in ev.describe()
+
+
+def test_not_produced_and_received_are_evidence_too() -> None:
+    ev = classify([Pending("a", SRC, DST), Pending("b", SRC, DST)],
+                  {SRC: view({"b": [stalls.PRODUCED]}), DST: view({"b": [stalls.RECEIVE]})})
+    assert (ev.not_produced, ev.received, ev.never_handed) == (1, 1, 0)
+
+
+def test_an_actor_that_does_not_answer_is_named() -> None:
+    ev = classify([Pending("a", SRC, DST)], {SRC: view({"a": [stalls.PRODUCED]}), DST: None})
+    assert ev.silent == (DST,)
+    assert "did not say which transport calls" in ev.describe()
+    assert StallEvidence(pending=0).describe() == "no evidence"
+
+
+def test_tracing_lists_calls_still_running_and_forgets_them_when_they_return() -> None:
+    started, release = threading.Event(), threading.Event()
+
+    class Inner:
+        def recv_multiple_tensors(self, obj_id: str, meta: Any, comm: Any, bufs: Any = None) -> list[Any]:
+            started.set()
+            release.wait(10)
+            return []
+
+    traced = type("Traced_T", (tracing.TracedTransport,), {"INNER_REF": "", "TRANSPORT_NAME": "STALLTEST"})
+    traced.inner_class = classmethod(lambda cls: Inner)   # type: ignore[method-assign]
+    t = traced()
+    worker = threading.Thread(target=t.recv_multiple_tensors, args=("obj1", None, None))
+    worker.start()
+    assert started.wait(10)
+    running = tracing.in_flight("STALLTEST")
+    assert [(c["m"], c["obj"]) for c in running] == [(stalls.RECEIVE, "obj1")]
+    assert tracing.in_flight("STALLTEST", ["other"]) == []
+    release.set()
+    worker.join(10)
+    assert tracing.in_flight("STALLTEST") == []
+    assert [r["m"] for r in tracing.calls("STALLTEST", ["obj1"])] == [stalls.RECEIVE]
+    view_now = stalls.transport_view(None, "STALLTEST", ["obj1"])
+    assert view_now == {"done": {"obj1": [stalls.RECEIVE]}, "in_flight": []}
