@@ -178,7 +178,7 @@ def test_traced_class_travels_by_value_to_a_fresh_process() -> None:
 # ----------------------------------------------------------------------------- adaptive trials
 def _method(**kw: object) -> bench.Method:
     base = {"warmup": 2, "min_trials": 5, "max_trials": 30, "max_cv": 0.05, "batch_s": 0.05, "max_batch": 16,
-            "size_budget_s": 2.0}
+            "size_budget_s": 2.0, "baseline_warmup": 1, "baseline_trials": 3}
     return bench.Method.from_params({**base, **kw})
 
 

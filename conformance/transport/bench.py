@@ -64,6 +64,8 @@ class Method:
     batch_s: float        # a trial batches transfers until it lasts about this long
     max_batch: int        # ... but never more than this many transfers
     size_budget_s: float  # stop adding trials once a size's timed trials took this long
+    baseline_warmup: int  # the object-store baseline: untimed transfers per size
+    baseline_trials: int  # ... and timed trials (a fixed number: a baseline only needs its median)
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any], **override: Any) -> "Method":
@@ -72,7 +74,7 @@ class Method:
         values.update({k: v for k, v in override.items() if v is not None})
         method = cls(**values)
         if method.min_trials < 1 or method.max_trials < method.min_trials or method.max_batch < 1 \
-                or method.warmup < 0 or method.max_cv <= 0:
+                or method.warmup < 0 or method.max_cv <= 0 or method.baseline_warmup < 0 or method.baseline_trials < 1:
             raise ValueError(f"inconsistent measurement method {method}")
         return method
 
@@ -167,13 +169,15 @@ def _one_transfer(src: Any, producer: Any, dst: Any, nbytes: int, transport: str
 def time_transfers(src: Any, dst: Any, nbytes: int, transport: str | None, method: Method,
                    timeout: float, *, adaptive: bool = True) -> dict[str, Any]:
     """Trials of end-to-end transfers (transport=None: Ray's object store path): stats() of the
-    per-transfer seconds, plus the warm-up and trial seconds spent. adaptive=False stops at
-    min_trials (a baseline only needs its median)."""
+    per-transfer seconds, plus the warm-up and trial seconds spent. adaptive=False is a
+    baseline: baseline_warmup warm-ups, then exactly baseline_trials trials (it only needs its
+    median, which the judged ratio clears by far)."""
     ray_get(src.prepare_buffer.remote(nbytes), timeout, "buffer allocation")
     baseline = _held(src)
     producer = src.buffer if transport is None else src.buffer.options(tensor_transport=transport)
     t_start = time.perf_counter()
-    warm = [_one_transfer(src, producer, dst, nbytes, transport, timeout, baseline) for _ in range(method.warmup)]
+    warmup = method.warmup if adaptive else method.baseline_warmup
+    warm = [_one_transfer(src, producer, dst, nbytes, transport, timeout, baseline) for _ in range(warmup)]
     # the last warm-up is the best guess of one warm transfer (the first may pay first-touch
     # costs); without a warm-up there is no guess, and every trial is a single transfer
     k = batch_size(warm[-1], method.batch_s, method.max_batch) if warm else 1
@@ -185,7 +189,7 @@ def time_transfers(src: Any, dst: Any, nbytes: int, transport: str | None, metho
         times.append(per)
         gbps.append(nbytes / per / 1e9)
         stop, _ = should_stop(gbps, time.perf_counter() - t_trials, method)
-        if stop or (not adaptive and len(times) >= method.min_trials):
+        if (adaptive and stop) or (not adaptive and len(times) >= method.baseline_trials):
             break
     result = stats(nbytes, times, batch=k, max_cv=method.max_cv)
     result["seconds"] = time.perf_counter() - t_start
