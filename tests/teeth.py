@@ -242,7 +242,8 @@ class Runs:
     other tests instead of waiting for test_teeth.py's turn. A phase of one lane (the runs that
     measure performance) runs alone: it waits for `quiet`, set when the session's other tests are
     done. `pause` waits for the runs in progress and starts no new one until `resume` (tests that
-    assert nothing was left on the host). `close` lets the runs in progress finish and starts no
+    assert on the host's state); `narrow(n)` lets at most n run at once (tests that can share the
+    machine with one run but not two). `close` lets the runs in progress finish and starts no
     further one (an `-x` stop or Ctrl-C does not wait for the whole table).
     """
 
@@ -260,7 +261,7 @@ class Runs:
         self.stopping = threading.Event()
         self.quiet = threading.Event()
         self.state = threading.Condition()
-        self.paused = paused
+        self.lane_limit: int | None = 0 if paused else None   # None: the phase's lanes
         self.in_flight = 0
         self.walls: dict[str, float] = {}    # run id -> seconds, in the order they finished
         self.started = time.monotonic()
@@ -270,7 +271,8 @@ class Runs:
 
     def _run(self, run: TeethRun, base: Path) -> RunResult:
         with self.state:
-            self.state.wait_for(lambda: not self.paused or self.stopping.is_set())
+            self.state.wait_for(lambda: self.lane_limit is None or self.in_flight < self.lane_limit
+                                or self.stopping.is_set())
             if self.stopping.is_set():
                 raise RuntimeError(f"{run.id}: not run, the session is ending")
             self.in_flight += 1
@@ -283,19 +285,24 @@ class Runs:
 
     def pause(self) -> None:
         """Start no new run, and return once the runs in progress have ended."""
+        self.narrow(0)
+
+    def narrow(self, lanes: int) -> None:
+        """At most `lanes` runs at once from now on; returns once no more than that are in progress."""
         with self.state:
-            self.paused = True
-            self.state.wait_for(lambda: self.in_flight == 0)
+            self.lane_limit = lanes
+            self.state.notify_all()
+            self.state.wait_for(lambda: self.in_flight <= lanes)
 
     def resume(self) -> None:
         with self.state:
-            self.paused = False
+            self.lane_limit = None
             self.state.notify_all()
 
     def _drive(self, phases: list[tuple[int, list[TeethRun]]], base: Path) -> None:
-        from conformance.simulated.transport import reap_orphaned_segments
-
-        reap = self.reap or reap_orphaned_segments
+        reap = self.reap
+        if reap is None:
+            from conformance.simulated.transport import reap_orphaned_segments as reap
         for lanes, rs in phases:
             if lanes == 1:
                 self.quiet.wait()

@@ -230,3 +230,42 @@ def test_pause_waits_for_the_runs_in_progress_and_starts_none_until_resume(monke
     r.resume()
     assert r.get("b").rc == 0 and started == ["a", "b"]
     r.close()
+
+
+def test_narrow_lets_that_many_runs_go_on_at_once(tmp_path: Path) -> None:
+    """A module that can share the machine with one run (test_hosts): narrow(1), then resume."""
+    import threading
+    import time
+
+    import teeth
+
+    started: list[str] = []
+    release = threading.Event()
+
+    def fake_execute(run: TeethRun, base: Path, environ: dict[str, str]) -> RunResult:
+        started.append(run.id)
+        release.wait(5)
+        return RunResult(0, {}, "")
+
+    row = TeethRun(id="a", base="sim", set={}, env={}, catches={}, may_fail=(), passes=("DP-001",),
+                   not_applicable=(), waived=(), files=(), phase=1, also=(), data={})
+    rows = [TeethRun(**{**row.__dict__, "id": x}) for x in "abc"]
+    r = teeth.Runs(rows, tmp_path, paused=True, execute_run=fake_execute, table={"phases": {1: 3}}, reap=lambda: 0)
+
+    def settle(count: int) -> None:
+        deadline = time.monotonic() + 5
+        while len(started) < count and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.2)   # and no more than that
+
+    settle(0)
+    assert started == [], "a run started while paused"
+    r.narrow(1)
+    settle(1)
+    assert len(started) == 1, started
+    r.resume()
+    settle(3)
+    assert sorted(started) == ["a", "b", "c"]
+    release.set()
+    assert all(r.get(x).rc == 0 for x in "abc")
+    r.close()

@@ -145,9 +145,21 @@ class HostCluster:
         """What this instance left behind (all empty after stop())."""
         found = netns.ours(os.getpid(), self._tag) if self._tag else {"namespaces": [], "links": []}
         found["workdirs"] = [str(p) for p in self._workdirs if p.exists()]
-        found["shm"] = sorted(set(_shm_entries()) - self._shm_before)
+        found["shm"] = sorted(e for e in set(_shm_entries()) - self._shm_before if not self._someone_elses(e))
         found["processes"] = [f"{h.net.namespace}:{p}" for h in self.members for p in netns.pids(h.net.namespace)]
         return found
+
+    def _someone_elses(self, entry: str) -> bool:
+        """A new /dev/shm entry that is not this cluster's: a SIMXFER segment whose creator is alive
+        outside the cluster's namespaces (another suite run on this machine). After stop() no
+        process of the cluster is alive, so every segment it created and left is counted."""
+        from conformance.simulated.transport import creator_alive, segment_creator
+
+        pid = segment_creator(entry)
+        if pid is None or not creator_alive(pid):
+            return False
+        ours = {p for h in self.members if self.net is not None for p in netns.pids(h.net.namespace)}
+        return pid not in ours
 
     # ------------------------------------------------------------------ addresses and environments
     @property

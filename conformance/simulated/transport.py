@@ -62,6 +62,24 @@ def _segment_name(obj_id: str) -> str:
     return f"simxfer-{os.getpid()}-{obj_id}"
 
 
+def segment_creator(name: str) -> int | None:
+    """The pid in a SIMXFER segment's name (None for any other /dev/shm entry)."""
+    parts = name.split("-")
+    if len(parts) < 3 or parts[0] != "simxfer" or not parts[1].isdigit():
+        return None
+    return int(parts[1])
+
+
+def creator_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)                        # raises if no such process
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass                                   # alive, owned by someone else
+    return True
+
+
 def reap_orphaned_segments(shm_dir: str = "/dev/shm") -> int:
     """Unlink SIMXFER segments whose creating process is gone (this host only). Returns how many."""
     reaped = 0
@@ -70,19 +88,14 @@ def reap_orphaned_segments(shm_dir: str = "/dev/shm") -> int:
     except OSError:
         return 0
     for name in names:
-        parts = name.split("-")
-        if len(parts) < 3 or parts[0] != "simxfer" or not parts[1].isdigit():
+        pid = segment_creator(name)
+        if pid is None or creator_alive(pid):
             continue
         try:
-            os.kill(int(parts[1]), 0)          # raises if no such process
-        except ProcessLookupError:
-            try:
-                os.unlink(os.path.join(shm_dir, name))
-                reaped += 1
-            except OSError:
-                pass
-        except PermissionError:
-            pass                               # alive, owned by someone else
+            os.unlink(os.path.join(shm_dir, name))
+            reaped += 1
+        except OSError:
+            pass
     return reaped
 
 
