@@ -66,3 +66,15 @@ def test_tracing_lists_calls_still_running_and_forgets_them_when_they_return() -
     assert [r["m"] for r in tracing.calls("STALLTEST", ["obj1"])] == [stalls.RECEIVE]
     view_now = stalls.transport_view(None, "STALLTEST", ["obj1"])
     assert view_now == {"done": {"obj1": [stalls.RECEIVE]}, "in_flight": []}
+
+
+def test_the_owners_view_is_counted_and_named() -> None:
+    ev = classify([Pending("a", SRC, DST), Pending("b", SRC, DST), Pending("c", SRC, DST)],
+                  {SRC: view({"a": [stalls.PRODUCED]}), DST: None}, {"a": "sent", "b": "waiting", "c": "unknown"})
+    assert (ev.owner_sent, ev.owner_waiting) == (1, 1)
+    assert "the owner still waits for the source's metadata of 1 and has sent 1 to their receivers" in ev.describe()
+    assert ev.as_dict()["owner_sent"] == 1
+
+
+def test_the_owners_view_outside_a_ray_session_is_unknown_or_empty() -> None:
+    assert stalls.owner_view(["x"]) in ({}, {"x": "unknown"})

@@ -18,8 +18,11 @@ thread does not hold) and classifies it:
 The classes go into the failure's reason, so a reviewer (and the vendor) sees where the transfers
 stopped. An actor whose task threads are all taken may not answer even on that group (seen with
 Ray 2.60 when an asyncio receiver's transport receive never returns): it is named as silent,
-which is itself evidence. Pure except `transport_view` (runs inside an actor) and `gather` (asks
-the actors).
+which is itself evidence. The owner (this driver) is asked too, without any actor: Ray's RDT
+manager in this process knows, per object, whether it still waits for the source's metadata
+(`owner_waiting`: the transfer is queued) or has sent the receive to the receiver
+(`owner_sent`). Pure except `transport_view` (runs inside an actor), `owner_view` (reads Ray's
+private RDT state; unknown on another Ray) and `gather` (asks the actors).
 """
 from __future__ import annotations
 
@@ -50,6 +53,8 @@ class StallEvidence:
     received: int = 0
     not_produced: int = 0
     silent: tuple[int, ...] = field(default_factory=tuple)
+    owner_waiting: int = 0     # the owner still waits for the source's metadata
+    owner_sent: int = 0        # the owner has sent the receive to the receiver
 
     def describe(self) -> str:
         parts = [f"{n} {what}" for n, what in (
@@ -60,16 +65,25 @@ class StallEvidence:
         if self.silent:
             parts.append(f"actor(s) {list(self.silent)} did not say which transport calls they made "
                          f"within {VIEW_TIMEOUT_S:g}s")
+        if self.owner_waiting or self.owner_sent:
+            parts.append(f"the owner still waits for the source's metadata of {self.owner_waiting} and has sent "
+                         f"{self.owner_sent} to their receivers")
         return "; ".join(parts) or "no evidence"
 
     def as_dict(self) -> dict[str, Any]:
         return {"pending": self.pending, "never_handed": self.never_handed, "in_transport": self.in_transport,
-                "received": self.received, "not_produced": self.not_produced, "silent_actors": list(self.silent)}
+                "received": self.received, "not_produced": self.not_produced, "silent_actors": list(self.silent),
+                "owner_waiting": self.owner_waiting, "owner_sent": self.owner_sent}
 
 
-def classify(pending: list[Pending], views: dict[int, dict[str, Any] | None]) -> StallEvidence:
-    """Classify each unfinished transfer from the actors' views (None: the actor did not answer)."""
-    counts = {"never_handed": 0, "in_transport": 0, "received": 0, "not_produced": 0}
+def classify(pending: list[Pending], views: dict[int, dict[str, Any] | None],
+             owner: dict[str, str] | None = None) -> StallEvidence:
+    """Classify each unfinished transfer from the actors' views (None: the actor did not answer)
+    and the owner's ("waiting" / "sent" per object id; others and missing ones are not counted)."""
+    owner = owner or {}
+    counts = {"never_handed": 0, "in_transport": 0, "received": 0, "not_produced": 0,
+              "owner_waiting": sum(owner.get(p.obj_id) == "waiting" for p in pending),
+              "owner_sent": sum(owner.get(p.obj_id) == "sent" for p in pending)}
     for p in pending:
         src, dst = views.get(p.src), views.get(p.dst)
         if dst is not None and any(c["m"] == RECEIVE and c["obj"] == p.obj_id for c in dst.get("in_flight", [])):
@@ -93,6 +107,29 @@ def transport_view(actor_self: Any, transport: str, obj_ids: list[str]) -> dict[
     for rec in tracing.calls(transport, obj_ids):
         done.setdefault(rec["obj"], []).append(rec["m"])
     return {"done": done, "in_flight": tracing.in_flight(transport, obj_ids)}
+
+
+def owner_view(obj_ids: list[str]) -> dict[str, str]:
+    """Per object id, what this process's RDT manager (the owner's) knows: "waiting" (a transfer
+    is queued until the source's metadata arrives), "sent" (a receive went to a receiver),
+    "unknown" (not managed here). {} when Ray's private RDT state is not where Ray 2.60 keeps it."""
+    try:
+        import ray
+
+        mgr = ray._private.worker.global_worker.rdt_manager
+        with mgr._lock:
+            out = {}
+            for obj in obj_ids:
+                meta = mgr._managed_rdt_metadata.get(obj)
+                if meta is None:
+                    out[obj] = "unknown"
+                elif mgr._queued_transfers.get(obj):
+                    out[obj] = "waiting"
+                else:
+                    out[obj] = "sent" if meta.sent_dest_actors else "unknown"
+            return out
+    except Exception:  # noqa: BLE001 - another Ray keeps it elsewhere: no owner evidence
+        return {}
 
 
 def gather(actors: list[Any], transport: str, pending: list[Pending]) -> StallEvidence:
@@ -124,4 +161,4 @@ def gather(actors: list[Any], transport: str, pending: list[Pending]) -> StallEv
                 raise
             except Exception:  # noqa: BLE001 - it died meanwhile: it does not answer
                 pass
-    return classify(pending, views)
+    return classify(pending, views, owner_view(objs))
