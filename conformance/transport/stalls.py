@@ -132,6 +132,22 @@ def owner_view(obj_ids: list[str]) -> dict[str, str]:
         return {}
 
 
+def unproduced_by(deadline: float, obj_ids: list[str]) -> list[str]:
+    """The objects whose tensor-transport metadata the owner (this driver) still lacks at the
+    monotonic `deadline`: their producers did not finish (Ray's RDT manager in this process
+    receives the metadata with each producer's reply)."""
+    import time
+
+    import ray
+
+    mgr = ray._private.worker.global_worker.rdt_manager
+    missing = []
+    for obj in obj_ids:
+        if mgr.wait_for_tensor_transport_metadata(obj, max(deadline - time.monotonic(), 0.0)) is None:
+            missing.append(obj)
+    return missing
+
+
 def gather(actors: list[Any], transport: str, pending: list[Pending]) -> StallEvidence:
     """Ask every actor involved in an unfinished transfer for its view (all at once, one bounded
     wait), then classify."""
