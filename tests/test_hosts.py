@@ -136,6 +136,28 @@ def test_nothing_left_when_the_body_fails() -> None:
     assert not any(hc.leftovers().values()), hc.leftovers()
 
 
+def test_shm_leftovers_count_dead_creators_not_live_processes_outside_the_cluster() -> None:
+    """A teeth run beside this module keeps live SIMXFER segments in /dev/shm: they are not the
+    cluster's. A segment whose creator is gone is counted (after stop() that is every one of ours)."""
+    import os
+
+    from conformance.hosts.cluster import _shm_entries
+
+    hc = HostCluster(SIM_MANIFEST, hosts=1)
+    hc._shm_before = set(_shm_entries())   # noqa: SLF001 - what start() records
+    live = Path(f"/dev/shm/simxfer-{os.getpid()}-leftovertest")   # this process: alive, not in the cluster
+    dead = Path("/dev/shm/simxfer-4194305-leftovertest")           # above any pid_max: never alive
+    try:
+        live.write_bytes(b"x")
+        dead.write_bytes(b"x")
+        shm = hc.leftovers()["shm"]
+        assert dead.name in shm
+        assert live.name not in shm
+    finally:
+        live.unlink(missing_ok=True)
+        dead.unlink(missing_ok=True)
+
+
 def test_stale_namespaces_of_a_dead_owner_are_swept() -> None:
     dead_pid = 4194305   # above the largest pid_max (2**22): never a live process
     net = netns.plan(1, owner_pid=dead_pid)

@@ -4,8 +4,8 @@ When concurrent transfers do not finish in time (TR-019), the failure should say
 stopped: in the vendor's transport, or before Ray handed them to it. The tracing wrapper
 (conformance.transport.tracing) records, per process, every transport call that returned and
 every call still running. For each unfinished transfer this module reads the source's and the
-receiver's records (through Ray's `_ray_system_error` concurrency group, which a blocked task
-thread does not hold) and classifies it:
+receiver's records (through Ray's `_ray_system_error` concurrency group, which a task blocked
+in the transport does not hold) and classifies it:
 
 * `not_produced`   – the source's extract_tensor_transport_metadata never returned: the
                      transport's source side (or the producing task) holds it;
@@ -16,11 +16,11 @@ thread does not hold) and classifies it:
                      it: the transfer never reached the vendor's code.
 
 The classes go into the failure's reason, so a reviewer (and the vendor) sees where the transfers
-stopped. An actor whose task threads are all taken may not answer even on that group (seen with
-Ray 2.60 when an asyncio receiver's transport receive never returns): it is named as silent,
-which is itself evidence. The owner (this driver) is asked too, without any actor: Ray's RDT
+stopped. An asyncio receiver whose event loop is stuck deserializing a task's argument does not
+answer even on that group (Ray 2.60 hands it no task meanwhile): it is named as silent, which is
+itself evidence. The owner (this driver) is asked too, without any actor: Ray's RDT
 manager in this process knows, per object, whether it still waits for the source's metadata
-(`owner_waiting`: the transfer is queued) or has sent the receive to the receiver
+(`owner_waiting`: the producer did not finish) or has sent the receive to the receiver
 (`owner_sent`). Pure except `transport_view` (runs inside an actor), `owner_view` (reads Ray's
 private RDT state; unknown on another Ray) and `gather` (asks the actors).
 """
@@ -110,8 +110,8 @@ def transport_view(actor_self: Any, transport: str, obj_ids: list[str]) -> dict[
 
 
 def owner_view(obj_ids: list[str]) -> dict[str, str]:
-    """Per object id, what this process's RDT manager (the owner's) knows: "waiting" (a transfer
-    is queued until the source's metadata arrives), "sent" (a receive went to a receiver),
+    """Per object id, what this process's RDT manager (the owner's) knows: "waiting" (the source's
+    metadata has not arrived: its producer did not finish), "sent" (a receive went to a receiver),
     "unknown" (not managed here). {} when Ray's private RDT state is not where Ray 2.60 keeps it."""
     try:
         import ray
@@ -123,7 +123,7 @@ def owner_view(obj_ids: list[str]) -> dict[str, str]:
                 meta = mgr._managed_rdt_metadata.get(obj)
                 if meta is None:
                     out[obj] = "unknown"
-                elif mgr._queued_transfers.get(obj):
+                elif meta.tensor_transport_meta is None:
                     out[obj] = "waiting"
                 else:
                     out[obj] = "sent" if meta.sent_dest_actors else "unknown"

@@ -436,6 +436,27 @@ class LeakedRecvCredits(SimXferTransport):
                                              target_buffers)
 
 
+class LeakedSendCredits(LeakedRecvCredits):
+    """TR-019: the same leak on the source side: a credit per extracted object, never returned,
+    so once a process has produced CREDITS objects its next producer waits forever. TR-019's
+    producers never all finish; the stall evidence says the owner still waits for their metadata
+    (the sources, blocked in the producer, do not answer)."""
+
+    def __init__(self) -> None:
+        SimXferTransport.__init__(self)
+        import threading
+        self._send_credits = threading.Semaphore(self.CREDITS)
+
+    def recv_multiple_tensors(self, obj_id: str, tensor_transport_metadata: Any, communicator_metadata: Any,
+                              target_buffers: Optional[List[Any]] = None) -> List[torch.Tensor]:
+        return SimXferTransport.recv_multiple_tensors(self, obj_id, tensor_transport_metadata, communicator_metadata,
+                                                      target_buffers)
+
+    def extract_tensor_transport_metadata(self, obj_id: str, rdt_object: List[torch.Tensor]) -> SimXferMetadata:
+        self._send_credits.acquire()   # never released: the leak
+        return super().extract_tensor_transport_metadata(obj_id, rdt_object)
+
+
 # --------------------------------------------------------------------------- TR-020
 class SharedFetchBuffer(SimXferTransport):
     """TR-020: an asynchronous fetch that reads into one bounce buffer per shape and dtype and
