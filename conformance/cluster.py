@@ -101,6 +101,29 @@ class ClusterStartError(Exception):
     """The cluster could not be started; every check that needs it errors with this reason."""
 
 
+# Ray's node.py raises this when a raylet has not registered with the GCS within its fixed 30 s.
+RAY_STARTUP_TIMEOUT = "The current node timed out during startup"
+
+
+def ray_startup_timed_out(exc: BaseException) -> bool:
+    """Whether a cluster start failed in Ray's own wait for the node to register (a loaded host),
+    rather than in anything the plugin did."""
+    return RAY_STARTUP_TIMEOUT in str(exc)
+
+
+def start_failure_reason(shape: ClusterShape, exc: BaseException) -> str:
+    """One line: which shape failed to start and Ray's (or the plugin's) first line of why."""
+    return f"cluster {shape.name!r} failed to start: {exc.__class__.__name__}: {exc}".splitlines()[0]
+
+
+def _shutdown_after_failed_start() -> None:
+    import ray
+    try:
+        ray.shutdown()
+    except Exception:  # noqa: BLE001 - best effort after a failed start
+        pass
+
+
 def prepare_driver(manifest: Manifest) -> type:
     """Make this process and every node/worker it starts see the vendor manager."""
     for p in reversed(manifest.python_path):
@@ -282,14 +305,9 @@ class ClusterManager:
             raise ClusterStartError(f"cluster shape {shape.name!r} needs a simulated cluster; "
                                     "not possible with --ray-address")
         try:
-            self.current = start_cluster(self.manifest, shape, self.ray_address, self.manager)
+            self.current = self._start(shape)
         except BaseException as exc:
-            import ray
-            try:
-                ray.shutdown()
-            except Exception:  # noqa: BLE001 - best effort after a failed start
-                pass
-            reason = f"cluster {shape.name!r} failed to start: {exc.__class__.__name__}: {exc}".splitlines()[0]
+            reason = start_failure_reason(shape, exc)
             self.failures[shape.name] = reason[:500]
             self.history.append({"shape": shape.name, "ok": False, "reason": reason[:500]})
             if self.known_plugin_failure is None:
@@ -299,6 +317,26 @@ class ClusterManager:
                              "nodes": self.current.nodes, "start_s": round(self.current.started_s, 2)})
         self._note_shared(shape)
         return self.current
+
+    def _start(self, shape: ClusterShape) -> ClusterHandle:
+        """Start the shape's cluster; once more when Ray's own node registration wait ran out.
+
+        That wait (30 s, fixed in Ray's node.py) runs out on a loaded machine with any plugin: it
+        is the host's, not the plugin's, so one failure of it does not condemn the plugin (and,
+        through `known_plugin_failure`, every later shape). The failed attempt stays in the history.
+        """
+        for attempt in (1, 2):
+            try:
+                return start_cluster(self.manifest, shape, self.ray_address, self.manager)
+            except BaseException as exc:
+                _shutdown_after_failed_start()
+                if attempt == 2 or not ray_startup_timed_out(exc):
+                    raise
+                reason = start_failure_reason(shape, exc)
+                self.history.append({"shape": shape.name, "ok": False, "reason": reason[:500], "retried": True})
+                self.notes.append(f"cluster {shape.name!r}: Ray's node registration wait ran out once; "
+                                  "started again")
+        raise AssertionError("unreachable")
 
     def _reused(self, shape: ClusterShape) -> None:
         """Record that another shape name ran on the current cluster (its start is not repeated)."""

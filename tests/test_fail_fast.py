@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.cluster import ClusterManager, ClusterShape, ClusterStartError
+from conformance import cluster as cluster_module
+from conformance.cluster import ClusterHandle, ClusterManager, ClusterShape, ClusterStartError
 from conformance.contract import CALLING, last_call
 from conformance.manifest import load_manifest
 
@@ -24,3 +25,51 @@ def test_known_plugin_failure_fails_every_later_shape_at_once() -> None:
             manager.ensure(ClusterShape(name=name))
     assert [h["ok"] for h in manager.history] == [False, False]
     assert manager.current is None
+
+
+class _StartsAfter:
+    """Stands in for start_cluster: raises the given errors in turn, then starts."""
+
+    def __init__(self, *errors: BaseException) -> None:
+        self.errors = list(errors)
+        self.calls = 0
+
+    def __call__(self, manifest, shape, ray_address=None, manager=None):  # noqa: ANN001 - start_cluster's
+        self.calls += 1
+        if self.errors:
+            raise self.errors.pop(0)
+        return ClusterHandle(shape, "local", None, 1, started_s=0.1)
+
+
+RAY_TIMEOUT = Exception("The current node timed out during startup. This could happen because some of the raylet "
+                        "failed to startup or the GCS has become overloaded.")
+
+
+def test_rays_own_startup_timeout_is_retried_once_and_recorded(monkeypatch: pytest.MonkeyPatch) -> None:
+    fake = _StartsAfter(RAY_TIMEOUT)
+    monkeypatch.setattr(cluster_module, "start_cluster", fake)
+    monkeypatch.setattr(cluster_module, "_shutdown_after_failed_start", lambda: None)
+    manager = ClusterManager(load_manifest("builtin:simulated"))
+    handle = manager.ensure(ClusterShape(name="shared"))
+    assert fake.calls == 2 and handle.mode == "local"
+    assert [(h["ok"], h.get("retried")) for h in manager.history] == [(False, True), (True, None)]
+    assert "timed out during startup" in manager.history[0]["reason"]
+    assert manager.known_plugin_failure is None
+    assert any("registration wait ran out once" in n for n in manager.notes)
+
+
+def test_a_second_startup_timeout_or_a_plugin_error_is_not_retried(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cluster_module, "_shutdown_after_failed_start", lambda: None)
+    twice = _StartsAfter(RAY_TIMEOUT, RAY_TIMEOUT)
+    monkeypatch.setattr(cluster_module, "start_cluster", twice)
+    manager = ClusterManager(load_manifest("builtin:simulated"))
+    with pytest.raises(ClusterStartError, match="timed out during startup"):
+        manager.ensure(ClusterShape(name="shared"))
+    assert twice.calls == 2 and manager.known_plugin_failure is not None
+
+    plugin = _StartsAfter(RuntimeError("get_current_node_num_accelerators() raised ValueError"))
+    monkeypatch.setattr(cluster_module, "start_cluster", plugin)
+    manager = ClusterManager(load_manifest("builtin:simulated"))
+    with pytest.raises(ClusterStartError, match="raised ValueError"):
+        manager.ensure(ClusterShape(name="shared"))
+    assert plugin.calls == 1
