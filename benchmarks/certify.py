@@ -8,7 +8,9 @@ machine, so the ratios compare like with like across machines. The transport fig
 reported as a robust coefficient of variation, (IQR / 1.349) / median of the per-trial
 bandwidths, per size of the sweep, with the trials (x transfers per trial) PF-001's adaptive
 method used and whether the CV target (PF-001's max_cv, 5 %) was met; the slowest checks and
-where the sweep's time went are listed too.
+where the sweep's time went are listed too. Beside each wall time: the machine's busy
+CPU-seconds during the certification, the floor they set on the wall time of this machine (busy /
+cores: no parallel schedule beats it) and which processes used them (benchmarks/cpu_use.py).
 """
 from __future__ import annotations
 
@@ -22,6 +24,8 @@ import time
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
+
+from cpu_use import CpuUse, describe
 
 # Targets of issue 13 on the 2-core reference machine (printed beside the figures).
 TARGETS_S = {"builtin:simulated": 45.0, "builtin:simulated-2node": 100.0}
@@ -39,12 +43,13 @@ def bare_ray_init_s(repeats: int = 3) -> float:
     return statistics.median(times)
 
 
-def certify(manifest: str, out: Path) -> tuple[float, dict[str, Any]]:
+def certify(manifest: str, out: Path) -> tuple[float, dict[str, Any], CpuUse]:
     t0 = time.monotonic()
-    subprocess.run([sys.executable, "-m", "conformance.cli", "run", "--manifest", manifest, "--out", str(out)],
-                   capture_output=True, text=True, timeout=3600)
+    with CpuUse() as cpu:
+        subprocess.run([sys.executable, "-m", "conformance.cli", "run", "--manifest", manifest, "--out", str(out)],
+                       capture_output=True, text=True, timeout=3600)
     wall = time.monotonic() - t0
-    return wall, json.loads((out / "report.json").read_text())
+    return wall, json.loads((out / "report.json").read_text()), cpu
 
 
 def area_seconds(report: dict[str, Any]) -> dict[str, float]:
@@ -107,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"baseline: bare ray.init()+shutdown = {base:.2f} s (median of 3, same run)")
     for manifest in manifests:
         with tempfile.TemporaryDirectory() as tmp:
-            wall, report = certify(manifest, Path(tmp) / "out")
+            wall, report, cpu = certify(manifest, Path(tmp) / "out")
         history = report["cluster"]["history"]
         starts = sum(float(h.get("start_s") or 0.0) for h in history)
         target = TARGETS_S.get(manifest)
@@ -115,6 +120,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\n{manifest}: tier {report['tier']}, wall {wall:.1f} s = {wall / base:.1f}x bare init ({verdict})")
         print(f"  cluster starts: {len(history)} ({starts:.1f} s = {starts / base:.1f}x bare init): "
               + ", ".join(f"{h['shape']} {h.get('start_s', '-')}s" for h in history))
+        for line in describe(cpu, wall, target):
+            print(line)
         for area, seconds in sorted(area_seconds(report).items(), key=lambda kv: -kv[1]):
             print(f"  {area:<12} {seconds:7.1f} s  ({seconds / base:5.1f}x bare init)")
         slow = slowest_checks(report)

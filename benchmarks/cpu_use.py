@@ -1,0 +1,118 @@
+"""Where a certification's CPU goes, and the wall time no schedule can beat on this machine.
+
+A certification on the 2-core machine keeps its cores busy most of the time, so its wall time is
+bounded below by its CPU: `busy CPU-seconds / cores`, whatever runs in parallel. `CpuUse`
+measures both while a command runs (Linux /proc only):
+
+* the machine's busy CPU-seconds (/proc/stat, every process: what the cores actually did);
+* per kind of process started meanwhile (Ray workers, raylets, agents, the suite's own
+  processes), the CPU each used, sampled from /proc/<pid>/stat every `interval_s`. A process that
+  ends between two samples loses at most one interval of its CPU, so the per-kind figures are a
+  slight undercount; the machine figure is exact.
+"""
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+
+# (substring of the command line, kind), first match wins.
+KINDS: tuple[tuple[str, str], ...] = (
+    ("default_worker.py", "Ray workers"),
+    ("/raylet", "raylets"),
+    ("gcs_server", "GCS servers"),
+    ("dashboard/agent.py", "dashboard agents"),
+    ("runtime_env/agent", "runtime-env agents"),
+    ("dashboard/dashboard.py", "dashboard heads"),
+    ("log_monitor.py", "log monitors"),
+    ("autoscaler/_private/monitor.py", "autoscaler monitors"),
+    ("-m pytest", "the suite (pytest)"),
+    ("conformance.contract_probe", "contract probes"),
+    ("conformance.cli", "the CLI"),
+)
+
+
+def process_kind(cmdline: str) -> str:
+    """The kind of a process, from its command line (`other` when none matches)."""
+    return next((kind for needle, kind in KINDS if needle in cmdline), "other")
+
+
+def machine_busy_ticks() -> int:
+    """Clock ticks all cores spent on anything but idle and I/O wait since boot."""
+    with open("/proc/stat") as f:
+        user, nice, system, _idle, _iowait, irq, softirq, steal = (int(v) for v in f.readline().split()[1:9])
+    return user + nice + system + irq + softirq + steal
+
+
+@dataclass
+class CpuUse:
+    """Samples while a `with` block runs; read the figures after it."""
+
+    interval_s: float = 0.2
+    busy_s: float = 0.0
+    by_kind: Counter[str] = field(default_factory=Counter)
+    processes: Counter[str] = field(default_factory=Counter)
+
+    def __enter__(self) -> CpuUse:
+        self._hz = os.sysconf("SC_CLK_TCK")
+        with open("/proc/uptime") as f:
+            self._since_ticks = float(f.read().split()[0]) * self._hz
+        self._last: dict[tuple[int, int], tuple[str, float]] = {}
+        self._stop = threading.Event()
+        self._busy0 = machine_busy_ticks()
+        self._thread = threading.Thread(target=self._sample_until_stopped, daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.busy_s = (machine_busy_ticks() - self._busy0) / self._hz
+        for kind, cpu in self._last.values():
+            self.by_kind[kind] += cpu
+            self.processes[kind] += 1
+
+    def floor_s(self, cores: int | None = None) -> float:
+        """The least wall time these CPU-seconds need on `cores` cores (default: this machine's)."""
+        return self.busy_s / (cores or os.cpu_count() or 1)
+
+    def _sample_until_stopped(self) -> None:
+        me = os.getpid()
+        while not self._stop.is_set():
+            for entry in os.listdir("/proc"):
+                if entry.isdigit() and int(entry) != me:
+                    self._sample(int(entry))
+            self._stop.wait(self.interval_s)
+
+    def _sample(self, pid: int) -> None:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                stat = f.read()
+            fields = stat[stat.rindex(")") + 2:].split()
+            started, cpu = int(fields[19]), (int(fields[11]) + int(fields[12])) / self._hz
+            if started < self._since_ticks:
+                return          # not started by what is measured
+            key = (pid, started)
+            if key not in self._last:
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    kind = process_kind(f.read().replace(b"\0", b" ").decode(errors="replace"))
+            else:
+                kind = self._last[key][0]
+            self._last[key] = (kind, cpu)
+        except (OSError, ValueError, IndexError):
+            return              # the process ended while being read
+
+
+def describe(use: CpuUse, wall_s: float, target_s: float | None, top: int = 6) -> list[str]:
+    """Lines for the benchmark's output: the busy CPU, the floor it sets and where it went."""
+    cores = os.cpu_count() or 1
+    floor = use.floor_s(cores)
+    lines = [f"  CPU: {use.busy_s:.0f} s busy on {cores} cores ({use.busy_s / wall_s / cores:.0%} of the wall time): "
+             f"no schedule finishes under {floor:.0f} s here"
+             + (f" (target {target_s:.0f} s {'is below that floor' if target_s < floor else 'is above it'})"
+                if target_s else "")]
+    parts = [f"{kind} {sec:.0f} s ({use.processes[kind]})" for kind, sec in use.by_kind.most_common(top)]
+    lines.append("  CPU by process (count): " + ", ".join(parts))
+    return lines
