@@ -16,6 +16,7 @@ from typing import Any, Iterator, Mapping
 
 from conformance.injection import AUTOINSTALL_MODULE, ENV_VAR, install_managers, unit_instance_resources
 from conformance.manifest import Manifest, resolve_manager
+from conformance.timeouts import CheckTimeout
 
 # Variables that change the semantics the checks assert; the suite clears them in nodes it starts.
 SEMANTICS_ENV_VARS = ("RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO",)
@@ -109,6 +110,15 @@ def ray_startup_timed_out(exc: BaseException) -> bool:
     """Whether a cluster start failed in Ray's own wait for the node to register (a loaded host),
     rather than in anything the plugin did."""
     return RAY_STARTUP_TIMEOUT in str(exc)
+
+
+def start_hung(exc: BaseException) -> bool:
+    """Whether a cluster start ran into its hard timeout. Only a hang condemns later shapes at
+    once (`ClusterManager.known_plugin_failure`): waiting it out again costs minutes per shape,
+    while a start that raises fails fast by itself and may be the shape's own (a node without the
+    device, a preset visible-devices variable), and Ray's own registration wait or an interrupt
+    says nothing about the plugin."""
+    return isinstance(exc, CheckTimeout)
 
 
 def start_failure_reason(shape: ClusterShape, exc: BaseException) -> str:
@@ -310,8 +320,8 @@ class ClusterManager:
             reason = start_failure_reason(shape, exc)
             self.failures[shape.name] = reason[:500]
             self.history.append({"shape": shape.name, "ok": False, "reason": reason[:500]})
-            if self.known_plugin_failure is None:
-                self.known_plugin_failure = f"an earlier cluster ({shape.name!r}) failed to start: {reason[:400]}"
+            if self.known_plugin_failure is None and start_hung(exc):
+                self.known_plugin_failure = f"an earlier cluster ({shape.name!r}) hung while starting: {reason[:400]}"
             raise ClusterStartError(reason) from exc
         self.history.append({"shape": shape.name, "ok": True, "mode": self.current.mode,
                              "nodes": self.current.nodes, "start_s": round(self.current.started_s, 2)})

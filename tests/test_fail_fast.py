@@ -8,6 +8,7 @@ from conformance import cluster as cluster_module
 from conformance.cluster import ClusterHandle, ClusterManager, ClusterShape, ClusterStartError
 from conformance.contract import CALLING, last_call
 from conformance.manifest import load_manifest
+from conformance.timeouts import CheckTimeout
 
 
 def test_probe_names_the_call_it_hung_in() -> None:
@@ -65,7 +66,8 @@ def test_a_second_startup_timeout_or_a_plugin_error_is_not_retried(monkeypatch: 
     manager = ClusterManager(load_manifest("builtin:simulated"))
     with pytest.raises(ClusterStartError, match="timed out during startup"):
         manager.ensure(ClusterShape(name="shared"))
-    assert twice.calls == 2 and manager.known_plugin_failure is not None
+    assert twice.calls == 2
+    assert manager.known_plugin_failure is None      # the host's wait, not the plugin's: no fail-fast
 
     plugin = _StartsAfter(RuntimeError("get_current_node_num_accelerators() raised ValueError"))
     monkeypatch.setattr(cluster_module, "start_cluster", plugin)
@@ -73,3 +75,26 @@ def test_a_second_startup_timeout_or_a_plugin_error_is_not_retried(monkeypatch: 
     with pytest.raises(ClusterStartError, match="raised ValueError"):
         manager.ensure(ClusterShape(name="shared"))
     assert plugin.calls == 1
+
+
+def test_only_a_start_that_hung_fails_later_shapes_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A start that raised may be the shape's own (a node without the device); one that hung would
+    cost every later shape its whole start timeout."""
+    monkeypatch.setattr(cluster_module, "_shutdown_after_failed_start", lambda: None)
+    raised = _StartsAfter(RuntimeError("no device on this node"))
+    monkeypatch.setattr(cluster_module, "start_cluster", raised)
+    manager = ClusterManager(load_manifest("builtin:simulated"))
+    with pytest.raises(ClusterStartError, match="no device on this node"):
+        manager.ensure(ClusterShape(name="host-without-device"))
+    assert manager.known_plugin_failure is None
+    monkeypatch.setattr(cluster_module, "start_cluster", _StartsAfter())
+    assert manager.ensure(ClusterShape(name="shared")).mode == "local"
+
+    hung = _StartsAfter(CheckTimeout("cluster start: no result within the hard timeout of 240s"))
+    monkeypatch.setattr(cluster_module, "start_cluster", hung)
+    manager = ClusterManager(load_manifest("builtin:simulated"))
+    with pytest.raises(ClusterStartError, match="hard timeout"):
+        manager.ensure(ClusterShape(name="shared"))
+    with pytest.raises(ClusterStartError, match="not started: an earlier cluster .'shared'. hung while starting"):
+        manager.ensure(ClusterShape(name="recovery-nodes"))
+    assert hung.calls == 1

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 import torch
+import yaml
 
 from conformance.errors import UserError
 from conformance.transport import bench, config, memory, payloads, tables, tracing
@@ -301,3 +302,24 @@ def test_bench_transport_prints_the_tables() -> None:
                "--sizes", "1KiB,64KiB", "--warmup", "1", "--trials", "5", "--quiet")
     assert out.returncode == 0, out.stderr[-3000:]
     assert "Bandwidth by size" in out.stdout and "| 64 KiB" in out.stdout and "Pairwise bandwidth" in out.stdout
+
+
+def test_a_failed_registration_does_not_hold_back_another_manifests_transport(tmp_path: Path) -> None:
+    """The registration is kept per process (Ray's registry has no unregister), but a failure
+    belongs to the config that failed: a later run in the process with another transport registers."""
+    doc = yaml.safe_load((ROOT / "conformance/simulated/manifest-transport.yaml").read_text())
+    doc["transport"]["manager"] = "conformance.simulated.transport:NoSuchTransport"
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(yaml.safe_dump(doc))
+    code = f"""
+from conformance.manifest import load_manifest
+from conformance.transport.registration import TransportSetupError, ensure_registered
+try:
+    ensure_registered(load_manifest({str(bad)!r}))
+except TransportSetupError as exc:
+    print("failed")
+good = ensure_registered(load_manifest("conformance/simulated/manifest-transport.yaml"))
+print(good.inner.__name__)
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=str(ROOT), timeout=120)
+    assert out.stdout.split() == ["failed", "SimXferTransport"], out.stderr[-2000:]

@@ -40,6 +40,8 @@ TIMEOUT_ENV = "RAY_rdt_fetch_fail_timeout_milliseconds"
 SHAPE_NAME = "recovery-transfers"
 SMALL_BYTES = 1024 * 1024
 LARGE_BYTES_CAP = 64 * 1024 * 1024
+# Process-global like Ray's transport registry it mirrors (no unregister); it always belongs to the
+# vendor transport `ensure_registered` holds, which refuses to switch to another config.
 _lock = threading.Lock()
 _setup: "XferSetup | Exception | None" = None
 

@@ -49,8 +49,11 @@ class TransportSetupError(Exception):
     """The transport could not be registered; every transport check errors with this reason."""
 
 
+# Ray's transport registry is process-global and has no unregister: what this process registered
+# (or failed to) is a fact of the process, not of one run, so it is kept here, with the config it
+# was for. A failure is retried for another config; a success cannot be switched.
 _lock = threading.Lock()
-_result: TransportSetup | TransportSetupError | None = None
+_result: tuple[TransportConfig, TransportSetup | TransportSetupError] | None = None
 
 
 def _registry() -> dict[str, Any]:
@@ -114,17 +117,18 @@ def ensure_registered(manifest: Any) -> TransportSetup | None:
     if config is None:
         return None
     with _lock:
-        if _result is None:
+        if _result is None or (_result[0] != config and isinstance(_result[1], TransportSetupError)):
             try:
-                _result = _setup(config, manifest.python_path)
+                _result = (config, _setup(config, manifest.python_path))
             except TransportSetupError as exc:
-                _result = exc
+                _result = (config, exc)
             except Exception as exc:  # noqa: BLE001 - any failure here is the finding
-                _result = TransportSetupError(f"registering transport {config.name} failed: "
-                                              f"{type(exc).__name__}: {exc}".splitlines()[0])
-        if isinstance(_result, TransportSetupError):
-            raise _result
-        if _result.config != config:
-            raise TransportSetupError(f"this process already registered transport {_result.config.name}; "
+                _result = (config, TransportSetupError(f"registering transport {config.name} failed: "
+                                                       f"{type(exc).__name__}: {exc}".splitlines()[0]))
+        registered_for, outcome = _result
+        if isinstance(outcome, TransportSetupError):
+            raise outcome
+        if registered_for != config:
+            raise TransportSetupError(f"this process already registered transport {outcome.config.name}; "
                                       f"cannot switch to {config.name} (registration is process-global)")
-        return _result
+        return outcome

@@ -416,18 +416,20 @@ class SingleRecvBuffer(SimXferTransport):
             self, obj_id, tensor_transport_metadata, communicator_metadata, fresh))
 
 
+# Credits a leaking variant hands out before its next call waits forever.
+LEAKED_CREDITS = 24
+
+
 class LeakedRecvCredits(SimXferTransport):
     """TR-019: credit-based flow control that takes a credit per receive and never gives it back;
-    once a process has received CREDITS objects, the next receive waits for a credit forever.
-    A few transfers per actor work; a receiver of many concurrent transfers wedges inside the
-    transport, and TR-019's wave does not finish within its bound."""
-
-    CREDITS = 24
+    once a process has received LEAKED_CREDITS objects, the next receive waits for a credit
+    forever. A few transfers per actor work; a receiver of many concurrent transfers wedges inside
+    the transport, and TR-019's wave does not finish within its bound."""
 
     def __init__(self) -> None:
         super().__init__()
         import threading
-        self._credits = threading.Semaphore(self.CREDITS)
+        self._credits = threading.Semaphore(LEAKED_CREDITS)
 
     def recv_multiple_tensors(self, obj_id: str, tensor_transport_metadata: Any, communicator_metadata: Any,
                               target_buffers: Optional[List[Any]] = None) -> List[torch.Tensor]:
@@ -436,24 +438,19 @@ class LeakedRecvCredits(SimXferTransport):
                                              target_buffers)
 
 
-class LeakedSendCredits(LeakedRecvCredits):
+class LeakedSendCredits(SimXferTransport):
     """TR-019: the same leak on the source side: a credit per extracted object, never returned,
-    so once a process has produced CREDITS objects its next producer waits forever. TR-019's
-    producers never all finish; the stall evidence says the owner still waits for their metadata
-    (the sources, blocked in the producer, do not answer)."""
+    so once a process has produced LEAKED_CREDITS objects its next producer waits forever.
+    TR-019's producers never all finish; the stall evidence says the owner still waits for their
+    metadata (the sources, blocked in the producer, do not answer)."""
 
     def __init__(self) -> None:
-        SimXferTransport.__init__(self)
+        super().__init__()
         import threading
-        self._send_credits = threading.Semaphore(self.CREDITS)
-
-    def recv_multiple_tensors(self, obj_id: str, tensor_transport_metadata: Any, communicator_metadata: Any,
-                              target_buffers: Optional[List[Any]] = None) -> List[torch.Tensor]:
-        return SimXferTransport.recv_multiple_tensors(self, obj_id, tensor_transport_metadata, communicator_metadata,
-                                                      target_buffers)
+        self._credits = threading.Semaphore(LEAKED_CREDITS)
 
     def extract_tensor_transport_metadata(self, obj_id: str, rdt_object: List[torch.Tensor]) -> SimXferMetadata:
-        self._send_credits.acquire()   # never released: the leak
+        self._credits.acquire()   # never released: the leak
         return super().extract_tensor_transport_metadata(obj_id, rdt_object)
 
 
