@@ -13,8 +13,6 @@ from conformance.data import Check, SuiteData
 from conformance.sanitize import terminal
 
 WIDTH = 100
-AREAS = ("device", "topology", "transport", "recovery", "performance")
-LEVELS = ("MUST", "SHOULD")
 
 
 def select(checks: Iterable[Check], area: str | None = None, level: str | None = None) -> list[Check]:

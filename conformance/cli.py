@@ -11,6 +11,7 @@ import argparse
 import json
 import os
 import subprocess
+import time
 import sys
 from pathlib import Path
 from typing import Any, Callable
@@ -137,16 +138,17 @@ def cmd_run(args: argparse.Namespace) -> int:
     from conformance.sanitize import terminal
     print(terminal(f"ray-conformance: certifying {manifest.data['vendor']} / {manifest.data['product']} → {out_dir}"),
           flush=True)
+    started = time.time()
     returncode = _run_forwarding_signals(cmd)
     report_path = out_dir / "report.json"
-    if not report_path.exists():
-        print(f"ray-conformance: error: the run wrote no report (pytest exit {returncode})", file=sys.stderr)
-        return int(Exit.USAGE if returncode == 4 else Exit.NO_REPORT)
-    report = data_module.read_yaml_or_json(report_path, what="report")
     ended = from_pytest(returncode)
     if ended is Exit.USAGE:
         print("ray-conformance: error: the suite refused to run (see the message above)", file=sys.stderr)
         return int(Exit.USAGE)
+    if not written_since(report_path, started):
+        print(f"ray-conformance: error: the run wrote no report (pytest exit {returncode})", file=sys.stderr)
+        return int(Exit.NO_REPORT)
+    report = data_module.read_yaml_or_json(report_path, what="report")
     if ended is not None:
         print(f"ray-conformance: {_ENDED[ended]}; the report in {out_dir} says which checks did not run",
               file=sys.stderr)
@@ -165,7 +167,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         from conformance.sanitize import terminal
         fatal = "; ".join(f"{f['where']}: {f['message']}" for f in preflight["findings"] if f["level"] == "error")
         print(terminal(f"ray-conformance: the preflight failed, so no check ran: {fatal}", limit=1500))
-        return 1
+        return int(Exit.BELOW_TIER)
     if report.get("partial"):
         print(f"ray-conformance: partial run ({len(report['selection']['not_run'])} check(s) not run): "
               "not a certification run")
@@ -173,10 +175,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         from conformance.tiers import tier_rank
         if tier_rank(data.ladder, tier) < tier_rank(data.ladder, args.require_tier):
             print(f"ray-conformance: tier {tier or 'none'} is below the required {args.require_tier}")
-            return 1
+            return int(Exit.BELOW_TIER)
         if report.get("partial"):
-            return 1
-    return 0
+            return int(Exit.BELOW_TIER)
+    return int(Exit.OK)
 
 
 def cmd_inject(args: argparse.Namespace) -> int:
@@ -226,11 +228,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("pytest_args", nargs=argparse.REMAINDER, help="after --: extra pytest arguments")
     p.set_defaults(func=cmd_run)
 
-    from conformance.checklist_view import AREAS, LEVELS
+    from conformance.data import load_vocabulary
+    vocabulary = load_vocabulary()
     p = sub.add_parser("checklist", help="print the checklist (filter by --area/--level)")
     p.add_argument("--format", choices=["text", "md", "json"], default="text")
-    p.add_argument("--area", choices=AREAS, help="only this area's checks")
-    p.add_argument("--level", choices=LEVELS, help="only MUST or only SHOULD checks")
+    p.add_argument("--area", choices=list(vocabulary.area_prefix), help="only this area's checks")
+    p.add_argument("--level", choices=list(vocabulary.levels), help="only MUST or only SHOULD checks")
     p.set_defaults(func=cmd_checklist)
 
     p = sub.add_parser("tiers", help="print the tier ladder")
@@ -261,19 +264,28 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    handler: Callable[[argparse.Namespace], int] = args.func
+def written_since(path: Path, started: float) -> bool:
+    """Whether `path` exists and was written at or after `started` (time.time()). A report.json
+    older than the run is the previous run's (moved aside only when a new one is written): the
+    CLI must never read it as this run's."""
     try:
+        return path.stat().st_mtime >= started - 1.0   # 1 s: coarse file-system timestamps
+    except FileNotFoundError:
+        return False
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        args = build_parser().parse_args(argv)   # the parser reads the vocabulary (--area, --level)
+        handler: Callable[[argparse.Namespace], int] = args.func
         return handler(args)
     except UserError as exc:
         from conformance.sanitize import terminal
         print(f"ray-conformance: error: {terminal(exc)}", file=sys.stderr)
-        return 2
+        return int(Exit.USAGE)
     except KeyboardInterrupt:
         print("ray-conformance: interrupted", file=sys.stderr)
-        return 130
+        return int(Exit.INTERRUPTED)
 
 
 if __name__ == "__main__":

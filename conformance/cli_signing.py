@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from conformance.errors import UserError
-from conformance.data import load_ladder
+from conformance.data import load_suite_data
 from conformance.sanitize import terminal
 from conformance.signing import attestation, diff, keyring, keys, review, verify
 from conformance.signing.attestation import sign_report_dir
@@ -118,7 +118,7 @@ def _review(args: argparse.Namespace) -> int:
 def _diff(args: argparse.Namespace) -> int:
     old = diff.load_report(Path(args.old), "OLD")
     new = diff.load_report(Path(args.new), "NEW")
-    findings = diff.diff_reports(old, new, load_ladder(), args.tolerance)
+    findings = diff.diff_reports(old, new, load_suite_data().ladder, args.tolerance)
     print(diff.render(findings, args.format, str(args.old), str(args.new), args.tolerance))
     return 1 if any(f.regression for f in findings) else 0
 

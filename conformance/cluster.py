@@ -311,9 +311,10 @@ class ClusterManager:
             return self.current
         self.shutdown()
         if self.ray_address and shape.name != SHARED.name:
-            # On a remote cluster the suite cannot kill nodes or change system config.
-            raise ClusterStartError(f"cluster shape {shape.name!r} needs a simulated cluster; "
-                                    "not possible with --ray-address")
+            # A guard, not a decision: shapes.for_run (the one place) already turned every other
+            # shape into the vendor's cluster or a not-applicable reason.
+            raise ClusterStartError(f"internal error: cluster shape {shape.name!r} reached the cluster manager "
+                                    "on a --ray-address cluster (conformance.shapes.for_run decides what runs there)")
         try:
             self.current = self._start(shape)
         except BaseException as exc:

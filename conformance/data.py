@@ -73,7 +73,8 @@ PATTERN_HELP = {
     "^[A-Za-z_][A-Za-z0-9_]*$": "a name of letters, digits and _ that does not start with a digit",
     "^[A-Za-z][A-Za-z0-9_]*$": "a name that starts with a letter, then letters, digits and _",
     "^[a-z][a-z0-9_-]*$": "a lower-case name (a letter, then a-z, 0-9, _ or -)",
-    "^(DP|TL|TR|FR|PF)-[0-9]{3}$": "a check id such as DP-001 (DP, TL, TR, FR or PF, a dash, three digits)",
+    "^[A-Z]{2}-[0-9]{3}$": "a check id such as DP-001 (an area's prefix from tiers/vocabulary.yaml, a dash, "
+                           "three digits)",
     "^[0-9a-f]{64}$": "a sha256 digest (64 lower-case hex digits)",
 }
 
@@ -142,6 +143,12 @@ class Vocabulary:
             raise UserError(f"{where}.id: {id} is in area {area}, whose ids start with {prefix}-")
         for tag in tags:
             self.check_tag(f"{where}.tags", tag)
+
+    def check_id(self, where: str, cid: str) -> None:
+        """Raise a one-line UserError for a check id whose prefix is no area's."""
+        if cid.split("-")[0] not in self.area_prefix.values():
+            raise UserError(f"{where}: {cid} has no area's prefix; expected one of "
+                            f"{', '.join(p + '-' for p in self.area_prefix.values())} (tiers/vocabulary.yaml)")
 
     def check_tag(self, where: str, tag: str) -> None:
         if tag not in self.tags:
@@ -272,6 +279,8 @@ def parse_ladder(doc: Any, sha256: str = "", checklist: Checklist | None = None)
                     raise UserError(f"{where}.levels: unknown level {level!r}")
             for tag in select.get("tags", []):
                 vocabulary.check_tag(f"{where}.tags", tag)
+            for cid in select.get("ids", []):
+                vocabulary.check_id(f"{where}.ids", cid)
     if checklist is not None:
         known = set(checklist.by_id())
         for t in doc["tiers"]:
@@ -284,6 +293,7 @@ def parse_ladder(doc: Any, sha256: str = "", checklist: Checklist | None = None)
                                     f"({req['select']}); a selector that selects nothing makes a tier easier")
     for need in doc.get("shape_policy", {}).get("needs", []):
         for cid in need["ids"]:
+            vocabulary.check_id("tiers: shape_policy.needs", cid)
             if checklist is not None and cid not in checklist.by_id():
                 raise UserError(f"tiers: shape_policy.needs: unknown check id {cid}")
     return Ladder(tiers=tuple(doc["tiers"]), sha256=sha256, shape_policy=dict(doc.get("shape_policy", {})))
@@ -370,7 +380,18 @@ def run_knobs_path() -> Path:
 @functools.lru_cache(maxsize=2)
 def _run_knobs_at(path: str) -> dict[str, Any]:
     doc = read_yaml_or_json(Path(path), what="run knobs")
-    validate(doc, "run", what=f"run knobs ({Path(path).name})")
+    what = f"run knobs ({Path(path).name})"
+    validate(doc, "run", what=what)
+    vocabulary = load_vocabulary()
+    for area in doc["docs"]:
+        if area not in vocabulary.area_prefix:
+            raise UserError(f"{what}: docs.{area}: unknown area; expected one of {', '.join(vocabulary.area_prefix)}")
+    for area in vocabulary.area_prefix:
+        if area not in doc["docs"]:
+            raise UserError(f"{what}: docs: no doc section for area {area!r} (every area of tiers/vocabulary.yaml "
+                            "needs one)")
+    for cid in doc["durations"]["checks"]:
+        vocabulary.check_id(f"{what}: durations.checks", cid)
     return doc  # type: ignore[no-any-return]
 
 

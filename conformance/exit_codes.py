@@ -16,7 +16,7 @@ class Exit(enum.IntEnum):
     BELOW_TIER = 1    # below --require-tier, or the preflight stopped the run; verify/diff/review: a finding
     USAGE = 2         # bad arguments or input (one line on stderr)
     HUNG = 3          # a check hung and could not be interrupted: report written, run ended early
-    INTERRUPTED = 4   # stopped from outside (SIGINT/SIGTERM): report written, marked interrupted
+    INTERRUPTED = 4   # stopped from outside (SIGINT/SIGTERM); run: report written, marked interrupted
     NO_REPORT = 5     # the pytest run crashed before writing a report (an internal error)
 
 

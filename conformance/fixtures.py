@@ -101,3 +101,14 @@ def check_params(request: pytest.FixtureRequest, conformance_run: Any) -> dict[s
 def check_metrics(request: pytest.FixtureRequest) -> dict[str, Any]:
     """A dict whose contents land in the check's `metrics` in report.json."""
     return request.node.stash.setdefault(METRICS_KEY, {})
+
+
+def partitioning_driver(conformance_run: Any) -> Any:
+    """The --ray-address cluster's fault driver when it can partition a node; otherwise the check is
+    not applicable, with the one reason every partition check gives (decided before any start)."""
+    driver = conformance_run.fault_driver() if conformance_run.ray_address else None
+    if driver is None or "partition" not in driver.supports:
+        name = driver.name if driver is not None else "cluster_utils"
+        not_applicable(f"needs a fault driver that can partition a node; {name!r} cannot (nodes the suite starts "
+                       "share one network stack): run against real or namespace hosts with --fault-driver")
+    return driver

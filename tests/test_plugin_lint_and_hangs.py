@@ -167,3 +167,19 @@ def test_xdist_is_refused_with_one_line(tmp_path: Path) -> None:
     assert proc.returncode == pytest.ExitCode.USAGE_ERROR
     assert "conformance runs are serial: -n/--dist (pytest-xdist) is refused" in proc.stderr
     assert not (tmp_path / "out" / "report.json").exists()
+
+
+def test_the_cli_refuses_xdist_with_one_reason_and_never_reads_an_older_report(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "report.json").write_text('{"tier": "stable"}')          # a previous run's
+    os.utime(out / "report.json", (time.time() - 3600, time.time() - 3600))
+    proc = subprocess.run([sys.executable, "-m", "conformance.cli", "run", "--manifest", str(SIM_MANIFEST),
+                           "--out", str(out), "--", "-n", "2"], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    assert "-n/--dist (pytest-xdist) is refused" in proc.stderr and "refused to run" in proc.stderr
+    assert "wrote no report" not in proc.stderr and "stable" not in proc.stdout
+    from conformance.cli import written_since
+    assert not written_since(out / "report.json", time.time() - 60)
+    assert written_since(out / "report.json", time.time() - 7200)
+    assert not written_since(out / "missing.json", 0)

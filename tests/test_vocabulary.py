@@ -59,3 +59,39 @@ def test_vocabulary_rejects_shared_prefix() -> None:
     bad["areas"]["transport"]["prefix"] = "DP"
     with pytest.raises(UserError, match="share an id prefix"):
         data.parse_vocabulary(bad)
+
+
+def test_ids_outside_every_areas_prefix_are_rejected_without_a_checklist() -> None:
+    """The schemas only say 'two letters, a dash, three digits'; the prefixes come from the vocabulary."""
+    with pytest.raises(UserError) as err:
+        data.parse_ladder(_ladder({"ids": ["XX-001"]}))
+    assert str(err.value).startswith("tiers: experimental.requires[0].select.ids: XX-001 has no area's prefix")
+    assert "DP-" in str(err.value) and "\n" not in str(err.value)
+
+
+def _run_knobs(tmp_path, mutate) -> str:  # noqa: ANN001 - a pytest path and a function of the doc
+    doc = yaml.safe_load(data.run_knobs_path().read_text())
+    mutate(doc)
+    path = tmp_path / "run.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    with pytest.raises(UserError) as err:
+        data._run_knobs_at(str(path))
+    assert "\n" not in str(err.value)
+    return str(err.value)
+
+
+def test_run_knobs_name_every_area_and_only_areas(tmp_path) -> None:  # noqa: ANN001
+    assert "docs: no doc section for area 'recovery'" in _run_knobs(tmp_path, lambda d: d["docs"].pop("recovery"))
+    assert "docs.networking: unknown area" in _run_knobs(
+        tmp_path, lambda d: d["docs"].update(networking="docs/topology.md"))
+    assert "durations.checks: QQ-001 has no area's prefix" in _run_knobs(
+        tmp_path, lambda d: d["durations"]["checks"].update({"QQ-001": 3}))
+
+
+def test_checklist_command_offers_the_vocabularys_areas_and_levels() -> None:
+    from conformance.cli import build_parser
+    vocab = data.load_vocabulary()
+    parser = build_parser()
+    sub = next(a for a in parser._subparsers._group_actions[0].choices.values() if a.prog.endswith("checklist"))
+    choices = {a.dest: a.choices for a in sub._actions if a.dest in ("area", "level")}
+    assert choices == {"area": list(vocab.area_prefix), "level": list(vocab.levels)}

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from conformance.cluster import ClusterShape
-from conformance.fixtures import not_applicable
+from conformance.fixtures import not_applicable, partitioning_driver
 from conformance.recovery import bounds as B
 from conformance.recovery.actors import hold_until
 from conformance.recovery.audit import holder_problems
@@ -348,11 +348,7 @@ def test_rejoined_node_is_detected_again(nc: Ctx) -> None:
 @pytest.fixture
 def partition_nc(request: pytest.FixtureRequest, conformance_run: Any) -> Ctx:
     """The node lab, when the cluster's fault driver can partition a node (decided before any start)."""
-    driver = conformance_run.fault_driver() if conformance_run.ray_address else None
-    if driver is None or "partition" not in driver.supports:
-        name = driver.name if driver is not None else "cluster_utils"
-        not_applicable(f"needs a fault driver that can partition a node; {name!r} cannot (nodes the suite starts "
-                       "share one network stack): run against real or namespace hosts with --fault-driver")
+    partitioning_driver(conformance_run)
     return request.getfixturevalue("nc")
 
 

@@ -16,7 +16,7 @@ from typing import Any, Iterator
 
 import pytest
 
-from conformance.fixtures import not_applicable, use_cluster
+from conformance.fixtures import not_applicable, partitioning_driver, use_cluster
 from conformance.recovery import bounds as B
 from conformance.recovery.devices import wait_restarted
 from conformance.recovery.scenario import Clock, scenario
@@ -287,12 +287,7 @@ def test_restarted_actor_transfers_again(xc: XCtx) -> None:
 @pytest.fixture
 def partition_driver(conformance_run: Any) -> Any:
     """The --ray-address cluster's fault driver, when it can partition (decided before any start)."""
-    driver = conformance_run.fault_driver() if conformance_run.ray_address else None
-    if driver is None or "partition" not in driver.supports:
-        name = driver.name if driver is not None else "cluster_utils"
-        not_applicable(f"needs a fault driver that can partition a node; {name!r} cannot (nodes the suite starts "
-                       "share one network stack): run against real or namespace hosts with --fault-driver")
-    return driver
+    return partitioning_driver(conformance_run)
 
 
 @pytest.mark.check("FR-018")
