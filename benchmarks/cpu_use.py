@@ -18,11 +18,10 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 
-# (substring of the command line, kind), first match wins.
+# (substring of the command line, kind), first match wins: Ray's Python processes first, since
+# their arguments name the raylet's socket and the GCS.
 KINDS: tuple[tuple[str, str], ...] = (
     ("default_worker.py", "Ray workers"),
-    ("/raylet", "raylets"),
-    ("gcs_server", "GCS servers"),
     ("dashboard/agent.py", "dashboard agents"),
     ("runtime_env/agent", "runtime-env agents"),
     ("dashboard/dashboard.py", "dashboard heads"),
@@ -31,6 +30,8 @@ KINDS: tuple[tuple[str, str], ...] = (
     ("-m pytest", "the suite (pytest)"),
     ("conformance.contract_probe", "contract probes"),
     ("conformance.cli", "the CLI"),
+    ("gcs_server", "GCS servers"),
+    ("/raylet", "raylets"),
 )
 
 
@@ -94,13 +95,10 @@ class CpuUse:
             started, cpu = int(fields[19]), (int(fields[11]) + int(fields[12])) / self._hz
             if started < self._since_ticks:
                 return          # not started by what is measured
-            key = (pid, started)
-            if key not in self._last:
-                with open(f"/proc/{pid}/cmdline", "rb") as f:
-                    kind = process_kind(f.read().replace(b"\0", b" ").decode(errors="replace"))
-            else:
-                kind = self._last[key][0]
-            self._last[key] = (kind, cpu)
+            # read every time: a child seen between fork and exec still shows its parent's command
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                kind = process_kind(f.read().replace(b"\0", b" ").decode(errors="replace"))
+            self._last[(pid, started)] = (kind, cpu)
         except (OSError, ValueError, IndexError):
             return              # the process ended while being read
 

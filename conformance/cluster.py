@@ -317,7 +317,7 @@ class ClusterManager:
                                     "on a --ray-address cluster (conformance.shapes.for_run decides what runs there)")
         try:
             self.current = self._start(shape)
-        except BaseException as exc:
+        except Exception as exc:    # an interrupt (KeyboardInterrupt, SystemExit) ends the run instead
             reason = start_failure_reason(shape, exc)
             self.failures[shape.name] = reason[:500]
             self.history.append({"shape": shape.name, "ok": False, "reason": reason[:500]})

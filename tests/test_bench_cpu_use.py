@@ -14,7 +14,8 @@ def test_process_kinds_from_command_lines() -> None:
     py = "/venv/bin/python"
     assert process_kind(f"{py} /venv/lib/python3.11/site-packages/ray/_private/workers/default_worker.py --x") == "Ray workers"
     assert process_kind("/venv/lib/python3.11/site-packages/ray/core/src/ray/raylet/raylet --x") == "raylets"
-    assert process_kind(f"{py} -u /venv/.../ray/dashboard/agent.py --x") == "dashboard agents"
+    assert process_kind(f"{py} -u /venv/.../ray/dashboard/agent.py --raylet-name=/tmp/ray/s/sockets/raylet") \
+        == "dashboard agents"
     assert process_kind(f"{py} -m pytest -q tests") == "the suite (pytest)"
     assert process_kind("sleep 1") == "other"
 

@@ -116,9 +116,10 @@ def test_interrupt_writes_partial_report(tmp_path: Path, how: str) -> None:
                "--", str(tests)]
         sig = signal.SIGTERM
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=tmp_path)
-    deadline = time.monotonic() + 60
-    while not (tmp_path / "started").exists() and time.monotonic() < deadline:
+    deadline = time.monotonic() + 240      # the preflight starts a cluster first: slow on a loaded machine
+    while not (tmp_path / "started").exists() and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.2)
+    assert (tmp_path / "started").exists(), "the slow check never started"
     proc.send_signal(sig)
     output, _ = proc.communicate(timeout=90)
     report = json.loads((out / "report.json").read_text())
