@@ -92,7 +92,8 @@ def test_refs_as_users_pass_them(u: UsageCtx) -> None:
     # a chain of three actors: a produces, b forwards through the transport, c receives
     r1 = u.produce(a, nbytes, 41)
     r2 = b.forward.options(tensor_transport=u.name).remote(r1)
-    u.expect_data(clock, lambda: c.receive.remote(r2), None, "the end of a chain of three actors", step_s)
+    u.expect_data(clock, lambda: c.receive.remote(r2), None, "the end of a chain of three actors", step_s,
+                  stalled=[(r1, a, b), (r2, b, c)])
     got = clock.get(c.receive.remote(r2), "the chain's end again", step_s)
     if got != u.sent(clock, a, 41):
         raise clock.fail(f"a chain of three actors delivered {short(got)}, the first actor sent {short(u.sent(clock, a, 41))}")

@@ -28,7 +28,7 @@ import os
 import threading
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from conformance.cluster import ClusterShape
 from conformance.recovery import bounds as B
@@ -256,8 +256,10 @@ def produce(clock: Clock, x: XferSetup, src: Any, nbytes: int, seed: int) -> Any
     return ref
 
 
-def outcome(clock: Clock, ref: Any, what: str, bound_s: float) -> tuple[str, Any]:
-    """('data', digest) or ('error', first line) within the bound; a hang fails the scenario."""
+def outcome(clock: Clock, ref: Any, what: str, bound_s: float,
+            evidence: Callable[[], str] | None = None) -> tuple[str, Any]:
+    """('data', digest) or ('error', first line) within the bound; a hang fails the scenario,
+    with what `evidence()` says about where it stopped (asked only then)."""
     from conformance.waits import bounded_get
 
     try:
@@ -267,7 +269,8 @@ def outcome(clock: Clock, ref: Any, what: str, bound_s: float) -> tuple[str, Any
     except TimeoutError as exc:
         from ray.exceptions import RayError
         if not isinstance(exc, RayError):
-            raise clock.fail(f"{what}: neither data nor an error within {bound_s:.0f}s (a hang)") from None
+            where = f" ({evidence()})" if evidence is not None else ""
+            raise clock.fail(f"{what}: neither data nor an error within {bound_s:.0f}s (a hang){where}") from None
         return "error", first_line(exc)
     except Exception as exc:  # noqa: BLE001 - any error Ray raises is a clean failure here
         return "error", first_line(exc)

@@ -125,9 +125,19 @@ class UsageCtx:
     def produce(self, src: Any, nbytes: int, seed: int, method: str = "make", **options: Any) -> Any:
         return getattr(src, method).options(tensor_transport=self.name, **options).remote(nbytes, seed)
 
-    def expect_data(self, clock: Clock, submit: Callable[[], Any], sent: Any, what: str, bound_s: float) -> Any:
-        """The task `submit()` starts must return `sent` (a digest) within the bound."""
-        kind, got = outcome(clock, self.submitted(clock, submit, what), what, bound_s)
+    def expect_data(self, clock: Clock, submit: Callable[[], Any], sent: Any, what: str, bound_s: float,
+                    stalled: list[tuple[Any, Any, Any]] | None = None) -> Any:
+        """The task `submit()` starts must return `sent` (a digest) within the bound. `stalled`:
+        the transfers behind it as (ref, source actor, receiver actor); a hang then says where
+        each stopped (conformance.transport.stalls)."""
+        evidence = None
+        if stalled:
+            def evidence() -> str:
+                from conformance.transport.stalls import Pending, gather
+                actors = list(dict.fromkeys(a for _, src, dst in stalled for a in (src, dst)))
+                return gather(actors, self.name.upper(), [Pending(ref.hex(), actors.index(src), actors.index(dst))
+                                                          for ref, src, dst in stalled]).describe()
+        kind, got = outcome(clock, self.submitted(clock, submit, what), what, bound_s, evidence)
         if kind != "data":
             raise clock.fail(f"{what}: failed with {got}")
         if sent is not None and got != sent:
