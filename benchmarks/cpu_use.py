@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 # their arguments name the raylet's socket and the GCS.
 KINDS: tuple[tuple[str, str], ...] = (
     ("default_worker.py", "Ray workers"),
+    ("ray::", "Ray workers"),              # a worker's title once it runs a task ("ray::IDLE", "ray::Peer.m")
     ("dashboard/agent.py", "dashboard agents"),
     ("runtime_env/agent", "runtime-env agents"),
     ("dashboard/dashboard.py", "dashboard heads"),

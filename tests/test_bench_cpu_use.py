@@ -17,6 +17,7 @@ def test_process_kinds_from_command_lines() -> None:
     assert process_kind(f"{py} -u /venv/.../ray/dashboard/agent.py --raylet-name=/tmp/ray/s/sockets/raylet") \
         == "dashboard agents"
     assert process_kind(f"{py} -m pytest -q tests") == "the suite (pytest)"
+    assert process_kind("ray::UsagePeer.receive") == "Ray workers"     # the title Ray gives a busy worker
     assert process_kind("sleep 1") == "other"
 
 

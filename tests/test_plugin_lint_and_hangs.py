@@ -115,7 +115,10 @@ def test_interrupt_writes_partial_report(tmp_path: Path, how: str) -> None:
         cmd = [sys.executable, "-m", "conformance.cli", "run", "--manifest", str(SIM_MANIFEST), "--out", str(out),
                "--", str(tests)]
         sig = signal.SIGTERM
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=tmp_path)
+    # A shell starts background jobs with SIGINT ignored, and an ignored signal stays ignored
+    # through exec (Python then installs no KeyboardInterrupt handler): give the run the default.
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=tmp_path,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 240      # the preflight starts a cluster first: slow on a loaded machine
     while not (tmp_path / "started").exists() and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.2)
