@@ -1,8 +1,13 @@
 """The exit codes of `ray-conformance` and of the pytest run underneath it, in one place.
 
-pytest owns 0–5 (OK, TESTS_FAILED, INTERRUPTED, INTERNAL_ERROR, USAGE_ERROR, NO_TESTS_COLLECTED).
+pytest owns the small codes (0–6 in pytest 9: OK, TESTS_FAILED, INTERRUPTED, INTERNAL_ERROR,
+USAGE_ERROR, NO_TESTS_COLLECTED, MAX_WARNINGS_ERROR).
 The watchdog that ends a run whose check hung uninterruptibly therefore exits with a code pytest
-never uses, so the CLI can tell a hang from pytest's internal error and say so honestly.
+never uses, so the CLI can tell a hang from pytest's internal error and say so honestly. The
+CLI's own endings that pytest has no word for (hung, interrupted, no report) are 20–22, clear
+of pytest's, so a script that reads either program's code never mistakes one for the other; 0 and 1
+mean what they mean to pytest (completed; something fell short), and 2 is bad input, as for
+every command of this project.
 """
 from __future__ import annotations
 
@@ -15,12 +20,12 @@ class Exit(enum.IntEnum):
     OK = 0            # the run completed (and met --require-tier, when given); verify/diff: no finding
     BELOW_TIER = 1    # below --require-tier, or the preflight stopped the run; verify/diff/review: a finding
     USAGE = 2         # bad arguments or input (one line on stderr)
-    HUNG = 3          # a check hung and could not be interrupted: report written, run ended early
-    INTERRUPTED = 4   # stopped from outside (SIGINT/SIGTERM); run: report written, marked interrupted
-    NO_REPORT = 5     # the pytest run crashed before writing a report (an internal error)
+    HUNG = 20         # a check hung and could not be interrupted: report written, run ended early
+    INTERRUPTED = 21  # stopped from outside (SIGINT/SIGTERM); run: report written, marked interrupted
+    NO_REPORT = 22    # the pytest run crashed before writing a report (an internal error)
 
 
-# The pytest process's own code when the watchdog ended it (outside pytest's 0–5).
+# The pytest process's own code when the watchdog ended it (clear of pytest's own codes).
 WATCHDOG_EXIT = 86
 
 

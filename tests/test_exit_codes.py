@@ -24,3 +24,9 @@ def test_pytest_codes_map_to_cli_codes(pytest_code: int, expected: Exit | None) 
 
 def test_cli_codes_are_distinct() -> None:
     assert len({int(e) for e in Exit}) == len(Exit)
+
+
+def test_endings_pytest_has_no_word_for_are_outside_its_codes() -> None:
+    pytest_codes = {int(c) for c in pytest.ExitCode}
+    assert {int(Exit.HUNG), int(Exit.INTERRUPTED), int(Exit.NO_REPORT)}.isdisjoint(pytest_codes)
+    assert (Exit.OK, Exit.BELOW_TIER, Exit.USAGE) == (0, 1, 2)

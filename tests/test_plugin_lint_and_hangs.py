@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from conformance.data import data_root
-from conformance.exit_codes import WATCHDOG_EXIT
+from conformance.exit_codes import WATCHDOG_EXIT, Exit
 from suite_runner import CHECKS, ROOT, SIM_MANIFEST, broken_manifest, outcomes, run_suite, write_manifest
 
 
@@ -132,7 +132,7 @@ def test_interrupt_writes_partial_report(tmp_path: Path, how: str) -> None:
     assert checks["DP-001"]["outcome"] != "pass"
     assert checks["DP-003"]["outcome"] != "pass" and "interrupted" in checks["DP-003"]["reason"]
     if how == "cli-SIGTERM":
-        assert proc.returncode == 4, output[-2000:]
+        assert proc.returncode == Exit.INTERRUPTED, output[-2000:]
 
 
 def test_plugin_hanging_at_cluster_start_yields_a_report(tmp_path: Path) -> None:
