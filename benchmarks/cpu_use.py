@@ -18,11 +18,18 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 
-# (substring of the command line, kind), first match wins: Ray's Python processes first, since
-# their arguments name the raylet's socket and the GCS.
+# Ray's C++ servers, by program name: their arguments name the worker command and the sockets.
+PROGRAMS: dict[str, str] = {"raylet": "raylets", "gcs_server": "GCS servers"}
+# Titles Ray gives its Python processes once running (setproctitle rewrites the command line),
+# by prefix, first match wins; any other "ray::…" is a worker ("ray::IDLE", "ray::Peer.method").
+TITLES: tuple[tuple[str, str], ...] = (
+    ("ray::DashboardAgent", "dashboard agents"),
+    ("ray::RuntimeEnvAgent", "runtime-env agents"),
+    ("ray::", "Ray workers"),
+)
+# Substrings of the rest (a process seen before it took its title), first match wins.
 KINDS: tuple[tuple[str, str], ...] = (
     ("default_worker.py", "Ray workers"),
-    ("ray::", "Ray workers"),              # a worker's title once it runs a task ("ray::IDLE", "ray::Peer.m")
     ("dashboard/agent.py", "dashboard agents"),
     ("runtime_env/agent", "runtime-env agents"),
     ("dashboard/dashboard.py", "dashboard heads"),
@@ -31,14 +38,17 @@ KINDS: tuple[tuple[str, str], ...] = (
     ("-m pytest", "the suite (pytest)"),
     ("conformance.contract_probe", "contract probes"),
     ("conformance.cli", "the CLI"),
-    ("gcs_server", "GCS servers"),
-    ("/raylet", "raylets"),
 )
 
 
 def process_kind(cmdline: str) -> str:
-    """The kind of a process, from its command line (`other` when none matches)."""
-    return next((kind for needle, kind in KINDS if needle in cmdline), "other")
+    """The kind of a process, from its command line (arguments joined by spaces; `other` when
+    nothing matches)."""
+    program = os.path.basename(cmdline.split(" ", 1)[0])
+    if program in PROGRAMS:
+        return PROGRAMS[program]
+    title = next((kind for prefix, kind in TITLES if cmdline.startswith(prefix)), None)
+    return title or next((kind for needle, kind in KINDS if needle in cmdline), "other")
 
 
 def machine_busy_ticks() -> int:
@@ -56,11 +66,14 @@ class CpuUse:
     busy_s: float = 0.0
     by_kind: Counter[str] = field(default_factory=Counter)
     processes: Counter[str] = field(default_factory=Counter)
+    sweeps: int = 0           # passes over /proc so far
 
     def __enter__(self) -> CpuUse:
         self._hz = os.sysconf("SC_CLK_TCK")
         with open("/proc/uptime") as f:
-            self._since_ticks = float(f.read().split()[0]) * self._hz
+            # whole ticks, rounded down: a process started in the same tick counts (a float product
+            # such as 36987.45 * 100 lands a hair above that tick's number)
+            self._since_ticks = int(float(f.read().split()[0]) * self._hz + 1e-6) - 1
         self._last: dict[tuple[int, int], tuple[str, float]] = {}
         self._stop = threading.Event()
         self._busy0 = machine_busy_ticks()
@@ -86,6 +99,7 @@ class CpuUse:
             for entry in os.listdir("/proc"):
                 if entry.isdigit() and int(entry) != me:
                     self._sample(int(entry))
+            self.sweeps += 1
             self._stop.wait(self.interval_s)
 
     def _sample(self, pid: int) -> None:

@@ -2,8 +2,8 @@
 
 Exit codes (conformance/exit_codes.py): 0 success; 1 the run completed but the tier is below
 --require-tier (or, for verify/diff, a finding); 2 usage or input errors (one line, never a
-traceback); 3 a check hung uninterruptibly (report written); 4 interrupted (report written);
-5 the pytest run crashed (internal error).
+traceback); 20 a check hung uninterruptibly (report written); 21 interrupted (report written);
+22 the pytest run crashed (internal error).
 """
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ import argparse
 import json
 import os
 import subprocess
-import time
 import sys
 from pathlib import Path
 from typing import Any, Callable
@@ -138,14 +137,14 @@ def cmd_run(args: argparse.Namespace) -> int:
     from conformance.sanitize import terminal
     print(terminal(f"ray-conformance: certifying {manifest.data['vendor']} / {manifest.data['product']} → {out_dir}"),
           flush=True)
-    started = time.time()
-    returncode = _run_forwarding_signals(cmd)
     report_path = out_dir / "report.json"
+    before = file_signature(report_path)
+    returncode = _run_forwarding_signals(cmd)
     ended = from_pytest(returncode)
     if ended is Exit.USAGE:
         print("ray-conformance: error: the suite refused to run (see the message above)", file=sys.stderr)
         return int(Exit.USAGE)
-    if not written_since(report_path, started):
+    if not report_path.exists() or file_signature(report_path) == before:
         print(f"ray-conformance: error: the run wrote no report (pytest exit {returncode})", file=sys.stderr)
         return int(Exit.NO_REPORT)
     report = data_module.read_yaml_or_json(report_path, what="report")
@@ -264,14 +263,16 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def written_since(path: Path, started: float) -> bool:
-    """Whether `path` exists and was written at or after `started` (time.time()). A report.json
-    older than the run is the previous run's (moved aside only when a new one is written): the
-    CLI must never read it as this run's."""
+def file_signature(path: Path) -> tuple[int, int, int] | None:
+    """(inode, size, mtime in ns) of a file, None when absent. The CLI compares it before and
+    after a run: a report.json left unchanged is the previous run's (moved aside only when a new
+    one is written) and must never be read as this run's. No clock is compared, so a file
+    system whose clock differs from this machine's cannot fool it."""
     try:
-        return path.stat().st_mtime >= started - 1.0   # 1 s: coarse file-system timestamps
+        st = path.stat()
     except FileNotFoundError:
-        return False
+        return None
+    return st.st_ino, st.st_size, st.st_mtime_ns
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -113,12 +113,14 @@ def ray_startup_timed_out(exc: BaseException) -> bool:
 
 
 def start_hung(exc: BaseException) -> bool:
-    """Whether a cluster start ran into its hard timeout. Only a hang condemns later shapes at
-    once (`ClusterManager.known_plugin_failure`): waiting it out again costs minutes per shape,
-    while a start that raises fails fast by itself and may be the shape's own (a node without the
-    device, a preset visible-devices variable), and Ray's own registration wait or an interrupt
-    says nothing about the plugin."""
-    return isinstance(exc, CheckTimeout)
+    """Whether a cluster start ran into its hard timeout (also when Ray's compiled code re-raised
+    it as another error). Only a hang condemns later shapes at once
+    (`ClusterManager.known_plugin_failure`): waiting it out again costs minutes per shape, while a
+    start that raises fails fast by itself and may be the shape's own (a node without the device,
+    a preset visible-devices variable), and Ray's own registration wait or an interrupt says
+    nothing about the plugin."""
+    from conformance.waits import carried_timeout
+    return carried_timeout(exc) is not None
 
 
 def start_failure_reason(shape: ClusterShape, exc: BaseException) -> str:
@@ -130,6 +132,8 @@ def _shutdown_after_failed_start() -> None:
     import ray
     try:
         ray.shutdown()
+    except CheckTimeout:
+        raise           # the start's hard timeout struck meanwhile: the caller must see it
     except Exception:  # noqa: BLE001 - best effort after a failed start
         pass
 
@@ -292,7 +296,7 @@ class ClusterManager:
         self.last_nodes: int = 0
         self.notes: list[str] = []
         # Set once the plugin is known to keep any cluster from starting (a node-start call that
-        # hangs, or an earlier shape that failed to start): later shapes fail at once with it.
+        # hangs, or an earlier shape's start that hung): later shapes fail at once with it.
         self.known_plugin_failure: str | None = None
 
     def ensure(self, shape: ClusterShape, fresh: bool = False) -> ClusterHandle:
@@ -321,7 +325,7 @@ class ClusterManager:
             reason = start_failure_reason(shape, exc)
             self.failures[shape.name] = reason[:500]
             self.history.append({"shape": shape.name, "ok": False, "reason": reason[:500]})
-            if self.known_plugin_failure is None and start_hung(exc):
+            if self.known_plugin_failure is None and start_hung(exc) and not self._retried(shape):
                 self.known_plugin_failure = f"an earlier cluster ({shape.name!r}) hung while starting: {reason[:400]}"
             raise ClusterStartError(reason) from exc
         self.history.append({"shape": shape.name, "ok": True, "mode": self.current.mode,
@@ -348,6 +352,11 @@ class ClusterManager:
                 self.notes.append(f"cluster {shape.name!r}: Ray's node registration wait ran out once; "
                                   "started again")
         raise AssertionError("unreachable")
+
+    def _retried(self, shape: ClusterShape) -> bool:
+        """Whether this shape's start was already retried after Ray's registration wait: a hang
+        on the retry is then as likely the loaded host's as the plugin's."""
+        return any(h.get("retried") and h["shape"] == shape.name for h in self.history)
 
     def _reused(self, shape: ClusterShape) -> None:
         """Record that another shape name ran on the current cluster (its start is not repeated)."""

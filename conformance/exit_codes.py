@@ -37,6 +37,6 @@ def from_pytest(code: int) -> Exit | None:
         return Exit.INTERRUPTED
     if code == 4:  # pytest.ExitCode.USAGE_ERROR (registry inconsistent, bad option)
         return Exit.USAGE
-    if code in (0, 1, 5):
+    if code in (0, 1, 5, 6):   # completed (6: pytest 9's MAX_WARNINGS_ERROR, the report is written)
         return None
     return Exit.NO_REPORT

@@ -21,7 +21,7 @@ from typing import Any, Iterable, Protocol
 
 from conformance.cluster import ClusterStartError
 from conformance.results import NOT_APPLICABLE_PREFIX, TestRecord, active_waiver
-from conformance.waits import _carried_timeout
+from conformance.waits import carried_timeout
 
 UNFINISHED = "the check did not finish (run interrupted)"
 REASON_LIMIT = 600  # knob: longest reason line kept from an exception message
@@ -78,7 +78,7 @@ def apply_phase(rec: TestRecord, rep: PhaseReport, exc: BaseException | None) ->
             rec.outcome, rec.reason = "skip", text
     elif rep.failed:
         reason = reason_from_exception(exc) if exc is not None else first_line(str(rep.longrepr))
-        carried = _carried_timeout(exc) if exc is not None else None
+        carried = carried_timeout(exc) if exc is not None else None
         if carried is not None:
             reason = str(carried)
         if rep.when == "call" and not isinstance(exc, ClusterStartError):

@@ -16,7 +16,8 @@ from conformance.timeouts import CheckTimeout
 SLICE_S = 0.5
 
 
-def _carried_timeout(exc: BaseException) -> CheckTimeout | None:
+def carried_timeout(exc: BaseException) -> CheckTimeout | None:
+    """The hard timeout behind `exc`, also when Ray's compiled code re-raised it as another error."""
     seen = exc
     while seen is not None:
         if isinstance(seen, CheckTimeout):
@@ -40,7 +41,7 @@ def bounded_get(refs: Any, timeout_s: float, what: str = "result") -> Any:
         except GetTimeoutError:
             continue
         except SystemError as exc:
-            carried = _carried_timeout(exc)
+            carried = carried_timeout(exc)
             if carried is not None:
                 raise carried from None
             raise

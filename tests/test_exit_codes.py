@@ -11,7 +11,7 @@ def test_watchdog_code_does_not_collide_with_pytest() -> None:
 
 
 @pytest.mark.parametrize("pytest_code, expected", [
-    (0, None), (1, None), (5, None),
+    (0, None), (1, None), (5, None), (6, None),
     (int(pytest.ExitCode.INTERRUPTED), Exit.INTERRUPTED),
     (int(pytest.ExitCode.USAGE_ERROR), Exit.USAGE),
     (int(pytest.ExitCode.INTERNAL_ERROR), Exit.NO_REPORT),

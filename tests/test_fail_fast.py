@@ -98,3 +98,39 @@ def test_only_a_start_that_hung_fails_later_shapes_at_once(monkeypatch: pytest.M
     with pytest.raises(ClusterStartError, match="not started: an earlier cluster .'shared'. hung while starting"):
         manager.ensure(ClusterShape(name="recovery-nodes"))
     assert hung.calls == 1
+
+
+def _wrapped_timeout() -> BaseException:
+    """A hard timeout as Ray's compiled get re-raises it: another error, the timeout as its cause."""
+    try:
+        try:
+            raise CheckTimeout("cluster start: no result within the hard timeout of 240s")
+        except CheckTimeout as inner:
+            raise SystemError("<built-in method get> returned a result with an exception set") from inner
+    except SystemError as outer:
+        return outer
+
+
+def test_a_wrapped_hang_counts_a_hang_on_the_retry_does_not_and_an_interrupt_propagates(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cluster_module, "_shutdown_after_failed_start", lambda: None)
+    monkeypatch.setattr(cluster_module, "start_cluster", _StartsAfter(_wrapped_timeout()))
+    manager = ClusterManager(load_manifest("builtin:simulated"))
+    with pytest.raises(ClusterStartError):
+        manager.ensure(ClusterShape(name="shared"))
+    assert manager.known_plugin_failure is not None and "hung while starting" in manager.known_plugin_failure
+
+    # Ray's registration wait ran out, then the retry hung: the loaded host is as likely as the plugin
+    monkeypatch.setattr(cluster_module, "start_cluster", _StartsAfter(RAY_TIMEOUT, CheckTimeout("hard timeout")))
+    manager = ClusterManager(load_manifest("builtin:simulated"))
+    with pytest.raises(ClusterStartError, match="hard timeout"):
+        manager.ensure(ClusterShape(name="shared"))
+    assert manager.known_plugin_failure is None
+
+    stopped = []
+    monkeypatch.setattr(cluster_module, "_shutdown_after_failed_start", lambda: stopped.append(True))
+    monkeypatch.setattr(cluster_module, "start_cluster", _StartsAfter(KeyboardInterrupt()))
+    manager = ClusterManager(load_manifest("builtin:simulated"))
+    with pytest.raises(KeyboardInterrupt):
+        manager.ensure(ClusterShape(name="shared"))
+    assert stopped == [True] and manager.history == [] and manager.failures == {}

@@ -150,9 +150,9 @@ def scenario(run: Any, metrics: dict[str, Any] | None, check: str, name: str,
             outcome, detail = "fail", f"took {clock.elapsed():.1f}s, over its {clock.bound_s:g}s bound"
             raise clock.fail("the scenario took longer than its bound")
     except BaseException as exc:
-        from conformance.waits import _carried_timeout
+        from conformance.waits import carried_timeout
 
-        carried = _carried_timeout(exc)   # the hard timeout, possibly wrapped by Ray's C++ get
+        carried = carried_timeout(exc)   # the hard timeout, possibly wrapped by Ray's C++ get
         if carried is not None:
             outcome, detail = "timeout", f"cut off by the check's hard timeout: {carried}"
             raise CheckTimeout(f"{check}: scenario {name!r} still running after {clock.elapsed():.1f}s "

@@ -69,8 +69,13 @@ def _register(name: str, devices: list[str], cls: type) -> None:
 
     existing = _registry().get(name)
     if existing is not None:
-        if issubclass(existing.transport_manager_class, TracedTransport):
-            return   # registered by an earlier setup in this process
+        registered = existing.transport_manager_class
+        if issubclass(registered, TracedTransport) and registered.INNER_REF == cls.INNER_REF:
+            return   # registered by an earlier setup in this process, for the same class
+        if issubclass(registered, TracedTransport):
+            raise TransportSetupError(
+                f"transport {name} is already registered in this process for {registered.INNER_REF}; "
+                f"cannot register it for {cls.INNER_REF} (Ray's registry has no unregister)")
         raise TransportSetupError(
             f"transport {name} is already registered in this process with "
             f"{existing.transport_manager_class.__module__}.{existing.transport_manager_class.__qualname__} "
