@@ -323,3 +323,33 @@ print(good.inner.__name__)
 """
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=str(ROOT), timeout=120)
     assert out.stdout.split() == ["failed", "SimXferTransport"], out.stderr[-2000:]
+
+
+def test_a_registration_that_failed_after_registering_is_not_reused_for_another_class(tmp_path: Path) -> None:
+    """Ray's registry keeps what a failed setup registered; a later setup for another class must
+    not silently run on the first one."""
+    (tmp_path / "raising_transport.py").write_text(
+        "from conformance.simulated.transport import SimXferTransport\n"
+        "class RaisingOneSided(SimXferTransport):\n"
+        "    @staticmethod\n"
+        "    def is_one_sided():\n"
+        "        raise RuntimeError('no idea')\n")
+    doc = yaml.safe_load((ROOT / "conformance/simulated/manifest-transport.yaml").read_text())
+    doc["transport"]["manager"] = "raising_transport:RaisingOneSided"
+    doc.setdefault("plugin", {})["python_path"] = [str(tmp_path)]
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(yaml.safe_dump(doc))
+    code = f"""
+from conformance.manifest import load_manifest
+from conformance.transport.registration import TransportSetupError, ensure_registered
+for path in ({str(bad)!r}, "conformance/simulated/manifest-transport.yaml"):
+    try:
+        ensure_registered(load_manifest(path))
+        print("registered")
+    except TransportSetupError as exc:
+        print("refused:", exc)
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=str(ROOT), timeout=120)
+    lines = out.stdout.splitlines()
+    assert len(lines) == 2 and lines[0].startswith("refused: registering transport SIMXFER failed"), out.stdout + out.stderr[-2000:]
+    assert "already registered in this process for raising_transport" in lines[1], lines[1]
