@@ -454,6 +454,18 @@ class LeakedSendCredits(SimXferTransport):
         return super().extract_tensor_transport_metadata(obj_id, rdt_object)
 
 
+class HangingRecv(SimXferTransport):
+    """TR-018 (its step bound): a receive that never returns, as a transport waiting on a peer
+    that never answers. Every forwarded object stops inside the transport; the chain of three
+    actors must fail as a hang, saying so, within step_bound_s."""
+
+    def recv_multiple_tensors(self, obj_id: str, tensor_transport_metadata: Any, communicator_metadata: Any,
+                              target_buffers: Optional[List[Any]] = None) -> List[torch.Tensor]:
+        import threading
+        threading.Event().wait()   # never set
+        raise AssertionError("unreachable")
+
+
 # --------------------------------------------------------------------------- TR-020
 class SharedFetchBuffer(SimXferTransport):
     """TR-020: an asynchronous fetch that reads into one bounce buffer per shape and dtype and
