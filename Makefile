@@ -30,7 +30,7 @@ demo: $(STAMP)
 ## Certify the simulated accelerator on three hosts made of network namespaces (needs root and
 ## iproute2): `ray start` per host, token auth, `ray-conformance run --ray-address` (docs/hosts.md).
 hosts-demo: $(STAMP)
-	$(BIN)/python -m conformance.hosts demo --hosts 3 --out $(REPORTS)/hosts-demo
+	$(BIN)/python -m conformance.cluster.hosts demo --hosts 3 --out $(REPORTS)/hosts-demo
 
 
 ## Headless Chromium (Debian's package) for the report pages' browser tests; installed when missing.

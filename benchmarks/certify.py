@@ -46,7 +46,7 @@ def bare_ray_init_s(repeats: int = 3) -> float:
 def certify(manifest: str, out: Path) -> tuple[float, dict[str, Any], CpuUse]:
     t0 = time.monotonic()
     with CpuUse() as cpu:
-        subprocess.run([sys.executable, "-m", "conformance.cli", "run", "--manifest", manifest, "--out", str(out)],
+        subprocess.run([sys.executable, "-m", "conformance.cli.main", "run", "--manifest", manifest, "--out", str(out)],
                        capture_output=True, text=True, timeout=3600)
     wall = time.monotonic() - t0
     return wall, json.loads((out / "report.json").read_text()), cpu

@@ -36,8 +36,8 @@ KINDS: tuple[tuple[str, str], ...] = (
     ("log_monitor.py", "log monitors"),
     ("autoscaler/_private/monitor.py", "autoscaler monitors"),
     ("-m pytest", "the suite (pytest)"),
-    ("conformance.contract_probe", "contract probes"),
-    ("conformance.cli", "the CLI"),
+    ("conformance.areas.device.contract_probe", "contract probes"),
+    ("conformance.cli.main", "the CLI"),
 )
 
 

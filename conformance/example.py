@@ -33,7 +33,7 @@ def regenerate(dest: Path) -> int:
 
     with tempfile.TemporaryDirectory() as tmp:
         run_dir = Path(tmp) / "run"
-        proc = subprocess.run([sys.executable, "-m", "conformance.cli", "run", "--manifest", str(example_manifest()),
+        proc = subprocess.run([sys.executable, "-m", "conformance.cli.main", "run", "--manifest", str(example_manifest()),
                                "--out", str(run_dir)])
         if proc.returncode != 0:
             print(f"example: the certification run failed (exit {proc.returncode})", file=sys.stderr)

@@ -42,22 +42,22 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "check(id): the checklist item (e.g. DP-003) this test evidences")
     config.addinivalue_line("markers", "cluster(shape): the cluster shape this test needs (default: none)")
-    import conformance.fixtures as fixtures
+    import conformance.run.fixtures as fixtures
     if not config.pluginmanager.is_registered(fixtures):
         config.pluginmanager.register(fixtures, "conformance-fixtures")
     if not config.getoption("conformance_manifest", None):
         return
-    from conformance.session import ConformanceRun
+    from conformance.run.session import ConformanceRun
 
     _refuse_xdist(config)
     try:
         run = ConformanceRun.from_config(config)
     except UserError as exc:
         raise pytest.UsageError(str(exc)) from None
-    from conformance.run_state import RUN
+    from conformance.run.state import RUN
     config.stash[RUN] = run
     config.pluginmanager.register(run, "conformance-run")
-    from conformance.run_hooks import RunHelp
+    from conformance.run.hooks import RunHelp
     run.report_extras = RunHelp(run)
     config.pluginmanager.register(run.report_extras, "conformance-run-help")
     _sigterm_interrupts()

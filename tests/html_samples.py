@@ -27,7 +27,7 @@ def failing_report() -> dict[str, Any]:
     by_id = {c["id"]: c for c in r["checks"]}
     dp8 = by_id["DP-008"]
     dp8.update(outcome="fail", reason="WorkerCrashedError: the worker died " + HOSTILE,
-               log_excerpt=("Failed to preload the module \"conformance.inject_autoinstall\"\n"
+               log_excerpt=("Failed to preload the module \"conformance.cluster.inject_autoinstall\"\n"
                             "Traceback (most recent call last):\n  ...\n"
                             "ModuleNotFoundError: No module named 'nimbus_sdk'\n" + HOSTILE),
                log_files=["logs/DP-008/worker-01.err", "javascript:alert(1)", "/home/vendor/secret.log"])
@@ -69,7 +69,7 @@ def write_submissions(root: Path) -> tuple[Path, Path, Path]:
 
     from conformance.signing import attestation as att
     from conformance.signing import keys
-    from conformance.tiers import required_checks
+    from conformance.catalog.ladder import required_checks
 
     pair = keys.write_keypair(root / "keys")
     releases = write_releases(root / "releases.yaml")

@@ -20,7 +20,7 @@ from typing import Any, Callable
 
 import yaml
 
-from conformance.check_index import tests_of_checks
+from conformance.catalog.check_index import check_module, tests_of_checks
 
 ROOT = Path(__file__).resolve().parent.parent
 TABLE = ROOT / "tests" / "teeth.yaml"
@@ -114,7 +114,7 @@ def run_by_id(run_id: str) -> TeethRun:
 def selection(run: TeethRun) -> list[str]:
     """The pytest arguments that select what the run needs (modules, or the judged checks' tests)."""
     if run.files:
-        return [str(CHECKS / f) for f in run.files]
+        return [str(check_module(f)) for f in run.files]
     index = tests_of_checks()
     missing = [c for c in run.judged_checks if c not in index]
     assert not missing, f"{run.id}: no test is marked with {missing}"
@@ -141,7 +141,7 @@ def manifest_for(run: TeethRun, table: dict[str, Any] | None = None) -> dict[str
 
 def data_dir_for(run: TeethRun, folder: Path) -> Path:
     """A copy of the suite's data files with the run's checklist overrides."""
-    from conformance import data
+    from conformance.catalog import data
 
     for sub in ("tiers", "schemas"):
         shutil.copytree(data.data_root() / sub, folder / sub, dirs_exist_ok=True)

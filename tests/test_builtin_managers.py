@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conformance.builtin_managers import builtin_manager_refs, table
+from conformance.areas.device.builtin_managers import builtin_manager_refs, table
 
 # The deviations we found and documented; anything else failing is a check bug.
 KNOWN = {("TPUAcceleratorManager", "DP-016"): "fail"}
@@ -31,4 +31,4 @@ def test_builtin_outcomes_match_the_documented_table() -> None:
             else:
                 assert outcome == "pass", (name, cid, outcome, detail)
     doc = (Path(__file__).resolve().parent.parent / "docs" / "builtin-managers.md").read_text()
-    assert md.split("\n\n")[0] in doc, "docs/builtin-managers.md is stale: regenerate with python -m conformance.builtin_managers"
+    assert md.split("\n\n")[0] in doc, "docs/builtin-managers.md is stale: regenerate with python -m conformance.areas.device.builtin_managers"

@@ -9,7 +9,7 @@ from suite_runner import CHECKS, SIM_MANIFEST
 
 
 def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "conformance.cli", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "conformance.cli.main", *args], capture_output=True, text=True,
                           timeout=600, cwd=cwd)
 
 
@@ -17,7 +17,7 @@ def test_run_signs_and_gates_on_tier(tmp_path: Path) -> None:
     keys = tmp_path / "keys"
     assert cli("keygen", "--out", str(keys), cwd=tmp_path).returncode == 0
     out = tmp_path / "out"
-    contract_only = str(CHECKS / "test_device_contract.py")
+    contract_only = str(CHECKS / "device/test_device_contract.py")
     proc = cli("run", "--manifest", str(SIM_MANIFEST), "--out", str(out), "--require-tier", "experimental",
                "--sign-key", str(keys / "conformance.key"), "--", contract_only, cwd=tmp_path)
     # the live device checks were not selected: they are `skip`, so experimental is not reached
@@ -60,6 +60,6 @@ def test_partial_runs_are_recorded_and_refused_by_verify(tmp_path: Path) -> None
 
 def test_run_without_required_tier_exits_zero_when_completed(tmp_path: Path) -> None:
     proc = cli("run", "--manifest", str(SIM_MANIFEST), "--out", str(tmp_path / "o"), "--",
-               str(CHECKS / "test_device_contract.py"), cwd=tmp_path)
+               str(CHECKS / "device/test_device_contract.py"), cwd=tmp_path)
     assert proc.returncode == 0, proc.stdout[-2000:]
     assert "tier achieved: none" in proc.stdout

@@ -4,9 +4,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conformance.cli import main
-from conformance.data import load_suite_data
-from conformance.docs import (check_index_markdown, checklist_markdown, load_teeth_table, shape_policy_markdown,
+from conformance.cli.main import main
+from conformance.catalog.data import load_suite_data
+from conformance.catalog.docs import (check_index_markdown, checklist_markdown, load_teeth_table, shape_policy_markdown,
                               tiers_markdown)
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"

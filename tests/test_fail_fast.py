@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from conformance import cluster as cluster_module
-from conformance.cluster import ClusterHandle, ClusterManager, ClusterShape, ClusterStartError
-from conformance.contract import CALLING, last_call
-from conformance.manifest import load_manifest
-from conformance.timeouts import CheckTimeout
+from conformance.cluster import manager as cluster_module
+from conformance.cluster.manager import ClusterHandle, ClusterManager, ClusterShape, ClusterStartError
+from conformance.areas.device.contract import CALLING, last_call
+from conformance.catalog.manifest import load_manifest
+from conformance.run.timeouts import CheckTimeout
 
 
 def test_probe_names_the_call_it_hung_in() -> None:

@@ -10,14 +10,14 @@ import pytest
 import yaml
 
 from conformance.errors import UserError
-from conformance.manifest import load_manifest
-from conformance.recovery.faults import (ClusterUtilsFaultDriver, DriverSpec, FaultNotSupported, NodeRef, driver_spec,
+from conformance.catalog.manifest import load_manifest
+from conformance.areas.recovery.faults import (ClusterUtilsFaultDriver, DriverSpec, FaultNotSupported, NodeRef, driver_spec,
                                          load_driver)
-from conformance.recovery.nodes import NODE_NAME_ENV, ROLES, device_node_envs, node_shape
+from conformance.areas.recovery.nodes import NODE_NAME_ENV, ROLES, device_node_envs, node_shape
 from conformance.simulated.manager import SimAccManager
 from suite_runner import SIM_MANIFEST, write_manifest
 
-NS = "conformance.hosts.faults:NamespaceFaultDriver"
+NS = "conformance.cluster.hosts.faults:NamespaceFaultDriver"
 
 
 def manifest_with(tmp_path: Path, **cluster: Any) -> Any:
@@ -49,7 +49,7 @@ def test_load_driver_refuses_what_is_no_fault_driver(tmp_path: Path) -> None:
     with pytest.raises(UserError, match="cannot import"):
         load_driver(DriverSpec("no_such_module_x:Driver", {}))
     with pytest.raises(UserError, match="no fault driver"):
-        load_driver(DriverSpec("conformance.recovery.faults:DriverSpec", {"ref": "a", "options": {}}))
+        load_driver(DriverSpec("conformance.areas.recovery.faults:DriverSpec", {"ref": "a", "options": {}}))
     with pytest.raises(UserError, match="rejected"):
         load_driver(DriverSpec(NS, {"state": str(tmp_path / "missing.json")}))
 

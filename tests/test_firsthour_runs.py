@@ -35,7 +35,7 @@ def nimbus_plugin(folder: Path) -> Path:
 def cli(*args: str, cwd: Path) -> tuple[subprocess.CompletedProcess[str], float]:
     env = {k: v for k, v in os.environ.items() if k not in ("PYTEST_ADDOPTS", "PYTHONPATH")}
     t0 = time.monotonic()
-    proc = subprocess.run([sys.executable, "-m", "conformance.cli", *args], capture_output=True, text=True,
+    proc = subprocess.run([sys.executable, "-m", "conformance.cli.main", *args], capture_output=True, text=True,
                           timeout=300, cwd=cwd, env=env)
     return proc, time.monotonic() - t0
 
@@ -45,7 +45,7 @@ def test_worker_only_import_failure_is_named_within_a_minute(tmp_path: Path) -> 
     proc, seconds = cli("preflight", "--manifest", "manifest.yaml", cwd=tmp_path)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "ModuleNotFoundError: No module named 'nimbus_sdk'" in proc.stdout
-    assert 'Failed to preload the module "conformance.inject_autoinstall"' in proc.stdout
+    assert 'Failed to preload the module "conformance.cluster.inject_autoinstall"' in proc.stdout
     assert seconds < 60, seconds
 
     out = tmp_path / "out"
@@ -100,7 +100,7 @@ def test_failed_check_carries_rays_log_and_progress_matches_report(tmp_path: Pat
     lines = output.splitlines()
     assert any(x.startswith("[1/2] DP-002") and "PASS" in x for x in lines), output[-3000:]
     assert any(x.startswith("[2/2] DP-008") and "FAIL" in x for x in lines), output[-3000:]
-    from conformance.results import OUTCOMES
+    from conformance.report.results import OUTCOMES
     counts = ", ".join(f"{k} {report['summary'][k]}" for k in OUTCOMES if report["summary"].get(k))
     assert f"checks (as in report.json): {counts}" in output
     assert report["host"]["left_behind"]["ray_processes"] == []

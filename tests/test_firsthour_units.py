@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conformance.cli import build_parser, main
-from conformance.data import load_run_knobs, load_suite_data
+from conformance.cli.main import build_parser, main
+from conformance.catalog.data import load_run_knobs, load_suite_data
 from suite_runner import ROOT
 
 README = ROOT / "README.md"
@@ -27,7 +27,7 @@ def readme_blocks(language: str) -> list[str]:
 
 # ------------------------------------------------------------------ README
 def test_readme_yaml_blocks_are_valid_manifests(tmp_path: Path) -> None:
-    from conformance.manifest import load_manifest
+    from conformance.catalog.manifest import load_manifest
 
     blocks = readme_blocks("yaml")
     assert blocks, "the README has YAML examples"
@@ -101,7 +101,7 @@ def test_checklist_filters(capsys: pytest.CaptureFixture[str]) -> None:
 
 # ------------------------------------------------------------------ progress
 def test_progress_lines_fit_and_count() -> None:
-    from conformance.progress import Progress, estimate_left, progress_line
+    from conformance.run.progress import Progress, estimate_left, progress_line
 
     p = Progress.from_items([("a", "DP-001"), ("b", "DP-001"), ("c", "DP-002")], {"DP-001": 2, "DP-002": 4}, 3)
     assert not p.finished("a", "DP-001")          # DP-001 has a later test
@@ -121,7 +121,7 @@ def test_typical_durations_name_real_checks() -> None:
 # ------------------------------------------------------------------ Ray logs
 WORKER_ERR = """\
 :job_id:01000000
-Failed to preload the module "conformance.inject_autoinstall"
+Failed to preload the module "conformance.cluster.inject_autoinstall"
 Traceback (most recent call last):
   File "/home/alice/plugin/nimbus_mgr.py", line 1, in <module>
     import nimbus_sdk
@@ -133,14 +133,14 @@ RAYLET = "[2026-01-01 10:00:00,000 I 1 2] node_manager.cc:1: hello\n" \
 
 
 def test_first_error_skips_fault_noise_and_names_the_cause(tmp_path: Path) -> None:
-    from conformance.ray_logs import collect_evidence, first_error
+    from conformance.report.ray_logs import collect_evidence, first_error
 
     texts = {tmp_path / "raylet.out": RAYLET, tmp_path / "worker-abc-01-77.err": WORKER_ERR}
     path, line, _ = first_error(texts)
     assert path.name == "worker-abc-01-77.err" and line == "ModuleNotFoundError: No module named 'nimbus_sdk'"
     ev = collect_evidence(texts, tmp_path / "out", "DP-008")
     assert ev is not None and ev.first_error == "worker-abc-01-77.err: ModuleNotFoundError: No module named 'nimbus_sdk'"
-    assert ev.excerpt.startswith('Failed to preload the module "conformance.inject_autoinstall"')
+    assert ev.excerpt.startswith('Failed to preload the module "conformance.cluster.inject_autoinstall"')
     assert ":job_id:" not in ev.excerpt
     assert "logs/DP-008/worker-abc-01-77.err" in ev.files
     assert first_error({tmp_path / "raylet.out": RAYLET}) is None
@@ -149,7 +149,7 @@ def test_first_error_skips_fault_noise_and_names_the_cause(tmp_path: Path) -> No
 def test_local_paths_are_shortened(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import tempfile
 
-    from conformance.local_paths import display_path, shorten_paths
+    from conformance.report.local_paths import display_path, shorten_paths
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "m").mkdir()
@@ -161,7 +161,7 @@ def test_local_paths_are_shortened(tmp_path: Path, monkeypatch: pytest.MonkeyPat
 
 
 def test_markdown_code_defuses_fences() -> None:
-    from conformance.sanitize import markdown_code
+    from conformance.report.sanitize import markdown_code
 
     assert "~~~" not in markdown_code("a\n~~~\n```\x1b[2Jb")
     assert "\x1b" not in markdown_code("\x1b[31mred")
@@ -169,7 +169,7 @@ def test_markdown_code_defuses_fences() -> None:
 
 # ------------------------------------------------------------------ next steps and shape
 def _report(outcomes: dict[str, str], shape: dict, nodes: int = 2, transport: bool = True) -> dict:
-    from conformance.tiers import RunContext, compute_tiers
+    from conformance.catalog.ladder import RunContext, compute_tiers
 
     data = load_suite_data()
     checks = [{"id": c.id, "area": c.area, "level": c.level, "outcome": outcomes.get(c.id, "pass"),
@@ -180,7 +180,7 @@ def _report(outcomes: dict[str, str], shape: dict, nodes: int = 2, transport: bo
 
 
 def test_shape_ceiling_names_the_hardware_fact() -> None:
-    from conformance.next_steps import next_steps
+    from conformance.report.next_steps import next_steps
 
     data = load_suite_data()
     docs = load_run_knobs()["docs"]
@@ -205,7 +205,7 @@ def test_shape_ceiling_names_the_hardware_fact() -> None:
 def test_ladder_decides_whether_shape_na_counts_against_should_share() -> None:
     from dataclasses import replace
 
-    from conformance.tiers import RunContext, compute_tiers
+    from conformance.catalog.ladder import RunContext, compute_tiers
 
     data = load_suite_data()
     shape = {"nodes": 2, "devices_per_node": 4, "domain_labels": False}
@@ -236,7 +236,7 @@ def test_doc_links_of_next_steps_exist() -> None:
 
 # ------------------------------------------------------------------ preflight judging
 def test_judge_node() -> None:
-    from conformance.preflight import ERROR, PROBLEM, judge_node
+    from conformance.run.preflight import ERROR, PROBLEM, judge_node
 
     expected = {"devices_per_node": 4, "accelerator_type": "X1"}
     crashed = judge_node("node a", "probe failed: WorkerCrashedError: boom", ray_count=4, expected=expected,
@@ -256,7 +256,7 @@ def test_judge_node() -> None:
 
 
 def test_host_findings_and_left_behind() -> None:
-    from conformance.preflight import host_findings, left_behind
+    from conformance.run.preflight import host_findings, left_behind
 
     limits = load_run_knobs()["preflight"]["host"]
     state = {"available_memory_mb": 100.0, "shm": {"total_mb": 1000.0, "used_mb": 900.0, "entries": ["a"]},

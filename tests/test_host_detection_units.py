@@ -1,10 +1,10 @@
-"""conformance.host_detection without Ray: what `observe` records, and the DP-017..DP-020 judges."""
+"""conformance.areas.device.host_detection without Ray: what `observe` records, and the DP-017..DP-020 judges."""
 from __future__ import annotations
 
 import logging
 import warnings
 
-from conformance import host_detection as h
+from conformance.areas.device import host_detection as h
 
 
 def entry(value: object, *, ok: bool = True, records: list[dict[str, str]] | None = None,

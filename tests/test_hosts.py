@@ -1,6 +1,6 @@
 """The suite against a real multi-host Ray cluster: three network-namespace hosts on this machine.
 
-One namespace cluster (conformance.hosts) is shared by the tests of this module: started once,
+One namespace cluster (conformance.cluster.hosts) is shared by the tests of this module: started once,
 certified with `ray-conformance run --ray-address` from inside the head host exactly as a vendor
 would type it, then torn down; the last tests check that nothing was left behind, also when the
 code inside the cluster's `with` block fails. Needs root and iproute2 (both in CI): not skipped.
@@ -14,8 +14,8 @@ from typing import Any, Iterator
 import pytest
 import yaml
 
-from conformance.hosts import netns
-from conformance.hosts.cluster import HostCluster, bin_path
+from conformance.cluster.hosts import netns
+from conformance.cluster.hosts.cluster import HostCluster, bin_path
 from suite_runner import BROKEN, CHECKS, ROOT, SIM_MANIFEST, outcomes
 
 # The tier the same manifest reaches on ray.cluster_utils nodes the suite starts itself:
@@ -23,10 +23,10 @@ from suite_runner import BROKEN, CHECKS, ROOT, SIM_MANIFEST, outcomes
 CLUSTER_UTILS_TIER = "experimental"
 HOSTS = 3
 XFER_MANIFEST = ROOT / "tests" / "manifests" / "recovery-simxfer.yaml"   # the same accelerator + SIMXFER
-NS_DRIVER = "conformance.hosts.faults:NamespaceFaultDriver"
+NS_DRIVER = "conformance.cluster.hosts.faults:NamespaceFaultDriver"
 NODE_CHECKS = ("FR-007", "FR-008", "FR-009", "FR-010", "FR-011", "FR-017")
-PARTITION_FILES = (str(CHECKS / "test_recovery_nodes.py"),
-                   f"{CHECKS / 'test_recovery_transfers.py'}::test_transfer_across_partition_ends_in_data_or_error")
+PARTITION_FILES = (str(CHECKS / "recovery/test_recovery_nodes.py"),
+                   f"{CHECKS / 'recovery/test_recovery_transfers.py'}::test_transfer_across_partition_ends_in_data_or_error")
 
 
 @pytest.fixture(scope="module")
@@ -141,7 +141,7 @@ def test_shm_leftovers_count_dead_creators_not_live_processes_outside_the_cluste
     cluster's. A segment whose creator is gone is counted (after stop() that is every one of ours)."""
     import os
 
-    from conformance.hosts.cluster import _shm_entries
+    from conformance.cluster.hosts.cluster import _shm_entries
 
     hc = HostCluster(SIM_MANIFEST, hosts=1)
     hc._shm_before = set(_shm_entries())   # noqa: SLF001 - what start() records
@@ -183,7 +183,7 @@ def test_certification_runs_as_a_ray_job(tmp_path: Path) -> None:
         proc = hc.run_in(0, [bin_path("ray"), "job", "submit", "--address", f"http://{head}:8265",
                              "--working-dir", str(work), "--",
                              bin_path("ray-conformance"), "run", "--manifest", "manifest.yaml", "--ray-address", "auto",
-                             "--out", str(out), "--", str(CHECKS / "test_device_live.py")],
+                             "--out", str(out), "--", str(CHECKS / "device/test_device_live.py")],
                          timeout_s=600, cwd=str(ROOT))
     assert proc.returncode == 0, (proc.stdout[-3000:], proc.stderr[-2000:])
     assert "tier achieved" in proc.stdout, proc.stdout[-2000:]

@@ -11,7 +11,7 @@ from conformance.import_graph import cycles, import_graph, module_names
 
 GRAPH = import_graph()
 # Importing these runs something by design (a CLI, the injection every Ray worker preloads).
-RUNS_ON_IMPORT = {"conformance.hosts.__main__", "conformance.inject_autoinstall", "conformance.inject_pth_hook"}
+RUNS_ON_IMPORT = {"conformance.cluster.hosts.__main__", "conformance.cluster.inject_autoinstall", "conformance.cluster.inject_pth_hook"}
 
 
 def test_the_package_has_no_import_cycle() -> None:
@@ -19,12 +19,12 @@ def test_the_package_has_no_import_cycle() -> None:
 
 
 def test_session_and_fixtures_do_not_import_each_other() -> None:
-    assert "conformance.session" not in GRAPH["conformance.fixtures"]
-    assert "conformance.fixtures" not in GRAPH["conformance.session"]
+    assert "conformance.run.session" not in GRAPH["conformance.run.fixtures"]
+    assert "conformance.run.fixtures" not in GRAPH["conformance.run.session"]
 
 
 def test_run_state_imports_nothing_of_the_suite() -> None:
-    assert GRAPH["conformance.run_state"] == set()
+    assert GRAPH["conformance.run.state"] == set()
 
 
 def test_the_graph_sees_lazy_imports_and_skips_type_checking_ones() -> None:

@@ -16,9 +16,9 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from test_signing_support import PASSING_METRICS, build_report, suite  # noqa: E402
 
-from conformance import judges  # noqa: E402
-from conformance.data import load_schema  # noqa: E402
-from conformance.selection import is_partial, partial_reasons, selection_record  # noqa: E402
+from conformance.report import judges  # noqa: E402
+from conformance.catalog.data import load_schema  # noqa: E402
+from conformance.run.selection import is_partial, partial_reasons, selection_record  # noqa: E402
 from conformance.signing.evidence import evidence_lines  # noqa: E402
 
 

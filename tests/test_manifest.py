@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conformance.cli import main
-from conformance.manifest import check_manifest
+from conformance.cli.main import main
+from conformance.catalog.manifest import check_manifest
 from suite_runner import SIM_MANIFEST, sim_manifest
 
 
@@ -104,7 +104,7 @@ def test_bundled_manifest_valid() -> None:
 
 def test_run_with_bad_manifest_has_no_traceback(tmp_path: Path) -> None:
     path = write(tmp_path, {**sim_manifest(), "colour": "red"})
-    proc = subprocess.run([sys.executable, "-m", "conformance.cli", "run", "--manifest", str(path)],
+    proc = subprocess.run([sys.executable, "-m", "conformance.cli.main", "run", "--manifest", str(path)],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr + proc.stdout

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from conformance.data import data_root
-from conformance.exit_codes import WATCHDOG_EXIT, Exit
+from conformance.catalog.data import data_root
+from conformance.cli.exit_codes import WATCHDOG_EXIT, Exit
 from suite_runner import CHECKS, ROOT, SIM_MANIFEST, broken_manifest, outcomes, run_suite, write_manifest
 
 
@@ -112,7 +112,7 @@ def test_interrupt_writes_partial_report(tmp_path: Path, how: str) -> None:
     if how.startswith("pytest-"):
         cmd, sig = pytest_cmd(SIM_MANIFEST, out, str(tests)), getattr(signal, how.split("-")[1])
     else:  # what a cancelled CI job does to the CLI: the pytest run underneath must still report
-        cmd = [sys.executable, "-m", "conformance.cli", "run", "--manifest", str(SIM_MANIFEST), "--out", str(out),
+        cmd = [sys.executable, "-m", "conformance.cli.main", "run", "--manifest", str(SIM_MANIFEST), "--out", str(out),
                "--", str(tests)]
         sig = signal.SIGTERM
     # A shell starts background jobs with SIGINT ignored, and an ignored signal stays ignored
@@ -137,8 +137,8 @@ def test_interrupt_writes_partial_report(tmp_path: Path, how: str) -> None:
 
 def test_plugin_hanging_at_cluster_start_yields_a_report(tmp_path: Path) -> None:
     manifest = write_manifest(broken_manifest("HangingEnumeration", env={"SIMACC_FAULT": "hang-start"}), tmp_path)
-    code, report, output = run_suite(manifest, tmp_path / "out", str(CHECKS / "test_device_contract.py"),
-                                     str(CHECKS / "test_device_live.py"), "--conformance-timeout=8",
+    code, report, output = run_suite(manifest, tmp_path / "out", str(CHECKS / "device/test_device_contract.py"),
+                                     str(CHECKS / "device/test_device_live.py"), "--conformance-timeout=8",
                                      "--conformance-setup-timeout=8", timeout_s=300)
     assert report is not None, output[-3000:]
     device = {c["id"]: c for c in report["checks"] if c["area"] == "device"}
@@ -178,12 +178,12 @@ def test_the_cli_refuses_xdist_with_one_reason_and_never_reads_an_older_report(t
     out.mkdir()
     (out / "report.json").write_text('{"tier": "stable"}')          # a previous run's
     os.utime(out / "report.json", (time.time() - 3600, time.time() - 3600))
-    proc = subprocess.run([sys.executable, "-m", "conformance.cli", "run", "--manifest", str(SIM_MANIFEST),
+    proc = subprocess.run([sys.executable, "-m", "conformance.cli.main", "run", "--manifest", str(SIM_MANIFEST),
                            "--out", str(out), "--", "-n", "2"], capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert proc.returncode == 2, proc.stderr[-2000:]
     assert "-n/--dist (pytest-xdist) is refused" in proc.stderr and "refused to run" in proc.stderr
     assert "wrote no report" not in proc.stderr and "stable" not in proc.stdout
-    from conformance.cli import file_signature
+    from conformance.cli.main import file_signature
     before = file_signature(out / "report.json")
     assert before is not None and file_signature(out / "missing.json") is None
     (out / "report.json").rename(out / "old.json")                   # what the writer does: move aside,

@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from conformance.data import load_checklist
-from conformance.recovery import bounds as B
-from conformance.recovery.audit import audit, disjointness_problems, holder_problems
-from conformance.recovery.scenario import Clock, ScenarioFailed, recorder_for, render_markdown, scenario
-from conformance.timeouts import CheckTimeout
+from conformance.catalog.data import load_checklist
+from conformance.areas.recovery import bounds as B
+from conformance.areas.recovery.audit import audit, disjointness_problems, holder_problems
+from conformance.areas.recovery.scenario import Clock, ScenarioFailed, recorder_for, render_markdown, scenario
+from conformance.run.timeouts import CheckTimeout
 
 ENV = "SIMACC_VISIBLE_DEVICES"
 
@@ -160,7 +160,7 @@ def test_stopping_a_cluster_forgets_the_drivers_rdt_state(monkeypatch: pytest.Mo
     import sys
     import types
 
-    from conformance.cluster import forget_rdt_state
+    from conformance.cluster.manager import forget_rdt_state
 
     fake = types.SimpleNamespace(global_worker=types.SimpleNamespace(_rdt_manager=object()))
     monkeypatch.setitem(sys.modules, "ray._private.worker", fake)

@@ -1,5 +1,5 @@
 """Waivers end to end: tiers/waivers.yaml -> report.json (`waived`, never `pass`) -> tier, and the
-tier rule for a waiver's `blocks_tier` (conformance/tiers.py). No Ray cluster is started."""
+tier rule for a waiver's `blocks_tier` (conformance/catalog/ladder.py). No Ray cluster is started."""
 from __future__ import annotations
 
 import datetime as dt
@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 import yaml
 
-from conformance.data import load_suite_data, parse_checklist, parse_ladder, waivers_path
-from conformance.results import TestRecord as Record
-from conformance.results import aggregate
-from conformance.tiers import RunContext, compute_tiers
+from conformance.catalog.data import load_suite_data, parse_checklist, parse_ladder, waivers_path
+from conformance.report.results import TestRecord as Record
+from conformance.report.results import aggregate
+from conformance.catalog.ladder import RunContext, compute_tiers
 
 ROOT = Path(__file__).resolve().parent.parent
 CATALOG = ROOT / "conformance" / "catalog"
@@ -68,7 +68,7 @@ def test_waived_never_counts_where_the_tier_disallows_waivers() -> None:
 
 
 def test_aggregate_carries_blocks_tier_into_the_report_entry() -> None:
-    from conformance.data import Waiver
+    from conformance.catalog.data import Waiver
 
     cl = checklist()
     w = Waiver("FR-016", "https://github.com/ray-project/ray/issues/61014", "upstream limitation", "2099-01-01",

@@ -16,7 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from conformance.injection import ENV_VAR, install_pth, uninstall_pth, unit_instance_resources
+from conformance.cluster.injection import ENV_VAR, install_pth, uninstall_pth, unit_instance_resources
 from suite_runner import CHECKS, SIM_MANIFEST, outcomes, run_suite
 
 RAY = Path(sys.executable).with_name("ray")
@@ -44,8 +44,8 @@ def test_device_checks_pass_on_a_ray_start_cluster(tmp_path: Path) -> None:
         time.sleep(10)
         os.environ["RAY_AUTH_MODE"] = "disabled"
         try:
-            code, report, output = run_suite(SIM_MANIFEST, tmp_path / "out", str(CHECKS / "test_device_contract.py"),
-                                             str(CHECKS / "test_device_live.py"), str(CHECKS / "test_device_hosts.py"),
+            code, report, output = run_suite(SIM_MANIFEST, tmp_path / "out", str(CHECKS / "device/test_device_contract.py"),
+                                             str(CHECKS / "device/test_device_live.py"), str(CHECKS / "device/test_device_hosts.py"),
                                              f"--conformance-ray-address=127.0.0.1:{port}", timeout_s=300)
         finally:
             os.environ.pop("RAY_AUTH_MODE", None)

@@ -15,8 +15,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from html_samples import HOSTILE, example_report, failing_report  # noqa: E402
 
-from conformance.html_report import model, render_report_html  # noqa: E402
-from conformance.report import write_html  # noqa: E402
+from conformance.report.html import model, render_report_html  # noqa: E402
+from conformance.report.build import write_html  # noqa: E402
 
 _ATTR = re.compile(r'\b(?:src|href|xlink:href|action|srcset|poster)\s*=\s*"([^"]*)"')
 

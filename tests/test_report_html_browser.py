@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from chromium import Chromium, PageResult, chromium_binary  # noqa: E402
 from html_samples import example_report, failing_report, write_submissions  # noqa: E402
 
-from conformance.html_report import render_report_html  # noqa: E402
+from conformance.report.html import render_report_html  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 SECTIONS = ("tiers", "areas", "topology", "bandwidth", "pairwise", "recovery", "failures", "checks", "run")
@@ -104,7 +104,7 @@ def test_failing_report_in_chromium(browser: Chromium, tmp_path: Path) -> None:
 
 
 def test_review_dashboard_in_chromium(browser: Chromium, tmp_path: Path) -> None:
-    from conformance.cli_signing import main
+    from conformance.cli.signing import main
 
     subs, releases, keyring = write_submissions(tmp_path)
     out = tmp_path / "site"

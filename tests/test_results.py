@@ -5,8 +5,8 @@ import datetime as dt
 
 import pytest
 
-from conformance.data import Waiver, load_suite_data
-from conformance.results import TestRecord, aggregate, combine, summarize
+from conformance.catalog.data import Waiver, load_suite_data
+from conformance.report.results import TestRecord, aggregate, combine, summarize
 
 
 @pytest.mark.parametrize("outs, expected", [

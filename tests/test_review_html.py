@@ -13,7 +13,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from html_samples import write_submissions  # noqa: E402
 
-from conformance.cli_signing import main  # noqa: E402
+from conformance.cli.signing import main  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -13,18 +13,18 @@ from typing import Any
 
 import pytest
 
-from conformance import report_writer
-from conformance.cluster import ClusterStartError
-from conformance.data import Waiver
-from conformance.exit_codes import WATCHDOG_EXIT
-from conformance.outcomes import (UNFINISHED, apply_phase, first_line, new_record, reason_from_exception,
+from conformance.report import writer as report_writer
+from conformance.cluster.manager import ClusterStartError
+from conformance.catalog.data import Waiver
+from conformance.cli.exit_codes import WATCHDOG_EXIT
+from conformance.run.outcomes import (UNFINISHED, apply_phase, first_line, new_record, reason_from_exception,
                                   waiver_xfail)
-from conformance.registry_lint import lint_registry
-from conformance.report_writer import REPORT_FILES, ReportWriter, archive_previous
-from conformance.results import NOT_APPLICABLE_PREFIX
-from conformance.run_state import KNOWN_NODES, RUN, run_of, stash_of
-from conformance.timeouts import CheckTimeout
-from conformance.watchdog import Watchdog
+from conformance.run.registry_lint import lint_registry
+from conformance.report.writer import REPORT_FILES, ReportWriter, archive_previous
+from conformance.report.results import NOT_APPLICABLE_PREFIX
+from conformance.run.state import KNOWN_NODES, RUN, run_of, stash_of
+from conformance.run.timeouts import CheckTimeout
+from conformance.run.watchdog import Watchdog
 
 
 # ------------------------------------------------------------------------------ registry lint
@@ -247,6 +247,6 @@ def test_run_state_lives_in_the_config_stash() -> None:
     config.stash[RUN] = run
     assert run_of(config) is run    # type: ignore[arg-type]
     assert stash_of(run) is config.stash
-    from conformance.recovery.nodes import known_nodes
+    from conformance.areas.recovery.nodes import known_nodes
     assert known_nodes(run) is config.stash[KNOWN_NODES]
     assert known_nodes(SimpleNamespace(config=SimpleNamespace(stash=pytest.Stash()))) is not known_nodes(run)

@@ -1,4 +1,4 @@
-"""The cluster-shape registry (conformance.shapes): resolution against manifests, which shapes
+"""The cluster-shape registry (conformance.cluster.shapes): resolution against manifests, which shapes
 share a cluster, the --ray-address rule, the mark lint, and the cluster manager's reuse. No Ray."""
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from conformance import cluster as cluster_mod
-from conformance import shapes
-from conformance.cluster import SHARED, ClusterHandle, ClusterManager, ClusterShape, complete, same_cluster
-from conformance.manifest import load_manifest
+from conformance.cluster import manager as cluster_mod
+from conformance.cluster import shapes
+from conformance.cluster.manager import SHARED, ClusterHandle, ClusterManager, ClusterShape, complete, same_cluster
+from conformance.catalog.manifest import load_manifest
 from conformance.simulated.manager import SimAccManager
 
 CHECKS = Path(__file__).resolve().parents[1] / "conformance" / "checks"

@@ -18,8 +18,9 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from test_signing_support import build_report, check_ids, suite, write_releases, write_report_dir  # noqa: E402
 
-from conformance import data, strict_input  # noqa: E402
-from conformance.cli import main as cli_main  # noqa: E402
+from conformance.catalog import data  # noqa: E402
+from conformance.catalog import strict_input  # noqa: E402
+from conformance.cli.main import main as cli_main  # noqa: E402
 from conformance.errors import UserError  # noqa: E402
 from conformance.signing import attestation as att  # noqa: E402
 from conformance.signing import dsse, keys, pkcs8, releases  # noqa: E402
@@ -492,7 +493,7 @@ def test_sign_refuses_a_group_or_world_readable_key(world, tmp_path: Path, capsy
 
 
 def test_reports_are_written_without_nan(tmp_path: Path) -> None:
-    from conformance.report import write_json
+    from conformance.report.build import write_json
     with pytest.raises(ValueError):
         write_json({"x": float("nan")}, tmp_path)
 

@@ -12,7 +12,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from test_signing_support import build_report, check_ids, retier, suite, write_report_dir  # noqa: E402
 
-from conformance.cli_signing import main  # noqa: E402
+from conformance.cli.signing import main  # noqa: E402
 from conformance.errors import UserError  # noqa: E402
 from conformance.signing.diff import diff_reports, direction, metric_leaves  # noqa: E402
 

@@ -10,7 +10,7 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from conformance.cli_signing import build_parser  # noqa: E402
+from conformance.cli.signing import build_parser  # noqa: E402
 from conformance.signing.attestation import PREDICATE_TYPE  # noqa: E402
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"

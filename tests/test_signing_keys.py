@@ -16,7 +16,7 @@ from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from conformance.cli_signing import main  # noqa: E402
+from conformance.cli.signing import main  # noqa: E402
 from conformance.errors import UserError  # noqa: E402
 from conformance.signing import keyring, keys  # noqa: E402
 
@@ -160,7 +160,7 @@ def test_keyring_errors_name_the_problem(tmp_path: Path, body: str, message: str
 
 
 def test_passphrase_on_the_command_line_is_refused_without_echo(capsys) -> None:
-    from conformance.cli_signing import build_parser
+    from conformance.cli.signing import build_parser
     for argv in (["keygen", "--out", "x", "--passphrase", "hunter2-secret"],
                  ["keygen", "--out", "x", "--passphrase=hunter2-secret"],
                  ["sign", "dir", "--key", "k", "--passphrase", "hunter2-secret"]):

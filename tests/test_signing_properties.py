@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from suite_runner import sim_manifest  # noqa: E402
 from test_signing_support import build_report, check_ids, write_releases, write_report_dir  # noqa: E402
 
-from conformance.cli import main as cli_main  # noqa: E402
+from conformance.cli.main import main as cli_main  # noqa: E402
 from conformance.errors import UserError  # noqa: E402
 from conformance.signing import attestation as att  # noqa: E402
 from conformance.signing import dsse, keys  # noqa: E402
@@ -317,7 +317,7 @@ def test_real_subprocess_cases_end_in_one_line(signed: dict[str, Any], tmp_path:
     argv = [a.format(folder=folder, pub=signed["pub"], root=tmp_path / "root") for a in argv_tail]
     if argv[0] != "validate-manifest":
         argv += ["--releases", str(signed["releases"])] if argv[0] != "diff" else []
-    proc = subprocess.run([sys.executable, "-m", "conformance.cli", *argv], capture_output=True, text=True,
+    proc = subprocess.run([sys.executable, "-m", "conformance.cli.main", *argv], capture_output=True, text=True,
                           timeout=60)
     assert proc.returncode == code, proc.stdout + proc.stderr
     assert "Traceback" not in proc.stdout + proc.stderr

@@ -14,7 +14,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from test_signing_support import build_report, write_report_dir  # noqa: E402
 
 import conformance  # noqa: E402
-from conformance import data  # noqa: E402
+from conformance.catalog import data  # noqa: E402
 from conformance.errors import UserError  # noqa: E402
 from conformance.signing import attestation as att  # noqa: E402
 from conformance.signing import keys, releases  # noqa: E402

@@ -11,10 +11,10 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from test_signing_support import build_report, check_ids, suite, write_releases, write_report_dir  # noqa: E402
 
-from conformance.cli_signing import main  # noqa: E402
+from conformance.cli.signing import main  # noqa: E402
 from conformance.signing import attestation as att  # noqa: E402
 from conformance.signing import keys  # noqa: E402
-from conformance.tiers import required_checks  # noqa: E402
+from conformance.catalog.ladder import required_checks  # noqa: E402
 
 
 @pytest.fixture(scope="module")

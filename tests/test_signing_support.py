@@ -11,12 +11,13 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Mapping
 
-from conformance import SUITE_NAME, __version__, data
+from conformance import SUITE_NAME, __version__
+from conformance.catalog import data
 from conformance.signing import releases
-from conformance.tiers import compute_tiers, context_from_report
+from conformance.catalog.ladder import compute_tiers, context_from_report
 
 FINISHED_AT = "2026-03-01T12:00:00Z"
-# Metrics that satisfy each judged check's judge under the shipped params (conformance/judges.py).
+# Metrics that satisfy each judged check's judge under the shipped params (conformance/report/judges.py).
 PASSING_METRICS: dict[str, dict[str, Any]] = {
     "PF-002": {"largest_size_gbps": 5.0, "reference_gbps": 10.0, "achieved_fraction": 0.5},
     "PF-003": {"rdt_gbps": 4.0, "object_store_gbps": 2.0, "ratio_to_object_store": 2.0},

@@ -18,15 +18,15 @@ sys.path.insert(0, str(Path(__file__).parent))
 from test_signing_support import (FINISHED_AT, build_report, check_ids, retier, suite,  # noqa: E402
                                   write_releases, write_report_dir, write_waivers)
 
-from conformance import data  # noqa: E402
-from conformance.cli_signing import main  # noqa: E402
+from conformance.catalog import data  # noqa: E402
+from conformance.cli.signing import main  # noqa: E402
 from conformance.errors import UserError  # noqa: E402
 from conformance.signing import attestation as att  # noqa: E402
 from conformance.signing import dsse, keys  # noqa: E402
 from conformance.signing.canonical import canonical_json  # noqa: E402
 from conformance.signing.keyring import key_from_file  # noqa: E402
 from conformance.signing.verify import verify_path  # noqa: E402
-from conformance.tiers import required_checks  # noqa: E402
+from conformance.catalog.ladder import required_checks  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -443,7 +443,7 @@ def test_truncated_envelope_in_a_real_process_prints_no_traceback(env_dir: Path,
     folder = signed(env_dir, tmp_path / "r")
     env = folder / att.ENVELOPE_NAME
     env.write_bytes(env.read_bytes()[:100])
-    proc = subprocess.run([sys.executable, "-m", "conformance.cli_signing", "verify", str(env),
+    proc = subprocess.run([sys.executable, "-m", "conformance.cli.signing", "verify", str(env),
                            "--key", str(_pub(env_dir)), "--releases", str(env_dir / "releases.yaml")],
                           capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert proc.returncode == 2

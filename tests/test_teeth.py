@@ -14,7 +14,7 @@ from typing import Any, Callable
 import pytest
 
 from conftest import TEETH_RUNS
-import conformance.check_index as check_index  # its tests_of_checks would be collected as a test
+import conformance.catalog.check_index as check_index  # its tests_of_checks would be collected as a test
 from teeth import RunResult, Runs, TeethRun, load_table, problems, run_by_id, runs
 
 RUNS = runs()
@@ -76,7 +76,7 @@ def teeth_runs(request: pytest.FixtureRequest) -> Runs:
 
 # ------------------------------------------------------------------------------ the cases
 def test_every_active_check_has_a_variant() -> None:
-    from conformance.data import load_suite_data
+    from conformance.catalog.data import load_suite_data
 
     active = {c.id for c in load_suite_data().checklist.active()}
     # A waived check fails on this Ray for every plugin (the waiver names the upstream issue), so
@@ -93,7 +93,7 @@ def test_every_active_check_has_a_variant() -> None:
 
 
 def test_the_table_is_well_formed() -> None:
-    from conformance.data import load_suite_data
+    from conformance.catalog.data import load_suite_data
 
     known = {c.id for c in load_suite_data().checklist.checks}
     index = check_index.tests_of_checks()

@@ -1,7 +1,7 @@
 """No pass/fail threshold is a literal in check code: thresholds live in the checklist's `params`.
 
 What the scan flags, in the check modules (conformance/checks/) and the area helpers
-(conformance/recovery/, conformance/transport/, conformance/topology/), by reading their syntax
+(conformance/areas/recovery/, conformance/areas/transport/, conformance/areas/topology/), by reading their syntax
 trees (so strings, comments and docstrings never count):
 
 1. an ordering comparison (<, <=, >, >=) with a numeric literal other than 0 and 1 anywhere in
@@ -17,7 +17,7 @@ trees (so strings, comments and docstrings never count):
 A line that is not a pass/fail threshold says so with a `# knob: <why>` comment (a polling
 interval, a hang guard far above every bound the checklist states, a payload size, a buffer
 cap); the reviewer reads the reason. Everything else must come from `Check.param` /
-`conformance.data.check_param`.
+`conformance.catalog.data.check_param`.
 """
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1] / "conformance"
-SCANNED = ("checks", "recovery", "transport", "topology")
+SCANNED = ("checks", "areas")
 TIME_LIMIT_NAMES = {"timeout", "timeout_s", "bound_s", "grace_s", "within_s"}
 THRESHOLD_WORDS = ("FRACTION", "RATIO", "UNIFORMITY", "THRESHOLD", "BOUND")
 ALLOWED = {0, 1}
@@ -105,7 +105,7 @@ def threshold_literals(source: str) -> list[tuple[int, str]]:
 
 
 def scanned_files() -> list[Path]:
-    return sorted(p for d in SCANNED for p in (ROOT / d).glob("*.py"))
+    return sorted(p for d in SCANNED for p in (ROOT / d).rglob("*.py"))
 
 
 def test_no_threshold_literal_in_check_code() -> None:
@@ -176,7 +176,7 @@ def stated_forms(name: str, value: object) -> list[str]:
 def test_every_numeric_param_is_stated_in_its_requirement() -> None:
     import re
 
-    from conformance.data import load_checklist
+    from conformance.catalog.data import load_checklist
 
     unstated = []
     for c in load_checklist().active():
@@ -195,7 +195,7 @@ def test_every_numeric_param_is_stated_in_its_requirement() -> None:
     ("min_ratio_to_object_store", 0, "params.min_ratio_to_object_store"),
 ])
 def test_the_checklist_schema_types_params(name: str, value: object, fragment: str) -> None:
-    from conformance.data import parse_checklist
+    from conformance.catalog.data import parse_checklist
     from conformance.errors import UserError
 
     doc = {"schema_version": 1, "checks": [

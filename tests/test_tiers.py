@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.data import load_suite_data, parse_checklist, parse_ladder
+from conformance.catalog.data import load_suite_data, parse_checklist, parse_ladder
 from conformance.errors import UserError
-from conformance.tiers import RunContext, compute_tiers, required_checks, tier_rank
+from conformance.catalog.ladder import RunContext, compute_tiers, required_checks, tier_rank
 
 
 def checklist():

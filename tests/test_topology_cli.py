@@ -19,7 +19,7 @@ import yaml
 
 from suite_runner import BROKEN, CHECKS, outcomes, run_suite, write_manifest
 
-TOPOLOGY_FILES = [str(CHECKS / f"test_topology_{name}.py") for name in ("labels", "description", "placement", "groups")]
+TOPOLOGY_FILES = [str(CHECKS / f"topology/test_topology_{name}.py") for name in ("labels", "description", "placement", "groups")]
 
 ROOT = Path(__file__).resolve().parent.parent
 TWO_NODE = ROOT / "conformance" / "simulated" / "manifest-2node.yaml"
@@ -27,8 +27,8 @@ TWO_NODE = ROOT / "conformance" / "simulated" / "manifest-2node.yaml"
 SERVE = """
 import sys, time
 from pathlib import Path
-from conformance.cluster import ClusterShape, prepare_driver, start_cluster, stop_cluster
-from conformance.manifest import load_manifest
+from conformance.cluster.manager import ClusterShape, prepare_driver, start_cluster, stop_cluster
+from conformance.catalog.manifest import load_manifest
 manifest = load_manifest(sys.argv[1])
 prepare_driver(manifest)
 handle = start_cluster(manifest, ClusterShape("shared"), None, None)  # manager=None: labels not applied
@@ -44,7 +44,7 @@ finally:
 
 
 def cli(*args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "conformance.cli", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "conformance.cli.main", *args], capture_output=True, text=True,
                           timeout=timeout, cwd=str(ROOT))
 
 

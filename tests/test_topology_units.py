@@ -13,13 +13,13 @@ import jsonschema
 import pytest
 import yaml
 
-from conformance.topology import consistency
-from conformance.topology.description import (described_value, description_problems, expected_problems,
+from conformance.areas.topology import consistency
+from conformance.areas.topology.description import (described_value, description_problems, expected_problems,
                                               ray_view_problems, schema_problems)
-from conformance.topology.facts import NodeFacts
-from conformance.topology.selectors import first_matching, matches, parse_value, truth_labels
-from conformance.topology.view import build_view, description_checks
-from conformance.topology.vocabulary import load_vocabulary, plugin_label_problems
+from conformance.areas.topology.facts import NodeFacts
+from conformance.areas.topology.selectors import first_matching, matches, parse_value, truth_labels
+from conformance.areas.topology.view import build_view, description_checks
+from conformance.areas.topology.vocabulary import load_vocabulary, plugin_label_problems
 
 ROOT = Path(__file__).resolve().parent.parent
 CATALOG = ROOT / "conformance" / "catalog"
@@ -63,7 +63,7 @@ def test_vocabulary_keys_pass_rays_key_rules_and_match_ray_constants() -> None:
 
 
 def test_demo_manifests_validate() -> None:
-    from conformance.manifest import load_manifest
+    from conformance.catalog.manifest import load_manifest
     for path in ("conformance/simulated/manifest-2node.yaml", "tests/manifests/topology-3node.yaml"):
         m = load_manifest(ROOT / path)
         assert m.data["topology"]["provider"]
@@ -71,7 +71,7 @@ def test_demo_manifests_validate() -> None:
 
 def test_manifest_schema_refuses_unknown_expectation(tmp_path: Path) -> None:
     from conformance.errors import UserError
-    from conformance.manifest import load_manifest
+    from conformance.catalog.manifest import load_manifest
     data = yaml.safe_load((ROOT / "conformance/simulated/manifest-2node.yaml").read_text())
     data["topology"]["expected"]["links"][0]["min_bandwidth_gbps"] = 0
     (tmp_path / "m.yaml").write_text(yaml.safe_dump(data))

@@ -15,7 +15,7 @@ import torch
 import yaml
 
 from conformance.errors import UserError
-from conformance.transport import bench, config, memory, payloads, tables, tracing
+from conformance.areas.transport import bench, config, memory, payloads, tables, tracing
 from suite_runner import ROOT
 
 import conformance.simulated.transport as simxfer
@@ -269,16 +269,16 @@ def test_memory_snapshot_and_growth() -> None:
 # ----------------------------------------------------------------------------- registration, CLI
 def _cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "RAY_CONFORMANCE_TRANSPORT_MAX_BYTES": "64KiB"}
-    return subprocess.run([sys.executable, "-m", "conformance.cli", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "conformance.cli.main", *args], capture_output=True, text=True,
                           timeout=timeout, cwd=str(ROOT), env=env)
 
 
 def test_registration_is_once_per_process_and_wraps_the_vendor_class() -> None:
     code = """
 import sys
-from conformance.manifest import load_manifest
-from conformance.transport.registration import ensure_registered
-from conformance.transport.tracing import TracedTransport
+from conformance.catalog.manifest import load_manifest
+from conformance.areas.transport.registration import ensure_registered
+from conformance.areas.transport.tracing import TracedTransport
 from ray.experimental.rdt import util
 m = load_manifest("conformance/simulated/manifest-transport.yaml")
 a = ensure_registered(m); b = ensure_registered(m)
@@ -312,8 +312,8 @@ def test_a_failed_registration_does_not_hold_back_another_manifests_transport(tm
     bad = tmp_path / "bad.yaml"
     bad.write_text(yaml.safe_dump(doc))
     code = f"""
-from conformance.manifest import load_manifest
-from conformance.transport.registration import TransportSetupError, ensure_registered
+from conformance.catalog.manifest import load_manifest
+from conformance.areas.transport.registration import TransportSetupError, ensure_registered
 try:
     ensure_registered(load_manifest({str(bad)!r}))
 except TransportSetupError as exc:
@@ -340,8 +340,8 @@ def test_a_registration_that_failed_after_registering_is_not_reused_for_another_
     bad = tmp_path / "bad.yaml"
     bad.write_text(yaml.safe_dump(doc))
     code = f"""
-from conformance.manifest import load_manifest
-from conformance.transport.registration import TransportSetupError, ensure_registered
+from conformance.catalog.manifest import load_manifest
+from conformance.areas.transport.registration import TransportSetupError, ensure_registered
 for path in ({str(bad)!r}, "conformance/simulated/manifest-transport.yaml"):
     try:
         ensure_registered(load_manifest(path))

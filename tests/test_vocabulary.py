@@ -6,7 +6,7 @@ import copy
 import pytest
 import yaml
 
-from conformance import data
+from conformance.catalog import data
 from conformance.errors import UserError
 
 CHECK = {"id": "DP-001", "title": "dev", "area": "device", "level": "MUST", "requirement": "MUST do x.",
@@ -89,7 +89,7 @@ def test_run_knobs_name_every_area_and_only_areas(tmp_path) -> None:  # noqa: AN
 
 
 def test_checklist_command_offers_the_vocabularys_areas_and_levels() -> None:
-    from conformance.cli import build_parser
+    from conformance.cli.main import build_parser
     vocab = data.load_vocabulary()
     parser = build_parser()
     sub = next(a for a in parser._subparsers._group_actions[0].choices.values() if a.prog.endswith("checklist"))

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from conformance import SUITE_NAME
-from conformance import data
+from conformance.catalog import data
 from conformance.errors import UserError
 from conformance.signing import dsse, keys
 from conformance.signing.canonical import canonical_json, loads_strict
@@ -177,7 +177,7 @@ MAX_REPORT_FILE_BYTES = 32 * 1024 * 1024
 
 def read_file(path: Path, what: str, *, max_bytes: int = MAX_REPORT_FILE_BYTES, within: Path | None = None) -> bytes:
     """A regular file of at most `max_bytes` (strict_input.read_regular); one-line UserError otherwise."""
-    from conformance import strict_input
+    from conformance.catalog import strict_input
 
     return strict_input.read_regular(Path(path), what, max_bytes=max_bytes, within=within)
 

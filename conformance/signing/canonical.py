@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from conformance import strict_input
+from conformance.catalog import strict_input
 
 
 def _reject_floats(obj: Any, path: str = "$") -> None:

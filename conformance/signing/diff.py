@@ -3,7 +3,7 @@
 Regressions:
   * a check whose outcome went from `pass` to fail / error / skip / not_applicable;
   * a check present in OLD and absent from NEW (it could be hiding a failure);
-  * a tier drop (conformance.tiers.tier_rank on the current ladder);
+  * a tier drop (conformance.catalog.ladder.tier_rank on the current ladder);
   * a performance figure that got worse by more than the tolerance (a fraction of the old value).
 Reported but not regressions: other outcome changes, added checks, tier rises.
 
@@ -20,7 +20,7 @@ NEW is a regression (a figure that stopped being measured may hide a slowdown).
 
 Refused as unreadable input (exit 2): reports that are not schema-valid, NaN/Infinity
 anywhere (the strict reader), a check id listed twice, a tolerance that is not a finite
-number >= 0. Every string shown comes through conformance.sanitize.
+number >= 0. Every string shown comes through conformance.report.sanitize.
 """
 from __future__ import annotations
 
@@ -33,11 +33,11 @@ from typing import Any, Iterator, Mapping
 
 from tabulate import tabulate
 
-from conformance import data
+from conformance.catalog import data
 from conformance.errors import UserError
-from conformance.sanitize import markdown_cell, terminal
+from conformance.report.sanitize import markdown_cell, terminal
 from conformance.signing import attestation as att
-from conformance.tiers import PASSING, tier_rank
+from conformance.catalog.ladder import PASSING, tier_rank
 
 HIGHER_IS_BETTER = ("_gbps", "_bandwidth", "bandwidth_gbps", "_per_s")
 LOWER_IS_BETTER = ("_latency_s", "latency_us", "_s")

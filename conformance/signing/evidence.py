@@ -4,7 +4,7 @@ Three lines, each recomputed from report.json and the release's checklist, never
 submitter's claims:
 
   evidence   every judged (metric-based) check's outcome is what its judge
-             (conformance.judges) gives on its recorded metrics under the release's params, and
+             (conformance.report.judges) gives on its recorded metrics under the release's params, and
              every check records exactly the release's params
   summary    the summary counts equal the counts of the per-check outcomes, every outcome key
              present (a deleted or altered key fails)
@@ -15,11 +15,11 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from conformance import judges
-from conformance.data import Checklist
-from conformance.results import OUTCOMES
-from conformance.sanitize import terminal
-from conformance.selection import partial_reasons
+from conformance.report import judges
+from conformance.catalog.data import Checklist
+from conformance.report.results import OUTCOMES
+from conformance.report.sanitize import terminal
+from conformance.run.selection import partial_reasons
 
 NOT_CERTIFICATION = "not a certification run"
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from conformance.data import read_yaml_or_json
+from conformance.catalog.data import read_yaml_or_json
 from conformance.errors import UserError
 from conformance.signing.keys import PublicKey, algorithm_of, keyid, load_public_key, load_public_key_pem
 

@@ -166,7 +166,7 @@ def kdf_warning(path: Path) -> str | None:
 
 def load_private_key(path: Path, passphrase: bytes | None = None, *, allow_insecure_mode: bool = False) -> PrivateKey:
     """Load a PEM private key; every failure is a one-line UserError that never shows key bytes."""
-    from conformance import strict_input
+    from conformance.catalog import strict_input
 
     path = Path(path)
     if not path.exists():
@@ -204,7 +204,7 @@ def load_public_key_pem(data: bytes, source: str) -> PublicKey:
 
 
 def load_public_key(path: Path, what: str = "--key") -> PublicKey:
-    from conformance import strict_input
+    from conformance.catalog import strict_input
 
     path = Path(path)
     if not path.exists():

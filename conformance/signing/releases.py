@@ -31,7 +31,7 @@ from typing import Sequence
 import yaml
 
 import conformance
-from conformance import data
+from conformance.catalog import data
 from conformance.errors import UserError
 
 HEADER = """\

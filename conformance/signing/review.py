@@ -18,14 +18,14 @@ from typing import Any, Iterator, Sequence
 import jsonschema
 from tabulate import tabulate
 
-from conformance import data
+from conformance.catalog import data
 from conformance.errors import UserError
-from conformance.sanitize import markdown_cell, terminal
+from conformance.report.sanitize import markdown_cell, terminal
 from conformance.signing import attestation as att
 from conformance.signing import releases
 from conformance.signing.keyring import TrustedKey
 from conformance.signing.verify import effective_checks, verify_path, _finished_date, _release_waivers
-from conformance.tiers import compute_tiers, context_from_report
+from conformance.catalog.ladder import compute_tiers, context_from_report
 
 FORMATS = ("text", "md", "json")
 DEFAULT_TIMEOUT_S = 60.0

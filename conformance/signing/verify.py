@@ -38,14 +38,15 @@ from typing import Any, Mapping, Sequence
 
 import jsonschema
 
-from conformance import data, strict_input
+from conformance.catalog import data
+from conformance.catalog import strict_input
 from conformance.errors import UserError
-from conformance.sanitize import terminal
+from conformance.report.sanitize import terminal
 from conformance.signing import attestation as att
 from conformance.signing import dsse, evidence, releases
 from conformance.signing.canonical import loads_strict
 from conformance.signing.keyring import TrustedKey
-from conformance.tiers import compute_tiers, context_from_report, required_checks
+from conformance.catalog.ladder import compute_tiers, context_from_report, required_checks
 
 _NOT_CHECKED = "not checked: report.json is not schema-valid"
 MAX_ARTIFACT_BYTES = 8 * 1024 ** 3  # the plugin artifact beside the report is hashed in a stream

@@ -1,0 +1,1 @@
+"""The device area's helpers: the AcceleratorManager contract probe and its judges, host detection, Ray's built-in managers."""

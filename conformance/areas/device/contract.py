@@ -1,0 +1,258 @@
+"""Contract checks of an AcceleratorManager: run the probe, then judge its output.
+
+The judging functions are pure (probe output in, list of problems out) so they are unit-tested
+without Ray and reused for the table of Ray's built-in managers.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from typing import Any
+
+from conformance.areas.device.contract_probe import CALLING, MARKER, ROUND_TRIPS
+
+# Ray's predefined resources and prefixes a custom accelerator must not use.
+# "GPU" is not here: Ray reserves it *for* accelerator managers (NVIDIA, AMD, Intel, Apple, Metax).
+RESERVED_RESOURCE_NAMES = {"CPU", "memory", "object_store_memory", "node", "bundle"}
+RESOURCE_NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_.\-/]*$")
+
+
+# The manager methods Ray calls in the process that starts a node: one that hangs there hangs
+# every node start, so no cluster of this plugin can come up.
+NODE_START_METHODS = ("get_resource_name", "get_visible_accelerator_ids_env_var", "get_current_node_num_accelerators",
+                      "get_current_node_accelerator_type", "get_current_node_additional_resources",
+                      "get_current_node_accelerator_labels")
+
+
+def probe_timeout_s(run: Any) -> float:
+    """How long a contract probe may take before it counts as a hang: the check's own budget,
+    less what the setup needs, and never more than a minute."""
+    return min(60.0, run.default_timeout, 0.75 * run.setup_timeout)  # knob: hang guard of the contract probe
+
+
+class ProbeFailed(Exception):
+    """The probe process itself failed (crash, hang, import error)."""
+
+    def __init__(self, message: str, hung_method: str | None = None) -> None:
+        super().__init__(message)
+        self.hung_method = hung_method
+
+
+def last_call(stderr: str | bytes | None) -> str | None:
+    """The manager method the probe was calling when it stopped (from its CALLING lines)."""
+    text = stderr.decode(errors="replace") if isinstance(stderr, bytes) else (stderr or "")
+    calls = [ln[len(CALLING):].strip() for ln in text.splitlines() if ln.startswith(CALLING)]
+    return calls[-1] if calls else None
+
+
+def run_contract_probe(manager_ref: str, *, python_path: list[str], env: dict[str, str],
+                       quantities: list[float] | None = None, timeout_s: float = 60.0,  # knob: hang guard; checks pass their bound
+                       mode: str = "contract", **options: Any) -> dict[str, Any]:
+    """Run conformance.areas.device.contract_probe in a subprocess with the manifest's environment
+    (`mode`/`options`: the host probes of conformance.cluster.hosts)."""
+    child_env = dict(os.environ)
+    child_env.update(env)
+    child_env["PYTHONPATH"] = os.pathsep.join(python_path + [child_env.get("PYTHONPATH", "")]).strip(os.pathsep)
+    config = json.dumps({"manager": manager_ref, "python_path": python_path, "quantities": quantities or [1],
+                         "mode": mode, **options})
+    try:
+        proc = subprocess.run([sys.executable, "-m", "conformance.areas.device.contract_probe", config], env=child_env,
+                              capture_output=True, text=True, timeout=timeout_s)
+    except subprocess.TimeoutExpired as exc:
+        method = last_call(exc.stderr)
+        where = f" in {method}()" if method else ""
+        raise ProbeFailed(f"contract probe of {manager_ref} did not finish within {timeout_s:.0f}s (hang{where})",
+                          hung_method=method) from None
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith(MARKER)]
+    if not lines:
+        tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
+        raise ProbeFailed(f"contract probe of {manager_ref} exited {proc.returncode}: {tail[0][:300]}")
+    result = json.loads(lines[-1][len(MARKER):])
+    if "import_error" in result:
+        raise ProbeFailed(f"cannot import {manager_ref}: {result['import_error']}")
+    return result
+
+
+def _ret(probe: dict[str, Any], method: str) -> tuple[bool, dict[str, Any] | str]:
+    entry = probe["methods"].get(method)
+    if entry is None:
+        return False, f"{method} was not called"
+    if not entry["ok"]:
+        return False, f"{method}() raised {entry['error']}"
+    return True, entry["result"]
+
+
+def problems_types(probe: dict[str, Any]) -> list[str]:
+    """DP-001: documented return types of every abstract method."""
+    problems: list[str] = []
+    expect = {
+        "get_resource_name": ({"str"}, "str"),
+        "get_visible_accelerator_ids_env_var": ({"str", "NoneType"}, "str or None"),
+        "get_current_node_num_accelerators": ({"int"}, "int"),
+        "get_current_node_accelerator_type": ({"str", "NoneType"}, "str or None"),
+        "get_current_node_additional_resources": ({"dict", "NoneType"}, "dict or None"),
+    }
+    for method, (types, text) in expect.items():
+        ok, res = _ret(probe, method)
+        if not ok:
+            problems.append(str(res))
+            continue
+        assert isinstance(res, dict)
+        if res["type"] not in types:
+            problems.append(f"{method}() returned {res['repr']} ({res['type']}); expected {text}")
+        elif method == "get_current_node_num_accelerators" and res["value"] < 0:
+            problems.append(f"{method}() returned {res['value']}; expected >= 0")
+        elif method == "get_resource_name" and not res["value"]:
+            problems.append(f"{method}() returned an empty string")
+        elif method == "get_current_node_additional_resources" and res["type"] == "dict":
+            for k, item in res["items"].items():
+                if item["key_type"] != "str" or item["type"] not in {"int", "float"}:
+                    problems.append(f"{method}() entry {k!r}: {item['repr']} ({item['type']}); "
+                                    "expected str -> int/float")
+    for q, entry in probe.get("validate", {}).items():
+        if not entry["ok"]:
+            problems.append(f"validate_resource_request_quantity({q}) raised {entry['error']}")
+            continue
+        res = entry["result"]
+        items = res.get("items") or []
+        if res["type"] not in {"tuple", "list"} or len(items) != 2:
+            problems.append(f"validate_resource_request_quantity({q}) returned {res['repr']}; "
+                            "expected a (bool, str or None) pair")
+        elif items[0]["type"] != "bool" or items[1]["type"] not in {"str", "NoneType"}:
+            problems.append(f"validate_resource_request_quantity({q}) returned {res['repr']}; "
+                            "expected (bool, str or None)")
+    return problems
+
+
+def problems_resource_name(probe: dict[str, Any], expected: str | None) -> list[str]:
+    """DP-002: a valid, non-reserved resource name equal to the manifest's."""
+    ok, res = _ret(probe, "get_resource_name")
+    if not ok:
+        return [str(res)]
+    assert isinstance(res, dict)
+    name = res.get("value")
+    if not isinstance(name, str):
+        return [f"get_resource_name() returned {res['repr']}; expected str"]
+    problems = []
+    if not RESOURCE_NAME_RE.match(name):
+        problems.append(f"resource name {name!r} is not a valid Ray resource name "
+                        "(letter first; letters, digits, _ - . / only)")
+    if name in RESERVED_RESOURCE_NAMES or name.startswith("accelerator_type:") or "_group_" in name:
+        problems.append(f"resource name {name!r} collides with a Ray-reserved resource")
+    if expected is not None and name != expected:
+        problems.append(f"resource name {name!r} differs from the manifest's {expected!r}")
+    return problems
+
+
+def _env_var_or_na(probe: dict[str, Any]) -> str | None:
+    return probe.get("env_var")
+
+
+def _zero_devices(probe: dict[str, Any]) -> bool:
+    entry = probe["methods"].get("get_current_node_num_accelerators") or {}
+    return bool(entry.get("ok")) and entry["result"].get("value") == 0
+
+
+def _trips(probe: dict[str, Any]) -> list[dict[str, Any]]:
+    """The round trips to judge. On a host with no devices, set([]) means "every device" to
+    some plugins (TPU unsets its variable when the ids equal the node's count), so it is skipped."""
+    trips = probe.get("round_trips", [])
+    if _zero_devices(probe):
+        trips = [t for t in trips if t["ids"]]
+    return trips
+
+
+def problems_round_trip(probe: dict[str, Any]) -> list[str]:
+    """DP-003: set then get returns exactly the ids, as strings."""
+    problems = []
+    for trip in _trips(probe):
+        ids = trip["ids"]
+        if not trip["set"]["ok"]:
+            problems.append(f"set_current_process_visible_accelerator_ids({ids}) raised {trip['set']['error']}")
+            continue
+        if not trip["get"]["ok"]:
+            problems.append(f"get after set({ids}) raised {trip['get']['error']}")
+            continue
+        got = trip["get"]["result"]
+        if got["type"] != "list":
+            problems.append(f"get after set({ids}) returned {got['repr']} ({got['type']}); expected list[str]")
+            continue
+        values = [i.get("value") for i in got["items"]]
+        types = {i["type"] for i in got["items"]}
+        if types - {"str"}:
+            problems.append(f"get after set({ids}) returned {got['repr']}; ids must be str")
+        elif values != ids:
+            problems.append(f"get after set({ids}) returned {values}")
+    return problems
+
+
+def problems_unset_is_none(probe: dict[str, Any]) -> list[str]:
+    """DP-004: the variable unset reads as None."""
+    entry = probe.get("unset_get")
+    if entry is None:
+        return ["the probe did not read the visible ids"]
+    if not entry["ok"]:
+        return [f"get_current_process_visible_accelerator_ids() with the variable unset raised {entry['error']}"]
+    if entry["result"]["type"] != "NoneType":
+        return [f"with {probe['env_var']} unset, get_current_process_visible_accelerator_ids() returned "
+                f"{entry['result']['repr']}; expected None"]
+    return []
+
+
+def problems_env_var_written(probe: dict[str, Any]) -> list[str]:
+    """DP-005: set writes the variable the manager names (its value format is the vendor's;
+    DP-003 checks that it reads back)."""
+    env_var = probe["env_var"]
+    problems = []
+    for trip in probe.get("round_trips", []):
+        if not trip["set"]["ok"]:
+            problems.append(f"set({trip['ids']}) raised {trip['set']['error']}")
+            continue
+        if trip["ids"] and trip["env_value"] is None:
+            others = ", ".join(trip["changed_vars"]) or "nothing"
+            problems.append(f"set({trip['ids']}) did not write {env_var} (it changed {others})")
+    return problems
+
+
+def problems_no_stray_vars(probe: dict[str, Any]) -> list[str]:
+    """DP-016: set changes no variable but the named one (Ray restores only that one between tasks)."""
+    env_var = probe["env_var"]
+    problems = []
+    for trip in _trips(probe):
+        others = [v for v in trip["changed_vars"] if v != env_var]
+        if others:
+            problems.append(f"set({trip['ids']}) also changed {', '.join(others)}")
+    return problems
+
+
+def env_var_applicable(probe: dict[str, Any]) -> tuple[bool, str]:
+    if probe.get("env_var") is None:
+        return False, ("the manager names no visible-devices variable (get_visible_accelerator_ids_env_var() "
+                       "is None), so Ray never sets per-task visibility")
+    return True, ""
+
+
+def validation_result(probe: dict[str, Any], quantity: float) -> tuple[bool | None, str | None, str | None]:
+    """(accepted, message, problem) for a quantity the probe validated."""
+    entry = probe.get("validate", {}).get(repr(float(quantity)))
+    if entry is None:
+        return None, None, f"quantity {quantity} was not probed"
+    if not entry["ok"]:
+        return None, None, f"validate_resource_request_quantity({quantity}) raised {entry['error']}"
+    items = entry["result"].get("items") or []
+    if len(items) != 2:
+        return None, None, f"validate_resource_request_quantity({quantity}) returned {entry['result']['repr']}"
+    return bool(items[0].get("value")), items[1].get("value"), None
+
+
+ALL_CONTRACT_PROBLEMS = {
+    "DP-001": problems_types,
+    "DP-003": problems_round_trip,
+    "DP-004": problems_unset_is_none,
+    "DP-005": problems_env_var_written,
+    "DP-016": problems_no_stray_vars,
+}
+__all__ = ["run_contract_probe", "ProbeFailed", "ROUND_TRIPS", "ALL_CONTRACT_PROBLEMS"]

@@ -1,0 +1,106 @@
+"""Exercise an AcceleratorManager's contract in a fresh process with no Ray cluster.
+
+Run as `python -m conformance.areas.device.contract_probe CONFIG_JSON`; prints one JSON object with what each
+static method returned (or raised) and what the visible-ids round trips did to the environment.
+A subprocess keeps the suite's own process clean: the manager mutates os.environ, may hang or
+crash, and Ray snapshots environment variables at import.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+import traceback
+from typing import Any, Callable
+
+MARKER = "CONTRACT_PROBE_RESULT "
+# Written to stderr before each manager call, so that a probe killed for hanging names the call.
+CALLING = "CONTRACT_PROBE_CALLING "
+ROUND_TRIPS: list[list[str]] = [["0"], ["1", "3"], []]
+
+
+def describe(value: Any) -> dict[str, Any]:
+    """A JSON-safe description of a return value that keeps its Python type."""
+    def typename(v: Any) -> str:
+        return type(v).__name__
+
+    if isinstance(value, dict):
+        return {"type": "dict", "items": {str(k): {"key_type": typename(k), "type": typename(v), "repr": repr(v)}
+                                          for k, v in value.items()}, "repr": repr(value)}
+    if isinstance(value, (list, tuple)):
+        return {"type": typename(value), "items": [describe(v) for v in value], "repr": repr(value)}
+    return {"type": typename(value), "repr": repr(value),
+            "value": value if isinstance(value, (str, int, float, bool)) or value is None else None}
+
+
+def call(fn: Callable[..., Any], *args: Any) -> dict[str, Any]:
+    print(CALLING + getattr(fn, "__name__", repr(fn)), file=sys.stderr, flush=True)
+    try:
+        return {"ok": True, "result": describe(fn(*args))}
+    except BaseException as exc:  # noqa: BLE001 - report everything, including SystemExit
+        return {"ok": False, "error": f"{exc.__class__.__name__}: {exc}".splitlines()[0][:300],
+                "traceback": traceback.format_exc()[-2000:]}
+
+
+def probe(manager: type, quantities: list[float]) -> dict[str, Any]:
+    out: dict[str, Any] = {"manager": f"{manager.__module__}:{manager.__qualname__}", "methods": {}}
+    m = out["methods"]
+    for name in ("get_resource_name", "get_visible_accelerator_ids_env_var", "get_current_node_num_accelerators",
+                 "get_current_node_accelerator_type", "get_current_node_additional_resources"):
+        m[name] = call(getattr(manager, name))
+    out["validate"] = {repr(float(q)): call(manager.validate_resource_request_quantity, q) for q in quantities}
+    labels = getattr(manager, "get_current_node_accelerator_labels", None)
+    if labels is not None:
+        m["get_current_node_accelerator_labels"] = call(labels)
+
+    env_var = None
+    try:
+        env_var = manager.get_visible_accelerator_ids_env_var()
+    except BaseException:  # noqa: BLE001 - already reported above
+        pass
+    out["env_var"] = env_var if isinstance(env_var, str) else None
+    if not isinstance(env_var, str):
+        return out
+    os.environ.pop(env_var, None)
+    out["unset_get"] = call(manager.get_current_process_visible_accelerator_ids)
+    trips = []
+    for ids in ROUND_TRIPS:
+        before = dict(os.environ)
+        set_result = call(manager.set_current_process_visible_accelerator_ids, list(ids))
+        after = dict(os.environ)
+        changed = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
+        trips.append({"ids": ids, "set": set_result, "changed_vars": changed,
+                      "env_value": after.get(env_var),
+                      "get": call(manager.get_current_process_visible_accelerator_ids)})
+        os.environ.pop(env_var, None)
+    out["round_trips"] = trips
+    return out
+
+
+def main(argv: list[str]) -> int:
+    config = json.loads(argv[1])
+    for p in reversed(config.get("python_path", [])):
+        sys.path.insert(0, p)
+    try:
+        from conformance.imports import import_ref
+        obj = import_ref(config["manager"])
+    except BaseException as exc:  # noqa: BLE001
+        print(MARKER + json.dumps({"import_error": f"{exc.__class__.__name__}: {exc}"}))
+        return 0
+    mode = config.get("mode", "contract")
+    if mode == "contract":
+        result = probe(obj, config.get("quantities", [1]))
+    else:  # detection on other hosts and the node-start rules (conformance.areas.device.host_detection)
+        from conformance.areas.device import host_detection as hosts
+        if mode == "detect":
+            result = hosts.detect(obj)
+        elif mode == "overcommit":
+            result = hosts.overcommit(obj, config["env_var"], config["visible"], config["request"])
+        else:
+            result = hosts.noset(obj, config["env_var"], config["noset_var"], config["preset"], config["ids"])
+    print(MARKER + json.dumps(result, default=repr))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,215 @@
+"""Simulated nodes for node-failure scenarios: the shape, and killing / rejoining its nodes.
+
+The shape has three nodes started by the suite in this process (ray.cluster_utils): a head
+that is never killed, and two worker nodes "b" and "c" that share a pool label, so that work
+selected by the pool can move from one to the other, while a per-node label lets work select
+one node only. Health checks are fast (FAST_HEALTH_CHECK: a hard-killed node is declared dead
+after about a second instead of ~15 s), which keeps the bounds meaningful and the run short.
+
+Each simulated node also gets RAY_CONFORMANCE_NODE_NAME (head, b, c) in its environment: a
+simulated plugin that keeps per-host state can tell its "hosts" apart by it; real plugins
+ignore it. The roles take the manifest's node environments that give a node devices (a CPU-only
+node_env entry is skipped), so a cluster with CPU-only nodes stays certifiable.
+
+Nodes fail through a fault driver (conformance.areas.recovery.faults): the built-in one for the nodes
+started here, or the --ray-address cluster's own (namespace hosts, SSH, Kubernetes), whose nodes
+carry the role labels themselves.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from conformance.cluster.manager import ClusterHandle, ClusterShape, detection_args, patched_environ, shape_node_labels
+from conformance.areas.recovery import bounds as B
+from conformance.areas.recovery.devices import DeviceNode, available, kill_quietly, spawn_holders, total
+from conformance.areas.recovery.faults import ClusterUtilsFaultDriver, NodeRef
+from conformance.areas.recovery.scenario import Clock
+from conformance.run.state import KNOWN_NODES, stash_of
+
+SHAPE_NAME = "recovery-nodes"
+POOL_KEY = "conformance.areas.recovery/pool"
+NODE_KEY = "conformance.areas.recovery/node"
+NODE_NAME_ENV = "RAY_CONFORMANCE_NODE_NAME"
+ROLES = ("head", "b", "c")
+TYPE_LABEL = "ray.io/accelerator-type"
+
+
+def _ray() -> Any:
+    import ray
+    return ray
+
+
+def known_nodes(run: Any) -> dict[str, NodeRef]:
+    """The last node seen per role in this run (a fault driver restarts a dead role from it)."""
+    return stash_of(run).setdefault(KNOWN_NODES, {})
+
+
+def device_node_envs(manifest: Any, manager: type | None) -> list[dict[str, str]]:
+    """The manifest's node environments under which the plugin detects devices (in order).
+
+    Asked in this process, as Ray asks when it starts a node; an entry that gives a node no
+    devices (a CPU-only node) is left out. All of them when none or no manager can tell.
+    """
+    base = manifest.cluster["node_env"] or [{}]
+    if manager is None:
+        return base
+    keep = []
+    for env in base:
+        with patched_environ(env):
+            try:
+                count = manager.get_current_node_num_accelerators()
+            except Exception:  # noqa: BLE001 - detection itself is judged by the device checks
+                count = 1
+        if count:
+            keep.append(env)
+    return keep or base
+
+
+def node_shape(manifest: Any, manager: type | None = None) -> ClusterShape:
+    """Head + two pool nodes, fast health checks; each role takes a device-giving node_env entry."""
+    base = device_node_envs(manifest, manager)
+    env = [{**base[i % len(base)], NODE_NAME_ENV: role} for i, role in enumerate(ROLES)]
+    labels = [{NODE_KEY: "head"}, {POOL_KEY: "x", NODE_KEY: "b"}, {POOL_KEY: "x", NODE_KEY: "c"}]
+    return ClusterShape(name=SHAPE_NAME, nodes=len(ROLES), system_config=dict(B.FAST_HEALTH_CHECK),
+                        node_env=env, node_labels=labels)
+
+
+def signature(node: dict[str, Any], resource: str) -> tuple[Any, ...]:
+    """What a node advertises, independent of its id: device count, type resources, labels."""
+    res = node.get("Resources", {})
+    types = tuple(sorted(k for k in res if k.startswith("accelerator_type:")))
+    labels = tuple(sorted((k, v) for k, v in (node.get("Labels") or {}).items() if k != "ray.io/node-id"))
+    return (res.get(resource, 0.0), types, labels)
+
+
+@dataclass
+class NodeLab:
+    """The node shape's cluster, by role: who is alive, kill a role, bring it back."""
+
+    handle: ClusterHandle
+    manifest: Any
+    manager: type
+    shape: ClusterShape
+    driver: Any = None                     # a FaultDriver; None: the nodes started here
+    refs: dict[str, NodeRef] = field(default_factory=dict)   # last node seen per role
+
+    def __post_init__(self) -> None:
+        if self.driver is None:
+            self.driver = ClusterUtilsFaultDriver(self)
+
+    @property
+    def resource(self) -> str:
+        return self.manifest.resource_name
+
+    def alive(self) -> dict[str, dict[str, Any]]:
+        """Live nodes by role (the role label the shape gave them)."""
+        out = {}
+        for n in _ray().nodes():
+            role = (n.get("Labels") or {}).get(NODE_KEY)
+            if n.get("Alive") and role in ROLES:
+                out[role] = n
+        return out
+
+    def dev(self, role: str) -> DeviceNode:
+        n = self.alive()[role]
+        return DeviceNode(self.resource, self.manager.get_visible_accelerator_ids_env_var(),
+                          self.manifest.accelerator["manager"], n["NodeID"], int(n["Resources"].get(self.resource, 0)))
+
+    def selector(self, role: str | None = None) -> dict[str, str]:
+        """A label selector for the pool (role None) or for one node, plus the accelerator type."""
+        sel = {POOL_KEY: "x"} if role is None else {NODE_KEY: role}
+        any_node = next(iter(self.alive().values()), {})
+        acc_type = (any_node.get("Labels") or {}).get(TYPE_LABEL)
+        if acc_type:
+            sel[TYPE_LABEL] = acc_type
+        return sel
+
+    def ref(self, role: str) -> NodeRef:
+        """The live node of a role (remembered, so that the driver can restart it once it is dead)."""
+        self.refs[role] = NodeRef.from_ray(self.alive()[role])
+        return self.refs[role]
+
+    def kill(self, role: str) -> None:
+        """Hard-kill a node (raylet, object store, workers): a host crash, made by the fault driver."""
+        if role == ROLES[0]:
+            raise ValueError("the head node is never killed (the driver is attached to it)")
+        self.driver.kill_node(self.ref(role))
+
+    def partition(self, role: str, seconds: float | None = None) -> None:
+        if role == ROLES[0]:
+            raise ValueError("the head node is never partitioned (the driver is attached to it)")
+        self.driver.partition(self.ref(role), seconds)
+
+    def heal(self, role: str) -> None:
+        self.driver.heal(self.refs[role])
+
+    def kill_local(self, node: NodeRef) -> None:
+        """ClusterUtilsFaultDriver.kill_node: remove the role's cluster_utils node, not gracefully."""
+        i = ROLES.index(node.labels.get(NODE_KEY, ""))
+        self.handle.cluster.remove_node(self.handle.node_handles[i], allow_graceful=False)
+
+    def wait_gone(self, clock: Clock, role: str, node_id: str, count: float, total_before: float,
+                  bound_s: float = B.NODE_GONE_S) -> float:
+        """Until the node is dead in the view, the total dropped by its count, its labels gone."""
+        seen: list[str] = []
+
+        def gone() -> bool:
+            nodes = _ray().nodes()
+            still = [n for n in nodes if n["NodeID"] == node_id and n.get("Alive")]
+            labelled = [n for n in nodes if n.get("Alive") and (n.get("Labels") or {}).get(NODE_KEY) == role]
+            tot = total(self.resource)
+            seen[:] = [f"alive={bool(still)}, live nodes labelled {role}={len(labelled)}, "
+                       f"{self.resource} total={tot} (before {total_before}, node had {count})"]
+            return not still and not labelled and abs(tot - (total_before - count)) < 1e-9
+
+        clock.wait_for(gone, f"node {role} ({node_id[:8]}) to leave the cluster view", bound_s,
+                       explain=lambda: seen[0] if seen else "nothing")
+        return clock.elapsed()
+
+    def rejoin(self, role: str) -> None:
+        """Start the role's node again (through the fault driver): it joins as a new node."""
+        self.driver.restart_node(self.refs.get(role) or NodeRef("", "", {NODE_KEY: role}))
+
+    def restart_local(self, node: NodeRef) -> Any:
+        """ClusterUtilsFaultDriver.restart_node: add the role's node again, same env, resources, labels."""
+        role = node.labels.get(NODE_KEY, "")
+        i = ROLES.index(role)
+        c = self.manifest.cluster
+        with patched_environ(self.shape.env(i)):
+            labels = shape_node_labels(self.shape, i, self.manager)
+            added = self.handle.cluster.add_node(num_cpus=c["num_cpus_per_node"],
+                                                 object_store_memory=c["object_store_memory_mb"] * 1024 * 1024,
+                                                 labels=labels or None, **detection_args(self.manifest))
+        self.handle.node_handles[i] = added
+        return added
+
+    def ensure_layout(self, clock: Clock) -> None:
+        """Bring back roles an earlier check killed, then require devices on every role."""
+        missing = [r for r in ROLES if r not in self.alive()]
+        for role in missing:
+            self.rejoin(role)
+        clock.wait_for(lambda: all(r in self.alive() for r in ROLES), f"nodes {missing} to rejoin", B.REJOIN_S)
+        empty = [r for r, n in self.alive().items() if n.get("Resources", {}).get(self.resource, 0) < 1]
+        if empty:
+            raise clock.fail(f"node(s) {empty} advertise no {self.resource}; node scenarios need devices on every node")
+        clock.wait_for(lambda: available(self.resource) >= total(self.resource) - 1e-9,
+                       "every device to be free before the scenario", B.DEVICE_RELEASE_S)
+
+
+def fill(clock: Clock, dev: DeviceNode, what: str) -> list[Any]:
+    """Blockers holding every device of a node, so that placement elsewhere is forced."""
+    blockers = spawn_holders(dev, dev.count)
+    clock.get([b.state.remote() for b in blockers], f"blockers to fill node {what}", B.ACTOR_READY_S)
+    return blockers
+
+
+def release(clock: Clock, blockers: list[Any], dev: DeviceNode, what: str) -> None:
+    kill_quietly(blockers)
+    clock.wait_for(lambda: available(dev.resource, dev.node_id) >= dev.count - 1e-9,
+                   f"node {what}'s devices to be free after its blockers ended", B.DEVICE_RELEASE_S)
+
+
+def labels_match(labels: dict[str, str], selector: dict[str, str]) -> bool:
+    """Equality selectors only (what the scenarios use)."""
+    return all(labels.get(k) == v for k, v in selector.items())

@@ -1,0 +1,143 @@
+"""The topology description (schemas/topology.schema.json): validation and comparisons.
+
+Pure functions, no Ray. Each returns a list of one-line problems; an empty list means the
+description passed. The schema catches shape errors (types, required fields, non-positive
+bandwidths); the semantic pass catches what a schema cannot: duplicate ids, links and NICs
+that name devices the description does not have, self-links.
+"""
+from __future__ import annotations
+
+import functools
+from typing import Any, Iterable, Mapping
+
+import jsonschema
+
+from conformance.catalog.data import format_validation_error, load_schema
+
+MAX_SCHEMA_ERRORS = 8  # knob: how many schema errors a reason shows
+
+
+@functools.lru_cache(maxsize=1)
+def _validator() -> jsonschema.Draft202012Validator:
+    return jsonschema.Draft202012Validator(load_schema("topology"))
+
+
+def schema_problems(desc: Any) -> list[str]:
+    errors = sorted(_validator().iter_errors(desc), key=lambda e: (list(e.absolute_path), e.message))
+    return [format_validation_error(e) for e in errors[:MAX_SCHEMA_ERRORS]]
+
+
+def device_ids(desc: Mapping[str, Any]) -> list[str]:
+    return [str(d.get("id")) for d in desc.get("devices", []) if isinstance(d, Mapping)]
+
+
+def semantic_problems(desc: Mapping[str, Any]) -> list[str]:
+    """Cross-references inside one (schema-valid) description."""
+    problems: list[str] = []
+    ids = device_ids(desc)
+    dupes = sorted({i for i in ids if ids.count(i) > 1})
+    if dupes:
+        problems.append(f"devices: duplicate ids {dupes}")
+    known = set(ids)
+    seen: set[tuple[tuple[str, str], str, bool]] = set()
+    for n, link in enumerate(desc.get("links", [])):
+        a, b = link["a"], link["b"]
+        for end in (a, b):
+            if end not in known:
+                problems.append(f"links[{n}]: {a}-{b} ({link['kind']}) references device {end!r}, "
+                                f"which the description does not list (devices: {sorted(known)})")
+        if a == b:
+            problems.append(f"links[{n}]: links device {a!r} to itself")
+        directed = bool(link.get("directed"))
+        key = ((a, b) if directed else (min(a, b), max(a, b)), link["kind"], directed)
+        if key in seen:
+            problems.append(f"links[{n}]: duplicate {link['kind']} link {a}-{b}")
+        seen.add(key)
+    for n, nic in enumerate(desc.get("nics", [])):
+        for dev in nic.get("devices", []):
+            if dev not in known:
+                problems.append(f"nics[{n}] ({nic['name']}): affinity to device {dev!r}, which the description "
+                                "does not list")
+    numa = {m["id"] for m in desc.get("numa_nodes", [])}
+    if numa:
+        for where, items in (("devices", desc.get("devices", [])), ("nics", desc.get("nics", []))):
+            for n, item in enumerate(items):
+                node = item.get("numa_node")
+                if node is not None and node not in numa:
+                    problems.append(f"{where}[{n}]: numa_node {node} is not among numa_nodes {sorted(numa)}")
+    return problems
+
+
+def description_problems(desc: Any) -> list[str]:
+    """Schema first; the semantic pass only runs on a schema-valid description."""
+    problems = schema_problems(desc)
+    return problems or semantic_problems(desc)
+
+
+def ray_view_problems(desc: Mapping[str, Any], ray_ids: Iterable[str], node_type: str | None) -> list[str]:
+    """The description must describe exactly the devices Ray schedules on the node."""
+    problems = []
+    ids, ray_set = device_ids(desc), sorted(str(i) for i in ray_ids)
+    if sorted(ids) != ray_set:
+        missing = sorted(set(ray_set) - set(ids))
+        extra = sorted(set(ids) - set(ray_set))
+        detail = "; ".join(x for x in (f"Ray's ids missing from it: {missing}" if missing else "",
+                                       f"ids Ray never assigns: {extra}" if extra else "") if x)
+        problems.append(f"describes devices {sorted(ids)} but Ray hands out {ray_set} on this node ({detail})")
+    if node_type is not None and desc.get("accelerator_type") != node_type:
+        problems.append(f"accelerator_type {desc.get('accelerator_type')!r} differs from the manager's type "
+                        f"{node_type!r} on this node")
+    return problems
+
+
+def links_between(desc: Mapping[str, Any], a: str, b: str) -> list[Mapping[str, Any]]:
+    out = []
+    for link in desc.get("links", []):
+        ends = (link["a"], link["b"])
+        if ends == (a, b) or (not link.get("directed") and ends == (b, a)):
+            out.append(link)
+    return out
+
+
+def expected_problems(desc: Mapping[str, Any], expected: Mapping[str, Any]) -> list[str]:
+    """Compare with the manifest's topology.expected (see schemas/manifest.schema.json)."""
+    problems = []
+    ids = device_ids(desc)
+    want = expected.get("devices_per_node")
+    if want is not None and len(ids) != want:
+        problems.append(f"describes {len(ids)} devices; topology.expected.devices_per_node is {want}")
+    for spec in expected.get("links", []):
+        a, b, kind = spec["a"], spec["b"], spec["kind"]
+        found = [lk for lk in links_between(desc, a, b) if lk["kind"] == kind]
+        floor = spec.get("min_bandwidth_gbps")
+        if not found:
+            kinds = sorted({lk["kind"] for lk in links_between(desc, a, b)})
+            problems.append(f"no {kind} link {a}-{b} described (kinds between them: {kinds or 'none'})")
+        elif floor is not None and max(lk["bandwidth_gbps"] for lk in found) < floor:
+            best = max(lk["bandwidth_gbps"] for lk in found)
+            problems.append(f"{kind} link {a}-{b} is described at {best:g} GB/s; expected at least {floor:g} GB/s")
+    if expected.get("fully_connected"):
+        lonely = [f"{a}-{b}" for i, a in enumerate(ids) for b in ids[i + 1:]
+                  if not links_between(desc, a, b) and not links_between(desc, b, a)]
+        if lonely:
+            problems.append(f"expected every device pair to be linked; no link for {lonely[:6]}"
+                            + (f" (+{len(lonely) - 6} more)" if len(lonely) > 6 else ""))
+    domains = desc.get("domains", {})
+    for kind in expected.get("domains", []):
+        if not domains.get(kind):
+            problems.append(f"describes no {kind} domain; topology.expected.domains requires it")
+    return problems
+
+
+def described_value(desc: Mapping[str, Any] | None, field: str) -> str | None:
+    """The description's value for a vocabulary `describes` field, as a label-style string."""
+    if desc is None:
+        return None
+    if field == "device_count":
+        return str(len(desc.get("devices", [])))
+    obj: Any = desc
+    for part in field.split("."):
+        if not isinstance(obj, Mapping) or part not in obj:
+            return None
+        obj = obj[part]
+    return None if obj is None else str(obj)

@@ -1,0 +1,213 @@
+"""Label-selector and placement-group probes, judged against the nodes' ground truth.
+
+A placement check asks two questions about every task, actor or bundle that ran:
+* did Ray honour the selector against the node's *labels* (the scheduler's contract), and
+* does the node really match the selector by its *truth labels* (selectors.truth_labels: its
+  devices and the plugin's own description)? A plugin whose labels lie (a domain the node is
+  not in, the type on a node without devices) fails here, the way its users would see it.
+
+Tasks are submitted three ways: with SPREAD (a user's view; where they land is judged), pinned
+one per node by adding `ray.io/node-id` to the selector (deterministic: a node must accept
+exactly the selectors its truth labels match), and as one actor. Every wait is bounded:
+submissions the labels say Ray can place get `run_timeout_s`; those no node's labels match
+get `pending_wait_s`, after which everything unfinished is cancelled and actors are killed.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
+
+from conformance.catalog.data import area_param
+from conformance.areas.topology.facts import NodeFacts
+from conformance.areas.topology.probe import Where, where
+from conformance.areas.topology.selectors import NODE_ID_KEY, first_matching, matches, selector_text
+
+RUN_TIMEOUT_S = area_param("topology", "run_timeout_s")
+PENDING_WAIT_S = area_param("topology", "pending_wait_s")
+CANCEL_WAIT_S = 10.0  # knob: cleanup wait after cancelling, not a bound
+# Errors meaning "Ray did not place it": cancelled by us, actor killed by us, or refused outright
+# (a selector naming ray.io/node-id is turned into a hard node affinity, and Ray fails such a
+# task at once when that node's labels do not match instead of keeping it pending).
+NOT_PLACED = ("TaskCancelledError", "ActorDiedError", "RayActorError", "ActorUnavailableError",
+              "TaskUnschedulableError", "ActorUnschedulableError")
+
+
+@dataclass
+class SelectorProbe:
+    """One selector (with optional fallbacks) and how to exercise it."""
+
+    chain: list[dict[str, str]]
+    spread_tasks: int = 2
+    actor: bool = False
+    pinned: bool = True
+
+    @property
+    def text(self) -> str:
+        head = selector_text(self.chain[0])
+        return head + "".join(f" / fallback {selector_text(s)}" for s in self.chain[1:])
+
+
+@dataclass
+class _Sub:
+    probe: SelectorProbe
+    kind: str                  # spread | pinned | actor
+    ref: Any
+    label_nodes: set[str]      # where Ray may place it, by the nodes' labels
+    truth_nodes: set[str]      # where it belongs, by the nodes' truth labels
+    actor: Any = None
+    node: str | None = None    # the pinned node
+
+
+@dataclass
+class PlacementResult:
+    violations: list[str] = field(default_factory=list)
+    placements: dict[str, list[str]] = field(default_factory=dict)
+    submitted: int = 0
+
+    def add(self, message: str) -> None:
+        if message not in self.violations:
+            self.violations.append(message)
+
+
+def _options(chain: Sequence[Mapping[str, str]]) -> dict[str, Any]:
+    opts: dict[str, Any] = {"num_cpus": 0, "label_selector": dict(chain[0])}
+    if len(chain) > 1:
+        opts["fallback_strategy"] = [{"label_selector": dict(s)} for s in chain[1:]]
+    return opts
+
+
+def _short(ids: set[str] | list[str]) -> str:
+    return "{" + ", ".join(sorted(i[:8] for i in ids)) + "}" if ids else "no node"
+
+
+def run_selector_probes(probes: Sequence[SelectorProbe], labels: Mapping[str, Mapping[str, str]],
+                        truth: Mapping[str, Mapping[str, str]], *, run_timeout_s: float = RUN_TIMEOUT_S,
+                        pending_wait_s: float = PENDING_WAIT_S) -> PlacementResult:
+    """Submit every probe, wait (bounded), judge, clean up. `labels`/`truth`: node_id -> labels."""
+    import ray
+
+    result = PlacementResult()
+    task = ray.remote(where)
+    actor_cls = ray.remote(Where)
+    subs: list[_Sub] = []
+    cancelled = False
+    try:
+        for p in probes:
+            _, by_labels = first_matching(p.chain, labels)
+            _, by_truth = first_matching(p.chain, truth)
+            for _ in range(p.spread_tasks):
+                ref = task.options(**_options(p.chain), scheduling_strategy="SPREAD", max_retries=0).remote()
+                subs.append(_Sub(p, "spread", ref, by_labels, by_truth))
+            if p.actor:
+                a = actor_cls.options(**_options(p.chain), scheduling_strategy="SPREAD", max_restarts=0).remote()
+                subs.append(_Sub(p, "actor", a.node.remote(), by_labels, by_truth, actor=a))
+            if p.pinned:
+                for node_id in labels:
+                    chain = [{**s, NODE_ID_KEY: node_id} for s in p.chain]
+                    on_l = {node_id} if any(matches(s, labels[node_id]) for s in chain) else set()
+                    on_t = {node_id} if any(matches(s, truth[node_id]) for s in chain) else set()
+                    ref = task.options(**_options(chain), max_retries=0).remote()
+                    subs.append(_Sub(p, "pinned", ref, on_l, on_t, node=node_id))
+        result.submitted = len(subs)
+        t0 = time.monotonic()
+        placeable = [s.ref for s in subs if s.label_nodes]
+        if placeable:
+            ray.wait(placeable, num_returns=len(placeable), timeout=run_timeout_s)
+        rest = [s.ref for s in subs if not s.label_nodes]
+        left = pending_wait_s - (time.monotonic() - t0)
+        if rest and left > 0:
+            ray.wait(rest, num_returns=len(rest), timeout=left)
+        ready, _ = ray.wait([s.ref for s in subs], num_returns=len(subs), timeout=0)
+        done = set(ready)
+        unfinished = [s for s in subs if s.ref not in done]
+        _cancel(ray, unfinished)
+        cancelled = True
+        late, _ = ray.wait([s.ref for s in unfinished], num_returns=len(unfinished), timeout=0) if unfinished else ([], [])
+        for s in subs:
+            state = _judge_ran(ray, s, labels, truth, result) if (s.ref in done or s.ref in late) else "pending"
+            if state == "pending" and s.truth_nodes:
+                waited = run_timeout_s if s.label_nodes else pending_wait_s
+                why = ("no node's labels match it" if not s.label_nodes
+                       else f"Ray did not place it although the labels of {_short(s.label_nodes)} match")
+                where_ = f"pinned to {s.node[:8]}" if s.node else s.kind
+                result.add(f"{p_text(s)} ({where_}) stayed pending for {waited:.0f}s: {why}, yet by their devices and "
+                           f"description {_short(s.truth_nodes)} should accept it{_diff(s, labels, truth)}")
+    finally:
+        if not cancelled:  # an exception half-way: leave nothing pending on the shared cluster
+            _cancel(ray, subs)
+        for s in subs:
+            if s.actor is not None:
+                ray.kill(s.actor)  # idempotent
+    return result
+
+
+def p_text(s: _Sub) -> str:
+    return f"selector {s.probe.text}"
+
+
+def _cancel(ray: Any, subs: Sequence[_Sub]) -> None:
+    for s in subs:
+        if s.actor is None:
+            ray.cancel(s.ref, force=True)
+    for s in subs:
+        if s.actor is not None:
+            ray.kill(s.actor)
+    refs = [s.ref for s in subs]
+    if refs:
+        ray.wait(refs, num_returns=len(refs), timeout=CANCEL_WAIT_S)
+
+
+def _diff(s: _Sub, labels: Mapping[str, Mapping[str, str]], truth: Mapping[str, Mapping[str, str]]) -> str:
+    keys = {k for sel in s.probe.chain for k in sel if k != NODE_ID_KEY}
+    parts = []
+    for node_id in sorted(set(labels)):
+        for k in sorted(keys):
+            if labels[node_id].get(k) != truth[node_id].get(k):
+                parts.append(f"{node_id[:8]} labels {k}={labels[node_id].get(k)!r}, truth {truth[node_id].get(k)!r}")
+    return f" ({'; '.join(parts)})" if parts else ""
+
+
+def _judge_ran(ray: Any, s: _Sub, labels: Mapping[str, Mapping[str, str]], truth: Mapping[str, Mapping[str, str]],
+               result: PlacementResult) -> str:
+    """'ran' (and judged), 'pending' (cancelled before it ran) or 'failed'."""
+    try:
+        node = ray.get(s.ref, timeout=CANCEL_WAIT_S)
+    except Exception as exc:  # noqa: BLE001 - cancelled or failed: it did not run anywhere
+        if exc.__class__.__name__ in NOT_PLACED:
+            return "pending"
+        result.add(f"{p_text(s)} ({s.kind}) failed: {exc.__class__.__name__}: {str(exc).strip()[:160]}")
+        return "failed"
+    result.placements.setdefault(s.probe.text, []).append(node[:8])
+    if node not in s.label_nodes:
+        result.add(f"{p_text(s)} ({s.kind}) ran on {node[:8]}, whose labels do not match it (Ray placed it "
+                   f"against its selector; nodes that match: {_short(s.label_nodes)})")
+    if node not in s.truth_nodes:
+        result.add(f"{p_text(s)} ({s.kind}) ran on {node[:8]}, which by its devices and description should not "
+                   f"match it (should run on {_short(s.truth_nodes)}){_diff(s, labels, truth)}")
+    return "ran"
+
+
+def group_nodes(pg: Any) -> list[str]:
+    """The node of every bundle of a ready placement group, in bundle order."""
+    from ray.util.placement_group import placement_group_table
+
+    table = placement_group_table(pg)
+    mapping = table.get("bundles_to_node_id") or {}
+    return [mapping[i] for i in sorted(mapping)]
+
+
+def try_group(bundles: list[dict[str, float]], wait_s: float, **kwargs: Any) -> tuple[bool, list[str]]:
+    """Create a placement group, wait at most wait_s, remove it; (ready, bundle nodes)."""
+    from ray.util.placement_group import placement_group, remove_placement_group
+
+    pg = placement_group(bundles, **kwargs)
+    try:
+        ready = pg.wait(wait_s)
+        return ready, group_nodes(pg) if ready else []
+    finally:
+        remove_placement_group(pg)
+
+
+def nodes_labels(facts: Sequence[NodeFacts]) -> dict[str, dict[str, str]]:
+    return {f.node_id: {**f.ray_labels, NODE_ID_KEY: f.node_id} for f in facts}

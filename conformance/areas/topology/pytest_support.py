@@ -1,0 +1,121 @@
+"""The topology checks' fixture: per-node facts, collected once per cluster and shared.
+
+Import `topology` into a check module to use it. The facts are kept in the run's config stash
+(conformance.run.state.TOPOLOGY_FACTS), keyed by the set of alive node ids, so every topology
+check of a run sees the same probe results and the cluster is probed once (again only if the
+shared cluster restarted).
+Collecting them also (re)writes the "Topology" section of the report.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from conformance.run.state import TOPOLOGY_FACTS, stash_of
+from conformance.areas.topology.collect import collect_node_facts
+from conformance.areas.topology.facts import NodeFacts
+from conformance.areas.topology.placement import nodes_labels
+from conformance.areas.topology.selectors import truth_labels
+from conformance.areas.topology.view import build_view
+from conformance.areas.topology.vocabulary import Vocabulary, load_vocabulary, ray_label_problem
+
+@dataclass
+class TopologyContext:
+    facts: list[NodeFacts]
+    vocabulary: Vocabulary
+    resource: str
+    expected_type: str
+    provider_ref: str | None
+    expected_topology: dict[str, Any] | None
+    remote: bool
+
+    def device_nodes(self) -> list[NodeFacts]:
+        return [f for f in self.facts if f.has_devices]
+
+    def labels(self) -> dict[str, dict[str, str]]:
+        return nodes_labels(self.facts)
+
+    def truth(self) -> dict[str, dict[str, str]]:
+        return {f.node_id: truth_labels(f, self.vocabulary, self.expected_type) for f in self.facts}
+
+    def published_domains(self) -> list[tuple[str, str]]:
+        """(key, value) of every domain label on an alive node, vocabulary order. Values Ray's
+        label rules refuse are left out: TL-002 reports them, and no selector can name them."""
+        out = []
+        for entry in self.vocabulary.domain_keys():
+            for value in sorted({f.ray_labels[entry.key] for f in self.facts if entry.key in f.ray_labels}):
+                if ray_label_problem(entry.key, value) is None:
+                    out.append((entry.key, value))
+        return out
+
+
+def topology_section_notes(run: Any) -> list[str]:
+    notes = []
+    if run.ray_address:
+        notes.append("remote cluster: the plugin's labels must have been applied by whoever started the nodes")
+    else:
+        notes.append("Ray 2.60 applies get_current_node_accelerator_labels() only for TPU; the suite applied the "
+                     "plugin's labels to the nodes it started")
+    return notes
+
+
+def context_for(run: Any) -> TopologyContext:
+    import ray
+
+    manifest = run.manifest
+    topo = manifest.data.get("topology") or {}
+    key = tuple(sorted(n["NodeID"] for n in ray.nodes() if n.get("Alive")))
+    stash = stash_of(run)
+    cached = stash.get(TOPOLOGY_FACTS, None)
+    if cached is not None and cached[0] == key:
+        facts = cached[1]
+    else:
+        facts = collect_node_facts(manifest.resource_name, manifest.accelerator["manager"], topo.get("provider"))
+        stash[TOPOLOGY_FACTS] = (key, facts)
+    ctx = TopologyContext(facts=facts, vocabulary=load_vocabulary(), resource=manifest.resource_name,
+                          expected_type=manifest.accelerator_type, provider_ref=topo.get("provider"),
+                          expected_topology=topo.get("expected"), remote=bool(run.ray_address))
+    run.sections["Topology"] = build_view(facts, resource=ctx.resource, vocabulary=ctx.vocabulary,
+                                          expected_type=ctx.expected_type, expected_topology=ctx.expected_topology,
+                                          notes=topology_section_notes(run))
+    return ctx
+
+
+@pytest.fixture
+def topology(shared_cluster: Any, conformance_run: Any, accelerator_manager: type) -> TopologyContext:
+    """The shared cluster's per-node facts (Ray's view and the plugin's, per node)."""
+    return context_for(conformance_run)
+
+
+def require_provider(ctx: TopologyContext) -> None:
+    from conformance.run.fixtures import not_applicable
+
+    if not ctx.provider_ref:
+        not_applicable("the manifest declares no topology.provider, so there is no description to check")
+
+
+def probe_gaps(ctx: TopologyContext) -> tuple[dict[str, list[str]], list[str]]:
+    """Nodes the probe could not run on: a problem on nodes with devices; a note elsewhere
+    (e.g. a CPU-only head of a real cluster without the plugin installed)."""
+    problems: dict[str, list[str]] = {}
+    notes = []
+    for f in ctx.facts:
+        if f.probe_error:
+            if f.has_devices:
+                problems.setdefault(f.short, []).append(f"the probe did not run: {f.probe_error}")
+            else:
+                notes.append(f"{f.short}: not probed ({f.probe_error})")
+    return problems, notes
+
+
+def assert_no_problems(per_node: dict[str, list[str]], what: str, metrics: dict[str, Any] | None = None) -> None:
+    """Fail with one line naming every node and its first problems (the report's reason)."""
+    per_node = {k: v for k, v in per_node.items() if v}
+    if metrics is not None:
+        metrics["problems"] = per_node
+    if per_node:
+        parts = [f"node {node}: {'; '.join(problems[:3])}" + (f" (+{len(problems) - 3} more)" if len(problems) > 3 else "")
+                 for node, problems in per_node.items()]
+        raise AssertionError(f"{what}: " + " | ".join(parts))

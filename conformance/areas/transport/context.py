@@ -1,0 +1,207 @@
+"""What a transport check module works with: the registered transport, its endpoints, transfers.
+
+One `TransportContext` per run (see `transport.fixtures.tctx`). It owns the endpoint pools;
+pools whose endpoints hold devices are stopped at the end of each module, so a device held by
+an endpoint is free again before the next module's checks start.
+
+Transfers are always "producer on one endpoint returns the payload through the transport,
+consumer on another endpoint takes the ref as an argument", with every wait bounded.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable
+
+from conformance.cluster.manager import SHARED
+from conformance.areas.transport import payloads
+from conformance.areas.transport.pool import Endpoints, PoolCache, alive_nodes, start_endpoints
+from conformance.areas.transport.registration import TransportSetup
+
+GET_TIMEOUT_S = 30.0          # knob: hang guard of one transfer (or consumer call) of a small payload
+MAX_REBUILDS = 2              # knob: endpoint rebuilds per check after transfers killed them
+INTRA_NODE_ENDPOINTS = 3
+
+
+class TransferError(Exception):
+    """A transfer raised or timed out; the message says which and with what."""
+
+
+def first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    for line in text.splitlines():
+        line = line.strip()
+        if line and not line.startswith(("ray::", "\x1b[36mray::")):
+            return f"{type(exc).__name__}: {line[:300]}"
+    return type(exc).__name__
+
+
+def ray_get(refs: Any, timeout: float = GET_TIMEOUT_S, what: str = "transfer") -> Any:
+    """ray.get with a bound (interruptible by the check's hard timeout); failures become
+    TransferError naming what was awaited."""
+    from conformance.run.timeouts import CheckTimeout
+    from conformance.run.waits import bounded_get
+
+    try:
+        return bounded_get(refs, timeout, what)
+    except CheckTimeout:
+        raise
+    except Exception as exc:  # noqa: BLE001 - whatever Ray raised is the finding
+        from ray.exceptions import RayError
+        cause = getattr(exc, "cause", None)
+        if isinstance(exc, TimeoutError) and not isinstance(exc, RayError):
+            raise TransferError(f"{what}: no result within {timeout:.0f}s") from None
+        raise TransferError(f"{what}: {first_line(cause if isinstance(cause, BaseException) else exc)}") from None
+
+
+@dataclass
+class CaseResult:
+    case_id: str
+    problems: list[str] = field(default_factory=list)
+    error: str | None = None
+    not_run: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems and self.error is None and not self.not_run
+
+    def summary(self) -> str:
+        if self.not_run:
+            return f"{self.case_id}: not run ({self.error})"
+        if self.error:
+            return f"{self.case_id}: {self.error}"
+        return "; ".join(self.problems)
+
+
+class TransportContext:
+    """The registered transport plus endpoint pools on the shared cluster."""
+
+    def __init__(self, run: Any, setup: TransportSetup) -> None:
+        self.run = run
+        self.setup = setup
+        self.resource: str = run.manifest.resource_name
+        self.pools = PoolCache()
+        self.cache: dict[str, Any] = {}
+
+    @property
+    def name(self) -> str:
+        return self.setup.name
+
+    @property
+    def devices(self) -> tuple[str, ...]:
+        return self.setup.config.devices
+
+    @property
+    def primary_device(self) -> str:
+        """The device type performance is measured on: the first non-CPU one, else cpu."""
+        return next((d for d in self.devices if d != "cpu"), self.devices[0])
+
+    def cluster(self) -> Any:
+        return self.run.cluster(SHARED)
+
+    # ------------------------------------------------------------------ endpoints
+    def intra_node(self, device: str) -> Endpoints:
+        """Up to 3 endpoints on one node (the head node first)."""
+        handle = self.cluster()
+
+        def factory() -> Endpoints:
+            need = self.resource if device != "cpu" else None
+            nodes = alive_nodes(need)
+            if not nodes:
+                raise TransferError(f"no node offers {self.resource} for {device} endpoints")
+            node = nodes[0]
+            n = INTRA_NODE_ENDPOINTS
+            if need:
+                n = min(n, int(node["Resources"].get(self.resource, 0)))
+            return start_endpoints(self.setup, self.resource, device=device, nodes=[node["NodeID"]] * n)
+
+        return self.pools.get(f"intra/{device}", handle, factory)
+
+    def cross_node(self, device: str) -> Endpoints | None:
+        """Two endpoints on two different nodes, or None when the cluster has one node."""
+        handle = self.cluster()
+        nodes = alive_nodes(self.resource if device != "cpu" else None)
+        if len(nodes) < 2:
+            return None
+        return self.pools.get(f"cross/{device}", handle, lambda: start_endpoints(
+            self.setup, self.resource, device=device, nodes=[nodes[0]["NodeID"], nodes[1]["NodeID"]]))
+
+    def release(self, key_prefix: str = "") -> None:
+        for key in list(self.pools._pools):
+            if key.startswith(key_prefix):
+                self.pools.drop(key)
+
+    def release_device_pools(self) -> None:
+        """Stop the endpoints that hold accelerator units (pool keys are "<kind>/<device>") and
+        wait until Ray has the units back, so the next check finds every device free."""
+        dropped = False
+        for key in list(self.pools._pools):
+            if not key.endswith("/cpu"):
+                self.pools.drop(key)
+                dropped = True
+        if dropped:
+            self.wait_units_free()
+
+    def wait_units_free(self) -> None:
+        import ray
+
+        from conformance.run.fixtures import wait_devices_released
+        if ray.is_initialized():
+            wait_devices_released(self.resource)
+
+    def close(self) -> None:
+        self.pools.close()
+
+    # ------------------------------------------------------------------ transfers
+    def produce(self, src: Any, case: dict[str, Any], transport: str | None = None) -> Any:
+        return src.make.options(tensor_transport=transport or self.name).remote(case)
+
+    def transfer(self, src: Any, dst: Any, case: dict[str, Any], transport: str | None = None,
+                 timeout: float = GET_TIMEOUT_S) -> tuple[Any, Any]:
+        """(sent digest, received digest) of one case moved src -> dst."""
+        ref = self.produce(src, case, transport)
+        try:
+            got = ray_get(dst.receive.remote(ref), timeout, f"{case['id']}: consumer")
+            sent = ray_get(src.sent_digest.remote(case["id"]), timeout, f"{case['id']}: producer")
+        finally:
+            del ref   # a ref kept alive by a traceback would pin the object on the source
+        return sent, got
+
+    def run_cases(self, device: str, cases: Iterable[dict[str, Any]], fields: tuple[str, ...],
+                  endpoints: Callable[[], Endpoints] | None = None, src: int = 0, dst: int = 1,
+                  timeout: float = GET_TIMEOUT_S) -> list[CaseResult]:
+        """Move each case src -> dst, one at a time, comparing `fields`.
+
+        When a failed transfer took the endpoints down (Ray kills both actors of a transport
+        that cannot abort), the pool is rebuilt up to MAX_REBUILDS times; cases after that are
+        reported as not run.
+        """
+        get_eps = endpoints or (lambda: self.intra_node(device))
+        eps = get_eps()
+        results: list[CaseResult] = []
+        rebuilds = 0
+        for case in cases:
+            if rebuilds > MAX_REBUILDS:
+                results.append(CaseResult(case["id"], not_run=True,
+                                          error=f"endpoints lost {rebuilds} times after failed transfers"))
+                continue
+            try:
+                sent, got = self.transfer(eps.actors[src], eps.actors[dst], case, timeout=timeout)
+                results.append(CaseResult(case["id"], problems=payloads.compare(sent, got, fields)))
+            except TransferError as exc:
+                error = str(exc)
+                if "ActorDiedError" in error and not self.setup.can_abort:
+                    error += (" (Ray kills both actors when a transfer fails on a transport that cannot abort; "
+                              "the cause is in the source's worker log)")
+                results.append(CaseResult(case["id"], error=error))
+                if not eps.healthy(5.0):
+                    rebuilds += 1
+                    if rebuilds <= MAX_REBUILDS:
+                        eps = get_eps()
+        return results
+
+
+def failures(results: list[CaseResult], limit: int = 4) -> str:
+    bad = [r for r in results if not r.ok]
+    shown = "; ".join(r.summary() for r in bad[:limit])
+    more = f" (+{len(bad) - limit} more)" if len(bad) > limit else ""
+    return f"{len(bad)}/{len(results)} cases wrong: {shown}{more}"

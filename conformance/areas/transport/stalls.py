@@ -1,0 +1,180 @@
+"""Whose stall is it: transfers that did not finish, set against what the transport was asked to do.
+
+When concurrent transfers do not finish in time (TR-019), the failure should say where they
+stopped: in the vendor's transport, or before Ray handed them to it. The tracing wrapper
+(conformance.areas.transport.tracing) records, per process, every transport call that returned and
+every call still running. For each unfinished transfer this module reads the source's and the
+receiver's records (through Ray's `_ray_system_error` concurrency group, which a task blocked
+in the transport does not hold) and classifies it:
+
+* `not_produced`   – the source's extract_tensor_transport_metadata never returned: the
+                     transport's source side (or the producing task) holds it;
+* `in_transport`   – the receiver's transport receive started and has not returned: the
+                     transport holds it;
+* `received`       – the receive returned (or raised) and the task still did not finish;
+* `never_handed`   – the source produced it and Ray never called the receiver's transport for
+                     it: the transfer never reached the vendor's code.
+
+The classes go into the failure's reason, so a reviewer (and the vendor) sees where the transfers
+stopped. An asyncio receiver whose event loop is stuck deserializing a task's argument does not
+answer even on that group (Ray 2.60 hands it no task meanwhile): it is named as silent, which is
+itself evidence. The owner (this driver) is asked too, without any actor: Ray's RDT
+manager in this process knows, per object, whether it still waits for the source's metadata
+(`owner_waiting`: the producer did not finish) or has sent the receive to the receiver
+(`owner_sent`). Pure except `transport_view` (runs inside an actor), `owner_view` (reads Ray's
+private RDT state; unknown on another Ray) and `gather` (asks the actors).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+VIEW_TIMEOUT_S = 5.0   # knob: hang guard of the actors' answers about their transport calls
+PRODUCED = "extract_tensor_transport_metadata"
+RECEIVE = "recv_multiple_tensors"
+
+
+@dataclass(frozen=True)
+class Pending:
+    """One unfinished transfer: its object id and the indexes of its source and receiver actors."""
+
+    obj_id: str
+    src: int
+    dst: int
+
+
+@dataclass(frozen=True)
+class StallEvidence:
+    """The unfinished transfers by class (see the module doc), and the actors that did not answer."""
+
+    pending: int
+    never_handed: int = 0
+    in_transport: int = 0
+    received: int = 0
+    not_produced: int = 0
+    silent: tuple[int, ...] = field(default_factory=tuple)
+    owner_waiting: int = 0     # the owner still waits for the source's metadata
+    owner_sent: int = 0        # the owner has sent the receive to the receiver
+
+    def describe(self) -> str:
+        parts = [f"{n} {what}" for n, what in (
+            (self.in_transport, "still inside the transport's receive"),
+            (self.not_produced, "never produced (the source's extract_tensor_transport_metadata did not return)"),
+            (self.received, "received by the transport, yet their tasks did not finish"),
+            (self.never_handed, "produced but never handed to the receiver's transport by Ray")) if n]
+        if self.silent:
+            parts.append(f"actor(s) {list(self.silent)} did not say which transport calls they made "
+                         f"within {VIEW_TIMEOUT_S:g}s")
+        if self.owner_waiting or self.owner_sent:
+            parts.append(f"the owner still waits for the source's metadata of {self.owner_waiting} and has sent "
+                         f"{self.owner_sent} to their receivers")
+        return "; ".join(parts) or "no evidence"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"pending": self.pending, "never_handed": self.never_handed, "in_transport": self.in_transport,
+                "received": self.received, "not_produced": self.not_produced, "silent_actors": list(self.silent),
+                "owner_waiting": self.owner_waiting, "owner_sent": self.owner_sent}
+
+
+def classify(pending: list[Pending], views: dict[int, dict[str, Any] | None],
+             owner: dict[str, str] | None = None) -> StallEvidence:
+    """Classify each unfinished transfer from the actors' views (None: the actor did not answer)
+    and the owner's ("waiting" / "sent" per object id; others and missing ones are not counted)."""
+    owner = owner or {}
+    counts = {"never_handed": 0, "in_transport": 0, "received": 0, "not_produced": 0,
+              "owner_waiting": sum(owner.get(p.obj_id) == "waiting" for p in pending),
+              "owner_sent": sum(owner.get(p.obj_id) == "sent" for p in pending)}
+    for p in pending:
+        src, dst = views.get(p.src), views.get(p.dst)
+        if dst is not None and any(c["m"] == RECEIVE and c["obj"] == p.obj_id for c in dst.get("in_flight", [])):
+            counts["in_transport"] += 1
+        elif dst is not None and RECEIVE in dst.get("done", {}).get(p.obj_id, []):
+            counts["received"] += 1
+        elif src is not None and PRODUCED not in src.get("done", {}).get(p.obj_id, []):
+            counts["not_produced"] += 1
+        elif src is not None and dst is not None:
+            counts["never_handed"] += 1
+    silent = tuple(sorted(i for i, v in views.items() if v is None))
+    return StallEvidence(pending=len(pending), silent=silent, **counts)
+
+
+def transport_view(actor_self: Any, transport: str, obj_ids: list[str]) -> dict[str, Any]:
+    """Runs in an actor (via __ray_call__): which transport calls returned, and which still run,
+    for these objects."""
+    from conformance.areas.transport import tracing
+
+    done: dict[str, list[str]] = {}
+    for rec in tracing.calls(transport, obj_ids):
+        done.setdefault(rec["obj"], []).append(rec["m"])
+    return {"done": done, "in_flight": tracing.in_flight(transport, obj_ids)}
+
+
+def owner_view(obj_ids: list[str]) -> dict[str, str]:
+    """Per object id, what this process's RDT manager (the owner's) knows: "waiting" (the source's
+    metadata has not arrived: its producer did not finish), "sent" (a receive went to a receiver),
+    "unknown" (not managed here). {} when Ray's private RDT state is not where Ray 2.60 keeps it."""
+    try:
+        import ray
+
+        mgr = ray._private.worker.global_worker.rdt_manager
+        with mgr._lock:
+            out = {}
+            for obj in obj_ids:
+                meta = mgr._managed_rdt_metadata.get(obj)
+                if meta is None:
+                    out[obj] = "unknown"
+                elif meta.tensor_transport_meta is None:
+                    out[obj] = "waiting"
+                else:
+                    out[obj] = "sent" if meta.sent_dest_actors else "unknown"
+            return out
+    except Exception:  # noqa: BLE001 - another Ray keeps it elsewhere: no owner evidence
+        return {}
+
+
+def unproduced_by(deadline: float, obj_ids: list[str]) -> list[str]:
+    """The objects whose tensor-transport metadata the owner (this driver) still lacks at the
+    monotonic `deadline`: their producers did not finish (Ray's RDT manager in this process
+    receives the metadata with each producer's reply)."""
+    import time
+
+    import ray
+
+    mgr = ray._private.worker.global_worker.rdt_manager
+    missing = []
+    for obj in obj_ids:
+        if mgr.wait_for_tensor_transport_metadata(obj, max(deadline - time.monotonic(), 0.0)) is None:
+            missing.append(obj)
+    return missing
+
+
+def gather(actors: list[Any], transport: str, pending: list[Pending]) -> StallEvidence:
+    """Ask every actor involved in an unfinished transfer for its view (all at once, one bounded
+    wait), then classify."""
+    import ray
+
+    from conformance.run.timeouts import CheckTimeout
+
+    involved = sorted({i for p in pending for i in (p.src, p.dst)})
+    objs = sorted({p.obj_id for p in pending})
+    asked: dict[int, Any] = {}
+    for i in involved:
+        try:
+            asked[i] = actors[i].__ray_call__.options(concurrency_group="_ray_system_error").remote(
+                transport_view, transport, objs)
+        except CheckTimeout:
+            raise
+        except Exception:  # noqa: BLE001 - an actor without that group, or gone: it does not answer
+            pass
+    ready, _ = ray.wait(list(asked.values()), num_returns=len(asked), timeout=VIEW_TIMEOUT_S) if asked else ([], [])
+    done = {r.hex() for r in ready}
+    views: dict[int, dict[str, Any] | None] = {i: None for i in involved}
+    for i, ref in asked.items():
+        if ref.hex() in done:
+            try:
+                views[i] = ray.get(ref, timeout=VIEW_TIMEOUT_S)
+            except CheckTimeout:
+                raise
+            except Exception:  # noqa: BLE001 - it died meanwhile: it does not answer
+                pass
+    return classify(pending, views, owner_view(objs))

@@ -1,0 +1,400 @@
+"""Loading the suite's data files (checklist, tier ladder, waivers, schemas) with validation.
+
+The data lives in files (`tiers/`, `schemas/` inside the package's `catalog/` folder) so that
+reviewers read and diff requirements, not code, and so that an installed wheel carries them: they
+are found with `importlib.resources`, never relative to a source checkout. Everything here
+validates against its JSON Schema before use.
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib.resources
+import math
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+import jsonschema
+import yaml
+
+from conformance.errors import UserError
+
+
+def data_root() -> Path:
+    """The folder holding `tiers/` and `schemas/` (override with CONFORMANCE_DATA_DIR).
+
+    The package is installed unzipped (a wheel), so its resources are plain files on disk.
+    """
+    override = os.environ.get("CONFORMANCE_DATA_DIR")
+    if override:
+        return Path(override)
+    return Path(str(importlib.resources.files("conformance") / "catalog"))
+
+
+def checklist_path() -> Path:
+    return data_root() / "tiers" / "checklist.yaml"
+
+
+def tiers_path() -> Path:
+    return data_root() / "tiers" / "tiers.yaml"
+
+
+def waivers_path() -> Path:
+    return data_root() / "tiers" / "waivers.yaml"
+
+
+def vocabulary_path() -> Path:
+    return data_root() / "tiers" / "vocabulary.yaml"
+
+
+def schema_path(name: str) -> Path:
+    return data_root() / "schemas" / f"{name}.schema.json"
+
+
+def sha256_file(path: Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+@functools.lru_cache(maxsize=None)
+def load_schema(name: str) -> dict[str, Any]:
+    return read_yaml_or_json(schema_path(name), what="schema")
+
+
+# What the schemas' regular expressions mean, for people (a schema's own `description` wins).
+PATTERN_HELP = {
+    "^[A-Za-z_][A-Za-z0-9_.]*:[A-Za-z_][A-Za-z0-9_.]*$": "a reference 'package.module:Name' (module path, a colon, "
+                                                          "then the class or function)",
+    "^[A-Za-z_][A-Za-z0-9_]*$": "a name of letters, digits and _ that does not start with a digit",
+    "^[A-Za-z][A-Za-z0-9_]*$": "a name that starts with a letter, then letters, digits and _",
+    "^[a-z][a-z0-9_-]*$": "a lower-case name (a letter, then a-z, 0-9, _ or -)",
+    "^[A-Z]{2}-[0-9]{3}$": "a check id such as DP-001 (an area's prefix from tiers/vocabulary.yaml, a dash, "
+                           "three digits)",
+    "^[0-9a-f]{64}$": "a sha256 digest (64 lower-case hex digits)",
+}
+
+
+def _human_pattern(err: jsonschema.ValidationError) -> str:
+    """A pattern failure explained without the raw regular expression."""
+    described = err.schema.get("description") if isinstance(err.schema, dict) else None
+    help_text = PATTERN_HELP.get(str(err.validator_value))
+    if help_text is None and described:
+        help_text = str(described)
+    expected = help_text or "the expected form (see the schema)"
+    return f"{err.instance!r} is not {expected}"
+
+
+def format_validation_error(err: jsonschema.ValidationError, root: str = "") -> str:
+    """One line: the JSON path of the offending field and what was expected (never a raw regex)."""
+    path = root + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in err.absolute_path)
+    path = path.lstrip(".") or "(top level)"
+    message = err.message
+    if err.validator == "pattern":
+        message = _human_pattern(err)
+        if isinstance(err.instance, str) and err.parent is None and err.relative_schema_path and \
+                "propertyNames" in err.relative_schema_path:
+            message = f"key {message}"
+    elif err.validator == "propertyNames":
+        message = "a key is not allowed here"
+    return f"{path}: {message}"
+
+
+def validate(instance: Any, schema_name: str, *, what: str) -> None:
+    """Validate against a schema; raise UserError naming the first (most specific) bad field."""
+    validator = jsonschema.Draft202012Validator(load_schema(schema_name),
+                                                format_checker=jsonschema.FormatChecker())
+    errors = sorted(validator.iter_errors(instance), key=lambda e: (-len(e.absolute_path), e.message))
+    if errors:
+        raise UserError(f"{what}: {format_validation_error(errors[0])}")
+
+
+def read_yaml_or_json(path: Path, *, what: str) -> Any:
+    """Parse a YAML or JSON file strictly (conformance.catalog.strict_input); errors are one-line UserErrors.
+
+    Duplicate keys, NaN/Infinity, non-UTF-8 text, over-deep nesting, oversize files and
+    non-regular files (FIFO, device) are refused.
+    """
+    from conformance.catalog import strict_input
+
+    return strict_input.load(Path(path), what=what)
+
+
+@dataclass(frozen=True)
+class Vocabulary:
+    """Areas (with their id prefixes), levels and tags: the words every other data file uses."""
+
+    levels: tuple[str, ...]
+    area_prefix: dict[str, str] = field(hash=False, compare=False)
+    tags: frozenset[str] = frozenset()
+
+    def check_item(self, where: str, *, id: str, area: str, level: str, tags: tuple[str, ...] = ()) -> None:
+        """Raise a one-line UserError for an unknown area/level/tag or an id outside its area's prefix."""
+        if area not in self.area_prefix:
+            raise UserError(f"{where}.area: unknown area {area!r}; expected one of {', '.join(self.area_prefix)}")
+        if level not in self.levels:
+            raise UserError(f"{where}.level: unknown level {level!r}; expected one of {', '.join(self.levels)}")
+        prefix = self.area_prefix[area]
+        if not id.startswith(prefix + "-"):
+            raise UserError(f"{where}.id: {id} is in area {area}, whose ids start with {prefix}-")
+        for tag in tags:
+            self.check_tag(f"{where}.tags", tag)
+
+    def check_id(self, where: str, cid: str) -> None:
+        """Raise a one-line UserError for a check id whose prefix is no area's."""
+        if cid.split("-")[0] not in self.area_prefix.values():
+            raise UserError(f"{where}: {cid} has no area's prefix; expected one of "
+                            f"{', '.join(p + '-' for p in self.area_prefix.values())} (tiers/vocabulary.yaml)")
+
+    def check_tag(self, where: str, tag: str) -> None:
+        if tag not in self.tags:
+            raise UserError(f"{where}: unknown tag {tag!r} (tags are declared in tiers/vocabulary.yaml)")
+
+
+def parse_vocabulary(doc: Any) -> Vocabulary:
+    validate(doc, "vocabulary", what="vocabulary")
+    prefixes = [a["prefix"] for a in doc["areas"].values()]
+    if len(set(prefixes)) != len(prefixes):
+        raise UserError("vocabulary: areas: two areas share an id prefix")
+    return Vocabulary(levels=tuple(doc["levels"]), area_prefix={k: v["prefix"] for k, v in doc["areas"].items()},
+                      tags=frozenset(doc["tags"]))
+
+
+def load_vocabulary(path: Path | None = None) -> Vocabulary:
+    return parse_vocabulary(read_yaml_or_json(path or vocabulary_path(), what="vocabulary"))
+
+
+@dataclass(frozen=True)
+class Check:
+    """One checklist item."""
+
+    id: str
+    title: str
+    area: str
+    level: str
+    requirement: str
+    rationale: str
+    since: str
+    tags: tuple[str, ...] = ()
+    timeout_s: float | None = None
+    retired: bool = False
+    # Thresholds and knobs of this check (`params:` in the checklist): the only place check
+    # code and judges read a pass/fail number from.
+    params: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Check":
+        return cls(**{**d, "tags": tuple(d.get("tags", ())), "params": dict(d.get("params", {}))})
+
+    def param(self, name: str) -> Any:
+        """One threshold of this check; a missing one is a data error, never a silent default."""
+        try:
+            return self.params[name]
+        except KeyError:
+            raise UserError(f"checklist: {self.id}.params.{name}: missing (the check needs it)") from None
+
+
+@dataclass(frozen=True)
+class Checklist:
+    checks: tuple[Check, ...]
+    sha256: str
+
+    def by_id(self) -> dict[str, Check]:
+        return {c.id: c for c in self.checks}
+
+    def active(self) -> tuple[Check, ...]:
+        return tuple(c for c in self.checks if not c.retired)
+
+
+def parse_checklist(doc: Any, sha256: str = "", vocabulary: Vocabulary | None = None) -> Checklist:
+    validate(doc, "checklist", what="checklist")
+    vocabulary = vocabulary or load_vocabulary()
+    checks = tuple(Check.from_dict(c) for c in doc["checks"])
+    seen: set[str] = set()
+    for c in checks:
+        if c.id in seen:
+            raise UserError(f"checklist: checks: duplicate id {c.id}")
+        seen.add(c.id)
+        vocabulary.check_item(f"checklist: {c.id}", id=c.id, area=c.area, level=c.level, tags=c.tags)
+        for name, value in c.params.items():  # YAML's .nan/.inf pass JSON Schema's number bounds
+            if isinstance(value, float) and not math.isfinite(value):
+                raise UserError(f"checklist: {c.id}.params.{name}: {value!r}, expected a finite number")
+    return Checklist(checks=checks, sha256=sha256)
+
+
+def load_checklist(path: Path | None = None) -> Checklist:
+    path = path or checklist_path()
+    return parse_checklist(read_yaml_or_json(path, what="checklist"), sha256_file(path))
+
+
+@dataclass(frozen=True)
+class Ladder:
+    tiers: tuple[dict[str, Any], ...]
+    sha256: str
+    # What checks need from the hardware's shape (tiers.yaml `shape_policy`; empty: nothing).
+    shape_policy: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
+
+    def names(self) -> list[str]:
+        return [t["name"] for t in self.tiers]
+
+
+def select_checks(checklist: Checklist, select: Mapping[str, Any]) -> list[Check]:
+    """Checks matching a tier's selector: every given criterion must match (tags: any of).
+
+    Here rather than in conformance.catalog.ladder, which imports this module: parse_ladder refuses a
+    selector that matches nothing."""
+    chosen = []
+    for c in checklist.active():
+        if "areas" in select and c.area not in select["areas"]:
+            continue
+        if "levels" in select and c.level not in select["levels"]:
+            continue
+        if "tags" in select and not set(select["tags"]) & set(c.tags):
+            continue
+        if "ids" in select and c.id not in select["ids"]:
+            continue
+        chosen.append(c)
+    return chosen
+
+
+def parse_ladder(doc: Any, sha256: str = "", checklist: Checklist | None = None) -> Ladder:
+    validate(doc, "tiers", what="tiers")
+    names = [t["name"] for t in doc["tiers"]]
+    if len(set(names)) != len(names):
+        raise UserError("tiers: tiers: duplicate tier name")
+    vocabulary = load_vocabulary()
+    for t in doc["tiers"]:
+        for i, req in enumerate(t["requires"]):
+            where = f"tiers: {t['name']}.requires[{i}].select"
+            select = req["select"]
+            for area in select.get("areas", []):
+                if area not in vocabulary.area_prefix:
+                    raise UserError(f"{where}.areas: unknown area {area!r}")
+            for level in select.get("levels", []):
+                if level not in vocabulary.levels:
+                    raise UserError(f"{where}.levels: unknown level {level!r}")
+            for tag in select.get("tags", []):
+                vocabulary.check_tag(f"{where}.tags", tag)
+            for cid in select.get("ids", []):
+                vocabulary.check_id(f"{where}.ids", cid)
+    if checklist is not None:
+        known = set(checklist.by_id())
+        for t in doc["tiers"]:
+            for i, req in enumerate(t["requires"]):
+                for cid in req["select"].get("ids", []):
+                    if cid not in known:
+                        raise UserError(f"tiers: {t['name']}.requires: unknown check id {cid}")
+                if not select_checks(checklist, req["select"]):
+                    raise UserError(f"tiers: {t['name']}.requires[{i}].select: matches no active check "
+                                    f"({req['select']}); a selector that selects nothing makes a tier easier")
+    for need in doc.get("shape_policy", {}).get("needs", []):
+        for cid in need["ids"]:
+            vocabulary.check_id("tiers: shape_policy.needs", cid)
+            if checklist is not None and cid not in checklist.by_id():
+                raise UserError(f"tiers: shape_policy.needs: unknown check id {cid}")
+    return Ladder(tiers=tuple(doc["tiers"]), sha256=sha256, shape_policy=dict(doc.get("shape_policy", {})))
+
+
+def load_ladder(path: Path | None = None, checklist: Checklist | None = None) -> Ladder:
+    path = path or tiers_path()
+    return parse_ladder(read_yaml_or_json(path, what="tiers"), sha256_file(path), checklist)
+
+
+@dataclass(frozen=True)
+class Waiver:
+    check: str
+    issue: str
+    reason: str
+    expires: str  # ISO date
+    blocks_tier: bool = False
+
+
+def load_waivers(path: Path | None = None) -> tuple[list[Waiver], str]:
+    """Waivers file (optional); returns the waivers and the file's sha256 ('' when absent)."""
+    path = path or waivers_path()
+    if not Path(path).exists():
+        return [], ""
+    doc = read_yaml_or_json(path, what="waivers")
+    validate(doc, "waivers", what="waivers")
+    return [Waiver(**{k: str(v) if k == "expires" else v for k, v in w.items()})
+            for w in doc.get("waivers", [])], sha256_file(path)
+
+
+@dataclass
+class SuiteData:
+    """Everything the suite reads from its data files, loaded and cross-validated once."""
+
+    checklist: Checklist
+    ladder: Ladder
+    waivers: list[Waiver] = field(default_factory=list)
+    waivers_sha256: str = ""
+
+
+def check_param(check_id: str, name: str) -> Any:
+    """A check's threshold from the checklist in force (CONFORMANCE_DATA_DIR honoured)."""
+    return _checklist_at(str(checklist_path())).by_id()[check_id].param(name)
+
+
+def area_param(area: str, name: str) -> Any:
+    """A threshold several checks of one area carry (e.g. recovery `actor_ready_s`), read by the
+    helpers those checks share: it must have one value across them, else a data error."""
+    values = {c.id: c.params[name] for c in _checklist_at(str(checklist_path())).active()
+              if c.area == area and name in c.params}
+    if not values:
+        raise UserError(f"checklist: no {area} check carries params.{name} (the {area} checks need it)")
+    first = next(iter(values.values()))
+    if any(v != first for v in values.values()):  # 3 and 3.0 are one value
+        raise UserError(f"checklist: params.{name} differs between {area} checks: {values}")
+    return first
+
+
+@functools.lru_cache(maxsize=4)
+def _checklist_at(path: str) -> Checklist:
+    return load_checklist(Path(path))
+
+
+def load_suite_data() -> SuiteData:
+    checklist = load_checklist()
+    ladder = load_ladder(checklist=checklist)
+    waivers, wsha = load_waivers()
+    known = set(checklist.by_id())
+    for w in waivers:
+        if w.check not in known:
+            raise UserError(f"waivers: {w.check}: unknown check id")
+    return SuiteData(checklist, ladder, waivers, wsha)
+
+
+def run_knobs_path() -> Path:
+    """tiers/run.yaml (preflight limits, typical durations); the packaged one when an override
+    folder (CONFORMANCE_DATA_DIR) does not carry its own."""
+    path = data_root() / "tiers" / "run.yaml"
+    if not path.exists():
+        path = Path(str(importlib.resources.files("conformance") / "catalog")) / "tiers" / "run.yaml"
+    return path
+
+
+@functools.lru_cache(maxsize=2)
+def _run_knobs_at(path: str) -> dict[str, Any]:
+    doc = read_yaml_or_json(Path(path), what="run knobs")
+    what = f"run knobs ({Path(path).name})"
+    validate(doc, "run", what=what)
+    vocabulary = load_vocabulary()
+    for area in doc["docs"]:
+        if area not in vocabulary.area_prefix:
+            raise UserError(f"{what}: docs.{area}: unknown area; expected one of {', '.join(vocabulary.area_prefix)}")
+    for area in vocabulary.area_prefix:
+        if area not in doc["docs"]:
+            raise UserError(f"{what}: docs: no doc section for area {area!r} (every area of tiers/vocabulary.yaml "
+                            "needs one)")
+    for cid in doc["durations"]["checks"]:
+        vocabulary.check_id(f"{what}: durations.checks", cid)
+    return doc  # type: ignore[no-any-return]
+
+
+def load_run_knobs() -> dict[str, Any]:
+    """The run's knobs that are no check threshold: preflight limits, host warnings, durations."""
+    return _run_knobs_at(str(run_knobs_path()))

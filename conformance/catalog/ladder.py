@@ -1,0 +1,185 @@
+"""Tier computation: a pure function from per-check outcomes to the achieved tier.
+
+Used by the plugin when it writes a report and by the verifier, which recomputes the tier from
+the per-check results and never trusts the claimed one. No Ray, no I/O.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping
+
+from conformance.catalog.data import Check, Checklist, Ladder, select_checks  # noqa: F401 - select_checks: public here too
+
+PASSING = "pass"
+WAIVED = "waived"
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """Facts about the run that tier conditions look at (taken from the report)."""
+
+    transport_declared: bool
+    nodes: int
+    # The hardware's verified shape (report["shape"]: nodes, devices_per_node, domain_labels);
+    # None when unknown (older reports): no check is then attributed to the shape.
+    shape: Mapping[str, Any] | None = None
+
+
+def context_from_report(report: Mapping[str, Any]) -> RunContext:
+    manifest = report.get("manifest") or {}
+    return RunContext(transport_declared=bool(manifest.get("transport")),
+                      nodes=int((report.get("cluster") or {}).get("nodes") or 0),
+                      shape=report.get("shape"))
+
+
+def shape_facts(nodes: int, devices_per_node: Iterable[float], domain_labels: bool) -> dict[str, Any]:
+    """The shape facts tiers look at, from what Ray detected (never from the manifest's claims).
+
+    A fact the run did not observe (no cluster started, no device detected) is None, and no
+    check is ruled out by it.
+    """
+    counts = [int(c) for c in devices_per_node if c and float(c).is_integer()]
+    return {"nodes": int(nodes) or None, "devices_per_node": max(counts) if counts else None,
+            "domain_labels": bool(domain_labels) if counts else None}
+
+
+def shape_limits(policy: Mapping[str, Any], shape: Mapping[str, Any] | None) -> dict[str, str]:
+    """check id -> the hardware fact that keeps it from ever passing on this shape (pure)."""
+    if not shape:
+        return {}
+    out: dict[str, str] = {}
+    for need in policy.get("needs", []):
+        why = None
+        devices, nodes = shape.get("devices_per_node"), shape.get("nodes")
+        if "min_devices_per_node" in need and devices is not None and devices < need["min_devices_per_node"]:
+            why = f"needs >= {need['min_devices_per_node']} devices per node; this hardware has {devices}"
+        elif "min_nodes" in need and nodes is not None and nodes < need["min_nodes"]:
+            why = f"needs >= {need['min_nodes']} nodes; this run has {nodes}"
+        elif need.get("domain_labels") and shape.get("domain_labels") is False:
+            why = "needs interconnect/slice/rack domain labels on the nodes; none carries one"
+        if why:
+            for cid in need["ids"]:
+                out.setdefault(cid, why)
+    return out
+
+
+def required_checks(tier: Mapping[str, Any], checklist: Checklist) -> list[str]:
+    ids: list[str] = []
+    for req in tier.get("requires", []):
+        for c in select_checks(checklist, req["select"]):
+            if c.id not in ids:
+                ids.append(c.id)
+    return ids
+
+
+def _counts(outcome: str, allow_waived: bool, waiver_blocks: bool = False) -> bool:
+    """`pass` counts; `waived` counts only where the tier allows waivers and the waiver does not
+    say `blocks_tier`."""
+    return outcome == PASSING or (allow_waived and outcome == WAIVED and not waiver_blocks)
+
+
+def _blocks_tier(result: Mapping[str, Any]) -> bool:
+    """The waiver recorded on a check entry (report.json) says it must not count toward a tier."""
+    return bool((result.get("waiver") or {}).get("blocks_tier", False))
+
+
+def _condition(cond: Mapping[str, Any], ctx: RunContext, outcomes: Mapping[str, str],
+               checklist: Checklist, allow_waived: bool,
+               blocks: Mapping[str, bool] | None = None, exempt: frozenset[str] = frozenset()) -> dict[str, Any]:
+    blocks = blocks or {}
+    kind = cond["kind"]
+    if kind == "transport_declared":
+        met = ctx.transport_declared
+        detail = "a transport is declared" if met else "the manifest declares no transport"
+    elif kind == "min_nodes":
+        need = int(cond["value"])
+        met = ctx.nodes >= need
+        detail = f"{ctx.nodes} node(s) in the run; needs >= {need}"
+    elif kind == "should_share":
+        shoulds = [c.id for c in checklist.active() if c.level == "SHOULD" and c.id not in exempt]
+        passed = sum(1 for cid in shoulds if _counts(outcomes.get(cid, "skip"), allow_waived, blocks.get(cid, False)))
+        share = passed / len(shoulds) if shoulds else 1.0
+        met = share >= float(cond["value"])
+        detail = f"{passed}/{len(shoulds)} SHOULD checks passed ({share:.0%}); needs >= {float(cond['value']):.0%}"
+        if exempt:
+            detail += f" ({len(exempt)} not applicable on this hardware's shape left out)"
+    else:  # schema forbids this; keep the function total
+        met, detail = False, f"unknown condition {kind}"
+    return {"kind": kind, "met": met, "detail": detail}
+
+
+def compute_tiers(results: Iterable[Mapping[str, Any]], checklist: Checklist, ladder: Ladder,
+                  ctx: RunContext) -> tuple[str | None, list[dict[str, Any]]]:
+    """Return (highest achieved tier or None, per-tier detail).
+
+    A check satisfies a requirement only with outcome `pass` (or `waived` when the tier allows
+    waivers, unless the check's waiver says `blocks_tier`). A check absent from `results` counts
+    as `skip`. Tiers are cumulative.
+    """
+    results = list(results)
+    outcomes = {r["id"]: r["outcome"] for r in results}
+    blocks = {r["id"]: _blocks_tier(r) for r in results}
+    reasons = {r["id"]: r.get("reason") for r in results}
+    exempt = frozenset()
+    if ladder.shape_policy.get("exempt_from_should_share"):
+        exempt = frozenset(cid for cid in shape_limits(ladder.shape_policy, ctx.shape)
+                           if outcomes.get(cid) == "not_applicable")
+    achieved: str | None = None
+    below_failed: str | None = None
+    detail = []
+    for tier in ladder.tiers:
+        allow_waived = bool(tier.get("allow_waived", False))
+        req = required_checks(tier, checklist)
+        blocking = [{"id": cid, "outcome": outcomes.get(cid, "skip"),
+                     "reason": reasons.get(cid) or ("not run" if cid not in outcomes else None)}
+                    for cid in req if not _counts(outcomes.get(cid, "skip"), allow_waived, blocks.get(cid, False))]
+        conditions = [_condition(c, ctx, outcomes, checklist, allow_waived, blocks, exempt)
+                      for c in tier.get("conditions", [])]
+        own_ok = not blocking and all(c["met"] for c in conditions)
+        ok = own_ok and below_failed is None
+        detail.append({"name": tier["name"], "achieved": ok, "required_checks": req,
+                       "blocking": blocking, "conditions": conditions, "below": below_failed})
+        if ok:
+            achieved = tier["name"]
+        elif below_failed is None:
+            below_failed = tier["name"]
+    return achieved, detail
+
+
+def tier_rank(ladder: Ladder, name: str | None) -> int:
+    """0 for no tier, 1 for the lowest, ...; raises ValueError for an unknown name."""
+    if name is None:
+        return 0
+    return ladder.names().index(name) + 1
+
+
+def shape_ceiling(checklist: Checklist, ladder: Ladder, ctx: RunContext) -> dict[str, Any]:
+    """The highest tier this hardware's shape can ever reach, whatever the plugin does (pure).
+
+    Assumes every check the shape allows passes; a tier is out of reach when one of its MUST
+    checks needs more than the shape, a min_nodes condition exceeds the run's nodes, or the
+    SHOULD share cannot reach its bound without the checks the shape rules out.
+    """
+    limits = shape_limits(ladder.shape_policy, ctx.shape)
+    best: str | None = None
+    for tier in ladder.tiers:
+        blocked = [cid for cid in required_checks(tier, checklist) if cid in limits]
+        if blocked:
+            return {"tier": best, "reason": f"{tier['name']} needs {', '.join(blocked)}, which "
+                                            f"{limits[blocked[0]]}"}
+        for cond in tier.get("conditions", []):
+            if cond["kind"] == "min_nodes" and ctx.nodes < int(cond["value"]):
+                return {"tier": best, "reason": f"{tier['name']} needs >= {int(cond['value'])} nodes; "
+                                                f"this run has {ctx.nodes}"}
+            if cond["kind"] == "should_share":
+                shoulds = [c.id for c in checklist.active() if c.level == "SHOULD"]
+                ruled_out = [cid for cid in shoulds if cid in limits]
+                if ladder.shape_policy.get("exempt_from_should_share"):
+                    continue
+                possible = len(shoulds) - len(ruled_out)
+                if shoulds and possible / len(shoulds) < float(cond["value"]):
+                    return {"tier": best, "reason": f"{tier['name']} needs >= {float(cond['value']):.0%} of SHOULD "
+                                                    f"checks; on this shape at most {possible}/{len(shoulds)} can pass "
+                                                    f"({', '.join(ruled_out)} cannot: {limits[ruled_out[0]]})"}
+        best = tier["name"]
+    return {"tier": best, "reason": "the shape allows every tier"}

@@ -1,0 +1,1 @@
+"""Device checks (DP-*): the AcceleratorManager contract and live device behaviour."""

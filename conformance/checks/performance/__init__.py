@@ -1,0 +1,1 @@
+"""Performance checks (PF-*): transport bandwidth, latency and the pairwise matrix."""

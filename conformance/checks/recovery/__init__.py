@@ -1,0 +1,1 @@
+"""Recovery checks (FR-*): device, node and transfer failure recovery."""

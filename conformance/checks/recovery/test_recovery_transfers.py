@@ -1,0 +1,341 @@
+"""Recovery area, transfers: Ray Direct Transport transfers that fail end in data or an error
+within a bound, never in a hang, and the transport works again afterwards.
+
+Not applicable when the manifest declares no transport. Runs on its own cluster shape
+("recovery-transfers", conformance.cluster.shapes: the manifest's nodes with
+RAY_rdt_fetch_fail_timeout_milliseconds lowered to 5 s in every node) with the driver's copy of
+that timeout lowered too (see
+conformance.areas.recovery.transfers for which process enforces what). Faults are injected around
+the vendor's transport by a fault-injecting twin registration (conformance.areas.recovery.xfer_faults).
+"""
+from __future__ import annotations
+
+import time
+from contextlib import nullcontext
+from typing import Any, Iterator
+
+import pytest
+
+from conformance.run.fixtures import not_applicable, partitioning_driver, use_cluster
+from conformance.areas.recovery import bounds as B
+from conformance.areas.recovery.devices import wait_restarted
+from conformance.areas.recovery.scenario import Clock, scenario
+from conformance.areas.recovery.transfers import (SMALL_BYTES, Pair, XferSetup, alive, calls, checked_setup,
+                                            destroy_group, driver_fetch_timeout, end_pair, first_line,
+                                            make_group, outcome, produce, roundtrip, start_pair,
+                                            start_peers, wait_dead)
+from conformance.run.timeouts import CheckTimeout
+
+pytestmark = pytest.mark.cluster("recovery-transfers")
+DELAY_S = B.HELD_RECEIVE_S   # FR-013: the receive is held this long; the source dies this far into it:
+KILL_AFTER_S = 1.0
+SOURCE_GONE_GRACE_S = 2.0   # knob: FR-012 pacing, after Ray reports the source dead, before the fetch
+GONE_POLL_S = 0.05          # knob: polling interval
+
+
+def _ray() -> Any:
+    import ray
+    return ray
+
+
+class XCtx:
+    """A transfer check's run, metrics, registered transport and fetch timeout."""
+
+    def __init__(self, run: Any, metrics: dict[str, Any], x: XferSetup, resource: str, fetch_timeout_s: float) -> None:
+        self.run, self.metrics, self.x, self.resource = run, metrics, x, resource
+        self.fetch_timeout_s = fetch_timeout_s
+
+    @property
+    def error_bound_s(self) -> float:
+        """A failed transfer must surface within Ray's fetch timeout plus TRANSFER_ERROR_S."""
+        return self.fetch_timeout_s + B.TRANSFER_ERROR_S
+
+    def bound(self, check: str) -> float:
+        """The scenario's bound, stretched when an existing cluster has a longer fetch timeout."""
+        return B.SCENARIO_BOUND_S[check] + max(self.fetch_timeout_s - B.RDT_FETCH_TIMEOUT_S, 0.0)
+
+    def scenario(self, check: str, name: str, bound_s: float) -> Any:
+        return scenario(self.run, self.metrics, check, name, bound_s)
+
+    def pair(self, clock: Clock, **options: Any) -> Pair:
+        return start_pair(clock, self.x, self.resource, **options)
+
+
+def remote_fetch_timeout() -> float:
+    """The RDT fetch timeout a worker of an existing cluster runs with."""
+    ray = _ray()
+
+    def probe() -> float:
+        from ray._private import ray_constants
+        return float(ray_constants.RDT_FETCH_FAIL_TIMEOUT_SECONDS)
+
+    return float(ray.get(ray.remote(probe).options(num_cpus=0).remote(), timeout=60))  # knob: hang guard of a one-off config probe
+
+
+@pytest.fixture
+def xc(request: pytest.FixtureRequest, conformance_run: Any, manifest: Any,
+       check_metrics: dict[str, Any]) -> Iterator[XCtx]:
+    x = checked_setup(conformance_run, manifest)
+    remote = bool(conformance_run.ray_address)
+    use_cluster(conformance_run, request.getfixturevalue("cluster_shape"))   # after the transport's n/a
+    timeout_s = remote_fetch_timeout() if remote else float(B.RDT_FETCH_TIMEOUT_S)
+    check_metrics["transport"] = {"name": x.vendor_name, "one_sided": x.one_sided, "can_abort": x.can_abort,
+                                  "device": x.device, "rdt_fetch_timeout_s": timeout_s}
+    with (nullcontext() if remote else driver_fetch_timeout(B.RDT_FETCH_TIMEOUT_S)):
+        yield XCtx(conformance_run, check_metrics, x, manifest.resource_name, timeout_s)
+
+
+def wait_process_gone(pid: int | None, limit_s: float) -> None:
+    """Ray reports an actor dead before its process is gone: wait until the process has left this
+    host (nodes the suite starts share it), at most limit_s; without a pid (the nodes of a
+    --ray-address cluster are other hosts) pause limit_s."""
+    import os
+
+    end = time.monotonic() + limit_s
+    while pid and os.path.exists(f"/proc/{pid}") and time.monotonic() < end:
+        time.sleep(GONE_POLL_S)
+    if not pid:
+        time.sleep(limit_s)
+
+
+def receiver_recovers(xc: XCtx, clock: Clock, pair: Pair, seed: int) -> Pair:
+    """After the source died: a transport that can abort keeps its receiver, which must receive
+    from a new source; otherwise (Ray may kill the receiver) a new pair must work."""
+    x = xc.x
+    if x.can_abort and not x.collective_backend:
+        if not alive(pair.dst, 10):
+            raise clock.fail("the receiver died with its source although the transport can abort "
+                             "(Ray only kills actors of transports that cannot)")
+        new_src = start_peers(clock, x, xc.resource, 1)[0]
+        pair.extra.append(new_src)
+        roundtrip(clock, x, new_src, pair.dst, SMALL_BYTES, seed, "a transfer from a new source to the same receiver")
+        xc.metrics["after"] = "the receiver survived and received from a new source"
+        return pair
+    end_pair(pair)
+    fresh = xc.pair(clock)
+    roundtrip(clock, x, fresh.src, fresh.dst, SMALL_BYTES, seed, "a transfer between new actors")
+    xc.metrics["after"] = "a new pair of actors transferred"
+    return fresh
+
+
+def source_dies(xc: XCtx, check: str, during: bool) -> None:
+    ray, x = _ray(), xc.x
+    nbytes = x.large_bytes if during else SMALL_BYTES
+    wait_s = xc.error_bound_s + (DELAY_S if during else 0.0)
+    name = "source-dies-during-transfer" if during else "source-dies-before-fetch"
+    pair = None
+    with xc.scenario(check, name, xc.bound(check)) as clock:
+        try:
+            pair = xc.pair(clock)
+            if during:
+                clock.get(pair.dst.arm.remote("delay", {"seconds": DELAY_S}), "arming the receiver", 15)
+            ref = produce(clock, x, pair.src, nbytes, seed=11)
+            sent = clock.get(pair.src.sent_digest.remote(11), "the producer's digest", 15)
+            kill_wall = None
+            if not during:
+                pid = None if xc.run.ray_address else clock.get(pair.src.info.remote(), "the source's pid", 15)["pid"]
+                ray.kill(pair.src)
+                wait_dead(clock, pair.src, "the source to be dead", B.DEVICE_RELEASE_S)
+                wait_process_gone(pid, SOURCE_GONE_GRACE_S)
+            t0 = clock.elapsed()
+            out = pair.dst.receive.remote(ref)
+            if during:
+                time.sleep(KILL_AFTER_S)
+                kill_wall = time.time()
+                ray.kill(pair.src)
+            kind, got = outcome(clock, out, "the receiver's task after its source died", wait_s)
+            xc.metrics.update({"bytes": nbytes, "result": kind, "result_s": round(clock.elapsed() - t0, 3)})
+            if kind == "error":
+                xc.metrics["error"] = got
+            elif got != sent:
+                raise clock.fail(f"the receiver got {got}, but the source sent {sent}: corrupted, not an error")
+            if during:
+                starts = [c for c in calls(clock, pair.dst, x.name, "the receiver's transport calls")
+                          if c["m"] == "fault:delay" and c.get("phase") == "start"] if alive(pair.dst, 5) else []
+                xc.metrics["receive_began_before_kill"] = bool(starts and starts[0]["wall"] <= kill_wall)
+            del ref
+            pair = receiver_recovers(xc, clock, pair, seed=12)
+        finally:
+            end_pair(pair)
+
+
+@pytest.mark.check("FR-012")
+def test_source_dies_before_fetch(xc: XCtx) -> None:
+    source_dies(xc, "FR-012", during=False)
+
+
+@pytest.mark.check("FR-013")
+def test_source_dies_during_large_transfer(xc: XCtx) -> None:
+    source_dies(xc, "FR-013", during=True)
+
+
+@pytest.mark.cluster("recovery-fetch-timeout")
+@pytest.mark.check("FR-014")
+def test_transfer_past_fetch_timeout_fails_cleanly(xc: XCtx) -> None:
+    x = xc.x
+    pair = None
+    with xc.scenario("FR-014", "receive-held-past-fetch-timeout", xc.bound("FR-014")) as clock:
+        try:
+            pair = xc.pair(clock)
+            clock.get(pair.dst.arm.remote("hang", {"seconds": 4 * xc.fetch_timeout_s}), "arming the receiver", 15)
+            ref = produce(clock, x, pair.src, SMALL_BYTES, seed=21)
+            obj = ref.hex()
+            t0 = clock.elapsed()
+            kind, got = outcome(clock, pair.dst.receive.remote(ref), "the receiver's task past the fetch timeout",
+                                xc.error_bound_s)
+            xc.metrics.update({"result": kind, "result_s": round(clock.elapsed() - t0, 3)})
+            if kind == "data":
+                raise clock.fail("a transfer held past Ray's fetch timeout returned data instead of failing")
+            xc.metrics["error"] = got
+            if x.can_abort:
+                sides = {"receiver": pair.dst} if x.one_sided else {"receiver": pair.dst, "sender": pair.src}
+                seen: dict[str, list[dict[str, Any]]] = {}
+
+                def aborted() -> bool:
+                    for side, actor in sides.items():
+                        seen[side] = [c for c in calls(clock, actor, x.name, f"the {side}'s transport calls")
+                                      if c["m"] == "abort_transport" and c.get("obj") == obj]
+                    return all(seen.values())
+
+                clock.wait_for(aborted, f"Ray to call abort_transport on the {' and '.join(sides)}",
+                               B.ABORT_SEEN_S, poll_s=0.5,
+                               explain=lambda: f"abort calls seen: {({k: len(v) for k, v in seen.items()})}")
+                xc.metrics["abort_calls"] = {k: len(v) for k, v in seen.items()}
+                xc.metrics["abort_seen_s"] = clock.mark("abort_transport seen")
+                failed = [f"{side}: {c['err']}" for side, cs in seen.items() for c in cs if not c.get("ok")]
+                if failed:
+                    raise clock.fail(f"abort_transport raised: {'; '.join(failed)}")
+                for side, actor in sides.items():
+                    if not alive(actor, 10):
+                        raise clock.fail(f"the {side} died although the transport can abort")
+                roundtrip(clock, x, pair.src, pair.dst, SMALL_BYTES, 22, "the same pair transferring again")
+                roundtrip(clock, x, pair.dst, pair.src, SMALL_BYTES, 23, "the same pair transferring the other way")
+                xc.metrics["after"] = "aborted on both required sides; the same actors transferred again both ways"
+            else:
+                for side, actor in (("sender", pair.src), ("receiver", pair.dst)):
+                    wait_dead(clock, actor, f"Ray to kill the {side} (the transport cannot abort)", B.ABORT_SEEN_S)
+                xc.metrics["actors_killed_s"] = clock.mark("both actors killed by Ray")
+                end_pair(pair)
+                pair = xc.pair(clock)
+                roundtrip(clock, x, pair.src, pair.dst, SMALL_BYTES, 22, "new actors after Ray killed the old ones")
+                xc.metrics["after"] = "Ray killed both actors; new actors transferred"
+        finally:
+            end_pair(pair)
+
+
+@pytest.mark.check("FR-015")
+def test_receive_error_reaches_caller_and_next_transfer_works(xc: XCtx) -> None:
+    x = xc.x
+    pair = None
+    with xc.scenario("FR-015", "receive-raises", xc.bound("FR-015")) as clock:
+        try:
+            pair = xc.pair(clock)
+            clock.get(pair.dst.arm.remote("raise_after", {}), "arming the receiver", 15)
+            ref = produce(clock, x, pair.src, SMALL_BYTES, seed=31)
+            sent = clock.get(pair.src.sent_digest.remote(31), "the producer's digest", 15)
+            kind, got = outcome(clock, pair.dst.receive.remote(ref), "the receiver's task whose receive raised",
+                                B.TRANSFER_ERROR_S)
+            if kind == "data":
+                raise clock.fail("the receive raised, but the caller got data instead of the error")
+            xc.metrics["error"] = got
+            if "InjectedReceiveError" not in got:
+                raise clock.fail(f"the caller saw {got!r}, not the receive's own error (InjectedReceiveError)")
+            for side, actor in (("sender", pair.src), ("receiver", pair.dst)):
+                if not alive(actor, 10):
+                    raise clock.fail(f"the {side} died after a receive error (the receive task itself completed; "
+                                     "nothing should abort or kill)")
+            kind, again = outcome(clock, pair.dst.receive.remote(ref), "the same object sent again", B.TRANSFER_ERROR_S)
+            if kind != "data" or again != sent:
+                raise clock.fail(f"sending the same object again after the failed receive gave {again} "
+                                 f"(expected the source's data {sent}): the failed receive lost the source's copy")
+            roundtrip(clock, x, pair.src, pair.dst, SMALL_BYTES, 32, "a new transfer after the receive error")
+            xc.metrics["after"] = "the same object and a new one transferred bit-exact"
+        finally:
+            end_pair(pair)
+
+
+@pytest.mark.check("FR-016")
+def test_restarted_actor_transfers_again(xc: XCtx) -> None:
+    x = xc.x
+    pair = None
+    with xc.scenario("FR-016", "restart-then-transfer", xc.bound("FR-016")) as clock:
+        try:
+            pair = xc.pair(clock, max_restarts=1, max_task_retries=0)
+            roundtrip(clock, x, pair.src, pair.dst, SMALL_BYTES, 41, "a transfer before any restart")
+            for role in ("source", "receiver"):
+                actor = pair.src if role == "source" else pair.dst
+                old = clock.get(actor.info.remote(), f"the {role}'s pid", 15)
+                actor.crash.remote()
+                wait_restarted(clock, actor, old["pid"], f"the {role} to restart", B.ACTOR_READY_S, method="info")
+                if x.collective_backend:   # the application re-creates its collective group after a restart
+                    destroy_group(pair.group)
+                    pair.group = None
+                    try:
+                        pair.group = make_group(x, [pair.src, pair.dst])
+                    except CheckTimeout:
+                        raise
+                    except Exception as exc:  # noqa: BLE001 - the finding
+                        raise clock.fail(f"re-creating the {x.collective_backend} group with the restarted {role} "
+                                         f"failed: {first_line(exc)}") from None
+                roundtrip(clock, x, pair.src, pair.dst, SMALL_BYTES, 42 if role == "source" else 43,
+                          f"a transfer with the restarted {role}")
+                xc.metrics[f"restarted_{role}"] = "transferred"
+        finally:
+            end_pair(pair)
+
+
+@pytest.fixture
+def partition_driver(conformance_run: Any) -> Any:
+    """The --ray-address cluster's fault driver, when it can partition (decided before any start)."""
+    return partitioning_driver(conformance_run)
+
+
+@pytest.mark.check("FR-018")
+def test_transfer_across_partition_ends_in_data_or_error(partition_driver: Any, xc: XCtx, conformance_run: Any,
+                                                         manifest: Any, accelerator_manager: type) -> None:
+    from conformance.catalog.data import check_param
+    from conformance.areas.recovery.devices import pinned
+    from conformance.areas.recovery.nodes import NodeLab, known_nodes
+
+    def param(name: str) -> float:
+        return float(check_param("FR-018", name))
+
+    x = xc.x
+    lab = NodeLab(conformance_run.clusters.current, manifest, accelerator_manager, conformance_run.clusters.current.shape,
+                  partition_driver, refs=known_nodes(conformance_run))
+    peers: list[Any] = []
+    fresh = None
+    partitioned = False
+    if all(r in lab.alive() or r in lab.refs for r in ("b", "c")):   # an earlier check may have failed b
+        lab.ensure_layout(Clock("setup", "restore the node layout", B.REJOIN_S + 2 * B.DEVICE_RELEASE_S))
+    roles = lab.alive()
+    if not {"b", "c"} <= set(roles):
+        not_applicable("needs live nodes labelled conformance.areas.recovery/node=b and =c (docs/recovery.md)")
+    with xc.scenario("FR-018", "transfer-from-a-partitioned-node", B.SCENARIO_BOUND_S["FR-018"]) as clock:
+        try:
+            src = start_peers(clock, x, xc.resource, 1, scheduling_strategy=pinned(roles["b"]["NodeID"]))[0]
+            dst = start_peers(clock, x, xc.resource, 1, scheduling_strategy=pinned(roles["c"]["NodeID"]))[0]
+            peers = [src, dst]
+            group = make_group(x, peers)
+            ref = produce(clock, x, src, SMALL_BYTES, seed=31)
+            sent = clock.get(src.sent_digest.remote(31), "the producer's digest", 15)
+            lab.partition("b")
+            partitioned = True
+            t0 = clock.elapsed()
+            kind, got = outcome(clock, dst.receive.remote(ref), "the transfer across the partition",
+                                param("transfer_end_s"))
+            xc.metrics["result"] = kind if kind == "data" else f"error: {got}"
+            xc.metrics["ended_after_s"] = round(clock.elapsed() - t0, 3)
+            if kind == "data" and got != sent:
+                raise clock.fail(f"the transfer across the partition delivered {got}, not the {sent} sent")
+            lab.heal("b")
+            partitioned = False
+            fresh = receiver_recovers(xc, clock, Pair(src, dst, group), seed=33)
+        finally:
+            if partitioned:
+                lab.heal("b")
+            end_pair(fresh)
+            from conformance.areas.recovery.devices import kill_quietly
+            kill_quietly(peers)
+            if "b" not in lab.alive():   # leave the layout as found: the healed host joins again
+                lab.rejoin("b")

@@ -1,0 +1,1 @@
+"""Topology checks (TL-*): description, labels and label-based placement."""

@@ -1,0 +1,1 @@
+"""Transport checks (TR-*): RDT tensor transport correctness and lifecycle."""

@@ -1,0 +1,284 @@
+"""Transport area, lifecycle: Ray calls the transport where and when its contract says (TR-010 .. TR-014).
+
+The suite registers an instrumenting wrapper in place of the vendor's manager (see
+conformance/areas/transport/tracing.py): every call is recorded in the process it ran in, with the
+object id, and whether it raised. The checks compare those records with Ray's documented
+contract (ray.experimental.rdt.TensorTransportManager): which side runs each method, how
+often, and that the vendor's code returns without raising. Memory is judged from what the OS
+and the device report, never from the transport's own accounting.
+"""
+from __future__ import annotations
+
+import statistics
+import time
+from typing import Any
+
+import pytest
+
+from conformance.run.fixtures import not_applicable
+from conformance.report.judges import enforce, judge
+from conformance.areas.transport import lifecycle, payloads
+from conformance.areas.transport.config import max_bytes
+from conformance.areas.transport.context import TransportContext, ray_get
+from conformance.areas.transport.fixtures import tctx, transport_cluster  # noqa: F401 - fixtures
+from conformance.areas.transport.memory import growth
+from conformance.areas.transport.pool import start_endpoints
+
+pytestmark = pytest.mark.cluster("shared")
+MiB = 1 << 20
+
+
+def _pair(tctx: TransportContext, device: str) -> Any:
+    eps = tctx.intra_node(device)
+    if len(eps) < 2:
+        not_applicable(f"needs 2 endpoints with a {device} device on one node")
+    return eps
+
+
+def _transfer_all(tctx: TransportContext, eps: Any, cases: list[dict[str, Any]], src: int = 0, dst: int = 1,
+                  consume: bool = True) -> list[str]:
+    """Move each case src -> dst with the traced transport; return the object ids (refs dropped).
+
+    Whether the data arrived right is the data checks' business (TR-001..); here a transfer
+    only has to complete.
+    """
+    ids = []
+    for case in cases:
+        ref = tctx.produce(eps.actors[src], case, tctx.setup.traced_name)
+        try:
+            if consume:
+                ray_get(eps.actors[dst].receive.remote(ref), what=f"{case['id']}: consumer")
+            else:
+                ray_get(eps.actors[src].sent_digest.remote(case["id"]), what=f"{case['id']}: producer")
+            ids.append(ref.hex())
+        finally:
+            del ref
+    return ids
+
+
+def _side(eps: Any, key: str) -> str:
+    return "driver" if key == "driver" else f"endpoint {key} (pid {eps.pid_of(int(key))})"
+
+
+@pytest.mark.check("TR-010")
+def test_send_called_only_for_two_sided(tctx: TransportContext, transport_cluster: Any,
+                                        check_metrics: dict[str, Any]) -> None:
+    T, one_sided = tctx.setup.traced_name, tctx.setup.one_sided
+    device = tctx.devices[0]
+    eps = _pair(tctx, device)
+    lifecycle.clear_calls(eps, T)
+    cases = [payloads.buffer_case(256 << 10, f"/side{k}") for k in range(4)]
+    ids = set(_transfer_all(tctx, eps, cases))
+    if not one_sided:   # sends may be recorded a moment after the receive returned
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and sum(
+                r["m"] == "send_multiple_tensors" for r in ray_get(eps.actors[0].transport_calls.remote(T))) < len(ids):
+            time.sleep(0.05)
+    calls = lifecycle.gather_calls(eps, T)
+    sends = {k: [r for r in recs if r["m"] == "send_multiple_tensors"] for k, recs in calls.items()}
+    recvs = lifecycle.count(calls["1"], "recv_multiple_tensors", ids)
+    failed = [f"{r['m']} on {_side(eps, k)} raised {r['err']}" for k, recs in calls.items() for r in recs
+              if not r["ok"] and r["m"] in ("send_multiple_tensors", "recv_multiple_tensors")]
+    check_metrics.update({"one_sided": one_sided, "transfers": len(ids),
+                          "sends": {k: len(v) for k, v in sends.items() if v}, "receives_on_destination": sum(recvs.values())})
+    assert not failed, "; ".join(failed[:3])
+    if one_sided:
+        called = {_side(eps, k): len(v) for k, v in sends.items() if v}
+        assert not called, (f"send_multiple_tensors was called for a one-sided transport ({called}); Ray documents "
+                            "that it never calls it for one-sided transports")
+    else:
+        elsewhere = {_side(eps, k): len(v) for k, v in sends.items() if v and k != "0"}
+        assert not elsewhere, f"send_multiple_tensors ran outside the source: {elsewhere}"
+        assert len(sends["0"]) == len(ids), (f"{len(ids)} transfers of a two-sided transport ran "
+                                             f"send_multiple_tensors {len(sends['0'])} times on the source; expected one each")
+    assert all(recvs.get(i) == 1 for i in ids), (
+        f"recv_multiple_tensors ran {sorted(recvs.values())} times per object on the destination for {len(ids)} "
+        "transfers; expected once each")
+
+
+@pytest.mark.check("TR-011")
+def test_extract_runs_once_on_source_and_describes_tensors(tctx: TransportContext, transport_cluster: Any,
+                                                           check_metrics: dict[str, Any]) -> None:
+    T = tctx.setup.traced_name
+    device = tctx.devices[0]
+    eps = _pair(tctx, device)
+    lifecycle.clear_calls(eps, T)
+    cases = [payloads.tensor_case("float32", "4-d"), payloads.tensor_case("bfloat16", "odd-7"),
+             payloads.container_case("list-mixed")]
+    ids = _transfer_all(tctx, eps, cases)
+    # a view is only produced: its metadata must describe the view; whether it can be moved is TR-002's
+    cases.append(payloads.view_case("float32", "transpose"))
+    ids += _transfer_all(tctx, eps, cases[-1:], consume=False)
+    lifecycle.wait_calls(eps, T, 0, "extract_tensor_transport_metadata", set(ids), timeout_s=10)  # knob: hang guard for call records
+    calls = lifecycle.gather_calls(eps, T)
+    problems = []
+    for key, recs in calls.items():
+        if key != "0":
+            stray = lifecycle.count(recs, "extract_tensor_transport_metadata", set(ids))
+            if stray:
+                problems.append(f"extract_tensor_transport_metadata ran on {_side(eps, key)}, not on the source")
+    recv_start = {r["obj"]: r["t"] - r["dur_s"] for r in calls["1"] if r["m"] == "recv_multiple_tensors"}
+    for case, obj in zip(cases, ids):
+        ex = [r for r in calls["0"] if r["m"] == "extract_tensor_transport_metadata" and r["obj"] == obj]
+        if len(ex) != 1:
+            problems.append(f"{case['id']}: extract_tensor_transport_metadata ran {len(ex)} times on the source; expected once")
+            continue
+        r = ex[0]
+        if not r["ok"]:
+            problems.append(f"{case['id']}: extract_tensor_transport_metadata raised {r['err']}")
+            continue
+        described = r["meta"]["tensor_meta"]
+        actual = [[shape, dtype] for shape, dtype, _ in r["tensors"]]
+        if described != actual:
+            problems.append(f"{case['id']}: its TensorTransportMetadata.tensor_meta {described} does not describe the "
+                            f"tensors {actual}")
+        devices = {dev for _, _, dev in r["tensors"]}
+        if devices and r["meta"]["tensor_device"] not in devices:
+            problems.append(f"{case['id']}: tensor_device {r['meta']['tensor_device']!r}, tensors are on {sorted(devices)}")
+        if obj in recv_start and r["t"] > recv_start[obj] + 1e-3:  # knob: 1 ms clock slack when ordering call records
+            problems.append(f"{case['id']}: the receive started before extract_tensor_transport_metadata returned")
+    check_metrics["objects"] = len(ids)
+    assert not problems, "; ".join(problems[:4])
+
+
+@pytest.mark.check("TR-012")
+def test_garbage_collect_once_per_freed_object_on_source(tctx: TransportContext, transport_cluster: Any,
+                                                         check_metrics: dict[str, Any]) -> None:
+    T = tctx.setup.traced_name
+    device = tctx.devices[0]
+    eps = _pair(tctx, device)
+    lifecycle.clear_calls(eps, T)
+    baseline = lifecycle.held_objects(eps, 0)
+    ids = _transfer_all(tctx, eps, [payloads.buffer_case(64 << 10, f"/gc{k}") for k in range(5)])
+    ids += _transfer_all(tctx, eps, [payloads.buffer_case(64 << 10, "/gc-unsent")], consume=False)
+    # one object received twice before it is freed
+    case = payloads.buffer_case(64 << 10, "/gc-twice")
+    ref = tctx.produce(eps.actors[0], case, T)
+    try:
+        ray_get([eps.actors[1].receive.remote(ref), eps.actors[1].receive.remote(ref)], what="two receives")
+        ids.append(ref.hex())
+    finally:
+        del ref
+    held = lifecycle.wait_freed(eps, 0, baseline)
+    lifecycle.wait_calls(eps, T, 0, "garbage_collect", set(ids))
+    calls = lifecycle.gather_calls(eps, T)
+    on_src = lifecycle.count(calls["0"], "garbage_collect", set(ids))
+    problems = []
+    if held:
+        problems.append(f"Ray still holds {held} RDT object(s) on the source {lifecycle.FREE_TIMEOUT_S:.0f}s after "
+                        "the last ref was dropped")
+    wrong = {obj[:12]: on_src.get(obj, 0) for obj in ids if on_src.get(obj, 0) != 1}
+    if wrong:
+        problems.append(f"garbage_collect ran {sorted(set(wrong.values()))} times for {len(wrong)}/{len(ids)} freed "
+                        "objects on the source; expected exactly once each")
+    raised = [r["err"] for r in calls["0"] if r["m"] == "garbage_collect" and not r["ok"]]
+    if raised:
+        problems.append(f"garbage_collect raised on the source ({len(raised)}x): {raised[0]}")
+    for key, r in calls.items():
+        if key != "0" and lifecycle.count(r, "garbage_collect", set(ids)):
+            problems.append(f"garbage_collect ran on {_side(eps, key)}; Ray calls it on the source only")
+    check_metrics.update({"freed_objects": len(ids), "gc_calls_on_source": sum(on_src.values())})
+    assert not problems, "; ".join(problems)
+
+
+@pytest.mark.check("TR-013")
+def test_memory_returns_to_baseline(tctx: TransportContext, transport_cluster: Any,
+                                    check_metrics: dict[str, Any], check_params: dict[str, Any]) -> None:
+    """K fresh payloads per round, moved and freed; the memory each probe gains per round must
+    stay under half a round's payload (median of 3 rounds: a leak repeats every round, noise
+    from other processes does not). A leak of one buffer per transfer gains a whole round."""
+    T = tctx.setup.traced_name
+    device = tctx.devices[0]
+    eps = _pair(tctx, device)
+    # 16 MiB payloads in a certification run (256 MiB max), 4 MiB with a 16 MiB max (make test)
+    size = max(MiB, min(max_bytes() // 4, 16 * MiB))
+    per_round, rounds = int(check_params["transfers_per_round"]), int(check_params["rounds"])
+    src, dst = eps.actors[0], eps.actors[1]
+    baseline = lifecycle.held_objects(eps, 0)
+
+    def one_round(tag: str) -> None:
+        for k in range(per_round):
+            ref = tctx.produce(src, payloads.buffer_case(size, f"/leak-{tag}-{k}"), T)
+            try:
+                ray_get(dst.sink.remote(ref), what="leak-check transfer")
+            finally:
+                del ref
+        held = lifecycle.wait_freed(eps, 0, baseline)
+        assert held == 0, f"Ray still holds {held} RDT object(s) on the source after the refs were dropped"
+
+    def snap() -> dict[str, Any]:
+        s, d = ray_get([src.memory.remote(), dst.memory.remote()], what="memory snapshot")
+        # host shared memory is per host: read where the endpoints run (both on one node)
+        return {"source": s, "destination": d, "host": {"host_shmem_bytes": s["host_shmem_bytes"]}}
+
+    one_round("warmup")
+    base = snap()
+    per_probe: dict[str, list[int]] = {}
+    for r in range(rounds):
+        one_round(str(r))
+        now = snap()
+        for side in ("source", "destination", "host"):
+            for probe, grown in growth(base[side], now[side]).items():
+                if side != "host" and probe == "host_shmem_bytes":
+                    continue
+                per_probe.setdefault(f"{side}.{probe}", []).append(grown)
+        base = now
+    check_metrics.update({"payload_bytes": size, "transfers_per_round": per_round, "rounds": rounds,
+                          "growth_per_round_mib": {k: [round(x / MiB, 1) for x in v] for k, v in per_probe.items()},
+                          "growth_per_round_bytes": per_probe})
+    enforce("TR-013", check_metrics, check_params)
+
+
+@pytest.mark.check("TR-014")
+def test_actor_has_tensor_transport_answers_truthfully(tctx: TransportContext, transport_cluster: Any,
+                                                       check_metrics: dict[str, Any],
+                                                       check_params: dict[str, Any]) -> None:
+    from ray.experimental.rdt.util import get_tensor_transport_manager
+
+    T = tctx.setup.traced_name
+    device = tctx.devices[0]
+    eps = _pair(tctx, device)
+    lifecycle.clear_calls(eps, T)
+    _transfer_all(tctx, eps, [payloads.buffer_case(4096, "/has")])
+    answers = [r for r in lifecycle.gather_calls(eps, T)["driver"] if r["m"] == "actor_has_tensor_transport"]
+    problems = []
+    if not answers:
+        problems.append("Ray's .remote() with the transport did not consult actor_has_tensor_transport (no record)")
+    odd = sorted({f"{r['result']} ({r['result_type']})" for r in answers if r["ok"] and r["result_type"] != "bool"})
+    if odd:
+        problems.append(f"actor_has_tensor_transport returned {odd}; expected a bool")
+    raised = [r["err"] for r in answers if not r["ok"]]
+    if raised:
+        problems.append(f"actor_has_tensor_transport raised {raised[0]}")
+    mgr = get_tensor_transport_manager(T)
+    latencies = []
+    for i, actor in enumerate(eps.actors):
+        t0 = time.perf_counter()
+        answer = mgr.actor_has_tensor_transport(actor)
+        latencies.append(time.perf_counter() - t0)
+        if answer is not True:
+            problems.append(f"for endpoint {i}, which just moved tensors with it, it answered {answer!r}; expected True")
+    outsider_answer = None
+    if tctx.setup.config.collective_backend:
+        # the negative case: an actor outside any collective group cannot use GLOO/NCCL
+        out = start_endpoints(tctx.setup, tctx.resource, device="cpu", nodes=[None])
+        try:
+            outsider_answer = mgr.actor_has_tensor_transport(out.actors[0])
+            if outsider_answer is not False:
+                problems.append(f"for an actor outside every {tctx.setup.config.collective_backend} group it answered "
+                                f"{outsider_answer!r}; expected False")
+            try:
+                tctx.produce(out.actors[0], payloads.buffer_case(4096, "/outsider"), T)
+                problems.append("a transport task on an actor outside the group was accepted at submission")
+            except ValueError:
+                pass
+        finally:
+            out.shutdown()
+    check_metrics.update({"answers_checked": len(answers) + len(eps.actors),
+                          "actor_has_transport_latency_s": statistics.median(latencies),
+                          "actor_has_transport_max_latency_s": max(latencies),
+                          "outsider_answer": repr(outsider_answer)})
+    verdict = judge("TR-014", check_metrics, check_params)
+    if verdict.outcome != "pass":
+        problems.append(str(verdict.reason))
+    assert not problems, "; ".join(problems)

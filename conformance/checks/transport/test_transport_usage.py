@@ -1,0 +1,296 @@
+"""Transport area, usage: RDT refs as users hold and pass them (TR-017..TR-020).
+
+Received tensors belong to the receiver; refs are put by actors, nested in lists, borrowed,
+consumed by their own producer, forwarded along a chain; many transfers run at once and finish
+out of order; the driver fetches several refs at once, with its own timeout; a receiver
+without the transport fails fast or works. Each mirrors Ray's own RDT tests (named in the
+checklist's rationale) for the manifest's transport, one-sided or two-sided, on the shared
+cluster; see conformance.areas.transport.usage for the actors and bounds.
+"""
+from __future__ import annotations
+
+import time
+from typing import Any, Iterator
+
+import pytest
+
+from conformance.areas.recovery.transfers import alive, first_line, outcome, wait_dead
+from conformance.areas.recovery.xfer_actors import digest, payload
+from conformance.run.timeouts import CheckTimeout
+from conformance.areas.transport.stalls import Pending, StallEvidence, gather, unproduced_by
+from conformance.areas.transport.usage import UsageCtx, short, usage_ctx
+from conformance.areas.transport.usage_actors import TENSORLESS
+
+pytestmark = pytest.mark.cluster("shared")
+RAY_ISSUE_NO_TRANSPORT = "https://github.com/ray-project/ray/issues/66264"
+
+
+@pytest.fixture
+def u(request: Any, conformance_run: Any, manifest: Any, check_metrics: dict[str, Any]) -> Iterator[UsageCtx]:
+    yield from usage_ctx(request, conformance_run, manifest, check_metrics)
+
+
+def _driver_get(u: UsageCtx, refs: Any, timeout_s: float) -> Any:
+    """ray.get in the driver: through the transport when one-sided, else through the object store."""
+    import ray
+    return ray.get(refs, timeout=timeout_s, _use_object_store=not u.x.one_sided)
+
+
+@pytest.mark.check("TR-017")
+def test_received_tensors_belong_to_the_receiver(u: UsageCtx) -> None:
+    ray = __import__("ray")
+    step_s, free_s, nbytes = float(u.param("step_bound_s")), float(u.param("free_bound_s")), u.payload_bytes()
+    clock = u.clock("ownership")
+    src, dst = u.start(clock, 2)
+    # 1. a received tensor outlives every ref, the source's free, and the source's later objects
+    ref = u.produce(src, nbytes, 21)
+    kept = u.expect_data(clock, lambda: dst.keep.remote("kept", ref), None, "the receiver keeping a tensor", step_s)
+    sent = u.sent(clock, src, 21)
+    if kept != sent:
+        raise clock.fail(f"the kept tensor arrived as {short(kept)}, the source sent {short(sent)}")
+    del ref
+    u.wait_store(clock, src, 0, "the source to free the object once every ref is gone", free_s)
+    for k in range(int(u.param("later_objects"))):
+        u.roundtrip(clock, src, dst, nbytes, 22 + k, f"later object {k} from the same source", step_s)
+
+    def unchanged(when: str) -> None:
+        now = clock.get(dst.kept_digest.remote("kept"), "the kept tensor's digest", step_s)
+        if now != kept:
+            raise clock.fail(f"the receiver's tensor changed {when}: it was {short(kept)}, now {short(now)} "
+                             "(the received tensor still aliases memory the transport reuses)")
+    unchanged("after the source freed the object and produced and sent others")
+    # 2. the ref dropped before the receive finishes: the data arrives, nothing stays behind
+    ref = u.produce(src, nbytes, 31)
+    out = u.submitted(clock, lambda: dst.receive.remote(ref), "a receive whose ref is dropped at once")
+    del ref
+    kind, got = outcome(clock, out, "a receive whose ref was dropped before it finished", step_s)
+    if kind != "data" or got != u.sent(clock, src, 31):
+        raise clock.fail(f"a receive whose ref was dropped before it finished gave {got}")
+    u.wait_store(clock, src, 0, "the source to free an object dropped before its receive finished", free_s)
+    # 3. the ref dropped before the object exists: freed once it does, the source keeps working
+    busy = src.busy.remote(float(u.param("block_s")))
+    ref = u.produce(src, nbytes, 32)
+    del ref
+    clock.get(busy, "the source's blocking method", step_s + float(u.param("block_s")))
+    u.wait_store(clock, src, 0, "the source to free an object whose ref was dropped before it existed", free_s)
+    u.roundtrip(clock, src, dst, nbytes, 33, "a transfer after a ref was dropped before its object existed", step_s)
+    # 4. the source dies after the transfer: the receiver's tensor stays intact
+    ray.kill(src)
+    wait_dead(clock, src, "the source to die", step_s)
+    unchanged("after the source died")
+    if not alive(dst, 10):
+        raise clock.fail("the receiver died with the source")
+    u.metrics["elapsed_s"] = round(clock.elapsed(), 3)
+
+
+@pytest.mark.check("TR-018")
+def test_refs_as_users_pass_them(u: UsageCtx) -> None:
+    step_s, nbytes = float(u.param("step_bound_s")), u.payload_bytes()
+    clock = u.clock("refs-as-users-pass-them")
+    a, b, c = u.start(clock, 3)
+    done: list[str] = []
+    # a chain of three actors: a produces, b forwards through the transport, c receives
+    r1 = u.produce(a, nbytes, 41)
+    r2 = b.forward.options(tensor_transport=u.name).remote(r1)
+    u.expect_data(clock, lambda: c.receive.remote(r2), None, "the end of a chain of three actors", step_s,
+                  stalled=[(r1, a, b), (r2, b, c)])
+    got = clock.get(c.receive.remote(r2), "the chain's end again", step_s)
+    if got != u.sent(clock, a, 41):
+        raise clock.fail(f"a chain of three actors delivered {short(got)}, the first actor sent {short(u.sent(clock, a, 41))}")
+    del r1, r2
+    done.append("chain of three")
+    # an actor consuming its own ref
+    ref = u.produce(a, nbytes, 42)
+    u.expect_data(clock, lambda: a.receive.remote(ref), u.sent(clock, a, 42), "an actor consuming its own ref", step_s)
+    del ref
+    done.append("own ref")
+    # a return without tensors
+    ref = a.tensorless.options(tensor_transport=u.name).remote()
+    u.expect_data(clock, lambda: b.echo.remote(ref), TENSORLESS, "a tensorless return at another actor", step_s)
+    try:
+        value = _driver_get(u, ref, step_s)
+    except CheckTimeout:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the finding
+        raise clock.fail(f"a tensorless return fetched by the driver raised {type(exc).__name__}: {exc}"[:400]) from None
+    if value != TENSORLESS:
+        raise clock.fail(f"a tensorless return reached the driver as {value!r}")
+    del ref
+    done.append("tensorless return")
+    # refs inside lists, borrowed by other actors (one-sided: borrowers ray.get them)
+    if u.x.one_sided:
+        put = clock.get(a.put_object.remote(nbytes, 43, u.name), "an actor-side ray.put with the transport", step_s)
+        produced = [u.produce(a, nbytes, 44), u.produce(a, nbytes, 45)]
+        want = [u.sent(clock, a, s) for s in (43, 44, 45)]
+        for who, actor in (("a second actor", b), ("a third actor", c)):
+            kind, got = outcome(clock, actor.get_refs.remote(put + produced, step_s),
+                                f"{who} borrowing refs passed in a list", step_s)
+            if kind != "data":
+                raise clock.fail(f"{who} borrowing an actor-put ref and produced refs in a list failed: {got}")
+            wrong = [i for i, (g, w) in enumerate(zip(got, want)) if g != w]
+            if wrong:
+                raise clock.fail(f"{who} borrowing refs in a list got other bytes for items {wrong}")
+        clock.get(a.drop_put_refs.remote(), "the owner dropping its put", step_s)
+        del put, produced
+        done.append("actor-side ray.put and produced refs in lists, borrowed by two actors")
+    else:
+        u.metrics["borrowers"] = "not run: a two-sided transport's refs cannot be ray.get by borrowers (Ray refuses)"
+    u.metrics.update({"exercised": done, "elapsed_s": round(clock.elapsed(), 3)})
+
+
+def _concurrent_wave(u: UsageCtx, clock: Any, n: int, n_actors: int, nbytes: int, bound: float) -> StallEvidence | None:
+    """n transfers from half of n_actors fresh actors to the other half, all in flight at once;
+    None when all arrived bit-exact (metrics recorded), else the evidence of the stall."""
+    ray = __import__("ray")
+    if u.x.one_sided:   # Ray's test_out_of_order_actors: asyncio actors, tasks finish out of order
+        actors = u.start(clock, n_actors, kind="async", max_concurrency=int(u.param("max_concurrency")))
+    else:
+        # Two-sided transports pair each send with a receive on the actors' one `_ray_system`
+        # thread, in the order the owner submitted them; Ray does not keep task order on asyncio
+        # actors, so sends that wait for their receive could deadlock there whatever the
+        # transport does. Ordinary actors keep the order; the transfers are still all in flight.
+        actors = u.start(clock, n_actors)
+        u.metrics["actor_kind"] = "ordinary actors (two-sided transport: Ray keeps no task order on asyncio actors)"
+    # Sources only produce and receivers only consume: an actor waiting for an argument blocks
+    # its task thread (its event loop, for an asyncio actor), so a ring of actors that both
+    # produce and consume can wait on each other until Ray's RDT fetch timeout, whatever the
+    # transport does. Every source sends to every receiver.
+    half = n_actors // 2
+    refs, outs, seeds, ends = [], [], [], []
+    t0 = time.perf_counter()
+    deadline = time.monotonic() + min(bound, max(clock.remaining(), 0.0))
+    for k in range(n):
+        s, d = k % half, half + (k // half) % (n_actors - half)
+        seed = 1000 + k
+        refs.append(u.submitted(clock, lambda: actors[s].make.options(tensor_transport=u.name).remote(nbytes, seed),
+                                f"producer {k}"))
+        seeds.append(seed)
+        ends.append((s, d))
+    # Every producer's metadata reaches the owner before any receive is submitted, so Ray hands
+    # each receiver its transfer (`__ray_recv__`) before the task that takes the object. The
+    # other way round, an asyncio receiver can stall in Ray 2.60 whatever the transport does:
+    # its event loop deserializes the task's argument, waiting up to Ray's RDT fetch timeout
+    # for a receive Ray has not handed it yet, and no other task of the actor starts meanwhile
+    # (thread dumps of a stalled receiver under CPU load: the default loop in
+    # RDTStore.wait_and_pop_object, its `_ray_system` loop idle). The receives still all run at
+    # once and finish out of order.
+    unproduced = set(unproduced_by(deadline, [r.hex() for r in refs]))
+    if unproduced:
+        return gather(actors, u.name.upper(), [Pending(refs[k].hex(), *ends[k]) for k in range(n)
+                                               if refs[k].hex() in unproduced])
+    u.metrics["produced_s"] = round(time.perf_counter() - t0, 3)
+    for k, ref in enumerate(refs):
+        outs.append(u.submitted(clock, lambda: actors[ends[k][1]].receive.remote(ref), f"transfer {k}"))
+    order: list[int] = []
+    pending = list(outs)
+    index = {o.hex(): i for i, o in enumerate(outs)}
+    while pending and time.monotonic() < deadline:
+        ready, pending = ray.wait(pending, num_returns=1,
+                                  timeout=max(deadline - time.monotonic(), 0.01))  # knob: smallest poll slice
+        order += [index[r.hex()] for r in ready]
+    if pending:
+        stuck = [Pending(refs[index[o.hex()]].hex(), *ends[index[o.hex()]]) for o in pending]
+        return gather(actors, u.name.upper(), stuck)
+    got = clock.get(outs, "the concurrent transfers' results", bound)
+    elapsed = time.perf_counter() - t0
+    wrong = [k for k, (g, s) in enumerate(zip(got, seeds)) if g != digest(payload(nbytes, s))]
+    u.metrics.update({"transfers": n, "actors": n_actors, "payload_bytes": nbytes, "all_done_s": round(elapsed, 3),
+                      "completed_out_of_order": order != sorted(order)})
+    if wrong:
+        raise clock.fail(f"{len(wrong)} of {n} concurrent transfers arrived with other bytes (e.g. transfer {wrong[0]}: "
+                         f"{short(got[wrong[0]])})")
+    return None
+
+
+@pytest.mark.check("TR-019")
+def test_many_async_transfers_out_of_order_and_a_busy_sender(u: UsageCtx) -> None:
+    n, n_actors = int(u.param("transfers")), int(u.param("actors"))
+    nbytes, bound = u.payload_bytes(), float(u.param("all_bound_s"))
+    clock = u.clock("concurrent-transfers")
+    stall = _concurrent_wave(u, clock, n, n_actors, nbytes, bound)
+    if stall is not None:
+        u.metrics["stall"] = stall.as_dict()
+        raise clock.fail(f"{stall.pending} of {n} concurrent transfers did not finish within {bound:g}s: "
+                         f"{stall.describe()}")
+    # a sender busy in a long method still serves a transfer (Ray: test_p2p_blocking)
+    src, dst = u.start(clock, 2)
+    ref = u.produce(src, nbytes, 2000)
+    sent = u.sent(clock, src, 2000)
+    busy = src.busy.remote(float(u.param("busy_s")))
+    time.sleep(0.5)
+    t1 = clock.elapsed()
+    u.expect_data(clock, lambda: dst.receive.remote(ref), sent, "a transfer while its sender is busy",
+                  float(u.param("busy_bound_s")))
+    u.metrics["busy_sender_transfer_s"] = round(clock.elapsed() - t1, 3)
+    del ref, busy
+
+
+@pytest.mark.check("TR-020")
+def test_fetch_pipelining_user_timeout_and_a_receiver_without_the_transport(u: UsageCtx) -> None:
+    import ray
+    from ray.exceptions import GetTimeoutError
+
+    step_s, nbytes = float(u.param("step_bound_s")), u.payload_bytes()
+    clock = u.clock("fetch-semantics")
+    a, b = u.start(clock, 2)
+    # 1. several refs in one ray.get: Ray triggers every fetch before it waits for any
+    k = int(u.param("fetch_refs"))
+    refs = [u.produce(a, nbytes, 60 + i) for i in range(k)]
+    clock.get(a.sent_digest.remote(60 + k - 1), "the producers", step_s)
+    want = [u.sent(clock, a, 60 + i) for i in range(k)]
+    try:
+        values = _driver_get(u, refs, step_s)
+    except CheckTimeout:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the finding
+        raise clock.fail(f"ray.get of {k} refs at once in the driver raised {type(exc).__name__}: {exc}"[:400]) from None
+    got = [digest(v) for v in values]
+    wrong = [i for i, (g, w) in enumerate(zip(got, want)) if g != w]
+    if wrong:
+        raise clock.fail(f"ray.get of {k} refs at once returned other bytes for refs {wrong} "
+                         f"(e.g. {short(got[wrong[0]])} for {short(want[wrong[0]])})")
+    del refs, values
+    # 2. a user timeout shorter than Ray's RDT fetch timeout wins
+    user_s, slack_s, block_s = (float(u.param(p)) for p in ("user_timeout_s", "timeout_slack_s", "block_s"))
+    busy = a.busy.remote(block_s)
+    ref = u.produce(a, nbytes, 70)
+    out = b.receive.remote(ref)
+    for what, target in (("ray.get(ref, timeout)", ref), ("ray.get of a consumer, timeout", out)):
+        t0 = time.monotonic()
+        try:
+            ray.get(target, timeout=user_s, _use_object_store=(target is ref and not u.x.one_sided))
+            raise clock.fail(f"{what}: returned although the producer was still blocked")
+        except GetTimeoutError:
+            took = time.monotonic() - t0
+        except CheckTimeout:
+            raise
+        except Exception as exc:  # noqa: BLE001 - the finding
+            raise clock.fail(f"{what}: raised {type(exc).__name__} instead of GetTimeoutError: {exc}"[:300]) from None
+        u.metrics.setdefault("user_timeout_took_s", []).append(round(took, 3))
+        if took > user_s + slack_s:
+            raise clock.fail(f"{what} with timeout={user_s:g}s returned after {took:.1f}s; the user's timeout must win")
+    clock.get(busy, "the blocking method", block_s + step_s)
+    u.expect_data(clock, lambda: out, None, "the consumer once the producer ran", step_s)
+    del ref, out
+    # 3. a receiver created without enable_tensor_transport fails fast or receives
+    plain = u.start(clock, 1, kind="plain")[0]
+    ref = u.produce(a, nbytes, 71)
+    sent = u.sent(clock, a, 71)
+    fast_s = float(u.param("fail_fast_s"))
+    t0 = clock.elapsed()
+    try:
+        kind, got = outcome(clock, plain.receive.remote(ref), "a receiver without the transport", fast_s)
+    except CheckTimeout:
+        raise
+    except AssertionError:
+        raise clock.fail(f"a receiver created without enable_tensor_transport got neither the data nor an error "
+                         f"within {fast_s:g}s: it waits for Ray's RDT fetch timeout ({RAY_ISSUE_NO_TRANSPORT})") from None
+    except Exception as exc:  # noqa: BLE001 - refused at submission (e.g. no communicator): a fast failure
+        kind, got = "error", first_line(exc)
+    u.metrics.update({"plain_receiver": kind, "plain_receiver_s": round(clock.elapsed() - t0, 3)})
+    if kind == "data" and got != sent:
+        raise clock.fail(f"a receiver without the transport got {short(got)}, the source sent {short(sent)}")
+    if kind == "error":
+        u.metrics["plain_receiver_error"] = got
+    del ref
+    u.metrics["elapsed_s"] = round(clock.elapsed(), 3)

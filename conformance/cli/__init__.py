@@ -1,0 +1,1 @@
+"""`ray-conformance`: the command line, one module per group of subcommands."""

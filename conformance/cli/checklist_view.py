@@ -1,0 +1,49 @@
+"""`ray-conformance checklist`: the checklist filtered by area and level, in a 100-column terminal.
+
+Text wraps the requirement under its id (no 500-character table rows); md is the docs table of
+the selection; json the raw entries. Pure: data in, text out.
+"""
+from __future__ import annotations
+
+import json
+import textwrap
+from typing import Iterable
+
+from conformance.catalog.data import Check, SuiteData
+from conformance.report.sanitize import terminal
+
+WIDTH = 100
+
+
+def select(checks: Iterable[Check], area: str | None = None, level: str | None = None) -> list[Check]:
+    return [c for c in checks if not c.retired and (area is None or c.area == area)
+            and (level is None or c.level == level)]
+
+
+def render_text(checks: list[Check], width: int = WIDTH) -> str:
+    indent = " " * 4
+    out = []
+    for c in checks:
+        head = f"{c.id}  {c.level:<6} {c.area:<11} "
+        out += textwrap.wrap(terminal(c.title), width=width, initial_indent=head,
+                             subsequent_indent=" " * len(head)) or [head]
+        out += textwrap.wrap(terminal(" ".join(c.requirement.split())), width=width, initial_indent=indent,
+                             subsequent_indent=indent)
+        out.append("")
+    out.append(f"{len(checks)} check(s)")
+    return "\n".join(out)
+
+
+def render(data: SuiteData, fmt: str, area: str | None = None, level: str | None = None) -> str:
+    checks = select(data.checklist.checks, area, level)
+    if fmt == "json":
+        return json.dumps([c.__dict__ | {"tags": list(c.tags)} for c in checks], indent=2)
+    if fmt == "md":
+        from dataclasses import replace
+
+        from conformance.catalog.docs import checklist_markdown
+        chosen = {c.id for c in checks}
+        subset = replace(data, checklist=replace(data.checklist, checks=tuple(
+            c for c in data.checklist.checks if c.id in chosen)))
+        return checklist_markdown(subset)
+    return render_text(checks)

@@ -1,0 +1,293 @@
+"""`ray-conformance`: run the suite, inspect the checklist and tiers, validate manifests.
+
+Exit codes (conformance/cli/exit_codes.py): 0 success; 1 the run completed but the tier is below
+--require-tier (or, for verify/diff, a finding); 2 usage or input errors (one line, never a
+traceback); 20 a check hung uninterruptibly (report written); 21 interrupted (report written);
+22 the pytest run crashed (internal error).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+from tabulate import tabulate
+
+from conformance import __version__
+from conformance.errors import UserError
+from conformance.cli.exit_codes import Exit, from_pytest
+
+_ENDED = {Exit.HUNG: "a check hung and could not be interrupted; the run ended early",
+          Exit.INTERRUPTED: "the run was interrupted",
+          Exit.NO_REPORT: "the pytest run ended with an internal error"}
+
+# Modules that add subcommands: each exposes register(subparsers). Optional so that a missing
+# area does not break the core commands.
+EXTENSION_MODULES = ("conformance.cli.signing", "conformance.cli.topology", "conformance.cli.transport",
+                     "conformance.cli.firsthour")
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports usage errors as one line with exit 2 (its default is the same code)."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(2, f"ray-conformance: error: {message}\n")
+
+
+def cmd_checklist(args: argparse.Namespace) -> int:
+    from conformance.cli.checklist_view import render
+    from conformance.catalog.data import load_suite_data
+
+    print(render(load_suite_data(), args.format, args.area, args.level))
+    return 0
+
+
+def cmd_tiers(args: argparse.Namespace) -> int:
+    from conformance.catalog.docs import tiers_markdown
+    from conformance.catalog.data import load_suite_data
+
+    data = load_suite_data()
+    if args.format == "json":
+        print(json.dumps(list(data.ladder.tiers), indent=2))
+    else:
+        print(tiers_markdown(data))
+    return 0
+
+
+def cmd_validate_manifest(args: argparse.Namespace) -> int:
+    from conformance.catalog.manifest import check_manifest, expected_contradictions, resolve_manager
+    from conformance.report.sanitize import terminal
+
+    m = check_manifest(args.manifest)
+    contradictions = expected_contradictions(m, resolve_manager(m))
+    if contradictions:
+        raise UserError("manifest: " + "; ".join(contradictions))
+    provider = (m.data.get("topology") or {}).get("provider") or "none"
+    print(terminal(f"manifest OK: {m.data['vendor']} / {m.data['product']} (resource {m.resource_name}, "
+                   f"{m.devices_per_node} devices/node, topology provider {provider}, "
+                   f"transport {m.transport['name'] if m.transport else 'none'})"))
+    return 0
+
+
+def _run_forwarding_signals(cmd: list[str]) -> int:
+    """Run the pytest process; SIGINT/SIGTERM sent to this CLI are passed on to it, so that a
+    stopped certification still writes its report (marked interrupted) instead of orphaning it."""
+    import signal
+
+    # Its own session: a terminal's Ctrl-C reaches only this CLI, which passes it on once (a
+    # second copy arriving mid-way through the report writing would cut the report short).
+    proc = subprocess.Popen(cmd, start_new_session=True)
+
+    def forward(signum: int, frame: object) -> None:
+        if proc.poll() is None:
+            proc.send_signal(signum)
+
+    previous = {sig: signal.signal(sig, forward) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        while True:
+            try:
+                return proc.wait()
+            except KeyboardInterrupt:  # a handler raised elsewhere: keep waiting for the report
+                continue
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from conformance.catalog import data as data_module
+    from conformance.catalog.data import load_suite_data
+    from conformance.catalog.manifest import check_manifest
+
+    manifest = check_manifest(args.manifest)
+    data = load_suite_data()
+    if args.require_tier and args.require_tier not in data.ladder.names():
+        raise UserError(f"--require-tier: unknown tier {args.require_tier!r}; expected one of "
+                        f"{', '.join(data.ladder.names())}")
+    key = None
+    passphrase = None
+    if args.sign_key:
+        from conformance.signing.keys import passphrase_from_env
+        key = Path(args.sign_key)
+        if not key.is_file():
+            raise UserError(f"--sign-key: file not found: {key}")
+        passphrase = passphrase_from_env(args.passphrase_env)
+    out_dir = Path(args.out) if args.out else Path("reports") / manifest.product_slug
+    checks_dir = Path(__file__).resolve().parent.parent / "checks"
+    extra = list(args.pytest_args)
+    if extra and extra[0] == "--":
+        extra = extra[1:]
+    cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-v" if args.verbose else "-q", "-rfE",
+           f"--conformance-manifest={manifest.path}", f"--conformance-out={out_dir.resolve()}",
+           f"--rootdir={checks_dir}", "-c", os.devnull]
+    if args.ray_address:
+        cmd.append(f"--conformance-ray-address={args.ray_address}")
+    if args.timeout:
+        cmd.append(f"--conformance-timeout={args.timeout}")
+    if args.fault_driver:
+        cmd.append(f"--conformance-fault-driver={args.fault_driver}")
+    if args.fault_driver_options:
+        cmd.append(f"--conformance-fault-driver-options={args.fault_driver_options}")
+    has_paths = any(not a.startswith("-") and (Path(a.split("::")[0]).exists()) for a in extra)
+    cmd += extra + ([] if has_paths else [str(checks_dir)])
+    from conformance.report.sanitize import terminal
+    print(terminal(f"ray-conformance: certifying {manifest.data['vendor']} / {manifest.data['product']} → {out_dir}"),
+          flush=True)
+    report_path = out_dir / "report.json"
+    before = file_signature(report_path)
+    returncode = _run_forwarding_signals(cmd)
+    ended = from_pytest(returncode)
+    if ended is Exit.USAGE:
+        print("ray-conformance: error: the suite refused to run (see the message above)", file=sys.stderr)
+        return int(Exit.USAGE)
+    if not report_path.exists() or file_signature(report_path) == before:
+        print(f"ray-conformance: error: the run wrote no report (pytest exit {returncode})", file=sys.stderr)
+        return int(Exit.NO_REPORT)
+    report = data_module.read_yaml_or_json(report_path, what="report")
+    if ended is not None:
+        print(f"ray-conformance: {_ENDED[ended]}; the report in {out_dir} says which checks did not run",
+              file=sys.stderr)
+        return int(ended)
+    if key is not None:
+        from conformance.cli.signing import sign_report_dir
+        envelope = sign_report_dir(out_dir, key, passphrase)
+        print(f"ray-conformance: signed → {envelope}")
+    tier = report.get("tier")
+    preflight = report.get("preflight") or {}
+    from conformance.report.results import OUTCOMES
+    summary = report.get("summary", {})
+    print("ray-conformance: checks: " + ", ".join(f"{k} {summary[k]}" for k in OUTCOMES if summary.get(k)))
+    print(f"ray-conformance: tier achieved: {tier or 'none'}; reports in {out_dir}")
+    if preflight and not preflight.get("ok", True):
+        from conformance.report.sanitize import terminal
+        fatal = "; ".join(f"{f['where']}: {f['message']}" for f in preflight["findings"] if f["level"] == "error")
+        print(terminal(f"ray-conformance: the preflight failed, so no check ran: {fatal}", limit=1500))
+        return int(Exit.BELOW_TIER)
+    if report.get("partial"):
+        print(f"ray-conformance: partial run ({len(report['selection']['not_run'])} check(s) not run): "
+              "not a certification run")
+    if args.require_tier:
+        from conformance.catalog.ladder import tier_rank
+        if tier_rank(data.ladder, tier) < tier_rank(data.ladder, args.require_tier):
+            print(f"ray-conformance: tier {tier or 'none'} is below the required {args.require_tier}")
+            return int(Exit.BELOW_TIER)
+        if report.get("partial"):
+            return int(Exit.BELOW_TIER)
+    return int(Exit.OK)
+
+
+def cmd_inject(args: argparse.Namespace) -> int:
+    from conformance.cluster.injection import ENV_VAR, install_pth, uninstall_pth
+
+    if args.action == "install":
+        path = install_pth()
+        print(f"wrote {path}; set {ENV_VAR}=pkg.module:Manager (and RAY_custom_unit_instance_resources) "
+              "before `ray start` on every node")
+    elif args.action == "uninstall":
+        path = uninstall_pth()
+        print(f"removed {path}" if path else "no hook installed")
+    else:
+        from conformance.cluster.injection import PTH_NAME
+        import sysconfig
+        path = Path(sysconfig.get_paths()["purelib"]) / PTH_NAME
+        print(f"{path}: {'installed' if path.exists() else 'not installed'}; {ENV_VAR}={os.environ.get(ENV_VAR, '')!r}")
+    return 0
+
+
+def cmd_docs(args: argparse.Namespace) -> int:
+    from conformance.catalog.docs import write_docs
+
+    for path in write_docs(Path(args.out)):
+        print(f"wrote {path}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="ray-conformance", description=__doc__.splitlines()[0])
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    p = sub.add_parser("run", allow_abbrev=False, help="certify a plugin: run the checks, compute the tier, write the reports")
+    p.add_argument("--manifest", required=True,
+                   help="vendor manifest (YAML or JSON), or builtin:simulated[-2node] shipped in the package")
+    p.add_argument("--out", help="output folder (default reports/<product-slug>/)")
+    p.add_argument("--ray-address", help="existing Ray cluster to run against")
+    p.add_argument("--require-tier", help="exit 1 unless at least this tier is achieved")
+    p.add_argument("--fault-driver", help="pkg.module:Class that kills/partitions/restarts nodes of the "
+                                          "--ray-address cluster (docs/recovery.md)")
+    p.add_argument("--fault-driver-options", help="the fault driver's keyword arguments as a JSON object")
+    p.add_argument("--timeout", type=float, help="default hard timeout per check, seconds")
+    p.add_argument("--sign-key", help="sign the report with this private key (writes report.intoto.json)")
+    p.add_argument("--passphrase-env", help="environment variable holding the key's passphrase")
+    p.add_argument("-v", "--verbose", action="store_true", help="also pytest's own per-test output")
+    p.add_argument("pytest_args", nargs=argparse.REMAINDER, help="after --: extra pytest arguments")
+    p.set_defaults(func=cmd_run)
+
+    from conformance.catalog.data import load_vocabulary
+    vocabulary = load_vocabulary()
+    p = sub.add_parser("checklist", help="print the checklist (filter by --area/--level)")
+    p.add_argument("--format", choices=["text", "md", "json"], default="text")
+    p.add_argument("--area", choices=list(vocabulary.area_prefix), help="only this area's checks")
+    p.add_argument("--level", choices=list(vocabulary.levels), help="only MUST or only SHOULD checks")
+    p.set_defaults(func=cmd_checklist)
+
+    p = sub.add_parser("tiers", help="print the tier ladder")
+    p.add_argument("--format", choices=["md", "json"], default="md")
+    p.set_defaults(func=cmd_tiers)
+
+    p = sub.add_parser("validate-manifest", help="validate a manifest (schema, imports, cross-checks)")
+    p.add_argument("manifest")
+    p.set_defaults(func=cmd_validate_manifest)
+
+    p = sub.add_parser("inject", help="install the .pth hook that loads a vendor manager into `ray start` nodes")
+    p.add_argument("action", choices=["install", "uninstall", "status"])
+    p.set_defaults(func=cmd_inject)
+
+    p = sub.add_parser("docs", help="regenerate the docs tables from tiers/*.yaml")
+    p.add_argument("--out", default=str(Path(__file__).resolve().parents[2] / "docs"))
+    p.set_defaults(func=cmd_docs)
+
+    import importlib
+    for name in EXTENSION_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name != name:
+                raise
+            continue
+        module.register(sub)
+    return parser
+
+
+def file_signature(path: Path) -> tuple[int, int, int] | None:
+    """(inode, size, mtime in ns) of a file, None when absent. The CLI compares it before and
+    after a run: a report.json left unchanged is the previous run's (moved aside only when a new
+    one is written) and must never be read as this run's. No clock is compared, so a file
+    system whose clock differs from this machine's cannot fool it."""
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return None
+    return st.st_ino, st.st_size, st.st_mtime_ns
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        args = build_parser().parse_args(argv)   # the parser reads the vocabulary (--area, --level)
+        handler: Callable[[argparse.Namespace], int] = args.func
+        return handler(args)
+    except UserError as exc:
+        from conformance.report.sanitize import terminal
+        print(f"ray-conformance: error: {terminal(exc)}", file=sys.stderr)
+        return int(Exit.USAGE)
+    except KeyboardInterrupt:
+        print("ray-conformance: interrupted", file=sys.stderr)
+        return int(Exit.INTERRUPTED)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,205 @@
+"""CLI subcommands for signed reports: keygen, sign, verify, review, diff.
+
+The main CLI (conformance/cli/main.py) calls `register(subparsers)`; each subcommand sets `func`, a
+handler that takes the parsed args and returns the exit code. Bad input raises UserError, which
+main() prints as one line (exit 2). `python -m conformance.cli.signing ...` runs these
+subcommands on their own, with the same error handling.
+
+Passphrases are read only from an environment variable named by --passphrase-env, never from
+argv, and neither they nor private keys are ever printed.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from datetime import date
+from pathlib import Path
+from typing import Any, Sequence
+
+from conformance.errors import UserError
+from conformance.catalog.data import load_suite_data
+from conformance.report.sanitize import terminal
+from conformance.signing import attestation, diff, keyring, keys, review, verify
+from conformance.signing.attestation import sign_report_dir
+
+__all__ = ["register", "main", "build_parser", "sign_report_dir"]
+
+
+class _RefusePassphrase(argparse.Action):
+    """`--passphrase VALUE` must fail without echoing VALUE (argparse would print it back)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        parser.error("passphrases are never taken from the command line; put it in an environment "
+                     "variable and pass its name with --passphrase-env VAR")
+
+
+def _passphrase_options(p: argparse.ArgumentParser, help_text: str) -> None:
+    p.add_argument("--passphrase-env", metavar="VAR", help=help_text)
+    p.add_argument("--passphrase", nargs="?", action=_RefusePassphrase, help=argparse.SUPPRESS)
+
+
+def _keygen(args: argparse.Namespace) -> int:
+    passphrase = keys.passphrase_from_env(args.passphrase_env)
+    pair = keys.write_keypair(Path(args.out), args.algorithm, passphrase)
+    print(f"public key: {pair.public_path}")
+    print(f"keyid: {pair.keyid}")
+    print(f"private key: {pair.private_path} (mode 0600, "
+          f"{'passphrase-protected' if passphrase else 'NOT passphrase-protected'}; keep it secret)")
+    return 0
+
+
+def _sign(args: argparse.Namespace) -> int:
+    passphrase = keys.passphrase_from_env(args.passphrase_env)
+    out = attestation.sign_report_dir(Path(args.report_dir), Path(args.key), passphrase, overwrite=args.force,
+                                      allow_insecure_key_mode=args.allow_insecure_key_mode)
+    print(f"wrote {terminal(out)} and {out.with_name(attestation.BUNDLE_NAME).name}")
+    warning = keys.kdf_warning(Path(args.key))
+    if warning:
+        print(f"warning: {terminal(warning)}", file=sys.stderr)
+    return 0
+
+
+def _trusted(args: argparse.Namespace) -> list[keyring.TrustedKey] | None:
+    if getattr(args, "key", None):
+        return [keyring.key_from_file(Path(args.key))]
+    if getattr(args, "keyring", None):
+        return keyring.load_keyring(Path(args.keyring))
+    return None
+
+
+def _verify(args: argparse.Namespace) -> int:
+    trusted = _trusted(args)
+    if not trusted:
+        raise UserError("verify: pass --key PUB or --keyring FILE")
+    result = verify.verify_path(Path(args.path), trusted, releases_file=args.releases, at=args.at)
+    for line in result.lines:
+        print(line.render())
+    failed = list(dict.fromkeys(result.failed()))
+    if failed:
+        print(f"REJECTED: {terminal(result.envelope)}: failed {terminal(', '.join(failed))}")
+        return 1
+    print(f"VERIFIED: {terminal(result.envelope)}")
+    return 0
+
+
+def _date(text: str) -> date:
+    """argparse type for --at: an ISO date (YYYY-MM-DD)."""
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a date YYYY-MM-DD, got {terminal(text, limit=40)!r}") from None
+
+
+def _tolerance(text: str) -> float:
+    """argparse type for --tolerance: a finite fraction >= 0 (nan, inf and negatives are errors)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"expected a finite number >= 0 (e.g. 0.1), got {terminal(text, limit=40)!r}")
+    return value
+
+
+def _review(args: argparse.Namespace) -> int:
+    rows = review.review_folder(Path(args.dir), _trusted(args), releases_file=args.releases,
+                                timeout_s=args.submission_timeout)
+    failed = 1 if any(r.signature.startswith("error:") for r in rows) else 0
+    if args.format == "html":  # a folder of pages, not one table on stdout
+        from conformance.report.html.dashboard import write_site
+        print(f"wrote {write_site(Path(args.dir), rows, args.out)} ({len(rows)} submission(s))")
+        return failed
+    print(review.render(rows, args.format))
+    return failed
+
+
+def _diff(args: argparse.Namespace) -> int:
+    old = diff.load_report(Path(args.old), "OLD")
+    new = diff.load_report(Path(args.new), "NEW")
+    findings = diff.diff_reports(old, new, load_suite_data().ladder, args.tolerance)
+    print(diff.render(findings, args.format, str(args.old), str(args.new), args.tolerance))
+    return 1 if any(f.regression for f in findings) else 0
+
+
+def register(subparsers: Any) -> None:
+    """Add keygen, sign, verify, review and diff to an argparse subparsers object."""
+    p = subparsers.add_parser("keygen", allow_abbrev=False, help="create a signing key pair",
+                              description="Write conformance.key (0600) and conformance.pub into DIR; "
+                                          "never overwrites.")
+    p.add_argument("--out", required=True, metavar="DIR", help="directory for the key pair (created if missing)")
+    p.add_argument("--algorithm", choices=keys.ALGORITHMS, default=keys.DEFAULT_ALGORITHM,
+                   help="ecdsa-p256 (default; cosign-compatible) or ed25519")
+    _passphrase_options(p, "encrypt the private key with the passphrase in $VAR")
+    p.set_defaults(func=_keygen)
+
+    p = subparsers.add_parser("sign", allow_abbrev=False, help="sign a report folder (writes report.intoto.json)",
+                              description="Write a DSSE envelope over an in-toto test-result statement "
+                                          "covering report.json, junit.xml and report.md.")
+    p.add_argument("report_dir", metavar="REPORT_DIR")
+    p.add_argument("--key", required=True, metavar="KEY", help="PEM private key (from keygen)")
+    _passphrase_options(p, "read the key's passphrase from $VAR")
+    p.add_argument("--force", action="store_true", help="replace an existing report.intoto.json")
+    p.add_argument("--allow-insecure-key-mode", action="store_true",
+                   help="sign even though the private key file is readable by group or others")
+    p.set_defaults(func=_sign)
+
+    p = subparsers.add_parser("verify", help="verify a signed report",
+                              description="Check signature, subject digests, schema, release digests, the "
+                                          "recomputed tier, completeness and waivers. Exit 0 only if all pass.")
+    p.add_argument("path", metavar="DIR_OR_ENVELOPE")
+    who = p.add_mutually_exclusive_group(required=True)
+    who.add_argument("--key", metavar="PUB", help="trusted PEM public key")
+    who.add_argument("--keyring", metavar="FILE", help="YAML keyring of trusted keys (docs/signing.md)")
+    p.add_argument("--releases", type=Path, default=None, metavar="FILE",
+                   help="releases file (default: tiers/releases.yaml)")
+    p.add_argument("--at", type=_date, default=None, metavar="DATE",
+                   help="judge waivers and the Ray window as of DATE (YYYY-MM-DD): does the certificate still hold?")
+    p.set_defaults(func=_verify)
+
+    p = subparsers.add_parser("review", help="table of submissions for SIG review",
+                              description="One row per sub-folder of DIR: vendor, product, suite, date, claimed "
+                                          "and recomputed tier, signature status, failing and waived checks.")
+    p.add_argument("dir", metavar="DIR")
+    p.add_argument("--keyring", metavar="FILE", help="verify signatures (without it: 'unverified')")
+    p.add_argument("--format", choices=(*review.FORMATS, "html"), default="text")
+    p.add_argument("--out", type=Path, default=Path("reports/review"), metavar="DIR",
+                   help="with --format html: folder for index.html and the submissions' pages (default reports/review)")
+    p.add_argument("--releases", type=Path, default=None, metavar="FILE",
+                   help="releases file (default: tiers/releases.yaml)")
+    p.add_argument("--submission-timeout", type=float, default=review.DEFAULT_TIMEOUT_S, metavar="S",
+                   help=f"seconds one submission may take before it becomes an error row "
+                        f"(default {review.DEFAULT_TIMEOUT_S:g})")
+    p.set_defaults(func=_review)
+
+    p = subparsers.add_parser("diff", help="regressions between two reports (exit 1 on any)",
+                              description="Compare OLD and NEW (report folders or report.json files): checks "
+                                          "that stopped passing or disappeared, tier drops, performance "
+                                          "figures worse than the tolerance (docs/ci.md).")
+    p.add_argument("old", metavar="OLD")
+    p.add_argument("new", metavar="NEW")
+    p.add_argument("--tolerance", type=_tolerance, default=0.1,
+                   help="allowed relative worsening of performance figures (default 0.1 = 10%%)")
+    p.add_argument("--format", choices=diff.FORMATS, default="text")
+    p.set_defaults(func=_diff)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="ray-conformance", description="Signed conformance reports.")
+    register(parser.add_subparsers(dest="command", required=True))
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Standalone entry point with the project's error convention (one line, exit 2)."""
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args))
+    except UserError as exc:
+        print(f"error: {terminal(exc)}", file=sys.stderr)
+        return exc.exit_code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,56 @@
+"""`ray-conformance topology`: the hardware view of a cluster, per node.
+
+Prints what Ray sees on each node (resources, labels) beside what the plugin says there
+(its labels, and its topology description: devices, links, domains), with every difference
+marked by the check that judges it. Starts the manifest's simulated cluster, or connects to
+--ray-address, runs one probe per node, prints, and shuts down what it started.
+
+Exit codes: 0 no differences; 1 differences found; 2 bad input or no cluster.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from conformance.errors import UserError
+
+
+def cmd_topology(args: argparse.Namespace) -> int:
+    from conformance.cluster.manager import SHARED, ClusterManager, ClusterStartError, prepare_driver
+    from conformance.catalog.manifest import check_manifest
+    from conformance.areas.topology.collect import collect_node_facts
+    from conformance.areas.topology.view import build_view
+    from conformance.areas.topology.vocabulary import load_vocabulary
+
+    manifest = check_manifest(args.manifest)
+    topo = manifest.data.get("topology") or {}
+    manager = prepare_driver(manifest)
+    clusters = ClusterManager(manifest, args.ray_address, manager)
+    try:
+        try:
+            clusters.ensure(SHARED)
+        except ClusterStartError as exc:
+            where = f"connect to {args.ray_address}" if args.ray_address else "start the manifest's cluster"
+            raise UserError(f"could not {where}: {exc}") from None
+        facts = collect_node_facts(manifest.resource_name, manifest.accelerator["manager"], topo.get("provider"))
+        notes = list(clusters.notes) or list(clusters.current.notes if clusters.current else [])
+        view = build_view(facts, resource=manifest.resource_name, vocabulary=load_vocabulary(),
+                          expected_type=manifest.accelerator_type, expected_topology=topo.get("expected"),
+                          notes=notes)
+    finally:
+        clusters.shutdown()
+    if args.format == "json":
+        print(json.dumps(view["data"], indent=2, default=str))
+    else:
+        print(f"# Topology: {manifest.data['vendor']} / {manifest.data['product']}\n")
+        print(view["markdown"])
+    return 1 if view["data"]["differences"] else 0
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser("topology", help="per node: what Ray sees beside what the plugin describes")
+    p.add_argument("--manifest", required=True, help="vendor manifest (YAML or JSON)")
+    p.add_argument("--ray-address", help="existing Ray cluster to inspect (default: start the manifest's cluster)")
+    p.add_argument("--format", choices=["md", "json"], default="md")
+    p.set_defaults(func=cmd_topology)

@@ -1,0 +1,154 @@
+"""Make a vendor AcceleratorManager visible to Ray without editing Ray's files.
+
+Ray 2.60 finds managers through a hard-coded set (`ray._private.accelerators.
+get_all_accelerator_managers`); there is no plug-in point (ray-project/ray#40880). We add the
+manifest's manager to that set in every process that needs it:
+
+* the process that starts a node (driver for `ray.init`/`cluster_utils`, or `ray start`):
+  resources, `accelerator_type:<T>` and the `ray.io/accelerator-type` label;
+* every submitter: `validate_resource_request_quantity` at `.options()`/`.remote()`;
+* every worker: Ray sets the per-task visible-devices variable through the manager.
+
+The managers to add are named in the environment variable RAY_CONFORMANCE_ACCELERATORS
+("pkg.module:Class[,pkg.module:Other]"), so the same mechanism works in all three places:
+workers inherit the variable from their raylet, and the suite preloads
+`conformance.cluster.inject_autoinstall` into workers (`preload_python_modules`). For `ray start` on a
+real cluster, `ray-conformance inject install` writes a `.pth` file that activates the same
+hook at interpreter start, inert unless the variable is set.
+
+Also: the resource must be a *unit-instance* resource or every task sees device "0"; see
+`unit_instance_resources()`.
+"""
+from __future__ import annotations
+
+import os
+import sys
+from typing import Iterable
+
+ENV_VAR = "RAY_CONFORMANCE_ACCELERATORS"
+# Ray 2.60's default custom_unit_instance_resources (read from the raylet's RAY_CONFIG defaults).
+# The system config value *replaces* the default, so we keep these and append the vendor's.
+RAY_DEFAULT_UNIT_INSTANCE_RESOURCES = ("neuron_cores", "TPU", "NPU", "HPU", "RBLN", "FURIOSA", "TTNPU", "MBLT")
+AUTOINSTALL_MODULE = "conformance.cluster.inject_autoinstall"
+PTH_NAME = "ray_conformance_inject.pth"
+
+_installed: list[type] = []
+
+
+# Ray's predefined_unit_instance_resources: already unit-instance, never listed again.
+RAY_PREDEFINED_UNIT_INSTANCE_RESOURCES = ("GPU",)
+
+
+def unit_instance_resources(resource_name: str) -> str:
+    """Value for `custom_unit_instance_resources` (system config or RAY_custom_unit_instance_resources)."""
+    names = list(RAY_DEFAULT_UNIT_INSTANCE_RESOURCES)
+    if resource_name not in names and resource_name not in RAY_PREDEFINED_UNIT_INSTANCE_RESOURCES:
+        names.append(resource_name)
+    return ",".join(names)
+
+
+def _import_ref(ref: str) -> type:
+    from conformance.imports import import_ref
+    return import_ref(ref)  # type: ignore[no-any-return]
+
+
+_pending_refs: list[str] = []
+
+
+def _patch_registry() -> None:
+    """Wrap Ray's registry once: Ray's managers, ours, and refs resolved on first use."""
+    import ray._private.accelerators as acc
+
+    if getattr(acc, "_conformance_original_get_all", None):
+        return
+    acc._conformance_original_get_all = acc.get_all_accelerator_managers
+
+    def get_all_accelerator_managers() -> set:
+        _resolve_pending()
+        return set(acc._conformance_original_get_all()) | set(_installed)
+
+    acc.get_all_accelerator_managers = get_all_accelerator_managers
+
+
+def _resolve_pending() -> None:
+    for ref in list(_pending_refs):
+        module_name = ref.partition(":")[0]
+        module = sys.modules.get(module_name)
+        if module is not None and getattr(getattr(module, "__spec__", None), "_initializing", False):
+            continue  # the vendor's module is importing Ray right now; resolve on a later call
+        manager = _import_ref(ref)
+        _pending_refs.remove(ref)
+        if manager not in _installed:
+            _installed.append(manager)
+
+
+def _refresh_caches() -> None:
+    import ray._private.accelerators as acc
+
+    # get_accelerator_manager_for_resource caches its name -> manager map; rebuild it.
+    try:
+        del acc.get_accelerator_manager_for_resource._resource_name_to_accelerator_manager
+    except AttributeError:
+        pass
+    # ray._private.worker snapshots the visible-ids variables at import; refresh it so a
+    # pre-set <VENDOR>_VISIBLE_DEVICES is remapped exactly like CUDA_VISIBLE_DEVICES.
+    worker = sys.modules.get("ray._private.worker")
+    if worker is not None:
+        import ray._private.utils as utils
+        worker.global_worker.original_visible_accelerator_ids = utils.get_visible_accelerator_ids()
+
+
+def install_managers(managers: Iterable[type]) -> None:
+    """Add manager classes to Ray's registry in this process (idempotent)."""
+    _patch_registry()
+    new = [m for m in managers if m not in _installed]
+    _installed.extend(new)
+    if new:
+        _refresh_caches()
+
+
+def install_from_env(*, lazy: bool = False) -> list[str]:
+    """Add the managers named in RAY_CONFORMANCE_ACCELERATORS; no-op when unset.
+
+    lazy=True (the .pth hook) defers importing them until Ray first asks for its managers: the
+    hook fires while `ray._private.accelerators` is being imported, possibly *by* the vendor's
+    own module, which an eager import would re-enter.
+    """
+    refs = [r.strip() for r in os.environ.get(ENV_VAR, "").split(",") if r.strip()]
+    if not refs:
+        return []
+    _patch_registry()
+    _pending_refs.extend(r for r in refs if r not in _pending_refs)
+    if not lazy:
+        _resolve_pending()
+        _refresh_caches()
+    return refs
+
+
+def installed_managers() -> list[type]:
+    return list(_installed)
+
+
+def pth_line() -> str:
+    """The line of the .pth file: cheap at start-up, does nothing unless the variable is set."""
+    return "import conformance.cluster.inject_pth_hook\n"
+
+
+def install_pth(site_packages: str | None = None) -> str:
+    """Write the .pth hook into site-packages (for `ray start` nodes). Returns its path."""
+    import sysconfig
+    folder = site_packages or sysconfig.get_paths()["purelib"]
+    path = os.path.join(folder, PTH_NAME)
+    with open(path, "w") as f:
+        f.write(pth_line())
+    return path
+
+
+def uninstall_pth(site_packages: str | None = None) -> str | None:
+    import sysconfig
+    folder = site_packages or sysconfig.get_paths()["purelib"]
+    path = os.path.join(folder, PTH_NAME)
+    if os.path.exists(path):
+        os.remove(path)
+        return path
+    return None

@@ -1,0 +1,185 @@
+"""Building and writing the report files: report.json, report.md, junit.xml, and report.html.
+
+`build_report` is pure (inputs in, dict out) so the verifier and tests reuse it; writers never
+overwrite a file the user made elsewhere — they only write inside the run's output folder.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any, Iterable
+
+from tabulate import tabulate
+
+from conformance import SUITE_NAME, __version__
+from conformance.catalog.data import SuiteData, load_schema, schema_path, sha256_file
+from conformance.report.results import TestRecord, summarize
+from conformance.report.sanitize import markdown_cell
+from conformance.run.selection import is_partial, selection_record
+from conformance.catalog.ladder import RunContext, compute_tiers
+
+OUTCOME_MARK = {"pass": "PASS", "fail": "FAIL", "error": "ERROR", "skip": "SKIP",
+                "not_applicable": "N/A", "waived": "WAIVED"}
+
+
+def now_iso() -> str:
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def build_report(*, data: SuiteData, manifest: dict[str, Any], manifest_sha256: str, manifest_path: str,
+                 environment: dict[str, Any], cluster: dict[str, Any], started_at: str, finished_at: str,
+                 duration_s: float, checks: list[dict[str, Any]], interrupted: bool,
+                 interrupted_reason: str | None = None, sections: dict[str, Any] | None = None,
+                 plugin_artifact: dict[str, str] | None = None,
+                 selection: dict[str, Any] | None = None, shape: dict[str, Any] | None = None) -> dict[str, Any]:
+    ctx = RunContext(transport_declared=bool(manifest.get("transport")), nodes=int(cluster.get("nodes") or 0),
+                     shape=shape)
+    tier, tiers = compute_tiers(checks, data.checklist, data.ladder, ctx)
+    suite = {"name": SUITE_NAME, "version": __version__, "checklist_sha256": data.checklist.sha256,
+             "tiers_sha256": data.ladder.sha256, "report_schema_sha256": sha256_file(schema_path("report"))}
+    if data.waivers_sha256:
+        suite["waivers_sha256"] = data.waivers_sha256
+    report: dict[str, Any] = {
+        "schema_version": 1, "suite": suite, "manifest": manifest, "manifest_sha256": manifest_sha256,
+        "manifest_path": manifest_path, "environment": environment, "cluster": cluster,
+        "started_at": started_at, "finished_at": finished_at, "duration_s": round(duration_s, 2),
+        "interrupted": interrupted, "interrupted_reason": interrupted_reason,
+        "checks": checks, "tier": tier, "tiers": tiers, "summary": summarize(checks),
+        "sections": sections or {},
+    }
+    report["selection"] = selection if selection is not None else selection_record(checks)
+    report["partial"] = is_partial(report["selection"])
+    if plugin_artifact:
+        report["plugin_artifact"] = plugin_artifact
+    if shape is not None:
+        report["shape"] = shape
+    return report
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def write_json(report: dict[str, Any], out_dir: Path) -> Path:
+    path = out_dir / "report.json"
+    _atomic_write(path, json.dumps(report, indent=2, sort_keys=True, allow_nan=False) + "\n")
+    return path
+
+
+def tier_table(report: dict[str, Any]) -> str:
+    rows = []
+    for t in report["tiers"]:
+        blockers = ", ".join(f"{b['id']}({OUTCOME_MARK.get(b['outcome'], b['outcome'])})" for b in t["blocking"])
+        unmet = "; ".join(c["detail"] for c in t["conditions"] if not c["met"])
+        if t.get("below") and not t["achieved"]:
+            unmet = "; ".join(x for x in [unmet, f"needs {t['below']} first"] if x)
+        rows.append([t["name"], "yes" if t["achieved"] else "no", blockers or "-", unmet or "-"])
+    return tabulate(rows, headers=["tier", "achieved", "blocking checks", "unmet conditions"], tablefmt="github")
+
+
+def checks_table(report: dict[str, Any]) -> str:
+    rows = [[c["id"], c["area"], c["level"], OUTCOME_MARK[c["outcome"]], f"{c['duration_s']:.1f}",
+             markdown_cell(c["reason"] or "", limit=160)] for c in report["checks"]]
+    return tabulate(rows, headers=["check", "area", "level", "outcome", "s", "reason"], tablefmt="github")
+
+
+def render_markdown(report: dict[str, Any]) -> str:
+    m = {k: markdown_cell(v, limit=200) for k, v in report["manifest"].items() if k in ("vendor", "product")}
+    env = {k: markdown_cell(v, limit=200) for k, v in report["environment"].items()}
+    lines = [
+        f"# Conformance report: {m.get('vendor')} — {m.get('product')}",
+        "",
+        f"**Tier achieved: {report['tier'] or 'none'}**" + ("  (run interrupted: "
+                                                           f"{markdown_cell(report.get('interrupted_reason'))})"
+                                                           if report["interrupted"] else "")
+        + ("  — **partial run: not a certification run** (checks not run: "
+           f"{len(report['selection']['not_run'])}, deselected tests: {len(report['selection']['deselected'])})"
+           if report.get("partial") else ""),
+        "",
+        f"- Suite: {report['suite']['name']} {report['suite']['version']} "
+        f"(checklist sha256 `{report['suite']['checklist_sha256'][:16]}…`, tiers `{report['suite']['tiers_sha256'][:16]}…`)",
+        f"- Manifest: {markdown_cell(report.get('manifest_path', ''))} (sha256 `{report['manifest_sha256'][:16]}…`)",
+        f"- Cluster: {report['cluster']['mode']}, {report['cluster']['nodes']} node(s)",
+        f"- Environment: Ray {env['ray']}, torch {env['torch']}, Python {env['python']}, {env['os']}, {env['cpu']}",
+        f"- Run: {report['started_at']} → {report['finished_at']} ({report['duration_s']} s)",
+        "- Outcomes: " + ", ".join(f"{k} {v}" for k, v in report["summary"].items() if v),
+        "",
+        "## Tiers",
+        "",
+        tier_table(report),
+        "",
+        "## Checks",
+        "",
+        checks_table(report),
+        "",
+    ]
+    for note in report["cluster"].get("notes", []):
+        lines.insert(10, f"- Note: {markdown_cell(note)}")
+    for title, section in (report.get("sections") or {}).items():
+        if isinstance(section, dict) and section.get("markdown"):
+            lines += [f"## {title}", "", section["markdown"], ""]
+    from conformance.report.guidance import guidance_markdown
+    lines += guidance_markdown(report)
+    return "\n".join(lines)
+
+
+def write_markdown(report: dict[str, Any], out_dir: Path) -> Path:
+    path = out_dir / "report.md"
+    _atomic_write(path, render_markdown(report))
+    return path
+
+
+def write_html(report: dict[str, Any], out_dir: Path) -> Path:
+    """report.html: the same report as a self-contained page (conformance/html_report)."""
+    from conformance.report.html import render_report_html
+
+    path = out_dir / "report.html"
+    _atomic_write(path, render_report_html(report))
+    return path
+
+
+def write_junit(report: dict[str, Any], records: Iterable[TestRecord], out_dir: Path) -> Path:
+    """JUnit XML: one testcase per test, classname = check id; checks with no test get one too."""
+    by_check: dict[str, list[TestRecord]] = {}
+    for r in records:
+        by_check.setdefault(r.check_id, []).append(r)
+    suite = ET.Element("testsuite", name=SUITE_NAME, timestamp=report["started_at"])
+    counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+    for c in report["checks"]:
+        recs = by_check.get(c["id"]) or [TestRecord(nodeid=f"{c['id']}::not_run", check_id=c["id"],
+                                                     outcome="skip", reason=c["reason"])]
+        for r in recs:
+            counts["tests"] += 1
+            case = ET.SubElement(suite, "testcase", classname=c["id"], name=r.nodeid.split("::")[-1],
+                                 time=f"{r.duration_s:.3f}")
+            outcome = "waived" if c["outcome"] == "waived" and r.outcome in ("fail", "error") else r.outcome
+            if outcome == "fail":
+                counts["failures"] += 1
+                ET.SubElement(case, "failure", message=(r.reason or "")[:1000])
+            elif outcome == "error":
+                counts["errors"] += 1
+                ET.SubElement(case, "error", message=(r.reason or "")[:1000])
+            elif outcome in ("skip", "not_applicable", "waived"):
+                counts["skipped"] += 1
+                ET.SubElement(case, "skipped", message=f"{outcome}: {r.reason or c['reason'] or ''}"[:1000])
+    for k, v in counts.items():
+        suite.set(k, str(v))
+    suite.set("time", f"{report['duration_s']:.3f}")
+    tree = ET.ElementTree(ET.Element("testsuites"))
+    tree.getroot().append(suite)
+    ET.indent(tree)
+    path = out_dir / "junit.xml"
+    tmp = path.with_name(f".junit.xml.tmp{os.getpid()}")
+    tree.write(tmp, encoding="utf-8", xml_declaration=True)
+    os.replace(tmp, path)
+    return path
+
+
+def validate_report(report: dict[str, Any]) -> None:
+    import jsonschema
+    jsonschema.Draft202012Validator(load_schema("report")).validate(report)

@@ -1,0 +1,274 @@
+"""The report page's four pictures, drawn with matplotlib and returned as inline SVG text.
+
+Each function takes plain data already taken from report.json (strings already sanitised by
+`conformance.report.html.model`) and returns one `<svg>` element. Drawing uses matplotlib's
+object API (`Figure`, no pyplot), so no global backend is chosen and nothing is shown on a screen.
+
+Why these settings:
+* `svg.fonttype: none` keeps labels as `<text>` (searchable, small) rendered in the page's font;
+* `svg.hashsalt` is set per chart so the ids matplotlib gives clip paths and markers are
+  deterministic (the page is a pure function of the report) and never collide between two
+  charts inlined into one page;
+* `text.parse_math: False`, because a `$` in a vendor's label must print as `$`, not start
+  mathtext (a stray `$` would otherwise raise and lose the chart);
+* no date in the SVG metadata, so the same report gives the same bytes.
+"""
+from __future__ import annotations
+
+import io
+import math
+import re
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import matplotlib
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+OUTCOME_COLOURS = {"pass": "#2e7d32", "ok": "#2e7d32", "fail": "#c62828", "error": "#ad1457",
+                   "waived": "#ef6c00", "skip": "#9e9e9e", "not_applicable": "#9e9e9e"}
+_KIND_PALETTE = ("#1565c0", "#6a1b9a", "#00838f", "#ef6c00", "#558b2f", "#ad1457", "#4e342e", "#37474f")
+_SVG_START = re.compile(r"<svg\b")
+_RC = {"svg.fonttype": "none", "text.parse_math": False, "font.size": 9,
+       "font.family": ["DejaVu Sans", "Liberation Sans", "sans-serif"],
+       "axes.spines.top": False, "axes.spines.right": False, "axes.titlesize": 10,
+       "axes.titleweight": "bold", "axes.titlelocation": "left"}
+
+
+def _svg(fig: Figure, salt: str, title: str) -> str:
+    """The figure as one `<svg>` element (no XML prolog), with an accessible title."""
+    buf = io.StringIO()
+    with matplotlib.rc_context({**_RC, "svg.hashsalt": salt}):
+        fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None, "Title": title})
+    text = buf.getvalue()
+    start = _SVG_START.search(text)
+    svg = text[start.start():] if start else text
+    return svg.replace("<svg ", f'<svg role="img" aria-label="{_attr(title)}" class="chart" ', 1)
+
+
+def _attr(text: str) -> str:
+    return text.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _plain_log_ticks(axis: Any, unit: str = "") -> None:
+    """Decade ticks written as plain numbers (mathtext is off, so the default `10^n` labels would
+    print their markup)."""
+    axis.set_major_locator(LogLocator(base=10))
+    axis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}{unit}"))
+    axis.set_minor_formatter(NullFormatter())
+
+
+def _figure(width: float, height: float) -> Figure:
+    with matplotlib.rc_context(_RC):
+        return Figure(figsize=(width, height), dpi=96)
+
+
+def human_bytes(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(n) < 1024 or unit == "TiB":
+            return f"{n:g} {unit}" if unit == "B" else f"{n:.0f} {unit}" if n == int(n) else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n} B"  # pragma: no cover
+
+
+def kind_colours(kinds: Sequence[str]) -> dict[str, str]:
+    """One colour per link kind, stable for a given sorted list of kinds."""
+    return {k: _KIND_PALETTE[i % len(_KIND_PALETTE)] for i, k in enumerate(sorted(set(kinds)))}
+
+
+# ---------------------------------------------------------------------- topology
+@dataclass(frozen=True)
+class NodeTopology:
+    """One node as the picture needs it: devices, links (a, b, kind, GB/s), domains."""
+
+    name: str
+    devices: list[str]
+    links: list[tuple[str, str, str, float | None]]
+    domains: list[tuple[str, str]]
+
+
+def topology_svg(nodes: Sequence[NodeTopology], max_nodes: int = 4) -> str:
+    """One panel per node: devices on a circle, links coloured by kind, width by bandwidth."""
+    with matplotlib.rc_context(_RC):
+        shown = list(nodes)[:max_nodes]
+        kinds = sorted({k for n in shown for _, _, k, _ in n.links})
+        colours = kind_colours(kinds)
+        bws = [bw for n in shown for *_, bw in n.links if bw]
+        top = max(bws) if bws else 1.0
+        fig = _figure(3.9 * len(shown) + 0.2, 4.3)
+        for i, node in enumerate(shown):
+            ax = fig.add_subplot(1, len(shown), i + 1)
+            _draw_node(ax, node, colours, top)
+        if kinds:
+            handles = [Line2D([], [], color=colours[k], lw=2.5, label=k) for k in kinds]
+            fig.subplots_adjust(bottom=0.14, top=0.88)
+            fig.legend(handles=handles, loc="lower center", ncol=min(len(kinds), 6), frameon=False,
+                       title="link kind (line width ∝ bandwidth)", bbox_to_anchor=(0.5, 0.0))
+        return _svg(fig, "topology", "topology: nodes, devices, links and domains")
+
+
+def _positions(devices: Sequence[str]) -> dict[str, tuple[float, float]]:
+    n = len(devices)
+    if n == 1:
+        return {devices[0]: (0.0, 0.0)}
+    return {d: (math.cos(math.pi / 2 - 2 * math.pi * i / n), math.sin(math.pi / 2 - 2 * math.pi * i / n))
+            for i, d in enumerate(devices)}
+
+
+def _draw_node(ax: Any, node: NodeTopology, colours: dict[str, str], top: float) -> None:
+    pos = _positions(node.devices)
+    order = {d: i for i, d in enumerate(node.devices)}
+    label_links = len(node.links) <= 16
+    for a, b, kind, bw in node.links:
+        if a not in pos or b not in pos:
+            continue
+        (x1, y1), (x2, y2) = pos[a], pos[b]
+        # Labels of neighbours on the circle sit mid-link; chords cross in the middle, so theirs sit
+        # a third of the way along, where no other chord passes.
+        gap = abs(order[a] - order[b])
+        t = 0.5 if gap in (1, len(pos) - 1) else 0.3
+        width = 1.0 + 5.0 * (math.log1p(bw) / math.log1p(top) if bw and top > 0 else 0.0)
+        ax.plot([x1, x2], [y1, y2], color=colours.get(kind, "#555"), lw=width, alpha=0.8, zorder=1,
+                solid_capstyle="round")
+        if label_links and bw:
+            mx, my = x1 + t * (x2 - x1), y1 + t * (y2 - y1)
+            ax.text(mx, my, f"{bw:g}", fontsize=7, ha="center", va="center", zorder=3,
+                    bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.85})
+    for dev, (x, y) in pos.items():
+        ax.scatter([x], [y], s=620, color="#263238", zorder=2, edgecolors="white", linewidths=1.5)
+        ax.text(x, y, dev if len(dev) <= 4 else dev[:3] + "…", color="white", ha="center", va="center",
+                fontsize=8, fontweight="bold", zorder=4)
+    ax.set_xlim(-1.45, 1.45)
+    ax.set_ylim(-1.45, 1.45)
+    ax.set_aspect("equal")
+    ax.axis("off")
+    ax.set_title(node.name, loc="center", pad=18)
+    if node.domains:
+        text = " · ".join(f"{k}: {v}" for k, v in node.domains[:3])
+        ax.text(0.5, 1.01, text, transform=ax.transAxes, ha="center", va="bottom", fontsize=7.5, color="#37474f")
+    if not node.devices:
+        ax.text(0, 0, "no devices reported", ha="center", va="center", color="#9e9e9e")
+
+
+# ---------------------------------------------------------------------- bandwidth
+@dataclass(frozen=True)
+class Series:
+    """One measured curve: sizes in bytes against median GB/s, with the IQR band when known."""
+
+    label: str
+    sizes: list[float]
+    gbps: list[float]
+    low: list[float]
+    high: list[float]
+    colour: str
+    style: str = "-"
+
+
+def bandwidth_svg(title: str, series: Sequence[Series], reference: tuple[str, float] | None = None) -> str:
+    """Transfer size (log) against GB/s (log): the transport beside the object store and host copy."""
+    with matplotlib.rc_context(_RC):
+        fig = _figure(9.0, 4.4)
+        ax = fig.add_subplot(1, 1, 1)
+        for s in series:
+            pts = [(x, y, lo, hi) for x, y, lo, hi in zip(s.sizes, s.gbps, s.low, s.high) if y and y > 0]
+            if not pts:
+                continue
+            xs, ys, los, his = zip(*pts)
+            ax.plot(xs, ys, s.style, color=s.colour, marker="o", ms=3.5, lw=1.8, label=s.label)
+            if all(v and v > 0 for v in los + his):
+                ax.fill_between(xs, los, his, color=s.colour, alpha=0.15, lw=0)
+        if reference and reference[1] > 0:
+            ax.axhline(reference[1], color="#616161", ls=":", lw=1.2, label=reference[0])
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        _plain_log_ticks(ax.yaxis)
+        ticks = sorted({x for s in series for x in s.sizes if x > 0})
+        if ticks:
+            step = max(1, len(ticks) // 8)
+            ax.set_xticks(ticks[::step], [human_bytes(t) for t in ticks[::step]])
+            ax.minorticks_off()
+        ax.set_xlabel("transfer size")
+        ax.set_ylabel("GB/s (median; band = IQR)")
+        ax.grid(True, which="major", color="#e0e0e0", lw=0.6)
+        ax.set_title(title)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(frameon=False, fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2)
+        return _svg(fig, "bandwidth-" + title, "bandwidth curve: " + title)
+
+
+# ---------------------------------------------------------------------- pairwise
+def pairwise_svg(title: str, labels: Sequence[str], gbps: Sequence[Sequence[float | None]],
+                 blocks: Sequence[int] = ()) -> str:
+    """Source × destination heatmap of GB/s, the diagonal left blank; `blocks` are the indices where
+    a new node's devices start (drawn as separating lines)."""
+    import numpy as np
+
+    with matplotlib.rc_context(_RC):
+        n = len(labels)
+        grid = np.array([[np.nan if v is None else float(v) for v in row] for row in gbps], dtype=float)
+        side = min(7.0, 2.0 + 0.55 * n)
+        fig = _figure(side + 1.3, side)
+        ax = fig.add_subplot(1, 1, 1)
+        cmap = matplotlib.colormaps["viridis"].with_extremes(bad="#f5f5f5")
+        finite = grid[np.isfinite(grid)]
+        vmin, vmax = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
+        im = ax.imshow(grid, cmap=cmap, vmin=vmin, vmax=vmax if vmax > vmin else vmin + 1e-9)
+        ax.set_xticks(range(n), labels, rotation=45, ha="right")
+        ax.set_yticks(range(n), labels)
+        ax.set_xlabel("destination")
+        ax.set_ylabel("source")
+        ax.spines[:].set_visible(False)
+        if n <= 12:
+            mid = (vmin + vmax) / 2
+            for i in range(n):
+                for j in range(n):
+                    v = grid[i, j]
+                    if np.isfinite(v):
+                        ax.text(j, i, f"{v:.2g}", ha="center", va="center", fontsize=7,
+                                color="white" if v < mid else "black")
+        for k in blocks:
+            ax.axhline(k - 0.5, color="white", lw=3)
+            ax.axvline(k - 0.5, color="white", lw=3)
+        bar = fig.colorbar(im, ax=ax, fraction=0.046, pad=0.04)
+        bar.set_label("GB/s")
+        ax.set_title(title)
+        return _svg(fig, "pairwise-" + title, "pairwise matrix: " + title)
+
+
+# ---------------------------------------------------------------------- recovery
+@dataclass(frozen=True)
+class Scenario:
+    label: str
+    elapsed_s: float | None
+    bound_s: float | None
+    outcome: str
+
+
+def recovery_svg(scenarios: Sequence[Scenario]) -> str:
+    """One row per scenario: the bound as a pale bar, the elapsed time as a solid bar (log time axis)."""
+    with matplotlib.rc_context(_RC):
+        fig = _figure(9.0, 1.0 + 0.3 * len(scenarios))
+        ax = fig.add_subplot(1, 1, 1)
+        values = [v for s in scenarios for v in (s.elapsed_s, s.bound_s) if v and v > 0]
+        floor = min([0.1] + [v / 2 for v in values])
+        for y, s in enumerate(scenarios):
+            if s.bound_s and s.bound_s > 0:
+                ax.barh(y, s.bound_s - floor, left=floor, height=0.7, color="#eceff1", ec="#b0bec5", lw=0.6)
+                ax.plot([s.bound_s, s.bound_s], [y - 0.42, y + 0.42], color="#37474f", lw=1.2)
+            if s.elapsed_s is not None and s.elapsed_s > 0:
+                ax.barh(y, max(s.elapsed_s - floor, 0), left=floor, height=0.42,
+                        color=OUTCOME_COLOURS.get(s.outcome, "#616161"))
+            text = (f"{s.elapsed_s:.1f} s" if s.elapsed_s is not None else "no time") + (
+                f" / {s.bound_s:g} s" if s.bound_s else "")
+            ax.text(max(s.bound_s or 0, s.elapsed_s or 0, floor) * 1.15, y, text, va="center", fontsize=7.5, color="#37474f")
+        ax.set_xscale("log")
+        ax.set_xlim(floor, max(values + [1.0]) * 4)
+        _plain_log_ticks(ax.xaxis, " s")
+        ax.set_yticks(range(len(scenarios)), [s.label for s in scenarios])
+        ax.invert_yaxis()
+        ax.set_xlabel("log scale: solid = elapsed; pale bar ending in a tick = the requirement's bound")
+        ax.grid(True, axis="x", color="#e0e0e0", lw=0.6)
+        ax.set_axisbelow(True)
+        ax.set_title("recovery: elapsed time against bound")
+        return _svg(fig, "recovery", "recovery timeline: elapsed time against bound")

@@ -1,0 +1,101 @@
+"""The SIG dashboard: `ray-conformance review DIR --format html`.
+
+One row per submission (vendor, product, verification, claimed and recomputed tier, Ray version,
+date, failing and waived checks), each linking that submission's report page. The pages are
+rendered here, by this suite, from each submission's report.json — the file the signature covers
+— and never taken from a report.html inside the submission, which nothing signs and which a
+submitter could have written by hand.
+
+Output goes to a folder of its own (index.html, submissions/<name>/report.html). A file there is
+replaced only when this package wrote it (its generator meta tag says so); anything else stops
+the review with a one-line error, so nothing a user made is overwritten.
+"""
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any, Sequence
+from urllib.parse import quote
+
+from conformance.errors import UserError
+from conformance.report.html import model
+from conformance.report.html.page import GENERATOR, environment, render_report_html
+from conformance.report.build import _atomic_write
+from conformance.signing import attestation as att
+from conformance.signing.review import Row
+
+_GENERATOR_TAG = re.compile(r'<meta name="generator" content="' + re.escape(GENERATOR) + r'">')
+
+
+def verification_state(signature: str) -> str:
+    """A CSS class for the signature column: good, unknown (unsigned/unverified) or bad."""
+    if signature.startswith("verified"):
+        return "good"
+    if signature in ("unsigned", "unverified"):
+        return "unknown"
+    return "bad"
+
+
+def _read_report(folder: Path) -> dict[str, Any] | None:
+    try:
+        return att.parse_report(att.read_file(folder / att.REPORT_JSON, "review"), str(folder / att.REPORT_JSON))
+    except UserError:
+        return None
+
+
+def _page_name(submission: str, taken: set[str]) -> str:
+    base = re.sub(r"[^A-Za-z0-9._-]+", "-", submission).strip(".-") or "submission"
+    name, n = base, 2
+    while name in taken:
+        name, n = f"{base}-{n}", n + 1
+    taken.add(name)
+    return name
+
+
+def _write_ours(path: Path, text: str) -> None:
+    """Write `path` unless a file there was not made by this package."""
+    if path.exists():
+        head = path.read_text(encoding="utf-8", errors="replace")[:4000] if path.is_file() else ""
+        if not _GENERATOR_TAG.search(head):
+            raise UserError(f"review: {path} exists and was not written by ray-conformance; "
+                            "choose an empty folder with --out", field="--out")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    _atomic_write(path, text)
+
+
+def render_dashboard_html(entries: Sequence[dict[str, Any]], title: str) -> str:
+    """The index page from prepared entries (see `write_site`); every string sanitised first."""
+    clean = model.clean_tree([dict(e) for e in entries])
+    for e in clean:
+        e["state"] = verification_state(str(e.get("signature", "")))
+        e["mismatch"] = e.get("claimed_tier") != e.get("recomputed_tier")
+    counts = {"submissions": len(clean), "verified": sum(e["state"] == "good" for e in clean),
+              "mismatch": sum(e["mismatch"] for e in clean)}
+    return environment().get_template("dashboard.html.j2").render(
+        entries=clean, title=model.clean_tree(title), counts=counts)
+
+
+def write_site(folder: Path, rows: Sequence[Row], out: Path) -> Path:
+    """index.html plus one report page per readable submission under `out`; returns index.html."""
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise UserError(f"review: {out} is not a folder", field="--out")
+    taken: set[str] = set()
+    entries = []
+    for row in rows:
+        sub = Path(folder) / row.submission
+        report = _read_report(sub)
+        entry = asdict(row)
+        entry["ray_version"] = str(model._dict(model._dict(report).get("environment")).get("ray", "?"))
+        entry["page"] = None
+        if report is not None:
+            page_dir = out / "submissions" / _page_name(row.submission, taken)
+            link_base = quote(Path(os.path.relpath(sub.resolve(), page_dir.resolve())).as_posix(), safe="/")
+            _write_ours(page_dir / "report.html", render_report_html(report, link_base=link_base))
+            entry["page"] = f"submissions/{page_dir.name}/report.html"
+        entries.append(entry)
+    index = out / "index.html"
+    _write_ours(index, render_dashboard_html(entries, f"Conformance submissions: {Path(folder).resolve().name}"))
+    return index

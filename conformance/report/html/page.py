@@ -1,0 +1,83 @@
+"""report.html: one self-contained page rendered from report.json by a pure function.
+
+`render_report_html(report) -> str` reads nothing but its argument (and the templates shipped
+in this package); the same report gives the same page, so a reviewer can regenerate a
+submission's page from its signed report.json. The page loads nothing: styles are inline,
+the charts are inline SVG, and a Content-Security-Policy forbids scripts and every fetch.
+"""
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Mapping
+
+import jinja2
+import markupsafe
+
+from . import model
+
+# No scripts, no fetches of any kind; inline styles (the page's and matplotlib's) only.
+CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
+
+
+# Marks pages this package wrote: the review dashboard replaces only files that carry it.
+GENERATOR = "ray-accelerator-conformance"
+
+
+def _slug(value: Any) -> str:
+    return re.sub(r"[^A-Za-z0-9_-]+", "-", str(value)).strip("-") or "x"
+
+
+def environment() -> jinja2.Environment:
+    """The Jinja environment both pages use: autoescape on for every template; a missing key renders empty."""
+    env = jinja2.Environment(loader=jinja2.PackageLoader("conformance.report.html", "templates"),
+                             autoescape=True,
+                             trim_blocks=True, lstrip_blocks=True)
+    env.filters["slug"] = _slug
+    env.filters["num"] = lambda v, fmt="{:.1f}": fmt.format(v) if isinstance(v, (int, float)) else "?"
+    env.globals["CSP"] = markupsafe.Markup(CSP)  # a constant of ours, not outside text
+    env.globals["OUTCOME_LABEL"] = model.OUTCOME_LABEL
+    env.globals["GENERATOR"] = GENERATOR
+    return env
+
+
+def render_report_html(report: Mapping[str, Any], *, link_base: str = "") -> str:
+    """The whole page for one report.json (already parsed). Missing data gives a notice, never an error.
+
+    `link_base` prefixes the report folder's relative links (log files) when the page is written
+    somewhere else than beside report.json (the review dashboard's copies).
+    """
+    # Through JSON with sorted keys first: the page is then a function of report.json's content
+    # alone, the same whether rendered at the end of a run or later from the file.
+    r = model.clean_tree(json.loads(json.dumps(report, sort_keys=True, default=str)))
+    manifest = model._dict(r.get("manifest"))
+    no_transport = ("The manifest declares no transport, so" if not manifest.get("transport")
+                    else "The transport checks did not run or recorded nothing, so")
+    view = {
+        "vendor": str(manifest.get("vendor") or "unknown vendor"),
+        "product": str(manifest.get("product") or "unknown product"),
+        "tier": r.get("tier"),
+        "interrupted": bool(r.get("interrupted")),
+        "interrupted_reason": r.get("interrupted_reason"),
+        "summary": model.summary(r),
+        "facts": model.facts(r),
+        "notes": [str(n) for n in model._list(model._dict(r.get("cluster")).get("notes"))],
+        "ladder": model.ladder(r),
+        "next_steps": model.next_steps(r),
+        "areas": model.area_grid(r),
+        "problems": model.problems(r, link_base),
+        "checks": [c for c in model._list(r.get("checks")) if isinstance(c, dict)],
+        "topology": model.section(lambda: model.topology(r),
+                                  "No topology data in this report: neither the topology checks nor the "
+                                  "device census ran."),
+        "bandwidth": model.section(lambda: model.bandwidth(r),
+                                   f"{no_transport} this report has no bandwidth sweep."),
+        "pairwise": model.section(lambda: model.pairwise(r),
+                                  f"{no_transport} this report has no pairwise matrix (it also needs at least "
+                                  "two devices)."),
+        "correctness": model.correctness(r),
+        "recovery": model.section(lambda: model.recovery(r),
+                                  "No recovery scenarios in this report: the recovery checks did not run."),
+    }
+    return environment().get_template("report.html.j2").render(**view)
+

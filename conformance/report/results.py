@@ -1,0 +1,103 @@
+"""From per-test outcomes to one outcome per check (pure functions, unit-tested without Ray).
+
+A check may be evidenced by several tests; the check passes only if every one passed. Skipped,
+not-applicable and errored checks never count as passed. Waivers turn a failure of a check with
+an active waiver into `waived` (never `pass`), keeping the original outcome and reason.
+"""
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+from typing import Any, Iterable, NoReturn
+
+from conformance.catalog.data import Checklist, Waiver
+
+NOT_APPLICABLE_PREFIX = "not_applicable: "
+
+
+def not_applicable(reason: str) -> NoReturn:
+    """End the current check as not applicable (never counts as passed), with a reason: a pytest
+    skip whose text carries NOT_APPLICABLE_PREFIX, which the outcome mapping turns back into the
+    not_applicable outcome."""
+    import pytest
+
+    pytest.skip(NOT_APPLICABLE_PREFIX + reason)
+OUTCOMES = ("pass", "fail", "error", "skip", "not_applicable", "waived")
+
+
+@dataclass
+class TestRecord:
+    __test__ = False   # a record of a test, not one: pytest must not collect it
+    nodeid: str
+    check_id: str
+    outcome: str              # pass | fail | error | skip | not_applicable
+    reason: str | None = None
+    duration_s: float = 0.0
+    metrics: dict[str, Any] = field(default_factory=dict)
+
+
+def combine(outcomes: list[str]) -> str:
+    """The outcome of a check from the outcomes of its tests (worst first)."""
+    for worst in ("fail", "error"):
+        if worst in outcomes:
+            return worst
+    if outcomes and all(o == "pass" for o in outcomes):
+        return "pass"
+    if "skip" in outcomes or not outcomes:
+        return "skip"
+    if all(o in ("not_applicable", "pass") for o in outcomes):
+        return "not_applicable"
+    return "skip"
+
+
+def active_waiver(waivers: Iterable[Waiver], check_id: str, on: dt.date) -> Waiver | None:
+    for w in waivers:
+        if w.check == check_id and dt.date.fromisoformat(w.expires) >= on:
+            return w
+    return None
+
+
+def aggregate(records: Iterable[TestRecord], checklist: Checklist, waivers: Iterable[Waiver] = (),
+              today: dt.date | None = None, not_run_reason: str = "no test for this check ran") -> list[dict[str, Any]]:
+    """One entry per active checklist item, in checklist order."""
+    today = today or dt.date.today()
+    waivers = list(waivers)
+    by_check: dict[str, list[TestRecord]] = {}
+    for r in records:
+        by_check.setdefault(r.check_id, []).append(r)
+    entries = []
+    for c in checklist.active():
+        recs = by_check.get(c.id, [])
+        outcome = combine([r.outcome for r in recs])
+        reason = None
+        if not recs:
+            reason = not_run_reason
+        else:
+            for r in recs:
+                if r.outcome == outcome and r.reason:
+                    reason = r.reason
+                    break
+        metrics: dict[str, Any] = {}
+        for r in recs:
+            metrics.update(r.metrics)
+        entry: dict[str, Any] = {
+            "id": c.id, "title": c.title, "area": c.area, "level": c.level, "outcome": outcome,
+            "reason": reason, "duration_s": round(sum(r.duration_s for r in recs), 3),
+            "metrics": metrics, "params": dict(c.params), "tests": [r.nodeid for r in recs], "waiver": None,
+        }
+        if outcome == "fail":  # an error is the suite's or the run's problem, never waivable
+            w = active_waiver(waivers, c.id, today)
+            if w is not None:
+                entry["outcome"] = "waived"
+                entry["waiver"] = {"check": w.check, "issue": w.issue, "reason": w.reason,
+                                   "expires": w.expires, "blocks_tier": w.blocks_tier, "original_outcome": outcome}
+                entry["reason"] = f"waived ({w.issue}, expires {w.expires}): {w.reason}; was {outcome}: {reason}"
+        entries.append(entry)
+    return entries
+
+
+def summarize(entries: Iterable[dict[str, Any]]) -> dict[str, int]:
+    counts = {o: 0 for o in OUTCOMES}
+    for e in entries:
+        counts[e["outcome"]] += 1
+    return counts

@@ -1,0 +1,226 @@
+"""The pytest hooks that help a person follow and diagnose a run (a thin layer; logic elsewhere).
+
+* preflight before the first check (`conformance.run.preflight`): a fatal finding stops the run, the
+  report still comes out and says why;
+* one progress line per check with a running count and the time left (`conformance.run.progress`);
+  pytest's own per-test output only with -v;
+* for each failed or errored check, Ray's log excerpts copied into OUT/logs/<check>/ and the
+  first real error named in the reason (`conformance.report.ray_logs`);
+* Ray's expected "raylet terminated" messages of fault-injection checks kept out of the terminal;
+* the report's extras: preflight, what the run left on the host, log evidence, next steps.
+"""
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+
+from conformance.report.local_paths import shorten_paths
+from conformance.report.sanitize import terminal
+
+FAULT_INJECTION_AREAS = ("recovery",)
+
+
+class RunHelp:
+    def __init__(self, run: Any) -> None:
+        from conformance.catalog.data import load_run_knobs
+        from conformance.run.preflight import host_state
+        from conformance.report.ray_logs import DriverNoise, LogCursor
+
+        self.run = run
+        self.knobs = load_run_knobs()
+        self.host_before = host_state()
+        self.preflight: Any = None
+        self.cursor = LogCursor()
+        self.noise = DriverNoise(run.out_dir)
+        self.evidence: dict[str, Any] = {}
+        self.progress: Any = None
+        self.sessions: set[str] = set()
+        self.tr: Any = None
+
+    # ------------------------------------------------------------------ helpers
+    def _write(self, line: str = "") -> None:
+        if self.tr is not None:
+            self.tr.write_line(line)
+
+    def _needs_shared(self, items: list[pytest.Item]) -> bool:
+        for item in items:
+            mark = item.get_closest_marker("cluster")
+            if (mark and mark.args and mark.args[0] == "shared") or "shared_cluster" in getattr(item, "fixturenames", ()):
+                return True
+        return False
+
+    def _remember_session(self) -> None:
+        from conformance.report.ray_logs import current_logs_dir
+
+        logs = current_logs_dir()
+        if logs is not None:
+            self.cursor.remember(logs)
+            self.sessions.add(str(logs.parent))
+
+    # ------------------------------------------------------------------ hooks
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        self.tr = session.config.pluginmanager.get_plugin("terminalreporter")
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        from conformance.run.progress import Progress
+
+        items = [(i.nodeid, self.run.item_checks[i.nodeid]) for i in session.items if i.nodeid in self.run.item_checks]
+        durations = self.knobs["durations"]
+        self.progress = Progress.from_items(items, durations["checks"], float(durations["default_s"]))
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> Any:
+        if session.config.option.collectonly or not session.items or session.testsfailed:
+            return None
+        from conformance.cluster.manager import SHARED, ClusterStartError
+        from conformance.run.preflight import PROBLEM, Finding, render_lines, run_preflight, write_section
+        from conformance.run.timeouts import hard_timeout
+
+        t0 = time.monotonic()
+        cluster_ready = False
+        start_problem = None
+        if self._needs_shared(session.items):
+            try:
+                with hard_timeout(self.run.setup_timeout, "preflight: starting the cluster",
+                                  on_stuck=self.run.abort_stuck, grace_s=self.run.hang_grace):
+                    self.run.cluster(SHARED)
+                cluster_ready = True
+                self._remember_session()
+            except (ClusterStartError, Exception) as exc:  # noqa: BLE001 - the checks report it too
+                start_problem = Finding(PROBLEM, "cluster", f"the cluster did not start: {exc}".splitlines()[0][:500])
+        try:
+            self.preflight = run_preflight(self.run.manifest, cluster_ready=cluster_ready,
+                                           preload_expected=not self.run.ray_address, host=self.host_before)
+        except Exception as exc:  # noqa: BLE001 - a preflight bug must not cost the run
+            self.preflight = run_preflight(self.run.manifest, cluster_ready=False, preload_expected=False,
+                                           host=self.host_before)
+            self.preflight.findings.append(Finding(PROBLEM, "preflight", f"the probe itself failed: "
+                                                   f"{exc.__class__.__name__}: {exc}".splitlines()[0][:300]))
+        if start_problem is not None:
+            self.preflight.findings.insert(0, start_problem)
+        self.preflight.duration_s = time.monotonic() - t0
+        for line in render_lines(self.preflight):
+            self._write(line)
+        write_section(self.preflight, self.run.out_dir)
+        try:
+            self.noise.install()
+        except Exception:  # noqa: BLE001 - Ray's internals moved: the messages just stay visible
+            pass
+        if not self.preflight.ok:
+            self.run.not_run_reason = f"not run: the preflight failed: {self.preflight.reason()}"
+            self._write(terminal(f"conformance: the preflight failed, no check was run: {self.preflight.reason()}",
+                                 limit=1500))
+            return True
+        self._write(f"running {len(self.progress.order) if self.progress else len(session.items)} checks "
+                    f"({len(session.items)} tests)")
+        return None
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> None:
+        cid = self.run.item_checks.get(item.nodeid)
+        self.cursor.mark()
+        if cid:
+            check = self.run.data.checklist.by_id().get(cid)
+            self.noise.check_started(cid, bool(check and check.area in FAULT_INJECTION_AREAS))
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        cid = self.run.item_checks.get(report.nodeid)
+        if cid is None:
+            return
+        self._remember_session()
+        if report.failed and report.when in ("setup", "call"):
+            self._collect_evidence(cid)
+        if report.when == "teardown" and self.progress is not None and self.progress.finished(report.nodeid, cid):
+            self._progress_line(cid)
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_report_teststatus(self, report: Any, config: pytest.Config):  # type: ignore[no-untyped-def]
+        result = yield
+        if config.option.verbose <= 0 and isinstance(result, tuple) and len(result) == 3 and \
+                getattr(report, "nodeid", None) in self.run.item_checks:
+            return (result[0], "", "")   # the progress lines replace pytest's dots
+        return result
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        report = self.run.report
+        if not report:
+            return
+        from conformance.report.next_steps import next_steps_terminal
+        from conformance.run.preflight import left_behind_lines
+
+        tr = terminalreporter
+        from conformance.report.results import OUTCOMES
+        counts = ", ".join(f"{k} {report['summary'][k]}" for k in OUTCOMES if report["summary"].get(k))
+        tr.write_line(f"checks (as in report.json): {counts}  [pytest counts tests, not checks]")
+        for line in next_steps_terminal(report.get("next_steps")):
+            tr.write_line(line)
+        host = report.get("host") or {}
+        for line in left_behind_lines(host.get("left_behind") or {}):
+            tr.write_line(terminal(f"left on the host: {line}", limit=400))
+        if self.noise.summary():
+            tr.write_line(self.noise.summary())
+
+    # ------------------------------------------------------------------ work
+    def _progress_line(self, cid: str) -> None:
+        from conformance.run.progress import progress_line
+        from conformance.report.results import combine
+
+        recs = [r for r in self.run.records.values() if r.check_id == cid]
+        outcome = combine([r.outcome for r in recs])
+        seconds = sum(r.duration_s for r in recs)
+        elapsed = time.monotonic() - self.run.t0
+        check = self.run.data.checklist.by_id().get(cid)
+        line = progress_line(len(self.progress.done), len(self.progress.order), cid, check.title if check else "",
+                             outcome, seconds, elapsed, self.progress.left_s(elapsed))
+        if self.tr is not None:
+            self.tr.ensure_newline()
+        self._write(line)
+
+    def _collect_evidence(self, cid: str) -> None:
+        from conformance.report.ray_logs import collect_evidence
+
+        try:
+            evidence = collect_evidence(self.cursor.new_text(), self.run.out_dir, cid)
+        except OSError:
+            return
+        if evidence is None:
+            return
+        have = self.evidence.get(cid)
+        if have is None or (have.first_error is None and evidence.first_error is not None):
+            self.evidence[cid] = evidence
+        elif have is not None:
+            have.files = sorted(set(have.files) | set(evidence.files))
+
+    def enrich(self, report: dict[str, Any]) -> None:
+        """Add the extras to a freshly built report (called by ConformanceRun.build)."""
+        from conformance.report.next_steps import next_steps
+        from conformance.run.preflight import host_state, left_behind
+
+        for entry in report["checks"]:
+            if entry.get("reason"):
+                entry["reason"] = shorten_paths(entry["reason"])
+            ev = self.evidence.get(entry["id"])
+            if ev is None or entry["outcome"] not in ("fail", "error", "waived"):
+                continue
+            entry["log_files"] = list(ev.files)
+            entry["log_excerpt"] = ev.excerpt
+            if ev.first_error and ev.first_error.split(": ", 1)[-1] not in (entry.get("reason") or ""):
+                entry["reason"] = f"{entry.get('reason') or ''} [Ray log: {ev.first_error}; logs/{entry['id']}/]".strip()
+        if self.preflight is not None:
+            report["preflight"] = self.preflight.as_dict()
+            for f in report["preflight"]["findings"]:
+                f["detail"] = shorten_paths(f["detail"])
+        after = host_state()
+        report["host"] = {"before": _host_summary(self.host_before), "after": _host_summary(after),
+                          "left_behind": left_behind(self.host_before, after, self.sessions)}
+        data = self.run.data
+        report["next_steps"] = next_steps(report, data.checklist, data.ladder, self.knobs["docs"])
+
+
+def _host_summary(state: dict[str, Any]) -> dict[str, Any]:
+    shm = state.get("shm") or {}
+    return {"available_memory_mb": state.get("available_memory_mb"), "shm_used_mb": shm.get("used_mb"),
+            "shm_total_mb": shm.get("total_mb"), "ray_processes": len(state.get("ray_processes") or [])}

@@ -1,0 +1,321 @@
+"""The preflight: in seconds, before any check, can this host and this cluster shape run the suite?
+
+Host: available memory, `/dev/shm` already in use, Ray processes of earlier runs — each of which
+has made good plugins fail (a leaking transport's earlier run left 21 GB in /dev/shm; later runs
+then failed transport checks with OutOfMemoryError, blamed on the plugin). These are warnings.
+
+Cluster: a task pinned to every node imports the manager, the topology provider and the
+transport the way the checks' workers will, and calls each manager method once
+(`conformance.run.preflight_probe`). A module that imports in the driver but not in workers shows
+up here with the worker's own traceback, read from Ray's worker log when the task never ran.
+
+Findings have three levels: `error` (nothing meaningful can run: the run stops, the report
+says why), `problem` (a check will fail on it; the run goes on and the checks judge it),
+`warning` (the host may skew results). Judging is pure (`judge_node`, `host_findings`); only
+`probe_cluster` and `host_state` touch the world.
+"""
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+from conformance.report.local_paths import shorten_paths
+from conformance.report.sanitize import terminal
+
+ERROR, PROBLEM, WARNING = "error", "problem", "warning"
+RAY_PROCESS_MARKERS = ("/raylet", "gcs_server", "default_worker.py", "ray::", "plasma_store",
+                       "log_monitor.py", "dashboard/agent.py", "runtime_env/agent")
+
+
+@dataclass
+class Finding:
+    level: str                  # error | problem | warning
+    where: str                  # host | manifest | node <id8>
+    message: str                # one line
+    detail: str = ""            # a traceback or log excerpt (paths shortened)
+
+
+@dataclass
+class PreflightResult:
+    findings: list[Finding] = field(default_factory=list)
+    duration_s: float = 0.0
+    nodes: int = 0
+    host: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def fatal(self) -> list[Finding]:
+        return [f for f in self.findings if f.level == ERROR]
+
+    @property
+    def ok(self) -> bool:
+        return not self.fatal
+
+    def reason(self) -> str:
+        """One line for the report when the run stops."""
+        return "; ".join(f"{f.where}: {f.message}" for f in self.fatal)[:1500]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"ok": self.ok, "duration_s": round(self.duration_s, 2), "nodes": self.nodes,
+                "findings": [asdict(f) for f in self.findings], "host": self.host}
+
+
+# ---------------------------------------------------------------------------------- host
+def _meminfo_mb(key: str) -> float | None:
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith(key + ":"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return None
+
+
+def _shm_state(folder: str = "/dev/shm") -> dict[str, Any]:
+    try:
+        st = os.statvfs(folder)
+        entries = sorted(os.listdir(folder))
+    except OSError:
+        return {"total_mb": None, "used_mb": None, "entries": []}
+    total = st.f_blocks * st.f_frsize / 2**20
+    free = st.f_bavail * st.f_frsize / 2**20
+    return {"total_mb": round(total, 1), "used_mb": round(total - free, 1), "entries": entries}
+
+
+def ray_processes() -> list[dict[str, Any]]:
+    """Ray's processes on this host (any user): pid, what it is, its session folder if named."""
+    found = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                argv = [a.decode("utf-8", "replace") for a in f.read().split(b"\0") if a]
+        except OSError:
+            continue
+        cmd = " ".join(argv)
+        marker = next((m for m in RAY_PROCESS_MARKERS if m in cmd), None)
+        if marker is None:
+            continue
+        session = next((a.split("=", 1)[1] for a in argv if a.startswith("--session-dir=")), None)
+        found.append({"pid": int(pid), "kind": marker.strip("/"), "session": session})
+    return found
+
+
+def host_state() -> dict[str, Any]:
+    """A snapshot of what the run cares about on the host (taken before and after the run)."""
+    return {"available_memory_mb": _meminfo_mb("MemAvailable"), "shm": _shm_state(),
+            "ray_processes": ray_processes()}
+
+
+def host_findings(state: dict[str, Any], limits: dict[str, Any]) -> list[Finding]:
+    """Warnings about a host that would skew the results (pure)."""
+    out = []
+    mem = state.get("available_memory_mb")
+    if mem is not None and mem < limits["min_available_memory_mb"]:
+        out.append(Finding(WARNING, "host", f"only {mem:.0f} MB of memory available (< "
+                           f"{limits['min_available_memory_mb']:.0f} MB): object stores and transports may fail "
+                           "with OutOfMemoryError that is not the plugin's fault"))
+    shm = state.get("shm") or {}
+    used, total = shm.get("used_mb"), shm.get("total_mb")
+    if used is not None and total:
+        if used >= limits["max_shm_used_mb"] or used / total >= limits["max_shm_used_fraction"]:
+            out.append(Finding(WARNING, "host", f"/dev/shm already holds {used:.0f} MB of {total:.0f} MB "
+                               f"({len(shm.get('entries', []))} entries), likely left by earlier runs: shared-memory "
+                               "transports and object stores may fail with OutOfMemoryError; remove the stale segments"))
+    procs = state.get("ray_processes") or []
+    if procs:
+        sessions = sorted({p["session"] for p in procs if p.get("session")})
+        pids = ", ".join(str(p["pid"]) for p in procs[:8]) + (" …" if len(procs) > 8 else "")
+        out.append(Finding(WARNING, "host", f"{len(procs)} Ray process(es) already running (pids {pids}; "
+                           f"{len(sessions)} session(s)): they compete for CPU, memory and /dev/shm and can skew "
+                           "timings and recovery checks; stop them first if they are left over"))
+    return out
+
+
+def left_behind(before: dict[str, Any], after: dict[str, Any], sessions: Iterable[str]) -> dict[str, Any]:
+    """What the run left on the host: its Ray processes still alive, /dev/shm entries it added (pure).
+
+    Processes count as the run's own only when they name one of the run's session folders, so a
+    neighbour's cluster is never blamed on this run.
+    """
+    ours = {str(s) for s in sessions}
+    old_pids = {p["pid"] for p in before.get("ray_processes", [])}
+    procs = [p for p in after.get("ray_processes", [])
+             if p["pid"] not in old_pids and p.get("session") and p["session"] in ours]
+    old_entries = set((before.get("shm") or {}).get("entries", []))
+    new_entries = [e for e in (after.get("shm") or {}).get("entries", []) if e not in old_entries]
+    used_before = (before.get("shm") or {}).get("used_mb") or 0.0
+    used_after = (after.get("shm") or {}).get("used_mb") or 0.0
+    return {"ray_processes": procs, "shm_entries": new_entries[:50], "shm_entries_count": len(new_entries),
+            "shm_growth_mb": round(max(0.0, used_after - used_before), 1)}
+
+
+def left_behind_lines(summary: dict[str, Any]) -> list[str]:
+    if not summary:
+        return []
+    procs = summary.get("ray_processes") or []
+    lines = []
+    if procs:
+        lines.append(f"{len(procs)} Ray process(es) of this run still alive: "
+                     + ", ".join(f"{p['pid']} ({p['kind']})" for p in procs[:10]))
+    if summary.get("shm_entries_count") or summary.get("shm_growth_mb", 0) >= 1:
+        lines.append(f"/dev/shm: {summary['shm_entries_count']} new entr(y/ies), {summary['shm_growth_mb']} MB more "
+                     "in use than before the run" + (f" ({', '.join(summary['shm_entries'][:5])})"
+                                                     if summary["shm_entries"] else ""))
+    return lines or ["nothing: no Ray process of this run alive, no new /dev/shm entries"]
+
+
+# ---------------------------------------------------------------------------------- cluster
+def _result_value(call: dict[str, Any] | None) -> Any:
+    if not call or not call.get("ok"):
+        return None
+    return (call.get("result") or {}).get("value")
+
+
+def judge_node(where: str, result: dict[str, Any] | str, *, ray_count: float, expected: dict[str, Any],
+               preload_expected: bool, worker_log: str | None = None) -> list[Finding]:
+    """Findings for one node's probe result (pure). `ray_count`: the devices Ray registered there."""
+    if isinstance(result, str):
+        detail = worker_log or ""
+        cause = next((line for line in reversed(detail.splitlines()) if line.strip()), "")
+        return [Finding(ERROR, where, f"the preflight task could not run there: {result}"
+                        + (f"; the worker's log says: {cause.strip()}" if cause else ""), detail)]
+    out = []
+    for field_name, imp in result.get("imports", {}).items():
+        if not imp.get("ok"):
+            out.append(Finding(ERROR, where, f"{field_name}: cannot import {imp['ref']} in a Ray worker: {imp['error']}",
+                               shorten_paths(imp.get("traceback", ""))))
+    if preload_expected and not result.get("preload_ok", True):
+        cause = (worker_log or "").strip().splitlines()
+        out.append(Finding(ERROR, where, "the worker could not preload conformance.cluster.inject_autoinstall, so Ray in "
+                           "workers does not know the manager" + (f": {cause[-1].strip()}" if cause else ""),
+                           worker_log or ""))
+    if result.get("registered") is False and not out:
+        out.append(Finding(ERROR, where, "Ray in the worker does not know the manager (its resource maps to no "
+                           "AcceleratorManager there): load it in every worker (`ray-conformance inject install` "
+                           "and RAY_CONFORMANCE_ACCELERATORS on every node)", ""))
+    if any(f.level == ERROR for f in out):
+        return out
+    for name, call in result.get("calls", {}).items():
+        if not call.get("ok"):
+            out.append(Finding(PROBLEM, where, f"{name}() raised in a Ray worker: {call.get('error')}",
+                               shorten_paths(call.get("traceback", ""))))
+    calls = result.get("calls", {})
+    count = _result_value(calls.get("get_current_node_num_accelerators"))
+    want = expected.get("devices_per_node")
+    if ray_count > 0 and want is not None:
+        if count is not None and count != want:
+            out.append(Finding(PROBLEM, where, f"get_current_node_num_accelerators() = {count!r} but the manifest "
+                               f"expects devices_per_node = {want}"))
+        if ray_count != want:
+            out.append(Finding(PROBLEM, where, f"Ray registered {ray_count:g} devices on the node but the manifest "
+                               f"expects devices_per_node = {want}"))
+        kind = _result_value(calls.get("get_current_node_accelerator_type"))
+        want_type = expected.get("accelerator_type")
+        if want_type is not None and calls.get("get_current_node_accelerator_type", {}).get("ok") and kind != want_type:
+            out.append(Finding(PROBLEM, where, f"get_current_node_accelerator_type() = {kind!r} but the manifest "
+                               f"expects accelerator_type = {want_type!r}"))
+    return out
+
+
+def probe_cluster(manifest: Any, timeout_s: float, *, preload_expected: bool) -> tuple[list[Finding], int]:
+    """Run the probe on every alive node of the connected cluster; judge each node."""
+    import ray
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    from conformance.run.preflight_probe import preflight_probe
+    from conformance.report.ray_logs import LogCursor, current_logs_dir
+    from conformance.areas.topology.collect import _wait
+
+    nodes = [n for n in ray.nodes() if n.get("Alive")]
+    refs = {}
+    transport = manifest.transport or {}
+    args = (manifest.accelerator["manager"], (manifest.data.get("topology") or {}).get("provider"),
+            transport.get("manager"), manifest.resource_name, float(manifest.quantities["valid"][0]
+                                                                    if manifest.quantities["valid"] else 1))
+    # max_calls=1: the worker exits afterwards, so nothing the plugin's methods did in it
+    # (a stray variable, a thread) reaches a later check through a reused worker.
+    fn = ray.remote(max_calls=1)(preflight_probe)
+    for n in nodes:
+        refs[n["NodeID"]] = fn.options(num_cpus=0, max_retries=0, scheduling_strategy=NodeAffinitySchedulingStrategy(
+            node_id=n["NodeID"], soft=False)).remote(*args)
+    results = _wait(ray, refs, timeout_s)
+    cursor = LogCursor()
+    cursor.remember(current_logs_dir())
+    logs = {p.name: t for p, t in cursor.new_text().items() if p.name.startswith("worker-") and p.suffix == ".err"}
+    findings = []
+    for n in nodes:
+        nid = n["NodeID"]
+        r = results.get(nid, "no result")
+        log = _worker_log_for(logs, r)
+        findings += judge_node(f"node {nid[:8]}", r, ray_count=float((n.get("Resources") or {}).get(
+            manifest.resource_name, 0)), expected=manifest.accelerator["expected"],
+            preload_expected=preload_expected, worker_log=log)
+    if not any(float((n.get("Resources") or {}).get(manifest.resource_name, 0)) > 0 for n in nodes):
+        findings.append(Finding(PROBLEM, "cluster", f"no node registered any {manifest.resource_name} device: "
+                                "Ray did not pick up the manager's device count"))
+    return findings, len(nodes)
+
+
+def _worker_log_for(logs: dict[str, str], result: dict[str, Any] | str) -> str | None:
+    """The worker's own error from its .err log (the probe's worker by pid, else any worker),
+    as an excerpt that ends with the exception line."""
+    from conformance.report.ray_logs import excerpt_around, first_error
+
+    if isinstance(result, dict) and result.get("pid"):
+        candidates = {k: v for k, v in logs.items() if k.endswith(f"-{result['pid']}.err")}
+    else:
+        candidates = logs
+    found = first_error({Path(k): v for k, v in candidates.items()})
+    if found is None:
+        return None
+    path, _line, index = found
+    return shorten_paths(excerpt_around(candidates[path.name], index))
+
+
+def run_preflight(manifest: Any, *, cluster_ready: bool, preload_expected: bool,
+                  host: dict[str, Any] | None = None) -> PreflightResult:
+    """Host checks, then (with a connected cluster) the per-node probe."""
+    from conformance.catalog.data import load_run_knobs
+
+    knobs = load_run_knobs()["preflight"]
+    t0 = time.monotonic()
+    state = host if host is not None else host_state()
+    result = PreflightResult(host={k: v for k, v in state.items() if k != "shm"}
+                             | {"shm": {k: v for k, v in state["shm"].items() if k != "entries"}})
+    result.findings += host_findings(state, knobs["host"])
+    if cluster_ready:
+        findings, result.nodes = probe_cluster(manifest, float(knobs["probe_timeout_s"]),
+                                               preload_expected=preload_expected)
+        result.findings += findings
+    result.duration_s = time.monotonic() - t0
+    return result
+
+
+def render_lines(result: PreflightResult, *, details: bool = True) -> list[str]:
+    """Terminal lines (outside strings sanitised; tracebacks indented, kept multi-line)."""
+    label = {ERROR: "ERROR", PROBLEM: "PROBLEM", WARNING: "warning"}
+    head = (f"preflight: {'ok' if result.ok else 'FAILED'} in {result.duration_s:.1f}s"
+            + (f" ({result.nodes} node(s) probed)" if result.nodes else " (host only)"))
+    lines = [head]
+    for f in result.findings:
+        lines.append(f"  {label[f.level]} {terminal(f.where)}: {terminal(f.message)}")
+        if details and f.detail and f.level != WARNING:
+            detail = f.detail.strip().splitlines()
+            if len(detail) > 22:
+                detail = detail[:1] + ["…"] + detail[-20:]
+            lines += ["      " + terminal(x) for x in detail]
+    return lines
+
+
+def write_section(result: PreflightResult, out_dir: Path) -> None:
+    """The findings' full details beside the report (OUT/logs/preflight.txt)."""
+    if not any(f.detail for f in result.findings):
+        return
+    dest = out_dir / "logs"
+    dest.mkdir(parents=True, exist_ok=True)
+    (dest / "preflight.txt").write_text("\n".join(render_lines(result)) + "\n")

@@ -1,0 +1,238 @@
+"""State and hooks of one conformance run inside pytest (registered by conformance.plugin).
+
+The hooks are a thin layer: the registry lint (conformance.run.registry_lint), the outcome mapping
+(conformance.run.outcomes), the report writing (conformance.report.writer) and the watchdog
+(conformance.run.watchdog) are plain modules with their own unit tests. The run itself is kept in
+`config.stash[conformance.run.state.RUN]`; areas keep their state in the same stash.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conformance.cluster import shapes
+from conformance.cluster.manager import ClusterManager, ClusterShape, prepare_driver
+from conformance.catalog.data import SuiteData, load_suite_data
+from conformance.report.environment import fingerprint
+from conformance.catalog.manifest import Manifest, load_manifest
+from conformance.run.outcomes import apply_phase, new_record, waiver_xfail
+from conformance.run.registry_lint import lint_registry
+from conformance.report.build import build_report, now_iso, tier_table
+from conformance.report.writer import ReportWriter
+from conformance.report.results import TestRecord, aggregate
+from conformance.run.state import METRICS_KEY
+from conformance.run.selection import selection_record
+from conformance.run.timeouts import hard_timeout
+from conformance.run.watchdog import Watchdog
+
+CHECKS_DIR = Path(__file__).resolve().parent.parent / "checks"
+
+
+class ConformanceRun:
+    """One run: manifest, suite data, clusters, per-test records, report writing."""
+
+    def __init__(self, config: pytest.Config, manifest: Manifest, data: SuiteData, out_dir: Path) -> None:
+        self.config = config
+        self.manifest = manifest
+        self.data = data
+        self.out_dir = out_dir
+        self.checks_dir = CHECKS_DIR
+        self.ray_address: str | None = config.getoption("conformance_ray_address")
+        self.default_timeout: float = config.getoption("conformance_timeout")
+        self.setup_timeout: float = config.getoption("conformance_setup_timeout")
+        self.hang_grace: float = config.getoption("conformance_hang_grace")
+        self.clusters = ClusterManager(manifest, self.ray_address)
+        self.records: dict[str, TestRecord] = {}
+        self.item_checks: dict[str, str] = {}
+        self.started_at = now_iso()
+        self.t0 = time.monotonic()
+        self.devices: dict[str, Any] = {}
+        self.sections: dict[str, Any] = {}
+        self.writer = ReportWriter(out_dir)
+        self.watchdog = Watchdog(self.write_reports, out_dir)
+        self.manager_cls: type | None = None
+        self.deselected: list[str] = []
+        self.collected_whole = False
+        self.not_run_reason: str | None = None   # set when the preflight stops the run
+        self.report_extras: Any = None           # conformance.run.hooks.RunHelp: adds preflight, logs, next steps
+        self._fault_driver: Any = None
+
+    @classmethod
+    def from_config(cls, config: pytest.Config) -> "ConformanceRun":
+        manifest = load_manifest(config.getoption("conformance_manifest"))
+        data = load_suite_data()
+        out = config.getoption("conformance_out")
+        out_dir = Path(out) if out else Path("reports") / manifest.product_slug
+        return cls(config, manifest, data, out_dir.resolve())
+
+    # ------------------------------------------------------------------ driver set-up
+    def prepare(self) -> type:
+        """Inject the manager in this process (once); idempotent."""
+        if self.manager_cls is None:
+            self.manager_cls = prepare_driver(self.manifest)
+            self.clusters.manager = self.manager_cls
+        return self.manager_cls
+
+    def fault_driver(self) -> Any:
+        """The configured fault driver (CLI over manifest; None if none): conformance.areas.recovery.faults."""
+        if self._fault_driver is None:
+            from conformance.areas.recovery.faults import driver_spec, load_driver
+            spec = driver_spec(self.manifest, self.config.getoption("conformance_fault_driver"),
+                               self.config.getoption("conformance_fault_driver_options"))
+            self._fault_driver = load_driver(spec) if spec else False
+        return self._fault_driver or None
+
+    def cluster(self, shape: ClusterShape, fresh: bool = False) -> Any:
+        self.prepare()
+        handle = self.clusters.ensure(shape, fresh=fresh)
+        if shape.name == "shared" and not self.devices:
+            self.devices = self._detect_devices()
+        return handle
+
+    def _detect_devices(self) -> dict[str, Any]:
+        import ray
+
+        name = self.manifest.resource_name
+        nodes = []
+        for n in ray.nodes():
+            if not n.get("Alive"):
+                continue
+            res = n.get("Resources", {})
+            nodes.append({"node_id": n["NodeID"], "count": res.get(name, 0),
+                          "accelerator_type": (n.get("Labels") or {}).get("ray.io/accelerator-type"),
+                          "labels": n.get("Labels") or {}})
+        return {"resource": name, "nodes": nodes, "total": sum(x["count"] for x in nodes)}
+
+    # ------------------------------------------------------------------ collection
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_collection_modifyitems(self, session: pytest.Session, config: pytest.Config,
+                                      items: list[pytest.Item]) -> None:
+        self.collected_whole = any(Path(str(a).split("::")[0]).resolve() == self.checks_dir for a in config.args)
+        lint = lint_registry(((item.nodeid, [m.args for m in item.iter_markers("check")]) for item in items),
+                             self.data.checklist, whole_checklist=self.collected_whole)
+        lint.problems += shapes.mark_problems(items)
+        self.item_checks.update(lint.item_checks)
+        if lint.problems:
+            raise pytest.UsageError(lint.message())
+        items.sort(key=shapes.run_order)  # by shape rank, so equal shapes reuse one cluster; stable in a shape
+
+    def pytest_deselected(self, items: list[pytest.Item]) -> None:
+        self.deselected += [item.nodeid for item in items]
+
+    # ------------------------------------------------------------------ execution
+    def timeout_for(self, item: pytest.Item) -> float:
+        cid = self.item_checks.get(item.nodeid)
+        check = self.data.checklist.by_id().get(cid or "")
+        return float(check.timeout_s) if check and check.timeout_s else self.default_timeout
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_setup(self, item: pytest.Item):  # type: ignore[no-untyped-def]
+        with hard_timeout(self.setup_timeout, f"setup of {item.nodeid}", on_stuck=self.abort_stuck,
+                          grace_s=self.hang_grace):
+            return (yield)
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_call(self, item: pytest.Item):  # type: ignore[no-untyped-def]
+        with hard_timeout(self.timeout_for(item), self.item_checks.get(item.nodeid, item.nodeid),
+                          on_stuck=self.abort_stuck, grace_s=self.hang_grace):
+            return (yield)
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]):  # type: ignore[no-untyped-def]
+        rep = yield
+        cid = self.item_checks.get(item.nodeid)
+        if cid is None:
+            return rep
+        rec = self.records.setdefault(item.nodeid, new_record(item.nodeid, cid))
+        rec.metrics.update(item.stash.get(METRICS_KEY, {}))
+        apply_phase(rec, rep, call.excinfo.value if call.excinfo is not None else None)
+        xfail = waiver_xfail(rec, rep.when, self.data.waivers, dt.date.today())
+        if xfail is not None:  # shown as xfail: a known upstream limitation, never a pass
+            rep.outcome = "skipped"
+            rep.wasxfail = xfail
+        return rep
+
+    # ------------------------------------------------------------------ reporting
+    def build(self, *, interrupted: bool, reason: str | None, unfinished: str | None = None) -> dict[str, Any]:
+        records = list(self.records.values())
+        if unfinished:
+            records.append(TestRecord(unfinished, self.item_checks.get(unfinished, ""), "fail",
+                                      reason or "hung"))
+        not_run = self.not_run_reason or ("not run: the run was interrupted" if interrupted else "no test for this check ran")
+        checks = aggregate(records, self.data.checklist, self.data.waivers, not_run_reason=not_run)
+        cluster = {"mode": self.clusters.last_mode, "nodes": self.clusters.last_nodes,
+                   "address": self.ray_address, "notes": list(self.clusters.notes),
+                   "history": list(self.clusters.history)}
+        if cluster["mode"] is None:
+            cluster["nodes"] = 0
+        sections = dict(self.sections)
+        from conformance.report.local_paths import display_path, portable_arg
+        from conformance.report.next_steps import verified_shape
+        report = build_report(
+            data=self.data, manifest=self.manifest.data, manifest_sha256=self.manifest.sha256,
+            manifest_path=display_path(self.manifest.path), environment=fingerprint(self.devices), cluster=cluster,
+            started_at=self.started_at, finished_at=now_iso(), duration_s=time.monotonic() - self.t0,
+            checks=checks, interrupted=interrupted, interrupted_reason=reason if interrupted else None,
+            sections=sections, plugin_artifact=self._plugin_artifact(),
+            selection=selection_record(checks, args=[portable_arg(a) for a in self.config.invocation_params.args], deselected=self.deselected,
+                                       collect_only=bool(self.config.getoption("collectonly", False)),
+                                       whole_checklist_collected=self.collected_whole),
+            shape=verified_shape(self.devices, cluster["nodes"]))
+        if self.report_extras is not None:
+            self.report_extras.enrich(report)
+        return report
+
+    def _plugin_artifact(self) -> dict[str, str] | None:
+        artifact = self.manifest.data.get("plugin", {}).get("artifact")
+        if not artifact:
+            return None
+        from conformance.catalog.data import sha256_file
+        path = self.manifest.base_dir / artifact
+        return {"name": path.name, "sha256": sha256_file(path)} if path.is_file() else None
+
+    @property
+    def report(self) -> dict[str, Any] | None:
+        """The written report (None until written)."""
+        return self.writer.report
+
+    @property
+    def written(self) -> bool:
+        return self.writer.written
+
+    def write_reports(self, *, interrupted: bool, reason: str | None = None, unfinished: str | None = None) -> None:
+        """Write every report format once (the session's end or the watchdog, whichever is first)."""
+        self.writer.write(lambda: self.build(interrupted=interrupted, reason=reason, unfinished=unfinished),
+                          lambda: self.records.values())
+
+    def abort_stuck(self, reason: str) -> None:
+        """Watchdog: a check hung uninterruptibly. Write the report, then end the process."""
+        self.watchdog.abort(reason)
+
+    def pytest_runtest_logstart(self, nodeid: str, location: Any) -> None:
+        self.watchdog.started(nodeid)
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        try:
+            self.clusters.shutdown()
+        except Exception as exc:  # noqa: BLE001 - the report matters more than a clean shutdown
+            self.clusters.notes.append(f"cluster shutdown failed: {exc.__class__.__name__}")
+        interrupted = exitstatus == pytest.ExitCode.INTERRUPTED
+        self.write_reports(interrupted=interrupted, reason="interrupted (KeyboardInterrupt or stop)" if interrupted else None)
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if not self.report:
+            return
+        tr = terminalreporter
+        tr.section("conformance tiers")
+        tr.write_line(tier_table(self.report))
+        tr.write_line("")
+        tr.write_line(f"tier achieved: {self.report['tier'] or 'none'}")
+        if self.report.get("partial"):
+            tr.write_line(f"partial run ({len(self.report['selection']['not_run'])} check(s) not run): "
+                          "not a certification run")
+        tr.write_line(f"reports: {self.out_dir}/report.json, report.md, junit.xml, report.html")

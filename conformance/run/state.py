@@ -1,0 +1,49 @@
+"""Where one conformance run keeps its state: typed keys of `config.stash` (and one item key).
+
+Every piece of per-run state lives in the pytest config's stash under one of these keys, never in
+a module-level dict keyed by `id(run)`: a second run in the same process (pytester, a test that
+calls `pytest.main` twice) then starts clean, and nothing outlives the config that owns it.
+
+This module imports nothing from the rest of the suite at run time (only for type hints), so
+session, fixtures and the area modules can all import it without an import cycle.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:  # type hints only: importing these at run time would bring back the cycle
+    from conformance.areas.recovery.faults import NodeRef
+    from conformance.areas.recovery.scenario import Recorder
+    from conformance.run.session import ConformanceRun
+    from conformance.areas.topology.facts import NodeFacts
+    from conformance.areas.transport.context import TransportContext
+
+RUN = pytest.StashKey["ConformanceRun"]()
+"""The run itself (set by conformance.plugin; the `conformance_run` fixture reads it)."""
+
+TRANSPORT_CONTEXT = pytest.StashKey["TransportContext"]()
+"""One transport context per run, shared by the transport and performance modules."""
+
+RECOVERY_RECORDER = pytest.StashKey["Recorder"]()
+"""The recovery scenarios timed so far (the report's Recovery section)."""
+
+KNOWN_NODES = pytest.StashKey["dict[str, NodeRef]"]()
+"""The last node seen per recovery role (a fault driver restarts a dead role from it)."""
+
+TOPOLOGY_FACTS = pytest.StashKey["tuple[tuple[str, ...], list[NodeFacts]]"]()
+"""Per-node topology facts with the alive node ids they were probed on (probe once per cluster)."""
+
+METRICS_KEY = pytest.StashKey[dict]()
+"""Item stash: the check's metrics dict (`check_metrics` fixture), copied into its TestRecord."""
+
+
+def run_of(config: pytest.Config) -> "ConformanceRun | None":
+    """The run of this pytest session; None without --conformance-manifest."""
+    return config.stash.get(RUN, None)
+
+
+def stash_of(run: Any) -> pytest.Stash:
+    """The stash that holds `run`'s state: its config's (the run keeps the config it belongs to)."""
+    return run.config.stash  # type: ignore[no-any-return]
