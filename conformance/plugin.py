@@ -57,12 +57,26 @@ def pytest_configure(config: pytest.Config) -> None:
     from conformance.run.state import RUN
     config.stash[RUN] = run
     config.pluginmanager.register(run, "conformance-run")
+    _register_area_fixtures(config)
     from conformance.run.hooks import RunHelp
     run.report_extras = RunHelp(run)
     config.pluginmanager.register(run.report_extras, "conformance-run-help")
     _sigterm_interrupts()
     if config.args_source != pytest.Config.ArgsSource.ARGS:
         config.args = [str(run.checks_dir)]
+
+
+def _register_area_fixtures(config: pytest.Config) -> None:
+    """Each area's one fixture module (its Area.fixtures), registered once as a plugin: check modules
+    use the fixtures by name and import none of them."""
+    import importlib
+
+    from conformance.areas import AREAS
+
+    for module in dict.fromkeys(a.fixtures for a in AREAS if a.fixtures):
+        plugin = importlib.import_module(module)
+        if not config.pluginmanager.is_registered(plugin):
+            config.pluginmanager.register(plugin, f"conformance-fixtures:{module}")
 
 
 def _refuse_xdist(config: pytest.Config) -> None:

@@ -179,11 +179,14 @@ def _report(outcomes: dict[str, str], shape: dict, nodes: int = 2, transport: bo
             "manifest": {"transport": {"name": "X"}} if transport else {}}
 
 
+from conformance.run.hooks import area_docs  # noqa: E402
+
+
 def test_shape_ceiling_names_the_hardware_fact() -> None:
     from conformance.report.next_steps import next_steps
 
     data = load_suite_data()
-    docs = load_run_knobs()["docs"]
+    docs = area_docs()
     # two devices per node, no domain labels, two nodes: DP-015, TL-008, TL-014 can never pass
     shape = {"nodes": 2, "devices_per_node": 2, "domain_labels": False}
     na = {"DP-015": "not_applicable", "TL-008": "not_applicable", "TL-014": "not_applicable"}
@@ -227,7 +230,7 @@ def test_doc_links_of_next_steps_exist() -> None:
     def slug(heading: str) -> str:
         return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
 
-    for area, link in load_run_knobs()["docs"].items():
+    for area, link in area_docs().items():
         path, _, anchor = link.partition("#")
         text = (ROOT / path).read_text()
         anchors = {slug(m) for m in re.findall(r"^#+ (.*)$", text, re.M)}

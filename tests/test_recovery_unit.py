@@ -70,6 +70,9 @@ class FakeRun:
         self.sections: dict[str, Any] = {}
         self.config = SimpleNamespace(stash=pytest.Stash())
 
+    def publish(self, section: str, value: dict[str, Any]) -> None:
+        self.sections[section] = value
+
 
 def test_wait_for_fails_naming_the_scenario_and_the_elapsed_time() -> None:
     clock = Clock("FR-000", "demo", 10)

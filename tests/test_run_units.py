@@ -22,7 +22,7 @@ from conformance.run.outcomes import (UNFINISHED, apply_phase, first_line, new_r
 from conformance.run.registry_lint import lint_registry
 from conformance.report.writer import REPORT_FILES, ReportWriter, archive_previous
 from conformance.report.results import NOT_APPLICABLE_PREFIX
-from conformance.run.state import KNOWN_NODES, RUN, run_of, stash_of
+from conformance.run.state import RUN, run_of, stash_of
 from conformance.run.timeouts import CheckTimeout
 from conformance.run.watchdog import Watchdog
 
@@ -248,5 +248,6 @@ def test_run_state_lives_in_the_config_stash() -> None:
     assert run_of(config) is run    # type: ignore[arg-type]
     assert stash_of(run) is config.stash
     from conformance.areas.recovery.nodes import known_nodes
-    assert known_nodes(run) is config.stash[KNOWN_NODES]
+    from conformance.areas.recovery.area import STATE
+    assert known_nodes(run) is config.stash[STATE].known_nodes
     assert known_nodes(SimpleNamespace(config=SimpleNamespace(stash=pytest.Stash()))) is not known_nodes(run)

@@ -12,6 +12,7 @@ import pytest
 
 from conformance.cluster import manager as cluster_mod
 from conformance.cluster import shapes
+from conformance.areas.device import shapes as device_shapes
 from conformance.cluster.manager import SHARED, ClusterHandle, ClusterManager, ClusterShape, complete, same_cluster
 from conformance.catalog.manifest import load_manifest
 from conformance.simulated.manager import SimAccManager
@@ -22,7 +23,7 @@ MANIFESTS = ("builtin:simulated", "builtin:simulated-2node")
 
 def resolved(manifest_ref: str) -> dict[str, ClusterShape]:
     m = load_manifest(manifest_ref)
-    return {k.name: shapes.resolve(k.name, m, SimAccManager) for k in shapes.KINDS}
+    return {k.name: shapes.resolve(k.name, m, SimAccManager) for k in shapes.all_kinds()}
 
 
 @pytest.mark.parametrize("ref", MANIFESTS)
@@ -57,19 +58,19 @@ def test_shapes_with_equal_parameters_share_a_cluster(ref: str) -> None:
 @pytest.mark.parametrize("ref", MANIFESTS)
 def test_rank_keeps_shapes_of_one_cluster_side_by_side(ref: str) -> None:
     r = resolved(ref)
-    ordered = [r[k.name] for k in sorted(shapes.KINDS, key=lambda k: k.rank)]
+    ordered = [r[k.name] for k in sorted(shapes.all_kinds(), key=lambda k: k.rank)]
     seen: list[ClusterShape] = []
     for prev, shape in zip([None] + ordered, ordered):
         if prev is not None and same_cluster(prev, shape):
             continue
         assert not any(same_cluster(s, shape) for s in seen), f"{shape.name} would start its cluster twice"
         seen.append(shape)
-    assert len({k.rank for k in shapes.KINDS}) == len(shapes.KINDS)
+    assert len({k.rank for k in shapes.all_kinds()}) == len(shapes.all_kinds())
 
 
 def test_a_shape_started_afresh_starts_from_an_earlier_one() -> None:
     m = load_manifest("builtin:simulated-2node")
-    for k in shapes.KINDS:
+    for k in shapes.all_kinds():
         if k.starts_from:
             assert shapes.kind(k.starts_from).rank < k.rank
     restart = shapes.resolve("recovery-restart", m, SimAccManager)
@@ -87,7 +88,7 @@ def test_manifest_dependent_shapes() -> None:
     host = shapes.resolve("host-without-device", two, SimAccManager)
     assert host.env(0) == two.cluster["node_env"][0] and host.env(1) == {"SIMACC_DRIVER": "absent"}
     preset = shapes.resolve("preset-visible", two, SimAccManager)
-    assert preset.nodes == 1 and preset.env(0) == {"SIMACC_VISIBLE_DEVICES": ",".join(shapes.PRESET_IDS)}
+    assert preset.nodes == 1 and preset.env(0) == {"SIMACC_VISIBLE_DEVICES": ",".join(device_shapes.PRESET_IDS)}
     nodes = shapes.resolve("recovery-nodes", two, SimAccManager)
     assert nodes.nodes == 3 and nodes.system_config["health_check_period_ms"] > 0
     assert shapes.resolve("shared", two) == complete(SHARED, two)
@@ -104,7 +105,7 @@ def test_shapes_a_manifest_or_manager_rules_out_are_not_applicable() -> None:
 
 
 def test_remote_reason_comes_from_the_kind() -> None:
-    for k in shapes.KINDS:
+    for k in shapes.all_kinds():
         reason = shapes.remote_reason(k.name, fault_driver=False)
         if k.on_remote == shapes.VENDOR:
             assert reason is None
@@ -152,7 +153,7 @@ def test_mark_lint_and_run_order() -> None:
 def marked_shapes() -> set[str]:
     """Every shape named in a cluster mark of the bundled checks (read from the source)."""
     names = set()
-    for path in CHECKS.glob("test_*.py"):
+    for path in CHECKS.rglob("test_*.py"):
         for node in ast.walk(ast.parse(path.read_text())):
             if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "cluster"
                     and isinstance(node.func.value, ast.Attribute) and node.func.value.attr == "mark"):
@@ -161,9 +162,9 @@ def marked_shapes() -> set[str]:
 
 
 def test_bundled_checks_name_registered_shapes_only_through_marks() -> None:
-    assert marked_shapes() <= set(shapes.REGISTRY)
-    assert marked_shapes() == set(shapes.REGISTRY), "a registered shape no check uses"
-    for path in CHECKS.glob("test_*.py"):
+    assert marked_shapes() <= set(shapes.registry())
+    assert marked_shapes() == set(shapes.registry()), "a registered shape no check uses"
+    for path in CHECKS.rglob("test_*.py"):
         assert "ClusterShape(" not in path.read_text(), f"{path.name} builds a shape: name it in the mark"
 
 

@@ -15,7 +15,7 @@ import torch
 import yaml
 
 from conformance.errors import UserError
-from conformance.areas.transport import bench, config, memory, payloads, tables, tracing
+from conformance.areas.performance import bench, config, memory, payloads, tables, tracing
 from suite_runner import ROOT
 
 import conformance.simulated.transport as simxfer

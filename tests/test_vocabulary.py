@@ -80,12 +80,62 @@ def _run_knobs(tmp_path, mutate) -> str:  # noqa: ANN001 - a pytest path and a f
     return str(err.value)
 
 
-def test_run_knobs_name_every_area_and_only_areas(tmp_path) -> None:  # noqa: ANN001
-    assert "docs: no doc section for area 'recovery'" in _run_knobs(tmp_path, lambda d: d["docs"].pop("recovery"))
-    assert "docs.networking: unknown area" in _run_knobs(
-        tmp_path, lambda d: d["docs"].update(networking="docs/topology.md"))
+def test_run_knobs_checks_their_check_ids(tmp_path) -> None:  # noqa: ANN001
     assert "durations.checks: QQ-001 has no area's prefix" in _run_knobs(
         tmp_path, lambda d: d["durations"]["checks"].update({"QQ-001": 3}))
+
+
+def test_the_area_registry_matches_the_vocabulary_both_ways() -> None:
+    import dataclasses
+
+    from conformance.areas import AREAS
+    from conformance.run.area import registry_problems
+
+    vocab = data.load_vocabulary()
+    assert registry_problems(AREAS, vocab.area_prefix) == []
+    missing = registry_problems(AREAS[:-1], vocab.area_prefix)
+    assert missing == [f"tiers/vocabulary.yaml declares area {AREAS[-1].name!r}, but conformance.areas.AREAS has "
+                       "no Area for it (conformance/areas/<name>/area.py)"]
+    extra = dataclasses.replace(AREAS[0], name="networking", prefix="NW")
+    assert "which tiers/vocabulary.yaml does not know" in registry_problems(AREAS + (extra,), vocab.area_prefix)[0]
+    wrong = dataclasses.replace(AREAS[0], prefix="DX")
+    assert registry_problems((wrong,) + AREAS[1:], vocab.area_prefix) == [
+        "area 'device': prefix 'DX' in its Area, 'DP' in tiers/vocabulary.yaml"]
+    bad_doc = dataclasses.replace(AREAS[0], doc="README.md")
+    assert "doc must be a page under docs/" in registry_problems((bad_doc,) + AREAS[1:], vocab.area_prefix)[0]
+
+
+def test_a_test_outside_its_areas_folder_is_refused() -> None:
+    from conformance.areas import AREAS
+    from conformance.run.registry_lint import area_problems
+
+    vocab = data.load_vocabulary().area_prefix
+    ok = [("device/test_a.py::t", "DP-001", "device/test_a.py"), ("x.py::t", "TR-001", "")]
+    assert area_problems(ok, AREAS, vocab) == []
+    assert area_problems([("transport/test_a.py::t", "DP-001", "transport/test_a.py")], AREAS, vocab) == [
+        "transport/test_a.py::t: evidences DP-001 of area device, so it belongs in conformance/checks/device/"]
+
+
+def test_every_area_declares_what_the_suite_reads_and_it_resolves() -> None:
+    """Each declared reference imports: a typo in an Area is found here, not in the middle of a run."""
+    import importlib
+    from pathlib import Path
+
+    from conformance.areas import AREAS
+    from conformance.run.area import load_ref
+
+    root = Path(__file__).resolve().parents[1]
+    for a in AREAS:
+        importlib.import_module(a.package)
+        importlib.import_module(a.checks)
+        if a.fixtures:
+            importlib.import_module(a.fixtures)
+        if a.shapes:
+            assert load_ref(a.shapes + ":KINDS")
+        for block in a.html:
+            assert callable(load_ref(block.render))
+        path, _, _ = a.doc.partition("#")
+        assert (root / path).is_file(), a.doc
 
 
 def test_checklist_command_offers_the_vocabularys_areas_and_levels() -> None:

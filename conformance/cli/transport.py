@@ -2,7 +2,7 @@
 
 Prints the same tables the certification report's Transport section holds (bandwidth by size
 with the object-store and torch-clone baselines, and the pairwise matrix), measured the same
-way (conformance/areas/transport/bench.py). Nothing is judged and no report is written, unless
+way (conformance/areas/performance/bench.py). Nothing is judged and no report is written, unless
 --json asks for the raw figures.
 
 The main CLI (conformance/cli/main.py) calls `register(subparsers)`.
@@ -41,7 +41,7 @@ def cmd_bench_transport(args: argparse.Namespace) -> int:
     from conformance.cluster.manager import ClusterShape, prepare_driver, start_cluster, stop_cluster
     from conformance.catalog.data import check_param
     from conformance.catalog.manifest import check_manifest
-    from conformance.areas.transport import bench, tables
+    from conformance.areas.performance import bench, tables
     from conformance.areas.transport.config import MATRIX_MAX_BYTES
     from conformance.areas.transport.pool import alive_nodes, device_endpoint_nodes, start_endpoints
     from conformance.areas.transport.registration import TransportSetupError, ensure_registered

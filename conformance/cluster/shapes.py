@@ -13,6 +13,7 @@ Every decision "this shape needs nodes the suite starts itself" is made in one p
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
@@ -61,91 +62,53 @@ class ShapeKind:
 
 
 # ---------------------------------------------------------------------------------------------- resolvers
-def _named(name: str, shape: ClusterShape, manifest: Any) -> ClusterShape:
+def named_shape(name: str, shape: ClusterShape, manifest: Any) -> ClusterShape:
     from dataclasses import replace
     return complete(replace(shape, name=name), manifest)
 
 
-def _manifest_nodes(name: str) -> Callable[[Any, "type | None"], ClusterShape]:
+def manifest_nodes(name: str) -> Callable[[Any, "type | None"], ClusterShape]:
     """The manifest's own nodes, as they are."""
-    return lambda manifest, manager: _named(name, SHARED, manifest)
-
-
-def _short_fetch_timeout(name: str) -> Callable[[Any, "type | None"], ClusterShape]:
-    """The manifest's nodes with Ray's RDT fetch timeout lowered in every node (FR-012..016)."""
-    def resolve(manifest: Any, manager: "type | None") -> ClusterShape:
-        from conformance.areas.recovery.transfers import transfer_shape
-        return _named(name, transfer_shape(manifest), manifest)
-    return resolve
-
-
-def _fresh_start(manifest: Any, manager: "type | None") -> ClusterShape:
-    """FR-006's fresh start: the manifest's nodes again. With a transport declared, they start
-    with the recovery-transfers node environment, which differs only in Ray's RDT fetch timeout
-    (no device detection reads it): the transfer checks that follow then run on this cluster
-    instead of starting their own."""
-    resolve = _short_fetch_timeout if getattr(manifest, "transport", None) else _manifest_nodes
-    return resolve("recovery-restart")(manifest, manager)
-
-
-def _recovery_nodes(manifest: Any, manager: "type | None") -> ClusterShape:
-    from conformance.areas.recovery.nodes import node_shape
-    return complete(node_shape(manifest, manager), manifest)
-
-
-def _host_without_device(manifest: Any, manager: "type | None") -> ClusterShape:
-    overlay = (manifest.accelerator.get("hosts") or {}).get("without_device")
-    if overlay is None:
-        raise ShapeNotApplicable("the manifest declares no accelerator.hosts.without_device (how a host without "
-                                 "the device or its driver looks)")
-    head_env = (manifest.cluster.get("node_env") or [{}])[0]
-    return complete(ClusterShape(name="host-without-device", nodes=2,  # knob: structure: a head + the host
-                                 node_env=[dict(head_env), dict(overlay)]), manifest)
-
-
-PRESET_IDS = ("1", "2")   # knob: structure: two devices pre-selected, a third (id 0) stays hidden
-
-
-def _preset_visible(manifest: Any, manager: "type | None") -> ClusterShape:
-    env_var = manager.get_visible_accelerator_ids_env_var() if manager is not None else None
-    if env_var is None:
-        raise ShapeNotApplicable("the manager names no visible-devices variable")
-    return complete(ClusterShape(name="preset-visible", nodes=1, node_env=[{env_var: ",".join(PRESET_IDS)}]),
-                    manifest)
+    return lambda manifest, manager: named_shape(name, SHARED, manifest)
 
 
 # ---------------------------------------------------------------------------------------------- the registry
-KINDS: tuple[ShapeKind, ...] = (
+CORE_KINDS: tuple[ShapeKind, ...] = (
     ShapeKind("shared", 10, "the manifest's own cluster, shared by every check that does not disturb it",
-              _manifest_nodes("shared")),
-    ShapeKind("recovery-devices", 20, "the manifest's nodes as they are; device scenarios kill only actors and "
-              "tasks they created, after the shared checks (so a leak cannot spoil them)",
-              _manifest_nodes("recovery-devices")),
-    ShapeKind("recovery-restart", 30, "the manifest's nodes, shut down and started again in this process "
-              "(FR-006); with a transport, started as the recovery-transfers nodes", _fresh_start, OWN_NODES,
-              "shuts the cluster down and starts a fresh one in this process", starts_from="recovery-devices"),
-    ShapeKind("recovery-transfers", 40, "the manifest's nodes with RAY_rdt_fetch_fail_timeout_milliseconds "
-              "lowered in every node (on a --ray-address cluster: its own timeout)",
-              _short_fetch_timeout("recovery-transfers")),
-    ShapeKind("recovery-fetch-timeout", 41, "the recovery-transfers nodes, for a check that needs their lowered "
-              "fetch timeout (FR-014)", _short_fetch_timeout("recovery-fetch-timeout"), OWN_NODES,
-              "needs RAY_rdt_fetch_fail_timeout_milliseconds lowered on every node"),
-    ShapeKind("recovery-nodes", 50, "head + pool nodes b and c with role labels and fast health checks; "
-              "checks kill node b", _recovery_nodes, FAULT_DRIVER, "kills and restarts nodes"),
-    ShapeKind("host-without-device", 60, "a head + a node that looks like the manifest's host without the device "
-              "(on a --ray-address cluster: its own nodes without devices)", _host_without_device),
-    ShapeKind("preset-visible", 70, "one node started with the visible-devices variable preset to two ids",
-              _preset_visible, OWN_NODES, "presets the visible-devices variable of a node"),
+              manifest_nodes("shared")),
 )
-REGISTRY: dict[str, ShapeKind] = {k.name: k for k in KINDS}
+
+
+def all_kinds() -> tuple[ShapeKind, ...]:
+    """The core shapes and every area's (each area names the module holding its KINDS)."""
+    from conformance.areas import AREAS
+    from conformance.run.area import load_ref
+
+    kinds = list(CORE_KINDS)
+    for area in AREAS:
+        if area.shapes:
+            kinds += load_ref(area.shapes + ":KINDS")
+    return tuple(kinds)
+
+
+@functools.cache
+def registry() -> dict[str, ShapeKind]:
+    """name -> ShapeKind, built on first use: the areas' shape modules import cluster code, which
+    imports this module, so reading them at import time would loop."""
+    kinds = all_kinds()
+    names = [k.name for k in kinds]
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise ValueError(f"cluster shapes declared twice: {', '.join(dup)}")
+    return {k.name: k for k in kinds}
 
 
 def kind(name: str) -> ShapeKind:
     try:
-        return REGISTRY[name]
+        return registry()[name]
     except KeyError:
-        raise UnknownShape(f"unknown cluster shape {name!r} (known: {', '.join(REGISTRY)}; "
-                           "conformance/cluster/shapes.py)") from None
+        raise UnknownShape(f"unknown cluster shape {name!r} (known: {', '.join(registry())}; "
+                           "conformance/cluster/shapes.py and the areas' shapes modules)") from None
 
 
 def resolve(name: str, manifest: Any, manager: "type | None" = None) -> ClusterShape:
@@ -203,9 +166,9 @@ def mark_problems(items: Iterable[Any]) -> list[str]:
             continue
         if len(mark.args) != 1 or mark.kwargs:
             problems.append(f"{item.nodeid}: @pytest.mark.cluster takes exactly one shape name")
-        elif mark.args[0] not in REGISTRY:
+        elif mark.args[0] not in registry():
             problems.append(f"{item.nodeid}: {mark.args[0]!r} is not a registered cluster shape "
-                            f"(conformance/cluster/shapes.py: {', '.join(REGISTRY)})")
+                            f"(conformance/cluster/shapes.py: {', '.join(registry())})")
     return problems
 
 
@@ -214,5 +177,5 @@ def run_order(item: Any) -> tuple[int, str]:
     name = mark_name(item)
     if name is None:
         return (0, "")
-    k = REGISTRY.get(name)
-    return (k.rank if k is not None else max(x.rank for x in KINDS) + 1, name)
+    k = registry().get(name)
+    return (k.rank if k is not None else max(x.rank for x in registry().values()) + 1, name)

@@ -19,7 +19,20 @@ import pytest
 from conformance.report.local_paths import shorten_paths
 from conformance.report.sanitize import terminal
 
-FAULT_INJECTION_AREAS = ("recovery",)
+
+def area_docs() -> dict[str, str]:
+    """Each area's doc link (its Area.doc): where the report's advice sends a vendor."""
+    from conformance.areas import AREAS
+
+    return {a.name: a.doc for a in AREAS}
+
+
+def disrupts_cluster(area_name: str) -> bool:
+    """Whether the area kills or restarts what it runs on (its Area says so): Ray's expected noise
+    about dead raylets and workers is kept out of the terminal during its checks."""
+    from conformance.areas import AREAS
+
+    return any(a.name == area_name and a.disrupts_cluster for a in AREAS)
 
 
 class RunHelp:
@@ -123,7 +136,7 @@ class RunHelp:
         self.cursor.mark()
         if cid:
             check = self.run.data.checklist.by_id().get(cid)
-            self.noise.check_started(cid, bool(check and check.area in FAULT_INJECTION_AREAS))
+            self.noise.check_started(cid, bool(check and disrupts_cluster(check.area)))
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         cid = self.run.item_checks.get(report.nodeid)
@@ -217,7 +230,7 @@ class RunHelp:
         report["host"] = {"before": _host_summary(self.host_before), "after": _host_summary(after),
                           "left_behind": left_behind(self.host_before, after, self.sessions)}
         data = self.run.data
-        report["next_steps"] = next_steps(report, data.checklist, data.ladder, self.knobs["docs"])
+        report["next_steps"] = next_steps(report, data.checklist, data.ladder, area_docs())
 
 
 def _host_summary(state: dict[str, Any]) -> dict[str, Any]:

@@ -53,3 +53,26 @@ def lint_registry(items: Iterable[tuple[str, Sequence[Sequence[Any]]]], checklis
             if c.id not in covered:
                 result.problems.append(f"checklist item {c.id} ({c.title}) has no test")
     return result
+
+
+def area_problems(items: Iterable[tuple[str, str, str]], areas: Sequence[Any],
+                  vocabulary_areas: dict[str, str]) -> list[str]:
+    """The area registry against the vocabulary, and each bundled test against its area's folder.
+
+    `items`: (nodeid, check id, the test file's path relative to the bundled checks folder, or ""
+    for a test outside it). A DP check's test must sit in the device area's folder: that is where
+    the next reader looks for it, and where the threshold lint scans.
+    """
+    from conformance.run.area import registry_problems
+
+    problems = registry_problems(tuple(areas), vocabulary_areas)
+    by_prefix = {a.prefix: a for a in areas}
+    for nodeid, cid, rel in items:
+        area = by_prefix.get(cid.split("-", 1)[0])
+        if area is None or not rel:
+            continue
+        folder = area.checks.rsplit(".", 1)[-1]
+        if rel.split("/", 1)[0] != folder:
+            problems.append(f"{nodeid}: evidences {cid} of area {area.name}, so it belongs in "
+                            f"{area.checks_folder()}/")
+    return problems

@@ -93,6 +93,16 @@ class ConformanceRun:
             self.devices = self._detect_devices()
         return handle
 
+    def publish(self, section: str, value: dict[str, Any]) -> None:
+        """Set one area's section of the report (its Area.section): {"markdown": ..., "data": ...}.
+
+        The one door through which an area writes into the run's report."""
+        self.sections[section] = value
+
+    def published(self, section: str) -> dict[str, Any] | None:
+        """What has been published under `section` so far (None: nothing yet)."""
+        return self.sections.get(section)
+
     def _detect_devices(self) -> dict[str, Any]:
         import ray
 
@@ -115,10 +125,23 @@ class ConformanceRun:
         lint = lint_registry(((item.nodeid, [m.args for m in item.iter_markers("check")]) for item in items),
                              self.data.checklist, whole_checklist=self.collected_whole)
         lint.problems += shapes.mark_problems(items)
+        lint.problems += self._area_problems(items, lint.item_checks)
         self.item_checks.update(lint.item_checks)
         if lint.problems:
             raise pytest.UsageError(lint.message())
         items.sort(key=shapes.run_order)  # by shape rank, so equal shapes reuse one cluster; stable in a shape
+
+    def _area_problems(self, items: list[pytest.Item], item_checks: dict[str, str]) -> list[str]:
+        from conformance.areas import AREAS
+        from conformance.catalog.data import load_vocabulary
+        from conformance.run.registry_lint import area_problems
+
+        def rel(item: pytest.Item) -> str:
+            path = Path(str(item.path)).resolve()
+            return path.relative_to(self.checks_dir).as_posix() if path.is_relative_to(self.checks_dir) else ""
+
+        return area_problems(((i.nodeid, item_checks[i.nodeid], rel(i)) for i in items if i.nodeid in item_checks),
+                             AREAS, load_vocabulary().area_prefix)
 
     def pytest_deselected(self, items: list[pytest.Item]) -> None:
         self.deselected += [item.nodeid for item in items]

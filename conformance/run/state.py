@@ -13,27 +13,11 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-if TYPE_CHECKING:  # type hints only: importing these at run time would bring back the cycle
-    from conformance.areas.recovery.faults import NodeRef
-    from conformance.areas.recovery.scenario import Recorder
+if TYPE_CHECKING:  # type hints only: importing the session at run time would bring back the cycle
     from conformance.run.session import ConformanceRun
-    from conformance.areas.topology.facts import NodeFacts
-    from conformance.areas.transport.context import TransportContext
 
 RUN = pytest.StashKey["ConformanceRun"]()
 """The run itself (set by conformance.plugin; the `conformance_run` fixture reads it)."""
-
-TRANSPORT_CONTEXT = pytest.StashKey["TransportContext"]()
-"""One transport context per run, shared by the transport and performance modules."""
-
-RECOVERY_RECORDER = pytest.StashKey["Recorder"]()
-"""The recovery scenarios timed so far (the report's Recovery section)."""
-
-KNOWN_NODES = pytest.StashKey["dict[str, NodeRef]"]()
-"""The last node seen per recovery role (a fault driver restarts a dead role from it)."""
-
-TOPOLOGY_FACTS = pytest.StashKey["tuple[tuple[str, ...], list[NodeFacts]]"]()
-"""Per-node topology facts with the alive node ids they were probed on (probe once per cluster)."""
 
 METRICS_KEY = pytest.StashKey[dict]()
 """Item stash: the check's metrics dict (`check_metrics` fixture), copied into its TestRecord."""

@@ -25,7 +25,8 @@ from conformance.areas.recovery import bounds as B
 from conformance.areas.recovery.devices import DeviceNode, available, kill_quietly, spawn_holders, total
 from conformance.areas.recovery.faults import ClusterUtilsFaultDriver, NodeRef
 from conformance.areas.recovery.scenario import Clock
-from conformance.run.state import KNOWN_NODES, stash_of
+from conformance.areas.recovery.area import STATE, RecoveryState
+from conformance.run.state import stash_of
 
 SHAPE_NAME = "recovery-nodes"
 POOL_KEY = "conformance.areas.recovery/pool"
@@ -42,7 +43,7 @@ def _ray() -> Any:
 
 def known_nodes(run: Any) -> dict[str, NodeRef]:
     """The last node seen per role in this run (a fault driver restarts a dead role from it)."""
-    return stash_of(run).setdefault(KNOWN_NODES, {})
+    return stash_of(run).setdefault(STATE, RecoveryState()).known_nodes
 
 
 def device_node_envs(manifest: Any, manager: type | None) -> list[dict[str, str]]:

@@ -17,12 +17,13 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from typing import Any, Callable, Iterator, TypeVar
 
-from conformance.run.state import RECOVERY_RECORDER, stash_of
+from conformance.areas.recovery.area import AREA, RecoveryState, STATE
+from conformance.run.state import stash_of
 from conformance.run.timeouts import CheckTimeout
 
 T = TypeVar("T")
 POLL_S = 0.1  # knob: polling interval
-SECTION = "Recovery"
+SECTION = AREA.section
 
 
 class ScenarioFailed(AssertionError):
@@ -48,7 +49,7 @@ class Recorder:
     def add(self, run: Any, rec: ScenarioRecord) -> None:
         self.records.append(rec)
         if run is not None:
-            run.sections[SECTION] = self.section()
+            run.publish(SECTION, self.section())
 
     def section(self) -> dict[str, Any]:
         return {"markdown": render_markdown(self.records), "data": section_data(self.records)}
@@ -61,7 +62,10 @@ def recorder_for(run: Any) -> Recorder:
     """The run's recorder (in its config's stash); the detached one when there is no run."""
     if run is None:
         return _detached
-    return stash_of(run).setdefault(RECOVERY_RECORDER, Recorder())
+    state = stash_of(run).setdefault(STATE, RecoveryState())
+    if state.recorder is None:
+        state.recorder = Recorder()
+    return state.recorder  # type: ignore[no-any-return]
 
 
 def section_data(records: list[ScenarioRecord]) -> dict[str, Any]:

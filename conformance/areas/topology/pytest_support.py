@@ -1,7 +1,7 @@
 """The topology checks' fixture: per-node facts, collected once per cluster and shared.
 
 Import `topology` into a check module to use it. The facts are kept in the run's config stash
-(conformance.run.state.TOPOLOGY_FACTS), keyed by the set of alive node ids, so every topology
+(conformance.areas.topology.area.FACTS), keyed by the set of alive node ids, so every topology
 check of a run sees the same probe results and the cluster is probed once (again only if the
 shared cluster restarted).
 Collecting them also (re)writes the "Topology" section of the report.
@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from conformance.run.state import TOPOLOGY_FACTS, stash_of
+from conformance.areas.topology.area import AREA, FACTS
+from conformance.run.state import stash_of
 from conformance.areas.topology.collect import collect_node_facts
 from conformance.areas.topology.facts import NodeFacts
 from conformance.areas.topology.placement import nodes_labels
@@ -68,18 +69,18 @@ def context_for(run: Any) -> TopologyContext:
     topo = manifest.data.get("topology") or {}
     key = tuple(sorted(n["NodeID"] for n in ray.nodes() if n.get("Alive")))
     stash = stash_of(run)
-    cached = stash.get(TOPOLOGY_FACTS, None)
+    cached = stash.get(FACTS, None)
     if cached is not None and cached[0] == key:
         facts = cached[1]
     else:
         facts = collect_node_facts(manifest.resource_name, manifest.accelerator["manager"], topo.get("provider"))
-        stash[TOPOLOGY_FACTS] = (key, facts)
+        stash[FACTS] = (key, facts)
     ctx = TopologyContext(facts=facts, vocabulary=load_vocabulary(), resource=manifest.resource_name,
                           expected_type=manifest.accelerator_type, provider_ref=topo.get("provider"),
                           expected_topology=topo.get("expected"), remote=bool(run.ray_address))
-    run.sections["Topology"] = build_view(facts, resource=ctx.resource, vocabulary=ctx.vocabulary,
+    run.publish(AREA.section, build_view(facts, resource=ctx.resource, vocabulary=ctx.vocabulary,
                                           expected_type=ctx.expected_type, expected_topology=ctx.expected_topology,
-                                          notes=topology_section_notes(run))
+                                          notes=topology_section_notes(run)))
     return ctx
 
 

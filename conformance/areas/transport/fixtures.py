@@ -14,7 +14,8 @@ import pytest
 
 from conformance.cluster.manager import ClusterStartError
 from conformance.run.fixtures import not_applicable
-from conformance.run.state import TRANSPORT_CONTEXT, stash_of
+from conformance.areas.transport.area import CONTEXT
+from conformance.run.state import stash_of
 from conformance.areas.transport.context import TransportContext
 from conformance.areas.transport.registration import NO_TRANSPORT, TransportSetupError, ensure_registered
 from conformance.areas.transport.tables import publish
@@ -40,9 +41,9 @@ def tctx(conformance_run: Any) -> Iterator[TransportContext]:
     run.prepare()
     setup = transport_setup(run)
     stash = stash_of(run)
-    ctx = stash.get(TRANSPORT_CONTEXT, None)
+    ctx = stash.get(CONTEXT, None)
     if ctx is None:
-        ctx = stash[TRANSPORT_CONTEXT] = TransportContext(run, setup)
+        ctx = stash[CONTEXT] = TransportContext(run, setup)
         publish(run, "transport", {"name": setup.name, "one_sided": setup.one_sided, "can_abort": setup.can_abort,
                                    "devices": list(setup.config.devices), "manager": setup.config.manager_ref})
     yield ctx

@@ -11,7 +11,7 @@ from tabulate import tabulate
 
 from conformance.areas.transport.config import format_size
 
-SECTION = "Transport"
+SECTION = "Transport"  # the transport and performance areas' report section (their Area.section)
 
 
 def _gb(x: float | None) -> str:
@@ -100,7 +100,8 @@ def render(data: dict[str, Any]) -> str:
 
 def publish(run: Any, key: str, value: Any, device: str | None = None) -> None:
     """Store a part of the Transport section (under data[key][device] when device is given)."""
-    section = run.sections.setdefault(SECTION, {"markdown": "", "data": {}})
+    section = run.published(SECTION) or {"markdown": "", "data": {}}
+    run.publish(SECTION, section)
     data = section["data"]
     if device is None:
         data[key] = value

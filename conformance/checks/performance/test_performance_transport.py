@@ -2,7 +2,7 @@
 
 The sweep (1 KiB up to RAY_CONFORMANCE_TRANSPORT_MAX_BYTES, x4 steps) is measured once per
 module and shared by PF-001..PF-003, the way PF-001's params say (adaptive trials up to a CV
-target); see conformance/areas/transport/bench.py for the method. Figures
+target); see conformance/areas/performance/bench.py for the method. Figures
 land in each check's metrics with names ending in `_gbps` (higher is better) or `_latency_s`
 (lower is better), which `ray-conformance diff` compares between runs.
 """
@@ -15,10 +15,9 @@ import pytest
 
 from conformance.run.fixtures import not_applicable
 from conformance.report.judges import enforce
-from conformance.areas.transport import bench
+from conformance.areas.performance import bench
 from conformance.areas.transport.config import MATRIX_MAX_BYTES, format_size, max_bytes, sweep_sizes
 from conformance.areas.transport.context import TransportContext
-from conformance.areas.transport.fixtures import tctx, transport_cluster  # noqa: F401 - fixtures
 from conformance.areas.transport.pool import device_endpoint_nodes, start_endpoints
 from conformance.areas.transport.tables import publish
 

@@ -10,8 +10,7 @@ from typing import Any
 import pytest
 
 from conformance.run.fixtures import not_applicable
-from conformance.areas.topology.pytest_support import (TopologyContext, assert_no_problems, probe_gaps,
-                                                 require_provider, topology)  # noqa: F401 - fixture
+from conformance.areas.topology.pytest_support import (TopologyContext, assert_no_problems, probe_gaps, require_provider)
 from conformance.areas.topology.view import description_checks
 
 pytestmark = pytest.mark.cluster("shared")

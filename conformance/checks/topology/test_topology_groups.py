@@ -18,7 +18,7 @@ import pytest
 from conformance.catalog.data import area_param
 from conformance.run.fixtures import not_applicable
 from conformance.areas.topology.placement import PENDING_WAIT_S, try_group
-from conformance.areas.topology.pytest_support import TopologyContext, topology  # noqa: F401 - fixture
+from conformance.areas.topology.pytest_support import TopologyContext
 from conformance.areas.topology.selectors import TYPE_KEY, matches, selector_text
 
 pytestmark = pytest.mark.cluster("shared")

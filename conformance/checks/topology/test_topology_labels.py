@@ -11,8 +11,7 @@ import pytest
 
 from conformance.run.fixtures import not_applicable
 from conformance.areas.topology import consistency
-from conformance.areas.topology.pytest_support import (TopologyContext, assert_no_problems, probe_gaps,
-                                                 require_provider, topology)  # noqa: F401 - fixture
+from conformance.areas.topology.pytest_support import (TopologyContext, assert_no_problems, probe_gaps, require_provider)
 
 pytestmark = pytest.mark.cluster("shared")
 

@@ -15,7 +15,7 @@ import pytest
 
 from conformance.run.fixtures import not_applicable
 from conformance.areas.topology.placement import SelectorProbe, run_selector_probes
-from conformance.areas.topology.pytest_support import TopologyContext, topology  # noqa: F401 - fixture
+from conformance.areas.topology.pytest_support import TopologyContext
 from conformance.areas.topology.selectors import NODE_ID_KEY, TYPE_KEY, matches
 
 pytestmark = pytest.mark.cluster("shared")

@@ -15,7 +15,6 @@ from conformance.run.fixtures import not_applicable
 from conformance.areas.transport import payloads
 from conformance.areas.transport.config import format_size, max_bytes
 from conformance.areas.transport.context import GET_TIMEOUT_S, TransportContext, failures, ray_get
-from conformance.areas.transport.fixtures import tctx, transport_cluster  # noqa: F401 - fixtures
 from conformance.areas.transport.tables import publish
 
 pytestmark = pytest.mark.cluster("shared")

@@ -20,7 +20,6 @@ from conformance.report.judges import enforce, judge
 from conformance.areas.transport import lifecycle, payloads
 from conformance.areas.transport.config import max_bytes
 from conformance.areas.transport.context import TransportContext, ray_get
-from conformance.areas.transport.fixtures import tctx, transport_cluster  # noqa: F401 - fixtures
 from conformance.areas.transport.memory import growth
 from conformance.areas.transport.pool import start_endpoints
 

@@ -264,6 +264,25 @@ def bandwidth(report: Mapping[str, Any]) -> dict[str, Any]:
     return {"charts": charts_out} if charts_out else {}
 
 
+def _no_transport(report: Mapping[str, Any]) -> str:
+    return ("The manifest declares no transport, so" if not _dict(report.get("manifest")).get("transport")
+            else "The transport checks did not run or recorded nothing, so")
+
+
+def bandwidth_section(report: Mapping[str, Any]) -> dict[str, Any]:
+    """The transport's bandwidth charts with its dtype x shape correctness grid (either may be absent)."""
+    charts, grid = bandwidth(report), correctness(report)
+    if not charts and not grid:
+        return {"missing": f"{_no_transport(report)} this report has no bandwidth sweep."}
+    return {**(charts or {"missing": f"{_no_transport(report)} this report has no bandwidth sweep."}),
+            "correctness": grid}
+
+
+def pairwise_section(report: Mapping[str, Any]) -> dict[str, Any]:
+    return pairwise(report) or {"missing": f"{_no_transport(report)} this report has no pairwise matrix (it "
+                                           "also needs at least two devices)."}
+
+
 def pairwise(report: Mapping[str, Any]) -> dict[str, Any]:
     """One heatmap per device of the all-pairs bandwidth matrix, and any pair that moved wrong data."""
     out = []

@@ -41,6 +41,20 @@ def environment() -> jinja2.Environment:
     return env
 
 
+def area_sections(report: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Every area's blocks, in registry order: each area declares what it draws (conformance.areas)."""
+    from conformance.areas import AREAS
+    from conformance.run.area import load_ref
+
+    out = []
+    for area in AREAS:
+        for block in area.html:
+            draw = load_ref(block.render)
+            out.append({"view": block.view, "title": block.title, "nav": block.nav or block.title,
+                        "data": model.section(lambda draw=draw: draw(report), block.notice)})
+    return out
+
+
 def render_report_html(report: Mapping[str, Any], *, link_base: str = "") -> str:
     """The whole page for one report.json (already parsed). Missing data gives a notice, never an error.
 
@@ -51,8 +65,6 @@ def render_report_html(report: Mapping[str, Any], *, link_base: str = "") -> str
     # alone, the same whether rendered at the end of a run or later from the file.
     r = model.clean_tree(json.loads(json.dumps(report, sort_keys=True, default=str)))
     manifest = model._dict(r.get("manifest"))
-    no_transport = ("The manifest declares no transport, so" if not manifest.get("transport")
-                    else "The transport checks did not run or recorded nothing, so")
     view = {
         "vendor": str(manifest.get("vendor") or "unknown vendor"),
         "product": str(manifest.get("product") or "unknown product"),
@@ -67,17 +79,7 @@ def render_report_html(report: Mapping[str, Any], *, link_base: str = "") -> str
         "areas": model.area_grid(r),
         "problems": model.problems(r, link_base),
         "checks": [c for c in model._list(r.get("checks")) if isinstance(c, dict)],
-        "topology": model.section(lambda: model.topology(r),
-                                  "No topology data in this report: neither the topology checks nor the "
-                                  "device census ran."),
-        "bandwidth": model.section(lambda: model.bandwidth(r),
-                                   f"{no_transport} this report has no bandwidth sweep."),
-        "pairwise": model.section(lambda: model.pairwise(r),
-                                  f"{no_transport} this report has no pairwise matrix (it also needs at least "
-                                  "two devices)."),
-        "correctness": model.correctness(r),
-        "recovery": model.section(lambda: model.recovery(r),
-                                  "No recovery scenarios in this report: the recovery checks did not run."),
+        "sections": area_sections(r),
     }
     return environment().get_template("report.html.j2").render(**view)
 

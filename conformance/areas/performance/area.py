@@ -1,0 +1,13 @@
+"""The performance area's declaration (conformance.areas.AREAS lists it)."""
+from conformance.run.area import Area, HtmlSection
+
+AREA = Area(
+    name="performance", prefix="PF",
+    package="conformance.areas.performance", checks="conformance.checks.performance",
+    doc="docs/transport.md#performance-method-pf-001pf-004-conformanceareasperformancebenchpy",
+    fixtures="conformance.areas.transport.fixtures",
+    section="Transport",
+    html=(HtmlSection("pairwise", "Pairwise bandwidth matrix", "conformance.report.html.model:pairwise_section",
+                      nav="Pairwise"),),
+    manifest_block="transport",
+)

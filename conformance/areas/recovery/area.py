@@ -1,0 +1,31 @@
+"""The recovery area's declaration (conformance.areas.AREAS lists it)."""
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from conformance.run.area import Area, HtmlSection
+
+
+@dataclass
+class RecoveryState:
+    """What the recovery checks keep for the run: the scenarios timed so far (the report's Recovery
+    section) and the last node seen per role (a fault driver restarts a dead role from it)."""
+
+    recorder: Any = None
+    known_nodes: dict[str, Any] = field(default_factory=dict)
+
+
+STATE: "pytest.StashKey[RecoveryState]" = pytest.StashKey()
+
+AREA = Area(
+    name="recovery", prefix="FR",
+    package="conformance.areas.recovery", checks="conformance.checks.recovery",
+    doc="docs/recovery.md#checks",
+    shapes="conformance.areas.recovery.shapes",
+    state=STATE,
+    section="Recovery",
+    html=(HtmlSection("recovery", "Recovery timeline", "conformance.report.html.model:recovery",
+                      "No recovery scenarios in this report: the recovery checks did not run.", nav="Recovery"),),
+    disrupts_cluster=True,
+)

@@ -1,0 +1,21 @@
+"""The topology area's declaration (conformance.areas.AREAS lists it)."""
+from typing import Any
+
+import pytest
+
+from conformance.run.area import Area, HtmlSection
+
+FACTS: "pytest.StashKey[tuple[tuple[str, ...], list[Any]]]" = pytest.StashKey()
+"""Per-node topology facts with the alive node ids they were probed on (probe once per cluster)."""
+
+AREA = Area(
+    name="topology", prefix="TL",
+    package="conformance.areas.topology", checks="conformance.checks.topology",
+    doc="docs/topology.md#4-the-checks",
+    fixtures="conformance.areas.topology.pytest_support",
+    state=FACTS,
+    section="Topology",
+    html=(HtmlSection("topology", "Topology", "conformance.report.html.model:topology",
+                      "No topology data in this report: neither the topology checks nor the device census ran."),),
+    manifest_block="topology",
+)
