@@ -7,7 +7,7 @@ REPORTS := reports
 # Extra pytest arguments for `make test` (e.g. PYTEST_ARGS="-x -k tiers").
 PYTEST_ARGS ?=
 
-.PHONY: install demo test docs example releases clean-reports browser bench hosts-demo
+.PHONY: install demo test test-fast test-area docs example releases clean-reports browser bench hosts-demo
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -40,6 +40,18 @@ browser:
 
 test: $(STAMP) browser
 	$(BIN)/python -m pytest -p no:cacheprovider --durations=15 tests $(PYTEST_ARGS)
+
+## The fast lane: the pure tests (tests/unit: no Ray, no subprocess), under 2 minutes.
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -p no:cacheprovider -q tests/unit $(PYTEST_ARGS)
+
+## One area: its pure tests and its teeth rows (ids <area>/...), e.g. `make test-area AREA=recovery`.
+## The good rows (good/...) guard every area: run them with `make test-area AREA=good`.
+AREA ?=
+test-area: $(STAMP)
+	@test -n "$(AREA)" || { echo "make test-area: name the area, e.g. AREA=transport"; exit 2; }
+	$(BIN)/python -m pytest -p no:cacheprovider -q tests/unit tests/cli -k "$(AREA)" $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -p no:cacheprovider -q tests/certify/test_teeth.py -k "$(AREA)/" $(PYTEST_ARGS)
 
 ## Regenerate docs tables from tiers/*.yaml and the built-in manager table.
 docs: $(STAMP)

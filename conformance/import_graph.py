@@ -2,7 +2,7 @@
 
 Every `import conformance...` / `from conformance... import ...` counts, at module level or inside
 a function (a lazy import still ties the two modules together), except inside an
-`if TYPE_CHECKING:` block (type hints only; never run). tests/test_import_graph_units.py keeps the
+`if TYPE_CHECKING:` block (type hints only; never run). tests/unit/test_import_graph_units.py keeps the
 run-state modules free of cycles with it.
 """
 from __future__ import annotations

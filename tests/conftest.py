@@ -1,4 +1,12 @@
-"""The project's tests: `tests/` on the import path, and the teeth table started early.
+"""The project's tests: the folders as lanes, `tests/support/` on the import path, and the teeth
+table started early.
+
+Each folder is a lane, marked by its name (`-m unit`, `-m "not certify"`):
+
+* unit/     pure and in-process: no Ray, no subprocess that starts one (`make test-fast`)
+* cli/      the command line and other subprocesses, still without a Ray cluster
+* ray/      tests that start Ray (a cluster, `ray-conformance run`, a probe in a worker)
+* certify/  whole certifications: the teeth table, the namespace hosts, the installed wheel
 
 The teeth table (tests/teeth.yaml) is most of `make test`'s time and mostly waits on Ray
 (cluster starts, timeouts, heartbeats), so its runs start in the background as soon as
@@ -12,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent / "support"))
 
 TEETH_RUNS = pytest.StashKey()   # teeth.Runs of this session, set when collection ends
 TEETH_MODULE = "test_teeth.py"
@@ -37,9 +45,26 @@ def _order(item: pytest.Item) -> int:
     return 2 if name == TEETH_MODULE and "run" in getattr(getattr(item, "callspec", None), "params", {}) else 1
 
 
+LANES = ("unit", "cli", "ray", "certify")
+HERE = Path(__file__).resolve().parent
+
+
+def lane_of(item: pytest.Item) -> str | None:
+    """The lane of a test: the first folder under tests/ (None for a test outside the lanes)."""
+    try:
+        first = Path(str(item.fspath)).resolve().relative_to(HERE).parts[0]
+    except ValueError:
+        return None
+    return first if first in LANES else None
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Quiet-host modules first (the table waits for them), the teeth judgements last: everything
-    else runs while the table's runs do."""
+    """Each test marked with its lane; quiet-host modules first (the table waits for them), the
+    teeth judgements last: everything else runs while the table's runs do."""
+    for item in items:
+        lane = lane_of(item)
+        if lane is not None:
+            item.add_marker(getattr(pytest.mark, lane))
     items.sort(key=_order)
 
 
@@ -49,7 +74,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         return
     if hasattr(session.config, "workerinput"):
         # every xdist worker collects every test: each would start the whole table
-        raise pytest.UsageError("the teeth table runs in one process: run tests/test_teeth.py without -n/--dist "
+        raise pytest.UsageError("the teeth table runs in one process: run tests/certify/test_teeth.py without -n/--dist "
                                 "(it already runs its suite runs side by side, see `phases` in tests/teeth.yaml)")
     from teeth import Runs, runs
 

@@ -1,7 +1,7 @@
 """Which test evidences which check: read from the check modules' `@pytest.mark.check` marks.
 
 One index, used by the docs table that answers "for check X: its requirement, its params, its
-test and its broken variant" and by the teeth table's runner (tests/teeth.py), which selects the
+test and its broken variant" and by the teeth table's runner (tests/support/teeth.py), which selects the
 tests of the checks a run names. Read statically (ast), so nothing is imported or run.
 """
 from __future__ import annotations

@@ -117,23 +117,14 @@ def cmd_run(args: argparse.Namespace) -> int:
             raise UserError(f"--sign-key: file not found: {key}")
         passphrase = passphrase_from_env(args.passphrase_env)
     out_dir = Path(args.out) if args.out else Path("reports") / manifest.product_slug
-    checks_dir = Path(__file__).resolve().parent.parent / "checks"
     extra = list(args.pytest_args)
     if extra and extra[0] == "--":
         extra = extra[1:]
-    cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-v" if args.verbose else "-q", "-rfE",
-           f"--conformance-manifest={manifest.path}", f"--conformance-out={out_dir.resolve()}",
-           f"--rootdir={checks_dir}", "-c", os.devnull]
-    if args.ray_address:
-        cmd.append(f"--conformance-ray-address={args.ray_address}")
-    if args.timeout:
-        cmd.append(f"--conformance-timeout={args.timeout}")
-    if args.fault_driver:
-        cmd.append(f"--conformance-fault-driver={args.fault_driver}")
-    if args.fault_driver_options:
-        cmd.append(f"--conformance-fault-driver-options={args.fault_driver_options}")
-    has_paths = any(not a.startswith("-") and (Path(a.split("::")[0]).exists()) for a in extra)
-    cmd += extra + ([] if has_paths else [str(checks_dir)])
+    from conformance.run.command import suite_command
+    cmd = suite_command(manifest.path, out_dir.resolve(), extra, verbose=args.verbose,
+                        options={"ray-address": args.ray_address, "timeout": args.timeout,
+                                 "fault-driver": args.fault_driver,
+                                 "fault-driver-options": args.fault_driver_options})
     from conformance.report.sanitize import terminal
     print(terminal(f"ray-conformance: certifying {manifest.data['vendor']} / {manifest.data['product']} → {out_dir}"),
           flush=True)

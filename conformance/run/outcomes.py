@@ -2,7 +2,7 @@
 
 Pure: takes what pytest's TestReport and CallInfo carry (duck-typed, see PhaseReport) and the
 record; no pytest session, no Ray. The hook in conformance.run.session is a thin layer over it, so
-the mapping is unit-tested directly (tests/test_run_units.py) rather than only through runs.
+the mapping is unit-tested directly (tests/unit/test_run_units.py) rather than only through runs.
 
 The rules, in the order they apply:
 * a skip is `not_applicable` when its text starts with NOT_APPLICABLE_PREFIX, else `skip`;

@@ -1,7 +1,7 @@
 """The time bounds of the recovery checks, in seconds, read from the checklist's params.
 
 Every recovery scenario ends within the bounds its checklist entry carries (`params:`, e.g.
-FR-001 `actor_ready_s: 60`), and its requirement text states them (tests/test_recovery_unit.py
+FR-001 `actor_ready_s: 60`), and its requirement text states them (tests/unit/test_recovery_unit.py
 holds the text to the params). A bound several checks carry (actor_ready_s) must have one value
 across them: the helpers shared by those checks read it once, here. The values are generous for
 a loaded 2-core machine (and for real devices whose context creation takes seconds), yet

@@ -1,0 +1,34 @@
+"""The one pytest command line that runs the suite: `ray-conformance run` and the project's tests
+build it here, so an option the suite needs is added once.
+
+`-c os.devnull` keeps any pytest.ini/pyproject of the folder the run starts in out of the run;
+`--rootdir` at the bundled checks makes their node ids (device/test_device_contract.py::...)
+the same wherever the run starts.
+"""
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Sequence
+
+CHECKS_DIR = Path(__file__).resolve().parent.parent / "checks"
+
+
+def suite_command(manifest: Path | str, out: Path | str, args: Sequence[str] = (), *, verbose: bool = False,
+                  options: dict[str, str | float | None] | None = None, python: str | None = None,
+                  rootdir: Path | None = CHECKS_DIR) -> list[str]:
+    """`python -m pytest` over the bundled checks (or the paths in `args`) for one manifest.
+
+    `options`: the plugin's `--conformance-<name>` options (None values are left out), e.g.
+    {"ray-address": "auto", "timeout": 60}. With no path among `args`, the bundled checks run.
+    """
+    cmd = [python or sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-v" if verbose else "-q", "-rfE",
+           "-c", os.devnull, f"--conformance-manifest={manifest}", f"--conformance-out={out}"]
+    if rootdir is not None:
+        cmd.append(f"--rootdir={rootdir}")
+    for name, value in (options or {}).items():
+        if value is not None and value != "":
+            cmd.append(f"--conformance-{name}={value}")
+    has_paths = any(not a.startswith("-") and Path(a.split("::")[0]).exists() for a in args)
+    return cmd + list(args) + ([] if has_paths else [str(CHECKS_DIR)])

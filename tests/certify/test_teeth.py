@@ -1,0 +1,271 @@
+"""Every check has teeth, as one table (tests/teeth.yaml): each broken variant is caught by the
+checks it names and breaks nothing else it runs, and the good plugins of several shapes pass
+every check that applies.
+
+The selected runs start when collection ends (tests/conftest.py), phase by phase (`phases` in
+the table says how many at a time), in the background while the project's other tests run;
+these tests come last and each judges its own run's report.json.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+
+from conftest import TEETH_RUNS
+import conformance.catalog.check_index as check_index  # its tests_of_checks would be collected as a test
+from teeth import RunResult, Runs, TeethRun, load_table, problems, run_by_id, runs
+
+RUNS = runs()
+
+
+# ------------------------------------------------------------------------------ extra assertions
+def extra_recovery_section(result: RunResult) -> None:
+    waived = result.check("FR-016")
+    assert waived["waiver"]["issue"].endswith("/61014") and waived["waiver"]["original_outcome"] == "fail"
+    assert "Unsupported tensor transport protocol" in waived["reason"]
+    section = result.report["sections"]["Recovery"]
+    timed = {s["check"] for s in section["data"]["scenarios"]}
+    assert timed == {f"FR-{i:03d}" for i in range(1, 17)}
+    assert all(s["elapsed_s"] <= s["bound_s"] for s in section["data"]["scenarios"] if s["outcome"] == "ok")
+    md = (result.out / "report.md").read_text()
+    assert "## Recovery" in md and "| FR-004 |" in md and "WAIVED" in md
+
+
+def extra_hang_report(result: RunResult) -> None:
+    fr3 = result.check("FR-003")
+    assert "crash-and-kill-restartable-holder" in fr3["reason"] and "still running after" in fr3["reason"]
+    timeout = run_by_id("recovery/HangAfterRestart").data["FR-003"]["timeout_s"]
+    rec = next(s for s in result.report["sections"]["Recovery"]["data"]["scenarios"] if s["check"] == "FR-003")
+    assert rec["outcome"] == "timeout" and timeout <= rec["elapsed_s"] < timeout + 30
+    assert not result.report["interrupted"], "a hang interrupted by the hard timeout must not end the run"
+
+
+def extra_topology_view(result: RunResult) -> None:
+    view = result.report["sections"]["Topology"]
+    assert view["data"]["differences"] == 0 and len(view["data"]["nodes"]) == 3
+
+
+def extra_transport_section(result: RunResult) -> None:
+    assert "Transport" in result.report["sections"], "the report has no Transport section"
+
+
+def extra_two_sided(result: RunResult) -> None:
+    assert result.report["sections"]["Transport"]["data"]["transport"]["one_sided"] is False
+
+
+EXTRA: dict[str, Callable[[RunResult], None]] = {
+    "recovery_section": extra_recovery_section, "hang_report": extra_hang_report,
+    "topology_view": extra_topology_view, "transport_section": extra_transport_section,
+    "two_sided": extra_two_sided,
+}
+
+
+# ------------------------------------------------------------------------------ running the table
+@pytest.fixture(scope="session")
+def teeth_runs(request: pytest.FixtureRequest) -> Runs:
+    """The table's runs, started when collection ended (tests/conftest.py: they overlap the
+    project's other tests)."""
+    runs_ = request.config.stash.get(TEETH_RUNS, None)
+    assert runs_ is not None, "tests/conftest.py did not start the teeth runs"
+    runs_.quiet.set()   # the judgements come last: the other tests are done, a lone phase may start
+    runs_.resume()      # and no quiet-host module is left to wait for (also when its tests were skipped)
+    return runs_
+
+
+# ------------------------------------------------------------------------------ the cases
+def test_every_active_check_has_a_variant() -> None:
+    from conformance.catalog.data import load_suite_data
+
+    active = {c.id for c in load_suite_data().checklist.active()}
+    # A waived check fails on this Ray for every plugin (the waiver names the upstream issue), so
+    # no variant can show more than the good run's waived outcome does.
+    caught = {cid for r in RUNS for cid in r.catches} | {cid for r in RUNS for cid in r.waived}
+    elsewhere = load_table().get("elsewhere") or {}
+    for cid, where in elsewhere.items():
+        path, _, name = where.partition("::")
+        assert f"def {name}(" in (Path(__file__).resolve().parents[2] / path).read_text(), \
+            f"teeth.yaml elsewhere: {cid}: {where} does not exist"
+    caught |= set(elsewhere)
+    assert not active - caught, f"active checks no broken variant is shown to fail: {sorted(active - caught)}"
+    assert not caught - active, f"teeth.yaml names unknown or retired checks: {sorted(caught - active)}"
+
+
+def test_the_table_is_well_formed() -> None:
+    from conformance.catalog.data import load_suite_data
+
+    known = {c.id for c in load_suite_data().checklist.checks}
+    index = check_index.tests_of_checks()
+    for r in RUNS:
+        named = set(r.named_checks) | set(r.not_applicable) | set(r.waived)
+        assert named <= known, f"{r.id}: unknown check(s) {sorted(named - known)}"
+        assert set(r.also) <= set(EXTRA), f"{r.id}: unknown extra assertion(s) {sorted(set(r.also) - set(EXTRA))}"
+        assert r.phase in {int(k) for k in load_table()["phases"]}, f"{r.id}: unknown phase {r.phase}"
+        if not r.files:
+            assert r.judged_checks, f"{r.id}: runs nothing (give files, catches or passes)"
+            assert all(c in index for c in r.named_checks), f"{r.id}: a named check has no test"
+    assert any(r.good for r in RUNS), "the table needs good plugins that must pass"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("run", [r.id for r in RUNS])
+def test_teeth(run: str, teeth_runs: Runs) -> None:
+    row = run_by_id(run)
+    result = teeth_runs.get(run)
+    wrong = problems(row, result)
+    assert not wrong, "\n".join(wrong) + (f"\n{result.output[-1500:]}" if result.report is None else "")
+    for name in row.also:
+        EXTRA[name](result)
+    if row.catches:
+        assert result.rc == 1, f"{run}: a run with failing checks must exit 1, got {result.rc}"
+
+
+def test_a_row_is_judged_by_catches_may_fail_and_the_rest_passing() -> None:
+    from teeth import RunResult, TeethRun
+
+    row = TeethRun(id="x/V", base="sim", set={}, env={}, catches={"DP-001": "float"}, may_fail=("DP-003",),
+                   passes=("DP-002",), not_applicable=("DP-015",), waived=(), files=(), phase=1, also=(), data={})
+
+    def report(**outcomes: str) -> RunResult:
+        checks = [{"id": k.replace("_", "-"), "outcome": v, "reason": "count is a float" if v == "fail" else None,
+                   "tests": ["t"]} for k, v in outcomes.items()]
+        checks.append({"id": "DP-009", "outcome": "skip", "reason": "no test ran", "tests": []})  # did not run
+        return RunResult(1, {"checks": checks}, "")
+
+    assert problems(row, report(DP_001="fail", DP_002="pass", DP_003="error", DP_015="not_applicable")) == []
+    assert problems(row, report(DP_001="fail", DP_002="pass", DP_003="pass")) == []          # may, not must
+    assert any("did not catch" in p for p in problems(row, report(DP_001="pass", DP_002="pass", DP_003="pass")))
+    assert any("DP-002 must pass" in p for p in problems(row, report(DP_001="fail", DP_002="fail", DP_003="pass")))
+    assert any("DP-002 did not run" in p for p in problems(row, report(DP_001="fail", DP_003="pass")))
+    assert any("DP-016 must pass" in p
+               for p in problems(row, report(DP_001="fail", DP_002="pass", DP_003="pass", DP_016="not_applicable")))
+
+
+def test_a_row_without_files_runs_only_the_checks_it_judges() -> None:
+    """may_fail asserts nothing, so its tests are not started (they would only cost time);
+    a row with files runs its modules whole and may_fail permits their failures."""
+    from teeth import TeethRun, selection
+
+    row = TeethRun(id="x/V", base="sim", set={}, env={}, catches={"DP-008": ""}, may_fail=("DP-009", "DP-010"),
+                   passes=("DP-012",), not_applicable=(), waived=(), files=(), phase=1, also=(), data={})
+    picked = selection(row)
+    index = check_index.tests_of_checks()
+    assert picked and all(any(p.endswith(t) for t in index["DP-008"] + index["DP-012"]) for p in picked)
+    assert not any(p.endswith(t) for p in picked for t in index["DP-009"] + index["DP-010"])
+    modules = TeethRun(**{**row.__dict__, "files": ("test_device_live.py",)})
+    assert [p.rsplit("/", 1)[-1] for p in selection(modules)] == ["test_device_live.py"]
+
+
+def test_a_lone_phase_waits_for_the_other_tests_and_close_starts_nothing_more(monkeypatch: pytest.MonkeyPatch,
+                                                                             tmp_path: Path) -> None:
+    """Runs overlap the other tests, except a phase of one lane (performance), which waits for
+    `quiet`; after `close` no further run starts."""
+    import threading
+    import time
+
+    import teeth
+
+    started: list[str] = []
+    seen: dict[str, str | None] = {}
+
+    def fake_execute(run: TeethRun, base: Path, environ: dict[str, str]) -> RunResult:
+        started.append(run.id)
+        seen[run.id] = environ.get("TEETH_PROBE")
+        return RunResult(0, {}, "")
+
+    monkeypatch.delenv("TEETH_PROBE", raising=False)
+    fakes: dict[str, Any] = {"execute_run": fake_execute, "table": {"phases": {1: 2, 2: 1}}, "reap": lambda: 0}
+    row = TeethRun(id="a", base="sim", set={}, env={}, catches={}, may_fail=(), passes=("DP-001",),
+                   not_applicable=(), waived=(), files=(), phase=1, also=(), data={})
+    lone = TeethRun(**{**row.__dict__, "id": "alone", "phase": 2})
+    r = teeth.Runs([row, lone], tmp_path, **fakes)
+    assert r.get("a").rc == 0
+    time.sleep(0.2)
+    assert started == ["a"], "the lone phase started before the other tests were done"
+    monkeypatch.setenv("TEETH_PROBE", "a test beside the table changed os.environ")
+    r.quiet.set()
+    assert r.get("alone").rc == 0 and started == ["a", "alone"]
+    assert seen["alone"] is None, "a run inherited another test's temporary environment"
+    r.close()
+
+    r = teeth.Runs([lone], tmp_path, **fakes)
+    r.close()   # the session ended (-x, Ctrl-C) before the other tests were done
+    with pytest.raises(RuntimeError, match="not run"):
+        r.get("alone")
+    assert threading.active_count() < 50
+
+
+def test_pause_waits_for_the_runs_in_progress_and_starts_none_until_resume(monkeypatch: pytest.MonkeyPatch,
+                                                                          tmp_path: Path) -> None:
+    import threading
+    import time
+
+    import teeth
+
+    release = threading.Event()
+    started: list[str] = []
+
+    def fake_execute(run: TeethRun, base: Path, environ: dict[str, str]) -> RunResult:
+        started.append(run.id)
+        release.wait(5)
+        return RunResult(0, {}, "")
+
+    fakes: dict[str, Any] = {"execute_run": fake_execute, "table": {"phases": {1: 1, 2: 1}}, "reap": lambda: 0}
+    row = TeethRun(id="a", base="sim", set={}, env={}, catches={}, may_fail=(), passes=("DP-001",),
+                   not_applicable=(), waived=(), files=(), phase=1, also=(), data={})
+    r = teeth.Runs([row, TeethRun(**{**row.__dict__, "id": "b"})], tmp_path, **fakes)
+    r.quiet.set()
+    while not started:
+        time.sleep(0.01)
+    pausing = threading.Thread(target=r.pause)
+    pausing.start()
+    time.sleep(0.1)
+    assert pausing.is_alive(), "pause returned while a run was in progress"
+    release.set()
+    pausing.join(5)
+    assert not pausing.is_alive() and r.get("a").rc == 0
+    time.sleep(0.2)
+    assert started == ["a"], "a run started while paused"
+    r.resume()
+    assert r.get("b").rc == 0 and started == ["a", "b"]
+    r.close()
+
+
+def test_narrow_lets_that_many_runs_go_on_at_once(tmp_path: Path) -> None:
+    """A module that can share the machine with one run (test_hosts): narrow(1), then resume."""
+    import threading
+    import time
+
+    import teeth
+
+    started: list[str] = []
+    release = threading.Event()
+
+    def fake_execute(run: TeethRun, base: Path, environ: dict[str, str]) -> RunResult:
+        started.append(run.id)
+        release.wait(5)
+        return RunResult(0, {}, "")
+
+    row = TeethRun(id="a", base="sim", set={}, env={}, catches={}, may_fail=(), passes=("DP-001",),
+                   not_applicable=(), waived=(), files=(), phase=1, also=(), data={})
+    rows = [TeethRun(**{**row.__dict__, "id": x}) for x in "abc"]
+    r = teeth.Runs(rows, tmp_path, paused=True, execute_run=fake_execute, table={"phases": {1: 3}}, reap=lambda: 0)
+
+    def settle(count: int) -> None:
+        deadline = time.monotonic() + 5
+        while len(started) < count and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.2)   # and no more than that
+
+    settle(0)
+    assert started == [], "a run started while paused"
+    r.narrow(1)
+    settle(1)
+    assert len(started) == 1, started
+    r.resume()
+    settle(3)
+    assert sorted(started) == ["a", "b", "c"]
+    release.set()
+    assert all(r.get(x).rc == 0 for x in "abc")
+    r.close()

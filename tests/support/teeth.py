@@ -1,0 +1,386 @@
+"""The teeth table (tests/teeth.yaml): load it, turn a run into a manifest and a pytest command,
+run it, and judge its report. Pure functions except `execute`; tests/certify/test_teeth.py is the thin
+pytest layer over them.
+"""
+from __future__ import annotations
+
+import copy
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Callable
+
+import yaml
+
+from conformance.catalog.check_index import check_module, tests_of_checks
+from conformance.run.command import suite_command
+
+ROOT = Path(__file__).resolve().parents[2]
+TABLE = ROOT / "tests" / "teeth.yaml"
+BROKEN = ROOT / "tests" / "broken_plugins"
+CHECKS = ROOT / "conformance" / "checks"
+RUN_TIMEOUT_S = 900
+FAILED = ("fail", "error")
+
+
+@dataclass(frozen=True)
+class TeethRun:
+    id: str
+    base: str
+    set: dict[str, Any]
+    env: dict[str, str]
+    catches: dict[str, str]
+    may_fail: tuple[str, ...]
+    passes: tuple[str, ...]
+    not_applicable: tuple[str, ...]
+    waived: tuple[str, ...]
+    files: tuple[str, ...]
+    phase: int
+    also: tuple[str, ...]
+    data: dict[str, dict[str, Any]]
+
+    @property
+    def good(self) -> bool:
+        return not self.catches
+
+    @property
+    def named_checks(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys([*self.catches, *self.may_fail, *self.passes]))
+
+    @property
+    def judged_checks(self) -> tuple[str, ...]:
+        """The checks whose outcome the row asserts: catches must fail, passes must pass.
+
+        A `may_fail` check asserts nothing (any outcome but skip is fine), so a run without
+        `files` does not start its tests: it would only cost time. With `files` the module
+        runs whole and `may_fail` permits those failures.
+        """
+        return tuple(dict.fromkeys([*self.catches, *self.passes]))
+
+
+@dataclass
+class RunResult:
+    rc: int
+    report: dict[str, Any] | None
+    output: str
+    wall_s: float = 0.0
+    out: Path = field(default_factory=Path)
+
+    def check(self, cid: str) -> dict[str, Any]:
+        assert self.report is not None
+        return next(c for c in self.report["checks"] if c["id"] == cid)
+
+
+# ------------------------------------------------------------------------------ the table
+@lru_cache(maxsize=1)
+def load_table(path: Path = TABLE) -> dict[str, Any]:
+    return yaml.safe_load(path.read_text())
+
+
+def runs(table: dict[str, Any] | None = None) -> list[TeethRun]:
+    table = table or load_table()
+    out = []
+    for r in table["runs"]:
+        unknown = set(r) - {"id", "base", "set", "env", "catches", "may_fail", "passes", "not_applicable",
+                            "waived", "files", "phase", "also", "data"}
+        assert not unknown, f"teeth.yaml {r.get('id')}: unknown field(s) {sorted(unknown)}"
+        assert r["base"] in table["bases"], f"teeth.yaml {r['id']}: unknown base {r['base']!r}"
+        files: list[str] = []
+        for f in r.get("files", []):
+            files += table["groups"].get(f, [f])
+        out.append(TeethRun(
+            id=r["id"], base=r["base"], set=dict(r.get("set", {})), env={k: str(v) for k, v in r.get("env", {}).items()},
+            catches={k: str(v or "") for k, v in (r.get("catches") or {}).items()},
+            may_fail=tuple(r.get("may_fail", [])), passes=tuple(r.get("passes", [])),
+            not_applicable=tuple(r.get("not_applicable", [])), waived=tuple(r.get("waived", [])),
+            files=tuple(files), phase=int(r.get("phase", 1)), also=tuple(r.get("also", [])),
+            data=dict(r.get("data", {}))))
+    ids = [r.id for r in out]
+    assert len(ids) == len(set(ids)), "teeth.yaml: duplicate run ids"
+    return out
+
+
+def run_by_id(run_id: str) -> TeethRun:
+    return next(r for r in runs() if r.id == run_id)
+
+
+def selection(run: TeethRun) -> list[str]:
+    """The pytest arguments that select what the run needs (modules, or the judged checks' tests)."""
+    if run.files:
+        return [str(check_module(f)) for f in run.files]
+    index = tests_of_checks()
+    missing = [c for c in run.judged_checks if c not in index]
+    assert not missing, f"{run.id}: no test is marked with {missing}"
+    return list(dict.fromkeys(str(CHECKS / t) for c in run.judged_checks for t in index[c]))
+
+
+def set_path(doc: dict[str, Any], dotted: str, value: Any) -> None:
+    keys = dotted.split(".")
+    node = doc
+    for k in keys[:-1]:
+        node = node.setdefault(k, {})
+    node[keys[-1]] = value
+
+
+def manifest_for(run: TeethRun, table: dict[str, Any] | None = None) -> dict[str, Any]:
+    table = table or load_table()
+    doc = copy.deepcopy(yaml.safe_load((ROOT / table["bases"][run.base]).read_text()))
+    doc["plugin"] = {**doc.get("plugin", {}), "python_path": [str(BROKEN)]}
+    doc["product"] = f"{doc.get('product', 'plugin')} [{run.id}]"
+    for dotted, value in run.set.items():
+        set_path(doc, dotted, value)
+    return doc
+
+
+def data_dir_for(run: TeethRun, folder: Path) -> Path:
+    """A copy of the suite's data files with the run's checklist overrides."""
+    from conformance.catalog import data
+
+    for sub in ("tiers", "schemas"):
+        shutil.copytree(data.data_root() / sub, folder / sub, dirs_exist_ok=True)
+    path = folder / "tiers" / "checklist.yaml"
+    doc = yaml.safe_load(path.read_text())
+    for c in doc["checks"]:
+        override = dict(run.data.get(c["id"], {}))
+        if "params" in override:   # params merge, one by one
+            c["params"] = {**c.get("params", {}), **override.pop("params")}
+        c.update(override)
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    return folder
+
+
+# ------------------------------------------------------------------------------ running
+def execute(run: TeethRun, base: Path, environ: dict[str, str] | None = None) -> RunResult:
+    """One run in a fresh pytest process. `environ`: the environment to start from (default: this
+    process's now); Runs passes the one it saw at its start, because tests running beside the table
+    change os.environ for a while (monkeypatch.setenv) and a run must not inherit that."""
+    folder = base / run.id.replace("/", "__")
+    folder.mkdir(parents=True, exist_ok=True)
+    manifest = folder / "manifest.yaml"
+    manifest.write_text(yaml.safe_dump(manifest_for(run), sort_keys=False))
+    out = folder / "report"
+    env = {k: v for k, v in (os.environ if environ is None else environ).items() if k != "PYTEST_ADDOPTS"}
+    env["FAULTY_STATE_DIR"] = str(folder / "state")
+    env.update(run.env)
+    if run.data:
+        env["CONFORMANCE_DATA_DIR"] = str(data_dir_for(run, folder / "data"))
+    cmd = suite_command(manifest, out, selection(run))
+    t0 = time.monotonic()
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=RUN_TIMEOUT_S, env=env, cwd=str(folder))
+        rc, output = proc.returncode, proc.stdout + proc.stderr
+    except subprocess.TimeoutExpired as exc:
+        rc, output = -1, f"the run did not finish within {RUN_TIMEOUT_S}s: {exc}"
+    report_path = out / "report.json"
+    report = json.loads(report_path.read_text()) if report_path.exists() else None
+    return RunResult(rc, report, output, time.monotonic() - t0, out)
+
+
+# ------------------------------------------------------------------------------ judging
+def ran(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The checks whose tests ran in this run."""
+    return {c["id"]: c for c in report["checks"] if c["tests"]}
+
+
+def problems(run: TeethRun, result: RunResult) -> list[str]:
+    """What is wrong with a run's outcomes against its row of the table (empty: nothing)."""
+    if result.report is None:
+        return [f"no report.json (exit {result.rc}):\n{result.output[-3000:]}"]
+    got = ran(result.report)
+    out = []
+    for cid in (run.named_checks if run.files else run.judged_checks):
+        if cid not in got:
+            out.append(f"{cid} did not run")
+    for cid, phrase in run.catches.items():
+        c = got.get(cid)
+        if c is None:
+            continue
+        if c["outcome"] != "fail":
+            out.append(f"{cid} did not catch {run.id}: {c['outcome']} ({c['reason']})")
+        elif phrase and phrase not in (c["reason"] or ""):
+            out.append(f"{cid} failed for another reason than {run.id} (wanted {phrase!r}): {c['reason']}")
+    allowed_fail = set(run.catches) | set(run.may_fail)
+    for cid, c in got.items():
+        o = c["outcome"]
+        if cid in run.catches:
+            continue
+        if o in FAILED and cid in allowed_fail:
+            continue
+        if o == "not_applicable" and cid in run.not_applicable:
+            continue
+        if cid in run.waived:
+            if o != "waived":
+                out.append(f"{cid} must be waived in {run.id}: {o} ({c['reason']})")
+            continue
+        if o != "pass":
+            out.append(f"{cid} must pass in {run.id}: {o} ({(c['reason'] or '')[:500]})")
+    return out
+
+
+def schedule(selected: list[TeethRun], table: dict[str, Any] | None = None) -> list[tuple[int, list[TeethRun]]]:
+    """(lanes, runs) per phase, ascending; within a phase the longest-known runs go first."""
+    table = table or load_table()
+    lanes = {int(k): int(v) for k, v in table["phases"].items()}
+    phases: dict[int, list[TeethRun]] = {}
+    for r in selected:
+        phases.setdefault(r.phase, []).append(r)
+    return [(lanes.get(p, 1), sorted(rs, key=lambda r: (not r.good, not r.files))) for p, rs in sorted(phases.items())]
+
+
+class Runs:
+    """The selected runs, phase by phase on a background thread; tests wait for the one they judge.
+
+    Started when collection ends (tests/conftest.py), so the table's runs overlap the project's
+    other tests instead of waiting for test_teeth.py's turn. A phase of one lane (the runs that
+    measure performance) runs alone: it waits for `quiet`, set when the session's other tests are
+    done. `pause` waits for the runs in progress and starts no new one until `resume` (tests that
+    assert on the host's state); `narrow(n)` lets at most n run at once (tests that can share the
+    machine with one run but not two). `close` lets the runs in progress finish and starts no
+    further one (an `-x` stop or Ctrl-C does not wait for the whole table).
+    """
+
+    def __init__(self, selected: list[TeethRun], base: Path, paused: bool = False, *,
+                 execute_run: Callable[[TeethRun, Path, dict[str, str]], RunResult] | None = None,
+                 table: dict[str, Any] | None = None, reap: Callable[[], int] | None = None) -> None:
+        # execute_run / table / reap: what a run does, the phases' lanes, the clean-up after a
+        # phase. The table's own tests pass fakes here: patching this module's globals instead
+        # would hand the fakes to the real table, whose runs go on beside those tests.
+        phases = schedule(selected, table)
+        self.execute_run = execute_run or execute
+        self.reap = reap
+        self.futures: dict[str, Future[RunResult]] = {r.id: Future() for _, rs in phases for r in rs}
+        self.environ = dict(os.environ)      # before any test changed it
+        self.stopping = threading.Event()
+        self.quiet = threading.Event()
+        self.state = threading.Condition()
+        self.lane_limit: int | None = 0 if paused else None   # None: the phase's lanes
+        self.in_flight = 0
+        self.walls: dict[str, float] = {}    # run id -> seconds, in the order they finished
+        self.started = time.monotonic()
+        self.finished: float | None = None
+        self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="teeth-phases")
+        self.driver = self.pool.submit(self._drive, phases, base)
+
+    def _run(self, run: TeethRun, base: Path) -> RunResult:
+        with self.state:
+            self.state.wait_for(lambda: self.lane_limit is None or self.in_flight < self.lane_limit
+                                or self.stopping.is_set())
+            if self.stopping.is_set():
+                raise RuntimeError(f"{run.id}: not run, the session is ending")
+            self.in_flight += 1
+        try:
+            return self.execute_run(run, base, self.environ)
+        finally:
+            with self.state:
+                self.in_flight -= 1
+                self.state.notify_all()
+
+    def pause(self) -> None:
+        """Start no new run, and return once the runs in progress have ended."""
+        self.narrow(0)
+
+    def narrow(self, lanes: int) -> None:
+        """At most `lanes` runs at once from now on; returns once no more than that are in progress."""
+        with self.state:
+            self.lane_limit = lanes
+            self.state.notify_all()
+            self.state.wait_for(lambda: self.in_flight <= lanes)
+
+    def resume(self) -> None:
+        with self.state:
+            self.lane_limit = None
+            self.state.notify_all()
+
+    def _drive(self, phases: list[tuple[int, list[TeethRun]]], base: Path) -> None:
+        reap = self.reap
+        if reap is None:
+            from conformance.simulated.transport import reap_orphaned_segments as reap
+        for lanes, rs in phases:
+            if lanes == 1:
+                self.quiet.wait()
+            with ThreadPoolExecutor(lanes, thread_name_prefix="teeth") as pool:
+                for r, fut in [(r, pool.submit(self._run, r, base)) for r in rs]:
+                    try:
+                        result = fut.result()
+                    except BaseException as exc:  # noqa: BLE001 - hand it to the test that waits
+                        self.futures[r.id].set_exception(exc)
+                        continue
+                    self.walls[r.id] = result.wall_s
+                    self.futures[r.id].set_result(result)
+            reap()   # leaking variants' segments, once their processes are gone
+        self.finished = time.monotonic()
+
+    def get(self, run_id: str) -> RunResult:
+        if run_id not in self.futures:
+            raise KeyError(f"{run_id}: not among the runs this session started")
+        return self.futures[run_id].result()
+
+    def summary(self, slowest: int = 8) -> list[str]:
+        """Where the table's time went: its wall time, the sum of its runs' times, the slowest runs."""
+        if not self.walls:
+            return []
+        span = (self.finished or time.monotonic()) - self.started
+        lines = [f"teeth: {len(self.walls)} runs in {span:.0f}s (runs' own times add up to "
+                 f"{sum(self.walls.values()):.0f}s); slowest:"]
+        lines += [f"  {w:5.0f}s  {rid}" for rid, w in sorted(self.walls.items(), key=lambda kv: -kv[1])[:slowest]]
+        return lines
+
+    def close(self) -> None:
+        self.stopping.set()
+        self.quiet.set()
+        with self.state:
+            self.state.notify_all()
+        self.pool.shutdown(wait=True)
+
+
+# ------------------------------------------------------------------------------ converting old rows
+def rows_from_transport_variants(variants: dict[str, tuple[Any, ...]],
+                                 schedule: list[tuple[int, list[str]]] | None = None) -> list[dict[str, Any]]:
+    """teeth.yaml rows from the old transport teeth format
+    (VARIANTS: name -> ({intended}, {expected}, files, nodes); SCHEDULE: [(lanes, [names])]).
+    Phase: the old schedule's position (its last, one-at-a-time phase becomes phase 2)."""
+    phase_of: dict[str, int] = {}
+    for i, (_, names) in enumerate(schedule or []):
+        for n in names:
+            phase_of[n] = 0 if i == 0 else (2 if i == len(schedule or []) - 1 else 1)
+    rows = []
+    for name, (intended, expected, files, nodes) in variants.items():
+        row: dict[str, Any] = {
+            "id": f"transport/{name}", "base": "transport", "phase": phase_of.get(name, 1),
+            "files": [Path(f).name for f in files],
+            "set": {"transport.manager": f"broken_transports:{name}", "cluster.nodes": nodes,
+                    "cluster.object_store_memory_mb": 300},
+            "env": {"RAY_CONFORMANCE_TRANSPORT_MAX_BYTES": "16MiB"},
+            "catches": {c: "" for c in sorted(intended)},
+        }
+        if set(expected) - set(intended):
+            row["may_fail"] = sorted(set(expected) - set(intended))
+        if nodes == 1:
+            row["not_applicable"] = ["TR-006"]
+        rows.append(row)
+    return rows
+
+
+if __name__ == "__main__":
+    # python tests/support/teeth.py convert-transport OLD_test_transport_teeth.py  -> rows to paste into teeth.yaml
+    import importlib.util
+
+    if len(sys.argv) != 3 or sys.argv[1] != "convert-transport":
+        sys.exit("usage: python tests/support/teeth.py convert-transport PATH/test_transport_teeth.py")
+    sys.path.insert(0, str(Path(__file__).parent))
+    spec = importlib.util.spec_from_file_location("old_transport_teeth", sys.argv[2])
+    assert spec is not None and spec.loader is not None
+    old = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(old)
+    correct = set(getattr(old, "CORRECT", ()))
+    variants = {k: v for k, v in old.VARIANTS.items() if k not in correct}
+    print(yaml.safe_dump(rows_from_transport_variants(variants, getattr(old, "SCHEDULE", None)), sort_keys=False,
+                         default_flow_style=None, width=120))

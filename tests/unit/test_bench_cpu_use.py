@@ -1,0 +1,47 @@
+"""The benchmark's CPU accounting (benchmarks/cpu_use.py): process kinds and what a sample counts."""
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+
+from cpu_use import CpuUse, describe, process_kind  # noqa: E402
+
+
+def test_process_kinds_from_command_lines() -> None:
+    """Command lines as Ray 2.60 leaves them in /proc/<pid>/cmdline (seen on this machine)."""
+    py, ray = "/venv/bin/python", "/venv/lib/python3.11/site-packages/ray"
+    raylet = (f"{ray}/core/src/ray/raylet/raylet --raylet_socket_name=/tmp/ray/s/sockets/raylet "
+              f"--python_worker_command={py} {ray}/_private/workers/default_worker.py --node-ip-address=x")
+    assert process_kind(raylet) == "raylets"
+    assert process_kind(f"{ray}/core/src/ray/gcs/gcs_server --log_dir=/tmp/ray/s/logs") == "GCS servers"
+    assert process_kind(f"{py} {ray}/_private/workers/default_worker.py --x") == "Ray workers"  # before its title
+    assert process_kind("ray::IDLE") == "Ray workers"
+    assert process_kind("ray::UsagePeer.receive") == "Ray workers"
+    assert process_kind("ray::DashboardAgent") == "dashboard agents"
+    assert process_kind("ray::RuntimeEnvAgent") == "runtime-env agents"
+    assert process_kind(f"{py} -u {ray}/dashboard/agent.py --raylet-name=/tmp/ray/s/sockets/raylet") \
+        == "dashboard agents"
+    assert process_kind(f"{py} -m pytest -q tests") == "the suite (pytest)"
+    assert process_kind("sleep 1") == "other"
+
+
+def test_a_child_process_cpu_is_counted_and_sets_the_floor() -> None:
+    burn = ("import sys, time\nt = time.process_time()\nwhile time.process_time() - t < 0.6: pass\n"
+            "print('burnt', flush=True)\nsys.stdin.read()")
+    with CpuUse(interval_s=0.05) as use:
+        child = subprocess.Popen([sys.executable, "-c", burn], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        assert child.stdout is not None and child.stdout.readline().strip() == "burnt"
+        seen = use.sweeps
+        deadline = time.monotonic() + 60
+        while use.sweeps < seen + 2 and time.monotonic() < deadline:   # two passes over /proc after its burn
+            time.sleep(0.05)
+        child.communicate("")
+    assert use.by_kind["other"] >= 0.55, dict(use.by_kind)
+    assert use.busy_s >= use.by_kind["other"] * 0.9
+    assert use.floor_s(cores=2) == use.busy_s / 2
+    lines = describe(use, wall_s=1.0, target_s=0.01)
+    assert "is below that floor" in lines[0] and "other" in lines[1]

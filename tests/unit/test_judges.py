@@ -1,0 +1,221 @@
+"""Judges (metrics + params -> outcome), verify's evidence/summary/selection lines, and the
+report schema's demand for judged metrics. Pure: no Ray."""
+from __future__ import annotations
+
+import copy
+import json
+import math
+import sys
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+
+from signing_support import PASSING_METRICS, build_report, suite  # noqa: E402
+
+from conformance.report import judges  # noqa: E402
+from conformance.catalog.data import load_schema  # noqa: E402
+from conformance.run.selection import is_partial, partial_reasons, selection_record  # noqa: E402
+from conformance.signing.evidence import evidence_lines  # noqa: E402
+
+
+def params(cid: str) -> dict[str, Any]:
+    return dict(suite().checklist.by_id()[cid].params)
+
+
+def lines_of(report: dict[str, Any]) -> dict[str, tuple[bool, str]]:
+    return {name: (ok, detail) for name, ok, detail in evidence_lines(report, suite().checklist)}
+
+
+# ------------------------------------------------------------------------------ judges
+FAILING: dict[str, dict[str, Any]] = {
+    "PF-002": {"largest_size_gbps": 0.5, "reference_gbps": 10.0, "achieved_fraction": 0.05},
+    "PF-003": {"rdt_gbps": 1.0, "object_store_gbps": 2.0, "ratio_to_object_store": 0.5},
+    "PF-004": {"wrong_pairs": 0, "links": {"same_node": {"median_gbps": 4.0, "min_gbps": 0.5}}},
+    "TR-013": {"payload_bytes": 1 << 20, "transfers_per_round": 12,
+               "growth_per_round_bytes": {"source.rss_bytes": [12 << 20, 12 << 20, 0]}},
+    "TR-014": {"actor_has_transport_max_latency_s": 2.5},
+    "FR-006": {"restart_s": 121.0},
+}
+
+
+def test_every_judged_check_is_in_the_checklist_with_the_params_it_reads() -> None:
+    by_id = suite().checklist.by_id()
+    assert set(judges.JUDGES) == set(PASSING_METRICS) == set(FAILING)
+    for cid, j in judges.JUDGES.items():
+        assert set(j.params) <= set(by_id[cid].params), cid
+
+
+@pytest.mark.parametrize("cid", sorted(judges.JUDGES))
+def test_judge_passes_good_and_fails_bad_evidence(cid: str) -> None:
+    assert judges.judge(cid, PASSING_METRICS[cid], params(cid)).outcome == "pass"
+    bad = judges.judge(cid, FAILING[cid], params(cid))
+    assert bad.outcome == "fail" and bad.reason
+
+
+@pytest.mark.parametrize("cid", sorted(judges.JUDGES))
+def test_a_missing_metric_is_an_error_never_a_pass(cid: str) -> None:
+    for name in judges.JUDGES[cid].needs:
+        metrics = {k: v for k, v in PASSING_METRICS[cid].items() if k != name}
+        verdict = judges.judge(cid, metrics, params(cid))
+        assert verdict.outcome == "error" and name in verdict.reason, (name, verdict)
+
+
+@pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf, "5", True, None])
+@pytest.mark.parametrize("cid", sorted(judges.JUDGES))
+def test_a_non_finite_or_non_numeric_metric_is_an_error(cid: str, bad: Any) -> None:
+    metrics = copy.deepcopy(PASSING_METRICS[cid])
+    key = next(k for k in judges.JUDGES[cid].needs if isinstance(metrics[k], (int, float)))
+    metrics[key] = bad
+    assert judges.judge(cid, metrics, params(cid)).outcome == "error"
+
+
+def test_nested_nan_is_an_error() -> None:
+    m = copy.deepcopy(PASSING_METRICS["PF-004"])
+    m["links"]["same_node"]["min_gbps"] = math.nan
+    assert judges.judge("PF-004", m, params("PF-004")).outcome == "error"
+    m = copy.deepcopy(PASSING_METRICS["TR-013"])
+    m["growth_per_round_bytes"]["source.rss_bytes"] = [0, math.nan, 0]
+    assert judges.judge("TR-013", m, params("TR-013")).outcome == "error"
+
+
+def test_pf002_edges() -> None:
+    p = params("PF-002")
+    need = p["min_link_bandwidth_fraction"]
+    exact = {"largest_size_gbps": need * 10.0, "reference_gbps": 10.0, "achieved_fraction": need}
+    assert judges.judge("PF-002", exact, p).outcome == "pass"                       # the bound itself passes
+    forged = dict(PASSING_METRICS["PF-002"], achieved_fraction=0.9)                 # disagrees with its own figures
+    assert judges.judge("PF-002", forged, p).outcome == "fail"
+    zero = {"largest_size_gbps": 1.0, "reference_gbps": 0.0, "achieved_fraction": None}   # as the live check records it
+    assert judges.judge("PF-002", zero, p) == judges.Verdict("fail", "reference bandwidth 0 GB/s is not positive")
+    assert judges.judge("PF-002", PASSING_METRICS["PF-002"], {}).outcome == "error"  # no threshold: no verdict
+
+
+def test_pf004_wrong_data_fails_and_enforce_raises_the_reason() -> None:
+    m = dict(PASSING_METRICS["PF-004"], wrong_pairs=2)
+    assert judges.judge("PF-004", m, params("PF-004")).outcome == "fail"
+    with pytest.raises(AssertionError, match="2 pair"):
+        judges.enforce("PF-004", m, params("PF-004"), " (detail)")
+    judges.enforce("PF-004", PASSING_METRICS["PF-004"], params("PF-004"))
+
+
+def test_thresholds_come_from_params() -> None:
+    m = {"largest_size_gbps": 3.0, "reference_gbps": 10.0, "achieved_fraction": 0.3}
+    assert judges.judge("PF-002", m, {"min_link_bandwidth_fraction": 0.25}).outcome == "pass"
+    assert judges.judge("PF-002", m, {"min_link_bandwidth_fraction": 0.5}).outcome == "fail"
+
+
+# ------------------------------------------------------------------------------ verify: evidence
+def test_an_honest_report_has_clean_evidence_summary_and_selection() -> None:
+    got = lines_of(build_report())
+    assert got["evidence"][0] and got["summary"][0] and got["selection"][0], got
+
+
+def test_pass_resigned_over_failing_metrics_is_a_fail_evidence_line() -> None:
+    """The issue's attack: PF-002 claims pass with achieved_fraction 0.05 against 0.10."""
+    report = build_report(metrics={"PF-002": FAILING["PF-002"]})
+    ok, detail = lines_of(report)["evidence"]
+    assert not ok and "PF-002 claims pass" in detail and "5.0%" in detail
+
+
+@pytest.mark.parametrize("cid", ["PF-002", "PF-003", "PF-004"])
+def test_fail_beside_passing_metrics_is_a_fail_evidence_line(cid: str) -> None:
+    ok, detail = lines_of(build_report({cid: "fail"}))["evidence"]
+    assert not ok and f"{cid} claims fail" in detail and "gives pass" in detail
+
+
+def test_a_fail_from_a_non_metric_cause_is_no_contradiction() -> None:
+    """TR-013 can fail on objects Ray still holds; its memory figures may be fine."""
+    assert lines_of(build_report({"TR-013": "fail"}))["evidence"][0]
+
+
+def test_a_fail_without_metrics_is_no_contradiction() -> None:
+    assert lines_of(build_report({"PF-002": "fail"}, metrics={"PF-002": {}}))["evidence"][0]
+
+
+def test_waived_checks_are_judged_as_the_fail_they_were() -> None:
+    report = build_report({"PF-002": "waived"}, waivers={"PF-002": {"check": "PF-002", "issue": "x#1",
+                                                                   "original_outcome": "fail"}})
+    ok, detail = lines_of(report)["evidence"]
+    assert not ok and "PF-002 claims waived" in detail
+
+
+def test_params_other_than_the_releases_are_a_fail_evidence_line() -> None:
+    report = build_report()
+    entry = next(c for c in report["checks"] if c["id"] == "PF-002")
+    entry["params"] = {"min_link_bandwidth_fraction": 0.01}
+    ok, detail = lines_of(report)["evidence"]
+    assert not ok and "PF-002 records params" in detail
+
+
+def test_the_judge_uses_the_releases_params_not_the_reports() -> None:
+    report = build_report(metrics={"PF-002": FAILING["PF-002"]})
+    entry = next(c for c in report["checks"] if c["id"] == "PF-002")
+    entry["params"] = {"min_link_bandwidth_fraction": 0.01}     # lowered bar in the report
+    assert "PF-002 claims pass" in lines_of(report)["evidence"][1]
+
+
+# ------------------------------------------------------------------------------ verify: summary
+@pytest.mark.parametrize("mutate, fragment", [
+    (lambda s: s.pop("skip"), "skip is missing"),
+    (lambda s: s.update({"pass": s["pass"] + 1}), "pass is"),
+    (lambda s: s.update({"fail": "0"}), "fail is 0"),
+    (lambda s: s.update({"bogus": 0}), "unknown key"),
+])
+def test_summary_is_recomputed_from_the_checks(mutate, fragment: str) -> None:
+    report = build_report()
+    mutate(report["summary"])
+    ok, detail = lines_of(report)["summary"]
+    assert not ok and fragment in detail
+
+
+# ------------------------------------------------------------------------------ partial runs
+def test_partial_reasons() -> None:
+    report = build_report()
+    assert partial_reasons(report) == []
+    report["checks"][0]["tests"] = []                                   # no test ran for it
+    assert any("1 check(s) not run" in r for r in partial_reasons(report))
+    report = build_report()
+    report["partial"] = True
+    assert partial_reasons(report) == ["partial is True"]
+    report = build_report()
+    report["selection"]["deselected"] = ["a::b"]
+    report["selection"]["args"] = ["-k", "DP-001"]
+    reasons = partial_reasons(report)
+    assert "1 test(s) deselected" in reasons and "pytest args: -k DP-001" in reasons
+
+
+def test_selection_record_marks_collect_only_and_subsets_partial() -> None:
+    checks = [{"id": "DP-001", "tests": ["t::a"]}, {"id": "DP-002", "tests": []}]
+    sel = selection_record(checks, args=["--collect-only"], collect_only=True)
+    assert sel["not_run"] == ["DP-002"] and is_partial(sel)
+    assert is_partial(selection_record(checks[:1], whole_checklist_collected=False))
+    assert is_partial(selection_record(checks[:1], deselected=["x"]))
+    assert not is_partial(selection_record(checks[:1]))
+
+
+def test_a_partial_report_is_not_a_certification_run() -> None:
+    report = build_report()
+    report["partial"] = True
+    ok, detail = lines_of(report)["selection"]
+    assert not ok and detail.startswith("not a certification run")
+
+
+# ------------------------------------------------------------------------------ report schema
+def test_the_schema_requires_each_judges_metrics_for_a_pass() -> None:
+    schema = load_schema("report")
+    rules = {r["if"]["properties"]["id"]["const"]: r["then"]["properties"]["metrics"]["required"]
+             for r in schema["properties"]["checks"]["items"]["allOf"]}
+    assert rules == {cid: list(j.needs) for cid, j in judges.JUDGES.items()}
+    validator = jsonschema.Draft202012Validator(schema)
+    report = build_report()
+    assert not list(validator.iter_errors(json.loads(json.dumps(report))))
+    entry = next(c for c in report["checks"] if c["id"] == "PF-002")
+    entry["metrics"] = {}
+    assert any("largest_size_gbps" in e.message for e in validator.iter_errors(report))
+    entry["outcome"] = "fail"
+    assert not list(validator.iter_errors(report))     # a fail may have failed before measuring
+    report.pop("partial")
+    assert any("partial" in e.message for e in validator.iter_errors(report))

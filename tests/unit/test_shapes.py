@@ -1,0 +1,200 @@
+"""The cluster-shape registry (conformance.cluster.shapes): resolution against manifests, which shapes
+share a cluster, the --ray-address rule, the mark lint, and the cluster manager's reuse. No Ray."""
+from __future__ import annotations
+
+import ast
+import dataclasses
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from conformance.cluster import manager as cluster_mod
+from conformance.cluster import shapes
+from conformance.areas.device import shapes as device_shapes
+from conformance.cluster.manager import SHARED, ClusterHandle, ClusterManager, ClusterShape, complete, same_cluster
+from conformance.catalog.manifest import load_manifest
+from conformance.simulated.manager import SimAccManager
+
+CHECKS = Path(__file__).resolve().parents[2] / "conformance" / "checks"
+MANIFESTS = ("builtin:simulated", "builtin:simulated-2node")
+
+
+def resolved(manifest_ref: str) -> dict[str, ClusterShape]:
+    m = load_manifest(manifest_ref)
+    return {k.name: shapes.resolve(k.name, m, SimAccManager) for k in shapes.all_kinds()}
+
+
+@pytest.mark.parametrize("ref", MANIFESTS)
+def test_every_kind_resolves_to_a_complete_frozen_shape(ref: str) -> None:
+    for name, shape in resolved(ref).items():
+        assert shape.name == name
+        assert isinstance(shape.nodes, int) and shape.nodes >= 1
+        assert shape.node_env is not None and len(shape.node_env) == shape.nodes
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            shape.nodes = 5  # type: ignore[misc]
+        with pytest.raises(TypeError):
+            shape.node_env[0]["X"] = "1"  # type: ignore[index]
+
+
+@pytest.mark.parametrize("ref", MANIFESTS)
+def test_shapes_with_equal_parameters_share_a_cluster(ref: str) -> None:
+    r = resolved(ref)
+    groups: dict[int, set[str]] = {}
+    for name, shape in r.items():
+        key = next((i for i, other in enumerate(r.values()) if same_cluster(other, shape)), -1)
+        groups.setdefault(key, set()).add(name)
+    together = sorted(sorted(g) for g in groups.values())
+    if load_manifest(ref).transport:   # FR-006's fresh start is the cluster the transfer checks run on
+        assert ["recovery-devices", "shared"] in together
+        assert ["recovery-fetch-timeout", "recovery-restart", "recovery-transfers"] in together
+    else:
+        assert ["recovery-devices", "recovery-restart", "shared"] in together
+        assert ["recovery-fetch-timeout", "recovery-transfers"] in together
+    assert ["recovery-nodes"] in together and ["host-without-device"] in together and ["preset-visible"] in together
+
+
+@pytest.mark.parametrize("ref", MANIFESTS)
+def test_rank_keeps_shapes_of_one_cluster_side_by_side(ref: str) -> None:
+    r = resolved(ref)
+    ordered = [r[k.name] for k in sorted(shapes.all_kinds(), key=lambda k: k.rank)]
+    seen: list[ClusterShape] = []
+    for prev, shape in zip([None] + ordered, ordered):
+        if prev is not None and same_cluster(prev, shape):
+            continue
+        assert not any(same_cluster(s, shape) for s in seen), f"{shape.name} would start its cluster twice"
+        seen.append(shape)
+    assert len({k.rank for k in shapes.all_kinds()}) == len(shapes.all_kinds())
+
+
+def test_a_shape_started_afresh_starts_from_an_earlier_one() -> None:
+    m = load_manifest("builtin:simulated-2node")
+    for k in shapes.all_kinds():
+        if k.starts_from:
+            assert shapes.kind(k.starts_from).rank < k.rank
+    restart = shapes.resolve("recovery-restart", m, SimAccManager)
+    first = shapes.first_cluster("recovery-restart", restart, m, SimAccManager, None)
+    assert first.name == "recovery-devices" and same_cluster(first, shapes.resolve("shared", m))
+    assert shapes.first_cluster("recovery-nodes", restart, m, SimAccManager, None) is restart
+
+
+def test_manifest_dependent_shapes() -> None:
+    two = load_manifest("builtin:simulated-2node")
+    transfers = shapes.resolve("recovery-transfers", two, SimAccManager)
+    assert transfers.nodes == 2
+    for i, env in enumerate(two.cluster["node_env"]):
+        assert transfers.env(i) == {**env, "RAY_rdt_fetch_fail_timeout_milliseconds": "5000"}
+    host = shapes.resolve("host-without-device", two, SimAccManager)
+    assert host.env(0) == two.cluster["node_env"][0] and host.env(1) == {"SIMACC_DRIVER": "absent"}
+    preset = shapes.resolve("preset-visible", two, SimAccManager)
+    assert preset.nodes == 1 and preset.env(0) == {"SIMACC_VISIBLE_DEVICES": ",".join(device_shapes.PRESET_IDS)}
+    nodes = shapes.resolve("recovery-nodes", two, SimAccManager)
+    assert nodes.nodes == 3 and nodes.system_config["health_check_period_ms"] > 0
+    assert shapes.resolve("shared", two) == complete(SHARED, two)
+
+
+def test_shapes_a_manifest_or_manager_rules_out_are_not_applicable() -> None:
+    m = load_manifest("builtin:simulated")
+    bare = SimpleNamespace(cluster=m.cluster, accelerator={**m.accelerator, "hosts": {}})
+    with pytest.raises(shapes.ShapeNotApplicable, match="accelerator.hosts.without_device"):
+        shapes.resolve("host-without-device", bare, SimAccManager)
+    no_var = SimpleNamespace(get_visible_accelerator_ids_env_var=lambda: None)
+    with pytest.raises(shapes.ShapeNotApplicable, match="no visible-devices variable"):
+        shapes.resolve("preset-visible", m, no_var)  # type: ignore[arg-type]
+
+
+def test_remote_reason_comes_from_the_kind() -> None:
+    for k in shapes.all_kinds():
+        reason = shapes.remote_reason(k.name, fault_driver=False)
+        if k.on_remote == shapes.VENDOR:
+            assert reason is None
+        else:
+            assert reason and reason.startswith(k.needs) and "suite starts itself" in reason
+    assert shapes.remote_reason("recovery-nodes", fault_driver=True) is None
+    assert shapes.remote_reason("recovery-restart", fault_driver=True) is not None
+    with pytest.raises(shapes.UnknownShape, match="unknown cluster shape 'nope'"):
+        shapes.remote_reason("nope")
+
+
+def test_for_run_on_a_remote_cluster() -> None:
+    m = load_manifest("builtin:simulated-2node")
+    addr = "10.0.0.1:6379"
+    assert shapes.for_run("recovery-transfers", m, SimAccManager, addr) == complete(SHARED, m)
+    assert shapes.for_run("recovery-transfers", m, SimAccManager, None).name == "recovery-transfers"
+    with pytest.raises(shapes.ShapeNotApplicable, match="lowered on every node: needs nodes the suite starts"):
+        shapes.for_run("recovery-fetch-timeout", m, SimAccManager, addr)
+    with pytest.raises(shapes.ShapeNotApplicable, match="or a fault driver"):
+        shapes.for_run("recovery-nodes", m, SimAccManager, addr, fault_driver=lambda: None)
+    assert shapes.for_run("recovery-nodes", m, SimAccManager, addr, fault_driver=lambda: object()).name == "shared"
+
+
+class Item:
+    def __init__(self, nodeid: str, *args: Any, **kwargs: Any) -> None:
+        self.nodeid = nodeid
+        self.mark = SimpleNamespace(args=args, kwargs=kwargs) if args or kwargs else None
+
+    def get_closest_marker(self, name: str) -> Any:
+        return self.mark if name == shapes.MARK else None
+
+
+def test_mark_lint_and_run_order() -> None:
+    items = [Item("t::a", "recovery-nodes"), Item("t::b"), Item("t::c", "shared"), Item("t::d", "recovery-devices"),
+             Item("t::e", "shared")]
+    assert shapes.mark_problems(items) == []
+    assert [i.nodeid for i in sorted(items, key=shapes.run_order)] == ["t::b", "t::c", "t::e", "t::d", "t::a"]
+    bad = shapes.mark_problems([Item("t::x", "no-such-shape"), Item("t::y", "shared", "extra"),
+                                Item("t::z", "shared", fresh=True)])
+    assert len(bad) == 3
+    assert "'no-such-shape' is not a registered cluster shape" in bad[0]
+    assert all("exactly one shape name" in p for p in bad[1:])
+
+
+def marked_shapes() -> set[str]:
+    """Every shape named in a cluster mark of the bundled checks (read from the source)."""
+    names = set()
+    for path in CHECKS.rglob("test_*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "cluster"
+                    and isinstance(node.func.value, ast.Attribute) and node.func.value.attr == "mark"):
+                names.add(node.args[0].value)
+    return names
+
+
+def test_bundled_checks_name_registered_shapes_only_through_marks() -> None:
+    assert marked_shapes() <= set(shapes.registry())
+    assert marked_shapes() == set(shapes.registry()), "a registered shape no check uses"
+    for path in CHECKS.rglob("test_*.py"):
+        assert "ClusterShape(" not in path.read_text(), f"{path.name} builds a shape: name it in the mark"
+
+
+# ---------------------------------------------------------------------------------------------- reuse
+@pytest.fixture
+def fake_starts(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    started: list[str] = []
+
+    def start(manifest: Any, shape: ClusterShape, ray_address: Any = None, manager: Any = None) -> ClusterHandle:
+        started.append(shape.name)
+        return ClusterHandle(shape, "simulated", "addr", shape.nodes or 0, started_s=0.5)
+
+    monkeypatch.setattr(cluster_mod, "start_cluster", start)
+    monkeypatch.setattr(cluster_mod, "stop_cluster", lambda handle: None)
+    return started
+
+
+def test_manager_reuses_a_cluster_of_equal_parameters(fake_starts: list[str]) -> None:
+    m = load_manifest("builtin:simulated-2node")
+    mgr = ClusterManager(m)
+    for name in ("shared", "recovery-devices"):
+        mgr.ensure(shapes.resolve(name, m, SimAccManager))
+    mgr.ensure(ClusterShape(name="shared"))           # written with the manifest's defaults: still equal
+    assert fake_starts == ["shared"]
+    mgr.ensure(shapes.resolve("recovery-restart", m, SimAccManager), fresh=True)
+    mgr.ensure(shapes.resolve("recovery-transfers", m, SimAccManager))
+    mgr.ensure(shapes.resolve("recovery-fetch-timeout", m, SimAccManager))
+    assert fake_starts == ["shared", "recovery-restart"]     # the transfer checks run on FR-006's fresh start
+    assert mgr.history[0]["also"] == ["recovery-devices"]
+    assert mgr.history[1]["also"] == ["recovery-transfers", "recovery-fetch-timeout"]
+    mgr.shutdown()
+    assert all("stop_s" in h for h in mgr.history)
+    assert (mgr.last_mode, mgr.last_nodes) == ("simulated", 2)
