@@ -185,10 +185,27 @@ class Check:
     # Thresholds and knobs of this check (`params:` in the checklist): the only place check
     # code and judges read a pass/fail number from.
     params: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
+    # The names among `params` that come from the area's shared block (`area_params:`).
+    shared: tuple[str, ...] = field(default=(), hash=False, compare=False)
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "Check":
-        return cls(**{**d, "tags": tuple(d.get("tags", ())), "params": dict(d.get("params", {}))})
+    def from_dict(cls, d: dict[str, Any], area_block: Mapping[str, Any] | None = None) -> "Check":
+        """One entry; `area_block` is its area's shared params, of which it names the ones it uses
+        (`area_params: [...]`): they join its own `params`."""
+        shared = tuple(d.get("area_params", ()))
+        block = area_block or {}
+        own = dict(d.get("params", {}))
+        for name in shared:
+            if name not in block:
+                raise UserError(f"checklist: {d['id']}.area_params: {name} is not in area_params.{d['area']} "
+                                f"(expected one of: {', '.join(block) or 'none declared'})")
+        for name in own:
+            if name in block:
+                raise UserError(f"checklist: {d['id']}.params.{name}: area {d['area']} declares it once in "
+                                f"area_params.{d['area']}; name it in {d['id']}.area_params instead")
+        fields = {k: v for k, v in d.items() if k != "area_params"}
+        return cls(**{**fields, "tags": tuple(d.get("tags", ())), "shared": shared,
+                      "params": {**{n: block[n] for n in shared}, **own}})
 
     def param(self, name: str) -> Any:
         """One threshold of this check; a missing one is a data error, never a silent default."""
@@ -202,6 +219,8 @@ class Check:
 class Checklist:
     checks: tuple[Check, ...]
     sha256: str
+    # area -> its shared params (`area_params:`), each named by the checks that use it.
+    area_params: dict[str, dict[str, Any]] = field(default_factory=dict, hash=False, compare=False)
 
     def by_id(self) -> dict[str, Check]:
         return {c.id: c for c in self.checks}
@@ -213,7 +232,18 @@ class Checklist:
 def parse_checklist(doc: Any, sha256: str = "", vocabulary: Vocabulary | None = None) -> Checklist:
     validate(doc, "checklist", what="checklist")
     vocabulary = vocabulary or load_vocabulary()
-    checks = tuple(Check.from_dict(c) for c in doc["checks"])
+    blocks: dict[str, dict[str, Any]] = doc.get("area_params") or {}
+    for area in blocks:
+        if area not in vocabulary.area_prefix:
+            raise UserError(f"checklist: area_params.{area}: unknown area; expected one of "
+                            f"{', '.join(vocabulary.area_prefix)}")
+    checks = tuple(Check.from_dict(c, blocks.get(c["area"])) for c in doc["checks"])
+    for area, block in blocks.items():
+        used = {n for c in checks if c.area == area and not c.retired for n in c.shared}
+        for name in block:
+            if name not in used:
+                raise UserError(f"checklist: area_params.{area}.{name}: no active {area} check names it in its "
+                                "area_params (drop it, or name it where it is used)")
     seen: set[str] = set()
     for c in checks:
         if c.id in seen:
@@ -223,7 +253,7 @@ def parse_checklist(doc: Any, sha256: str = "", vocabulary: Vocabulary | None = 
         for name, value in c.params.items():  # YAML's .nan/.inf pass JSON Schema's number bounds
             if isinstance(value, float) and not math.isfinite(value):
                 raise UserError(f"checklist: {c.id}.params.{name}: {value!r}, expected a finite number")
-    return Checklist(checks=checks, sha256=sha256)
+    return Checklist(checks=checks, sha256=sha256, area_params={a: dict(b) for a, b in blocks.items()})
 
 
 def load_checklist(path: Path | None = None) -> Checklist:
@@ -340,16 +370,12 @@ def check_param(check_id: str, name: str) -> Any:
 
 
 def area_param(area: str, name: str) -> Any:
-    """A threshold several checks of one area carry (e.g. recovery `actor_ready_s`), read by the
-    helpers those checks share: it must have one value across them, else a data error."""
-    values = {c.id: c.params[name] for c in _checklist_at(str(checklist_path())).active()
-              if c.area == area and name in c.params}
-    if not values:
-        raise UserError(f"checklist: no {area} check carries params.{name} (the {area} checks need it)")
-    first = next(iter(values.values()))
-    if any(v != first for v in values.values()):  # 3 and 3.0 are one value
-        raise UserError(f"checklist: params.{name} differs between {area} checks: {values}")
-    return first
+    """A threshold several checks of one area share (e.g. recovery `actor_ready_s`): declared once
+    in the checklist's `area_params.<area>` block, read by the helpers those checks share."""
+    checklist = _checklist_at(str(checklist_path()))
+    if name not in checklist.area_params.get(area, {}):
+        raise UserError(f"checklist: area_params.{area}.{name}: missing (the {area} checks need it)")
+    return checklist.area_params[area][name]
 
 
 @functools.lru_cache(maxsize=4)

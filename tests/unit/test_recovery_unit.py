@@ -142,7 +142,7 @@ def test_every_recovery_check_states_the_bounds_it_enforces() -> None:
 def test_shared_bounds_agree_across_the_checks_that_carry_them() -> None:
     assert B.ACTOR_READY_S == recovery_checks()["FR-003"].param("actor_ready_s")
     assert B.STRESS_ROUNDS == recovery_checks()["FR-004"].param("stress_rounds")
-    with pytest.raises(Exception, match="no recovery check carries params.nope_s"):
+    with pytest.raises(Exception, match="area_params.recovery.nope_s: missing"):
         B.shared_param("nope_s")
 
 

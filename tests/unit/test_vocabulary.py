@@ -145,3 +145,34 @@ def test_checklist_command_offers_the_vocabularys_areas_and_levels() -> None:
     sub = next(a for a in parser._subparsers._group_actions[0].choices.values() if a.prog.endswith("checklist"))
     choices = {a.dest: a.choices for a in sub._actions if a.dest in ("area", "level")}
     assert choices == {"area": list(vocab.area_prefix), "level": list(vocab.levels)}
+
+
+def _checklist_doc() -> dict:
+    return yaml.safe_load(data.checklist_path().read_text())
+
+
+def test_a_shared_param_is_declared_once_per_area() -> None:
+    doc = _checklist_doc()
+    checklist = data.parse_checklist(doc)
+    fr1 = checklist.by_id()["FR-001"]
+    assert fr1.params["actor_ready_s"] == doc["area_params"]["recovery"]["actor_ready_s"]
+    assert "actor_ready_s" in fr1.shared
+
+
+@pytest.mark.parametrize("mutate, message", [
+    (lambda d: next(c for c in d["checks"] if c["id"] == "FR-001").setdefault("params", {}).update(actor_ready_s=90),
+     "checklist: FR-001.params.actor_ready_s: area recovery declares it once in area_params.recovery; "
+     "name it in FR-001.area_params instead"),
+    (lambda d: next(c for c in d["checks"] if c["id"] == "FR-001")["area_params"].append("no_such_s"),
+     "checklist: FR-001.area_params: no_such_s is not in area_params.recovery"),
+    (lambda d: d["area_params"]["recovery"].update(unused_s=3),
+     "checklist: area_params.recovery.unused_s: no active recovery check names it"),
+    (lambda d: d["area_params"].update(networking={"x_s": 1}),
+     "checklist: area_params.networking: unknown area"),
+])
+def test_shared_param_mistakes_are_one_line_naming_the_field(mutate, message) -> None:  # noqa: ANN001
+    doc = _checklist_doc()
+    mutate(doc)
+    with pytest.raises(UserError) as err:
+        data.parse_checklist(doc)
+    assert str(err.value).startswith(message) and "\n" not in str(err.value)

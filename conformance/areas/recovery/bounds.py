@@ -1,9 +1,9 @@
 """The time bounds of the recovery checks, in seconds, read from the checklist's params.
 
-Every recovery scenario ends within the bounds its checklist entry carries (`params:`, e.g.
-FR-001 `actor_ready_s: 60`), and its requirement text states them (tests/unit/test_recovery_unit.py
-holds the text to the params). A bound several checks carry (actor_ready_s) must have one value
-across them: the helpers shared by those checks read it once, here. The values are generous for
+Every recovery scenario ends within the bounds its checklist entry carries, and its requirement
+text states them (tests/unit/test_recovery_unit.py holds the text to the params). The bounds the
+helpers shared by several checks read (actor_ready_s, ...) are declared once, in the checklist's
+`area_params.recovery` block; each check names the ones it uses. The values are generous for
 a loaded 2-core machine (and for real devices whose context creation takes seconds), yet
 finite: a device that never comes back, or an error that never surfaces, fails instead of
 hanging.
@@ -16,7 +16,7 @@ from conformance.catalog.data import area_param
 
 
 def shared_param(name: str) -> Any:
-    """The one value of `name` across the recovery checks that carry it (a data error otherwise)."""
+    """The recovery area's shared param `name` (area_params.recovery; a data error when missing)."""
     return area_param("recovery", name)
 
 
