@@ -53,10 +53,14 @@ test-area: $(STAMP)
 	$(BIN)/python -m pytest -p no:cacheprovider -q tests/unit tests/cli -k "$(AREA)" $(PYTEST_ARGS)
 	$(BIN)/python -m pytest -p no:cacheprovider -q tests/certify/test_teeth.py -k "$(AREA)/" $(PYTEST_ARGS)
 
-## Regenerate docs tables from tiers/*.yaml and the built-in manager table.
+## Every generator: the docs tables from tiers/*.yaml, the release entry, the built-in manager
+## table, and the signed example report (a 2-node certification, ~3 min; skip it with EXAMPLE=0).
+EXAMPLE ?= 1
 docs: $(STAMP)
 	$(BIN)/ray-conformance docs
 	$(BIN)/python -m conformance.signing.releases --write
+	$(BIN)/python -m conformance.areas.device.builtin_managers --write docs/builtin-managers.md
+	@if [ "$(EXAMPLE)" != 0 ]; then $(MAKE) --no-print-directory example; fi
 
 ## Regenerate the committed, signed example report (reports/example/).
 example: $(STAMP)
