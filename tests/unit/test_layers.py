@@ -1,0 +1,105 @@
+"""The layers, held by the import graph (lazy imports included; conformance/import_graph.py).
+
+* Areas never import each other: an area's package and its checks import the core layers
+  (run, catalog, cluster, report, rdt) and their own area, nothing of another area.
+* The core never imports an area: run/, catalog/, cluster/, report/ and signing/ reach the
+  areas only through the registry (`conformance.areas`, which only reads the declarations).
+  The CLI and the plugin are the shell above both and may import anything.
+
+Edges that broke these rules when the layers were drawn are listed in KNOWN_CROSSINGS, each
+with the reason it is still there: the test fails on any new crossing, and on a listed one that
+is gone (so the list only shrinks). An area declared later (collective) has no entry at all.
+"""
+from __future__ import annotations
+
+from conformance.areas import AREAS
+from conformance.import_graph import import_graph
+
+GRAPH = import_graph()
+CORE = ("conformance.run", "conformance.catalog", "conformance.cluster", "conformance.report",
+        "conformance.signing", "conformance.rdt")
+REGISTRY = "conformance.areas"
+
+# The transport and recovery areas still share one RDT harness in two halves (transport's endpoint,
+# registration, tracing and pool; recovery's fault-injecting twin, peers and bounded transfers);
+# performance measures through transport's endpoints. Moving both halves into one harness
+# (conformance/rdt/) removes every one of these.
+_RDT = "one RDT harness in two areas' halves"
+KNOWN_CROSSINGS: dict[tuple[str, str], str] = {
+    ("conformance.areas.performance.bench", "conformance.areas.transport.context"): _RDT,
+    ("conformance.areas.performance.bench", "conformance.areas.transport.payloads"): _RDT,
+    ("conformance.areas.performance.bench", "conformance.areas.transport.pool"): _RDT,
+    ("conformance.areas.recovery.transfers", "conformance.areas.transport.config"): _RDT,
+    ("conformance.areas.recovery.transfers", "conformance.areas.transport.registration"): _RDT,
+    ("conformance.areas.recovery.xfer_actors", "conformance.areas.transport.tracing"): _RDT,
+    ("conformance.areas.recovery.xfer_faults", "conformance.areas.transport.tracing"): _RDT,
+    ("conformance.areas.transport.usage", "conformance.areas.recovery.bounds"): _RDT,
+    ("conformance.areas.transport.usage", "conformance.areas.recovery.devices"): _RDT,
+    ("conformance.areas.transport.usage", "conformance.areas.recovery.scenario"): _RDT,
+    ("conformance.areas.transport.usage", "conformance.areas.recovery.transfers"): _RDT,
+    ("conformance.areas.transport.usage_actors", "conformance.areas.recovery.xfer_actors"): _RDT,
+    ("conformance.checks.performance.test_performance_transport", "conformance.areas.transport.config"): _RDT,
+    ("conformance.checks.performance.test_performance_transport", "conformance.areas.transport.context"): _RDT,
+    ("conformance.checks.performance.test_performance_transport", "conformance.areas.transport.pool"): _RDT,
+    ("conformance.checks.performance.test_performance_transport", "conformance.areas.transport.tables"): _RDT,
+    ("conformance.checks.transport.test_transport_failures", "conformance.areas.recovery.scenario"): _RDT,
+    ("conformance.checks.transport.test_transport_failures", "conformance.areas.recovery.transfers"): _RDT,
+    ("conformance.checks.transport.test_transport_usage", "conformance.areas.recovery.transfers"): _RDT,
+    ("conformance.checks.transport.test_transport_usage", "conformance.areas.recovery.xfer_actors"): _RDT,
+    # The namespace hosts drive the recovery area's node scenarios (a fault driver of its own).
+    ("conformance.cluster.hosts.cluster", "conformance.areas.recovery.nodes"): "hosts run recovery's node shape",
+    ("conformance.cluster.hosts.faults", "conformance.areas.recovery.faults"): "hosts implement recovery's fault driver",
+    ("conformance.run.session", "conformance.areas.recovery.faults"): "the run loads the fault driver",
+    # The preflight runs the device probe and topology's bounded wait; next steps read the label vocabulary.
+    ("conformance.run.preflight", "conformance.areas.topology.collect"): "preflight uses topology's bounded wait",
+    ("conformance.run.preflight_probe", "conformance.areas.device.contract_probe"): "preflight calls the manager",
+    ("conformance.report.next_steps", "conformance.areas.topology.vocabulary"): "shape ceiling reads domain labels",
+}
+
+
+def _area_of(module: str) -> str | None:
+    for prefix in ("conformance.areas.", "conformance.checks."):
+        if module.startswith(prefix):
+            name = module[len(prefix):].split(".")[0]
+            return name if any(a.name == name for a in AREAS) else None
+    return None
+
+
+def _is_core(module: str) -> bool:
+    return any(module == c or module.startswith(c + ".") for c in CORE)
+
+
+def crossings() -> set[tuple[str, str]]:
+    out = set()
+    for src, dsts in GRAPH.items():
+        for dst in dsts:
+            to = _area_of(dst)
+            if to is None:
+                continue
+            frm = _area_of(src)
+            if (frm is not None and frm != to) or (frm is None and _is_core(src)):
+                out.add((src, dst))
+    return out
+
+
+def test_areas_do_not_import_each_other_and_core_does_not_import_areas() -> None:
+    new = sorted(crossings() - set(KNOWN_CROSSINGS))
+    assert not new, "layer crossings (an area importing another, or core importing an area):\n  " + \
+        "\n  ".join(f"{a} -> {b}" for a, b in new)
+
+
+def test_the_known_crossings_only_shrink() -> None:
+    gone = sorted(set(KNOWN_CROSSINGS) - crossings())
+    assert not gone, "no longer crossing, drop from KNOWN_CROSSINGS:\n  " + "\n  ".join(f"{a} -> {b}" for a, b in gone)
+
+
+def test_core_reaches_the_areas_only_through_the_registry() -> None:
+    """The registry imports the declarations only (area.py modules), not the areas' code."""
+    assert {d for d in GRAPH[REGISTRY] if d.startswith("conformance.areas.")} <= \
+        {f"conformance.areas.{a.name}.area" for a in AREAS} | {f"conformance.areas.{a.name}" for a in AREAS}
+
+
+def test_an_area_declaration_imports_nothing_heavy() -> None:
+    for a in AREAS:
+        deps = GRAPH[f"conformance.areas.{a.name}.area"]
+        assert deps <= {"conformance.run.area", f"conformance.areas.{a.name}"}, (a.name, deps)
