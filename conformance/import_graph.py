@@ -10,7 +10,6 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-PACKAGE = "conformance"
 ROOT = Path(__file__).resolve().parent
 
 

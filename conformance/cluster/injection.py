@@ -125,10 +125,6 @@ def install_from_env(*, lazy: bool = False) -> list[str]:
     return refs
 
 
-def installed_managers() -> list[type]:
-    return list(_installed)
-
-
 def pth_line() -> str:
     """The line of the .pth file: cheap at start-up, does nothing unless the variable is set."""
     return "import conformance.cluster.inject_pth_hook\n"

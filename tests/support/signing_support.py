@@ -6,6 +6,7 @@ folders, releases files and waiver files into temporary directories.
 """
 from __future__ import annotations
 
+import functools
 import json
 from collections import Counter
 from pathlib import Path
@@ -30,6 +31,13 @@ PASSING_METRICS: dict[str, dict[str, Any]] = {
 
 
 def suite() -> data.SuiteData:
+    """The suite data in force, loaded once per data folder (CONFORMANCE_DATA_DIR honoured): each
+    load re-validates the whole checklist, which cost the judge tests a second apiece."""
+    return _suite_at(str(data.data_root()))
+
+
+@functools.lru_cache(maxsize=4)
+def _suite_at(root: str) -> data.SuiteData:
     return data.load_suite_data()
 
 

@@ -147,10 +147,6 @@ def problems_resource_name(probe: dict[str, Any], expected: str | None) -> list[
     return problems
 
 
-def _env_var_or_na(probe: dict[str, Any]) -> str | None:
-    return probe.get("env_var")
-
-
 def _zero_devices(probe: dict[str, Any]) -> bool:
     entry = probe["methods"].get("get_current_node_num_accelerators") or {}
     return bool(entry.get("ok")) and entry["result"].get("value") == 0

@@ -18,6 +18,9 @@ Modules, one job each:
                   the shape with a short fetch timeout, peers, bounded transfers).
 * `xfer_faults` – the fault-injecting wrapper around the vendor's transport (runs in workers).
 * `xfer_actors` – the transfer peer actor (runs in workers).
+* `faults`      – fault drivers: what kills, partitions and restarts nodes (cluster_utils or a vendor's).
+* `shapes`      – the area's cluster shapes (recovery-devices, -restart, -transfers, -nodes, ...).
+* `area`        – the recovery area's declaration (conformance.areas.AREAS).
 
 See docs/recovery.md.
 """

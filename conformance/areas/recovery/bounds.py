@@ -42,7 +42,6 @@ SURVIVOR_WATCH_S = shared_param("survivor_watch_s")  # survivors of a node death
 # Transfers.
 RDT_FETCH_TIMEOUT_S = shared_param("rdt_fetch_timeout_s")  # RAY_rdt_fetch_fail_timeout_milliseconds (transfer shape)
 TRANSFER_ERROR_S = shared_param("transfer_error_s")        # a failed transfer surfaces to the receiver's caller
-TRANSFER_TIMEOUT_ERROR_S = RDT_FETCH_TIMEOUT_S + TRANSFER_ERROR_S  # a transfer past the fetch timeout fails
 ABORT_SEEN_S = shared_param("abort_seen_s")                # Ray's abort_transport calls / actor kills are observed
 
 # Health-check settings of the node shape (health_check_* in Ray's system config). A hard-killed

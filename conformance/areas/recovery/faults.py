@@ -28,8 +28,6 @@ from typing import Any, Protocol, runtime_checkable
 
 from conformance.errors import UserError
 
-FAULTS = ("kill", "partition", "restart")
-
 
 @dataclass(frozen=True)
 class NodeRef:

@@ -14,4 +14,7 @@ without Ray:
 * collect      runs the probe on every node (driver side)
 * placement    label-selector and placement-group probes against that ground truth
 * view         the per-node hardware view (report section and CLI)
+* facts        what one node's probe found (Ray's view and the plugin's)
+* pytest_support  the area's fixture (`topology`), shared by its checks
+* area         the topology area's declaration (conformance.areas.AREAS)
 """

@@ -12,6 +12,11 @@ Modules, one job each (docs/transport.md explains the method):
 * `fixtures`     – the pytest fixtures of the transport/performance check modules.
 * `lifecycle`    – reading the wrapper's records across processes; waiting for frees.
 * `memory`       – memory probes for the leak check (process RSS, host shared memory, device).
-* `bench`        – nccl-tests-style sweeps, baselines and the round-robin pairwise matrix.
 * `tables`       – markdown tables for report.md and `ray-conformance bench-transport`.
+* `stalls`       – where a stalled transfer stopped (the evidence a hang's reason carries).
+* `usage`        – the usage checks' context (TR-015..020): refs passed the ways users pass them.
+* `usage_actors` – the actors those checks run (importable by workers).
+* `area`         – the transport area's declaration (conformance.areas.AREAS).
+
+The performance area's sweeps live in conformance/areas/performance/.
 """
