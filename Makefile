@@ -7,7 +7,7 @@ REPORTS := reports
 # Extra pytest arguments for `make test` (e.g. PYTEST_ARGS="-x -k tiers").
 PYTEST_ARGS ?=
 
-.PHONY: install demo test test-fast test-area docs example releases clean-reports browser bench hosts-demo
+.PHONY: install lint demo test test-fast test-area docs example releases clean-reports browser bench hosts-demo
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -40,6 +40,11 @@ browser:
 
 test: $(STAMP) browser
 	$(BIN)/python -m pytest -p no:cacheprovider --durations=15 tests $(PYTEST_ARGS)
+
+## ruff (errors, bugbear, import order) and mypy (run/, catalog/, signing/, report/): pyproject.toml.
+lint: $(STAMP)
+	$(BIN)/ruff check conformance tests benchmarks
+	$(BIN)/mypy
 
 ## The fast lane: the pure tests (tests/unit: no Ray, no subprocess), under 2 minutes.
 test-fast: $(STAMP)
