@@ -24,7 +24,8 @@ def tests_of_checks(checks_dir: Path = CHECKS_DIR) -> dict[str, tuple[str, ...]]
                 continue
             for dec in node.decorator_list:
                 if (isinstance(dec, ast.Call) and isinstance(dec.func, ast.Attribute) and dec.func.attr == "check"
-                        and dec.args and isinstance(dec.args[0], ast.Constant)):
+                        and dec.args and isinstance(dec.args[0], ast.Constant)
+                        and isinstance(dec.args[0].value, str)):
                     found.setdefault(dec.args[0].value, []).append(
                         f"{path.relative_to(checks_dir).as_posix()}::{node.name}")
     return {k: tuple(v) for k, v in found.items()}

@@ -350,8 +350,13 @@ def load_waivers(path: Path | None = None) -> tuple[list[Waiver], str]:
         return [], ""
     doc = read_yaml_or_json(path, what="waivers")
     validate(doc, "waivers", what="waivers")
-    return [Waiver(**{k: str(v) if k == "expires" else v for k, v in w.items()})
-            for w in doc.get("waivers", [])], sha256_file(path)
+    return [_waiver(w) for w in doc.get("waivers", [])], sha256_file(path)
+
+
+def _waiver(entry: Mapping[str, Any]) -> Waiver:
+    """One schema-validated waiver entry; YAML reads an unquoted `expires` as a date, kept as text."""
+    fields: dict[str, Any] = {k: str(v) if k == "expires" else v for k, v in entry.items()}
+    return Waiver(**fields)
 
 
 @dataclass

@@ -120,7 +120,7 @@ def compute_tiers(results: Iterable[Mapping[str, Any]], checklist: Checklist, la
     outcomes = {r["id"]: r["outcome"] for r in results}
     blocks = {r["id"]: _blocks_tier(r) for r in results}
     reasons = {r["id"]: r.get("reason") for r in results}
-    exempt = frozenset()
+    exempt: frozenset[str] = frozenset()
     if ladder.shape_policy.get("exempt_from_should_share"):
         exempt = frozenset(cid for cid in shape_limits(ladder.shape_policy, ctx.shape)
                            if outcomes.get(cid) == "not_applicable")

@@ -11,10 +11,13 @@ import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from conformance.catalog.data import read_yaml_or_json, sha256_bytes, validate
 from conformance.errors import UserError
+
+if TYPE_CHECKING:  # hints only: importing Ray here would slow every CLI command
+    from ray._private.accelerators.accelerator import AcceleratorManager
 
 DEFAULT_QUANTITIES = {"valid": [1], "invalid": []}
 
@@ -157,7 +160,7 @@ def import_object(ref: str, *, field: str, python_path: list[str]) -> Any:
     return obj
 
 
-def resolve_manager(manifest: Manifest) -> type:
+def resolve_manager(manifest: Manifest) -> type[AcceleratorManager]:
     """Import the AcceleratorManager class and check it against the manifest (resource name)."""
     from ray._private.accelerators.accelerator import AcceleratorManager
 
@@ -204,7 +207,7 @@ def resolve_provider(manifest: Manifest) -> Any:
     return obj
 
 
-def expected_contradictions(manifest: Manifest, manager: type) -> list[str]:
+def expected_contradictions(manifest: Manifest, manager: type[AcceleratorManager]) -> list[str]:
     """Where accelerator.expected contradicts what the manager reports on this machine.
 
     Only judged where the manager sees devices here: on a laptop driving a remote cluster it

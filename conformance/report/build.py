@@ -170,8 +170,9 @@ def write_junit(report: dict[str, Any], records: Iterable[TestRecord], out_dir: 
     for k, v in counts.items():
         suite.set(k, str(v))
     suite.set("time", f"{report['duration_s']:.3f}")
-    tree = ET.ElementTree(ET.Element("testsuites"))
-    tree.getroot().append(suite)
+    root = ET.Element("testsuites")
+    root.append(suite)
+    tree = ET.ElementTree(root)
     ET.indent(tree)
     path = out_dir / "junit.xml"
     tmp = path.with_name(f".junit.xml.tmp{os.getpid()}")

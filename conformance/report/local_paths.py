@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import re
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 
@@ -52,6 +53,12 @@ def _prefixes() -> list[tuple[str, str]]:
     return sorted(pairs.items(), key=lambda kv: -len(kv[0]))
 
 
+def _literally(replacement: str) -> Callable[[re.Match[str]], str]:
+    """A `re.sub` replacement that inserts `replacement` as is (a backslash in it is not read
+    as an escape or a group reference)."""
+    return lambda _match: replacement
+
+
 def shorten_paths(text: str) -> str:
     """Replace the home and temp folders inside free text (log lines, reasons) with `~` / `$TMPDIR`.
 
@@ -61,5 +68,5 @@ def shorten_paths(text: str) -> str:
     for folder, short in _prefixes():
         if short == folder:
             continue
-        text = re.sub(re.escape(folder) + r"(?=/|\b|$)", lambda _m, s=short: s, text)
+        text = re.sub(re.escape(folder) + r"(?=/|\b|$)", _literally(short), text)
     return text

@@ -12,6 +12,7 @@ import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Protocol
 
 from conformance.report.local_paths import shorten_paths
 
@@ -180,6 +181,12 @@ def collect_evidence(texts: dict[Path, str], out_dir: Path, check_id: str) -> Lo
                        shorten_paths(excerpt_around(texts[path], index)))
 
 
+class _StdstreamPrinter(Protocol):
+    """The shape of Ray's `ray._private.worker.print_to_stdstream`, which DriverNoise wraps."""
+
+    def __call__(self, data: Any, ignore_prefix: bool) -> Any: ...
+
+
 class DriverNoise:
     """Keeps Ray's "Raylet is terminated … unexpected … SIGKILL" messages out of the terminal while
     fault-injection checks run (they kill raylets on purpose), writing them to the check's logs.
@@ -195,15 +202,15 @@ class DriverNoise:
         self.checks: list[str] = []
         self._current: str | None = None
         self._active = [False, False]          # previous check, current check
-        self._original = None
+        self._original: _StdstreamPrinter | None = None  # Ray's printer, while ours is installed
 
     def install(self) -> None:
         import ray._private.worker as worker
 
         if self._original is not None:
             return
-        self._original = worker.print_to_stdstream
-        original = self._original
+        original = worker.print_to_stdstream
+        self._original = original
 
         def print_to_stdstream(data: dict, ignore_prefix: bool) -> None:  # type: ignore[type-arg]
             if any(self._active) and self._current and any(is_expected_noise(x) for x in data.get("lines", [])):

@@ -190,9 +190,9 @@ def judge_node(where: str, result: dict[str, Any] | str, *, ray_count: float, ex
             out.append(Finding(ERROR, where, f"{field_name}: cannot import {imp['ref']} in a Ray worker: {imp['error']}",
                                shorten_paths(imp.get("traceback", ""))))
     if preload_expected and not result.get("preload_ok", True):
-        cause = (worker_log or "").strip().splitlines()
+        log_lines = (worker_log or "").strip().splitlines()
         out.append(Finding(ERROR, where, "the worker could not preload conformance.cluster.inject_autoinstall, so Ray in "
-                           "workers does not know the manager" + (f": {cause[-1].strip()}" if cause else ""),
+                           "workers does not know the manager" + (f": {log_lines[-1].strip()}" if log_lines else ""),
                            worker_log or ""))
     if result.get("registered") is False and not out:
         out.append(Finding(ERROR, where, "Ray in the worker does not know the manager (its resource maps to no "

@@ -29,7 +29,8 @@ def partial_reasons(report: Mapping[str, Any]) -> list[str]:
     """Why a report is not of a whole-checklist run ([] when it is); reads the claim and the
     per-check evidence, so a report that says `partial: false` beside checks nobody ran is caught."""
     reasons = []
-    sel = report.get("selection") if isinstance(report.get("selection"), Mapping) else {}
+    raw_selection = report.get("selection")
+    sel: Mapping[str, Any] = raw_selection if isinstance(raw_selection, Mapping) else {}
     if report.get("partial") is not False:
         reasons.append(f"partial is {report.get('partial')!r}")
     if sel.get("collect_only"):
@@ -39,7 +40,8 @@ def partial_reasons(report: Mapping[str, Any]) -> list[str]:
     deselected = sel.get("deselected") or []
     if deselected:
         reasons.append(f"{len(deselected)} test(s) deselected")
-    checks = report.get("checks") if isinstance(report.get("checks"), list) else []
+    raw_checks = report.get("checks")
+    checks: list[Any] = raw_checks if isinstance(raw_checks, list) else []
     not_run = sorted(set(map(str, sel.get("not_run") or [])) | set(not_run_checks(c for c in checks
                                                                                  if isinstance(c, Mapping))))
     if not_run:

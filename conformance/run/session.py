@@ -171,7 +171,8 @@ class ConformanceRun:
         if cid is None:
             return rep
         rec = self.records.setdefault(item.nodeid, new_record(item.nodeid, cid))
-        rec.metrics.update(item.stash.get(METRICS_KEY, {}))
+        metrics: dict[str, Any] = item.stash.get(METRICS_KEY, {})
+        rec.metrics.update(metrics)
         apply_phase(rec, rep, call.excinfo.value if call.excinfo is not None else None)
         xfail = waiver_xfail(rec, rep.when, self.data.waivers, dt.date.today())
         if xfail is not None:  # shown as xfail: a known upstream limitation, never a pass
@@ -187,7 +188,7 @@ class ConformanceRun:
                                       reason or "hung"))
         not_run = self.not_run_reason or ("not run: the run was interrupted" if interrupted else "no test for this check ran")
         checks = aggregate(records, self.data.checklist, self.data.waivers, not_run_reason=not_run)
-        cluster = {"mode": self.clusters.last_mode, "nodes": self.clusters.last_nodes,
+        cluster: dict[str, Any] = {"mode": self.clusters.last_mode, "nodes": self.clusters.last_nodes,
                    "address": self.ray_address, "notes": list(self.clusters.notes),
                    "history": list(self.clusters.history)}
         if cluster["mode"] is None:

@@ -19,7 +19,7 @@ if TYPE_CHECKING:  # type hints only: importing the session at run time would br
 RUN = pytest.StashKey["ConformanceRun"]()
 """The run itself (set by conformance.plugin; the `conformance_run` fixture reads it)."""
 
-METRICS_KEY = pytest.StashKey[dict]()
+METRICS_KEY = pytest.StashKey[dict[str, Any]]()
 """Item stash: the check's metrics dict (`check_metrics` fixture), copied into its TestRecord."""
 
 

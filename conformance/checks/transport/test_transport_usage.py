@@ -162,8 +162,9 @@ def _concurrent_wave(u: UsageCtx, clock: Any, n: int, n_actors: int, nbytes: int
     for k in range(n):
         s, d = k % half, half + (k // half) % (n_actors - half)
         seed = 1000 + k
-        refs.append(u.submitted(clock, lambda: actors[s].make.options(tensor_transport=u.name).remote(nbytes, seed),
-                                f"producer {k}"))
+        refs.append(u.submitted(
+            clock, lambda s=s, seed=seed: actors[s].make.options(tensor_transport=u.name).remote(nbytes, seed),
+            f"producer {k}"))
         seeds.append(seed)
         ends.append((s, d))
     # Every producer's metadata reaches the owner before any receive is submitted, so Ray hands
@@ -180,7 +181,7 @@ def _concurrent_wave(u: UsageCtx, clock: Any, n: int, n_actors: int, nbytes: int
                                                if refs[k].hex() in unproduced])
     u.metrics["produced_s"] = round(time.perf_counter() - t0, 3)
     for k, ref in enumerate(refs):
-        outs.append(u.submitted(clock, lambda: actors[ends[k][1]].receive.remote(ref), f"transfer {k}"))
+        outs.append(u.submitted(clock, lambda k=k, ref=ref: actors[ends[k][1]].receive.remote(ref), f"transfer {k}"))
     order: list[int] = []
     pending = list(outs)
     index = {o.hex(): i for i, o in enumerate(outs)}

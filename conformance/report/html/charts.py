@@ -19,18 +19,21 @@ import io
 import math
 import re
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import matplotlib
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
+if TYPE_CHECKING:  # matplotlib.typing names the rc keys; hints only
+    from matplotlib.typing import RcKeyType
+
 OUTCOME_COLOURS = {"pass": "#2e7d32", "ok": "#2e7d32", "fail": "#c62828", "error": "#ad1457",
                    "waived": "#ef6c00", "skip": "#9e9e9e", "not_applicable": "#9e9e9e"}
 _KIND_PALETTE = ("#1565c0", "#6a1b9a", "#00838f", "#ef6c00", "#558b2f", "#ad1457", "#4e342e", "#37474f")
 _SVG_START = re.compile(r"<svg\b")
-_RC = {"svg.fonttype": "none", "text.parse_math": False, "font.size": 9,
+_RC: dict[RcKeyType, Any] = {"svg.fonttype": "none", "text.parse_math": False, "font.size": 9,
        "font.family": ["DejaVu Sans", "Liberation Sans", "sans-serif"],
        "axes.spines.top": False, "axes.spines.right": False, "axes.titlesize": 10,
        "axes.titleweight": "bold", "axes.titlelocation": "left"}

@@ -7,6 +7,7 @@ the charts are inline SVG, and a Content-Security-Policy forbids scripts and eve
 """
 from __future__ import annotations
 
+import functools
 import json
 import re
 from typing import Any, Mapping
@@ -51,7 +52,7 @@ def area_sections(report: Mapping[str, Any]) -> list[dict[str, Any]]:
         for block in area.html:
             draw = load_ref(block.render)
             out.append({"view": block.view, "title": block.title, "nav": block.nav or block.title,
-                        "data": model.section(lambda draw=draw: draw(report), block.notice)})
+                        "data": model.section(functools.partial(draw, report), block.notice)})
     return out
 
 
