@@ -416,7 +416,7 @@ def _run_knobs_at(path: str) -> dict[str, Any]:
     vocabulary = load_vocabulary()
     for cid in doc["durations"]["checks"]:
         vocabulary.check_id(f"{what}: durations.checks", cid)
-    return doc  # type: ignore[no-any-return]
+    return doc
 
 
 def load_run_knobs() -> dict[str, Any]:

@@ -163,7 +163,7 @@ def loads_json(data: bytes | str, *, max_depth: int = MAX_DEPTH) -> Any:
 _SAFE_BASE: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's parser when present: ~5x faster
 
 
-class _StrictSafeLoader(_SAFE_BASE):  # type: ignore[misc, valid-type]
+class _StrictSafeLoader(_SAFE_BASE):
     """SafeLoader that refuses a key given twice in one mapping (PyYAML keeps the last)."""
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:

@@ -212,7 +212,7 @@ class DriverNoise:
         original = worker.print_to_stdstream
         self._original = original
 
-        def print_to_stdstream(data: dict, ignore_prefix: bool) -> None:  # type: ignore[type-arg]
+        def print_to_stdstream(data: dict[str, Any], ignore_prefix: bool) -> None:
             if any(self._active) and self._current and any(is_expected_noise(x) for x in data.get("lines", [])):
                 self._keep(data.get("lines", []))
                 return

@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Generator
 from typing import Any
 
 import pytest
@@ -149,7 +150,7 @@ class RunHelp:
             self._progress_line(cid)
 
     @pytest.hookimpl(wrapper=True)
-    def pytest_report_teststatus(self, report: Any, config: pytest.Config):  # type: ignore[no-untyped-def]
+    def pytest_report_teststatus(self, report: Any, config: pytest.Config) -> Generator[None, Any, Any]:
         result = yield
         if config.option.verbose <= 0 and isinstance(result, tuple) and len(result) == 3 and \
                 getattr(report, "nodeid", None) in self.run.item_checks:

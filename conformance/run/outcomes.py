@@ -28,14 +28,20 @@ REASON_LIMIT = 600  # knob: longest reason line kept from an exception message
 
 
 class PhaseReport(Protocol):
-    """What the mapping reads of a pytest TestReport."""
+    """What the mapping reads of a pytest TestReport (read-only: TestReport's outcome flags are properties)."""
 
-    when: str
-    passed: bool
-    failed: bool
-    skipped: bool
-    longrepr: Any
-    duration: float
+    @property
+    def when(self) -> str: ...
+    @property
+    def passed(self) -> bool: ...
+    @property
+    def failed(self) -> bool: ...
+    @property
+    def skipped(self) -> bool: ...
+    @property
+    def longrepr(self) -> Any: ...
+    @property
+    def duration(self) -> float: ...
 
 
 def first_line(text: str, limit: int = REASON_LIMIT) -> str:

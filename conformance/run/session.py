@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import time
+from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
@@ -153,19 +154,20 @@ class ConformanceRun:
         return float(check.timeout_s) if check and check.timeout_s else self.default_timeout
 
     @pytest.hookimpl(wrapper=True)
-    def pytest_runtest_setup(self, item: pytest.Item):  # type: ignore[no-untyped-def]
+    def pytest_runtest_setup(self, item: pytest.Item) -> Generator[None, None, None]:
         with hard_timeout(self.setup_timeout, f"setup of {item.nodeid}", on_stuck=self.abort_stuck,
                           grace_s=self.hang_grace):
             return (yield)
 
     @pytest.hookimpl(wrapper=True)
-    def pytest_runtest_call(self, item: pytest.Item):  # type: ignore[no-untyped-def]
+    def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, None, None]:
         with hard_timeout(self.timeout_for(item), self.item_checks.get(item.nodeid, item.nodeid),
                           on_stuck=self.abort_stuck, grace_s=self.hang_grace):
             return (yield)
 
     @pytest.hookimpl(wrapper=True)
-    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]):  # type: ignore[no-untyped-def]
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]
+                                  ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
         rep = yield
         cid = self.item_checks.get(item.nodeid)
         if cid is None:

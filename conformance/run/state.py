@@ -30,4 +30,4 @@ def run_of(config: pytest.Config) -> "ConformanceRun | None":
 
 def stash_of(run: Any) -> pytest.Stash:
     """The stash that holds `run`'s state: its config's (the run keeps the config it belongs to)."""
-    return run.config.stash  # type: ignore[no-any-return]
+    return run.config.stash
