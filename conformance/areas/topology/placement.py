@@ -23,8 +23,17 @@ from conformance.areas.topology.facts import NodeFacts
 from conformance.areas.topology.probe import Where, where
 from conformance.areas.topology.selectors import NODE_ID_KEY, first_matching, matches, selector_text
 
-RUN_TIMEOUT_S = area_param("topology", "run_timeout_s")
-PENDING_WAIT_S = area_param("topology", "pending_wait_s")
+def pending_wait_s() -> float:
+    """How long work no node can take must stay pending (area_params.topology.pending_wait_s).
+
+    Read when a check runs, never at import: a checklist without the topology area (a test's own
+    data) must not break every run that merely loads the area's fixtures."""
+    return float(area_param("topology", "pending_wait_s"))
+
+
+def run_timeout_s() -> float:
+    """How long a probe that can place may take to run (area_params.topology.run_timeout_s)."""
+    return float(area_param("topology", "run_timeout_s"))
 CANCEL_WAIT_S = 10.0  # knob: cleanup wait after cancelling, not a bound
 # Errors meaning "Ray did not place it": cancelled by us, actor killed by us, or refused outright
 # (a selector naming ray.io/node-id is turned into a hard node affinity, and Ray fails such a
@@ -82,10 +91,14 @@ def _short(ids: set[str] | list[str]) -> str:
 
 
 def run_selector_probes(probes: Sequence[SelectorProbe], labels: Mapping[str, Mapping[str, str]],
-                        truth: Mapping[str, Mapping[str, str]], *, run_timeout_s: float = RUN_TIMEOUT_S,
-                        pending_wait_s: float = PENDING_WAIT_S) -> PlacementResult:
-    """Submit every probe, wait (bounded), judge, clean up. `labels`/`truth`: node_id -> labels."""
+                        truth: Mapping[str, Mapping[str, str]], *, run_timeout: float | None = None,
+                        pending_wait: float | None = None) -> PlacementResult:
+    """Submit every probe, wait (bounded), judge, clean up. `labels`/`truth`: node_id -> labels.
+    The waits default to the topology area's params."""
     import ray
+
+    run_timeout = run_timeout_s() if run_timeout is None else run_timeout
+    pending_wait = pending_wait_s() if pending_wait is None else pending_wait
 
     result = PlacementResult()
     task = ray.remote(where)
@@ -113,9 +126,9 @@ def run_selector_probes(probes: Sequence[SelectorProbe], labels: Mapping[str, Ma
         t0 = time.monotonic()
         placeable = [s.ref for s in subs if s.label_nodes]
         if placeable:
-            ray.wait(placeable, num_returns=len(placeable), timeout=run_timeout_s)
+            ray.wait(placeable, num_returns=len(placeable), timeout=run_timeout)
         rest = [s.ref for s in subs if not s.label_nodes]
-        left = pending_wait_s - (time.monotonic() - t0)
+        left = pending_wait - (time.monotonic() - t0)
         if rest and left > 0:
             ray.wait(rest, num_returns=len(rest), timeout=left)
         ready, _ = ray.wait([s.ref for s in subs], num_returns=len(subs), timeout=0)
@@ -127,7 +140,7 @@ def run_selector_probes(probes: Sequence[SelectorProbe], labels: Mapping[str, Ma
         for s in subs:
             state = _judge_ran(ray, s, labels, truth, result) if (s.ref in done or s.ref in late) else "pending"
             if state == "pending" and s.truth_nodes:
-                waited = run_timeout_s if s.label_nodes else pending_wait_s
+                waited = run_timeout if s.label_nodes else pending_wait
                 why = ("no node's labels match it" if not s.label_nodes
                        else f"Ray did not place it although the labels of {_short(s.label_nodes)} match")
                 where_ = f"pinned to {s.node[:8]}" if s.node else s.kind

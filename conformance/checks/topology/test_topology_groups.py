@@ -17,7 +17,7 @@ import pytest
 
 from conformance.catalog.data import area_param
 from conformance.run.fixtures import not_applicable
-from conformance.areas.topology.placement import PENDING_WAIT_S, try_group
+from conformance.areas.topology.placement import pending_wait_s, try_group
 from conformance.areas.topology.pytest_support import TopologyContext
 from conformance.areas.topology.selectors import TYPE_KEY, matches, selector_text
 
@@ -46,7 +46,7 @@ def test_bundle_label_selector_lands_on_matching_nodes(topology: TopologyContext
         k = max(len(by_labels), len(by_truth))
         if k == 0:
             continue  # a domain only nodes without devices carry: no device bundle can select it
-        wait = GROUP_TIMEOUT_S if len(by_labels) >= k else PENDING_WAIT_S  # labels say it cannot place
+        wait = GROUP_TIMEOUT_S if len(by_labels) >= k else pending_wait_s()  # labels say it cannot place
         ready, nodes = try_group([{topology.resource: 1}] * k, wait, strategy="STRICT_SPREAD",
                                  bundle_label_selector=[sel] * k)
         text = selector_text(sel)
@@ -120,7 +120,7 @@ def test_topology_packing_keeps_groups_in_one_domain(topology: TopologyContext,
                 by_label[labels[f.node_id][key]] = by_label.get(labels[f.node_id][key], 0) + int(f.device_count)
         # If the labels make one domain big enough, Ray may place it: give it the full time to
         # show that; otherwise Ray cannot, and a short wait only guards against a Ray bug.
-        wait = GROUP_TIMEOUT_S if max(by_label.values(), default=0) >= big else PENDING_WAIT_S
+        wait = GROUP_TIMEOUT_S if max(by_label.values(), default=0) >= big else pending_wait_s()
         ready, nodes = try_group([{topology.resource: 1}] * big, wait, topology_strategy=strategy)
         check_metrics["oversize"] = {"devices": big, "placed": ready, "capacity_by_label": by_label}
         if ready:
