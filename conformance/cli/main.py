@@ -117,17 +117,25 @@ def cmd_run(args: argparse.Namespace) -> int:
             raise UserError(f"--sign-key: file not found: {key}")
         passphrase = passphrase_from_env(args.passphrase_env)
     out_dir = Path(args.out) if args.out else Path("reports") / manifest.product_slug
+    chosen = selected_checks(args, data, out_dir / "report.json")
+    if chosen == []:
+        print("ray-conformance: nothing to re-run: the previous report has no failed or errored check")
+        return int(Exit.OK)
     extra = list(args.pytest_args)
     if extra and extra[0] == "--":
         extra = extra[1:]
     from conformance.run.command import suite_command
     cmd = suite_command(manifest.path, out_dir.resolve(), extra, verbose=args.verbose,
                         options={"ray-address": args.ray_address, "timeout": args.timeout,
+                                 "select": ",".join(chosen) if chosen is not None else None,
                                  "fault-driver": args.fault_driver,
                                  "fault-driver-options": args.fault_driver_options})
     from conformance.report.sanitize import terminal
     print(terminal(f"ray-conformance: certifying {manifest.data['vendor']} / {manifest.data['product']} → {out_dir}"),
           flush=True)
+    if chosen is not None:
+        print(f"ray-conformance: only {len(chosen)} check(s): {', '.join(chosen[:12])}"
+              f"{' …' if len(chosen) > 12 else ''} (a partial run: not a certification run)", flush=True)
     report_path = out_dir / "report.json"
     before = file_signature(report_path)
     returncode = _run_forwarding_signals(cmd)
@@ -160,7 +168,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         return int(Exit.BELOW_TIER)
     if report.get("partial"):
         print(f"ray-conformance: partial run ({len(report['selection']['not_run'])} check(s) not run): "
-              "not a certification run")
+              "not a certification run; its tier cannot be claimed")
     if args.require_tier:
         from conformance.catalog.ladder import tier_rank
         if tier_rank(data.ladder, tier) < tier_rank(data.ladder, args.require_tier):
@@ -169,6 +177,33 @@ def cmd_run(args: argparse.Namespace) -> int:
         if report.get("partial"):
             return int(Exit.BELOW_TIER)
     return int(Exit.OK)
+
+
+def selected_checks(args: argparse.Namespace, data: Any, previous_report: Path) -> list[str] | None:
+    """The check ids `--area/--check/--last-failed` limit the run to (None: no such option, the
+    whole checklist). Unknown ids and a missing or invalid previous report are one-line errors."""
+    from conformance.run.selection import chosen_checks, failed_checks
+
+    if not (args.area or args.check or args.last_failed):
+        return None
+    last_failed: list[str] = []
+    if args.last_failed:
+        from conformance.catalog.data import read_yaml_or_json, validate
+        if not previous_report.is_file():
+            raise UserError(f"--last-failed: no previous report at {previous_report} (run once without it first, "
+                            "with the same --out)")
+        report = read_yaml_or_json(previous_report, what="--last-failed: previous report")
+        if not isinstance(report, dict):
+            raise UserError(f"--last-failed: {previous_report}: expected a report object, got {type(report).__name__}")
+        validate(report, "report", what=f"--last-failed: {previous_report}")
+        last_failed = failed_checks(report)
+    ids = [part for value in args.check or [] for part in value.split(",") if part.strip()]
+    active = {c.id: c.area for c in data.checklist.active()}
+    try:
+        chosen = chosen_checks(active, areas=args.area or [], checks=ids, last_failed=last_failed)
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+    return chosen
 
 
 def cmd_inject(args: argparse.Namespace) -> int:
@@ -202,6 +237,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
+    from conformance.catalog.data import load_vocabulary
+    vocabulary = load_vocabulary()
     p = sub.add_parser("run", allow_abbrev=False, help="certify a plugin: run the checks, compute the tier, write the reports")
     p.add_argument("--manifest", required=True,
                    help="vendor manifest (YAML or JSON), or builtin:simulated[-2node] shipped in the package")
@@ -214,12 +251,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--timeout", type=float, help="default hard timeout per check, seconds")
     p.add_argument("--sign-key", help="sign the report with this private key (writes report.intoto.json)")
     p.add_argument("--passphrase-env", help="environment variable holding the key's passphrase")
+    p.add_argument("--area", nargs="+", action="extend", choices=list(vocabulary.area_prefix), metavar="AREA",
+                   help="only the checks of these areas (a partial run, never a certification)")
+    p.add_argument("--check", nargs="+", action="extend", metavar="ID",
+                   help="only these checks, e.g. DP-003 (a partial run, never a certification)")
+    p.add_argument("--last-failed", action="store_true",
+                   help="only the checks that failed or errored in the previous report.json of the output folder")
     p.add_argument("-v", "--verbose", action="store_true", help="also pytest's own per-test output")
     p.add_argument("pytest_args", nargs=argparse.REMAINDER, help="after --: extra pytest arguments")
     p.set_defaults(func=cmd_run)
 
-    from conformance.catalog.data import load_vocabulary
-    vocabulary = load_vocabulary()
     p = sub.add_parser("checklist", help="print the checklist (filter by --area/--level)")
     p.add_argument("--format", choices=["text", "md", "json"], default="text")
     p.add_argument("--area", choices=list(vocabulary.area_prefix), help="only this area's checks")

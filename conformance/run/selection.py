@@ -55,3 +55,53 @@ def partial_reasons(report: Mapping[str, Any]) -> list[str]:
 def is_partial(selection: Mapping[str, Any]) -> bool:
     return bool(selection.get("not_run") or selection.get("deselected") or selection.get("collect_only")
                 or selection.get("whole_checklist_collected") is False)
+
+
+# ------------------------------------------------------------------ choosing checks to run
+# The edit–run loop (`run --area/--check/--last-failed`): the CLI turns its options into a set of
+# check ids, the pytest plugin deselects every other test (the checks folder is still collected
+# whole, so the registry lint still holds), and the report is partial through its deselected
+# tests, like any other selection.
+RERUN_OUTCOMES = ("fail", "error")
+
+
+def id_ranges(ids: Iterable[str]) -> str:
+    """`DP-001..DP-020, TP-001..TP-004, TP-006`: ids compressed into runs, for one-line errors."""
+    by_prefix: dict[str, list[int]] = {}
+    for cid in sorted(set(ids)):
+        prefix, _, number = cid.partition("-")
+        by_prefix.setdefault(prefix, []).append(int(number))
+    parts = []
+    for prefix, numbers in by_prefix.items():
+        start = prev = numbers[0]
+        for n in numbers[1:] + [None]:  # type: ignore[list-item]
+            if n is not None and n == prev + 1:
+                prev = n
+                continue
+            parts.append(f"{prefix}-{start:03d}" + (f"..{prefix}-{prev:03d}" if prev != start else ""))
+            if n is not None:
+                start = prev = n
+    return ", ".join(parts)
+
+
+def failed_checks(report: Mapping[str, Any]) -> list[str]:
+    """Ids of a report's checks whose outcome is fail or error (what `--last-failed` re-runs)."""
+    return [str(c["id"]) for c in report.get("checks") or [] if c.get("outcome") in RERUN_OUTCOMES]
+
+
+def chosen_checks(active: Mapping[str, str], *, areas: Sequence[str] = (), checks: Sequence[str] = (),
+                  last_failed: Sequence[str] = ()) -> list[str]:
+    """The check ids a run is limited to: the union of the areas' checks, the named ids and the
+    previous report's failures (`active`: id -> area of the checklist in force). Unknown areas
+    and ids raise ValueError naming the valid choices; an empty result is the caller's to judge."""
+    known_areas = sorted(set(active.values()))
+    bad_areas = [a for a in areas if a not in known_areas]
+    if bad_areas:
+        raise ValueError(f"--area: unknown area {bad_areas[0]!r}; expected one of {', '.join(known_areas)}")
+    wanted = [c.strip().upper() for c in checks]
+    bad = [c for c in wanted if c not in active]
+    if bad:
+        raise ValueError(f"--check: unknown check id {bad[0]!r}; expected one of {id_ranges(active)}")
+    chosen = {cid for cid, area in active.items() if area in areas} | set(wanted)
+    chosen |= {cid for cid in last_failed if cid in active}   # a retired check is simply not re-run
+    return sorted(chosen)

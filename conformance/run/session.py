@@ -130,6 +130,7 @@ class ConformanceRun:
         self.item_checks.update(lint.item_checks)
         if lint.problems:
             raise pytest.UsageError(lint.message())
+        self._keep_selected(config, items)
         items.sort(key=shapes.run_order)  # by shape rank, so equal shapes reuse one cluster; stable in a shape
 
     def _area_problems(self, items: list[pytest.Item], item_checks: dict[str, str]) -> list[str]:
@@ -143,6 +144,22 @@ class ConformanceRun:
 
         return area_problems(((i.nodeid, item_checks[i.nodeid], rel(i)) for i in items if i.nodeid in item_checks),
                              AREAS, load_vocabulary().area_prefix)
+
+    def _keep_selected(self, config: pytest.Config, items: list[pytest.Item]) -> None:
+        """--conformance-select: deselect every test of another check (recorded, so the report
+        is partial); the folder was collected whole, so the lint above still judged it all."""
+        chosen = config.getoption("conformance_select")
+        if not chosen:
+            return
+        wanted = {c.strip() for c in chosen.split(",") if c.strip()}
+        unknown = sorted(wanted - set(self.data.checklist.by_id()))
+        if unknown:
+            raise pytest.UsageError(f"--conformance-select: unknown check id(s) {', '.join(unknown)}")
+        keep = [i for i in items if self.item_checks.get(i.nodeid) in wanted]
+        drop = [i for i in items if self.item_checks.get(i.nodeid) not in wanted]
+        if drop:
+            config.hook.pytest_deselected(items=drop)
+            items[:] = keep
 
     def pytest_deselected(self, items: list[pytest.Item]) -> None:
         self.deselected += [item.nodeid for item in items]
@@ -188,7 +205,10 @@ class ConformanceRun:
         if unfinished:
             records.append(TestRecord(unfinished, self.item_checks.get(unfinished, ""), "fail",
                                       reason or "hung"))
-        not_run = self.not_run_reason or ("not run: the run was interrupted" if interrupted else "no test for this check ran")
+        not_run = self.not_run_reason or ("not run: the run was interrupted" if interrupted else
+                                          "not selected: this run was limited to other checks (partial)"
+                                          if self.config.getoption("conformance_select") else
+                                          "no test for this check ran")
         checks = aggregate(records, self.data.checklist, self.data.waivers, not_run_reason=not_run)
         cluster: dict[str, Any] = {"mode": self.clusters.last_mode, "nodes": self.clusters.last_nodes,
                    "address": self.ray_address, "notes": list(self.clusters.notes),
