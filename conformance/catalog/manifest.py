@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from conformance.catalog.data import read_yaml_or_json, sha256_bytes, validate
 from conformance.errors import UserError
+from conformance.vendor_calls import IMPORT, VendorHang, bounded_call
 
 if TYPE_CHECKING:  # hints only: importing Ray here would slow every CLI command
     from ray._private.accelerators.accelerator import AcceleratorManager
@@ -148,7 +149,10 @@ def import_object(ref: str, *, field: str, python_path: list[str]) -> Any:
             sys.path.insert(0, p)
     module_name, _, attr = ref.partition(":")
     try:
-        module = importlib.import_module(module_name)
+        module = bounded_call(importlib.import_module, module_name, method=IMPORT + module_name,
+                              where=f"manifest: {field}: ")
+    except VendorHang:
+        raise
     except Exception as exc:  # noqa: BLE001 - any import failure is the user's input problem
         raise UserError(f"manifest: {field}: cannot import module {module_name!r}: "
                         f"{exc.__class__.__name__}: {exc}".splitlines()[0]) from None
@@ -172,7 +176,9 @@ def resolve_manager(manifest: Manifest) -> type[AcceleratorManager]:
     # (all static methods), and Ray's own NvidiaGPUAcceleratorManager leaves
     # get_current_node_additional_resources to the base class. DP-001 judges what they return.
     try:
-        name = cls.get_resource_name()
+        name = bounded_call(cls.get_resource_name, method="get_resource_name", where="manifest: accelerator.manager: ")
+    except VendorHang:
+        raise
     except Exception as exc:  # noqa: BLE001
         raise UserError(f"manifest: accelerator.manager: {ref}.get_resource_name() raised "
                         f"{exc.__class__.__name__}") from None
@@ -214,9 +220,14 @@ def expected_contradictions(manifest: Manifest, manager: type[AcceleratorManager
     reports none, and the preflight compares on every node instead.
     """
     with manifest_environment(manifest):
+        where = "manifest: accelerator.manager: "
         try:
-            count = manager.get_current_node_num_accelerators()
-            kind = manager.get_current_node_accelerator_type() if count else None
+            count = bounded_call(manager.get_current_node_num_accelerators,
+                                 method="get_current_node_num_accelerators", where=where)
+            kind = bounded_call(manager.get_current_node_accelerator_type, method="get_current_node_accelerator_type",
+                                where=where) if count else None
+        except VendorHang:
+            raise
         except Exception as exc:  # noqa: BLE001 - a raising manager is DP-001's to judge; say it here too
             return [f"accelerator.expected: cannot compare, the manager raised {exc.__class__.__name__}"]
     if not isinstance(count, int) or isinstance(count, bool) or count <= 0:

@@ -28,7 +28,11 @@ def cmd_preflight(args: argparse.Namespace) -> int:
     manifest = check_manifest(args.manifest)
     host = host_state()
     print(terminal(f"preflight: {manifest.data['vendor']} / {manifest.data['product']}"), flush=True)
-    clusters = ClusterManager(manifest, args.ray_address, prepare_driver(manifest))
+    manager = prepare_driver(manifest)
+    if not args.ray_address:        # a node-start call that hangs: one line, exit 2, before any cluster
+        from conformance.run.preflight import refuse_node_start_hang
+        refuse_node_start_hang(manager, manifest)
+    clusters = ClusterManager(manifest, args.ray_address, manager)
     try:
         try:
             clusters.ensure(SHARED)

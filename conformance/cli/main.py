@@ -62,8 +62,12 @@ def cmd_validate_manifest(args: argparse.Namespace) -> int:
     from conformance.catalog.manifest import check_manifest, expected_contradictions, resolve_manager
     from conformance.report.sanitize import terminal
 
-    m = check_manifest(args.manifest)
-    contradictions = expected_contradictions(m, resolve_manager(m))
+    from conformance.run.preflight import refuse_node_start_hang
+
+    m = check_manifest(args.manifest)        # every call into the plugin bounded (conformance.vendor_calls)
+    manager = resolve_manager(m)
+    refuse_node_start_hang(manager, m)
+    contradictions = expected_contradictions(m, manager)
     if contradictions:
         raise UserError("manifest: " + "; ".join(contradictions))
     provider = (m.data.get("topology") or {}).get("provider") or "none"

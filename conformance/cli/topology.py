@@ -26,6 +26,9 @@ def cmd_topology(args: argparse.Namespace) -> int:
     manifest = check_manifest(args.manifest)
     topo = manifest.data.get("topology") or {}
     manager = prepare_driver(manifest)
+    if not args.ray_address:        # a node-start call that hangs: one line, exit 2, before any cluster
+        from conformance.run.preflight import refuse_node_start_hang
+        refuse_node_start_hang(manager, manifest)
     clusters = ClusterManager(manifest, args.ray_address, manager)
     try:
         try:

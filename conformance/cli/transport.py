@@ -56,9 +56,15 @@ def cmd_bench_transport(args: argparse.Namespace) -> int:
     manifest = check_manifest(args.manifest)
     if not manifest.transport:
         raise UserError(f"manifest: {args.manifest}: declares no transport (add a `transport` block)")
+    from conformance.run.preflight import refuse_node_start_hang
+    from conformance.vendor_calls import bounded_call
+
     manager = prepare_driver(manifest)
-    try:
-        setup = ensure_registered(manifest)
+    if not args.ray_address:        # a node-start call that hangs: one line, exit 2, before any cluster
+        refuse_node_start_hang(manager, manifest)
+    try:                            # the transport's import and class methods, within the call bound
+        setup = bounded_call(ensure_registered, manifest, method="transport registration",
+                             where="manifest: transport.manager: ")
     except TransportSetupError as exc:
         raise UserError(f"transport: {exc}") from None
     assert setup is not None

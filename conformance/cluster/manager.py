@@ -17,6 +17,7 @@ from typing import Any, Iterator, Mapping
 from conformance.cluster.injection import AUTOINSTALL_MODULE, ENV_VAR, install_managers, unit_instance_resources
 from conformance.catalog.manifest import Manifest, resolve_manager
 from conformance.run.timeouts import CheckTimeout
+from conformance.vendor_calls import HangRecord, KnownHang
 
 # Variables that change the semantics the checks assert; the suite clears them in nodes it starts.
 SEMANTICS_ENV_VARS = ("RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO",)
@@ -115,7 +116,7 @@ def ray_startup_timed_out(exc: BaseException) -> bool:
 def start_hung(exc: BaseException) -> bool:
     """Whether a cluster start ran into its hard timeout (also when Ray's compiled code re-raised
     it as another error). Only a hang condemns later shapes at once
-    (`ClusterManager.known_plugin_failure`): waiting it out again costs minutes per shape, while a
+    (the run's `HangRecord`, conformance.vendor_calls): waiting it out again costs minutes per shape, while a
     start that raises fails fast by itself and may be the shape's own (a node without the device,
     a preset visible-devices variable), and Ray's own registration wait or an interrupt says
     nothing about the plugin."""
@@ -285,7 +286,8 @@ def forget_rdt_state() -> None:
 class ClusterManager:
     """Holds at most one live cluster; switches shape on demand; remembers start failures."""
 
-    def __init__(self, manifest: Manifest, ray_address: str | None = None, manager: type | None = None) -> None:
+    def __init__(self, manifest: Manifest, ray_address: str | None = None, manager: type | None = None,
+                 hangs: HangRecord | None = None) -> None:
         self.manifest = manifest
         self.manager = manager
         self.ray_address = ray_address
@@ -295,9 +297,9 @@ class ClusterManager:
         self.last_mode: str | None = None
         self.last_nodes: int = 0
         self.notes: list[str] = []
-        # Set once the plugin is known to keep any cluster from starting (a node-start call that
-        # hangs, or an earlier shape's start that hung): later shapes fail at once with it.
-        self.known_plugin_failure: str | None = None
+        # The run's record of vendor calls known to hang: once a node-start call hangs (found by the
+        # preflight or a probe) or an earlier shape's start hung, later shapes fail at once with it.
+        self.hangs = hangs if hangs is not None else HangRecord()
 
     def ensure(self, shape: ClusterShape, fresh: bool = False) -> ClusterHandle:
         """The live cluster of `shape`: the current one when its parameters are the shape's
@@ -305,8 +307,9 @@ class ClusterManager:
         shape = complete(shape, self.manifest)
         if shape.name in self.failures:
             raise ClusterStartError(self.failures[shape.name])
-        if self.known_plugin_failure and not self.ray_address:
-            reason = f"cluster {shape.name!r} not started: {self.known_plugin_failure}"
+        known = None if self.ray_address else self.hangs.blocks_node_start()
+        if known is not None:
+            reason = f"cluster {shape.name!r} not started: {known.reason()}"
             self.failures[shape.name] = reason
             self.history.append({"shape": shape.name, "ok": False, "reason": reason})
             raise ClusterStartError(reason)
@@ -325,8 +328,8 @@ class ClusterManager:
             reason = start_failure_reason(shape, exc)
             self.failures[shape.name] = reason[:500]
             self.history.append({"shape": shape.name, "ok": False, "reason": reason[:500]})
-            if self.known_plugin_failure is None and start_hung(exc) and not self._retried(shape):
-                self.known_plugin_failure = f"an earlier cluster ({shape.name!r}) hung while starting: {reason[:400]}"
+            if start_hung(exc) and not self._retried(shape):
+                self.hangs.add(KnownHang(None, repr(shape.name), detail=reason[:400]))
             raise ClusterStartError(reason) from exc
         self.history.append({"shape": shape.name, "ok": True, "mode": self.current.mode,
                              "nodes": self.current.nodes, "start_s": round(self.current.started_s, 2)})
@@ -338,7 +341,7 @@ class ClusterManager:
 
         That wait (30 s, fixed in Ray's node.py) runs out on a loaded machine with any plugin: it
         is the host's, not the plugin's, so one failure of it does not condemn the plugin (and,
-        through `known_plugin_failure`, every later shape). The failed attempt stays in the history.
+        through the hang record, every later shape). The failed attempt stays in the history.
         """
         for attempt in (1, 2):
             try:

@@ -46,13 +46,23 @@ def cluster_shape(request: pytest.FixtureRequest, conformance_run: Any) -> Clust
     (conformance.cluster.shapes); the check is not applicable when that shape cannot exist here."""
     from conformance.cluster import shapes
 
+    from conformance.vendor_calls import KnownHang, VendorHang
+
     name = shapes.mark_name(request.node) or SHARED.name
+    # Resolving a shape asks the manager as Ray does at a node start: a call known to hang fails
+    # it at once, and one found hanging here is recorded for every later shape.
+    known = None if conformance_run.ray_address else conformance_run.hangs.blocks_node_start()
+    if known is not None:
+        raise ClusterStartError(f"cluster {name!r} not started: {known.reason()}")
     manager = conformance_run.prepare()
     try:
         return shapes.for_run(name, conformance_run.manifest, manager, conformance_run.ray_address,
                               fault_driver=conformance_run.fault_driver)
     except shapes.ShapeNotApplicable as exc:
         not_applicable(str(exc))
+    except VendorHang as exc:
+        conformance_run.hangs.add(KnownHang(exc.method, f"shape {name!r}", exc.bound_s))
+        raise ClusterStartError(f"cluster {name!r} not started: {exc}") from None
 
 
 @pytest.fixture

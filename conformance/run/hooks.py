@@ -19,6 +19,7 @@ import pytest
 
 from conformance.report.local_paths import shorten_paths
 from conformance.report.sanitize import terminal
+from conformance.vendor_calls import KnownHang
 
 
 def area_docs() -> dict[str, str]:
@@ -65,6 +66,32 @@ class RunHelp:
                 return True
         return False
 
+    def _probe_node_start(self, items: list[pytest.Item]) -> Any:
+        """Before any cluster starts: each call Ray makes at a node start, in this process (the one
+        that starts the nodes), within the call bound. A hang goes into the run's hang record, so
+        the cluster starts and probes that need that call fail at once instead of each waiting out
+        its own timeout; returns the finding that says so (None when nothing hung)."""
+        from conformance.run.preflight import PROBLEM, Finding, node_start_env, probe_node_start
+        from conformance.vendor_calls import VendorHang
+
+        if self.run.ray_address or not any(self._needs_shared([i]) or i.get_closest_marker("cluster")
+                                           for i in items):
+            return None
+        try:
+            manager = self.run.prepare()
+        except VendorHang as exc:   # the import itself (or get_resource_name) hung
+            self.run.hangs.add(KnownHang(exc.method, "the preflight", exc.bound_s))
+            return Finding(PROBLEM, "plugin", f"{exc}: no cluster is started; every check that needs one fails at once")
+        except Exception:  # noqa: BLE001 - the cluster start reports an import failure itself
+            return None
+        hang = probe_node_start(manager, node_start_env(self.run.manifest), self.run.hangs, found_by="the preflight",
+                                on_stuck=self.run.abort_stuck)
+        if hang is None:
+            return None
+        return Finding(PROBLEM, "plugin", f"{hang.reason()}, in the process that starts the nodes: Ray calls it at "
+                       "every node start, so no cluster is started and every check that needs one or this call "
+                       "fails at once")
+
     def _remember_session(self) -> None:
         from conformance.report.ray_logs import current_logs_dir
 
@@ -95,6 +122,7 @@ class RunHelp:
         t0 = time.monotonic()
         cluster_ready = False
         start_problem = None
+        hang_problem = self._probe_node_start(session.items)
         if self._needs_shared(session.items):
             try:
                 with hard_timeout(self.run.setup_timeout, "preflight: starting the cluster",
@@ -114,6 +142,8 @@ class RunHelp:
                                                    f"{exc.__class__.__name__}: {exc}".splitlines()[0][:300]))
         if start_problem is not None:
             self.preflight.findings.insert(0, start_problem)
+        if hang_problem is not None:
+            self.preflight.findings.insert(0, hang_problem)
         self.preflight.duration_s = time.monotonic() - t0
         for line in render_lines(self.preflight):
             self._write(line)

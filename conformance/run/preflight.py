@@ -9,6 +9,11 @@ transport the way the checks' workers will, and calls each manager method once
 (`conformance.run.preflight_probe`). A module that imports in the driver but not in workers shows
 up here with the worker's own traceback, read from Ray's worker log when the task never ran.
 
+Node start: before any cluster starts, each manager method Ray calls at a node start is called
+once in this process, within the call bound (`probe_node_start`): a hang found there is recorded
+in the run's HangRecord (conformance.vendor_calls), so every later cluster start and probe that
+needs that call fails at once; a command (`refuse_node_start_hang`) ends with one line instead.
+
 Findings have three levels: `error` (nothing meaningful can run: the run stops, the report
 says why), `problem` (a check will fail on it; the run goes on and the checks judge it),
 `warning` (the host may skew results). Judging is pure (`judge_node`, `host_findings`); only
@@ -20,10 +25,12 @@ import os
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable, Mapping
 
+from conformance.cluster.manager import patched_environ
 from conformance.report.local_paths import shorten_paths
 from conformance.report.sanitize import terminal
+from conformance.vendor_calls import NODE_START_METHODS, HangRecord, KnownHang, VendorHang, bounded_call
 
 ERROR, PROBLEM, WARNING = "error", "problem", "warning"
 RAY_PROCESS_MARKERS = ("/raylet", "gcs_server", "default_worker.py", "ray::", "plasma_store",
@@ -294,6 +301,42 @@ def run_preflight(manifest: Any, *, cluster_ready: bool, preload_expected: bool,
         result.findings += findings
     result.duration_s = time.monotonic() - t0
     return result
+
+
+# ---------------------------------------------------------------------------------- node start
+def probe_node_start(manager: type, env: Mapping[str, str], hangs: HangRecord, *, found_by: str,
+                     on_stuck: Callable[[str], None] | None = None) -> KnownHang | None:
+    """Call each method Ray calls at a node start, in this process (the one that starts the nodes)
+    with the node's environment, each within the call bound; a hang is recorded in `hangs` and
+    returned. What the methods return or raise is not judged here (DP-001 does)."""
+    with patched_environ(dict(env)):
+        for name in NODE_START_METHODS:
+            fn = getattr(manager, name, None)
+            if fn is None:
+                continue
+            try:
+                bounded_call(fn, method=name, on_stuck=on_stuck)
+            except VendorHang as exc:
+                hang = KnownHang(name, found_by, exc.bound_s)
+                hangs.add(hang)
+                return hang
+            except Exception:  # noqa: BLE001 - a raising method is DP-001's to judge
+                continue
+    return None
+
+
+def node_start_env(manifest: Any) -> dict[str, str]:
+    """The environment Ray calls the manager in when it starts the manifest's first node."""
+    node_env = manifest.cluster["node_env"]
+    return {**manifest.accelerator_env, **(node_env[0] if node_env else {})}
+
+
+def refuse_node_start_hang(manager: type, manifest: Any) -> None:
+    """A command about to start (or judge) a node: a node-start call that hangs is one line, exit 2,
+    within the call bound, instead of a cluster start that never returns."""
+    hang = probe_node_start(manager, node_start_env(manifest), HangRecord(), found_by="this command")
+    if hang is not None:
+        raise VendorHang(str(hang.method), float(hang.bound_s or 0), "manifest: accelerator.manager: ")
 
 
 def render_lines(result: PreflightResult, *, details: bool = True) -> list[str]:

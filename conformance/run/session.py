@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from conformance.cluster import shapes
-from conformance.cluster.manager import ClusterManager, ClusterShape, prepare_driver
+from conformance.cluster.manager import ClusterManager, ClusterShape, ClusterStartError, prepare_driver
 from conformance.catalog.data import SuiteData, load_suite_data
 from conformance.report.environment import fingerprint
 from conformance.catalog.manifest import Manifest, load_manifest
@@ -28,6 +28,7 @@ from conformance.report.results import TestRecord, aggregate
 from conformance.run.state import METRICS_KEY
 from conformance.run.selection import selection_record
 from conformance.run.timeouts import hard_timeout
+from conformance.vendor_calls import HangRecord
 from conformance.run.watchdog import Watchdog
 
 CHECKS_DIR = Path(__file__).resolve().parent.parent / "checks"
@@ -46,7 +47,8 @@ class ConformanceRun:
         self.default_timeout: float = config.getoption("conformance_timeout")
         self.setup_timeout: float = config.getoption("conformance_setup_timeout")
         self.hang_grace: float = config.getoption("conformance_hang_grace")
-        self.clusters = ClusterManager(manifest, self.ray_address)
+        self.hangs = HangRecord()                # vendor calls known to hang: later probes and starts fail at once
+        self.clusters = ClusterManager(manifest, self.ray_address, hangs=self.hangs)
         self.records: dict[str, TestRecord] = {}
         self.item_checks: dict[str, str] = {}
         self.started_at = now_iso()
@@ -74,6 +76,9 @@ class ConformanceRun:
     def prepare(self) -> type:
         """Inject the manager in this process (once); idempotent."""
         if self.manager_cls is None:
+            known = self.hangs.blocking(("get_resource_name",))   # an import that hung blocks it too
+            if known is not None:
+                raise ClusterStartError(f"the plugin is not loaded: {known.reason()}")
             self.manager_cls = prepare_driver(self.manifest)
             self.clusters.manager = self.manager_cls
         return self.manager_cls
@@ -88,7 +93,8 @@ class ConformanceRun:
         return self._fault_driver or None
 
     def cluster(self, shape: ClusterShape, fresh: bool = False) -> Any:
-        self.prepare()
+        if self.ray_address or self.hangs.blocks_node_start() is None:
+            self.prepare()      # else the start fails at once with the known hang: no import again
         handle = self.clusters.ensure(shape, fresh=fresh)
         if shape.name == "shared" and not self.devices:
             self.devices = self._detect_devices()

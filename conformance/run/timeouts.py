@@ -21,13 +21,23 @@ class CheckTimeout(Exception):
 @contextmanager
 def hard_timeout(seconds: float, label: str, *, on_stuck: Callable[[str], None] | None = None,
                  grace_s: float = 75.0) -> Iterator[None]:
+    """Raise CheckTimeout in the block after `seconds`. Nests: inside another hard timeout (a
+    bounded vendor call within a check's setup) the one that runs out first raises its own, and
+    the enclosing one keeps its deadline afterwards."""
     if seconds <= 0 or threading.current_thread() is not threading.main_thread():
         yield
         return
     started = time.monotonic()
     done = threading.Event()
+    outer_left = signal.getitimer(signal.ITIMER_REAL)[0]
+    outer_deadline = started + outer_left if outer_left > 0 else None
+    outer_first = outer_deadline is not None and outer_deadline < started + seconds
+    previous = signal.getsignal(signal.SIGALRM)
 
     def on_alarm(signum: int, frame: object) -> None:
+        if outer_first and callable(previous):
+            previous(signum, frame)   # the enclosing timeout ran out first: it raises its own
+            return
         raise CheckTimeout(f"{label}: no result within the hard timeout of {seconds:.0f}s "
                            f"(elapsed {time.monotonic() - started:.1f}s); treated as a hang")
 
@@ -35,8 +45,8 @@ def hard_timeout(seconds: float, label: str, *, on_stuck: Callable[[str], None] 
         if not done.wait(seconds + grace_s) and on_stuck is not None:
             on_stuck(f"{label}: hung for {time.monotonic() - started:.0f}s and could not be interrupted")
 
-    previous = signal.signal(signal.SIGALRM, on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    signal.signal(signal.SIGALRM, on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, outer_left if outer_first else seconds)
     thread = threading.Thread(target=watchdog, name="conformance-watchdog", daemon=True)
     thread.start()
     try:
@@ -45,3 +55,5 @@ def hard_timeout(seconds: float, label: str, *, on_stuck: Callable[[str], None] 
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
         done.set()
+        if outer_deadline is not None:   # the enclosing timeout goes on (at once if it ran out meanwhile)
+            signal.setitimer(signal.ITIMER_REAL, max(outer_deadline - time.monotonic(), 0.001))

@@ -11,15 +11,15 @@ from contextlib import nullcontext
 
 import pytest
 
-from conformance.cli import main
-from conformance.selection import chosen_checks, failed_checks, id_ranges, partial_reasons
+from conformance.cli.main import main
+from conformance.run.selection import chosen_checks, failed_checks, id_ranges, partial_reasons
 from suite_runner import SIM_MANIFEST
 
 ACTIVE = {"DP-001": "device", "DP-002": "device", "DP-004": "device", "TR-001": "transport"}
 
 
 def cli(*args: str, cwd: Path, timeout_s: float = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "conformance.cli", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "conformance.cli.main", *args], capture_output=True, text=True,
                           timeout=timeout_s, cwd=cwd)
 
 

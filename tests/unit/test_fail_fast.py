@@ -9,6 +9,7 @@ from conformance.cluster.manager import ClusterHandle, ClusterManager, ClusterSh
 from conformance.areas.device.contract import CALLING, last_call
 from conformance.catalog.manifest import load_manifest
 from conformance.run.timeouts import CheckTimeout
+from conformance.vendor_calls import KnownHang
 
 
 def test_probe_names_the_call_it_hung_in() -> None:
@@ -18,11 +19,13 @@ def test_probe_names_the_call_it_hung_in() -> None:
     assert last_call("") is None and last_call(None) is None
 
 
-def test_known_plugin_failure_fails_every_later_shape_at_once() -> None:
+def test_a_known_node_start_hang_fails_every_later_shape_at_once() -> None:
     manager = ClusterManager(load_manifest("builtin:simulated"))
-    manager.known_plugin_failure = "the plugin's get_current_node_num_accelerators() hangs"
+    manager.hangs.add(KnownHang("get_current_node_num_accelerators", "the preflight", 20))
     for name in ("shared", "recovery-nodes"):
-        with pytest.raises(ClusterStartError, match=f"cluster '{name}' not started: the plugin's"):
+        with pytest.raises(ClusterStartError, match=f"cluster '{name}' not started: the plugin's "
+                           r"get_current_node_num_accelerators\(\) did not return within 20s \(a hang\), "
+                           "found by the preflight"):
             manager.ensure(ClusterShape(name=name))
     assert [h["ok"] for h in manager.history] == [False, False]
     assert manager.current is None
@@ -55,7 +58,7 @@ def test_rays_own_startup_timeout_is_retried_once_and_recorded(monkeypatch: pyte
     assert fake.calls == 2 and handle.mode == "local"
     assert [(h["ok"], h.get("retried")) for h in manager.history] == [(False, True), (True, None)]
     assert "timed out during startup" in manager.history[0]["reason"]
-    assert manager.known_plugin_failure is None
+    assert manager.hangs.blocks_node_start() is None
     assert any("registration wait ran out once" in n for n in manager.notes)
 
 
@@ -67,7 +70,7 @@ def test_a_second_startup_timeout_or_a_plugin_error_is_not_retried(monkeypatch: 
     with pytest.raises(ClusterStartError, match="timed out during startup"):
         manager.ensure(ClusterShape(name="shared"))
     assert twice.calls == 2
-    assert manager.known_plugin_failure is None      # the host's wait, not the plugin's: no fail-fast
+    assert manager.hangs.blocks_node_start() is None      # the host's wait, not the plugin's: no fail-fast
 
     plugin = _StartsAfter(RuntimeError("get_current_node_num_accelerators() raised ValueError"))
     monkeypatch.setattr(cluster_module, "start_cluster", plugin)
@@ -86,7 +89,7 @@ def test_only_a_start_that_hung_fails_later_shapes_at_once(monkeypatch: pytest.M
     manager = ClusterManager(load_manifest("builtin:simulated"))
     with pytest.raises(ClusterStartError, match="no device on this node"):
         manager.ensure(ClusterShape(name="host-without-device"))
-    assert manager.known_plugin_failure is None
+    assert manager.hangs.blocks_node_start() is None
     monkeypatch.setattr(cluster_module, "start_cluster", _StartsAfter())
     assert manager.ensure(ClusterShape(name="shared")).mode == "local"
 
@@ -114,14 +117,15 @@ def test_a_wrapped_hang_counts_a_hang_on_the_retry_does_not_and_an_interrupt_pro
     manager = ClusterManager(load_manifest("builtin:simulated"))
     with pytest.raises(ClusterStartError):
         manager.ensure(ClusterShape(name="shared"))
-    assert manager.known_plugin_failure is not None and "hung while starting" in manager.known_plugin_failure
+    known = manager.hangs.blocks_node_start()
+    assert known is not None and "hung while starting" in known.reason()
 
     # Ray's registration wait ran out, then the retry hung: the loaded host is as likely as the plugin
     monkeypatch.setattr(cluster_module, "start_cluster", _StartsAfter(RAY_TIMEOUT, CheckTimeout("hard timeout")))
     manager = ClusterManager(load_manifest("builtin:simulated"))
     with pytest.raises(ClusterStartError, match="hard timeout"):
         manager.ensure(ClusterShape(name="shared"))
-    assert manager.known_plugin_failure is None
+    assert manager.hangs.blocks_node_start() is None
 
     stopped = []
     monkeypatch.setattr(cluster_module, "_shutdown_after_failed_start", lambda: stopped.append(True))

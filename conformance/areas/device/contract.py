@@ -13,6 +13,9 @@ import sys
 from typing import Any
 
 from conformance.areas.device.contract_probe import CALLING, MARKER, ROUND_TRIPS
+from conformance.areas.device.host_detection import DETECTION_METHODS
+from conformance.vendor_calls import NODE_START_METHODS, HangRecord, KnownHang, hang_text
+from conformance.vendor_calls import knobs as vendor_knobs
 
 # Ray's predefined resources and prefixes a custom accelerator must not use.
 # "GPU" is not here: Ray reserves it *for* accelerator managers (NVIDIA, AMD, Intel, Apple, Metax).
@@ -20,17 +23,18 @@ RESERVED_RESOURCE_NAMES = {"CPU", "memory", "object_store_memory", "node", "bund
 RESOURCE_NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_.\-/]*$")
 
 
-# The manager methods Ray calls in the process that starts a node: one that hangs there hangs
-# every node start, so no cluster of this plugin can come up.
-NODE_START_METHODS = ("get_resource_name", "get_visible_accelerator_ids_env_var", "get_current_node_num_accelerators",
-                      "get_current_node_accelerator_type", "get_current_node_additional_resources",
-                      "get_current_node_accelerator_labels")
+# Which manager methods each probe mode calls (conformance.areas.device.contract_probe): a method known to hang
+# (the run's HangRecord) fails a probe that would call it at once.
+CONTRACT_METHODS = (*NODE_START_METHODS, "validate_resource_request_quantity",
+                    "get_current_process_visible_accelerator_ids", "set_current_process_visible_accelerator_ids")
+MODE_METHODS = {"contract": CONTRACT_METHODS, "detect": DETECTION_METHODS, "overcommit": NODE_START_METHODS,
+                "noset": ("set_current_process_visible_accelerator_ids",)}
 
 
 def probe_timeout_s(run: Any) -> float:
-    """How long a contract probe may take before it counts as a hang: the check's own budget,
-    less what the setup needs, and never more than a minute."""
-    return min(60.0, run.default_timeout, 0.75 * run.setup_timeout)  # knob: hang guard of the contract probe
+    """How long a contract probe may take in all before it counts as a hang: the check's own
+    budget, less what the setup needs, and never more than tiers/run.yaml's probe_timeout_s."""
+    return min(vendor_knobs()["probe_timeout_s"], run.default_timeout, 0.75 * run.setup_timeout)
 
 
 class ProbeFailed(Exception):
@@ -50,30 +54,81 @@ def last_call(stderr: str | bytes | None) -> str | None:
 
 def run_contract_probe(manager_ref: str, *, python_path: list[str], env: dict[str, str],
                        quantities: list[float] | None = None, timeout_s: float = 60.0,  # knob: hang guard; checks pass their bound
-                       mode: str = "contract", **options: Any) -> dict[str, Any]:
+                       mode: str = "contract", hangs: HangRecord | None = None, found_by: str = "a contract probe",
+                       **options: Any) -> dict[str, Any]:
     """Run conformance.areas.device.contract_probe in a subprocess with the manifest's environment
-    (`mode`/`options`: the host probes of conformance.cluster.hosts)."""
+    (`mode`/`options`: the host probes of conformance.areas.device.host_detection).
+
+    Each manager call in it has the call bound (tiers/run.yaml vendor_calls.call_bound_s, at most
+    `timeout_s`), the whole probe `timeout_s`. With the run's `hangs`: a probe that would call a
+    method known to hang fails at once, and a hang found here is recorded for later probes."""
+    known = hangs.blocking(MODE_METHODS.get(mode, CONTRACT_METHODS)) if hangs is not None else None
+    if known is not None:
+        raise ProbeFailed(f"contract probe of {manager_ref} not run: {known.reason()}; not called again",
+                          hung_method=known.method)
     child_env = dict(os.environ)
     child_env.update(env)
     child_env["PYTHONPATH"] = os.pathsep.join(python_path + [child_env.get("PYTHONPATH", "")]).strip(os.pathsep)
     config = json.dumps({"manager": manager_ref, "python_path": python_path, "quantities": quantities or [1],
                          "mode": mode, **options})
-    try:
-        proc = subprocess.run([sys.executable, "-m", "conformance.areas.device.contract_probe", config], env=child_env,
-                              capture_output=True, text=True, timeout=timeout_s)
-    except subprocess.TimeoutExpired as exc:
-        method = last_call(exc.stderr)
-        where = f" in {method}()" if method else ""
-        raise ProbeFailed(f"contract probe of {manager_ref} did not finish within {timeout_s:.0f}s (hang{where})",
-                          hung_method=method) from None
-    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith(MARKER)]
+    bound = min(vendor_knobs()["call_bound_s"], timeout_s)
+    returncode, stdout, stderr, hung = _run_bounded([sys.executable, "-m", "conformance.areas.device.contract_probe", config],
+                                                    child_env, call_bound_s=bound, timeout_s=timeout_s)
+    if hung is not None:
+        method, waited = hung
+        if hangs is not None and method is not None:
+            hangs.add(KnownHang(method, found_by, waited))
+        what = hang_text(method, waited) if method else f"did not finish within {waited:.0f}s (a hang)"
+        raise ProbeFailed(f"contract probe of {manager_ref}: {what}", hung_method=method)
+    lines = [ln for ln in stdout.splitlines() if ln.startswith(MARKER)]
     if not lines:
-        tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
-        raise ProbeFailed(f"contract probe of {manager_ref} exited {proc.returncode}: {tail[0][:300]}")
+        tail = (stderr or stdout).strip().splitlines()[-1:] or ["no output"]
+        raise ProbeFailed(f"contract probe of {manager_ref} exited {returncode}: {tail[0][:300]}")
     result = json.loads(lines[-1][len(MARKER):])
     if "import_error" in result:
         raise ProbeFailed(f"cannot import {manager_ref}: {result['import_error']}")
     return result
+
+
+def _run_bounded(cmd: list[str], env: dict[str, str], *, call_bound_s: float,
+                 timeout_s: float) -> tuple[int, str, str, tuple[str | None, float] | None]:
+    """Run the probe; kill it when one call (from its CALLING line on) passes `call_bound_s` or
+    the whole passes `timeout_s`. Returns (exit code, stdout, stderr, (hung method, bound) or None)."""
+    import threading
+    import time
+
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    out: list[str] = []
+    err: list[str] = []
+    calling: list[tuple[float, str]] = []
+
+    def read_err() -> None:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            err.append(line)
+            if line.startswith(CALLING):
+                calling.append((time.monotonic(), line[len(CALLING):].strip()))
+
+    readers = [threading.Thread(target=lambda: out.extend(proc.stdout or ()), daemon=True),
+               threading.Thread(target=read_err, daemon=True)]
+    for t in readers:
+        t.start()
+    started = time.monotonic()
+    hung: tuple[str | None, float] | None = None
+    while proc.poll() is None:
+        now = time.monotonic()
+        if calling and now - calling[-1][0] > call_bound_s:
+            hung = (calling[-1][1], call_bound_s)
+        elif now - started > timeout_s:
+            hung = (calling[-1][1] if calling else None, timeout_s)
+        if hung is not None:
+            proc.kill()
+            break
+        time.sleep(0.05)
+    proc.wait()
+    for t in readers:
+        t.join(timeout=5)
+    return proc.returncode, "".join(out), "".join(err), hung
 
 
 def _ret(probe: dict[str, Any], method: str) -> tuple[bool, dict[str, Any] | str]:

@@ -27,6 +27,7 @@ from conformance.areas.recovery.faults import ClusterUtilsFaultDriver, NodeRef
 from conformance.areas.recovery.scenario import Clock
 from conformance.areas.recovery.area import STATE, RecoveryState
 from conformance.run.state import stash_of
+from conformance.vendor_calls import VendorHang, bounded_call
 
 SHAPE_NAME = "recovery-nodes"
 POOL_KEY = "conformance.areas.recovery/pool"
@@ -59,7 +60,10 @@ def device_node_envs(manifest: Any, manager: type | None) -> list[dict[str, str]
     for env in base:
         with patched_environ(env):
             try:
-                count = manager.get_current_node_num_accelerators()
+                count = bounded_call(manager.get_current_node_num_accelerators,
+                                     method="get_current_node_num_accelerators")
+            except VendorHang:
+                raise
             except Exception:  # noqa: BLE001 - detection itself is judged by the device checks
                 count = 1
         if count:

@@ -5,7 +5,7 @@ from typing import Any
 
 import pytest
 
-from conformance.areas.device.contract import (NODE_START_METHODS, ProbeFailed, env_var_applicable, probe_timeout_s,
+from conformance.areas.device.contract import (ProbeFailed, env_var_applicable, probe_timeout_s,
                                   problems_env_var_written, problems_no_stray_vars, problems_resource_name,
                                   problems_round_trip, problems_types, problems_unset_is_none, run_contract_probe,
                                   validation_result)
@@ -17,16 +17,13 @@ def contract(manifest: Any, conformance_run: Any) -> Any:
     q = manifest.quantities
     quantities = sorted({1.0, *map(float, q["valid"]), *map(float, q["invalid"])})
     try:
+        # The run's hang record: a call known to hang fails this probe at once; a hang found here
+        # (in a method Ray calls at every node start) fails every later cluster start at once.
         return run_contract_probe(manifest.accelerator["manager"], python_path=manifest.python_path,
                                   env=manifest.accelerator_env, quantities=quantities,
-                                  timeout_s=probe_timeout_s(conformance_run))
+                                  timeout_s=probe_timeout_s(conformance_run), hangs=conformance_run.hangs,
+                                  found_by="DP-001's contract probe")
     except ProbeFailed as exc:
-        if exc.hung_method in NODE_START_METHODS:
-            # Ray calls this method at every node start: no cluster can come up, so every later
-            # cluster shape fails at once with this reason instead of waiting out its start timeout.
-            conformance_run.clusters.known_plugin_failure = (
-                f"the plugin's {exc.hung_method}() hangs (found by DP-001's contract probe); Ray calls it at "
-                "every node start")
         return exc
 
 

@@ -21,7 +21,8 @@ from conformance.run.waits import bounded_get
 def probe(manifest: Any, conformance_run: Any, env: dict[str, str], mode: str, **options: Any) -> dict[str, Any]:
     try:
         return run_contract_probe(manifest.accelerator["manager"], python_path=manifest.python_path, env=env,
-                                  timeout_s=probe_timeout_s(conformance_run), mode=mode, **options)
+                                  timeout_s=probe_timeout_s(conformance_run), mode=mode,
+                                  hangs=conformance_run.hangs, found_by=f"the {mode} probe", **options)
     except ProbeFailed as exc:
         pytest.fail(str(exc), pytrace=False)
 
