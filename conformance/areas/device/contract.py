@@ -127,7 +127,7 @@ def _run_bounded(cmd: list[str], env: dict[str, str], *, call_bound_s: float,
         time.sleep(0.05)
     proc.wait()
     for t in readers:
-        t.join(timeout=5)
+        t.join(timeout=5)  # knob: the readers end with the process; a bound, not a threshold
     return proc.returncode, "".join(out), "".join(err), hung
 
 
