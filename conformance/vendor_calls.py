@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import sys
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable
 
 from conformance.errors import UserError
 from conformance.run.timeouts import CheckTimeout, hard_timeout

@@ -73,14 +73,13 @@ def id_ranges(ids: Iterable[str]) -> str:
         by_prefix.setdefault(prefix, []).append(int(number))
     parts = []
     for prefix, numbers in by_prefix.items():
-        start = prev = numbers[0]
-        for n in numbers[1:] + [None]:  # type: ignore[list-item]
-            if n is not None and n == prev + 1:
-                prev = n
-                continue
-            parts.append(f"{prefix}-{start:03d}" + (f"..{prefix}-{prev:03d}" if prev != start else ""))
-            if n is not None:
-                start = prev = n
+        runs: list[list[int]] = []
+        for n in numbers:
+            if runs and n == runs[-1][-1] + 1:
+                runs[-1].append(n)
+            else:
+                runs.append([n])
+        parts += [f"{prefix}-{r[0]:03d}" + (f"..{prefix}-{r[-1]:03d}" if len(r) > 1 else "") for r in runs]
     return ", ".join(parts)
 
 

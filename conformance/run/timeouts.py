@@ -11,6 +11,7 @@ import signal
 import threading
 import time
 from contextlib import contextmanager
+from types import FrameType
 from typing import Callable, Iterator
 
 
@@ -34,7 +35,7 @@ def hard_timeout(seconds: float, label: str, *, on_stuck: Callable[[str], None] 
     outer_first = outer_deadline is not None and outer_deadline < started + seconds
     previous = signal.getsignal(signal.SIGALRM)
 
-    def on_alarm(signum: int, frame: object) -> None:
+    def on_alarm(signum: int, frame: FrameType | None) -> None:
         if outer_first and callable(previous):
             previous(signum, frame)   # the enclosing timeout ran out first: it raises its own
             return

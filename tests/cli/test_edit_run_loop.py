@@ -5,9 +5,8 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
-
 from contextlib import nullcontext
+from pathlib import Path
 
 import pytest
 

@@ -6,8 +6,8 @@ import time
 import pytest
 
 from conformance.areas.device.contract import ProbeFailed, run_contract_probe
-from conformance.run.timeouts import CheckTimeout, hard_timeout
 from conformance.run.preflight import probe_node_start
+from conformance.run.timeouts import CheckTimeout, hard_timeout
 from conformance.vendor_calls import HangRecord, KnownHang, VendorHang, bounded_call, knobs
 from suite_runner import BROKEN
 

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from conformance.catalog.data import data_root
-from conformance.vendor_calls import knobs
 from conformance.cli.exit_codes import WATCHDOG_EXIT, Exit
 from conformance.run.command import suite_command
-from suite_runner import CHECKS, ROOT, SIM_MANIFEST, broken_manifest, outcomes, run_suite, write_manifest
+from conformance.vendor_calls import knobs
+from suite_runner import CHECKS, SIM_MANIFEST, broken_manifest, run_suite, write_manifest
 
 
 def pytest_cmd(manifest: Path, out: Path, *args: str) -> list[str]:
