@@ -64,7 +64,7 @@ def cmd_validate_manifest(args: argparse.Namespace) -> int:
 
     from conformance.run.preflight import refuse_node_start_hang
 
-    m = check_manifest(args.manifest)        # every call into the plugin bounded (conformance.vendor_calls)
+    m = check_manifest(args.manifest)        # every call into the plugin bounded (conformance.run.vendor_calls)
     manager = resolve_manager(m)
     refuse_node_start_hang(manager, m)
     contradictions = expected_contradictions(m, manager)

@@ -57,7 +57,7 @@ def cmd_bench_transport(args: argparse.Namespace) -> int:
     if not manifest.transport:
         raise UserError(f"manifest: {args.manifest}: declares no transport (add a `transport` block)")
     from conformance.run.preflight import refuse_node_start_hang
-    from conformance.vendor_calls import bounded_call
+    from conformance.run.vendor_calls import bounded_call
 
     manager = prepare_driver(manifest)
     if not args.ray_address:        # a node-start call that hangs: one line, exit 2, before any cluster

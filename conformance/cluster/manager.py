@@ -17,7 +17,7 @@ from typing import Any, Iterator, Mapping
 from conformance.cluster.injection import AUTOINSTALL_MODULE, ENV_VAR, install_managers, unit_instance_resources
 from conformance.catalog.manifest import Manifest, resolve_manager
 from conformance.run.timeouts import CheckTimeout
-from conformance.vendor_calls import HangRecord, KnownHang
+from conformance.run.vendor_calls import HangRecord, KnownHang
 
 # Variables that change the semantics the checks assert; the suite clears them in nodes it starts.
 SEMANTICS_ENV_VARS = ("RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO",)
@@ -116,7 +116,7 @@ def ray_startup_timed_out(exc: BaseException) -> bool:
 def start_hung(exc: BaseException) -> bool:
     """Whether a cluster start ran into its hard timeout (also when Ray's compiled code re-raised
     it as another error). Only a hang condemns later shapes at once
-    (the run's `HangRecord`, conformance.vendor_calls): waiting it out again costs minutes per shape, while a
+    (the run's `HangRecord`, conformance.run.vendor_calls): waiting it out again costs minutes per shape, while a
     start that raises fails fast by itself and may be the shape's own (a node without the device,
     a preset visible-devices variable), and Ray's own registration wait or an interrupt says
     nothing about the plugin."""

@@ -45,7 +45,7 @@ def cluster_shape(request: pytest.FixtureRequest, conformance_run: Any) -> Clust
     """The concrete shape the test's `@pytest.mark.cluster(...)` names, resolved for this run
     (conformance.cluster.shapes); the check is not applicable when that shape cannot exist here."""
     from conformance.cluster import shapes
-    from conformance.vendor_calls import KnownHang, VendorHang
+    from conformance.run.vendor_calls import KnownHang, VendorHang
 
     name = shapes.mark_name(request.node) or SHARED.name
     # Resolving a shape asks the manager as Ray does at a node start: a call known to hang fails

@@ -19,7 +19,7 @@ import pytest
 
 from conformance.report.local_paths import shorten_paths
 from conformance.report.sanitize import terminal
-from conformance.vendor_calls import KnownHang
+from conformance.run.vendor_calls import KnownHang
 
 
 def area_docs() -> dict[str, str]:
@@ -72,7 +72,7 @@ class RunHelp:
         the cluster starts and probes that need that call fail at once instead of each waiting out
         its own timeout; returns the finding that says so (None when nothing hung)."""
         from conformance.run.preflight import PROBLEM, Finding, node_start_env, probe_node_start
-        from conformance.vendor_calls import VendorHang
+        from conformance.run.vendor_calls import VendorHang
 
         if self.run.ray_address or not any(self._needs_shared([i]) or i.get_closest_marker("cluster")
                                            for i in items):

@@ -28,7 +28,7 @@ from conformance.report.results import TestRecord, aggregate
 from conformance.run.state import METRICS_KEY
 from conformance.run.selection import selection_record
 from conformance.run.timeouts import hard_timeout
-from conformance.vendor_calls import HangRecord
+from conformance.run.vendor_calls import HangRecord
 from conformance.run.watchdog import Watchdog
 
 CHECKS_DIR = Path(__file__).resolve().parent.parent / "checks"

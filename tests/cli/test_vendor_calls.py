@@ -8,7 +8,7 @@ import pytest
 from conformance.areas.device.contract import ProbeFailed, run_contract_probe
 from conformance.run.preflight import probe_node_start
 from conformance.run.timeouts import CheckTimeout, hard_timeout
-from conformance.vendor_calls import HangRecord, KnownHang, VendorHang, bounded_call, knobs
+from conformance.run.vendor_calls import HangRecord, KnownHang, VendorHang, bounded_call, knobs
 from suite_runner import BROKEN
 
 
@@ -83,7 +83,7 @@ class _HangsCounting:
 
 
 def test_the_preflight_probe_records_the_first_node_start_hang(monkeypatch: pytest.MonkeyPatch) -> None:
-    from conformance import vendor_calls
+    from conformance.run import vendor_calls
     monkeypatch.setattr(vendor_calls, "knobs", lambda: {"call_bound_s": 0.3, "stuck_grace_s": 30,
                                                         "probe_timeout_s": 60})
     hangs = HangRecord()
@@ -125,7 +125,7 @@ def test_host_probes_announce_each_method_whoever_calls_it(capsys: pytest.Captur
 def test_a_command_refuses_a_node_start_hang_in_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
     """What preflight, topology and bench-transport do before they start a cluster (measured with
     the shipped bound on the hanging plugin: 21-22 s to the one line, exit 2)."""
-    from conformance import vendor_calls
+    from conformance.run import vendor_calls
     from conformance.catalog.manifest import load_manifest
     from conformance.run.preflight import refuse_node_start_hang
     monkeypatch.setattr(vendor_calls, "knobs", lambda: {"call_bound_s": 0.3, "stuck_grace_s": 30,

@@ -15,7 +15,7 @@ import pytest
 from conformance.catalog.data import data_root
 from conformance.cli.exit_codes import WATCHDOG_EXIT, Exit
 from conformance.run.command import suite_command
-from conformance.vendor_calls import knobs
+from conformance.run.vendor_calls import knobs
 from suite_runner import CHECKS, SIM_MANIFEST, broken_manifest, run_suite, write_manifest
 
 

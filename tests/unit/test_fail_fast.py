@@ -9,7 +9,7 @@ from conformance.cluster.manager import ClusterHandle, ClusterManager, ClusterSh
 from conformance.areas.device.contract import CALLING, last_call
 from conformance.catalog.manifest import load_manifest
 from conformance.run.timeouts import CheckTimeout
-from conformance.vendor_calls import KnownHang
+from conformance.run.vendor_calls import KnownHang
 
 
 def test_probe_names_the_call_it_hung_in() -> None:

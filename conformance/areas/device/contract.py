@@ -14,8 +14,8 @@ from typing import Any
 
 from conformance.areas.device.contract_probe import CALLING, MARKER, ROUND_TRIPS
 from conformance.areas.device.host_detection import DETECTION_METHODS
-from conformance.vendor_calls import NODE_START_METHODS, HangRecord, KnownHang, hang_text
-from conformance.vendor_calls import knobs as vendor_knobs
+from conformance.run.vendor_calls import NODE_START_METHODS, HangRecord, KnownHang, hang_text
+from conformance.run.vendor_calls import knobs as vendor_knobs
 
 # Ray's predefined resources and prefixes a custom accelerator must not use.
 # "GPU" is not here: Ray reserves it *for* accelerator managers (NVIDIA, AMD, Intel, Apple, Metax).

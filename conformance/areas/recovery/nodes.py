@@ -27,7 +27,7 @@ from conformance.areas.recovery.faults import ClusterUtilsFaultDriver, NodeRef
 from conformance.areas.recovery.scenario import Clock
 from conformance.areas.recovery.area import STATE, RecoveryState
 from conformance.run.state import stash_of
-from conformance.vendor_calls import VendorHang, bounded_call
+from conformance.run.vendor_calls import VendorHang, bounded_call
 
 SHAPE_NAME = "recovery-nodes"
 POOL_KEY = "conformance.areas.recovery/pool"
