@@ -60,7 +60,14 @@ def test_wheel_and_sdist_carry_the_data(dists: dict[str, Path]) -> None:
         sdist_names = {n.split("/", 1)[1] for n in tar.getnames() if "/" in n}
     for rel in DATA_FILES:
         assert f"conformance/{rel}" in wheel_names, f"wheel lacks conformance/{rel}"
-        assert f"conformance/{rel}" in sdist_names, f"sdist lacks conformance/{rel}"
+        # The sdist is the repository's layout: the data's one copy at the top level (tiers/, schemas/).
+        in_sdist = rel.removeprefix("catalog/") if rel.startswith("catalog/") else f"conformance/{rel}"
+        assert in_sdist in sdist_names, f"sdist lacks {in_sdist}"
+    tracked = subprocess.run(["git", "ls-files", "tiers", "schemas"], cwd=ROOT, capture_output=True, text=True,
+                             check=True).stdout.split()
+    assert tracked and {f"conformance/catalog/{name}" for name in tracked} <= wheel_names, \
+        "the wheel must carry every file of tiers/ and schemas/ under conformance/catalog/"
+    assert not any(n.startswith(("tiers/", "schemas/")) for n in wheel_names), "data outside the package"
     assert any(n.startswith("conformance/checks/test_") for n in wheel_names), "wheel lacks the checks"
 
 
