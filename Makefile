@@ -9,10 +9,11 @@ PYTEST_ARGS ?=
 
 .PHONY: install lint demo test test-fast test-area docs example releases clean-reports browser bench hosts-demo
 
-$(STAMP): pyproject.toml
+# The package declares ranges; constraints.txt holds the project's exact pins (CI's torch CPU build).
+$(STAMP): pyproject.toml setup.py constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,jobs]'
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev,jobs]'
 	touch $(STAMP)
 
 install: $(STAMP)
