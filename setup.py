@@ -7,8 +7,8 @@ and diff them). Code finds them with importlib.resources as the data packages
 them there and makes an editable install resolve the same names to the same folders, so no second
 copy is kept by hand. Everything else about the build is declared in pyproject.toml.
 """
-from setuptools import find_packages, setup
+from setuptools import find_namespace_packages, setup
 
 DATA_PACKAGES = {"conformance.catalog.tiers": "tiers", "conformance.catalog.schemas": "schemas"}
 
-setup(packages=find_packages(include=["conformance*"]) + list(DATA_PACKAGES), package_dir=DATA_PACKAGES)
+setup(packages=find_namespace_packages(include=["conformance*"]) + list(DATA_PACKAGES), package_dir=DATA_PACKAGES)
