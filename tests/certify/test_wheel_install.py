@@ -232,7 +232,8 @@ def test_every_command_is_quiet_on_a_fresh_machine(installed: VendorVenv, tmp_pa
             noisy[" ".join(args[:2])] = f"{len(lines)} line(s), first: {lines[0][:200]}"
     signed = tmp_path / "to-sign"
     shutil.copytree(subs / "example", signed)
-    (signed / "report.intoto.json").unlink()
+    for envelope in ("report.intoto.json", "report.sigstore.json"):   # sign never overwrites one
+        (signed / envelope).unlink(missing_ok=True)
     proc = subprocess.run([tool, "sign", "--key", str(tmp_path / "keys" / "conformance.key"), str(signed)],
                           cwd=tmp_path, capture_output=True, text=True, timeout=120, env=env)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
