@@ -91,7 +91,7 @@ def test_wheel_and_sdist_carry_the_data(dists: dict[str, Path]) -> None:
     assert tracked and {f"conformance/catalog/{name}" for name in tracked} <= wheel_names, \
         "the wheel must carry every file of tiers/ and schemas/ under conformance/catalog/"
     assert not any(n.startswith(("tiers/", "schemas/")) for n in wheel_names), "data outside the package"
-    assert any(n.startswith("conformance/checks/test_") for n in wheel_names), "wheel lacks the checks"
+    assert any(re.match(r"conformance/checks/(\w+/)?test_\w+\.py$", n) for n in wheel_names), "wheel lacks the checks"
 
 
 @dataclass(frozen=True)
