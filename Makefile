@@ -7,12 +7,13 @@ REPORTS := reports
 # Extra pytest arguments for `make test` (e.g. PYTEST_ARGS="-x -k tiers").
 PYTEST_ARGS ?=
 
-.PHONY: install lint demo test test-fast test-area docs example releases clean-reports browser bench hosts-demo
+.PHONY: install lint demo test test-fast test-area docs example releases clean-reports browser bench hosts-demo ray-window
 
-$(STAMP): pyproject.toml
+# The package declares ranges; constraints.txt holds the project's exact pins (CI's torch CPU build).
+$(STAMP): pyproject.toml setup.py constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,jobs]'
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev,jobs]'
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -45,6 +46,11 @@ test: $(STAMP) browser
 lint: $(STAMP)
 	$(BIN)/ruff check conformance tests benchmarks
 	$(BIN)/mypy
+
+## The Ray window's older end: the built wheel installed beside Ray 2.59 (constraints-ray-oldest.txt)
+## and torch in a fresh venv, certified there; and the window's one fact in pyproject/constraints/releases.
+ray-window: $(STAMP)
+	$(BIN)/python -m pytest -p no:cacheprovider tests/certify/test_wheel_install.py tests/unit/test_ray_window.py $(PYTEST_ARGS)
 
 ## The fast lane: the pure tests (tests/unit: no Ray, no subprocess), under 2 minutes.
 test-fast: $(STAMP)

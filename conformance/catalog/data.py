@@ -1,6 +1,7 @@
 """Loading the suite's data files (checklist, tier ladder, waivers, schemas) with validation.
 
-The data lives in files (`tiers/`, `schemas/` inside the package's `catalog/` folder) so that
+The data lives in files (the repository's top-level `tiers/` and `schemas/`, shipped inside the
+package as the data packages `conformance.catalog.tiers` and `.schemas`) so that
 reviewers read and diff requirements, not code, and so that an installed wheel carries them: they
 are found with `importlib.resources`, never relative to a source checkout. Everything here
 validates against its JSON Schema before use.
@@ -23,14 +24,21 @@ from conformance.errors import UserError
 
 
 def data_root() -> Path:
-    """The folder holding `tiers/` and `schemas/` (override with CONFORMANCE_DATA_DIR).
-
-    The package is installed unzipped (a wheel), so its resources are plain files on disk.
-    """
+    """The folder holding `tiers/` and `schemas/` (override with CONFORMANCE_DATA_DIR)."""
     override = os.environ.get("CONFORMANCE_DATA_DIR")
     if override:
         return Path(override)
-    return Path(str(importlib.resources.files("conformance") / "catalog"))
+    return packaged_data_root()
+
+
+def packaged_data_root() -> Path:
+    """The folder holding the installed data packages `conformance.catalog.tiers` and `.schemas`.
+
+    The build maps both from the repository's top-level tiers/ and schemas/ (setup.py), so they are
+    siblings wherever they are found: conformance/catalog/ in a wheel, the checkout's root in an
+    editable install. The package is installed unzipped, so its resources are plain files on disk.
+    """
+    return Path(str(importlib.resources.files("conformance.catalog.tiers"))).parent
 
 
 def checklist_path() -> Path:
@@ -404,7 +412,7 @@ def run_knobs_path() -> Path:
     folder (CONFORMANCE_DATA_DIR) does not carry its own."""
     path = data_root() / "tiers" / "run.yaml"
     if not path.exists():
-        path = Path(str(importlib.resources.files("conformance") / "catalog")) / "tiers" / "run.yaml"
+        path = packaged_data_root() / "tiers" / "run.yaml"
     return path
 
 

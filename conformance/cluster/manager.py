@@ -207,6 +207,12 @@ def _system_config(manifest: Manifest, shape: ClusterShape) -> dict[str, Any]:
     return cfg
 
 
+# Ray's driver-side logger level: its INFO/WARNING lines at a start ("Started a local Ray
+# instance", "Token authentication is enabled ...") would reach a vendor's terminal on every
+# topology/preflight/bench run; what a run needs from Ray it reads from Ray's log files and APIs.
+DRIVER_LOG_LEVEL = "ERROR"
+
+
 def start_cluster(manifest: Manifest, shape: ClusterShape, ray_address: str | None = None,
                   manager: type | None = None) -> ClusterHandle:
     """Start (or connect to) a cluster of the given shape and connect this driver to it."""
@@ -214,7 +220,7 @@ def start_cluster(manifest: Manifest, shape: ClusterShape, ray_address: str | No
 
     t0 = time.monotonic()
     if ray_address:
-        ray.init(address=ray_address, log_to_driver=False)
+        ray.init(address=ray_address, log_to_driver=False, logging_level=DRIVER_LOG_LEVEL)
         nodes = sum(1 for n in ray.nodes() if n.get("Alive"))
         return ClusterHandle(shape, "remote", ray_address, nodes, started_s=time.monotonic() - t0,
                              notes=["remote cluster: the vendor's nodes must load the manager themselves "
@@ -229,7 +235,8 @@ def start_cluster(manifest: Manifest, shape: ClusterShape, ray_address: str | No
         with patched_environ(node_env[0] if node_env else {}):
             labels = shape_node_labels(shape, 0, manager)
             ray.init(address="local", num_cpus=cpus, object_store_memory=mem, include_dashboard=False,
-                     log_to_driver=False, _system_config=syscfg, labels=labels or None)
+                     log_to_driver=False, logging_level=DRIVER_LOG_LEVEL, _system_config=syscfg,
+                     labels=labels or None)
         return ClusterHandle(shape, "local", None, 1, started_s=time.monotonic() - t0,
                              notes=[LABELS_NOTE] if labels else [])
     from ray.cluster_utils import Cluster
@@ -249,7 +256,7 @@ def start_cluster(manifest: Manifest, shape: ClusterShape, ray_address: str | No
                 if labels:
                     args["labels"] = labels
                 handles.append(cluster.add_node(**args))
-        ray.init(address=cluster.address, log_to_driver=False)
+        ray.init(address=cluster.address, log_to_driver=False, logging_level=DRIVER_LOG_LEVEL)
         cluster.wait_for_nodes()
     except BaseException:
         try:

@@ -17,7 +17,7 @@ Regenerate the current version's entry (conformance.__version__) after editing a
 
 Before bumping the version, copy the data files of the outgoing release into
 tiers/releases/<old-version>/ so reports made with it stay verifiable. `ray_versions` of an
-existing entry is kept on --write; a new entry gets the Ray series this package pins.
+existing entry is kept on --write; a new entry gets the Ray series this package's Ray range admits.
 """
 from __future__ import annotations
 
@@ -100,17 +100,28 @@ def _schema_files() -> list[Path]:
 
 
 def pinned_ray_series() -> list[str]:
-    """The Ray series this package pins (`ray==2.60.0` -> ['2.60']), the default window."""
+    """The Ray series this package's Ray range admits (`ray>=2.59,<2.61` -> ['2.59', '2.60']), the
+    default window of a new release: the range is the window `make test` certifies."""
     from importlib.metadata import PackageNotFoundError, requires
 
+    from packaging.requirements import Requirement
+    from packaging.version import Version
+
     try:
-        reqs = requires(conformance.SUITE_NAME) or []
+        reqs = [Requirement(r) for r in requires(conformance.SUITE_NAME) or []]
     except PackageNotFoundError:
         reqs = []
     for req in reqs:
-        name, _, pin = req.partition("==")
-        if name.strip().lower() == "ray" and pin:
-            return [".".join(pin.split(";")[0].strip().split(".")[:2])]
+        if req.name.lower() != "ray" or req.marker is not None:
+            continue
+        floors = [Version(s.version) for s in req.specifier if s.operator in (">=", "==")]
+        ceilings = [Version(s.version) for s in req.specifier if s.operator in ("<", "==")]
+        if floors and ceilings:
+            low, high = max(floors), min(ceilings)
+            series = [f"{low.major}.{minor}" for minor in range(low.minor, high.minor + 1)
+                      if req.specifier.contains(f"{low.major}.{minor}.0")]
+            if low.major == high.major and series:
+                return series
     raise UserError("releases: cannot tell which Ray versions this release certifies; "
                     "set ray_versions in tiers/releases.yaml")
 

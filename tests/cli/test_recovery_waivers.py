@@ -24,7 +24,7 @@ from conformance.report.results import aggregate
 from conformance.catalog.ladder import RunContext, compute_tiers
 
 ROOT = Path(__file__).resolve().parents[2]
-CATALOG = ROOT / "conformance" / "catalog"
+CATALOG = ROOT  # the data folders tiers/ and schemas/ are at the repository's top level
 SIM_MANIFEST = ROOT / "conformance" / "simulated" / "manifest.yaml"
 
 

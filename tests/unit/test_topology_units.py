@@ -22,7 +22,7 @@ from conformance.areas.topology.view import build_view, description_checks
 from conformance.areas.topology.vocabulary import load_vocabulary, plugin_label_problems
 
 ROOT = Path(__file__).resolve().parents[2]
-CATALOG = ROOT / "conformance" / "catalog"
+CATALOG = ROOT  # the data folders tiers/ and schemas/ are at the repository's top level
 VOCAB = load_vocabulary()
 ISLAND_ENV = {"SIMACC_NUM_DEVICES": "4", "SIMACC_TYPE": "SIMACC-X1", "SIMACC_ISLANDS": "0,1;2,3",
               "SIMACC_DOMAIN": "simlink-a", "SIMACC_RACK": "rack-1"}

@@ -33,10 +33,18 @@ OUTCOME_COLOURS = {"pass": "#2e7d32", "ok": "#2e7d32", "fail": "#c62828", "error
                    "waived": "#ef6c00", "skip": "#9e9e9e", "not_applicable": "#9e9e9e"}
 _KIND_PALETTE = ("#1565c0", "#6a1b9a", "#00838f", "#ef6c00", "#558b2f", "#ad1457", "#4e342e", "#37474f")
 _SVG_START = re.compile(r"<svg\b")
+# Labels are laid out with DejaVu Sans (matplotlib ships it, so it exists on every machine) and
+# the SVG names the page's font chain (DejaVu Sans, Liberation Sans, then matplotlib's generic
+# sans-serif list). The chain goes in the generic family's list, not in `font.family`: matplotlib
+# logs "findfont: Font family ... not found" for every text it draws for each *named* family that
+# is not installed, thousands of lines on a machine without Liberation Sans, while a generic
+# family's list is searched silently.
+_SANS = ["DejaVu Sans", "Liberation Sans",
+         *[f for f in matplotlib.rcParamsDefault["font.sans-serif"] if f not in ("DejaVu Sans", "Liberation Sans")]]
 _RC: dict[RcKeyType, Any] = {"svg.fonttype": "none", "text.parse_math": False, "font.size": 9,
-       "font.family": ["DejaVu Sans", "Liberation Sans", "sans-serif"],
-       "axes.spines.top": False, "axes.spines.right": False, "axes.titlesize": 10,
-       "axes.titleweight": "bold", "axes.titlelocation": "left"}
+                             "font.family": ["sans-serif"], "font.sans-serif": _SANS,
+                             "axes.spines.top": False, "axes.spines.right": False, "axes.titlesize": 10,
+                             "axes.titleweight": "bold", "axes.titlelocation": "left"}
 
 
 def _svg(fig: Figure, salt: str, title: str) -> str:
