@@ -203,9 +203,11 @@ def problems(run: TeethRun, result: RunResult) -> list[str]:
         c = got.get(cid)
         if c is None:
             continue
-        if c["outcome"] != "fail":
+        if not phrase.strip():
+            out.append(f"{cid}: {run.id} names no reason it expects (catches wants a phrase of the failure)")
+        elif c["outcome"] != "fail":
             out.append(f"{cid} did not catch {run.id}: {c['outcome']} ({c['reason']})")
-        elif phrase and phrase not in (c["reason"] or ""):
+        elif phrase not in (c["reason"] or ""):
             out.append(f"{cid} failed for another reason than {run.id} (wanted {phrase!r}): {c['reason']}")
     allowed_fail = set(run.catches) | set(run.may_fail)
     for cid, c in got.items():
@@ -341,46 +343,41 @@ class Runs:
         self.pool.shutdown(wait=True)
 
 
-# ------------------------------------------------------------------------------ converting old rows
-def rows_from_transport_variants(variants: dict[str, tuple[Any, ...]],
-                                 schedule: list[tuple[int, list[str]]] | None = None) -> list[dict[str, Any]]:
-    """teeth.yaml rows from the old transport teeth format
-    (VARIANTS: name -> ({intended}, {expected}, files, nodes); SCHEDULE: [(lanes, [names])]).
-    Phase: the old schedule's position (its last, one-at-a-time phase becomes phase 2)."""
-    phase_of: dict[str, int] = {}
-    for i, (_, names) in enumerate(schedule or []):
-        for n in names:
-            phase_of[n] = 0 if i == 0 else (2 if i == len(schedule or []) - 1 else 1)
-    rows = []
-    for name, (intended, expected, files, nodes) in variants.items():
-        row: dict[str, Any] = {
-            "id": f"transport/{name}", "base": "transport", "phase": phase_of.get(name, 1),
-            "files": [Path(f).name for f in files],
-            "set": {"transport.manager": f"broken_transports:{name}", "cluster.nodes": nodes,
-                    "cluster.object_store_memory_mb": 300},
-            "env": {"RAY_CONFORMANCE_TRANSPORT_MAX_BYTES": "16MiB"},
-            "catches": {c: "" for c in sorted(intended)},
-        }
-        if set(expected) - set(intended):
-            row["may_fail"] = sorted(set(expected) - set(intended))
-        if nodes == 1:
-            row["not_applicable"] = ["TR-006"]
-        rows.append(row)
-    return rows
+# ------------------------------------------------------------------------------ one row by hand
+def describe(run: TeethRun, result: RunResult) -> list[str]:
+    """Per check the row names, its outcome and reason in this result, then what the table would
+    say about it: what you read to pick a `catches` phrase or to see why a row went red."""
+    lines = [f"{run.id}: exit {result.rc}, {result.wall_s:.0f}s, report in {result.out}"]
+    got = ran(result.report) if result.report is not None else {}
+    for cid in run.named_checks:
+        c = got.get(cid)
+        wanted = f" (catches {run.catches[cid]!r})" if cid in run.catches else ""
+        lines.append(f"  {cid}{wanted}: " + (f"{c['outcome']}: {c['reason']}" if c else "did not run"))
+    lines += [f"  PROBLEM {p}" for p in problems(run, result)] or ["  as the table wants"]
+    return lines
 
 
 if __name__ == "__main__":
-    # python tests/support/teeth.py convert-transport OLD_test_transport_teeth.py  -> rows to paste into teeth.yaml
-    import importlib.util
+    # python tests/support/teeth.py ROW_ID ...: run those rows one at a time and print what each check said
+    import argparse
+    import tempfile
 
-    if len(sys.argv) != 3 or sys.argv[1] != "convert-transport":
-        sys.exit("usage: python tests/support/teeth.py convert-transport PATH/test_transport_teeth.py")
-    sys.path.insert(0, str(Path(__file__).parent))
-    spec = importlib.util.spec_from_file_location("old_transport_teeth", sys.argv[2])
-    assert spec is not None and spec.loader is not None
-    old = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(old)
-    correct = set(getattr(old, "CORRECT", ()))
-    variants = {k: v for k, v in old.VARIANTS.items() if k not in correct}
-    print(yaml.safe_dump(rows_from_transport_variants(variants, getattr(old, "SCHEDULE", None)), sort_keys=False,
-                         default_flow_style=None, width=120))
+    parser = argparse.ArgumentParser(description="Run teeth rows one at a time; print each named check's "
+                                                 "outcome and reason, and the row's problems.")
+    parser.add_argument("rows", nargs="+", help="row ids of tests/teeth.yaml")
+    parser.add_argument("--out", type=Path, help="where the runs' folders go (default: a new temporary folder)")
+    args = parser.parse_args()
+    known = {r.id: r for r in runs()}
+    unknown = [r for r in args.rows if r not in known]
+    if unknown:
+        print(f"error: rows: unknown id(s) {unknown}; expected ids of tests/teeth.yaml", file=sys.stderr)
+        sys.exit(2)
+    from conformance.simulated.transport import reap_orphaned_segments
+    base = args.out or Path(tempfile.mkdtemp(prefix="teeth-"))
+    failed = 0
+    for rid in args.rows:
+        res = execute(known[rid], base)
+        failed += bool(problems(known[rid], res))
+        print("\n".join(describe(known[rid], res)), flush=True)
+        reap_orphaned_segments()   # a leaking variant's segments, once its processes are gone
+    sys.exit(1 if failed else 0)
