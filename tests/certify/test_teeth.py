@@ -97,11 +97,15 @@ def test_the_table_is_well_formed() -> None:
 
     known = {c.id for c in load_suite_data().checklist.checks}
     index = check_index.tests_of_checks()
+    raw = {row["id"]: row for row in load_table()["runs"]}
     for r in RUNS:
         named = set(r.named_checks) | set(r.not_applicable) | set(r.waived)
         assert named <= known, f"{r.id}: unknown check(s) {sorted(named - known)}"
         assert set(r.also) <= set(EXTRA), f"{r.id}: unknown extra assertion(s) {sorted(set(r.also) - set(EXTRA))}"
         assert r.phase in {int(k) for k in load_table()["phases"]}, f"{r.id}: unknown phase {r.phase}"
+        for cid, phrase in (raw[r.id].get("catches") or {}).items():
+            assert isinstance(phrase, str) and phrase.strip(), \
+                f"{r.id}: catches {cid}: {phrase!r}: expected the phrase its failure reason must contain"
         if not r.files:
             assert r.judged_checks, f"{r.id}: runs nothing (give files, catches or passes)"
             assert all(c in index for c in r.named_checks), f"{r.id}: a named check has no test"
@@ -138,6 +142,11 @@ def test_a_row_is_judged_by_catches_may_fail_and_the_rest_passing() -> None:
     assert any("did not catch" in p for p in problems(row, report(DP_001="pass", DP_002="pass", DP_003="pass")))
     assert any("DP-002 must pass" in p for p in problems(row, report(DP_001="fail", DP_002="fail", DP_003="pass")))
     assert any("DP-002 did not run" in p for p in problems(row, report(DP_001="fail", DP_003="pass")))
+    wrong_reason = report(DP_001="fail", DP_002="pass")
+    wrong_reason.check("DP-001")["reason"] = "no devices were found"   # caught, but not for the row's reason
+    assert any("another reason" in p for p in problems(row, wrong_reason))
+    anything = TeethRun(**{**row.__dict__, "catches": {"DP-001": " "}})
+    assert any("names no reason" in p for p in problems(anything, report(DP_001="fail", DP_002="pass")))
     assert any("DP-016 must pass" in p
                for p in problems(row, report(DP_001="fail", DP_002="pass", DP_003="pass", DP_016="not_applicable")))
 
@@ -147,7 +156,7 @@ def test_a_row_without_files_runs_only_the_checks_it_judges() -> None:
     a row with files runs its modules whole and may_fail permits their failures."""
     from teeth import TeethRun, selection
 
-    row = TeethRun(id="x/V", base="sim", set={}, env={}, catches={"DP-008": ""}, may_fail=("DP-009", "DP-010"),
+    row = TeethRun(id="x/V", base="sim", set={}, env={}, catches={"DP-008": "extra"}, may_fail=("DP-009", "DP-010"),
                    passes=("DP-012",), not_applicable=(), waived=(), files=(), phase=1, also=(), data={})
     picked = selection(row)
     index = check_index.tests_of_checks()

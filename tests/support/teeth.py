@@ -349,7 +349,7 @@ def describe(run: TeethRun, result: RunResult) -> list[str]:
     say about it: what you read to pick a `catches` phrase or to see why a row went red."""
     lines = [f"{run.id}: exit {result.rc}, {result.wall_s:.0f}s, report in {result.out}"]
     got = ran(result.report) if result.report is not None else {}
-    for cid in run.named_checks:
+    for cid in run.named_checks if run.files else run.judged_checks:   # may_fail runs only with files
         c = got.get(cid)
         wanted = f" (catches {run.catches[cid]!r})" if cid in run.catches else ""
         lines.append(f"  {cid}{wanted}: " + (f"{c['outcome']}: {c['reason']}" if c else "did not run"))
