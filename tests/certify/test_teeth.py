@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 import pytest
-
 from conftest import TEETH_RUNS
+
 import conformance.catalog.check_index as check_index  # its tests_of_checks would be collected as a test
 from teeth import RunResult, Runs, TeethRun, load_table, problems, run_by_id, runs
 
