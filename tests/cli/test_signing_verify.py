@@ -95,7 +95,8 @@ def test_signed_report_verifies(env_dir: Path, tmp_path: Path, capsys, alg: str)
     got = lines(out)
     assert rc == 0, out
     assert set(got) == {"signature", "identity", "bundle", "statement", "subject report.json", "subject junit.xml",
-                        "subject report.md", "schema", "release", "claims", "tier", "completeness", "waivers",
+                        "subject report.md", "schema", "trust", "release", "cross-check nodes",
+                        "cross-check devices_per_node", "cross-check domain_labels", "time", "claims", "tier", "completeness", "waivers",
                         "validity", "evidence", "summary", "selection"}
     assert all(v.startswith("PASS") for v in got.values())
     assert out.rstrip().splitlines()[-1].startswith("VERIFIED")
