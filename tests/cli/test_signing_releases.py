@@ -91,7 +91,7 @@ def test_a_report_signed_under_release_n_still_verifies_after_release_n_plus_1(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Sign under release N, change the checklist (a new check), append N+1: the old report still
     verifies under N (its archived files), the new data is N+1, and N's entry is unchanged."""
-    from test_signing_support import PUBLISHED
+    from signing_support import PUBLISHED
 
     root = _data_copy(tmp_path, monkeypatch)
     rel = root / "tiers" / "releases.yaml"

@@ -90,7 +90,7 @@ def test_checked_by_names_a_verify_line() -> None:
 
 
 def test_the_docs_show_the_generated_trust_table() -> None:
-    text = (Path(__file__).resolve().parent.parent / "docs" / "signing.md").read_text()
+    text = (Path(__file__).resolve().parents[2] / "docs" / "signing.md").read_text()
     assert trust.markdown_table() in text, "run `make docs` (ray-conformance docs)"
 
 
