@@ -17,9 +17,9 @@ from datetime import date
 from pathlib import Path
 from typing import Any, Sequence
 
+from conformance.catalog.data import load_suite_data
 from conformance.cli import numbers as cli_numbers
 from conformance.errors import UserError
-from conformance.catalog.data import load_suite_data
 from conformance.report.sanitize import terminal
 from conformance.signing import attestation, diff, keyring, keys, review, verify
 from conformance.signing.attestation import sign_report_dir

@@ -39,10 +39,10 @@ from typing import Any, Iterator, Mapping
 from tabulate import tabulate
 
 from conformance.catalog import data
+from conformance.catalog.ladder import PASSING, tier_rank
 from conformance.errors import UserError
 from conformance.report.sanitize import markdown_cell, terminal
 from conformance.signing import attestation as att
-from conformance.catalog.ladder import PASSING, tier_rank
 
 HIGHER_IS_BETTER = ("_gbps", "_bandwidth", "bandwidth_gbps", "_per_s")
 LOWER_IS_BETTER = ("_latency_s", "latency_us", "_s")

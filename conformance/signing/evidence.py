@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from conformance.report import judges
 from conformance.catalog.data import Checklist
+from conformance.report import judges
 from conformance.report.results import OUTCOMES
 from conformance.report.sanitize import terminal
 from conformance.run.selection import partial_reasons

@@ -19,14 +19,13 @@ import jsonschema
 from tabulate import tabulate
 
 from conformance.catalog import data
+from conformance.catalog.ladder import compute_tiers
 from conformance.errors import UserError
 from conformance.report.sanitize import markdown_cell, terminal
 from conformance.signing import attestation as att
-from conformance.signing import releases
+from conformance.signing import releases, trust
 from conformance.signing.keyring import TrustedKey
-from conformance.signing import trust
-from conformance.signing.verify import effective_checks, verify_path, _finished_date, _release_waivers
-from conformance.catalog.ladder import compute_tiers
+from conformance.signing.verify import _finished_date, _release_waivers, effective_checks, verify_path
 
 FORMATS = ("text", "md", "json")
 DEFAULT_TIMEOUT_S = 60.0

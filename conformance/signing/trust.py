@@ -24,8 +24,8 @@ from datetime import date, datetime, timedelta, timezone
 from typing import Any, Callable, Mapping
 
 from conformance.catalog import data
-from conformance.report.sanitize import terminal
 from conformance.catalog.strict_input import utc_datetime
+from conformance.report.sanitize import terminal
 
 STATUSES = ("recomputed", "cross-checked", "signed claim", "informational")
 SECTIONS = ("report", "statement")

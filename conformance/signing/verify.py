@@ -40,21 +40,18 @@ from __future__ import annotations
 import json
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import date, datetime, timezone
+from datetime import date, datetime
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-import jsonschema
-
-from conformance.catalog import data
-from conformance.catalog import strict_input
+from conformance.catalog import data, strict_input
+from conformance.catalog.ladder import compute_tiers, required_checks
 from conformance.errors import UserError
 from conformance.report.sanitize import terminal
 from conformance.signing import attestation as att
 from conformance.signing import dsse, evidence, releases, submission, trust
 from conformance.signing.canonical import loads_strict
 from conformance.signing.keyring import TrustedKey
-from conformance.catalog.ladder import compute_tiers, required_checks
 
 _NOT_CHECKED = "not checked: report.json is not schema-valid"
 MAX_ARTIFACT_BYTES = 8 * 1024 ** 3  # the plugin artifact beside the report is hashed in a stream

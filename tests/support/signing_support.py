@@ -14,8 +14,8 @@ from typing import Any, Mapping
 
 from conformance import SUITE_NAME
 from conformance.catalog import data
-from conformance.signing import releases
 from conformance.catalog.ladder import compute_tiers, context_from_report
+from conformance.signing import releases
 
 FINISHED_AT = "2026-03-01T12:00:00Z"
 PUBLISHED = "2026-01-01"  # the test releases' publication date: before every run here

@@ -20,10 +20,9 @@ from typing import Any, Sequence
 from urllib.parse import quote
 
 from conformance.errors import UserError
+from conformance.report.build import _atomic_write
 from conformance.report.html import model
 from conformance.report.html.page import GENERATOR, environment, render_report_html
-from conformance.report.build import _atomic_write
-from conformance.signing import attestation as att
 from conformance.signing.review import Row
 
 _GENERATOR_TAG = re.compile(r'<meta name="generator" content="' + re.escape(GENERATOR) + r'">')
