@@ -241,12 +241,9 @@ def write_release(path: Path | None = None, *, version: str | None = None,
     if not text.endswith("\n"):
         text += "\n"
     new_text = text + _entry_yaml(version, entry)
-    new = Release(version, *(str(entry[f]) for f in DIGEST_FIELDS),
-                  tuple(sorted(entry["schemas_sha256"].items())), tuple(entry["ray_versions"]),  # type: ignore[union-attr]
-                  str(entry["published"]))
     tmp = path.with_name(f".{path.name}.new")
     tmp.write_text(new_text)
-    load_releases(tmp)  # the appended file must still be a valid releases file
+    new = load_releases(tmp)[version]  # the appended file must still be a valid releases file
     tmp.replace(path)
     _archive(path, new)
     return True, version
