@@ -9,14 +9,20 @@ is a one-line UserError naming the file (exit 2), never a hang or a traceback.
 
 Limits (docs/signing.md "Limits"): files are regular files of at most `max_bytes` (default
 MAX_FILE_BYTES), nested at most MAX_DEPTH deep, with at most MAX_NODES values in all (a YAML
-alias bomb expands past that).
+alias bomb expands past that). Numbers must be finite and integers within +-MAX_INTEGER
+(`10**400` is legal JSON, but float() of it overflows and the comparisons downstream would end
+in a traceback). A string that reads as an ISO date-time must be one the code can compute with:
+convertible to UTC with a day to spare either side (`0001-01-01T00:00:00+14:00` is not).
+Each refusal names the field (`$.checks[3].metrics.x`).
 """
 from __future__ import annotations
 
 import json
 import math
 import os
+import re
 import stat
+from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +33,9 @@ from conformance.errors import UserError
 MAX_FILE_BYTES = 32 * 1024 * 1024
 MAX_DEPTH = 64
 MAX_NODES = 2_000_000
+MAX_INTEGER = 2 ** 63 - 1  # int64: every real count, size or nanosecond timestamp fits
+_MAX_INT_DIGITS = len(str(MAX_INTEGER))
+_LOOKS_LIKE_DATETIME = re.compile(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}")
 
 
 class InputLimitError(ValueError):
@@ -110,26 +119,68 @@ def read_regular_check_within(path: Path, what: str, within: Path) -> None:
         raise UserError(f"{what}: {path} is a symlink leading outside {within}; refused")
 
 
-def check_structure(doc: Any, *, max_depth: int = MAX_DEPTH, max_nodes: int = MAX_NODES) -> None:
-    """Depth, size and finite numbers, walked without recursion.
+def _field(parent: str, key: Any) -> str:
+    return f"{parent}[{key}]" if isinstance(key, int) else f"{parent}.{key}"
 
-    Raises InputLimitError. Shared YAML aliases are walked once per reference, so an alias
-    bomb hits `max_nodes` instead of expanding forever.
+
+def utc_datetime(value: str) -> datetime:
+    """An ISO 8601 date-time as an aware UTC datetime (no offset: UTC), with a day of headroom.
+
+    Raises ValueError when `value` is not a date-time or cannot be computed with (converting
+    `0001-01-01T00:00:00+14:00` to UTC leaves the calendar; so would adding a day to 9999-12-31).
     """
-    stack: list[tuple[Any, int]] = [(doc, 1)]
+    ts = datetime.fromisoformat(value.replace("Z", "+00:00") if value.endswith("Z") else value)
+    try:
+        ts = (ts if ts.tzinfo else ts.replace(tzinfo=timezone.utc)).astimezone(timezone.utc)
+        ts - timedelta(days=1), ts + timedelta(days=1)
+    except OverflowError:
+        raise ValueError(f"date-time {value!r} is outside the range the verifier can compute with") from None
+    return ts
+
+
+def utc_date(value: str) -> date:
+    """The UTC calendar date of an ISO date-time (ValueError as utc_datetime)."""
+    return utc_datetime(value).date()
+
+
+def _check_string(value: str) -> str | None:
+    if _LOOKS_LIKE_DATETIME.match(value):
+        try:
+            utc_datetime(value)
+        except ValueError as exc:
+            if "outside the range" in str(exc):
+                return str(exc)
+    return None
+
+
+def check_structure(doc: Any, *, max_depth: int = MAX_DEPTH, max_nodes: int = MAX_NODES) -> None:
+    """Depth, size, finite numbers, int64 integers and computable date-times, walked without recursion.
+
+    Raises InputLimitError naming the field. Shared YAML aliases are walked once per reference,
+    so an alias bomb hits `max_nodes` instead of expanding forever.
+    """
+    stack: list[tuple[Any, int, str]] = [(doc, 1, "$")]
     nodes = 0
     while stack:
-        value, depth = stack.pop()
+        value, depth, where = stack.pop()
         nodes += 1
         if nodes > max_nodes:
             raise InputLimitError(f"more than {max_nodes} values")
         if isinstance(value, float) and not math.isfinite(value):
-            raise InputLimitError(f"non-finite number {value!r} (NaN/Infinity are not allowed)")
+            raise InputLimitError(f"{where}: non-finite number {value!r} (NaN/Infinity are not allowed)")
+        if isinstance(value, _TooLongInteger) or (isinstance(value, int) and not isinstance(value, bool)
+                                                  and abs(value) > MAX_INTEGER):
+            digits = value.digits if isinstance(value, _TooLongInteger) else len(str(abs(value)))
+            raise InputLimitError(f"{where}: integer of {digits} digits is outside +-2**63-1")
+        if isinstance(value, str):
+            problem = _check_string(value)
+            if problem:
+                raise InputLimitError(f"{where}: {problem}")
         if isinstance(value, (dict, list)):
             if depth > max_depth:
                 raise InputLimitError(f"nested deeper than {max_depth} levels")
-            items = value.values() if isinstance(value, dict) else value
-            stack.extend((v, depth + 1) for v in items)
+            items = value.items() if isinstance(value, dict) else enumerate(value)
+            stack.extend((v, depth + 1, _field(where, k)) for k, v in items)
 
 
 def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -145,6 +196,20 @@ def _no_constant(name: str) -> Any:
     raise InputLimitError(f"non-finite number {name} (NaN/Infinity are not allowed)")
 
 
+class _TooLongInteger:
+    """Stands in for an integer literal too long for int64 until check_structure names its field."""
+
+    def __init__(self, digits: int) -> None:
+        self.digits = digits
+
+
+def _bounded_int(text: str) -> Any:
+    """json's parse_int: never convert a literal too long for int64 (a 100,000-digit literal
+    costs quadratic time, then overflows float()); check_structure refuses it by field."""
+    digits = len(text.lstrip("-"))
+    return _TooLongInteger(digits) if digits > _MAX_INT_DIGITS else int(text)
+
+
 def loads_json(data: bytes | str, *, max_depth: int = MAX_DEPTH) -> Any:
     """Parse JSON strictly: UTF-8 only, no duplicate keys, no NaN/Infinity, bounded depth.
 
@@ -153,7 +218,8 @@ def loads_json(data: bytes | str, *, max_depth: int = MAX_DEPTH) -> Any:
     """
     text = data.decode("utf-8") if isinstance(data, (bytes, bytearray)) else data
     try:
-        doc = json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_no_constant)
+        doc = json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_no_constant,
+                         parse_int=_bounded_int)
     except RecursionError:
         raise InputLimitError(f"nested deeper than {max_depth} levels") from None
     check_structure(doc, max_depth=max_depth)

@@ -18,6 +18,7 @@ from typing import Any, Callable
 from tabulate import tabulate
 
 from conformance import __version__
+from conformance.cli import numbers as cli_numbers
 from conformance.errors import UserError
 from conformance.cli.exit_codes import Exit, from_pytest
 
@@ -252,7 +253,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--fault-driver", help="pkg.module:Class that kills/partitions/restarts nodes of the "
                                           "--ray-address cluster (docs/recovery.md)")
     p.add_argument("--fault-driver-options", help="the fault driver's keyword arguments as a JSON object")
-    p.add_argument("--timeout", type=float, help="default hard timeout per check, seconds")
+    p.add_argument("--timeout", type=cli_numbers.seconds, help="default hard timeout per check, seconds")
     p.add_argument("--sign-key", help="sign the report with this private key (writes report.intoto.json)")
     p.add_argument("--passphrase-env", help="environment variable holding the key's passphrase")
     p.add_argument("--area", nargs="+", action="extend", choices=list(vocabulary.area_prefix), metavar="AREA",

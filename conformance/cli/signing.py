@@ -17,8 +17,9 @@ from datetime import date
 from pathlib import Path
 from typing import Any, Sequence
 
-from conformance.errors import UserError
 from conformance.catalog.data import load_suite_data
+from conformance.cli import numbers as cli_numbers
+from conformance.errors import UserError
 from conformance.report.sanitize import terminal
 from conformance.signing import attestation, diff, keyring, keys, review, verify
 from conformance.signing.attestation import sign_report_dir
@@ -118,7 +119,8 @@ def _review(args: argparse.Namespace) -> int:
 def _diff(args: argparse.Namespace) -> int:
     old = diff.load_report(Path(args.old), "OLD")
     new = diff.load_report(Path(args.new), "NEW")
-    findings = diff.diff_reports(old, new, load_suite_data().ladder, args.tolerance)
+    findings = diff.diff_reports(old, new, load_suite_data().ladder, args.tolerance,
+                                 allow_different_product=args.allow_different_product)
     print(diff.render(findings, args.format, str(args.old), str(args.new), args.tolerance))
     return 1 if any(f.regression for f in findings) else 0
 
@@ -168,20 +170,25 @@ def register(subparsers: Any) -> None:
                    help="with --format html: folder for index.html and the submissions' pages (default reports/review)")
     p.add_argument("--releases", type=Path, default=None, metavar="FILE",
                    help="releases file (default: tiers/releases.yaml)")
-    p.add_argument("--submission-timeout", type=float, default=review.DEFAULT_TIMEOUT_S, metavar="S",
+    p.add_argument("--submission-timeout", type=cli_numbers.seconds, default=review.DEFAULT_TIMEOUT_S, metavar="S",
                    help=f"seconds one submission may take before it becomes an error row "
                         f"(default {review.DEFAULT_TIMEOUT_S:g})")
     p.set_defaults(func=_review)
 
     p = subparsers.add_parser("diff", help="regressions between two reports (exit 1 on any)",
                               description="Compare OLD and NEW (report folders or report.json files): checks "
-                                          "that stopped passing or disappeared, tier drops, performance "
-                                          "figures worse than the tolerance (docs/ci.md).")
+                                          "that stopped passing (to fail, error, skip, not_applicable or "
+                                          "waived) or disappeared, tier drops, performance figures worse than "
+                                          "the tolerance (docs/ci.md). Exit 0: no regression; 1: regressions; "
+                                          "2: unreadable input, or reports of a different vendor, product or "
+                                          "release (unless --allow-different-product).")
     p.add_argument("old", metavar="OLD")
     p.add_argument("new", metavar="NEW")
     p.add_argument("--tolerance", type=_tolerance, default=0.1,
                    help="allowed relative worsening of performance figures (default 0.1 = 10%%)")
     p.add_argument("--format", choices=diff.FORMATS, default="text")
+    p.add_argument("--allow-different-product", action="store_true",
+                   help="compare reports of different vendors, products or suite releases (refused by default)")
     p.set_defaults(func=_diff)
 
 

@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from conformance.cli import numbers as cli_numbers
 from conformance.errors import UserError
 
 MAX_SWEEP_BYTES = 4 * 1024 ** 3
@@ -38,13 +39,13 @@ def _sizes(args: argparse.Namespace) -> list[int]:
 
 
 def cmd_bench_transport(args: argparse.Namespace) -> int:
-    from conformance.cluster.manager import ClusterShape, prepare_driver, start_cluster, stop_cluster
-    from conformance.catalog.data import check_param
-    from conformance.catalog.manifest import check_manifest
     from conformance.areas.performance import bench, tables
     from conformance.areas.transport.config import MATRIX_MAX_BYTES
     from conformance.areas.transport.pool import alive_nodes, device_endpoint_nodes, start_endpoints
     from conformance.areas.transport.registration import TransportSetupError, ensure_registered
+    from conformance.catalog.data import check_param
+    from conformance.catalog.manifest import check_manifest
+    from conformance.cluster.manager import ClusterShape, prepare_driver, start_cluster, stop_cluster
 
     if (args.trials is not None and args.trials < 1) or (args.warmup is not None and args.warmup < 0):
         raise UserError("--trials must be >= 1 and --warmup >= 0")
@@ -112,9 +113,10 @@ def register(subparsers: Any) -> None:
     p.add_argument("--manifest", required=True, help="vendor manifest with a `transport` block")
     p.add_argument("--sizes", help="comma-separated sizes (e.g. 1KiB,1MiB,256MiB); default: 1 KiB x4 up to --max-size")
     p.add_argument("--max-size", help="top of the default sweep (default RAY_CONFORMANCE_TRANSPORT_MAX_BYTES or 256MiB)")
-    p.add_argument("--trials", type=int, help="least timed trials per size (median reported; default PF-001's "
+    p.add_argument("--trials", type=cli_numbers.number(int, 1, 1_000_000),
+                   help="least timed trials per size (median reported; default PF-001's "
                                               "min_trials; more are added up to its CV target)")
-    p.add_argument("--warmup", type=int, help="untimed warm-up transfers per size (default PF-001's warmup)")
+    p.add_argument("--warmup", type=cli_numbers.count, help="untimed warm-up transfers per size (default PF-001's warmup)")
     p.add_argument("--no-matrix", action="store_true", help="skip the pairwise matrix")
     p.add_argument("--ray-address", help="existing Ray cluster to run against")
     p.add_argument("--json", help="also write the raw figures to this file")

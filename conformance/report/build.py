@@ -14,7 +14,7 @@ from typing import Any, Iterable
 
 from tabulate import tabulate
 
-from conformance import SUITE_NAME, __version__
+from conformance import SUITE_NAME
 from conformance.catalog.data import SuiteData, load_schema, schema_path, sha256_file
 from conformance.report.results import TestRecord, summarize
 from conformance.report.sanitize import markdown_cell
@@ -38,7 +38,9 @@ def build_report(*, data: SuiteData, manifest: dict[str, Any], manifest_sha256: 
     ctx = RunContext(transport_declared=bool(manifest.get("transport")), nodes=int(cluster.get("nodes") or 0),
                      shape=shape)
     tier, tiers = compute_tiers(checks, data.checklist, data.ladder, ctx)
-    suite = {"name": SUITE_NAME, "version": __version__, "checklist_sha256": data.checklist.sha256,
+    from conformance.signing.releases import current_version  # the release these data files belong to
+
+    suite = {"name": SUITE_NAME, "version": current_version(), "checklist_sha256": data.checklist.sha256,
              "tiers_sha256": data.ladder.sha256, "report_schema_sha256": sha256_file(schema_path("report"))}
     if data.waivers_sha256:
         suite["waivers_sha256"] = data.waivers_sha256

@@ -10,14 +10,33 @@ from __future__ import annotations
 import re
 import unicodedata
 
-# C0/C1 control characters (ESC included), DEL, and Unicode format/bidi controls that can
-# reorder or hide text (e.g. U+202E RIGHT-TO-LEFT OVERRIDE).
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
+# Escaped wherever shown: every character whose Unicode category is a control (Cc: C0/C1, ESC,
+# DEL, U+0085 NEL), a format character (Cf: bidi embeddings/overrides/isolates such as U+202E,
+# zero-width characters, U+FEFF, U+061C) or a line/paragraph separator (Zl U+2028, Zp U+2029: a
+# line-based reader starts a new line at each, so a raw one could forge a `VERIFIED:` line).
+# Categories, not a list, so characters added to them in later Unicode versions are covered too.
+_ESCAPED_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp"})
 _ANSI = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)?|[@-Z\\-_])")
 
 
 def _visible(ch: str) -> str:
-    return f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}"
+    return f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}" if ord(ch) < 0x10000 \
+        else f"\\U{ord(ch):08x}"
+
+
+def _escape_controls(s: str, keep: str = "") -> str:
+    """Controls, format characters and separators as visible escapes (`keep`: allowed as is);
+    lone surrogates (not encodable) become U+FFFD."""
+    out = []
+    for ch in s:
+        category = unicodedata.category(ch)
+        if category in _ESCAPED_CATEGORIES and ch not in keep:
+            out.append(_visible(ch))
+        elif category == "Cs":
+            out.append("\ufffd")
+        else:
+            out.append(ch)
+    return "".join(out)
 
 
 def terminal(text: object, *, limit: int = 2000, one_line: bool = True) -> str:
@@ -30,8 +49,7 @@ def terminal(text: object, *, limit: int = 2000, one_line: bool = True) -> str:
     s = _ANSI.sub("", s)
     if one_line:
         s = s.replace("\r\n", "\n").replace("\n", "\\n").replace("\t", " ")
-    s = _CONTROL.sub(lambda m: _visible(m.group(0)), s)
-    s = "".join(ch if unicodedata.category(ch) != "Cs" else "\ufffd" for ch in s)
+    s = _escape_controls(s)
     if len(s) > limit:
         s = s[: max(0, limit - 1)] + "…"
     return s
@@ -48,7 +66,7 @@ def markdown_cell(text: object, *, limit: int = 2000) -> str:
 def markdown_text(text: object, *, limit: int = 20000) -> str:
     """A paragraph of outside text for Markdown: controls removed, HTML and link syntax inert."""
     s = _ANSI.sub("", str(text))
-    s = _CONTROL.sub(lambda m: _visible(m.group(0)), s.replace("\r\n", "\n"))
+    s = _escape_controls(s.replace("\r\n", "\n"), keep="\n\t")
     for ch in "<>[]`|":
         s = s.replace(ch, "\\" + ch)
     if len(s) > limit:
@@ -60,7 +78,7 @@ def markdown_code(text: object, *, limit: int = 20000) -> str:
     """Outside text for a fenced code block (```` ~~~ ```` fences): controls removed, lines kept;
     a line that could close the fence is defused."""
     s = _ANSI.sub("", str(text)).replace("\r\n", "\n")
-    s = "\n".join(_CONTROL.sub(lambda m: _visible(m.group(0)), line.replace("\t", "    "))
+    s = "\n".join(_escape_controls(line.replace("\t", "    "))
                   for line in s.split("\n"))
     s = s.replace("~~~", "~ ~ ~").replace("```", "` ` `")
     if len(s) > limit:

@@ -198,35 +198,45 @@ def sign_report_dir(report_dir: Path, key_path: Path, passphrase: bytes | None =
                     *, overwrite: bool = False, allow_insecure_key_mode: bool = False) -> Path:
     """Sign the report in `report_dir`; write report.intoto.json (and report.sigstore.json).
 
-    Refuses (UserError) when a report file is missing, report.json is not schema-valid, the key
-    cannot be loaded or its file is open to group/others (unless `allow_insecure_key_mode`), or
-    an envelope already exists and `overwrite` is False. Returns the path
-    of report.intoto.json.
+    Refuses (UserError) whatever verify would refuse, first and with verify's own line
+    (signing/submission.py): a report file missing, a symlink leaving the folder, a file over its
+    cap, report.json not strict JSON or not schema-valid, a field without a trust status, an
+    envelope over verify's size cap. Also refuses a key that cannot be loaded or whose file is
+    open to group/others (unless `allow_insecure_key_mode`), and an existing envelope unless
+    `overwrite`. Returns the path of report.intoto.json.
     """
+    from conformance.signing import releases, submission
+
     report_dir = Path(report_dir)
     if not report_dir.is_dir():
         raise UserError(f"sign: {report_dir} is not a directory")
-    raw = {name: read_file(report_dir / name, "sign") for name in REPORT_FILES}
-    report = parse_report(raw[REPORT_JSON], str(report_dir / REPORT_JSON))
-    data.validate(report, "report", what=str(report_dir / REPORT_JSON))
+    read = submission.read_folder(report_dir)
+    report = read.report
+    problem = submission.schema_problem(report, submission.report_schema_for(report))
+    if problem:
+        raise UserError(f"sign: refused, verify would say: FAIL schema: report.json: {problem}")
     plugin_artifact(report)
+    problem = submission.trust_problem("report", report)
+    if problem:
+        raise UserError(f"sign: refused, verify would say: FAIL trust: {problem}")
     targets = [report_dir / ENVELOPE_NAME, report_dir / BUNDLE_NAME]
     if not overwrite:
         for t in targets:
             if t.exists() or t.is_symlink():
                 raise UserError(f"sign: {t} already exists; refusing to overwrite (pass --force to re-sign)")
     private_key = keys.load_private_key(Path(key_path), passphrase, allow_insecure_mode=allow_insecure_key_mode)
-    digests = {name: data.sha256_bytes(content) for name, content in raw.items()}
-    from conformance.signing import releases
-
-    statement = build_statement(report, digests, data.sha256_file(data.schema_path("report")),
+    statement = build_statement(report, read.digests(), data.sha256_file(data.schema_path("report")),
                                 release_descriptors(releases.current_entry()))
     envelope = dsse.make_envelope(canonical_json(statement), private_key)
+    texts = [(json.dumps(envelope, indent=2, sort_keys=True, allow_nan=False) + "\n").encode(),
+             (json.dumps(dsse.make_bundle(envelope), indent=2, sort_keys=True, allow_nan=False) + "\n").encode()]
+    for target, text in zip(targets, texts):
+        problem = submission.envelope_size_problem(target, len(text))
+        if problem:
+            raise UserError(f"sign: refused, verify would say: {problem}")
     try:
-        _write_new(targets[0], (json.dumps(envelope, indent=2, sort_keys=True, allow_nan=False) + "\n").encode(),
-                   overwrite)
-        _write_new(targets[1], (json.dumps(dsse.make_bundle(envelope), indent=2, sort_keys=True, allow_nan=False)
-                                + "\n").encode(), overwrite)
+        for target, text in zip(targets, texts):
+            _write_new(target, text, overwrite)
     except FileExistsError as exc:
         raise UserError(f"sign: {exc.filename} already exists; refusing to overwrite") from None
     return targets[0]

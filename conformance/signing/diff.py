@@ -1,7 +1,12 @@
 """Compare two reports for CI gating: exit 1 on any regression.
 
+Exit codes (`ray-conformance diff`): 0 no regression; 1 at least one regression; 2 unreadable
+input, or OLD and NEW of a different vendor, product or suite release (refused unless
+`--allow-different-product`: comparing two products says nothing about either).
+
 Regressions:
-  * a check whose outcome went from `pass` to fail / error / skip / not_applicable;
+  * a check whose outcome went from `pass` to anything else: fail / error / skip /
+    not_applicable / waived (a waiver is a known failure, never a pass);
   * a check present in OLD and absent from NEW (it could be hiding a failure);
   * a tier drop (conformance.catalog.ladder.tier_rank on the current ladder);
   * a performance figure that got worse by more than the tolerance (a fraction of the old value).
@@ -34,14 +39,14 @@ from typing import Any, Iterator, Mapping
 from tabulate import tabulate
 
 from conformance.catalog import data
+from conformance.catalog.ladder import PASSING, tier_rank
 from conformance.errors import UserError
 from conformance.report.sanitize import markdown_cell, terminal
 from conformance.signing import attestation as att
-from conformance.catalog.ladder import PASSING, tier_rank
 
 HIGHER_IS_BETTER = ("_gbps", "_bandwidth", "bandwidth_gbps", "_per_s")
 LOWER_IS_BETTER = ("_latency_s", "latency_us", "_s")
-REGRESSED_FROM_PASS = ("fail", "error", "skip", "not_applicable")
+REGRESSED_FROM_PASS = ("fail", "error", "skip", "not_applicable", "waived")
 FORMATS = ("text", "md", "json")
 
 
@@ -134,9 +139,34 @@ def _compare_metrics(cid: str, old: Mapping[str, Any], new: Mapping[str, Any], t
                           f"metrics.{path} ({way} is better) changed {change:+.1%}, beyond the {tolerance:.0%} tolerance")
 
 
+def _identity(report: Mapping[str, Any]) -> dict[str, Any]:
+    manifest = report.get("manifest") if isinstance(report.get("manifest"), dict) else {}
+    suite = report.get("suite") if isinstance(report.get("suite"), dict) else {}
+    return {"vendor": manifest.get("vendor"), "product": manifest.get("product"), "release": suite.get("version")}
+
+
+def same_product_problem(old: Mapping[str, Any], new: Mapping[str, Any]) -> str | None:
+    """Why OLD and NEW are not two runs of one product under one release (None: they are).
+
+    Vendor and product compare NFKC-normalised and trimmed (signing/identity.py)."""
+    from conformance.signing.identity import same
+
+    a, b = _identity(old), _identity(new)
+    differ = [k for k in a if not same(a[k], b[k])]
+    if not differ:
+        return None
+    shown = "; ".join(f"{k}: OLD {terminal(repr(a[k]), limit=80)}, NEW {terminal(repr(b[k]), limit=80)}" for k in differ)
+    return (f"OLD and NEW are not runs of the same product and release ({shown}); "
+            f"pass --allow-different-product to compare them anyway")
+
+
 def diff_reports(old: Mapping[str, Any], new: Mapping[str, Any], ladder: data.Ladder,
-                 tolerance: float = 0.1) -> list[Finding]:
-    """All findings between two reports (pure)."""
+                 tolerance: float = 0.1, *, allow_different_product: bool = False) -> list[Finding]:
+    """All findings between two reports (pure); UserError when they are of different products or
+    releases and `allow_different_product` is not set."""
+    problem = same_product_problem(old, new)
+    if problem and not allow_different_product:
+        raise UserError(f"diff: {problem}")
     if not isinstance(tolerance, (int, float)) or not math.isfinite(tolerance) or tolerance < 0:
         raise UserError(f"--tolerance: expected a finite number >= 0, got {tolerance!r}")
     for label, report in (("OLD", old), ("NEW", new)):

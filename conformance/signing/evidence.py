@@ -8,15 +8,17 @@ submitter's claims:
              every check records exactly the release's params
   summary    the summary counts equal the counts of the per-check outcomes, every outcome key
              present (a deleted or altered key fails)
-  selection  the run executed the whole checklist; a partial run (collect-only, -k, a subset of
-             modules, checks no test ran for) is "not a certification run"
+  selection  the run executed the whole checklist, uninterrupted; a partial run (collect-only,
+             -k, -m, --deselect, node ids, a subset of modules, checks no test ran for, the
+             collection record missing) is "not a certification run" (conformance.selection
+             and signing/trust.run_problems)
 """
 from __future__ import annotations
 
 from typing import Any, Mapping
 
-from conformance.report import judges
 from conformance.catalog.data import Checklist
+from conformance.report import judges
 from conformance.report.results import OUTCOMES
 from conformance.report.sanitize import terminal
 from conformance.run.selection import partial_reasons
@@ -92,7 +94,9 @@ def evidence_lines(report: Mapping[str, Any], checklist: Checklist | None) -> li
     problems = summary_problems(report)
     lines.append(("summary", not problems, "; ".join(problems) if problems else
                   "summary counts equal the per-check outcomes"))
-    reasons = partial_reasons(report)
+    from conformance.signing.trust import run_problems
+
+    reasons = list(dict.fromkeys(partial_reasons(report) + run_problems(report)))
     lines.append(("selection", not reasons, f"{NOT_CERTIFICATION}: {terminal('; '.join(reasons), limit=600)}"
                   if reasons else "the whole checklist ran (nothing deselected, every check has a test result)"))
     return lines

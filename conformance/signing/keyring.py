@@ -17,7 +17,9 @@ Keyring format (YAML; the SIG keeps it in git and changes it only through review
 The signature's keyid is only a hint for picking a key; every trusted key is still tried.
 `vendors` is the identity binding: verify accepts a report only when its manifest vendor is
 one the signing key is bound to (a key given alone with `--key` is bound to no vendor list:
-the person passing it vouches for it). The file is read with the strict loader, so a key given
+the person passing it vouches for it). Names are compared NFKC-normalised and trimmed
+(signing/identity.py); a keyring whose key or vendor names collide after normalisation, or
+whose names mix scripts ("Ray Аccelerator" with a Cyrillic А), is refused. The file is read with the strict loader, so a key given
 twice in one entry (two `public_key:` lines) is an error, not "last one wins".
 """
 from __future__ import annotations
@@ -28,6 +30,8 @@ from typing import Any
 
 from conformance.catalog.data import read_yaml_or_json
 from conformance.errors import UserError
+from conformance.report.sanitize import terminal
+from conformance.signing import identity
 from conformance.signing.keys import PublicKey, algorithm_of, keyid, load_public_key, load_public_key_pem
 
 _FIELDS = {"name", "public_key", "keyid", "vendors"}
@@ -43,7 +47,7 @@ class TrustedKey:
     vendors: tuple[str, ...] | None = None
 
     def may_sign_for(self, vendor: object) -> bool:
-        return self.vendors is None or (isinstance(vendor, str) and vendor in self.vendors)
+        return self.vendors is None or any(identity.same(vendor, v) for v in self.vendors)
 
 
 def trusted_key(public_key: PublicKey, name: str, vendors: tuple[str, ...] | None = None) -> TrustedKey:
@@ -90,9 +94,29 @@ def load_keyring(path: Path) -> list[TrustedKey]:
     if not isinstance(doc, dict) or not isinstance(doc.get("keys"), list) or not doc["keys"]:
         raise UserError(f"{where}: expected a mapping with a non-empty 'keys' list")
     keys = [_entry(e, i, path.parent, where) for i, e in enumerate(doc["keys"])]
+    _check_names(keys, where)
     seen: dict[str, str] = {}
     for k in keys:
         if k.keyid in seen:
             raise UserError(f"{where}: keys {seen[k.keyid]!r} and {k.name!r} are the same key ({k.keyid})")
         seen[k.keyid] = k.name
     return keys
+
+
+def _check_names(keys: list[TrustedKey], where: str) -> None:
+    """Refuse look-alike names: mixed scripts within a name, or two different spellings that are
+    one name after normalisation (a key's vendors listing one name twice is also refused)."""
+    spelled: dict[tuple[str, str], str] = {}
+    for i, k in enumerate(keys):
+        for kind, names in (("name", [k.name]), ("vendors", list(k.vendors or ()))):
+            for name in names:
+                if identity.mixed_script(name):
+                    raise UserError(f"{where}: keys[{i}].{kind}: {terminal(repr(name), limit=120)} mixes scripts "
+                                    f"({', '.join(sorted(identity.scripts(name)))}); names must not look like others")
+                norm = identity.normalized(name) or ""
+                first = spelled.get((kind, norm))
+                if first is not None and (first != name or kind == "vendors" and names.count(name) > 1):
+                    raise UserError(f"{where}: {kind} {terminal(repr(first), limit=120)} and "
+                                    f"{terminal(repr(name), limit=120)} are the same name after normalisation "
+                                    f"(NFKC, whitespace trimmed)")
+                spelled.setdefault((kind, norm), name)

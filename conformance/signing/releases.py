@@ -1,30 +1,33 @@
-"""Released suite versions and the digests of their data files (tiers/releases.yaml).
+"""Released suite versions and the digests of their data files (tiers/releases.yaml), append-only.
 
 A release binds every file that decides a tier: the checklist, the tier ladder, the waivers,
 the label vocabulary and every schema in schemas/ (validated by schemas/releases.schema.json),
-and names the Ray versions it certifies (`ray_versions`: a series such as "2.60", or an exact
-version). A verifier accepts a report only if its suite version is a release listed here and
-the digests it claims are that release's. To recompute a tier and judge waivers it needs the
-release's files themselves: the current files when their digests match, otherwise archived
-copies in tiers/releases/<version>/ (checklist.yaml, tiers.yaml, waivers.yaml, labels.yaml,
-report.schema.json).
+names the Ray versions it certifies (`ray_versions`: a series such as "2.60", or an exact
+version) and the date it was published. A verifier accepts a report only if its suite version
+is a release listed here and the digests it claims are that release's. To recompute a tier and
+judge waivers it needs the release's files themselves: the current files when their digests
+match, otherwise the copies archived in tiers/releases/<version>/ when the release was written.
 
-Regenerate the current version's entry (conformance.__version__) after editing any of them
-(`make docs` does):
+Append-only: a published release is never rewritten, so every report signed under it keeps
+verifying. When the data files change (a checklist edit, a new area, a schema change, a merge
+of several such branches), `--write` appends a NEW release: `conformance.__version__` if that is
+not yet taken, else `<__version__>+data.<n>`; reports record that version (current_version()).
 
-    python -m conformance.signing.releases --write     # update tiers/releases.yaml
-    python -m conformance.signing.releases --check     # exit 1 if the entry is missing or stale
+    python -m conformance.signing.releases --write     # append a release if the data changed
+    python -m conformance.signing.releases --check     # exit 1 if no release has the current
+                                                       # digests, or a release's files are gone
 
-Before bumping the version, copy the data files of the outgoing release into
-tiers/releases/<old-version>/ so reports made with it stay verifiable. `ray_versions` of an
-existing entry is kept on --write; a new entry gets the Ray series this package's Ray range admits.
+A merge conflict in tiers/releases.yaml: keep every entry already on the target branch, drop
+the branch's own unpublished ones, and run `--write` again.
 """
 from __future__ import annotations
 
 import argparse
 import functools
+import shutil
 import sys
 from dataclasses import dataclass
+from datetime import date, datetime, timezone
 from pathlib import Path
 from typing import Sequence
 
@@ -39,8 +42,8 @@ HEADER = """\
 # waivers, labels, vocabulary, schemas) and the Ray versions each release certifies (ray_versions: a series
 # like "2.60" or an exact version). `ray-conformance verify` accepts a report only for a version
 # listed here, with exactly these digests. Validated by schemas/releases.schema.json.
-# Regenerate the current version's entry: `python -m conformance.signing.releases --write`.
-# Archived files of older releases live in tiers/releases/<version>/ (see docs/signing.md).
+# Append-only: never edit an entry; after a data change run `python -m conformance.signing.releases --write`,
+# which appends a new release and archives its files in tiers/releases/<version>/ (see docs/signing.md).
 """
 DIGEST_FIELDS = ("checklist_sha256", "tiers_sha256", "report_schema_sha256", "waivers_sha256", "labels_sha256",
                  "vocabulary_sha256")
@@ -66,6 +69,15 @@ class Release:
     vocabulary_sha256: str
     schemas_sha256: tuple[tuple[str, str], ...]
     ray_versions: tuple[str, ...]
+    published: str | None = None  # YYYY-MM-DD; no run of this release can have started before it
+
+    def published_date(self) -> date | None:
+        return date.fromisoformat(self.published) if self.published else None
+
+    def matches(self, entry: dict[str, object]) -> bool:
+        """True when `entry` (current_entry() shape) has exactly this release's digests."""
+        return all(entry.get(f) == self.digest(f) for f in DIGEST_FIELDS) \
+            and entry.get("schemas_sha256") == dict(self.schemas_sha256)
 
     def digest(self, field: str) -> str:
         return str(getattr(self, field))
@@ -77,10 +89,12 @@ class Release:
         return out
 
     def certifies_ray(self, version: object) -> bool:
-        """True when `version` (e.g. '2.60.0') is in `ray_versions` (a series or an exact version)."""
+        """True when `version` (e.g. '2.60.0') is in `ray_versions` (a series or an exact version).
+
+        Only a release version N.N.N can be (verify names anything else as such first)."""
         if not isinstance(version, str):
             return False
-        parts = version.split("+")[0].split(".")
+        parts = version.split(".")
         return any(parts[: len(w.split("."))] == w.split(".") for w in self.ray_versions)
 
 
@@ -146,68 +160,123 @@ def load_releases(path: Path | None = None) -> dict[str, Release]:
             raise UserError(f"releases: {path}: {version}: needs {', '.join(DIGEST_FIELDS)} (sha256 hex)")
     data.validate(doc, "releases", what=f"releases: {path}")
     return {version: Release(version, *(entry[f] for f in DIGEST_FIELDS),
-                             tuple(sorted(entry["schemas_sha256"].items())), tuple(entry["ray_versions"]))
+                             tuple(sorted(entry["schemas_sha256"].items())), tuple(entry["ray_versions"]),
+                             entry.get("published"))
             for version, entry in doc["releases"].items()}
 
 
-def _entry_of(release: Release) -> dict[str, object]:
-    return {**{f: release.digest(f) for f in DIGEST_FIELDS}, "schemas_sha256": dict(release.schemas_sha256),
-            "ray_versions": list(release.ray_versions)}
+def current_version(path: Path | None = None) -> str:
+    """The release a run of this installation belongs to: the latest one whose digests are the
+    current files' (`<__version__>+unreleased` when none is: run `--write`; verify refuses it)."""
+    path = Path(path or default_path())
+    entry = current_entry()
+    try:
+        known = load_releases(path) if path.exists() else {}
+    except UserError:
+        known = {}
+    matching = [v for v, r in known.items() if r.matches(entry)]
+    return matching[-1] if matching else f"{conformance.__version__}+unreleased"
 
 
-def render(releases: dict[str, dict[str, object]]) -> str:
-    keys = (*DIGEST_FIELDS, "schemas_sha256", "ray_versions")
-    ordered = {v: {f: releases[v][f] for f in keys} for v in sorted(releases)}
-    body = yaml.safe_dump({"schema_version": 1, "releases": ordered}, sort_keys=False, default_flow_style=False)
-    return HEADER + body
+def next_version(taken: Sequence[str], base: str | None = None) -> str:
+    """`base` (conformance.__version__) if free, else `<base>+data.<n>` with the first free n >= 2."""
+    base = base or conformance.__version__
+    if base not in taken:
+        return base
+    n = 2
+    while f"{base}+data.{n}" in taken:
+        n += 1
+    return f"{base}+data.{n}"
 
 
-def update_entry(path: Path | None = None, version: str | None = None) -> tuple[bool, dict[str, object]]:
-    """Write the current files' digests as `version`'s entry (default: conformance.__version__).
+def _archive(path: Path, release: Release) -> list[Path]:
+    """Copy each current data file whose digest is `release`'s into its archive folder, once
+    (a file unchanged since an earlier release is not copied again).
 
-    Other versions' entries are kept, and so is this version's `ray_versions`. Returns (changed, entry).
+    Done when a release is written (and for older releases still matching), so the files exist
+    after the current ones change."""
+    written = []
+    for field, current in _current_paths().items():
+        target = archived_path(path, release.version, field)
+        if target.exists() or not current.is_file() or data.sha256_file(current) != release.digest(field) \
+                or any(data.sha256_file(p) == release.digest(field) for p in _archived_copies(path, field)):
+            continue  # not this release's file, or already archived (by this or another release)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(current, target)
+        written.append(target)
+    return written
+
+
+def _entry_yaml(version: str, entry: dict[str, object]) -> str:
+    keys = (*DIGEST_FIELDS, "schemas_sha256", "ray_versions", "published")
+    body = yaml.safe_dump({version: {k: entry[k] for k in keys if k in entry}}, sort_keys=False,
+                          default_flow_style=False)
+    return "".join(f"  {line}\n" for line in body.splitlines())
+
+
+def write_release(path: Path | None = None, *, version: str | None = None,
+                  published: str | None = None) -> tuple[bool, str]:
+    """Append a release for the current data files and Ray window unless one already has them.
+
+    Never touches an existing entry: the file's bytes up to the new entry stay as they were.
+    Returns (appended, version). `version`: the name to use (default next_version());
+    `published`: its date (default today, UTC). Archives the release's files beside the file.
     """
     path = Path(path or default_path())
-    version = version or conformance.__version__
-    existing: dict[str, dict[str, object]] = {}
-    if path.exists():
-        try:
-            existing = {v: _entry_of(r) for v, r in load_releases(path).items()}
-        except UserError:
-            if version not in _raw_versions(path):
-                raise
-            existing = {}  # an entry of the old format: rewritten below
+    known = load_releases(path) if path.exists() else {}
     entry = current_entry()
-    entry["ray_versions"] = (existing.get(version) or {}).get("ray_versions") or _raw_ray_versions(path, version) \
-        or pinned_ray_series()
-    changed = existing.get(version) != entry
-    if changed:
-        existing[version] = entry
-        path.write_text(render(existing))
-    return changed, entry
+    for release in known.values():
+        _archive(path, release)  # an older release whose files are still current: keep a copy
+    window = pinned_ray_series()
+    matching = [v for v, r in known.items() if r.matches(entry) and list(r.ray_versions) == window]
+    if matching:
+        return False, matching[-1]
+    version = version or next_version(list(known))
+    if version in known:
+        raise UserError(f"releases: {path}: release {version} is published with other digests; "
+                        f"a published release is never rewritten (choose a new version)")
+    entry["ray_versions"] = window  # the Ray range this package admits: a new window is a new release
+    entry["published"] = published or datetime.now(timezone.utc).date().isoformat()
+    text = path.read_text() if path.exists() else HEADER + "schema_version: 1\nreleases:\n"
+    if not text.endswith("\n"):
+        text += "\n"
+    new_text = text + _entry_yaml(version, entry)
+    tmp = path.with_name(f".{path.name}.new")
+    tmp.write_text(new_text)
+    new = load_releases(tmp)[version]  # the appended file must still be a valid releases file
+    tmp.replace(path)
+    _archive(path, new)
+    return True, version
 
 
-def _raw_versions(path: Path) -> dict[str, object]:
-    doc = data.read_yaml_or_json(path, what="releases")
-    return doc.get("releases") or {} if isinstance(doc, dict) else {}
-
-
-def _raw_ray_versions(path: Path, version: str) -> list[str] | None:
-    if not path.exists():
-        return None
-    entry = _raw_versions(path).get(version)
-    value = entry.get("ray_versions") if isinstance(entry, dict) else None
-    return list(value) if isinstance(value, list) else None
+def missing_files(path: Path | None = None) -> list[str]:
+    """'<version>: <file>' for every release file this checkout can no longer produce (neither
+    current nor archived with the release's digest): a release rewritten in place, or lost."""
+    path = Path(path or default_path())
+    out = []
+    for release in load_releases(path).values():
+        for field in _ARCHIVE_NAMES:
+            if release_file(release, field, path) is None:
+                out.append(f"{release.version}: {_ARCHIVE_NAMES[field]}")
+    return out
 
 
 def archived_path(releases_file: Path, version: str, field: str) -> Path:
     return Path(releases_file).parent / "releases" / version / _ARCHIVE_NAMES[field]
 
 
+def _archived_copies(releases_file: Path, field: str) -> list[Path]:
+    """Every archived copy of `field`'s file, any release (releases share unchanged files)."""
+    root = Path(releases_file).parent / "releases"
+    return sorted(root.glob(f"*/{_ARCHIVE_NAMES[field]}")) if root.is_dir() else []
+
+
 def release_file(release: Release, field: str, releases_file: Path) -> Path | None:
-    """The file whose sha256 equals the release's digest for `field`: current copy, else archived."""
+    """The file whose sha256 equals the release's digest for `field`: the current copy, else the
+    release's archived copy, else another release's archived copy with the same digest."""
     want = release.digest(field)
-    for candidate in (_current_paths()[field], archived_path(releases_file, release.version, field)):
+    own = archived_path(releases_file, release.version, field)
+    for candidate in (_current_paths()[field], own, *_archived_copies(releases_file, field)):
         if candidate.is_file() and data.sha256_file(candidate) == want:
             return candidate
     return None
@@ -238,29 +307,36 @@ def _load_release_files(checklist: str, checklist_sha256: str, tiers: str,
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m conformance.signing.releases",
-                                     description="Show, write or check the current release's digests.")
+                                     description="Show, append or check the release of the current data files.")
     parser.add_argument("--file", type=Path, default=None, help="releases file (default: tiers/releases.yaml)")
     mode = parser.add_mutually_exclusive_group()
-    mode.add_argument("--write", action="store_true", help="update the current version's entry")
-    mode.add_argument("--check", action="store_true", help="exit 1 if the entry is missing or stale")
+    mode.add_argument("--write", action="store_true",
+                      help="append a release for the current data files (never rewrites one)")
+    mode.add_argument("--check", action="store_true",
+                      help="exit 1 if no release has the current digests or a release's files are gone")
     args = parser.parse_args(argv)
-    version = conformance.__version__
+    path = Path(args.file or default_path())
     try:
         if args.write:
-            changed, entry = update_entry(args.file, version)
-            print(f"{'updated' if changed else 'unchanged'}: {version} in {args.file or default_path()}")
+            appended, version = write_release(path)
+            print(f"{'appended' if appended else 'unchanged'}: release {version} in {path}")
             return 0
         entry = current_entry()
         if args.check:
-            known = load_releases(args.file).get(version)
-            if known is None or any(known.digest(f) != entry[f] for f in DIGEST_FIELDS) \
-                    or dict(known.schemas_sha256) != entry["schemas_sha256"]:
-                print(f"releases: the entry for {version} is {'missing' if known is None else 'stale'}; "
+            known = load_releases(path)
+            if not any(r.matches(entry) for r in known.values()):
+                print(f"releases: no release in {path} has the current data files' digests; "
                       f"run: python -m conformance.signing.releases --write", file=sys.stderr)
                 return 1
-            print(f"releases: {version} is current")
+            lost = missing_files(path)
+            if lost:
+                print(f"releases: the files of published releases are gone or were rewritten: {', '.join(lost)} "
+                      f"(restore them in tiers/releases/<version>/; never edit a published release)",
+                      file=sys.stderr)
+                return 1
+            print(f"releases: {current_version(path)} is current")
             return 0
-        sys.stdout.write(yaml.safe_dump({version: entry}, sort_keys=True))
+        sys.stdout.write(yaml.safe_dump({current_version(path): entry}, sort_keys=True))
         return 0
     except UserError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -7,22 +7,30 @@ Checks, in order:
   statement     payloadType, Statement type and predicate type are the ones we sign
   subject NAME  each signed file digest equals the file beside the envelope (one line per subject)
   schema        report.json is valid against the release's report schema
+  trust         every field of report.json and of the Statement has a trust status
+                (schemas/report.trust.yaml: recomputed, cross-checked, signed claim, informational)
   release       the suite version is a known release and the data digests report.json records
                 (checklist, tiers, report schema, waivers) are that release's
   claims        the signed statement agrees with report.json (vendor, product, finishedAt, tier,
                 manifest digest, Ray version, environment, configuration = the release's data
                 files), and every derived field (predicate lists and result, summary counts)
                 equals what the per-check outcomes give
+  cross-check F each fact several fields state (nodes, devices per node, domain labels) is
+                stated alike by all of them; the winner, never one field alone, is the tier input
+  time          started_at <= finished_at <= the verifier's clock (and --at), on or after the
+                release's publication
   tier          the tier recomputed with compute_tiers equals the claimed tier and per-tier
                 detail; waiver semantics (blocks_tier, expiry) come from the release's waivers
                 file, never from the report's copy
-  completeness  exactly the release's active checks are present, including all the claimed tier needs
+  completeness  exactly the release's active checks are present, including all the claimed tier needs,
+                each with the release's title, area and level
   waivers       each waived check cites a waiver listed in the release's waivers.yaml, unexpired at finished_at
-  validity      the run's Ray version is one the release certifies; with `at`, every waiver is
+  validity      the run's Ray version is a release version (N.N.N) the release certifies; with `at`, every waiver is
                 still unexpired and the tier still holds on that date ("recertification required")
   evidence      each judged check's outcome is what its judge gives on its metrics (signing/evidence.py)
   summary       the summary counts are recomputed from the per-check outcomes, every key present
-  selection     the run executed the whole checklist, else "not a certification run"
+  selection     the run executed the whole checklist, uninterrupted, with no recorded pytest
+                argument that narrows it, else "not a certification run"
 
 Unreadable input (missing files, an envelope that is not JSON or not DSSE) raises UserError
 (exit 2); a failed check is a FAIL line (exit 1).
@@ -32,21 +40,18 @@ from __future__ import annotations
 import json
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import date, datetime, timezone
+from datetime import date, datetime
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-import jsonschema
-
-from conformance.catalog import data
-from conformance.catalog import strict_input
+from conformance.catalog import data, strict_input
+from conformance.catalog.ladder import compute_tiers, required_checks
 from conformance.errors import UserError
 from conformance.report.sanitize import terminal
 from conformance.signing import attestation as att
-from conformance.signing import dsse, evidence, releases
+from conformance.signing import dsse, evidence, releases, submission, trust
 from conformance.signing.canonical import loads_strict
 from conformance.signing.keyring import TrustedKey
-from conformance.catalog.ladder import compute_tiers, context_from_report, required_checks
 
 _NOT_CHECKED = "not checked: report.json is not schema-valid"
 MAX_ARTIFACT_BYTES = 8 * 1024 ** 3  # the plugin artifact beside the report is hashed in a stream
@@ -206,10 +211,7 @@ def _check_subjects(v: Verification, st: Mapping[str, Any], folder: Path, report
 
 
 def _schema_errors(report: Any, schema_path: Path) -> str | None:
-    schema = data.read_yaml_or_json(schema_path, what="report schema")
-    validator = jsonschema.Draft202012Validator(schema, format_checker=jsonschema.FormatChecker())
-    errors = sorted(validator.iter_errors(report), key=lambda e: (-len(e.absolute_path), e.message))
-    return data.format_validation_error(errors[0]) if errors else None
+    return submission.schema_problem(report, schema_path)
 
 
 def _norm_tiers(detail: Sequence[Mapping[str, Any]], with_required: bool) -> list[dict[str, Any]]:
@@ -257,7 +259,7 @@ def _why_not(detail: Sequence[Mapping[str, Any]]) -> str:
 def _check_tier(v: Verification, report: Mapping[str, Any], checklist: data.Checklist, ladder: data.Ladder,
                 checks: Sequence[Mapping[str, Any]] | None = None) -> None:
     checks = report["checks"] if checks is None else checks
-    recomputed, detail = compute_tiers(checks, checklist, ladder, context_from_report(report))
+    recomputed, detail = compute_tiers(checks, checklist, ladder, trust.tier_context(report))
     v.recomputed_tier, v.tier_known = recomputed, True
     claimed = report.get("tier")
     if claimed != recomputed:
@@ -297,6 +299,12 @@ def _check_completeness(v: Verification, report: Mapping[str, Any], checklist: d
         problems.append(f"checks not in the release checklist: {', '.join(unknown[:10])}")
     if len(ids) != len(expected) and not (missing or unknown or dups):
         problems.append(f"{len(ids)} checks, the release has {len(expected)}")
+    released = checklist.by_id()
+    differing = [f"{c['id']}.{key}" for c in report["checks"] if str(c["id"]) in released
+                 for key in ("title", "area", "level") if c.get(key) != getattr(released[str(c["id"])], key)]
+    if differing:
+        problems.append(f"title/area/level differ from the release's checklist: "
+                        f"{terminal(', '.join(differing[:8]), limit=300)}{' …' if len(differing) > 8 else ''}")
     if problems:
         v.add("completeness", False, "; ".join(problems))
     else:
@@ -304,11 +312,12 @@ def _check_completeness(v: Verification, report: Mapping[str, Any], checklist: d
 
 
 def _finished_date(report: Mapping[str, Any]) -> date | None:
+    """finished_at's UTC date (None when it is not a date-time the code can compute with)."""
+    value = report.get("finished_at")
     try:
-        ts = datetime.fromisoformat(str(report.get("finished_at")).replace("Z", "+00:00"))
+        return strict_input.utc_date(value) if isinstance(value, str) else None
     except ValueError:
         return None
-    return (ts if ts.tzinfo else ts.replace(tzinfo=timezone.utc)).astimezone(timezone.utc).date()
 
 
 def _listed_waiver(check: Mapping[str, Any], known: Sequence[data.Waiver]) -> data.Waiver | None:
@@ -481,7 +490,10 @@ def _check_validity(v: Verification, report: Mapping[str, Any], release: release
         return
     ray = (report.get("environment") or {}).get("ray")
     problems = []
-    if not release.certifies_ray(ray):
+    not_release = trust.ray_version_problem(ray)
+    if not_release:
+        problems.append(not_release)
+    elif not release.certifies_ray(ray):
         problems.append(f"Ray {ray!r} is outside the versions release {release.version} certifies "
                         f"({', '.join(release.ray_versions)})")
     if at is not None:
@@ -492,7 +504,7 @@ def _check_validity(v: Verification, report: Mapping[str, Any], release: release
                 problems.append(f"{c['id']}: waiver {listed.issue} expired {listed.expires}")
         if release_data is not None and waived:
             tier, _ = compute_tiers(effective_checks(report["checks"], known or [], at), *release_data,
-                                    context_from_report(report))
+                                    trust.tier_context(report))
             if tier != report.get("tier"):
                 problems.append(f"as of {at} the results give {_tier(tier)}, not {_tier(report.get('tier'))}")
     when = f" as of {at}" if at else ""
@@ -503,22 +515,55 @@ def _check_validity(v: Verification, report: Mapping[str, Any], release: release
                                 f"({', '.join(release.ray_versions)}){'; waivers unexpired' + when if at else ''}")
 
 
+def _check_facts(v: Verification, report: Mapping[str, Any]) -> None:
+    """One line per fact several fields state; a contradiction names both fields."""
+    for fact in trust.facts(report).values():
+        if fact.problem:
+            v.add(f"cross-check {fact.name}", False, fact.problem)
+        elif fact.sources:
+            v.add(f"cross-check {fact.name}", True, f"{len(fact.sources)} fields agree: {fact.value!r} "
+                                                   f"({', '.join(fact.sources)})")
+        else:
+            v.add(f"cross-check {fact.name}", True, "no field states it (not observed; no check is ruled out by it)")
+
+
+def _check_time(v: Verification, report: Mapping[str, Any], release: releases.Release | None,
+                now: datetime, at: date | None) -> None:
+    published = release.published_date() if release is not None else None
+    problems = trust.time_problems(report, now=now, at=at, published=published)
+    if problems:
+        v.add("time", False, "; ".join(problems))
+    else:
+        v.add("time", True, f"started_at <= finished_at <= the verifier's clock{' and --at' if at else ''}"
+                            + (f"; on or after the release's publication ({published})" if published else ""))
+
+
+def _check_trust(v: Verification, report: Mapping[str, Any], st: Mapping[str, Any] | None) -> None:
+    problems = [p for p in (submission.trust_problem("report", report),
+                            submission.trust_problem("statement", st) if st is not None else None) if p]
+    v.add("trust", not problems, "; ".join(problems) if problems else
+          "every field of report.json and the Statement has a trust status (schemas/report.trust.yaml)")
+
+
 def verify_path(path: Path, trusted: Sequence[TrustedKey], *, releases_file: Path | None = None,
-                waivers_file: Path | None = None, at: date | None = None) -> Verification:
+                waivers_file: Path | None = None, at: date | None = None,
+                now: datetime | None = None) -> Verification:
     """Verify the envelope at `path` (a report folder or the envelope file) against `trusted` keys.
 
     Waivers come from the release's waivers file (`waivers_file` replaces it: tests, or a SIG's
-    own copy). `at`: judge waivers and the Ray window as of that date (`verify --at`).
+    own copy). `at`: judge waivers and the Ray window as of that date (`verify --at`). `now`: the
+    verifier's clock (tests pin it); no report may finish after it.
     """
     envelope_path = locate_envelope(Path(path))
     folder = envelope_path.parent
     env = read_envelope(envelope_path, within=folder if Path(path).is_dir() else None)
-    raw = {name: att.read_file(folder / name, "verify", within=folder) for name in att.REPORT_FILES}
-    report = att.parse_report(raw[att.REPORT_JSON], str(folder / att.REPORT_JSON))
-    file_digests = {name: data.sha256_bytes(content) for name, content in raw.items()}
+    read = submission.read_folder(folder)
+    report = read.report
+    file_digests = read.digests()
     releases_file = Path(releases_file or releases.default_path())
     known_releases = releases.load_releases(releases_file)
     v = Verification(envelope_path, report=report)
+    now = now or trust.utc_now()
 
     _check_identity(v, env, trusted, report)
     _check_bundle(v, envelope_path, env)
@@ -541,6 +586,7 @@ def verify_path(path: Path, trusted: Sequence[TrustedKey], *, releases_file: Pat
             if name != "claims" or st is not None:
                 v.add(name, False, _NOT_CHECKED)
         return _ordered(v)
+    _check_trust(v, report, st)
 
     suite = report["suite"]
     if release is None:
@@ -551,6 +597,8 @@ def verify_path(path: Path, trusted: Sequence[TrustedKey], *, releases_file: Pat
                for f in releases.REPORT_DIGEST_FIELDS if f in suite and suite[f] != release.digest(f)]
         v.add("release", not bad, "; ".join(bad) if bad else
               f"{version} is a known release; the report's data digests match it")
+    _check_facts(v, report)
+    _check_time(v, report, release, now, at)
 
     known_waivers, why_no_waivers = _release_waivers(release, releases_file, waivers_file)
     release_data = None
@@ -577,8 +625,8 @@ def verify_path(path: Path, trusted: Sequence[TrustedKey], *, releases_file: Pat
     return _ordered(v)
 
 
-_ORDER = ["signature", "identity", "bundle", "statement", "subjects", "subject", "schema", "release", "claims",
-          "tier", "completeness", "waivers", "validity", "evidence", "summary", "selection"]
+_ORDER = ["signature", "identity", "bundle", "statement", "subjects", "subject", "schema", "trust", "release",
+          "cross-check", "time", "claims", "tier", "completeness", "waivers", "validity", "evidence", "summary", "selection"]
 
 
 def _ordered(v: Verification) -> Verification:

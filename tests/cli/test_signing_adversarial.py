@@ -6,19 +6,16 @@ from __future__ import annotations
 import base64
 import json
 import os
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 from cryptography.hazmat.primitives import serialization
 
-
-from signing_support import build_report, check_ids, suite, write_releases, write_report_dir  # noqa: E402
-
-from conformance.catalog import data  # noqa: E402
-from conformance.catalog import strict_input  # noqa: E402
+from conformance.catalog import (
+    data,  # noqa: E402
+    strict_input,  # noqa: E402
+)
 from conformance.cli.main import main as cli_main  # noqa: E402
 from conformance.errors import UserError  # noqa: E402
 from conformance.signing import attestation as att  # noqa: E402
@@ -26,6 +23,7 @@ from conformance.signing import dsse, keys, pkcs8, releases  # noqa: E402
 from conformance.signing.canonical import canonical_json  # noqa: E402
 from conformance.signing.keyring import key_from_file, load_keyring  # noqa: E402
 from conformance.signing.verify import verify_path  # noqa: E402
+from signing_support import build_report, check_ids, suite, write_releases, write_report_dir  # noqa: E402
 
 ESC = "\x1b"
 
@@ -406,6 +404,7 @@ def test_review_of_a_hostile_folder_prints_a_complete_table(world, tmp_path: Pat
 
 def test_review_time_bound_turns_a_slow_submission_into_an_error_row(world, tmp_path: Path, monkeypatch) -> None:
     import time
+
     from conformance.signing import review
     subs = tmp_path / "subs"
     _signed(world, subs / "a")

@@ -3,11 +3,9 @@ from __future__ import annotations
 
 import re
 import shlex
-import sys
 from pathlib import Path
 
 import yaml
-
 
 from conformance.cli.signing import build_parser  # noqa: E402
 from conformance.signing.attestation import PREDICATE_TYPE  # noqa: E402

@@ -4,11 +4,9 @@ from __future__ import annotations
 import base64
 import copy
 import json
-import sys
 from pathlib import Path
 
 import pytest
-
 
 from conformance.errors import UserError  # noqa: E402
 from conformance.signing import dsse, keys  # noqa: E402

@@ -7,13 +7,11 @@ import os
 import shutil
 import stat
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
-
 
 from conformance.cli.signing import main  # noqa: E402
 from conformance.errors import UserError  # noqa: E402

@@ -9,9 +9,6 @@ from pathlib import Path
 import pytest
 import yaml
 
-
-from signing_support import build_report, write_report_dir  # noqa: E402
-
 import conformance  # noqa: E402
 from conformance.catalog import data  # noqa: E402
 from conformance.errors import UserError  # noqa: E402
@@ -19,6 +16,7 @@ from conformance.signing import attestation as att  # noqa: E402
 from conformance.signing import keys, releases  # noqa: E402
 from conformance.signing.keyring import key_from_file  # noqa: E402
 from conformance.signing.verify import verify_path  # noqa: E402
+from signing_support import build_report, write_report_dir  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 CATALOG = ROOT  # the data folders tiers/ and schemas/ are at the repository's top level
@@ -36,28 +34,89 @@ def test_committed_entry_matches_the_data_files() -> None:
     assert proc.returncode == 0, proc.stderr
 
 
-def test_update_entry_writes_current_digests_and_keeps_other_releases(tmp_path: Path) -> None:
+def test_write_appends_a_release_and_never_rewrites_one(tmp_path: Path) -> None:
     path = tmp_path / "releases.yaml"
-    path.write_text("schema_version: 1\nreleases:\n  '0.0.1':\n"
+    path.write_text(releases.HEADER + "schema_version: 1\nreleases:\n  '0.0.1':\n"
                     + "".join(f"    {f}: {'a' * 64}\n" for f in releases.DIGEST_FIELDS)
                     + f"    schemas_sha256: {{x.schema.json: {'b' * 64}}}\n    ray_versions: ['2.59']\n")
-    changed, entry = releases.update_entry(path, "0.2.0")
-    assert changed and entry == {**releases.current_entry(), "ray_versions": releases.pinned_ray_series()}
-    assert entry["checklist_sha256"] == data.sha256_file(data.checklist_path())
-    assert entry["waivers_sha256"] == data.sha256_file(data.waivers_path())
-    assert set(entry["schemas_sha256"]) >= {"report.schema.json", "checklist.schema.json", "releases.schema.json"}
-    assert releases.update_entry(path, "0.2.0") == (False, entry)
+    before = path.read_text()
+    appended, version = releases.write_release(path, published="2026-02-01")
+    assert appended and version == conformance.__version__
+    assert path.read_text().startswith(before), "a published entry was rewritten"
     loaded = releases.load_releases(path)
-    assert sorted(loaded) == ["0.0.1", "0.2.0"] and loaded["0.0.1"].checklist_sha256 == "a" * 64
-    assert path.read_text().startswith("# Released suite versions")
+    assert list(loaded) == ["0.0.1", version] and loaded["0.0.1"].checklist_sha256 == "a" * 64
+    new = loaded[version]
+    assert new.matches(releases.current_entry()) and new.published == "2026-02-01"
+    assert list(new.ray_versions) == releases.pinned_ray_series(), "a new release has the Ray range this package admits"
+    assert releases.write_release(path) == (False, version)
+    assert (tmp_path / "releases" / version / "checklist.yaml").read_bytes() == data.checklist_path().read_bytes()
+    # a published name asked for with other digests is refused, never overwritten
+    path.write_text(path.read_text().replace(data.sha256_file(data.tiers_path()), "c" * 64))
+    with pytest.raises(UserError, match="never rewritten"):
+        releases.write_release(path, version=conformance.__version__)
 
 
-def test_check_mode_reports_a_stale_entry(tmp_path: Path) -> None:
+def test_next_version_names_data_revisions() -> None:
+    assert releases.next_version([], "0.3.0") == "0.3.0"
+    assert releases.next_version(["0.3.0"], "0.3.0") == "0.3.0+data.2"
+    assert releases.next_version(["0.3.0", "0.3.0+data.2"], "0.3.0") == "0.3.0+data.3"
+
+
+def test_check_mode_reports_stale_data_and_lost_release_files(tmp_path: Path) -> None:
     path = tmp_path / "releases.yaml"
-    releases.update_entry(path)
+    releases.write_release(path)
     assert releases.main(["--file", str(path), "--check"]) == 0
+    # the current files' digests in no release: a data change without --write
     path.write_text(path.read_text().replace(data.sha256_file(data.tiers_path()), "b" * 64))
     assert releases.main(["--file", str(path), "--check"]) == 1
+
+
+def test_committed_releases_keep_their_files() -> None:
+    """Every published release's checklist, tiers, waivers, labels, vocabulary and report schema are
+    still here (current or archived) with its digests: no release was rewritten in place."""
+    assert releases.missing_files(CATALOG / "tiers" / "releases.yaml") == []
+
+
+def _data_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A temporary copy of the package data (CONFORMANCE_DATA_DIR), so its files can change."""
+    root = tmp_path / "data"
+    shutil.copytree(CATALOG, root)
+    monkeypatch.setenv("CONFORMANCE_DATA_DIR", str(root))
+    return root
+
+
+def test_a_report_signed_under_release_n_still_verifies_after_release_n_plus_1(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Sign under release N, change the checklist (a new check), append N+1: the old report still
+    verifies under N (its archived files), the new data is N+1, and N's entry is unchanged."""
+    from signing_support import PUBLISHED
+
+    root = _data_copy(tmp_path, monkeypatch)
+    rel = root / "tiers" / "releases.yaml"
+    rel.unlink()  # a releases file of this test's own, published before the test reports' runs
+    shutil.rmtree(root / "tiers" / "releases", ignore_errors=True)
+    appended, release_n = releases.write_release(rel, published=PUBLISHED)
+    assert releases.current_version(rel) == release_n
+    report = build_report()
+    report["suite"]["version"] = release_n
+    folder = write_report_dir(tmp_path / "old-report", report)
+    pair = keys.write_keypair(tmp_path / "k")
+    att.sign_report_dir(folder, pair.private_path)
+    trusted = [key_from_file(pair.public_path)]
+    v = verify_path(folder, trusted, releases_file=rel)
+    assert v.ok, [line.render() for line in v.lines if not line.ok]
+    entry_n = rel.read_text()
+
+    checklist = root / "tiers" / "checklist.yaml"
+    checklist.write_text(checklist.read_text() + "\n# release N+1: an edit of the checklist\n")
+    assert releases.current_version(rel).endswith("+unreleased")
+    appended, release_n1 = releases.write_release(rel, published=PUBLISHED)
+    assert appended and release_n1 != release_n
+    assert rel.read_text().startswith(entry_n), "release N was rewritten"
+    assert releases.current_version(rel) == release_n1
+    v = verify_path(folder, trusted, releases_file=rel)
+    assert v.ok, [line.render() for line in v.lines if not line.ok]
+    assert releases.missing_files(rel) == []
 
 
 @pytest.mark.parametrize("text, message", [

@@ -13,11 +13,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-
-from signing_support import (FINISHED_AT, build_report, check_ids, retier, suite,  # noqa: E402
-                                  write_releases, write_report_dir, write_waivers)
-
 from conformance.catalog import data  # noqa: E402
+from conformance.catalog.ladder import required_checks  # noqa: E402
 from conformance.cli.signing import main  # noqa: E402
 from conformance.errors import UserError  # noqa: E402
 from conformance.signing import attestation as att  # noqa: E402
@@ -25,7 +22,7 @@ from conformance.signing import dsse, keys  # noqa: E402
 from conformance.signing.canonical import canonical_json  # noqa: E402
 from conformance.signing.keyring import key_from_file  # noqa: E402
 from conformance.signing.verify import verify_path  # noqa: E402
-from conformance.catalog.ladder import required_checks  # noqa: E402
+from signing_support import FINISHED_AT, build_report, check_ids, retier, suite, write_releases, write_report_dir, write_waivers  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -95,7 +92,9 @@ def test_signed_report_verifies(env_dir: Path, tmp_path: Path, capsys, alg: str)
     got = lines(out)
     assert rc == 0, out
     assert set(got) == {"signature", "identity", "bundle", "statement", "subject report.json", "subject junit.xml",
-                        "subject report.md", "schema", "release", "claims", "tier", "completeness", "waivers",
+                        "subject report.md", "schema", "trust", "release", "cross-check nodes",
+                        "cross-check devices_per_node", "cross-check domain_labels", "time", "claims", "tier",
+                        "completeness", "waivers",
                         "validity", "evidence", "summary", "selection"}
     assert all(v.startswith("PASS") for v in got.values())
     assert out.rstrip().splitlines()[-1].startswith("VERIFIED")

@@ -12,12 +12,13 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Mapping
 
-from conformance import SUITE_NAME, __version__
+from conformance import SUITE_NAME
 from conformance.catalog import data
-from conformance.signing import releases
 from conformance.catalog.ladder import compute_tiers, context_from_report
+from conformance.signing import releases
 
 FINISHED_AT = "2026-03-01T12:00:00Z"
+PUBLISHED = "2026-01-01"  # the test releases' publication date: before every run here
 # Metrics that satisfy each judged check's judge under the shipped params (conformance/report/judges.py).
 PASSING_METRICS: dict[str, dict[str, Any]] = {
     "PF-002": {"largest_size_gbps": 5.0, "reference_gbps": 10.0, "achieved_fraction": 0.5},
@@ -75,23 +76,28 @@ def build_report(outcomes: Mapping[str, str] | None = None, *, nodes: int = 2, t
             entry["waiver"] = dict(waivers[c.id])
         checks.append(entry)
     manifest = {"schema_version": 1, "vendor": "ExampleCorp", "product": "NPU X1",
-                "accelerator": {"resource_name": "NPU"}}
+                "accelerator": {"resource_name": "NPU"}, "cluster": {"nodes": nodes}}
     if transport:
         manifest["transport"] = {"kind": "host-memory"}
     report: dict[str, Any] = {
         "schema_version": 1,
-        "suite": {"name": SUITE_NAME, "version": __version__,
+        "suite": {"name": SUITE_NAME, "version": releases.current_version(),
                   "checklist_sha256": s.checklist.sha256, "tiers_sha256": s.ladder.sha256,
                   "report_schema_sha256": data.sha256_file(data.schema_path("report"))},
         "manifest": manifest,
         "manifest_sha256": "ab" * 32,
         "environment": {"ray": "2.60.0", "torch": "2.13.0", "python": "3.11.7", "os": "Linux",
-                        "cpu": "x86_64", "devices": {"count": 4}},
+                        "cpu": "x86_64", "devices": {
+                            "resource": "NPU", "total": 4.0 * nodes,
+                            "nodes": [{"node_id": f"node{i}", "count": 4.0, "accelerator_type": "NPU-X1",
+                                       "labels": {"ray.io/accelerator-type": "NPU-X1"}} for i in range(nodes)]}},
         "cluster": {"mode": "simulated", "nodes": nodes},
+        "shape": {"nodes": nodes, "devices_per_node": 4, "domain_labels": False},
         "started_at": "2026-03-01T11:00:00Z",
         "finished_at": FINISHED_AT,
         "duration_s": 3600.0,
         "interrupted": False,
+        "interrupted_reason": None,
         "checks": checks,
         "partial": False,
         "selection": {"args": [], "deselected": [], "not_run": [], "collect_only": False,
@@ -112,7 +118,7 @@ def write_report_dir(folder: Path, report: Mapping[str, Any]) -> Path:
 
 def write_releases(path: Path) -> Path:
     """A releases file whose current-version entry matches this checkout's data files."""
-    releases.update_entry(path, __version__)
+    releases.write_release(path, version=releases.current_version(), published=PUBLISHED)
     return path
 
 

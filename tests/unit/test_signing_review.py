@@ -12,7 +12,7 @@ from signing_support import build_report, check_ids, suite, write_releases, writ
 
 from conformance.cli.signing import main  # noqa: E402
 from conformance.signing import attestation as att  # noqa: E402
-from conformance.signing import keys  # noqa: E402
+from conformance.signing import keys, releases  # noqa: E402
 from conformance.catalog.ladder import required_checks  # noqa: E402
 
 
@@ -57,7 +57,7 @@ def test_review_json_rows_without_keyring(submissions: Path, capsys) -> None:
     assert rc == 1 and list(rows) == ["a-honest", "b-inflated", "c-tampered", "d-unsigned", "e-broken"]
     top = suite().ladder.names()[-1]
     a = rows["a-honest"]
-    assert (a["vendor"], a["product"], a["suite_version"], a["date"]) == ("ExampleCorp", "NPU X1", "0.1.0", "2026-03-01")
+    assert (a["vendor"], a["product"], a["suite_version"], a["date"]) == ("ExampleCorp", "NPU X1", releases.current_version(), "2026-03-01")
     assert a["signature"] == "unverified" and a["waived"] == [suite().waivers[0].check]
     assert a["claimed_tier"] == a["recomputed_tier"]
     b = rows["b-inflated"]

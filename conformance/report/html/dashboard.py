@@ -20,10 +20,9 @@ from typing import Any, Sequence
 from urllib.parse import quote
 
 from conformance.errors import UserError
+from conformance.report.build import _atomic_write
 from conformance.report.html import model
 from conformance.report.html.page import GENERATOR, environment, render_report_html
-from conformance.report.build import _atomic_write
-from conformance.signing import attestation as att
 from conformance.signing.review import Row
 
 _GENERATOR_TAG = re.compile(r'<meta name="generator" content="' + re.escape(GENERATOR) + r'">')
@@ -39,8 +38,14 @@ def verification_state(signature: str) -> str:
 
 
 def _read_report(folder: Path) -> dict[str, Any] | None:
+    """report.json read exactly as verify reads it (signing/submission.py): no symlink out of the
+    submission, no symlinked submission, size caps, strict JSON; None when verify would refuse it."""
+    from conformance.signing.submission import read_folder
+
+    if folder.is_symlink():
+        return None
     try:
-        return att.parse_report(att.read_file(folder / att.REPORT_JSON, "review"), str(folder / att.REPORT_JSON))
+        return read_folder(folder).report
     except UserError:
         return None
 
@@ -93,8 +98,13 @@ def write_site(folder: Path, rows: Sequence[Row], out: Path) -> Path:
         if report is not None:
             page_dir = out / "submissions" / _page_name(row.submission, taken)
             link_base = quote(Path(os.path.relpath(sub.resolve(), page_dir.resolve())).as_posix(), safe="/")
-            _write_ours(page_dir / "report.html", render_report_html(report, link_base=link_base))
-            entry["page"] = f"submissions/{page_dir.name}/report.html"
+            try:
+                page = render_report_html(report, link_base=link_base)
+            except Exception as exc:  # noqa: BLE001 - one hostile report loses its page, never the index
+                entry["notes"] = [*entry.get("notes", []), f"no page: {exc.__class__.__name__}: {exc}"[:300]]
+            else:
+                _write_ours(page_dir / "report.html", page)
+                entry["page"] = f"submissions/{page_dir.name}/report.html"
         entries.append(entry)
     index = out / "index.html"
     _write_ours(index, render_dashboard_html(entries, f"Conformance submissions: {Path(folder).resolve().name}"))

@@ -1,0 +1,363 @@
+"""Trust by construction: every field has a status, and verify holds each field to it.
+
+The table (schemas/report.trust.yaml) is walked against the report schema and a real
+Statement; each field of the table is then perturbed alone and re-signed: a recomputed or
+cross-checked field must be rejected, an informational one must not matter. Then the attack
+classes one at a time: cross-field contradictions, incomplete runs, timestamps, Ray versions,
+inputs the code cannot compute with, sign/verify symmetry.
+"""
+from __future__ import annotations
+
+import copy
+import json
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from conformance.catalog import data  # noqa: E402
+from conformance.errors import UserError  # noqa: E402
+from conformance.signing import attestation as att  # noqa: E402
+from conformance.signing import dsse, keys, trust  # noqa: E402
+from conformance.signing.canonical import canonical_json  # noqa: E402
+from conformance.signing.keyring import key_from_file, trusted_key  # noqa: E402
+from conformance.signing.verify import _ORDER, verify_path  # noqa: E402
+from signing_support import build_report, write_releases, write_report_dir  # noqa: E402
+
+NOW = datetime(2026, 3, 2, tzinfo=timezone.utc)  # the verifier's clock: a day after the test runs
+
+
+def schema_paths(node: dict[str, Any], prefix: str = "") -> list[str]:
+    """Every property path the report schema declares (`[]` for list items)."""
+    out = []
+    for key, sub in (node.get("properties") or {}).items():
+        path = f"{prefix}.{key}" if prefix else key
+        out.append(path)
+        out += schema_paths(sub, path)
+    if isinstance(node.get("items"), dict):
+        out += schema_paths(node["items"], f"{prefix}[]")
+    return out
+
+
+def test_every_report_schema_field_has_a_trust_status() -> None:
+    table = trust.load_table()
+    paths = schema_paths(data.load_schema("report"))
+    assert len(paths) > 80
+    missing = [p for p in paths if p not in table["report"]]
+    assert not missing, f"fields of report.schema.json with no status in schemas/report.trust.yaml: {missing}"
+
+
+def test_every_table_entry_names_a_field_that_exists() -> None:
+    """No stale entry: each is a schema field, or lies below a schema field that is an open object."""
+    table = trust.load_table()
+    schema = data.load_schema("report")
+    declared = set(schema_paths(schema))
+    for path in table["report"]:
+        if path in declared or ("." not in path and "[" not in path and schema.get("additionalProperties", True)):
+            continue  # a schema field, or a top-level field the open schema allows (plugin_artifact)
+        ancestors = [path[:i] for i in range(len(path)) if path[i] in ".["]
+        assert any(a in declared for a in ancestors), f"{path}: not below any field of the report schema"
+
+
+def test_every_statement_field_has_a_status() -> None:
+    report = build_report(plugin_artifact={"name": "plugin.whl", "sha256": "ab" * 32})
+    st = att.build_statement(report, {n: "cd" * 32 for n in att.REPORT_FILES}, "ef" * 32,
+                             att.release_descriptors(__import__("conformance.signing.releases", fromlist=["x"])
+                                                     .current_entry()))
+    assert trust.unknown_fields("statement", st) == []
+    leaves = [p for p in trust.load_table()["statement"]]
+    assert "predicate.rayAcceleratorConformance.tier" in leaves
+
+
+def test_fact_sources_in_code_and_table_are_the_same() -> None:
+    """A source named in the table without an extractor (or the reverse) cannot be forgotten."""
+    in_table = {p for sources in trust.fact_sources().values() for p, _ in sources}
+    assert in_table == set(trust.FACT_SOURCES)
+    for name, sources in trust.fact_sources().items():
+        assert sum(wins for _, wins in sources) == 1, f"fact {name}: exactly one field wins"
+
+
+def test_checked_by_names_a_verify_line() -> None:
+    for section in trust.SECTIONS:
+        for path, entry in trust.load_table()[section].items():
+            if "checked_by" in entry:
+                assert entry["checked_by"].split(" ")[0] in _ORDER, f"{section} {path}: {entry['checked_by']}"
+
+
+def test_the_docs_show_the_generated_trust_table() -> None:
+    text = (Path(__file__).resolve().parents[2] / "docs" / "signing.md").read_text()
+    assert trust.markdown_table() in text, "run `make docs` (ray-conformance docs)"
+
+
+# ----------------------------------------------------------------------------- signing helpers
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    d = tmp_path_factory.mktemp("trust")
+    pair = keys.write_keypair(d / "k")
+    bound = trusted_key(key_from_file(pair.public_path).public_key, "examplecorp", ("ExampleCorp",))
+    return {"dir": d, "key": pair.private_path, "trusted": [bound], "releases": write_releases(d / "releases.yaml"),
+            "n": 0}
+
+
+def signed(env: dict[str, Any], report: dict[str, Any]) -> Path:
+    env["n"] += 1
+    folder = write_report_dir(env["dir"] / f"r{env['n']}", report)
+    att.sign_report_dir(folder, env["key"])
+    return folder
+
+
+def verify(env: dict[str, Any], folder: Path, **kw: Any):  # noqa: ANN201
+    return verify_path(folder, env["trusted"], releases_file=env["releases"], now=NOW, **kw)
+
+
+def failing(v) -> dict[str, str]:  # noqa: ANN001
+    return {line.name: line.detail for line in v.lines if not line.ok}
+
+
+def test_the_honest_report_verifies(env: dict[str, Any]) -> None:
+    for report in (build_report(), full_report()):
+        v = verify(env, signed(env, report))
+        assert v.ok, failing(v)
+
+
+# ----------------------------------------------------------------------------- perturbation fuzz
+
+def _concrete(doc: Any, path: str) -> list[tuple[Any, Any]] | None:
+    """(container, key) steps to the first value at `path` (`[]`: the first item that has the rest)."""
+    tokens: list[Any] = []
+    for part in path.split("."):
+        name, brackets = part.split("[", 1)[0], part.count("[]")
+        tokens.append(name)
+        tokens += ["[]"] * brackets
+
+    def walk(node: Any, i: int) -> list[tuple[Any, Any]] | None:
+        if i == len(tokens):
+            return []
+        tok = tokens[i]
+        if tok == "[]":
+            if not isinstance(node, list):
+                return None
+            for j, item in enumerate(node):
+                rest = walk(item, i + 1)
+                if rest is not None:
+                    return [(node, j), *rest]
+            return None
+        if not isinstance(node, dict) or tok not in node:
+            return None
+        rest = walk(node[tok], i + 1)
+        return None if rest is None else [(node, tok), *rest]
+
+    return walk(doc, 0)
+
+
+def _perturbed(value: Any, status: str, path: str) -> Any:
+    """A different value of the same kind: what a hostile vendor edits before re-signing."""
+    if path.endswith("nodes[].labels"):  # only domain keys are facts; other labels are fingerprint
+        return {**value, "ray.io/accelerator-domain": "forged"}
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, int):
+        return value + 1
+    if isinstance(value, float):
+        return value * 2 + 1
+    if isinstance(value, str):
+        try:
+            return (datetime.fromisoformat(value.replace("Z", "+00:00")).replace(day=2)
+                    .isoformat().replace("+00:00", "Z"))
+        except ValueError:
+            pass
+        if len(value) == 64 and all(c in "0123456789abcdef" for c in value):
+            return ("0" if value[0] != "0" else "1") + value[1:]
+        return value + "-x"
+    if value is None:
+        return "x"
+    if isinstance(value, list):
+        return value[:-1] if value else ["x"]
+    if isinstance(value, dict):
+        if status == "informational" or not value:
+            return {**value, "x": 1}
+        return {k: v for k, v in value.items() if k != sorted(value)[0]}
+    raise AssertionError(type(value))
+
+
+def full_report() -> dict[str, Any]:
+    """build_report with the optional parts a real run writes, so every table field is present."""
+    report = build_report()
+    report["manifest_path"] = "manifest.yaml"
+    report["manifest"]["accelerator"]["expected"] = {"devices_per_node": 4}
+    report["environment"]["hostname"] = "host"
+    report["cluster"].update(address=None, notes=["a note"])
+    report["checks"][0].update(log_excerpt="a log line", log_files=["logs/x.log"])
+    report["preflight"] = {"ok": True, "duration_s": 1.5, "nodes": 2,
+                           "findings": [{"level": "warning", "where": "host", "message": "m", "detail": "d"}]}
+    report["host"] = {"before": {"ray_processes": 0}, "after": {"ray_processes": 0}, "left_behind": {}}
+    report["sections"] = {"Topology": {"rows": []}}
+    report["next_steps"] = {"next_tier": None, "conditions": ["c"], "shape_ceiling": {"tier": "stable", "reason": "r"},
+                            "blocking": [{"id": "DP-001", "level": "MUST", "requirement": "r", "doc": "d",
+                                          "action": "a"}]}
+    return report
+
+
+def _report_cases() -> list[str]:
+    return [p for p in trust.load_table()["report"] if "*" not in p]
+
+
+@pytest.mark.parametrize("path", _report_cases())
+def test_each_report_field_perturbed_alone_and_resigned(env: dict[str, Any], path: str) -> None:
+    """recomputed / cross-checked: rejected; informational: never matters; signed claim: the
+    signature is all that backs it (only: nothing crashes)."""
+    report = full_report()
+    steps = _concrete(report, path)
+    if steps is None:
+        pytest.skip(f"{path} is not in the test report")
+    entry = trust.status("report", path)
+    container, key = steps[-1]
+    container[key] = _perturbed(container[key], entry["status"], path)
+    try:
+        folder = signed(env, report)
+    except UserError as exc:  # sign refuses first what verify would refuse
+        assert entry["status"] != "informational" or "schema" in str(exc), str(exc)
+        return
+    v = verify(env, folder)
+    if entry["status"] in ("recomputed", "cross-checked"):
+        assert not v.ok, f"{path} ({entry['status']}) was changed and re-signed, yet verified"
+    elif entry["status"] == "informational":
+        assert v.ok, (path, failing(v))
+
+
+@pytest.mark.parametrize("path", list(trust.load_table()["statement"]))
+def test_each_statement_field_perturbed_alone_and_resigned(env: dict[str, Any], path: str) -> None:
+    folder = signed(env, build_report())
+    report = json.loads((folder / "report.json").read_text())
+    digests = {n: data.sha256_file(folder / n) for n in att.REPORT_FILES}
+    from conformance.signing import releases
+
+    st = att.build_statement(report, digests, data.sha256_file(data.schema_path("report")),
+                             att.release_descriptors(releases.current_entry()))
+    steps = _concrete(st, path)
+    assert steps is not None, path
+    container, key = steps[-1]
+    container[key] = _perturbed(container[key], "recomputed", path)
+    private = keys.load_private_key(env["key"], None)
+    envelope = dsse.make_envelope(canonical_json(st), private)
+    (folder / att.ENVELOPE_NAME).write_text(json.dumps(envelope))
+    (folder / att.BUNDLE_NAME).unlink()
+    v = verify(env, folder)
+    assert not v.ok, f"Statement {path} was changed and re-signed, yet verified"
+
+
+# ----------------------------------------------------------------------------- the attack classes
+
+def _with(report: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
+    report = copy.deepcopy(report)
+    container, key = _concrete(report, path)[-1]
+    container[key] = value
+    return report
+
+
+@pytest.mark.parametrize("path, value, line, names", [
+    ("cluster.nodes", 3, "cross-check nodes", ["shape.nodes", "cluster.nodes"]),
+    ("shape.devices_per_node", 8, "cross-check devices_per_node", ["shape.devices_per_node",
+                                                                   "environment.devices.nodes[].count"]),
+    ("shape.domain_labels", True, "cross-check domain_labels", ["shape.domain_labels",
+                                                                "environment.devices.nodes[].labels"]),
+])
+def test_a_contradiction_is_one_fail_line_naming_both_fields(env: dict[str, Any], path: str, value: Any,
+                                                             line: str, names: list[str]) -> None:
+    v = verify(env, signed(env, _with(build_report(), path, value)))
+    detail = failing(v)[line]
+    assert all(n in detail for n in names), detail
+
+
+def test_a_one_node_run_cannot_claim_two_nodes(env: dict[str, Any]) -> None:
+    """cluster.nodes and shape.nodes both say 2, the detected nodes and the manifest say 1."""
+    report = build_report(nodes=1)
+    report["cluster"]["nodes"] = report["shape"]["nodes"] = 2
+    v = verify(env, signed(env, report))
+    assert "cross-check nodes" in failing(v)
+    assert "environment.devices.nodes says 1" in failing(v)["cross-check nodes"]
+
+
+@pytest.mark.parametrize("edit, needle", [
+    (lambda r: r.update(interrupted=True), "interrupted is True"),
+    (lambda r: r.update(interrupted_reason="SIGINT"), "interrupted_reason"),
+    (lambda r: r["selection"].update(args=["-k", "not recovery", "conformance/checks"]), "-k not recovery"),
+    (lambda r: r["selection"].update(args=["--deselect", "checks/test_x.py::t", "conformance/checks"]), "--deselect"),
+    (lambda r: r["selection"].update(args=["-m", "fast"]), "-m fast"),
+    (lambda r: r["selection"].update(args=["conformance/checks/test_x.py::test_y"]), "::test_y"),
+    (lambda r: r["selection"].pop("whole_checklist_collected"), "whole_checklist_collected"),
+])
+def test_an_incomplete_run_is_not_a_certification(env: dict[str, Any], edit: Any, needle: str) -> None:
+    report = build_report()
+    edit(report)
+    v = verify(env, signed(env, report))
+    assert needle in failing(v).get("selection", ""), failing(v)
+
+
+@pytest.mark.parametrize("started, finished, needle", [
+    ("2026-03-01T12:00:00Z", "2026-03-01T11:00:00Z", "is after finished_at"),
+    ("2026-03-01T11:00:00Z", "2026-04-30T11:00:00Z", "in the future"),
+    ("2025-12-01T11:00:00Z", "2025-12-01T12:00:00Z", "before the release was published"),
+])
+def test_timestamps_are_ordered_and_inside_the_window(env: dict[str, Any], started: str, finished: str,
+                                                      needle: str) -> None:
+    report = build_report()
+    report["started_at"], report["finished_at"] = started, finished
+    v = verify(env, signed(env, report))
+    assert needle in failing(v).get("time", ""), failing(v)
+
+
+def test_at_bounds_the_finish_too(env: dict[str, Any]) -> None:
+    from datetime import date
+
+    v = verify(env, signed(env, build_report()), at=date(2026, 2, 1))
+    assert "after --at" in failing(v)["time"]
+
+
+@pytest.mark.parametrize("ray, needle", [
+    ("2.60.not-a-release", "is not a version"), ("2.60.0rc1", "pre-release"), ("2.60.0.dev0", "pre-release"),
+    ("2.60", "not a Ray release version"), ("2.60.0+local", "not a Ray release version"),
+])
+def test_the_ray_version_is_a_release_version(env: dict[str, Any], ray: str, needle: str) -> None:
+    report = build_report()
+    report["environment"]["ray"] = ray
+    v = verify(env, signed(env, report))
+    assert needle in failing(v)["validity"]
+
+
+def test_titles_and_levels_come_from_the_release(env: dict[str, Any]) -> None:
+    report = build_report()
+    first = report["checks"][0]
+    first["level"], first["title"] = "MAY", "anything"
+    v = verify(env, signed(env, report))
+    assert f"{first['id']}.title" in failing(v)["completeness"] and f"{first['id']}.level" in failing(v)["completeness"]
+
+
+def test_a_field_without_a_status_is_refused_by_sign_first(env: dict[str, Any]) -> None:
+    report = build_report()
+    report["certified_by"] = "everyone"
+    folder = write_report_dir(env["dir"] / "unknown-field", report)
+    with pytest.raises(UserError, match="certified_by have no trust status"):
+        att.sign_report_dir(folder, env["key"])
+
+
+@pytest.mark.parametrize("raw, needle", [
+    ('{"a": 1' + "0" * 400 + "}", "integer of 401 digits"),
+    ('{"a": 1e400}', "non-finite"),
+    ('{"a": "0001-01-01T00:00:00+14:00"}', "outside the range"),
+])
+def test_numbers_and_dates_the_code_cannot_compute_with_are_one_line(env: dict[str, Any], raw: str,
+                                                                     needle: str) -> None:
+    folder = signed(env, build_report())
+    report = (folder / "report.json").read_text()
+    (folder / "report.json").write_text(report.replace('"schema_version": 1', f'"schema_version": 1, "junk": {raw}', 1))
+    with pytest.raises(UserError, match=needle) as exc:
+        verify(env, folder)
+    assert "\n" not in str(exc.value) and "$.junk.a" in str(exc.value)
+    with pytest.raises(UserError, match=needle):
+        att.sign_report_dir(folder, env["key"], overwrite=True)
