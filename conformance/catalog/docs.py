@@ -73,6 +73,9 @@ def shape_policy_markdown(data: SuiteData) -> str:
             what.append(f">= {need['min_nodes']} nodes")
         if need.get("domain_labels"):
             what.append("domain labels on the nodes with devices")
+        if need.get("partition_faults"):
+            what.append("(the run's environment, not the hardware) a cluster whose nodes can be partitioned: "
+                        "never a suite-started one; counted in the ceiling and its SHOULD slack only")
         levels = ", ".join(f"{cid} ({data.checklist.by_id()[cid].level})" for cid in need["ids"])
         rows.append([levels, "; ".join(what)])
     exempt = "yes" if policy.get("exempt_from_should_share") else "no"

@@ -12,7 +12,7 @@ from typing import Any, Iterable, Mapping
 
 from conformance.catalog.data import Checklist, Ladder
 from conformance.report.sanitize import markdown_cell, markdown_text
-from conformance.catalog.ladder import context_from_report, shape_ceiling, shape_limits
+from conformance.catalog.ladder import PARTITION_WHY, context_from_report, shape_ceiling, shape_limits
 
 SHORT = 300
 
@@ -30,6 +30,8 @@ def action_for(entry: Mapping[str, Any], shape_reason: str | None) -> str:
         return f"fix the plugin so that the check passes: {reason}{logs}"
     if outcome == "error":
         return f"the check could not run; remove the cause and rerun: {reason}{logs}"
+    if outcome == "not_applicable" and shape_reason == PARTITION_WHY:
+        return f"this run's environment: {shape_reason}; cannot pass in this run"
     if outcome == "not_applicable" and shape_reason:
         return f"hardware shape: {shape_reason}; cannot pass on this hardware"
     if outcome == "not_applicable":
@@ -45,7 +47,7 @@ def next_steps(report: Mapping[str, Any], checklist: Checklist, ladder: Ladder,
     by_id = checklist.by_id()
     entries = {c["id"]: c for c in report.get("checks", [])}
     ctx = context_from_report(report)
-    limits = shape_limits(ladder.shape_policy, ctx.shape)
+    limits = shape_limits(ladder.shape_policy, ctx.shape, ctx.environment)
     ceiling = shape_ceiling(checklist, ladder, ctx)
     tier = next((t for t in report.get("tiers", []) if not t["achieved"]), None)
     if tier is None:
@@ -86,7 +88,7 @@ def next_steps_markdown(steps: Mapping[str, Any] | None, doc_prefix: str = "") -
     else:
         lines += ["## Next steps", "", "Every tier of the ladder is achieved.", ""]
     if ceiling:
-        lines += [f"**This hardware's shape can reach at most: {markdown_cell(ceiling.get('tier') or 'no tier')}** "
+        lines += [f"**This hardware's shape and this run's environment can reach at most: {markdown_cell(ceiling.get('tier') or 'no tier')}** "
                   f"— {markdown_text(ceiling.get('reason', ''))}. (Shape policy: docs/tiers.md.)", ""]
     return lines
 
@@ -110,7 +112,7 @@ def next_steps_terminal(steps: Mapping[str, Any] | None, limit: int = 8) -> list
         lines.append(f"  … and {len(groups) - limit} more (report.md, 'To reach {terminal(steps['next_tier'])}')")
     ceiling = steps.get("shape_ceiling") or {}
     if ceiling:
-        lines.append(terminal(f"this hardware's shape can reach at most: {ceiling.get('tier') or 'no tier'} "
+        lines.append(terminal(f"this hardware's shape and this run's environment can reach at most: {ceiling.get('tier') or 'no tier'} "
                               f"({ceiling.get('reason', '')})", limit=400))
     return lines
 

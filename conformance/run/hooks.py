@@ -209,11 +209,11 @@ class RunHelp:
 
     # ------------------------------------------------------------------ work
     def _progress_line(self, cid: str) -> None:
-        from conformance.run.progress import progress_line
+        from conformance.run.progress import progress_line, shown_outcome
         from conformance.report.results import combine
 
         recs = [r for r in self.run.records.values() if r.check_id == cid]
-        outcome = combine([r.outcome for r in recs])
+        outcome = shown_outcome(combine([r.outcome for r in recs]), cid, self.run.data.waivers)
         seconds = sum(r.duration_s for r in recs)
         elapsed = time.monotonic() - self.run.t0
         check = self.run.data.checklist.by_id().get(cid)
