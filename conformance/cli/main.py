@@ -74,6 +74,14 @@ def cmd_validate_manifest(args: argparse.Namespace) -> int:
     print(terminal(f"manifest OK: {m.data['vendor']} / {m.data['product']} (resource {m.resource_name}, "
                    f"{m.devices_per_node} devices/node, topology provider {provider}, "
                    f"transport {m.transport['name'] if m.transport else 'none'})"))
+    from conformance.data import load_suite_data
+    from conformance.manifest_gates import missing_lines
+
+    closed = missing_lines(m.data, load_suite_data().checklist)
+    for line in closed:
+        print(terminal(f"  {line}", limit=600))
+    if closed:
+        print("  (a not_applicable check never counts as passed; docs/writing-a-plugin.md#manifest-fields-that-decide-what-can-pass)")
     return 0
 
 
