@@ -116,3 +116,27 @@ def test_validate_manifest_names_the_musts_a_missing_field_makes_not_applicable(
     assert "manifest OK" in proc.stdout
     assert "without accelerator.hosts.without_device: not applicable: MUST DP-017" in proc.stdout
     assert "without accelerator.noset_env_var" in proc.stdout and "DP-020" in proc.stdout
+
+
+def test_every_gate_field_is_in_the_readme_example_the_skeleton_and_the_guide() -> None:
+    from conformance.manifest_gates import has_field
+    from conformance.scaffold import skeleton_files
+
+    gates = load_gates(load_suite_data().checklist)
+    readme = (ROOT / "README.md").read_text()
+    blocks = [yaml.safe_load(b) for b in re.findall(r"```yaml\n(.*?)```", readme, re.S)]
+    import textwrap
+    blocks = [yaml.safe_load(textwrap.dedent(b)) for b in re.findall(r"^( *)```yaml\n(.*?)^\1```", readme, re.S | re.M)
+              for b in [b[1]]] or blocks
+    example = next(b for b in blocks if isinstance(b, dict) and "schema_version" in b)
+    skeleton = yaml.safe_load(skeleton_files(vendor="V", product="P", resource="ACME", package="acme", topology=True,
+                                             transport=True)["manifest.yaml"])
+    guide = (ROOT / "docs" / "writing-a-plugin.md").read_text()
+    for g in gates:
+        for f in g.fields:
+            assert has_field(example, f), f"README's example manifest lacks {f}"
+            assert has_field(skeleton, f), f"init's skeleton manifest lacks {f}"
+            assert f"`{f}`" in guide, f"docs/writing-a-plugin.md does not explain {f}"
+    from conformance.docs import write_docs  # noqa: F401 - the generated table is current:
+    from conformance.manifest_gates import gates_markdown
+    assert gates_markdown(load_suite_data().checklist) in guide, "run `ray-conformance docs`"

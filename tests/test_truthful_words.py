@@ -96,3 +96,11 @@ def test_no_cluster_started_rules_nothing_out_by_node_count() -> None:
     text = "\n".join(next_steps_markdown(steps))
     assert "0 nodes" not in text and "this run has 0" not in text
     assert steps["shape_ceiling"]["tier"] == data.ladder.names()[-1]
+
+
+def test_a_run_without_ray_address_is_suite_started_even_before_its_cluster_starts() -> None:
+    from conformance.tiers import environment_facts
+
+    assert environment_facts({"mode": None, "address": None, "nodes": 0}) == {"partition_faults": False}
+    assert environment_facts({"mode": "remote", "address": "10.0.0.1:6379"}) == {"partition_faults": None}
+    assert environment_facts({}) == {"partition_faults": None}      # unknown: nothing ruled out

@@ -39,8 +39,9 @@ def environment_facts(cluster: Mapping[str, Any] | None) -> dict[str, Any]:
     suite starts itself share one network stack, so there it is False; on a --ray-address
     cluster it depends on the fault driver, which the report does not judge here (None).
     """
-    mode = (cluster or {}).get("mode")
-    return {"partition_faults": False if mode in SUITE_STARTED_MODES else None}
+    cluster = cluster or {}
+    suite_started = cluster.get("mode") in SUITE_STARTED_MODES or ("address" in cluster and not cluster["address"])
+    return {"partition_faults": False if suite_started else None}
 
 
 def context_from_report(report: Mapping[str, Any]) -> RunContext:

@@ -81,7 +81,8 @@ def cmd_validate_manifest(args: argparse.Namespace) -> int:
     for line in closed:
         print(terminal(f"  {line}", limit=600))
     if closed:
-        print("  (a not_applicable check never counts as passed; docs/writing-a-plugin.md#manifest-fields-that-decide-what-can-pass)")
+        from conformance.manifest_gates import FIELDS_DOC
+        print(f"  (a not_applicable check never counts as passed; {FIELDS_DOC})")
     return 0
 
 

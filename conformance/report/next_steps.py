@@ -57,14 +57,19 @@ def next_steps(report: Mapping[str, Any], checklist: Checklist, ladder: Ladder,
         if cond["kind"] == "should_share" and not cond["met"]:
             ids += [c.id for c in checklist.active() if c.level == "SHOULD" and c.id not in ids
                     and entries.get(c.id, {}).get("outcome") != "pass"]
+    from conformance.manifest_gates import FIELDS_DOC, load_gates, missing
+
+    closed = {c for g in missing(report.get("manifest") or {}, load_gates(checklist)) for c in g.checks}
     blocking = []
     for cid in ids:
         check = by_id.get(cid)
         if check is None:
             continue
         entry = entries.get(cid, {"id": cid, "outcome": "skip", "reason": "not run"})
+        # a check not applicable for want of a manifest field: the text that names that field
+        doc = FIELDS_DOC if cid in closed and entry.get("outcome") == "not_applicable" else docs.get(check.area, "")
         blocking.append({"id": cid, "level": check.level, "requirement": " ".join(check.requirement.split()),
-                         "doc": docs.get(check.area, ""), "action": action_for(entry, limits.get(cid))})
+                         "doc": doc, "action": action_for(entry, limits.get(cid))})
     return {"next_tier": tier["name"], "blocking": blocking, "shape_ceiling": ceiling,
             "conditions": [c["detail"] for c in tier.get("conditions", []) if not c["met"]]}
 
@@ -89,7 +94,7 @@ def next_steps_markdown(steps: Mapping[str, Any] | None, doc_prefix: str = "") -
         lines += ["## Next steps", "", "Every tier of the ladder is achieved.", ""]
     if ceiling:
         lines += [f"**This hardware's shape and this run's environment can reach at most: {markdown_cell(ceiling.get('tier') or 'no tier')}** "
-                  f"— {markdown_text(ceiling.get('reason', ''))}. (Shape policy: docs/tiers.md.)", ""]
+                  f"— {markdown_text(ceiling.get('reason', ''))}. (Shape policy: [docs/tiers.md]({doc_prefix}docs/tiers.md#shape-policy).)", ""]
     return lines
 
 
