@@ -129,7 +129,7 @@ def write_docs(out_dir: Path) -> list[Path]:
         written.append(path)
     guide = out_dir / "writing-a-plugin.md"
     if guide.is_file():
-        from conformance.manifest_gates import gates_markdown, splice
+        from conformance.catalog.manifest_gates import gates_markdown, splice
         guide.write_text(splice(guide.read_text(), gates_markdown(data.checklist)))
         written.append(guide)
     return written

@@ -74,14 +74,14 @@ def cmd_validate_manifest(args: argparse.Namespace) -> int:
     print(terminal(f"manifest OK: {m.data['vendor']} / {m.data['product']} (resource {m.resource_name}, "
                    f"{m.devices_per_node} devices/node, topology provider {provider}, "
                    f"transport {m.transport['name'] if m.transport else 'none'})"))
-    from conformance.data import load_suite_data
-    from conformance.manifest_gates import missing_lines
+    from conformance.catalog.data import load_suite_data
+    from conformance.catalog.manifest_gates import missing_lines
 
     closed = missing_lines(m.data, load_suite_data().checklist)
     for line in closed:
         print(terminal(f"  {line}", limit=600))
     if closed:
-        from conformance.manifest_gates import FIELDS_DOC
+        from conformance.catalog.manifest_gates import FIELDS_DOC
         print(f"  (a not_applicable check never counts as passed; {FIELDS_DOC})")
     return 0
 

@@ -57,7 +57,7 @@ def next_steps(report: Mapping[str, Any], checklist: Checklist, ladder: Ladder,
         if cond["kind"] == "should_share" and not cond["met"]:
             ids += [c.id for c in checklist.active() if c.level == "SHOULD" and c.id not in ids
                     and entries.get(c.id, {}).get("outcome") != "pass"]
-    from conformance.manifest_gates import FIELDS_DOC, load_gates, missing
+    from conformance.catalog.manifest_gates import FIELDS_DOC, load_gates, missing
 
     closed = {c for g in missing(report.get("manifest") or {}, load_gates(checklist)) for c in g.checks}
     blocking = []

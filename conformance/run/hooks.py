@@ -52,7 +52,7 @@ class RunHelp:
         self.evidence: dict[str, Any] = {}
         self.progress: Any = None
         self.sessions: set[str] = set()
-        from conformance.process_owners import ShmWitness
+        from conformance.cluster.process_owners import ShmWitness
         self.shm_witness = ShmWitness()   # the /dev/shm segments this run's processes held
         self.tr: Any = None
 

@@ -98,7 +98,7 @@ def ray_processes() -> list[dict[str, Any]]:
     A daemon names its session on its command line (process_owners.session_of); a worker, which
     renames itself `ray::…`, belongs to the session of the daemon it descends from.
     """
-    from conformance.process_owners import parents, session_of
+    from conformance.cluster.process_owners import parents, session_of
 
     found, own_session = [], {}
     for pid in os.listdir("/proc"):
@@ -127,7 +127,7 @@ def ray_processes() -> list[dict[str, Any]]:
 
 def host_state() -> dict[str, Any]:
     """A snapshot of what the run cares about on the host (taken before and after the run)."""
-    from conformance.process_owners import shm_detail
+    from conformance.cluster.process_owners import shm_detail
 
     shm = _shm_state()
     try:

@@ -283,6 +283,6 @@ def test_host_findings_and_left_behind() -> None:
     # by the processes that held them: seg1 was seen held by this run; another job holds "theirs"
     assert left["shm_entries"] == ["seg1"] and left["shm_growth_mb"] == 50.0
     assert left["shm_unattributed"] == ["nobodys"] and left["shm_unattributed_mb"] == 3.0
-    from conformance.preflight import left_behind_lines
+    from conformance.run.preflight import left_behind_lines
     text = " ".join(left_behind_lines(left))
     assert "theirs" not in text and "not counted as this run's" in text

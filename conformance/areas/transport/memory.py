@@ -5,7 +5,7 @@ leaks), so the check looks at what the operating system and the device report:
 
 * process RSS of the source and destination actors (/proc/self/status VmRSS): a buffer the
   transport keeps mapped or referenced shows here once its pages were written;
-* the cluster's shared memory on this node (conformance.process_owners): the /dev/shm segments
+* the cluster's shared memory on this node (conformance.cluster.process_owners): the /dev/shm segments
   the cluster's own processes hold open or mapped, plus those nobody holds (a segment unmapped
   but never unlinked shows only there). Segments another job's processes hold, or another user
   owns, are not the cluster's and never count: the host's Shmem total is not read, since other
@@ -69,7 +69,7 @@ def release_free_memory() -> None:
 def cluster_processes() -> set[int]:
     """This node's processes of the cluster this worker belongs to: the daemons naming its session
     folder and everything below them (workers); the worker's parent's tree when it has none."""
-    from conformance import process_owners
+    from conformance.cluster import process_owners
 
     session = None
     try:
@@ -87,7 +87,7 @@ def cluster_processes() -> set[int]:
 
 def cluster_shm(ours: set[int] | None = None) -> dict[str, Any]:
     """The cluster's /dev/shm use on this node: bytes its processes hold plus unheld segments."""
-    from conformance import process_owners
+    from conformance.cluster import process_owners
 
     att = process_owners.attribute_now(cluster_processes() if ours is None else ours)
     return {"cluster_shm_bytes": sum(att.ours.values()) + sum(att.orphan.values()),

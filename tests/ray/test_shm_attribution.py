@@ -1,5 +1,5 @@
 """Shared memory is attributed by the processes that hold it, so another job's segments never
-count against this run: real processes and real /dev/shm segments, no Ray (conformance.process_owners)."""
+count against this run: real processes and real /dev/shm segments, no Ray (conformance.cluster.process_owners)."""
 from __future__ import annotations
 
 import os
@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from conformance import process_owners
-from conformance.transport import memory
+from conformance.cluster import process_owners
+from conformance.areas.transport import memory
 
 MiB = 1 << 20
 HOLDER = """

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import datetime as dt
 
-from conformance.data import Waiver, load_run_knobs, load_suite_data
+from conformance.run.hooks import area_docs
+from conformance.catalog.data import Waiver, load_suite_data
 
 
 def _report(outcomes: dict[str, str], shape: dict, nodes: int = 2, mode: str | None = "local") -> dict:
-    from conformance.tiers import RunContext, compute_tiers
+    from conformance.catalog.ladder import RunContext, compute_tiers
 
     data = load_suite_data()
     checks = [{"id": c.id, "area": c.area, "level": c.level, "outcome": outcomes.get(c.id, "pass"),
@@ -20,7 +21,7 @@ def _report(outcomes: dict[str, str], shape: dict, nodes: int = 2, mode: str | N
 
 
 def test_progress_prints_waived_for_a_failed_check_under_an_active_waiver() -> None:
-    from conformance.progress import progress_line, shown_outcome
+    from conformance.run.progress import progress_line, shown_outcome
 
     waivers = [Waiver("FR-016", "https://x/1", "upstream", "2030-01-01", False)]
     today = dt.date(2029, 1, 1)
@@ -34,7 +35,7 @@ def test_progress_prints_waived_for_a_failed_check_under_an_active_waiver() -> N
 
 
 def test_the_shipped_waivers_read_waived_in_progress() -> None:
-    from conformance.progress import shown_outcome
+    from conformance.run.progress import shown_outcome
 
     data = load_suite_data()
     for w in data.waivers:
@@ -47,10 +48,10 @@ def test_pf003_title_says_where_it_measures() -> None:
 
 
 def test_suite_started_cluster_rules_out_partition_checks_and_says_the_slack() -> None:
-    from conformance.next_steps import next_steps
+    from conformance.report.next_steps import next_steps
 
     data = load_suite_data()
-    docs = load_run_knobs()["docs"]
+    docs = area_docs()
     shoulds = [c.id for c in data.checklist.active() if c.level == "SHOULD"]
     shape = {"nodes": 2, "devices_per_node": 4, "domain_labels": True}
     na = {"FR-017": "not_applicable", "FR-018": "not_applicable"}
@@ -75,7 +76,7 @@ def test_suite_started_cluster_rules_out_partition_checks_and_says_the_slack() -
 def test_shape_and_environment_together_can_exhaust_the_share() -> None:
     """No domain labels (TL-008, TL-014) plus a suite-started cluster (FR-017, FR-018): stable's
     SHOULD share is out of reach, and the ceiling says so instead of "allows every tier"."""
-    from conformance.tiers import context_from_report, shape_ceiling
+    from conformance.catalog.ladder import context_from_report, shape_ceiling
 
     data = load_suite_data()
     shape = {"nodes": 2, "devices_per_node": 4, "domain_labels": False}
@@ -87,10 +88,10 @@ def test_shape_and_environment_together_can_exhaust_the_share() -> None:
 def test_no_cluster_started_rules_nothing_out_by_node_count() -> None:
     """A run that started no cluster (a partial run, a failed preflight) observed 0 nodes: the
     ceiling must not claim the hardware tops out for want of nodes."""
-    from conformance.next_steps import next_steps, next_steps_markdown
+    from conformance.report.next_steps import next_steps, next_steps_markdown
 
     data = load_suite_data()
-    docs = load_run_knobs()["docs"]
+    docs = area_docs()
     shape = {"nodes": None, "devices_per_node": None, "domain_labels": None}
     steps = next_steps(_report({"DP-001": "skip"}, shape, nodes=0, mode=None), data.checklist, data.ladder, docs)
     text = "\n".join(next_steps_markdown(steps))
@@ -99,7 +100,7 @@ def test_no_cluster_started_rules_nothing_out_by_node_count() -> None:
 
 
 def test_a_run_without_ray_address_is_suite_started_even_before_its_cluster_starts() -> None:
-    from conformance.tiers import environment_facts
+    from conformance.catalog.ladder import environment_facts
 
     assert environment_facts({"mode": None, "address": None, "nodes": 0}) == {"partition_faults": False}
     assert environment_facts({"mode": "remote", "address": "10.0.0.1:6379"}) == {"partition_faults": None}

@@ -10,18 +10,18 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 BROKEN = ROOT / "tests" / "broken_plugins"
 SCRIPT = r'''
 import json, os, sys, time
 sys.path.insert(0, sys.argv[2])
 import ray
 from types import SimpleNamespace
-from conformance.transport import payloads
-from conformance.transport.config import transport_config
-from conformance.transport.registration import ensure_registered
-from conformance.transport.pool import start_endpoints
-from conformance.transport import lifecycle, tracing
+from conformance.areas.transport import payloads
+from conformance.areas.transport.config import transport_config
+from conformance.areas.transport.registration import ensure_registered
+from conformance.areas.transport.pool import start_endpoints
+from conformance.areas.transport import lifecycle, tracing
 
 manager = sys.argv[1]
 manifest = SimpleNamespace(transport={"name": "CONTRACT", "manager": manager, "devices": ["cpu"]},

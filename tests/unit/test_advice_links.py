@@ -5,12 +5,13 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from conformance.data import load_run_knobs, load_suite_data
-from conformance.manifest_gates import FIELDS_DOC
-from conformance.next_steps import next_steps, next_steps_markdown
-from conformance.report_guidance import guidance_markdown
+from conformance.run.hooks import area_docs
+from conformance.catalog.data import load_suite_data
+from conformance.catalog.manifest_gates import FIELDS_DOC
+from conformance.report.next_steps import next_steps, next_steps_markdown
+from conformance.report.guidance import guidance_markdown
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 LINK = re.compile(r"\]\(((?:docs/)[^)#\s]+\.md)(?:#([^)\s]+))?\)")
 
 
@@ -52,7 +53,7 @@ def test_slug_follows_github() -> None:
 
 
 def test_every_area_doc_and_the_manifest_fields_doc_resolve() -> None:
-    for target in load_run_knobs()["docs"].values():
+    for target in area_docs().values():
         assert_resolves(target)
     assert_resolves(FIELDS_DOC)
     assert_resolves("docs/tiers.md#shape-policy")
@@ -67,10 +68,10 @@ def test_every_link_the_guidance_emits_resolves() -> None:
     for outcome in ("not_applicable", "fail"):
         checks = [{"id": c.id, "area": c.area, "level": c.level, "outcome": outcome, "reason": "r"}
                   for c in data.checklist.active()]
-        from conformance.tiers import RunContext, compute_tiers
+        from conformance.catalog.ladder import RunContext, compute_tiers
         tier, tiers = compute_tiers(checks, data.checklist, data.ladder, RunContext(False, 1, None))
         report = {"checks": checks, "tier": tier, "tiers": tiers, "manifest": bare, "cluster": {"nodes": 1}}
-        report["next_steps"] = next_steps(report, data.checklist, data.ladder, load_run_knobs()["docs"])
+        report["next_steps"] = next_steps(report, data.checklist, data.ladder, area_docs())
         text = "\n".join(guidance_markdown(report) + next_steps_markdown(report["next_steps"]))
         links = LINK.findall(text)
         assert links, text[:500]

@@ -7,7 +7,7 @@ import copy
 
 import pytest
 
-from conformance.topology.description import description_problems, expected_problems, schema_problems
+from conformance.areas.topology.description import description_problems, expected_problems, schema_problems
 
 EIGHT = {"SIMACC_NUM_DEVICES": "8", "SIMACC_ISLANDS": "0,1,2,3;4,5,6,7", "SIMACC_TYPE": "SIMACC-X1"}
 
@@ -64,7 +64,7 @@ def test_the_broken_provider_variant_is_caught(monkeypatch: pytest.MonkeyPatch, 
 
 
 def test_report_html_draws_each_island(eight: dict) -> None:
-    from conformance.html_report.model import topology
+    from conformance.report.html.model import topology
 
     report = {"sections": {"Topology": {"data": {"nodes": [{"node_id": "ab" * 8, "plugin": {"description": eight},
                                                             "ray": {}}]}}}}

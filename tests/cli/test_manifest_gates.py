@@ -11,10 +11,10 @@ from pathlib import Path
 
 import yaml
 
-from conformance.data import load_schema, load_suite_data
-from conformance.manifest_gates import load_gates, missing_lines
+from conformance.catalog.data import load_schema, load_suite_data
+from conformance.catalog.manifest_gates import load_gates, missing_lines
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 CHECKS = ROOT / "conformance" / "checks"
 FIELD = re.compile(r"\b((?:accelerator|topology|transport|cluster)(?:\.[a-z_]+)+)")
 # What makes a check not applicable without a field when no message in its own body names it:
@@ -22,9 +22,9 @@ FIELD = re.compile(r"\b((?:accelerator|topology|transport|cluster)(?:\.[a-z_]+)+
 # checked below against the code that raises the not_applicable.
 INDIRECT = {"TransportContext": "transport", "UsageCtx": "transport", "XCtx": "transport",
             "require_provider": "topology.provider", "cluster:host-without-device": "accelerator.hosts.without_device"}
-INDIRECT_SOURCES = {"transport": ("conformance/transport/registration.py", "the manifest declares no transport"),
-                    "topology.provider": ("conformance/topology/pytest_support.py", "declares no topology.provider"),
-                    "accelerator.hosts.without_device": ("conformance/shapes.py",
+INDIRECT_SOURCES = {"transport": ("conformance/areas/transport/registration.py", "the manifest declares no transport"),
+                    "topology.provider": ("conformance/areas/topology/pytest_support.py", "declares no topology.provider"),
+                    "accelerator.hosts.without_device": ("conformance/areas/device/shapes.py",
                                                          "declares no accelerator.hosts.without_device")}
 
 
@@ -39,7 +39,7 @@ def _not_applicable_strings(fn: ast.FunctionDef) -> list[str]:
 def derived_from_code() -> dict[str, set[str]]:
     """field -> check ids whose test ends not_applicable without it, read from conformance/checks."""
     found: dict[str, set[str]] = {}
-    for path in sorted(CHECKS.glob("test_*.py")):
+    for path in sorted(CHECKS.rglob("test_*.py")):
         for fn in ast.walk(ast.parse(path.read_text())):
             if not isinstance(fn, ast.FunctionDef):
                 continue
@@ -110,7 +110,7 @@ def test_validate_manifest_names_the_musts_a_missing_field_makes_not_applicable(
     src["accelerator"].pop("hosts", None)
     path = tmp_path / "manifest.yaml"
     path.write_text(yaml.safe_dump(src))
-    proc = subprocess.run([sys.executable, "-m", "conformance.cli", "validate-manifest", str(path)],
+    proc = subprocess.run([sys.executable, "-m", "conformance.cli.main", "validate-manifest", str(path)],
                           capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr
     assert "manifest OK" in proc.stdout
@@ -119,8 +119,8 @@ def test_validate_manifest_names_the_musts_a_missing_field_makes_not_applicable(
 
 
 def test_every_gate_field_is_in_the_readme_example_the_skeleton_and_the_guide() -> None:
-    from conformance.manifest_gates import has_field
-    from conformance.scaffold import skeleton_files
+    from conformance.catalog.manifest_gates import has_field
+    from conformance.cli.scaffold import skeleton_files
 
     gates = load_gates(load_suite_data().checklist)
     readme = (ROOT / "README.md").read_text()
@@ -137,6 +137,5 @@ def test_every_gate_field_is_in_the_readme_example_the_skeleton_and_the_guide() 
             assert has_field(example, f), f"README's example manifest lacks {f}"
             assert has_field(skeleton, f), f"init's skeleton manifest lacks {f}"
             assert f"`{f}`" in guide, f"docs/writing-a-plugin.md does not explain {f}"
-    from conformance.docs import write_docs  # noqa: F401 - the generated table is current:
-    from conformance.manifest_gates import gates_markdown
+    from conformance.catalog.manifest_gates import gates_markdown
     assert gates_markdown(load_suite_data().checklist) in guide, "run `ray-conformance docs`"
