@@ -8,11 +8,11 @@ string that came from outside (reasons, names).
 """
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping
+from typing import Any, Mapping
 
 from conformance.catalog.data import Checklist, Ladder
-from conformance.report.sanitize import markdown_cell, markdown_text
 from conformance.catalog.ladder import PARTITION_WHY, context_from_report, shape_ceiling, shape_limits
+from conformance.report.sanitize import markdown_cell, markdown_text
 
 SHORT = 300
 
@@ -93,8 +93,10 @@ def next_steps_markdown(steps: Mapping[str, Any] | None, doc_prefix: str = "") -
     else:
         lines += ["## Next steps", "", "Every tier of the ladder is achieved.", ""]
     if ceiling:
-        lines += [f"**This hardware's shape and this run's environment can reach at most: {markdown_cell(ceiling.get('tier') or 'no tier')}** "
-                  f"— {markdown_text(ceiling.get('reason', ''))}. (Shape policy: [docs/tiers.md]({doc_prefix}docs/tiers.md#shape-policy).)", ""]
+        tier = markdown_cell(ceiling.get("tier") or "no tier")
+        policy = f"[docs/tiers.md]({doc_prefix}docs/tiers.md#shape-policy)"
+        lines += [f"**This hardware's shape and this run's environment can reach at most: {tier}** "
+                  f"— {markdown_text(ceiling.get('reason', ''))}. (Shape policy: {policy}.)", ""]
     return lines
 
 
@@ -117,16 +119,16 @@ def next_steps_terminal(steps: Mapping[str, Any] | None, limit: int = 8) -> list
         lines.append(f"  … and {len(groups) - limit} more (report.md, 'To reach {terminal(steps['next_tier'])}')")
     ceiling = steps.get("shape_ceiling") or {}
     if ceiling:
-        lines.append(terminal(f"this hardware's shape and this run's environment can reach at most: {ceiling.get('tier') or 'no tier'} "
-                              f"({ceiling.get('reason', '')})", limit=400))
+        lines.append(terminal("this hardware's shape and this run's environment can reach at most: "
+                              f"{ceiling.get('tier') or 'no tier'} ({ceiling.get('reason', '')})", limit=400))
     return lines
 
 
 def verified_shape(devices: Mapping[str, Any], nodes: int) -> dict[str, Any]:
     """The run's hardware shape from what Ray detected (`ConformanceRun.devices`): nodes, devices
     per node, and whether any node with devices carries a domain label (tiers/labels.yaml)."""
-    from conformance.catalog.ladder import shape_facts
     from conformance.areas.topology.vocabulary import load_vocabulary
+    from conformance.catalog.ladder import shape_facts
 
     domain_keys = {k.key for k in load_vocabulary().domain_keys()}
     with_devices = [n for n in devices.get("nodes", []) if n.get("count")]

@@ -40,8 +40,8 @@ def disrupts_cluster(area_name: str) -> bool:
 class RunHelp:
     def __init__(self, run: Any) -> None:
         from conformance.catalog.data import load_run_knobs
-        from conformance.run.preflight import host_state
         from conformance.report.ray_logs import DriverNoise, LogCursor
+        from conformance.run.preflight import host_state
 
         self.run = run
         self.knobs = load_run_knobs()
@@ -212,8 +212,8 @@ class RunHelp:
 
     # ------------------------------------------------------------------ work
     def _progress_line(self, cid: str) -> None:
-        from conformance.run.progress import progress_line, shown_outcome
         from conformance.report.results import combine
+        from conformance.run.progress import progress_line, shown_outcome
 
         recs = [r for r in self.run.records.values() if r.check_id == cid]
         outcome = shown_outcome(combine([r.outcome for r in recs]), cid, self.run.data.waivers)

@@ -274,9 +274,9 @@ def probe_cluster(manifest: Any, timeout_s: float, *, preload_expected: bool) ->
     import ray
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-    from conformance.run.preflight_probe import preflight_probe
-    from conformance.report.ray_logs import LogCursor, current_logs_dir
     from conformance.areas.topology.collect import _wait
+    from conformance.report.ray_logs import LogCursor, current_logs_dir
+    from conformance.run.preflight_probe import preflight_probe
 
     nodes = [n for n in ray.nodes() if n.get("Alive")]
     refs = {}

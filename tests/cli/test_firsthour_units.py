@@ -2,9 +2,8 @@
 log evidence, local paths, next steps and the shape ceiling, preflight judging."""
 from __future__ import annotations
 
-import os
-
 import json
+import os
 import re
 import subprocess
 import textwrap
@@ -13,8 +12,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conformance.cli.main import build_parser, main
 from conformance.catalog.data import load_run_knobs, load_suite_data
+from conformance.cli.main import build_parser, main
 from suite_runner import ROOT
 
 README = ROOT / "README.md"

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from conformance.cluster import process_owners
 from conformance.areas.transport import memory
+from conformance.cluster import process_owners
 
 MiB = 1 << 20
 HOLDER = """

@@ -8,8 +8,6 @@ import os
 import sys
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parents[2]
 BROKEN = ROOT / "tests" / "broken_plugins"
 SCRIPT = r'''

@@ -5,11 +5,11 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from conformance.run.hooks import area_docs
 from conformance.catalog.data import load_suite_data
 from conformance.catalog.manifest_gates import FIELDS_DOC
-from conformance.report.next_steps import next_steps, next_steps_markdown
 from conformance.report.guidance import guidance_markdown
+from conformance.report.next_steps import next_steps, next_steps_markdown
+from conformance.run.hooks import area_docs
 
 ROOT = Path(__file__).resolve().parents[2]
 LINK = re.compile(r"\]\(((?:docs/)[^)#\s]+\.md)(?:#([^)\s]+))?\)")

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import datetime as dt
 
-from conformance.run.hooks import area_docs
 from conformance.catalog.data import Waiver, load_suite_data
+from conformance.run.hooks import area_docs
 
 
 def _report(outcomes: dict[str, str], shape: dict, nodes: int = 2, mode: str | None = "local") -> dict:
