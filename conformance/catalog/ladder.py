@@ -5,6 +5,7 @@ the per-check results and never trusts the claimed one. No Ray, no I/O.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
@@ -23,13 +24,31 @@ class RunContext:
     # The hardware's verified shape (report["shape"]: nodes, devices_per_node, domain_labels);
     # None when unknown (older reports): no check is then attributed to the shape.
     shape: Mapping[str, Any] | None = None
+    # What this run's environment can do beyond the hardware (environment_facts); None: unknown.
+    # Only the ceiling and the SHOULD slack read it: it never changes which tier is achieved.
+    environment: Mapping[str, Any] | None = None
+
+
+SUITE_STARTED_MODES = ("local", "simulated")
+
+
+def environment_facts(cluster: Mapping[str, Any] | None) -> dict[str, Any]:
+    """What the run's cluster can do that some checks need, from the report's `cluster` (pure).
+
+    `partition_faults`: a node can be cut off the network while its processes run. Nodes the
+    suite starts itself share one network stack, so there it is False; on a --ray-address
+    cluster it depends on the fault driver, which the report does not judge here (None).
+    """
+    cluster = cluster or {}
+    suite_started = cluster.get("mode") in SUITE_STARTED_MODES or ("address" in cluster and not cluster["address"])
+    return {"partition_faults": False if suite_started else None}
 
 
 def context_from_report(report: Mapping[str, Any]) -> RunContext:
     manifest = report.get("manifest") or {}
     return RunContext(transport_declared=bool(manifest.get("transport")),
                       nodes=int((report.get("cluster") or {}).get("nodes") or 0),
-                      shape=report.get("shape"))
+                      shape=report.get("shape"), environment=environment_facts(report.get("cluster")))
 
 
 def shape_facts(nodes: int, devices_per_node: Iterable[float], domain_labels: bool) -> dict[str, Any]:
@@ -43,11 +62,22 @@ def shape_facts(nodes: int, devices_per_node: Iterable[float], domain_labels: bo
             "domain_labels": bool(domain_labels) if counts else None}
 
 
-def shape_limits(policy: Mapping[str, Any], shape: Mapping[str, Any] | None) -> dict[str, str]:
-    """check id -> the hardware fact that keeps it from ever passing on this shape (pure)."""
-    if not shape:
-        return {}
+PARTITION_WHY = ("needs a fault driver that can partition a node; the nodes of a suite-started cluster share "
+                 "one network stack (run against real or namespace hosts with --fault-driver)")
+
+
+def shape_limits(policy: Mapping[str, Any], shape: Mapping[str, Any] | None,
+                 environment: Mapping[str, Any] | None = None) -> dict[str, str]:
+    """check id -> the hardware fact (or, given `environment`, the fact of this run's environment)
+    that keeps it from ever passing here (pure). compute_tiers passes no environment: what a
+    run's environment cannot do never excuses a check from a tier."""
     out: dict[str, str] = {}
+    for need in policy.get("needs", []):
+        if need.get("partition_faults") and (environment or {}).get("partition_faults") is False:
+            for cid in need["ids"]:
+                out.setdefault(cid, PARTITION_WHY)
+    if not shape:
+        return out
     for need in policy.get("needs", []):
         why = None
         devices, nodes = shape.get("devices_per_node"), shape.get("nodes")
@@ -153,33 +183,68 @@ def tier_rank(ladder: Ladder, name: str | None) -> int:
     return ladder.names().index(name) + 1
 
 
-def shape_ceiling(checklist: Checklist, ladder: Ladder, ctx: RunContext) -> dict[str, Any]:
-    """The highest tier this hardware's shape can ever reach, whatever the plugin does (pure).
+def should_slack(checklist: Checklist, ladder: Ladder, tier: Mapping[str, Any], cond: Mapping[str, Any],
+                 limits: Mapping[str, str], shape_only: Mapping[str, str]) -> dict[str, Any]:
+    """How a should_share condition stands here, assuming every check the shape and environment
+    allow passes: {tier, total, needed, possible, misses_allowed, ruled_out} (pure).
 
-    Assumes every check the shape allows passes; a tier is out of reach when one of its MUST
-    checks needs more than the shape, a min_nodes condition exceeds the run's nodes, or the
-    SHOULD share cannot reach its bound without the checks the shape rules out.
+    `limits`: every check ruled out (shape and environment); `shape_only`: those the hardware's
+    shape rules out, which leave the share's denominator when the ladder exempts them.
     """
-    limits = shape_limits(ladder.shape_policy, ctx.shape)
+    shoulds = [c.id for c in checklist.active() if c.level == "SHOULD"]
+    if ladder.shape_policy.get("exempt_from_should_share"):
+        shoulds = [cid for cid in shoulds if cid not in shape_only]
+    ruled_out = [cid for cid in shoulds if cid in limits]
+    total = len(shoulds)
+    needed = math.ceil(float(cond["value"]) * total - 1e-9) if total else 0
+    possible = total - len(ruled_out)
+    return {"tier": tier["name"], "total": total, "needed": needed, "possible": possible,
+            "misses_allowed": possible - needed, "ruled_out": ruled_out}
+
+
+def slack_text(slack: Mapping[str, Any]) -> str:
+    """`stable's SHOULD share: 11 of 13 can pass here, 11 needed: 0 more SHOULD misses allowed`."""
+    n = slack["misses_allowed"]
+    return (f"{slack['tier']}'s SHOULD share: {slack['possible']} of {slack['total']} can pass here, "
+            f"{slack['needed']} needed: {n} more SHOULD miss{'' if n == 1 else 'es'} allowed")
+
+
+def shape_ceiling(checklist: Checklist, ladder: Ladder, ctx: RunContext) -> dict[str, Any]:
+    """The highest tier this hardware's shape and this run's environment can ever reach, whatever
+    the plugin does (pure).
+
+    Assumes every check they allow passes; a tier is out of reach when one of its MUST checks
+    needs more than they allow, a min_nodes condition exceeds the run's nodes, or the SHOULD
+    share cannot reach its bound without the checks they rule out. A fact the run did not observe
+    (no cluster started: 0 nodes) rules nothing out. Where a tier has a SHOULD share, `slack`
+    says how many more SHOULD checks may miss before it is lost.
+    """
+    limits = shape_limits(ladder.shape_policy, ctx.shape, ctx.environment)
     best: str | None = None
+    slack: dict[str, Any] | None = None
+
+    def result(tier: str | None, reason: str) -> dict[str, Any]:
+        out: dict[str, Any] = {"tier": tier, "reason": reason}
+        if slack is not None and slack["misses_allowed"] >= 0:
+            out["slack"] = {k: slack[k] for k in ("tier", "total", "needed", "possible", "misses_allowed")}
+            out["reason"] += "; " + slack_text(slack)
+        return out
+
     for tier in ladder.tiers:
         blocked = [cid for cid in required_checks(tier, checklist) if cid in limits]
         if blocked:
-            return {"tier": best, "reason": f"{tier['name']} needs {', '.join(blocked)}, which "
-                                            f"{limits[blocked[0]]}"}
+            return result(best, f"{tier['name']} needs {', '.join(blocked)}, which {limits[blocked[0]]}")
         for cond in tier.get("conditions", []):
-            if cond["kind"] == "min_nodes" and ctx.nodes < int(cond["value"]):
-                return {"tier": best, "reason": f"{tier['name']} needs >= {int(cond['value'])} nodes; "
-                                                f"this run has {ctx.nodes}"}
+            if cond["kind"] == "min_nodes" and 0 < ctx.nodes < int(cond["value"]):
+                return result(best, f"{tier['name']} needs >= {int(cond['value'])} nodes; this run has {ctx.nodes}")
             if cond["kind"] == "should_share":
-                shoulds = [c.id for c in checklist.active() if c.level == "SHOULD"]
-                ruled_out = [cid for cid in shoulds if cid in limits]
-                if ladder.shape_policy.get("exempt_from_should_share"):
-                    continue
-                possible = len(shoulds) - len(ruled_out)
-                if shoulds and possible / len(shoulds) < float(cond["value"]):
-                    return {"tier": best, "reason": f"{tier['name']} needs >= {float(cond['value']):.0%} of SHOULD "
-                                                    f"checks; on this shape at most {possible}/{len(shoulds)} can pass "
-                                                    f"({', '.join(ruled_out)} cannot: {limits[ruled_out[0]]})"}
+                tier_slack = should_slack(checklist, ladder, tier, cond, limits,
+                                          shape_limits(ladder.shape_policy, ctx.shape))
+                ruled_out = tier_slack["ruled_out"]
+                if tier_slack["misses_allowed"] < 0 and ruled_out:
+                    return result(best, f"{tier['name']} needs >= {float(cond['value']):.0%} of SHOULD checks; here at "
+                                        f"most {tier_slack['possible']}/{tier_slack['total']} can pass "
+                                        f"({', '.join(ruled_out)} cannot: {limits[ruled_out[0]]})")
+                slack = tier_slack
         best = tier["name"]
-    return {"tier": best, "reason": "the shape allows every tier"}
+    return result(best, "the shape and this run's environment allow every tier")

@@ -15,12 +15,10 @@ import sys
 from pathlib import Path
 from typing import Any, Callable
 
-from tabulate import tabulate
-
 from conformance import __version__
 from conformance.cli import numbers as cli_numbers
-from conformance.errors import UserError
 from conformance.cli.exit_codes import Exit, from_pytest
+from conformance.errors import UserError
 
 _ENDED = {Exit.HUNG: "a check hung and could not be interrupted; the run ended early",
           Exit.INTERRUPTED: "the run was interrupted",
@@ -40,16 +38,16 @@ class _Parser(argparse.ArgumentParser):
 
 
 def cmd_checklist(args: argparse.Namespace) -> int:
-    from conformance.cli.checklist_view import render
     from conformance.catalog.data import load_suite_data
+    from conformance.cli.checklist_view import render
 
     print(render(load_suite_data(), args.format, args.area, args.level))
     return 0
 
 
 def cmd_tiers(args: argparse.Namespace) -> int:
-    from conformance.catalog.docs import tiers_markdown
     from conformance.catalog.data import load_suite_data
+    from conformance.catalog.docs import tiers_markdown
 
     data = load_suite_data()
     if args.format == "json":
@@ -75,6 +73,15 @@ def cmd_validate_manifest(args: argparse.Namespace) -> int:
     print(terminal(f"manifest OK: {m.data['vendor']} / {m.data['product']} (resource {m.resource_name}, "
                    f"{m.devices_per_node} devices/node, topology provider {provider}, "
                    f"transport {m.transport['name'] if m.transport else 'none'})"))
+    from conformance.catalog.data import load_suite_data
+    from conformance.catalog.manifest_gates import missing_lines
+
+    closed = missing_lines(m.data, load_suite_data().checklist)
+    for line in closed:
+        print(terminal(f"  {line}", limit=600))
+    if closed:
+        from conformance.catalog.manifest_gates import FIELDS_DOC
+        print(f"  (a not_applicable check never counts as passed; {FIELDS_DOC})")
     return 0
 
 
@@ -222,8 +229,9 @@ def cmd_inject(args: argparse.Namespace) -> int:
         path = uninstall_pth()
         print(f"removed {path}" if path else "no hook installed")
     else:
-        from conformance.cluster.injection import PTH_NAME
         import sysconfig
+
+        from conformance.cluster.injection import PTH_NAME
         path = Path(sysconfig.get_paths()["purelib"]) / PTH_NAME
         print(f"{path}: {'installed' if path.exists() else 'not installed'}; {ENV_VAR}={os.environ.get(ENV_VAR, '')!r}")
     return 0

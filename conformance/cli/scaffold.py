@@ -19,10 +19,13 @@ check ids are named beside each method.
 """
 from __future__ import annotations
 
+import logging
 import os
 from typing import Dict, List, Optional, Tuple
 
 from ray._private.accelerators.accelerator import AcceleratorManager
+
+logger = logging.getLogger(__name__)
 
 RESOURCE_NAME = "${resource}"
 VISIBLE_DEVICES_ENV_VAR = "${resource}_VISIBLE_DEVICES"
@@ -30,6 +33,26 @@ VISIBLE_DEVICES_ENV_VAR = "${resource}_VISIBLE_DEVICES"
 # environment (the manifest's accelerator.env sets them for every node the suite starts).
 NUM_DEVICES_ENV_VAR = "${resource}_NUM_DEVICES"
 TYPE_ENV_VAR = "${resource}_TYPE"
+# Stand-ins for the vendor library until it is wired in: the manifest's accelerator.hosts
+# overlays set them to show how a host without the driver, a failing library and an unknown
+# device look (DP-017, DP-018). Replace _open_library / _product_of with the real calls.
+DRIVER_ENV_VAR = "${resource}_DRIVER"            # "absent": no driver; "broken": the library raises
+DEVICE_ID_ENV_VAR = "${resource}_DEVICE_ID"
+KNOWN_PRODUCTS = {"0x0001": "${accel_type}"}     # device id -> accelerator type
+# DP-020: operators who pin devices themselves set this to 1; Ray's RAY_EXPERIMENTAL_NOSET_* convention.
+NOSET_ENV_VAR = "RAY_EXPERIMENTAL_NOSET_${resource}_VISIBLE_DEVICES"
+
+
+def _open_library() -> bool:
+    """Whether the vendor library loads on this host (False: no driver here). Raises on a broken one."""
+    driver = os.environ.get(DRIVER_ENV_VAR, "present")
+    if driver == "broken":
+        raise OSError("${resource} library: driver version mismatch")
+    return driver != "absent"
+
+
+def _product_of() -> Optional[str]:
+    return KNOWN_PRODUCTS.get(os.environ.get(DEVICE_ID_ENV_VAR, "0x0001"))
 
 
 class ${cls}(AcceleratorManager):
@@ -48,7 +71,13 @@ class ${cls}(AcceleratorManager):
     @staticmethod
     def get_current_node_num_accelerators() -> int:
         # DP-001: an int >= 0. Replace with your driver's enumeration; never raise on a node
-        # without devices: return 0.
+        # without devices or with a failing library (DP-017, DP-018): warn and return 0.
+        try:
+            if not _open_library():
+                return 0
+        except Exception as exc:  # noqa: BLE001 - a failing library means "no accelerator here"
+            logger.warning("${resource}: the vendor library failed (%s); no devices detected", exc)
+            return 0
         try:
             return max(0, int(os.environ.get(NUM_DEVICES_ENV_VAR, "0")))
         except ValueError:
@@ -56,10 +85,16 @@ class ${cls}(AcceleratorManager):
 
     @staticmethod
     def get_current_node_accelerator_type() -> Optional[str]:
-        # DP-001: a str, or None on a node without devices.
+        # DP-001: a str, or None on a node without devices; DP-018: None, with a warning, for a
+        # device id that is no known product.
         if ${cls}.get_current_node_num_accelerators() == 0:
             return None
-        return os.environ.get(TYPE_ENV_VAR, "${accel_type}")
+        product = _product_of()
+        if product is None:
+            logger.warning("${resource}: unknown device id %s; no accelerator type",
+                           os.environ.get(DEVICE_ID_ENV_VAR))
+            return None
+        return os.environ.get(TYPE_ENV_VAR, product)
 
     @staticmethod
     def get_current_node_additional_resources() -> Optional[Dict[str, float]]:
@@ -87,7 +122,10 @@ class ${cls}(AcceleratorManager):
 
     @staticmethod
     def set_current_process_visible_accelerator_ids(ids: List[str]) -> None:
-        # DP-003/DP-005: write exactly these ids (as given, comma-separated) to the variable above.
+        # DP-003/DP-005: write exactly these ids (as given, comma-separated) to the variable above;
+        # DP-020: leave it alone when the operator opted out with NOSET_ENV_VAR=1.
+        if os.environ.get(NOSET_ENV_VAR) == "1":
+            return
         os.environ[VISIBLE_DEVICES_ENV_VAR] = ",".join(str(i) for i in ids)
 '''
 
@@ -186,12 +224,21 @@ accelerator:
     accelerator_type: ${accel_type}
   quantities:                     # your request policy, as examples the checks try
     valid: [0.5, 1, 2]
-    invalid: [1.5]
+    invalid: [1.5]                # DP-014 (a MUST) is not applicable without an invalid quantity
+  # How other hosts look, as environment overlays over accelerator.env. Without them DP-017 (a MUST of
+  # experimental) and DP-018 are not applicable, and a not_applicable never counts as passed.
+  hosts:
+    without_device: {${resource}_DRIVER: absent}        # a CPU-only host: no device, no driver
+    library_error: {${resource}_DRIVER: broken}         # the vendor library raises during detection
+    unknown_device: {${resource}_DEVICE_ID: "0xffff"}   # a device id that is no known product
+  noset_env_var: RAY_EXPERIMENTAL_NOSET_${resource}_VISIBLE_DEVICES   # DP-020: the opt-out the manager honours
 '''
 MANIFEST_TOPOLOGY = '''topology:
-  provider: "${package}.topology:describe_node"
+  provider: "${package}.topology:describe_node"   # TL-004..TL-008 are not applicable without it
+  expected:                       # what every node must describe; TL-006 is not applicable without it
+    devices_per_node: 4
 '''
-MANIFEST_TRANSPORT = '''transport:
+MANIFEST_TRANSPORT = '''transport:                        # every TR and PF check (and FR-012..FR-016) needs one
   name: ${transport}
   manager: "${package}.transport:${transport_cls}"
   devices: [cpu]

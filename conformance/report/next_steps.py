@@ -8,11 +8,11 @@ string that came from outside (reasons, names).
 """
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping
+from typing import Any, Mapping
 
 from conformance.catalog.data import Checklist, Ladder
+from conformance.catalog.ladder import PARTITION_WHY, context_from_report, shape_ceiling, shape_limits
 from conformance.report.sanitize import markdown_cell, markdown_text
-from conformance.catalog.ladder import context_from_report, shape_ceiling, shape_limits
 
 SHORT = 300
 
@@ -30,6 +30,8 @@ def action_for(entry: Mapping[str, Any], shape_reason: str | None) -> str:
         return f"fix the plugin so that the check passes: {reason}{logs}"
     if outcome == "error":
         return f"the check could not run; remove the cause and rerun: {reason}{logs}"
+    if outcome == "not_applicable" and shape_reason == PARTITION_WHY:
+        return f"this run's environment: {shape_reason}; cannot pass in this run"
     if outcome == "not_applicable" and shape_reason:
         return f"hardware shape: {shape_reason}; cannot pass on this hardware"
     if outcome == "not_applicable":
@@ -45,7 +47,7 @@ def next_steps(report: Mapping[str, Any], checklist: Checklist, ladder: Ladder,
     by_id = checklist.by_id()
     entries = {c["id"]: c for c in report.get("checks", [])}
     ctx = context_from_report(report)
-    limits = shape_limits(ladder.shape_policy, ctx.shape)
+    limits = shape_limits(ladder.shape_policy, ctx.shape, ctx.environment)
     ceiling = shape_ceiling(checklist, ladder, ctx)
     tier = next((t for t in report.get("tiers", []) if not t["achieved"]), None)
     if tier is None:
@@ -55,14 +57,19 @@ def next_steps(report: Mapping[str, Any], checklist: Checklist, ladder: Ladder,
         if cond["kind"] == "should_share" and not cond["met"]:
             ids += [c.id for c in checklist.active() if c.level == "SHOULD" and c.id not in ids
                     and entries.get(c.id, {}).get("outcome") != "pass"]
+    from conformance.catalog.manifest_gates import FIELDS_DOC, load_gates, missing
+
+    closed = {c for g in missing(report.get("manifest") or {}, load_gates(checklist)) for c in g.checks}
     blocking = []
     for cid in ids:
         check = by_id.get(cid)
         if check is None:
             continue
         entry = entries.get(cid, {"id": cid, "outcome": "skip", "reason": "not run"})
+        # a check not applicable for want of a manifest field: the text that names that field
+        doc = FIELDS_DOC if cid in closed and entry.get("outcome") == "not_applicable" else docs.get(check.area, "")
         blocking.append({"id": cid, "level": check.level, "requirement": " ".join(check.requirement.split()),
-                         "doc": docs.get(check.area, ""), "action": action_for(entry, limits.get(cid))})
+                         "doc": doc, "action": action_for(entry, limits.get(cid))})
     return {"next_tier": tier["name"], "blocking": blocking, "shape_ceiling": ceiling,
             "conditions": [c["detail"] for c in tier.get("conditions", []) if not c["met"]]}
 
@@ -86,8 +93,10 @@ def next_steps_markdown(steps: Mapping[str, Any] | None, doc_prefix: str = "") -
     else:
         lines += ["## Next steps", "", "Every tier of the ladder is achieved.", ""]
     if ceiling:
-        lines += [f"**This hardware's shape can reach at most: {markdown_cell(ceiling.get('tier') or 'no tier')}** "
-                  f"— {markdown_text(ceiling.get('reason', ''))}. (Shape policy: docs/tiers.md.)", ""]
+        tier = markdown_cell(ceiling.get("tier") or "no tier")
+        policy = f"[docs/tiers.md]({doc_prefix}docs/tiers.md#shape-policy)"
+        lines += [f"**This hardware's shape and this run's environment can reach at most: {tier}** "
+                  f"— {markdown_text(ceiling.get('reason', ''))}. (Shape policy: {policy}.)", ""]
     return lines
 
 
@@ -110,16 +119,16 @@ def next_steps_terminal(steps: Mapping[str, Any] | None, limit: int = 8) -> list
         lines.append(f"  … and {len(groups) - limit} more (report.md, 'To reach {terminal(steps['next_tier'])}')")
     ceiling = steps.get("shape_ceiling") or {}
     if ceiling:
-        lines.append(terminal(f"this hardware's shape can reach at most: {ceiling.get('tier') or 'no tier'} "
-                              f"({ceiling.get('reason', '')})", limit=400))
+        lines.append(terminal("this hardware's shape and this run's environment can reach at most: "
+                              f"{ceiling.get('tier') or 'no tier'} ({ceiling.get('reason', '')})", limit=400))
     return lines
 
 
 def verified_shape(devices: Mapping[str, Any], nodes: int) -> dict[str, Any]:
     """The run's hardware shape from what Ray detected (`ConformanceRun.devices`): nodes, devices
     per node, and whether any node with devices carries a domain label (tiers/labels.yaml)."""
-    from conformance.catalog.ladder import shape_facts
     from conformance.areas.topology.vocabulary import load_vocabulary
+    from conformance.catalog.ladder import shape_facts
 
     domain_keys = {k.key for k in load_vocabulary().domain_keys()}
     with_devices = [n for n in devices.get("nodes", []) if n.get("count")]

@@ -40,8 +40,8 @@ def disrupts_cluster(area_name: str) -> bool:
 class RunHelp:
     def __init__(self, run: Any) -> None:
         from conformance.catalog.data import load_run_knobs
-        from conformance.run.preflight import host_state
         from conformance.report.ray_logs import DriverNoise, LogCursor
+        from conformance.run.preflight import host_state
 
         self.run = run
         self.knobs = load_run_knobs()
@@ -52,6 +52,8 @@ class RunHelp:
         self.evidence: dict[str, Any] = {}
         self.progress: Any = None
         self.sessions: set[str] = set()
+        from conformance.cluster.process_owners import ShmWitness
+        self.shm_witness = ShmWitness()   # the /dev/shm segments this run's processes held
         self.tr: Any = None
 
     # ------------------------------------------------------------------ helpers
@@ -177,6 +179,7 @@ class RunHelp:
         if report.failed and report.when in ("setup", "call"):
             self._collect_evidence(cid)
         if report.when == "teardown" and self.progress is not None and self.progress.finished(report.nodeid, cid):
+            self._witness_shm()
             self._progress_line(cid)
 
     @pytest.hookimpl(wrapper=True)
@@ -209,11 +212,11 @@ class RunHelp:
 
     # ------------------------------------------------------------------ work
     def _progress_line(self, cid: str) -> None:
-        from conformance.run.progress import progress_line
         from conformance.report.results import combine
+        from conformance.run.progress import progress_line, shown_outcome
 
         recs = [r for r in self.run.records.values() if r.check_id == cid]
-        outcome = combine([r.outcome for r in recs])
+        outcome = shown_outcome(combine([r.outcome for r in recs]), cid, self.run.data.waivers)
         seconds = sum(r.duration_s for r in recs)
         elapsed = time.monotonic() - self.run.t0
         check = self.run.data.checklist.by_id().get(cid)
@@ -222,6 +225,14 @@ class RunHelp:
         if self.tr is not None:
             self.tr.ensure_newline()
         self._write(line)
+
+    def _witness_shm(self) -> None:
+        """Note the /dev/shm segments this run's processes hold now ("left on the host" later
+        names only those); a failure to read /proc only loses attribution, never the run."""
+        try:
+            self.shm_witness.sample(self.sessions)
+        except OSError:
+            pass
 
     def _collect_evidence(self, cid: str) -> None:
         from conformance.report.ray_logs import collect_evidence
@@ -257,9 +268,10 @@ class RunHelp:
             report["preflight"] = self.preflight.as_dict()
             for f in report["preflight"]["findings"]:
                 f["detail"] = shorten_paths(f["detail"])
+        self._witness_shm()
         after = host_state()
         report["host"] = {"before": _host_summary(self.host_before), "after": _host_summary(after),
-                          "left_behind": left_behind(self.host_before, after, self.sessions)}
+                          "left_behind": left_behind(self.host_before, after, self.sessions, self.shm_witness.seen)}
         data = self.run.data
         report["next_steps"] = next_steps(report, data.checklist, data.ladder, area_docs())
 

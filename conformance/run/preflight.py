@@ -93,8 +93,14 @@ def _shm_state(folder: str = "/dev/shm") -> dict[str, Any]:
 
 
 def ray_processes() -> list[dict[str, Any]]:
-    """Ray's processes on this host (any user): pid, what it is, its session folder if named."""
-    found = []
+    """Ray's processes on this host (any user): pid, what it is, its session folder if known.
+
+    A daemon names its session on its command line (process_owners.session_of); a worker, which
+    renames itself `ray::…`, belongs to the session of the daemon it descends from.
+    """
+    from conformance.cluster.process_owners import parents, session_of
+
+    found, own_session = [], {}
     for pid in os.listdir("/proc"):
         if not pid.isdigit() or int(pid) == os.getpid():
             continue
@@ -107,15 +113,28 @@ def ray_processes() -> list[dict[str, Any]]:
         marker = next((m for m in RAY_PROCESS_MARKERS if m in cmd), None)
         if marker is None:
             continue
-        session = next((a.split("=", 1)[1] for a in argv if a.startswith("--session-dir=")), None)
-        found.append({"pid": int(pid), "kind": marker.strip("/"), "session": session})
+        own_session[int(pid)] = session_of(argv)
+        found.append({"pid": int(pid), "kind": marker.strip("/"), "session": own_session[int(pid)]})
+    if any(p["session"] is None for p in found):
+        parent_of = parents()
+        for p in found:
+            up, hops = p["pid"], 0
+            while p["session"] is None and up in parent_of and hops < 16:
+                up, hops = parent_of[up], hops + 1
+                p["session"] = own_session.get(up)
     return found
 
 
 def host_state() -> dict[str, Any]:
     """A snapshot of what the run cares about on the host (taken before and after the run)."""
-    return {"available_memory_mb": _meminfo_mb("MemAvailable"), "shm": _shm_state(),
-            "ray_processes": ray_processes()}
+    from conformance.cluster.process_owners import shm_detail
+
+    shm = _shm_state()
+    try:
+        shm["detail"] = shm_detail()
+    except OSError:
+        shm["detail"] = {}
+    return {"available_memory_mb": _meminfo_mb("MemAvailable"), "shm": shm, "ray_processes": ray_processes()}
 
 
 def host_findings(state: dict[str, Any], limits: dict[str, Any]) -> list[Finding]:
@@ -130,24 +149,33 @@ def host_findings(state: dict[str, Any], limits: dict[str, Any]) -> list[Finding
     used, total = shm.get("used_mb"), shm.get("total_mb")
     if used is not None and total:
         if used >= limits["max_shm_used_mb"] or used / total >= limits["max_shm_used_fraction"]:
+            stale = [d for d in (shm.get("detail") or {}).values() if not d.get("held") and d.get("uid") == os.getuid()]
+            stale_mb = sum(int(d.get("bytes") or 0) for d in stale) / 2**20
             out.append(Finding(WARNING, "host", f"/dev/shm already holds {used:.0f} MB of {total:.0f} MB "
-                               f"({len(shm.get('entries', []))} entries), likely left by earlier runs: shared-memory "
-                               "transports and object stores may fail with OutOfMemoryError; remove the stale segments"))
+                               f"({len(shm.get('entries', []))} entries) before this run started anything: shared-memory "
+                               "transports and object stores may fail with OutOfMemoryError that is not the plugin's fault"
+                               + (f"; {stale_mb:.0f} MB of it is {len(stale)} segment(s) of your user that no process "
+                                  "holds (left by earlier runs of yours, if you recognise them)" if stale_mb >= 1 else "")))
     procs = state.get("ray_processes") or []
     if procs:
         sessions = sorted({p["session"] for p in procs if p.get("session")})
         pids = ", ".join(str(p["pid"]) for p in procs[:8]) + (" …" if len(procs) > 8 else "")
-        out.append(Finding(WARNING, "host", f"{len(procs)} Ray process(es) already running (pids {pids}; "
-                           f"{len(sessions)} session(s)): they compete for CPU, memory and /dev/shm and can skew "
-                           "timings and recovery checks; stop them first if they are left over"))
+        out.append(Finding(WARNING, "host", f"{len(procs)} Ray process(es) of {len(sessions)} other session(s) already "
+                           f"running on this host (pids {pids}), none started by this run: they share CPU, memory and "
+                           "/dev/shm with it, so timings may be noisier; this run never touches them"))
     return out
 
 
-def left_behind(before: dict[str, Any], after: dict[str, Any], sessions: Iterable[str]) -> dict[str, Any]:
+def left_behind(before: dict[str, Any], after: dict[str, Any], sessions: Iterable[str],
+                witnessed: Iterable[str] = ()) -> dict[str, Any]:
     """What the run left on the host: its Ray processes still alive, /dev/shm entries it added (pure).
 
-    Processes count as the run's own only when they name one of the run's session folders, so a
-    neighbour's cluster is never blamed on this run.
+    Processes count as the run's own only when they name one of the run's session folders (or
+    descend from a process that does), so a neighbour's cluster is never blamed on this run. A new
+    /dev/shm entry counts as the run's only when one of its processes was seen holding it
+    (`witnessed`: process_owners.ShmWitness); a new entry some other live process holds, or
+    another user owns, is not mentioned; one held by nobody and never seen held by the run is
+    listed apart, as of unknown origin (Linux keeps no record of a segment's creator).
     """
     ours = {str(s) for s in sessions}
     old_pids = {p["pid"] for p in before.get("ray_processes", [])}
@@ -155,13 +183,22 @@ def left_behind(before: dict[str, Any], after: dict[str, Any], sessions: Iterabl
              if p["pid"] not in old_pids and p.get("session") and p["session"] in ours]
     old_entries = set((before.get("shm") or {}).get("entries", []))
     new_entries = [e for e in (after.get("shm") or {}).get("entries", []) if e not in old_entries]
-    used_before = (before.get("shm") or {}).get("used_mb") or 0.0
-    used_after = (after.get("shm") or {}).get("used_mb") or 0.0
-    return {"ray_processes": procs, "shm_entries": new_entries[:50], "shm_entries_count": len(new_entries),
-            "shm_growth_mb": round(max(0.0, used_after - used_before), 1)}
+    detail = (after.get("shm") or {}).get("detail") or {}
+    seen = set(witnessed)
+    mine = [e for e in new_entries if e in seen]
+    unknown = [e for e in new_entries if e not in seen and not (detail.get(e) or {}).get("held")
+               and (detail.get(e) or {}).get("uid", os.getuid()) == os.getuid()]
+
+    def mb(names: list[str]) -> float:
+        return round(sum(int((detail.get(n) or {}).get("bytes") or 0) for n in names) / 2**20, 1)
+
+    return {"ray_processes": procs, "shm_entries": mine[:50], "shm_entries_count": len(mine),
+            "shm_growth_mb": mb(mine), "shm_unattributed": unknown[:50], "shm_unattributed_count": len(unknown),
+            "shm_unattributed_mb": mb(unknown)}
 
 
 def left_behind_lines(summary: dict[str, Any]) -> list[str]:
+    """Lines about what this run left (its processes, the segments they held); never a neighbour's."""
     if not summary:
         return []
     procs = summary.get("ray_processes") or []
@@ -169,11 +206,14 @@ def left_behind_lines(summary: dict[str, Any]) -> list[str]:
     if procs:
         lines.append(f"{len(procs)} Ray process(es) of this run still alive: "
                      + ", ".join(f"{p['pid']} ({p['kind']})" for p in procs[:10]))
-    if summary.get("shm_entries_count") or summary.get("shm_growth_mb", 0) >= 1:
-        lines.append(f"/dev/shm: {summary['shm_entries_count']} new entr(y/ies), {summary['shm_growth_mb']} MB more "
-                     "in use than before the run" + (f" ({', '.join(summary['shm_entries'][:5])})"
-                                                     if summary["shm_entries"] else ""))
-    return lines or ["nothing: no Ray process of this run alive, no new /dev/shm entries"]
+    if summary.get("shm_entries_count"):
+        lines.append(f"/dev/shm: {summary['shm_entries_count']} segment(s) this run's processes held are still there "
+                     f"({summary.get('shm_growth_mb', 0)} MB): " + ", ".join(summary["shm_entries"][:5]))
+    if summary.get("shm_unattributed_count"):
+        lines.append(f"/dev/shm: {summary['shm_unattributed_count']} new segment(s) held by no process "
+                     f"({summary.get('shm_unattributed_mb', 0)} MB), never seen held by this run's processes, so not "
+                     "counted as this run's (their creator is unknown): " + ", ".join(summary["shm_unattributed"][:5]))
+    return lines or ["nothing: no Ray process of this run alive, no /dev/shm segment of this run left"]
 
 
 # ---------------------------------------------------------------------------------- cluster
@@ -234,9 +274,9 @@ def probe_cluster(manifest: Any, timeout_s: float, *, preload_expected: bool) ->
     import ray
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-    from conformance.run.preflight_probe import preflight_probe
-    from conformance.report.ray_logs import LogCursor, current_logs_dir
     from conformance.areas.topology.collect import _wait
+    from conformance.report.ray_logs import LogCursor, current_logs_dir
+    from conformance.run.preflight_probe import preflight_probe
 
     nodes = [n for n in ray.nodes() if n.get("Alive")]
     refs = {}
@@ -293,7 +333,7 @@ def run_preflight(manifest: Any, *, cluster_ready: bool, preload_expected: bool,
     t0 = time.monotonic()
     state = host if host is not None else host_state()
     result = PreflightResult(host={k: v for k, v in state.items() if k != "shm"}
-                             | {"shm": {k: v for k, v in state["shm"].items() if k != "entries"}})
+                             | {"shm": {k: v for k, v in state["shm"].items() if k not in ("entries", "detail")}})
     result.findings += host_findings(state, knobs["host"])
     if cluster_ready:
         findings, result.nodes = probe_cluster(manifest, float(knobs["probe_timeout_s"]),

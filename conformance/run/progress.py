@@ -5,8 +5,9 @@ this run's pace compares with them so far. Pure functions; the pytest hooks only
 """
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
+from typing import Iterable, Mapping, Sequence
 
 from conformance.report.sanitize import terminal
 
@@ -36,6 +37,16 @@ def estimate_left(remaining: Sequence[str], done: Sequence[str], elapsed_s: floa
     pace = elapsed_s / expected_done if expected_done >= PACE_AFTER_S else 1.0
     pace = min(max(pace, PACE_BOUNDS[0]), PACE_BOUNDS[1])
     return pace * sum(t(c) for c in remaining)
+
+
+def shown_outcome(outcome: str, check_id: str, waivers: Iterable[object], today: dt.date | None = None) -> str:
+    """The outcome the progress line prints: a failed check under an active waiver reads `waived`,
+    as report.json will say (results.aggregate applies the same rule), never `FAIL`."""
+    from conformance.report.results import active_waiver
+
+    if outcome == "fail" and active_waiver(waivers, check_id, today or dt.date.today()) is not None:  # type: ignore[arg-type]
+        return "waived"
+    return outcome
 
 
 def progress_line(index: int, total: int, check_id: str, title: str, outcome: str, seconds: float,

@@ -8,7 +8,8 @@ driver library (NVML, amdsmi, hwloc) on that host. It returns the node's descrip
 Simulated hardware, all from the environment (accelerator.env / cluster.node_env):
 * SIMACC_ISLANDS   "0,1;2,3": devices in one group are joined by the fast `simlink`
                    (SIMACC_LINK_GBPS, default 200 GB/s); every other pair goes through host
-                   memory (`host`, 25 GB/s). Unset: no islands, every pair via host.
+                   memory (`host`, 25 GB/s). Unset: no islands, every pair via host. Each
+                   island is also described as a device domain (`device_domains`).
 * SIMACC_DOMAIN / SIMACC_RACK   the node's interconnect domain and rack (the manager
                    publishes the same values as labels).
 * SIMACC_MEMORY_MB (default 16384), SIMACC_NUMA_NODES (default 1): per-device memory and how
@@ -92,4 +93,8 @@ def describe_node() -> Optional[Dict[str, Any]]:
     }
     if domains:
         desc["domains"] = domains
+    described = [sorted((g & set(ids)), key=ids.index) for g in groups]
+    if any(described):
+        desc["device_domains"] = [{"name": f"island{k}", "devices": g, "link_kind": FAST_LINK}
+                                  for k, g in enumerate(described) if g]
     return desc

@@ -83,6 +83,8 @@ def describe_one_based_ids() -> Optional[Dict[str, Any]]:
         link["a"], link["b"] = rename[link["a"]], rename[link["b"]]
     for nic in desc["nics"]:
         nic["devices"] = [rename[i] for i in nic["devices"]]
+    for dom in desc.get("device_domains", []):
+        dom["devices"] = [rename[i] for i in dom["devices"]]
     return desc
 
 
@@ -111,4 +113,17 @@ def describe_without_islands() -> Optional[Dict[str, Any]]:
         for link in desc["links"]:
             if link["kind"] == sim_topology.FAST_LINK:
                 link.update(kind=sim_topology.HOST_LINK, bandwidth_gbps=sim_topology.HOST_GBPS)
+    return desc
+
+
+def describe_misdrawn_islands() -> Optional[Dict[str, Any]]:
+    """TL-004 (and TL-006): the device domains group the devices one way ({0,2} and {1,3}) while
+    the fast links join them another (0-1, 2-3): an island map that would pack work wrongly."""
+    desc = sim_topology.describe_node()
+    if desc is not None and desc.get("device_domains"):
+        desc = copy.deepcopy(desc)
+        ids = [d["id"] for d in desc["devices"]]
+        halves = [ids[0::2], ids[1::2]]
+        for dom, devices in zip(desc["device_domains"], halves):
+            dom["devices"] = devices
     return desc

@@ -3,6 +3,7 @@ log evidence, local paths, next steps and the shape ceiling, preflight judging."
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import textwrap
@@ -11,8 +12,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conformance.cli.main import build_parser, main
 from conformance.catalog.data import load_run_knobs, load_suite_data
+from conformance.cli.main import build_parser, main
 from suite_runner import ROOT
 
 README = ROOT / "README.md"
@@ -266,11 +267,21 @@ def test_host_findings_and_left_behind() -> None:
              "ray_processes": [{"pid": 5, "kind": "raylet", "session": "/tmp/ray/session_old"}]}
     messages = " ".join(f.message for f in host_findings(state, limits))
     assert "100 MB of memory" in messages and "/dev/shm already holds 900 MB" in messages and "1 Ray process" in messages
+    assert "stop" not in messages and "none started by this run" in messages   # never advise stopping others' Ray
     clean = {"available_memory_mb": 1e6, "shm": {"total_mb": 1000.0, "used_mb": 0.0, "entries": []}, "ray_processes": []}
     assert host_findings(clean, limits) == []
-    after = {"shm": {"used_mb": 50.0, "entries": ["a", "seg1"]},
+    after = {"shm": {"used_mb": 50.0, "entries": ["a", "seg1", "theirs", "nobodys"],
+                     "detail": {"seg1": {"bytes": 50 << 20, "uid": os.getuid(), "held": False},
+                                "theirs": {"bytes": 70 << 20, "uid": os.getuid(), "held": True},
+                                "nobodys": {"bytes": 3 << 20, "uid": os.getuid(), "held": False}}},
              "ray_processes": [{"pid": 7, "kind": "raylet", "session": "/tmp/ray/session_mine"},
                                {"pid": 8, "kind": "raylet", "session": "/tmp/ray/session_neighbour"}]}
-    left = left_behind(clean | {"shm": {"used_mb": 0.0, "entries": ["a"]}}, after, ["/tmp/ray/session_mine"])
+    left = left_behind(clean | {"shm": {"used_mb": 0.0, "entries": ["a"]}}, after, ["/tmp/ray/session_mine"],
+                       witnessed={"seg1"})
     assert [p["pid"] for p in left["ray_processes"]] == [7]
+    # by the processes that held them: seg1 was seen held by this run; another job holds "theirs"
     assert left["shm_entries"] == ["seg1"] and left["shm_growth_mb"] == 50.0
+    assert left["shm_unattributed"] == ["nobodys"] and left["shm_unattributed_mb"] == 3.0
+    from conformance.run.preflight import left_behind_lines
+    text = " ".join(left_behind_lines(left))
+    assert "theirs" not in text and "not counted as this run's" in text

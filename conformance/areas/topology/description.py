@@ -58,6 +58,7 @@ def semantic_problems(desc: Mapping[str, Any]) -> list[str]:
             if dev not in known:
                 problems.append(f"nics[{n}] ({nic['name']}): affinity to device {dev!r}, which the description "
                                 "does not list")
+    problems += device_domain_problems(desc, known)
     numa = {m["id"] for m in desc.get("numa_nodes", [])}
     if numa:
         for where, items in (("devices", desc.get("devices", [])), ("nics", desc.get("nics", []))):
@@ -65,6 +66,43 @@ def semantic_problems(desc: Mapping[str, Any]) -> list[str]:
                 node = item.get("numa_node")
                 if node is not None and node not in numa:
                     problems.append(f"{where}[{n}]: numa_node {node} is not among numa_nodes {sorted(numa)}")
+    return problems
+
+
+def device_domain_problems(desc: Mapping[str, Any], known: set[str]) -> list[str]:
+    """The node's device domains (islands) agree with its devices and links: each names described
+    devices, no device is in two, names are unique, and with `link_kind` every pair inside is
+    joined by a link of that kind while no link of that kind joins devices of different domains
+    (an island drawn one way and wired another misleads every placement built on it)."""
+    problems: list[str] = []
+    domains = desc.get("device_domains") or []
+    owner: dict[str, str] = {}
+    names: set[str] = set()
+    for n, dom in enumerate(domains):
+        name, devices = dom["name"], [str(d) for d in dom["devices"]]
+        if name in names:
+            problems.append(f"device_domains[{n}]: duplicate name {name!r}")
+        names.add(name)
+        for dev in devices:
+            if dev not in known:
+                problems.append(f"device_domains[{n}] ({name}): device {dev!r} is not among the described devices")
+            elif dev in owner:
+                problems.append(f"device_domains[{n}] ({name}): device {dev!r} is already in {owner[dev]!r}")
+            else:
+                owner[dev] = name
+        kind = dom.get("link_kind")
+        if kind:
+            unlinked = [f"{a}-{b}" for i, a in enumerate(devices) for b in devices[i + 1:]
+                        if not any(lk["kind"] == kind for lk in links_between(desc, a, b) + links_between(desc, b, a))]
+            if unlinked:
+                problems.append(f"device_domains[{n}] ({name}): no {kind} link joins {unlinked[:6]}, though the "
+                                f"domain says {kind} joins its devices")
+    kinds = {dom.get("link_kind"): dom["name"] for dom in domains if dom.get("link_kind")}
+    for n, link in enumerate(desc.get("links", [])):
+        if link["kind"] in kinds and owner.get(link["a"]) != owner.get(link["b"]):
+            problems.append(f"links[{n}]: a {link['kind']} link joins {link['a']} ({owner.get(link['a']) or 'no domain'})"
+                            f" and {link['b']} ({owner.get(link['b']) or 'no domain'}): device_domains say {link['kind']}"
+                            " stays inside a domain")
     return problems
 
 
@@ -122,6 +160,12 @@ def expected_problems(desc: Mapping[str, Any], expected: Mapping[str, Any]) -> l
         if lonely:
             problems.append(f"expected every device pair to be linked; no link for {lonely[:6]}"
                             + (f" (+{len(lonely) - 6} more)" if len(lonely) > 6 else ""))
+    want_islands = sorted(sorted(str(d) for d in group) for group in expected.get("device_domains", []))
+    if want_islands:
+        have = sorted(sorted(str(d) for d in dom["devices"]) for dom in desc.get("device_domains") or [])
+        if have != want_islands:
+            problems.append(f"device_domains group the devices as {have or 'nothing'}; topology.expected.device_domains "
+                            f"is {want_islands}")
     domains = desc.get("domains", {})
     for kind in expected.get("domains", []):
         if not domains.get(kind):

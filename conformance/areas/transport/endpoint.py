@@ -114,8 +114,8 @@ class Endpoint:
     def transport_calls(self, transport: str, obj_ids: list[str] | None = None, clear: bool = False) -> list[dict[str, Any]]:
         return tracing.calls(transport, obj_ids, clear)
 
-    def memory(self) -> dict[str, Any]:
-        return memory.snapshot(self.device)
+    def memory(self, shm: bool = False) -> dict[str, Any]:
+        return memory.snapshot(self.device, shm=shm)
 
     def rdt_objects(self) -> int:
         """Objects in Ray's per-actor RDT store (primary copies this actor still holds)."""

@@ -5,13 +5,16 @@ leaks), so the check looks at what the operating system and the device report:
 
 * process RSS of the source and destination actors (/proc/self/status VmRSS): a buffer the
   transport keeps mapped or referenced shows here once its pages were written;
-* host shared memory (/proc/meminfo Shmem, system-wide): a segment that is unmapped but never
-  unlinked shows only here (it is owned by no process);
+* the cluster's shared memory on this node (conformance.cluster.process_owners): the /dev/shm segments
+  the cluster's own processes hold open or mapped, plus those nobody holds (a segment unmapped
+  but never unlinked shows only there). Segments another job's processes hold, or another user
+  owns, are not the cluster's and never count: the host's Shmem total is not read, since other
+  jobs' object stores and segments move it by tens of MiB a round;
 * device memory in use (torch.<device>.mem_get_info, when the device module has it): what a
   device transport leaks (registered or staging buffers).
 
-Shmem is system-wide, so other processes add noise; the check therefore looks for growth that
-repeats in every round (a leak of one buffer per transfer does) rather than one jump.
+An unheld segment's creator is unknown, so the check looks for growth that repeats in every
+round (a leak of one buffer per transfer does) rather than one jump.
 
 Before reading RSS the probe runs the garbage collector and asks glibc to return free heap
 pages (malloc_trim): memory the allocator merely caches after a transport's temporary copies is
@@ -63,19 +66,50 @@ def release_free_memory() -> None:
         pass
 
 
-def snapshot(device: str = "cpu") -> dict[str, Any]:
-    """This process's RSS, the host's shared memory in use, and the device memory in use."""
+def cluster_processes() -> set[int]:
+    """This node's processes of the cluster this worker belongs to: the daemons naming its session
+    folder and everything below them (workers); the worker's parent's tree when it has none."""
+    from conformance.cluster import process_owners
+
+    session = None
+    try:
+        import ray
+
+        node = ray._private.worker.global_worker.node
+        session = node.get_session_dir_path() if node is not None else None
+    except Exception:  # noqa: BLE001 - outside a Ray worker: fall back to the parent's tree
+        session = None
+    found = process_owners.session_processes([session]) if session else set()
+    if os.getpid() not in found:
+        found |= process_owners.descendants([os.getppid()], process_owners.parents())
+    return found
+
+
+def cluster_shm(ours: set[int] | None = None) -> dict[str, Any]:
+    """The cluster's /dev/shm use on this node: bytes its processes hold plus unheld segments."""
+    from conformance.cluster import process_owners
+
+    att = process_owners.attribute_now(cluster_processes() if ours is None else ours)
+    return {"cluster_shm_bytes": sum(att.ours.values()) + sum(att.orphan.values()),
+            "foreign_shm_bytes": sum(att.foreign.values())}
+
+
+def snapshot(device: str = "cpu", shm: bool = False) -> dict[str, Any]:
+    """This process's RSS and the device memory in use; with `shm`, the cluster's shared memory
+    on this node too (one endpoint per node reads it: it is the node's, not the process's)."""
     release_free_memory()
-    return {"pid": os.getpid(),
-            "rss_bytes": _read_kib("/proc/self/status", "VmRSS"),
-            "host_shmem_bytes": _read_kib("/proc/meminfo", "Shmem"),
-            "device_used_bytes": device_used_bytes(device)}
+    out = {"pid": os.getpid(),
+           "rss_bytes": _read_kib("/proc/self/status", "VmRSS"),
+           "device_used_bytes": device_used_bytes(device)}
+    if shm:
+        out.update(cluster_shm())
+    return out
 
 
 def growth(before: dict[str, Any], after: dict[str, Any]) -> dict[str, int]:
     """Per-probe growth in bytes (probes that are None on either side are left out)."""
     out = {}
-    for key in ("rss_bytes", "host_shmem_bytes", "device_used_bytes"):
+    for key in ("rss_bytes", "cluster_shm_bytes", "device_used_bytes"):
         a, b = before.get(key), after.get(key)
         if a is not None and b is not None:
             out[key] = int(b) - int(a)

@@ -106,6 +106,7 @@ class TracedTransport(TensorTransportManager):
     def _record(self, method: str, obj_id: str | None, t0: float, error: BaseException | None,
                 **extra: Any) -> None:
         entry = {"m": method, "obj": obj_id, "pid": os.getpid(), "thread": threading.current_thread().name,
+                 "tid": threading.get_ident(),   # Ray's own threads all read "Dummy-N": the ident tells them apart
                  "t": time.time(), "dur_s": time.monotonic() - t0, "ok": error is None,
                  "err": None if error is None else f"{type(error).__name__}: {error}"[:300]}
         entry.update(extra)

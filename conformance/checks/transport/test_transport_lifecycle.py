@@ -206,9 +206,9 @@ def test_memory_returns_to_baseline(tctx: TransportContext, transport_cluster: A
         assert held == 0, f"Ray still holds {held} RDT object(s) on the source after the refs were dropped"
 
     def snap() -> dict[str, Any]:
-        s, d = ray_get([src.memory.remote(), dst.memory.remote()], what="memory snapshot")
-        # host shared memory is per host: read where the endpoints run (both on one node)
-        return {"source": s, "destination": d, "host": {"host_shmem_bytes": s["host_shmem_bytes"]}}
+        s, d = ray_get([src.memory.remote(shm=True), dst.memory.remote()], what="memory snapshot")
+        # the cluster's shared memory is per node: read where the endpoints run (both on one node)
+        return {"source": s, "destination": d, "node": {"cluster_shm_bytes": s["cluster_shm_bytes"]}}
 
     one_round("warmup")
     base = snap()
@@ -216,9 +216,9 @@ def test_memory_returns_to_baseline(tctx: TransportContext, transport_cluster: A
     for r in range(rounds):
         one_round(str(r))
         now = snap()
-        for side in ("source", "destination", "host"):
+        for side in ("source", "destination", "node"):
             for probe, grown in growth(base[side], now[side]).items():
-                if side != "host" and probe == "host_shmem_bytes":
+                if side != "node" and probe == "cluster_shm_bytes":
                     continue
                 per_probe.setdefault(f"{side}.{probe}", []).append(grown)
         base = now

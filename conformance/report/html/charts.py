@@ -91,12 +91,14 @@ def kind_colours(kinds: Sequence[str]) -> dict[str, str]:
 # ---------------------------------------------------------------------- topology
 @dataclass(frozen=True)
 class NodeTopology:
-    """One node as the picture needs it: devices, links (a, b, kind, GB/s), domains."""
+    """One node as the picture needs it: devices, links (a, b, kind, GB/s), domains, and the
+    node's device domains (islands: name, member devices), drawn as shaded groups."""
 
     name: str
     devices: list[str]
     links: list[tuple[str, str, str, float | None]]
     domains: list[tuple[str, str]]
+    device_domains: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
 def topology_svg(nodes: Sequence[NodeTopology], max_nodes: int = 4) -> str:
@@ -146,6 +148,7 @@ def _draw_node(ax: Any, node: NodeTopology, colours: dict[str, str], top: float)
             mx, my = x1 + t * (x2 - x1), y1 + t * (y2 - y1)
             ax.text(mx, my, f"{bw:g}", fontsize=7, ha="center", va="center", zorder=3,
                     bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.85})
+    _draw_device_domains(ax, node, pos)
     for dev, (x, y) in pos.items():
         ax.scatter([x], [y], s=620, color="#263238", zorder=2, edgecolors="white", linewidths=1.5)
         ax.text(x, y, dev if len(dev) <= 4 else dev[:3] + "…", color="white", ha="center", va="center",
@@ -160,6 +163,51 @@ def _draw_node(ax: Any, node: NodeTopology, colours: dict[str, str], top: float)
         ax.text(0.5, 1.01, text, transform=ax.transAxes, ha="center", va="bottom", fontsize=7.5, color="#37474f")
     if not node.devices:
         ax.text(0, 0, "no devices reported", ha="center", va="center", color="#9e9e9e")
+
+
+DOMAIN_FILLS = ("#bbdefb", "#ffe0b2", "#c8e6c9", "#f8bbd0", "#d1c4e9", "#fff9c4", "#b2dfdb", "#ffccbc")
+
+
+def _draw_device_domains(ax: Any, node: NodeTopology, pos: dict[str, tuple[float, float]]) -> None:
+    """Each device domain as a shaded hull around its devices, named beside it (behind the links)."""
+    from matplotlib.patches import Polygon
+
+    for k, (name, members) in enumerate(node.device_domains):
+        pts = [pos[d] for d in members if d in pos]
+        if not pts:
+            continue
+        cx, cy = sum(x for x, _ in pts) / len(pts), sum(y for _, y in pts) / len(pts)
+        # a small circle of points around each member: their hull encloses the device markers
+        ring = [(x + 0.2 * math.cos(t * math.pi / 4), y + 0.2 * math.sin(t * math.pi / 4)) for x, y in pts
+                for t in range(8)]
+        ax.add_patch(Polygon(_hull(ring), closed=True, fc=DOMAIN_FILLS[k % len(DOMAIN_FILLS)], ec="#90a4ae",
+                             lw=0.8, alpha=0.55, zorder=0))
+        r = math.hypot(cx, cy)
+        lx, ly = (cx / r * 1.32, cy / r * 1.32) if r > 0.05 else (0.0, -1.32)
+        ax.text(lx, ly, name, fontsize=7.5, ha="center", va="center", color="#37474f", zorder=3,
+                bbox={"boxstyle": "round,pad=0.15", "fc": DOMAIN_FILLS[k % len(DOMAIN_FILLS)], "ec": "none"})
+
+
+def _hull(points: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
+    """Convex hull (Andrew's monotone chain) of a few points."""
+    pts = sorted(set(points))
+    if len(pts) <= 2:
+        return list(pts)
+
+    def cross(o: tuple[float, float], a: tuple[float, float], b: tuple[float, float]) -> float:
+        return (a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0])
+
+    lower: list[tuple[float, float]] = []
+    for p in pts:
+        while len(lower) >= 2 and cross(lower[-2], lower[-1], p) <= 0:
+            lower.pop()
+        lower.append(p)
+    upper: list[tuple[float, float]] = []
+    for p in reversed(pts):
+        while len(upper) >= 2 and cross(upper[-2], upper[-1], p) <= 0:
+            upper.pop()
+        upper.append(p)
+    return lower[:-1] + upper[:-1]
 
 
 # ---------------------------------------------------------------------- bandwidth

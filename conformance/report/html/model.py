@@ -198,7 +198,9 @@ def topology(report: Mapping[str, Any]) -> dict[str, Any]:
         if not domains:
             domains = [(k.split("/")[-1], str(v)) for k, v in _dict(plugin.get("labels") or ray_view.get("labels")).items()
                        if "domain" in k or "rack" in k]
-        nodes.append(charts.NodeTopology(_node_name(i, node), devices, links, domains))
+        islands = tuple((str(d.get("name")), tuple(str(x) for x in _list(d.get("devices"))))
+                        for d in _list(desc.get("device_domains")) if isinstance(d, dict))
+        nodes.append(charts.NodeTopology(_node_name(i, node), devices, links, domains, islands))
         if node.get("probe_error"):
             notes.append(f"node {i}: probe error: {node.get('probe_error')}")
         for diff in _list(node.get("differences")):

@@ -1,0 +1,141 @@
+"""The field -> not_applicable map (schemas/manifest.schema.json, x-not-applicable-without) is
+linted against the checks' code, so it cannot drift: what the code makes not applicable without
+a manifest field is exactly what the map says, and validate-manifest names each such MUST."""
+from __future__ import annotations
+
+import ast
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+from conformance.catalog.data import load_schema, load_suite_data
+from conformance.catalog.manifest_gates import load_gates, missing_lines
+
+ROOT = Path(__file__).resolve().parents[2]
+CHECKS = ROOT / "conformance" / "checks"
+FIELD = re.compile(r"\b((?:accelerator|topology|transport|cluster)(?:\.[a-z_]+)+)")
+# What makes a check not applicable without a field when no message in its own body names it:
+# the fixture type it asks for, the helper it calls, the cluster shape it runs on. Each entry is
+# checked below against the code that raises the not_applicable.
+INDIRECT = {"TransportContext": "transport", "UsageCtx": "transport", "XCtx": "transport",
+            "require_provider": "topology.provider", "cluster:host-without-device": "accelerator.hosts.without_device"}
+INDIRECT_SOURCES = {"transport": ("conformance/areas/transport/registration.py", "the manifest declares no transport"),
+                    "topology.provider": ("conformance/areas/topology/pytest_support.py", "declares no topology.provider"),
+                    "accelerator.hosts.without_device": ("conformance/areas/device/shapes.py",
+                                                         "declares no accelerator.hosts.without_device")}
+
+
+def _not_applicable_strings(fn: ast.FunctionDef) -> list[str]:
+    out = []
+    for call in ast.walk(fn):
+        if isinstance(call, ast.Call) and getattr(call.func, "id", None) == "not_applicable":
+            out += [n.value for n in ast.walk(call) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+    return out
+
+
+def derived_from_code() -> dict[str, set[str]]:
+    """field -> check ids whose test ends not_applicable without it, read from conformance/checks."""
+    found: dict[str, set[str]] = {}
+    for path in sorted(CHECKS.rglob("test_*.py")):
+        for fn in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(fn, ast.FunctionDef):
+                continue
+            marks = {getattr(d.func, "attr", ""): d.args[0].value for d in fn.decorator_list
+                     if isinstance(d, ast.Call) and d.args and isinstance(d.args[0], ast.Constant)}
+            cid = marks.get("check")
+            if not cid:
+                continue
+            names = {n.id for a in fn.args.args if a.annotation is not None for n in ast.walk(a.annotation)
+                     if isinstance(n, ast.Name)}
+            names |= {c.func.id for c in ast.walk(fn) if isinstance(c, ast.Call) and isinstance(c.func, ast.Name)}
+            if "cluster" in marks:
+                names.add(f"cluster:{marks['cluster']}")
+            fields = {INDIRECT[n] for n in names if n in INDIRECT}
+            for text in _not_applicable_strings(fn):
+                if "manifest" in text:
+                    fields |= set(FIELD.findall(text))
+            for f in fields:
+                found.setdefault(f, set()).add(cid)
+    return found
+
+
+def test_the_map_is_what_the_code_does() -> None:
+    checklist = load_suite_data().checklist
+    claimed: dict[str, set[str]] = {}
+    for g in load_gates(checklist):
+        for f in g.fields:
+            claimed.setdefault(f, set()).update(g.checks)
+    derived = derived_from_code()
+    for field, ids in derived.items():
+        assert field in claimed, f"{field}: checks {sorted(ids)} are not applicable without it; add it to the map"
+        assert ids <= claimed[field], f"{field}: the map misses {sorted(ids - claimed[field])}"
+    for field, ids in claimed.items():
+        code = set().union(*(derived.get(f, set()) for f in [field]))
+        # an all_missing gate (DP-018) names its first field in the message; the gate covers both
+        siblings = [g for g in load_gates(checklist) if field in g.fields]
+        code |= set().union(*(derived.get(f, set()) for g in siblings for f in g.fields))
+        assert ids <= code, f"{field}: the map claims {sorted(ids - code)}, which the code does not make not applicable"
+
+
+def test_every_field_is_a_manifest_field_and_every_indirect_gate_is_real() -> None:
+    schema = load_schema("manifest")
+    for g in load_gates(load_suite_data().checklist):
+        assert g.checks and g.why
+        for f in g.fields:
+            node = schema
+            for key in f.split("."):
+                node = node["properties"][key]
+    for path, phrase in INDIRECT_SOURCES.values():
+        assert phrase in (ROOT / path).read_text(), f"{path} no longer says {phrase!r}: update INDIRECT"
+
+
+def test_missing_lines_name_every_must() -> None:
+    checklist = load_suite_data().checklist
+    bare = {"accelerator": {"manager": "m:M", "resource_name": "X", "expected": {"devices_per_node": 1,
+                                                                                 "accelerator_type": "x"}}}
+    text = "\n".join(missing_lines(bare, checklist))
+    for cid in ("DP-017", "DP-018", "DP-020", "DP-014", "TL-004", "TR-001", "FR-012"):
+        assert cid in text
+    assert "MUST DP-017" in text and "accelerator.hosts.library_error and accelerator.hosts.unknown_device" in text
+    one = dict(bare, accelerator=dict(bare["accelerator"], hosts={"library_error": {"X": "1"}}))
+    assert "DP-018" not in "\n".join(missing_lines(one, checklist))   # one fault overlay is enough
+
+
+def test_validate_manifest_names_the_musts_a_missing_field_makes_not_applicable(tmp_path: Path) -> None:
+    src = yaml.safe_load((ROOT / "conformance/simulated/manifest.yaml").read_text())
+    src["accelerator"].pop("noset_env_var", None)
+    src["accelerator"].pop("hosts", None)
+    path = tmp_path / "manifest.yaml"
+    path.write_text(yaml.safe_dump(src))
+    proc = subprocess.run([sys.executable, "-m", "conformance.cli.main", "validate-manifest", str(path)],
+                          capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    assert "manifest OK" in proc.stdout
+    assert "without accelerator.hosts.without_device: not applicable: MUST DP-017" in proc.stdout
+    assert "without accelerator.noset_env_var" in proc.stdout and "DP-020" in proc.stdout
+
+
+def test_every_gate_field_is_in_the_readme_example_the_skeleton_and_the_guide() -> None:
+    from conformance.catalog.manifest_gates import has_field
+    from conformance.cli.scaffold import skeleton_files
+
+    gates = load_gates(load_suite_data().checklist)
+    readme = (ROOT / "README.md").read_text()
+    blocks = [yaml.safe_load(b) for b in re.findall(r"```yaml\n(.*?)```", readme, re.S)]
+    import textwrap
+    blocks = [yaml.safe_load(textwrap.dedent(b)) for b in re.findall(r"^( *)```yaml\n(.*?)^\1```", readme, re.S | re.M)
+              for b in [b[1]]] or blocks
+    example = next(b for b in blocks if isinstance(b, dict) and "schema_version" in b)
+    skeleton = yaml.safe_load(skeleton_files(vendor="V", product="P", resource="ACME", package="acme", topology=True,
+                                             transport=True)["manifest.yaml"])
+    guide = (ROOT / "docs" / "writing-a-plugin.md").read_text()
+    for g in gates:
+        for f in g.fields:
+            assert has_field(example, f), f"README's example manifest lacks {f}"
+            assert has_field(skeleton, f), f"init's skeleton manifest lacks {f}"
+            assert f"`{f}`" in guide, f"docs/writing-a-plugin.md does not explain {f}"
+    from conformance.catalog.manifest_gates import gates_markdown
+    assert gates_markdown(load_suite_data().checklist) in guide, "run `ray-conformance docs`"

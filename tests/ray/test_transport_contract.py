@@ -1,0 +1,86 @@
+"""The transport contract docs/transport.md states ("Which process and thread runs each method"),
+observed: one real Ray, two endpoint actors, the suite's tracing wrapper recording the process
+and thread of every TensorTransportManager call, for a one-sided transport (SIMXFER) and a
+two-sided one (tests/broken_plugins TwoSidedShm, the good two-sided reference)."""
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+BROKEN = ROOT / "tests" / "broken_plugins"
+SCRIPT = r'''
+import json, os, sys, time
+sys.path.insert(0, sys.argv[2])
+import ray
+from types import SimpleNamespace
+from conformance.areas.transport import payloads
+from conformance.areas.transport.config import transport_config
+from conformance.areas.transport.registration import ensure_registered
+from conformance.areas.transport.pool import start_endpoints
+from conformance.areas.transport import lifecycle, tracing
+
+manager = sys.argv[1]
+manifest = SimpleNamespace(transport={"name": "CONTRACT", "manager": manager, "devices": ["cpu"]},
+                           python_path=[sys.argv[2]], data={"transport": {"name": "CONTRACT", "manager": manager}})
+ray.init(address="local", num_cpus=2, include_dashboard=False, object_store_memory=100 << 20)
+setup = ensure_registered(manifest)
+T = setup.traced_name
+eps = start_endpoints(setup, "SIMACC", device="cpu", nodes=[None, None], units=False)
+src, dst = eps.actors
+objs = []
+for k in range(2):
+    ref = src.make.options(tensor_transport=T).remote(payloads.buffer_case(4096, f"/contract-{k}"))
+    ray.get(dst.receive.remote(ref), timeout=60)
+    objs.append(ref.hex())
+    del ref
+lifecycle.wait_calls(eps, T, 0, "garbage_collect", set(objs))
+calls = lifecycle.gather_calls(eps, T)
+infos = {"driver": os.getpid(), "0": eps.infos[0]["pid"], "1": eps.infos[1]["pid"]}
+print("RESULT " + json.dumps({"calls": calls, "pids": infos, "objs": objs}))
+ray.shutdown()
+'''
+
+
+def _observe(manager: str, tmp_path: Path) -> dict:
+    import json
+    import subprocess
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_ADDRESS")}
+    env["PYTHONPATH"] = os.pathsep.join([str(BROKEN), str(ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    proc = subprocess.run([sys.executable, "-c", SCRIPT, manager, str(BROKEN)], capture_output=True, text=True,
+                          timeout=240, cwd=tmp_path, env=env)
+    line = next((x for x in proc.stdout.splitlines() if x.startswith("RESULT ")), None)
+    assert line, (proc.stdout + proc.stderr)[-3000:]
+    return json.loads(line[len("RESULT "):])
+
+
+def _threads(result: dict, method: str) -> dict[str, set[int]]:
+    """side -> thread idents of every call of `method` for the transferred objects."""
+    out: dict[str, set[int]] = {}
+    for side, recs in result["calls"].items():
+        for r in recs:
+            # send_multiple_tensors is given no object id: every send of this run counts
+            if r["m"] == method and r.get("obj") in (*result["objs"], None):
+                out.setdefault(side, set()).add(r["tid"])
+    return out
+
+
+def test_each_method_runs_where_the_contract_says(tmp_path: Path) -> None:
+    """Two transfers through the two-sided reference (the one-sided path is the same without
+    send): where each method ran, and which ran on the same thread."""
+    result = _observe("broken_transports:TwoSidedShm", tmp_path)
+    calls = result["calls"]
+    # get_communicator_metadata: on the owner (the process that passed the refs), once per transfer
+    assert sum(r["m"] == "get_communicator_metadata" for r in calls["driver"]) == 2, calls["driver"]
+    assert not any(r["m"] == "get_communicator_metadata" for s in ("0", "1") for r in calls[s])
+    extract, send = _threads(result, "extract_tensor_transport_metadata"), _threads(result, "send_multiple_tensors")
+    recv, gc = _threads(result, "recv_multiple_tensors"), _threads(result, "garbage_collect")
+    # extract on the source; send and garbage_collect on the source too; recv on the receiver
+    assert set(extract) == {"0"} and set(send) == {"0"} and set(gc) == {"0"} and set(recv) == {"1"}
+    # one _ray_system thread per actor: both sends and both frees on one thread of the source,
+    # both receives on one thread of the receiver ...
+    assert len(send["0"] | gc["0"]) == 1 and len(recv["1"]) == 1, (send, gc, recv)
+    # ... which is not the thread that ran the producing method (extract runs there)
+    assert not (extract["0"] & send["0"]), (extract, send)
