@@ -28,7 +28,7 @@ def example_manifest() -> Path:
 def regenerate(dest: Path) -> int:
     from conformance.signing.keyring import key_from_file
     from conformance.signing.keys import write_keypair
-    from conformance.signing.attestation import sign_report_dir
+    from conformance.signing.sign import sign_report_dir
     from conformance.signing.verify import verify_path
 
     with tempfile.TemporaryDirectory() as tmp:

@@ -22,7 +22,7 @@ from conformance.cli import numbers as cli_numbers
 from conformance.errors import UserError
 from conformance.report.sanitize import terminal
 from conformance.signing import attestation, diff, keyring, keys, review, verify
-from conformance.signing.attestation import sign_report_dir
+from conformance.signing.sign import sign_report_dir
 
 __all__ = ["register", "main", "build_parser", "sign_report_dir"]
 
@@ -53,7 +53,7 @@ def _keygen(args: argparse.Namespace) -> int:
 
 def _sign(args: argparse.Namespace) -> int:
     passphrase = keys.passphrase_from_env(args.passphrase_env)
-    out = attestation.sign_report_dir(Path(args.report_dir), Path(args.key), passphrase, overwrite=args.force,
+    out = sign_report_dir(Path(args.report_dir), Path(args.key), passphrase, overwrite=args.force,
                                       allow_insecure_key_mode=args.allow_insecure_key_mode)
     print(f"wrote {terminal(out)} and {out.with_name(attestation.BUNDLE_NAME).name}")
     warning = keys.kdf_warning(Path(args.key))

@@ -21,7 +21,7 @@ def cmd_topology(args: argparse.Namespace) -> int:
     from conformance.catalog.manifest import check_manifest
     from conformance.areas.topology.collect import collect_node_facts
     from conformance.areas.topology.view import build_view
-    from conformance.areas.topology.vocabulary import load_vocabulary
+    from conformance.catalog.labels import load_vocabulary
 
     manifest = check_manifest(args.manifest)
     topo = manifest.data.get("topology") or {}

@@ -127,7 +127,7 @@ def next_steps_terminal(steps: Mapping[str, Any] | None, limit: int = 8) -> list
 def verified_shape(devices: Mapping[str, Any], nodes: int) -> dict[str, Any]:
     """The run's hardware shape from what Ray detected (`ConformanceRun.devices`): nodes, devices
     per node, and whether any node with devices carries a domain label (tiers/labels.yaml)."""
-    from conformance.areas.topology.vocabulary import load_vocabulary
+    from conformance.catalog.labels import load_vocabulary
     from conformance.catalog.ladder import shape_facts
 
     domain_keys = {k.key for k in load_vocabulary().domain_keys()}

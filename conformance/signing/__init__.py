@@ -13,6 +13,6 @@ Modules, one job each:
   review       a table over a folder of submissions
   diff         regressions between two reports (CI gate)
 """
-from conformance.signing.attestation import sign_report_dir
+from conformance.signing.sign import sign_report_dir
 
 __all__ = ["sign_report_dir"]

@@ -152,7 +152,7 @@ def _max_devices(report: Any) -> int | None:
 
 
 def _domain_keys() -> set[str]:
-    from conformance.areas.topology.vocabulary import load_vocabulary
+    from conformance.catalog.labels import load_vocabulary
 
     return {k.key for k in load_vocabulary().domain_keys()}
 

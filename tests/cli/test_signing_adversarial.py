@@ -19,6 +19,7 @@ from conformance.catalog import (
 from conformance.cli.main import main as cli_main  # noqa: E402
 from conformance.errors import UserError  # noqa: E402
 from conformance.signing import attestation as att  # noqa: E402
+from conformance.signing.sign import sign_report_dir  # noqa: E402
 from conformance.signing import dsse, keys, pkcs8, releases  # noqa: E402
 from conformance.signing.canonical import canonical_json  # noqa: E402
 from conformance.signing.keyring import key_from_file, load_keyring  # noqa: E402
@@ -45,7 +46,7 @@ def world(tmp_path_factory) -> dict[str, Path]:
 
 def _signed(world: dict[str, Path], folder: Path, report: dict[str, Any] | None = None, key: str = "vendor") -> Path:
     write_report_dir(folder, report if report is not None else build_report())
-    att.sign_report_dir(folder, world[key])
+    sign_report_dir(folder, world[key])
     return folder
 
 

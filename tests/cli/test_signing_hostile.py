@@ -18,6 +18,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from conformance.errors import UserError  # noqa: E402
 from conformance.report.sanitize import markdown_cell, terminal  # noqa: E402
 from conformance.signing import attestation as att  # noqa: E402
+from conformance.signing.sign import sign_report_dir  # noqa: E402
 from conformance.signing import diff, keyring, keys, review  # noqa: E402
 from conformance.signing.keyring import key_from_file  # noqa: E402
 from conformance.signing.verify import verify_path  # noqa: E402
@@ -85,10 +86,10 @@ def test_sign_refuses_first_what_verify_would_refuse(env: dict[str, Any], mutati
     """Sign a good folder, damage it, then: verify refuses it (an error, or a failed schema line)
     exactly when sign refuses it, and sign's refusal carries verify's own line."""
     folder = _fresh(env)
-    att.sign_report_dir(folder, env["key"])
+    sign_report_dir(folder, env["key"])
     MUTATIONS[mutation](folder, name)
     v_kind, v_text = _outcome(lambda: verify_path(folder, env["trusted"], releases_file=env["releases"]))
-    s_kind, s_text = _outcome(lambda: att.sign_report_dir(folder, env["key"], overwrite=True))
+    s_kind, s_text = _outcome(lambda: sign_report_dir(folder, env["key"], overwrite=True))
     verify_refuses = v_kind == "refused" or bool(v_text)
     assert (s_kind == "refused") == verify_refuses, (mutation, name, v_text, s_text)
     if v_kind == "refused":
@@ -103,7 +104,7 @@ def test_sign_refuses_an_envelope_over_verifys_cap(env: dict[str, Any], monkeypa
     folder = _fresh(env)
     monkeypatch.setattr(att, "MAX_ENVELOPE_BYTES", 2000)
     with pytest.raises(UserError, match="over the 2000-byte limit"):
-        att.sign_report_dir(folder, env["key"])
+        sign_report_dir(folder, env["key"])
     assert not (folder / att.ENVELOPE_NAME).exists()
 
 

@@ -29,6 +29,7 @@ from hypothesis import strategies as st
 from conformance.cli.main import main as cli_main  # noqa: E402
 from conformance.errors import UserError  # noqa: E402
 from conformance.signing import attestation as att  # noqa: E402
+from conformance.signing.sign import sign_report_dir  # noqa: E402
 from conformance.signing import dsse, keys  # noqa: E402
 from conformance.signing.keyring import TrustedKey, key_from_file  # noqa: E402
 from conformance.signing.verify import read_envelope, verify_path  # noqa: E402
@@ -44,7 +45,7 @@ def signed(tmp_path_factory) -> dict[str, Any]:
     pair = keys.write_keypair(d / "k")
     write_releases(d / "releases.yaml")
     folder = write_report_dir(d / "r", build_report())
-    att.sign_report_dir(folder, pair.private_path)
+    sign_report_dir(folder, pair.private_path)
     (folder / att.BUNDLE_NAME).unlink()  # the pair is checked elsewhere; here one envelope is tampered
     return {"dir": d, "folder": folder, "pub": pair.public_path, "releases": d / "releases.yaml",
             "trusted": [key_from_file(pair.public_path)]}

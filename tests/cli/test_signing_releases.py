@@ -13,6 +13,7 @@ import conformance  # noqa: E402
 from conformance.catalog import data  # noqa: E402
 from conformance.errors import UserError  # noqa: E402
 from conformance.signing import attestation as att  # noqa: E402
+from conformance.signing.sign import sign_report_dir  # noqa: E402
 from conformance.signing import keys, releases  # noqa: E402
 from conformance.signing.keyring import key_from_file  # noqa: E402
 from conformance.signing.verify import verify_path  # noqa: E402
@@ -101,7 +102,7 @@ def test_a_report_signed_under_release_n_still_verifies_after_release_n_plus_1(
     report["suite"]["version"] = release_n
     folder = write_report_dir(tmp_path / "old-report", report)
     pair = keys.write_keypair(tmp_path / "k")
-    att.sign_report_dir(folder, pair.private_path)
+    sign_report_dir(folder, pair.private_path)
     trusted = [key_from_file(pair.public_path)]
     v = verify_path(folder, trusted, releases_file=rel)
     assert v.ok, [line.render() for line in v.lines if not line.ok]
@@ -153,7 +154,7 @@ def test_an_archived_release_still_verifies(tmp_path: Path) -> None:
     report["suite"]["checklist_sha256"] = data.sha256_file(archive / "checklist.yaml")
     folder = write_report_dir(tmp_path / "r", report)
     pair = keys.write_keypair(tmp_path / "k")
-    att.sign_report_dir(folder, pair.private_path)
+    sign_report_dir(folder, pair.private_path)
     v = verify_path(folder, [key_from_file(pair.public_path)], releases_file=rel)
     assert v.ok, [line.render() for line in v.lines if not line.ok]
     # without the archived checklist the tier cannot be recomputed

@@ -22,6 +22,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from conformance.catalog import data  # noqa: E402
 from conformance.errors import UserError  # noqa: E402
 from conformance.signing import attestation as att  # noqa: E402
+from conformance.signing.sign import sign_report_dir  # noqa: E402
 from conformance.signing import dsse, keys, trust  # noqa: E402
 from conformance.signing.canonical import canonical_json  # noqa: E402
 from conformance.signing.keyring import key_from_file, trusted_key  # noqa: E402
@@ -107,7 +108,7 @@ def env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 def signed(env: dict[str, Any], report: dict[str, Any]) -> Path:
     env["n"] += 1
     folder = write_report_dir(env["dir"] / f"r{env['n']}", report)
-    att.sign_report_dir(folder, env["key"])
+    sign_report_dir(folder, env["key"])
     return folder
 
 
@@ -343,7 +344,7 @@ def test_a_field_without_a_status_is_refused_by_sign_first(env: dict[str, Any]) 
     report["certified_by"] = "everyone"
     folder = write_report_dir(env["dir"] / "unknown-field", report)
     with pytest.raises(UserError, match="certified_by have no trust status"):
-        att.sign_report_dir(folder, env["key"])
+        sign_report_dir(folder, env["key"])
 
 
 @pytest.mark.parametrize("raw, needle", [
@@ -360,4 +361,4 @@ def test_numbers_and_dates_the_code_cannot_compute_with_are_one_line(env: dict[s
         verify(env, folder)
     assert "\n" not in str(exc.value) and "$.junk.a" in str(exc.value)
     with pytest.raises(UserError, match=needle):
-        att.sign_report_dir(folder, env["key"], overwrite=True)
+        sign_report_dir(folder, env["key"], overwrite=True)

@@ -18,6 +18,7 @@ from conformance.catalog.ladder import required_checks  # noqa: E402
 from conformance.cli.signing import main  # noqa: E402
 from conformance.errors import UserError  # noqa: E402
 from conformance.signing import attestation as att  # noqa: E402
+from conformance.signing.sign import sign_report_dir  # noqa: E402
 from conformance.signing import dsse, keys  # noqa: E402
 from conformance.signing.canonical import canonical_json  # noqa: E402
 from conformance.signing.keyring import key_from_file  # noqa: E402
@@ -48,7 +49,7 @@ def _pub(env_dir: Path, alg: str = "ecdsa-p256") -> Path:
 
 def signed(env_dir: Path, folder: Path, report: dict[str, Any] | None = None, alg: str = "ecdsa-p256") -> Path:
     write_report_dir(folder, report if report is not None else build_report())
-    att.sign_report_dir(folder, _key(env_dir, alg))
+    sign_report_dir(folder, _key(env_dir, alg))
     return folder
 
 
@@ -561,7 +562,7 @@ def test_sign_refuses_incomplete_or_invalid_reports(env_dir: Path, tmp_path: Pat
 
 def test_sign_report_dir_returns_the_envelope_path(env_dir: Path, tmp_path: Path) -> None:
     folder = write_report_dir(tmp_path / "r", build_report())
-    out = att.sign_report_dir(folder, _key(env_dir), None)
+    out = sign_report_dir(folder, _key(env_dir), None)
     assert out == folder / "report.intoto.json" and out.is_file() and (folder / "report.sigstore.json").is_file()
 
 

@@ -67,8 +67,8 @@ def write_submissions(root: Path) -> tuple[Path, Path, Path]:
     one whose report.json is broken. Returns (submissions folder, releases file, keyring file)."""
     from signing_support import build_report, check_ids, suite, write_releases, write_report_dir
 
-    from conformance.signing import attestation as att
     from conformance.signing import keys
+    from conformance.signing.sign import sign_report_dir
     from conformance.catalog.ladder import required_checks
 
     pair = keys.write_keypair(root / "keys")
@@ -87,7 +87,7 @@ def write_submissions(root: Path) -> tuple[Path, Path, Path]:
     (subs / "c unsigned <x>" / "logs" / "first" / "worker.err").write_text("ModuleNotFoundError\n")
     (subs / "c unsigned <x>" / "report.html").write_text("<script>alert('submitted page')</script>")
     for name in ("a-honest", "b-inflated"):
-        att.sign_report_dir(subs / name, pair.private_path)
+        sign_report_dir(subs / name, pair.private_path)
     (subs / "d-broken").mkdir()
     (subs / "d-broken" / "report.json").write_text("{not json")
     keyring = root / "keyring.yaml"

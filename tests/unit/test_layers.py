@@ -50,10 +50,9 @@ KNOWN_CROSSINGS: dict[tuple[str, str], str] = {
     ("conformance.cluster.hosts.cluster", "conformance.areas.recovery.nodes"): "hosts run recovery's node shape",
     ("conformance.cluster.hosts.faults", "conformance.areas.recovery.faults"): "hosts implement recovery's fault driver",
     ("conformance.run.session", "conformance.areas.recovery.faults"): "the run loads the fault driver",
-    # The preflight runs the device probe and topology's bounded wait; next steps read the label vocabulary.
+    # The preflight runs the device probe and topology's bounded wait.
     ("conformance.run.preflight", "conformance.areas.topology.collect"): "preflight uses topology's bounded wait",
     ("conformance.run.preflight_probe", "conformance.areas.device.contract_probe"): "preflight calls the manager",
-    ("conformance.report.next_steps", "conformance.areas.topology.vocabulary"): "shape ceiling reads domain labels",
 }
 
 

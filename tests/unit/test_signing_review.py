@@ -12,6 +12,7 @@ from signing_support import build_report, check_ids, suite, write_releases, writ
 
 from conformance.cli.signing import main  # noqa: E402
 from conformance.signing import attestation as att  # noqa: E402
+from conformance.signing.sign import sign_report_dir  # noqa: E402
 from conformance.signing import keys, releases  # noqa: E402
 from conformance.catalog.ladder import required_checks  # noqa: E402
 
@@ -36,7 +37,7 @@ def submissions(tmp_path_factory) -> Path:
     write_report_dir(subs / "c-tampered", build_report())
     write_report_dir(subs / "d-unsigned", build_report(nodes=1))
     for name in ("a-honest", "b-inflated", "c-tampered"):
-        att.sign_report_dir(subs / name, pair.private_path)
+        sign_report_dir(subs / name, pair.private_path)
     (subs / "c-tampered" / "report.md").write_text("edited after signing\n")
     (subs / "e-broken").mkdir()
     (subs / "e-broken" / "report.json").write_text("{not json")

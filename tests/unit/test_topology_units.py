@@ -19,7 +19,7 @@ from conformance.areas.topology.description import (described_value, description
 from conformance.areas.topology.facts import NodeFacts
 from conformance.areas.topology.selectors import first_matching, matches, parse_value, truth_labels
 from conformance.areas.topology.view import build_view, description_checks
-from conformance.areas.topology.vocabulary import load_vocabulary, plugin_label_problems
+from conformance.catalog.labels import load_vocabulary, plugin_label_problems
 
 ROOT = Path(__file__).resolve().parents[2]
 CATALOG = ROOT  # the data folders tiers/ and schemas/ are at the repository's top level

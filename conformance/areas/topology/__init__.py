@@ -6,7 +6,7 @@ which people and the transport checks read). The modules here are small and most
 the checks and the `ray-conformance topology` view share them and they are unit-tested
 without Ray:
 
-* vocabulary   the label keys a plugin may set and their value syntax (tiers/labels.yaml)
+* (the label vocabulary, tiers/labels.yaml, is data: conformance.catalog.labels)
 * description  validating a description and comparing it with Ray's view and the manifest
 * selectors    Ray's label-selector semantics, and the labels a node *should* carry
 * consistency  labels against Ray's node labels, the manager and the description

@@ -11,7 +11,7 @@ from typing import Any
 from conformance.areas.topology.description import described_value
 from conformance.areas.topology.facts import NodeFacts
 from conformance.areas.topology.selectors import TYPE_KEY
-from conformance.areas.topology.vocabulary import Vocabulary, plugin_label_problems
+from conformance.catalog.labels import Vocabulary, plugin_label_problems
 
 DOMAIN_KINDS = ("interconnect", "slice", "rack")   # zone is the platform's (RAY_NODE_ZONE), not the plugin's
 

@@ -20,7 +20,7 @@ from conformance.areas.topology.facts import NodeFacts
 from conformance.areas.topology.placement import nodes_labels
 from conformance.areas.topology.selectors import truth_labels
 from conformance.areas.topology.view import build_view
-from conformance.areas.topology.vocabulary import Vocabulary, load_vocabulary, ray_label_problem
+from conformance.catalog.labels import Vocabulary, load_vocabulary, ray_label_problem
 
 @dataclass
 class TopologyContext:

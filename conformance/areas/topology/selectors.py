@@ -15,7 +15,7 @@ from typing import Mapping, Sequence
 
 from conformance.areas.topology.description import described_value
 from conformance.areas.topology.facts import NodeFacts
-from conformance.areas.topology.vocabulary import Vocabulary
+from conformance.catalog.labels import Vocabulary
 
 NODE_ID_KEY = "ray.io/node-id"
 TYPE_KEY = "ray.io/accelerator-type"

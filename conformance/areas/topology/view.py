@@ -13,7 +13,7 @@ from tabulate import tabulate
 from conformance.areas.topology import consistency
 from conformance.areas.topology.description import expected_problems, ray_view_problems, schema_problems, semantic_problems
 from conformance.areas.topology.facts import NodeFacts
-from conformance.areas.topology.vocabulary import Vocabulary
+from conformance.catalog.labels import Vocabulary
 
 TYPE_PREFIX = "accelerator_type:"
 

@@ -1,0 +1,63 @@
+"""`sign_report_dir`: sign a report folder (used by `sign`, `run --sign-key` and the example).
+
+Apart from conformance.signing.attestation (which builds the statement) because it reads the folder
+through conformance.signing.submission, the reader verify uses, and that reader needs attestation's
+file names: one module each way would be an import cycle.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from conformance.catalog import data
+from conformance.errors import UserError
+from conformance.signing import dsse, keys, releases, submission
+from conformance.signing.attestation import (BUNDLE_NAME, ENVELOPE_NAME, write_new, build_statement,
+                                             plugin_artifact, release_descriptors)
+from conformance.signing.canonical import canonical_json
+
+
+def sign_report_dir(report_dir: Path, key_path: Path, passphrase: bytes | None = None,
+                    *, overwrite: bool = False, allow_insecure_key_mode: bool = False) -> Path:
+    """Sign the report in `report_dir`; write report.intoto.json (and report.sigstore.json).
+
+    Refuses (UserError) whatever verify would refuse, first and with verify's own line
+    (signing/submission.py): a report file missing, a symlink leaving the folder, a file over its
+    cap, report.json not strict JSON or not schema-valid, a field without a trust status, an
+    envelope over verify's size cap. Also refuses a key that cannot be loaded or whose file is
+    open to group/others (unless `allow_insecure_key_mode`), and an existing envelope unless
+    `overwrite`. Returns the path of report.intoto.json.
+    """
+    report_dir = Path(report_dir)
+    if not report_dir.is_dir():
+        raise UserError(f"sign: {report_dir} is not a directory")
+    read = submission.read_folder(report_dir)
+    report = read.report
+    problem = submission.schema_problem(report, submission.report_schema_for(report))
+    if problem:
+        raise UserError(f"sign: refused, verify would say: FAIL schema: report.json: {problem}")
+    plugin_artifact(report)
+    problem = submission.trust_problem("report", report)
+    if problem:
+        raise UserError(f"sign: refused, verify would say: FAIL trust: {problem}")
+    targets = [report_dir / ENVELOPE_NAME, report_dir / BUNDLE_NAME]
+    if not overwrite:
+        for t in targets:
+            if t.exists() or t.is_symlink():
+                raise UserError(f"sign: {t} already exists; refusing to overwrite (pass --force to re-sign)")
+    private_key = keys.load_private_key(Path(key_path), passphrase, allow_insecure_mode=allow_insecure_key_mode)
+    statement = build_statement(report, read.digests(), data.sha256_file(data.schema_path("report")),
+                                release_descriptors(releases.current_entry()))
+    envelope = dsse.make_envelope(canonical_json(statement), private_key)
+    texts = [(json.dumps(envelope, indent=2, sort_keys=True, allow_nan=False) + "\n").encode(),
+             (json.dumps(dsse.make_bundle(envelope), indent=2, sort_keys=True, allow_nan=False) + "\n").encode()]
+    for target, text in zip(targets, texts):
+        problem = submission.envelope_size_problem(target, len(text))
+        if problem:
+            raise UserError(f"sign: refused, verify would say: {problem}")
+    try:
+        for target, text in zip(targets, texts):
+            write_new(target, text, overwrite)
+    except FileExistsError as exc:
+        raise UserError(f"sign: {exc.filename} already exists; refusing to overwrite") from None
+    return targets[0]
