@@ -46,6 +46,7 @@ from conformance.signing import attestation as att
 from conformance.signing import dsse, evidence, releases
 from conformance.signing.canonical import loads_strict
 from conformance.signing.keyring import TrustedKey
+from conformance.catalog import capabilities
 from conformance.catalog.ladder import compute_tiers, context_from_report, required_checks
 
 _NOT_CHECKED = "not checked: report.json is not schema-valid"
@@ -269,6 +270,7 @@ def _check_tier(v: Verification, report: Mapping[str, Any], checklist: data.Chec
         v.add("tier", False, f"tier {_tier(claimed)} matches, but the per-tier detail does not: {diff}")
         return
     v.add("tier", True, f"recomputed {_tier(recomputed)} equals the claim; per-tier detail matches ({len(detail)} tiers)")
+    v.add("capabilities", *capabilities.verify_claim(report, checklist))
 
 
 def _check_completeness(v: Verification, report: Mapping[str, Any], checklist: data.Checklist,
