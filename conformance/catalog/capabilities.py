@@ -76,7 +76,7 @@ def verify_claim(report: Mapping[str, Any], checklist: Checklist,
     if claimed is None:
         return True, f"the report claims no capabilities (older report); its results certify: {names}"
     want = {c["name"]: c["state"] for c in actual}
-    got = {c.get("name"): c.get("state") for c in claimed if isinstance(c, Mapping)}
+    got = {str(c.get("name")): c.get("state") for c in claimed if isinstance(c, Mapping)}
     if got != want:
         diff = next((f"{n}: claimed {got.get(n)!r}, recomputed {want.get(n)!r}" for n in sorted(set(want) | set(got))
                      if got.get(n) != want.get(n)), "")
