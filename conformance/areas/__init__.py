@@ -11,6 +11,7 @@ line below, and its data (docs/architecture.md, "Add an area").
 """
 from __future__ import annotations
 
+from conformance.areas.collective.area import AREA as COLLECTIVE
 from conformance.areas.device.area import AREA as DEVICE
 from conformance.areas.performance.area import AREA as PERFORMANCE
 from conformance.areas.recovery.area import AREA as RECOVERY
@@ -18,7 +19,7 @@ from conformance.areas.topology.area import AREA as TOPOLOGY
 from conformance.areas.transport.area import AREA as TRANSPORT
 from conformance.run.area import Area
 
-AREAS: tuple[Area, ...] = (DEVICE, TOPOLOGY, TRANSPORT, PERFORMANCE, RECOVERY)
+AREAS: tuple[Area, ...] = (DEVICE, TOPOLOGY, TRANSPORT, PERFORMANCE, RECOVERY, COLLECTIVE)
 
 
 def area(name: str) -> Area:

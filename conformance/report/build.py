@@ -52,6 +52,8 @@ def build_report(*, data: SuiteData, manifest: dict[str, Any], manifest_sha256: 
         "checks": checks, "tier": tier, "tiers": tiers, "summary": summarize(checks),
         "sections": sections or {},
     }
+    from conformance.catalog.capabilities import compute_capabilities, load_profiles
+    report["capabilities"] = compute_capabilities(checks, data.checklist, load_profiles(), manifest)
     report["selection"] = selection if selection is not None else selection_record(checks)
     report["partial"] = is_partial(report["selection"])
     if plugin_artifact:
@@ -115,6 +117,8 @@ def render_markdown(report: dict[str, Any]) -> str:
         "",
         tier_table(report),
         "",
+        capabilities_line(report),
+        "",
         "## Checks",
         "",
         checks_table(report),
@@ -128,6 +132,16 @@ def render_markdown(report: dict[str, Any]) -> str:
     from conformance.report.guidance import guidance_markdown
     lines += guidance_markdown(report)
     return "\n".join(lines)
+
+
+def capabilities_line(report: dict[str, Any]) -> str:
+    """'Capabilities: device certified, collective not declared, ...' (report.md, review)."""
+    caps = report.get("capabilities") or []
+    if not caps:
+        return "Capabilities: not recorded (report written before capability profiles)."
+    return "Capabilities: " + ", ".join(f"{markdown_cell(c.get('name'))} **{markdown_cell(c.get('state'))}**"
+                                        if c.get("state") == "certified" else
+                                        f"{markdown_cell(c.get('name'))} {markdown_cell(c.get('state'))}" for c in caps)
 
 
 def write_markdown(report: dict[str, Any], out_dir: Path) -> Path:

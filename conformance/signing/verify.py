@@ -44,7 +44,7 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from conformance.catalog import data, strict_input
+from conformance.catalog import capabilities, data, strict_input
 from conformance.catalog.ladder import compute_tiers, required_checks
 from conformance.errors import UserError
 from conformance.report.sanitize import terminal
@@ -271,6 +271,7 @@ def _check_tier(v: Verification, report: Mapping[str, Any], checklist: data.Chec
         v.add("tier", False, f"tier {_tier(claimed)} matches, but the per-tier detail does not: {diff}")
         return
     v.add("tier", True, f"recomputed {_tier(recomputed)} equals the claim; per-tier detail matches ({len(detail)} tiers)")
+    v.add("capabilities", *capabilities.verify_claim(report, checklist))
 
 
 def _check_completeness(v: Verification, report: Mapping[str, Any], checklist: data.Checklist,

@@ -1,0 +1,61 @@
+"""What the manifest's optional `collective:` block says, as one frozen value (pure; no Ray).
+
+    collective:
+      backend: SIMCOLL                       # the name given to register_collective_backend
+      group_class: "pkg.module:MyGroup"      # the BaseGroup subclass; omit for Ray's built-in GLOO
+      register: "pkg.module:register"        # optional: the vendor's idempotent registration helper
+      dtypes: [float32, int64]               # torch dtype names the backend claims
+      ops: [allreduce, broadcast]            # the ops it claims (default: all nine)
+      nominal_link_gbps: 25                  # optional: the link the bandwidth is judged against
+      rdt: true                              # RDT over this backend (the manifest's transport has its name)
+      requires_device: true                  # availability needs the vendor device/library (GLOO: false)
+
+A manifest without the block declares no collective backend: every collective check is then
+not applicable, and no tier of the ladder needs one (the capability is simply not certified).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+ALL_OPS = ("allreduce", "reduce", "broadcast", "allgather", "reducescatter", "barrier", "sendrecv")
+REDUCE_OPS = ("SUM", "PRODUCT", "MIN", "MAX")
+BUILTIN_BACKENDS = ("GLOO",)
+DEFAULT_DTYPES = ("float32",)
+NO_BACKEND = "the manifest declares no collective backend (add a `collective` block to certify one)"
+
+
+@dataclass(frozen=True)
+class CollectiveConfig:
+    backend: str                     # upper-cased, as Ray's registry keys it
+    group_class: str | None          # import ref, None for a built-in backend
+    register: str | None
+    dtypes: tuple[str, ...]
+    ops: tuple[str, ...]
+    nominal_link_gbps: float | None
+    rdt: bool
+    requires_device: bool = True
+
+    @property
+    def builtin(self) -> bool:
+        return self.group_class is None
+
+    @property
+    def ray_backend(self) -> str:
+        """The backend string Ray's group APIs take (GLOO is spelled in lower case there)."""
+        return self.backend.lower() if self.builtin else self.backend
+
+    def claims(self, op: str) -> bool:
+        return op in self.ops
+
+
+def collective_config(manifest: Any) -> CollectiveConfig | None:
+    """The manifest's collective block (already schema-validated), or None when it has none."""
+    block = (getattr(manifest, "data", None) or {}).get("collective")
+    if not block:
+        return None
+    return CollectiveConfig(backend=str(block["backend"]).upper(), group_class=block.get("group_class"),
+                            register=block.get("register"), dtypes=tuple(block.get("dtypes", DEFAULT_DTYPES)),
+                            ops=tuple(block.get("ops", ALL_OPS)),
+                            nominal_link_gbps=block.get("nominal_link_gbps"), rdt=bool(block.get("rdt", False)),
+                            requires_device=bool(block.get("requires_device", True)))

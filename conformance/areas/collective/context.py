@@ -1,0 +1,218 @@
+"""What a collective check works with: the backend registered in the driver, a pool of member
+actors spread over the cluster's nodes, groups made by any of Ray's three paths, and bounded waits.
+
+One `CollectiveContext` per run (the stash key `COLLECTIVE_STATE` in fixtures.py). The pool holds
+no accelerator units (the checks are about the backend, not the devices), so it lives across the
+area's modules and costs one start of three actors per cluster; a check that kills a member
+replaces it. Group names carry a per-run token, so runs side by side never share a name.
+"""
+from __future__ import annotations
+
+import itertools
+import time
+import uuid
+from typing import Any
+
+from conformance.areas.collective.config import CollectiveConfig
+from conformance.areas.collective.members import SPEC_ENV, CollectiveMember, register_backend, spec_env
+from conformance.cluster.manager import SHARED
+
+POOL_SIZE = 3
+START_TIMEOUT_S = 120.0   # knob: hang guard of a member's start (a worker process with torch)
+CALL_TIMEOUT_S = 30.0     # knob: hang guard of one control call (init, destroy, info)
+
+
+class CollectiveError(Exception):
+    """A bounded wait ran out or a member raised; the message names what was awaited."""
+
+
+def first_line(exc: BaseException) -> str:
+    for line in str(exc).splitlines():
+        line = line.strip()
+        if line and not line.startswith(("ray::", "\x1b[36mray::")) and "Traceback" not in line:
+            return f"{type(exc).__name__}: {line[:400]}"
+    return type(exc).__name__
+
+
+def bounded(refs: Any, timeout_s: float, what: str) -> Any:
+    """ray.get with a total bound; every failure becomes CollectiveError naming `what`."""
+    from conformance.run.timeouts import CheckTimeout
+    from conformance.run.waits import bounded_get
+
+    try:
+        return bounded_get(refs, timeout_s, what)
+    except CheckTimeout:
+        raise
+    except TimeoutError:
+        raise CollectiveError(f"{what}: no answer within {timeout_s:.0f}s (a hang)") from None
+    except Exception as exc:  # noqa: BLE001 - what the member raised is the finding
+        cause = getattr(exc, "cause", None)
+        raise CollectiveError(f"{what}: {first_line(cause if isinstance(cause, BaseException) else exc)}") from None
+
+
+def alive_nodes() -> list[str]:
+    import ray
+
+    nodes = [n for n in ray.nodes() if n.get("Alive")]
+    nodes.sort(key=lambda n: (not n.get("Resources", {}).get("node:__internal_head__"), n["NodeID"]))
+    return [n["NodeID"] for n in nodes]
+
+
+class CollectiveContext:
+    def __init__(self, run: Any, config: CollectiveConfig) -> None:
+        self.run = run
+        self.config = config
+        self.python_path = list(run.manifest.python_path)
+        self.token = uuid.uuid4().hex[:8]
+        self._names = itertools.count()
+        self._pool: list[Any] = []
+        self._pool_cluster: Any = None
+        self.driver_registration = register_backend(config.backend, config.group_class, config.register,
+                                                    self.python_path)
+        self.section: dict[str, Any] = {"backend": config.backend, "group_class": config.group_class or "built in",
+                                        "checks": {}, "bandwidth": []}
+
+    def note(self, cid: str, text: str, **data: Any) -> None:
+        """One line about a check for the report's Collective section (published at once)."""
+        from conformance.areas.collective.report import publish
+
+        self.section["checks"][cid] = text
+        self.section.update(data)
+        publish(self.run, self.section)
+
+    # ------------------------------------------------------------------ members
+    def cluster(self) -> Any:
+        return self.run.cluster(SHARED)
+
+    def _remote(self) -> Any:
+        import ray
+
+        return ray.remote(num_cpus=0)(CollectiveMember)
+
+    def start(self, n: int, *, hook: bool = False, offset: int = 0) -> list[Any]:
+        """n new members round-robin over the alive nodes (from node `offset`), started and ready.
+
+        hook: the member does not register the backend itself; the registration runs as a
+        worker_process_setup_hook of its runtime environment."""
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        nodes = alive_nodes()
+        cfg = self.config
+        actors = []
+        for i in range(n):
+            opts: dict[str, Any] = {"scheduling_strategy": NodeAffinitySchedulingStrategy(
+                nodes[(offset + i) % len(nodes)], soft=False)}
+            if hook:
+                opts["runtime_env"] = {"worker_process_setup_hook": "conformance.areas.collective.members.register_from_env",
+                                       "env_vars": {SPEC_ENV: spec_env(cfg.backend, cfg.group_class, cfg.register,
+                                                                       self.python_path)}}
+            actors.append(self._remote().options(**opts).remote(cfg.backend, cfg.group_class, cfg.register,
+                                                                self.python_path, not hook))
+        self.infos = bounded([a.info.remote() for a in actors], START_TIMEOUT_S, "starting the member actors")
+        return actors
+
+    def pool(self) -> list[Any]:
+        """POOL_SIZE members over the nodes (rank i on node i mod nodes), rebuilt when one died."""
+        handle = self.cluster()
+        if self._pool and self._pool_cluster is handle:
+            try:
+                bounded([a.info.remote() for a in self._pool], CALL_TIMEOUT_S, "pool health")
+                return self._pool
+            except CollectiveError:
+                self.stop(self._pool)
+        self._pool, self._pool_cluster = self.start(POOL_SIZE), handle
+        return self._pool
+
+    def replace(self, dead: Any) -> None:
+        """Put a fresh member in the pool where `dead` was (same node slot)."""
+        i = self._pool.index(dead)
+        self._pool[i] = self.start(1, offset=i)[0]
+
+    def stop(self, actors: list[Any]) -> None:
+        import ray
+
+        for a in actors:
+            try:
+                ray.kill(a)
+            except Exception:  # noqa: BLE001 - already gone
+                pass
+
+    def close(self) -> None:
+        import ray
+
+        if ray.is_initialized():
+            self.stop(self._pool)
+        self._pool = []
+
+    # ------------------------------------------------------------------ groups
+    def group_name(self, tag: str) -> str:
+        return f"cc-{tag}-{self.token}-{next(self._names)}"
+
+    def create(self, members: list[Any], group: str, path: str = "init", ranks: list[int] | None = None) -> Any:
+        """A group over `members` by one of Ray's paths; rank of members[i] is ranks[i] (default i).
+
+        init: init_collective_group inside each member; declarative: the driver's
+        create_collective_group (members build the group lazily on their first op);
+        experimental: ray.experimental.collective.create_collective_group (ranks in list order)."""
+        ranks = list(range(len(members))) if ranks is None else ranks
+        ws, backend = len(members), self.config.ray_backend
+        if path == "init":
+            bounded([m.init_group.remote(ws, r, backend, group) for m, r in zip(members, ranks)], CALL_TIMEOUT_S,
+                    f"init_collective_group({group!r}) in {ws} members")
+            return group
+        if path == "declarative":
+            from ray.util import collective as col
+
+            try:
+                col.create_collective_group(members, ws, ranks, backend=backend, group_name=group)
+            except Exception as exc:  # noqa: BLE001
+                raise CollectiveError(f"create_collective_group({group!r}) on the driver: {first_line(exc)}") from None
+            return group
+        from ray.experimental import collective as xcol
+
+        ordered = [m for _, m in sorted(zip(ranks, members), key=lambda p: p[0])]
+        try:
+            return xcol.create_collective_group(ordered, backend=backend, name=group)
+        except Exception as exc:  # noqa: BLE001
+            raise CollectiveError(f"ray.experimental.collective.create_collective_group({group!r}): "
+                                  f"{first_line(exc)}") from None
+
+    def destroy(self, members: list[Any], group: str, timeout_s: float = CALL_TIMEOUT_S) -> None:
+        bounded([m.destroy.remote(group) for m in members], timeout_s, f"destroy_collective_group({group!r})")
+
+    def destroy_handle(self, handle: Any) -> None:
+        from ray.experimental import collective as xcol
+
+        try:
+            xcol.destroy_collective_group(handle)
+        except Exception as exc:  # noqa: BLE001
+            raise CollectiveError(f"ray.experimental.collective.destroy_collective_group: {first_line(exc)}") from None
+
+    def execute(self, members: list[Any], steps: list[dict[str, Any]], group: str, bound_s: float,
+                ranks: list[int] | None = None) -> list[list[dict[str, Any]]]:
+        """Run the program on every member at once; outputs indexed by rank."""
+        ranks = list(range(len(members))) if ranks is None else ranks
+        refs = [m.run.remote(steps, r, len(members), group) for m, r in zip(members, ranks)]
+        got = bounded(refs, bound_s, f"{len(steps)} op(s) in group of {len(members)}")
+        by_rank: list[Any] = [None] * len(members)
+        for r, out in zip(ranks, got):
+            by_rank[r] = out
+        return by_rank
+
+    def info_actor_alive(self, group: str) -> bool:
+        """Whether the detached `info_<group>` actor of Ray's declarative path is still alive."""
+        import ray
+
+        try:
+            ray.get_actor("info_" + group)
+        except ValueError:
+            return False
+        return True
+
+def wait_until(predicate: Any, timeout_s: float, interval_s: float = 0.2) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(interval_s)
+    return bool(predicate())

@@ -1,0 +1,201 @@
+"""The actor a collective check makes a group member of, and the registration it runs first.
+
+Ray ships no collective backend to a worker: every process that builds a group must register the
+vendor's class itself (Ray 2.60, `ray.util.collective.backend_registry`). A member registers in its
+constructor, the way a vendor's own actors would; `register_from_env` is the same registration as
+a `worker_process_setup_hook` (CC-003 starts members both ways).
+
+Members call the public `ray.util.collective` functions (never the group object), so the backend
+sees exactly what Ray gives it: tensors wrapped in lists, options passed as classes.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import time
+from typing import Any
+
+from conformance.areas.collective import programs
+
+SPEC_ENV = "RAY_CONFORMANCE_COLLECTIVE_SPEC"   # "NAME|pkg.mod:Class|pkg.mod:register|path1:path2"
+
+
+def _import(ref: str) -> Any:
+    import importlib
+
+    module, _, attr = ref.partition(":")
+    obj: Any = importlib.import_module(module)
+    for part in attr.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def register_backend(name: str, group_class: str | None, register: str | None, python_path: list[str]) -> str:
+    """Register the backend in this process (nothing for a built-in); returns how it was done."""
+    for p in reversed(python_path):
+        if p not in sys.path:
+            sys.path.insert(0, p)
+    if group_class is None:
+        return "built in"
+    from ray.util.collective.backend_registry import _global_registry, register_collective_backend
+
+    if register:
+        _import(register)()
+        got, want = _global_registry.get(name), _import(group_class)
+        if got is not want:
+            raise RuntimeError(f"the vendor's {register} registered {got.__module__}.{got.__qualname__} as {name}, "
+                               f"but the manifest's collective.group_class is {group_class}")
+        return f"the vendor's {register}"
+    if not _global_registry.is_registered(name):
+        register_collective_backend(name, _import(group_class))
+    return "register_collective_backend"
+
+
+def spec_env(name: str, group_class: str | None, register: str | None, python_path: list[str]) -> str:
+    return "|".join([name, group_class or "", register or "", os.pathsep.join(python_path)])
+
+
+def register_from_env() -> None:
+    """worker_process_setup_hook: register the backend named by RAY_CONFORMANCE_COLLECTIVE_SPEC."""
+    name, group_class, register, path = (os.environ[SPEC_ENV].split("|") + ["", "", ""])[:4]
+    register_backend(name, group_class or None, register or None, [p for p in path.split(os.pathsep) if p])
+
+
+def _make(lib: str, dtype: str, data: Any) -> Any:
+    if lib == "numpy":
+        import numpy as np
+
+        return np.array(data, dtype=np.dtype(dtype))
+    import torch
+
+    return torch.tensor(data, dtype=getattr(torch, dtype))
+
+
+def _out(x: Any, lib: str, initial: Any) -> dict[str, Any]:
+    return {"values": x.tolist(), "dtype": str(x.dtype).replace("torch.", ""), "input": initial,
+            "type": "numpy" if type(x).__module__ == "numpy" else "torch"}
+
+
+class CollectiveMember:
+    """One process that joins collective groups and runs op programs in them."""
+
+    def __init__(self, name: str, group_class: str | None, register: str | None, python_path: list[str],
+                 register_here: bool = True) -> None:
+        self.name = name
+        self._spec = (group_class, register, python_path)
+        self.how = register_backend(name, group_class, register, python_path) if register_here else "not here"
+
+    def register_again(self) -> str:
+        """Register once more, as a second hook or import would; '' when that is harmless."""
+        try:
+            register_backend(self.name, *self._spec)
+            return ""
+        except Exception as exc:  # noqa: BLE001 - the finding
+            return f"{type(exc).__name__}: {exc}".splitlines()[0]
+
+    def info(self) -> dict[str, Any]:
+        import ray
+        from ray.util.collective import is_backend_available
+        from ray.util.collective.backend_registry import _global_registry
+
+        return {"pid": os.getpid(), "node": ray.get_runtime_context().get_node_id(), "how": self.how,
+                "registered": _global_registry.is_registered(self.name),
+                "available": bool(is_backend_available(self.name))}
+
+    def init_group(self, world_size: int, rank: int, backend: str, group: str) -> None:
+        from ray.util import collective as col
+
+        col.init_collective_group(world_size, rank, backend=backend, group_name=group)
+
+    def group_view(self, group: str) -> tuple[bool, int, int]:
+        from ray.util import collective as col
+
+        return col.is_group_initialized(group), col.get_rank(group), col.get_collective_group_size(group)
+
+    def destroy(self, group: str) -> None:
+        from ray.util import collective as col
+
+        col.destroy_collective_group(group)
+
+    def run(self, steps: list[dict[str, Any]], rank: int, world_size: int, group: str) -> list[dict[str, Any]]:
+        """Run the program as `rank`; a step that raises names itself in the error."""
+        out = []
+        for i, step in enumerate(steps):
+            try:
+                out.append(self._step(step, rank, world_size, group))
+            except Exception as exc:  # noqa: BLE001 - re-raised with the step named
+                raise RuntimeError(f"rank {rank}, step {i} ({programs.describe(step)}): "
+                                   f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}") from exc
+        return out
+
+    def _step(self, step: dict[str, Any], rank: int, world_size: int, group: str) -> dict[str, Any]:
+        from ray.util import collective as col
+        from ray.util.collective.types import ReduceOp
+
+        op, n, seed = step["op"], step.get("n", 4), step.get("seed", 0)
+        if op == "barrier":
+            if rank == step["delay_rank"]:
+                time.sleep(step["delay_s"])
+            entered = time.time()
+            col.barrier(group)
+            return {"entered": entered, "left": time.time()}
+        lib, dtype = step["lib"], step["dtype"]
+        mine = programs.values(seed, rank, n)
+        reduce_op = getattr(ReduceOp, step.get("reduce", "SUM"))
+        if op == "allreduce":
+            t = _make(lib, dtype, mine)
+            col.allreduce(t, group, reduce_op)
+            return _out(t, lib, mine)
+        if op == "reduce":
+            t = _make(lib, dtype, mine)
+            col.reduce(t, step["root"], group, reduce_op)
+            return _out(t, lib, mine)
+        if op == "broadcast":
+            t = _make(lib, dtype, mine)
+            col.broadcast(t, step["root"], group)
+            return _out(t, lib, mine)
+        if op == "allgather":
+            outs = [_make(lib, dtype, [0] * n) for _ in range(world_size)]
+            col.allgather(outs, _make(lib, dtype, mine), group)
+            res = [_out(x, lib, None) for x in outs]
+            return {**res[0], "values": [r["values"] for r in res], "input": [[0] * n] * world_size}
+        if op == "reducescatter":
+            t = _make(lib, dtype, [0] * n)
+            col.reducescatter(t, [_make(lib, dtype, v) for v in programs.scatter_input(seed, rank, n, world_size)],
+                              group, reduce_op)
+            return _out(t, lib, [0] * n)
+        if op == "sendrecv":
+            if rank == step["src"]:
+                col.send(_make(lib, dtype, mine), step["dst"], group)
+            elif rank == step["dst"]:
+                t = _make(lib, dtype, [0] * n)
+                col.recv(t, step["src"], group)
+                return _out(t, lib, [0] * n)
+            return {"values": None, "dtype": dtype, "type": lib, "input": None}
+        raise ValueError(f"unknown op {op!r}")
+
+    def timed(self, op: str, nbytes: int, iters: int, group: str, root: int = 0) -> float:
+        """Seconds per op for a float32 tensor of nbytes (allreduce / broadcast), after one warm-up."""
+        import torch
+        from ray.util import collective as col
+
+        t = torch.ones(max(1, nbytes // 4), dtype=torch.float32)
+        call = (lambda: col.allreduce(t, group)) if op == "allreduce" else (lambda: col.broadcast(t, root, group))
+        call()
+        col.barrier(group)
+        t0 = time.perf_counter()
+        for _ in range(iters):
+            call()
+        col.barrier(group)
+        return (time.perf_counter() - t0) / iters
+
+    def host_copy_s(self, nbytes: int, iters: int) -> float:
+        """Seconds per in-memory copy of nbytes in this process (the same-run host reference)."""
+        import torch
+
+        a, b = torch.ones(max(1, nbytes // 4)), torch.empty(max(1, nbytes // 4))
+        b.copy_(a)
+        t0 = time.perf_counter()
+        for _ in range(iters):
+            b.copy_(a)
+        return (time.perf_counter() - t0) / iters

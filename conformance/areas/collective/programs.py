@@ -1,0 +1,146 @@
+"""Op programs: what each rank of a group runs, and what each rank must hold afterwards (pure).
+
+A program is a list of steps (plain dicts, so they travel to the member actors as they are). Every
+input element is a small integer (1..5), so every result of every op is an integer that every
+dtype the suite names holds exactly (a product over three ranks is at most 125): a correct
+backend is bit-exact in every dtype, whatever order it reduces in, and any difference is a bug.
+
+    {"op": "allreduce", "reduce": "SUM", "dtype": "float32", "lib": "torch", "n": 4, "seed": 3}
+    {"op": "reduce" | "broadcast", "root": 2, ...}
+    {"op": "sendrecv", "src": 0, "dst": 2, ...}        # src sends, dst receives, others idle
+    {"op": "barrier", "delay_rank": 2, "delay_s": 0.3}
+"""
+from __future__ import annotations
+
+from functools import reduce as _fold
+from typing import Any, Iterable
+
+from conformance.areas.collective.config import REDUCE_OPS
+
+NUMPY_DTYPES = ("float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8")
+
+
+def values(seed: int, rank: int, n: int) -> list[int]:
+    """The input of `rank` for a step with `seed`: n small integers (1..5)."""
+    return [((seed + 3 * rank + 2 * i) % 5) + 1 for i in range(n)]
+
+
+def scatter_input(seed: int, rank: int, n: int, world_size: int) -> list[list[int]]:
+    """reducescatter: rank's tensor_list (one tensor per destination rank)."""
+    return [values(seed + 7 * j, rank, n) for j in range(world_size)]
+
+
+def _combine(op: str, a: int, b: int) -> int:
+    return {"SUM": a + b, "PRODUCT": a * b, "MIN": min(a, b), "MAX": max(a, b)}[op]
+
+
+def _elementwise(op: str, rows: Iterable[list[int]]) -> list[int]:
+    return [_fold(lambda x, y: _combine(op, x, y), col) for col in zip(*rows)]
+
+
+def expected(step: dict[str, Any], rank: int, world_size: int) -> Any:
+    """What `rank` must hold after the step; None where the contract says nothing."""
+    op, n, seed = step["op"], step.get("n", 4), step.get("seed", 0)
+    ranks = range(world_size)
+    if op == "allreduce":
+        return _elementwise(step["reduce"], (values(seed, r, n) for r in ranks))
+    if op == "reduce":
+        return _elementwise(step["reduce"], (values(seed, r, n) for r in ranks)) if rank == step["root"] else None
+    if op == "broadcast":
+        return values(seed, step["root"], n)
+    if op == "allgather":
+        return [values(seed, r, n) for r in ranks]
+    if op == "reducescatter":
+        return _elementwise(step["reduce"], (scatter_input(seed, r, n, world_size)[rank] for r in ranks))
+    if op == "sendrecv":
+        return values(seed, step["src"], n) if rank == step["dst"] else None
+    return None
+
+
+def op_matrix(world_size: int, dtypes: Iterable[str], libs: Iterable[str], ops: Iterable[str],
+              n: int, seed0: int = 0) -> list[dict[str, Any]]:
+    """Every claimed op x dtype x library, once: allreduce and reducescatter for every ReduceOp,
+    reduce and broadcast to the last (non-zero) rank, send/recv both ways between rank 0 and the
+    last rank, and a barrier that the last rank enters late."""
+    last = world_size - 1
+    steps: list[dict[str, Any]] = []
+    ops = list(ops)
+    for lib in libs:
+        for dtype in dtypes:
+            if lib == "numpy" and dtype not in NUMPY_DTYPES:
+                continue
+            base = {"dtype": dtype, "lib": lib, "n": n}
+            for op in ops:
+                if op in ("allreduce", "reducescatter"):
+                    steps += [{**base, "op": op, "reduce": r} for r in REDUCE_OPS]
+                elif op == "reduce":
+                    steps += [{**base, "op": op, "reduce": r, "root": last} for r in REDUCE_OPS]
+                elif op == "broadcast":
+                    steps.append({**base, "op": op, "root": last})
+                elif op == "allgather":
+                    steps.append({**base, "op": op})
+                elif op == "sendrecv":
+                    steps += [{**base, "op": op, "src": 0, "dst": last}, {**base, "op": op, "src": last, "dst": 0}]
+    if "barrier" in ops:
+        steps.append({"op": "barrier", "delay_rank": last, "delay_s": 0.3})
+    for i, s in enumerate(steps):
+        s["seed"] = seed0 + i
+    return steps
+
+
+def interleaved(world_size: int, rounds: int, n: int = 4) -> list[dict[str, Any]]:
+    """Op ordering: point-to-point messages between every neighbour pair interleaved with
+    collectives, two messages in a row on the same pair (they must arrive in order)."""
+    steps: list[dict[str, Any]] = []
+    base = {"dtype": "float32", "lib": "torch", "n": n}
+    for _ in range(rounds):
+        steps.append({**base, "op": "allreduce", "reduce": "SUM"})
+        for r in range(world_size):
+            dst = (r + 1) % world_size
+            steps += [{**base, "op": "sendrecv", "src": r, "dst": dst}, {**base, "op": "sendrecv", "src": r, "dst": dst}]
+        steps.append({**base, "op": "broadcast", "root": 0})   # non-zero roots are CC-004's
+        steps.append({**base, "op": "allreduce", "reduce": "MAX"})
+    for i, s in enumerate(steps):
+        s["seed"] = 1000 + i
+    return steps
+
+
+def describe(step: dict[str, Any]) -> str:
+    """A step in a few words, for failure reasons: 'allreduce PRODUCT float16/numpy'."""
+    bits = [step["op"]]
+    if "reduce" in step:
+        bits.append(step["reduce"])
+    if "root" in step:
+        bits.append(f"root {step['root']}")
+    if step["op"] == "sendrecv":
+        bits.append(f"{step['src']}->{step['dst']}")
+    if "dtype" in step:
+        bits.append(f"{step['dtype']}/{step['lib']}")
+    return " ".join(bits)
+
+
+def judge(steps: list[dict[str, Any]], outputs: list[list[dict[str, Any]]], world_size: int,
+          tolerance_s: float = 0.05) -> list[str]:
+    """Problems found in what each rank returned (outputs[rank][step]); empty when all is right."""
+    problems: list[str] = []
+    for i, step in enumerate(steps):
+        what = describe(step)
+        if step["op"] == "barrier":
+            late = outputs[step["delay_rank"]][i]["entered"]
+            early = [r for r in range(world_size) if outputs[r][i]["left"] < late - tolerance_s]
+            if early:
+                problems.append(f"barrier: rank(s) {early} left the barrier before rank {step['delay_rank']} "
+                                f"entered it")
+            continue
+        for rank in range(world_size):
+            want, got = expected(step, rank, world_size), outputs[rank][i]
+            if want is None:
+                continue
+            if got["dtype"] != step["dtype"] or got["type"] != step["lib"]:
+                problems.append(f"{what}: rank {rank}'s tensor became {got['type']} {got['dtype']}")
+            elif got["values"] != want:
+                unchanged = got["values"] == got["input"]
+                hint = " (the caller's tensor still holds its input: not written in place)" if unchanged else ""
+                problems.append(f"{what} at world size {world_size}: rank {rank} holds {got['values']}, "
+                                f"expected {want}{hint}")
+    return problems

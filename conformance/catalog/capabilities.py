@@ -1,0 +1,84 @@
+"""Capability profiles: which plug-in capabilities a report certifies (pure; no Ray, no I/O
+beyond loading the profiles file).
+
+The tier ladder answers "how mature is this plugin as a whole"; profiles answer "which of Ray's
+plug-in interfaces does it certifiably implement" (device, topology, transport, collective, ...),
+the way Khronos profiles and MLPerf categories sit beside a conformance verdict instead of
+inside it. A profile is one of three states:
+
+* "certified"      – declared, and every check its selectors pick counts (pass; waived if allowed);
+* "not certified"  – declared, and some such check does not count (named in `blocking`);
+* "not declared"   – the manifest has no block for it: nothing was claimed, nothing is lost.
+
+Used by the report writer and by the verifier, which recomputes the profiles from the per-check
+results and never trusts the claimed ones. docs/capabilities.md explains the design.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+from conformance.catalog.data import Checklist, data_root, read_yaml_or_json, select_checks, validate
+
+CERTIFIED, NOT_CERTIFIED, NOT_DECLARED = "certified", "not certified", "not declared"
+
+
+def capabilities_path() -> Path:
+    return data_root() / "tiers" / "capabilities.yaml"
+
+
+def load_profiles(path: Path | None = None) -> list[dict[str, Any]]:
+    doc = read_yaml_or_json(path or capabilities_path(), what="capabilities")
+    validate(doc, "capabilities", what="capabilities")
+    return list(doc["capabilities"])
+
+
+def _counts(result: Mapping[str, Any] | None, allow_waived: bool) -> bool:
+    if result is None:
+        return False
+    outcome = result.get("outcome")
+    blocks = bool((result.get("waiver") or {}).get("blocks_tier", False))
+    return outcome == "pass" or (allow_waived and outcome == "waived" and not blocks)
+
+
+def compute_capabilities(results: Iterable[Mapping[str, Any]], checklist: Checklist,
+                         profiles: Iterable[Mapping[str, Any]], manifest: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """One entry per profile: {name, state, declared, required_checks, blocking[{id, outcome}]}."""
+    by_id = {r["id"]: r for r in results}
+    out = []
+    for p in profiles:
+        declared = "declared_by" not in p or bool(manifest.get(p["declared_by"]))
+        required: list[str] = []
+        for req in p["requires"]:
+            required += [c.id for c in select_checks(checklist, req["select"]) if c.id not in required]
+        blocking = [{"id": cid, "outcome": (by_id.get(cid) or {}).get("outcome", "skip")}
+                    for cid in required if not _counts(by_id.get(cid), bool(p.get("allow_waived", False)))]
+        state = NOT_DECLARED if not declared else (CERTIFIED if required and not blocking else NOT_CERTIFIED)
+        out.append({"name": p["name"], "state": state, "declared": declared, "required_checks": required,
+                    "blocking": blocking if declared else []})
+    return out
+
+
+def certified_names(capabilities: Iterable[Mapping[str, Any]]) -> list[str]:
+    return [c["name"] for c in capabilities if c.get("state") == CERTIFIED]
+
+
+def verify_claim(report: Mapping[str, Any], checklist: Checklist,
+                 profiles: Iterable[Mapping[str, Any]] | None = None) -> tuple[bool, str]:
+    """(ok, detail) for the verifier: the claimed capabilities equal the recomputed ones.
+
+    A report written before profiles existed claims none; it verifies, and the detail says what
+    its results would certify."""
+    profiles = load_profiles() if profiles is None else profiles
+    actual = compute_capabilities(report.get("checks") or [], checklist, profiles, report.get("manifest") or {})
+    claimed = report.get("capabilities")
+    names = ", ".join(certified_names(actual)) or "none"
+    if claimed is None:
+        return True, f"the report claims no capabilities (older report); its results certify: {names}"
+    want = {c["name"]: c["state"] for c in actual}
+    got = {str(c.get("name")): c.get("state") for c in claimed if isinstance(c, Mapping)}
+    if got != want:
+        diff = next((f"{n}: claimed {got.get(n)!r}, recomputed {want.get(n)!r}" for n in sorted(set(want) | set(got))
+                     if got.get(n) != want.get(n)), "")
+        return False, f"claimed capabilities differ from the per-check results ({diff})"
+    return True, f"recomputed capabilities equal the claim; certified: {names}"

@@ -1,0 +1,1 @@
+"""The collective area's checks (fixtures: conformance.areas.collective.fixtures)."""

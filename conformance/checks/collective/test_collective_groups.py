@@ -1,0 +1,130 @@
+"""Collective area, groups: Ray's three creation paths with the ranks they were given (CC-006),
+several named groups in the same actors kept apart (CC-007), destroy and re-create under the same
+name with nothing left behind (CC-008).
+
+They mirror Ray's test_basic_apis.py (test_get_rank, test_destroy_group, ten groups per actor)
+and test_gloo_group_isolation.py, for the manifest's backend.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from conformance.areas.collective import programs
+from conformance.areas.collective.context import CollectiveContext, CollectiveError, bounded, wait_until
+
+pytestmark = pytest.mark.cluster("shared")
+
+PATHS = ("init", "declarative", "experimental")
+
+
+def small_program(ws: int, seed0: int) -> list[dict[str, Any]]:
+    base = {"dtype": "float32", "lib": "torch", "n": 4}
+    steps = [{**base, "op": "allreduce", "reduce": "SUM"}, {**base, "op": "broadcast", "root": ws - 1},
+             {**base, "op": "sendrecv", "src": ws - 1, "dst": 0}]
+    for i, s in enumerate(steps):
+        s["seed"] = seed0 + i
+    return steps
+
+
+@pytest.mark.check("CC-006")
+def test_three_creation_paths_give_the_ranks_asked_for(cctx: CollectiveContext, collective_cluster: Any,
+                                                       check_params: dict[str, Any],
+                                                       check_metrics: dict[str, Any]) -> None:
+    bound = float(check_params["op_bound_s"])
+    members = cctx.pool()
+    ws = len(members)
+    ranks = [(i + 1) % ws for i in range(ws)]     # member i gets rank i+1: not the identity
+    problems = []
+    for k, path in enumerate(PATHS):
+        group = cctx.group_name(path)
+        steps = small_program(ws, 300 + 10 * k)
+        try:
+            handle = cctx.create(members, group, path, ranks)
+            outputs = cctx.execute(members, steps, group, bound, ranks)  # the first op builds a lazy group
+            views = bounded([m.group_view.remote(group) for m in members], bound, "get_rank/get_collective_group_size")
+            for i, (inited, rank, size) in enumerate(views):
+                if (inited, rank, size) != (True, ranks[i], ws):
+                    problems.append(f"{path}: member given rank {ranks[i]} of {ws} reports initialized={inited}, "
+                                    f"rank {rank}, size {size}")
+            problems += [f"{path}: {p}" for p in programs.judge(steps, outputs, ws)]
+            if path == "experimental":
+                cctx.destroy_handle(handle)
+            else:
+                cctx.destroy(members, group)
+        except CollectiveError as exc:
+            problems.append(f"{path}: {exc}")
+    assert not problems, "; ".join(problems[:6])
+
+
+@pytest.mark.check("CC-007")
+def test_named_groups_in_the_same_actors_are_isolated(cctx: CollectiveContext, collective_cluster: Any,
+                                                      check_params: dict[str, Any],
+                                                      check_metrics: dict[str, Any]) -> None:
+    """Groups of different sizes and rank orders over the same actors; programs submitted to all
+    of them at once, so each actor alternates between its groups."""
+    bound = float(check_params["op_bound_s"])
+    pool = cctx.pool()
+    layouts = []   # (members, ranks)
+    for g in range(int(check_params["groups"])):
+        size = 2 + g % (len(pool) - 1)
+        members = [pool[(g + i) % len(pool)] for i in range(size)]
+        ranks = list(range(size)) if g % 2 == 0 else list(reversed(range(size)))
+        layouts.append((members, ranks, cctx.group_name(f"iso{g}")))
+    problems: list[str] = []
+    try:
+        for members, ranks, group in layouts:
+            cctx.create(members, group, "init", ranks)
+        for rnd in range(int(check_params["rounds"])):
+            pending = []
+            for g, (members, ranks, group) in enumerate(layouts):
+                steps = small_program(len(members), 1000 * rnd + 10 * g)
+                refs = [m.run.remote(steps, r, len(members), group) for m, r in zip(members, ranks)]
+                pending.append((steps, ranks, group, refs))
+            for steps, ranks, group, refs in pending:
+                got = bounded(refs, bound, f"round {rnd} in group {group}")
+                by_rank: list[Any] = [None] * len(ranks)
+                for r, out in zip(ranks, got):
+                    by_rank[r] = out
+                problems += [f"group {group} (size {len(ranks)}): {p}" for p in programs.judge(steps, by_rank, len(ranks))]
+        for members, _, group in layouts:
+            cctx.destroy(members, group)
+    except CollectiveError as exc:
+        problems.append(str(exc))
+    check_metrics["groups"] = len(layouts)
+    assert not problems, "groups are not isolated: " + "; ".join(problems[:6])
+
+
+@pytest.mark.check("CC-008")
+def test_destroy_and_recreate_under_the_same_name_leaves_nothing_behind(
+        cctx: CollectiveContext, collective_cluster: Any, check_params: dict[str, Any],
+        check_metrics: dict[str, Any]) -> None:
+    bound, gone_s = float(check_params["op_bound_s"]), float(check_params["leftover_bound_s"])
+    members = cctx.pool()[:2]
+    problems = []
+    for path in ("init", "declarative", "experimental"):
+        group = cctx.group_name(f"again-{path}")
+        try:
+            for attempt, ranks in enumerate(([0, 1], [1, 0])):
+                steps = small_program(2, 500 + attempt)[:1]
+                which = "re-created" if attempt else "first"
+                handle = cctx.create(members, group, path, ranks)
+                problems += [f"{path}, {which} group: {p}"
+                             for p in programs.judge(steps, cctx.execute(members, steps, group, bound, ranks), 2)]
+                views = bounded([m.group_view.remote(group) for m in members], bound, "get_rank")
+                problems += [f"{path}, {which} group: a member given rank {r} reports rank {v[1]}"
+                             for r, v in zip(ranks, views) if v[1] != r]
+                if path == "experimental":
+                    cctx.destroy_handle(handle)
+                else:
+                    cctx.destroy(members, group)
+                views = bounded([m.group_view.remote(group) for m in members], bound, "is_group_initialized")
+                if any(v[0] for v in views):
+                    problems.append(f"{path}: a member still has group {group!r} after destroy_collective_group")
+                if path == "declarative" and not wait_until(lambda g=group: not cctx.info_actor_alive(g), gone_s):
+                    problems.append(f"{path}: the detached actor info_{group} is still alive {gone_s:.0f}s after "
+                                    "destroy_collective_group")
+        except CollectiveError as exc:
+            problems.append(f"{path}: {exc}")
+    assert not problems, "; ".join(problems[:6])

@@ -1,0 +1,124 @@
+"""Collective area, ops on a live cluster: registration reaches every process (CC-003), every op's
+semantics at several world sizes across nodes (CC-004), op ordering with point-to-point
+messages interleaved (CC-005).
+
+They mirror Ray's own tests (util/collective/tests/single_node_cpu_tests: test_allreduce,
+test_reduce, test_broadcast, test_allgather, test_reducescatter, test_sendrecv; and
+test_backend_registry) for the manifest's backend, through the public ray.util.collective API.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from conformance.areas.collective import programs
+from conformance.areas.collective.context import CollectiveContext, CollectiveError, bounded
+from conformance.run.fixtures import not_applicable
+
+pytestmark = pytest.mark.cluster("shared")
+
+
+def hook_job(cctx: CollectiveContext, bound_s: float) -> dict[str, Any]:
+    """Run conformance.areas.collective.hook_driver as a second job on this cluster."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    import ray
+
+    from conformance.areas.collective.members import spec_env
+
+    cfg = cctx.config
+    spec = spec_env(cfg.backend, cfg.group_class, cfg.register, cctx.python_path)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([*cctx.python_path, os.environ.get("PYTHONPATH", "")])}
+    cmd = [sys.executable, "-m", "conformance.areas.collective.hook_driver", ray.get_runtime_context().gcs_address,
+           spec, cfg.ray_backend, cctx.group_name("hook"), str(bound_s)]
+    try:
+        out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=bound_s)
+    except subprocess.TimeoutExpired:
+        return {"error": f"the second job did not finish within {bound_s:.0f}s"}
+    last = (out.stdout.strip().splitlines() or [""])[-1]
+    try:
+        return dict(json.loads(last))
+    except ValueError:
+        return {"error": f"the second job failed: {(out.stderr.strip().splitlines() or ['?'])[-1][:300]}"}
+
+
+@pytest.mark.check("CC-003")
+def test_backend_registers_in_driver_and_workers(cctx: CollectiveContext, collective_cluster: Any,
+                                                 check_params: dict[str, Any], check_metrics: dict[str, Any]) -> None:
+    from ray.util.collective import is_backend_available
+
+    bound = float(check_params["op_bound_s"])
+    problems = []
+    if not is_backend_available(cctx.config.backend):
+        problems.append(f"in the driver is_backend_available({cctx.config.backend!r}) is False after registering")
+    pool = cctx.pool()
+    infos = bounded([m.info.remote() for m in pool], bound, "the members' registry")
+    for i, info in enumerate(infos):
+        if not (info["registered"] and info["available"]):
+            problems.append(f"member {i} (registered in its constructor): registered={info['registered']}, "
+                            f"available={info['available']}")
+    hooked = hook_job(cctx, float(check_params["hook_bound_s"]))
+    if "error" in hooked:
+        problems.append(f"a job whose worker_process_setup_hook registers the backend: {hooked['error']}")
+    else:
+        for i, info in enumerate(hooked["infos"]):
+            if not info["registered"]:
+                problems.append(f"member {i} of a job whose worker_process_setup_hook registers the backend: "
+                                "the backend is not registered")
+        problems += [f"registering again in a worker (an idempotent helper must allow it): {a}"
+                     for a in hooked.get("again", []) if a]
+        problems += [f"in members registered by the hook: {p}" for p in hooked.get("problems", [])]
+    check_metrics["registration"] = {"driver": cctx.driver_registration, "workers": infos[0]["how"] if infos else None}
+    check_metrics["hook_job"] = hooked
+    assert not problems, "; ".join(problems)
+
+
+@pytest.mark.check("CC-004")
+def test_every_op_is_exact_at_each_world_size_across_nodes(cctx: CollectiveContext, collective_cluster: Any,
+                                                           check_params: dict[str, Any],
+                                                           check_metrics: dict[str, Any]) -> None:
+    bound = float(check_params["op_bound_s"])
+    pool = cctx.pool()
+    problems: list[str] = []
+    for ws in check_params["world_sizes"]:
+        members = pool[:ws]
+        nodes = len({i["node"] for i in bounded([m.info.remote() for m in members], bound, "member nodes")})
+        steps = programs.op_matrix(ws, cctx.config.dtypes, check_params["libraries"], cctx.config.ops,
+                                   int(check_params["elements"]), seed0=100 * ws)
+        group = cctx.group_name(f"ops{ws}")
+        try:
+            cctx.create(members, group)
+            found = programs.judge(steps, cctx.execute(members, steps, group, bound), ws)
+            cctx.destroy(members, group)
+        except CollectiveError as exc:
+            found = [f"world size {ws}: {exc}"]
+        problems += found[:6]
+        check_metrics[f"world_size_{ws}"] = {"steps": len(steps), "nodes": nodes, "problems": len(found)}
+    cctx.note("CC-004", f"{sum(v['steps'] for k, v in check_metrics.items() if k.startswith('world'))} op steps "
+                        f"over dtypes {', '.join(cctx.config.dtypes)} and {', '.join(check_params['libraries'])}")
+    assert not problems, "; ".join(problems)
+
+
+@pytest.mark.check("CC-005")
+def test_point_to_point_interleaved_with_collectives_stays_in_order(
+        cctx: CollectiveContext, collective_cluster: Any, check_params: dict[str, Any],
+        check_metrics: dict[str, Any]) -> None:
+    if not (cctx.config.claims("sendrecv") and cctx.config.claims("allreduce") and cctx.config.claims("broadcast")):
+        not_applicable("the backend does not claim send/recv, allreduce and broadcast (collective.ops)")
+    bound = float(check_params["op_bound_s"])
+    members = cctx.pool()
+    ws = len(members)
+    steps = programs.interleaved(ws, int(check_params["rounds"]))
+    group = cctx.group_name("order")
+    try:
+        cctx.create(members, group)
+        problems = programs.judge(steps, cctx.execute(members, steps, group, bound), ws)
+        cctx.destroy(members, group)
+    except CollectiveError as exc:
+        problems = [str(exc)]
+    check_metrics["steps"] = len(steps)
+    assert not problems, "op ordering: " + "; ".join(problems[:6])

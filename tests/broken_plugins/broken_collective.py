@@ -1,0 +1,118 @@
+"""Deliberately broken collective backends: the teeth of the collective checks (CC-*).
+
+Each class is the reference SIMCOLL backend with one or more real-world defects. Where defects
+do not disturb each other's checks, one class carries several, each caught by a different
+check for its own named reason (tests/teeth.yaml says which phrase).
+"""
+from __future__ import annotations
+
+import time
+from typing import Any, List
+
+from ray.util.collective.backend_registry import register_collective_backend
+
+from conformance.simulated.collective import SimCollGroup, _from_bytes, _reduce, _to_bytes, _torch
+
+
+class ExtraInitArg(SimCollGroup):
+    """Wants a timeout in its constructor: Ray passes only (world_size, rank, group_name). CC-001."""
+
+    def __init__(self, world_size: int, rank: int, group_name: str, timeout_ms: int) -> None:
+        super().__init__(world_size, rank, group_name)
+
+
+class AlwaysAvailable(SimCollGroup):
+    """Says it is available on a host without the vendor library or device. CC-002."""
+
+    @classmethod
+    def check_backend_availability(cls) -> bool:
+        return True
+
+
+def register_not_idempotent() -> None:
+    """A vendor helper that registers unconditionally: the second call raises ValueError. CC-003."""
+    register_collective_backend("SIMCOLL", AlwaysAvailable)
+
+
+class RootZeroSharedSeqCached(SimCollGroup):
+    """Three defects:
+
+    * reduce and broadcast always use rank 0 as the root (CC-004: "root");
+    * point-to-point messages take their numbers from the collective op counter, on the two
+      ranks of the message only, so the other ranks' next collective no longer matches
+      (CC-005: "op ordering");
+    * one group object per name, cached at class level and never evicted by destroy_group, so
+      a group re-created under the same name keeps the old rank (CC-008: "reports rank").
+    """
+
+    _cache: dict = {}
+
+    def __new__(cls, world_size: int, rank: int, group_name: str) -> "RootZeroSharedSeqCached":
+        if group_name in cls._cache:
+            return cls._cache[group_name]
+        obj = super().__new__(cls)
+        return obj
+
+    def __init__(self, world_size: int, rank: int, group_name: str) -> None:
+        if group_name in type(self)._cache:
+            return
+        super().__init__(world_size, rank, group_name)
+        type(self)._cache[group_name] = self
+
+    def reduce(self, tensors: List[Any], reduce_options: Any = None) -> None:
+        t = _torch(tensors[0])
+        parts = self._exchange(_to_bytes(t), "reduce", reduce_options)
+        if self.rank == 0:
+            t.copy_(_reduce(reduce_options.reduceOp, [_from_bytes(p, t) for p in parts]))
+
+    def broadcast(self, tensors: List[Any], broadcast_options: Any = None) -> None:
+        t = _torch(tensors[0])
+        parts = self._exchange(_to_bytes(t) if self.rank == 0 else b"", "broadcast", broadcast_options)
+        if self.rank != 0:
+            t.copy_(_from_bytes(parts[0], t))
+
+    def send(self, tensors: List[Any], send_options: Any) -> None:
+        self._seq += 1
+        super().send(tensors, send_options)
+
+    def recv(self, tensors: List[Any], recv_options: Any) -> None:
+        self._seq += 1
+        super().recv(tensors, recv_options)
+
+    def destroy_group(self) -> None:
+        pass
+
+
+class WrongSizeSharedCommNoTimeout(SimCollGroup):
+    """Three defects:
+
+    * its world_size property (what get_collective_group_size reports) counts one rank too
+      many (CC-006: "size");
+    * one communicator per world size: groups of the same size share their files, so two
+      groups driven at once read each other's data (CC-007: "not isolated");
+    * it waits for a missing peer forever: survivors of a death hang (CC-009: "still waits").
+    """
+
+    def __init__(self, world_size: int, rank: int, group_name: str) -> None:
+        super().__init__(world_size, rank, f"size-{world_size}")
+        self._true_size = world_size
+
+    @property
+    def world_size(self) -> int:
+        return self._true_size + 1
+
+    def _exchange(self, data: bytes, what: str, options: Any) -> List[bytes]:
+        size = self._true_size
+        k = self._seq
+        self._seq += 1
+        self._write(f"c{k}.r{self.rank}", data)
+        parts = self._wait([f"c{k}.r{r}" for r in range(size)], what, options)
+        if k > 0:
+            (self._dir / f"c{k - 1}.r{self.rank}").unlink(missing_ok=True)
+        return parts
+
+    def _wait(self, names: List[str], what: str, options: Any) -> List[bytes]:
+        paths = [self._dir / n for n in names]
+        while not all(p.exists() for p in paths):
+            time.sleep(0.01)
+        return [p.read_bytes() for p in paths]

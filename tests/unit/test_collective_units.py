@@ -1,0 +1,126 @@
+"""The collective area's pure parts: expected results, judging, config, contract, capabilities."""
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from conformance.areas.collective import programs
+from conformance.areas.collective.config import collective_config
+from conformance.areas.collective.report import render
+from conformance.catalog.capabilities import (
+    CERTIFIED,
+    NOT_CERTIFIED,
+    NOT_DECLARED,
+    compute_capabilities,
+    load_profiles,
+    verify_claim,
+)
+from conformance.catalog.data import load_checklist
+from conformance.catalog.manifest import load_manifest
+
+
+def test_expected_results_follow_rays_semantics() -> None:
+    ws, n = 3, 4
+    rows = [programs.values(5, r, n) for r in range(ws)]
+    step = {"op": "allreduce", "reduce": "PRODUCT", "n": n, "seed": 5}
+    assert programs.expected(step, 1, ws) == [a * b * c for a, b, c in zip(*rows)]
+    red = {"op": "reduce", "reduce": "MIN", "root": 2, "n": n, "seed": 5}
+    assert programs.expected(red, 2, ws) == [min(col) for col in zip(*rows)]
+    assert programs.expected(red, 0, ws) is None          # non-root contents are not specified
+    assert programs.expected({"op": "broadcast", "root": 2, "n": n, "seed": 5}, 0, ws) == rows[2]
+    assert programs.expected({"op": "allgather", "n": n, "seed": 5}, 1, ws) == rows
+    rs = programs.expected({"op": "reducescatter", "reduce": "SUM", "n": n, "seed": 5}, 1, ws)
+    assert rs == [sum(col) for col in zip(*(programs.scatter_input(5, r, n, ws)[1] for r in range(ws)))]
+
+
+def test_every_result_is_exact_in_the_narrowest_dtypes() -> None:
+    """Products over three ranks stay <= 125 (int8, bfloat16 hold them exactly)."""
+    for seed in range(20):
+        step = {"op": "allreduce", "reduce": "PRODUCT", "n": 8, "seed": seed}
+        assert max(programs.expected(step, 0, 3)) <= 125
+
+
+def test_judge_names_a_result_not_written_in_place() -> None:
+    steps = [{"op": "allreduce", "reduce": "SUM", "dtype": "float32", "lib": "torch", "n": 2, "seed": 0}]
+    mine = [programs.values(0, r, 2) for r in range(2)]
+    outs = [[{"values": mine[r], "input": mine[r], "dtype": "float32", "type": "torch"}] for r in range(2)]
+    problems = programs.judge(steps, outs, 2)
+    assert problems and "not written in place" in problems[0]
+
+
+def test_op_matrix_covers_every_reduce_op_and_a_non_zero_root() -> None:
+    steps = programs.op_matrix(3, ["float32", "bfloat16"], ["torch", "numpy"], ["allreduce", "reduce", "broadcast"], 4)
+    assert {s["reduce"] for s in steps if s["op"] == "allreduce"} == {"SUM", "PRODUCT", "MIN", "MAX"}
+    assert all(s["root"] == 2 for s in steps if "root" in s)
+    assert not [s for s in steps if s.get("lib") == "numpy" and s["dtype"] == "bfloat16"]
+
+
+def test_collective_config_defaults_and_builtin() -> None:
+    m = load_manifest("builtin:simulated-collective")
+    cfg = collective_config(m)
+    assert cfg is not None and cfg.backend == "SIMCOLL" and not cfg.builtin and cfg.claims("sendrecv")
+    gloo = collective_config(SimpleNamespace(data={"collective": {"backend": "gloo"}}))
+    assert gloo is not None and gloo.builtin and gloo.ray_backend == "gloo" and gloo.dtypes == ("float32",)
+    assert collective_config(SimpleNamespace(data={})) is None
+
+
+def test_contract_finds_the_constructor_ray_cannot_call() -> None:
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).parent.parent / "broken_plugins"))
+    import broken_collective
+
+    from conformance.areas.collective.contract import contract_problems
+    from conformance.simulated.collective import SimCollGroup
+
+    assert contract_problems(SimCollGroup, builtin=False) == []
+    assert any("constructor" in p for p in contract_problems(broken_collective.ExtraInitArg, builtin=False))
+    assert contract_problems(object, builtin=False)[0].endswith("raises TypeError)")
+
+
+def test_section_renderer_sanitises_and_tabulates() -> None:
+    text = render({"backend": "X\x1b[31m", "group_class": "a:B", "checks": {"CC-004": "ok"},
+                   "bandwidth": [{"op": "allreduce", "world_size": 2, "bytes": 1024, "algbw_gbps": 1.5,
+                                  "busbw_gbps": 1.5, "host_copy_gbps": 9.0}]})
+    assert "\x1b" not in text and "| allreduce | 2 | 1024 |" in text
+
+
+@pytest.fixture(scope="module")
+def checklist():  # type: ignore[no-untyped-def]
+    return load_checklist()
+
+
+def _results(checklist, fail: str | None = None, area_outcome: dict | None = None):  # type: ignore[no-untyped-def]
+    out = []
+    for c in checklist.active():
+        outcome = (area_outcome or {}).get(c.area, "pass")
+        out.append({"id": c.id, "outcome": "fail" if c.id == fail else outcome})
+    return out
+
+
+def test_undeclared_collective_is_not_declared_and_costs_nothing(checklist) -> None:  # type: ignore[no-untyped-def]
+    caps = {c["name"]: c for c in compute_capabilities(
+        _results(checklist, area_outcome={"collective": "not_applicable"}), checklist, load_profiles(),
+        {"transport": {"name": "X"}})}
+    assert caps["collective"]["state"] == NOT_DECLARED and caps["collective"]["blocking"] == []
+    assert caps["device"]["state"] == caps["transport"]["state"] == CERTIFIED
+
+
+def test_declared_collective_failing_a_must_is_not_certified(checklist) -> None:  # type: ignore[no-untyped-def]
+    caps = {c["name"]: c for c in compute_capabilities(_results(checklist, fail="CC-004"), checklist,
+                                                        load_profiles(), {"collective": {"backend": "B"}})}
+    assert caps["collective"]["state"] == NOT_CERTIFIED
+    assert caps["collective"]["blocking"] == [{"id": "CC-004", "outcome": "fail"}]
+
+
+def test_verify_recomputes_capabilities(checklist) -> None:  # type: ignore[no-untyped-def]
+    results = _results(checklist, fail="CC-009")
+    manifest = {"collective": {"backend": "B"}}
+    honest = compute_capabilities(results, checklist, load_profiles(), manifest)
+    assert verify_claim({"checks": results, "manifest": manifest, "capabilities": honest}, checklist)[0]
+    forged = [{**c, "state": CERTIFIED} for c in honest]
+    ok, detail = verify_claim({"checks": results, "manifest": manifest, "capabilities": forged}, checklist)
+    assert not ok and "collective" in detail
+    assert verify_claim({"checks": results, "manifest": manifest}, checklist)[0]   # older report
