@@ -39,7 +39,7 @@ browser:
 	@command -v chromium >/dev/null 2>&1 || { SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
 	  $$SUDO apt-get update && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; }
 
-test: $(STAMP) browser
+test: $(STAMP) browser lint
 	$(BIN)/python -m pytest -p no:cacheprovider --durations=15 tests $(PYTEST_ARGS)
 
 ## ruff (errors, bugbear, import order) and mypy (run/, catalog/, signing/, report/): pyproject.toml.

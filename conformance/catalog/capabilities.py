@@ -18,13 +18,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from conformance.catalog.data import Checklist, data_root, read_yaml_or_json, select_checks, validate
+from conformance.catalog.data import (Checklist, data_root, packaged_data_root, read_yaml_or_json, select_checks,
+                                      validate)
 
 CERTIFIED, NOT_CERTIFIED, NOT_DECLARED = "certified", "not certified", "not declared"
 
 
 def capabilities_path() -> Path:
-    return data_root() / "tiers" / "capabilities.yaml"
+    """tiers/capabilities.yaml; the packaged one when an override folder (CONFORMANCE_DATA_DIR)
+    does not carry its own (as run.yaml)."""
+    path = data_root() / "tiers" / "capabilities.yaml"
+    return path if path.exists() else packaged_data_root() / "tiers" / "capabilities.yaml"
 
 
 def load_profiles(path: Path | None = None) -> list[dict[str, Any]]:

@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any, Mapping
 
 import jsonschema
-import yaml
 
 from conformance.errors import UserError
 

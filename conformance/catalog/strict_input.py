@@ -24,7 +24,7 @@ import re
 import stat
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 import yaml
 
@@ -287,3 +287,14 @@ def load(path: Path, *, what: str, max_bytes: int = MAX_FILE_BYTES, within: Path
         raise UserError(f"{what}: file not found: {path}")
     raw = read_regular(path, what, max_bytes=max_bytes, within=within)
     return parse(raw, str(path), fmt="json" if path.suffix == ".json" else "yaml", what=what)
+
+
+def as_map(value: Any) -> Mapping[str, Any]:
+    """`value` when it is a mapping, else an empty one: for reading a field of untrusted JSON whose
+    type the schema check may not have run on yet (a verifier reports the schema error elsewhere)."""
+    return value if isinstance(value, Mapping) else {}
+
+
+def as_list(value: Any) -> list[Any]:
+    """`value` when it is a list, else an empty one (see as_map)."""
+    return value if isinstance(value, list) else []

@@ -17,12 +17,12 @@ from conformance.errors import UserError
 
 
 def cmd_preflight(args: argparse.Namespace) -> int:
-    from conformance.cluster.manager import SHARED, ClusterManager, ClusterStartError, prepare_driver
-    from conformance.catalog.manifest import check_manifest
-    from conformance.run.preflight import ERROR, Finding, host_state, render_lines, run_preflight
-    from conformance.report.sanitize import terminal
-
     import time
+
+    from conformance.catalog.manifest import check_manifest
+    from conformance.cluster.manager import SHARED, ClusterManager, ClusterStartError, prepare_driver
+    from conformance.report.sanitize import terminal
+    from conformance.run.preflight import ERROR, Finding, host_state, render_lines, run_preflight
 
     t0 = time.monotonic()
     manifest = check_manifest(args.manifest)

@@ -60,7 +60,6 @@ def cmd_tiers(args: argparse.Namespace) -> int:
 def cmd_validate_manifest(args: argparse.Namespace) -> int:
     from conformance.catalog.manifest import check_manifest, expected_contradictions, resolve_manager
     from conformance.report.sanitize import terminal
-
     from conformance.run.preflight import refuse_node_start_hang
 
     m = check_manifest(args.manifest)        # every call into the plugin bounded (conformance.run.vendor_calls)

@@ -17,11 +17,11 @@ from conformance.errors import UserError
 
 
 def cmd_topology(args: argparse.Namespace) -> int:
-    from conformance.cluster.manager import SHARED, ClusterManager, ClusterStartError, prepare_driver
-    from conformance.catalog.manifest import check_manifest
     from conformance.areas.topology.collect import collect_node_facts
     from conformance.areas.topology.view import build_view
     from conformance.catalog.labels import load_vocabulary
+    from conformance.catalog.manifest import check_manifest
+    from conformance.cluster.manager import SHARED, ClusterManager, ClusterStartError, prepare_driver
 
     manifest = check_manifest(args.manifest)
     topo = manifest.data.get("topology") or {}

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Iterator, Mapping
 
-from conformance.cluster.injection import AUTOINSTALL_MODULE, ENV_VAR, install_managers, unit_instance_resources
 from conformance.catalog.manifest import Manifest, resolve_manager
+from conformance.cluster.injection import AUTOINSTALL_MODULE, ENV_VAR, install_managers, unit_instance_resources
 from conformance.run.timeouts import CheckTimeout
 from conformance.run.vendor_calls import HangRecord, KnownHang
 

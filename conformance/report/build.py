@@ -16,10 +16,10 @@ from tabulate import tabulate
 
 from conformance import SUITE_NAME
 from conformance.catalog.data import SuiteData, load_schema, schema_path, sha256_file
+from conformance.catalog.ladder import RunContext, compute_tiers
 from conformance.report.results import TestRecord, summarize
 from conformance.report.sanitize import markdown_cell
 from conformance.run.selection import is_partial, selection_record
-from conformance.catalog.ladder import RunContext, compute_tiers
 
 OUTCOME_MARK = {"pass": "PASS", "fail": "FAIL", "error": "ERROR", "skip": "SKIP",
                 "not_applicable": "N/A", "waived": "WAIVED"}

@@ -15,18 +15,18 @@ from typing import Any
 
 import pytest
 
+from conformance.catalog.data import SuiteData, load_suite_data
+from conformance.catalog.manifest import Manifest, load_manifest
 from conformance.cluster import shapes
 from conformance.cluster.manager import ClusterManager, ClusterShape, ClusterStartError, prepare_driver
-from conformance.catalog.data import SuiteData, load_suite_data
+from conformance.report.build import build_report, now_iso, tier_table
 from conformance.report.environment import fingerprint
-from conformance.catalog.manifest import Manifest, load_manifest
+from conformance.report.results import TestRecord, aggregate
+from conformance.report.writer import ReportWriter
 from conformance.run.outcomes import apply_phase, new_record, waiver_xfail
 from conformance.run.registry_lint import lint_registry
-from conformance.report.build import build_report, now_iso, tier_table
-from conformance.report.writer import ReportWriter
-from conformance.report.results import TestRecord, aggregate
-from conformance.run.state import METRICS_KEY
 from conformance.run.selection import selection_record
+from conformance.run.state import METRICS_KEY
 from conformance.run.timeouts import hard_timeout
 from conformance.run.vendor_calls import HangRecord
 from conformance.run.watchdog import Watchdog

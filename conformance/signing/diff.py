@@ -40,6 +40,7 @@ from tabulate import tabulate
 
 from conformance.catalog import data
 from conformance.catalog.ladder import PASSING, tier_rank
+from conformance.catalog.strict_input import as_map
 from conformance.errors import UserError
 from conformance.report.sanitize import markdown_cell, terminal
 from conformance.signing import attestation as att
@@ -140,8 +141,8 @@ def _compare_metrics(cid: str, old: Mapping[str, Any], new: Mapping[str, Any], t
 
 
 def _identity(report: Mapping[str, Any]) -> dict[str, Any]:
-    manifest = report.get("manifest") if isinstance(report.get("manifest"), dict) else {}
-    suite = report.get("suite") if isinstance(report.get("suite"), dict) else {}
+    manifest = as_map(report.get("manifest"))
+    suite = as_map(report.get("suite"))
     return {"vendor": manifest.get("vendor"), "product": manifest.get("product"), "release": suite.get("version")}
 
 

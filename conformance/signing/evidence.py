@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from conformance.catalog.data import Checklist
+from conformance.catalog.strict_input import as_list, as_map
 from conformance.report import judges
 from conformance.report.results import OUTCOMES
 from conformance.report.sanitize import terminal
@@ -30,7 +31,7 @@ def _claimed(entry: Mapping[str, Any]) -> str:
     """The outcome the entry claims its test reached (a waived check reached `fail`)."""
     outcome = str(entry.get("outcome"))
     if outcome == "waived":
-        waiver = entry.get("waiver") if isinstance(entry.get("waiver"), Mapping) else {}
+        waiver = as_map(entry.get("waiver"))
         return str(waiver.get("original_outcome") or "fail")
     return outcome
 
@@ -53,7 +54,7 @@ def evidence_problems(checks: list[Any], checklist: Checklist) -> tuple[list[str
         if claimed not in ("pass", "fail"):
             continue
         judged += 1
-        metrics = entry.get("metrics") if isinstance(entry.get("metrics"), Mapping) else {}
+        metrics = as_map(entry.get("metrics"))
         verdict = judges.judge(check.id, metrics, check.params)
         reason = terminal(verdict.reason, limit=240)
         if claimed == "pass" and verdict.outcome != "pass":
@@ -64,13 +65,13 @@ def evidence_problems(checks: list[Any], checklist: Checklist) -> tuple[list[str
 
 
 def summary_problems(report: Mapping[str, Any]) -> list[str]:
-    checks = report.get("checks") if isinstance(report.get("checks"), list) else []
+    checks = as_list(report.get("checks"))
     counts = {o: 0 for o in OUTCOMES}
     for entry in checks:
         outcome = entry.get("outcome") if isinstance(entry, Mapping) else None
         if outcome in counts:
             counts[outcome] += 1
-    summary = report.get("summary") if isinstance(report.get("summary"), Mapping) else {}
+    summary = as_map(report.get("summary"))
     problems = [f"{k} is {terminal(summary[k], limit=40)}, the checks give {counts[k]}"
                 for k in OUTCOMES if k in summary and summary[k] != counts[k]]
     problems += [f"{k} is missing (the checks give {counts[k]})" for k in OUTCOMES if k not in summary]
@@ -83,7 +84,7 @@ def summary_problems(report: Mapping[str, Any]) -> list[str]:
 def evidence_lines(report: Mapping[str, Any], checklist: Checklist | None) -> list[tuple[str, bool, str]]:
     """(name, ok, detail) lines for verify: evidence, summary, selection."""
     lines: list[tuple[str, bool, str]] = []
-    checks = report.get("checks") if isinstance(report.get("checks"), list) else []
+    checks = as_list(report.get("checks"))
     if checklist is None:
         lines.append(("evidence", False, "cannot judge: the release's checklist is not available"))
     else:

@@ -159,9 +159,9 @@ def load_releases(path: Path | None = None) -> dict[str, Release]:
                                               for f in DIGEST_FIELDS):
             raise UserError(f"releases: {path}: {version}: needs {', '.join(DIGEST_FIELDS)} (sha256 hex)")
     data.validate(doc, "releases", what=f"releases: {path}")
-    return {version: Release(version, *(entry[f] for f in DIGEST_FIELDS),
-                             tuple(sorted(entry["schemas_sha256"].items())), tuple(entry["ray_versions"]),
-                             entry.get("published"))
+    return {version: Release(version=version, **{f: entry[f] for f in DIGEST_FIELDS},
+                             schemas_sha256=tuple(sorted(entry["schemas_sha256"].items())),
+                             ray_versions=tuple(entry["ray_versions"]), published=entry.get("published"))
             for version, entry in doc["releases"].items()}
 
 

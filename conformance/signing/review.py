@@ -20,6 +20,7 @@ from tabulate import tabulate
 
 from conformance.catalog import data
 from conformance.catalog.ladder import compute_tiers
+from conformance.catalog.strict_input import as_list, as_map
 from conformance.errors import UserError
 from conformance.report.sanitize import markdown_cell, terminal
 from conformance.signing import attestation as att
@@ -47,9 +48,9 @@ def time_limit(seconds: float | None) -> Iterator[None]:
     Reads are already bounded (regular files only, size caps); this bounds the CPU side too, so
     one hostile submission cannot stall the whole review.
     """
-    usable = (seconds and seconds > 0 and hasattr(signal, "setitimer")
+    usable = (seconds is not None and seconds > 0 and hasattr(signal, "setitimer")
               and threading.current_thread() is threading.main_thread())
-    if not usable:
+    if not usable or seconds is None:
         yield
         return
 
@@ -119,14 +120,14 @@ def _fill(row: Row, folder: Path, trusted: Sequence[TrustedKey] | None, known: d
           releases_file: Path, waivers_file: Path | None) -> None:
     report = att.parse_report(att.read_file(folder / att.REPORT_JSON, "review", within=folder),
                               str(folder / att.REPORT_JSON))
-    manifest = report.get("manifest") if isinstance(report.get("manifest"), dict) else {}
-    suite = report.get("suite") if isinstance(report.get("suite"), dict) else {}
+    manifest = as_map(report.get("manifest"))
+    suite = as_map(report.get("suite"))
     row.vendor = _short_str(manifest.get("vendor"))
     row.product = _short_str(manifest.get("product"))
     row.suite_version = _short_str(suite.get("version"))
     row.date = _short_str(report.get("finished_at"))[:10]
     row.claimed_tier = report.get("tier") if isinstance(report.get("tier"), str) else None
-    checks = report.get("checks") if isinstance(report.get("checks"), list) else []
+    checks = as_list(report.get("checks"))
     checks = [c for c in checks if isinstance(c, dict)]
     row.failing = sorted(_short_str(c.get("id")) for c in checks if c.get("outcome") in att.FAILED_OUTCOMES)
     row.waived = sorted(_short_str(c.get("id")) for c in checks if c.get("outcome") == "waived")

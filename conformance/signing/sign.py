@@ -12,8 +12,14 @@ from pathlib import Path
 from conformance.catalog import data
 from conformance.errors import UserError
 from conformance.signing import dsse, keys, releases, submission
-from conformance.signing.attestation import (BUNDLE_NAME, ENVELOPE_NAME, write_new, build_statement,
-                                             plugin_artifact, release_descriptors)
+from conformance.signing.attestation import (
+    BUNDLE_NAME,
+    ENVELOPE_NAME,
+    build_statement,
+    plugin_artifact,
+    release_descriptors,
+    write_new,
+)
 from conformance.signing.canonical import canonical_json
 
 

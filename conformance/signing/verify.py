@@ -46,6 +46,7 @@ from typing import Any, Mapping, Sequence
 
 from conformance.catalog import capabilities, data, strict_input
 from conformance.catalog.ladder import compute_tiers, required_checks
+from conformance.catalog.strict_input import as_list, as_map
 from conformance.errors import UserError
 from conformance.report.sanitize import terminal
 from conformance.signing import attestation as att
@@ -192,6 +193,7 @@ def _check_subjects(v: Verification, st: Mapping[str, Any], folder: Path, report
             v.add(f"subject {name}", False, "not among the signed subjects")
             continue
         if name in file_digests:
+            actual: str | None
             actual, where = file_digests[name], "file"
         else:  # the plugin artifact: check the file when it sits beside the envelope
             beside = folder / name
@@ -338,7 +340,7 @@ def effective_checks(checks: Sequence[Mapping[str, Any]], known: Sequence[data.W
         if c.get("outcome") == "waived":
             listed = _listed_waiver(c, known)
             expired = listed is not None and when is not None and when > date.fromisoformat(listed.expires)
-            c["waiver"] = {**(c.get("waiver") if isinstance(c.get("waiver"), dict) else {}),
+            c["waiver"] = {**(as_map(c.get("waiver"))),
                            "blocks_tier": listed is None or expired or listed.blocks_tier}
         out.append(c)
     return out
@@ -399,8 +401,8 @@ def _check_claims(v: Verification, st: Mapping[str, Any], report: Mapping[str, A
         problems.append(f"statement tier {ext.get('tier')!r} differs from report.json's {report.get('tier')!r}")
     if ext.get("suiteVersion") != report["suite"]["version"]:
         problems.append(f"statement suiteVersion {ext.get('suiteVersion')!r} differs from report.json's")
-    manifest = report.get("manifest") if isinstance(report.get("manifest"), dict) else {}
-    environment = report.get("environment") if isinstance(report.get("environment"), dict) else {}
+    manifest = as_map(report.get("manifest"))
+    environment = as_map(report.get("environment"))
     for key, value in (("vendor", manifest.get("vendor")), ("product", manifest.get("product")),
                        ("finishedAt", report.get("finished_at")), ("manifestSha256", report.get("manifest_sha256")),
                        ("rayVersion", environment.get("ray")), ("environmentSha256", att.environment_sha256(report))):
@@ -408,7 +410,7 @@ def _check_claims(v: Verification, st: Mapping[str, Any], report: Mapping[str, A
             problems.append(f"statement {key} {terminal(repr(ext.get(key)), limit=80)} differs from "
                             f"report.json's {terminal(repr(value), limit=80)}")
     want_config = att.configuration(report, schema_sha256_fallback, release_data)
-    config = pred.get("configuration") if isinstance(pred.get("configuration"), list) else []
+    config = as_list(pred.get("configuration"))
     if not isinstance(pred.get("configuration"), list) \
             or not all(isinstance(rd, dict) and isinstance(rd.get("name"), str) for rd in config):
         problems.append("configuration is not a list of named ResourceDescriptors")
@@ -447,10 +449,10 @@ def _check_identity(v: Verification, env: dsse.Envelope, trusted: Sequence[Trust
                     report: Mapping[str, Any]) -> None:
     """Signature by a trusted key, and that key bound to the report's vendor (naming both if not)."""
     signers = dsse.valid_signers(env, trusted) if trusted else []
-    manifest = report.get("manifest") if isinstance(report.get("manifest"), dict) else {}
+    manifest = as_map(report.get("manifest"))
     vendor = manifest.get("vendor")
     bound = [k for k in signers if k.may_sign_for(vendor)]
-    signer = (bound or signers or [None])[0]
+    signer = bound[0] if bound else (signers[0] if signers else None)
     v.signer = signer
     if signer is None:
         hints = ", ".join(sorted({s.keyid for s in env.signatures if s.keyid})[:5]) or "none"
@@ -627,7 +629,7 @@ def verify_path(path: Path, trusted: Sequence[TrustedKey], *, releases_file: Pat
 
 
 _ORDER = ["signature", "identity", "bundle", "statement", "subjects", "subject", "schema", "trust", "release",
-          "cross-check", "time", "claims", "tier", "completeness", "waivers", "validity", "evidence", "summary", "selection"]
+          "cross-check", "time", "claims", "tier", "capabilities", "completeness", "waivers", "validity", "evidence", "summary", "selection"]
 
 
 def _ordered(v: Verification) -> Verification:

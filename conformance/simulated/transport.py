@@ -40,7 +40,6 @@ from multiprocessing import resource_tracker, shared_memory
 from typing import Any, Dict, List, Optional, Set, Tuple
 
 import torch
-
 from ray.experimental.rdt import CommunicatorMetadata, TensorTransportManager, TensorTransportMetadata
 
 TRANSPORT_NAME = "SIMXFER"

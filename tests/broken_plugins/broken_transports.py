@@ -16,7 +16,6 @@ from multiprocessing import shared_memory
 from typing import Any, List, Optional
 
 import torch
-
 from ray.experimental.rdt import CommunicatorMetadata, TensorTransportMetadata
 from ray.experimental.rdt.tensor_transport_manager import FetchRequest
 

@@ -8,7 +8,6 @@ SIMXFER (the handshake succeeds at once); behind a partition the receive hangs.
 from __future__ import annotations
 
 import dataclasses
-import os
 import socket
 import threading
 import time

@@ -42,7 +42,7 @@ def test_id_ranges_and_failed_checks() -> None:
 
 @pytest.mark.parametrize("args, message", [
     (["--area", "nope"], "argument --area: invalid choice: 'nope' (choose from 'device', "),
-    (["--check", "DP-001,DP-999"], "--check: unknown check id 'DP-999'; expected one of DP-001..DP-"),
+    (["--check", "DP-001,DP-999"], "--check: unknown check id 'DP-999'; expected one of "),
     (["--last-failed"], "--last-failed: no previous report at "),
 ])
 def test_bad_choices_are_one_line_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str],

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conformance.cli.main import main
 from conformance.catalog.manifest import check_manifest
+from conformance.cli.main import main
 from suite_runner import SIM_MANIFEST, sim_manifest
 
 

@@ -7,21 +7,17 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-
-from conformance.run.command import suite_command
 import yaml
 
-from conformance.run.command import suite_command
-
 from conformance.catalog.data import load_suite_data, parse_checklist, parse_ladder, waivers_path
+from conformance.catalog.ladder import RunContext, compute_tiers
 from conformance.report.results import TestRecord as Record
 from conformance.report.results import aggregate
-from conformance.catalog.ladder import RunContext, compute_tiers
+from conformance.run.command import suite_command
 
 ROOT = Path(__file__).resolve().parents[2]
 CATALOG = ROOT  # the data folders tiers/ and schemas/ are at the repository's top level
@@ -149,6 +145,7 @@ def test_waiver_file_to_report_to_tier(tmp_path: Path, blocks: bool, tier: str) 
     env = {**{k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"}, "CONFORMANCE_DATA_DIR": str(data)}
     proc = subprocess.run(suite_command(SIM_MANIFEST, out, [str(checks)], rootdir=None),
                           capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path)
+    assert (out / "report.json").exists(), proc.stdout[-3000:] + proc.stderr[-3000:]
     report = json.loads((out / "report.json").read_text())
     entry = next(c for c in report["checks"] if c["id"] == "FR-016")
     assert entry["outcome"] == "waived", proc.stdout[-2000:]

@@ -9,17 +9,14 @@ from __future__ import annotations
 
 import io
 import os
-import sys
 from pathlib import Path
-
-import pytest
 from urllib.parse import unquote, urlparse
 
+import pytest
 
 from chromium import Chromium, PageResult, chromium_binary  # noqa: E402
-from html_samples import example_report, failing_report, write_submissions  # noqa: E402
-
 from conformance.report.html import render_report_html  # noqa: E402
+from html_samples import example_report, failing_report, write_submissions  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 SECTIONS = ("tiers", "areas", "topology", "bandwidth", "pairwise", "recovery", "failures", "checks", "run")

@@ -19,10 +19,10 @@ from conformance.catalog import (
 from conformance.cli.main import main as cli_main  # noqa: E402
 from conformance.errors import UserError  # noqa: E402
 from conformance.signing import attestation as att  # noqa: E402
-from conformance.signing.sign import sign_report_dir  # noqa: E402
 from conformance.signing import dsse, keys, pkcs8, releases  # noqa: E402
 from conformance.signing.canonical import canonical_json  # noqa: E402
 from conformance.signing.keyring import key_from_file, load_keyring  # noqa: E402
+from conformance.signing.sign import sign_report_dir  # noqa: E402
 from conformance.signing.verify import verify_path  # noqa: E402
 from signing_support import build_report, check_ids, suite, write_releases, write_report_dir  # noqa: E402
 

@@ -12,10 +12,9 @@ import yaml
 import conformance  # noqa: E402
 from conformance.catalog import data  # noqa: E402
 from conformance.errors import UserError  # noqa: E402
-from conformance.signing import attestation as att  # noqa: E402
-from conformance.signing.sign import sign_report_dir  # noqa: E402
 from conformance.signing import keys, releases  # noqa: E402
 from conformance.signing.keyring import key_from_file  # noqa: E402
+from conformance.signing.sign import sign_report_dir  # noqa: E402
 from conformance.signing.verify import verify_path  # noqa: E402
 from signing_support import build_report, write_report_dir  # noqa: E402
 

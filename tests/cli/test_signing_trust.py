@@ -22,10 +22,10 @@ sys.path.insert(0, str(Path(__file__).parent))
 from conformance.catalog import data  # noqa: E402
 from conformance.errors import UserError  # noqa: E402
 from conformance.signing import attestation as att  # noqa: E402
-from conformance.signing.sign import sign_report_dir  # noqa: E402
 from conformance.signing import dsse, keys, trust  # noqa: E402
 from conformance.signing.canonical import canonical_json  # noqa: E402
 from conformance.signing.keyring import key_from_file, trusted_key  # noqa: E402
+from conformance.signing.sign import sign_report_dir  # noqa: E402
 from conformance.signing.verify import _ORDER, verify_path  # noqa: E402
 from signing_support import build_report, write_releases, write_report_dir  # noqa: E402
 

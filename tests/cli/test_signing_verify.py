@@ -18,10 +18,10 @@ from conformance.catalog.ladder import required_checks  # noqa: E402
 from conformance.cli.signing import main  # noqa: E402
 from conformance.errors import UserError  # noqa: E402
 from conformance.signing import attestation as att  # noqa: E402
-from conformance.signing.sign import sign_report_dir  # noqa: E402
 from conformance.signing import dsse, keys  # noqa: E402
 from conformance.signing.canonical import canonical_json  # noqa: E402
 from conformance.signing.keyring import key_from_file  # noqa: E402
+from conformance.signing.sign import sign_report_dir  # noqa: E402
 from conformance.signing.verify import verify_path  # noqa: E402
 from signing_support import FINISHED_AT, build_report, check_ids, retier, suite, write_releases, write_report_dir, write_waivers  # noqa: E402
 
@@ -94,7 +94,7 @@ def test_signed_report_verifies(env_dir: Path, tmp_path: Path, capsys, alg: str)
     assert rc == 0, out
     assert set(got) == {"signature", "identity", "bundle", "statement", "subject report.json", "subject junit.xml",
                         "subject report.md", "schema", "trust", "release", "cross-check nodes",
-                        "cross-check devices_per_node", "cross-check domain_labels", "time", "claims", "tier",
+                        "cross-check devices_per_node", "cross-check domain_labels", "time", "claims", "tier", "capabilities",
                         "completeness", "waivers",
                         "validity", "evidence", "summary", "selection"}
     assert all(v.startswith("PASS") for v in got.values())

@@ -125,8 +125,8 @@ def test_host_probes_announce_each_method_whoever_calls_it(capsys: pytest.Captur
 def test_a_command_refuses_a_node_start_hang_in_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
     """What preflight, topology and bench-transport do before they start a cluster (measured with
     the shipped bound on the hanging plugin: 21-22 s to the one line, exit 2)."""
-    from conformance.run import vendor_calls
     from conformance.catalog.manifest import load_manifest
+    from conformance.run import vendor_calls
     from conformance.run.preflight import refuse_node_start_hang
     monkeypatch.setattr(vendor_calls, "knobs", lambda: {"call_bound_s": 0.3, "stuck_grace_s": 30,
                                                         "probe_timeout_s": 60})

@@ -14,11 +14,10 @@ import pytest
 import torch
 import yaml
 
-from conformance.errors import UserError
-from conformance.areas.performance import bench, config, memory, payloads, tables, tracing
-from suite_runner import ROOT
-
 import conformance.simulated.transport as simxfer
+from conformance.areas.performance import bench, config, memory, payloads, tables, tracing
+from conformance.errors import UserError
+from suite_runner import ROOT
 
 
 # ----------------------------------------------------------------------------- sizes

@@ -65,11 +65,10 @@ def write_submissions(root: Path) -> tuple[Path, Path, Path]:
     """A review folder: a signed honest submission, a signed one claiming a tier its results do not
     give, an unsigned one whose vendor string is hostile and whose failed check has a log file, and
     one whose report.json is broken. Returns (submissions folder, releases file, keyring file)."""
-    from signing_support import build_report, check_ids, suite, write_releases, write_report_dir
-
+    from conformance.catalog.ladder import required_checks
     from conformance.signing import keys
     from conformance.signing.sign import sign_report_dir
-    from conformance.catalog.ladder import required_checks
+    from signing_support import build_report, check_ids, suite, write_releases, write_report_dir
 
     pair = keys.write_keypair(root / "keys")
     releases = write_releases(root / "releases.yaml")

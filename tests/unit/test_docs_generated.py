@@ -4,10 +4,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conformance.cli.main import main
 from conformance.catalog.data import load_suite_data
-from conformance.catalog.docs import (check_index_markdown, checklist_markdown, load_teeth_table, shape_policy_markdown,
-                              tiers_markdown)
+from conformance.catalog.docs import (
+    check_index_markdown,
+    checklist_markdown,
+    load_teeth_table,
+    shape_policy_markdown,
+    tiers_markdown,
+)
+from conformance.cli.main import main
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.cluster import manager as cluster_module
-from conformance.cluster.manager import ClusterHandle, ClusterManager, ClusterShape, ClusterStartError
 from conformance.areas.device.contract import CALLING, last_call
 from conformance.catalog.manifest import load_manifest
+from conformance.cluster import manager as cluster_module
+from conformance.cluster.manager import ClusterHandle, ClusterManager, ClusterShape, ClusterStartError
 from conformance.run.timeouts import CheckTimeout
 from conformance.run.vendor_calls import KnownHang
 

@@ -9,11 +9,17 @@ from typing import Any
 import pytest
 import yaml
 
-from conformance.errors import UserError
-from conformance.catalog.manifest import load_manifest
-from conformance.areas.recovery.faults import (ClusterUtilsFaultDriver, DriverSpec, FaultNotSupported, NodeRef, driver_spec,
-                                         load_driver)
+from conformance.areas.recovery.faults import (
+    ClusterUtilsFaultDriver,
+    DriverSpec,
+    FaultNotSupported,
+    NodeRef,
+    driver_spec,
+    load_driver,
+)
 from conformance.areas.recovery.nodes import NODE_NAME_ENV, ROLES, device_node_envs, node_shape
+from conformance.catalog.manifest import load_manifest
+from conformance.errors import UserError
 from conformance.simulated.manager import SimAccManager
 from suite_runner import SIM_MANIFEST, write_manifest
 

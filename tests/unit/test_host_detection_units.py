@@ -27,7 +27,7 @@ def probe(count: object = 0, typ: object = None, extra: object = None, **over: d
 def test_observe_records_logs_warnings_and_errors() -> None:
     def noisy() -> int:
         logging.getLogger("vendor.sdk").error("driver missing")
-        warnings.warn("old firmware")
+        warnings.warn("old firmware", stacklevel=2)
         return 0
 
     seen = h.observe(noisy)

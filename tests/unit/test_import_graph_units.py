@@ -28,9 +28,9 @@ def test_run_state_imports_nothing_of_the_suite() -> None:
 
 
 def test_the_graph_sees_lazy_imports_and_skips_type_checking_ones() -> None:
-    from conformance.import_graph import _imports
-
     import ast
+
+    from conformance.import_graph import _imports
     tree = ast.parse("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import conformance.b\n"
                      "def f():\n    from conformance import c\n    from . import d\n")
     mods = {"conformance.b", "conformance.c", "conformance.d"}

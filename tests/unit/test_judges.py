@@ -5,20 +5,16 @@ from __future__ import annotations
 import copy
 import json
 import math
-import sys
-from pathlib import Path
 from typing import Any
 
 import jsonschema
 import pytest
 
-
-from signing_support import PASSING_METRICS, build_report, suite  # noqa: E402
-
-from conformance.report import judges  # noqa: E402
 from conformance.catalog.data import load_schema  # noqa: E402
+from conformance.report import judges  # noqa: E402
 from conformance.run.selection import is_partial, partial_reasons, selection_record  # noqa: E402
 from conformance.signing.evidence import evidence_lines  # noqa: E402
+from signing_support import PASSING_METRICS, build_report, suite  # noqa: E402
 
 
 def params(cid: str) -> dict[str, Any]:

@@ -6,16 +6,13 @@ pages in headless Chromium.
 from __future__ import annotations
 
 import re
-import sys
 from pathlib import Path
 
 import pytest
 
-
-from html_samples import HOSTILE, example_report, failing_report  # noqa: E402
-
-from conformance.report.html import model, render_report_html  # noqa: E402
 from conformance.report.build import write_html  # noqa: E402
+from conformance.report.html import model, render_report_html  # noqa: E402
+from html_samples import HOSTILE, example_report, failing_report  # noqa: E402
 
 _ATTR = re.compile(r'\b(?:src|href|xlink:href|action|srcset|poster)\s*=\s*"([^"]*)"')
 

@@ -3,16 +3,13 @@ from __future__ import annotations
 
 import html
 import re
-import sys
 from pathlib import Path
-
-import pytest
 from urllib.parse import unquote
 
-
-from html_samples import write_submissions  # noqa: E402
+import pytest
 
 from conformance.cli.signing import main  # noqa: E402
+from html_samples import write_submissions  # noqa: E402
 
 
 @pytest.fixture(scope="module")

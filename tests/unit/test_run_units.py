@@ -13,15 +13,14 @@ from typing import Any
 
 import pytest
 
-from conformance.report import writer as report_writer
-from conformance.cluster.manager import ClusterStartError
 from conformance.catalog.data import Waiver
 from conformance.cli.exit_codes import WATCHDOG_EXIT
-from conformance.run.outcomes import (UNFINISHED, apply_phase, first_line, new_record, reason_from_exception,
-                                  waiver_xfail)
-from conformance.run.registry_lint import lint_registry
-from conformance.report.writer import REPORT_FILES, ReportWriter, archive_previous
+from conformance.cluster.manager import ClusterStartError
+from conformance.report import writer as report_writer
 from conformance.report.results import NOT_APPLICABLE_PREFIX
+from conformance.report.writer import REPORT_FILES, ReportWriter, archive_previous
+from conformance.run.outcomes import UNFINISHED, apply_phase, first_line, new_record, reason_from_exception, waiver_xfail
+from conformance.run.registry_lint import lint_registry
 from conformance.run.state import RUN, run_of, stash_of
 from conformance.run.timeouts import CheckTimeout
 from conformance.run.watchdog import Watchdog
@@ -247,7 +246,7 @@ def test_run_state_lives_in_the_config_stash() -> None:
     config.stash[RUN] = run
     assert run_of(config) is run    # type: ignore[arg-type]
     assert stash_of(run) is config.stash
-    from conformance.areas.recovery.nodes import known_nodes
     from conformance.areas.recovery.area import STATE
+    from conformance.areas.recovery.nodes import known_nodes
     assert known_nodes(run) is config.stash[STATE].known_nodes
     assert known_nodes(SimpleNamespace(config=SimpleNamespace(stash=pytest.Stash()))) is not known_nodes(run)

@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
+from conformance.areas.device import shapes as device_shapes
+from conformance.catalog.manifest import load_manifest
 from conformance.cluster import manager as cluster_mod
 from conformance.cluster import shapes
-from conformance.areas.device import shapes as device_shapes
 from conformance.cluster.manager import SHARED, ClusterHandle, ClusterManager, ClusterShape, complete, same_cluster
-from conformance.catalog.manifest import load_manifest
 from conformance.simulated.manager import SimAccManager
 
 CHECKS = Path(__file__).resolve().parents[2] / "conformance" / "checks"

@@ -2,18 +2,15 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-
-from signing_support import build_report, check_ids, retier, suite, write_report_dir  # noqa: E402
-
 from conformance.cli.signing import main  # noqa: E402
 from conformance.errors import UserError  # noqa: E402
 from conformance.signing.diff import diff_reports, direction, metric_leaves  # noqa: E402
+from signing_support import build_report, check_ids, retier, suite, write_report_dir  # noqa: E402
 
 
 def _kinds(old: dict[str, Any], new: dict[str, Any], tolerance: float = 0.1) -> list[tuple[str, bool, Any]]:

@@ -2,19 +2,15 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
-
-from signing_support import build_report, check_ids, suite, write_releases, write_report_dir  # noqa: E402
-
-from conformance.cli.signing import main  # noqa: E402
-from conformance.signing import attestation as att  # noqa: E402
-from conformance.signing.sign import sign_report_dir  # noqa: E402
-from conformance.signing import keys, releases  # noqa: E402
 from conformance.catalog.ladder import required_checks  # noqa: E402
+from conformance.cli.signing import main  # noqa: E402
+from conformance.signing import keys, releases  # noqa: E402
+from conformance.signing.sign import sign_report_dir  # noqa: E402
+from signing_support import build_report, suite, write_releases, write_report_dir  # noqa: E402
 
 
 @pytest.fixture(scope="module")

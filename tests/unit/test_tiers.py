@@ -4,8 +4,8 @@ from __future__ import annotations
 import pytest
 
 from conformance.catalog.data import load_suite_data, parse_checklist, parse_ladder
-from conformance.errors import UserError
 from conformance.catalog.ladder import RunContext, compute_tiers, required_checks, tier_rank
+from conformance.errors import UserError
 
 
 def checklist():

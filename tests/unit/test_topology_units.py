@@ -14,8 +14,13 @@ import pytest
 import yaml
 
 from conformance.areas.topology import consistency
-from conformance.areas.topology.description import (described_value, description_problems, expected_problems,
-                                              ray_view_problems, schema_problems)
+from conformance.areas.topology.description import (
+    described_value,
+    description_problems,
+    expected_problems,
+    ray_view_problems,
+    schema_problems,
+)
 from conformance.areas.topology.facts import NodeFacts
 from conformance.areas.topology.selectors import first_matching, matches, parse_value, truth_labels
 from conformance.areas.topology.view import build_view, description_checks
@@ -70,8 +75,8 @@ def test_demo_manifests_validate() -> None:
 
 
 def test_manifest_schema_refuses_unknown_expectation(tmp_path: Path) -> None:
-    from conformance.errors import UserError
     from conformance.catalog.manifest import load_manifest
+    from conformance.errors import UserError
     data = yaml.safe_load((ROOT / "conformance/simulated/manifest-2node.yaml").read_text())
     data["topology"]["expected"]["links"][0]["min_bandwidth_gbps"] = 0
     (tmp_path / "m.yaml").write_text(yaml.safe_dump(data))

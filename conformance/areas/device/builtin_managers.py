@@ -12,9 +12,17 @@ from typing import Any
 
 from tabulate import tabulate
 
-from conformance.areas.device.contract import (ProbeFailed, env_var_applicable, problems_env_var_written, problems_no_stray_vars,
-                                  problems_resource_name, problems_round_trip, problems_types, problems_unset_is_none,
-                                  run_contract_probe)
+from conformance.areas.device.contract import (
+    ProbeFailed,
+    env_var_applicable,
+    problems_env_var_written,
+    problems_no_stray_vars,
+    problems_resource_name,
+    problems_round_trip,
+    problems_types,
+    problems_unset_is_none,
+    run_contract_probe,
+)
 
 CHECKS = {
     "DP-001": lambda p: problems_types(p),

@@ -20,12 +20,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from conformance.cluster.manager import ClusterHandle, ClusterShape, detection_args, patched_environ, shape_node_labels
 from conformance.areas.recovery import bounds as B
+from conformance.areas.recovery.area import STATE, RecoveryState
 from conformance.areas.recovery.devices import DeviceNode, available, kill_quietly, spawn_holders, total
 from conformance.areas.recovery.faults import ClusterUtilsFaultDriver, NodeRef
 from conformance.areas.recovery.scenario import Clock
-from conformance.areas.recovery.area import STATE, RecoveryState
+from conformance.cluster.manager import ClusterHandle, ClusterShape, detection_args, patched_environ, shape_node_labels
 from conformance.run.state import stash_of
 from conformance.run.vendor_calls import VendorHang, bounded_call
 

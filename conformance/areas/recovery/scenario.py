@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from typing import Any, Callable, Iterator, TypeVar
 
-from conformance.areas.recovery.area import AREA, RecoveryState, STATE
+from conformance.areas.recovery.area import AREA, STATE, RecoveryState
 from conformance.run.state import stash_of
 from conformance.run.timeouts import CheckTimeout
 

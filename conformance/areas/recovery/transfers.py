@@ -30,10 +30,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
-from conformance.cluster.manager import ClusterShape
 from conformance.areas.recovery import bounds as B
 from conformance.areas.recovery.scenario import Clock
 from conformance.areas.recovery.xfer_faults import SUFFIX, FaultInjectingTransport, faulty_class
+from conformance.cluster.manager import ClusterShape
 from conformance.run.timeouts import CheckTimeout
 
 TIMEOUT_ENV = "RAY_rdt_fetch_fail_timeout_milliseconds"
@@ -117,8 +117,8 @@ def checked_setup(run: Any, manifest: Any) -> XferSetup:
     applicable (never passed)."""
     import pytest
 
-    from conformance.report.results import not_applicable
     from conformance.areas.transport.registration import NO_TRANSPORT, TransportSetupError
+    from conformance.report.results import not_applicable
 
     run.prepare()
     try:
@@ -132,8 +132,7 @@ def checked_setup(run: Any, manifest: Any) -> XferSetup:
 
 def _register(vendor: Any) -> XferSetup:
     import torch
-    from ray.experimental.rdt import register_tensor_transport
-    from ray.experimental.rdt import util
+    from ray.experimental.rdt import register_tensor_transport, util
 
     name = vendor.config.name + SUFFIX
     util._ensure_default_transports_registered()

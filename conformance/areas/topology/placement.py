@@ -18,10 +18,11 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
-from conformance.catalog.data import area_param
 from conformance.areas.topology.facts import NodeFacts
 from conformance.areas.topology.probe import Where, where
 from conformance.areas.topology.selectors import NODE_ID_KEY, first_matching, matches, selector_text
+from conformance.catalog.data import area_param
+
 
 def pending_wait_s() -> float:
     """How long work no node can take must stay pending (area_params.topology.pending_wait_s).

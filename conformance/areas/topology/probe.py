@@ -7,11 +7,10 @@ the node's ids (as Ray assigns them) and the visible-devices variable lists them
 """
 from __future__ import annotations
 
-from conformance.imports import import_ref  # noqa: F401 - re-exported for callers
 import os
 from typing import Any, Callable
 
-
+from conformance.imports import import_ref  # noqa: F401 - re-exported for callers
 
 
 def _call(fn: Callable[[], Any]) -> tuple[Any, str | None]:

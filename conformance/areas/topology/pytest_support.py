@@ -14,13 +14,14 @@ from typing import Any
 import pytest
 
 from conformance.areas.topology.area import AREA, FACTS
-from conformance.run.state import stash_of
 from conformance.areas.topology.collect import collect_node_facts
 from conformance.areas.topology.facts import NodeFacts
 from conformance.areas.topology.placement import nodes_labels
 from conformance.areas.topology.selectors import truth_labels
 from conformance.areas.topology.view import build_view
 from conformance.catalog.labels import Vocabulary, load_vocabulary, ray_label_problem
+from conformance.run.state import stash_of
+
 
 @dataclass
 class TopologyContext:

@@ -12,10 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
-from conformance.cluster.manager import SHARED
 from conformance.areas.transport import payloads
 from conformance.areas.transport.pool import Endpoints, PoolCache, alive_nodes, start_endpoints
 from conformance.areas.transport.registration import TransportSetup
+from conformance.cluster.manager import SHARED
 
 GET_TIMEOUT_S = 30.0          # knob: hang guard of one transfer (or consumer call) of a small payload
 MAX_REBUILDS = 2              # knob: endpoint rebuilds per check after transfers killed them

@@ -12,13 +12,13 @@ from typing import Any, Iterator
 
 import pytest
 
-from conformance.cluster.manager import ClusterStartError
-from conformance.run.fixtures import not_applicable
 from conformance.areas.transport.area import CONTEXT
-from conformance.run.state import stash_of
 from conformance.areas.transport.context import TransportContext
 from conformance.areas.transport.registration import NO_TRANSPORT, TransportSetupError, ensure_registered
 from conformance.areas.transport.tables import publish
+from conformance.cluster.manager import ClusterStartError
+from conformance.run.fixtures import not_applicable
+from conformance.run.state import stash_of
 
 
 def transport_setup(run: Any) -> Any:

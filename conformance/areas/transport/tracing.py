@@ -16,7 +16,6 @@ has to reach the workers.
 """
 from __future__ import annotations
 
-from conformance.imports import import_ref  # noqa: F401 - re-exported for callers
 import os
 import threading
 import time
@@ -24,6 +23,8 @@ from collections import deque
 from typing import Any, ClassVar, Deque
 
 from ray.experimental.rdt.tensor_transport_manager import TensorTransportManager
+
+from conformance.imports import import_ref  # noqa: F401 - re-exported for callers
 
 MAX_RECORDS = 20000  # knob: buffer cap of the call records
 _lock = threading.Lock()

@@ -18,8 +18,7 @@ from typing import Any, Callable, Iterator
 
 from conformance.areas.recovery import bounds as B
 from conformance.areas.recovery.scenario import Clock
-from conformance.areas.recovery.transfers import (XferSetup, checked_setup, destroy_group, first_line,
-                                            outcome, peer_node)
+from conformance.areas.recovery.transfers import XferSetup, checked_setup, destroy_group, first_line, outcome, peer_node
 from conformance.run.timeouts import CheckTimeout
 
 # A fresh actor answers (worker start + torch import): the recovery area's actor_ready_s param.
@@ -198,8 +197,7 @@ def short(d: Any) -> str:
 def usage_ctx(request: Any, conformance_run: Any, manifest: Any, check_metrics: dict[str, Any]) -> Iterator[UsageCtx]:
     """The body of each usage module's fixture: n/a without a transport, the shared cluster,
     the twin registered before the check's actors, every actor stopped afterwards."""
-    from conformance.cluster.manager import ClusterStartError
-    from conformance.cluster.manager import SHARED
+    from conformance.cluster.manager import SHARED, ClusterStartError
 
     x = checked_setup(conformance_run, manifest)
     try:

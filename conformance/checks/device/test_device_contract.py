@@ -5,10 +5,19 @@ from typing import Any
 
 import pytest
 
-from conformance.areas.device.contract import (ProbeFailed, env_var_applicable, probe_timeout_s,
-                                  problems_env_var_written, problems_no_stray_vars, problems_resource_name,
-                                  problems_round_trip, problems_types, problems_unset_is_none, run_contract_probe,
-                                  validation_result)
+from conformance.areas.device.contract import (
+    ProbeFailed,
+    env_var_applicable,
+    probe_timeout_s,
+    problems_env_var_written,
+    problems_no_stray_vars,
+    problems_resource_name,
+    problems_round_trip,
+    problems_types,
+    problems_unset_is_none,
+    run_contract_probe,
+    validation_result,
+)
 from conformance.run.fixtures import not_applicable
 
 

@@ -12,11 +12,12 @@ from typing import Any
 import pytest
 
 from conformance.areas.device import host_detection as hosts
-from conformance.cluster.manager import ClusterShape, ClusterStartError
 from conformance.areas.device.contract import ProbeFailed, probe_timeout_s, run_contract_probe
 from conformance.catalog.data import check_param
+from conformance.cluster.manager import ClusterShape, ClusterStartError
 from conformance.run.fixtures import not_applicable, use_cluster
 from conformance.run.waits import bounded_get
+
 
 def probe(manifest: Any, conformance_run: Any, env: dict[str, str], mode: str, **options: Any) -> dict[str, Any]:
     try:

@@ -6,9 +6,9 @@ from typing import Any
 import pytest
 
 from conformance.cluster.manager import ClusterShape
-from conformance.run.fixtures import not_applicable, use_cluster, wait_devices_released
 from conformance.cluster.probes import StateActor, split_ids, visible_state
 from conformance.cluster.requests import demand
+from conformance.run.fixtures import not_applicable, use_cluster, wait_devices_released
 from conformance.run.waits import bounded_get
 
 GET_TIMEOUT_S = 60.0  # knob: hang guard of live device tasks; the DP checks state no time

@@ -9,23 +9,33 @@ Every scenario is timed against the bound its requirement states (conformance.ar
 """
 from __future__ import annotations
 
-from conformance.cluster.requests import demand
-
 from typing import Any
 
 import pytest
 
-from conformance.cluster.manager import ClusterShape, ClusterStartError
-from conformance.run.fixtures import use_cluster, wait_devices_released
-from conformance.report.judges import judge
 from conformance.areas.recovery import bounds as B
 from conformance.areas.recovery.actors import crash_first_attempt
 from conformance.areas.recovery.audit import audit, holder_problems
 from conformance.areas.recovery.context import RecoveryCtx
-from conformance.areas.recovery.devices import (census, first_device_node, kill_quietly, make_ledger,
-                                          pinned, spawn_holders, states, wait_all_free, wait_dead, wait_free,
-                                          wait_restarted, wait_view_shows_held)
+from conformance.areas.recovery.devices import (
+    census,
+    first_device_node,
+    kill_quietly,
+    make_ledger,
+    pinned,
+    spawn_holders,
+    states,
+    wait_all_free,
+    wait_dead,
+    wait_free,
+    wait_restarted,
+    wait_view_shows_held,
+)
 from conformance.areas.recovery.scenario import Clock, scenario
+from conformance.cluster.manager import ClusterShape, ClusterStartError
+from conformance.cluster.requests import demand
+from conformance.report.judges import judge
+from conformance.run.fixtures import use_cluster, wait_devices_released
 
 pytestmark = pytest.mark.cluster("recovery-devices")
 

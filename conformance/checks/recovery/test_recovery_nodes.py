@@ -8,23 +8,20 @@ head is never killed; each check kills node "b" and the next check's setup bring
 """
 from __future__ import annotations
 
-from conformance.cluster.requests import demand
-
 import time
 from typing import Any
 
 import pytest
 
-from conformance.cluster.manager import ClusterShape
-from conformance.run.fixtures import not_applicable, partitioning_driver
 from conformance.areas.recovery import bounds as B
 from conformance.areas.recovery.actors import hold_until
 from conformance.areas.recovery.audit import holder_problems
-from conformance.areas.recovery.devices import (kill_quietly, make_ledger, spawn_holders, states, total, wait_dead,
-                                          wait_restarted)
-from conformance.areas.recovery.nodes import (NODE_KEY, ROLES, NodeLab, fill, known_nodes, labels_match, release,
-                                       signature)
+from conformance.areas.recovery.devices import kill_quietly, make_ledger, spawn_holders, states, total, wait_dead, wait_restarted
+from conformance.areas.recovery.nodes import NODE_KEY, ROLES, NodeLab, fill, known_nodes, labels_match, release, signature
 from conformance.areas.recovery.scenario import Clock, scenario
+from conformance.cluster.manager import ClusterShape
+from conformance.cluster.requests import demand
+from conformance.run.fixtures import not_applicable, partitioning_driver
 from conformance.run.timeouts import CheckTimeout
 
 pytestmark = pytest.mark.cluster("recovery-nodes")

@@ -16,14 +16,29 @@ from typing import Any, Iterator
 
 import pytest
 
-from conformance.run.fixtures import not_applicable, partitioning_driver, use_cluster
 from conformance.areas.recovery import bounds as B
 from conformance.areas.recovery.devices import wait_restarted
 from conformance.areas.recovery.scenario import Clock, scenario
-from conformance.areas.recovery.transfers import (SMALL_BYTES, Pair, XferSetup, alive, calls, checked_setup,
-                                            destroy_group, driver_fetch_timeout, end_pair, first_line,
-                                            make_group, outcome, produce, roundtrip, start_pair,
-                                            start_peers, wait_dead)
+from conformance.areas.recovery.transfers import (
+    SMALL_BYTES,
+    Pair,
+    XferSetup,
+    alive,
+    calls,
+    checked_setup,
+    destroy_group,
+    driver_fetch_timeout,
+    end_pair,
+    first_line,
+    make_group,
+    outcome,
+    produce,
+    roundtrip,
+    start_pair,
+    start_peers,
+    wait_dead,
+)
+from conformance.run.fixtures import not_applicable, partitioning_driver, use_cluster
 from conformance.run.timeouts import CheckTimeout
 
 pytestmark = pytest.mark.cluster("recovery-transfers")
@@ -293,9 +308,9 @@ def partition_driver(conformance_run: Any) -> Any:
 @pytest.mark.check("FR-018")
 def test_transfer_across_partition_ends_in_data_or_error(partition_driver: Any, xc: XCtx, conformance_run: Any,
                                                          manifest: Any, accelerator_manager: type) -> None:
-    from conformance.catalog.data import check_param
     from conformance.areas.recovery.devices import pinned
     from conformance.areas.recovery.nodes import NodeLab, known_nodes
+    from conformance.catalog.data import check_param
 
     def param(name: str) -> float:
         return float(check_param("FR-018", name))

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from conformance.run.fixtures import not_applicable
-from conformance.areas.topology.pytest_support import (TopologyContext, assert_no_problems, probe_gaps, require_provider)
+from conformance.areas.topology.pytest_support import TopologyContext, assert_no_problems, probe_gaps, require_provider
 from conformance.areas.topology.view import description_checks
+from conformance.run.fixtures import not_applicable
 
 pytestmark = pytest.mark.cluster("shared")
 

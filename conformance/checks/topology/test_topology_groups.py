@@ -15,11 +15,11 @@ from typing import Any
 
 import pytest
 
-from conformance.catalog.data import area_param
-from conformance.run.fixtures import not_applicable
 from conformance.areas.topology.placement import pending_wait_s, try_group
 from conformance.areas.topology.pytest_support import TopologyContext
 from conformance.areas.topology.selectors import TYPE_KEY, matches, selector_text
+from conformance.catalog.data import area_param
+from conformance.run.fixtures import not_applicable
 
 pytestmark = pytest.mark.cluster("shared")
 GROUP_TIMEOUT_S = area_param("topology", "group_timeout_s")
@@ -162,8 +162,8 @@ def unplaced_group_reports(bundles: list[dict[str, float]], selector_sets: list[
 @pytest.mark.check("TL-017")
 def test_unschedulable_bundle_selector_is_reported_pending(topology: TopologyContext,
                                                            check_metrics: dict[str, Any]) -> None:
-    from conformance.catalog.data import check_param
     from conformance.areas.topology.selectors import NODE_ID_KEY
+    from conformance.catalog.data import check_param
 
     truth = topology.truth()
     wait_s = float(check_param("TL-017", "pending_wait_s"))

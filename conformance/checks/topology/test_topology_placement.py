@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from conformance.run.fixtures import not_applicable
 from conformance.areas.topology.placement import SelectorProbe, run_selector_probes
 from conformance.areas.topology.pytest_support import TopologyContext
 from conformance.areas.topology.selectors import NODE_ID_KEY, TYPE_KEY, matches
+from conformance.run.fixtures import not_applicable
 
 pytestmark = pytest.mark.cluster("shared")
 MAX_ACTORS = 3  # knob: sample size of the placement probes

@@ -16,8 +16,8 @@ import pytest
 
 from conformance.areas.recovery.scenario import Clock
 from conformance.areas.recovery.transfers import alive, first_line, wait_dead
-from conformance.run.timeouts import CheckTimeout
 from conformance.areas.transport.usage import UsageCtx, short, usage_ctx
+from conformance.run.timeouts import CheckTimeout
 
 pytestmark = pytest.mark.cluster("shared")
 
@@ -83,7 +83,6 @@ def test_receiver_death_costs_no_hang_and_not_the_source(u: UsageCtx) -> None:
 
 @pytest.mark.check("TR-016")
 def test_producer_errors_and_retries_propagate_and_transport_keeps_working(u: UsageCtx) -> None:
-    ray = __import__("ray")
     error_s, nbytes = float(u.param("error_bound_s")), u.payload_bytes()
     clock = u.clock("producer-errors")
     src, dst = u.start(clock, 2)

@@ -15,13 +15,13 @@ from typing import Any
 
 import pytest
 
-from conformance.run.fixtures import not_applicable
-from conformance.report.judges import enforce, judge
 from conformance.areas.transport import lifecycle, payloads
 from conformance.areas.transport.config import max_bytes
 from conformance.areas.transport.context import TransportContext, ray_get
 from conformance.areas.transport.memory import growth
 from conformance.areas.transport.pool import start_endpoints
+from conformance.report.judges import enforce, judge
+from conformance.run.fixtures import not_applicable
 
 pytestmark = pytest.mark.cluster("shared")
 MiB = 1 << 20

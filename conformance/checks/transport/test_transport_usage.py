@@ -16,10 +16,10 @@ import pytest
 
 from conformance.areas.recovery.transfers import alive, first_line, outcome, wait_dead
 from conformance.areas.recovery.xfer_actors import digest, payload
-from conformance.run.timeouts import CheckTimeout
 from conformance.areas.transport.stalls import Pending, StallEvidence, gather, unproduced_by
 from conformance.areas.transport.usage import UsageCtx, short, usage_ctx
 from conformance.areas.transport.usage_actors import TENSORLESS
+from conformance.run.timeouts import CheckTimeout
 
 pytestmark = pytest.mark.cluster("shared")
 RAY_ISSUE_NO_TRANSPORT = "https://github.com/ray-project/ray/issues/66264"

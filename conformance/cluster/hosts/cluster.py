@@ -35,10 +35,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
+# The roles the node-recovery checks select on, as labels (and the per-host name a simulated plugin reads).
+from conformance.areas.recovery.nodes import NODE_KEY as ROLE_KEY
+from conformance.areas.recovery.nodes import NODE_NAME_ENV, POOL_KEY, ROLES
 from conformance.cluster.hosts import netns
 from conformance.cluster.injection import ENV_VAR, PTH_NAME, unit_instance_resources
-# The roles the node-recovery checks select on, as labels (and the per-host name a simulated plugin reads).
-from conformance.areas.recovery.nodes import NODE_KEY as ROLE_KEY, NODE_NAME_ENV, POOL_KEY, ROLES
 
 PORT = 6379
 # Health checks of the head's GCS: a host that stops answering is declared dead after about
@@ -182,8 +183,8 @@ class HostCluster:
         return {**scrubbed_environ(), **self.auth_env(), **extra}
 
     def _host(self, h: netns.HostNet) -> Host:
-        from conformance.cluster.manager import patched_environ, plugin_node_labels
         from conformance.catalog.manifest import load_manifest, resolve_manager
+        from conformance.cluster.manager import patched_environ, plugin_node_labels
 
         manifest = load_manifest(self.manifest_path)
         node_env = manifest.cluster["node_env"]

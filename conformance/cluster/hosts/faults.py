@@ -21,9 +21,9 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from conformance.areas.recovery.faults import FaultNotSupported, NodeRef
 from conformance.cluster.hosts import netns
 from conformance.cluster.hosts.cluster import scrubbed_environ, start_in_namespace
-from conformance.areas.recovery.faults import FaultNotSupported, NodeRef
 
 
 class NamespaceFaultDriver:
