@@ -18,8 +18,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from conformance.catalog.data import (Checklist, data_root, packaged_data_root, read_yaml_or_json, select_checks,
-                                      validate)
+from conformance.catalog.data import Checklist, data_root, packaged_data_root, read_yaml_or_json, select_checks, validate
 
 CERTIFIED, NOT_CERTIFIED, NOT_DECLARED = "certified", "not certified", "not declared"
 
