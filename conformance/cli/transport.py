@@ -39,7 +39,8 @@ def _sizes(args: argparse.Namespace) -> list[int]:
 
 
 def cmd_bench_transport(args: argparse.Namespace) -> int:
-    from conformance.areas.performance import bench, tables
+    from conformance.areas.performance import bench
+    from conformance.areas.transport import tables
     from conformance.areas.transport.config import MATRIX_MAX_BYTES
     from conformance.areas.transport.pool import alive_nodes, device_endpoint_nodes, start_endpoints
     from conformance.areas.transport.registration import TransportSetupError, ensure_registered

@@ -15,7 +15,8 @@ import torch
 import yaml
 
 import conformance.simulated.transport as simxfer
-from conformance.areas.performance import bench, config, memory, payloads, tables, tracing
+from conformance.areas.performance import bench
+from conformance.areas.transport import config, memory, payloads, tables, tracing
 from conformance.errors import UserError
 from suite_runner import ROOT
 
