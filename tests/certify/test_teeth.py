@@ -38,7 +38,8 @@ def extra_hang_report(result: RunResult) -> None:
     assert "crash-and-kill-restartable-holder" in fr3["reason"] and "still running after" in fr3["reason"]
     timeout = run_by_id("recovery/HangAfterRestart").data["FR-003"]["timeout_s"]
     rec = next(s for s in result.report["sections"]["Recovery"]["data"]["scenarios"] if s["check"] == "FR-003")
-    assert rec["outcome"] == "timeout" and timeout <= rec["elapsed_s"] < timeout + 30
+    # the scenario starts after the check (and its hard timeout) began, so it has run a little less
+    assert rec["outcome"] == "timeout" and timeout - 5 <= rec["elapsed_s"] < timeout + 30
     assert not result.report["interrupted"], "a hang interrupted by the hard timeout must not end the run"
 
 

@@ -44,10 +44,41 @@ def bounded(refs: Any, timeout_s: float, what: str) -> Any:
     except CheckTimeout:
         raise
     except TimeoutError:
-        raise CollectiveError(f"{what}: no answer within {timeout_s:.0f}s (a hang)") from None
+        raise Hang(f"{what}: no answer within {timeout_s:.0f}s (a hang)") from None
     except Exception as exc:  # noqa: BLE001 - what the member raised is the finding
         cause = getattr(exc, "cause", None)
         raise CollectiveError(f"{what}: {first_line(cause if isinstance(cause, BaseException) else exc)}") from None
+
+
+def bounded_driver_call(fn: Any, timeout_s: float, what: str) -> Any:
+    """Call `fn` (one of Ray's driver-side group calls, which wait on the members with an
+    unbounded ray.get) on a daemon thread; CollectiveError naming `what` when it does not return
+    within the bound. The hard timeout cannot cut a wait inside Ray's C++ get, so the driver's own
+    thread never makes one; the caller discards the members, which ends the abandoned wait."""
+    import threading
+
+    result: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            result["value"] = fn()
+        except BaseException as exc:  # noqa: BLE001 - handed back to the caller's thread
+            result["error"] = exc
+
+    worker = threading.Thread(target=target, name=f"collective: {what}", daemon=True)
+    worker.start()
+    deadline = time.monotonic() + timeout_s
+    while worker.is_alive() and time.monotonic() < deadline:
+        worker.join(min(0.5, max(deadline - time.monotonic(), 0.01)))   # short joins: the hard timeout still lands
+    if worker.is_alive():
+        raise Hang(f"{what}: did not return within {timeout_s:.0f}s (a hang)")
+    if "error" in result:
+        raise CollectiveError(f"{what}: {first_line(result['error'])}") from None
+    return result.get("value")
+
+
+class Hang(CollectiveError):
+    """A bounded wait on the members ran out: they may be stuck inside the backend for good."""
 
 
 def alive_nodes() -> list[str]:
@@ -123,6 +154,28 @@ class CollectiveContext:
         self._pool, self._pool_cluster = self.start(POOL_SIZE), handle
         return self._pool
 
+    def discard(self, members: list[Any]) -> None:
+        """Kill members that may be stuck inside the backend (a bounded wait on them ran out):
+        Ray cannot interrupt an actor's running call, so every later call on them would queue
+        behind the hang. The next pool() starts fresh members in their place."""
+        self.stop(members)
+        if any(m in self._pool for m in members):
+            self._pool = []
+
+    def guard(self, members: list[Any], call: Any) -> Any:
+        """Run `call()`; on a hang, discard `members` before the Hang goes on (see discard)."""
+        try:
+            return call()
+        except Hang:
+            self.discard(members)
+            raise
+
+    def ask(self, members: list[Any], method: str, *args: Any, timeout_s: float = CALL_TIMEOUT_S,
+            what: str | None = None) -> list[Any]:
+        """`method(*args)` on every member at once, bounded and guarded (see guard)."""
+        refs = [getattr(m, method).remote(*args) for m in members]
+        return list(self.guard(members, lambda: bounded(refs, timeout_s, what or method)))
+
     def replace(self, dead: Any) -> None:
         """Put a fresh member in the pool where `dead` was (same node slot)."""
         i = self._pool.index(dead)
@@ -157,43 +210,41 @@ class CollectiveContext:
         ranks = list(range(len(members))) if ranks is None else ranks
         ws, backend = len(members), self.config.ray_backend
         if path == "init":
-            bounded([m.init_group.remote(ws, r, backend, group) for m, r in zip(members, ranks)], CALL_TIMEOUT_S,
-                    f"init_collective_group({group!r}) in {ws} members")
+            self.guard(members, lambda: bounded(
+                [m.init_group.remote(ws, r, backend, group) for m, r in zip(members, ranks)], CALL_TIMEOUT_S,
+                f"init_collective_group({group!r}) in {ws} members"))
             return group
         if path == "declarative":
             from ray.util import collective as col
 
-            try:
-                col.create_collective_group(members, ws, ranks, backend=backend, group_name=group)
-            except Exception as exc:  # noqa: BLE001
-                raise CollectiveError(f"create_collective_group({group!r}) on the driver: {first_line(exc)}") from None
+            self.guard(members, lambda: bounded_driver_call(
+                lambda: col.create_collective_group(members, ws, ranks, backend=backend, group_name=group),
+                CALL_TIMEOUT_S, f"create_collective_group({group!r}) on the driver"))
             return group
         from ray.experimental import collective as xcol
 
         ordered = [m for _, m in sorted(zip(ranks, members), key=lambda p: p[0])]
-        try:
-            return xcol.create_collective_group(ordered, backend=backend, name=group)
-        except Exception as exc:  # noqa: BLE001
-            raise CollectiveError(f"ray.experimental.collective.create_collective_group({group!r}): "
-                                  f"{first_line(exc)}") from None
+        return self.guard(members, lambda: bounded_driver_call(
+            lambda: xcol.create_collective_group(ordered, backend=backend, name=group), CALL_TIMEOUT_S,
+            f"ray.experimental.collective.create_collective_group({group!r})"))
 
     def destroy(self, members: list[Any], group: str, timeout_s: float = CALL_TIMEOUT_S) -> None:
-        bounded([m.destroy.remote(group) for m in members], timeout_s, f"destroy_collective_group({group!r})")
+        self.guard(members, lambda: bounded([m.destroy.remote(group) for m in members], timeout_s,
+                                            f"destroy_collective_group({group!r})"))
 
     def destroy_handle(self, handle: Any) -> None:
         from ray.experimental import collective as xcol
 
-        try:
-            xcol.destroy_collective_group(handle)
-        except Exception as exc:  # noqa: BLE001
-            raise CollectiveError(f"ray.experimental.collective.destroy_collective_group: {first_line(exc)}") from None
+        self.guard(list(handle.actors), lambda: bounded_driver_call(
+            lambda: xcol.destroy_collective_group(handle), CALL_TIMEOUT_S,
+            "ray.experimental.collective.destroy_collective_group"))
 
     def execute(self, members: list[Any], steps: list[dict[str, Any]], group: str, bound_s: float,
                 ranks: list[int] | None = None) -> list[list[dict[str, Any]]]:
         """Run the program on every member at once; outputs indexed by rank."""
         ranks = list(range(len(members))) if ranks is None else ranks
         refs = [m.run.remote(steps, r, len(members), group) for m, r in zip(members, ranks)]
-        got = bounded(refs, bound_s, f"{len(steps)} op(s) in group of {len(members)}")
+        got = self.guard(members, lambda: bounded(refs, bound_s, f"{len(steps)} op(s) in group of {len(members)}"))
         by_rank: list[Any] = [None] * len(members)
         for r, out in zip(ranks, got):
             by_rank[r] = out

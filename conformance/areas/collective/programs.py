@@ -90,7 +90,11 @@ def op_matrix(world_size: int, dtypes: Iterable[str], libs: Iterable[str], ops: 
 
 def interleaved(world_size: int, rounds: int, n: int = 4) -> list[dict[str, Any]]:
     """Op ordering: point-to-point messages between every neighbour pair interleaved with
-    collectives, two messages in a row on the same pair (they must arrive in order)."""
+    collectives, two messages in a row on the same pair (they must arrive in order), then two more
+    between ranks 0 and 1 alone while the other ranks go on to the next collective: the pattern of
+    pipeline parallelism, where only neighbouring stages exchange activations. A backend whose
+    message numbering is not separate from its collective numbering sees the ranks disagree on
+    which collective comes next."""
     steps: list[dict[str, Any]] = []
     base = {"dtype": "float32", "lib": "torch", "n": n}
     for _ in range(rounds):
@@ -98,6 +102,8 @@ def interleaved(world_size: int, rounds: int, n: int = 4) -> list[dict[str, Any]
         for r in range(world_size):
             dst = (r + 1) % world_size
             steps += [{**base, "op": "sendrecv", "src": r, "dst": dst}, {**base, "op": "sendrecv", "src": r, "dst": dst}]
+        if world_size > 2:   # knob: a pair alone needs a rank outside it
+            steps += [{**base, "op": "sendrecv", "src": 0, "dst": 1}, {**base, "op": "sendrecv", "src": 1, "dst": 0}]
         steps.append({**base, "op": "broadcast", "root": 0})   # non-zero roots are CC-004's
         steps.append({**base, "op": "allreduce", "reduce": "MAX"})
     for i, s in enumerate(steps):

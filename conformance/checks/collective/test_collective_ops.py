@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from conformance.areas.collective import programs
-from conformance.areas.collective.context import CollectiveContext, CollectiveError, bounded
+from conformance.areas.collective.context import CollectiveContext, CollectiveError
 from conformance.run.fixtures import not_applicable
 
 pytestmark = pytest.mark.cluster("shared")
@@ -56,7 +56,7 @@ def test_backend_registers_in_driver_and_workers(cctx: CollectiveContext, collec
     if not is_backend_available(cctx.config.backend):
         problems.append(f"in the driver is_backend_available({cctx.config.backend!r}) is False after registering")
     pool = cctx.pool()
-    infos = bounded([m.info.remote() for m in pool], bound, "the members' registry")
+    infos = cctx.ask(pool, "info", timeout_s=bound, what="the members' registry")
     for i, info in enumerate(infos):
         if not (info["registered"] and info["available"]):
             problems.append(f"member {i} (registered in its constructor): registered={info['registered']}, "
@@ -82,11 +82,10 @@ def test_every_op_is_exact_at_each_world_size_across_nodes(cctx: CollectiveConte
                                                            check_params: dict[str, Any],
                                                            check_metrics: dict[str, Any]) -> None:
     bound = float(check_params["op_bound_s"])
-    pool = cctx.pool()
     problems: list[str] = []
     for ws in check_params["world_sizes"]:
-        members = pool[:ws]
-        nodes = len({i["node"] for i in bounded([m.info.remote() for m in members], bound, "member nodes")})
+        members = cctx.pool()[:ws]   # fresh members when a hang at the previous size discarded them
+        nodes = len({i["node"] for i in cctx.ask(members, "info", timeout_s=bound, what="member nodes")})
         steps = programs.op_matrix(ws, cctx.config.dtypes, check_params["libraries"], cctx.config.ops,
                                    int(check_params["elements"]), seed0=100 * ws)
         group = cctx.group_name(f"ops{ws}")
