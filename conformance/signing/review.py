@@ -18,6 +18,7 @@ from typing import Any, Iterator, Sequence
 import jsonschema
 from tabulate import tabulate
 
+from conformance.catalog import capabilities as caps
 from conformance.catalog import data
 from conformance.catalog.ladder import compute_tiers
 from conformance.catalog.strict_input import as_list, as_map
@@ -31,7 +32,7 @@ from conformance.signing.verify import _finished_date, _release_waivers, effecti
 FORMATS = ("text", "md", "json")
 DEFAULT_TIMEOUT_S = 60.0
 _HEADERS = ["submission", "vendor", "product", "suite", "date", "claimed tier", "recomputed tier",
-            "signature", "failing", "waived"]
+            "capabilities (recomputed)", "signature", "failing", "waived"]
 
 
 _NOT_VALID = "report.json is not schema-valid: "
@@ -75,6 +76,10 @@ class Row:
     date: str = "?"
     claimed_tier: str | None = None
     recomputed_tier: str | None = None
+    # certified capability profiles: what the report claims (None: it claims none, an older
+    # report) and what its per-check results certify (None: could not be recomputed)
+    claimed_capabilities: list[str] | None = None
+    capabilities: list[str] | None = None
     signature: str = "unverified"
     failing: list[str] = field(default_factory=list)
     waived: list[str] = field(default_factory=list)
@@ -82,8 +87,23 @@ class Row:
 
     def cells(self) -> list[str]:
         return [self.submission, self.vendor, self.product, self.suite_version, self.date,
-                self.claimed_tier or "none", self.recomputed_tier or "none", self.signature,
+                self.claimed_tier or "none", self.recomputed_tier or "none", self.capabilities_cell(), self.signature,
                 ", ".join(self.failing) or "-", ", ".join(self.waived) or "-"]
+
+
+    @property
+    def capabilities_mismatch(self) -> bool:
+        """The report claims capabilities its own results do not certify (or the reverse)."""
+        return (self.claimed_capabilities is not None and self.capabilities is not None
+                and sorted(self.claimed_capabilities) != sorted(self.capabilities))
+
+    def capabilities_cell(self) -> str:
+        if self.capabilities is None:
+            return "?"
+        text = ", ".join(self.capabilities) or "none"
+        if self.capabilities_mismatch:
+            text += f" (claimed: {', '.join(self.claimed_capabilities or []) or 'none'})"
+        return text
 
 
 def _schema_problem(report: Any) -> str | None:
@@ -93,23 +113,35 @@ def _schema_problem(report: Any) -> str | None:
 
 
 def _recompute(report: dict[str, Any], known: dict[str, releases.Release], releases_file: Path,
-               waivers_file: Path | None) -> tuple[str | None, str]:
-    """(recomputed tier, '') or (None, why it could not be recomputed)."""
+               waivers_file: Path | None) -> tuple[str | None, list[str] | None, str]:
+    """(recomputed tier, certified capabilities, '') or (None, None, why it could not be recomputed).
+
+    Both come from the per-check outcomes (waivers applied as verify applies them) and the
+    release's checklist; the capabilities from the installed profiles, as verify computes them."""
     problem = _schema_problem(report)
     if problem:
-        return None, f"{_NOT_VALID}{problem}"
+        return None, None, f"{_NOT_VALID}{problem}"
     version = report["suite"]["version"]
     release = known.get(version)
     if release is None:
-        return None, f"unknown suite release {version!r}"
+        return None, None, f"unknown suite release {version!r}"
     try:
         checklist, ladder = releases.load_release_data(release, releases_file)
         waivers, _ = _release_waivers(release, releases_file, waivers_file)
         checks = effective_checks(report["checks"], waivers or [], _finished_date(report))
         tier, _ = compute_tiers(checks, checklist, ladder, trust.tier_context(report))
+        certified = caps.certified_names(caps.compute_capabilities(checks, checklist, caps.load_profiles(),
+                                                                   report.get("manifest") or {}))
     except UserError as exc:
-        return None, f"cannot recompute: {exc}"
-    return tier, ""
+        return None, None, f"cannot recompute: {exc}"
+    return tier, certified, ""
+
+
+def _claimed_capabilities(report: dict[str, Any]) -> list[str] | None:
+    claimed = report.get("capabilities")
+    if not isinstance(claimed, list):
+        return None
+    return caps.certified_names(c for c in claimed if isinstance(c, dict))
 
 
 def _short_str(value: Any) -> str:
@@ -131,10 +163,14 @@ def _fill(row: Row, folder: Path, trusted: Sequence[TrustedKey] | None, known: d
     checks = [c for c in checks if isinstance(c, dict)]
     row.failing = sorted(_short_str(c.get("id")) for c in checks if c.get("outcome") in att.FAILED_OUTCOMES)
     row.waived = sorted(_short_str(c.get("id")) for c in checks if c.get("outcome") == "waived")
-    row.recomputed_tier, why = _recompute(report, known, releases_file, waivers_file)
+    row.claimed_capabilities = _claimed_capabilities(report)
+    row.recomputed_tier, row.capabilities, why = _recompute(report, known, releases_file, waivers_file)
     if why:
         row.notes.append(why)
         row.recomputed_tier = None
+    if row.capabilities_mismatch:
+        row.notes.append(f"claimed capabilities ({', '.join(row.claimed_capabilities or []) or 'none'}) differ from "
+                         f"what its results certify ({', '.join(row.capabilities or []) or 'none'})")
     if why.startswith(_NOT_VALID):  # nothing below can be judged on an invalid report
         row.signature = f"error: {why}"
         return

@@ -138,3 +138,20 @@ def test_committed_example_page_is_current(example_page: str) -> None:
     committed = Path(__file__).resolve().parents[2] / "reports" / "example" / "report.html"
     assert committed.read_text(encoding="utf-8") == example_page, \
         "regenerate with: make example (or write_html on reports/example/report.json)"
+
+
+def test_capabilities_are_drawn_with_their_state_and_blockers(example_page: str) -> None:
+    """Each profile the report records: certified ones with their check count, a declared one that
+    failed names its blocking checks (linked), an undeclared one says so; none recorded: a notice."""
+    assert 'id="capability-device"' in example_page and "cap-certified" in example_page
+    r = failing_report()
+    r["capabilities"] = [
+        {"name": "device", "state": "not certified", "declared": True, "required_checks": ["DP-008"],
+         "blocking": [{"id": "DP-008", "outcome": "fail"}]},
+        {"name": "collective " + HOSTILE, "state": "not declared", "declared": False, "required_checks": [], "blocking": []}]
+    page = render_report_html(r)
+    device = page[page.index('id="capability-device"'):].split("</li>")[0]
+    assert "not certified" in device and 'href="#check-DP-008"' in device
+    assert "not declared" in page and "<script>alert" not in page
+    del r["capabilities"]
+    assert "No capabilities recorded" in render_report_html(r)

@@ -91,3 +91,35 @@ def test_review_of_an_empty_or_missing_folder_is_a_user_error(tmp_path: Path, ca
     assert "no submission sub-folders" in capsys.readouterr().err
     assert main(["review", str(tmp_path / "missing")]) == 2
     assert "not a directory" in capsys.readouterr().err
+
+
+def test_review_recomputes_the_capabilities_and_flags_a_forged_claim(tmp_path: Path, capsys) -> None:
+    """The capability column comes from the per-check results, never from the claim: a report whose
+    transport MUST failed but which claims the transport profile shows the mismatch, in the table
+    and on the dashboard."""
+    from conformance.catalog import capabilities as caps
+
+    write_releases(tmp_path / "releases.yaml")
+    s = suite()
+    transport_must = next(c.id for c in s.checklist.active() if c.area == "transport" and c.level == "MUST")
+    honest = build_report()
+    forged = build_report({transport_must: "fail"})
+    for report in (honest, forged):
+        report["capabilities"] = caps.compute_capabilities(honest["checks"], s.checklist, caps.load_profiles(),
+                                                           report["manifest"])
+    write_report_dir(tmp_path / "subs" / "a-honest", honest)
+    write_report_dir(tmp_path / "subs" / "b-forged", forged)
+    args = ["review", str(tmp_path / "subs"), "--releases", str(tmp_path / "releases.yaml")]
+    main([*args, "--format", "json"])
+    rows = {r["submission"]: r for r in json.loads(capsys.readouterr().out)}
+    assert "transport" in rows["a-honest"]["capabilities"] and rows["a-honest"]["capabilities"] == rows["a-honest"]["claimed_capabilities"]
+    assert "transport" in rows["b-forged"]["claimed_capabilities"] and "transport" not in rows["b-forged"]["capabilities"]
+    assert any("claimed capabilities" in n and "differ" in n for n in rows["b-forged"]["notes"])
+    main(args)
+    table = capsys.readouterr().out
+    forged_line = next(line for line in table.splitlines() if line.startswith("b-forged"))
+    assert "(claimed: " in forged_line and "capabilities (recomputed)" in table.splitlines()[0]
+    main([*args, "--format", "html", "--out", str(tmp_path / "site")])
+    capsys.readouterr()
+    index = (tmp_path / "site" / "index.html").read_text()
+    assert index.count("caps-mismatch") >= 2 and "1 claim(s) ≠ recomputed" in index

@@ -1,6 +1,7 @@
 """The SIG dashboard: `ray-conformance review DIR --format html`.
 
-One row per submission (vendor, product, verification, claimed and recomputed tier, Ray version,
+One row per submission (vendor, product, verification, claimed and recomputed tier, the
+capabilities its results certify, Ray version,
 date, failing and waived checks), each linking that submission's report page. The pages are
 rendered here, by this suite, from each submission's report.json — the file the signature covers
 — and never taken from a report.html inside the submission, which nothing signs and which a
@@ -75,7 +76,9 @@ def render_dashboard_html(entries: Sequence[dict[str, Any]], title: str) -> str:
     clean = model.clean_tree([dict(e) for e in entries])
     for e in clean:
         e["state"] = verification_state(str(e.get("signature", "")))
-        e["mismatch"] = e.get("claimed_tier") != e.get("recomputed_tier")
+        claimed, certified = e.get("claimed_capabilities"), e.get("capabilities")
+        e["caps_mismatch"] = claimed is not None and certified is not None and sorted(claimed) != sorted(certified)
+        e["mismatch"] = e.get("claimed_tier") != e.get("recomputed_tier") or e["caps_mismatch"]
     counts = {"submissions": len(clean), "verified": sum(e["state"] == "good" for e in clean),
               "mismatch": sum(e["mismatch"] for e in clean)}
     return environment().get_template("dashboard.html.j2").render(

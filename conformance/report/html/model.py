@@ -109,6 +109,22 @@ def ladder(report: Mapping[str, Any]) -> list[dict[str, Any]]:
     return rungs
 
 
+def capabilities(report: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """One entry per capability profile the report records: its state and what blocks it."""
+    by_id = checks_by_id(report)
+    out = []
+    for c in _list(report.get("capabilities")):
+        if not isinstance(c, dict):
+            continue
+        blocking = [{"id": b.get("id"), "outcome": b.get("outcome"),
+                     "label": OUTCOME_LABEL.get(str(b.get("outcome")), b.get("outcome")),
+                     "title": _dict(by_id.get(str(b.get("id")))).get("title", "")}
+                    for b in _list(c.get("blocking")) if isinstance(b, dict)]
+        out.append({"name": c.get("name"), "state": str(c.get("state") or "?"),
+                    "required": len(_list(c.get("required_checks"))), "blocking": blocking})
+    return out
+
+
 def next_steps(report: Mapping[str, Any]) -> dict[str, Any] | None:
     """The run's advice on the next tier, when the report carries it."""
     ns = report.get("next_steps")

@@ -77,6 +77,7 @@ def render_report_html(report: Mapping[str, Any], *, link_base: str = "") -> str
         "notes": [str(n) for n in model._list(model._dict(r.get("cluster")).get("notes"))],
         "ladder": model.ladder(r),
         "next_steps": model.next_steps(r),
+        "capabilities": model.capabilities(r),
         "areas": model.area_grid(r),
         "problems": model.problems(r, link_base),
         "checks": [c for c in model._list(r.get("checks")) if isinstance(c, dict)],
