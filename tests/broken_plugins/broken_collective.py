@@ -21,17 +21,28 @@ class ExtraInitArg(SimCollGroup):
         super().__init__(world_size, rank, group_name)
 
 
-class AlwaysAvailable(SimCollGroup):
-    """Says it is available on a host without the vendor library or device. CC-002."""
+class AlwaysAvailableKeepsBuffers(SimCollGroup):
+    """Two defects:
+
+    * says it is available on a host without the vendor library or device (CC-002);
+    * keeps a staging copy of every allreduce's input in a process-wide pool that destroy_group
+      never empties, as a backend caching its communicators' buffers would (CC-008: "still holds").
+    """
+
+    _staging: list = []
 
     @classmethod
     def check_backend_availability(cls) -> bool:
         return True
 
+    def allreduce(self, tensors: List[Any], allreduce_options: Any = None) -> None:
+        type(self)._staging.append(_torch(tensors[0]).clone())
+        super().allreduce(tensors, allreduce_options)
+
 
 def register_not_idempotent() -> None:
     """A vendor helper that registers unconditionally: the second call raises ValueError. CC-003."""
-    register_collective_backend("SIMCOLL", AlwaysAvailable)
+    register_collective_backend("SIMCOLL", AlwaysAvailableKeepsBuffers)
 
 
 class RootZeroSharedSeqCached(SimCollGroup):

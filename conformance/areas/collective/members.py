@@ -174,6 +174,27 @@ class CollectiveMember:
             return {"values": None, "dtype": dtype, "type": lib, "input": None}
         raise ValueError(f"unknown op {op!r}")
 
+    def payload_allreduce(self, nbytes: int, group: str) -> bool:
+        """One allreduce(SUM) of a float32 tensor of nbytes of ones; True when every element came
+        back as the group size (the tensor is dropped before returning)."""
+        import torch
+        from ray.util import collective as col
+
+        t = torch.ones(max(1, nbytes // 4), dtype=torch.float32)
+        col.allreduce(t, group)
+        ok = bool((t == float(col.get_collective_group_size(group))).all())
+        del t
+        return ok
+
+    def rss_mib(self) -> float:
+        """This process's resident memory (MiB) after a garbage collection: what a backend still
+        holds shows here whether it is host memory or a device mapping."""
+        import gc
+
+        gc.collect()
+        with open("/proc/self/statm") as f:   # Linux, where Ray's workers run
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
     def timed(self, op: str, nbytes: int, iters: int, group: str, root: int = 0) -> float:
         """Seconds per op for a float32 tensor of nbytes (allreduce / broadcast), after one warm-up."""
         import torch

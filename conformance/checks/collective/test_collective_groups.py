@@ -1,6 +1,6 @@
 """Collective area, groups: Ray's three creation paths with the ranks they were given (CC-006),
 several named groups in the same actors kept apart (CC-007), destroy and re-create under the same
-name with nothing left behind (CC-008).
+name with nothing left behind: no state, no detached actor, no memory (CC-008).
 
 They mirror Ray's test_basic_apis.py (test_get_rank, test_destroy_group, ten groups per actor)
 and test_gloo_group_isolation.py, for the manifest's backend.
@@ -134,4 +134,40 @@ def test_destroy_and_recreate_under_the_same_name_leaves_nothing_behind(
                                     "destroy_collective_group")
         except CollectiveError as exc:
             problems.append(f"{path}: {exc}")
+    try:
+        problems += memory_left_behind(cctx, check_params, check_metrics)
+    except CollectiveError as exc:
+        problems.append(f"create/destroy cycles: {exc}")
     assert not problems, "; ".join(problems[:6])
+
+
+def memory_left_behind(cctx: CollectiveContext, check_params: dict[str, Any],
+                       check_metrics: dict[str, Any]) -> list[str]:
+    """leak_cycles cycles of create, one allreduce of leak_payload_mib, destroy, each under a new
+    name, in the same two members; their resident memory after cycle leak_warmup_cycles and after
+    the last may differ by at most max_growth_mib. The warm-up cycles pay for imports and the
+    allocators' pools; the payload is above glibc's largest mmap threshold (32 MiB), so a buffer freed goes back
+    to the system at once and what stays resident is what someone still holds. A backend that
+    keeps per-group buffers (a communicator cache, staging copies) after destroy grows by about
+    one payload per cycle."""
+    bound = float(check_params["op_bound_s"])
+    cycles, payload = int(check_params["leak_cycles"]), float(check_params["leak_payload_mib"])
+    warmup = int(check_params["leak_warmup_cycles"])
+    allowed = float(check_params["max_growth_mib"])
+    members = cctx.pool()[:2]
+    rss: list[list[float]] = []
+    for cycle in range(cycles):
+        group = cctx.group_name(f"cycle{cycle}")
+        cctx.create(members, group)
+        right = cctx.ask(members, "payload_allreduce", int(payload * 2**20), group, timeout_s=bound,
+                         what=f"allreduce of {payload:g} MiB")
+        cctx.destroy(members, group)
+        if not all(right):
+            return [f"create/destroy cycle {cycle + 1}: the {payload:g} MiB allreduce computed a wrong sum"]
+        rss.append(cctx.ask(members, "rss_mib", what="the members' resident memory"))
+    growth = [round(last - first, 1) for first, last in zip(rss[warmup - 1], rss[-1])]
+    check_metrics["memory"] = {"rss_mib": [[round(x, 1) for x in r] for r in rss], "growth_mib": growth,
+                               "payload_mib": payload, "cycles": cycles}
+    return [f"member {i}'s resident memory grew by {g:.0f} MiB over {cycles - warmup} more create/allreduce"
+            f"({payload:g} MiB)/destroy cycles (at most {allowed:g} MiB): the backend still holds what "
+            "destroyed groups used" for i, g in enumerate(growth) if g > allowed]
