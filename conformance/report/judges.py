@@ -92,6 +92,33 @@ def enforce(check_id: str, metrics: Mapping[str, Any], params: Mapping[str, Any]
 
 
 # ------------------------------------------------------------------------------ performance
+@_register("CC-010", ("busbw_gbps", "host_copy_gbps", "host_fraction"),
+           ("min_host_copy_fraction", "min_link_fraction"), decides_all=True)
+def _cc010(m: Mapping[str, Any], p: Mapping[str, Any]) -> Verdict:
+    """The weaker op's peak bus bandwidth over the sizes against the same run's host copy, and
+    against the manifest's nominal link when one is declared (nominal_link_gbps not null)."""
+    bus, host = number(m, "busbw_gbps"), number(m, "host_copy_gbps")
+    if host <= 0:
+        return Verdict(FAIL, f"host copy bandwidth {host:g} GB/s is not positive")
+    fraction = number(m, "host_fraction")
+    if not _agrees(fraction, bus / host):
+        return Verdict(FAIL, f"host_fraction {fraction:.4g} is not busbw_gbps/host_copy_gbps ({bus:.4g}/{host:.4g})")
+    need = _param(p, "min_host_copy_fraction")
+    if fraction < need:
+        return Verdict(FAIL, f"peak bus bandwidth is {bus:.3g} GB/s, {fraction:.2%} of this host's "
+                             f"memory copy ({host:.3g} GB/s); the check needs >= {need:.1%}")
+    if m.get("nominal_link_gbps") is None:
+        return Verdict(PASS, f"{fraction:.2%} of the host copy, >= {need:.1%} (no nominal link declared)")
+    link, link_fraction = number(m, "nominal_link_gbps"), number(m, "link_fraction")
+    if link <= 0 or not _agrees(link_fraction, bus / link):
+        return Verdict(FAIL, f"link_fraction {link_fraction:.4g} is not busbw_gbps/nominal_link_gbps ({bus:.4g}/{link:.4g})")
+    need_link = _param(p, "min_link_fraction")
+    if link_fraction < need_link:
+        return Verdict(FAIL, f"peak bus bandwidth is {bus:.3g} GB/s, {link_fraction:.1%} of the "
+                             f"nominal link ({link:.3g} GB/s, collective.nominal_link_gbps); the check needs >= {need_link:.0%}")
+    return Verdict(PASS, f"{fraction:.2%} of the host copy and {link_fraction:.1%} of the nominal link")
+
+
 @_register("PF-002", ("largest_size_gbps", "reference_gbps", "achieved_fraction"),
            ("min_link_bandwidth_fraction",), decides_all=True)
 def _pf002(m: Mapping[str, Any], p: Mapping[str, Any]) -> Verdict:

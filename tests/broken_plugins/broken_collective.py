@@ -45,20 +45,28 @@ def register_not_idempotent() -> None:
     register_collective_backend("SIMCOLL", AlwaysAvailableKeepsBuffers)
 
 
-class RootZeroSharedSeqCached(SimCollGroup):
-    """Three defects:
+class RootZeroSharedSeqCachedSlow(SimCollGroup):
+    """Four defects:
 
     * reduce and broadcast always use rank 0 as the root (CC-004: "root");
     * point-to-point messages take their numbers from the collective op counter, on the two
       ranks of the message only, so the other ranks' next collective no longer matches
-      (CC-005: "op ordering");
+      (CC-005: "TimeoutError");
     * one group object per name, cached at class level and never evicted by destroy_group, so
-      a group re-created under the same name keeps the old rank (CC-008: "reports rank").
+      a group re-created under the same name keeps the old rank (CC-008: "reports rank");
+    * every collective also pays for its bytes at 2 MB/s, as a backend staging each op through a
+      slow control channel would (CC-010: "memory copy"). The row times small sizes only.
     """
+
+    SLOW_BYTES_PER_S = 2e6
+
+    def _exchange(self, data: bytes, what: str, options: Any) -> List[bytes]:
+        time.sleep(len(data) / self.SLOW_BYTES_PER_S)
+        return super()._exchange(data, what, options)
 
     _cache: dict = {}
 
-    def __new__(cls, world_size: int, rank: int, group_name: str) -> "RootZeroSharedSeqCached":
+    def __new__(cls, world_size: int, rank: int, group_name: str) -> "RootZeroSharedSeqCachedSlow":
         if group_name in cls._cache:
             return cls._cache[group_name]
         obj = super().__new__(cls)

@@ -28,6 +28,8 @@ PASSING_METRICS: dict[str, dict[str, Any]] = {
                "growth_per_round_bytes": {"source.rss_bytes": [0, 4096, 0]}},
     "TR-014": {"actor_has_transport_max_latency_s": 0.01},
     "FR-006": {"restart_s": 12.5},
+    "CC-010": {"busbw_gbps": 2.0, "host_copy_gbps": 10.0, "host_fraction": 0.2, "nominal_link_gbps": 4.0,
+               "link_fraction": 0.5},
 }
 
 

@@ -34,6 +34,8 @@ FAILING: dict[str, dict[str, Any]] = {
                "growth_per_round_bytes": {"source.rss_bytes": [12 << 20, 12 << 20, 0]}},
     "TR-014": {"actor_has_transport_max_latency_s": 2.5},
     "FR-006": {"restart_s": 121.0},
+    "CC-010": {"busbw_gbps": 0.01, "host_copy_gbps": 10.0, "host_fraction": 0.001, "nominal_link_gbps": None,
+               "link_fraction": None},
 }
 
 
@@ -215,3 +217,14 @@ def test_the_schema_requires_each_judges_metrics_for_a_pass() -> None:
     assert not list(validator.iter_errors(report))     # a fail may have failed before measuring
     report.pop("partial")
     assert any("partial" in e.message for e in validator.iter_errors(report))
+
+
+def test_cc010_judges_the_link_only_when_one_is_declared() -> None:
+    p = params("CC-010")
+    fast_host = {"busbw_gbps": 2.0, "host_copy_gbps": 10.0, "host_fraction": 0.2}
+    assert judges.judge("CC-010", {**fast_host, "nominal_link_gbps": None}, p).outcome == "pass"
+    slow_link = {**fast_host, "nominal_link_gbps": 100.0, "link_fraction": 0.02}
+    verdict = judges.judge("CC-010", slow_link, p)
+    assert verdict.outcome == "fail" and "nominal link" in verdict.reason
+    lying = {**fast_host, "host_fraction": 0.9}
+    assert "is not busbw_gbps/host_copy_gbps" in judges.judge("CC-010", lying, p).reason

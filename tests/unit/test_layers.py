@@ -16,7 +16,7 @@ from conformance.areas import AREAS
 from conformance.import_graph import import_graph
 
 GRAPH = import_graph()
-CORE = ("conformance.run", "conformance.catalog", "conformance.cluster", "conformance.report",
+CORE = ("conformance.run", "conformance.catalog", "conformance.cluster", "conformance.report", "conformance.measure",
         "conformance.signing", "conformance.rdt")
 REGISTRY = "conformance.areas"
 

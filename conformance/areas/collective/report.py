@@ -2,10 +2,11 @@
 
 The data (report.json `sections.Collective.data`) holds the backend, per-check notes and the
 bandwidth rows {op, bytes, world_size, algbw_gbps, busbw_gbps, host_copy_gbps}; report.html
-draws the rows as a curve (conformance.html_report).
+draws the rows as a curve (bus_bandwidth_chart, CC-010).
 """
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from conformance.report.sanitize import markdown_cell as clean_text
@@ -62,4 +63,35 @@ def html_block(report: dict[str, Any]) -> dict[str, Any]:
     notes = [f"{cid}: {note}" for cid, note in sorted((data.get("checks") or {}).items())]
     if capability:
         notes.insert(0, f"collective capability: {capability.get('state')}")
-    return {"tables": tables, "notes": notes}
+    charts = [c for c in [bus_bandwidth_chart(rows, data)] if c]
+    return {"charts": charts, "tables": tables, "notes": notes}
+
+
+def _finite(v: Any) -> float | None:
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v > 0 else None
+
+
+def bus_bandwidth_chart(rows: list[Any], data: dict[str, Any]) -> dict[str, Any] | None:
+    """CC-010's curve: busbw by message size per op (median, IQR band), the host copy and the
+    nominal link as reference lines when known. None when there is nothing to draw."""
+    from conformance.report.html import charts
+
+    rows = [r for r in rows if isinstance(r, dict) and _finite(r.get("bytes")) and _finite(r.get("busbw_gbps"))]
+    if not rows:
+        return None
+    colours = {"allreduce": "#1565c0", "broadcast": "#2e7d32"}
+    series = []
+    for op in sorted({str(r.get("op")) for r in rows}):
+        mine = sorted((r for r in rows if str(r.get("op")) == op), key=lambda r: float(r["bytes"]))
+        iqr = [r.get("busbw_iqr_gbps") if isinstance(r.get("busbw_iqr_gbps"), list) and len(r["busbw_iqr_gbps"]) == 2
+               else [r["busbw_gbps"]] * 2 for r in mine]
+        series.append(charts.Series(f"{op} busbw", [float(r["bytes"]) for r in mine], [float(r["busbw_gbps"]) for r in mine],
+                                    [_finite(q[0]) or 0.0 for q in iqr], [_finite(q[1]) or 0.0 for q in iqr],
+                                    colours.get(op, "#6a1b9a"), "-"))
+    host = _finite(rows[0].get("host_copy_gbps"))
+    reference = (f"host copy: {host:.2f} GB/s", host) if host else None
+    link = _finite(data.get("nominal_link_gbps"))
+    title = f"{data.get('backend')}: bus bandwidth, world size {rows[0].get('world_size')}"
+    caption = "nccl-tests busbw (allreduce algbw x 2(n-1)/n, broadcast algbw) by message size" + (
+        f"; nominal link (manifest) {link:g} GB/s" if link else "")
+    return {"svg": charts.bandwidth_svg(title, series, reference), "caption": caption}

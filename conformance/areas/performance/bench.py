@@ -46,11 +46,10 @@ from typing import Any, Callable, Mapping
 from conformance.areas.transport import payloads
 from conformance.areas.transport.context import TransferError, ray_get
 from conformance.areas.transport.pool import Endpoints
+from conformance.measure import batch_size, enough_trials, stats
 
 SETTLE_TIMEOUT_S = 20.0  # knob: hang guard while a benchmark settles
 HOST_COPY_MIN_BYTES = 64 * 1024 * 1024   # beyond CPU caches: the host's sustained copy bandwidth
-IQR_PER_SIGMA = 1.349  # knob: IQR of a normal distribution in standard deviations (robust CV)
-MEDIAN_SE_FACTOR = math.sqrt(math.pi / 2)  # knob: SE of a median = 1.2533 sigma / sqrt(n) (normal theory)
 
 
 @dataclass(frozen=True)
@@ -86,55 +85,10 @@ class Method:
         return cls.from_params({f.name: check_param("PF-001", f.name) for f in fields(cls)}, **override)
 
 
-def robust_cv(values: list[float]) -> float:
-    """(IQR / 1.349) / median: a coefficient of variation one outlier cannot inflate
-    (inf for fewer than 2 values or a zero median: no evidence of stability)."""
-    if len(values) < 2:
-        return math.inf
-    med = statistics.median(values)
-    if med <= 0:
-        return math.inf
-    q = statistics.quantiles(values, n=4)
-    return (q[2] - q[0]) / IQR_PER_SIGMA / med
-
-
-def median_cv(values: list[float]) -> float:
-    """The median's coefficient of variation (relative standard error): 1.2533 x robust_cv / sqrt(n).
-    This is what more trials drive down; inf below 2 values."""
-    cv = robust_cv(values)
-    return cv * MEDIAN_SE_FACTOR / math.sqrt(len(values)) if math.isfinite(cv) else math.inf
-
-
-def batch_size(one_transfer_s: float, batch_s: float, max_batch: int) -> int:
-    """Transfers per trial so a trial lasts about batch_s (1..max_batch)."""
-    if one_transfer_s <= 0:
-        return max_batch
-    return max(1, min(max_batch, math.ceil(batch_s / one_transfer_s)))
-
-
 def should_stop(trial_gbps: list[float], elapsed_s: float, method: Method) -> tuple[bool, bool]:
     """(stop now, CV target met) after the trials so far."""
-    if len(trial_gbps) < method.min_trials:
-        return False, False
-    met = median_cv(trial_gbps) <= method.max_cv
-    return met or len(trial_gbps) >= method.max_trials or elapsed_s >= method.size_budget_s, met
-
-
-def stats(nbytes: int, times: list[float], *, batch: int = 1, max_cv: float | None = None) -> dict[str, Any]:
-    """Median/min/max time per transfer and bandwidth of the trials, the bandwidth IQR, the
-    trials' robust CV and the median's CV (`times`: one per trial, each the mean of `batch`
-    transfers)."""
-    bw = sorted(nbytes / t / 1e9 for t in times)
-    q = statistics.quantiles(bw, n=4) if len(bw) >= 2 else [bw[0]] * 3
-    med = statistics.median(times)
-    cv, trial_cv = median_cv(bw), robust_cv(bw)
-    out = {"median_s": med, "min_s": min(times), "max_s": max(times), "median_gbps": nbytes / med / 1e9,
-           "min_gbps": bw[0], "max_gbps": bw[-1], "iqr_gbps": [q[0], q[2]], "trials": len(times),
-           "batch": batch, "cv": cv if math.isfinite(cv) else None,
-           "trial_cv": trial_cv if math.isfinite(trial_cv) else None}
-    if max_cv is not None:
-        out["cv_met"] = math.isfinite(cv) and cv <= max_cv
-    return out
+    return enough_trials(trial_gbps, elapsed_s, min_trials=method.min_trials, max_trials=method.max_trials,
+                         max_cv=method.max_cv, budget_s=method.size_budget_s)
 
 
 def _held(src: Any) -> int:

@@ -1,0 +1,93 @@
+"""Collective area, performance: allreduce and broadcast bus bandwidth over message sizes (CC-010).
+
+nccl-tests' definitions (conformance/areas/collective/busbw.py), measured in a group of the
+pool's three members across the cluster's nodes: per op and size, trials of a batch of ops each
+(a trial's time is the slowest rank's), adaptive as the transport sweep is (conformance/measure.py:
+at least min_trials, then more until the median's CV is at most max_cv, or max_trials or
+size_budget_s are spent). Judged on each op's peak over the sizes (the figure nccl-tests users
+quote; a backend whose large messages collapse still shows it in the curve), the weaker op,
+against the same run's host memory copy (a ratio, so a loaded host moves both) and, when the
+manifest declares collective.nominal_link_gbps, against that link. The rows are the curve in
+report.html.
+"""
+from __future__ import annotations
+
+import statistics
+import time
+from typing import Any
+
+import pytest
+
+from conformance.areas.collective.busbw import bus_factor
+from conformance.areas.collective.context import CollectiveContext, CollectiveError
+from conformance.measure import batch_size, enough_trials, stats
+from conformance.report.judges import enforce
+from conformance.run.fixtures import not_applicable
+
+pytestmark = pytest.mark.cluster("shared")
+
+TIMED_OPS = ("allreduce", "broadcast")
+
+
+def sweep_point(cctx: CollectiveContext, members: list[Any], group: str, op: str, nbytes: int,
+                p: dict[str, Any]) -> dict[str, Any]:
+    """One op at one size: batched, adaptive trials; the row the report keeps."""
+    bound, ws = float(p["op_bound_s"]), len(members)
+    what = f"{op} of {nbytes} bytes"
+    one = max(cctx.ask(members, "timed", op, nbytes, 1, group, timeout_s=bound, what=what))
+    batch = batch_size(one, float(p["batch_s"]), int(p["max_batch"]))
+    times: list[float] = []
+    start = time.monotonic()
+    factor = bus_factor(op, ws)
+    while True:
+        times.append(max(cctx.ask(members, "timed", op, nbytes, batch, group, timeout_s=bound, what=what)))
+        stop, _ = enough_trials([nbytes / t / 1e9 * factor for t in times], time.monotonic() - start,
+                                min_trials=int(p["min_trials"]), max_trials=int(p["max_trials"]),
+                                max_cv=float(p["max_cv"]), budget_s=float(p["size_budget_s"]))
+        if stop:
+            break
+    st = stats(nbytes, times, batch=batch, max_cv=float(p["max_cv"]))
+    return {"op": op, "bytes": nbytes, "world_size": ws, "algbw_gbps": st["median_gbps"],
+            "busbw_gbps": st["median_gbps"] * factor, "busbw_iqr_gbps": [q * factor for q in st["iqr_gbps"]],
+            "trials": st["trials"], "batch": batch, "cv": st["cv"], "cv_met": st.get("cv_met")}
+
+
+def host_copy_gbps(cctx: CollectiveContext, member: Any, p: dict[str, Any]) -> float:
+    nbytes = int(float(p["host_copy_mib"]) * 2**20)
+    per = [cctx.ask([member], "host_copy_s", nbytes, int(p["host_copy_iters"]), what="host copy")[0]
+           for _ in range(int(p["min_trials"]))]
+    return nbytes / statistics.median(per) / 1e9
+
+
+@pytest.mark.check("CC-010")
+def test_allreduce_and_broadcast_bus_bandwidth_reach_the_host_copy_and_the_link(
+        cctx: CollectiveContext, collective_cluster: Any, check_params: dict[str, Any],
+        check_metrics: dict[str, Any]) -> None:
+    ops = [op for op in TIMED_OPS if cctx.config.claims(op)]
+    if not ops:
+        not_applicable("the backend claims neither allreduce nor broadcast (collective.ops)")
+    members = cctx.pool()
+    group = cctx.group_name("bw")
+    sizes = [int(float(m) * 2**20) for m in check_params["sizes_mib"]]
+    try:
+        cctx.create(members, group)
+        rows = [sweep_point(cctx, members, group, op, n, check_params) for op in ops for n in sizes]
+        host = host_copy_gbps(cctx, members[0], check_params)
+        cctx.destroy(members, group)
+    except CollectiveError as exc:
+        pytest.fail(f"bandwidth sweep: {exc}", pytrace=False)
+    for r in rows:
+        r["host_copy_gbps"] = host
+    peaks = [max((r for r in rows if r["op"] == op), key=lambda r: r["busbw_gbps"]) for op in ops]
+    weakest = min(peaks, key=lambda r: r["busbw_gbps"])
+    link = cctx.config.nominal_link_gbps
+    check_metrics.update({
+        "rows": rows, "peak_bytes": weakest["bytes"], "weakest_op": weakest["op"], "busbw_gbps": weakest["busbw_gbps"],
+        "host_copy_gbps": host, "host_fraction": weakest["busbw_gbps"] / host,
+        "nominal_link_gbps": float(link) if link else None,
+        "link_fraction": weakest["busbw_gbps"] / float(link) if link else None})
+    cctx.section["bandwidth"] = rows
+    cctx.note("CC-010", "peak busbw: " + ", ".join(
+        f"{r['op']} {r['busbw_gbps']:.3g} GB/s at {r['bytes'] / 2**20:g} MiB" for r in peaks) + f"; host copy {host:.3g} GB/s",
+        nominal_link_gbps=check_metrics["nominal_link_gbps"])
+    enforce("CC-010", check_metrics, check_params, f" ({weakest['op']}, world size {weakest['world_size']})")
