@@ -46,6 +46,7 @@ class TeethRun:
     phase: int
     also: tuple[str, ...]
     data: dict[str, dict[str, Any]]
+    slow: bool = False
 
     @property
     def good(self) -> bool:
@@ -90,7 +91,7 @@ def runs(table: dict[str, Any] | None = None) -> list[TeethRun]:
     out = []
     for r in table["runs"]:
         unknown = set(r) - {"id", "base", "set", "env", "catches", "may_fail", "passes", "not_applicable",
-                            "waived", "files", "phase", "also", "data"}
+                            "waived", "files", "phase", "also", "data", "slow"}
         assert not unknown, f"teeth.yaml {r.get('id')}: unknown field(s) {sorted(unknown)}"
         assert r["base"] in table["bases"], f"teeth.yaml {r['id']}: unknown base {r['base']!r}"
         files: list[str] = []
@@ -102,7 +103,7 @@ def runs(table: dict[str, Any] | None = None) -> list[TeethRun]:
             may_fail=tuple(r.get("may_fail", [])), passes=tuple(r.get("passes", [])),
             not_applicable=tuple(r.get("not_applicable", [])), waived=tuple(r.get("waived", [])),
             files=tuple(files), phase=int(r.get("phase", 1)), also=tuple(r.get("also", [])),
-            data=dict(r.get("data", {}))))
+            data=dict(r.get("data", {})), slow=bool(r.get("slow", False))))
     ids = [r.id for r in out]
     assert len(ids) == len(set(ids)), "teeth.yaml: duplicate run ids"
     return out
@@ -228,13 +229,15 @@ def problems(run: TeethRun, result: RunResult) -> list[str]:
 
 
 def schedule(selected: list[TeethRun], table: dict[str, Any] | None = None) -> list[tuple[int, list[TeethRun]]]:
-    """(lanes, runs) per phase, ascending; within a phase the longest-known runs go first."""
+    """(lanes, runs) per phase, ascending; within a phase the longest-known runs go first: the
+    good runs and the `slow` ones, then those with whole modules, then the rest, so the phase
+    does not end on one long run while the other lanes stand idle."""
     table = table or load_table()
     lanes = {int(k): int(v) for k, v in table["phases"].items()}
     phases: dict[int, list[TeethRun]] = {}
     for r in selected:
         phases.setdefault(r.phase, []).append(r)
-    return [(lanes.get(p, 1), sorted(rs, key=lambda r: (not r.good, not r.files))) for p, rs in sorted(phases.items())]
+    return [(lanes.get(p, 1), sorted(rs, key=lambda r: (not (r.good or r.slow), not r.files))) for p, rs in sorted(phases.items())]
 
 
 class Runs:
