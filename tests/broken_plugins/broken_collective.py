@@ -12,6 +12,7 @@ from typing import Any, List
 from ray.util.collective.backend_registry import register_collective_backend
 
 from conformance.simulated.collective import SimCollGroup, _from_bytes, _reduce, _to_bytes, _torch
+from conformance.simulated.collective_rdt import SimCollTensorTransport
 
 
 class ExtraInitArg(SimCollGroup):
@@ -21,12 +22,14 @@ class ExtraInitArg(SimCollGroup):
         super().__init__(world_size, rank, group_name)
 
 
-class AlwaysAvailableKeepsBuffers(SimCollGroup):
-    """Two defects:
+class AlwaysAvailableKeepsBuffersRecvCopy(SimCollGroup):
+    """Three defects:
 
     * says it is available on a host without the vendor library or device (CC-002);
     * keeps a staging copy of every allreduce's input in a process-wide pool that destroy_group
-      never empties, as a backend caching its communicators' buffers would (CC-008: "still holds").
+      never empties, as a backend caching its communicators' buffers would (CC-008: "still holds");
+    * recv fills a tensor of its own instead of the caller's, so what RDT hands the receiver
+      (the buffer it passed to recv) never gets the bytes (CC-011: "arrived wrong").
     """
 
     _staging: list = []
@@ -39,10 +42,22 @@ class AlwaysAvailableKeepsBuffers(SimCollGroup):
         type(self)._staging.append(_torch(tensors[0]).clone())
         super().allreduce(tensors, allreduce_options)
 
+    def recv(self, tensors: List[Any], recv_options: Any) -> None:
+        super().recv([_torch(tensors[0]).clone()], recv_options)
+
+
+class AlwaysHasTransport(SimCollTensorTransport):
+    """An RDT transport over the backend that tells Ray every actor has it, group or not: a
+    transfer between actors in no group is accepted, and the receiver waits for a send that
+    never comes (CC-012: "got no error within")."""
+
+    def actor_has_tensor_transport(self, actor: Any) -> bool:
+        return True
+
 
 def register_not_idempotent() -> None:
     """A vendor helper that registers unconditionally: the second call raises ValueError. CC-003."""
-    register_collective_backend("SIMCOLL", AlwaysAvailableKeepsBuffers)
+    register_collective_backend("SIMCOLL", AlwaysAvailableKeepsBuffersRecvCopy)
 
 
 class RootZeroSharedSeqCachedSlow(SimCollGroup):

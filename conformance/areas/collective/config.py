@@ -7,7 +7,8 @@
       dtypes: [float32, int64]               # torch dtype names the backend claims
       ops: [allreduce, broadcast]            # the ops it claims (default: all nine)
       nominal_link_gbps: 25                  # optional: the link the bandwidth is judged against
-      rdt: true                              # RDT over this backend (the manifest's transport has its name)
+      rdt_transport: "pkg.module:MyRdt"      # optional: its CollectiveTensorTransport subclass (RDT over it)
+      rdt_devices: [cpu]                     # the torch device types that transport moves (default: cpu)
       requires_device: true                  # availability needs the vendor device/library (GLOO: false)
 
 A manifest without the block declares no collective backend: every collective check is then
@@ -33,7 +34,8 @@ class CollectiveConfig:
     dtypes: tuple[str, ...]
     ops: tuple[str, ...]
     nominal_link_gbps: float | None
-    rdt: bool
+    rdt_transport: str | None = None   # import ref of the CollectiveTensorTransport subclass; None: no RDT claimed
+    rdt_devices: tuple[str, ...] = ("cpu",)
     requires_device: bool = True
 
     @property
@@ -57,5 +59,6 @@ def collective_config(manifest: Any) -> CollectiveConfig | None:
     return CollectiveConfig(backend=str(block["backend"]).upper(), group_class=block.get("group_class"),
                             register=block.get("register"), dtypes=tuple(block.get("dtypes", DEFAULT_DTYPES)),
                             ops=tuple(block.get("ops", ALL_OPS)),
-                            nominal_link_gbps=block.get("nominal_link_gbps"), rdt=bool(block.get("rdt", False)),
+                            nominal_link_gbps=block.get("nominal_link_gbps"), rdt_transport=block.get("rdt_transport"),
+                            rdt_devices=tuple(block.get("rdt_devices", ("cpu",))),
                             requires_device=bool(block.get("requires_device", True)))

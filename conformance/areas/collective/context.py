@@ -98,6 +98,8 @@ class CollectiveContext:
         self._names = itertools.count()
         self._pool: list[Any] = []
         self._pool_cluster: Any = None
+        self._rdt_registered = False
+        self._rdt_pair: list[Any] = []
         self.driver_registration = register_backend(config.backend, config.group_class, config.register,
                                                     self.python_path)
         self.section: dict[str, Any] = {"backend": config.backend, "group_class": config.group_class or "built in",
@@ -115,16 +117,27 @@ class CollectiveContext:
     def cluster(self) -> Any:
         return self.run.cluster(SHARED)
 
-    def _remote(self) -> Any:
+    def _remote(self, rdt: bool = False) -> Any:
         import ray
 
-        return ray.remote(num_cpus=0)(CollectiveMember)
+        return ray.remote(num_cpus=0, enable_tensor_transport=rdt)(CollectiveMember)
 
-    def start(self, n: int, *, hook: bool = False, offset: int = 0) -> list[Any]:
+    def register_rdt(self) -> None:
+        """The manifest's RDT transport over the backend, registered in the driver once (Ray needs
+        it there before the actors that use it are created); raises what the registration raised."""
+        if not self._rdt_registered:
+            from conformance.areas.collective.members import register_rdt_transport
+
+            register_rdt_transport(self.config.backend, self.config.rdt_transport, list(self.config.rdt_devices),
+                                   self.python_path)
+            self._rdt_registered = True
+
+    def start(self, n: int, *, hook: bool = False, offset: int = 0, rdt: bool = False) -> list[Any]:
         """n new members round-robin over the alive nodes (from node `offset`), started and ready.
 
         hook: the member does not register the backend itself; the registration runs as a
-        worker_process_setup_hook of its runtime environment."""
+        worker_process_setup_hook of its runtime environment. rdt: created with
+        enable_tensor_transport (after register_rdt), so Ray pushes the RDT transport to it."""
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
         nodes = alive_nodes()
@@ -137,8 +150,8 @@ class CollectiveContext:
                 opts["runtime_env"] = {"worker_process_setup_hook": "conformance.areas.collective.members.register_from_env",
                                        "env_vars": {SPEC_ENV: spec_env(cfg.backend, cfg.group_class, cfg.register,
                                                                        self.python_path)}}
-            actors.append(self._remote().options(**opts).remote(cfg.backend, cfg.group_class, cfg.register,
-                                                                self.python_path, not hook))
+            actors.append(self._remote(rdt).options(**opts).remote(cfg.backend, cfg.group_class, cfg.register,
+                                                                   self.python_path, not hook))
         self.infos = bounded([a.info.remote() for a in actors], START_TIMEOUT_S, "starting the member actors")
         return actors
 
@@ -176,6 +189,19 @@ class CollectiveContext:
         refs = [getattr(m, method).remote(*args) for m in members]
         return list(self.guard(members, lambda: bounded(refs, timeout_s, what or method)))
 
+    def rdt_pair(self) -> list[Any]:
+        """Two members created for RDT (after register_rdt, with enable_tensor_transport) on two
+        nodes where there are two, kept for the RDT checks while they answer; in no group between
+        checks (each check destroys what it made)."""
+        if self._rdt_pair:
+            try:
+                bounded([a.info.remote() for a in self._rdt_pair], CALL_TIMEOUT_S, "RDT pair health")
+                return self._rdt_pair
+            except CollectiveError:
+                self.stop(self._rdt_pair)
+        self._rdt_pair = self.start(2, rdt=True)
+        return self._rdt_pair
+
     def replace(self, dead: Any) -> None:
         """Put a fresh member in the pool where `dead` was (same node slot)."""
         i = self._pool.index(dead)
@@ -194,8 +220,8 @@ class CollectiveContext:
         import ray
 
         if ray.is_initialized():
-            self.stop(self._pool)
-        self._pool = []
+            self.stop(self._pool + self._rdt_pair)
+        self._pool, self._rdt_pair = [], []
 
     # ------------------------------------------------------------------ groups
     def group_name(self, tag: str) -> str:

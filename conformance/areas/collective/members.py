@@ -51,6 +51,24 @@ def register_backend(name: str, group_class: str | None, register: str | None, p
     return "register_collective_backend"
 
 
+def register_rdt_transport(name: str, transport: str | None, devices: list[str], python_path: list[str]) -> None:
+    """register_tensor_transport(name, devices, the manifest's class, torch.Tensor) in this process
+    (the driver); a second registration of the same class is no error."""
+    import torch
+    from ray.experimental.rdt.util import register_tensor_transport, transport_manager_info
+
+    for p in reversed(python_path):
+        if p not in sys.path:
+            sys.path.insert(0, p)
+    if transport is None:
+        raise ValueError("collective.rdt_transport: no transport class named")
+    cls = _import(transport)
+    known = transport_manager_info.get(name.upper())
+    if known is not None and known.transport_manager_class is cls:
+        return
+    register_tensor_transport(name, devices, cls, torch.Tensor)
+
+
 def spec_env(name: str, group_class: str | None, register: str | None, python_path: list[str]) -> str:
     return "|".join([name, group_class or "", register or "", os.pathsep.join(python_path)])
 
@@ -74,6 +92,22 @@ def _make(lib: str, dtype: str, data: Any) -> Any:
 def _out(x: Any, lib: str, initial: Any) -> dict[str, Any]:
     return {"values": x.tolist(), "dtype": str(x.dtype).replace("torch.", ""), "input": initial,
             "type": "numpy" if type(x).__module__ == "numpy" else "torch"}
+
+
+def rdt_tensor(spec: dict[str, Any]) -> Any:
+    """{"dtype": "float32", "shape": [2, 3], "seed": 5} -> a tensor of small exact integers."""
+    import torch
+
+    n = 1
+    for d in spec["shape"]:
+        n *= d
+    values = [((spec["seed"] + 2 * i) % 7) + 1 for i in range(n)]
+    return torch.tensor(values, dtype=getattr(torch, spec["dtype"])).reshape(spec["shape"])
+
+
+def rdt_expected(spec: dict[str, Any]) -> dict[str, Any]:
+    t = rdt_tensor(spec)
+    return {"dtype": spec["dtype"], "shape": list(spec["shape"]), "device": "cpu", "values": t.reshape(-1).tolist()}
 
 
 class CollectiveMember:
@@ -173,6 +207,17 @@ class CollectiveMember:
                 return _out(t, lib, [0] * n)
             return {"values": None, "dtype": dtype, "type": lib, "input": None}
         raise ValueError(f"unknown op {op!r}")
+
+    # ------------------------------------------------------------------ RDT over the backend (CC-011, CC-012)
+    def rdt_make(self, tensors: list[dict[str, Any]]) -> list[Any]:
+        """The tensors `rdt_expected` describes (returned through the RDT transport the caller
+        names in .options(tensor_transport=...))."""
+        return [rdt_tensor(t) for t in tensors]
+
+    def rdt_take(self, tensors: list[Any]) -> list[dict[str, Any]]:
+        """What arrived: dtype, shape, device type and the values, per tensor."""
+        return [{"dtype": str(t.dtype).replace("torch.", ""), "shape": list(t.shape), "device": t.device.type,
+                 "values": t.reshape(-1).tolist()} for t in tensors]
 
     def payload_allreduce(self, nbytes: int, group: str) -> bool:
         """One allreduce(SUM) of a float32 tensor of nbytes of ones; True when every element came

@@ -1,0 +1,128 @@
+"""Collective area, RDT over the backend: the manifest's CollectiveTensorTransport subclass carries
+`tensor_transport=<backend>` objects between two actors in a group of the backend (CC-011), and a
+transfer between actors in no such group fails within a bound instead of hanging (CC-012).
+
+Ray 2.60's recipe (ray/experimental/rdt/collective_tensor_transport.py, util.register_tensor_transport;
+Ray's test tests/rdt/test_rdt_gloo.py does the same for GLOO): register the backend in every
+process, register the transport in the driver under the backend's name before creating the
+actors, create the actors with enable_tensor_transport, make a group over them with
+ray.experimental.collective.create_collective_group. Both checks are not applicable when the
+manifest names no `collective.rdt_transport`.
+"""
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+
+from conformance.areas.collective.context import CollectiveContext, CollectiveError, Hang, bounded, bounded_driver_call, first_line
+from conformance.areas.collective.members import rdt_expected
+from conformance.run.fixtures import not_applicable
+
+pytestmark = pytest.mark.cluster("shared")
+
+NO_RDT = "the manifest declares no RDT transport over the backend (collective.rdt_transport)"
+
+
+def rdt_pair(cctx: CollectiveContext) -> list[Any]:
+    """Two members on different nodes (where there are two), created after the transport's
+    registration with enable_tensor_transport, as Ray requires; in no group."""
+    if not cctx.config.rdt_transport:
+        not_applicable(NO_RDT)
+    try:
+        cctx.register_rdt()
+    except Exception as exc:  # noqa: BLE001 - the registration's error is the finding
+        pytest.fail(f"register_tensor_transport({cctx.config.backend!r}, {list(cctx.config.rdt_devices)}, "
+                    f"{cctx.config.rdt_transport}) in the driver: {first_line(exc)}", pytrace=False)
+    return cctx.rdt_pair()
+
+
+def objects(dtypes: tuple[str, ...]) -> dict[str, list[dict[str, Any]]]:
+    """The RDT objects a check moves: one tensor, and one object of a tensor per claimed dtype."""
+    return {"one tensor": [{"dtype": "float32", "shape": [4, 3], "seed": 1}],
+            "a tensor per dtype": [{"dtype": d, "shape": [2, 5], "seed": 3 + i} for i, d in enumerate(dtypes)]}
+
+
+def compare(what: str, specs: list[dict[str, Any]], got: list[dict[str, Any]]) -> list[str]:
+    if len(got) != len(specs):
+        return [f"{what}: {len(got)} tensor(s) arrived, {len(specs)} sent"]
+    out = []
+    for i, (spec, g) in enumerate(zip(specs, got)):
+        want = rdt_expected(spec)
+        wrong = [k for k in ("dtype", "shape", "device", "values") if g.get(k) != want[k]]
+        if wrong:
+            out.append(f"{what}, tensor {i} ({spec['dtype']}): arrived wrong ({', '.join(wrong)}): "
+                       f"{ {k: g.get(k) for k in wrong} }, sent { {k: want[k] for k in wrong} }")
+    return out
+
+
+@pytest.mark.check("CC-011")
+def test_rdt_objects_move_over_the_backend_two_sided(cctx: CollectiveContext, collective_cluster: Any,
+                                                     check_params: dict[str, Any],
+                                                     check_metrics: dict[str, Any]) -> None:
+    import ray
+    from ray.experimental.rdt.util import get_tensor_transport_manager
+
+    bound = float(check_params["op_bound_s"])
+    name = cctx.config.backend
+    pair = rdt_pair(cctx)
+    src, dst = pair
+    problems: list[str] = []
+    try:
+        handle = cctx.create(pair, cctx.group_name("rdt"), "experimental")
+        for what, specs in objects(cctx.config.dtypes).items():
+            ref = src.rdt_make.options(tensor_transport=name).remote(specs)
+            problems += compare(what, specs, bounded(dst.rdt_take.remote(ref), bound, f"an RDT transfer of {what}"))
+        transport = type(get_tensor_transport_manager(name))
+        if transport.is_one_sided():
+            problems.append(f"{transport.__name__}.is_one_sided() is True: a transport over send/recv of a collective "
+                            "group is two-sided (the receiver's recv meets the sender's send)")
+        ref = src.rdt_make.options(tensor_transport=name).remote(objects(())["one tensor"])
+        try:
+            bounded(ref, bound, "ray.get in the driver")
+            problems.append("ray.get in the driver returned an object of a two-sided transport; Ray refuses that "
+                            "(the driver is in no group)")
+        except Hang as exc:
+            problems.append(f"ray.get in the driver of a two-sided transport's object: {exc}")
+        except CollectiveError:
+            pass   # the refusal Ray documents
+        local = bounded_driver_call(lambda: ray.get(ref, _use_object_store=True), bound,
+                                    "ray.get(ref, _use_object_store=True) in the driver")
+        via_store = bounded(dst.rdt_take.remote(local), bound, "the object fetched through the object store")
+        problems += compare("through the object store", objects(())["one tensor"], via_store)
+        cctx.destroy_handle(handle)
+    except CollectiveError as exc:
+        problems.append(str(exc))
+        cctx.stop(pair)   # maybe stuck in a transfer: the next check starts a fresh pair
+    check_metrics["objects"] = sorted(objects(cctx.config.dtypes))
+    assert not problems, "; ".join(problems[:6])
+
+
+@pytest.mark.check("CC-012")
+def test_an_rdt_transfer_without_a_group_fails_within_a_bound(cctx: CollectiveContext, collective_cluster: Any,
+                                                             check_params: dict[str, Any],
+                                                             check_metrics: dict[str, Any]) -> None:
+    bound = float(check_params["error_bound_s"])
+    name = cctx.config.backend
+    pair = rdt_pair(cctx)
+    src, dst = pair
+    spec = objects(())["one tensor"]
+    t0 = time.monotonic()
+    try:
+        try:
+            ref = src.rdt_make.options(tensor_transport=name).remote(spec)
+            got = bounded(dst.rdt_take.remote(ref), bound, "a transfer between actors in no group")
+        except CollectiveError as exc:
+            if "(a hang)" in str(exc):
+                pytest.fail(f"an RDT transfer between two actors in no group of {name} got no error within "
+                            f"{bound:.0f}s (the transport found no communicator and said nothing)", pytrace=False)
+            check_metrics.update(error_s=round(time.monotonic() - t0, 2), error=str(exc)[:300])
+            return
+        except ValueError as exc:   # refused when submitted: the transport reported no group for the actor
+            check_metrics.update(error_s=round(time.monotonic() - t0, 2), error=first_line(exc))
+            return
+        pytest.fail(f"an RDT transfer between two actors in no group of {name} delivered {len(got)} tensor(s): "
+                    "the transport moved it without the group", pytrace=False)
+    finally:
+        cctx.stop(pair)   # the receiver may still wait for the send (Ray gives up after 60 s)
