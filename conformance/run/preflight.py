@@ -31,6 +31,7 @@ from conformance.cluster.manager import patched_environ
 from conformance.report.local_paths import shorten_paths
 from conformance.report.sanitize import terminal
 from conformance.run.vendor_calls import NODE_START_METHODS, HangRecord, KnownHang, VendorHang, bounded_call
+from conformance.run.waits import per_node_results
 
 ERROR, PROBLEM, WARNING = "error", "problem", "warning"
 RAY_PROCESS_MARKERS = ("/raylet", "gcs_server", "default_worker.py", "ray::", "plasma_store",
@@ -274,7 +275,6 @@ def probe_cluster(manifest: Any, timeout_s: float, *, preload_expected: bool) ->
     import ray
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-    from conformance.areas.topology.collect import _wait
     from conformance.report.ray_logs import LogCursor, current_logs_dir
     from conformance.run.preflight_probe import preflight_probe
 
@@ -290,7 +290,7 @@ def probe_cluster(manifest: Any, timeout_s: float, *, preload_expected: bool) ->
     for n in nodes:
         refs[n["NodeID"]] = fn.options(num_cpus=0, max_retries=0, scheduling_strategy=NodeAffinitySchedulingStrategy(
             node_id=n["NodeID"], soft=False)).remote(*args)
-    results = _wait(ray, refs, timeout_s)
+    results = per_node_results(refs, timeout_s)
     cursor = LogCursor()
     cursor.remember(current_logs_dir())
     logs = {p.name: t for p, t in cursor.new_text().items() if p.name.startswith("worker-") and p.suffix == ".err"}

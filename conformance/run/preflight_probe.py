@@ -13,8 +13,8 @@ import sys
 import traceback
 from typing import Any
 
-from conformance.areas.device.contract_probe import call
 from conformance.imports import import_ref
+from conformance.run.probe_calls import call
 
 # Methods called once each, without arguments (side-effect free in Ray's contract).
 GETTERS = ("get_resource_name", "get_visible_accelerator_ids_env_var", "get_current_node_num_accelerators",

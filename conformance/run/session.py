@@ -84,9 +84,9 @@ class ConformanceRun:
         return self.manager_cls
 
     def fault_driver(self) -> Any:
-        """The configured fault driver (CLI over manifest; None if none): conformance.areas.recovery.faults."""
+        """The configured fault driver (CLI over manifest; None if none): conformance.cluster.faults."""
         if self._fault_driver is None:
-            from conformance.areas.recovery.faults import driver_spec, load_driver
+            from conformance.cluster.faults import driver_spec, load_driver
             spec = driver_spec(self.manifest, self.config.getoption("conformance_fault_driver"),
                                self.config.getoption("conformance_fault_driver_options"))
             self._fault_driver = load_driver(spec) if spec else False

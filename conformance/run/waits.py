@@ -45,3 +45,31 @@ def bounded_get(refs: Any, timeout_s: float, what: str = "result") -> Any:
             if carried is not None:
                 raise carried from None
             raise
+
+
+NO_RESULT = "no result"
+
+
+def per_node_results(refs: dict[str, Any], timeout_s: float) -> dict[str, Any]:
+    """node id -> the result of its probe task, or an error string for probes that failed or did
+    not finish within the one shared bound (those are cancelled). Used by the preflight and the
+    topology area, which both send one probe per node."""
+    import ray
+
+    out: dict[str, Any] = {}
+    deadline = time.monotonic() + timeout_s
+    pending = dict(refs)
+    while pending and time.monotonic() < deadline:
+        ready, _ = ray.wait(list(pending.values()), num_returns=len(pending), timeout=max(0.0, deadline - time.monotonic()))
+        for node_id, ref in list(pending.items()):
+            if ref in ready:
+                try:
+                    out[node_id] = ray.get(ref, timeout=5)  # knob: hang guard of one probe call
+                except Exception as exc:  # noqa: BLE001 - the probe itself failed on that node
+                    text = str(exc).strip()
+                    out[node_id] = f"probe failed: {exc.__class__.__name__}: {text.splitlines()[-1][:200] if text else ''}"
+                del pending[node_id]
+    for node_id, ref in pending.items():
+        ray.cancel(ref, force=True)
+        out[node_id] = f"{NO_RESULT} within {timeout_s:.0f}s"
+    return out

@@ -9,7 +9,9 @@ from typing import Any
 import pytest
 import yaml
 
-from conformance.areas.recovery.faults import (
+from conformance.areas.recovery.nodes import NODE_NAME_ENV, ROLES, device_node_envs, node_shape
+from conformance.catalog.manifest import load_manifest
+from conformance.cluster.faults import (
     ClusterUtilsFaultDriver,
     DriverSpec,
     FaultNotSupported,
@@ -17,8 +19,6 @@ from conformance.areas.recovery.faults import (
     driver_spec,
     load_driver,
 )
-from conformance.areas.recovery.nodes import NODE_NAME_ENV, ROLES, device_node_envs, node_shape
-from conformance.catalog.manifest import load_manifest
 from conformance.errors import UserError
 from conformance.simulated.manager import SimAccManager
 from suite_runner import SIM_MANIFEST, write_manifest
@@ -55,7 +55,7 @@ def test_load_driver_refuses_what_is_no_fault_driver(tmp_path: Path) -> None:
     with pytest.raises(UserError, match="cannot import"):
         load_driver(DriverSpec("no_such_module_x:Driver", {}))
     with pytest.raises(UserError, match="no fault driver"):
-        load_driver(DriverSpec("conformance.areas.recovery.faults:DriverSpec", {"ref": "a", "options": {}}))
+        load_driver(DriverSpec("conformance.cluster.faults:DriverSpec", {"ref": "a", "options": {}}))
     with pytest.raises(UserError, match="rejected"):
         load_driver(DriverSpec(NS, {"state": str(tmp_path / "missing.json")}))
 

@@ -46,13 +46,6 @@ KNOWN_CROSSINGS: dict[tuple[str, str], str] = {
     ("conformance.checks.transport.test_transport_failures", "conformance.areas.recovery.transfers"): _RDT,
     ("conformance.checks.transport.test_transport_usage", "conformance.areas.recovery.transfers"): _RDT,
     ("conformance.checks.transport.test_transport_usage", "conformance.areas.recovery.xfer_actors"): _RDT,
-    # The namespace hosts drive the recovery area's node scenarios (a fault driver of its own).
-    ("conformance.cluster.hosts.cluster", "conformance.areas.recovery.nodes"): "hosts run recovery's node shape",
-    ("conformance.cluster.hosts.faults", "conformance.areas.recovery.faults"): "hosts implement recovery's fault driver",
-    ("conformance.run.session", "conformance.areas.recovery.faults"): "the run loads the fault driver",
-    # The preflight runs the device probe and topology's bounded wait.
-    ("conformance.run.preflight", "conformance.areas.topology.collect"): "preflight uses topology's bounded wait",
-    ("conformance.run.preflight_probe", "conformance.areas.device.contract_probe"): "preflight calls the manager",
 }
 
 

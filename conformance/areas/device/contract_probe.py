@@ -10,36 +10,12 @@ from __future__ import annotations
 import json
 import os
 import sys
-import traceback
 from typing import Any, Callable
 
+from conformance.run.probe_calls import CALLING, call
+
 MARKER = "CONTRACT_PROBE_RESULT "
-# Written to stderr before each manager call, so that a probe killed for hanging names the call.
-CALLING = "CONTRACT_PROBE_CALLING "
 ROUND_TRIPS: list[list[str]] = [["0"], ["1", "3"], []]
-
-
-def describe(value: Any) -> dict[str, Any]:
-    """A JSON-safe description of a return value that keeps its Python type."""
-    def typename(v: Any) -> str:
-        return type(v).__name__
-
-    if isinstance(value, dict):
-        return {"type": "dict", "items": {str(k): {"key_type": typename(k), "type": typename(v), "repr": repr(v)}
-                                          for k, v in value.items()}, "repr": repr(value)}
-    if isinstance(value, (list, tuple)):
-        return {"type": typename(value), "items": [describe(v) for v in value], "repr": repr(value)}
-    return {"type": typename(value), "repr": repr(value),
-            "value": value if isinstance(value, (str, int, float, bool)) or value is None else None}
-
-
-def call(fn: Callable[..., Any], *args: Any) -> dict[str, Any]:
-    print(CALLING + getattr(fn, "__name__", repr(fn)), file=sys.stderr, flush=True)
-    try:
-        return {"ok": True, "result": describe(fn(*args))}
-    except BaseException as exc:  # noqa: BLE001 - report everything, including SystemExit
-        return {"ok": False, "error": f"{exc.__class__.__name__}: {exc}".splitlines()[0][:300],
-                "traceback": traceback.format_exc()[-2000:]}
 
 
 def traced(manager: type) -> type:

@@ -11,7 +11,7 @@ simulated plugin that keeps per-host state can tell its "hosts" apart by it; rea
 ignore it. The roles take the manifest's node environments that give a node devices (a CPU-only
 node_env entry is skipped), so a cluster with CPU-only nodes stays certifiable.
 
-Nodes fail through a fault driver (conformance.areas.recovery.faults): the built-in one for the nodes
+Nodes fail through a fault driver (conformance.cluster.faults): the built-in one for the nodes
 started here, or the --ray-address cluster's own (namespace hosts, SSH, Kubernetes), whose nodes
 carry the role labels themselves.
 """
@@ -23,17 +23,13 @@ from typing import Any
 from conformance.areas.recovery import bounds as B
 from conformance.areas.recovery.area import STATE, RecoveryState
 from conformance.areas.recovery.devices import DeviceNode, available, kill_quietly, spawn_holders, total
-from conformance.areas.recovery.faults import ClusterUtilsFaultDriver, NodeRef
 from conformance.areas.recovery.scenario import Clock
+from conformance.cluster.faults import NODE_KEY, NODE_NAME_ENV, POOL_KEY, ROLES, ClusterUtilsFaultDriver, NodeRef
 from conformance.cluster.manager import ClusterHandle, ClusterShape, detection_args, patched_environ, shape_node_labels
 from conformance.run.state import stash_of
 from conformance.run.vendor_calls import VendorHang, bounded_call
 
 SHAPE_NAME = "recovery-nodes"
-POOL_KEY = "conformance.areas.recovery/pool"
-NODE_KEY = "conformance.areas.recovery/node"
-NODE_NAME_ENV = "RAY_CONFORMANCE_NODE_NAME"
-ROLES = ("head", "b", "c")
 TYPE_LABEL = "ray.io/accelerator-type"
 
 

@@ -8,14 +8,13 @@ Every wait is bounded.
 """
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from conformance.areas.topology.facts import NodeFacts
 from conformance.areas.topology.probe import node_facts_probe
+from conformance.run.waits import NO_RESULT, per_node_results
 
 PROBE_TIMEOUT_S = 45.0  # knob: hang guard of the per-node probe
-NO_RESULT = "no result"
 
 
 def _schedule(ray: Any, node_id: str, resources: dict[str, float], args: tuple[Any, ...]) -> Any:
@@ -27,26 +26,6 @@ def _schedule(ray: Any, node_id: str, resources: dict[str, float], args: tuple[A
         num_cpus=0, **demand_all(resources), max_retries=0,
         scheduling_strategy=NodeAffinitySchedulingStrategy(node_id=node_id, soft=False))
     return fn.remote(*args)
-
-
-def _wait(ray: Any, refs: dict[str, Any], timeout_s: float) -> dict[str, Any]:
-    """node_id -> result dict, or an error string for probes that failed or did not finish."""
-    out: dict[str, Any] = {}
-    deadline = time.monotonic() + timeout_s
-    pending = dict(refs)
-    while pending and time.monotonic() < deadline:
-        ready, _ = ray.wait(list(pending.values()), num_returns=len(pending), timeout=max(0.0, deadline - time.monotonic()))
-        for node_id, ref in list(pending.items()):
-            if ref in ready:
-                try:
-                    out[node_id] = ray.get(ref, timeout=5)  # knob: hang guard of one probe call
-                except Exception as exc:  # noqa: BLE001 - the probe itself failed on that node
-                    out[node_id] = f"probe failed: {exc.__class__.__name__}: {str(exc).strip().splitlines()[-1][:200] if str(exc).strip() else ''}"
-                del pending[node_id]
-    for node_id, ref in pending.items():
-        ray.cancel(ref, force=True)
-        out[node_id] = f"{NO_RESULT} within {timeout_s:.0f}s"
-    return out
 
 
 def collect_node_facts(resource: str, manager_ref: str, provider_ref: str | None,
@@ -64,10 +43,10 @@ def collect_node_facts(resource: str, manager_ref: str, provider_ref: str | None
     def holding(f: NodeFacts) -> dict[str, float]:
         return {resource: f.device_count} if f.has_devices and float(f.device_count).is_integer() else {}
 
-    results = _wait(ray, {nid: _schedule(ray, nid, holding(f), args) for nid, f in facts.items()}, timeout_s)
+    results = per_node_results({nid: _schedule(ray, nid, holding(f), args) for nid, f in facts.items()}, timeout_s)
     retry = {nid for nid, r in results.items() if isinstance(r, str) and r.startswith(NO_RESULT) and holding(facts[nid])}
     if retry:
-        again = _wait(ray, {nid: _schedule(ray, nid, {}, args) for nid in retry}, timeout_s)
+        again = per_node_results({nid: _schedule(ray, nid, {}, args) for nid in retry}, timeout_s)
         for nid in retry:
             if isinstance(again[nid], dict):
                 again[nid]["ray_ids"] = None

@@ -3,7 +3,7 @@ rejoin behave as Ray documents, with the plugin's devices correct throughout.
 
 Needs nodes the suite starts and can kill (ray.cluster_utils, shape "recovery-nodes": head + two
 pool nodes "b" and "c", fast health checks), or, with --conformance-ray-address, a fault driver
-for that cluster (conformance.areas.recovery.faults) and nodes labelled with the roles head, b, c. The
+for that cluster (conformance.cluster.faults) and nodes labelled with the roles head, b, c. The
 head is never killed; each check kills node "b" and the next check's setup brings it back.
 """
 from __future__ import annotations

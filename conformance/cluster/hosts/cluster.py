@@ -36,8 +36,8 @@ from pathlib import Path
 from typing import Any, Sequence
 
 # The roles the node-recovery checks select on, as labels (and the per-host name a simulated plugin reads).
-from conformance.areas.recovery.nodes import NODE_KEY as ROLE_KEY
-from conformance.areas.recovery.nodes import NODE_NAME_ENV, POOL_KEY, ROLES
+from conformance.cluster.faults import NODE_KEY as ROLE_KEY
+from conformance.cluster.faults import NODE_NAME_ENV, POOL_KEY, ROLES
 from conformance.cluster.hosts import netns
 from conformance.cluster.injection import ENV_VAR, PTH_NAME, unit_instance_resources
 

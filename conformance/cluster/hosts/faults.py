@@ -21,7 +21,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from conformance.areas.recovery.faults import FaultNotSupported, NodeRef
+from conformance.cluster.faults import FaultNotSupported, NodeRef
 from conformance.cluster.hosts import netns
 from conformance.cluster.hosts.cluster import scrubbed_environ, start_in_namespace
 

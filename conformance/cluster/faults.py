@@ -28,6 +28,14 @@ from typing import Any, Protocol, runtime_checkable
 
 from conformance.errors import UserError
 
+# The node roles the node-recovery checks select on, as node labels: the suite's own nodes and
+# the namespace hosts carry them, and so must the nodes of a --ray-address cluster that a fault
+# driver may fail. The strings are part of that contract (users label their clusters with them).
+POOL_KEY = "conformance.areas.recovery/pool"
+NODE_KEY = "conformance.areas.recovery/node"
+NODE_NAME_ENV = "RAY_CONFORMANCE_NODE_NAME"   # the per-host name a simulated plugin reads
+ROLES = ("head", "b", "c")
+
 
 @dataclass(frozen=True)
 class NodeRef:
