@@ -55,8 +55,12 @@ def register_rdt_transport(name: str, transport: str | None, devices: list[str],
     """register_tensor_transport(name, devices, the manifest's class, torch.Tensor) in this process
     (the driver); a second registration of the same class is no error."""
     import torch
+    from ray.experimental.rdt import util as rdt_util
     from ray.experimental.rdt.util import register_tensor_transport, transport_manager_info
 
+    ensure_defaults = getattr(rdt_util, "_ensure_default_transports_registered", None)
+    if ensure_defaults is not None:   # Ray registers its own (GLOO, NCCL, ...) lazily: first, so a name they take is seen
+        ensure_defaults()
     for p in reversed(python_path):
         if p not in sys.path:
             sys.path.insert(0, p)
