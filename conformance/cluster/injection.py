@@ -92,10 +92,13 @@ def _refresh_caches() -> None:
         pass
     # ray._private.worker snapshots the visible-ids variables at import; refresh it so a
     # pre-set <VENDOR>_VISIBLE_DEVICES is remapped exactly like CUDA_VISIBLE_DEVICES.
-    worker = sys.modules.get("ray._private.worker")
-    if worker is not None:
+    # The .pth hook can run this while ray._private.worker is still being imported (the vendor's
+    # module imported Ray through the hook): its global_worker does not exist yet, and the
+    # snapshot it takes when it does already sees the installed managers.
+    global_worker = getattr(sys.modules.get("ray._private.worker"), "global_worker", None)
+    if global_worker is not None:
         import ray._private.utils as utils
-        worker.global_worker.original_visible_accelerator_ids = utils.get_visible_accelerator_ids()
+        global_worker.original_visible_accelerator_ids = utils.get_visible_accelerator_ids()
 
 
 def install_managers(managers: Iterable[type]) -> None:

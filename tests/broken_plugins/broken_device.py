@@ -21,7 +21,9 @@ def in_ray_worker() -> bool:
     """True inside a Ray worker process (not the driver, not the contract probe)."""
     import sys
     worker = sys.modules.get("ray._private.worker")
-    return worker is not None and getattr(worker.global_worker, "mode", None) == getattr(worker, "WORKER_MODE", 1)
+    # getattr: this module may be imported while ray._private.worker is itself still importing
+    # (Ray's Worker() asks for the accelerator managers, and the .pth hook resolves this one then)
+    return worker is not None and getattr(getattr(worker, "global_worker", None), "mode", None) == getattr(worker, "WORKER_MODE", 1)
 
 
 class FloatCount(SimAccManager):
