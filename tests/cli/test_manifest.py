@@ -70,6 +70,12 @@ CASES = {
                                    "plugin.python_path: folder not found: nowhere"),
     "custom transport without manager": (lambda: {**sim_manifest(), "transport": {"name": "MYX"}},
                                          "transport.manager: required for custom transport 'MYX'"),
+    "collective RDT transport not a reference": (
+        lambda: {**sim_manifest(), "collective": {"backend": "SIMCOLL", "rdt_transport": "no colon here"}},
+        "collective.rdt_transport: 'no colon here' is not a reference"),
+    "collective RDT device type malformed": (
+        lambda: {**sim_manifest(), "collective": {"backend": "SIMCOLL", "rdt_devices": ["CUDA!!"]}},
+        "collective.rdt_devices[0]: 'CUDA!!' is not the expected form"),
 }
 
 

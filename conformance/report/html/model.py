@@ -89,6 +89,14 @@ def checks_by_id(report: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     return {str(c.get("id")): c for c in _list(report.get("checks")) if isinstance(c, dict)}
 
 
+def _blocking(entry: Mapping[str, Any], by_id: Mapping[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """A tier's or a capability's blocking checks, each with its outcome label and title."""
+    return [{"id": b.get("id"), "outcome": b.get("outcome"),
+             "label": OUTCOME_LABEL.get(str(b.get("outcome")), b.get("outcome")),
+             "title": _dict(by_id.get(str(b.get("id")))).get("title", "")}
+            for b in _list(entry.get("blocking")) if isinstance(b, dict)]
+
+
 def ladder(report: Mapping[str, Any]) -> list[dict[str, Any]]:
     """One rung per tier, lowest first: achieved, what blocks it, which conditions are unmet."""
     by_id = checks_by_id(report)
@@ -96,10 +104,7 @@ def ladder(report: Mapping[str, Any]) -> list[dict[str, Any]]:
     for t in _list(report.get("tiers")):
         if not isinstance(t, dict):
             continue
-        blocking = [{"id": b.get("id"), "outcome": b.get("outcome"),
-                     "label": OUTCOME_LABEL.get(str(b.get("outcome")), b.get("outcome")),
-                     "title": _dict(by_id.get(str(b.get("id")))).get("title", "")}
-                    for b in _list(t.get("blocking")) if isinstance(b, dict)]
+        blocking = _blocking(t, by_id)
         conditions = [c for c in _list(t.get("conditions")) if isinstance(c, dict)]
         rungs.append({"name": t.get("name"), "achieved": bool(t.get("achieved")),
                       "current": t.get("name") == report.get("tier"), "below": t.get("below"),
@@ -116,10 +121,7 @@ def capabilities(report: Mapping[str, Any]) -> list[dict[str, Any]]:
     for c in _list(report.get("capabilities")):
         if not isinstance(c, dict):
             continue
-        blocking = [{"id": b.get("id"), "outcome": b.get("outcome"),
-                     "label": OUTCOME_LABEL.get(str(b.get("outcome")), b.get("outcome")),
-                     "title": _dict(by_id.get(str(b.get("id")))).get("title", "")}
-                    for b in _list(c.get("blocking")) if isinstance(b, dict)]
+        blocking = _blocking(c, by_id)
         out.append({"name": c.get("name"), "state": str(c.get("state") or "?"),
                     "required": len(_list(c.get("required_checks"))), "blocking": blocking})
     return out
