@@ -11,4 +11,4 @@ from setuptools import find_namespace_packages, setup
 
 DATA_PACKAGES = {"conformance.catalog.tiers": "tiers", "conformance.catalog.schemas": "schemas"}
 
-setup(packages=find_namespace_packages(include=["conformance*"]) + list(DATA_PACKAGES), package_dir=DATA_PACKAGES)
+setup(packages=find_namespace_packages(include=["conformance*"], exclude=["*.__pycache__"]) + list(DATA_PACKAGES), package_dir=DATA_PACKAGES)

@@ -3,7 +3,9 @@ build it here, so an option the suite needs is added once.
 
 `-c os.devnull` keeps any pytest.ini/pyproject of the folder the run starts in out of the run;
 `--rootdir` at the bundled checks makes their node ids (device/test_device_contract.py::...)
-the same wherever the run starts.
+the same wherever the run starts. Other pytest plugins installed beside the suite (a vendor's
+environment has its own: hypothesis, xdist, randomly, timeout…) are blocked by name: they are not
+part of a certification, one may reorder or time the checks, and each costs the run its import.
 """
 from __future__ import annotations
 
@@ -13,6 +15,14 @@ from pathlib import Path
 from typing import Sequence
 
 CHECKS_DIR = Path(__file__).resolve().parent.parent / "checks"
+SUITE_PLUGIN = "ray_conformance"   # this package's pytest11 entry point (pyproject.toml)
+
+
+def foreign_plugins() -> list[str]:
+    """The names of the installed pytest plugins (pytest11 entry points) other than the suite's."""
+    from importlib.metadata import entry_points
+
+    return sorted({ep.name for ep in entry_points(group="pytest11")} - {SUITE_PLUGIN})
 
 
 def suite_command(manifest: Path | str, out: Path | str, args: Sequence[str] = (), *, verbose: bool = False,
@@ -25,6 +35,8 @@ def suite_command(manifest: Path | str, out: Path | str, args: Sequence[str] = (
     """
     cmd = [python or sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-v" if verbose else "-q", "-rfE",
            "-c", os.devnull, f"--conformance-manifest={manifest}", f"--conformance-out={out}"]
+    for name in foreign_plugins():
+        cmd += ["-p", f"no:{name}"]
     if rootdir is not None:
         cmd.append(f"--rootdir={rootdir}")
     for name, value in (options or {}).items():

@@ -250,3 +250,18 @@ def test_run_state_lives_in_the_config_stash() -> None:
     from conformance.areas.recovery.nodes import known_nodes
     assert known_nodes(run) is config.stash[STATE].known_nodes
     assert known_nodes(SimpleNamespace(config=SimpleNamespace(stash=pytest.Stash()))) is not known_nodes(run)
+
+
+def test_the_suite_command_blocks_every_other_installed_pytest_plugin() -> None:
+    """hypothesis and xdist are in the dev extra: a certification must not load them (nor a
+    vendor's own randomly or timeout), while the suite's own entry point stays loaded."""
+    from importlib.metadata import entry_points
+
+    from conformance.run.command import SUITE_PLUGIN, suite_command
+
+    cmd = suite_command("m.yaml", "out")
+    blocked = {cmd[i + 1].removeprefix("no:") for i, a in enumerate(cmd) if a == "-p" and cmd[i + 1].startswith("no:")}
+    installed = {ep.name for ep in entry_points(group="pytest11")}
+    assert SUITE_PLUGIN in installed and SUITE_PLUGIN not in blocked
+    assert {"hypothesispytest", "xdist"} <= blocked
+    assert installed - {SUITE_PLUGIN} <= blocked
