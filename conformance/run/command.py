@@ -4,7 +4,7 @@ build it here, so an option the suite needs is added once.
 `-c os.devnull` keeps any pytest.ini/pyproject of the folder the run starts in out of the run;
 `--rootdir` at the bundled checks makes their node ids (device/test_device_contract.py::...)
 the same wherever the run starts. Other pytest plugins installed beside the suite (a vendor's
-environment has its own: hypothesis, xdist, randomly, timeout…) are blocked by name: they are not
+environment has its own: hypothesis, randomly, timeout…) are blocked by name: they are not
 part of a certification, one may reorder or time the checks, and each costs the run its import.
 """
 from __future__ import annotations
@@ -16,13 +16,17 @@ from typing import Sequence
 
 CHECKS_DIR = Path(__file__).resolve().parent.parent / "checks"
 SUITE_PLUGIN = "ray_conformance"   # this package's pytest11 entry point (pyproject.toml)
+# Plugins the suite answers itself: pytest-xdist's -n/--dist is refused with the suite's own reason
+# (a run is serial), which needs xdist's options to exist.
+ANSWERED_PLUGINS = frozenset({"xdist", "xdist.looponfail"})
 
 
 def foreign_plugins() -> list[str]:
-    """The names of the installed pytest plugins (pytest11 entry points) other than the suite's."""
+    """The installed pytest plugins (pytest11 entry points) a suite run blocks: all but the suite's
+    and those it answers itself."""
     from importlib.metadata import entry_points
 
-    return sorted({ep.name for ep in entry_points(group="pytest11")} - {SUITE_PLUGIN})
+    return sorted({ep.name for ep in entry_points(group="pytest11")} - {SUITE_PLUGIN} - ANSWERED_PLUGINS)
 
 
 def suite_command(manifest: Path | str, out: Path | str, args: Sequence[str] = (), *, verbose: bool = False,
