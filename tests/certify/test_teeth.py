@@ -279,3 +279,53 @@ def test_narrow_lets_that_many_runs_go_on_at_once(tmp_path: Path) -> None:
     release.set()
     assert all(r.get(x).rc == 0 for x in "abc")
     r.close()
+
+
+def test_a_spare_lane_opens_only_while_the_machine_is_idle(tmp_path: Path) -> None:
+    """Two lanes and an idle machine: a third run starts; a busy machine: it waits for a lane.
+    Runs start in the phase's order either way."""
+    import threading
+    import time
+
+    import teeth
+
+    started: list[str] = []
+    release = threading.Event()
+    idle = {"share": 0.0}
+
+    def fake_execute(run: TeethRun, base: Path, environ: dict[str, str]) -> RunResult:
+        started.append(run.id)
+        release.wait(5)
+        return RunResult(0, {}, "")
+
+    row = TeethRun(id="a", base="sim", set={}, env={}, catches={}, may_fail=(), passes=("DP-001",),
+                   not_applicable=(), waived=(), files=(), phase=1, also=(), data={})
+    rows = [TeethRun(**{**row.__dict__, "id": x}) for x in "abcd"]
+    table = {"phases": {1: 2}, "spare_lane": {"idle_fraction": 0.35}}
+    r = teeth.Runs(rows, tmp_path, execute_run=fake_execute, table=table, reap=lambda: 0, idle=lambda: idle["share"])
+
+    def settle(count: int) -> None:
+        deadline = time.monotonic() + 5
+        while len(started) < count and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(1.5)   # longer than one admission poll: and no more than that
+
+    settle(2)
+    assert started == ["a", "b"], "a third run started on a busy machine"
+    idle["share"] = 0.6
+    settle(3)
+    assert started == ["a", "b", "c"] and r.spare_starts == ["c"]
+    release.set()
+    assert all(r.get(x).rc == 0 for x in "abcd") and started == ["a", "b", "c", "d"]
+    r.close()
+
+
+def test_the_idle_meter_reads_the_machine() -> None:
+    import time
+
+    import teeth
+
+    meter = teeth.IdleMeter(window_s=0.3)
+    assert meter.idle_fraction() == 0.0          # no window yet
+    time.sleep(0.4)
+    assert 0.0 <= meter.idle_fraction() <= 1.0

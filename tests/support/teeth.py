@@ -12,6 +12,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -240,6 +241,36 @@ def schedule(selected: list[TeethRun], table: dict[str, Any] | None = None) -> l
     return [(lanes.get(p, 1), sorted(rs, key=lambda r: (not (r.good or r.slow), not r.files))) for p, rs in sorted(phases.items())]
 
 
+class IdleMeter:
+    """The machine's idle share of its CPU over about the last `window_s` seconds (/proc/stat).
+
+    Read on demand: each call adds a sample, and the share is taken between the newest sample and
+    the oldest one still inside the window. Until a window's worth of samples exists it says 0
+    (not idle), so a spare lane never opens on the first glance at a machine.
+    """
+
+    def __init__(self, window_s: float = 5.0) -> None:
+        self.window_s = window_s
+        self.samples: deque[tuple[float, int, int]] = deque()
+
+    @staticmethod
+    def _read() -> tuple[int, int]:
+        with open("/proc/stat") as f:
+            ticks = [int(v) for v in f.readline().split()[1:9]]
+        return ticks[3] + ticks[4], sum(ticks)      # idle + iowait, all
+
+    def idle_fraction(self) -> float:
+        now = time.monotonic()
+        idle, total = self._read()
+        self.samples.append((now, idle, total))
+        while len(self.samples) > 2 and now - self.samples[1][0] >= self.window_s:
+            self.samples.popleft()
+        t0, idle0, total0 = self.samples[0]
+        if now - t0 < self.window_s * 0.8 or total == total0:
+            return 0.0
+        return (idle - idle0) / (total - total0)
+
+
 class Runs:
     """The selected runs, phase by phase on a background thread; tests wait for the one they judge.
 
@@ -254,13 +285,21 @@ class Runs:
 
     def __init__(self, selected: list[TeethRun], base: Path, paused: bool = False, *,
                  execute_run: Callable[[TeethRun, Path, dict[str, str]], RunResult] | None = None,
-                 table: dict[str, Any] | None = None, reap: Callable[[], int] | None = None) -> None:
-        # execute_run / table / reap: what a run does, the phases' lanes, the clean-up after a
-        # phase. The table's own tests pass fakes here: patching this module's globals instead
-        # would hand the fakes to the real table, whose runs go on beside those tests.
+                 table: dict[str, Any] | None = None, reap: Callable[[], int] | None = None,
+                 idle: Callable[[], float] | None = None) -> None:
+        # execute_run / table / reap / idle: what a run does, the phases' lanes, the clean-up after
+        # a phase, the machine's idle share. The table's own tests pass fakes here: patching this
+        # module's globals instead would hand the fakes to the real table, whose runs go on beside
+        # those tests.
+        table = table or load_table()
         phases = schedule(selected, table)
         self.execute_run = execute_run or execute
         self.reap = reap
+        spare = table.get("spare_lane") or {}
+        self.spare_idle: float | None = float(spare["idle_fraction"]) if spare else None
+        self.idle = idle or IdleMeter(float(spare.get("window_s", 5))).idle_fraction
+        self.spare_starts: list[str] = []    # runs that started in the spare lane
+        self.waiting: list[int] = []         # tickets of the runs waiting to start, in order
         self.futures: dict[str, Future[RunResult]] = {r.id: Future() for _, rs in phases for r in rs}
         self.environ = dict(os.environ)      # before any test changed it
         self.stopping = threading.Event()
@@ -274,13 +313,36 @@ class Runs:
         self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="teeth-phases")
         self.driver = self.pool.submit(self._drive, phases, base)
 
-    def _run(self, run: TeethRun, base: Path) -> RunResult:
+    def _admit(self, run: TeethRun, lanes: int, ticket: int) -> None:
+        """Wait for this run's turn (runs start in the phase's order) and a free lane.
+
+        A phase of two or more lanes has one spare lane (`spare_lane` in the table): it opens
+        while the machine has been idle for at least `idle_fraction` of its CPU, which is what the
+        runs that mostly wait (hang bounds, node deaths, heartbeats) leave. Never while a
+        quiet-host module has narrowed or paused the table.
+        """
         with self.state:
-            self.state.wait_for(lambda: self.lane_limit is None or self.in_flight < self.lane_limit
-                                or self.stopping.is_set())
-            if self.stopping.is_set():
-                raise RuntimeError(f"{run.id}: not run, the session is ending")
+            self.waiting.append(ticket)
+            try:
+                while True:
+                    if self.stopping.is_set():
+                        raise RuntimeError(f"{run.id}: not run, the session is ending")
+                    if ticket == min(self.waiting):
+                        limit = lanes if self.lane_limit is None else self.lane_limit
+                        if self.in_flight < limit:
+                            break
+                        if (self.lane_limit is None and self.spare_idle is not None and lanes > 1
+                                and self.in_flight == lanes and self.idle() >= self.spare_idle):
+                            self.spare_starts.append(run.id)
+                            break
+                    self.state.wait(timeout=1.0)
+            finally:
+                self.waiting.remove(ticket)
             self.in_flight += 1
+            self.state.notify_all()
+
+    def _run(self, run: TeethRun, base: Path, lanes: int = 1, ticket: int = 0) -> RunResult:
+        self._admit(run, lanes, ticket)
         try:
             return self.execute_run(run, base, self.environ)
         finally:
@@ -311,8 +373,9 @@ class Runs:
         for lanes, rs in phases:
             if lanes == 1:
                 self.quiet.wait()
-            with ThreadPoolExecutor(lanes, thread_name_prefix="teeth") as pool:
-                for r, fut in [(r, pool.submit(self._run, r, base)) for r in rs]:
+            spare = 1 if self.spare_idle is not None and lanes > 1 else 0
+            with ThreadPoolExecutor(lanes + spare, thread_name_prefix="teeth") as pool:
+                for r, fut in [(r, pool.submit(self._run, r, base, lanes, i)) for i, r in enumerate(rs)]:
                     try:
                         result = fut.result()
                     except BaseException as exc:  # noqa: BLE001 - hand it to the test that waits
@@ -334,7 +397,7 @@ class Runs:
             return []
         span = (self.finished or time.monotonic()) - self.started
         lines = [f"teeth: {len(self.walls)} runs in {span:.0f}s (runs' own times add up to "
-                 f"{sum(self.walls.values()):.0f}s); slowest:"]
+                 f"{sum(self.walls.values()):.0f}s; {len(self.spare_starts)} started in the spare lane); slowest:"]
         lines += [f"  {w:5.0f}s  {rid}" for rid, w in sorted(self.walls.items(), key=lambda kv: -kv[1])[:slowest]]
         return lines
 
