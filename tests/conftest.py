@@ -33,6 +33,7 @@ TEETH_MODULE = "test_teeth.py"
 # processes; the hook is inert in a process that does not set RAY_CONFORMANCE_ACCELERATORS, and
 # safe where Ray is imported through it, conformance/cluster/injection.py). Measured: with two
 # runs beside it its four certifications took 550 s instead of 281 s, and make test got slower.
+# A second run joins only while the machine is idle (the table's spare lane, tests/teeth.yaml).
 QUIET_HOST_MODULES = {"test_hosts.py": 1, "test_firsthour_runs.py": 0}   # module -> teeth lanes beside it
 
 

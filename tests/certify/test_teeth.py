@@ -295,14 +295,16 @@ def test_a_spare_lane_opens_only_while_the_machine_is_idle(tmp_path: Path) -> No
 
     def fake_execute(run: TeethRun, base: Path, environ: dict[str, str]) -> RunResult:
         started.append(run.id)
-        release.wait(5)
+        release.wait(30)
         return RunResult(0, {}, "")
 
     row = TeethRun(id="a", base="sim", set={}, env={}, catches={}, may_fail=(), passes=("DP-001",),
                    not_applicable=(), waived=(), files=(), phase=1, also=(), data={})
     rows = [TeethRun(**{**row.__dict__, "id": x}) for x in "abcd"]
     table = {"phases": {1: 2}, "spare_lane": {"idle_fraction": 0.35}}
-    r = teeth.Runs(rows, tmp_path, execute_run=fake_execute, table=table, reap=lambda: 0, idle=lambda: idle["share"])
+    idle["share"] = 0.9
+    r = teeth.Runs(rows, tmp_path, paused=True, execute_run=fake_execute, table=table, reap=lambda: 0,
+                   idle=lambda: idle["share"])
 
     def settle(count: int) -> None:
         deadline = time.monotonic() + 5
@@ -310,11 +312,18 @@ def test_a_spare_lane_opens_only_while_the_machine_is_idle(tmp_path: Path) -> No
             time.sleep(0.01)
         time.sleep(1.5)   # longer than one admission poll: and no more than that
 
+    settle(0)
+    assert started == [], "a spare lane opened while the table was paused"
+    r.narrow(1)          # a quiet-host module beside one run: one more while idle
+    settle(2)
+    assert started == ["a", "b"] and r.spare_starts == ["b"]
+    idle["share"] = 0.0
+    r.resume()
     settle(2)
     assert started == ["a", "b"], "a third run started on a busy machine"
     idle["share"] = 0.6
     settle(3)
-    assert started == ["a", "b", "c"] and r.spare_starts == ["c"]
+    assert started == ["a", "b", "c"] and r.spare_starts == ["b", "c"]
     release.set()
     assert all(r.get(x).rc == 0 for x in "abcd") and started == ["a", "b", "c", "d"]
     r.close()

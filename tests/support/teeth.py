@@ -318,8 +318,9 @@ class Runs:
 
         A phase of two or more lanes has one spare lane (`spare_lane` in the table): it opens
         while the machine has been idle for at least `idle_fraction` of its CPU, which is what the
-        runs that mostly wait (hang bounds, node deaths, heartbeats) leave. Never while a
-        quiet-host module has narrowed or paused the table.
+        runs that mostly wait (hang bounds, node deaths, heartbeats) leave, and what a quiet-host
+        module that narrowed the table to one lane leaves (test_hosts mostly waits too). Never
+        while the table is paused.
         """
         with self.state:
             self.waiting.append(ticket)
@@ -328,11 +329,11 @@ class Runs:
                     if self.stopping.is_set():
                         raise RuntimeError(f"{run.id}: not run, the session is ending")
                     if ticket == min(self.waiting):
-                        limit = lanes if self.lane_limit is None else self.lane_limit
+                        limit = lanes if self.lane_limit is None else min(lanes, self.lane_limit)
                         if self.in_flight < limit:
                             break
-                        if (self.lane_limit is None and self.spare_idle is not None and lanes > 1
-                                and self.in_flight == lanes and self.idle() >= self.spare_idle):
+                        if (self.spare_idle is not None and lanes > 1 and limit > 0
+                                and self.in_flight == min(limit, lanes) and self.idle() >= self.spare_idle):
                             self.spare_starts.append(run.id)
                             break
                     self.state.wait(timeout=1.0)
