@@ -213,6 +213,16 @@ def _system_config(manifest: Manifest, shape: ClusterShape) -> dict[str, Any]:
 DRIVER_LOG_LEVEL = "ERROR"
 
 
+# The head of a cluster the suite starts runs none of Ray's observers the run never reads: the
+# dashboard's web UI (Ray still starts its API server), the autoscaler's monitor (no autoscaler:
+# the suite adds and removes nodes itself) and the log monitor (it tails every worker's log to publish lines to drivers that asked for them,
+# and drivers here connect with log_to_driver=False; the report reads Ray's log files directly).
+# Each costs about a second of CPU to start, the log monitor re-scans the log folder ten times a
+# second, and a certification starts dozens of clusters. Nothing a check is about runs in them.
+HEAD_WITHOUT_OBSERVERS: dict[str, Any] = {"include_dashboard": False, "no_monitor": True,
+                                          "include_log_monitor": False}
+
+
 def start_cluster(manifest: Manifest, shape: ClusterShape, ray_address: str | None = None,
                   manager: type | None = None) -> ClusterHandle:
     """Start (or connect to) a cluster of the given shape and connect this driver to it."""
@@ -249,7 +259,7 @@ def start_cluster(manifest: Manifest, shape: ClusterShape, ray_address: str | No
             args: dict[str, Any] = {"num_cpus": cpus, "object_store_memory": mem, **detection_args(manifest)}
             if i == 0:
                 args["_system_config"] = syscfg
-                args["include_dashboard"] = False
+                args.update(HEAD_WITHOUT_OBSERVERS)
             with patched_environ(node_env[i] if i < len(node_env) else {}):
                 labels = shape_node_labels(shape, i, manager)
                 any_labels = any_labels or bool(labels)
