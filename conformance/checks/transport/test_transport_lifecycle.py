@@ -15,11 +15,13 @@ from typing import Any
 
 import pytest
 
-from conformance.areas.transport import lifecycle, payloads
-from conformance.areas.transport.config import max_bytes
-from conformance.areas.transport.context import TransportContext, ray_get
-from conformance.areas.transport.memory import growth
-from conformance.areas.transport.pool import start_endpoints
+from conformance.areas.transport import lifecycle
+from conformance.rdt import payloads
+from conformance.rdt.config import max_bytes
+from conformance.rdt.context import TransportContext
+from conformance.rdt.memory import growth
+from conformance.rdt.pool import start_endpoints
+from conformance.rdt.transfer import ray_get
 from conformance.report.judges import enforce, judge
 from conformance.run.fixtures import not_applicable
 
