@@ -259,6 +259,25 @@ print(ensure_registered(load_manifest("conformance/simulated/manifest.yaml")))
     assert out.stdout.split() == ["True", "True", "SimXferTransport", "True", "True", "None"], out.stderr[-2000:]
 
 
+def test_the_fault_twin_is_registered_once_beside_the_vendor_transport_in_the_same_table() -> None:
+    code = """
+from conformance.catalog.manifest import load_manifest
+from conformance.rdt.faults import FaultInjectingTransport
+from conformance.rdt.registration import ensure_registered
+from ray.experimental.rdt import util
+m = load_manifest("conformance/simulated/manifest-transport.yaml")
+plain = ensure_registered(m)
+print(plain.fault_name in util.transport_manager_info)
+a = ensure_registered(m, faults=True); b = ensure_registered(m, faults=True)
+twin = util.transport_manager_info[a.fault_name].transport_manager_class
+vendor = util.transport_manager_info[a.name].transport_manager_class
+print(a is b is plain, a.fault_name, issubclass(twin, FaultInjectingTransport), twin.INNER_REF == vendor.INNER_REF,
+      issubclass(vendor, FaultInjectingTransport))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=str(ROOT), timeout=120)
+    assert out.stdout.split() == ["False", "True", "SIMXFER_RECOVERY", "True", "True", "False"], out.stderr[-2000:]
+
+
 def test_bench_transport_rejects_bad_input() -> None:
     out = _cli("bench-transport", "--manifest", "conformance/simulated/manifest.yaml", "--no-matrix")
     assert out.returncode == 2 and "declares no transport" in out.stderr
