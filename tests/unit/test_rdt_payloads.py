@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from conformance.rdt.payloads import build, buffer_case, describe, same_bytes, seeded
+from conformance.rdt.payloads import buffer_case, build, describe, same_bytes, seeded
 
 
 def test_a_seeded_buffer_is_the_same_in_every_process_and_named_by_its_seed() -> None:
