@@ -1,7 +1,7 @@
 """Transport area, lifecycle: Ray calls the transport where and when its contract says (TR-010 .. TR-014).
 
 The suite registers an instrumenting wrapper in place of the vendor's manager (see
-conformance/areas/transport/tracing.py): every call is recorded in the process it ran in, with the
+conformance/rdt/tracing.py): every call is recorded in the process it ran in, with the
 object id, and whether it raised. The checks compare those records with Ray's documented
 contract (ray.experimental.rdt.TensorTransportManager): which side runs each method, how
 often, and that the vendor's code returns without raising. Memory is judged from what the OS
