@@ -23,7 +23,7 @@ MAX_SWEEP_BYTES = 4 * 1024 ** 3
 
 
 def _sizes(args: argparse.Namespace) -> list[int]:
-    from conformance.areas.transport.config import max_bytes, parse_size, sweep_sizes
+    from conformance.rdt.config import max_bytes, parse_size, sweep_sizes
 
     if args.sizes:
         sizes = [parse_size(s, what="--sizes") for s in args.sizes.split(",") if s.strip()]
@@ -40,13 +40,13 @@ def _sizes(args: argparse.Namespace) -> list[int]:
 
 def cmd_bench_transport(args: argparse.Namespace) -> int:
     from conformance.areas.performance import bench
-    from conformance.areas.transport import tables
-    from conformance.areas.transport.config import MATRIX_MAX_BYTES
-    from conformance.areas.transport.pool import alive_nodes, device_endpoint_nodes, start_endpoints
-    from conformance.areas.transport.registration import TransportSetupError, ensure_registered
     from conformance.catalog.data import check_param
     from conformance.catalog.manifest import check_manifest
     from conformance.cluster.manager import ClusterShape, prepare_driver, start_cluster, stop_cluster
+    from conformance.rdt import tables
+    from conformance.rdt.config import MATRIX_MAX_BYTES
+    from conformance.rdt.pool import alive_nodes, device_endpoint_nodes, start_endpoints
+    from conformance.rdt.registration import TransportSetupError, ensure_registered
 
     if (args.trials is not None and args.trials < 1) or (args.warmup is not None and args.warmup < 0):
         raise UserError("--trials must be >= 1 and --warmup >= 0")

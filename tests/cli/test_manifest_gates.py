@@ -22,7 +22,7 @@ FIELD = re.compile(r"\b((?:accelerator|topology|transport|cluster)(?:\.[a-z_]+)+
 # checked below against the code that raises the not_applicable.
 INDIRECT = {"TransportContext": "transport", "UsageCtx": "transport", "XCtx": "transport",
             "require_provider": "topology.provider", "cluster:host-without-device": "accelerator.hosts.without_device"}
-INDIRECT_SOURCES = {"transport": ("conformance/areas/transport/registration.py", "the manifest declares no transport"),
+INDIRECT_SOURCES = {"transport": ("conformance/rdt/registration.py", "the manifest declares no transport"),
                     "topology.provider": ("conformance/areas/topology/pytest_support.py", "declares no topology.provider"),
                     "accelerator.hosts.without_device": ("conformance/areas/device/shapes.py",
                                                          "declares no accelerator.hosts.without_device")}

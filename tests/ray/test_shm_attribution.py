@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from conformance.areas.transport import memory
 from conformance.cluster import process_owners
+from conformance.rdt import memory
 
 MiB = 1 << 20
 HOLDER = """

@@ -15,11 +15,12 @@ import json, os, sys, time
 sys.path.insert(0, sys.argv[2])
 import ray
 from types import SimpleNamespace
-from conformance.areas.transport import payloads
-from conformance.areas.transport.config import transport_config
-from conformance.areas.transport.registration import ensure_registered
-from conformance.areas.transport.pool import start_endpoints
-from conformance.areas.transport import lifecycle, tracing
+from conformance.rdt import payloads
+from conformance.rdt.config import transport_config
+from conformance.rdt.registration import ensure_registered
+from conformance.rdt.pool import start_endpoints
+from conformance.areas.transport import lifecycle
+from conformance.rdt import tracing
 
 manager = sys.argv[1]
 manifest = SimpleNamespace(transport={"name": "CONTRACT", "manager": manager, "devices": ["cpu"]},

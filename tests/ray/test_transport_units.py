@@ -16,8 +16,8 @@ import yaml
 
 import conformance.simulated.transport as simxfer
 from conformance.areas.performance import bench
-from conformance.areas.transport import config, memory, payloads, tables, tracing
 from conformance.errors import UserError
+from conformance.rdt import config, memory, payloads, tables, tracing
 from suite_runner import ROOT
 
 
@@ -246,8 +246,8 @@ def test_registration_is_once_per_process_and_wraps_the_vendor_class() -> None:
     code = """
 import sys
 from conformance.catalog.manifest import load_manifest
-from conformance.areas.transport.registration import ensure_registered
-from conformance.areas.transport.tracing import TracedTransport
+from conformance.rdt.registration import ensure_registered
+from conformance.rdt.tracing import TracedTransport
 from ray.experimental.rdt import util
 m = load_manifest("conformance/simulated/manifest-transport.yaml")
 a = ensure_registered(m); b = ensure_registered(m)
@@ -257,6 +257,25 @@ print(ensure_registered(load_manifest("conformance/simulated/manifest.yaml")))
 """
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=str(ROOT), timeout=120)
     assert out.stdout.split() == ["True", "True", "SimXferTransport", "True", "True", "None"], out.stderr[-2000:]
+
+
+def test_the_fault_twin_is_registered_once_beside_the_vendor_transport_in_the_same_table() -> None:
+    code = """
+from conformance.catalog.manifest import load_manifest
+from conformance.rdt.faults import FaultInjectingTransport
+from conformance.rdt.registration import ensure_registered
+from ray.experimental.rdt import util
+m = load_manifest("conformance/simulated/manifest-transport.yaml")
+plain = ensure_registered(m)
+print(plain.fault_name in util.transport_manager_info)
+a = ensure_registered(m, faults=True); b = ensure_registered(m, faults=True)
+twin = util.transport_manager_info[a.fault_name].transport_manager_class
+vendor = util.transport_manager_info[a.name].transport_manager_class
+print(a is b is plain, a.fault_name, issubclass(twin, FaultInjectingTransport), twin.INNER_REF == vendor.INNER_REF,
+      issubclass(vendor, FaultInjectingTransport))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=str(ROOT), timeout=120)
+    assert out.stdout.split() == ["False", "True", "SIMXFER_RECOVERY", "True", "True", "False"], out.stderr[-2000:]
 
 
 def test_bench_transport_rejects_bad_input() -> None:
@@ -282,7 +301,7 @@ def test_a_failed_registration_does_not_hold_back_another_manifests_transport(tm
     bad.write_text(yaml.safe_dump(doc))
     code = f"""
 from conformance.catalog.manifest import load_manifest
-from conformance.areas.transport.registration import TransportSetupError, ensure_registered
+from conformance.rdt.registration import TransportSetupError, ensure_registered
 try:
     ensure_registered(load_manifest({str(bad)!r}))
 except TransportSetupError as exc:
@@ -310,7 +329,7 @@ def test_a_registration_that_failed_after_registering_is_not_reused_for_another_
     bad.write_text(yaml.safe_dump(doc))
     code = f"""
 from conformance.catalog.manifest import load_manifest
-from conformance.areas.transport.registration import TransportSetupError, ensure_registered
+from conformance.rdt.registration import TransportSetupError, ensure_registered
 for path in ({str(bad)!r}, "conformance/simulated/manifest-transport.yaml"):
     try:
         ensure_registered(load_manifest(path))

@@ -10,8 +10,9 @@ import pytest
 
 from conformance.areas.recovery import bounds as B
 from conformance.areas.recovery.audit import audit, disjointness_problems, holder_problems
-from conformance.areas.recovery.scenario import Clock, ScenarioFailed, recorder_for, render_markdown, scenario
+from conformance.areas.recovery.scenario import recorder_for, render_markdown, scenario
 from conformance.catalog.data import load_checklist
+from conformance.run.clock import Clock, ScenarioFailed
 from conformance.run.timeouts import CheckTimeout
 
 ENV = "SIMACC_VISIBLE_DEVICES"

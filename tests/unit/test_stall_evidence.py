@@ -1,12 +1,12 @@
-"""Whose stall is it (conformance.areas.transport.stalls): how TR-019 classifies transfers that did not
+"""Whose stall is it (conformance.rdt.stalls): how TR-019 classifies transfers that did not
 finish, and the tracing wrapper's record of calls still running."""
 from __future__ import annotations
 
 import threading
 from typing import Any
 
-from conformance.areas.transport import stalls, tracing
-from conformance.areas.transport.stalls import Pending, StallEvidence, classify
+from conformance.rdt import stalls, tracing
+from conformance.rdt.stalls import Pending, StallEvidence, classify
 
 SRC, DST = 0, 1
 

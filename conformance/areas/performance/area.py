@@ -5,7 +5,7 @@ AREA = Area(
     name="performance", prefix="PF",
     package="conformance.areas.performance", checks="conformance.checks.performance",
     doc="docs/transport.md#performance-method-pf-001pf-004-conformanceareasperformancebenchpy",
-    fixtures="conformance.areas.transport.fixtures",
+    fixtures="conformance.rdt.fixtures",
     section="Transport",
     html=(HtmlSection("pairwise", "Pairwise bandwidth matrix", "conformance.report.html.model:pairwise_section",
                       nav="Pairwise"),),

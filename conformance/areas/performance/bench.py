@@ -43,10 +43,10 @@ import time
 from dataclasses import dataclass, fields
 from typing import Any, Callable, Mapping
 
-from conformance.areas.transport import payloads
-from conformance.areas.transport.context import TransferError, ray_get
-from conformance.areas.transport.pool import Endpoints
 from conformance.measure import batch_size, enough_trials, stats
+from conformance.rdt import payloads
+from conformance.rdt.pool import Endpoints
+from conformance.rdt.transfer import TransferError, ray_get
 
 SETTLE_TIMEOUT_S = 20.0  # knob: hang guard while a benchmark settles
 HOST_COPY_MIN_BYTES = 64 * 1024 * 1024   # beyond CPU caches: the host's sustained copy bandwidth

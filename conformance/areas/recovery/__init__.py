@@ -14,10 +14,10 @@ Modules, one job each:
 * `audit`       – pure functions judging what holders report (ids agree, disjoint, complete).
 * `devices`     – driver-side helpers for device scenarios (holders pinned to a node, releases).
 * `nodes`       – the simulated multi-node shape and node kill / rejoin helpers.
-* `transfers`   – driver side of RDT failure scenarios (registration of the fault-injecting twin,
-                  the shape with a short fetch timeout, peers, bounded transfers).
-* `xfer_faults` – the fault-injecting wrapper around the vendor's transport (runs in workers).
-* `xfer_actors` – the transfer peer actor (runs in workers).
+* `transfers`   – driver side of RDT failure scenarios (the shape with a short fetch timeout, the
+                  driver's fetch timeout, pairs of peers within the area's bounds); the moving
+                  itself, the fault-injecting twin and the peers are the RDT harness's
+                  (conformance/rdt/).
 * `faults`      – fault drivers: what kills, partitions and restarts nodes (cluster_utils or a vendor's).
 * `shapes`      – the area's cluster shapes (recovery-devices, -restart, -transfers, -nodes, ...).
 * `area`        – the recovery area's declaration (conformance.areas.AREAS).

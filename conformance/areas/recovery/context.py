@@ -6,7 +6,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from conformance.areas.recovery.devices import DeviceNode
-from conformance.areas.recovery.scenario import Clock, scenario
+from conformance.areas.recovery.scenario import scenario
+from conformance.run.clock import Clock
 
 
 @dataclass

@@ -12,7 +12,7 @@ from typing import Any
 
 from conformance.areas.recovery.actors import Holder
 from conformance.areas.recovery.audit import audit
-from conformance.areas.recovery.scenario import Clock
+from conformance.run.clock import Clock
 from conformance.run.timeouts import CheckTimeout
 
 RETRY_SLICE_S = 2.0  # knob: polling slice

@@ -23,9 +23,9 @@ from typing import Any
 from conformance.areas.recovery import bounds as B
 from conformance.areas.recovery.area import STATE, RecoveryState
 from conformance.areas.recovery.devices import DeviceNode, available, kill_quietly, spawn_holders, total
-from conformance.areas.recovery.scenario import Clock
 from conformance.cluster.faults import NODE_KEY, NODE_NAME_ENV, POOL_KEY, ROLES, ClusterUtilsFaultDriver, NodeRef
 from conformance.cluster.manager import ClusterHandle, ClusterShape, detection_args, patched_environ, shape_node_labels
+from conformance.run.clock import Clock
 from conformance.run.state import stash_of
 from conformance.run.vendor_calls import VendorHang, bounded_call
 

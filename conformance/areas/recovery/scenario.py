@@ -3,7 +3,7 @@
 A *scenario* is one failure and what must follow it ("kill the actor; its device is free again
 and a new actor can use it"). Each runs inside `scenario(...)`, which
 
-* gives the scenario a clock and bounded waits (`Clock.wait_for`, `Clock.get`): every wait
+* gives the scenario a clock and bounded waits (conformance.run.clock: `Clock.wait_for`, `Clock.get`): every wait
   ends at its own bound or the scenario's, whichever comes first, and a wait that runs out
   fails the check with the scenario's name and the elapsed time, instead of hanging;
 * records the scenario (bound, elapsed, outcome) in the check's metrics and in the report's
@@ -12,22 +12,16 @@ and a new actor can use it"). Each runs inside `scenario(...)`, which
 """
 from __future__ import annotations
 
-import time
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
-from typing import Any, Callable, Iterator, TypeVar
+from typing import Any, Iterator
 
 from conformance.areas.recovery.area import AREA, STATE, RecoveryState
+from conformance.run.clock import Clock
 from conformance.run.state import stash_of
 from conformance.run.timeouts import CheckTimeout
 
-T = TypeVar("T")
-POLL_S = 0.1  # knob: polling interval
 SECTION = AREA.section
-
-
-class ScenarioFailed(AssertionError):
-    """A recovery scenario did not reach its expected state within its bound (or broke a rule)."""
 
 
 @dataclass
@@ -84,62 +78,6 @@ def render_markdown(records: list[ScenarioRecord]) -> str:
     total = sum(r.elapsed_s for r in records)
     lines += ["", f"Total scenario time: {total:.1f} s over {len(records)} scenario(s)."]
     return "\n".join(lines)
-
-
-class Clock:
-    """A running scenario: its start, its bound, and bounded waits that name the scenario."""
-
-    def __init__(self, check: str, name: str, bound_s: float) -> None:
-        self.check, self.name, self.bound_s = check, name, float(bound_s)
-        self.t0 = time.monotonic()
-        self.marks: dict[str, float] = {}
-
-    def elapsed(self) -> float:
-        return time.monotonic() - self.t0
-
-    def remaining(self) -> float:
-        return self.bound_s - self.elapsed()
-
-    def mark(self, label: str) -> float:
-        """Remember when a step finished (seconds since the scenario began); lands in metrics."""
-        self.marks[label] = round(self.elapsed(), 3)
-        return self.marks[label]
-
-    def fail(self, message: str) -> ScenarioFailed:
-        return ScenarioFailed(f"[{self.name}] {message} (elapsed {self.elapsed():.1f}s of the "
-                              f"{self.bound_s:g}s bound)")
-
-    def _limit(self, bound_s: float | None) -> float:
-        limit = self.remaining() if bound_s is None else min(float(bound_s), self.remaining())
-        return max(limit, 0.0)
-
-    def wait_for(self, predicate: Callable[[], T], what: str, bound_s: float | None = None,
-                 poll_s: float = POLL_S, explain: Callable[[], str] | None = None) -> T:
-        """Poll `predicate` until it returns something truthy; fail after the bound.
-
-        `explain` adds what was last seen to the failure message (e.g. the last probe's error).
-        """
-        limit = self._limit(bound_s)
-        start = time.monotonic()
-        while True:
-            value = predicate()
-            if value:
-                return value
-            waited = time.monotonic() - start
-            if waited >= limit:
-                seen = f"; last seen: {explain()}" if explain else ""
-                raise self.fail(f"{what}: not within {limit:.0f}s (waited {waited:.1f}s){seen}")
-            time.sleep(min(poll_s, max(limit - waited, 0.01)))
-
-    def get(self, refs: Any, what: str, bound_s: float | None = None) -> Any:
-        """ray.get in short slices (interruptible), failing with the scenario's name at the bound."""
-        from conformance.run.waits import bounded_get
-
-        limit = self._limit(bound_s)
-        try:
-            return bounded_get(refs, max(limit, 0.01), what)
-        except TimeoutError:
-            raise self.fail(f"{what}: no result within {limit:.0f}s") from None
 
 
 @contextmanager

@@ -10,9 +10,9 @@ import time
 from collections import Counter
 from typing import Any
 
-from conformance.areas.transport import tracing
-from conformance.areas.transport.context import ray_get
-from conformance.areas.transport.pool import Endpoints
+from conformance.rdt import tracing
+from conformance.rdt.pool import Endpoints
+from conformance.rdt.transfer import ray_get
 
 FREE_TIMEOUT_S = 20.0  # knob: hang guard while free records arrive
 

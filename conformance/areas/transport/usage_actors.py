@@ -1,6 +1,6 @@
 """The actors the transport-usage checks (TR-015..TR-020) move tensors between.
 
-They extend the transfer-recovery peer (`conformance.areas.recovery.xfer_actors.Peer`: seeded
+They extend the RDT harness's endpoint (`conformance.rdt.endpoint.Endpoint`: seeded
 payloads, sha256 digests, armed receive faults, the tracing records) with what users do with
 RDT refs beyond "produce, then consume once": producers that raise or are retried, tensors a
 receiver keeps, actor-side `ray.put`, refs nested in lists, forwarding along a chain, a
@@ -13,13 +13,14 @@ from typing import Any
 
 import ray
 
-from conformance.areas.recovery.xfer_actors import Peer, digest, payload
+from conformance.rdt.endpoint import Endpoint
+from conformance.rdt.payloads import build, describe, seeded
 
 RETRIES = 1   # retries of `flaky` (Ray's test_rdt_retry_*: max_task_retries=1)
 TENSORLESS = {"n": 3, "text": "no tensors here", "nested": [1.5, {"k": b"bytes"}]}
 
 
-class UsagePeer(Peer):
+class UsagePeer(Endpoint):
     """One actor of a usage scenario (wrapped with ray.remote(enable_tensor_transport=True))."""
 
     def __init__(self, device: str = "cpu") -> None:
@@ -40,7 +41,7 @@ class UsagePeer(Peer):
         n = self.attempts[seed] = self.attempts.get(seed, 0) + 1
         if n <= failures:
             raise ValueError(f"attempt {n} of producer {seed} failed on purpose")
-        return self.make(nbytes, seed)
+        return self.make(seeded(nbytes, seed))
 
     def attempts_of(self, seed: int) -> int:
         return self.attempts.get(seed, 0)
@@ -59,8 +60,8 @@ class UsagePeer(Peer):
     def put_object(self, nbytes: int, seed: int, transport: str) -> list[Any]:
         """ray.put inside the actor with the transport; the ref is returned inside a list (so the
         caller borrows it) and kept here (this actor owns it)."""
-        t = payload(nbytes, seed, self.device)
-        self.sent[seed] = digest(t)
+        t = build(seeded(nbytes, seed), self.device)
+        self.sent[seed] = describe(t)
         ref = ray.put(t, _tensor_transport=transport)
         self.put_refs.append(ref)
         return [ref]
@@ -73,26 +74,21 @@ class UsagePeer(Peer):
     # ------------------------------------------------------------------ consumers
     def get_refs(self, refs: list[Any], timeout_s: float) -> list[dict[str, Any]]:
         """A borrower: ray.get each ref passed inside a list (one-sided transports)."""
-        return [digest(ray.get(r, timeout=timeout_s)) for r in refs]
+        return [describe(ray.get(r, timeout=timeout_s)) for r in refs]
 
     def keep(self, key: str, t: Any) -> dict[str, Any]:
         """Receive a tensor and keep it (the receiver owns it now); its digest as received."""
         self.kept[key] = t
-        return digest(t)
+        return describe(t)
 
     def kept_digest(self, key: str) -> dict[str, Any]:
-        return digest(self.kept[key])
+        return describe(self.kept[key])
 
     # ------------------------------------------------------------------ state
     def busy(self, seconds: float) -> bool:
         """A long method on the actor's main thread."""
         time.sleep(seconds)
         return True
-
-    def rdt_objects(self) -> int:
-        """Objects in Ray's RDT store of this actor (primary copies it holds, received ones not yet consumed)."""
-        store = ray._private.worker.global_worker.rdt_manager._rdt_store
-        return 0 if store is None else int(store.get_num_objects())
 
 
 class AsyncPeer:
@@ -105,19 +101,22 @@ class AsyncPeer:
         import os
         return {"pid": os.getpid(), "node_id": ray.get_runtime_context().get_node_id()}
 
-    async def make(self, nbytes: int, seed: int) -> Any:
-        return payload(nbytes, seed, self.device)
+    async def make(self, case: dict[str, Any]) -> Any:
+        return build(case, self.device)
 
     async def receive(self, t: Any) -> dict[str, Any]:
-        return digest(t)
+        return describe(t)
 
 
 class PlainPeer:
     """A receiver created *without* enable_tensor_transport (ray#66264)."""
+
+    def __init__(self, device: str = "cpu") -> None:
+        self.device = device
 
     def info(self) -> dict[str, Any]:
         import os
         return {"pid": os.getpid()}
 
     def receive(self, t: Any) -> dict[str, Any]:
-        return digest(t)
+        return describe(t)

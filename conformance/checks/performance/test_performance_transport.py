@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 
 from conformance.areas.performance import bench
-from conformance.areas.transport.config import MATRIX_MAX_BYTES, format_size, max_bytes, sweep_sizes
-from conformance.areas.transport.context import TransportContext
-from conformance.areas.transport.pool import device_endpoint_nodes, start_endpoints
-from conformance.areas.transport.tables import publish
+from conformance.rdt.config import MATRIX_MAX_BYTES, format_size, max_bytes, sweep_sizes
+from conformance.rdt.context import TransportContext
+from conformance.rdt.pool import device_endpoint_nodes, start_endpoints
+from conformance.rdt.tables import publish
 from conformance.report.judges import enforce
 from conformance.run.fixtures import not_applicable
 

@@ -31,10 +31,11 @@ from conformance.areas.recovery.devices import (
     wait_restarted,
     wait_view_shows_held,
 )
-from conformance.areas.recovery.scenario import Clock, scenario
+from conformance.areas.recovery.scenario import scenario
 from conformance.cluster.manager import ClusterShape, ClusterStartError
 from conformance.cluster.requests import demand
 from conformance.report.judges import judge
+from conformance.run.clock import Clock
 from conformance.run.fixtures import use_cluster, wait_devices_released
 
 pytestmark = pytest.mark.cluster("recovery-devices")

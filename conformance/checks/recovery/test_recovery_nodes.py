@@ -18,9 +18,10 @@ from conformance.areas.recovery.actors import hold_until
 from conformance.areas.recovery.audit import holder_problems
 from conformance.areas.recovery.devices import kill_quietly, make_ledger, spawn_holders, states, total, wait_dead, wait_restarted
 from conformance.areas.recovery.nodes import NODE_KEY, ROLES, NodeLab, fill, known_nodes, labels_match, release, signature
-from conformance.areas.recovery.scenario import Clock, scenario
+from conformance.areas.recovery.scenario import scenario
 from conformance.cluster.manager import ClusterShape
 from conformance.cluster.requests import demand
+from conformance.run.clock import Clock
 from conformance.run.fixtures import not_applicable, partitioning_driver
 from conformance.run.timeouts import CheckTimeout
 
@@ -67,7 +68,7 @@ def assert_clean(clock: Clock, problems: list[str], when: str) -> None:
 
 def survivor_states(clock: Clock, holders: list[Any]) -> list[Any]:
     """Each holder's state, or why it did not answer (a dead survivor must not end the check early)."""
-    from conformance.areas.recovery.transfers import first_line
+    from conformance.rdt.transfer import first_line
     from conformance.run.waits import bounded_get
 
     out: list[Any] = []

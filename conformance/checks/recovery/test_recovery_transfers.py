@@ -6,7 +6,7 @@ Not applicable when the manifest declares no transport. Runs on its own cluster 
 RAY_rdt_fetch_fail_timeout_milliseconds lowered to 5 s in every node) with the driver's copy of
 that timeout lowered too (see
 conformance.areas.recovery.transfers for which process enforces what). Faults are injected around
-the vendor's transport by a fault-injecting twin registration (conformance.areas.recovery.xfer_faults).
+the vendor's transport by a fault-injecting twin registration (conformance.rdt.faults).
 """
 from __future__ import annotations
 
@@ -18,26 +18,25 @@ import pytest
 
 from conformance.areas.recovery import bounds as B
 from conformance.areas.recovery.devices import wait_restarted
-from conformance.areas.recovery.scenario import Clock, scenario
+from conformance.areas.recovery.scenario import scenario
 from conformance.areas.recovery.transfers import (
     SMALL_BYTES,
     Pair,
-    XferSetup,
-    alive,
     calls,
-    checked_setup,
-    destroy_group,
     driver_fetch_timeout,
     end_pair,
-    first_line,
-    make_group,
-    outcome,
+    large_bytes,
     produce,
     roundtrip,
     start_pair,
     start_peers,
-    wait_dead,
 )
+from conformance.rdt.fixtures import transport_setup
+from conformance.rdt.payloads import same_bytes
+from conformance.rdt.pool import alive, destroy_group, make_group
+from conformance.rdt.registration import TransportSetup
+from conformance.rdt.transfer import first_line, outcome, wait_dead
+from conformance.run.clock import Clock
 from conformance.run.fixtures import not_applicable, partitioning_driver, use_cluster
 from conformance.run.timeouts import CheckTimeout
 
@@ -56,7 +55,7 @@ def _ray() -> Any:
 class XCtx:
     """A transfer check's run, metrics, registered transport and fetch timeout."""
 
-    def __init__(self, run: Any, metrics: dict[str, Any], x: XferSetup, resource: str, fetch_timeout_s: float) -> None:
+    def __init__(self, run: Any, metrics: dict[str, Any], x: TransportSetup, resource: str, fetch_timeout_s: float) -> None:
         self.run, self.metrics, self.x, self.resource = run, metrics, x, resource
         self.fetch_timeout_s = fetch_timeout_s
 
@@ -90,11 +89,11 @@ def remote_fetch_timeout() -> float:
 @pytest.fixture
 def xc(request: pytest.FixtureRequest, conformance_run: Any, manifest: Any,
        check_metrics: dict[str, Any]) -> Iterator[XCtx]:
-    x = checked_setup(conformance_run, manifest)
+    x = transport_setup(conformance_run, faults=True)
     remote = bool(conformance_run.ray_address)
     use_cluster(conformance_run, request.getfixturevalue("cluster_shape"))   # after the transport's n/a
     timeout_s = remote_fetch_timeout() if remote else float(B.RDT_FETCH_TIMEOUT_S)
-    check_metrics["transport"] = {"name": x.vendor_name, "one_sided": x.one_sided, "can_abort": x.can_abort,
+    check_metrics["transport"] = {"name": x.name, "one_sided": x.one_sided, "can_abort": x.can_abort,
                                   "device": x.device, "rdt_fetch_timeout_s": timeout_s}
     with (nullcontext() if remote else driver_fetch_timeout(B.RDT_FETCH_TIMEOUT_S)):
         yield XCtx(conformance_run, check_metrics, x, manifest.resource_name, timeout_s)
@@ -135,7 +134,7 @@ def receiver_recovers(xc: XCtx, clock: Clock, pair: Pair, seed: int) -> Pair:
 
 def source_dies(xc: XCtx, check: str, during: bool) -> None:
     ray, x = _ray(), xc.x
-    nbytes = x.large_bytes if during else SMALL_BYTES
+    nbytes = large_bytes() if during else SMALL_BYTES
     wait_s = xc.error_bound_s + (DELAY_S if during else 0.0)
     name = "source-dies-during-transfer" if during else "source-dies-before-fetch"
     pair = None
@@ -162,10 +161,10 @@ def source_dies(xc: XCtx, check: str, during: bool) -> None:
             xc.metrics.update({"bytes": nbytes, "result": kind, "result_s": round(clock.elapsed() - t0, 3)})
             if kind == "error":
                 xc.metrics["error"] = got
-            elif got != sent:
+            elif not same_bytes(sent, got):
                 raise clock.fail(f"the receiver got {got}, but the source sent {sent}: corrupted, not an error")
             if during:
-                starts = [c for c in calls(clock, pair.dst, x.name, "the receiver's transport calls")
+                starts = [c for c in calls(clock, pair.dst, x.fault_name, "the receiver's transport calls")
                           if c["m"] == "fault:delay" and c.get("phase") == "start"] if alive(pair.dst, 5) else []
                 xc.metrics["receive_began_before_kill"] = bool(starts and starts[0]["wall"] <= kill_wall)
             del ref
@@ -208,7 +207,7 @@ def test_transfer_past_fetch_timeout_fails_cleanly(xc: XCtx) -> None:
 
                 def aborted() -> bool:
                     for side, actor in sides.items():
-                        seen[side] = [c for c in calls(clock, actor, x.name, f"the {side}'s transport calls")
+                        seen[side] = [c for c in calls(clock, actor, x.fault_name, f"the {side}'s transport calls")
                                       if c["m"] == "abort_transport" and c.get("obj") == obj]
                     return all(seen.values())
 
@@ -260,7 +259,7 @@ def test_receive_error_reaches_caller_and_next_transfer_works(xc: XCtx) -> None:
                     raise clock.fail(f"the {side} died after a receive error (the receive task itself completed; "
                                      "nothing should abort or kill)")
             kind, again = outcome(clock, pair.dst.receive.remote(ref), "the same object sent again", B.TRANSFER_ERROR_S)
-            if kind != "data" or again != sent:
+            if kind != "data" or not same_bytes(sent, again):
                 raise clock.fail(f"sending the same object again after the failed receive gave {again} "
                                  f"(expected the source's data {sent}): the failed receive lost the source's copy")
             roundtrip(clock, x, pair.src, pair.dst, SMALL_BYTES, 32, "a new transfer after the receive error")
@@ -341,7 +340,7 @@ def test_transfer_across_partition_ends_in_data_or_error(partition_driver: Any, 
                                 param("transfer_end_s"))
             xc.metrics["result"] = kind if kind == "data" else f"error: {got}"
             xc.metrics["ended_after_s"] = round(clock.elapsed() - t0, 3)
-            if kind == "data" and got != sent:
+            if kind == "data" and not same_bytes(sent, got):
                 raise clock.fail(f"the transfer across the partition delivered {got}, not the {sent} sent")
             lab.heal("b")
             partitioned = False

@@ -11,10 +11,11 @@ from typing import Any
 
 import pytest
 
-from conformance.areas.transport import payloads
-from conformance.areas.transport.config import format_size, max_bytes
-from conformance.areas.transport.context import GET_TIMEOUT_S, TransportContext, failures, ray_get
-from conformance.areas.transport.tables import publish
+from conformance.rdt import payloads
+from conformance.rdt.config import format_size, max_bytes
+from conformance.rdt.context import TransportContext, failures
+from conformance.rdt.tables import publish
+from conformance.rdt.transfer import GET_TIMEOUT_S, ray_get
 from conformance.run.fixtures import not_applicable
 
 pytestmark = pytest.mark.cluster("shared")

@@ -14,9 +14,11 @@ from typing import Any, Iterator
 
 import pytest
 
-from conformance.areas.recovery.scenario import Clock
-from conformance.areas.recovery.transfers import alive, first_line, wait_dead
 from conformance.areas.transport.usage import UsageCtx, short, usage_ctx
+from conformance.rdt.payloads import same_bytes
+from conformance.rdt.pool import alive
+from conformance.rdt.transfer import first_line, wait_dead
+from conformance.run.clock import Clock
 from conformance.run.timeouts import CheckTimeout
 
 pytestmark = pytest.mark.cluster("shared")
@@ -102,7 +104,7 @@ def test_producer_errors_and_retries_propagate_and_transport_keeps_working(u: Us
     attempts = clock.get(src.attempts_of.remote(13), "the producer's attempts", 15)
     held = clock.get(src.rdt_objects.remote(), "the source's RDT store", 15)
     sent = u.sent(clock, src, 13)
-    if got != sent:
+    if not same_bytes(sent, got):
         raise clock.fail(f"the retried producer's object arrived as {short(got)}, the source sent {short(sent)}")
     u.metrics.update({"retried_attempts": attempts, "objects_after_retry": held})
     if attempts != 2:

@@ -1,7 +1,7 @@
 """Transport area, lifecycle: Ray calls the transport where and when its contract says (TR-010 .. TR-014).
 
 The suite registers an instrumenting wrapper in place of the vendor's manager (see
-conformance/areas/transport/tracing.py): every call is recorded in the process it ran in, with the
+conformance/rdt/tracing.py): every call is recorded in the process it ran in, with the
 object id, and whether it raised. The checks compare those records with Ray's documented
 contract (ray.experimental.rdt.TensorTransportManager): which side runs each method, how
 often, and that the vendor's code returns without raising. Memory is judged from what the OS
@@ -15,11 +15,13 @@ from typing import Any
 
 import pytest
 
-from conformance.areas.transport import lifecycle, payloads
-from conformance.areas.transport.config import max_bytes
-from conformance.areas.transport.context import TransportContext, ray_get
-from conformance.areas.transport.memory import growth
-from conformance.areas.transport.pool import start_endpoints
+from conformance.areas.transport import lifecycle
+from conformance.rdt import payloads
+from conformance.rdt.config import max_bytes
+from conformance.rdt.context import TransportContext
+from conformance.rdt.memory import growth
+from conformance.rdt.pool import start_endpoints
+from conformance.rdt.transfer import ray_get
 from conformance.report.judges import enforce, judge
 from conformance.run.fixtures import not_applicable
 

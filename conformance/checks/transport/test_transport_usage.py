@@ -14,11 +14,12 @@ from typing import Any, Iterator
 
 import pytest
 
-from conformance.areas.recovery.transfers import alive, first_line, outcome, wait_dead
-from conformance.areas.recovery.xfer_actors import digest, payload
-from conformance.areas.transport.stalls import Pending, StallEvidence, gather, unproduced_by
 from conformance.areas.transport.usage import UsageCtx, short, usage_ctx
 from conformance.areas.transport.usage_actors import TENSORLESS
+from conformance.rdt.payloads import build, describe, same_bytes, seeded
+from conformance.rdt.pool import alive
+from conformance.rdt.stalls import Pending, StallEvidence, gather, unproduced_by
+from conformance.rdt.transfer import first_line, outcome, wait_dead
 from conformance.run.timeouts import CheckTimeout
 
 pytestmark = pytest.mark.cluster("shared")
@@ -46,7 +47,7 @@ def test_received_tensors_belong_to_the_receiver(u: UsageCtx) -> None:
     ref = u.produce(src, nbytes, 21)
     kept = u.expect_data(clock, lambda: dst.keep.remote("kept", ref), None, "the receiver keeping a tensor", step_s)
     sent = u.sent(clock, src, 21)
-    if kept != sent:
+    if not same_bytes(sent, kept):
         raise clock.fail(f"the kept tensor arrived as {short(kept)}, the source sent {short(sent)}")
     del ref
     u.wait_store(clock, src, 0, "the source to free the object once every ref is gone", free_s)
@@ -55,7 +56,7 @@ def test_received_tensors_belong_to_the_receiver(u: UsageCtx) -> None:
 
     def unchanged(when: str) -> None:
         now = clock.get(dst.kept_digest.remote("kept"), "the kept tensor's digest", step_s)
-        if now != kept:
+        if not same_bytes(kept, now):
             raise clock.fail(f"the receiver's tensor changed {when}: it was {short(kept)}, now {short(now)} "
                              "(the received tensor still aliases memory the transport reuses)")
     unchanged("after the source freed the object and produced and sent others")
@@ -64,7 +65,7 @@ def test_received_tensors_belong_to_the_receiver(u: UsageCtx) -> None:
     out = u.submitted(clock, lambda: dst.receive.remote(ref), "a receive whose ref is dropped at once")
     del ref
     kind, got = outcome(clock, out, "a receive whose ref was dropped before it finished", step_s)
-    if kind != "data" or got != u.sent(clock, src, 31):
+    if kind != "data" or not same_bytes(u.sent(clock, src, 31), got):
         raise clock.fail(f"a receive whose ref was dropped before it finished gave {got}")
     u.wait_store(clock, src, 0, "the source to free an object dropped before its receive finished", free_s)
     # 3. the ref dropped before the object exists: freed once it does, the source keeps working
@@ -95,7 +96,7 @@ def test_refs_as_users_pass_them(u: UsageCtx) -> None:
     u.expect_data(clock, lambda: c.receive.remote(r2), None, "the end of a chain of three actors", step_s,
                   stalled=[(r1, a, b), (r2, b, c)])
     got = clock.get(c.receive.remote(r2), "the chain's end again", step_s)
-    if got != u.sent(clock, a, 41):
+    if not same_bytes(u.sent(clock, a, 41), got):
         raise clock.fail(f"a chain of three actors delivered {short(got)}, the first actor sent {short(u.sent(clock, a, 41))}")
     del r1, r2
     done.append("chain of three")
@@ -127,7 +128,7 @@ def test_refs_as_users_pass_them(u: UsageCtx) -> None:
                                 f"{who} borrowing refs passed in a list", step_s)
             if kind != "data":
                 raise clock.fail(f"{who} borrowing an actor-put ref and produced refs in a list failed: {got}")
-            wrong = [i for i, (g, w) in enumerate(zip(got, want)) if g != w]
+            wrong = [i for i, (g, w) in enumerate(zip(got, want)) if not same_bytes(w, g)]
             if wrong:
                 raise clock.fail(f"{who} borrowing refs in a list got other bytes for items {wrong}")
         clock.get(a.drop_put_refs.remote(), "the owner dropping its put", step_s)
@@ -163,7 +164,7 @@ def _concurrent_wave(u: UsageCtx, clock: Any, n: int, n_actors: int, nbytes: int
         s, d = k % half, half + (k // half) % (n_actors - half)
         seed = 1000 + k
         refs.append(u.submitted(
-            clock, lambda s=s, seed=seed: actors[s].make.options(tensor_transport=u.name).remote(nbytes, seed),
+            clock, lambda s=s, seed=seed: u.produce(actors[s], nbytes, seed),
             f"producer {k}"))
         seeds.append(seed)
         ends.append((s, d))
@@ -194,7 +195,7 @@ def _concurrent_wave(u: UsageCtx, clock: Any, n: int, n_actors: int, nbytes: int
         return gather(actors, u.name.upper(), stuck)
     got = clock.get(outs, "the concurrent transfers' results", bound)
     elapsed = time.perf_counter() - t0
-    wrong = [k for k, (g, s) in enumerate(zip(got, seeds)) if g != digest(payload(nbytes, s))]
+    wrong = [k for k, (g, s) in enumerate(zip(got, seeds)) if not same_bytes(describe(build(seeded(nbytes, s))), g)]
     u.metrics.update({"transfers": n, "actors": n_actors, "payload_bytes": nbytes, "all_done_s": round(elapsed, 3),
                       "completed_out_of_order": order != sorted(order)})
     if wrong:
@@ -245,8 +246,8 @@ def test_fetch_pipelining_user_timeout_and_a_receiver_without_the_transport(u: U
         raise
     except Exception as exc:  # noqa: BLE001 - the finding
         raise clock.fail(f"ray.get of {k} refs at once in the driver raised {type(exc).__name__}: {exc}"[:400]) from None
-    got = [digest(v) for v in values]
-    wrong = [i for i, (g, w) in enumerate(zip(got, want)) if g != w]
+    got = [describe(v) for v in values]
+    wrong = [i for i, (g, w) in enumerate(zip(got, want)) if not same_bytes(w, g)]
     if wrong:
         raise clock.fail(f"ray.get of {k} refs at once returned other bytes for refs {wrong} "
                          f"(e.g. {short(got[wrong[0]])} for {short(want[wrong[0]])})")
@@ -289,7 +290,7 @@ def test_fetch_pipelining_user_timeout_and_a_receiver_without_the_transport(u: U
     except Exception as exc:  # noqa: BLE001 - refused at submission (e.g. no communicator): a fast failure
         kind, got = "error", first_line(exc)
     u.metrics.update({"plain_receiver": kind, "plain_receiver_s": round(clock.elapsed() - t0, 3)})
-    if kind == "data" and got != sent:
+    if kind == "data" and not same_bytes(sent, got):
         raise clock.fail(f"a receiver without the transport got {short(got)}, the source sent {short(sent)}")
     if kind == "error":
         u.metrics["plain_receiver_error"] = got

@@ -1,7 +1,10 @@
-"""Fixtures of the transport and performance check modules (imported by each such module).
+"""The RDT harness's pytest fixtures (the transport and performance areas' fixture module), and
+the one way a check gets the registered transport.
 
-* `tctx` (module scope): the run's TransportContext; not applicable when the manifest declares
-  no transport; a failure naming the cause when the transport cannot be registered.
+* `transport_setup(run, faults=...)`: the driver prepared and the manifest's transport registered
+  (with its fault-injecting twin for the usage and recovery scenarios); not applicable when the
+  manifest declares no transport; a failure naming the cause when it cannot be registered.
+* `tctx` (module scope): the run's TransportContext, kept under CONTEXT in the run's stash.
 * `transport_cluster` (function scope): the shared cluster, like `shared_cluster`, but without
   waiting for devices to be released after each check: the module's endpoints may hold devices
   until the module ends (then the context stops them).
@@ -12,19 +15,23 @@ from typing import Any, Iterator
 
 import pytest
 
-from conformance.areas.transport.area import CONTEXT
-from conformance.areas.transport.context import TransportContext
-from conformance.areas.transport.registration import NO_TRANSPORT, TransportSetupError, ensure_registered
-from conformance.areas.transport.tables import publish
 from conformance.cluster.manager import ClusterStartError
-from conformance.run.fixtures import not_applicable
+from conformance.rdt.context import TransportContext
+from conformance.rdt.registration import NO_TRANSPORT, TransportSetup, TransportSetupError, ensure_registered
+from conformance.rdt.tables import publish
+from conformance.report.results import not_applicable
 from conformance.run.state import stash_of
 
+CONTEXT: "pytest.StashKey[TransportContext]" = pytest.StashKey()
+"""One TransportContext per run, shared by the transport and performance check modules."""
 
-def transport_setup(run: Any) -> Any:
-    """The registered transport; n/a without one; pytest.fail when registration failed."""
+
+def transport_setup(run: Any, *, faults: bool = False) -> TransportSetup:
+    """The registered transport (and, with `faults`, its fault-injecting twin), the driver
+    prepared first; n/a without one (never passed); pytest.fail when registration failed."""
+    run.prepare()
     try:
-        setup = ensure_registered(run.manifest)
+        setup = ensure_registered(run.manifest, faults=faults)
     except TransportSetupError as exc:
         pytest.fail(f"transport setup failed: {exc}", pytrace=False)
     if setup is None:
@@ -38,7 +45,6 @@ def tctx(conformance_run: Any) -> Iterator[TransportContext]:
     device are reused by the next module (starting them is the slow part); endpoints holding
     devices are stopped when the module ends, so other areas' checks find every device free."""
     run = conformance_run
-    run.prepare()
     setup = transport_setup(run)
     stash = stash_of(run)
     ctx = stash.get(CONTEXT, None)

@@ -1,7 +1,10 @@
-"""The actor the transport checks move tensors between.
+"""The one actor every check that moves tensors moves them between (transport, performance, recovery).
 
 It lives in an importable module so workers import it by reference. It reports what it sees
-(digests, timings, memory, the tracing wrapper's records); the checks on the driver judge.
+(digests, timings, memory, the tracing wrapper's records); the checks on the driver judge. The
+fault hooks (`arm`, `disarm`, `crash`) act only where the fault-injecting twin
+(conformance.rdt.faults) is the transport in use; the transport-usage checks subclass it with
+what users do with refs (conformance/areas/transport/usage_actors.py).
 
 Producer methods (`make`, `buffer`) are called with `.options(tensor_transport=NAME)`; the
 consumer methods take the resulting refs as arguments, which makes Ray move the tensors with
@@ -13,7 +16,7 @@ import os
 import time
 from typing import Any
 
-from conformance.areas.transport import memory, payloads, tracing
+from conformance.rdt import faults, memory, payloads, tracing
 
 CLONE_MAX_BATCH = 4096  # knob: caps a clone baseline trial of tiny tensors (a few ms at most)
 
@@ -23,7 +26,7 @@ class Endpoint:
 
     def __init__(self, device: str = "cpu") -> None:
         self.device = device
-        self.sent: dict[str, Any] = {}
+        self.sent: dict[str | int, Any] = {}
         self.buffers: dict[int, Any] = {}
 
     # ------------------------------------------------------------------ identity & health
@@ -55,7 +58,8 @@ class Endpoint:
         self.sent[case["id"]] = payloads.describe(obj)
         return obj
 
-    def sent_digest(self, case_id: str) -> Any:
+    def sent_digest(self, case_id: str | int) -> Any:
+        """The digest of what `make` produced for a case id (a seeded case's id is its seed)."""
         return self.sent.get(case_id)
 
     def buffer(self, nbytes: int) -> Any:
@@ -124,6 +128,18 @@ class Endpoint:
         mgr = ray._private.worker.global_worker.rdt_manager
         store = mgr._rdt_store
         return 0 if store is None else int(store.get_num_objects())
+
+    # ------------------------------------------------------------------ faults (conformance.rdt.faults)
+    def arm(self, kind: str, params: dict[str, Any]) -> None:
+        """Arm one fault for the next receive in this process (the twin's receive path)."""
+        faults.arm(kind, **params)
+
+    def disarm(self) -> int:
+        return faults.disarm()
+
+    def crash(self) -> None:
+        """End this process at once, without clean-up (a crash Ray may restart)."""
+        os._exit(1)
 
 
 def _synchronizer(device: str) -> Any:

@@ -1,56 +1,27 @@
-"""What a transport check module works with: the registered transport, its endpoints, transfers.
+"""What a transport or performance check module works with: the registered transport, its
+endpoints, transfers.
 
-One `TransportContext` per run (see `transport.fixtures.tctx`). It owns the endpoint pools;
+One `TransportContext` per run (see `conformance.rdt.fixtures.tctx`). It owns the endpoint pools;
 pools whose endpoints hold devices are stopped at the end of each module, so a device held by
 an endpoint is free again before the next module's checks start.
 
 Transfers are always "producer on one endpoint returns the payload through the transport,
-consumer on another endpoint takes the ref as an argument", with every wait bounded.
+consumer on another endpoint takes the ref as an argument", with every wait bounded
+(conformance.rdt.transfer).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
-from conformance.areas.transport import payloads
-from conformance.areas.transport.pool import Endpoints, PoolCache, alive_nodes, start_endpoints
-from conformance.areas.transport.registration import TransportSetup
 from conformance.cluster.manager import SHARED
+from conformance.rdt import payloads
+from conformance.rdt.pool import Endpoints, PoolCache, alive_nodes, start_endpoints
+from conformance.rdt.registration import TransportSetup
+from conformance.rdt.transfer import GET_TIMEOUT_S, TransferError, ray_get
 
-GET_TIMEOUT_S = 30.0          # knob: hang guard of one transfer (or consumer call) of a small payload
 MAX_REBUILDS = 2              # knob: endpoint rebuilds per check after transfers killed them
 INTRA_NODE_ENDPOINTS = 3
-
-
-class TransferError(Exception):
-    """A transfer raised or timed out; the message says which and with what."""
-
-
-def first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    for line in text.splitlines():
-        line = line.strip()
-        if line and not line.startswith(("ray::", "\x1b[36mray::")):
-            return f"{type(exc).__name__}: {line[:300]}"
-    return type(exc).__name__
-
-
-def ray_get(refs: Any, timeout: float = GET_TIMEOUT_S, what: str = "transfer") -> Any:
-    """ray.get with a bound (interruptible by the check's hard timeout); failures become
-    TransferError naming what was awaited."""
-    from conformance.run.timeouts import CheckTimeout
-    from conformance.run.waits import bounded_get
-
-    try:
-        return bounded_get(refs, timeout, what)
-    except CheckTimeout:
-        raise
-    except Exception as exc:  # noqa: BLE001 - whatever Ray raised is the finding
-        from ray.exceptions import RayError
-        cause = getattr(exc, "cause", None)
-        if isinstance(exc, TimeoutError) and not isinstance(exc, RayError):
-            raise TransferError(f"{what}: no result within {timeout:.0f}s") from None
-        raise TransferError(f"{what}: {first_line(cause if isinstance(cause, BaseException) else exc)}") from None
 
 
 @dataclass
@@ -93,7 +64,7 @@ class TransportContext:
     @property
     def primary_device(self) -> str:
         """The device type performance is measured on: the first non-CPU one, else cpu."""
-        return next((d for d in self.devices if d != "cpu"), self.devices[0])
+        return self.setup.device
 
     def cluster(self) -> Any:
         return self.run.cluster(SHARED)

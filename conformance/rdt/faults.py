@@ -1,8 +1,11 @@
-"""Fault injection around the vendor's transport, for the transfer-recovery checks (FR-012..016).
+"""Fault injection around the vendor's transport: the tracing wrapper's twin that can fail on cue.
+
+The transfer-recovery checks (FR-012..016) and the transport-usage checks (TR-015..020) transfer
+with it.
 
 A vendor transport cannot be told to fail on cue, so the suite registers, next to the vendor's
 own registration, a second name (`<NAME>_RECOVERY`) whose class wraps the vendor's manager:
-it is the transport package's tracing wrapper (every call recorded, per process) plus *armed
+it is the tracing wrapper (conformance.rdt.tracing: every call recorded, per process) plus *armed
 faults*. A check arms a fault in one actor process (`arm`, called through the actor); the next
 receive in that process then
 
@@ -18,7 +21,8 @@ receive in that process then
 Everything else is the vendor's code: abort_transport is recorded and delegated (after
 releasing an injected wait), so the checks see exactly which aborts Ray issued and whether the
 vendor's transport still works afterwards. The class reaches workers by value, like the tracing
-wrapper (`faulty_class`).
+wrapper (`tracing.traced_class(..., base=FaultInjectingTransport)`; conformance.rdt.registration
+registers it).
 """
 from __future__ import annotations
 
@@ -27,7 +31,7 @@ import threading
 import time
 from typing import Any
 
-from conformance.areas.transport.tracing import TracedTransport, class_ref
+from conformance.rdt.tracing import TracedTransport
 
 SUFFIX = "_RECOVERY"
 _lock = threading.Lock()
@@ -65,7 +69,7 @@ def _abort_event(obj_id: str) -> threading.Event:
 
 
 class FaultInjectingTransport(TracedTransport):
-    """The tracing wrapper plus armed faults on the receive path. Use `faulty_class()`."""
+    """The tracing wrapper plus armed faults on the receive path. Registered by conformance.rdt.registration."""
 
     def recv_multiple_tensors(self, obj_id: str, tensor_transport_metadata: Any, communicator_metadata: Any,
                               target_buffers: list[Any] | None = None) -> list[Any]:
@@ -95,11 +99,3 @@ class FaultInjectingTransport(TracedTransport):
     def abort_transport(self, obj_id: str, communicator_metadata: Any) -> None:
         _abort_event(obj_id).set()
         return super().abort_transport(obj_id, communicator_metadata)
-
-
-def faulty_class(inner: type, transport_name: str, backend_name: str | None = None) -> type:
-    """A FaultInjectingTransport subclass for `inner`, shipped to workers by value."""
-    attrs = {"INNER_REF": class_ref(inner), "TRANSPORT_NAME": transport_name.upper(),
-             "BACKEND_NAME": (backend_name or "").upper(), "__module__": __name__,
-             "__doc__": f"Fault-injecting {class_ref(inner)} registered as {transport_name.upper()}."}
-    return type(f"Recovery_{transport_name.upper()}", (FaultInjectingTransport,), attrs)

@@ -24,7 +24,7 @@ from typing import Any, ClassVar, Deque
 
 from ray.experimental.rdt.tensor_transport_manager import TensorTransportManager
 
-from conformance.imports import import_ref  # noqa: F401 - re-exported for callers
+from conformance.imports import import_ref
 
 MAX_RECORDS = 20000  # knob: buffer cap of the call records
 _lock = threading.Lock()
@@ -90,7 +90,7 @@ class TracedTransport(TensorTransportManager):
     BACKEND_NAME: ClassVar[str] = ""     # the name the inner class is known by (built-ins: GLOO)
 
     @classmethod
-    def inner_class(cls) -> type:
+    def inner_class(cls) -> Any:
         return import_ref(cls.INNER_REF)
 
     def __init__(self) -> None:
@@ -136,11 +136,11 @@ class TracedTransport(TensorTransportManager):
         return self._inner.tensor_transport_backend()
 
     @classmethod
-    def is_one_sided(cls) -> bool:  # type: ignore[override]
+    def is_one_sided(cls) -> bool:
         return bool(cls.inner_class().is_one_sided())
 
     @classmethod
-    def can_abort_transport(cls) -> bool:  # type: ignore[override]
+    def can_abort_transport(cls) -> bool:
         return bool(cls.inner_class().can_abort_transport())
 
     def actor_has_tensor_transport(self, actor: Any) -> bool:
@@ -189,9 +189,12 @@ class TracedTransport(TensorTransportManager):
         return self._call("abort_transport", obj_id, self._inner.abort_transport, obj_id, communicator_metadata)
 
 
-def traced_class(inner: type, transport_name: str, backend_name: str | None = None) -> type:
-    """A TracedTransport subclass for `inner`, shipped to workers by value (see module doc)."""
+def traced_class(inner: type, transport_name: str, backend_name: str | None = None,
+                 base: type[TracedTransport] = TracedTransport) -> type:
+    """A subclass of `base` (this tracing wrapper, or its fault-injecting twin in
+    conformance.rdt.faults) for `inner`, registered as `transport_name`; shipped to workers by
+    value (see module doc): it is no module attribute, only its base is imported by reference."""
     attrs = {"INNER_REF": class_ref(inner), "TRANSPORT_NAME": transport_name.upper(),
-             "BACKEND_NAME": (backend_name or "").upper(), "__module__": __name__,
-             "__doc__": f"Traced {class_ref(inner)} registered as {transport_name.upper()}."}
-    return type(f"Traced_{transport_name.upper()}", (TracedTransport,), attrs)
+             "BACKEND_NAME": (backend_name or "").upper(), "__module__": base.__module__,
+             "__doc__": f"{base.__name__} of {class_ref(inner)} registered as {transport_name.upper()}."}
+    return type(f"{base.__name__}_{transport_name.upper()}", (base,), attrs)

@@ -1,4 +1,4 @@
-"""Endpoint actors for the transport checks: placement, collective groups, health, teardown.
+"""Starting endpoint actors: placement, collective groups, health, teardown (every RDT check).
 
 Endpoints are expensive to start (a worker process that imports torch: ~1-2 s each here), so a
 check module keeps one pool and reuses it across its checks. A pool is rebuilt when the
@@ -8,30 +8,38 @@ cannot abort, e.g. GLOO; a broken transport can also wedge a receiver).
 
 Endpoints ask for no CPU (they must not starve the checks' own tasks on small nodes) and for
 one accelerator unit each only when the transport moves device memory, so the tensors can be
-created on a device Ray assigned to them.
+created on a device Ray assigned to them. Every actor start waits until each actor answers,
+within a bound: the harness's own hang guard, or the bound a check's clock gives (`ready`).
 """
 from __future__ import annotations
 
 import itertools
+import os
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
-from conformance.areas.transport.registration import TransportSetup
+from conformance.rdt.registration import TransportSetup
+from conformance.run.timeouts import CheckTimeout
 
 HEALTH_TIMEOUT_S = 15.0  # knob: hang guard of endpoint health calls
 START_TIMEOUT_S = 120.0  # knob: hang guard of endpoint start
-_remote_cls: Any = None
+# Ray's remote classes of the endpoint actors, made once per process: (class, tensor transport on).
+_remote: dict[tuple[type, bool], Any] = {}
 _group_ids = itertools.count()
+Ready = Callable[[list[Any], str], Any]   # (info refs, what is awaited) -> the infos, or raises at its bound
 
 
-def endpoint_class() -> Any:
-    global _remote_cls
-    if _remote_cls is None:
-        import ray
+def endpoint_class(cls: type | None = None, *, tensor_transport: bool = True) -> Any:
+    """The remote class of an endpoint actor (conformance.rdt.endpoint.Endpoint by default, or a
+    subclass a check module adds); `tensor_transport=False` for a receiver created without RDT."""
+    import ray
 
-        from conformance.areas.transport.endpoint import Endpoint
-        _remote_cls = ray.remote(enable_tensor_transport=True)(Endpoint)
-    return _remote_cls
+    from conformance.rdt.endpoint import Endpoint
+    key = (cls or Endpoint, tensor_transport)
+    if key not in _remote:
+        remote: Any = ray.remote   # its overloads predate enable_tensor_transport
+        _remote[key] = remote(enable_tensor_transport=True)(key[0]) if tensor_transport else remote(key[0])
+    return _remote[key]
 
 
 def alive_nodes(resource: str | None = None) -> list[dict[str, Any]]:
@@ -75,13 +83,8 @@ class Endpoints:
     def shutdown(self) -> None:
         import ray
 
-        if self.group is not None:
-            try:
-                from ray.experimental.collective import destroy_collective_group
-                destroy_collective_group(self.group)
-            except Exception:  # noqa: BLE001 - Ray may have destroyed it after a failure
-                pass
-            self.group = None
+        destroy_group(self.group)
+        self.group = None
         for a in self.actors:
             try:
                 ray.kill(a)
@@ -91,16 +94,22 @@ class Endpoints:
 
 
 def start_endpoints(setup: TransportSetup, resource: str, *, device: str, nodes: list[str | None],
-                    units: bool | None = None) -> Endpoints:
-    """One endpoint per entry of `nodes` (a node id to pin it to, or None for anywhere).
+                    units: bool | None = None, cls: type | None = None, tensor_transport: bool = True,
+                    group: bool = True, ready: Ready | None = None, what: str = "endpoints to start",
+                    **options: Any) -> Endpoints:
+    """One endpoint per entry of `nodes` (a node id to pin it to, or None for anywhere), each
+    answering before this returns, in one collective group when the transport needs one (and
+    `group`).
 
-    Each holds one unit of the accelerator resource when `units` (default: when the tensors
-    live on a device, so Ray assigns one to it).
+    Each holds one unit of the accelerator resource when `units` (default: when the tensors live
+    on a device, so Ray assigns one to it). `ready` waits for their first answers (default: within
+    START_TIMEOUT_S); `options` go to Ray's actor options (max_restarts, a scheduling strategy,
+    ...). On any failure the endpoints started are stopped.
     """
     import ray
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-    cls = endpoint_class()
+    remote_cls = endpoint_class(cls, tensor_transport=tensor_transport)
     actors = []
     for node in nodes:
         opts: dict[str, Any] = {"num_cpus": 0}
@@ -109,19 +118,67 @@ def start_endpoints(setup: TransportSetup, resource: str, *, device: str, nodes:
             opts.update(demand(resource, 1))
         if node is not None:
             opts["scheduling_strategy"] = NodeAffinitySchedulingStrategy(node_id=node, soft=False)
-        actors.append(cls.options(**opts).remote(device))
+        opts.update(options)
+        actors.append(remote_cls.options(**opts).remote(device))
     eps = Endpoints(actors=actors, infos=[], device=device)
+    wait = ready or (lambda refs, _what: ray.get(refs, timeout=START_TIMEOUT_S))
     try:
-        eps.infos = ray.get([a.info.remote() for a in actors], timeout=START_TIMEOUT_S)
-        backend = setup.config.collective_backend
-        if backend and len(actors) > 1:
-            from ray.experimental.collective import create_collective_group
-            eps.group = create_collective_group(actors, backend=backend,
-                                                name=f"conformance-{backend}-{next(_group_ids)}")
+        eps.infos = wait([a.info.remote() for a in actors], what)
+        if group and tensor_transport:
+            eps.group = make_group(setup, actors)
     except BaseException:
         eps.shutdown()
         raise
     return eps
+
+
+def pair_node(setup: TransportSetup, resource: str) -> str:
+    """The node a scenario's actors share: the first offering two units when the payloads live on
+    a device, else the driver's."""
+    import ray
+
+    if setup.device != "cpu":
+        for n in ray.nodes():
+            if n.get("Alive") and n.get("Resources", {}).get(resource, 0) >= 2:  # knob: a pair needs 2 devices
+                return str(n["NodeID"])
+    return str(ray.get_runtime_context().get_node_id())
+
+
+def make_group(setup: TransportSetup, actors: list[Any]) -> Any:
+    """A collective group over `actors` when the transport needs one (GLOO/NCCL) and there are two
+    or more, else None. A fresh name each time: Ray keeps rendezvous data per name, and an actor
+    joins one group per backend, so each batch of new actors forms its own."""
+    backend = setup.collective_backend
+    if not backend or len(actors) < 2:
+        return None
+    from ray.experimental.collective import create_collective_group
+    return create_collective_group(actors, backend=backend,
+                                   name=f"conformance-{backend}-{os.getpid()}-{next(_group_ids)}")
+
+
+def destroy_group(group: Any) -> None:
+    """Destroy a collective group (None: nothing); never raises but the hard timeout."""
+    if group is None:
+        return
+    try:
+        from ray.experimental.collective import destroy_collective_group
+        destroy_collective_group(group)
+    except CheckTimeout:
+        raise
+    except Exception:  # noqa: BLE001 - Ray destroys groups itself after failed transfers
+        pass
+
+
+def alive(actor: Any, timeout_s: float = 5.0) -> bool:  # knob: liveness probe of one call
+    """Whether the actor answers within timeout_s (dead, restarting or unreachable: False)."""
+    from conformance.run.waits import bounded_get
+    try:
+        bounded_get(actor.info.remote(), timeout_s, "endpoint info")
+        return True
+    except CheckTimeout:
+        raise
+    except Exception:  # noqa: BLE001 - dead, restarting or unreachable
+        return False
 
 
 class PoolCache:

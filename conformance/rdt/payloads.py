@@ -1,14 +1,17 @@
-"""Deterministic test payloads and byte-exact digests of what was sent and what arrived.
+"""Deterministic test payloads and byte-exact digests of what was sent and what arrived: the one
+payload/digest scheme of every check that moves tensors (transport, performance, recovery).
 
 A *case* is a small JSON-able dict naming a payload; `build(case, device)` makes it the same
-way in any process. Values are random bytes (seeded), reinterpreted as the dtype, so floats
+way in any process. `seeded(nbytes, seed)` is the plain byte buffer the usage and recovery
+scenarios move (its id is the seed, so a producer's digest is asked for by seed). Values are random bytes (seeded), reinterpreted as the dtype, so floats
 include NaNs with payloads, infinities and denormals: a transport that converts values instead
 of moving bytes is caught.
 
 `describe(obj)` turns a received (or sent) object into a JSON-able tree where every tensor is
 replaced by its dtype, shape, device type and the sha256 of its bytes in logical (row-major)
-order; `compare_*` diff two trees. The data checks compare bytes and structure; the metadata
-check compares dtype, shape and device. Never allclose.
+order; `compare` diffs two trees. The data checks compare bytes and structure; the metadata
+check compares dtype, shape and device; `same_bytes` (the scenarios' "arrived bit-exact")
+compares structure, dtype, shape and bytes. Never allclose.
 """
 from __future__ import annotations
 
@@ -87,6 +90,11 @@ def buffer_case(nbytes: int, tag: str = "") -> dict[str, Any]:
     return {"id": f"buffer/{nbytes}{tag}", "kind": "buffer", "nbytes": int(nbytes)}
 
 
+def seeded(nbytes: int, seed: int) -> dict[str, Any]:
+    """A 1-D uint8 tensor of nbytes from `seed`, whose id is the seed (the scenarios' payloads)."""
+    return {"id": int(seed), "kind": "buffer", "nbytes": int(nbytes), "seed": int(seed)}
+
+
 CONTAINERS = ("list-mixed", "dict-nested", "tuple-and-data", "many-small", "same-tensor-twice")
 
 
@@ -117,7 +125,7 @@ def build(case: dict[str, Any], device: str = "cpu") -> Any:
     """The payload a case names, with every tensor on `device` (a torch device type)."""
     import torch
 
-    seed = seed_of(case["id"])
+    seed = int(case["seed"]) if "seed" in case else seed_of(case["id"])
     kind = case["kind"]
     if kind == "tensor":
         return random_tensor(case["dtype"], tuple(case["shape"]), seed).to(device)
@@ -166,7 +174,7 @@ def tensor_bytes(t: Any) -> np.ndarray:
 def describe_tensor(t: Any) -> dict[str, Any]:
     data = tensor_bytes(t)
     return {"tensor": True, "dtype": str(t.dtype).removeprefix("torch."), "shape": list(t.shape),
-            "device": t.device.type, "nbytes": int(data.size), "sha256": hashlib.sha256(data).hexdigest(),
+            "device": t.device.type, "nbytes": int(data.size), "sha256": hashlib.sha256(data.data).hexdigest(),
             "head": data[:8].tobytes().hex(), "contiguous": bool(t.is_contiguous())}
 
 
@@ -201,6 +209,7 @@ def tensors_in(tree: Any, path: str = "") -> Iterable[tuple[str, dict[str, Any]]
 
 DATA_FIELDS = ("nbytes", "sha256")
 META_FIELDS = ("dtype", "shape", "device")
+EXACT_FIELDS = ("dtype", "shape") + DATA_FIELDS
 
 
 def compare(sent: Any, got: Any, fields: tuple[str, ...] = DATA_FIELDS, path: str = "") -> list[str]:
@@ -228,6 +237,12 @@ def compare(sent: Any, got: Any, fields: tuple[str, ...] = DATA_FIELDS, path: st
             out += compare(sent["map"][k], got["map"][k], fields, f"{path}.{k}" if path else k)
         return out
     return [] if sent == got else [f"{where}: sent {_short(sent)}, received {_short(got)}"]
+
+
+def same_bytes(sent: Any, got: Any) -> bool:
+    """Whether `got` is `sent` bit-exact: the same structure, dtypes, shapes and bytes (the device a
+    digest was taken on may differ: the driver digests what it fetched on the host)."""
+    return not compare(sent, got, EXACT_FIELDS)
 
 
 def _kind(tree: Any) -> str:

@@ -9,7 +9,7 @@ from typing import Any
 
 from tabulate import tabulate
 
-from conformance.areas.transport.config import format_size
+from conformance.rdt.config import format_size
 
 SECTION = "Transport"  # the transport and performance areas' report section (their Area.section)
 

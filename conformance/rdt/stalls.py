@@ -2,7 +2,7 @@
 
 When concurrent transfers do not finish in time (TR-019), the failure should say where they
 stopped: in the vendor's transport, or before Ray handed them to it. The tracing wrapper
-(conformance.areas.transport.tracing) records, per process, every transport call that returned and
+(conformance.rdt.tracing) records, per process, every transport call that returned and
 every call still running. For each unfinished transfer this module reads the source's and the
 receiver's records (through Ray's `_ray_system_error` concurrency group, which a task blocked
 in the transport does not hold) and classifies it:
@@ -101,7 +101,7 @@ def classify(pending: list[Pending], views: dict[int, dict[str, Any] | None],
 def transport_view(actor_self: Any, transport: str, obj_ids: list[str]) -> dict[str, Any]:
     """Runs in an actor (via __ray_call__): which transport calls returned, and which still run,
     for these objects."""
-    from conformance.areas.transport import tracing
+    from conformance.rdt import tracing
 
     done: dict[str, list[str]] = {}
     for rec in tracing.calls(transport, obj_ids):

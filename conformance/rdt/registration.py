@@ -1,4 +1,5 @@
-"""Register the manifest's transport with Ray, once per process, before any endpoint exists.
+"""The one registration table: the manifest's transport registered with Ray, once per process,
+before any endpoint exists.
 
 Ray's rules (2.60, see ray.experimental.rdt.util): `register_tensor_transport` must run in the
 process that creates the actors, *before* it creates them (actor creation ships the registered
@@ -13,7 +14,11 @@ What is registered:
   exercises the vendor's code through the same instrumented path;
 * built-in transport (GLOO, NCCL, NIXL, CUDA_IPC): Ray registers those itself, so the data and
   performance checks use the built-in name untouched, and the lifecycle checks use a traced
-  copy registered as `<NAME>_TRACED` (delegating to Ray's own class).
+  copy registered as `<NAME>_TRACED` (delegating to Ray's own class);
+* on request (`faults=True`: the transfer-recovery and transport-usage checks), the
+  fault-injecting twin `<NAME>_RECOVERY` (conformance.rdt.faults) around the same class. It is
+  registered only when a check asks for it, before that check's own actors exist, so endpoints
+  started earlier do not carry it.
 """
 from __future__ import annotations
 
@@ -21,8 +26,10 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-from conformance.areas.transport.config import TransportConfig, transport_config
-from conformance.areas.transport.tracing import TracedTransport, traced_class
+from conformance.rdt.config import TransportConfig, transport_config
+from conformance.rdt.faults import SUFFIX as FAULTS_SUFFIX
+from conformance.rdt.faults import FaultInjectingTransport
+from conformance.rdt.tracing import TracedTransport, traced_class
 
 TRACED_SUFFIX = "_TRACED"
 # The not-applicable reason of every transport-dependent check when the manifest declares none.
@@ -44,6 +51,20 @@ class TransportSetup:
     def traced_is_primary(self) -> bool:
         return self.name == self.traced_name
 
+    @property
+    def fault_name(self) -> str:
+        """The fault-injecting twin's name (registered by `ensure_registered(..., faults=True)`)."""
+        return self.config.name + FAULTS_SUFFIX
+
+    @property
+    def device(self) -> str:
+        """The device type payloads live on: the first non-CPU one the transport moves, else cpu."""
+        return next((d for d in self.config.devices if d != "cpu"), self.config.devices[0])
+
+    @property
+    def collective_backend(self) -> str | None:
+        return self.config.collective_backend
+
 
 class TransportSetupError(Exception):
     """The transport could not be registered; every transport check errors with this reason."""
@@ -51,9 +72,11 @@ class TransportSetupError(Exception):
 
 # Ray's transport registry is process-global and has no unregister: what this process registered
 # (or failed to) is a fact of the process, not of one run, so it is kept here, with the config it
-# was for. A failure is retried for another config; a success cannot be switched.
+# was for. A failure is retried for another config; a success cannot be switched. The twins
+# registered (or failed) are kept by name, beside it: they always belong to that one vendor setup.
 _lock = threading.Lock()
 _result: tuple[TransportConfig, TransportSetup | TransportSetupError] | None = None
+_twins: dict[str, TransportSetupError | None] = {}
 
 
 def _registry() -> dict[str, Any]:
@@ -63,15 +86,15 @@ def _registry() -> dict[str, Any]:
     return util.transport_manager_info
 
 
-def _register(name: str, devices: list[str], cls: type) -> None:
+def _register(name: str, devices: list[str], cls: Any) -> None:
     import torch
     from ray.experimental.rdt import register_tensor_transport
 
     existing = _registry().get(name)
     if existing is not None:
-        registered = existing.transport_manager_class
-        if issubclass(registered, TracedTransport) and registered.INNER_REF == cls.INNER_REF:
-            return   # registered by an earlier setup in this process, for the same class
+        registered: Any = existing.transport_manager_class
+        if issubclass(registered, cls.__mro__[1]) and registered.INNER_REF == cls.INNER_REF:
+            return   # registered by an earlier setup in this process, for the same class and wrapper
         if issubclass(registered, TracedTransport):
             raise TransportSetupError(
                 f"transport {name} is already registered in this process for {registered.INNER_REF}; "
@@ -112,8 +135,9 @@ def _setup(config: TransportConfig, python_path: list[str]) -> TransportSetup:
                           one_sided=bool(inner.is_one_sided()), can_abort=bool(inner.can_abort_transport()))
 
 
-def ensure_registered(manifest: Any) -> TransportSetup | None:
+def ensure_registered(manifest: Any, *, faults: bool = False) -> TransportSetup | None:
     """Register the manifest's transport (first call) and return the setup; None if none declared.
+    With `faults`, also its fault-injecting twin (`setup.fault_name`), once.
 
     Raises TransportSetupError (the same one on every call) when registration failed.
     """
@@ -136,4 +160,22 @@ def ensure_registered(manifest: Any) -> TransportSetup | None:
         if registered_for != config:
             raise TransportSetupError(f"this process already registered transport {outcome.config.name}; "
                                       f"cannot switch to {config.name} (registration is process-global)")
+        if faults:
+            _register_twin(outcome)
         return outcome
+
+
+def _register_twin(setup: TransportSetup) -> None:
+    """The fault-injecting twin of the registered transport, once (the same failure every call)."""
+    name = setup.fault_name
+    if name not in _twins:
+        backend = setup.config.name if setup.config.builtin else None
+        try:
+            _register(name, list(setup.config.devices),
+                      traced_class(setup.inner, name, backend_name=backend, base=FaultInjectingTransport))
+            _twins[name] = None
+        except Exception as exc:  # noqa: BLE001 - the same failure for every check
+            _twins[name] = TransportSetupError(f"registering {name} failed: {type(exc).__name__}: {exc}".splitlines()[0])
+    failure = _twins[name]
+    if failure is not None:
+        raise failure

@@ -1,0 +1,75 @@
+"""A bounded run of steps: one clock, and waits that each end at their own bound or the clock's.
+
+A check that waits on Ray (a device coming back, a transfer ending, an actor answering) never
+waits open-ended: every wait ends at its own bound or at the clock's overall bound, whichever
+comes first, and a wait that runs out fails the check naming the step, the elapsed time and the
+bound, instead of hanging. The recovery scenarios and the RDT harness's transfers both run on it.
+"""
+from __future__ import annotations
+
+import time
+from typing import Any, Callable, TypeVar
+
+T = TypeVar("T")
+POLL_S = 0.1  # knob: polling interval
+
+
+class ScenarioFailed(AssertionError):
+    """A bounded run did not reach its expected state within its bound (or broke a rule)."""
+
+
+class Clock:
+    """A running scenario: its start, its bound, and bounded waits that name the scenario."""
+
+    def __init__(self, check: str, name: str, bound_s: float) -> None:
+        self.check, self.name, self.bound_s = check, name, float(bound_s)
+        self.t0 = time.monotonic()
+        self.marks: dict[str, float] = {}
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self.t0
+
+    def remaining(self) -> float:
+        return self.bound_s - self.elapsed()
+
+    def mark(self, label: str) -> float:
+        """Remember when a step finished (seconds since the scenario began); lands in metrics."""
+        self.marks[label] = round(self.elapsed(), 3)
+        return self.marks[label]
+
+    def fail(self, message: str) -> ScenarioFailed:
+        return ScenarioFailed(f"[{self.name}] {message} (elapsed {self.elapsed():.1f}s of the "
+                              f"{self.bound_s:g}s bound)")
+
+    def limit(self, bound_s: float | None) -> float:
+        """How long a wait with its own bound may take now (never past the clock's bound)."""
+        limit = self.remaining() if bound_s is None else min(float(bound_s), self.remaining())
+        return max(limit, 0.0)
+
+    def wait_for(self, predicate: Callable[[], T], what: str, bound_s: float | None = None,
+                 poll_s: float = POLL_S, explain: Callable[[], str] | None = None) -> T:
+        """Poll `predicate` until it returns something truthy; fail after the bound.
+
+        `explain` adds what was last seen to the failure message (e.g. the last probe's error).
+        """
+        limit = self.limit(bound_s)
+        start = time.monotonic()
+        while True:
+            value = predicate()
+            if value:
+                return value
+            waited = time.monotonic() - start
+            if waited >= limit:
+                seen = f"; last seen: {explain()}" if explain else ""
+                raise self.fail(f"{what}: not within {limit:.0f}s (waited {waited:.1f}s){seen}")
+            time.sleep(min(poll_s, max(limit - waited, 0.01)))
+
+    def get(self, refs: Any, what: str, bound_s: float | None = None) -> Any:
+        """ray.get in short slices (interruptible), failing with the scenario's name at the bound."""
+        from conformance.run.waits import bounded_get
+
+        limit = self.limit(bound_s)
+        try:
+            return bounded_get(refs, max(limit, 0.01), what)
+        except TimeoutError:
+            raise self.fail(f"{what}: no result within {limit:.0f}s") from None
