@@ -242,10 +242,19 @@ def test_pause_waits_for_the_runs_in_progress_and_starts_none_until_resume(monke
     r.close()
 
 
+def _settle(started: list[str], count: int, quiet_s: float) -> None:
+    """Wait until `count` runs have started, then `quiet_s` more: and no more than that start."""
+    import time
+
+    deadline = time.monotonic() + 5
+    while len(started) < count and time.monotonic() < deadline:
+        time.sleep(0.01)
+    time.sleep(quiet_s)
+
+
 def test_narrow_lets_that_many_runs_go_on_at_once(tmp_path: Path) -> None:
     """A module that can share the machine with one run (test_hosts): narrow(1), then resume."""
     import threading
-    import time
 
     import teeth
 
@@ -263,10 +272,7 @@ def test_narrow_lets_that_many_runs_go_on_at_once(tmp_path: Path) -> None:
     r = teeth.Runs(rows, tmp_path, paused=True, execute_run=fake_execute, table={"phases": {1: 3}}, reap=lambda: 0)
 
     def settle(count: int) -> None:
-        deadline = time.monotonic() + 5
-        while len(started) < count and time.monotonic() < deadline:
-            time.sleep(0.01)
-        time.sleep(0.2)   # and no more than that
+        _settle(started, count, 0.2)
 
     settle(0)
     assert started == [], "a run started while paused"
@@ -285,7 +291,6 @@ def test_a_spare_lane_opens_only_while_the_machine_is_idle(tmp_path: Path) -> No
     """Two lanes and an idle machine: a third run starts; a busy machine: it waits for a lane.
     Runs start in the phase's order either way."""
     import threading
-    import time
 
     import teeth
 
@@ -307,10 +312,7 @@ def test_a_spare_lane_opens_only_while_the_machine_is_idle(tmp_path: Path) -> No
                    idle=lambda: idle["share"])
 
     def settle(count: int) -> None:
-        deadline = time.monotonic() + 5
-        while len(started) < count and time.monotonic() < deadline:
-            time.sleep(0.01)
-        time.sleep(1.5)   # longer than one admission poll: and no more than that
+        _settle(started, count, 1.5)   # longer than one admission poll
 
     settle(0)
     assert started == [], "a spare lane opened while the table was paused"
