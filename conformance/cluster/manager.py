@@ -215,8 +215,9 @@ DRIVER_LOG_LEVEL = "ERROR"
 
 # The head of a cluster the suite starts runs none of Ray's observers the run never reads: the
 # dashboard's web UI (Ray still starts its API server), the autoscaler's monitor (no autoscaler:
-# the suite adds and removes nodes itself) and the log monitor (it tails every worker's log to publish lines to drivers that asked for them,
-# and drivers here connect with log_to_driver=False; the report reads Ray's log files directly).
+# the suite adds and removes nodes itself) and the log monitor (it tails every worker's log to
+# publish lines to drivers that asked for them, and drivers here connect with log_to_driver=False;
+# the report reads Ray's log files directly).
 # Each costs about a second of CPU to start, the log monitor re-scans the log folder ten times a
 # second, and a certification starts dozens of clusters. Nothing a check is about runs in them.
 HEAD_WITHOUT_OBSERVERS: dict[str, Any] = {"include_dashboard": False, "no_monitor": True,
