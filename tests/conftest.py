@@ -20,7 +20,10 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent / "support"))
+# support/: the runners' helpers; broken_plugins/: the variants, importable as the suite's
+# plugin.python_path makes them in a run (they import each other as top-level modules).
+for _folder in ("support", "broken_plugins"):
+    sys.path.insert(0, str(Path(__file__).resolve().parent / _folder))
 
 TEETH_RUNS = pytest.StashKey()   # teeth.Runs of this session, set when collection ends
 TEETH_MODULE = "test_teeth.py"

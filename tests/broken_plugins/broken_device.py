@@ -12,18 +12,11 @@ import itertools
 import os
 from typing import List, Optional, Tuple
 
+from worker_process import in_ray_worker
+
 from conformance.simulated.manager import VISIBLE_DEVICES_ENV_VAR, SimAccManager
 
 _NODE_PRESET = os.environ.get(VISIBLE_DEVICES_ENV_VAR)  # what the node was started with
-
-
-def in_ray_worker() -> bool:
-    """True inside a Ray worker process (not the driver, not the contract probe)."""
-    import sys
-    worker = sys.modules.get("ray._private.worker")
-    # getattr: this module may be imported while ray._private.worker is itself still importing
-    # (Ray's Worker() asks for the accelerator managers, and the .pth hook resolves this one then)
-    return worker is not None and getattr(getattr(worker, "global_worker", None), "mode", None) == getattr(worker, "WORKER_MODE", 1)
 
 
 class FloatCount(SimAccManager):

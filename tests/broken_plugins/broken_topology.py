@@ -10,17 +10,12 @@ from __future__ import annotations
 
 import copy
 import os
-import sys
 from typing import Any, Dict, Optional
+
+from worker_process import in_ray_worker
 
 from conformance.simulated import topology as sim_topology
 from conformance.simulated.manager import DEFAULT_TYPE, TYPE_ENV_VAR, SimAccManager
-
-
-def in_ray_worker() -> bool:
-    """True inside a Ray worker process (not the process that starts the node)."""
-    worker = sys.modules.get("ray._private.worker")
-    return worker is not None and getattr(worker.global_worker, "mode", None) == getattr(worker, "WORKER_MODE", 1)
 
 
 # ------------------------------------------------------------------ managers (labels)

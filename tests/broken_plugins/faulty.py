@@ -50,6 +50,8 @@ import time
 from pathlib import Path
 from typing import Any, List, Optional
 
+from worker_process import in_ray_worker
+
 from conformance.simulated.manager import SimAccManager
 
 STATE_ENV = "FAULTY_STATE_DIR"
@@ -61,11 +63,6 @@ def state_dir(*parts: str) -> Path:
     path = base.joinpath(*parts)
     path.mkdir(parents=True, exist_ok=True)
     return path
-
-
-def in_ray_worker() -> bool:
-    worker = sys.modules.get("ray._private.worker")
-    return worker is not None and getattr(worker.global_worker, "mode", None) == getattr(worker, "WORKER_MODE", 1)
 
 
 def pid_alive(pid: int) -> bool:

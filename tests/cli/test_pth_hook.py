@@ -30,3 +30,24 @@ def test_a_manager_imported_through_the_hook_while_ray_imports_is_installed() ->
     out = subprocess.run([sys.executable, "-c", PROGRAM], capture_output=True, text=True, timeout=120, env=env, cwd="/")
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip().splitlines()[-1] == "installed"
+
+
+LEAK_PROGRAM = """
+import os
+import conformance.cluster.inject_pth_hook
+import ray._private.worker                            # Worker() resolves the manager through the hook
+print("leaked" if "SIMACC_VISIBLE_DEVICES" in os.environ else "clean")
+"""
+
+
+def test_a_broken_variant_misbehaves_in_a_worker_that_imports_it_through_the_hook(tmp_path) -> None:
+    """DP-012's variant leaks at import in a worker; through the hook that import comes before
+    global_worker exists, so the variant must know a worker by its argv (it once passed DP-012)."""
+    worker = tmp_path / "default_worker.py"  # what Ray's worker processes run
+    worker.write_text(LEAK_PROGRAM)
+    env = {**os.environ, "RAY_CONFORMANCE_ACCELERATORS": "broken_device:LeakVisibilityInWorkers",
+           "SIMACC_FAULT": "leak", "PYTHONPATH": os.pathsep.join([str(BROKEN), str(ROOT)])}
+    env.pop("SIMACC_VISIBLE_DEVICES", None)
+    out = subprocess.run([sys.executable, str(worker)], capture_output=True, text=True, timeout=120, env=env, cwd="/")
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip().splitlines()[-1] == "leaked"

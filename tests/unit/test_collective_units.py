@@ -1,7 +1,6 @@
 """The collective area's pure parts: expected results, judging, config, contract, capabilities."""
 from __future__ import annotations
 
-from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -67,9 +66,6 @@ def test_collective_config_defaults_and_builtin() -> None:
 
 
 def test_contract_finds_the_constructor_ray_cannot_call() -> None:
-    import sys
-
-    sys.path.insert(0, str(Path(__file__).parent.parent / "broken_plugins"))
     import broken_collective
 
     from conformance.areas.collective.contract import contract_problems

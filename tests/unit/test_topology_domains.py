@@ -54,7 +54,7 @@ def test_domains_that_contradict_the_devices_or_links_are_caught(eight: dict) ->
 
 def test_the_broken_provider_variant_is_caught(monkeypatch: pytest.MonkeyPatch, eight: dict) -> None:
     """tests/broken_plugins/broken_topology.py describe_misdrawn_islands, on the same node."""
-    from broken_plugins import broken_topology
+    import broken_topology
 
     desc = broken_topology.describe_misdrawn_islands()
     problems = description_problems(desc)
