@@ -7,6 +7,7 @@ import pytest
 
 from conformance.cluster.manager import SHARED, ClusterShape, ClusterStartError
 from conformance.report.results import not_applicable  # noqa: F401 - the checks import it from here
+from conformance.run.check_context import CheckContext, use_cluster
 from conformance.run.state import METRICS_KEY, run_of
 
 
@@ -16,6 +17,13 @@ def conformance_run(pytestconfig: pytest.Config) -> Any:
     if run is not None:
         return run
     pytest.skip("no conformance run: pass --conformance-manifest=PATH")
+
+
+@pytest.fixture
+def check_context(request: pytest.FixtureRequest, conformance_run: Any) -> CheckContext:
+    """The base of every area's `<area>_ctx`: the check as this run loaded it, its metrics, its
+    shape mark's cluster and its clock (conformance.run.check_context)."""
+    return CheckContext.for_item(request.node, conformance_run)
 
 
 @pytest.fixture(scope="session")
@@ -74,14 +82,6 @@ def cluster(request: pytest.FixtureRequest, conformance_run: Any, cluster_shape:
                                  conformance_run.manifest, conformance_run.prepare(), conformance_run.ray_address,
                                  fault_driver=conformance_run.fault_driver)
     return use_cluster(conformance_run, first)
-
-
-def use_cluster(conformance_run: Any, shape: ClusterShape, fresh: bool = False) -> Any:
-    """conformance_run.cluster(shape), its start error without the chained traceback."""
-    try:
-        return conformance_run.cluster(shape, fresh=fresh)
-    except ClusterStartError as exc:
-        raise ClusterStartError(str(exc)) from None
 
 
 def wait_devices_released(resource: str, timeout_s: float = 20.0) -> None:

@@ -1,0 +1,159 @@
+"""The one context every check receives: the run, the check as the run loaded it, its metrics,
+its cluster (through its shape mark only) and its scenario clock.
+
+Each area subclasses `CheckContext` with what its checks add (the device variable, the
+registered transport, the topology view, ...) and builds it in one fixture named `<area>_ctx`,
+in the area's fixture module; a check function takes that one argument and nothing else
+(tests/unit/test_check_context.py holds every check to it). So there is one way for a threshold
+to reach check code, `ctx.param(name)`: the values this run loaded from the checklist, the same
+ones the report records and `verify` re-judges with. And one way to a cluster, `ctx.cluster()`:
+the shape the check's `@pytest.mark.cluster(...)` names (the shared cluster without one).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+
+import pytest
+
+from conformance.run.clock import Clock
+from conformance.run.state import METRICS_KEY
+
+if TYPE_CHECKING:
+    from conformance.catalog.data import Check, SuiteData
+    from conformance.catalog.manifest import Manifest
+    from conformance.cluster.manager import ClusterShape
+    from conformance.run.vendor_calls import HangRecord
+
+C = TypeVar("C", bound="CheckContext")
+
+
+class RunView(Protocol):
+    """What a check may see of its run (conformance.run.session.ConformanceRun)."""
+
+    manifest: "Manifest"
+    data: "SuiteData"
+    ray_address: str | None
+    hangs: "HangRecord"
+    devices: dict[str, Any]
+    config: pytest.Config
+
+    def prepare(self) -> type: ...
+    def cluster(self, shape: "ClusterShape", fresh: bool = False) -> Any: ...
+    def fault_driver(self) -> Any: ...
+    def publish(self, section: str, value: dict[str, Any]) -> None: ...
+    def published(self, section: str) -> dict[str, Any] | None: ...
+
+
+@dataclass
+class CheckContext:
+    """One check's context. Area contexts are subclasses built by `derive`."""
+
+    run: RunView
+    check: "Check"                      # its params are this run's thresholds: the only way they reach code
+    metrics: dict[str, Any]             # lands in the check's `metrics` in report.json
+    shape_name: str                     # what its cluster mark names ("shared" without one)
+    _shape: "ClusterShape | None" = field(default=None, repr=False)
+    _cluster: Any = field(default=None, repr=False)
+
+    @classmethod
+    def for_item(cls, item: pytest.Item, run: RunView) -> "CheckContext":
+        """The context of the check `item` evidences (its one `check` mark; the registry lint
+        has already refused an item without one)."""
+        from conformance.cluster import shapes
+        from conformance.cluster.manager import SHARED
+
+        mark = item.get_closest_marker("check")
+        if mark is None or not mark.args:
+            raise pytest.UsageError(f"{item.nodeid}: a check needs @pytest.mark.check(ID)")
+        check = run.data.checklist.by_id()[str(mark.args[0])]
+        return cls(run=run, check=check, metrics=item.stash.setdefault(METRICS_KEY, {}),
+                   shape_name=shapes.mark_name(item) or SHARED.name)
+
+    @classmethod
+    def derive(cls: type[C], base: "CheckContext", **extra: Any) -> C:
+        """An area's context from the base one, with the area's own fields in `extra`."""
+        shared = {f.name: getattr(base, f.name) for f in fields(CheckContext)}
+        return cls(**shared, **extra)
+
+    # ------------------------------------------------------------------ the run
+    @property
+    def manifest(self) -> "Manifest":
+        return self.run.manifest
+
+    @property
+    def check_id(self) -> str:
+        return self.check.id
+
+    def manager(self) -> type:
+        """The vendor's AcceleratorManager, injected into Ray in this process (once)."""
+        return self.run.prepare()
+
+    # ------------------------------------------------------------------ thresholds
+    def param(self, name: str) -> Any:
+        """One threshold of this check as this run loaded it (a data error when it is missing)."""
+        return self.check.param(name)
+
+    # ------------------------------------------------------------------ the cluster
+    @property
+    def shape(self) -> "ClusterShape":
+        """The concrete shape the check's mark names, resolved for this run; the check is not
+        applicable when that shape cannot exist here (conformance.cluster.shapes)."""
+        if self._shape is None:
+            self._shape = resolve_shape(self.run, self.shape_name)
+        return self._shape
+
+    def cluster(self) -> Any:
+        """The live cluster of the marked shape (started, or reused when one with the same
+        parameters is up); for a shape the check starts afresh itself, the one it starts from."""
+        if self._cluster is None:
+            from conformance.cluster import shapes
+
+            first = shapes.first_cluster(self.shape_name, self.shape, self.run.manifest, self.run.prepare(),
+                                         self.run.ray_address, fault_driver=self.run.fault_driver)
+            self._cluster = use_cluster(self.run, first)
+        return self._cluster
+
+    def use_cluster(self, shape: "ClusterShape", fresh: bool = False) -> Any:
+        """A cluster of another shape the check moves to itself (a fresh start, a derived shape)."""
+        self._cluster = use_cluster(self.run, shape, fresh=fresh)
+        return self._cluster
+
+    # ------------------------------------------------------------------ the clock
+    def scenario(self, name: str, bound_s: float) -> Clock:
+        """A bounded run of steps of this check: every wait on it ends at its bound."""
+        return Clock(self.check.id, name, bound_s)
+
+
+def resolve_shape(run: RunView, name: str) -> "ClusterShape":
+    """The shape `name` for this run; n/a when it cannot exist here, a start error when the
+    vendor call it needs is known to hang."""
+    from conformance.cluster import shapes
+    from conformance.cluster.manager import ClusterStartError
+    from conformance.report.results import not_applicable
+    from conformance.run.vendor_calls import KnownHang, VendorHang
+
+    # Resolving a shape asks the manager as Ray does at a node start: a call known to hang fails
+    # it at once, and one found hanging here is recorded for every later shape.
+    known = None if run.ray_address else run.hangs.blocks_node_start()
+    if known is not None:
+        raise ClusterStartError(f"cluster {name!r} not started: {known.reason()}")
+    manager = run.prepare()
+    try:
+        return shapes.for_run(name, run.manifest, manager, run.ray_address, fault_driver=run.fault_driver)
+    except shapes.ShapeNotApplicable as exc:
+        not_applicable(str(exc))
+        raise  # not reached: not_applicable raises
+    except VendorHang as exc:
+        run.hangs.add(KnownHang(exc.method, f"shape {name!r}", exc.bound_s))
+        raise ClusterStartError(f"cluster {name!r} not started: {exc}") from None
+
+
+def use_cluster(run: RunView, shape: "ClusterShape", fresh: bool = False) -> Any:
+    """run.cluster(shape), its start error without the chained traceback."""
+    from conformance.cluster.manager import ClusterStartError
+
+    try:
+        return run.cluster(shape, fresh=fresh)
+    except ClusterStartError as exc:
+        raise ClusterStartError(str(exc)) from None
