@@ -17,8 +17,8 @@ is declared) and in the RDT harness they share (conformance/rdt), by reading the
 
 A line that is not a pass/fail threshold says so with a `# knob: <why>` comment (a polling
 interval, a hang guard far above every bound the checklist states, a payload size, a buffer
-cap); the reviewer reads the reason. Everything else must come from `Check.param` /
-`conformance.catalog.data.check_param`.
+cap); the reviewer reads the reason. Everything else must come from the check's context,
+`ctx.param(name)` (tests/unit/test_check_context.py holds that door shut to any other way).
 """
 from __future__ import annotations
 
