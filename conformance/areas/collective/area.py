@@ -1,12 +1,16 @@
 """The collective area's declaration (conformance.areas.AREAS lists it)."""
-from typing import Any
+from typing import TYPE_CHECKING
 
 import pytest
 
 from conformance.run.area import Area, HtmlSection
 
-STATE: "pytest.StashKey[Any]" = pytest.StashKey()
-"""The run's CollectiveContext (or the one-line reason the backend could not be registered)."""
+if TYPE_CHECKING:
+    from conformance.areas.collective.context import CollectiveContext
+
+STATE: "pytest.StashKey[CollectiveContext | str]" = pytest.StashKey()
+"""The run's CollectiveContext (or the one-line reason the backend could not be registered);
+fixtures.collective_state builds it, every CollectiveCtx of a check with a cluster mark holds it."""
 
 AREA = Area(
     name="collective", prefix="CC",

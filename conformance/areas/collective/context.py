@@ -1,21 +1,27 @@
 """What a collective check works with: the backend registered in the driver, a pool of member
 actors spread over the cluster's nodes, groups made by any of Ray's three paths, and bounded waits.
 
-One `CollectiveContext` per run (the stash key `COLLECTIVE_STATE` in fixtures.py). The pool holds
-no accelerator units (the checks are about the backend, not the devices), so it lives across the
-area's modules and costs one start of three actors per cluster; a check that kills a member
-replaces it. Group names carry a per-run token, so runs side by side never share a name.
+One `CollectiveContext` per run (kept in `config.stash` under the area's key, area.STATE; built by
+fixtures.collective_state). The pool holds no accelerator units (the checks are about the backend,
+not the devices), so it lives across the area's modules and costs one start of three actors per
+cluster; a check that kills a member replaces it. Group names carry a per-run token, so runs side
+by side never share a name.
+
+What one check receives is a `CollectiveCtx` (fixtures.collective_ctx): the common CheckContext
+(its thresholds through `param(name)`, its metrics, the cluster its mark names) with the manifest's
+collective block and a typed reference to the run's CollectiveContext.
 """
 from __future__ import annotations
 
 import itertools
 import time
 import uuid
+from dataclasses import dataclass, field
 from typing import Any
 
 from conformance.areas.collective.config import CollectiveConfig
 from conformance.areas.collective.members import SPEC_ENV, CollectiveMember, register_backend, spec_env
-from conformance.cluster.manager import SHARED
+from conformance.run.check_context import CheckContext
 
 POOL_SIZE = 3
 START_TIMEOUT_S = 120.0   # knob: hang guard of a member's start (a worker process with torch)
@@ -98,6 +104,7 @@ class CollectiveContext:
         self._names = itertools.count()
         self._pool: list[Any] = []
         self._pool_cluster: Any = None
+        self._cluster: Any = None         # the cluster the running check's mark gave it (on_cluster)
         self._rdt_registered = False
         self._rdt_pair: list[Any] = []
         self.driver_registration = register_backend(config.backend, config.group_class, config.register,
@@ -114,8 +121,10 @@ class CollectiveContext:
         publish(self.run, self.section)
 
     # ------------------------------------------------------------------ members
-    def cluster(self) -> Any:
-        return self.run.cluster(SHARED)
+    def on_cluster(self, handle: Any) -> None:
+        """The live cluster of the check about to run (its shape mark's, CheckContext.cluster):
+        the pool is rebuilt when it is not the one the members were started on."""
+        self._cluster = handle
 
     def _remote(self, rdt: bool = False) -> Any:
         import ray
@@ -157,7 +166,7 @@ class CollectiveContext:
 
     def pool(self) -> list[Any]:
         """POOL_SIZE members over the nodes (rank i on node i mod nodes), rebuilt when one died."""
-        handle = self.cluster()
+        handle = self._cluster
         if self._pool and self._pool_cluster is handle:
             try:
                 bounded([a.info.remote() for a in self._pool], CALL_TIMEOUT_S, "pool health")
@@ -286,6 +295,7 @@ class CollectiveContext:
             return False
         return True
 
+
 def wait_until(predicate: Any, timeout_s: float, interval_s: float = 0.2) -> bool:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
@@ -293,3 +303,26 @@ def wait_until(predicate: Any, timeout_s: float, interval_s: float = 0.2) -> boo
             return True
         time.sleep(interval_s)
     return bool(predicate())
+
+
+@dataclass(kw_only=True)
+class CollectiveCtx(CheckContext):
+    """What a collective check receives (fixtures.collective_ctx), and nothing else.
+
+    `config` is the manifest's collective block. A check with a cluster mark works on the live
+    cluster with the backend registered in the driver: `backend` is then the run's one
+    CollectiveContext (member pool, groups, bounded waits), which lives in the stash for the
+    session. A check without one (CC-001, CC-002) reads the class alone and gets none: building it
+    registers the backend, and a class Ray refuses must be judged by the contract check, not fail
+    its registration first."""
+
+    config: CollectiveConfig
+    _backend: CollectiveContext | None = field(default=None, repr=False)
+
+    @property
+    def backend(self) -> CollectiveContext:
+        """The run's CollectiveContext (only for a check with a cluster mark)."""
+        if self._backend is None:
+            raise RuntimeError(f"{self.check_id}: a collective check without a cluster mark has no live backend "
+                               "(mark it @pytest.mark.cluster(...) to work on the cluster)")
+        return self._backend

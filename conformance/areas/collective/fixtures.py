@@ -1,44 +1,55 @@
 """The collective area's fixtures, all of them (registered as a plugin through its Area).
 
-* `cconfig` (session): the manifest's collective block; every check not applicable without one.
-* `cctx` (session): the run's CollectiveContext (backend registered in the driver, member pool),
-  kept under the one stash key STATE; stopped at the end of the session.
-* `collective_cluster` (function): the shared cluster, without the per-check wait for devices
-  (members hold none).
+* `collective_ctx` (function): the one thing a collective check receives, a CollectiveCtx
+  (context.py): the check's CheckContext with the manifest's collective block and, for a check
+  with a cluster mark, the run's CollectiveContext on the live cluster that mark names.
+* `collective_config` (session): the manifest's collective block; every check not applicable
+  without one.
+* `collective_state` (session): the run's CollectiveContext (backend registered in the driver,
+  member pool), kept under the one stash key STATE; its report section published and its members
+  stopped at the end of the session.
+
+No wait for devices after a check: the members hold none.
 """
 from __future__ import annotations
 
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Iterator
 
 import pytest
 
 from conformance.areas.collective.area import STATE
-from conformance.areas.collective.config import NO_BACKEND, CollectiveConfig, collective_config
+from conformance.areas.collective.config import NO_BACKEND, CollectiveConfig
+from conformance.areas.collective.config import collective_config as config_of
+from conformance.areas.collective.context import CollectiveContext, CollectiveCtx
 from conformance.areas.collective.report import publish
+from conformance.cluster import shapes
+from conformance.run.check_context import CheckContext
 from conformance.run.fixtures import not_applicable
 from conformance.run.state import stash_of
 
+if TYPE_CHECKING:
+    from conformance.run.session import ConformanceRun
+
 
 @pytest.fixture(scope="session")
-def cconfig(conformance_run: Any) -> CollectiveConfig:
-    config = collective_config(conformance_run.manifest)
+def collective_config(conformance_run: "ConformanceRun") -> CollectiveConfig:
+    config = config_of(conformance_run.manifest)
     if config is None:
         not_applicable(NO_BACKEND)
     return config
 
 
 @pytest.fixture(scope="session")
-def cctx(conformance_run: Any, cconfig: CollectiveConfig) -> Iterator[Any]:
-    from conformance.areas.collective.context import CollectiveContext
-
+def collective_state(conformance_run: "ConformanceRun", collective_config: CollectiveConfig) -> Iterator[CollectiveContext]:
     conformance_run.prepare()
     stash = stash_of(conformance_run)
     state = stash.get(STATE, None)
     if state is None:
         try:
-            state = CollectiveContext(conformance_run, cconfig)
+            state = CollectiveContext(conformance_run, collective_config)
         except Exception as exc:  # noqa: BLE001 - a backend that cannot be registered fails every check
-            state = f"registering collective backend {cconfig.backend} in the driver failed: {type(exc).__name__}: {exc}"
+            state = (f"registering collective backend {collective_config.backend} in the driver failed: "
+                     f"{type(exc).__name__}: {exc}")
         stash[STATE] = state
     if isinstance(state, str):
         pytest.fail(state.splitlines()[0], pytrace=False)
@@ -48,10 +59,14 @@ def cctx(conformance_run: Any, cconfig: CollectiveConfig) -> Iterator[Any]:
 
 
 @pytest.fixture
-def collective_cluster(cctx: Any) -> Any:
-    from conformance.cluster.manager import ClusterStartError
-
-    try:
-        return cctx.cluster()
-    except ClusterStartError as exc:
-        raise ClusterStartError(str(exc)) from None
+def collective_ctx(request: pytest.FixtureRequest, check_context: CheckContext,
+                   collective_config: CollectiveConfig) -> CollectiveCtx:
+    """The check's context. With a cluster mark: the backend registered in the driver first (a
+    registration failure fails the check before any cluster starts), then the marked cluster,
+    which the member pool follows. Without one: the config alone (see CollectiveCtx)."""
+    if shapes.mark_name(request.node) is None:
+        return CollectiveCtx.derive(check_context, config=collective_config)
+    state: CollectiveContext = request.getfixturevalue("collective_state")
+    ctx = CollectiveCtx.derive(check_context, config=collective_config, _backend=state)
+    state.on_cluster(ctx.cluster())
+    return ctx

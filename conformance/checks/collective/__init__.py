@@ -1,1 +1,1 @@
-"""The collective area's checks (fixtures: conformance.areas.collective.fixtures)."""
+"""The collective area's checks: each takes one CollectiveCtx, `collective_ctx` (conformance.areas.collective.fixtures)."""

@@ -16,15 +16,16 @@ from typing import Any
 import pytest
 
 from conformance.areas.collective.config import CollectiveConfig
+from conformance.areas.collective.context import CollectiveCtx
 from conformance.areas.collective.contract import contract_problems, group_class
 
 
 @pytest.mark.check("CC-001")
-def test_group_class_meets_the_contract_ray_calls(cconfig: CollectiveConfig, manifest: Any,
-                                                  check_metrics: dict[str, Any]) -> None:
-    cls = group_class(cconfig, manifest)
-    check_metrics["class"] = f"{cls.__module__}.{cls.__qualname__}"
-    problems = contract_problems(cls, cconfig.builtin)
+def test_group_class_meets_the_contract_ray_calls(collective_ctx: CollectiveCtx) -> None:
+    config = collective_ctx.config
+    cls = group_class(config, collective_ctx.manifest)
+    collective_ctx.metrics["class"] = f"{cls.__module__}.{cls.__qualname__}"
+    problems = contract_problems(cls, config.builtin)
     assert not problems, "; ".join(problems)
 
 
@@ -73,20 +74,19 @@ def availability_on(config: CollectiveConfig, manifest: Any, envs: dict[str, dic
 
 
 @pytest.mark.check("CC-002")
-def test_availability_is_false_exactly_where_the_library_or_device_is_missing(
-        cconfig: CollectiveConfig, manifest: Any, check_params: dict[str, Any],
-        check_metrics: dict[str, Any]) -> None:
-    bound = float(check_params["probe_bound_s"])
+def test_availability_is_false_exactly_where_the_library_or_device_is_missing(collective_ctx: CollectiveCtx) -> None:
+    config, manifest = collective_ctx.config, collective_ctx.manifest
+    bound = float(collective_ctx.param("probe_bound_s"))
     envs = {"manifest host": manifest.accelerator_env}
-    envs.update({kind: manifest.host_overlay(kind) for kind in check_params["unavailable_on"]
+    envs.update({kind: manifest.host_overlay(kind) for kind in collective_ctx.param("unavailable_on")
                  if manifest.host_overlay(kind) is not None})
-    seen = availability_on(cconfig, manifest, envs, bound)
+    seen = availability_on(config, manifest, envs, bound)
     problems = []
     here = seen.pop("manifest host")
     if here.get("value") is not True:
         problems.append(f"on the manifest's own host it answered {here.get('value', here.get('raised'))!r}, "
                         "expected True")
-    want = not cconfig.requires_device
+    want = not config.requires_device
     for kind, got in seen.items():
         if "raised" in got:
             problems.append(f"on a {kind} host it raised {got['raised']} (Ray calls it before every group "
@@ -95,5 +95,5 @@ def test_availability_is_false_exactly_where_the_library_or_device_is_missing(
             problems.append(f"on a {kind} host (accelerator.hosts.{kind}) it answered {got.get('value')!r}, "
                             f"expected {want}" + ("" if want else " (the vendor library or device is missing there)"))
     seen["manifest host"] = here
-    check_metrics["answers"] = seen
+    collective_ctx.metrics["answers"] = seen
     assert not problems, "check_backend_availability(): " + "; ".join(problems)

@@ -8,29 +8,27 @@ replacement member.
 from __future__ import annotations
 
 import time
-from typing import Any
 
 import pytest
 
 from conformance.areas.collective import programs
-from conformance.areas.collective.context import CollectiveContext, CollectiveError
+from conformance.areas.collective.context import CollectiveCtx, CollectiveError
 
 pytestmark = pytest.mark.cluster("shared")
 
 
 @pytest.mark.check("CC-009")
-def test_a_member_killed_mid_op_costs_survivors_an_error_not_a_hang(
-        cctx: CollectiveContext, collective_cluster: Any, check_params: dict[str, Any],
-        check_metrics: dict[str, Any]) -> None:
+def test_a_member_killed_mid_op_costs_survivors_an_error_not_a_hang(collective_ctx: CollectiveCtx) -> None:
     import ray
 
-    error_s, settle_s, bound = (float(check_params[k]) for k in ("error_bound_s", "settle_s", "op_bound_s"))
-    pool = cctx.pool()
+    cc = collective_ctx.backend
+    error_s, settle_s, bound = (float(collective_ctx.param(k)) for k in ("error_bound_s", "settle_s", "op_bound_s"))
+    pool = cc.pool()
     ws = len(pool)
     victim, survivors = pool[-1], pool[:-1]
-    group = cctx.group_name("death")
+    group = cc.group_name("death")
     steps = [{"op": "allreduce", "reduce": "SUM", "dtype": "float32", "lib": "torch", "n": 4, "seed": 7}]
-    cctx.create(pool, group)
+    cc.create(pool, group)
     refs = [m.run.remote(steps, r, ws, group) for r, m in enumerate(survivors)]
     time.sleep(settle_s)
     ready, _ = ray.wait(refs, num_returns=len(refs), timeout=0)
@@ -52,27 +50,27 @@ def test_a_member_killed_mid_op_costs_survivors_an_error_not_a_hang(
                 outcome[r] = "returned as if the op had succeeded"
             except Exception:  # noqa: BLE001 - the error we want
                 outcome[r] = "error"
-    check_metrics["error_s"] = seconds
+    collective_ctx.metrics["error_s"] = seconds
     problems = [f"survivor rank {refs.index(ref)} still waits {error_s:.0f}s after the member's death (a hang)"
                 for ref in remaining]
     problems += [f"survivor rank {r} {o}" for r, o in outcome.items() if o != "error"]
     for ref in remaining:
         ray.cancel(ref, force=False)
-    cctx.replace(victim)
+    cc.replace(victim)
     if problems:
-        cctx.stop(survivors)   # they may still be stuck in the op: the pool starts fresh ones
+        cc.stop(survivors)   # they may still be stuck in the op: the pool starts fresh ones
         for m in survivors:
-            cctx.replace(m)
+            cc.replace(m)
         pytest.fail("; ".join(problems), pytrace=False)
     try:
-        cctx.destroy(survivors, group)
-        members = cctx.pool()
-        fresh = cctx.group_name("after-death")
+        cc.destroy(survivors, group)
+        members = cc.pool()
+        fresh = cc.group_name("after-death")
         again = programs.op_matrix(ws, ["float32"], ["torch"], ["allreduce"], 4)[:1]
-        cctx.create(members, fresh)
-        found = programs.judge(again, cctx.execute(members, again, fresh, bound), ws)
-        cctx.destroy(members, fresh)
+        cc.create(members, fresh)
+        found = programs.judge(again, cc.execute(members, again, fresh, bound), ws)
+        cc.destroy(members, fresh)
     except CollectiveError as exc:
         found = [f"after the death: {exc}"]
-    cctx.note("CC-009", f"survivors' errors after {max(seconds.values()) if seconds else '-'} s")
+    cc.note("CC-009", f"survivors' errors after {max(seconds.values()) if seconds else '-'} s")
     assert not found, "; ".join(found)

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from conformance.areas.collective import programs
-from conformance.areas.collective.context import CollectiveContext, CollectiveError, bounded, wait_until
+from conformance.areas.collective.context import CollectiveCtx, CollectiveError, bounded, wait_until
 
 pytestmark = pytest.mark.cluster("shared")
 
@@ -30,119 +30,115 @@ def small_program(ws: int, seed0: int) -> list[dict[str, Any]]:
 
 
 @pytest.mark.check("CC-006")
-def test_three_creation_paths_give_the_ranks_asked_for(cctx: CollectiveContext, collective_cluster: Any,
-                                                       check_params: dict[str, Any],
-                                                       check_metrics: dict[str, Any]) -> None:
-    bound = float(check_params["op_bound_s"])
+def test_three_creation_paths_give_the_ranks_asked_for(collective_ctx: CollectiveCtx) -> None:
+    cc = collective_ctx.backend
+    bound = float(collective_ctx.param("op_bound_s"))
     problems: list[str] = []
 
     def judge_views(path: str, members: list[Any], group: str, ranks: list[int]) -> None:
-        views = cctx.ask(members, "group_view", group, timeout_s=bound, what="get_rank/get_collective_group_size")
+        views = cc.ask(members, "group_view", group, timeout_s=bound, what="get_rank/get_collective_group_size")
         for i, (inited, rank, size) in enumerate(views):
             found = f"{path}: member given rank {ranks[i]} of {len(members)} reports initialized={inited}, rank {rank}, size {size}"
             if (inited, rank, size) != (True, ranks[i], len(members)) and found not in problems:
                 problems.append(found)
 
     for k, path in enumerate(PATHS):
-        members = cctx.pool()   # fresh members when a hang in the previous path discarded them
+        members = cc.pool()   # fresh members when a hang in the previous path discarded them
         ws = len(members)
         ranks = [(i + 1) % ws for i in range(ws)]     # member i gets rank i+1: not the identity
-        group = cctx.group_name(path)
+        group = cc.group_name(path)
         steps = small_program(ws, 300 + 10 * k)
         try:
-            handle = cctx.create(members, group, path, ranks)
+            handle = cc.create(members, group, path, ranks)
             if path != "declarative":   # the declarative path builds its group at the first op
                 judge_views(path, members, group, ranks)
-            outputs = cctx.execute(members, steps, group, bound, ranks)
+            outputs = cc.execute(members, steps, group, bound, ranks)
             judge_views(path, members, group, ranks)
             problems += [f"{path}: {p}" for p in programs.judge(steps, outputs, ws)]
             if path == "experimental":
-                cctx.destroy_handle(handle)
+                cc.destroy_handle(handle)
             else:
-                cctx.destroy(members, group)
+                cc.destroy(members, group)
         except CollectiveError as exc:
             problems.append(f"{path}: {exc}")
     assert not problems, "; ".join(problems[:6])
 
 
 @pytest.mark.check("CC-007")
-def test_named_groups_in_the_same_actors_are_isolated(cctx: CollectiveContext, collective_cluster: Any,
-                                                      check_params: dict[str, Any],
-                                                      check_metrics: dict[str, Any]) -> None:
+def test_named_groups_in_the_same_actors_are_isolated(collective_ctx: CollectiveCtx) -> None:
     """Groups of different sizes and rank orders over the same actors; programs submitted to all
     of them at once, so each actor alternates between its groups."""
-    bound = float(check_params["op_bound_s"])
-    pool = cctx.pool()
+    cc = collective_ctx.backend
+    bound = float(collective_ctx.param("op_bound_s"))
+    pool = cc.pool()
     layouts = []   # (members, ranks)
-    for g in range(int(check_params["groups"])):
+    for g in range(int(collective_ctx.param("groups"))):
         size = 2 + g % (len(pool) - 1)
         members = [pool[(g + i) % len(pool)] for i in range(size)]
         ranks = list(range(size)) if g % 2 == 0 else list(reversed(range(size)))
-        layouts.append((members, ranks, cctx.group_name(f"iso{g}")))
+        layouts.append((members, ranks, cc.group_name(f"iso{g}")))
     problems: list[str] = []
     try:
         for members, ranks, group in layouts:
-            cctx.create(members, group, "init", ranks)
-        for rnd in range(int(check_params["rounds"])):
+            cc.create(members, group, "init", ranks)
+        for rnd in range(int(collective_ctx.param("rounds"))):
             pending = []
             for g, (members, ranks, group) in enumerate(layouts):
                 steps = small_program(len(members), 1000 * rnd + 10 * g)
                 refs = [m.run.remote(steps, r, len(members), group) for m, r in zip(members, ranks)]
                 pending.append((steps, ranks, group, refs))
             for steps, ranks, group, refs in pending:
-                got = cctx.guard(pool, partial(bounded, refs, bound, f"round {rnd} in group {group}"))
+                got = cc.guard(pool, partial(bounded, refs, bound, f"round {rnd} in group {group}"))
                 by_rank: list[Any] = [None] * len(ranks)
                 for r, out in zip(ranks, got):
                     by_rank[r] = out
                 problems += [f"group {group} (size {len(ranks)}): {p}" for p in programs.judge(steps, by_rank, len(ranks))]
         for members, _, group in layouts:
-            cctx.destroy(members, group)
+            cc.destroy(members, group)
     except CollectiveError as exc:
         problems.append(str(exc))
-    check_metrics["groups"] = len(layouts)
+    collective_ctx.metrics["groups"] = len(layouts)
     assert not problems, "groups are not isolated: " + "; ".join(problems[:6])
 
 
 @pytest.mark.check("CC-008")
-def test_destroy_and_recreate_under_the_same_name_leaves_nothing_behind(
-        cctx: CollectiveContext, collective_cluster: Any, check_params: dict[str, Any],
-        check_metrics: dict[str, Any]) -> None:
-    bound, gone_s = float(check_params["op_bound_s"]), float(check_params["leftover_bound_s"])
+def test_destroy_and_recreate_under_the_same_name_leaves_nothing_behind(collective_ctx: CollectiveCtx) -> None:
+    cc = collective_ctx.backend
+    bound, gone_s = float(collective_ctx.param("op_bound_s")), float(collective_ctx.param("leftover_bound_s"))
     problems = []
     for path in ("init", "declarative", "experimental"):
-        members = cctx.pool()[:2]   # fresh members when a hang in the previous path discarded them
-        group = cctx.group_name(f"again-{path}")
+        members = cc.pool()[:2]   # fresh members when a hang in the previous path discarded them
+        group = cc.group_name(f"again-{path}")
         try:
             for attempt, ranks in enumerate(([0, 1], [1, 0])):
                 steps = small_program(2, 500 + attempt)[:1]
                 which = "re-created" if attempt else "first"
-                handle = cctx.create(members, group, path, ranks)
+                handle = cc.create(members, group, path, ranks)
                 problems += [f"{path}, {which} group: {p}"
-                             for p in programs.judge(steps, cctx.execute(members, steps, group, bound, ranks), 2)]
-                views = cctx.ask(members, "group_view", group, timeout_s=bound, what="get_rank")
+                             for p in programs.judge(steps, cc.execute(members, steps, group, bound, ranks), 2)]
+                views = cc.ask(members, "group_view", group, timeout_s=bound, what="get_rank")
                 problems += [f"{path}, {which} group: a member given rank {r} reports rank {v[1]}"
                              for r, v in zip(ranks, views) if v[1] != r]
                 if path == "experimental":
-                    cctx.destroy_handle(handle)
+                    cc.destroy_handle(handle)
                 else:
-                    cctx.destroy(members, group)
-                views = cctx.ask(members, "group_view", group, timeout_s=bound, what="is_group_initialized")
+                    cc.destroy(members, group)
+                views = cc.ask(members, "group_view", group, timeout_s=bound, what="is_group_initialized")
                 if any(v[0] for v in views):
                     problems.append(f"{path}: a member still has group {group!r} after destroy_collective_group")
-                if path == "declarative" and not wait_until(lambda g=group: not cctx.info_actor_alive(g), gone_s):
+                if path == "declarative" and not wait_until(lambda g=group: not cc.info_actor_alive(g), gone_s):
                     problems.append(f"{path}: the detached actor info_{group} is still alive {gone_s:.0f}s after "
                                     "destroy_collective_group")
         except CollectiveError as exc:
             problems.append(f"{path}: {exc}")
     try:
-        problems += memory_left_behind(cctx, check_params, check_metrics)
+        problems += memory_left_behind(collective_ctx)
     except CollectiveError as exc:
         problems.append(f"create/destroy cycles: {exc}")
     assert not problems, "; ".join(problems[:6])
 
 
-def memory_left_behind(cctx: CollectiveContext, check_params: dict[str, Any],
-                       check_metrics: dict[str, Any]) -> list[str]:
+def memory_left_behind(ctx: CollectiveCtx) -> list[str]:
     """leak_cycles cycles of create, one allreduce of leak_payload_mib, destroy, each under a new
     name, in the same two members; their resident memory after cycle leak_warmup_cycles and after
     the last may differ by at most max_growth_mib. The warm-up cycles pay for imports and the
@@ -150,23 +146,24 @@ def memory_left_behind(cctx: CollectiveContext, check_params: dict[str, Any],
     to the system at once and what stays resident is what someone still holds. A backend that
     keeps per-group buffers (a communicator cache, staging copies) after destroy grows by about
     one payload per cycle."""
-    bound = float(check_params["op_bound_s"])
-    cycles, payload = int(check_params["leak_cycles"]), float(check_params["leak_payload_mib"])
-    warmup = int(check_params["leak_warmup_cycles"])
-    allowed = float(check_params["max_growth_mib"])
-    members = cctx.pool()[:2]
+    cc = ctx.backend
+    bound = float(ctx.param("op_bound_s"))
+    cycles, payload = int(ctx.param("leak_cycles")), float(ctx.param("leak_payload_mib"))
+    warmup = int(ctx.param("leak_warmup_cycles"))
+    allowed = float(ctx.param("max_growth_mib"))
+    members = cc.pool()[:2]
     rss: list[list[float]] = []
     for cycle in range(cycles):
-        group = cctx.group_name(f"cycle{cycle}")
-        cctx.create(members, group)
-        right = cctx.ask(members, "payload_allreduce", int(payload * 2**20), group, timeout_s=bound,
+        group = cc.group_name(f"cycle{cycle}")
+        cc.create(members, group)
+        right = cc.ask(members, "payload_allreduce", int(payload * 2**20), group, timeout_s=bound,
                          what=f"allreduce of {payload:g} MiB")
-        cctx.destroy(members, group)
+        cc.destroy(members, group)
         if not all(right):
             return [f"create/destroy cycle {cycle + 1}: the {payload:g} MiB allreduce computed a wrong sum"]
-        rss.append(cctx.ask(members, "rss_mib", what="the members' resident memory"))
+        rss.append(cc.ask(members, "rss_mib", what="the members' resident memory"))
     growth = [round(last - first, 1) for first, last in zip(rss[warmup - 1], rss[-1])]
-    check_metrics["memory"] = {"rss_mib": [[round(x, 1) for x in r] for r in rss], "growth_mib": growth,
+    ctx.metrics["memory"] = {"rss_mib": [[round(x, 1) for x in r] for r in rss], "growth_mib": growth,
                                "payload_mib": payload, "cycles": cycles}
     return [f"member {i}'s resident memory grew by {g:.0f} MiB over {cycles - warmup} more create/allreduce"
             f"({payload:g} MiB)/destroy cycles (at most {allowed:g} MiB): the backend still holds what "

@@ -13,13 +13,13 @@ from typing import Any
 import pytest
 
 from conformance.areas.collective import programs
-from conformance.areas.collective.context import CollectiveContext, CollectiveError
+from conformance.areas.collective.context import CollectiveCtx, CollectiveError
 from conformance.run.fixtures import not_applicable
 
 pytestmark = pytest.mark.cluster("shared")
 
 
-def hook_job(cctx: CollectiveContext, bound_s: float) -> dict[str, Any]:
+def hook_job(ctx: CollectiveCtx, bound_s: float) -> dict[str, Any]:
     """Run conformance.areas.collective.hook_driver as a second job on this cluster."""
     import json
     import os
@@ -30,11 +30,11 @@ def hook_job(cctx: CollectiveContext, bound_s: float) -> dict[str, Any]:
 
     from conformance.areas.collective.members import spec_env
 
-    cfg = cctx.config
-    spec = spec_env(cfg.backend, cfg.group_class, cfg.register, cctx.python_path)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([*cctx.python_path, os.environ.get("PYTHONPATH", "")])}
+    cfg, cc = ctx.config, ctx.backend
+    spec = spec_env(cfg.backend, cfg.group_class, cfg.register, cc.python_path)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([*cc.python_path, os.environ.get("PYTHONPATH", "")])}
     cmd = [sys.executable, "-m", "conformance.areas.collective.hook_driver", ray.get_runtime_context().gcs_address,
-           spec, cfg.ray_backend, cctx.group_name("hook"), str(bound_s)]
+           spec, cfg.ray_backend, cc.group_name("hook"), str(bound_s)]
     try:
         out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=bound_s)
     except subprocess.TimeoutExpired:
@@ -47,21 +47,21 @@ def hook_job(cctx: CollectiveContext, bound_s: float) -> dict[str, Any]:
 
 
 @pytest.mark.check("CC-003")
-def test_backend_registers_in_driver_and_workers(cctx: CollectiveContext, collective_cluster: Any,
-                                                 check_params: dict[str, Any], check_metrics: dict[str, Any]) -> None:
+def test_backend_registers_in_driver_and_workers(collective_ctx: CollectiveCtx) -> None:
     from ray.util.collective import is_backend_available
 
-    bound = float(check_params["op_bound_s"])
+    cc, config, metrics = collective_ctx.backend, collective_ctx.config, collective_ctx.metrics
+    bound = float(collective_ctx.param("op_bound_s"))
     problems = []
-    if not is_backend_available(cctx.config.backend):
-        problems.append(f"in the driver is_backend_available({cctx.config.backend!r}) is False after registering")
-    pool = cctx.pool()
-    infos = cctx.ask(pool, "info", timeout_s=bound, what="the members' registry")
+    if not is_backend_available(config.backend):
+        problems.append(f"in the driver is_backend_available({config.backend!r}) is False after registering")
+    pool = cc.pool()
+    infos = cc.ask(pool, "info", timeout_s=bound, what="the members' registry")
     for i, info in enumerate(infos):
         if not (info["registered"] and info["available"]):
             problems.append(f"member {i} (registered in its constructor): registered={info['registered']}, "
                             f"available={info['available']}")
-    hooked = hook_job(cctx, float(check_params["hook_bound_s"]))
+    hooked = hook_job(collective_ctx, float(collective_ctx.param("hook_bound_s")))
     if "error" in hooked:
         problems.append(f"a job whose worker_process_setup_hook registers the backend: {hooked['error']}")
     else:
@@ -72,52 +72,51 @@ def test_backend_registers_in_driver_and_workers(cctx: CollectiveContext, collec
         problems += [f"registering again in a worker (an idempotent helper must allow it): {a}"
                      for a in hooked.get("again", []) if a]
         problems += [f"in members registered by the hook: {p}" for p in hooked.get("problems", [])]
-    check_metrics["registration"] = {"driver": cctx.driver_registration, "workers": infos[0]["how"] if infos else None}
-    check_metrics["hook_job"] = hooked
+    metrics["registration"] = {"driver": cc.driver_registration, "workers": infos[0]["how"] if infos else None}
+    metrics["hook_job"] = hooked
     assert not problems, "; ".join(problems)
 
 
 @pytest.mark.check("CC-004")
-def test_every_op_is_exact_at_each_world_size_across_nodes(cctx: CollectiveContext, collective_cluster: Any,
-                                                           check_params: dict[str, Any],
-                                                           check_metrics: dict[str, Any]) -> None:
-    bound = float(check_params["op_bound_s"])
+def test_every_op_is_exact_at_each_world_size_across_nodes(collective_ctx: CollectiveCtx) -> None:
+    cc, config, metrics = collective_ctx.backend, collective_ctx.config, collective_ctx.metrics
+    bound = float(collective_ctx.param("op_bound_s"))
+    libraries = collective_ctx.param("libraries")
     problems: list[str] = []
-    for ws in check_params["world_sizes"]:
-        members = cctx.pool()[:ws]   # fresh members when a hang at the previous size discarded them
-        nodes = len({i["node"] for i in cctx.ask(members, "info", timeout_s=bound, what="member nodes")})
-        steps = programs.op_matrix(ws, cctx.config.dtypes, check_params["libraries"], cctx.config.ops,
-                                   int(check_params["elements"]), seed0=100 * ws)
-        group = cctx.group_name(f"ops{ws}")
+    for ws in collective_ctx.param("world_sizes"):
+        members = cc.pool()[:ws]   # fresh members when a hang at the previous size discarded them
+        nodes = len({i["node"] for i in cc.ask(members, "info", timeout_s=bound, what="member nodes")})
+        steps = programs.op_matrix(ws, config.dtypes, libraries, config.ops,
+                                   int(collective_ctx.param("elements")), seed0=100 * ws)
+        group = cc.group_name(f"ops{ws}")
         try:
-            cctx.create(members, group)
-            found = programs.judge(steps, cctx.execute(members, steps, group, bound), ws)
-            cctx.destroy(members, group)
+            cc.create(members, group)
+            found = programs.judge(steps, cc.execute(members, steps, group, bound), ws)
+            cc.destroy(members, group)
         except CollectiveError as exc:
             found = [f"world size {ws}: {exc}"]
         problems += found[:6]
-        check_metrics[f"world_size_{ws}"] = {"steps": len(steps), "nodes": nodes, "problems": len(found)}
-    cctx.note("CC-004", f"{sum(v['steps'] for k, v in check_metrics.items() if k.startswith('world'))} op steps "
-                        f"over dtypes {', '.join(cctx.config.dtypes)} and {', '.join(check_params['libraries'])}")
+        metrics[f"world_size_{ws}"] = {"steps": len(steps), "nodes": nodes, "problems": len(found)}
+    cc.note("CC-004", f"{sum(v['steps'] for k, v in metrics.items() if k.startswith('world'))} op steps "
+                      f"over dtypes {', '.join(config.dtypes)} and {', '.join(libraries)}")
     assert not problems, "; ".join(problems)
 
 
 @pytest.mark.check("CC-005")
-def test_point_to_point_interleaved_with_collectives_stays_in_order(
-        cctx: CollectiveContext, collective_cluster: Any, check_params: dict[str, Any],
-        check_metrics: dict[str, Any]) -> None:
-    if not (cctx.config.claims("sendrecv") and cctx.config.claims("allreduce") and cctx.config.claims("broadcast")):
+def test_point_to_point_interleaved_with_collectives_stays_in_order(collective_ctx: CollectiveCtx) -> None:
+    cc, config = collective_ctx.backend, collective_ctx.config
+    if not (config.claims("sendrecv") and config.claims("allreduce") and config.claims("broadcast")):
         not_applicable("the backend does not claim send/recv, allreduce and broadcast (collective.ops)")
-    bound = float(check_params["op_bound_s"])
-    members = cctx.pool()
+    bound = float(collective_ctx.param("op_bound_s"))
+    members = cc.pool()
     ws = len(members)
-    steps = programs.interleaved(ws, int(check_params["rounds"]))
-    group = cctx.group_name("order")
+    steps = programs.interleaved(ws, int(collective_ctx.param("rounds")))
+    group = cc.group_name("order")
     try:
-        cctx.create(members, group)
-        problems = programs.judge(steps, cctx.execute(members, steps, group, bound), ws)
-        cctx.destroy(members, group)
+        cc.create(members, group)
+        problems = programs.judge(steps, cc.execute(members, steps, group, bound), ws)
+        cc.destroy(members, group)
     except CollectiveError as exc:
         problems = [str(exc)]
-    check_metrics["steps"] = len(steps)
+    collective_ctx.metrics["steps"] = len(steps)
     assert not problems, "op ordering: " + "; ".join(problems[:6])

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from conformance.areas.collective.context import CollectiveContext, CollectiveError, Hang, bounded, bounded_driver_call, first_line
+from conformance.areas.collective.context import CollectiveCtx, CollectiveError, Hang, bounded, bounded_driver_call, first_line
 from conformance.areas.collective.members import rdt_expected
 from conformance.run.fixtures import not_applicable
 
@@ -25,17 +25,18 @@ pytestmark = pytest.mark.cluster("shared")
 NO_RDT = "the manifest declares no RDT transport over the backend (collective.rdt_transport)"
 
 
-def rdt_pair(cctx: CollectiveContext) -> list[Any]:
+def rdt_pair(ctx: CollectiveCtx) -> list[Any]:
     """Two members on different nodes (where there are two), created after the transport's
     registration with enable_tensor_transport, as Ray requires; in no group."""
-    if not cctx.config.rdt_transport:
+    config = ctx.config
+    if not config.rdt_transport:
         not_applicable(NO_RDT)
     try:
-        cctx.register_rdt()
+        ctx.backend.register_rdt()
     except Exception as exc:  # noqa: BLE001 - the registration's error is the finding
-        pytest.fail(f"register_tensor_transport({cctx.config.backend!r}, {list(cctx.config.rdt_devices)}, "
-                    f"{cctx.config.rdt_transport}) in the driver: {first_line(exc)}", pytrace=False)
-    return cctx.rdt_pair()
+        pytest.fail(f"register_tensor_transport({config.backend!r}, {list(config.rdt_devices)}, "
+                    f"{config.rdt_transport}) in the driver: {first_line(exc)}", pytrace=False)
+    return ctx.backend.rdt_pair()
 
 
 def objects(dtypes: tuple[str, ...]) -> dict[str, list[dict[str, Any]]]:
@@ -58,20 +59,19 @@ def compare(what: str, specs: list[dict[str, Any]], got: list[dict[str, Any]]) -
 
 
 @pytest.mark.check("CC-011")
-def test_rdt_objects_move_over_the_backend_two_sided(cctx: CollectiveContext, collective_cluster: Any,
-                                                     check_params: dict[str, Any],
-                                                     check_metrics: dict[str, Any]) -> None:
+def test_rdt_objects_move_over_the_backend_two_sided(collective_ctx: CollectiveCtx) -> None:
     import ray
     from ray.experimental.rdt.util import get_tensor_transport_manager
 
-    bound = float(check_params["op_bound_s"])
-    name = cctx.config.backend
-    pair = rdt_pair(cctx)
+    cc, config = collective_ctx.backend, collective_ctx.config
+    bound = float(collective_ctx.param("op_bound_s"))
+    name = config.backend
+    pair = rdt_pair(collective_ctx)
     src, dst = pair
     problems: list[str] = []
     try:
-        handle = cctx.create(pair, cctx.group_name("rdt"), "experimental")
-        for what, specs in objects(cctx.config.dtypes).items():
+        handle = cc.create(pair, cc.group_name("rdt"), "experimental")
+        for what, specs in objects(config.dtypes).items():
             ref = src.rdt_make.options(tensor_transport=name).remote(specs)
             problems += compare(what, specs, bounded(dst.rdt_take.remote(ref), bound, f"an RDT transfer of {what}"))
         transport = type(get_tensor_transport_manager(name))
@@ -91,21 +91,20 @@ def test_rdt_objects_move_over_the_backend_two_sided(cctx: CollectiveContext, co
                                     "ray.get(ref, _use_object_store=True) in the driver")
         via_store = bounded(dst.rdt_take.remote(local), bound, "the object fetched through the object store")
         problems += compare("through the object store", objects(())["one tensor"], via_store)
-        cctx.destroy_handle(handle)
+        cc.destroy_handle(handle)
     except CollectiveError as exc:
         problems.append(str(exc))
-        cctx.stop(pair)   # maybe stuck in a transfer: the next check starts a fresh pair
-    check_metrics["objects"] = sorted(objects(cctx.config.dtypes))
+        cc.stop(pair)   # maybe stuck in a transfer: the next check starts a fresh pair
+    collective_ctx.metrics["objects"] = sorted(objects(config.dtypes))
     assert not problems, "; ".join(problems[:6])
 
 
 @pytest.mark.check("CC-012")
-def test_an_rdt_transfer_without_a_group_fails_within_a_bound(cctx: CollectiveContext, collective_cluster: Any,
-                                                             check_params: dict[str, Any],
-                                                             check_metrics: dict[str, Any]) -> None:
-    bound = float(check_params["error_bound_s"])
-    name = cctx.config.backend
-    pair = rdt_pair(cctx)
+def test_an_rdt_transfer_without_a_group_fails_within_a_bound(collective_ctx: CollectiveCtx) -> None:
+    cc, metrics = collective_ctx.backend, collective_ctx.metrics
+    bound = float(collective_ctx.param("error_bound_s"))
+    name = collective_ctx.config.backend
+    pair = rdt_pair(collective_ctx)
     src, dst = pair
     spec = objects(())["one tensor"]
     t0 = time.monotonic()
@@ -117,12 +116,12 @@ def test_an_rdt_transfer_without_a_group_fails_within_a_bound(cctx: CollectiveCo
             if "(a hang)" in str(exc):
                 pytest.fail(f"an RDT transfer between two actors in no group of {name} got no error within "
                             f"{bound:.0f}s (the transport found no communicator and said nothing)", pytrace=False)
-            check_metrics.update(error_s=round(time.monotonic() - t0, 2), error=str(exc)[:300])
+            metrics.update(error_s=round(time.monotonic() - t0, 2), error=str(exc)[:300])
             return
         except ValueError as exc:   # refused when submitted: the transport reported no group for the actor
-            check_metrics.update(error_s=round(time.monotonic() - t0, 2), error=first_line(exc))
+            metrics.update(error_s=round(time.monotonic() - t0, 2), error=first_line(exc))
             return
         pytest.fail(f"an RDT transfer between two actors in no group of {name} delivered {len(got)} tensor(s): "
                     "the transport moved it without the group", pytrace=False)
     finally:
-        cctx.stop(pair)   # the receiver may still wait for the send (Ray gives up after 60 s)
+        cc.stop(pair)   # the receiver may still wait for the send (Ray gives up after 60 s)
