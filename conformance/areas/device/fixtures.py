@@ -34,13 +34,16 @@ def device_ctx(request: pytest.FixtureRequest, check_context: CheckContext,
     ctx = DeviceCtx.derive(check_context, resource=manifest.resource_name, n=manifest.devices_per_node,
                            manager_ref=manifest.accelerator["manager"], accelerator_type=manifest.accelerator_type,
                            contract_probe=device_contract)
-    shared = False
-    if shapes.mark_name(request.node) is not None:
-        _ = ctx.shape             # resolved now: not applicable (or a start error) before the check starts
-        if ctx.shape_name == SHARED.name:
-            ctx.cluster()
-            _ = ctx.env_var       # asked once the cluster is up, before the check starts
-            shared = True
-    yield ctx
-    if shared:
+    if shapes.mark_name(request.node) is None:
+        yield ctx
+        return
+    _ = ctx.shape                 # resolved now: not applicable (or a start error) before the check starts
+    if ctx.shape_name != SHARED.name:
+        yield ctx
+        return
+    ctx.cluster()
+    try:
+        _ = ctx.env_var           # asked once the cluster is up, before the check starts
+        yield ctx
+    finally:
         ctx.wait_devices_released()
