@@ -27,6 +27,7 @@ def device_contract(conformance_run: Any) -> ContractProbe:
 @pytest.fixture
 def device_ctx(request: pytest.FixtureRequest, check_context: CheckContext,
                device_contract: ContractProbe) -> Iterator[DeviceCtx]:
+    """The check's DeviceCtx, with what its cluster mark asks for done first (the module docstring)."""
     from conformance.cluster import shapes
     from conformance.cluster.manager import SHARED
 

@@ -69,7 +69,8 @@ def topology_section_notes(run: Any) -> list[str]:
 
 
 def context_for(base: CheckContext) -> TopologyCtx:
-    """The topology context of the check `base` is the context of, on the cluster that is up."""
+    """The context of the check `base` belongs to: the facts of the cluster that is up now (probed
+    once per set of alive nodes), and the report's "Topology" section written from them."""
     import ray
 
     run = base.run
