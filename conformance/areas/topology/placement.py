@@ -9,8 +9,10 @@ A placement check asks two questions about every task, actor or bundle that ran:
 Tasks are submitted three ways: with SPREAD (a user's view; where they land is judged), pinned
 one per node by adding `ray.io/node-id` to the selector (deterministic: a node must accept
 exactly the selectors its truth labels match), and as one actor. Every wait is bounded:
-submissions the labels say Ray can place get `run_timeout_s`; those no node's labels match
-get `pending_wait_s`, after which everything unfinished is cancelled and actors are killed.
+submissions the labels say Ray can place get `run_timeout` (the check's `run_timeout_s`); those
+no node's labels match get `pending_wait` (its `pending_wait_s`), after which everything
+unfinished is cancelled and actors are killed. The checks pass both from their context
+(ctx.param), so the waits are the thresholds the run loaded.
 """
 from __future__ import annotations
 
@@ -21,20 +23,7 @@ from typing import Any, Mapping, Sequence
 from conformance.areas.topology.facts import NodeFacts
 from conformance.areas.topology.probe import Where, where
 from conformance.areas.topology.selectors import NODE_ID_KEY, first_matching, matches, selector_text
-from conformance.catalog.data import area_param
 
-
-def pending_wait_s() -> float:
-    """How long work no node can take must stay pending (area_params.topology.pending_wait_s).
-
-    Read when a check runs, never at import: a checklist without the topology area (a test's own
-    data) must not break every run that merely loads the area's fixtures."""
-    return float(area_param("topology", "pending_wait_s"))
-
-
-def run_timeout_s() -> float:
-    """How long a probe that can place may take to run (area_params.topology.run_timeout_s)."""
-    return float(area_param("topology", "run_timeout_s"))
 CANCEL_WAIT_S = 10.0  # knob: cleanup wait after cancelling, not a bound
 # Errors meaning "Ray did not place it": cancelled by us, actor killed by us, or refused outright
 # (a selector naming ray.io/node-id is turned into a hard node affinity, and Ray fails such a
@@ -92,14 +81,11 @@ def _short(ids: set[str] | list[str]) -> str:
 
 
 def run_selector_probes(probes: Sequence[SelectorProbe], labels: Mapping[str, Mapping[str, str]],
-                        truth: Mapping[str, Mapping[str, str]], *, run_timeout: float | None = None,
-                        pending_wait: float | None = None) -> PlacementResult:
-    """Submit every probe, wait (bounded), judge, clean up. `labels`/`truth`: node_id -> labels.
-    The waits default to the topology area's params."""
+                        truth: Mapping[str, Mapping[str, str]], *, run_timeout: float,
+                        pending_wait: float) -> PlacementResult:
+    """Submit every probe, wait (bounded), judge, clean up. `labels`/`truth`: node_id -> labels;
+    `run_timeout`/`pending_wait`: the check's run_timeout_s and pending_wait_s."""
     import ray
-
-    run_timeout = run_timeout_s() if run_timeout is None else run_timeout
-    pending_wait = pending_wait_s() if pending_wait is None else pending_wait
 
     result = PlacementResult()
     task = ray.remote(where)

@@ -1,6 +1,7 @@
-"""The topology checks' fixture: per-node facts, collected once per cluster and shared.
+"""The topology area's fixture module (its Area.fixtures): `topology_ctx`, the one argument of
+every TL check, a TopologyCtx holding the shared cluster's per-node facts.
 
-Import `topology` into a check module to use it. The facts are kept in the run's config stash
+The facts are collected once per cluster and shared: they are kept in the run's config stash
 (conformance.areas.topology.area.FACTS), keyed by the set of alive node ids, so every topology
 check of a run sees the same probe results and the cluster is probed once (again only if the
 shared cluster restarted).
@@ -9,7 +10,7 @@ Collecting them also (re)writes the "Topology" section of the report.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Iterator
 
 import pytest
 
@@ -20,11 +21,15 @@ from conformance.areas.topology.placement import nodes_labels
 from conformance.areas.topology.selectors import truth_labels
 from conformance.areas.topology.view import build_view
 from conformance.catalog.labels import Vocabulary, load_vocabulary, ray_label_problem
+from conformance.run.check_context import CheckContext
 from conformance.run.state import stash_of
 
 
-@dataclass
-class TopologyContext:
+@dataclass(kw_only=True)
+class TopologyCtx(CheckContext):
+    """One TL check's context: the base (run, check and its thresholds, metrics, cluster) and the
+    facts of every alive node of the shared cluster, with what the manifest expects of them."""
+
     facts: list[NodeFacts]
     vocabulary: Vocabulary
     resource: str
@@ -63,9 +68,12 @@ def topology_section_notes(run: Any) -> list[str]:
     return notes
 
 
-def context_for(run: Any) -> TopologyContext:
+def context_for(base: CheckContext) -> TopologyCtx:
+    """The context of the check `base` belongs to: the facts of the cluster that is up now (probed
+    once per set of alive nodes), and the report's "Topology" section written from them."""
     import ray
 
+    run = base.run
     manifest = run.manifest
     topo = manifest.data.get("topology") or {}
     key = tuple(sorted(n["NodeID"] for n in ray.nodes() if n.get("Alive")))
@@ -76,9 +84,9 @@ def context_for(run: Any) -> TopologyContext:
     else:
         facts = collect_node_facts(manifest.resource_name, manifest.accelerator["manager"], topo.get("provider"))
         stash[FACTS] = (key, facts)
-    ctx = TopologyContext(facts=facts, vocabulary=load_vocabulary(), resource=manifest.resource_name,
-                          expected_type=manifest.accelerator_type, provider_ref=topo.get("provider"),
-                          expected_topology=topo.get("expected"), remote=bool(run.ray_address))
+    ctx = TopologyCtx.derive(base, facts=facts, vocabulary=load_vocabulary(), resource=manifest.resource_name,
+                             expected_type=manifest.accelerator_type, provider_ref=topo.get("provider"),
+                             expected_topology=topo.get("expected"), remote=bool(run.ray_address))
     run.publish(AREA.section, build_view(facts, resource=ctx.resource, vocabulary=ctx.vocabulary,
                                           expected_type=ctx.expected_type, expected_topology=ctx.expected_topology,
                                           notes=topology_section_notes(run)))
@@ -86,19 +94,27 @@ def context_for(run: Any) -> TopologyContext:
 
 
 @pytest.fixture
-def topology(shared_cluster: Any, conformance_run: Any, accelerator_manager: type) -> TopologyContext:
-    """The shared cluster's per-node facts (Ray's view and the plugin's, per node)."""
-    return context_for(conformance_run)
+def topology_ctx(check_context: CheckContext) -> Iterator[TopologyCtx]:
+    """The shared cluster's per-node facts (Ray's view and the plugin's, per node). Every TL check
+    runs on the shared cluster (its mark); afterwards every device must be free again."""
+    from conformance.run.fixtures import wait_devices_released
+
+    check_context.cluster()
+    try:
+        check_context.manager()
+        yield context_for(check_context)
+    finally:
+        wait_devices_released(check_context.manifest.resource_name)
 
 
-def require_provider(ctx: TopologyContext) -> None:
+def require_provider(ctx: TopologyCtx) -> None:
     from conformance.run.fixtures import not_applicable
 
     if not ctx.provider_ref:
         not_applicable("the manifest declares no topology.provider, so there is no description to check")
 
 
-def probe_gaps(ctx: TopologyContext) -> tuple[dict[str, list[str]], list[str]]:
+def probe_gaps(ctx: TopologyCtx) -> tuple[dict[str, list[str]], list[str]]:
     """Nodes the probe could not run on: a problem on nodes with devices; a note elsewhere
     (e.g. a CPU-only head of a real cluster without the plugin installed)."""
     problems: dict[str, list[str]] = {}

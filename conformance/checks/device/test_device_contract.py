@@ -1,45 +1,24 @@
-"""Device area, contract part: the manager's static methods in a fresh process, no cluster."""
+"""Device area, contract part: the manager's static methods in a fresh process, no cluster.
+
+One probe per run answers them all (device_ctx.contract(): conformance.areas.device.context)."""
 from __future__ import annotations
 
 from typing import Any
 
 import pytest
 
+from conformance.areas.device.context import DeviceCtx
 from conformance.areas.device.contract import (
-    ProbeFailed,
     env_var_applicable,
-    probe_timeout_s,
     problems_env_var_written,
     problems_no_stray_vars,
     problems_resource_name,
     problems_round_trip,
     problems_types,
     problems_unset_is_none,
-    run_contract_probe,
     validation_result,
 )
 from conformance.run.fixtures import not_applicable
-
-
-@pytest.fixture(scope="module")
-def contract(manifest: Any, conformance_run: Any) -> Any:
-    q = manifest.quantities
-    quantities = sorted({1.0, *map(float, q["valid"]), *map(float, q["invalid"])})
-    try:
-        # The run's hang record: a call known to hang fails this probe at once; a hang found here
-        # (in a method Ray calls at every node start) fails every later cluster start at once.
-        return run_contract_probe(manifest.accelerator["manager"], python_path=manifest.python_path,
-                                  env=manifest.accelerator_env, quantities=quantities,
-                                  timeout_s=probe_timeout_s(conformance_run), hangs=conformance_run.hangs,
-                                  found_by="DP-001's contract probe")
-    except ProbeFailed as exc:
-        return exc
-
-
-def probe_of(contract: Any) -> dict[str, Any]:
-    if isinstance(contract, ProbeFailed):
-        pytest.fail(str(contract), pytrace=False)
-    return contract
 
 
 def assert_no_problems(problems: list[str]) -> None:
@@ -47,13 +26,13 @@ def assert_no_problems(problems: list[str]) -> None:
 
 
 @pytest.mark.check("DP-001")
-def test_methods_return_documented_types(contract: Any) -> None:
-    assert_no_problems(problems_types(probe_of(contract)))
+def test_methods_return_documented_types(device_ctx: DeviceCtx) -> None:
+    assert_no_problems(problems_types(device_ctx.contract()))
 
 
 @pytest.mark.check("DP-002")
-def test_resource_name_valid_and_matches_manifest(contract: Any, manifest: Any) -> None:
-    assert_no_problems(problems_resource_name(probe_of(contract), manifest.resource_name))
+def test_resource_name_valid_and_matches_manifest(device_ctx: DeviceCtx) -> None:
+    assert_no_problems(problems_resource_name(device_ctx.contract(), device_ctx.resource))
 
 
 def _env_or_na(probe: dict[str, Any]) -> None:
@@ -63,48 +42,48 @@ def _env_or_na(probe: dict[str, Any]) -> None:
 
 
 @pytest.mark.check("DP-003")
-def test_visible_ids_round_trip(contract: Any) -> None:
-    probe = probe_of(contract)
+def test_visible_ids_round_trip(device_ctx: DeviceCtx) -> None:
+    probe = device_ctx.contract()
     _env_or_na(probe)
     assert_no_problems(problems_round_trip(probe))
 
 
 @pytest.mark.check("DP-004")
-def test_unset_variable_reads_none(contract: Any) -> None:
-    probe = probe_of(contract)
+def test_unset_variable_reads_none(device_ctx: DeviceCtx) -> None:
+    probe = device_ctx.contract()
     _env_or_na(probe)
     assert_no_problems(problems_unset_is_none(probe))
 
 
 @pytest.mark.check("DP-005")
-def test_named_variable_is_written(contract: Any) -> None:
-    probe = probe_of(contract)
+def test_named_variable_is_written(device_ctx: DeviceCtx) -> None:
+    probe = device_ctx.contract()
     _env_or_na(probe)
     assert_no_problems(problems_env_var_written(probe))
 
 
 @pytest.mark.check("DP-016")
-def test_no_other_variable_is_written(contract: Any) -> None:
-    probe = probe_of(contract)
+def test_no_other_variable_is_written(device_ctx: DeviceCtx) -> None:
+    probe = device_ctx.contract()
     _env_or_na(probe)
     assert_no_problems(problems_no_stray_vars(probe))
 
 
 @pytest.mark.check("DP-007")
-def test_accelerator_type_matches_manifest(contract: Any, manifest: Any) -> None:
-    probe = probe_of(contract)
+def test_accelerator_type_matches_manifest(device_ctx: DeviceCtx) -> None:
+    probe = device_ctx.contract()
     entry = probe["methods"]["get_current_node_accelerator_type"]
     assert entry["ok"], f"get_current_node_accelerator_type() raised {entry.get('error')}"
     got = entry["result"].get("value")
-    assert got == manifest.accelerator_type, (
-        f"get_current_node_accelerator_type() = {got!r}; the manifest expects {manifest.accelerator_type!r}")
+    assert got == device_ctx.accelerator_type, (
+        f"get_current_node_accelerator_type() = {got!r}; the manifest expects {device_ctx.accelerator_type!r}")
 
 
 @pytest.mark.check("DP-013")
-def test_valid_quantities_accepted_by_validator(contract: Any, manifest: Any) -> None:
-    probe = probe_of(contract)
+def test_valid_quantities_accepted_by_validator(device_ctx: DeviceCtx) -> None:
+    probe = device_ctx.contract()
     problems = []
-    for q in manifest.quantities["valid"]:
+    for q in device_ctx.manifest.quantities["valid"]:
         accepted, message, problem = validation_result(probe, q)
         if problem:
             problems.append(problem)
@@ -115,12 +94,12 @@ def test_valid_quantities_accepted_by_validator(contract: Any, manifest: Any) ->
 
 
 @pytest.mark.check("DP-014")
-def test_invalid_quantities_refused_by_validator(contract: Any, manifest: Any) -> None:
-    probe = probe_of(contract)
-    if not manifest.quantities["invalid"]:
+def test_invalid_quantities_refused_by_validator(device_ctx: DeviceCtx) -> None:
+    probe = device_ctx.contract()
+    if not device_ctx.manifest.quantities["invalid"]:
         not_applicable("the manifest declares no invalid quantities (accelerator.quantities.invalid)")
     problems = []
-    for q in manifest.quantities["invalid"]:
+    for q in device_ctx.manifest.quantities["invalid"]:
         accepted, message, problem = validation_result(probe, q)
         if problem:
             problems.append(problem)

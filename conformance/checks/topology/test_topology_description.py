@@ -9,14 +9,14 @@ from typing import Any
 
 import pytest
 
-from conformance.areas.topology.pytest_support import TopologyContext, assert_no_problems, probe_gaps, require_provider
+from conformance.areas.topology.pytest_support import TopologyCtx, assert_no_problems, probe_gaps, require_provider
 from conformance.areas.topology.view import description_checks
 from conformance.run.fixtures import not_applicable
 
 pytestmark = pytest.mark.cluster("shared")
 
 
-def _per_node(ctx: TopologyContext, check_id: str) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+def _per_node(ctx: TopologyCtx, check_id: str) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
     """(problems, uncomparable) per node for one check."""
     problems, _ = probe_gaps(ctx)
     uncomparable: dict[str, list[str]] = {}
@@ -39,23 +39,23 @@ def _judge(problems: dict[str, list[str]], uncomparable: dict[str, list[str]], w
 
 
 @pytest.mark.check("TL-004")
-def test_description_is_well_formed(topology: TopologyContext, check_metrics: dict[str, Any]) -> None:
-    require_provider(topology)
-    check_metrics["described_nodes"] = sum(1 for f in topology.facts if f.described)
-    problems, _ = _per_node(topology, "TL-004")
-    assert_no_problems(problems, "invalid topology description", check_metrics)
+def test_description_is_well_formed(topology_ctx: TopologyCtx) -> None:
+    require_provider(topology_ctx)
+    topology_ctx.metrics["described_nodes"] = sum(1 for f in topology_ctx.facts if f.described)
+    problems, _ = _per_node(topology_ctx, "TL-004")
+    assert_no_problems(problems, "invalid topology description", topology_ctx.metrics)
 
 
 @pytest.mark.check("TL-005")
-def test_described_devices_are_rays_devices(topology: TopologyContext, check_metrics: dict[str, Any]) -> None:
-    require_provider(topology)
-    check_metrics["ray_ids"] = {f.short: f.ray_ids for f in topology.facts}
-    _judge(*_per_node(topology, "TL-005"), "the description's devices are not the ones Ray schedules", check_metrics)
+def test_described_devices_are_rays_devices(topology_ctx: TopologyCtx) -> None:
+    require_provider(topology_ctx)
+    topology_ctx.metrics["ray_ids"] = {f.short: f.ray_ids for f in topology_ctx.facts}
+    _judge(*_per_node(topology_ctx, "TL-005"), "the description's devices are not the ones Ray schedules", topology_ctx.metrics)
 
 
 @pytest.mark.check("TL-006")
-def test_description_matches_manifest_expectation(topology: TopologyContext, check_metrics: dict[str, Any]) -> None:
-    require_provider(topology)
-    if not topology.expected_topology:
+def test_description_matches_manifest_expectation(topology_ctx: TopologyCtx) -> None:
+    require_provider(topology_ctx)
+    if not topology_ctx.expected_topology:
         not_applicable("the manifest declares no topology.expected")
-    _judge(*_per_node(topology, "TL-006"), "the description differs from topology.expected", check_metrics)
+    _judge(*_per_node(topology_ctx, "TL-006"), "the description differs from topology.expected", topology_ctx.metrics)

@@ -15,14 +15,12 @@ from typing import Any
 
 import pytest
 
-from conformance.areas.topology.placement import pending_wait_s, try_group
-from conformance.areas.topology.pytest_support import TopologyContext
+from conformance.areas.topology.placement import try_group
+from conformance.areas.topology.pytest_support import TopologyCtx
 from conformance.areas.topology.selectors import TYPE_KEY, matches, selector_text
-from conformance.catalog.data import area_param
 from conformance.run.fixtures import not_applicable
 
 pytestmark = pytest.mark.cluster("shared")
-GROUP_TIMEOUT_S = area_param("topology", "group_timeout_s")
 
 
 def _fail(problems: list[str], what: str, metrics: dict[str, Any]) -> None:
@@ -33,11 +31,11 @@ def _fail(problems: list[str], what: str, metrics: dict[str, Any]) -> None:
 
 
 @pytest.mark.check("TL-013")
-def test_bundle_label_selector_lands_on_matching_nodes(topology: TopologyContext,
-                                                       check_metrics: dict[str, Any]) -> None:
-    labels, truth = topology.labels(), topology.truth()
-    devices = {f.node_id: f for f in topology.device_nodes()}
-    selectors = [{TYPE_KEY: topology.expected_type}] + [{k: v} for k, v in topology.published_domains()]
+def test_bundle_label_selector_lands_on_matching_nodes(topology_ctx: TopologyCtx) -> None:
+    group_timeout_s, pending_wait_s = topology_ctx.param("group_timeout_s"), float(topology_ctx.param("pending_wait_s"))
+    labels, truth = topology_ctx.labels(), topology_ctx.truth()
+    devices = {f.node_id: f for f in topology_ctx.device_nodes()}
+    selectors = [{TYPE_KEY: topology_ctx.expected_type}] + [{k: v} for k, v in topology_ctx.published_domains()]
     problems: list[str] = []
     placed: dict[str, list[str]] = {}
     for sel in selectors:
@@ -46,8 +44,8 @@ def test_bundle_label_selector_lands_on_matching_nodes(topology: TopologyContext
         k = max(len(by_labels), len(by_truth))
         if k == 0:
             continue  # a domain only nodes without devices carry: no device bundle can select it
-        wait = GROUP_TIMEOUT_S if len(by_labels) >= k else pending_wait_s()  # labels say it cannot place
-        ready, nodes = try_group([{topology.resource: 1}] * k, wait, strategy="STRICT_SPREAD",
+        wait = group_timeout_s if len(by_labels) >= k else pending_wait_s  # labels say it cannot place
+        ready, nodes = try_group([{topology_ctx.resource: 1}] * k, wait, strategy="STRICT_SPREAD",
                                  bundle_label_selector=[sel] * k)
         text = selector_text(sel)
         if not ready:
@@ -62,11 +60,11 @@ def test_bundle_label_selector_lands_on_matching_nodes(topology: TopologyContext
             if not matches(sel, truth[node]):
                 problems.append(f"a bundle selecting {text} landed on {node[:8]}, which by its description does not "
                                 f"match (truth {', '.join(f'{key}={truth[node].get(key)!r}' for key in sel)})")
-    check_metrics["placed"] = placed
-    _fail(problems, "bundle_label_selector placed bundles on the wrong node", check_metrics)
+    topology_ctx.metrics["placed"] = placed
+    _fail(problems, "bundle_label_selector placed bundles on the wrong node", topology_ctx.metrics)
 
 
-def _packing_key(ctx: TopologyContext) -> str | None:
+def _packing_key(ctx: TopologyCtx) -> str | None:
     for entry in ctx.vocabulary.packing_keys():
         if any(entry.key in f.ray_labels for f in ctx.device_nodes()):
             return entry.key
@@ -74,37 +72,37 @@ def _packing_key(ctx: TopologyContext) -> str | None:
 
 
 @pytest.mark.check("TL-014")
-def test_topology_packing_keeps_groups_in_one_domain(topology: TopologyContext,
-                                                     check_metrics: dict[str, Any]) -> None:
+def test_topology_packing_keeps_groups_in_one_domain(topology_ctx: TopologyCtx) -> None:
     from ray.util.placement_group import placement_group
 
     if "topology_strategy" not in inspect.signature(placement_group).parameters:
         not_applicable("this Ray has no placement_group(topology_strategy=...); see docs/topology.md")
-    key = _packing_key(topology)
+    group_timeout_s, pending_wait_s = topology_ctx.param("group_timeout_s"), float(topology_ctx.param("pending_wait_s"))
+    key = _packing_key(topology_ctx)
     if key is None:
         not_applicable("no node with devices carries an interconnect or slice domain label "
-                       f"({', '.join(e.key for e in topology.vocabulary.packing_keys())})")
-    labels, truth = topology.labels(), topology.truth()
+                       f"({', '.join(e.key for e in topology_ctx.vocabulary.packing_keys())})")
+    labels, truth = topology_ctx.labels(), topology_ctx.truth()
     capacity: dict[str, int] = {}
-    for f in topology.device_nodes():
+    for f in topology_ctx.device_nodes():
         value = truth[f.node_id].get(key)
         if value is not None:
             capacity[value] = capacity.get(value, 0) + int(f.device_count)
-    check_metrics.update({"key": key, "capacity_by_domain": capacity})
+    topology_ctx.metrics.update({"key": key, "capacity_by_domain": capacity})
     if not capacity:
         _fail([f"no node with devices describes the domain its {key} label names"], "no domain to pack into",
-              check_metrics)
+              topology_ctx.metrics)
     problems: list[str] = []
     strategy = {key: "STRICT_PACK"}
     k = min(2, max(capacity.values()))
-    ready, nodes = try_group([{topology.resource: 1}] * k, GROUP_TIMEOUT_S, topology_strategy=strategy)
+    ready, nodes = try_group([{topology_ctx.resource: 1}] * k, group_timeout_s, topology_strategy=strategy)
     if not ready:
         problems.append(f"a {k}-device group with topology_strategy={strategy} did not place within "
-                        f"{GROUP_TIMEOUT_S:.0f}s (domain capacity by description: {capacity})")
+                        f"{group_timeout_s:.0f}s (domain capacity by description: {capacity})")
     else:
         seen_labels = {labels[n].get(key) for n in nodes}
         seen_truth = {truth[n].get(key) for n in nodes}
-        check_metrics["packed"] = {"nodes": [n[:8] for n in nodes], "labels": sorted(map(str, seen_labels)),
+        topology_ctx.metrics["packed"] = {"nodes": [n[:8] for n in nodes], "labels": sorted(map(str, seen_labels)),
                                    "described": sorted(map(str, seen_truth))}
         if len(seen_labels) != 1 or len(seen_truth) != 1:
             problems.append(f"a {k}-device group with topology_strategy={strategy} spans {key} labels "
@@ -112,22 +110,22 @@ def test_topology_packing_keeps_groups_in_one_domain(topology: TopologyContext,
     big = max(capacity.values()) + 1
     total = sum(capacity.values())
     if big > total:
-        check_metrics["oversize"] = f"not run: one domain holds all {total} devices"
+        topology_ctx.metrics["oversize"] = f"not run: one domain holds all {total} devices"
     else:
         by_label: dict[str, int] = {}
-        for f in topology.device_nodes():
+        for f in topology_ctx.device_nodes():
             if key in labels[f.node_id]:
                 by_label[labels[f.node_id][key]] = by_label.get(labels[f.node_id][key], 0) + int(f.device_count)
         # If the labels make one domain big enough, Ray may place it: give it the full time to
         # show that; otherwise Ray cannot, and a short wait only guards against a Ray bug.
-        wait = GROUP_TIMEOUT_S if max(by_label.values(), default=0) >= big else pending_wait_s()
-        ready, nodes = try_group([{topology.resource: 1}] * big, wait, topology_strategy=strategy)
-        check_metrics["oversize"] = {"devices": big, "placed": ready, "capacity_by_label": by_label}
+        wait = group_timeout_s if max(by_label.values(), default=0) >= big else pending_wait_s
+        ready, nodes = try_group([{topology_ctx.resource: 1}] * big, wait, topology_strategy=strategy)
+        topology_ctx.metrics["oversize"] = {"devices": big, "placed": ready, "capacity_by_label": by_label}
         if ready:
             problems.append(f"a {big}-device group (more than any domain holds by description: {capacity}) was "
                             f"placed with topology_strategy={strategy} across described domains "
                             f"{sorted({str(truth[n].get(key)) for n in nodes})}; it must stay pending")
-    _fail(problems, "topology-aware packing split a group across domains", check_metrics)
+    _fail(problems, "topology-aware packing split a group across domains", topology_ctx.metrics)
 
 
 def unplaced_group_reports(bundles: list[dict[str, float]], selector_sets: list[list[dict[str, str]]],
@@ -160,15 +158,13 @@ def unplaced_group_reports(bundles: list[dict[str, float]], selector_sets: list[
 
 
 @pytest.mark.check("TL-017")
-def test_unschedulable_bundle_selector_is_reported_pending(topology: TopologyContext,
-                                                           check_metrics: dict[str, Any]) -> None:
+def test_unschedulable_bundle_selector_is_reported_pending(topology_ctx: TopologyCtx) -> None:
     from conformance.areas.topology.selectors import NODE_ID_KEY
-    from conformance.catalog.data import check_param
 
-    truth = topology.truth()
-    wait_s = float(check_param("TL-017", "pending_wait_s"))
-    accepted = set(check_param("TL-017", "unplaced_states"))
-    t = topology.expected_type
+    truth = topology_ctx.truth()
+    wait_s = float(topology_ctx.param("pending_wait_s"))
+    accepted = set(topology_ctx.param("unplaced_states"))
+    t = topology_ctx.expected_type
     owners = sorted(n for n, lab in truth.items() if matches({TYPE_KEY: t}, lab))
     selectors = [{TYPE_KEY: f"conformance-absent-{t}"}]
     if owners:   # the type, restricted to the nodes that by their devices and description lack it
@@ -188,5 +184,5 @@ def test_unschedulable_bundle_selector_is_reported_pending(topology: TopologyCon
             problems.append(f"a group whose bundle selects {text} (no node matches) is reported by "
                             f"placement_group_table as state={state!r}, scheduling_state={sched!r}; expected "
                             f"PENDING and one of {sorted(accepted)}")
-    check_metrics["reported"] = seen
-    _fail(problems, "an unschedulable bundle_label_selector", check_metrics)
+    topology_ctx.metrics["reported"] = seen
+    _fail(problems, "an unschedulable bundle_label_selector", topology_ctx.metrics)

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from conformance.areas.topology.placement import SelectorProbe, run_selector_probes
-from conformance.areas.topology.pytest_support import TopologyContext
+from conformance.areas.topology.pytest_support import TopologyCtx
 from conformance.areas.topology.selectors import NODE_ID_KEY, TYPE_KEY, matches
 from conformance.run.fixtures import not_applicable
 
@@ -23,7 +23,7 @@ MAX_ACTORS = 3  # knob: sample size of the placement probes
 MAX_SPREAD = 16  # knob: SPREAD tasks per selector; the pinned ones already cover every node
 
 
-def spread(ctx: TopologyContext) -> int:
+def spread(ctx: TopologyCtx) -> int:
     return min(2 * len(ctx.facts), MAX_SPREAD)
 
 
@@ -38,8 +38,10 @@ def _with_actors(probes: list[SelectorProbe], n: int = MAX_ACTORS) -> list[Selec
     return probes
 
 
-def _run(ctx: TopologyContext, probes: list[SelectorProbe], metrics: dict[str, Any], what: str) -> None:
-    result = run_selector_probes(probes, ctx.labels(), ctx.truth())
+def _run(ctx: TopologyCtx, probes: list[SelectorProbe], metrics: dict[str, Any], what: str) -> None:
+    """Run the probes with the check's waits (its run_timeout_s and pending_wait_s); fail on any violation."""
+    result = run_selector_probes(probes, ctx.labels(), ctx.truth(), run_timeout=float(ctx.param("run_timeout_s")),
+                                 pending_wait=float(ctx.param("pending_wait_s")))
     metrics["selectors"] = [p.text for p in probes]
     metrics["submitted"] = result.submitted
     metrics["placements"] = result.placements
@@ -50,32 +52,32 @@ def _run(ctx: TopologyContext, probes: list[SelectorProbe], metrics: dict[str, A
 
 
 @pytest.mark.check("TL-009")
-def test_selectors_place_only_on_matching_nodes(topology: TopologyContext, check_metrics: dict[str, Any]) -> None:
-    n = spread(topology)
-    probes = [SelectorProbe([{TYPE_KEY: topology.expected_type}], spread_tasks=n)]
-    probes += [SelectorProbe([{key: value}], spread_tasks=n) for key, value in topology.published_domains()]
-    check_metrics["domains_covered"] = [f"{k}={v}" for k, v in topology.published_domains()]
-    _run(topology, _with_actors(probes), check_metrics, "a label selector placed work on the wrong node")
+def test_selectors_place_only_on_matching_nodes(topology_ctx: TopologyCtx) -> None:
+    n = spread(topology_ctx)
+    probes = [SelectorProbe([{TYPE_KEY: topology_ctx.expected_type}], spread_tasks=n)]
+    probes += [SelectorProbe([{key: value}], spread_tasks=n) for key, value in topology_ctx.published_domains()]
+    topology_ctx.metrics["domains_covered"] = [f"{k}={v}" for k, v in topology_ctx.published_domains()]
+    _run(topology_ctx, _with_actors(probes), topology_ctx.metrics, "a label selector placed work on the wrong node")
 
 
 @pytest.mark.check("TL-010")
-def test_negative_selectors_avoid_matching_nodes(topology: TopologyContext, check_metrics: dict[str, Any]) -> None:
-    if len(topology.facts) < 2:
+def test_negative_selectors_avoid_matching_nodes(topology_ctx: TopologyCtx) -> None:
+    if len(topology_ctx.facts) < 2:
         not_applicable("needs at least 2 nodes (a node to avoid and one to land on); this cluster has 1")
-    t = topology.expected_type
+    t = topology_ctx.expected_type
     probes = [SelectorProbe([{TYPE_KEY: f"!{t}"}]), SelectorProbe([{TYPE_KEY: f"!in({t},{absent_value('t')})"}])]
     by_key: dict[str, list[str]] = {}
-    for key, value in topology.published_domains():
+    for key, value in topology_ctx.published_domains():
         by_key.setdefault(key, []).append(value)
         probes.append(SelectorProbe([{key: f"!{value}"}]))
     probes += [SelectorProbe([{key: f"!in({','.join(values)})"}]) for key, values in by_key.items()]
-    _run(topology, _with_actors(probes, 2), check_metrics, "a negative selector placed work wrongly")
+    _run(topology_ctx, _with_actors(probes, 2), topology_ctx.metrics, "a negative selector placed work wrongly")
 
 
 @pytest.mark.check("TL-011")
-def test_unmatched_selector_stays_pending(topology: TopologyContext, check_metrics: dict[str, Any]) -> None:
-    truth = topology.truth()
-    t = topology.expected_type
+def test_unmatched_selector_stays_pending(topology_ctx: TopologyCtx) -> None:
+    truth = topology_ctx.truth()
+    t = topology_ctx.expected_type
 
     def elsewhere(sel: dict[str, str]) -> dict[str, str]:
         """sel, restricted to the nodes that do *not* match it by their truth labels."""
@@ -84,51 +86,50 @@ def test_unmatched_selector_stays_pending(topology: TopologyContext, check_metri
 
     probes = [SelectorProbe([{TYPE_KEY: absent_value("t")}], pinned=False),
               SelectorProbe([elsewhere({TYPE_KEY: t})], pinned=False)]
-    for key in sorted({k for k, _ in topology.published_domains()}):
+    for key in sorted({k for k, _ in topology_ctx.published_domains()}):
         probes.append(SelectorProbe([{key: absent_value("d")}], pinned=False))
-    probes += [SelectorProbe([elsewhere({key: value})], pinned=False) for key, value in topology.published_domains()]
-    _run(topology, _with_actors(probes, 2), check_metrics, "a selector no node should match was placed")
+    probes += [SelectorProbe([elsewhere({key: value})], pinned=False) for key, value in topology_ctx.published_domains()]
+    _run(topology_ctx, _with_actors(probes, 2), topology_ctx.metrics, "a selector no node should match was placed")
 
 
 @pytest.mark.check("TL-012")
-def test_fallback_strategy_is_honoured(topology: TopologyContext, check_metrics: dict[str, Any]) -> None:
-    n = spread(topology)
+def test_fallback_strategy_is_honoured(topology_ctx: TopologyCtx) -> None:
+    n = spread(topology_ctx)
     probes = [SelectorProbe([{TYPE_KEY: absent_value("t")}, {TYPE_KEY: absent_value("u")},
-                             {TYPE_KEY: topology.expected_type}], spread_tasks=n)]
+                             {TYPE_KEY: topology_ctx.expected_type}], spread_tasks=n)]
     seen = set()
-    for key, value in topology.published_domains():
+    for key, value in topology_ctx.published_domains():
         if key not in seen:
             seen.add(key)
             probes.append(SelectorProbe([{key: absent_value("d")}, {key: value}], spread_tasks=n))
-    _run(topology, _with_actors(probes, 2), check_metrics, "fallback_strategy placed work on the wrong node")
+    _run(topology_ctx, _with_actors(probes, 2), topology_ctx.metrics, "fallback_strategy placed work on the wrong node")
 
 
 @pytest.mark.check("TL-015")
-def test_in_and_multi_key_selectors(topology: TopologyContext, check_metrics: dict[str, Any]) -> None:
-    t = topology.expected_type
-    probes = [SelectorProbe([{TYPE_KEY: f"in({t},{absent_value('t')})"}], spread_tasks=spread(topology))]
+def test_in_and_multi_key_selectors(topology_ctx: TopologyCtx) -> None:
+    t = topology_ctx.expected_type
+    probes = [SelectorProbe([{TYPE_KEY: f"in({t},{absent_value('t')})"}], spread_tasks=spread(topology_ctx))]
     by_key: dict[str, list[str]] = {}
-    for key, value in topology.published_domains():
+    for key, value in topology_ctx.published_domains():
         by_key.setdefault(key, []).append(value)
         probes.append(SelectorProbe([{TYPE_KEY: t, key: value}]))                       # both keys hold
         probes.append(SelectorProbe([{TYPE_KEY: t, key: absent_value("d")}], pinned=False))  # one does not
     probes += [SelectorProbe([{key: f"in({','.join(values)})"}]) for key, values in by_key.items()]
     if not by_key:   # no domain labels: AND the type with the node id of every node that has devices
-        owners = sorted(f.node_id for f in topology.device_nodes())
+        owners = sorted(f.node_id for f in topology_ctx.device_nodes())
         probes.append(SelectorProbe([{TYPE_KEY: t, NODE_ID_KEY: f"in({','.join(owners)})"}], pinned=False))
         probes.append(SelectorProbe([{TYPE_KEY: t, NODE_ID_KEY: absent_value("n")}], pinned=False))
-    _run(topology, _with_actors(probes, 2), check_metrics, "an in() or multi-key selector placed work wrongly")
+    _run(topology_ctx, _with_actors(probes, 2), topology_ctx.metrics, "an in() or multi-key selector placed work wrongly")
 
 
 @pytest.mark.check("TL-016")
-def test_feasible_primary_selector_wins_over_fallback(topology: TopologyContext,
-                                                      check_metrics: dict[str, Any]) -> None:
-    t = topology.expected_type
-    n = spread(topology)
+def test_feasible_primary_selector_wins_over_fallback(topology_ctx: TopologyCtx) -> None:
+    t = topology_ctx.expected_type
+    n = spread(topology_ctx)
     probes = [SelectorProbe([{TYPE_KEY: t}, {TYPE_KEY: f"!{t}"}], spread_tasks=n)]
     seen = set()
-    for key, value in topology.published_domains():
+    for key, value in topology_ctx.published_domains():
         if key not in seen:
             seen.add(key)
             probes.append(SelectorProbe([{key: value}, {key: f"!{value}"}], spread_tasks=n))
-    _run(topology, _with_actors(probes, 2), check_metrics, "a feasible primary selector lost to its fallback")
+    _run(topology_ctx, _with_actors(probes, 2), topology_ctx.metrics, "a feasible primary selector lost to its fallback")

@@ -1,0 +1,50 @@
+"""The device area's fixture module (its Area.fixtures): `device_ctx`, the one argument of every DP check.
+
+What the fixture does before a check is what the check's cluster mark asks for:
+* no mark (the contract and host probes): nothing; the probes run the manager in processes of
+  their own, and the contract probe runs once per run, on the first check that asks for it;
+* `shared` (the live checks): the shared cluster is up before the check starts, and afterwards
+  the fixture waits until every device is free again, so the next check starts clean;
+* another shape (DP-015's preset-visible, DP-017's host-without-device): the shape is resolved
+  before the check starts (not applicable when it cannot exist here); the check starts it itself.
+"""
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+import pytest
+
+from conformance.areas.device.context import ContractProbe, DeviceCtx
+from conformance.run.check_context import CheckContext
+
+
+@pytest.fixture(scope="session")
+def device_contract(conformance_run: Any) -> ContractProbe:
+    """The run's one contract probe, run lazily (DeviceCtx.contract)."""
+    return ContractProbe(conformance_run)
+
+
+@pytest.fixture
+def device_ctx(request: pytest.FixtureRequest, check_context: CheckContext,
+               device_contract: ContractProbe) -> Iterator[DeviceCtx]:
+    """The check's DeviceCtx, with what its cluster mark asks for done first (the module docstring)."""
+    from conformance.cluster import shapes
+    from conformance.cluster.manager import SHARED
+
+    manifest = check_context.manifest
+    ctx = DeviceCtx.derive(check_context, resource=manifest.resource_name, n=manifest.devices_per_node,
+                           manager_ref=manifest.accelerator["manager"], accelerator_type=manifest.accelerator_type,
+                           contract_probe=device_contract)
+    if shapes.mark_name(request.node) is None:
+        yield ctx
+        return
+    _ = ctx.shape                 # resolved now: not applicable (or a start error) before the check starts
+    if ctx.shape_name != SHARED.name:
+        yield ctx
+        return
+    ctx.cluster()
+    try:
+        _ = ctx.env_var           # asked once the cluster is up, before the check starts
+        yield ctx
+    finally:
+        ctx.wait_devices_released()
