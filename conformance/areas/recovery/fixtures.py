@@ -31,10 +31,9 @@ from conformance.areas.recovery.context import (
     TransferRecoveryCtx,
 )
 from conformance.areas.recovery.devices import first_device_node
-from conformance.areas.recovery.nodes import NODE_KEY, ROLES, NodeLab, known_nodes
+from conformance.areas.recovery.nodes import NODE_KEY, ROLES, NodeLab, known_nodes, restore_layout
 from conformance.areas.recovery.transfers import driver_fetch_timeout
 from conformance.run.check_context import CheckContext
-from conformance.run.clock import Clock
 from conformance.run.fixtures import not_applicable, partitioning_driver, wait_devices_released
 from conformance.run.state import stash_of
 
@@ -92,12 +91,6 @@ def _node_ctx(base: CheckContext, state: RecoveryState) -> NodeRecoveryCtx:
                            f"nodes the fault driver may fail carry the roles {', '.join(ROLES)} as labels")
     restore_layout(base, lab)
     return NodeRecoveryCtx.derive(base, state=state, node_lab=lab)
-
-
-def restore_layout(ctx: CheckContext, lab: NodeLab) -> None:
-    """Roles an earlier check killed rejoin, every device free, within the check's bounds."""
-    rejoin_s, release_s = float(ctx.param("rejoin_s")), float(ctx.param("device_release_s"))
-    lab.ensure_layout(Clock("setup", "restore the node layout", rejoin_s + 2 * release_s), rejoin_s, release_s)
 
 
 def remote_fetch_timeout() -> float:

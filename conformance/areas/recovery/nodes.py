@@ -25,6 +25,7 @@ from conformance.areas.recovery.bounds import FAST_HEALTH_CHECK
 from conformance.areas.recovery.devices import DeviceNode, available, kill_quietly, spawn_holders, total
 from conformance.cluster.faults import NODE_KEY, NODE_NAME_ENV, POOL_KEY, ROLES, ClusterUtilsFaultDriver, NodeRef
 from conformance.cluster.manager import ClusterHandle, ClusterShape, detection_args, patched_environ, shape_node_labels
+from conformance.run.check_context import CheckContext
 from conformance.run.clock import Clock
 from conformance.run.state import stash_of
 from conformance.run.vendor_calls import VendorHang, bounded_call
@@ -197,6 +198,13 @@ class NodeLab:
             raise clock.fail(f"node(s) {empty} advertise no {self.resource}; node scenarios need devices on every node")
         clock.wait_for(lambda: available(self.resource) >= total(self.resource) - 1e-9,
                        "every device to be free before the scenario", release_s)
+
+
+def restore_layout(ctx: CheckContext, lab: NodeLab) -> None:
+    """Roles an earlier check killed rejoin, every device free, within the check's rejoin_s and
+    device_release_s (the setup of a node scenario)."""
+    rejoin_s, release_s = float(ctx.param("rejoin_s")), float(ctx.param("device_release_s"))
+    lab.ensure_layout(Clock("setup", "restore the node layout", rejoin_s + 2 * release_s), rejoin_s, release_s)
 
 
 def fill(clock: Clock, dev: DeviceNode, what: str, ready_s: float) -> list[Any]:

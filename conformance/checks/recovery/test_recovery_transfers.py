@@ -248,8 +248,7 @@ def test_restarted_actor_transfers_again(recovery_ctx: TransferRecoveryCtx) -> N
 def test_transfer_across_partition_ends_in_data_or_error(recovery_ctx: TransferRecoveryCtx) -> None:
     from conformance.areas.recovery.bounds import scenario_bound
     from conformance.areas.recovery.devices import pinned
-    from conformance.areas.recovery.fixtures import restore_layout
-    from conformance.areas.recovery.nodes import NodeLab, known_nodes
+    from conformance.areas.recovery.nodes import NodeLab, known_nodes, restore_layout
 
     xc = recovery_ctx
     handle = xc.cluster()
