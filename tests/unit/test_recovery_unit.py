@@ -2,16 +2,18 @@
 bounds the checklist states (no Ray cluster)."""
 from __future__ import annotations
 
+import dataclasses
 import time
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
-from conformance.areas.recovery import bounds as B
 from conformance.areas.recovery.audit import audit, disjointness_problems, holder_problems
+from conformance.areas.recovery.bounds import SCENARIO_CHECKS, scenario_bound
 from conformance.areas.recovery.scenario import recorder_for, render_markdown, scenario
 from conformance.catalog.data import load_checklist
+from conformance.errors import UserError
 from conformance.run.clock import Clock, ScenarioFailed
 from conformance.run.timeouts import CheckTimeout
 
@@ -132,7 +134,7 @@ def recovery_checks() -> dict[str, Any]:
 def test_every_recovery_check_states_the_bounds_it_enforces() -> None:
     """Each recovery check carries its time bounds as params, and its requirement states each."""
     checks = recovery_checks()
-    assert set(checks) == set(B.SCENARIO_BOUND_S)
+    assert set(checks) == set(SCENARIO_CHECKS)
     for cid, c in checks.items():
         bounds = {k: v for k, v in c.params.items() if k.endswith("_s")}
         assert bounds, f"{cid}: no time bound in params"
@@ -141,15 +143,25 @@ def test_every_recovery_check_states_the_bounds_it_enforces() -> None:
 
 
 def test_shared_bounds_agree_across_the_checks_that_carry_them() -> None:
-    assert B.ACTOR_READY_S == recovery_checks()["FR-003"].param("actor_ready_s")
-    assert B.STRESS_ROUNDS == recovery_checks()["FR-004"].param("stress_rounds")
-    with pytest.raises(Exception, match="area_params.recovery.nope_s: missing"):
-        B.shared_param("nope_s")
+    block = load_checklist().area_params["recovery"]
+    for cid, c in recovery_checks().items():
+        for name in c.shared:
+            assert c.param(name) == block[name], f"{cid}.{name}"
+    assert recovery_checks()["FR-003"].param("actor_ready_s") == block["actor_ready_s"]
+
+
+def test_a_scenario_bound_names_the_param_its_check_lacks() -> None:
+    fr003 = recovery_checks()["FR-003"]
+    assert scenario_bound(fr003) == 3 * fr003.param("actor_ready_s") + fr003.param("device_release_s")
+    lacking = dataclasses.replace(fr003, params={k: v for k, v in fr003.params.items() if k != "device_release_s"})
+    with pytest.raises(UserError, match=r"FR-003\.params\.device_release_s: missing"):
+        scenario_bound(lacking)
 
 
 def test_hard_timeouts_are_a_backstop_above_each_scenario_bound() -> None:
     for cid, c in recovery_checks().items():
-        assert c.timeout_s and c.timeout_s > B.SCENARIO_BOUND_S[cid], f"{cid}: timeout_s {c.timeout_s}"
+        bound = scenario_bound(c)   # every step's bound is among the check's own params
+        assert c.timeout_s and c.timeout_s > bound, f"{cid}: timeout_s {c.timeout_s}, scenario bound {bound}"
 
 
 def test_device_recovery_musts_are_tagged_for_beta() -> None:

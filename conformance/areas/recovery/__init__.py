@@ -6,10 +6,12 @@ and every failure surfaces as an error within a stated bound instead of a hang.
 
 Modules, one job each:
 
-* `bounds`      – the time bounds the checklist states (one source of truth, unit-tested against
-                  tiers/checklist.yaml).
+* `bounds`      – each scenario's total bound from its check's params (`scenario_bound`; the
+                  requirement texts are unit-tested against tiers/checklist.yaml).
 * `scenario`    – timing scenarios against their bound, bounded waits, the report's Recovery section.
-* `context`     – what a device recovery check carries (run, metrics, the node it works on).
+* `context`     – RecoveryCtx, the CheckContext every recovery check receives, and its kinds
+                  (device node, node lab, registered transport).
+* `fixtures`    – the area's one fixture module: `recovery_ctx` builds the kind the check's shape calls for.
 * `actors`      – what runs inside Ray workers (device holders, an attempt ledger); importable.
 * `audit`       – pure functions judging what holders report (ids agree, disjoint, complete).
 * `devices`     – driver-side helpers for device scenarios (holders pinned to a node, releases).

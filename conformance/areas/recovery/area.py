@@ -22,6 +22,7 @@ AREA = Area(
     name="recovery", prefix="FR",
     package="conformance.areas.recovery", checks="conformance.checks.recovery",
     doc="docs/recovery.md#checks",
+    fixtures="conformance.areas.recovery.fixtures",
     shapes="conformance.areas.recovery.shapes",
     state=STATE,
     section="Recovery",

@@ -1,48 +1,39 @@
-"""The time bounds of the recovery checks, in seconds, read from the checklist's params.
+"""The time bounds of the recovery checks: each check's params, and the total bound of its scenario.
 
 Every recovery scenario ends within the bounds its checklist entry carries, and its requirement
 text states them (tests/unit/test_recovery_unit.py holds the text to the params). The bounds the
-helpers shared by several checks read (actor_ready_s, ...) are declared once, in the checklist's
-`area_params.recovery` block; each check names the ones it uses. The values are generous for
-a loaded 2-core machine (and for real devices whose context creation takes seconds), yet
-finite: a device that never comes back, or an error that never surfaces, fails instead of
-hanging.
+helpers shared by several checks use (actor_ready_s, device_release_s, ...) are declared once, in
+the checklist's `area_params.recovery` block; each check names the ones it uses, and they reach
+code only as that check's params (`ctx.param(name)`, conformance.run.check_context): the values
+this run loaded, which the report records. The values are generous for a loaded 2-core machine
+(and for real devices whose context creation takes seconds), yet finite: a device that never
+comes back, or an error that never surfaces, fails instead of hanging.
+
+Shared bounds, by name (area_params.recovery):
+
+* device_release_s   – devices of a dead actor are back in the pool (available again in Ray's view);
+* actor_ready_s      – a new or restarted actor / retried task is running and answers;
+* stress_round_s, stress_rounds – one kill/restart round of the stress scenario, and how many;
+* restart_cluster_s  – a fresh cluster in the same process is up and shows its devices;
+* node_gone_s        – a hard-killed node's devices and labels leave the view (fast health checks);
+* reschedule_s       – label-selected work runs again on a surviving matching node;
+* pending_window_s   – work with no matching node stays pending this long;
+* pg_reschedule_s    – a placement group's lost bundle is placed again;
+* rejoin_s           – a rejoined node shows its devices and labels again;
+* view_settle_s      – once a node is alive, its resources and labels are final;
+* survivor_watch_s   – survivors of a node death are watched this long;
+* rdt_fetch_timeout_s – RAY_rdt_fetch_fail_timeout_milliseconds of the transfer shape;
+* transfer_error_s   – a failed transfer surfaces to the receiver's caller;
+* abort_seen_s       – Ray's abort_transport calls / actor kills are observed;
+* held_receive_s     – FR-013: the suite holds the receive this long.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Callable
 
-from conformance.catalog.data import area_param
+if TYPE_CHECKING:
+    from conformance.catalog.data import Check
 
-
-def shared_param(name: str) -> Any:
-    """The recovery area's shared param `name` (area_params.recovery; a data error when missing)."""
-    return area_param("recovery", name)
-
-
-# Devices of a dead actor are back in the pool (available again in Ray's view).
-DEVICE_RELEASE_S = shared_param("device_release_s")
-# A new or restarted actor / retried task is running and answers with its device state.
-ACTOR_READY_S = shared_param("actor_ready_s")
-# One kill/restart round of the stress scenario (all victims back and audited).
-STRESS_ROUND_S = shared_param("stress_round_s")
-STRESS_ROUNDS = shared_param("stress_rounds")
-# A fresh cluster in the same process is up and shows its devices.
-RESTART_CLUSTER_S = shared_param("restart_cluster_s")
-
-# Simulated nodes, with the fast health-check system config (failure detected in ~1 s).
-NODE_GONE_S = shared_param("node_gone_s")            # a hard-killed node's devices and labels leave the view
-RESCHEDULE_S = shared_param("reschedule_s")          # label-selected work runs again on a surviving matching node
-PENDING_WINDOW_S = shared_param("pending_window_s")  # work with no matching node stays pending this long
-PG_RESCHEDULE_S = shared_param("pg_reschedule_s")    # a placement group's lost bundle is placed again
-REJOIN_S = shared_param("rejoin_s")                  # a rejoined node shows its devices and labels again
-VIEW_SETTLE_S = shared_param("view_settle_s")        # once a node is alive, its resources and labels are final
-SURVIVOR_WATCH_S = shared_param("survivor_watch_s")  # survivors of a node death are watched this long
-
-# Transfers.
-RDT_FETCH_TIMEOUT_S = shared_param("rdt_fetch_timeout_s")  # RAY_rdt_fetch_fail_timeout_milliseconds (transfer shape)
-TRANSFER_ERROR_S = shared_param("transfer_error_s")        # a failed transfer surfaces to the receiver's caller
-ABORT_SEEN_S = shared_param("abort_seen_s")                # Ray's abort_transport calls / actor kills are observed
 
 # Health-check settings of the node shape (health_check_* in Ray's system config). A hard-killed
 # raylet refuses the check at once, so it is declared dead after threshold x period (~0.6 s); a
@@ -50,35 +41,40 @@ ABORT_SEEN_S = shared_param("abort_seen_s")                # Ray's abort_transpo
 FAST_HEALTH_CHECK = {"health_check_initial_delay_ms": 0, "health_check_period_ms": 200,
                      "health_check_timeout_ms": 500, "health_check_failure_threshold": 3}
 
-# The total bound of each scenario (the sum of its steps' bounds; the checklist's timeout_s, the
-# hard backstop, must be larger). What each requirement states is its params (see the test).
-FETCH_ERROR_S = RDT_FETCH_TIMEOUT_S + TRANSFER_ERROR_S   # a failed transfer surfaces (simulated nodes)
-HELD_RECEIVE_S = shared_param("held_receive_s")           # FR-013: the suite holds the receive this long
-SCENARIO_BOUND_S: dict[str, float] = {  # knob: multipliers count a scenario's steps; each bound is a param
-    "FR-001": ACTOR_READY_S + DEVICE_RELEASE_S + ACTOR_READY_S,
-    "FR-002": ACTOR_READY_S + DEVICE_RELEASE_S + ACTOR_READY_S,
-    "FR-003": 3 * ACTOR_READY_S + DEVICE_RELEASE_S,
-    "FR-004": ACTOR_READY_S + STRESS_ROUNDS * STRESS_ROUND_S,
-    "FR-005": 2 * ACTOR_READY_S + DEVICE_RELEASE_S,
-    "FR-006": RESTART_CLUSTER_S + ACTOR_READY_S,
-    "FR-007": 2 * ACTOR_READY_S + 2 * NODE_GONE_S + SURVIVOR_WATCH_S,
-    "FR-008": 3 * ACTOR_READY_S + DEVICE_RELEASE_S + NODE_GONE_S + RESCHEDULE_S,
-    "FR-009": ACTOR_READY_S + NODE_GONE_S + PENDING_WINDOW_S + REJOIN_S + VIEW_SETTLE_S,
-    "FR-010": 3 * ACTOR_READY_S + DEVICE_RELEASE_S + NODE_GONE_S + PG_RESCHEDULE_S,
-    "FR-011": NODE_GONE_S + REJOIN_S + VIEW_SETTLE_S + ACTOR_READY_S,
-    "FR-012": 3 * ACTOR_READY_S + FETCH_ERROR_S + 3 * TRANSFER_ERROR_S,
-    "FR-013": 3 * ACTOR_READY_S + FETCH_ERROR_S + HELD_RECEIVE_S + 3 * TRANSFER_ERROR_S,
-    "FR-014": 3 * ACTOR_READY_S + FETCH_ERROR_S + ABORT_SEEN_S + 2 * TRANSFER_ERROR_S,
-    "FR-015": 2 * ACTOR_READY_S + 4 * TRANSFER_ERROR_S,
-    "FR-016": 4 * ACTOR_READY_S + 3 * TRANSFER_ERROR_S,
+# The total bound of each scenario: the sum of its steps' bounds (the checklist's timeout_s, the
+# hard backstop, must be larger). knob: multipliers count a scenario's steps; each bound is a param.
+_SCENARIOS: dict[str, Callable[[Callable[[str], float]], float]] = {
+    "FR-001": lambda p: p("actor_ready_s") + p("device_release_s") + p("actor_ready_s"),
+    "FR-002": lambda p: p("actor_ready_s") + p("device_release_s") + p("actor_ready_s"),
+    "FR-003": lambda p: 3 * p("actor_ready_s") + p("device_release_s"),
+    "FR-004": lambda p: p("actor_ready_s") + p("stress_rounds") * p("stress_round_s"),
+    "FR-005": lambda p: 2 * p("actor_ready_s") + p("device_release_s"),
+    "FR-006": lambda p: p("restart_cluster_s") + p("actor_ready_s"),
+    "FR-007": lambda p: 2 * p("actor_ready_s") + 2 * p("node_gone_s") + p("survivor_watch_s"),
+    "FR-008": lambda p: 3 * p("actor_ready_s") + p("device_release_s") + p("node_gone_s") + p("reschedule_s"),
+    "FR-009": lambda p: (p("actor_ready_s") + p("node_gone_s") + p("pending_window_s") + p("rejoin_s")
+                         + p("view_settle_s")),
+    "FR-010": lambda p: 3 * p("actor_ready_s") + p("device_release_s") + p("node_gone_s") + p("pg_reschedule_s"),
+    "FR-011": lambda p: p("node_gone_s") + p("rejoin_s") + p("view_settle_s") + p("actor_ready_s"),
+    "FR-012": lambda p: 3 * p("actor_ready_s") + fetch_error_s(p) + 3 * p("transfer_error_s"),
+    "FR-013": lambda p: 3 * p("actor_ready_s") + fetch_error_s(p) + p("held_receive_s") + 3 * p("transfer_error_s"),
+    "FR-014": lambda p: 3 * p("actor_ready_s") + fetch_error_s(p) + p("abort_seen_s") + 2 * p("transfer_error_s"),
+    "FR-015": lambda p: 2 * p("actor_ready_s") + 4 * p("transfer_error_s"),
+    "FR-016": lambda p: 4 * p("actor_ready_s") + 3 * p("transfer_error_s"),
+    # Partition checks: dead_within_s, healed_watch_s and transfer_end_s are their own params.
+    "FR-017": lambda p: (2 * p("actor_ready_s") + p("device_release_s") + p("view_settle_s") + p("dead_within_s")
+                         + p("reschedule_s") + p("healed_watch_s") + p("rejoin_s")),
+    "FR-018": lambda p: 3 * p("actor_ready_s") + 2 * p("transfer_error_s") + p("transfer_end_s"),
 }
-
-# Partition checks (FR-017, FR-018): their bounds are the checks' params in the checklist.
-def _params_total(check: str, *names: str) -> float:
-    from conformance.catalog.data import check_param
-    return float(sum(check_param(check, n) for n in names))
+SCENARIO_CHECKS = tuple(_SCENARIOS)
 
 
-SCENARIO_BOUND_S["FR-017"] = 2 * ACTOR_READY_S + DEVICE_RELEASE_S + VIEW_SETTLE_S + _params_total(
-    "FR-017", "dead_within_s", "reschedule_s", "healed_watch_s", "rejoin_s")
-SCENARIO_BOUND_S["FR-018"] = 3 * ACTOR_READY_S + 2 * TRANSFER_ERROR_S + _params_total("FR-018", "transfer_end_s")
+def fetch_error_s(p: Callable[[str], float]) -> float:
+    """A failed transfer surfaces within Ray's fetch timeout plus transfer_error_s (simulated nodes)."""
+    return p("rdt_fetch_timeout_s") + p("transfer_error_s")
+
+
+def scenario_bound(check: "Check") -> float:
+    """The total bound of `check`'s scenario (the catalog Check as the run loaded it), from its
+    params (a data error names the param it lacks)."""
+    return float(_SCENARIOS[check.id](lambda name: float(check.param(name))))

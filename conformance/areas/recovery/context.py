@@ -1,20 +1,117 @@
-"""What a recovery check carries around: the run, its metrics, and the node it works on."""
+"""What a recovery check receives: its CheckContext (run, check with its loaded bounds, metrics,
+the cluster its mark names), the area's per-run state, and what its kind of scenario works on.
+
+The area's one fixture, `recovery_ctx` (conformance.areas.recovery.fixtures), builds the kind the
+check's cluster mark calls for:
+
+* `DeviceRecoveryCtx` (recovery-devices): the node whose devices the scenario holds and frees;
+* `NodeRecoveryCtx`   (recovery-nodes): the node lab (roles head, b, c; kill, partition, rejoin);
+* `TransferRecoveryCtx` (recovery-transfers, recovery-fetch-timeout): the registered transport and
+  its fault-injecting twin, and the fetch timeout the cluster's workers run with;
+* `RecoveryCtx` itself (recovery-restart): FR-006 starts its own fresh cluster.
+
+Every bound is `ctx.param(name)`; the scenario's total bound is `ctx.bound()` (bounds.scenario_bound).
+"""
 from __future__ import annotations
 
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from conformance.areas.recovery.area import RecoveryState
+from conformance.areas.recovery.bounds import scenario_bound
 from conformance.areas.recovery.devices import DeviceNode
 from conformance.areas.recovery.scenario import scenario
+from conformance.run.check_context import CheckContext
 from conformance.run.clock import Clock
+
+if TYPE_CHECKING:
+    from conformance.areas.recovery.nodes import NodeLab
+    from conformance.areas.recovery.transfers import Pair
+    from conformance.rdt.registration import TransportSetup
 
 
 @dataclass
-class RecoveryCtx:
-    run: Any                     # the ConformanceRun (None in unit tests)
-    metrics: dict[str, Any]      # the check's metrics (report.json)
-    dev: DeviceNode
+class RecoveryCtx(CheckContext):
+    """A recovery check's context: the base, and the area's state for this run (in its stash)."""
 
-    def scenario(self, check: str, name: str, bound_s: float) -> AbstractContextManager[Clock]:
-        return scenario(self.run, self.metrics, check, name, bound_s)
+    state: RecoveryState | None = None
+
+    def bound(self) -> float:
+        """The total bound of this check's scenario (the sum of its steps' bounds, its params)."""
+        return scenario_bound(self.check)
+
+    def timed(self, name: str, bound_s: float) -> AbstractContextManager[Clock]:
+        """Run one scenario of this check under `bound_s`, recorded in its metrics and in the
+        report's Recovery section whatever happens (conformance.areas.recovery.scenario)."""
+        return scenario(self.run, self.metrics, self.check.id, name, bound_s)
+
+
+@dataclass
+class DeviceRecoveryCtx(RecoveryCtx):
+    """A device scenario's context: the node it works on (the first that advertises the resource)."""
+
+    dev: DeviceNode | None = None
+
+    @property
+    def node(self) -> DeviceNode:
+        assert self.dev is not None, "recovery_ctx sets the node of a device scenario"
+        return self.dev
+
+
+@dataclass
+class NodeRecoveryCtx(RecoveryCtx):
+    """A node scenario's context: the node shape's cluster by role."""
+
+    node_lab: "NodeLab | None" = None
+
+    @property
+    def lab(self) -> "NodeLab":
+        assert self.node_lab is not None, "recovery_ctx sets the lab of a node scenario"
+        return self.node_lab
+
+
+@dataclass
+class TransferRecoveryCtx(RecoveryCtx):
+    """A transfer scenario's context: the registered transport (and its fault-injecting twin),
+    the resource its peers hold, and the RDT fetch timeout the cluster's workers run with."""
+
+    setup: "TransportSetup | None" = None
+    resource: str = ""
+    fetch_timeout_s: float = 0.0
+    partition_driver: Any = None    # FR-018: the fault driver that can partition a node
+
+    @property
+    def x(self) -> "TransportSetup":
+        assert self.setup is not None, "recovery_ctx registers the transport of a transfer scenario"
+        return self.setup
+
+    @property
+    def error_bound_s(self) -> float:
+        """A failed transfer must surface within Ray's fetch timeout plus transfer_error_s."""
+        return self.fetch_timeout_s + float(self.param("transfer_error_s"))
+
+    def bound(self) -> float:
+        """The scenario's bound, stretched when an existing cluster has a longer fetch timeout
+        than the transfer shape's (FR-012..016; FR-018's partition bound is its own params)."""
+        return super().bound() + max(self.fetch_timeout_s - float(self.param("rdt_fetch_timeout_s")), 0.0)
+
+    def pair(self, clock: Clock, **options: Any) -> "Pair":
+        """A source and a receiver, answering within actor_ready_s."""
+        from conformance.areas.recovery.transfers import start_pair
+        return start_pair(clock, self.x, self.resource, float(self.param("actor_ready_s")), **options)
+
+    def peers(self, clock: Clock, n: int, **options: Any) -> list[Any]:
+        """n endpoints, answering within actor_ready_s (no collective group)."""
+        from conformance.areas.recovery.transfers import start_peers
+        return start_peers(clock, self.x, self.resource, n, float(self.param("actor_ready_s")), **options)
+
+    def produce(self, clock: Clock, src: Any, nbytes: int, seed: int) -> Any:
+        """The producer's object, existing within transfer_error_s."""
+        from conformance.areas.recovery.transfers import produce
+        return produce(clock, self.x, src, nbytes, seed, float(self.param("transfer_error_s")))
+
+    def roundtrip(self, clock: Clock, src: Any, dst: Any, nbytes: int, seed: int, what: str) -> None:
+        """A transfer that must work: bit-exact within transfer_error_s."""
+        from conformance.areas.recovery.transfers import roundtrip
+        roundtrip(clock, self.x, src, dst, nbytes, seed, what, float(self.param("transfer_error_s")))

@@ -20,11 +20,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from conformance.areas.recovery import bounds as B
 from conformance.areas.recovery.area import STATE, RecoveryState
+from conformance.areas.recovery.bounds import FAST_HEALTH_CHECK
 from conformance.areas.recovery.devices import DeviceNode, available, kill_quietly, spawn_holders, total
 from conformance.cluster.faults import NODE_KEY, NODE_NAME_ENV, POOL_KEY, ROLES, ClusterUtilsFaultDriver, NodeRef
 from conformance.cluster.manager import ClusterHandle, ClusterShape, detection_args, patched_environ, shape_node_labels
+from conformance.run.check_context import CheckContext
 from conformance.run.clock import Clock
 from conformance.run.state import stash_of
 from conformance.run.vendor_calls import VendorHang, bounded_call
@@ -72,7 +73,7 @@ def node_shape(manifest: Any, manager: type | None = None) -> ClusterShape:
     base = device_node_envs(manifest, manager)
     env = [{**base[i % len(base)], NODE_NAME_ENV: role} for i, role in enumerate(ROLES)]
     labels = [{NODE_KEY: "head"}, {POOL_KEY: "x", NODE_KEY: "b"}, {POOL_KEY: "x", NODE_KEY: "c"}]
-    return ClusterShape(name=SHAPE_NAME, nodes=len(ROLES), system_config=dict(B.FAST_HEALTH_CHECK),
+    return ClusterShape(name=SHAPE_NAME, nodes=len(ROLES), system_config=dict(FAST_HEALTH_CHECK),
                         node_env=env, node_labels=labels)
 
 
@@ -151,7 +152,7 @@ class NodeLab:
         self.handle.cluster.remove_node(self.handle.node_handles[i], allow_graceful=False)
 
     def wait_gone(self, clock: Clock, role: str, node_id: str, count: float, total_before: float,
-                  bound_s: float = B.NODE_GONE_S) -> float:
+                  bound_s: float) -> float:
         """Until the node is dead in the view, the total dropped by its count, its labels gone."""
         seen: list[str] = []
 
@@ -185,30 +186,40 @@ class NodeLab:
         self.handle.node_handles[i] = added
         return added
 
-    def ensure_layout(self, clock: Clock) -> None:
-        """Bring back roles an earlier check killed, then require devices on every role."""
+    def ensure_layout(self, clock: Clock, rejoin_s: float, release_s: float) -> None:
+        """Bring back roles an earlier check killed (within `rejoin_s`), then require devices on
+        every role, all free (within `release_s`)."""
         missing = [r for r in ROLES if r not in self.alive()]
         for role in missing:
             self.rejoin(role)
-        clock.wait_for(lambda: all(r in self.alive() for r in ROLES), f"nodes {missing} to rejoin", B.REJOIN_S)
+        clock.wait_for(lambda: all(r in self.alive() for r in ROLES), f"nodes {missing} to rejoin", rejoin_s)
         empty = [r for r, n in self.alive().items() if n.get("Resources", {}).get(self.resource, 0) < 1]
         if empty:
             raise clock.fail(f"node(s) {empty} advertise no {self.resource}; node scenarios need devices on every node")
         clock.wait_for(lambda: available(self.resource) >= total(self.resource) - 1e-9,
-                       "every device to be free before the scenario", B.DEVICE_RELEASE_S)
+                       "every device to be free before the scenario", release_s)
 
 
-def fill(clock: Clock, dev: DeviceNode, what: str) -> list[Any]:
-    """Blockers holding every device of a node, so that placement elsewhere is forced."""
+def restore_layout(ctx: CheckContext, lab: NodeLab) -> None:
+    """Roles an earlier check killed rejoin, every device free, within the check's rejoin_s and
+    device_release_s (the setup of a node scenario)."""
+    rejoin_s, release_s = float(ctx.param("rejoin_s")), float(ctx.param("device_release_s"))
+    lab.ensure_layout(Clock("setup", "restore the node layout", rejoin_s + 2 * release_s), rejoin_s, release_s)
+
+
+def fill(clock: Clock, dev: DeviceNode, what: str, ready_s: float) -> list[Any]:
+    """Blockers holding every device of a node (answering within `ready_s`), so that placement
+    elsewhere is forced."""
     blockers = spawn_holders(dev, dev.count)
-    clock.get([b.state.remote() for b in blockers], f"blockers to fill node {what}", B.ACTOR_READY_S)
+    clock.get([b.state.remote() for b in blockers], f"blockers to fill node {what}", ready_s)
     return blockers
 
 
-def release(clock: Clock, blockers: list[Any], dev: DeviceNode, what: str) -> None:
+def release(clock: Clock, blockers: list[Any], dev: DeviceNode, what: str, release_s: float) -> None:
+    """End the blockers; their node's devices must be free again within `release_s`."""
     kill_quietly(blockers)
     clock.wait_for(lambda: available(dev.resource, dev.node_id) >= dev.count - 1e-9,
-                   f"node {what}'s devices to be free after its blockers ended", B.DEVICE_RELEASE_S)
+                   f"node {what}'s devices to be free after its blockers ended", release_s)
 
 
 def labels_match(labels: dict[str, str], selector: dict[str, str]) -> bool:

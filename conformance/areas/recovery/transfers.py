@@ -25,11 +25,12 @@ constant (ray_constants.RDT_FETCH_FAIL_TIMEOUT_SECONDS, read at use time) for ea
 """
 from __future__ import annotations
 
+import functools
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Iterator
 
-from conformance.areas.recovery import bounds as B
 from conformance.cluster.manager import ClusterShape
 from conformance.rdt import transfer
 from conformance.rdt.pool import destroy_group, make_group, pair_node, start_endpoints
@@ -37,6 +38,7 @@ from conformance.rdt.registration import TransportSetup
 from conformance.run.clock import Clock
 
 TIMEOUT_ENV = "RAY_rdt_fetch_fail_timeout_milliseconds"
+FETCH_TIMEOUT_CHECK = "FR-014"   # the check whose requirement states the shape's lowered timeout
 SHAPE_NAME = "recovery-transfers"
 SMALL_BYTES = 1024 * 1024
 LARGE_BYTES_CAP = 64 * 1024 * 1024
@@ -48,11 +50,26 @@ def large_bytes() -> int:
     return min(max_bytes(), LARGE_BYTES_CAP)
 
 
+def shape_fetch_timeout_s() -> float:
+    """The RDT fetch timeout of the transfer shape: FR-014's `rdt_fetch_timeout_s`, the check
+    whose requirement states it ("lowered to 5 s"). A shape resolves outside any check (the run
+    orders its checks by shape), so it reads the checklist in force; every transfer check reads
+    the same value as its own param."""
+    from conformance.catalog.data import checklist_path
+    return _fetch_timeout_at(str(checklist_path()))
+
+
+@functools.lru_cache(maxsize=4)
+def _fetch_timeout_at(path: str) -> float:
+    from conformance.catalog.data import load_checklist
+    return float(load_checklist(Path(path)).by_id()[FETCH_TIMEOUT_CHECK].param("rdt_fetch_timeout_s"))
+
+
 def transfer_shape(manifest: Any) -> ClusterShape:
     """The manifest's nodes with a short RDT fetch timeout in every node's environment."""
     c = manifest.cluster
     env = [{**(c["node_env"][i] if i < len(c["node_env"]) else {}),
-            TIMEOUT_ENV: str(int(B.RDT_FETCH_TIMEOUT_S * 1000))} for i in range(c["nodes"])]
+            TIMEOUT_ENV: str(int(shape_fetch_timeout_s() * 1000))} for i in range(c["nodes"])]
     return ClusterShape(name=SHAPE_NAME, node_env=env)
 
 
@@ -83,17 +100,18 @@ class Pair:
         return [self.src, self.dst, *self.extra]
 
 
-def start_peers(clock: Clock, x: TransportSetup, resource: str, n: int = 2, **options: Any) -> list[Any]:
+def start_peers(clock: Clock, x: TransportSetup, resource: str, n: int, ready_s: float, **options: Any) -> list[Any]:
     """n endpoints on one node (conformance.rdt.pool.pair_node, unless `options` pin them
-    elsewhere), answering within the area's actor_ready_s; no collective group (`make_group`)."""
+    elsewhere), answering within `ready_s` (the check's actor_ready_s); no collective group
+    (`make_group`)."""
     eps = start_endpoints(x, resource, device=x.device, nodes=[pair_node(x, resource)] * n, group=False,
-                          ready=lambda refs, what: clock.get(refs, what, B.ACTOR_READY_S),
+                          ready=lambda refs, what: clock.get(refs, what, ready_s),
                           what=f"{n} transfer peers to start", **options)
     return eps.actors
 
 
-def start_pair(clock: Clock, x: TransportSetup, resource: str, **options: Any) -> Pair:
-    src, dst = start_peers(clock, x, resource, 2, **options)
+def start_pair(clock: Clock, x: TransportSetup, resource: str, ready_s: float, **options: Any) -> Pair:
+    src, dst = start_peers(clock, x, resource, 2, ready_s, **options)
     return Pair(src, dst, make_group(x, [src, dst]))
 
 
@@ -106,19 +124,21 @@ def end_pair(pair: Pair | None) -> None:
 
 
 # ---------------------------------------------------------------------------------- transfers
-def produce(clock: Clock, x: TransportSetup, src: Any, nbytes: int, seed: int) -> Any:
-    """Run the producer and wait until its result exists (so a later kill is 'before fetch')."""
+def produce(clock: Clock, x: TransportSetup, src: Any, nbytes: int, seed: int, bound_s: float) -> Any:
+    """Run the producer and wait until its result exists (so a later kill is 'before fetch'),
+    within `bound_s` (the check's transfer_error_s)."""
     import ray
 
     ref = transfer.produce(src, x.fault_name, nbytes, seed)
     clock.wait_for(lambda: ray.wait([ref], timeout=0.5)[0], f"the producer of {nbytes} bytes to finish",  # knob: polling slice
-                   B.TRANSFER_ERROR_S, poll_s=0.0)
+                   bound_s, poll_s=0.0)
     return ref
 
 
-def roundtrip(clock: Clock, x: TransportSetup, src: Any, dst: Any, nbytes: int, seed: int, what: str) -> None:
-    """A transfer that must work: bit-exact within TRANSFER_ERROR_S."""
-    transfer.roundtrip(clock, x.fault_name, src, dst, nbytes, seed, what, B.TRANSFER_ERROR_S)
+def roundtrip(clock: Clock, x: TransportSetup, src: Any, dst: Any, nbytes: int, seed: int, what: str,
+              bound_s: float) -> None:
+    """A transfer that must work: bit-exact within `bound_s` (the check's transfer_error_s)."""
+    transfer.roundtrip(clock, x.fault_name, src, dst, nbytes, seed, what, bound_s)
 
 
 def calls(clock: Clock, actor: Any, name: str, what: str) -> list[dict[str, Any]]:

@@ -13,10 +13,9 @@ from typing import Any
 
 import pytest
 
-from conformance.areas.recovery import bounds as B
 from conformance.areas.recovery.actors import crash_first_attempt
 from conformance.areas.recovery.audit import audit, holder_problems
-from conformance.areas.recovery.context import RecoveryCtx
+from conformance.areas.recovery.context import DeviceRecoveryCtx, RecoveryCtx
 from conformance.areas.recovery.devices import (
     census,
     first_device_node,
@@ -31,12 +30,10 @@ from conformance.areas.recovery.devices import (
     wait_restarted,
     wait_view_shows_held,
 )
-from conformance.areas.recovery.scenario import scenario
-from conformance.cluster.manager import ClusterShape, ClusterStartError
+from conformance.cluster.manager import ClusterStartError
 from conformance.cluster.requests import demand
 from conformance.report.judges import judge
 from conformance.run.clock import Clock
-from conformance.run.fixtures import use_cluster, wait_devices_released
 
 pytestmark = pytest.mark.cluster("recovery-devices")
 
@@ -46,48 +43,34 @@ def _ray() -> Any:
     return ray
 
 
-@pytest.fixture
-def rc(conformance_run: Any, manifest: Any, accelerator_manager: type, cluster: Any,
-       check_metrics: dict[str, Any]) -> Any:
-    dev = first_device_node(manifest, accelerator_manager)
-    if dev is None:
-        pytest.fail(f"no node advertises the {manifest.resource_name} resource; no device can fail over",
-                    pytrace=False)
-    wait_devices_released(dev.resource, B.DEVICE_RELEASE_S)
-    check_metrics["node"] = dev.node_id[:8]
-    check_metrics["devices_on_node"] = dev.count
-    yield RecoveryCtx(conformance_run, check_metrics, dev)
-    # A scenario's devices must all be back before the next one (a leak fails here at the latest).
-    wait_devices_released(dev.resource, B.DEVICE_RELEASE_S)
-
-
 def assert_clean(clock: Clock, problems: list[str], when: str) -> None:
     if problems:
         raise clock.fail(f"{when}: " + "; ".join(problems[:6]))
 
 
-def kill_then_reuse(rc: RecoveryCtx, check: str, how: str) -> None:
+def kill_then_reuse(rc: DeviceRecoveryCtx, how: str) -> None:
     """All devices of a node held; one holder dies (`how`); its device returns and is reusable."""
-    ray, dev = _ray(), rc.dev
+    ray, dev = _ray(), rc.node
+    ready_s, release_s = rc.param("actor_ready_s"), rc.param("device_release_s")
     holders: list[Any] = []
-    with rc.scenario(check, f"{how}-holder-then-reuse", B.SCENARIO_BOUND_S[check]) as clock:
+    with rc.timed(f"{how}-holder-then-reuse", rc.bound()) as clock:
         try:
             holders = spawn_holders(dev, dev.count)
-            before, universe = census(clock, dev, holders, B.ACTOR_READY_S)
+            before, universe = census(clock, dev, holders, ready_s)
             clock.mark("all devices held")
             victim = holders[0]
-            free_before = wait_view_shows_held(clock, dev, len(holders), B.DEVICE_RELEASE_S)
+            free_before = wait_view_shows_held(clock, dev, len(holders), release_s)
             if how == "kill":
                 ray.kill(victim)
             else:
                 rc.metrics["crash_error"] = wait_dead(clock, victim.crash.remote(),
-                                                      "the crashing holder's call to fail", B.DEVICE_RELEASE_S)
+                                                      "the crashing holder's call to fail", release_s)
             wait_free(clock, dev.resource, free_before + 1,
                       f"the device {before[0]['assigned']} of the {how}ed holder to return to the pool",
-                      B.DEVICE_RELEASE_S, dev.node_id)
+                      release_s, dev.node_id)
             rc.metrics["release_s"] = clock.mark("device released")
             holders += spawn_holders(dev, 1)
-            new = states(clock, holders[-1:], "a new holder to start on the released device", B.ACTOR_READY_S)[0]
+            new = states(clock, holders[-1:], "a new holder to start on the released device", ready_s)[0]
             rc.metrics["reuse_s"] = clock.mark("device reused")
             live = before[1:] + [new]
             assert_clean(clock, holder_problems(new, dev.env_var, 1, universe, "new holder")
@@ -97,32 +80,34 @@ def kill_then_reuse(rc: RecoveryCtx, check: str, how: str) -> None:
 
 
 @pytest.mark.check("FR-001")
-def test_killed_actor_returns_its_device(rc: RecoveryCtx) -> None:
-    kill_then_reuse(rc, "FR-001", "kill")
+def test_killed_actor_returns_its_device(recovery_ctx: DeviceRecoveryCtx) -> None:
+    kill_then_reuse(recovery_ctx, "kill")
 
 
 @pytest.mark.check("FR-002")
-def test_crashed_actor_returns_its_device(rc: RecoveryCtx) -> None:
-    kill_then_reuse(rc, "FR-002", "crash")
+def test_crashed_actor_returns_its_device(recovery_ctx: DeviceRecoveryCtx) -> None:
+    kill_then_reuse(recovery_ctx, "crash")
 
 
 @pytest.mark.check("FR-003")
-def test_restarted_actor_holds_a_device_again(rc: RecoveryCtx) -> None:
-    dev = rc.dev
+def test_restarted_actor_holds_a_device_again(recovery_ctx: DeviceRecoveryCtx) -> None:
+    rc = recovery_ctx
+    dev = rc.node
     ray = _ray()
+    ready_s, release_s = rc.param("actor_ready_s"), rc.param("device_release_s")
     holders: list[Any] = []
-    with rc.scenario("FR-003", "crash-and-kill-restartable-holder", B.SCENARIO_BOUND_S["FR-003"]) as clock:
+    with rc.timed("crash-and-kill-restartable-holder", rc.bound()) as clock:
         try:
             holders = spawn_holders(dev, 1, max_restarts=2) + spawn_holders(dev, dev.count - 1)
-            before, universe = census(clock, dev, holders, B.ACTOR_READY_S)
+            before, universe = census(clock, dev, holders, ready_s)
             current = before[0]
             for cause in ("crash", "ray.kill(no_restart=False)"):
                 if cause == "crash":
-                    wait_dead(clock, holders[0].crash.remote(), "the crashing call to fail", B.DEVICE_RELEASE_S)
+                    wait_dead(clock, holders[0].crash.remote(), "the crashing call to fail", release_s)
                 else:
                     ray.kill(holders[0], no_restart=False)
                 current = wait_restarted(clock, holders[0], current["pid"],
-                                         f"the holder to come back after {cause}", B.ACTOR_READY_S)
+                                         f"the holder to come back after {cause}", ready_s)
                 rc.metrics[f"restart_after_{cause.split('(')[0]}_s"] = clock.mark(f"restarted after {cause}")
                 problems = holder_problems(current, dev.env_var, 1, universe, f"holder restarted after {cause}")
                 if current.get("restarted") is False:
@@ -134,15 +119,16 @@ def test_restarted_actor_holds_a_device_again(rc: RecoveryCtx) -> None:
 
 
 @pytest.mark.check("FR-004")
-def test_restart_storm_keeps_ids_disjoint(rc: RecoveryCtx) -> None:
-    dev = rc.dev
+def test_restart_storm_keeps_ids_disjoint(recovery_ctx: DeviceRecoveryCtx) -> None:
+    rc = recovery_ctx
+    dev = rc.node
     ray = _ray()
-    rounds = B.STRESS_ROUNDS
+    rounds, round_s = rc.param("stress_rounds"), rc.param("stress_round_s")
     holders: list[Any] = []
-    with rc.scenario("FR-004", f"{rounds}-rounds-of-kills-and-crashes", B.SCENARIO_BOUND_S["FR-004"]) as clock:
+    with rc.timed(f"{rounds}-rounds-of-kills-and-crashes", rc.bound()) as clock:
         try:
             holders = spawn_holders(dev, dev.count, max_restarts=rounds)
-            current, universe = census(clock, dev, holders, B.ACTOR_READY_S)
+            current, universe = census(clock, dev, holders, rc.param("actor_ready_s"))
             round_times = []
             for r in range(rounds):
                 start = clock.elapsed()
@@ -153,7 +139,7 @@ def test_restart_storm_keeps_ids_disjoint(rc: RecoveryCtx) -> None:
                         holders[i].crash.remote()
                     else:
                         ray.kill(holders[i], no_restart=False)
-                round_end = start + B.STRESS_ROUND_S
+                round_end = start + round_s
                 for i in victims:
                     current[i] = wait_restarted(clock, holders[i], current[i]["pid"],
                                                 f"round {r + 1}: holder {i} to come back after {cause}",
@@ -169,20 +155,22 @@ def test_restart_storm_keeps_ids_disjoint(rc: RecoveryCtx) -> None:
 
 
 @pytest.mark.check("FR-005")
-def test_retried_task_gets_a_valid_device(rc: RecoveryCtx) -> None:
-    dev = rc.dev
+def test_retried_task_gets_a_valid_device(recovery_ctx: DeviceRecoveryCtx) -> None:
+    rc = recovery_ctx
+    dev = rc.node
     ray = _ray()
+    ready_s = rc.param("actor_ready_s")
     holders: list[Any] = []
     ledger = None
-    with rc.scenario("FR-005", "task-worker-crash-then-retry", B.SCENARIO_BOUND_S["FR-005"]) as clock:
+    with rc.timed("task-worker-crash-then-retry", rc.bound()) as clock:
         try:
             holders = spawn_holders(dev, dev.count - 1)
-            others = states(clock, holders, "holders of the other devices to start", B.ACTOR_READY_S)
+            others = states(clock, holders, "holders of the other devices to start", ready_s)
             ledger = make_ledger()
             task = ray.remote(crash_first_attempt).options(
                 num_cpus=0, **demand(dev.resource, 1), max_retries=2, scheduling_strategy=pinned(dev.node_id))
             result = clock.get(task.remote(ledger, *dev.probe_args),
-                               "the retried task's result (its first worker crashed)", B.ACTOR_READY_S)
+                               "the retried task's result (its first worker crashed)", ready_s)
             rc.metrics["retry_done_s"] = clock.mark("retry returned")
             attempts = clock.get(ledger.history.remote(), "the attempt ledger", 10)
             crashed = attempts[0]
@@ -212,36 +200,34 @@ def node_signature(resource: str) -> list[tuple[Any, ...]]:
 
 @pytest.mark.cluster("recovery-restart")
 @pytest.mark.check("FR-006")
-def test_fresh_start_in_same_process_detects_same_devices(conformance_run: Any, manifest: Any,
-                                                            accelerator_manager: type, cluster: Any,
-                                                            cluster_shape: ClusterShape,
-                                                            check_metrics: dict[str, Any],
-                                                            check_params: dict[str, Any]) -> None:
+def test_fresh_start_in_same_process_detects_same_devices(recovery_ctx: RecoveryCtx) -> None:
+    ctx = recovery_ctx
+    manifest, metrics = ctx.manifest, ctx.metrics
     resource = manifest.resource_name
-    with scenario(conformance_run, check_metrics, "FR-006", "shutdown-then-fresh-start",
-                  B.SCENARIO_BOUND_S["FR-006"]) as clock:
+    ready_s, release_s = ctx.param("actor_ready_s"), ctx.param("device_release_s")
+    with ctx.timed("shutdown-then-fresh-start", ctx.bound()) as clock:
         before = node_signature(resource)
-        check_metrics["before"] = [list(map(str, s)) for s in before]
+        metrics["before"] = [list(map(str, s)) for s in before]
         try:
-            use_cluster(conformance_run, cluster_shape, fresh=True)   # ray.shutdown(), then a fresh start here
+            ctx.use_cluster(ctx.shape, fresh=True)   # ray.shutdown(), then a fresh start here
         except ClusterStartError as exc:
             raise clock.fail(f"the fresh start failed: {exc}") from None
-        check_metrics["restart_s"] = clock.mark("fresh cluster up")
-        verdict = judge("FR-006", check_metrics, check_params)
+        metrics["restart_s"] = clock.mark("fresh cluster up")
+        verdict = judge("FR-006", metrics, dict(ctx.check.params))
         if verdict.outcome != "pass":
             raise clock.fail(str(verdict.reason))
         after = node_signature(resource)
-        check_metrics["after"] = [list(map(str, s)) for s in after]
+        metrics["after"] = [list(map(str, s)) for s in after]
         if after != before:
             raise clock.fail(f"after a fresh start the nodes advertise {after}; before the shutdown: {before}")
-        dev = first_device_node(manifest, accelerator_manager)
+        dev = first_device_node(manifest, ctx.manager())
         if dev is None:
             raise clock.fail(f"after a fresh start no node advertises {resource}")
         holders = spawn_holders(dev, 1)
         try:
-            s = states(clock, holders, "a holder on the fresh cluster", B.ACTOR_READY_S)[0]
+            s = states(clock, holders, "a holder on the fresh cluster", ready_s)[0]
             assert_clean(clock, holder_problems(s, dev.env_var, 1, None, "holder on the fresh cluster"),
                          "on the fresh cluster")
         finally:
             kill_quietly(holders)
-        wait_all_free(clock, resource, "devices free again on the fresh cluster", B.DEVICE_RELEASE_S)
+        wait_all_free(clock, resource, "devices free again on the fresh cluster", release_s)

@@ -13,16 +13,13 @@ from typing import Any
 
 import pytest
 
-from conformance.areas.recovery import bounds as B
 from conformance.areas.recovery.actors import hold_until
 from conformance.areas.recovery.audit import holder_problems
+from conformance.areas.recovery.context import NodeRecoveryCtx
 from conformance.areas.recovery.devices import kill_quietly, make_ledger, spawn_holders, states, total, wait_dead, wait_restarted
-from conformance.areas.recovery.nodes import NODE_KEY, ROLES, NodeLab, fill, known_nodes, labels_match, release, signature
-from conformance.areas.recovery.scenario import scenario
-from conformance.cluster.manager import ClusterShape
+from conformance.areas.recovery.nodes import fill, labels_match, release, signature
 from conformance.cluster.requests import demand
 from conformance.run.clock import Clock
-from conformance.run.fixtures import not_applicable, partitioning_driver
 from conformance.run.timeouts import CheckTimeout
 
 pytestmark = pytest.mark.cluster("recovery-nodes")
@@ -34,39 +31,12 @@ def _ray() -> Any:
     return ray
 
 
-class Ctx:
-    """A node check's run, metrics and lab."""
-
-    def __init__(self, run: Any, metrics: dict[str, Any], lab: NodeLab) -> None:
-        self.run, self.metrics, self.lab = run, metrics, lab
-
-    def scenario(self, check: str, name: str, bound_s: float) -> Any:
-        return scenario(self.run, self.metrics, check, name, bound_s)
-
-
-@pytest.fixture
-def nc(conformance_run: Any, manifest: Any, accelerator_manager: type, cluster_shape: ClusterShape, cluster: Any,
-       check_metrics: dict[str, Any]) -> Ctx:
-    # With --conformance-ray-address the shape is the vendor's cluster as it is, and its fault
-    # driver (without one the shape is not applicable: conformance.cluster.shapes.remote_reason).
-    driver = conformance_run.fault_driver() if conformance_run.ray_address else None
-    lab = NodeLab(cluster, manifest, accelerator_manager, cluster_shape, driver,
-                  refs=known_nodes(conformance_run))
-    if driver is not None:
-        unknown = [r for r in ROLES if r not in lab.alive() and r not in lab.refs]
-        if unknown:
-            not_applicable(f"no live node labelled {NODE_KEY}={'|'.join(unknown)}: on a --ray-address cluster the "
-                           f"nodes the fault driver may fail carry the roles {', '.join(ROLES)} as labels")
-    lab.ensure_layout(Clock("setup", "restore the node layout", B.REJOIN_S + 2 * B.DEVICE_RELEASE_S))
-    return Ctx(conformance_run, check_metrics, lab)
-
-
 def assert_clean(clock: Clock, problems: list[str], when: str) -> None:
     if problems:
         raise clock.fail(f"{when}: " + "; ".join(problems[:6]))
 
 
-def survivor_states(clock: Clock, holders: list[Any]) -> list[Any]:
+def survivor_states(clock: Clock, holders: list[Any], ready_s: float) -> list[Any]:
     """Each holder's state, or why it did not answer (a dead survivor must not end the check early)."""
     from conformance.rdt.transfer import first_line
     from conformance.run.waits import bounded_get
@@ -74,7 +44,7 @@ def survivor_states(clock: Clock, holders: list[Any]) -> list[Any]:
     out: list[Any] = []
     for h in holders:
         try:
-            out.append(bounded_get(h.state.remote(), min(B.ACTOR_READY_S, max(clock.remaining(), 1.0)), "state"))
+            out.append(bounded_get(h.state.remote(), min(ready_s, max(clock.remaining(), 1.0)), "state"))
         except CheckTimeout:
             raise
         except Exception as exc:  # noqa: BLE001 - the finding
@@ -90,28 +60,30 @@ def node_labels_of(node_id: str) -> dict[str, str]:
 
 
 @pytest.mark.check("FR-007")
-def test_dead_node_leaves_view_and_survivors_keep_running(nc: Ctx) -> None:
+def test_dead_node_leaves_view_and_survivors_keep_running(recovery_ctx: NodeRecoveryCtx) -> None:
+    nc = recovery_ctx
     lab = nc.lab
     holders: dict[str, Any] = {}
-    with nc.scenario("FR-007", "hard-kill-node-b", B.SCENARIO_BOUND_S["FR-007"]) as clock:
+    with nc.timed("hard-kill-node-b", nc.bound()) as clock:
         try:
             for role in ("head", "b", "c"):
                 holders[role] = spawn_holders(lab.dev(role), 1)[0]
             before = dict(zip(holders, states(clock, list(holders.values()), "one holder per node to start",
-                                              B.ACTOR_READY_S)))
+                                              nc.param("actor_ready_s"))))
             in_flight = holders["b"].busy.remote(LONG_S)
             b = lab.dev("b")
             total_before = total(lab.resource)
             nc.metrics["node_b_devices"] = b.count
             lab.kill("b")
-            nc.metrics["gone_s"] = lab.wait_gone(clock, "b", b.node_id, b.count, total_before)
+            nc.metrics["gone_s"] = lab.wait_gone(clock, "b", b.node_id, b.count, total_before,
+                                                 nc.param("node_gone_s"))
             nc.metrics["in_flight_call_error"] = wait_dead(clock, in_flight, "the call in flight on node b to fail",
-                                                           B.NODE_GONE_S)
+                                                           nc.param("node_gone_s"))
             nc.metrics["call_failed_s"] = clock.mark("in-flight call failed")
             survivors = ["head", "c"]
-            watch_end = clock.elapsed() + B.SURVIVOR_WATCH_S
+            watch_end = clock.elapsed() + nc.param("survivor_watch_s")
             while True:   # a survivor that fate-shares with the dead node may go down a little later
-                after = survivor_states(clock, [holders[r] for r in survivors])
+                after = survivor_states(clock, [holders[r] for r in survivors], nc.param("actor_ready_s"))
                 problems = []
                 for role, s in zip(survivors, after):
                     old = before[role]
@@ -126,26 +98,27 @@ def test_dead_node_leaves_view_and_survivors_keep_running(nc: Ctx) -> None:
                 if clock.elapsed() >= watch_end:
                     break
                 time.sleep(0.5)
-            nc.metrics["survivors_watched_s"] = B.SURVIVOR_WATCH_S
+            nc.metrics["survivors_watched_s"] = nc.param("survivor_watch_s")
         finally:
             kill_quietly(list(holders.values()))
 
 
 @pytest.mark.check("FR-008")
-def test_label_selected_work_moves_to_surviving_matching_node(nc: Ctx) -> None:
+def test_label_selected_work_moves_to_surviving_matching_node(recovery_ctx: NodeRecoveryCtx) -> None:
+    nc = recovery_ctx
     lab = nc.lab
     ray = _ray()
     blockers: list[Any] = []
     actors: list[Any] = []
     ledger, task_ref = None, None
-    with nc.scenario("FR-008", "reschedule-pool-work-from-b-to-c", B.SCENARIO_BOUND_S["FR-008"]) as clock:
+    with nc.timed("reschedule-pool-work-from-b-to-c", nc.bound()) as clock:
         try:
             b, c = lab.dev("b"), lab.dev("c")
             selector = lab.selector()
             nc.metrics["selector"] = selector
-            blockers = fill(clock, c, "c")          # so that the pool work has to start on b
+            blockers = fill(clock, c, "c", nc.param("actor_ready_s"))  # so that the pool work has to start on b
             actors = spawn_holders(b, 1, max_restarts=2, label_selector=selector)
-            first = states(clock, actors, "the pool actor to start", B.ACTOR_READY_S)[0]
+            first = states(clock, actors, "the pool actor to start", nc.param("actor_ready_s"))[0]
             if first["node_id"] != b.node_id:
                 raise clock.fail(f"with node c full, the pool actor started on {first['node_id'][:8]}, not on b")
             with_task = b.count >= 2  # knob: structure: the task needs a device beside the actor's
@@ -155,20 +128,20 @@ def test_label_selected_work_moves_to_surviving_matching_node(nc: Ctx) -> None:
                                                       label_selector=selector)
                 task_ref = task.remote(ledger, *b.probe_args, LONG_S)
                 attempts = clock.wait_for(lambda: ray.get(ledger.history.remote(), timeout=10),  # knob: hang guard of one ledger read
-                                          "the pool task to start", B.ACTOR_READY_S, poll_s=0.2)
+                                          "the pool task to start", nc.param("actor_ready_s"), poll_s=0.2)
                 if attempts[0]["node_id"] != b.node_id:
                     raise clock.fail(f"with node c full, the pool task started on {attempts[0]['node_id'][:8]}")
             else:
                 nc.metrics["task"] = "skipped: node b has 1 device (the actor holds it)"
-            release(clock, blockers, c, "c")
+            release(clock, blockers, c, "c", nc.param("device_release_s"))
             total_before = total(lab.resource)
             lab.kill("b")
-            lab.wait_gone(clock, "b", b.node_id, b.count, total_before)
-            moved = wait_restarted(clock, actors[0], first["pid"], "the pool actor to run again", B.RESCHEDULE_S)
+            lab.wait_gone(clock, "b", b.node_id, b.count, total_before, nc.param("node_gone_s"))
+            moved = wait_restarted(clock, actors[0], first["pid"], "the pool actor to run again", nc.param("reschedule_s"))
             nc.metrics["actor_moved_s"] = clock.mark("actor rescheduled")
             results = [("pool actor", moved)]
             if with_task:
-                done = clock.get(task_ref, "the pool task to finish on retry", B.RESCHEDULE_S)
+                done = clock.get(task_ref, "the pool task to finish on retry", nc.param("reschedule_s"))
                 nc.metrics["task_moved_s"] = clock.mark("task retried")
                 results.append(("pool task", done))
             problems = []
@@ -193,25 +166,26 @@ def test_label_selected_work_moves_to_surviving_matching_node(nc: Ctx) -> None:
 
 
 @pytest.mark.check("FR-009")
-def test_work_without_matching_survivor_stays_pending(nc: Ctx) -> None:
+def test_work_without_matching_survivor_stays_pending(recovery_ctx: NodeRecoveryCtx) -> None:
+    nc = recovery_ctx
     lab = nc.lab
     ray = _ray()
     from ray.exceptions import ActorUnavailableError, GetTimeoutError, RayActorError
 
     actors: list[Any] = []
-    with nc.scenario("FR-009", "pin-to-b-kill-b-wait-then-rejoin", B.SCENARIO_BOUND_S["FR-009"]) as clock:
+    with nc.timed("pin-to-b-kill-b-wait-then-rejoin", nc.bound()) as clock:
         try:
             b = lab.dev("b")
             selector = lab.selector("b")
             actors = spawn_holders(b, 1, max_restarts=2, label_selector=selector)
-            first = states(clock, actors, "the actor pinned to b by label", B.ACTOR_READY_S)[0]
+            first = states(clock, actors, "the actor pinned to b by label", nc.param("actor_ready_s"))[0]
             total_before = total(lab.resource)
             lab.kill("b")
-            lab.wait_gone(clock, "b", b.node_id, b.count, total_before)
+            lab.wait_gone(clock, "b", b.node_id, b.count, total_before, nc.param("node_gone_s"))
             window_start = clock.elapsed()
             seen: list[str] = []
             pending = actors[0].state.remote()
-            while clock.elapsed() - window_start < B.PENDING_WINDOW_S:
+            while clock.elapsed() - window_start < nc.param("pending_window_s"):
                 try:
                     s = ray.get(pending, timeout=0.5)  # knob: polling slice of the pending window
                 except GetTimeoutError:
@@ -225,11 +199,11 @@ def test_work_without_matching_survivor_stays_pending(nc: Ctx) -> None:
                                      "instead of waiting for a matching node") from None
                 raise clock.fail(f"the actor pinned to node b by label ran on node {s['node_id'][:8]} "
                                  f"(labels {node_labels_of(s['node_id'])}) while no node matched {selector}")
-            nc.metrics["pending_window_s"] = B.PENDING_WINDOW_S
+            nc.metrics["pending_window_s"] = nc.param("pending_window_s")
             nc.metrics["transient_errors"] = sorted(set(seen))
             lab.rejoin("b")
             back = wait_restarted(clock, actors[0], first["pid"], "the pending actor to run on the rejoined node b",
-                                  B.REJOIN_S)
+                                  nc.param("rejoin_s"))
             nc.metrics["ran_after_rejoin_s"] = clock.mark("ran on the rejoined node")
             labels = node_labels_of(back["node_id"])
             problems = [] if labels_match(labels, selector) else [
@@ -241,7 +215,8 @@ def test_work_without_matching_survivor_stays_pending(nc: Ctx) -> None:
 
 
 @pytest.mark.check("FR-010")
-def test_placement_group_bundle_is_rescheduled(nc: Ctx) -> None:
+def test_placement_group_bundle_is_rescheduled(recovery_ctx: NodeRecoveryCtx) -> None:
+    nc = recovery_ctx
     lab = nc.lab
     from ray.util.placement_group import placement_group, placement_group_table, remove_placement_group
     from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
@@ -249,12 +224,12 @@ def test_placement_group_bundle_is_rescheduled(nc: Ctx) -> None:
     blockers: list[Any] = []
     actors: list[Any] = []
     pg = None
-    with nc.scenario("FR-010", "strict-spread-bundle-on-b-lost", B.SCENARIO_BOUND_S["FR-010"]) as clock:
+    with nc.timed("strict-spread-bundle-on-b-lost", nc.bound()) as clock:
         try:
             head, b, c = lab.dev("head"), lab.dev("b"), lab.dev("c")
-            blockers = fill(clock, head, "head")    # so that the two bundles land on b and c
+            blockers = fill(clock, head, "head", nc.param("actor_ready_s"))  # so that the two bundles land on b and c
             pg = placement_group([{lab.resource: 1}, {lab.resource: 1}], strategy="STRICT_SPREAD")
-            clock.get(pg.ready(), "the placement group to be created", B.ACTOR_READY_S)
+            clock.get(pg.ready(), "the placement group to be created", nc.param("actor_ready_s"))
             placed = dict(placement_group_table(pg)["bundles_to_node_id"])
             if sorted(placed.values()) != sorted([b.node_id, c.node_id]):
                 raise clock.fail(f"with the head full the bundles were placed on {placed}, not on b and c")
@@ -263,11 +238,11 @@ def test_placement_group_bundle_is_rescheduled(nc: Ctx) -> None:
             for i in (0, 1):
                 actors += spawn_holders(b, 1, max_restarts=2, scheduling_strategy=PlacementGroupSchedulingStrategy(
                     placement_group=pg, placement_group_bundle_index=i))
-            before = states(clock, actors, "an actor in each bundle", B.ACTOR_READY_S)
-            release(clock, blockers, head, "head")
+            before = states(clock, actors, "an actor in each bundle", nc.param("actor_ready_s"))
+            release(clock, blockers, head, "head", nc.param("device_release_s"))
             total_before = total(lab.resource)
             lab.kill("b")
-            lab.wait_gone(clock, "b", b.node_id, b.count, total_before)
+            lab.wait_gone(clock, "b", b.node_id, b.count, total_before, nc.param("node_gone_s"))
             states_seen: list[str] = []
 
             def rescheduled() -> dict[str, Any] | None:
@@ -279,14 +254,14 @@ def test_placement_group_bundle_is_rescheduled(nc: Ctx) -> None:
                 return None
 
             table = clock.wait_for(rescheduled, "the lost bundle to be placed again (group CREATED)",
-                                   B.PG_RESCHEDULE_S, poll_s=0.2,
+                                   nc.param("pg_reschedule_s"), poll_s=0.2,
                                    explain=lambda: f"states {sorted(set(states_seen))}")
             nc.metrics["pg_rescheduled_s"] = clock.mark("bundle rescheduled")
             nc.metrics["pg_states_seen"] = sorted(set(states_seen))
             new_node = table["bundles_to_node_id"][lost]
             moved = wait_restarted(clock, actors[lost], before[lost]["pid"], "the lost bundle's actor to run again",
-                                   B.PG_RESCHEDULE_S)
-            survivor = states(clock, [actors[kept]], "the surviving bundle's actor", B.ACTOR_READY_S)[0]
+                                   nc.param("pg_reschedule_s"))
+            survivor = states(clock, [actors[kept]], "the surviving bundle's actor", nc.param("actor_ready_s"))[0]
             problems = []
             if moved["node_id"] != new_node:
                 problems.append(f"the lost bundle's actor runs on {moved['node_id'][:8]}, not on its bundle's new node "
@@ -309,20 +284,21 @@ def test_placement_group_bundle_is_rescheduled(nc: Ctx) -> None:
 
 
 @pytest.mark.check("FR-011")
-def test_rejoined_node_is_detected_again(nc: Ctx) -> None:
+def test_rejoined_node_is_detected_again(recovery_ctx: NodeRecoveryCtx) -> None:
+    nc = recovery_ctx
     lab = nc.lab
     actors: list[Any] = []
-    with nc.scenario("FR-011", "kill-b-then-rejoin", B.SCENARIO_BOUND_S["FR-011"]) as clock:
+    with nc.timed("kill-b-then-rejoin", nc.bound()) as clock:
         try:
             b = lab.dev("b")
             before = signature(lab.alive()["b"], lab.resource)
             nc.metrics["before"] = [str(x) for x in before]
             total_before = total(lab.resource)
             lab.kill("b")
-            lab.wait_gone(clock, "b", b.node_id, b.count, total_before)
+            lab.wait_gone(clock, "b", b.node_id, b.count, total_before, nc.param("node_gone_s"))
             start = clock.elapsed()
             lab.rejoin("b")
-            clock.wait_for(lambda: "b" in lab.alive(), "the rejoined node b to be alive", B.REJOIN_S)
+            clock.wait_for(lambda: "b" in lab.alive(), "the rejoined node b to be alive", nc.param("rejoin_s"))
             last: list[Any] = []
 
             def detected() -> bool:
@@ -331,23 +307,16 @@ def test_rejoined_node_is_detected_again(nc: Ctx) -> None:
                 return node is not None and last[0] == before
 
             clock.wait_for(detected, "the rejoined node b to advertise its devices and labels as before",
-                           B.VIEW_SETTLE_S, explain=lambda: f"{last[0]} (before: {before})" if last else "nothing")
+                           nc.param("view_settle_s"), explain=lambda: f"{last[0]} (before: {before})" if last else "nothing")
             nc.metrics["rejoin_s"] = round(clock.elapsed() - start, 3)
             b2 = lab.dev("b")
             actors = spawn_holders(b2, 1, label_selector=lab.selector("b"))
-            s = states(clock, actors, "an actor selecting the rejoined node", B.ACTOR_READY_S)[0]
+            s = states(clock, actors, "an actor selecting the rejoined node", nc.param("actor_ready_s"))[0]
             problems = [] if s["node_id"] == b2.node_id else [f"the actor ran on {s['node_id'][:8]}, not on b"]
             assert_clean(clock, problems + holder_problems(s, b2.env_var, 1, None, "actor on the rejoined node"),
                          "on the rejoined node")
         finally:
             kill_quietly(actors)
-
-
-@pytest.fixture
-def partition_nc(request: pytest.FixtureRequest, conformance_run: Any) -> Ctx:
-    """The node lab, when the cluster's fault driver can partition a node (decided before any start)."""
-    partitioning_driver(conformance_run)
-    return request.getfixturevalue("nc")
 
 
 def stays_dead(clock: Clock, node_id: str, watch_s: float) -> None:
@@ -361,37 +330,33 @@ def stays_dead(clock: Clock, node_id: str, watch_s: float) -> None:
 
 
 @pytest.mark.check("FR-017")
-def test_partitioned_node_is_replaced_and_rejoins_as_new_node(partition_nc: Ctx) -> None:
-    nc = partition_nc
+def test_partitioned_node_is_replaced_and_rejoins_as_new_node(recovery_ctx: NodeRecoveryCtx) -> None:
+    nc = recovery_ctx
     lab = nc.lab
-    from conformance.catalog.data import check_param
-
-    def param(name: str) -> float:
-        return float(check_param("FR-017", name))
 
     blockers: list[Any] = []
     actors: list[Any] = []
     partitioned = False
-    with nc.scenario("FR-017", "partition-b-heal-restart", B.SCENARIO_BOUND_S["FR-017"]) as clock:
+    with nc.timed("partition-b-heal-restart", nc.bound()) as clock:
         try:
             b, c = lab.dev("b"), lab.dev("c")
             before = signature(lab.alive()["b"], lab.resource)
             selector = lab.selector()
             nc.metrics["selector"] = selector
-            blockers = fill(clock, c, "c")          # so that the pool actor has to start on b
+            blockers = fill(clock, c, "c", nc.param("actor_ready_s"))  # so that the pool actor has to start on b
             actors = spawn_holders(b, 1, max_restarts=2, label_selector=selector)
-            first = states(clock, actors, "the pool actor to start", B.ACTOR_READY_S)[0]
+            first = states(clock, actors, "the pool actor to start", nc.param("actor_ready_s"))[0]
             if first["node_id"] != b.node_id:
                 raise clock.fail(f"with node c full, the pool actor started on {first['node_id'][:8]}, not on b")
-            release(clock, blockers, c, "c")
+            release(clock, blockers, c, "c", nc.param("device_release_s"))
             total_before = total(lab.resource)
             start = clock.elapsed()
             lab.partition("b")
             partitioned = True
-            lab.wait_gone(clock, "b", b.node_id, b.count, total_before, bound_s=param("dead_within_s"))
+            lab.wait_gone(clock, "b", b.node_id, b.count, total_before, bound_s=nc.param("dead_within_s"))
             nc.metrics["declared_dead_s"] = round(clock.elapsed() - start, 3)
             moved = wait_restarted(clock, actors[0], first["pid"], "the pool actor to run again on a survivor",
-                                   param("reschedule_s"))
+                                   nc.param("reschedule_s"))
             nc.metrics["actor_moved_s"] = round(clock.elapsed() - start, 3)
             labels = node_labels_of(moved["node_id"])
             problems = holder_problems(moved, b.env_var, 1, None, "pool actor after the partition")
@@ -401,7 +366,7 @@ def test_partitioned_node_is_replaced_and_rejoins_as_new_node(partition_nc: Ctx)
             assert_clean(clock, problems, "after the partition")
             lab.heal("b")
             partitioned = False
-            stays_dead(clock, b.node_id, param("healed_watch_s"))
+            stays_dead(clock, b.node_id, nc.param("healed_watch_s"))
             healed = clock.elapsed()
             lab.rejoin("b")
             last: list[Any] = []
@@ -412,7 +377,7 @@ def test_partitioned_node_is_replaced_and_rejoins_as_new_node(partition_nc: Ctx)
                 return node is not None and node["NodeID"] != b.node_id and last[0] == before
 
             clock.wait_for(rejoined, "the healed host to join as a new node with its devices and labels",
-                           param("rejoin_s"), explain=lambda: f"{last[0]} (before: {before})" if last else "")
+                           nc.param("rejoin_s"), explain=lambda: f"{last[0]} (before: {before})" if last else "")
             nc.metrics["rejoin_s"] = round(clock.elapsed() - healed, 3)
         finally:
             if partitioned:

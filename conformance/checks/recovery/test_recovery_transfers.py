@@ -11,38 +11,28 @@ the vendor's transport by a fault-injecting twin registration (conformance.rdt.f
 from __future__ import annotations
 
 import time
-from contextlib import nullcontext
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
-from conformance.areas.recovery import bounds as B
+from conformance.areas.recovery.context import TransferRecoveryCtx
 from conformance.areas.recovery.devices import wait_restarted
-from conformance.areas.recovery.scenario import scenario
 from conformance.areas.recovery.transfers import (
     SMALL_BYTES,
     Pair,
     calls,
-    driver_fetch_timeout,
     end_pair,
     large_bytes,
-    produce,
-    roundtrip,
-    start_pair,
-    start_peers,
 )
-from conformance.rdt.fixtures import transport_setup
 from conformance.rdt.payloads import same_bytes
 from conformance.rdt.pool import alive, destroy_group, make_group
-from conformance.rdt.registration import TransportSetup
 from conformance.rdt.transfer import first_line, outcome, wait_dead
 from conformance.run.clock import Clock
-from conformance.run.fixtures import not_applicable, partitioning_driver, use_cluster
+from conformance.run.fixtures import not_applicable
 from conformance.run.timeouts import CheckTimeout
 
 pytestmark = pytest.mark.cluster("recovery-transfers")
-DELAY_S = B.HELD_RECEIVE_S   # FR-013: the receive is held this long; the source dies this far into it:
-KILL_AFTER_S = 1.0
+KILL_AFTER_S = 1.0          # FR-013: the source dies this far into the held receive (held_receive_s)
 SOURCE_GONE_GRACE_S = 2.0   # knob: FR-012 pacing, after Ray reports the source dead, before the fetch
 GONE_POLL_S = 0.05          # knob: polling interval
 
@@ -50,53 +40,6 @@ GONE_POLL_S = 0.05          # knob: polling interval
 def _ray() -> Any:
     import ray
     return ray
-
-
-class XCtx:
-    """A transfer check's run, metrics, registered transport and fetch timeout."""
-
-    def __init__(self, run: Any, metrics: dict[str, Any], x: TransportSetup, resource: str, fetch_timeout_s: float) -> None:
-        self.run, self.metrics, self.x, self.resource = run, metrics, x, resource
-        self.fetch_timeout_s = fetch_timeout_s
-
-    @property
-    def error_bound_s(self) -> float:
-        """A failed transfer must surface within Ray's fetch timeout plus TRANSFER_ERROR_S."""
-        return self.fetch_timeout_s + B.TRANSFER_ERROR_S
-
-    def bound(self, check: str) -> float:
-        """The scenario's bound, stretched when an existing cluster has a longer fetch timeout."""
-        return B.SCENARIO_BOUND_S[check] + max(self.fetch_timeout_s - B.RDT_FETCH_TIMEOUT_S, 0.0)
-
-    def scenario(self, check: str, name: str, bound_s: float) -> Any:
-        return scenario(self.run, self.metrics, check, name, bound_s)
-
-    def pair(self, clock: Clock, **options: Any) -> Pair:
-        return start_pair(clock, self.x, self.resource, **options)
-
-
-def remote_fetch_timeout() -> float:
-    """The RDT fetch timeout a worker of an existing cluster runs with."""
-    ray = _ray()
-
-    def probe() -> float:
-        from ray._private import ray_constants
-        return float(ray_constants.RDT_FETCH_FAIL_TIMEOUT_SECONDS)
-
-    return float(ray.get(ray.remote(probe).options(num_cpus=0).remote(), timeout=60))  # knob: hang guard of a one-off config probe
-
-
-@pytest.fixture
-def xc(request: pytest.FixtureRequest, conformance_run: Any, manifest: Any,
-       check_metrics: dict[str, Any]) -> Iterator[XCtx]:
-    x = transport_setup(conformance_run, faults=True)
-    remote = bool(conformance_run.ray_address)
-    use_cluster(conformance_run, request.getfixturevalue("cluster_shape"))   # after the transport's n/a
-    timeout_s = remote_fetch_timeout() if remote else float(B.RDT_FETCH_TIMEOUT_S)
-    check_metrics["transport"] = {"name": x.name, "one_sided": x.one_sided, "can_abort": x.can_abort,
-                                  "device": x.device, "rdt_fetch_timeout_s": timeout_s}
-    with (nullcontext() if remote else driver_fetch_timeout(B.RDT_FETCH_TIMEOUT_S)):
-        yield XCtx(conformance_run, check_metrics, x, manifest.resource_name, timeout_s)
 
 
 def wait_process_gone(pid: int | None, limit_s: float) -> None:
@@ -112,7 +55,7 @@ def wait_process_gone(pid: int | None, limit_s: float) -> None:
         time.sleep(limit_s)
 
 
-def receiver_recovers(xc: XCtx, clock: Clock, pair: Pair, seed: int) -> Pair:
+def receiver_recovers(xc: TransferRecoveryCtx, clock: Clock, pair: Pair, seed: int) -> Pair:
     """After the source died: a transport that can abort keeps its receiver, which must receive
     from a new source; otherwise (Ray may kill the receiver) a new pair must work."""
     x = xc.x
@@ -120,36 +63,37 @@ def receiver_recovers(xc: XCtx, clock: Clock, pair: Pair, seed: int) -> Pair:
         if not alive(pair.dst, 10):
             raise clock.fail("the receiver died with its source although the transport can abort "
                              "(Ray only kills actors of transports that cannot)")
-        new_src = start_peers(clock, x, xc.resource, 1)[0]
+        new_src = xc.peers(clock, 1)[0]
         pair.extra.append(new_src)
-        roundtrip(clock, x, new_src, pair.dst, SMALL_BYTES, seed, "a transfer from a new source to the same receiver")
+        xc.roundtrip(clock, new_src, pair.dst, SMALL_BYTES, seed, "a transfer from a new source to the same receiver")
         xc.metrics["after"] = "the receiver survived and received from a new source"
         return pair
     end_pair(pair)
     fresh = xc.pair(clock)
-    roundtrip(clock, x, fresh.src, fresh.dst, SMALL_BYTES, seed, "a transfer between new actors")
+    xc.roundtrip(clock, fresh.src, fresh.dst, SMALL_BYTES, seed, "a transfer between new actors")
     xc.metrics["after"] = "a new pair of actors transferred"
     return fresh
 
 
-def source_dies(xc: XCtx, check: str, during: bool) -> None:
+def source_dies(xc: TransferRecoveryCtx, during: bool) -> None:
     ray, x = _ray(), xc.x
     nbytes = large_bytes() if during else SMALL_BYTES
-    wait_s = xc.error_bound_s + (DELAY_S if during else 0.0)
+    delay_s = xc.param("held_receive_s") if during else 0.0   # FR-013: the receive is held this long
+    wait_s = xc.error_bound_s + delay_s
     name = "source-dies-during-transfer" if during else "source-dies-before-fetch"
     pair = None
-    with xc.scenario(check, name, xc.bound(check)) as clock:
+    with xc.timed(name, xc.bound()) as clock:
         try:
             pair = xc.pair(clock)
             if during:
-                clock.get(pair.dst.arm.remote("delay", {"seconds": DELAY_S}), "arming the receiver", 15)
-            ref = produce(clock, x, pair.src, nbytes, seed=11)
+                clock.get(pair.dst.arm.remote("delay", {"seconds": delay_s}), "arming the receiver", 15)
+            ref = xc.produce(clock, pair.src, nbytes, 11)
             sent = clock.get(pair.src.sent_digest.remote(11), "the producer's digest", 15)
             kill_wall = None
             if not during:
                 pid = None if xc.run.ray_address else clock.get(pair.src.info.remote(), "the source's pid", 15)["pid"]
                 ray.kill(pair.src)
-                wait_dead(clock, pair.src, "the source to be dead", B.DEVICE_RELEASE_S)
+                wait_dead(clock, pair.src, "the source to be dead", xc.param("device_release_s"))
                 wait_process_gone(pid, SOURCE_GONE_GRACE_S)
             t0 = clock.elapsed()
             out = pair.dst.receive.remote(ref)
@@ -174,25 +118,26 @@ def source_dies(xc: XCtx, check: str, during: bool) -> None:
 
 
 @pytest.mark.check("FR-012")
-def test_source_dies_before_fetch(xc: XCtx) -> None:
-    source_dies(xc, "FR-012", during=False)
+def test_source_dies_before_fetch(recovery_ctx: TransferRecoveryCtx) -> None:
+    source_dies(recovery_ctx, during=False)
 
 
 @pytest.mark.check("FR-013")
-def test_source_dies_during_large_transfer(xc: XCtx) -> None:
-    source_dies(xc, "FR-013", during=True)
+def test_source_dies_during_large_transfer(recovery_ctx: TransferRecoveryCtx) -> None:
+    source_dies(recovery_ctx, during=True)
 
 
 @pytest.mark.cluster("recovery-fetch-timeout")
 @pytest.mark.check("FR-014")
-def test_transfer_past_fetch_timeout_fails_cleanly(xc: XCtx) -> None:
+def test_transfer_past_fetch_timeout_fails_cleanly(recovery_ctx: TransferRecoveryCtx) -> None:
+    xc = recovery_ctx
     x = xc.x
     pair = None
-    with xc.scenario("FR-014", "receive-held-past-fetch-timeout", xc.bound("FR-014")) as clock:
+    with xc.timed("receive-held-past-fetch-timeout", xc.bound()) as clock:
         try:
             pair = xc.pair(clock)
             clock.get(pair.dst.arm.remote("hang", {"seconds": 4 * xc.fetch_timeout_s}), "arming the receiver", 15)
-            ref = produce(clock, x, pair.src, SMALL_BYTES, seed=21)
+            ref = xc.produce(clock, pair.src, SMALL_BYTES, 21)
             obj = ref.hex()
             t0 = clock.elapsed()
             kind, got = outcome(clock, pair.dst.receive.remote(ref), "the receiver's task past the fetch timeout",
@@ -212,7 +157,7 @@ def test_transfer_past_fetch_timeout_fails_cleanly(xc: XCtx) -> None:
                     return all(seen.values())
 
                 clock.wait_for(aborted, f"Ray to call abort_transport on the {' and '.join(sides)}",
-                               B.ABORT_SEEN_S, poll_s=0.5,
+                               xc.param("abort_seen_s"), poll_s=0.5,
                                explain=lambda: f"abort calls seen: {({k: len(v) for k, v in seen.items()})}")
                 xc.metrics["abort_calls"] = {k: len(v) for k, v in seen.items()}
                 xc.metrics["abort_seen_s"] = clock.mark("abort_transport seen")
@@ -222,33 +167,33 @@ def test_transfer_past_fetch_timeout_fails_cleanly(xc: XCtx) -> None:
                 for side, actor in sides.items():
                     if not alive(actor, 10):
                         raise clock.fail(f"the {side} died although the transport can abort")
-                roundtrip(clock, x, pair.src, pair.dst, SMALL_BYTES, 22, "the same pair transferring again")
-                roundtrip(clock, x, pair.dst, pair.src, SMALL_BYTES, 23, "the same pair transferring the other way")
+                xc.roundtrip(clock, pair.src, pair.dst, SMALL_BYTES, 22, "the same pair transferring again")
+                xc.roundtrip(clock, pair.dst, pair.src, SMALL_BYTES, 23, "the same pair transferring the other way")
                 xc.metrics["after"] = "aborted on both required sides; the same actors transferred again both ways"
             else:
                 for side, actor in (("sender", pair.src), ("receiver", pair.dst)):
-                    wait_dead(clock, actor, f"Ray to kill the {side} (the transport cannot abort)", B.ABORT_SEEN_S)
+                    wait_dead(clock, actor, f"Ray to kill the {side} (the transport cannot abort)", xc.param("abort_seen_s"))
                 xc.metrics["actors_killed_s"] = clock.mark("both actors killed by Ray")
                 end_pair(pair)
                 pair = xc.pair(clock)
-                roundtrip(clock, x, pair.src, pair.dst, SMALL_BYTES, 22, "new actors after Ray killed the old ones")
+                xc.roundtrip(clock, pair.src, pair.dst, SMALL_BYTES, 22, "new actors after Ray killed the old ones")
                 xc.metrics["after"] = "Ray killed both actors; new actors transferred"
         finally:
             end_pair(pair)
 
 
 @pytest.mark.check("FR-015")
-def test_receive_error_reaches_caller_and_next_transfer_works(xc: XCtx) -> None:
-    x = xc.x
+def test_receive_error_reaches_caller_and_next_transfer_works(recovery_ctx: TransferRecoveryCtx) -> None:
+    xc = recovery_ctx
     pair = None
-    with xc.scenario("FR-015", "receive-raises", xc.bound("FR-015")) as clock:
+    with xc.timed("receive-raises", xc.bound()) as clock:
         try:
             pair = xc.pair(clock)
             clock.get(pair.dst.arm.remote("raise_after", {}), "arming the receiver", 15)
-            ref = produce(clock, x, pair.src, SMALL_BYTES, seed=31)
+            ref = xc.produce(clock, pair.src, SMALL_BYTES, 31)
             sent = clock.get(pair.src.sent_digest.remote(31), "the producer's digest", 15)
             kind, got = outcome(clock, pair.dst.receive.remote(ref), "the receiver's task whose receive raised",
-                                B.TRANSFER_ERROR_S)
+                                xc.param("transfer_error_s"))
             if kind == "data":
                 raise clock.fail("the receive raised, but the caller got data instead of the error")
             xc.metrics["error"] = got
@@ -258,29 +203,30 @@ def test_receive_error_reaches_caller_and_next_transfer_works(xc: XCtx) -> None:
                 if not alive(actor, 10):
                     raise clock.fail(f"the {side} died after a receive error (the receive task itself completed; "
                                      "nothing should abort or kill)")
-            kind, again = outcome(clock, pair.dst.receive.remote(ref), "the same object sent again", B.TRANSFER_ERROR_S)
+            kind, again = outcome(clock, pair.dst.receive.remote(ref), "the same object sent again", xc.param("transfer_error_s"))
             if kind != "data" or not same_bytes(sent, again):
                 raise clock.fail(f"sending the same object again after the failed receive gave {again} "
                                  f"(expected the source's data {sent}): the failed receive lost the source's copy")
-            roundtrip(clock, x, pair.src, pair.dst, SMALL_BYTES, 32, "a new transfer after the receive error")
+            xc.roundtrip(clock, pair.src, pair.dst, SMALL_BYTES, 32, "a new transfer after the receive error")
             xc.metrics["after"] = "the same object and a new one transferred bit-exact"
         finally:
             end_pair(pair)
 
 
 @pytest.mark.check("FR-016")
-def test_restarted_actor_transfers_again(xc: XCtx) -> None:
+def test_restarted_actor_transfers_again(recovery_ctx: TransferRecoveryCtx) -> None:
+    xc = recovery_ctx
     x = xc.x
     pair = None
-    with xc.scenario("FR-016", "restart-then-transfer", xc.bound("FR-016")) as clock:
+    with xc.timed("restart-then-transfer", xc.bound()) as clock:
         try:
             pair = xc.pair(clock, max_restarts=1, max_task_retries=0)
-            roundtrip(clock, x, pair.src, pair.dst, SMALL_BYTES, 41, "a transfer before any restart")
+            xc.roundtrip(clock, pair.src, pair.dst, SMALL_BYTES, 41, "a transfer before any restart")
             for role in ("source", "receiver"):
                 actor = pair.src if role == "source" else pair.dst
                 old = clock.get(actor.info.remote(), f"the {role}'s pid", 15)
                 actor.crash.remote()
-                wait_restarted(clock, actor, old["pid"], f"the {role} to restart", B.ACTOR_READY_S, method="info")
+                wait_restarted(clock, actor, old["pid"], f"the {role} to restart", xc.param("actor_ready_s"), method="info")
                 if x.collective_backend:   # the application re-creates its collective group after a restart
                     destroy_group(pair.group)
                     pair.group = None
@@ -291,53 +237,44 @@ def test_restarted_actor_transfers_again(xc: XCtx) -> None:
                     except Exception as exc:  # noqa: BLE001 - the finding
                         raise clock.fail(f"re-creating the {x.collective_backend} group with the restarted {role} "
                                          f"failed: {first_line(exc)}") from None
-                roundtrip(clock, x, pair.src, pair.dst, SMALL_BYTES, 42 if role == "source" else 43,
+                xc.roundtrip(clock, pair.src, pair.dst, SMALL_BYTES, 42 if role == "source" else 43,
                           f"a transfer with the restarted {role}")
                 xc.metrics[f"restarted_{role}"] = "transferred"
         finally:
             end_pair(pair)
 
 
-@pytest.fixture
-def partition_driver(conformance_run: Any) -> Any:
-    """The --ray-address cluster's fault driver, when it can partition (decided before any start)."""
-    return partitioning_driver(conformance_run)
-
-
 @pytest.mark.check("FR-018")
-def test_transfer_across_partition_ends_in_data_or_error(partition_driver: Any, xc: XCtx, conformance_run: Any,
-                                                         manifest: Any, accelerator_manager: type) -> None:
+def test_transfer_across_partition_ends_in_data_or_error(recovery_ctx: TransferRecoveryCtx) -> None:
+    from conformance.areas.recovery.bounds import scenario_bound
     from conformance.areas.recovery.devices import pinned
-    from conformance.areas.recovery.nodes import NodeLab, known_nodes
-    from conformance.catalog.data import check_param
+    from conformance.areas.recovery.nodes import NodeLab, known_nodes, restore_layout
 
-    def param(name: str) -> float:
-        return float(check_param("FR-018", name))
-
-    x = xc.x
-    lab = NodeLab(conformance_run.clusters.current, manifest, accelerator_manager, conformance_run.clusters.current.shape,
-                  partition_driver, refs=known_nodes(conformance_run))
+    xc = recovery_ctx
+    handle = xc.cluster()
+    lab = NodeLab(handle, xc.manifest, xc.manager(), handle.shape, xc.partition_driver, refs=known_nodes(xc.run))
     peers: list[Any] = []
     fresh = None
     partitioned = False
     if all(r in lab.alive() or r in lab.refs for r in ("b", "c")):   # an earlier check may have failed b
-        lab.ensure_layout(Clock("setup", "restore the node layout", B.REJOIN_S + 2 * B.DEVICE_RELEASE_S))
+        restore_layout(xc, lab)
     roles = lab.alive()
     if not {"b", "c"} <= set(roles):
         not_applicable("needs live nodes labelled conformance.areas.recovery/node=b and =c (docs/recovery.md)")
-    with xc.scenario("FR-018", "transfer-from-a-partitioned-node", B.SCENARIO_BOUND_S["FR-018"]) as clock:
+    # Its bound is its own: the partition's transfer_end_s, not stretched by the cluster's fetch timeout.
+    with xc.timed("transfer-from-a-partitioned-node", scenario_bound(xc.check)) as clock:
         try:
-            src = start_peers(clock, x, xc.resource, 1, scheduling_strategy=pinned(roles["b"]["NodeID"]))[0]
-            dst = start_peers(clock, x, xc.resource, 1, scheduling_strategy=pinned(roles["c"]["NodeID"]))[0]
+            src = xc.peers(clock, 1, scheduling_strategy=pinned(roles["b"]["NodeID"]))[0]
+            dst = xc.peers(clock, 1, scheduling_strategy=pinned(roles["c"]["NodeID"]))[0]
             peers = [src, dst]
-            group = make_group(x, peers)
-            ref = produce(clock, x, src, SMALL_BYTES, seed=31)
+            group = make_group(xc.x, peers)
+            ref = xc.produce(clock, src, SMALL_BYTES, 31)
             sent = clock.get(src.sent_digest.remote(31), "the producer's digest", 15)
             lab.partition("b")
             partitioned = True
             t0 = clock.elapsed()
             kind, got = outcome(clock, dst.receive.remote(ref), "the transfer across the partition",
-                                param("transfer_end_s"))
+                                xc.param("transfer_end_s"))
             xc.metrics["result"] = kind if kind == "data" else f"error: {got}"
             xc.metrics["ended_after_s"] = round(clock.elapsed() - t0, 3)
             if kind == "data" and not same_bytes(sent, got):

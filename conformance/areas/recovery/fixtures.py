@@ -1,0 +1,119 @@
+"""The recovery area's one fixture module (its Area.fixtures): `recovery_ctx`, the context every
+recovery check receives.
+
+The check's cluster mark decides what the context carries (conformance.areas.recovery.context):
+
+* recovery-devices: the live cluster, the first node that advertises the resource (its devices
+  all free before the scenario, within device_release_s, and again after it: a leak fails here at
+  the latest);
+* recovery-nodes: the node lab, the node layout restored (roles an earlier check killed rejoin);
+  on a --ray-address cluster its fault driver, whose nodes must carry the role labels;
+* recovery-transfers / recovery-fetch-timeout: the transport registered with its
+  fault-injecting twin (not applicable without one, decided before the cluster starts), then
+  the cluster, and the driver's copy of Ray's RDT fetch timeout lowered for the check;
+* recovery-restart (FR-006): the cluster it starts from; the check starts the fresh one itself.
+
+A partition check (tag `partition`) first needs a fault driver that can partition a node; without
+one it is not applicable, decided before any cluster starts.
+"""
+from __future__ import annotations
+
+from contextlib import nullcontext
+from typing import Any, Iterator
+
+import pytest
+
+from conformance.areas.recovery.area import STATE, RecoveryState
+from conformance.areas.recovery.context import (
+    DeviceRecoveryCtx,
+    NodeRecoveryCtx,
+    RecoveryCtx,
+    TransferRecoveryCtx,
+)
+from conformance.areas.recovery.devices import first_device_node
+from conformance.areas.recovery.nodes import NODE_KEY, ROLES, NodeLab, known_nodes, restore_layout
+from conformance.areas.recovery.transfers import driver_fetch_timeout
+from conformance.run.check_context import CheckContext
+from conformance.run.fixtures import not_applicable, partitioning_driver, wait_devices_released
+from conformance.run.state import stash_of
+
+DEVICE_SHAPES = ("recovery-devices",)
+NODE_SHAPES = ("recovery-nodes",)
+TRANSFER_SHAPES = ("recovery-transfers", "recovery-fetch-timeout")
+
+
+@pytest.fixture
+def recovery_ctx(check_context: CheckContext) -> Iterator[RecoveryCtx]:
+    """The running recovery check's context, of the kind its cluster mark calls for."""
+    base = check_context
+    run = base.run
+    state = stash_of(run).setdefault(STATE, RecoveryState())
+    driver = partitioning_driver(run) if "partition" in base.check.tags else None
+    if base.shape_name in DEVICE_SHAPES:
+        yield from _device_ctx(base, state)
+    elif base.shape_name in NODE_SHAPES:
+        yield _node_ctx(base, state)
+    elif base.shape_name in TRANSFER_SHAPES:
+        yield from _transfer_ctx(base, state, driver)
+    else:
+        ctx = RecoveryCtx.derive(base, state=state)
+        ctx.cluster()
+        yield ctx
+
+
+def _device_ctx(base: CheckContext, state: RecoveryState) -> Iterator[DeviceRecoveryCtx]:
+    base.cluster()
+    manifest = base.manifest
+    dev = first_device_node(manifest, base.manager())
+    if dev is None:
+        pytest.fail(f"no node advertises the {manifest.resource_name} resource; no device can fail over",
+                    pytrace=False)
+    release_s = float(base.param("device_release_s"))
+    wait_devices_released(dev.resource, release_s)
+    base.metrics["node"] = dev.node_id[:8]
+    base.metrics["devices_on_node"] = dev.count
+    yield DeviceRecoveryCtx.derive(base, state=state, dev=dev)
+    # A scenario's devices must all be back before the next one (a leak fails here at the latest).
+    wait_devices_released(dev.resource, release_s)
+
+
+def _node_ctx(base: CheckContext, state: RecoveryState) -> NodeRecoveryCtx:
+    run = base.run
+    shape, handle = base.shape, base.cluster()
+    # With --conformance-ray-address the shape is the vendor's cluster as it is, and its fault
+    # driver (without one the shape is not applicable: conformance.cluster.shapes.remote_reason).
+    driver = run.fault_driver() if run.ray_address else None
+    lab = NodeLab(handle, base.manifest, base.manager(), shape, driver, refs=known_nodes(run))
+    if driver is not None:
+        unknown = [r for r in ROLES if r not in lab.alive() and r not in lab.refs]
+        if unknown:
+            not_applicable(f"no live node labelled {NODE_KEY}={'|'.join(unknown)}: on a --ray-address cluster the "
+                           f"nodes the fault driver may fail carry the roles {', '.join(ROLES)} as labels")
+    restore_layout(base, lab)
+    return NodeRecoveryCtx.derive(base, state=state, node_lab=lab)
+
+
+def remote_fetch_timeout() -> float:
+    """The RDT fetch timeout a worker of an existing cluster runs with."""
+    import ray
+
+    def probe() -> float:
+        from ray._private import ray_constants
+        return float(ray_constants.RDT_FETCH_FAIL_TIMEOUT_SECONDS)
+
+    return float(ray.get(ray.remote(probe).options(num_cpus=0).remote(), timeout=60))  # knob: hang guard of a one-off config probe
+
+
+def _transfer_ctx(base: CheckContext, state: RecoveryState, driver: Any) -> Iterator[TransferRecoveryCtx]:
+    from conformance.rdt.fixtures import transport_setup
+
+    run = base.run
+    x = transport_setup(run, faults=True)
+    remote = bool(run.ray_address)
+    base.cluster()   # after the transport's n/a
+    timeout_s = remote_fetch_timeout() if remote else float(base.param("rdt_fetch_timeout_s"))
+    base.metrics["transport"] = {"name": x.name, "one_sided": x.one_sided, "can_abort": x.can_abort,
+                                 "device": x.device, "rdt_fetch_timeout_s": timeout_s}
+    with (nullcontext() if remote else driver_fetch_timeout(timeout_s)):
+        yield TransferRecoveryCtx.derive(base, state=state, setup=x, resource=base.manifest.resource_name,
+                                         fetch_timeout_s=timeout_s, partition_driver=driver)
