@@ -53,6 +53,7 @@ class CheckContext:
     check: "Check"                      # its params are this run's thresholds: the only way they reach code
     metrics: dict[str, Any]             # lands in the check's `metrics` in report.json
     shape_name: str                     # what its cluster mark names ("shared" without one)
+    marked: bool = False                # it carries a cluster mark (a check without one may start none)
     _shape: "ClusterShape | None" = field(default=None, repr=False)
     _cluster: Any = field(default=None, repr=False)
 
@@ -67,8 +68,9 @@ class CheckContext:
         if mark is None or not mark.args:
             raise pytest.UsageError(f"{item.nodeid}: a check needs @pytest.mark.check(ID)")
         check = run.data.checklist.by_id()[str(mark.args[0])]
+        name = shapes.mark_name(item)
         return cls(run=run, check=check, metrics=item.stash.setdefault(METRICS_KEY, {}),
-                   shape_name=shapes.mark_name(item) or SHARED.name)
+                   shape_name=name or SHARED.name, marked=name is not None)
 
     @classmethod
     def derive(cls: type[C], base: "CheckContext", **extra: Any) -> C:

@@ -22,7 +22,6 @@ from conformance.areas.collective.config import NO_BACKEND, CollectiveConfig
 from conformance.areas.collective.config import collective_config as config_of
 from conformance.areas.collective.context import CollectiveContext, CollectiveCtx
 from conformance.areas.collective.report import publish
-from conformance.cluster import shapes
 from conformance.run.check_context import CheckContext
 from conformance.run.fixtures import not_applicable
 from conformance.run.state import stash_of
@@ -64,7 +63,7 @@ def collective_ctx(request: pytest.FixtureRequest, check_context: CheckContext,
     """The check's context. With a cluster mark: the backend registered in the driver first (a
     registration failure fails the check before any cluster starts), then the marked cluster,
     which the member pool follows. Without one: the config alone (see CollectiveCtx)."""
-    if shapes.mark_name(request.node) is None:
+    if not check_context.marked:
         return CollectiveCtx.derive(check_context, config=collective_config)
     state: CollectiveContext = request.getfixturevalue("collective_state")
     ctx = CollectiveCtx.derive(check_context, config=collective_config, _backend=state)

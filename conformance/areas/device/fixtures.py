@@ -25,17 +25,15 @@ def device_contract(conformance_run: Any) -> ContractProbe:
 
 
 @pytest.fixture
-def device_ctx(request: pytest.FixtureRequest, check_context: CheckContext,
-               device_contract: ContractProbe) -> Iterator[DeviceCtx]:
+def device_ctx(check_context: CheckContext, device_contract: ContractProbe) -> Iterator[DeviceCtx]:
     """The check's DeviceCtx, with what its cluster mark asks for done first (the module docstring)."""
-    from conformance.cluster import shapes
     from conformance.cluster.manager import SHARED
 
     manifest = check_context.manifest
     ctx = DeviceCtx.derive(check_context, resource=manifest.resource_name, n=manifest.devices_per_node,
                            manager_ref=manifest.accelerator["manager"], accelerator_type=manifest.accelerator_type,
                            contract_probe=device_contract)
-    if shapes.mark_name(request.node) is None:
+    if not ctx.marked:
         yield ctx
         return
     _ = ctx.shape                 # resolved now: not applicable (or a start error) before the check starts
