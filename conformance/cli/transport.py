@@ -40,7 +40,7 @@ def _sizes(args: argparse.Namespace) -> list[int]:
 
 def cmd_bench_transport(args: argparse.Namespace) -> int:
     from conformance.areas.performance import bench
-    from conformance.catalog.data import check_param
+    from conformance.catalog.data import load_checklist
     from conformance.catalog.manifest import check_manifest
     from conformance.cluster.manager import ClusterShape, prepare_driver, start_cluster, stop_cluster
     from conformance.rdt import tables
@@ -53,7 +53,8 @@ def cmd_bench_transport(args: argparse.Namespace) -> int:
     method = bench.Method.from_checklist(warmup=args.warmup, min_trials=args.trials)
     if method.max_trials < method.min_trials:
         method = dataclasses.replace(method, max_trials=method.min_trials)
-    matrix_params = {k: check_param("PF-004", k) for k in ("min_trials", "max_trials", "max_spread")}
+    matrix_check = load_checklist().by_id()["PF-004"]   # outside a run: the checklist in force
+    matrix_params = {k: matrix_check.param(k) for k in ("min_trials", "max_trials", "max_spread")}
     sizes = _sizes(args)
     manifest = check_manifest(args.manifest)
     if not manifest.transport:

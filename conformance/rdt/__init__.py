@@ -16,8 +16,10 @@ each (docs/transport.md explains the method):
 * `transfer`     – the bounded transfer primitive: data or an error within a bound, or a failure
                    saying where the transfer stopped.
 * `stalls`       – where stalled transfers stopped (the evidence a hang's reason carries).
-* `context`      – what a transport/performance check module works with (TransportContext).
-* `fixtures`     – the harness's pytest fixtures (`tctx`, `transport_cluster`) and
-                   `transport_setup`, the one way a check gets the registered transport.
+* `context`      – what a transport/performance check module works with (TransportContext, one
+                   per run) and RdtCtx, the check context holding it (the areas subclass it).
+* `fixtures`     – what the transport and performance areas' fixtures are made of (the run's
+                   TransportContext under CONTEXT in the stash, per module) and `transport_setup`,
+                   the one way a check gets the registered transport.
 * `tables`       – the report's Transport section (markdown tables; also `bench-transport`).
 """

@@ -1,9 +1,14 @@
 """What a transport or performance check module works with: the registered transport, its
 endpoints, transfers.
 
-One `TransportContext` per run (see `conformance.rdt.fixtures.tctx`). It owns the endpoint pools;
-pools whose endpoints hold devices are stopped at the end of each module, so a device held by
-an endpoint is free again before the next module's checks start.
+One `TransportContext` per run, kept under `conformance.rdt.fixtures.CONTEXT` in the run's stash
+(`conformance.rdt.fixtures.module_context`). It owns the endpoint pools; pools whose endpoints
+hold devices are stopped at the end of each module, so a device held by an endpoint is free again
+before the next module's checks start.
+
+`RdtCtx` is the per-check part: the check's context (conformance.run.check_context) with a typed
+reference to the run's TransportContext. The transport and performance areas' contexts
+(`TransportCtx`, `PerformanceCtx`) subclass it.
 
 Transfers are always "producer on one endpoint returns the payload through the transport,
 consumer on another endpoint takes the ref as an argument", with every wait bounded
@@ -19,6 +24,8 @@ from conformance.rdt import payloads
 from conformance.rdt.pool import Endpoints, PoolCache, alive_nodes, start_endpoints
 from conformance.rdt.registration import TransportSetup
 from conformance.rdt.transfer import GET_TIMEOUT_S, TransferError, ray_get
+from conformance.report.judges import Verdict, enforce, judge
+from conformance.run.check_context import CheckContext
 
 MAX_REBUILDS = 2              # knob: endpoint rebuilds per check after transfers killed them
 INTRA_NODE_ENDPOINTS = 3
@@ -169,6 +176,24 @@ class TransportContext:
                     if rebuilds <= MAX_REBUILDS:
                         eps = get_eps()
         return results
+
+
+@dataclass(kw_only=True)
+class RdtCtx(CheckContext):
+    """One check that moves tensors with the run's transport: its CheckContext plus the run's
+    TransportContext (per-run: endpoint pools, caches such as the performance sweep, shared by
+    every check of the transport and performance modules)."""
+
+    transport: TransportContext
+
+    def judge(self) -> Verdict:
+        """The check's judge (conformance.report.judges) on its metrics, under this run's params:
+        the decision `verify` re-makes from report.json."""
+        return judge(self.check.id, self.metrics, self.check.params)
+
+    def enforce(self, detail: str = "") -> None:
+        """Fail the check with its judge's reason (and `detail`) unless the judge passes it."""
+        enforce(self.check.id, self.metrics, self.check.params, detail)
 
 
 def failures(results: list[CaseResult], limit: int = 4) -> str:

@@ -1,29 +1,35 @@
-"""The RDT harness's pytest fixtures (the transport and performance areas' fixture module), and
-the one way a check gets the registered transport.
+"""What the transport and performance areas' fixtures are made of (each area's one fixture
+module, conformance/areas/<area>/fixtures.py, builds its `<area>_ctx` from these), and the one
+way a check gets the registered transport.
 
 * `transport_setup(run, faults=...)`: the driver prepared and the manifest's transport registered
   (with its fault-injecting twin for the usage and recovery scenarios); not applicable when the
   manifest declares no transport; a failure naming the cause when it cannot be registered.
-* `tctx` (module scope): the run's TransportContext, kept under CONTEXT in the run's stash.
-* `transport_cluster` (function scope): the shared cluster, like `shared_cluster`, but without
-  waiting for devices to be released after each check: the module's endpoints may hold devices
-  until the module ends (then the context stops them).
+* `module_context(run)`: the body of each area's module-scoped fixture: the run's
+  TransportContext, kept under CONTEXT in the run's stash, its device-holding pools stopped when
+  the module ends.
+* `open_context(kind, base, transport)`: the check's context (an RdtCtx subclass) on the shared
+  cluster, which, unlike other areas' checks, does not wait for devices to be released after
+  each check: the module's endpoints may hold devices until the module ends (then
+  `module_context` stops them).
 """
 from __future__ import annotations
 
-from typing import Any, Iterator
+from typing import Any, Iterator, TypeVar
 
 import pytest
 
-from conformance.cluster.manager import ClusterStartError
-from conformance.rdt.context import TransportContext
+from conformance.rdt.context import RdtCtx, TransportContext
 from conformance.rdt.registration import NO_TRANSPORT, TransportSetup, TransportSetupError, ensure_registered
 from conformance.rdt.tables import publish
 from conformance.report.results import not_applicable
+from conformance.run.check_context import CheckContext
 from conformance.run.state import stash_of
 
 CONTEXT: "pytest.StashKey[TransportContext]" = pytest.StashKey()
 """One TransportContext per run, shared by the transport and performance check modules."""
+
+R = TypeVar("R", bound=RdtCtx)
 
 
 def transport_setup(run: Any, *, faults: bool = False) -> TransportSetup:
@@ -39,12 +45,10 @@ def transport_setup(run: Any, *, faults: bool = False) -> TransportSetup:
     return setup
 
 
-@pytest.fixture(scope="module")
-def tctx(conformance_run: Any) -> Iterator[TransportContext]:
+def module_context(run: Any) -> Iterator[TransportContext]:
     """One context per run, shared by the transport/performance modules: endpoints that hold no
     device are reused by the next module (starting them is the slow part); endpoints holding
     devices are stopped when the module ends, so other areas' checks find every device free."""
-    run = conformance_run
     setup = transport_setup(run)
     stash = stash_of(run)
     ctx = stash.get(CONTEXT, None)
@@ -56,9 +60,8 @@ def tctx(conformance_run: Any) -> Iterator[TransportContext]:
     ctx.release_device_pools()
 
 
-@pytest.fixture
-def transport_cluster(conformance_run: Any, tctx: TransportContext) -> Any:
-    try:
-        return tctx.cluster()
-    except ClusterStartError as exc:
-        raise ClusterStartError(str(exc)) from None
+def open_context(kind: type[R], base: CheckContext, transport: TransportContext, **extra: Any) -> R:
+    """The check's context of `kind`, its cluster (the shape its mark names) started or reused."""
+    ctx = kind.derive(base, transport=transport, **extra)
+    ctx.cluster()
+    return ctx

@@ -1,11 +1,16 @@
-"""The performance area's declaration (conformance.areas.AREAS lists it)."""
+"""The performance area's declaration (conformance.areas.AREAS lists it).
+
+Its one fixture, `performance_ctx`, is in conformance.areas.performance.fixtures; its per-run state
+is the RDT harness's (the run's TransportContext under conformance.rdt.fixtures.CONTEXT), which it
+shares with the transport area.
+"""
 from conformance.run.area import Area, HtmlSection
 
 AREA = Area(
     name="performance", prefix="PF",
     package="conformance.areas.performance", checks="conformance.checks.performance",
     doc="docs/transport.md#performance-method-pf-001pf-004-conformanceareasperformancebenchpy",
-    fixtures="conformance.rdt.fixtures",
+    fixtures="conformance.areas.performance.fixtures",
     section="Transport",
     html=(HtmlSection("pairwise", "Pairwise bandwidth matrix", "conformance.report.html.model:pairwise_section",
                       nav="Pairwise"),),

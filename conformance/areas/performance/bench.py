@@ -41,12 +41,15 @@ import math
 import statistics
 import time
 from dataclasses import dataclass, fields
-from typing import Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from conformance.measure import batch_size, enough_trials, stats
 from conformance.rdt import payloads
 from conformance.rdt.pool import Endpoints
 from conformance.rdt.transfer import TransferError, ray_get
+
+if TYPE_CHECKING:
+    from conformance.catalog.data import Check
 
 SETTLE_TIMEOUT_S = 20.0  # knob: hang guard while a benchmark settles
 HOST_COPY_MIN_BYTES = 64 * 1024 * 1024   # beyond CPU caches: the host's sustained copy bandwidth
@@ -78,11 +81,16 @@ class Method:
         return method
 
     @classmethod
-    def from_checklist(cls, **override: Any) -> "Method":
-        """PF-001's params in the checklist in force."""
-        from conformance.catalog.data import check_param
+    def from_check(cls, check: "Check", **override: Any) -> "Method":
+        """From the sweep check's params as a run loaded them (PF-001; PerformanceCtx.sweep_method)."""
+        return cls.from_params({f.name: check.param(f.name) for f in fields(cls)}, **override)
 
-        return cls.from_params({f.name: check_param("PF-001", f.name) for f in fields(cls)}, **override)
+    @classmethod
+    def from_checklist(cls, **override: Any) -> "Method":
+        """PF-001's params in the checklist in force, outside a run (`ray-conformance bench-transport`)."""
+        from conformance.catalog.data import load_checklist
+
+        return cls.from_check(load_checklist().by_id()["PF-001"], **override)
 
 
 def should_stop(trial_gbps: list[float], elapsed_s: float, method: Method) -> tuple[bool, bool]:

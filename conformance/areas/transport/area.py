@@ -1,7 +1,8 @@
 """The transport area's declaration (conformance.areas.AREAS lists it).
 
-Its fixtures and per-run state are the RDT harness's (conformance.rdt.fixtures: the run's
-TransportContext under its CONTEXT stash key), which the performance area shares.
+Its one fixture, `transport_ctx`, is in conformance.areas.transport.fixtures; its per-run state is
+the RDT harness's (the run's TransportContext under conformance.rdt.fixtures.CONTEXT in the run's
+stash), which the performance area shares.
 """
 from conformance.run.area import Area, HtmlSection
 
@@ -9,7 +10,7 @@ AREA = Area(
     name="transport", prefix="TR",
     package="conformance.areas.transport", checks="conformance.checks.transport",
     doc="docs/transport.md#the-checks",
-    fixtures="conformance.rdt.fixtures",
+    fixtures="conformance.areas.transport.fixtures",
     section="Transport",
     html=(HtmlSection("bandwidth", "Transport bandwidth by size", "conformance.report.html.model:bandwidth_section",
                       nav="Bandwidth"),),

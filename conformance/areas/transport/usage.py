@@ -15,17 +15,20 @@ harness's start guard (conformance.rdt.pool.START_TIMEOUT_S).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
+from conformance.areas.transport.context import TransportCtx
 from conformance.rdt import transfer
-from conformance.rdt.fixtures import transport_setup
+from conformance.rdt.context import TransportContext
+from conformance.rdt.fixtures import open_context, transport_setup
 from conformance.rdt.pool import START_TIMEOUT_S, destroy_group, make_group, pair_node, start_endpoints
 from conformance.rdt.registration import TransportSetup
 from conformance.rdt.transfer import first_line, short
+from conformance.run.check_context import CheckContext
 from conformance.run.clock import Clock
 from conformance.run.timeouts import CheckTimeout
 
-__all__ = ["UsageCtx", "short", "usage_ctx"]
+__all__ = ["UsageCtx", "short"]
 
 
 def _ray() -> Any:
@@ -40,29 +43,36 @@ def actor_class(kind: str) -> tuple[type, bool]:
     return {"peer": (A.UsagePeer, True), "async": (A.AsyncPeer, True), "plain": (A.PlainPeer, False)}[kind]
 
 
-@dataclass
-class UsageCtx:
-    """One usage check: its id, params, metrics, the registered twin, and the actors it started."""
+@dataclass(kw_only=True)
+class UsageCtx(TransportCtx):
+    """One usage check (`transport_ctx: UsageCtx`): the transport check's context plus the
+    registered twin and the actors and groups the check started (stopped after it)."""
 
-    check: str
-    run: Any
-    metrics: dict[str, Any]
     x: TransportSetup
-    resource: str
     actors: list[Any] = field(default_factory=list)
     groups: list[Any] = field(default_factory=list)
+
+    @classmethod
+    def open(cls, base: CheckContext, transport: TransportContext) -> "UsageCtx":
+        """n/a without a transport; the twin registered before the check's actors exist; the
+        shared cluster; the transport named in the check's metrics."""
+        x = transport_setup(base.run, faults=True)
+        ctx = open_context(cls, base, transport, x=x)
+        ctx.metrics["transport"] = {"name": x.name, "one_sided": x.one_sided, "can_abort": x.can_abort}
+        return ctx
 
     @property
     def name(self) -> str:
         """The transport the checks transfer with: the fault-injecting twin."""
         return self.x.fault_name
 
-    def param(self, name: str) -> Any:
-        from conformance.catalog.data import check_param
-        return check_param(self.check, name)
+    @property
+    def resource(self) -> str:
+        return self.transport.resource
 
     def clock(self, scenario: str, bound_param: str = "scenario_bound_s") -> Clock:
-        return Clock(self.check, scenario, float(self.param(bound_param)))
+        """The check's scenario, bounded by its `bound_param` param."""
+        return self.scenario(scenario, float(self.param(bound_param)))
 
     def payload_bytes(self, param: str = "payload_bytes") -> int:
         from conformance.rdt.config import max_bytes
@@ -138,22 +148,3 @@ class UsageCtx:
 
         clock.wait_for(settled, what, bound_s, poll_s=0.2, explain=lambda: f"{seen[-1] if seen else '?'} object(s)")
 
-
-def usage_ctx(request: Any, conformance_run: Any, manifest: Any, check_metrics: dict[str, Any]) -> Iterator[UsageCtx]:
-    """The body of each usage module's fixture: n/a without a transport, the shared cluster,
-    the twin registered before the check's actors, every actor stopped afterwards."""
-    from conformance.cluster.manager import SHARED, ClusterStartError
-
-    x = transport_setup(conformance_run, faults=True)
-    try:
-        conformance_run.cluster(SHARED)
-    except ClusterStartError as exc:
-        raise ClusterStartError(str(exc)) from None
-    marker = request.node.get_closest_marker("check")
-    ctx = UsageCtx(check=marker.args[0], run=conformance_run, metrics=check_metrics, x=x,
-                   resource=manifest.resource_name)
-    check_metrics["transport"] = {"name": x.name, "one_sided": x.one_sided, "can_abort": x.can_abort}
-    try:
-        yield ctx
-    finally:
-        ctx.close()

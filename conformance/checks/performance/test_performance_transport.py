@@ -14,11 +14,11 @@ from typing import Any
 import pytest
 
 from conformance.areas.performance import bench
+from conformance.areas.performance.context import PerformanceCtx
 from conformance.rdt.config import MATRIX_MAX_BYTES, format_size, max_bytes, sweep_sizes
 from conformance.rdt.context import TransportContext
 from conformance.rdt.pool import device_endpoint_nodes, start_endpoints
 from conformance.rdt.tables import publish
-from conformance.report.judges import enforce
 from conformance.run.fixtures import not_applicable
 
 pytestmark = pytest.mark.cluster("shared")
@@ -35,15 +35,16 @@ def object_store_budget(node_id: str) -> int | None:
     return None
 
 
-def measured_sweep(tctx: TransportContext) -> dict[str, Any]:
+def measured_sweep(performance_ctx: PerformanceCtx) -> dict[str, Any]:
     """The module's sweep on the primary device (measured on first use)."""
+    tctx = performance_ctx.transport
     if "sweep" not in tctx.cache:
         device = tctx.primary_device
         eps = tctx.intra_node(device)
         if len(eps) < 2:
             not_applicable(f"needs 2 endpoints with a {device} device on one node")
         # PF-001's params set the method whichever of PF-001..PF-003 measures first
-        method = bench.Method.from_params(tctx.run.data.checklist.by_id()["PF-001"].params)
+        method = performance_ctx.sweep_method()
         result = bench.sweep(tctx.name, eps, sweep_sizes(max_bytes()), method=method,
                              object_store_limit=object_store_budget(eps.node_of(0)))
         result["device"] = device
@@ -57,24 +58,24 @@ def _size_key(n: int) -> str:
 
 
 @pytest.mark.check("PF-001")
-def test_bandwidth_sweep_verified_and_recorded(tctx: TransportContext, transport_cluster: Any,
-                                              check_metrics: dict[str, Any]) -> None:
-    sweep = measured_sweep(tctx)
+def test_bandwidth_sweep_verified_and_recorded(performance_ctx: PerformanceCtx) -> None:
+    metrics = performance_ctx.metrics
+    sweep = measured_sweep(performance_ctx)
     rows = sweep["rows"]
     small = rows[0]
-    check_metrics["small_message_latency_s"] = small["rdt"]["median_s"]
+    metrics["small_message_latency_s"] = small["rdt"]["median_s"]
     if "object_store" in small:
-        check_metrics["object_store_small_message_latency_s"] = small["object_store"]["median_s"]
-    check_metrics["bandwidth"] = {
+        metrics["object_store_small_message_latency_s"] = small["object_store"]["median_s"]
+    metrics["bandwidth"] = {
         _size_key(r["bytes"]): {"median_gbps": r["rdt"]["median_gbps"], "min_gbps": r["rdt"]["min_gbps"],
                                 "max_gbps": r["rdt"]["max_gbps"], "iqr": r["rdt"]["iqr_gbps"],
                                 "object_store_median_gbps": r.get("object_store", {}).get("median_gbps"),
                                 "clone_median_gbps": r["clone"]["median_gbps"],
                                 "ratio_to_object_store": r.get("ratio_to_object_store"),
                                 "ratio_to_clone": r["ratio_to_clone"]} for r in rows}
-    check_metrics["method"] = dict(sweep["method"], device=sweep["device"])
-    check_metrics["cv_met_all_sizes"] = sweep["cv_met_all"]
-    check_metrics["seconds_per_size"] = {_size_key(r["bytes"]): r["seconds"] for r in rows}
+    metrics["method"] = dict(sweep["method"], device=sweep["device"])
+    metrics["cv_met_all_sizes"] = sweep["cv_met_all"]
+    metrics["seconds_per_size"] = {_size_key(r["bytes"]): r["seconds"] for r in rows}
     wrong = [f"{format_size(r['bytes'])}: {r.get('difference')}" for r in rows if not r["verified"]]
     assert not wrong, f"the sweep's verification transfers arrived wrong at {len(wrong)} size(s): {'; '.join(wrong[:3])}"
 
@@ -97,36 +98,36 @@ def reference_bandwidth(tctx: TransportContext, sweep: dict[str, Any]) -> tuple[
 
 
 @pytest.mark.check("PF-002")
-def test_largest_size_reaches_link_fraction(tctx: TransportContext, transport_cluster: Any,
-                                            check_metrics: dict[str, Any], check_params: dict[str, Any]) -> None:
-    sweep = measured_sweep(tctx)
+def test_largest_size_reaches_link_fraction(performance_ctx: PerformanceCtx) -> None:
+    tctx, metrics = performance_ctx.transport, performance_ctx.metrics
+    sweep = measured_sweep(performance_ctx)
     top = sweep["rows"][-1]
     reference, what = reference_bandwidth(tctx, sweep)
     got = top["rdt"]["median_gbps"]
-    check_metrics.update({"largest_bytes": top["bytes"], "largest_size_gbps": got, "reference_gbps": reference,
-                          "reference": what, "achieved_fraction": got / reference if reference else None})
-    enforce("PF-002", check_metrics, check_params, f" ({format_size(top['bytes'])}; reference: {what})")
+    metrics.update({"largest_bytes": top["bytes"], "largest_size_gbps": got, "reference_gbps": reference,
+                    "reference": what, "achieved_fraction": got / reference if reference else None})
+    performance_ctx.enforce(f" ({format_size(top['bytes'])}; reference: {what})")
 
 
 @pytest.mark.check("PF-003")
-def test_faster_than_object_store_at_largest_size(tctx: TransportContext, transport_cluster: Any,
-                                                  check_metrics: dict[str, Any], check_params: dict[str, Any]) -> None:
-    sweep = measured_sweep(tctx)
+def test_faster_than_object_store_at_largest_size(performance_ctx: PerformanceCtx) -> None:
+    metrics = performance_ctx.metrics
+    sweep = measured_sweep(performance_ctx)
     rows = [r for r in sweep["rows"] if "object_store" in r]
     if not rows:
         not_applicable("no size fit the object-store baseline")
     top = rows[-1]
     rdt, store = top["rdt"]["median_gbps"], top["object_store"]["median_gbps"]
-    check_metrics.update({"bytes": top["bytes"], "rdt_gbps": rdt, "object_store_gbps": store,
-                          "ratio_to_object_store": rdt / store if store else None})
-    enforce("PF-003", check_metrics, check_params, f" (at {format_size(top['bytes'])})")
+    metrics.update({"bytes": top["bytes"], "rdt_gbps": rdt, "object_store_gbps": store,
+                    "ratio_to_object_store": rdt / store if store else None})
+    performance_ctx.enforce(f" (at {format_size(top['bytes'])})")
 
 
 @pytest.mark.check("PF-004")
-def test_pairwise_matrix(tctx: TransportContext, transport_cluster: Any, check_metrics: dict[str, Any],
-                         check_params: dict[str, Any]) -> None:
+def test_pairwise_matrix(performance_ctx: PerformanceCtx) -> None:
+    tctx, metrics = performance_ctx.transport, performance_ctx.metrics
     device = tctx.primary_device
-    nodes, with_units = device_endpoint_nodes(tctx.resource, device, int(check_params["max_endpoints"]))
+    nodes, with_units = device_endpoint_nodes(tctx.resource, device, int(performance_ctx.param("max_endpoints")))
     if len(nodes) < 2:
         not_applicable(f"the cluster has {len(nodes)} device/node endpoint(s); a matrix needs 2")
     tctx.release_device_pools()   # endpoints holding devices would keep the matrix from getting them
@@ -138,21 +139,21 @@ def test_pairwise_matrix(tctx: TransportContext, transport_cluster: Any, check_m
             ids = info["accelerator_ids"].get(tctx.resource) or []
             labels.append(f"n{node_index[info['node_id']]}" + (f":{','.join(ids)}" if ids else f":e{i}"))
         size = min(max_bytes(), MATRIX_MAX_BYTES)
-        matrix = bench.pairwise(tctx.name, eps, labels, size, min_trials=int(check_params["min_trials"]),
-                                max_trials=int(check_params["max_trials"]),
-                                max_spread=float(check_params["max_spread"]))
+        matrix = bench.pairwise(tctx.name, eps, labels, size, min_trials=int(performance_ctx.param("min_trials")),
+                                max_trials=int(performance_ctx.param("max_trials")),
+                                max_spread=float(performance_ctx.param("max_spread")))
     finally:
         eps.shutdown()
         if with_units:
             tctx.wait_units_free()
     publish(tctx.run, "pairs", matrix, device)
     classes = bench.link_classes(matrix)
-    check_metrics.update({"endpoints": labels, "bytes": size, "rounds": matrix["rounds"],
-                          "timed_waves": matrix["timed_waves"], "seconds": matrix["seconds"],
-                          "matrix_gbps": matrix["gbps"], "wrong_pairs": len(matrix["wrong"]),
-                          "links": {k.replace("-", "_"): {"median_gbps": statistics.median(v), "min_gbps": min(v)}
-                                    for k, v in classes.items()}})
-    uniformity = check_params["min_fraction_of_class_median"]
+    metrics.update({"endpoints": labels, "bytes": size, "rounds": matrix["rounds"],
+                    "timed_waves": matrix["timed_waves"], "seconds": matrix["seconds"],
+                    "matrix_gbps": matrix["gbps"], "wrong_pairs": len(matrix["wrong"]),
+                    "links": {k.replace("-", "_"): {"median_gbps": statistics.median(v), "min_gbps": min(v)}
+                              for k, v in classes.items()}})
+    uniformity = performance_ctx.param("min_fraction_of_class_median")
     slow = []
     for cls, values in classes.items():
         med = statistics.median(values)
@@ -163,4 +164,4 @@ def test_pairwise_matrix(tctx: TransportContext, transport_cluster: Any, check_m
                     if matrix["gbps"][i][j] < uniformity * med:
                         slow.append(f"{labels[i]}→{labels[j]} {matrix['gbps'][i][j]:.3g} GB/s ({cls} median {med:.3g})")
     wrong = f": {dict(list(matrix['wrong'].items())[:3])}" if matrix["wrong"] else ""
-    enforce("PF-004", check_metrics, check_params, wrong or (f": {'; '.join(slow[:4])}" if slow else ""))
+    performance_ctx.enforce(wrong or (f": {'; '.join(slow[:4])}" if slow else ""))

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from conformance.areas.transport.context import TransportCtx
 from conformance.rdt import payloads
 from conformance.rdt.config import format_size, max_bytes
 from conformance.rdt.context import TransportContext, failures
@@ -43,8 +44,8 @@ def require_pair(tctx: TransportContext, device: str) -> None:
 
 
 @pytest.mark.check("TR-001")
-def test_every_dtype_and_shape_bit_exact(tctx: TransportContext, transport_cluster: Any,
-                                         check_metrics: dict[str, Any]) -> None:
+def test_every_dtype_and_shape_bit_exact(transport_ctx: TransportCtx) -> None:
+    tctx, metrics = transport_ctx.transport, transport_ctx.metrics
     problems = []
     for device in tctx.devices:
         require_pair(tctx, device)
@@ -58,22 +59,22 @@ def test_every_dtype_and_shape_bit_exact(tctx: TransportContext, transport_clust
         for d in unsupported:
             matrix[d] = {s: "n/s" for s in payloads.SHAPES}
         publish(tctx.run, "correctness", matrix, device)
-        check_metrics[device] = {"cases": len(results), "wrong": sum(not r.ok for r in results),
-                                 "unsupported_by_device": unsupported, "core_dtypes_unsupported": missing_core}
+        metrics[device] = {"cases": len(results), "wrong": sum(not r.ok for r in results),
+                           "unsupported_by_device": unsupported, "core_dtypes_unsupported": missing_core}
         if any(not r.ok for r in results):
             problems.append(f"{device}: {failures(results)}")
     assert not problems, "dtype x shape payloads did not arrive bit-exact: " + " | ".join(problems)
 
 
 @pytest.mark.check("TR-002")
-def test_non_contiguous_views_arrive_as_their_values(tctx: TransportContext, transport_cluster: Any,
-                                                     check_metrics: dict[str, Any]) -> None:
+def test_non_contiguous_views_arrive_as_their_values(transport_ctx: TransportCtx) -> None:
+    tctx, metrics = transport_ctx.transport, transport_ctx.metrics
     problems = []
     for device in tctx.devices:
         require_pair(tctx, device)
         cases = [payloads.view_case(d, v) for d in payloads.VIEW_DTYPES for v in payloads.VIEWS]
         results = tctx.run_cases(device, cases, payloads.DATA_FIELDS)
-        check_metrics[device] = {"cases": len(results), "wrong": sum(not r.ok for r in results)}
+        metrics[device] = {"cases": len(results), "wrong": sum(not r.ok for r in results)}
         if any(not r.ok for r in results):
             problems.append(f"{device}: {failures(results)}")
     assert not problems, ("non-contiguous views (slices, transposes, strides, expand, unfold, channels-last) did "
@@ -81,14 +82,14 @@ def test_non_contiguous_views_arrive_as_their_values(tctx: TransportContext, tra
 
 
 @pytest.mark.check("TR-003")
-def test_several_tensors_and_nested_containers(tctx: TransportContext, transport_cluster: Any,
-                                               check_metrics: dict[str, Any]) -> None:
+def test_several_tensors_and_nested_containers(transport_ctx: TransportCtx) -> None:
+    tctx, metrics = transport_ctx.transport, transport_ctx.metrics
     problems = []
     for device in tctx.devices:
         require_pair(tctx, device)
         cases = [payloads.container_case(c) for c in payloads.CONTAINERS]
         results = tctx.run_cases(device, cases, payloads.DATA_FIELDS)
-        check_metrics[device] = {"cases": [c["id"] for c in cases], "wrong": sum(not r.ok for r in results)}
+        metrics[device] = {"cases": [c["id"] for c in cases], "wrong": sum(not r.ok for r in results)}
         if any(not r.ok for r in results):
             problems.append(f"{device}: {failures(results)}")
     assert not problems, ("returns with several tensors / nested lists, dicts, tuples and non-tensor data did not "
@@ -107,12 +108,12 @@ def _free_memory_bytes() -> int | None:
 
 
 @pytest.mark.check("TR-004")
-def test_large_tensor(tctx: TransportContext, transport_cluster: Any, check_metrics: dict[str, Any],
-                      check_params: dict[str, Any]) -> None:
+def test_large_tensor(transport_ctx: TransportCtx) -> None:
+    tctx, metrics = transport_ctx.transport, transport_ctx.metrics
     size = max_bytes()
     avail = _free_memory_bytes()
     # source tensor + transport staging + received tensor (+ digests), with room to spare
-    needed = int(check_params["host_memory_factor"]) * size
+    needed = int(transport_ctx.param("host_memory_factor")) * size
     if avail is not None and avail < needed:
         not_applicable(f"host has {avail >> 20} MiB available; moving {format_size(size)} needs about "
                        f"{needed >> 20} MiB (set RAY_CONFORMANCE_TRANSPORT_MAX_BYTES lower)")
@@ -121,14 +122,15 @@ def test_large_tensor(tctx: TransportContext, transport_cluster: Any, check_metr
         require_pair(tctx, device)
         results = tctx.run_cases(device, [payloads.buffer_case(size, "/large")], payloads.DATA_FIELDS,
                                  timeout=max(60.0, size / 20e6))  # knob: hang guard of one transfer, scaled to its size
-        check_metrics[device] = {"bytes": size}
+        metrics[device] = {"bytes": size}
         if any(not r.ok for r in results):
             problems.append(f"{device}: {failures(results)}")
     assert not problems, f"a {format_size(size)} tensor did not arrive bit-exact: " + " | ".join(problems)
 
 
 @pytest.mark.check("TR-005")
-def test_received_metadata(tctx: TransportContext, transport_cluster: Any, check_metrics: dict[str, Any]) -> None:
+def test_received_metadata(transport_ctx: TransportCtx) -> None:
+    tctx, metrics = transport_ctx.transport, transport_ctx.metrics
     problems = []
     for device in tctx.devices:
         require_pair(tctx, device)
@@ -137,14 +139,15 @@ def test_received_metadata(tctx: TransportContext, transport_cluster: Any, check
                                                                       ("0-d", "empty", "empty-inner", "odd-7")]
                  + [payloads.container_case("dict-nested")])
         results = tctx.run_cases(device, cases, payloads.META_FIELDS)
-        check_metrics[device] = {"cases": len(results), "wrong": sum(not r.ok for r in results)}
+        metrics[device] = {"cases": len(results), "wrong": sum(not r.ok for r in results)}
         if any(not r.ok for r in results):
             problems.append(f"{device}: {failures(results)}")
     assert not problems, "received tensors do not have the sent dtype, shape and device type: " + " | ".join(problems)
 
 
 @pytest.mark.check("TR-006")
-def test_between_nodes(tctx: TransportContext, transport_cluster: Any, check_metrics: dict[str, Any]) -> None:
+def test_between_nodes(transport_ctx: TransportCtx) -> None:
+    tctx, metrics = transport_ctx.transport, transport_ctx.metrics
     problems = []
     for device in tctx.devices:
         eps = tctx.cross_node(device)
@@ -157,7 +160,7 @@ def test_between_nodes(tctx: TransportContext, transport_cluster: Any, check_met
                              endpoints=lambda device=device: tctx.cross_node(device), src=0, dst=1)
         back = tctx.run_cases(device, [payloads.buffer_case(1 << 20, "/cross-back")], payloads.DATA_FIELDS,
                               endpoints=lambda device=device: tctx.cross_node(device), src=1, dst=0)
-        check_metrics[device] = {"nodes": [eps.node_of(0)[:8], eps.node_of(1)[:8]], "cases": len(fwd) + len(back)}
+        metrics[device] = {"nodes": [eps.node_of(0)[:8], eps.node_of(1)[:8]], "cases": len(fwd) + len(back)}
         bad = [r for r in fwd + back if not r.ok]
         if bad:
             problems.append(f"{device}: {failures(fwd + back)}")
@@ -166,7 +169,8 @@ def test_between_nodes(tctx: TransportContext, transport_cluster: Any, check_met
 
 
 @pytest.mark.check("TR-007")
-def test_concurrent_transfers(tctx: TransportContext, transport_cluster: Any, check_metrics: dict[str, Any]) -> None:
+def test_concurrent_transfers(transport_ctx: TransportCtx) -> None:
+    tctx, metrics = transport_ctx.transport, transport_ctx.metrics
     problems = []
     for device in tctx.devices:
         require_pair(tctx, device)
@@ -185,14 +189,15 @@ def test_concurrent_transfers(tctx: TransportContext, transport_cluster: Any, ch
             del refs
         wrong = [f"{c['id']} {i}->{j}: {'; '.join(payloads.compare(s, g))}" for (i, j), c, s, g
                  in zip(routes, cases, sent, got) if payloads.compare(s, g)]
-        check_metrics[device] = {"in_flight": len(routes), "endpoints": n, "wrong": len(wrong)}
+        metrics[device] = {"in_flight": len(routes), "endpoints": n, "wrong": len(wrong)}
         if wrong:
             problems.append(f"{device}: {len(wrong)}/{len(routes)} wrong: " + " | ".join(wrong[:3]))
     assert not problems, "transfers in flight at the same time did not each arrive intact: " + " | ".join(problems)
 
 
 @pytest.mark.check("TR-008")
-def test_same_ref_received_twice(tctx: TransportContext, transport_cluster: Any, check_metrics: dict[str, Any]) -> None:
+def test_same_ref_received_twice(transport_ctx: TransportCtx) -> None:
+    tctx, metrics = transport_ctx.transport, transport_ctx.metrics
     problems = []
     for device in tctx.devices:
         require_pair(tctx, device)
@@ -212,7 +217,7 @@ def test_same_ref_received_twice(tctx: TransportContext, transport_cluster: Any,
             del ref
         wrong = {k: payloads.compare(sent, v) for k, v in seen.items()}
         wrong = {k: v for k, v in wrong.items() if v}
-        check_metrics[device] = {"receives": len(seen), "wrong": sorted(wrong)}
+        metrics[device] = {"receives": len(seen), "wrong": sorted(wrong)}
         if wrong:
             problems.append(f"{device}: " + "; ".join(f"{k}: {v[0]}" for k, v in wrong.items()))
     assert not problems, "the same ref received more than once did not arrive intact every time: " + " | ".join(problems)
@@ -248,10 +253,10 @@ def _driver_put_to_actor(tctx: TransportContext, device: str, dst: Any) -> str:
 
 
 @pytest.mark.check("TR-009")
-def test_driver_get_follows_ray_semantics(tctx: TransportContext, transport_cluster: Any,
-                                          check_metrics: dict[str, Any]) -> None:
+def test_driver_get_follows_ray_semantics(transport_ctx: TransportCtx) -> None:
     """One-sided: ray.get in the driver returns the tensors. Two-sided: ValueError, unless
     _use_object_store=True. Both: _use_object_store=True returns them (Ray's RDT docs)."""
+    tctx, metrics = transport_ctx.transport, transport_ctx.metrics
     one_sided = tctx.setup.one_sided
     problems = []
     for device in tctx.devices:
@@ -276,5 +281,5 @@ def test_driver_get_follows_ray_semantics(tctx: TransportContext, transport_clus
             if seen["driver ray.put -> actor"] != "bit-exact":
                 problems.append(f"{device}: ray.put(_tensor_transport) in the driver, received by an actor: "
                                 f"{seen['driver ray.put -> actor']}")
-        check_metrics[device] = seen
+        metrics[device] = seen
     assert not problems, " | ".join(problems)

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import time
 import uuid
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
-from conformance.areas.transport.usage import UsageCtx, short, usage_ctx
+from conformance.areas.transport.usage import UsageCtx, short
 from conformance.rdt.payloads import same_bytes
 from conformance.rdt.pool import alive
 from conformance.rdt.transfer import first_line, wait_dead
@@ -22,11 +22,6 @@ from conformance.run.clock import Clock
 from conformance.run.timeouts import CheckTimeout
 
 pytestmark = pytest.mark.cluster("shared")
-
-
-@pytest.fixture
-def u(request: Any, conformance_run: Any, manifest: Any, check_metrics: dict[str, Any]) -> Iterator[UsageCtx]:
-    yield from usage_ctx(request, conformance_run, manifest, check_metrics)
 
 
 def _next_receiver(u: UsageCtx, clock: Clock, src: Any, ref: Any, seed: int, nbytes: int, step: str) -> tuple[Any, Any]:
@@ -53,7 +48,8 @@ def _next_receiver(u: UsageCtx, clock: Clock, src: Any, ref: Any, seed: int, nby
 
 
 @pytest.mark.check("TR-015")
-def test_receiver_death_costs_no_hang_and_not_the_source(u: UsageCtx) -> None:
+def test_receiver_death_costs_no_hang_and_not_the_source(transport_ctx: UsageCtx) -> None:
+    u = transport_ctx
     ray = __import__("ray")
     error_s, settle_s = float(u.param("error_bound_s")), float(u.param("settle_s"))
     small, large = u.payload_bytes("payload_bytes"), u.payload_bytes("during_bytes")
@@ -84,7 +80,8 @@ def test_receiver_death_costs_no_hang_and_not_the_source(u: UsageCtx) -> None:
 
 
 @pytest.mark.check("TR-016")
-def test_producer_errors_and_retries_propagate_and_transport_keeps_working(u: UsageCtx) -> None:
+def test_producer_errors_and_retries_propagate_and_transport_keeps_working(transport_ctx: UsageCtx) -> None:
+    u = transport_ctx
     error_s, nbytes = float(u.param("error_bound_s")), u.payload_bytes()
     clock = u.clock("producer-errors")
     src, dst = u.start(clock, 2)

@@ -16,13 +16,13 @@ from typing import Any
 import pytest
 
 from conformance.areas.transport import lifecycle
+from conformance.areas.transport.context import TransportCtx
 from conformance.rdt import payloads
 from conformance.rdt.config import max_bytes
 from conformance.rdt.context import TransportContext
 from conformance.rdt.memory import growth
 from conformance.rdt.pool import start_endpoints
 from conformance.rdt.transfer import ray_get
-from conformance.report.judges import enforce, judge
 from conformance.run.fixtures import not_applicable
 
 pytestmark = pytest.mark.cluster("shared")
@@ -62,8 +62,8 @@ def _side(eps: Any, key: str) -> str:
 
 
 @pytest.mark.check("TR-010")
-def test_send_called_only_for_two_sided(tctx: TransportContext, transport_cluster: Any,
-                                        check_metrics: dict[str, Any]) -> None:
+def test_send_called_only_for_two_sided(transport_ctx: TransportCtx) -> None:
+    tctx, metrics = transport_ctx.transport, transport_ctx.metrics
     T, one_sided = tctx.setup.traced_name, tctx.setup.one_sided
     device = tctx.devices[0]
     eps = _pair(tctx, device)
@@ -80,8 +80,8 @@ def test_send_called_only_for_two_sided(tctx: TransportContext, transport_cluste
     recvs = lifecycle.count(calls["1"], "recv_multiple_tensors", ids)
     failed = [f"{r['m']} on {_side(eps, k)} raised {r['err']}" for k, recs in calls.items() for r in recs
               if not r["ok"] and r["m"] in ("send_multiple_tensors", "recv_multiple_tensors")]
-    check_metrics.update({"one_sided": one_sided, "transfers": len(ids),
-                          "sends": {k: len(v) for k, v in sends.items() if v}, "receives_on_destination": sum(recvs.values())})
+    metrics.update({"one_sided": one_sided, "transfers": len(ids),
+                    "sends": {k: len(v) for k, v in sends.items() if v}, "receives_on_destination": sum(recvs.values())})
     assert not failed, "; ".join(failed[:3])
     if one_sided:
         called = {_side(eps, k): len(v) for k, v in sends.items() if v}
@@ -98,8 +98,8 @@ def test_send_called_only_for_two_sided(tctx: TransportContext, transport_cluste
 
 
 @pytest.mark.check("TR-011")
-def test_extract_runs_once_on_source_and_describes_tensors(tctx: TransportContext, transport_cluster: Any,
-                                                           check_metrics: dict[str, Any]) -> None:
+def test_extract_runs_once_on_source_and_describes_tensors(transport_ctx: TransportCtx) -> None:
+    tctx, metrics = transport_ctx.transport, transport_ctx.metrics
     T = tctx.setup.traced_name
     device = tctx.devices[0]
     eps = _pair(tctx, device)
@@ -138,13 +138,13 @@ def test_extract_runs_once_on_source_and_describes_tensors(tctx: TransportContex
             problems.append(f"{case['id']}: tensor_device {r['meta']['tensor_device']!r}, tensors are on {sorted(devices)}")
         if obj in recv_start and r["t"] > recv_start[obj] + 1e-3:  # knob: 1 ms clock slack when ordering call records
             problems.append(f"{case['id']}: the receive started before extract_tensor_transport_metadata returned")
-    check_metrics["objects"] = len(ids)
+    metrics["objects"] = len(ids)
     assert not problems, "; ".join(problems[:4])
 
 
 @pytest.mark.check("TR-012")
-def test_garbage_collect_once_per_freed_object_on_source(tctx: TransportContext, transport_cluster: Any,
-                                                         check_metrics: dict[str, Any]) -> None:
+def test_garbage_collect_once_per_freed_object_on_source(transport_ctx: TransportCtx) -> None:
+    tctx, metrics = transport_ctx.transport, transport_ctx.metrics
     T = tctx.setup.traced_name
     device = tctx.devices[0]
     eps = _pair(tctx, device)
@@ -178,22 +178,22 @@ def test_garbage_collect_once_per_freed_object_on_source(tctx: TransportContext,
     for key, r in calls.items():
         if key != "0" and lifecycle.count(r, "garbage_collect", set(ids)):
             problems.append(f"garbage_collect ran on {_side(eps, key)}; Ray calls it on the source only")
-    check_metrics.update({"freed_objects": len(ids), "gc_calls_on_source": sum(on_src.values())})
+    metrics.update({"freed_objects": len(ids), "gc_calls_on_source": sum(on_src.values())})
     assert not problems, "; ".join(problems)
 
 
 @pytest.mark.check("TR-013")
-def test_memory_returns_to_baseline(tctx: TransportContext, transport_cluster: Any,
-                                    check_metrics: dict[str, Any], check_params: dict[str, Any]) -> None:
+def test_memory_returns_to_baseline(transport_ctx: TransportCtx) -> None:
     """K fresh payloads per round, moved and freed; the memory each probe gains per round must
     stay under half a round's payload (median of 3 rounds: a leak repeats every round, noise
     from other processes does not). A leak of one buffer per transfer gains a whole round."""
+    tctx, metrics = transport_ctx.transport, transport_ctx.metrics
     T = tctx.setup.traced_name
     device = tctx.devices[0]
     eps = _pair(tctx, device)
     # 16 MiB payloads in a certification run (256 MiB max), 4 MiB with a 16 MiB max (make test)
     size = max(MiB, min(max_bytes() // 4, 16 * MiB))
-    per_round, rounds = int(check_params["transfers_per_round"]), int(check_params["rounds"])
+    per_round, rounds = int(transport_ctx.param("transfers_per_round")), int(transport_ctx.param("rounds"))
     src, dst = eps.actors[0], eps.actors[1]
     baseline = lifecycle.held_objects(eps, 0)
 
@@ -224,16 +224,15 @@ def test_memory_returns_to_baseline(tctx: TransportContext, transport_cluster: A
                     continue
                 per_probe.setdefault(f"{side}.{probe}", []).append(grown)
         base = now
-    check_metrics.update({"payload_bytes": size, "transfers_per_round": per_round, "rounds": rounds,
-                          "growth_per_round_mib": {k: [round(x / MiB, 1) for x in v] for k, v in per_probe.items()},
-                          "growth_per_round_bytes": per_probe})
-    enforce("TR-013", check_metrics, check_params)
+    metrics.update({"payload_bytes": size, "transfers_per_round": per_round, "rounds": rounds,
+                    "growth_per_round_mib": {k: [round(x / MiB, 1) for x in v] for k, v in per_probe.items()},
+                    "growth_per_round_bytes": per_probe})
+    transport_ctx.enforce()
 
 
 @pytest.mark.check("TR-014")
-def test_actor_has_tensor_transport_answers_truthfully(tctx: TransportContext, transport_cluster: Any,
-                                                       check_metrics: dict[str, Any],
-                                                       check_params: dict[str, Any]) -> None:
+def test_actor_has_tensor_transport_answers_truthfully(transport_ctx: TransportCtx) -> None:
+    tctx, metrics = transport_ctx.transport, transport_ctx.metrics
     from ray.experimental.rdt.util import get_tensor_transport_manager
 
     T = tctx.setup.traced_name
@@ -275,11 +274,11 @@ def test_actor_has_tensor_transport_answers_truthfully(tctx: TransportContext, t
                 pass
         finally:
             out.shutdown()
-    check_metrics.update({"answers_checked": len(answers) + len(eps.actors),
-                          "actor_has_transport_latency_s": statistics.median(latencies),
-                          "actor_has_transport_max_latency_s": max(latencies),
-                          "outsider_answer": repr(outsider_answer)})
-    verdict = judge("TR-014", check_metrics, check_params)
+    metrics.update({"answers_checked": len(answers) + len(eps.actors),
+                    "actor_has_transport_latency_s": statistics.median(latencies),
+                    "actor_has_transport_max_latency_s": max(latencies),
+                    "outsider_answer": repr(outsider_answer)})
+    verdict = transport_ctx.judge()
     if verdict.outcome != "pass":
         problems.append(str(verdict.reason))
     assert not problems, "; ".join(problems)

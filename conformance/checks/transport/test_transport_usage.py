@@ -10,11 +10,11 @@ cluster; see conformance.areas.transport.usage for the actors and bounds.
 from __future__ import annotations
 
 import time
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
-from conformance.areas.transport.usage import UsageCtx, short, usage_ctx
+from conformance.areas.transport.usage import UsageCtx, short
 from conformance.areas.transport.usage_actors import TENSORLESS
 from conformance.rdt.payloads import build, describe, same_bytes, seeded
 from conformance.rdt.pool import alive
@@ -26,11 +26,6 @@ pytestmark = pytest.mark.cluster("shared")
 RAY_ISSUE_NO_TRANSPORT = "https://github.com/ray-project/ray/issues/66264"
 
 
-@pytest.fixture
-def u(request: Any, conformance_run: Any, manifest: Any, check_metrics: dict[str, Any]) -> Iterator[UsageCtx]:
-    yield from usage_ctx(request, conformance_run, manifest, check_metrics)
-
-
 def _driver_get(u: UsageCtx, refs: Any, timeout_s: float) -> Any:
     """ray.get in the driver: through the transport when one-sided, else through the object store."""
     import ray
@@ -38,7 +33,8 @@ def _driver_get(u: UsageCtx, refs: Any, timeout_s: float) -> Any:
 
 
 @pytest.mark.check("TR-017")
-def test_received_tensors_belong_to_the_receiver(u: UsageCtx) -> None:
+def test_received_tensors_belong_to_the_receiver(transport_ctx: UsageCtx) -> None:
+    u = transport_ctx
     ray = __import__("ray")
     step_s, free_s, nbytes = float(u.param("step_bound_s")), float(u.param("free_bound_s")), u.payload_bytes()
     clock = u.clock("ownership")
@@ -85,7 +81,8 @@ def test_received_tensors_belong_to_the_receiver(u: UsageCtx) -> None:
 
 
 @pytest.mark.check("TR-018")
-def test_refs_as_users_pass_them(u: UsageCtx) -> None:
+def test_refs_as_users_pass_them(transport_ctx: UsageCtx) -> None:
+    u = transport_ctx
     step_s, nbytes = float(u.param("step_bound_s")), u.payload_bytes()
     clock = u.clock("refs-as-users-pass-them")
     a, b, c = u.start(clock, 3)
@@ -205,7 +202,8 @@ def _concurrent_wave(u: UsageCtx, clock: Any, n: int, n_actors: int, nbytes: int
 
 
 @pytest.mark.check("TR-019")
-def test_many_async_transfers_out_of_order_and_a_busy_sender(u: UsageCtx) -> None:
+def test_many_async_transfers_out_of_order_and_a_busy_sender(transport_ctx: UsageCtx) -> None:
+    u = transport_ctx
     n, n_actors = int(u.param("transfers")), int(u.param("actors"))
     nbytes, bound = u.payload_bytes(), float(u.param("all_bound_s"))
     clock = u.clock("concurrent-transfers")
@@ -228,7 +226,8 @@ def test_many_async_transfers_out_of_order_and_a_busy_sender(u: UsageCtx) -> Non
 
 
 @pytest.mark.check("TR-020")
-def test_fetch_pipelining_user_timeout_and_a_receiver_without_the_transport(u: UsageCtx) -> None:
+def test_fetch_pipelining_user_timeout_and_a_receiver_without_the_transport(transport_ctx: UsageCtx) -> None:
+    u = transport_ctx
     import ray
     from ray.exceptions import GetTimeoutError
 

@@ -1,0 +1,32 @@
+"""The transport area's check context (`transport_ctx`, conformance.areas.transport.fixtures).
+
+`TransportCtx` is what the data and lifecycle checks (TR-001..TR-014) receive: the check's
+context plus the run's TransportContext (`.transport`: the registered transport, its endpoint
+pools on the shared cluster, the transfers). The usage and failure checks (TR-015..TR-020)
+receive its subclass `UsageCtx` (conformance.areas.transport.usage), which adds the
+fault-injecting twin and the actors the check starts; a check asks for it by its annotation
+(`transport_ctx: UsageCtx`), and the fixture builds the kind the annotation names.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from conformance.rdt.context import RdtCtx, TransportContext
+from conformance.rdt.fixtures import open_context
+from conformance.run.check_context import CheckContext
+
+
+@dataclass(kw_only=True)
+class TransportCtx(RdtCtx):
+    """A transport check: the run's TransportContext, on the shared cluster (started or reused
+    before the check runs; its endpoints keep their devices until the module ends)."""
+
+    @classmethod
+    def open(cls, base: CheckContext, transport: TransportContext) -> "TransportCtx":
+        """This kind of context for the check `base` is of (the fixture's setup)."""
+        return open_context(cls, base, transport)
+
+    def close(self) -> None:
+        """After the check (the fixture's teardown): nothing per check; the module's pools are
+        the module fixture's."""
+
