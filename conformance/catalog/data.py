@@ -376,25 +376,6 @@ class SuiteData:
     waivers_sha256: str = ""
 
 
-def check_param(check_id: str, name: str) -> Any:
-    """A check's threshold from the checklist in force (CONFORMANCE_DATA_DIR honoured)."""
-    return _checklist_at(str(checklist_path())).by_id()[check_id].param(name)
-
-
-def area_param(area: str, name: str) -> Any:
-    """A threshold several checks of one area share (e.g. recovery `actor_ready_s`): declared once
-    in the checklist's `area_params.<area>` block, read by the helpers those checks share."""
-    checklist = _checklist_at(str(checklist_path()))
-    if name not in checklist.area_params.get(area, {}):
-        raise UserError(f"checklist: area_params.{area}.{name}: missing (the {area} checks need it)")
-    return checklist.area_params[area][name]
-
-
-@functools.lru_cache(maxsize=4)
-def _checklist_at(path: str) -> Checklist:
-    return load_checklist(Path(path))
-
-
 def load_suite_data() -> SuiteData:
     checklist = load_checklist()
     ladder = load_ladder(checklist=checklist)

@@ -20,7 +20,7 @@ RUN = pytest.StashKey["ConformanceRun"]()
 """The run itself (set by conformance.plugin; the `conformance_run` fixture reads it)."""
 
 METRICS_KEY = pytest.StashKey[dict[str, Any]]()
-"""Item stash: the check's metrics dict (`check_metrics` fixture), copied into its TestRecord."""
+"""Item stash: the check's metrics dict (`CheckContext.metrics`), copied into its TestRecord."""
 
 
 def run_of(config: pytest.Config) -> "ConformanceRun | None":

@@ -72,7 +72,7 @@ import pytest, ray
 
 @pytest.mark.check("DP-008")
 @pytest.mark.cluster("shared")
-def test_worker_dies(shared_cluster):
+def test_worker_dies(device_ctx):
     @ray.remote(max_retries=0)
     def boom():
         print("RuntimeError: the device fell off the bus", file=sys.stderr, flush=True)

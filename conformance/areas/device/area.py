@@ -1,5 +1,13 @@
 """The device area's declaration (conformance.areas.AREAS lists it)."""
+from typing import Any
+
+import pytest
+
 from conformance.run.area import Area
+
+CONTRACT: "pytest.StashKey[Any]" = pytest.StashKey()
+"""The run's contract probe (conformance.areas.device.context.ContractProbe): run once, on the first
+check that asks."""
 
 AREA = Area(
     name="device", prefix="DP",
@@ -8,4 +16,5 @@ AREA = Area(
     fixtures="conformance.areas.device.fixtures",
     shapes="conformance.areas.device.shapes",
     manifest_block="accelerator",
+    state=CONTRACT,
 )

@@ -14,25 +14,30 @@ from typing import Any, Iterator
 
 import pytest
 
+from conformance.areas.device.area import CONTRACT
 from conformance.areas.device.context import ContractProbe, DeviceCtx
 from conformance.run.check_context import CheckContext
+from conformance.run.state import stash_of
 
 
-@pytest.fixture(scope="session")
-def device_contract(conformance_run: Any) -> ContractProbe:
-    """The run's one contract probe, run lazily (DeviceCtx.contract)."""
-    return ContractProbe(conformance_run)
+def contract_probe(run: Any) -> ContractProbe:
+    """The run's one contract probe (kept under the area's stash key), run lazily (DeviceCtx.contract)."""
+    stash = stash_of(run)
+    if CONTRACT not in stash:
+        stash[CONTRACT] = ContractProbe(run)
+    probe: ContractProbe = stash[CONTRACT]
+    return probe
 
 
 @pytest.fixture
-def device_ctx(check_context: CheckContext, device_contract: ContractProbe) -> Iterator[DeviceCtx]:
+def device_ctx(check_context: CheckContext) -> Iterator[DeviceCtx]:
     """The check's DeviceCtx, with what its cluster mark asks for done first (the module docstring)."""
     from conformance.cluster.manager import SHARED
 
     manifest = check_context.manifest
     ctx = DeviceCtx.derive(check_context, resource=manifest.resource_name, n=manifest.devices_per_node,
                            manager_ref=manifest.accelerator["manager"], accelerator_type=manifest.accelerator_type,
-                           contract_probe=device_contract)
+                           contract_probe=contract_probe(check_context.run))
     if not ctx.marked:
         yield ctx
         return
