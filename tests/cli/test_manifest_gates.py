@@ -20,7 +20,7 @@ FIELD = re.compile(r"\b((?:accelerator|topology|transport|cluster)(?:\.[a-z_]+)+
 # What makes a check not applicable without a field when no message in its own body names it:
 # the fixture type it asks for, the helper it calls, the cluster shape it runs on. Each entry is
 # checked below against the code that raises the not_applicable.
-INDIRECT = {"TransportContext": "transport", "UsageCtx": "transport", "XCtx": "transport",
+INDIRECT = {"UsageCtx": "transport", "TransferRecoveryCtx": "transport",
             "TransportCtx": "transport", "PerformanceCtx": "transport",
             "require_provider": "topology.provider", "cluster:host-without-device": "accelerator.hosts.without_device"}
 INDIRECT_SOURCES = {"transport": ("conformance/rdt/registration.py", "the manifest declares no transport"),
