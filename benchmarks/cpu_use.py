@@ -50,6 +50,26 @@ def process_kind(cmdline: str) -> str:
     return title or next((kind for needle, kind in KINDS if needle in cmdline), "other")
 
 
+def program_label(cmdline: str) -> str:
+    """What an `other` process ran, for the breakdown of that bucket: the program, and for an
+    interpreter its module (`-m x`) or script (`python3 setup.py` -> "python3 setup.py")."""
+    args = cmdline.split()
+    if not args:
+        return "?"
+    program = os.path.basename(args[0])
+    if not program.startswith("python"):
+        return program
+    rest = iter(args[1:])
+    for arg in rest:
+        if arg == "-m":
+            return f"{program} -m {next(rest, '?')}"
+        if arg == "-c":
+            return f"{program} -c"
+        if not arg.startswith("-"):
+            return f"{program} {os.path.basename(arg)}"
+    return program
+
+
 def machine_busy_ticks() -> int:
     """Clock ticks all cores spent on anything but idle and I/O wait since boot."""
     with open("/proc/stat") as f:
@@ -65,6 +85,7 @@ class CpuUse:
     busy_s: float = 0.0
     by_kind: Counter[str] = field(default_factory=Counter)
     processes: Counter[str] = field(default_factory=Counter)
+    other: Counter[str] = field(default_factory=Counter)   # the `other` bucket, by program_label
     sweeps: int = 0           # passes over /proc so far
 
     def __enter__(self) -> CpuUse:
@@ -73,7 +94,7 @@ class CpuUse:
             # whole ticks, rounded down: a process started in the same tick counts (a float product
             # such as 36987.45 * 100 lands a hair above that tick's number)
             self._since_ticks = int(float(f.read().split()[0]) * self._hz + 1e-6) - 1
-        self._last: dict[tuple[int, int], tuple[str, float]] = {}
+        self._last: dict[tuple[int, int], tuple[str, float, str]] = {}
         self._stop = threading.Event()
         self._busy0 = machine_busy_ticks()
         self._thread = threading.Thread(target=self._sample_until_stopped, daemon=True)
@@ -84,9 +105,11 @@ class CpuUse:
         self._stop.set()
         self._thread.join()
         self.busy_s = (machine_busy_ticks() - self._busy0) / self._hz
-        for kind, cpu in self._last.values():
+        for kind, cpu, label in self._last.values():
             self.by_kind[kind] += cpu
             self.processes[kind] += 1
+            if kind == "other":
+                self.other[label] += cpu
 
     def floor_s(self, cores: int | None = None) -> float:
         """The least wall time these CPU-seconds need on `cores` cores (default: this machine's)."""
@@ -111,8 +134,9 @@ class CpuUse:
                 return          # not started by what is measured
             # read every time: a child seen between fork and exec still shows its parent's command
             with open(f"/proc/{pid}/cmdline", "rb") as f:
-                kind = process_kind(f.read().replace(b"\0", b" ").decode(errors="replace"))
-            self._last[(pid, started)] = (kind, cpu)
+                cmdline = f.read().replace(b"\0", b" ").decode(errors="replace")
+            kind = process_kind(cmdline)
+            self._last[(pid, started)] = (kind, cpu, program_label(cmdline) if kind == "other" else "")
         except (OSError, ValueError, IndexError):
             return              # the process ended while being read
 
@@ -127,4 +151,6 @@ def describe(use: CpuUse, wall_s: float, target_s: float | None, top: int = 6) -
                 if target_s else "")]
     parts = [f"{kind} {sec:.0f} s ({use.processes[kind]})" for kind, sec in use.by_kind.most_common(top)]
     lines.append("  CPU by process (count): " + ", ".join(parts))
+    if use.other:
+        lines.append("  of which other: " + ", ".join(f"{label} {sec:.0f} s" for label, sec in use.other.most_common(top)))
     return lines

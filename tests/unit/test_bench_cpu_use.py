@@ -8,7 +8,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
-from cpu_use import CpuUse, describe, process_kind  # noqa: E402
+from cpu_use import CpuUse, describe, process_kind, program_label  # noqa: E402
 
 
 def test_process_kinds_from_command_lines() -> None:
@@ -45,3 +45,14 @@ def test_a_child_process_cpu_is_counted_and_sets_the_floor() -> None:
     assert use.floor_s(cores=2) == use.busy_s / 2
     lines = describe(use, wall_s=1.0, target_s=0.01)
     assert "is below that floor" in lines[0] and "other" in lines[1]
+    assert use.other[f"{Path(sys.executable).name} -c"] >= 0.55, dict(use.other)
+    assert lines[2].startswith("  of which other: ")
+
+
+def test_the_other_bucket_is_broken_down_by_program() -> None:
+    """`other` is the largest bucket of a make test (pip, mypy, the tests' own programs): by what ran."""
+    assert program_label("/venv/bin/python3 -m pip install --no-deps x.whl") == "python3 -m pip"
+    assert program_label("/venv/bin/python /work/ci/tests/support/teeth.py good/x") == "python teeth.py"
+    assert program_label("python3 -u -c import sys") == "python3 -c"
+    assert program_label("/usr/bin/git clone -q a b") == "git"
+    assert program_label("") == "?"
