@@ -134,7 +134,13 @@ class CpuUse:
                 return          # not started by what is measured
             # read every time: a child seen between fork and exec still shows its parent's command
             with open(f"/proc/{pid}/cmdline", "rb") as f:
-                cmdline = f.read().replace(b"\0", b" ").decode(errors="replace")
+                cmdline = f.read().replace(b"\0", b" ").decode(errors="replace").strip()
+            seen = self._last.get((pid, started))
+            if not cmdline and seen is not None:
+                # an ended process not yet reaped (a zombie) has no command line: it keeps the kind
+                # it was seen with, or every dying Ray worker's CPU would land in "other"
+                self._last[(pid, started)] = (seen[0], cpu, seen[2])
+                return
             kind = process_kind(cmdline)
             self._last[(pid, started)] = (kind, cpu, program_label(cmdline) if kind == "other" else "")
         except (OSError, ValueError, IndexError):

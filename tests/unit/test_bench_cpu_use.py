@@ -56,3 +56,21 @@ def test_the_other_bucket_is_broken_down_by_program() -> None:
     assert program_label("python3 -u -c import sys") == "python3 -c"
     assert program_label("/usr/bin/git clone -q a b") == "git"
     assert program_label("") == "?"
+
+
+def test_a_process_that_ended_unreaped_keeps_its_kind() -> None:
+    """A zombie's /proc/<pid>/cmdline is empty: its CPU stays with the kind it was seen running as."""
+    burn = "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.6: pass\n"
+    with CpuUse(interval_s=0.05) as use:
+        child = subprocess.Popen([sys.executable, "-c", burn, "default_worker.py"])   # a "Ray worker" by its argv
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            with open(f"/proc/{child.pid}/stat") as f:
+                if f.read().rsplit(")", 1)[1].split()[0] == "Z":
+                    break
+            time.sleep(0.05)
+        seen = use.sweeps
+        while use.sweeps < seen + 2 and time.monotonic() < deadline:   # sampled as a zombie, twice
+            time.sleep(0.05)
+        child.wait()
+    assert use.by_kind["Ray workers"] >= 0.55, (dict(use.by_kind), dict(use.other))
