@@ -47,11 +47,28 @@ class ContractProbe:
 class DeviceCtx(CheckContext):
     """One DP check's context: the base (run, check, metrics, cluster) and the device under test."""
 
-    resource: str                # the manifest's resource name (SIMACC, GPU, ...)
-    n: int                       # devices per node the manifest expects
-    manager_ref: str             # "pkg.module:Class" of the vendor's AcceleratorManager
-    accelerator_type: str        # the accelerator type the manifest expects
     contract_probe: ContractProbe
+
+    # What the manifest says of the device under test, read from it (never copied into the context).
+    @property
+    def resource(self) -> str:
+        """The manifest's resource name (SIMACC, GPU, ...)."""
+        return str(self.manifest.resource_name)
+
+    @property
+    def n(self) -> int:
+        """Devices per node the manifest expects."""
+        return int(self.manifest.devices_per_node)
+
+    @property
+    def manager_ref(self) -> str:
+        """"pkg.module:Class" of the vendor's AcceleratorManager."""
+        return str(self.manifest.accelerator["manager"])
+
+    @property
+    def accelerator_type(self) -> str:
+        """The accelerator type the manifest expects."""
+        return str(self.manifest.accelerator_type)
 
     @functools.cached_property
     def env_var(self) -> str | None:

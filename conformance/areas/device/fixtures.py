@@ -34,10 +34,7 @@ def device_ctx(check_context: CheckContext) -> Iterator[DeviceCtx]:
     """The check's DeviceCtx, with what its cluster mark asks for done first (the module docstring)."""
     from conformance.cluster.manager import SHARED
 
-    manifest = check_context.manifest
-    ctx = DeviceCtx.derive(check_context, resource=manifest.resource_name, n=manifest.devices_per_node,
-                           manager_ref=manifest.accelerator["manager"], accelerator_type=manifest.accelerator_type,
-                           contract_probe=contract_probe(check_context.run))
+    ctx = DeviceCtx.derive(check_context, contract_probe=contract_probe(check_context.run))
     if not ctx.marked:
         yield ctx
         return

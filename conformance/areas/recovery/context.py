@@ -77,7 +77,6 @@ class TransferRecoveryCtx(RecoveryCtx):
     the resource its peers hold, and the RDT fetch timeout the cluster's workers run with."""
 
     setup: "TransportSetup | None" = None
-    resource: str = ""
     fetch_timeout_s: float = 0.0
     partition_driver: Any = None    # FR-018: the fault driver that can partition a node
 
@@ -85,6 +84,11 @@ class TransferRecoveryCtx(RecoveryCtx):
     def x(self) -> "TransportSetup":
         assert self.setup is not None, "recovery_ctx registers the transport of a transfer scenario"
         return self.setup
+
+    @property
+    def resource(self) -> str:
+        """The resource the peers hold (the manifest's)."""
+        return str(self.manifest.resource_name)
 
     @property
     def error_bound_s(self) -> float:

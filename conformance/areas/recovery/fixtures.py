@@ -115,5 +115,5 @@ def _transfer_ctx(base: CheckContext, state: RecoveryState, driver: Any) -> Iter
     base.metrics["transport"] = {"name": x.name, "one_sided": x.one_sided, "can_abort": x.can_abort,
                                  "device": x.device, "rdt_fetch_timeout_s": timeout_s}
     with (nullcontext() if remote else driver_fetch_timeout(timeout_s)):
-        yield TransferRecoveryCtx.derive(base, state=state, setup=x, resource=base.manifest.resource_name,
+        yield TransferRecoveryCtx.derive(base, state=state, setup=x,
                                          fetch_timeout_s=timeout_s, partition_driver=driver)
