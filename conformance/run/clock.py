@@ -12,6 +12,9 @@ from typing import Any, Callable, TypeVar
 
 T = TypeVar("T")
 POLL_S = 0.1  # knob: polling interval
+# knob: hang guard of one control call on a started actor (arm a fault, a digest, a pid, a
+# tracing record): no judged bound, so it is generous; 15 s ran out once on a loaded 2-core CI
+CONTROL_CALL_S = 60.0
 
 
 class ScenarioFailed(AssertionError):

@@ -58,3 +58,14 @@ def hard_timeout(seconds: float, label: str, *, on_stuck: Callable[[str], None] 
         done.set()
         if outer_deadline is not None:   # the enclosing timeout goes on (at once if it ran out meanwhile)
             signal.setitimer(signal.ITIMER_REAL, max(outer_deadline - time.monotonic(), 0.001))
+
+
+def time_left() -> float | None:
+    """Seconds until the enclosing hard timeout runs out (None outside one, or off the main
+    thread, where none is armed). A check with several independent parts asks it before a part
+    that may use its whole bound: a part it cannot finish is reported as not tried, and what the
+    earlier parts found is kept, instead of all of it ending as one hang."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    left = signal.getitimer(signal.ITIMER_REAL)[0]
+    return left if left > 0 else None

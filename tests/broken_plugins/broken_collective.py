@@ -128,7 +128,9 @@ class WrongSizeSharedCommNoTimeout(SimCollGroup):
     """
 
     def __init__(self, world_size: int, rank: int, group_name: str) -> None:
-        super().__init__(world_size, rank, f"size-{world_size}")
+        # shared by every group of this size in one Ray session (not across sessions: a run's
+        # leftovers must not reach the next run on the same machine)
+        super().__init__(world_size, rank, f"size-{world_size}-{_session()}")
         self._true_size = world_size
 
     @property
@@ -150,3 +152,13 @@ class WrongSizeSharedCommNoTimeout(SimCollGroup):
         while not all(p.exists() for p in paths):
             time.sleep(0.01)
         return [p.read_bytes() for p in paths]
+
+
+def _session() -> str:
+    """The Ray session this worker belongs to (its session folder's name)."""
+    import os
+
+    import ray
+
+    node = ray._private.worker.global_worker.node
+    return os.path.basename(node.get_session_dir_path()) if node is not None else "none"

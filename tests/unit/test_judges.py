@@ -91,6 +91,19 @@ def test_pf002_edges() -> None:
     assert judges.judge("PF-002", PASSING_METRICS["PF-002"], {}).outcome == "error"  # no threshold: no verdict
 
 
+def test_tr013_a_leak_repeats_and_a_late_free_gives_back() -> None:
+    """A leak gains every round and keeps it (median and average over the bar); rounds in which
+    a busy host freed buffers late gain and give back (median over, average under): no leak."""
+    p, mib = params("TR-013"), 1 << 20
+    def verdict(series: list[int]) -> str:
+        m = {"payload_bytes": 4 * mib, "transfers_per_round": 12, "growth_per_round_bytes": {"destination.rss_bytes": series}}
+        return judges.judge("TR-013", m, p).outcome
+    assert verdict([48 * mib] * 5) == "fail"                                  # one buffer per transfer
+    assert verdict([36 * mib, 36 * mib, 36 * mib, -100 * mib, -8 * mib]) == "pass"   # held, then given back
+    assert verdict([40 * mib, 40 * mib, 40 * mib, 10 * mib, 0]) == "fail"     # kept: 26 MiB a round on average
+    assert verdict([8 * mib, -8 * mib, 0, 0, 4 * mib]) == "pass"              # a good plugin's jitter
+
+
 def test_pf004_wrong_data_fails_and_enforce_raises_the_reason() -> None:
     m = dict(PASSING_METRICS["PF-004"], wrong_pairs=2)
     assert judges.judge("PF-004", m, params("PF-004")).outcome == "fail"

@@ -117,6 +117,19 @@ def test_teardown_failure_is_an_error_unless_the_call_failed() -> None:
     assert (rec.outcome, rec.reason) == ("fail", "wrong")
 
 
+def test_time_left_is_the_enclosing_hard_timeouts() -> None:
+    from conformance.run.timeouts import hard_timeout, time_left
+
+    assert time_left() is None
+    with hard_timeout(30, "t"):
+        left = time_left()
+        assert left is not None and 29 < left <= 30
+        with hard_timeout(5, "inner"):
+            inner = time_left()
+            assert inner is not None and inner <= 5
+    assert time_left() is None
+
+
 def test_a_carried_hard_timeout_gives_its_own_text() -> None:
     try:
         try:

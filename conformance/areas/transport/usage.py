@@ -25,7 +25,7 @@ from conformance.rdt.pool import START_TIMEOUT_S, destroy_group, make_group, pai
 from conformance.rdt.registration import TransportSetup
 from conformance.rdt.transfer import first_line, short
 from conformance.run.check_context import CheckContext
-from conformance.run.clock import Clock
+from conformance.run.clock import CONTROL_CALL_S, Clock
 from conformance.run.timeouts import CheckTimeout
 
 __all__ = ["UsageCtx", "short"]
@@ -143,7 +143,7 @@ class UsageCtx(TransportCtx):
         seen: list[int] = []
 
         def settled() -> bool:
-            seen.append(clock.get(actor.rdt_objects.remote(), "the RDT store's size", 15))
+            seen.append(clock.get(actor.rdt_objects.remote(), "the RDT store's size", CONTROL_CALL_S))
             return seen[-1] == target
 
         clock.wait_for(settled, what, bound_s, poll_s=0.2, explain=lambda: f"{seen[-1] if seen else '?'} object(s)")

@@ -27,7 +27,7 @@ from conformance.areas.recovery.transfers import (
 from conformance.rdt.payloads import same_bytes
 from conformance.rdt.pool import alive, destroy_group, make_group
 from conformance.rdt.transfer import first_line, outcome, wait_dead
-from conformance.run.clock import Clock
+from conformance.run.clock import CONTROL_CALL_S, Clock
 from conformance.run.fixtures import not_applicable
 from conformance.run.timeouts import CheckTimeout
 
@@ -86,12 +86,12 @@ def source_dies(xc: TransferRecoveryCtx, during: bool) -> None:
         try:
             pair = xc.pair(clock)
             if during:
-                clock.get(pair.dst.arm.remote("delay", {"seconds": delay_s}), "arming the receiver", 15)
+                clock.get(pair.dst.arm.remote("delay", {"seconds": delay_s}), "arming the receiver", CONTROL_CALL_S)
             ref = xc.produce(clock, pair.src, nbytes, 11)
-            sent = clock.get(pair.src.sent_digest.remote(11), "the producer's digest", 15)
+            sent = clock.get(pair.src.sent_digest.remote(11), "the producer's digest", CONTROL_CALL_S)
             kill_wall = None
             if not during:
-                pid = None if xc.run.ray_address else clock.get(pair.src.info.remote(), "the source's pid", 15)["pid"]
+                pid = None if xc.run.ray_address else clock.get(pair.src.info.remote(), "the source's pid", CONTROL_CALL_S)["pid"]
                 ray.kill(pair.src)
                 wait_dead(clock, pair.src, "the source to be dead", xc.param("device_release_s"))
                 wait_process_gone(pid, SOURCE_GONE_GRACE_S)
@@ -136,7 +136,7 @@ def test_transfer_past_fetch_timeout_fails_cleanly(recovery_ctx: TransferRecover
     with xc.timed("receive-held-past-fetch-timeout", xc.bound()) as clock:
         try:
             pair = xc.pair(clock)
-            clock.get(pair.dst.arm.remote("hang", {"seconds": 4 * xc.fetch_timeout_s}), "arming the receiver", 15)
+            clock.get(pair.dst.arm.remote("hang", {"seconds": 4 * xc.fetch_timeout_s}), "arming the receiver", CONTROL_CALL_S)
             ref = xc.produce(clock, pair.src, SMALL_BYTES, 21)
             obj = ref.hex()
             t0 = clock.elapsed()
@@ -189,9 +189,9 @@ def test_receive_error_reaches_caller_and_next_transfer_works(recovery_ctx: Tran
     with xc.timed("receive-raises", xc.bound()) as clock:
         try:
             pair = xc.pair(clock)
-            clock.get(pair.dst.arm.remote("raise_after", {}), "arming the receiver", 15)
+            clock.get(pair.dst.arm.remote("raise_after", {}), "arming the receiver", CONTROL_CALL_S)
             ref = xc.produce(clock, pair.src, SMALL_BYTES, 31)
-            sent = clock.get(pair.src.sent_digest.remote(31), "the producer's digest", 15)
+            sent = clock.get(pair.src.sent_digest.remote(31), "the producer's digest", CONTROL_CALL_S)
             kind, got = outcome(clock, pair.dst.receive.remote(ref), "the receiver's task whose receive raised",
                                 xc.param("transfer_error_s"))
             if kind == "data":
@@ -224,7 +224,7 @@ def test_restarted_actor_transfers_again(recovery_ctx: TransferRecoveryCtx) -> N
             xc.roundtrip(clock, pair.src, pair.dst, SMALL_BYTES, 41, "a transfer before any restart")
             for role in ("source", "receiver"):
                 actor = pair.src if role == "source" else pair.dst
-                old = clock.get(actor.info.remote(), f"the {role}'s pid", 15)
+                old = clock.get(actor.info.remote(), f"the {role}'s pid", CONTROL_CALL_S)
                 actor.crash.remote()
                 wait_restarted(clock, actor, old["pid"], f"the {role} to restart", xc.param("actor_ready_s"), method="info")
                 if x.collective_backend:   # the application re-creates its collective group after a restart
@@ -269,7 +269,7 @@ def test_transfer_across_partition_ends_in_data_or_error(recovery_ctx: TransferR
             peers = [src, dst]
             group = make_group(xc.x, peers)
             ref = xc.produce(clock, src, SMALL_BYTES, 31)
-            sent = clock.get(src.sent_digest.remote(31), "the producer's digest", 15)
+            sent = clock.get(src.sent_digest.remote(31), "the producer's digest", CONTROL_CALL_S)
             lab.partition("b")
             partitioned = True
             t0 = clock.elapsed()

@@ -18,7 +18,7 @@ from conformance.areas.transport.usage import UsageCtx, short
 from conformance.rdt.payloads import same_bytes
 from conformance.rdt.pool import alive
 from conformance.rdt.transfer import first_line, wait_dead
-from conformance.run.clock import Clock
+from conformance.run.clock import CONTROL_CALL_S, Clock
 from conformance.run.timeouts import CheckTimeout
 
 pytestmark = pytest.mark.cluster("shared")
@@ -56,7 +56,7 @@ def test_receiver_death_costs_no_hang_and_not_the_source(transport_ctx: UsageCtx
     clock = u.clock("receiver-dies")
     src, dst = u.start(clock, 2)
     # 1. before: the suite holds the receive before the transport's receive begins; the receiver is killed
-    clock.get(dst.arm.remote("hang", {"seconds": 4 * error_s}), "arming the receiver", 15)
+    clock.get(dst.arm.remote("hang", {"seconds": 4 * error_s}), "arming the receiver", CONTROL_CALL_S)
     ref = u.produce(src, small, seed=1)
     clock.get(src.sent_digest.remote(1), "the producer", error_s)
     out = u.submitted(clock, lambda: dst.receive.remote(ref), "the receiving task")
@@ -68,7 +68,7 @@ def test_receiver_death_costs_no_hang_and_not_the_source(transport_ctx: UsageCtx
     src, dst = _next_receiver(u, clock, src, ref, 1, small, "killed before the transfer")
     del ref, out
     # 2. during: the receiving process ends while the transport's receive runs
-    clock.get(dst.arm.remote("exit_during", {"seconds": float(u.param("exit_after_s"))}), "arming the receiver", 15)
+    clock.get(dst.arm.remote("exit_during", {"seconds": float(u.param("exit_after_s"))}), "arming the receiver", CONTROL_CALL_S)
     ref = u.produce(src, large, seed=2)
     clock.get(src.sent_digest.remote(2), "the producer", error_s)
     t0 = clock.elapsed()
@@ -98,8 +98,8 @@ def test_producer_errors_and_retries_propagate_and_transport_keeps_working(trans
     u.wait_store(clock, src, 0, "the source's RDT store to empty before the retry", error_s)
     ref = src.flaky.options(tensor_transport=u.name).remote(nbytes, 13, 1)
     got = u.expect_data(clock, lambda: dst.receive.remote(ref), None, "a consumer of a producer retried once", error_s)
-    attempts = clock.get(src.attempts_of.remote(13), "the producer's attempts", 15)
-    held = clock.get(src.rdt_objects.remote(), "the source's RDT store", 15)
+    attempts = clock.get(src.attempts_of.remote(13), "the producer's attempts", CONTROL_CALL_S)
+    held = clock.get(src.rdt_objects.remote(), "the source's RDT store", CONTROL_CALL_S)
     sent = u.sent(clock, src, 13)
     if not same_bytes(sent, got):
         raise clock.fail(f"the retried producer's object arrived as {short(got)}, the source sent {short(sent)}")

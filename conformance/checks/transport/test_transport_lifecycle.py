@@ -195,7 +195,8 @@ def test_memory_returns_to_baseline(transport_ctx: TransportCtx) -> None:
     size = max(MiB, min(max_bytes() // 4, 16 * MiB))
     per_round, rounds = int(transport_ctx.param("transfers_per_round")), int(transport_ctx.param("rounds"))
     src, dst = eps.actors[0], eps.actors[1]
-    baseline = lifecycle.held_objects(eps, 0)
+    baseline, dst_baseline = lifecycle.held_objects(eps, 0), lifecycle.held_objects(eps, 1)
+    dst_held: list[int] = []
 
     def one_round(tag: str) -> None:
         for k in range(per_round):
@@ -206,6 +207,9 @@ def test_memory_returns_to_baseline(transport_ctx: TransportCtx) -> None:
                 del ref
         held = lifecycle.wait_freed(eps, 0, baseline)
         assert held == 0, f"Ray still holds {held} RDT object(s) on the source after the refs were dropped"
+        # Ray's copies on the destination are Ray's, not the transport's: wait until it let go
+        # of them too before reading memory, and keep what it still held as evidence
+        dst_held.append(lifecycle.wait_freed(eps, 1, dst_baseline))
 
     def snap() -> dict[str, Any]:
         s, d = ray_get([src.memory.remote(shm=True), dst.memory.remote()], what="memory snapshot")
@@ -226,6 +230,7 @@ def test_memory_returns_to_baseline(transport_ctx: TransportCtx) -> None:
         base = now
     metrics.update({"payload_bytes": size, "transfers_per_round": per_round, "rounds": rounds,
                     "growth_per_round_mib": {k: [round(x / MiB, 1) for x in v] for k, v in per_probe.items()},
+                    "destination_rdt_objects_after_round": dst_held,
                     "growth_per_round_bytes": per_probe})
     transport_ctx.enforce()
 
