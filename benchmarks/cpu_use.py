@@ -50,6 +50,18 @@ def process_kind(cmdline: str) -> str:
     return title or next((kind for needle, kind in KINDS if needle in cmdline), "other")
 
 
+TORCH_WORKERS = "Ray workers with torch"   # a worker that has imported torch (2-3 s of CPU alone)
+
+
+def has_torch(pid: int) -> bool:
+    """Whether the process has torch's library mapped (it imported torch)."""
+    try:
+        with open(f"/proc/{pid}/maps") as f:
+            return any("libtorch" in line for line in f)
+    except OSError:
+        return False
+
+
 def program_label(cmdline: str) -> str:
     """What an `other` process ran, for the breakdown of that bucket: the program, and for an
     interpreter its module (`-m x`) or script (`python3 setup.py` -> "python3 setup.py")."""
@@ -142,6 +154,8 @@ class CpuUse:
                 self._last[(pid, started)] = (seen[0], cpu, seen[2])
                 return
             kind = process_kind(cmdline)
+            if kind == "Ray workers" and (seen is not None and seen[0] == TORCH_WORKERS or has_torch(pid)):
+                kind = TORCH_WORKERS
             self._last[(pid, started)] = (kind, cpu, program_label(cmdline) if kind == "other" else "")
         except (OSError, ValueError, IndexError):
             return              # the process ended while being read

@@ -242,14 +242,6 @@ def start_cluster(manifest: Manifest, shape: ClusterShape, ray_address: str | No
     mem = c["object_store_memory_mb"] * 1024 * 1024
     cpus = c["num_cpus_per_node"]
     syscfg = _system_config(manifest, shape)
-    if n == 1:
-        with patched_environ(node_env[0] if node_env else {}):
-            labels = shape_node_labels(shape, 0, manager)
-            ray.init(address="local", num_cpus=cpus, object_store_memory=mem, include_dashboard=False,
-                     log_to_driver=False, logging_level=DRIVER_LOG_LEVEL, _system_config=syscfg,
-                     labels=labels or None)
-        return ClusterHandle(shape, "local", None, 1, started_s=time.monotonic() - t0,
-                             notes=[LABELS_NOTE] if labels else [])
     from ray.cluster_utils import Cluster
 
     cluster = Cluster(initialize_head=False)
@@ -274,7 +266,9 @@ def start_cluster(manifest: Manifest, shape: ClusterShape, ray_address: str | No
             cluster.shutdown()
         finally:
             raise
-    return ClusterHandle(shape, "simulated", cluster.address, n, cluster=cluster,
+    # one node is "local" (the driver's host, as ray.init would start it), more are "simulated";
+    # both start through cluster_utils, so a one-node head runs without the observers too
+    return ClusterHandle(shape, "local" if n == 1 else "simulated", cluster.address, n, cluster=cluster,
                          started_s=time.monotonic() - t0, node_handles=handles,
                          notes=[LABELS_NOTE] if any_labels else [])
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
-from cpu_use import CpuUse, describe, process_kind, program_label  # noqa: E402
+from cpu_use import TORCH_WORKERS, CpuUse, describe, has_torch, process_kind, program_label  # noqa: E402
 
 
 def test_process_kinds_from_command_lines() -> None:
@@ -74,3 +74,19 @@ def test_a_process_that_ended_unreaped_keeps_its_kind() -> None:
             time.sleep(0.05)
         child.wait()
     assert use.by_kind["Ray workers"] >= 0.55, (dict(use.by_kind), dict(use.other))
+
+
+def test_a_worker_that_maps_torch_is_counted_apart(tmp_path: Path) -> None:
+    """Workers that imported torch pay 2-3 s of CPU for it: they are their own bucket. A file named
+    like torch's library, mapped by a "Ray worker", stands in for the import."""
+    lib = tmp_path / "libtorch_cpu.so"
+    lib.write_bytes(b"\0" * 4096)
+    hold = (f"import mmap, sys, time\nf = open({str(lib)!r}, 'rb')\nm = mmap.mmap(f.fileno(), 0, prot=mmap.PROT_READ)\n"
+            "print('mapped', flush=True)\nt = time.process_time()\nwhile time.process_time() - t < 0.3: pass\n")
+    with CpuUse(interval_s=0.05) as use:
+        child = subprocess.Popen([sys.executable, "-c", hold, "default_worker.py"], stdout=subprocess.PIPE, text=True)
+        assert child.stdout is not None and child.stdout.readline().strip() == "mapped"
+        assert has_torch(child.pid)
+        child.wait()
+    assert use.by_kind[TORCH_WORKERS] > 0, dict(use.by_kind)
+    assert not has_torch(child.pid)   # ended: nothing to read
