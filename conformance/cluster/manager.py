@@ -224,6 +224,25 @@ HEAD_WITHOUT_OBSERVERS: dict[str, Any] = {"include_dashboard": False, "no_monito
                                           "include_log_monitor": False}
 
 
+@contextmanager
+def users_ray_address_kept() -> Iterator[None]:
+    """Leave Ray's "current cluster" file (/tmp/ray/ray_current_cluster) as the user had it.
+
+    cluster_utils' head writes its own address there (a unit-test convenience for
+    `ray.init("auto")`), logging on stderr that it replaced the previous one, and its shutdown
+    deletes the file. On a vendor's machine that file names their own cluster. Nothing the suite
+    runs connects through it (its drivers are given the address), so neither call runs."""
+    import ray._common.utils as common_utils
+    import ray._private.utils as private_utils
+
+    write, reset = private_utils.write_ray_address, common_utils.reset_ray_address
+    private_utils.write_ray_address = common_utils.reset_ray_address = lambda *_args, **_kwargs: None
+    try:
+        yield
+    finally:
+        private_utils.write_ray_address, common_utils.reset_ray_address = write, reset
+
+
 def start_cluster(manifest: Manifest, shape: ClusterShape, ray_address: str | None = None,
                   manager: type | None = None) -> ClusterHandle:
     """Start (or connect to) a cluster of the given shape and connect this driver to it."""
@@ -253,7 +272,7 @@ def start_cluster(manifest: Manifest, shape: ClusterShape, ray_address: str | No
             if i == 0:
                 args["_system_config"] = syscfg
                 args.update(HEAD_WITHOUT_OBSERVERS)
-            with patched_environ(node_env[i] if i < len(node_env) else {}):
+            with patched_environ(node_env[i] if i < len(node_env) else {}), users_ray_address_kept():
                 labels = shape_node_labels(shape, i, manager)
                 any_labels = any_labels or bool(labels)
                 if labels:
@@ -263,7 +282,8 @@ def start_cluster(manifest: Manifest, shape: ClusterShape, ray_address: str | No
         cluster.wait_for_nodes()
     except BaseException:
         try:
-            cluster.shutdown()
+            with users_ray_address_kept():
+                cluster.shutdown()
         finally:
             raise
     # one node is "local" (the driver's host, as ray.init would start it), more are "simulated";
@@ -279,7 +299,8 @@ def stop_cluster(handle: ClusterHandle | None) -> None:
     ray.shutdown()
     forget_rdt_state()
     if handle is not None and handle.cluster is not None:
-        handle.cluster.shutdown()
+        with users_ray_address_kept():
+            handle.cluster.shutdown()
 
 
 def forget_rdt_state() -> None:
