@@ -14,10 +14,12 @@ unexport PYTHONDONTWRITEBYTECODE
 .PHONY: install lint demo test test-fast test-area docs example releases clean-reports browser bench hosts-demo ray-window
 
 # The package declares ranges; constraints.txt holds the project's exact pins (CI's torch CPU build).
+# --no-compile: pip would byte-compile every file of torch, Ray and the rest (about half a minute
+# of CPU on a fresh machine); Python compiles what is imported on first use and keeps the caches.
 $(STAMP): pyproject.toml setup.py constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev,jobs]'
+	$(BIN)/python -m pip install --quiet --no-compile -c constraints.txt -e '.[dev,jobs]'
 	touch $(STAMP)
 
 install: $(STAMP)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import sys
 import time
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Iterator, Mapping
@@ -214,7 +214,7 @@ DRIVER_LOG_LEVEL = "ERROR"
 
 
 # The head of a cluster the suite starts runs none of Ray's observers the run never reads: the
-# dashboard's web UI (Ray still starts its API server), the autoscaler's monitor (no autoscaler:
+# dashboard's web UI and its API server (`head_without_api_server`), the autoscaler's monitor (no autoscaler:
 # the suite adds and removes nodes itself) and the log monitor (it tails every worker's log to
 # publish lines to drivers that asked for them, and drivers here connect with log_to_driver=False;
 # the report reads Ray's log files directly).
@@ -222,6 +222,31 @@ DRIVER_LOG_LEVEL = "ERROR"
 # second, and a certification starts dozens of clusters. Nothing a check is about runs in them.
 HEAD_WITHOUT_OBSERVERS: dict[str, Any] = {"include_dashboard": False, "no_monitor": True,
                                           "include_log_monitor": False}
+
+
+@contextmanager
+def head_without_api_server() -> Iterator[None]:
+    """Start a head without the dashboard's API server process.
+
+    With the web UI off, Ray still starts dashboard.py as an "API server" loading one module
+    (usage-stats reporting) and waits for it to publish its address: about a second of CPU and of
+    each cluster start, for a process nothing in a certification talks to (the suite reads Ray's
+    state from the GCS, ray.nodes() and the log files). The head records an empty web UI address,
+    as Ray does when the dashboard is off, so drivers and later nodes read the same "no UI"."""
+    from ray._private import ray_constants
+    from ray._private.node import Node
+
+    start = Node.start_api_server
+
+    def no_api_server(node: Any, *_args: Any, **_kwargs: Any) -> None:
+        node._webui_url = ""
+        node.get_gcs_client().internal_kv_put(b"webui:url", b"", True, ray_constants.KV_NAMESPACE_DASHBOARD)
+
+    Node.start_api_server = no_api_server  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        Node.start_api_server = start  # type: ignore[method-assign]
 
 
 @contextmanager
@@ -272,7 +297,8 @@ def start_cluster(manifest: Manifest, shape: ClusterShape, ray_address: str | No
             if i == 0:
                 args["_system_config"] = syscfg
                 args.update(HEAD_WITHOUT_OBSERVERS)
-            with patched_environ(node_env[i] if i < len(node_env) else {}), users_ray_address_kept():
+            with patched_environ(node_env[i] if i < len(node_env) else {}), users_ray_address_kept(), \
+                    (head_without_api_server() if i == 0 else nullcontext()):
                 labels = shape_node_labels(shape, i, manager)
                 any_labels = any_labels or bool(labels)
                 if labels:

@@ -171,6 +171,11 @@ def execute(run: TeethRun, base: Path, environ: dict[str, str] | None = None) ->
     out = folder / "report"
     env = {k: v for k, v in (os.environ if environ is None else environ).items() if k != "PYTEST_ADDOPTS"}
     env["FAULTY_STATE_DIR"] = str(folder / "state")
+    # The reference collective backend's group folders (conformance.simulated.collective.ROOT_ENV_VAR;
+    # by default under /dev/shm/simcoll, shared by every run on the machine): each run's own, so no
+    # run meets another's leftovers and none shows up in a quiet-host module's /dev/shm accounting
+    # (tests/certify/test_hosts.py runs beside the table's first runs).
+    env["SIMCOLL_DIR"] = str(folder / "simcoll")
     env.update(run.env)
     if run.data:
         env["CONFORMANCE_DATA_DIR"] = str(data_dir_for(run, folder / "data"))
