@@ -77,22 +77,46 @@ class TransportContext:
         return self.run.cluster(SHARED)
 
     # ------------------------------------------------------------------ endpoints
-    def intra_node(self, device: str) -> Endpoints:
-        """Up to 3 endpoints on one node (the head node first)."""
-        handle = self.cluster()
+    def intra_node(self, device: str, n: int = 2) -> Endpoints:
+        """At least `n` endpoints on one node (the head node first), as many as the node's devices
+        allow when the tensors live on one; at most INTRA_NODE_ENDPOINTS.
 
-        def factory() -> Endpoints:
+        Most checks move tensors between two endpoints; the ones that want a third (concurrent
+        routes, another consumer) ask for it, and the pool grows by it then. Each endpoint is a
+        worker that imports torch (seconds of CPU), and a run that needs only pairs never pays
+        for the third. A pool in a collective group (GLOO/NCCL) cannot grow, since an actor joins
+        one group per backend: it is started again with all of them."""
+        handle = self.cluster()
+        key = f"intra/{device}"
+
+        def node_and_cap() -> tuple[dict[str, Any], int]:
             need = self.resource if device != "cpu" else None
             nodes = alive_nodes(need)
             if not nodes:
                 raise TransferError(f"no node offers {self.resource} for {device} endpoints")
-            node = nodes[0]
-            n = INTRA_NODE_ENDPOINTS
+            cap = INTRA_NODE_ENDPOINTS
             if need:
-                n = min(n, int(node["Resources"].get(self.resource, 0)))
-            return start_endpoints(self.setup, self.resource, device=device, nodes=[node["NodeID"]] * n)
+                cap = min(cap, int(nodes[0]["Resources"].get(self.resource, 0)))
+            return nodes[0], cap
 
-        return self.pools.get(f"intra/{device}", handle, factory)
+        def factory(count: int) -> Endpoints:
+            node, cap = node_and_cap()
+            return start_endpoints(self.setup, self.resource, device=device, nodes=[node["NodeID"]] * min(count, cap))
+
+        eps = self.pools.get(key, handle, lambda: factory(n))
+        if len(eps) >= n:
+            return eps
+        node, cap = node_and_cap()
+        want = min(n, cap)
+        if len(eps) >= want:
+            return eps
+        if eps.group is not None or self.setup.collective_backend:
+            self.pools.drop(key)
+            return self.pools.get(key, handle, lambda: factory(want))
+        more = start_endpoints(self.setup, self.resource, device=device, nodes=[eps.node_of(0)] * (want - len(eps)))
+        eps.actors.extend(more.actors)
+        eps.infos.extend(more.infos)
+        return eps
 
     def cross_node(self, device: str) -> Endpoints | None:
         """Two endpoints on two different nodes, or None when the cluster has one node."""

@@ -14,7 +14,7 @@ import pytest
 from conformance.areas.transport.context import TransportCtx
 from conformance.rdt import payloads
 from conformance.rdt.config import format_size, max_bytes
-from conformance.rdt.context import TransportContext, failures
+from conformance.rdt.context import INTRA_NODE_ENDPOINTS, TransportContext, failures
 from conformance.rdt.tables import publish
 from conformance.rdt.transfer import GET_TIMEOUT_S, ray_get
 from conformance.run.fixtures import not_applicable
@@ -174,7 +174,7 @@ def test_concurrent_transfers(transport_ctx: TransportCtx) -> None:
     problems = []
     for device in tctx.devices:
         require_pair(tctx, device)
-        eps = tctx.intra_node(device)
+        eps = tctx.intra_node(device, INTRA_NODE_ENDPOINTS)   # three when the node allows: 12 routes in flight
         n = len(eps)
         # every ordered pair, twice, with distinct contents: 6 (2 endpoints: 4) .. 12 in flight
         routes = [(i, j) for i in range(n) for j in range(n) if i != j] * 2
@@ -201,7 +201,7 @@ def test_same_ref_received_twice(transport_ctx: TransportCtx) -> None:
     problems = []
     for device in tctx.devices:
         require_pair(tctx, device)
-        eps = tctx.intra_node(device)
+        eps = tctx.intra_node(device, INTRA_NODE_ENDPOINTS)   # a third endpoint is "another consumer"
         src, dst = eps.actors[0], eps.actors[1]
         case = payloads.container_case("list-mixed")
         ref = tctx.produce(src, case)
