@@ -1,4 +1,6 @@
-"""The report page's four pictures, drawn with matplotlib and returned as inline SVG text.
+"""The report page's measured charts (bandwidth, pairwise, recovery), drawn with matplotlib and
+returned as inline SVG text; the topology picture is plain SVG (conformance.report.html.topology_svg).
+matplotlib is imported by the first chart drawn, so a report without one never pays for it.
 
 Each function takes plain data already taken from report.json (strings already sanitised by
 `conformance.report.html.model`) and returns one `<svg>` element. Drawing uses matplotlib's
@@ -16,41 +18,49 @@ Why these settings:
 from __future__ import annotations
 
 import io
-import math
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Sequence
 
-import matplotlib
-from matplotlib.figure import Figure
-from matplotlib.lines import Line2D
-from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
-
-if TYPE_CHECKING:  # matplotlib.typing names the rc keys; hints only
+if TYPE_CHECKING:  # hints only: matplotlib is imported by the first chart drawn (0.7 s of CPU)
+    from matplotlib.figure import Figure
     from matplotlib.typing import RcKeyType
 
 OUTCOME_COLOURS = {"pass": "#2e7d32", "ok": "#2e7d32", "fail": "#c62828", "error": "#ad1457",
                    "waived": "#ef6c00", "skip": "#9e9e9e", "not_applicable": "#9e9e9e"}
-_KIND_PALETTE = ("#1565c0", "#6a1b9a", "#00838f", "#ef6c00", "#558b2f", "#ad1457", "#4e342e", "#37474f")
 _SVG_START = re.compile(r"<svg\b")
-# Labels are laid out with DejaVu Sans (matplotlib ships it, so it exists on every machine) and
-# the SVG names the page's font chain (DejaVu Sans, Liberation Sans, then matplotlib's generic
-# sans-serif list). The chain goes in the generic family's list, not in `font.family`: matplotlib
-# logs "findfont: Font family ... not found" for every text it draws for each *named* family that
-# is not installed, thousands of lines on a machine without Liberation Sans, while a generic
-# family's list is searched silently.
-_SANS = ["DejaVu Sans", "Liberation Sans",
-         *[f for f in matplotlib.rcParamsDefault["font.sans-serif"] if f not in ("DejaVu Sans", "Liberation Sans")]]
-_RC: dict[RcKeyType, Any] = {"svg.fonttype": "none", "text.parse_math": False, "font.size": 9,
-                             "font.family": ["sans-serif"], "font.sans-serif": _SANS,
-                             "axes.spines.top": False, "axes.spines.right": False, "axes.titlesize": 10,
-                             "axes.titleweight": "bold", "axes.titlelocation": "left"}
+
+
+@lru_cache(maxsize=1)
+def _rc() -> dict[RcKeyType, Any]:
+    """matplotlib's settings for every chart.
+
+    Labels are laid out with DejaVu Sans (matplotlib ships it, so it exists on every machine) and
+    the SVG names the page's font chain (DejaVu Sans, Liberation Sans, then matplotlib's generic
+    sans-serif list). The chain goes in the generic family's list, not in `font.family`:
+    matplotlib logs "findfont: Font family ... not found" for every text it draws for each *named*
+    family that is not installed, thousands of lines on a machine without Liberation Sans, while
+    a generic family's list is searched silently."""
+    import matplotlib
+
+    sans = ["DejaVu Sans", "Liberation Sans",
+            *[f for f in matplotlib.rcParamsDefault["font.sans-serif"] if f not in ("DejaVu Sans", "Liberation Sans")]]
+    return {"svg.fonttype": "none", "text.parse_math": False, "font.size": 9,
+            "font.family": ["sans-serif"], "font.sans-serif": sans,
+            "axes.spines.top": False, "axes.spines.right": False, "axes.titlesize": 10,
+            "axes.titleweight": "bold", "axes.titlelocation": "left"}
+
+
+def _rc_context(extra: dict[RcKeyType, Any] | None = None) -> Any:
+    import matplotlib
+    return matplotlib.rc_context({**_rc(), **(extra or {})})
 
 
 def _svg(fig: Figure, salt: str, title: str) -> str:
     """The figure as one `<svg>` element (no XML prolog), with an accessible title."""
     buf = io.StringIO()
-    with matplotlib.rc_context({**_RC, "svg.hashsalt": salt}):
+    with _rc_context({"svg.hashsalt": salt}):
         fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None, "Title": title})
     text = buf.getvalue()
     start = _SVG_START.search(text)
@@ -65,13 +75,17 @@ def _attr(text: str) -> str:
 def _plain_log_ticks(axis: Any, unit: str = "") -> None:
     """Decade ticks written as plain numbers (mathtext is off, so the default `10^n` labels would
     print their markup)."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
     axis.set_major_locator(LogLocator(base=10))
     axis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}{unit}"))
     axis.set_minor_formatter(NullFormatter())
 
 
 def _figure(width: float, height: float) -> Figure:
-    with matplotlib.rc_context(_RC):
+    from matplotlib.figure import Figure
+
+    with _rc_context():
         return Figure(figsize=(width, height), dpi=96)
 
 
@@ -81,133 +95,6 @@ def human_bytes(n: float) -> str:
             return f"{n:g} {unit}" if unit == "B" else f"{n:.0f} {unit}" if n == int(n) else f"{n:.1f} {unit}"
         n /= 1024
     return f"{n} B"  # pragma: no cover
-
-
-def kind_colours(kinds: Sequence[str]) -> dict[str, str]:
-    """One colour per link kind, stable for a given sorted list of kinds."""
-    return {k: _KIND_PALETTE[i % len(_KIND_PALETTE)] for i, k in enumerate(sorted(set(kinds)))}
-
-
-# ---------------------------------------------------------------------- topology
-@dataclass(frozen=True)
-class NodeTopology:
-    """One node as the picture needs it: devices, links (a, b, kind, GB/s), domains, and the
-    node's device domains (islands: name, member devices), drawn as shaded groups."""
-
-    name: str
-    devices: list[str]
-    links: list[tuple[str, str, str, float | None]]
-    domains: list[tuple[str, str]]
-    device_domains: tuple[tuple[str, tuple[str, ...]], ...] = ()
-
-
-def topology_svg(nodes: Sequence[NodeTopology], max_nodes: int = 4) -> str:
-    """One panel per node: devices on a circle, links coloured by kind, width by bandwidth."""
-    with matplotlib.rc_context(_RC):
-        shown = list(nodes)[:max_nodes]
-        kinds = sorted({k for n in shown for _, _, k, _ in n.links})
-        colours = kind_colours(kinds)
-        bws = [bw for n in shown for *_, bw in n.links if bw]
-        top = max(bws) if bws else 1.0
-        fig = _figure(3.9 * len(shown) + 0.2, 4.3)
-        for i, node in enumerate(shown):
-            ax = fig.add_subplot(1, len(shown), i + 1)
-            _draw_node(ax, node, colours, top)
-        if kinds:
-            handles = [Line2D([], [], color=colours[k], lw=2.5, label=k) for k in kinds]
-            fig.subplots_adjust(bottom=0.14, top=0.88)
-            fig.legend(handles=handles, loc="lower center", ncol=min(len(kinds), 6), frameon=False,
-                       title="link kind (line width ∝ bandwidth)", bbox_to_anchor=(0.5, 0.0))
-        return _svg(fig, "topology", "topology: nodes, devices, links and domains")
-
-
-def _positions(devices: Sequence[str]) -> dict[str, tuple[float, float]]:
-    n = len(devices)
-    if n == 1:
-        return {devices[0]: (0.0, 0.0)}
-    return {d: (math.cos(math.pi / 2 - 2 * math.pi * i / n), math.sin(math.pi / 2 - 2 * math.pi * i / n))
-            for i, d in enumerate(devices)}
-
-
-def _draw_node(ax: Any, node: NodeTopology, colours: dict[str, str], top: float) -> None:
-    pos = _positions(node.devices)
-    order = {d: i for i, d in enumerate(node.devices)}
-    label_links = len(node.links) <= 16
-    for a, b, kind, bw in node.links:
-        if a not in pos or b not in pos:
-            continue
-        (x1, y1), (x2, y2) = pos[a], pos[b]
-        # Labels of neighbours on the circle sit mid-link; chords cross in the middle, so theirs sit
-        # a third of the way along, where no other chord passes.
-        gap = abs(order[a] - order[b])
-        t = 0.5 if gap in (1, len(pos) - 1) else 0.3
-        width = 1.0 + 5.0 * (math.log1p(bw) / math.log1p(top) if bw and top > 0 else 0.0)
-        ax.plot([x1, x2], [y1, y2], color=colours.get(kind, "#555"), lw=width, alpha=0.8, zorder=1,
-                solid_capstyle="round")
-        if label_links and bw:
-            mx, my = x1 + t * (x2 - x1), y1 + t * (y2 - y1)
-            ax.text(mx, my, f"{bw:g}", fontsize=7, ha="center", va="center", zorder=3,
-                    bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.85})
-    _draw_device_domains(ax, node, pos)
-    for dev, (x, y) in pos.items():
-        ax.scatter([x], [y], s=620, color="#263238", zorder=2, edgecolors="white", linewidths=1.5)
-        ax.text(x, y, dev if len(dev) <= 4 else dev[:3] + "…", color="white", ha="center", va="center",
-                fontsize=8, fontweight="bold", zorder=4)
-    ax.set_xlim(-1.45, 1.45)
-    ax.set_ylim(-1.45, 1.45)
-    ax.set_aspect("equal")
-    ax.axis("off")
-    ax.set_title(node.name, loc="center", pad=18)
-    if node.domains:
-        text = " · ".join(f"{k}: {v}" for k, v in node.domains[:3])
-        ax.text(0.5, 1.01, text, transform=ax.transAxes, ha="center", va="bottom", fontsize=7.5, color="#37474f")
-    if not node.devices:
-        ax.text(0, 0, "no devices reported", ha="center", va="center", color="#9e9e9e")
-
-
-DOMAIN_FILLS = ("#bbdefb", "#ffe0b2", "#c8e6c9", "#f8bbd0", "#d1c4e9", "#fff9c4", "#b2dfdb", "#ffccbc")
-
-
-def _draw_device_domains(ax: Any, node: NodeTopology, pos: dict[str, tuple[float, float]]) -> None:
-    """Each device domain as a shaded hull around its devices, named beside it (behind the links)."""
-    from matplotlib.patches import Polygon
-
-    for k, (name, members) in enumerate(node.device_domains):
-        pts = [pos[d] for d in members if d in pos]
-        if not pts:
-            continue
-        cx, cy = sum(x for x, _ in pts) / len(pts), sum(y for _, y in pts) / len(pts)
-        # a small circle of points around each member: their hull encloses the device markers
-        ring = [(x + 0.2 * math.cos(t * math.pi / 4), y + 0.2 * math.sin(t * math.pi / 4)) for x, y in pts
-                for t in range(8)]
-        ax.add_patch(Polygon(_hull(ring), closed=True, fc=DOMAIN_FILLS[k % len(DOMAIN_FILLS)], ec="#90a4ae",
-                             lw=0.8, alpha=0.55, zorder=0))
-        r = math.hypot(cx, cy)
-        lx, ly = (cx / r * 1.32, cy / r * 1.32) if r > 0.05 else (0.0, -1.32)
-        ax.text(lx, ly, name, fontsize=7.5, ha="center", va="center", color="#37474f", zorder=3,
-                bbox={"boxstyle": "round,pad=0.15", "fc": DOMAIN_FILLS[k % len(DOMAIN_FILLS)], "ec": "none"})
-
-
-def _hull(points: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
-    """Convex hull (Andrew's monotone chain) of a few points."""
-    pts = sorted(set(points))
-    if len(pts) <= 2:
-        return list(pts)
-
-    def cross(o: tuple[float, float], a: tuple[float, float], b: tuple[float, float]) -> float:
-        return (a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0])
-
-    lower: list[tuple[float, float]] = []
-    for p in pts:
-        while len(lower) >= 2 and cross(lower[-2], lower[-1], p) <= 0:
-            lower.pop()
-        lower.append(p)
-    upper: list[tuple[float, float]] = []
-    for p in reversed(pts):
-        while len(upper) >= 2 and cross(upper[-2], upper[-1], p) <= 0:
-            upper.pop()
-        upper.append(p)
-    return lower[:-1] + upper[:-1]
 
 
 # ---------------------------------------------------------------------- bandwidth
@@ -226,7 +113,7 @@ class Series:
 
 def bandwidth_svg(title: str, series: Sequence[Series], reference: tuple[str, float] | None = None) -> str:
     """Transfer size (log) against GB/s (log): the transport beside the object store and host copy."""
-    with matplotlib.rc_context(_RC):
+    with _rc_context():
         fig = _figure(9.0, 4.4)
         ax = fig.add_subplot(1, 1, 1)
         for s in series:
@@ -263,13 +150,14 @@ def pairwise_svg(title: str, labels: Sequence[str], gbps: Sequence[Sequence[floa
     a new node's devices start (drawn as separating lines)."""
     import numpy as np
 
-    with matplotlib.rc_context(_RC):
+    with _rc_context():
         n = len(labels)
         grid = np.array([[np.nan if v is None else float(v) for v in row] for row in gbps], dtype=float)
         side = min(7.0, 2.0 + 0.55 * n)
         fig = _figure(side + 1.3, side)
         ax = fig.add_subplot(1, 1, 1)
-        cmap = matplotlib.colormaps["viridis"].with_extremes(bad="#f5f5f5")
+        from matplotlib import colormaps
+        cmap = colormaps["viridis"].with_extremes(bad="#f5f5f5")
         finite = grid[np.isfinite(grid)]
         vmin, vmax = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
         im = ax.imshow(grid, cmap=cmap, vmin=vmin, vmax=vmax if vmax > vmin else vmin + 1e-9)
@@ -306,7 +194,7 @@ class Scenario:
 
 def recovery_svg(scenarios: Sequence[Scenario]) -> str:
     """One row per scenario: the bound as a pale bar, the elapsed time as a solid bar (log time axis)."""
-    with matplotlib.rc_context(_RC):
+    with _rc_context():
         fig = _figure(9.0, 1.0 + 0.3 * len(scenarios))
         ax = fig.add_subplot(1, 1, 1)
         values = [v for s in scenarios for v in (s.elapsed_s, s.bound_s) if v and v > 0]

@@ -17,6 +17,7 @@ from urllib.parse import quote
 from conformance.report.sanitize import terminal
 
 from . import charts
+from .topology_svg import NodeTopology, topology_svg
 
 OUTCOME_ORDER = ("pass", "fail", "error", "waived", "skip", "not_applicable")
 OUTCOME_LABEL = {"pass": "pass", "fail": "FAIL", "error": "ERROR", "waived": "waived", "skip": "skip",
@@ -190,7 +191,7 @@ def topology(report: Mapping[str, Any]) -> dict[str, Any]:
     """Nodes, devices, links by kind and bandwidth, and domains; from the topology section, else
     from the environment's device census (devices only)."""
     data = _dict(_dict(_dict(report.get("sections")).get("Topology")).get("data"))
-    nodes: list[charts.NodeTopology] = []
+    nodes: list[NodeTopology] = []
     link_rows: Counter[tuple[str, str]] = Counter()
     link_pairs: dict[tuple[str, str], list[str]] = {}
     notes = [str(n) for n in _list(data.get("notes"))]
@@ -218,7 +219,7 @@ def topology(report: Mapping[str, Any]) -> dict[str, Any]:
                        if "domain" in k or "rack" in k]
         islands = tuple((str(d.get("name")), tuple(str(x) for x in _list(d.get("devices"))))
                         for d in _list(desc.get("device_domains")) if isinstance(d, dict))
-        nodes.append(charts.NodeTopology(_node_name(i, node), devices, links, domains, islands))
+        nodes.append(NodeTopology(_node_name(i, node), devices, links, domains, islands))
         if node.get("probe_error"):
             notes.append(f"node {i}: probe error: {node.get('probe_error')}")
         for diff in _list(node.get("differences")):
@@ -229,11 +230,11 @@ def topology(report: Mapping[str, Any]) -> dict[str, Any]:
             count = int(_num(node.get("count")) or 0)
             domains = [(k.split("/")[-1], str(v)) for k, v in _dict(node.get("labels")).items()
                        if "domain" in k or "rack" in k]
-            nodes.append(charts.NodeTopology(_node_name(i, node), [str(d) for d in range(count)], [], domains))
+            nodes.append(NodeTopology(_node_name(i, node), [str(d) for d in range(count)], [], domains))
         source = "the run's device census (the topology checks did not run: no links known)"
     if not nodes:
         return {}
-    return {"svg": charts.topology_svg(nodes), "source": source, "notes": notes,
+    return {"svg": topology_svg(nodes), "source": source, "notes": notes,
             "shown": min(len(nodes), 4), "total": len(nodes),
             "links": [{"kind": k, "bandwidth": b, "count": n, "pairs": ", ".join(link_pairs[(k, b)][:12])
                        + (" …" if len(link_pairs[(k, b)]) > 12 else "")}
