@@ -268,11 +268,29 @@ def users_ray_address_kept() -> Iterator[None]:
         private_utils.write_ray_address, common_utils.reset_ray_address = write, reset
 
 
+def without_implicit_ray_init() -> None:
+    """Turn Ray's auto-init off in this process: a Ray call made while no driver is connected
+    raises instead of starting a new local cluster.
+
+    The suite always connects with an address, so an implicit `ray.init()` is never what a run
+    wants, and in Ray 2.60 it can deadlock the run's end: RDT sets an object's transport metadata
+    on the core worker's IO thread, and a transfer queued for that object is started there with an
+    actor call. Arriving during `ray.shutdown()` (after it disconnected, before it stopped the IO
+    thread), that call auto-inits: it starts a local cluster and then waits for the lock
+    `ray.shutdown()` holds, while `ray.shutdown()` waits for the IO thread. Ray reads
+    RAY_ENABLE_AUTO_CONNECT once, at import, hence the module flag (tests/ray/test_queued_transfer_shutdown.py).
+    """
+    import ray._private.auto_init_hook as auto_init
+
+    auto_init.enable_auto_connect = False
+
+
 def start_cluster(manifest: Manifest, shape: ClusterShape, ray_address: str | None = None,
                   manager: type | None = None) -> ClusterHandle:
     """Start (or connect to) a cluster of the given shape and connect this driver to it."""
     import ray
 
+    without_implicit_ray_init()
     t0 = time.monotonic()
     if ray_address:
         ray.init(address=ray_address, log_to_driver=False, logging_level=DRIVER_LOG_LEVEL)
@@ -322,11 +340,32 @@ def start_cluster(manifest: Manifest, shape: ClusterShape, ray_address: str | No
 def stop_cluster(handle: ClusterHandle | None) -> None:
     import ray
 
+    drop_queued_rdt_operations()
     ray.shutdown()
     forget_rdt_state()
     if handle is not None and handle.cluster is not None:
         with users_ray_address_kept():
             handle.cluster.shutdown()
+
+
+def drop_queued_rdt_operations() -> None:
+    """Before ray.shutdown(): forget the RDT transfers and frees still waiting for their source.
+
+    Ray 2.60 starts such a transfer (an actor call) on the core worker's IO thread when the
+    source's metadata arrives, and restarts RDT's failure monitor for it, also while
+    `ray.shutdown()` runs: after shutdown has stopped the monitor, the new monitor's `ray.wait`
+    fails once the driver is disconnected, and freeing the object refs that failure holds, after
+    the core worker is gone, ends the process with exit 1 ("The core worker has already been
+    shutdown"): a run whose checks left a transfer queued lost its report. The cluster is going
+    away, so those operations have no one left to serve (tests/ray/test_queued_transfer_shutdown.py).
+    """
+    worker = sys.modules.get("ray._private.worker")
+    manager = getattr(getattr(worker, "global_worker", None), "_rdt_manager", None)
+    if manager is None:
+        return
+    with manager._lock:
+        manager._queued_transfers.clear()
+        manager._queued_frees.clear()
 
 
 def forget_rdt_state() -> None:
