@@ -18,6 +18,7 @@ Why these settings:
 from __future__ import annotations
 
 import io
+import logging
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -52,7 +53,26 @@ def _rc() -> dict[RcKeyType, Any]:
             "axes.titleweight": "bold", "axes.titlelocation": "left"}
 
 
+class _NoFontCacheNotice(logging.Filter):
+    """Drops matplotlib's "Matplotlib is building the font cache; this may take a moment."
+
+    matplotlib logs it when building its font list (once per machine and user, on the first chart
+    drawn) takes over 5 s, as it can on a loaded machine; on a fresh machine it was the one line on
+    stderr that was not the command's own (`review --format html` under make test's load)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "building the font cache" not in record.getMessage()
+
+
+def _quiet_font_cache() -> None:
+    log = logging.getLogger("matplotlib.font_manager")
+    if not any(isinstance(f, _NoFontCacheNotice) for f in log.filters):
+        log.addFilter(_NoFontCacheNotice())
+
+
 def _rc_context(extra: dict[RcKeyType, Any] | None = None) -> Any:
+    """Every chart draws inside this: the first one imports matplotlib here."""
+    _quiet_font_cache()
     import matplotlib
     return matplotlib.rc_context({**_rc(), **(extra or {})})
 
