@@ -16,8 +16,10 @@ from typing import Any, Iterator, Mapping
 
 from conformance.catalog.manifest import Manifest, resolve_manager
 from conformance.cluster.injection import AUTOINSTALL_MODULE, ENV_VAR, install_managers, unit_instance_resources
+from conformance.run.clock import CLUSTER_STOP_S
 from conformance.run.timeouts import CheckTimeout
 from conformance.run.vendor_calls import HangRecord, KnownHang
+from conformance.run.waits import StillRunning, call_on_thread
 
 # Variables that change the semantics the checks assert; the suite clears them in nodes it starts.
 SEMANTICS_ENV_VARS = ("RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO",)
@@ -337,11 +339,27 @@ def start_cluster(manifest: Manifest, shape: ClusterShape, ray_address: str | No
                          notes=[LABELS_NOTE] if any_labels else [])
 
 
-def stop_cluster(handle: ClusterHandle | None) -> None:
+class ClusterStopHung(Exception):
+    """ray.shutdown() did not return within its bound: it holds Ray's connect lock for good, so no
+    cluster can start in this process again and its exit would wait on it (Ray's atexit shutdown)."""
+
+
+def stop_cluster(handle: ClusterHandle | None, bound_s: float | None = None) -> None:
+    """Disconnect the driver and stop the cluster it started, within `bound_s` (default CLUSTER_STOP_S).
+
+    A Ray bug or a vendor's code on Ray's IO thread can deadlock ray.shutdown(), and at the run's
+    end that would leave it without a report; so it runs on its own thread. When it hangs, the
+    cluster's processes are ended by pid and ClusterStopHung says where it is stuck."""
     import ray
 
     drop_queued_rdt_operations()
-    ray.shutdown()
+    try:
+        call_on_thread(ray.shutdown, CLUSTER_STOP_S if bound_s is None else bound_s, "ray.shutdown()")
+    except StillRunning as exc:
+        if handle is not None:
+            for node in handle.node_handles:
+                node.kill_all_processes(check_alive=False, allow_graceful=False)
+        raise ClusterStopHung(str(exc)) from None
     forget_rdt_state()
     if handle is not None and handle.cluster is not None:
         with users_ray_address_kept():
@@ -398,6 +416,8 @@ class ClusterManager:
         # The run's record of vendor calls known to hang: once a node-start call hangs (found by the
         # preflight or a probe) or an earlier shape's start hung, later shapes fail at once with it.
         self.hangs = hangs if hangs is not None else HangRecord()
+        # Set when ray.shutdown() hung (ClusterStopHung): no cluster can start in this process again.
+        self.stop_hung: str | None = None
 
     def ensure(self, shape: ClusterShape, fresh: bool = False) -> ClusterHandle:
         """The live cluster of `shape`: the current one when its parameters are the shape's
@@ -405,6 +425,9 @@ class ClusterManager:
         shape = complete(shape, self.manifest)
         if shape.name in self.failures:
             raise ClusterStartError(self.failures[shape.name])
+        if self.stop_hung is not None:
+            raise ClusterStartError(f"cluster {shape.name!r} not started: stopping the previous cluster hung "
+                                    f"({self.stop_hung}), and Ray cannot connect again in this process")
         known = None if self.ray_address else self.hangs.blocks_node_start()
         if known is not None:
             reason = f"cluster {shape.name!r} not started: {known.reason()}"
@@ -477,7 +500,14 @@ class ClusterManager:
         if self.current is not None:
             handle, self.current = self.current, None
             t0 = time.monotonic()
-            stop_cluster(handle)
             entry = next((h for h in reversed(self.history) if h.get("ok")), None)
+            try:
+                stop_cluster(handle)
+            except ClusterStopHung as exc:
+                self.stop_hung = str(exc)
+                self.notes.append(f"cluster {handle.shape.name!r}: stopping it hung: {exc}")
+                if entry is not None:
+                    entry["stop_hung"] = str(exc)[:500]
+                raise
             if entry is not None:
                 entry["stop_s"] = round(time.monotonic() - t0, 2)

@@ -15,6 +15,9 @@ POLL_S = 0.1  # knob: polling interval
 # knob: hang guard of one control call on a started actor (arm a fault, a digest, a pid, a
 # tracing record): no judged bound, so it is generous; 15 s ran out once on a loaded 2-core CI
 CONTROL_CALL_S = 60.0
+# knob: bound of ray.shutdown() when the suite stops a cluster (0.2-3 s when healthy); past it Ray
+# is deadlocked and the run ends with its report written (conformance.cluster.manager.stop_cluster)
+CLUSTER_STOP_S = 60.0
 
 
 class ScenarioFailed(AssertionError):

@@ -8,6 +8,8 @@ The hooks are a thin layer: the registry lint (conformance.run.registry_lint), t
 from __future__ import annotations
 
 import datetime as dt
+import os
+import sys
 import time
 from collections.abc import Generator
 from pathlib import Path
@@ -18,10 +20,11 @@ import pytest
 from conformance.catalog.data import SuiteData, load_suite_data
 from conformance.catalog.manifest import Manifest, load_manifest
 from conformance.cluster import shapes
-from conformance.cluster.manager import ClusterManager, ClusterShape, ClusterStartError, prepare_driver
+from conformance.cluster.manager import ClusterManager, ClusterShape, ClusterStartError, ClusterStopHung, prepare_driver
 from conformance.report.build import build_report, now_iso, tier_table
 from conformance.report.environment import fingerprint
 from conformance.report.results import TestRecord, aggregate
+from conformance.report.sanitize import terminal
 from conformance.report.writer import ReportWriter
 from conformance.run.outcomes import apply_phase, new_record, waiver_xfail
 from conformance.run.registry_lint import lint_registry
@@ -63,6 +66,7 @@ class ConformanceRun:
         self.not_run_reason: str | None = None   # set when the preflight stops the run
         self.report_extras: Any = None           # conformance.run.hooks.RunHelp: adds preflight, logs, next steps
         self._fault_driver: Any = None
+        self.exitstatus = int(pytest.ExitCode.INTERNAL_ERROR)   # pytest's, once the session finished
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> "ConformanceRun":
@@ -269,12 +273,25 @@ class ConformanceRun:
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        self.exitstatus = int(exitstatus)
         try:
             self.clusters.shutdown()
+        except ClusterStopHung:
+            pass                # noted by the manager, with where it is stuck; the process ends at unconfigure
         except Exception as exc:  # noqa: BLE001 - the report matters more than a clean shutdown
             self.clusters.notes.append(f"cluster shutdown failed: {exc.__class__.__name__}")
         interrupted = exitstatus == pytest.ExitCode.INTERRUPTED
         self.write_reports(interrupted=interrupted, reason="interrupted (KeyboardInterrupt or stop)" if interrupted else None)
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        """After a hung ray.shutdown() the process ends here, its reports and summary written: a
+        normal exit would wait forever in Ray's own atexit shutdown, on the lock the hung one holds."""
+        if self.clusters.stop_hung is not None:
+            sys.stdout.flush()
+            sys.stderr.write(f"\nconformance: {terminal(self.clusters.stop_hung)}; report written to {self.out_dir}\n")
+            sys.stderr.flush()
+            os._exit(self.exitstatus)
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if not self.report:

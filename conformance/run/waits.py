@@ -8,8 +8,10 @@ CheckTimeout it carries.
 """
 from __future__ import annotations
 
+import sys
+import threading
 import time
-from typing import Any
+from typing import Any, Callable
 
 from conformance.run.timeouts import CheckTimeout
 
@@ -45,6 +47,51 @@ def bounded_get(refs: Any, timeout_s: float, what: str = "result") -> Any:
             if carried is not None:
                 raise carried from None
             raise
+
+
+class StillRunning(Exception):
+    """A call on its own thread did not return within its bound; the thread is left running."""
+
+    def __init__(self, what: str, bound_s: float, where: str) -> None:
+        super().__init__(f"{what}: did not return within {bound_s:.0f}s" + (f" (stuck in {where})" if where else ""))
+        self.what, self.bound_s, self.where = what, bound_s, where
+
+
+def stuck_at(thread: threading.Thread, frames: int = 3) -> str:
+    """Where a thread is now: its innermost Python frames, innermost first ("" if none)."""
+    frame = sys._current_frames().get(thread.ident or -1)
+    out: list[str] = []
+    while frame is not None and len(out) < frames:
+        out.append(f"{frame.f_code.co_filename.rsplit('/', 1)[-1]}:{frame.f_lineno} {frame.f_code.co_name}")
+        frame = frame.f_back
+    return " < ".join(out)
+
+
+def call_on_thread(fn: Callable[[], Any], bound_s: float, what: str) -> Any:
+    """`fn()` on a daemon thread, waited for at most `bound_s`; its value, or its own exception.
+
+    For calls no signal can cut: a wait inside Ray's C++ code (a group call's unbounded ray.get)
+    or on a lock (a deadlocked ray.shutdown). The caller's thread joins in short slices, so an
+    enclosing hard timeout still lands; when the bound runs out, StillRunning says where the
+    thread is stuck, and the thread is left to its fate (a daemon: it does not hold up the exit)."""
+    result: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            result["value"] = fn()
+        except BaseException as exc:  # noqa: BLE001 - handed back to the caller's thread
+            result["error"] = exc
+
+    worker = threading.Thread(target=target, name=what, daemon=True)
+    worker.start()
+    deadline = time.monotonic() + bound_s
+    while worker.is_alive() and time.monotonic() < deadline:
+        worker.join(min(SLICE_S, max(deadline - time.monotonic(), 0.01)))
+    if worker.is_alive():
+        raise StillRunning(what, bound_s, stuck_at(worker))
+    if "error" in result:
+        raise result["error"]
+    return result.get("value")
 
 
 NO_RESULT = "no result"

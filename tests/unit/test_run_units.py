@@ -279,3 +279,52 @@ def test_the_suite_command_blocks_every_other_installed_pytest_plugin() -> None:
     assert "hypothesispytest" in blocked
     assert "xdist" not in blocked        # its -n is refused by the suite, with the suite's reason
     assert installed - {SUITE_PLUGIN} - ANSWERED_PLUGINS <= blocked
+
+
+# ------------------------------------------------------------------------------ calls no signal can cut
+def test_call_on_thread_returns_the_value_or_raises_the_calls_own_error() -> None:
+    from conformance.run.waits import call_on_thread
+
+    assert call_on_thread(lambda: 42, 5, "answer") == 42
+    with pytest.raises(KeyError, match="missing"):
+        call_on_thread(lambda: {}["missing"], 5, "lookup")
+
+
+def test_call_on_thread_says_where_a_call_is_stuck_when_its_bound_runs_out() -> None:
+    from conformance.run.waits import StillRunning, call_on_thread
+
+    release = threading.Event()
+
+    def waits_for_good() -> None:
+        release.wait(30)
+
+    t0 = time.monotonic()
+    with pytest.raises(StillRunning) as caught:
+        call_on_thread(waits_for_good, 0.3, "ray.shutdown()")
+    release.set()
+    assert time.monotonic() - t0 < 5
+    assert str(caught.value).startswith("ray.shutdown(): did not return within 0s (stuck in ")
+    assert "waits_for_good" in caught.value.where
+
+
+def test_after_a_hung_cluster_stop_no_cluster_starts_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """ray.shutdown() hung holds Ray's connect lock: a new ray.init would wait on it for good, so
+    every later shape fails at once with the reason, and the stop's note says where it hung."""
+    from conformance.catalog.manifest import load_manifest
+    from conformance.cluster import manager as cluster_manager
+    from conformance.cluster.manager import ClusterHandle, ClusterManager, ClusterShape, ClusterStopHung
+
+    def hung_stop(_handle: Any, bound_s: float | None = None) -> None:
+        raise ClusterStopHung("ray.shutdown(): did not return within 60s (stuck in worker.py:2144 shutdown)")
+
+    monkeypatch.setattr(cluster_manager, "stop_cluster", hung_stop)
+    clusters = ClusterManager(load_manifest("builtin:simulated"))
+    clusters.current = ClusterHandle(ClusterShape("shared", nodes=1), "local", "addr", 1)
+    clusters.history.append({"shape": "shared", "ok": True})
+    with pytest.raises(ClusterStopHung):
+        clusters.shutdown()
+    assert clusters.current is None and clusters.history[-1]["stop_hung"].startswith("ray.shutdown()")
+    assert clusters.notes == ["cluster 'shared': stopping it hung: ray.shutdown(): did not return within 60s "
+                              "(stuck in worker.py:2144 shutdown)"]
+    with pytest.raises(ClusterStartError, match="stopping the previous cluster hung .*Ray cannot connect again"):
+        clusters.ensure(ClusterShape("partition", nodes=2))

@@ -22,6 +22,7 @@ from typing import Any
 from conformance.areas.collective.config import CollectiveConfig
 from conformance.areas.collective.members import SPEC_ENV, CollectiveMember, register_backend, spec_env
 from conformance.run.check_context import CheckContext
+from conformance.run.waits import StillRunning, call_on_thread
 
 POOL_SIZE = 3
 START_TIMEOUT_S = 120.0   # knob: hang guard of a member's start (a worker process with torch)
@@ -61,26 +62,16 @@ def bounded_driver_call(fn: Any, timeout_s: float, what: str) -> Any:
     unbounded ray.get) on a daemon thread; CollectiveError naming `what` when it does not return
     within the bound. The hard timeout cannot cut a wait inside Ray's C++ get, so the driver's own
     thread never makes one; the caller discards the members, which ends the abandoned wait."""
-    import threading
+    from conformance.run.timeouts import CheckTimeout
 
-    result: dict[str, Any] = {}
-
-    def target() -> None:
-        try:
-            result["value"] = fn()
-        except BaseException as exc:  # noqa: BLE001 - handed back to the caller's thread
-            result["error"] = exc
-
-    worker = threading.Thread(target=target, name=f"collective: {what}", daemon=True)
-    worker.start()
-    deadline = time.monotonic() + timeout_s
-    while worker.is_alive() and time.monotonic() < deadline:
-        worker.join(min(0.5, max(deadline - time.monotonic(), 0.01)))   # short joins: the hard timeout still lands
-    if worker.is_alive():
-        raise Hang(f"{what}: did not return within {timeout_s:.0f}s (a hang)")
-    if "error" in result:
-        raise CollectiveError(f"{what}: {first_line(result['error'])}") from None
-    return result.get("value")
+    try:
+        return call_on_thread(fn, timeout_s, f"collective: {what}")
+    except StillRunning:
+        raise Hang(f"{what}: did not return within {timeout_s:.0f}s (a hang)") from None
+    except CheckTimeout:
+        raise           # the enclosing hard timeout, raised in this thread while it waited
+    except Exception as exc:   # fn's own error, handed back by call_on_thread
+        raise CollectiveError(f"{what}: {first_line(exc)}") from None
 
 
 class Hang(CollectiveError):
