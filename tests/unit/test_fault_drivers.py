@@ -84,3 +84,43 @@ def test_node_roles_skip_a_cpu_only_node(tmp_path: Path) -> None:
     shape = node_shape(m, SimAccManager)
     assert [e["SIMACC_NUM_DEVICES"] for e in shape.node_env] == ["4"] * len(ROLES)
     assert [e[NODE_NAME_ENV] for e in shape.node_env] == list(ROLES)
+
+
+# ------------------------------------------------------------------------------ a host's `ray start`
+class _RayStart:
+    """What `ip netns exec <ns> ray start ...` answered, one answer per try (no namespace is used)."""
+
+    def __init__(self, *answers: tuple[int, str]) -> None:
+        self.answers, self.calls = list(answers), 0
+
+    def __call__(self, argv: list[str], **_kwargs: Any) -> Any:
+        self.calls += 1
+        rc, stderr = self.answers.pop(0)
+        return type("Proc", (), {"returncode": rc, "stderr": stderr, "stdout": ""})()
+
+
+TIMED_OUT = ("Traceback ...\n  raise Exception(\nException: The current node timed out during startup. "
+             "This could happen because some of the raylet failed to startup or the GCS has become overloaded.")
+
+
+def test_a_hosts_ray_start_is_tried_again_once_when_rays_registration_wait_ran_out() -> None:
+    from conformance.cluster.hosts.cluster import start_in_namespace
+
+    ended: list[str] = []
+    run = _RayStart((1, TIMED_OUT), (0, ""))
+    start_in_namespace("ns-b", ["ray", "start"], {}, "b", "198.51.100.3", run=run, end_namespace=ended.append)
+    assert run.calls == 2 and ended == ["ns-b"]     # what the first try left is ended before the second
+
+
+def test_a_hosts_ray_start_fails_with_rays_last_words_otherwise() -> None:
+    from conformance.cluster.hosts.cluster import HostClusterError, start_in_namespace
+
+    ended: list[str] = []
+    run = _RayStart((1, "ValueError: bad --labels"))
+    with pytest.raises(HostClusterError, match=r"ray start on host b \(198.51.100.3\) failed: ValueError: bad --labels"):
+        start_in_namespace("ns-b", ["ray", "start"], {}, "b", "198.51.100.3", run=run, end_namespace=ended.append)
+    assert run.calls == 1 and ended == []
+    twice = _RayStart((1, TIMED_OUT), (1, TIMED_OUT))
+    with pytest.raises(HostClusterError, match="timed out during startup"):
+        start_in_namespace("ns-b", ["ray", "start"], {}, "b", "198.51.100.3", run=twice, end_namespace=ended.append)
+    assert twice.calls == 2 and ended == ["ns-b"]
