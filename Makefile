@@ -48,7 +48,7 @@ browser:
 test: $(STAMP) browser lint
 	$(BIN)/python -m pytest -p no:cacheprovider --durations=15 tests $(PYTEST_ARGS)
 
-## ruff (errors, bugbear, import order) and mypy (run/, catalog/, signing/, report/): pyproject.toml.
+## ruff (errors, bugbear, import order, blind excepts, no noqa that suppresses nothing) and mypy: pyproject.toml.
 lint: $(STAMP)
 	$(BIN)/ruff check conformance tests benchmarks
 	$(BIN)/mypy

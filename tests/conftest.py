@@ -88,7 +88,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
                                 "(it already runs its suite runs side by side, see `phases` in tests/teeth.yaml)")
     from teeth import Runs, runs
 
-    base = session.config._tmp_path_factory.mktemp("teeth")   # noqa: SLF001 - pytest's own tmp_path_factory
+    base = session.config._tmp_path_factory.mktemp("teeth")
     # TEETH_OVERLAP=0: the table waits for the other tests (its first judgement resumes it), as before
     serial = os.environ.get("TEETH_OVERLAP", "1") == "0"
     quiet_first = serial or any(_order(item)[0] == 0 for item in session.items)

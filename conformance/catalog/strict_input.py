@@ -253,7 +253,7 @@ def loads_yaml(data: bytes | str, *, max_depth: int = MAX_DEPTH) -> Any:
     """Parse YAML with SafeLoader semantics, refusing duplicate keys, .nan/.inf and deep nesting."""
     text = data.decode("utf-8") if isinstance(data, (bytes, bytearray)) else data
     try:
-        doc = yaml.load(text, Loader=_StrictSafeLoader)  # noqa: S506 - a SafeLoader subclass
+        doc = yaml.load(text, Loader=_StrictSafeLoader)  # a SafeLoader subclass: no arbitrary objects
     except RecursionError:
         raise InputLimitError(f"nested deeper than {max_depth} levels") from None
     check_structure(doc, max_depth=max_depth)

@@ -11,7 +11,7 @@ _TARGET = "ray._private.accelerators"
 
 
 class _InstallAfterImport:
-    def find_spec(self, name, path=None, target=None):  # noqa: D401 - importlib protocol
+    def find_spec(self, name, path=None, target=None):
         if name != _TARGET:
             return None
         sys.meta_path.remove(self)

@@ -326,7 +326,7 @@ def start_cluster(manifest: Manifest, shape: ClusterShape, ray_address: str | No
                 handles.append(cluster.add_node(**args))
         ray.init(address=cluster.address, log_to_driver=False, logging_level=DRIVER_LOG_LEVEL)
         cluster.wait_for_nodes()
-    except BaseException:
+    except BaseException:  # noqa: BLE001 - re-raised in the finally below, after the shutdown
         try:
             with users_ray_address_kept():
                 cluster.shutdown()

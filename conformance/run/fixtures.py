@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from conformance.report.results import not_applicable  # noqa: F401 - the checks import it from here
+from conformance.report.results import not_applicable  # the checks import it from here too
 from conformance.run.check_context import CheckContext
 from conformance.run.state import run_of
 

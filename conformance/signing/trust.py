@@ -21,18 +21,22 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone
-from typing import Any, Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from conformance.catalog import data
 from conformance.catalog.strict_input import utc_datetime
 from conformance.report.sanitize import terminal
+
+if TYPE_CHECKING:
+    from conformance.catalog.ladder import RunContext
 
 STATUSES = ("recomputed", "cross-checked", "signed claim", "informational")
 SECTIONS = ("report", "statement")
 CLOCK_SKEW = timedelta(minutes=5)  # a signer's clock may run this far ahead of the verifier's
 
 
-def table_path():  # noqa: ANN201 - a Path
+def table_path() -> Path:
     return data.data_root() / "schemas" / "report.trust.yaml"
 
 
@@ -235,7 +239,7 @@ def facts(report: Any, table: Mapping[str, Any] | None = None) -> dict[str, Fact
     return out
 
 
-def tier_context(report: Any):  # noqa: ANN201 - conformance.tiers.RunContext
+def tier_context(report: Any) -> RunContext:
     """The tier inputs verify believes: the cross-checked facts (their winners) and the manifest's
     transport claim; never cluster.nodes or shape alone."""
     from conformance.catalog.ladder import RunContext

@@ -144,7 +144,7 @@ def test_shm_leftovers_count_dead_creators_not_live_processes_outside_the_cluste
     from conformance.cluster.hosts.cluster import _shm_entries
 
     hc = HostCluster(SIM_MANIFEST, hosts=1)
-    hc._shm_before = set(_shm_entries())   # noqa: SLF001 - what start() records
+    hc._shm_before = set(_shm_entries())
     live = Path(f"/dev/shm/simxfer-{os.getpid()}-leftovertest")   # this process: alive, not in the cluster
     dead = Path("/dev/shm/simxfer-4194305-leftovertest")           # above any pid_max: never alive
     try:

@@ -180,7 +180,7 @@ def _report(outcomes: dict[str, str], shape: dict, nodes: int = 2, transport: bo
             "manifest": {"transport": {"name": "X"}} if transport else {}}
 
 
-from conformance.run.hooks import area_docs  # noqa: E402
+from conformance.run.hooks import area_docs
 
 
 def test_shape_ceiling_names_the_hardware_fact() -> None:

@@ -14,9 +14,9 @@ from urllib.parse import unquote, urlparse
 
 import pytest
 
-from chromium import Chromium, PageResult, chromium_binary  # noqa: E402
-from conformance.report.html import render_report_html  # noqa: E402
-from html_samples import example_report, failing_report, write_submissions  # noqa: E402
+from chromium import Chromium, PageResult, chromium_binary
+from conformance.report.html import render_report_html
+from html_samples import example_report, failing_report, write_submissions
 
 ROOT = Path(__file__).resolve().parents[2]
 SECTIONS = ("tiers", "areas", "topology", "bandwidth", "pairwise", "recovery", "failures", "checks", "run")

@@ -13,18 +13,18 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 
 from conformance.catalog import (
-    data,  # noqa: E402
-    strict_input,  # noqa: E402
+    data,
+    strict_input,
 )
-from conformance.cli.main import main as cli_main  # noqa: E402
-from conformance.errors import UserError  # noqa: E402
-from conformance.signing import attestation as att  # noqa: E402
-from conformance.signing import dsse, keys, pkcs8, releases  # noqa: E402
-from conformance.signing.canonical import canonical_json  # noqa: E402
-from conformance.signing.keyring import key_from_file, load_keyring  # noqa: E402
-from conformance.signing.sign import sign_report_dir  # noqa: E402
-from conformance.signing.verify import verify_path  # noqa: E402
-from signing_support import build_report, check_ids, suite, write_releases, write_report_dir  # noqa: E402
+from conformance.cli.main import main as cli_main
+from conformance.errors import UserError
+from conformance.signing import attestation as att
+from conformance.signing import dsse, keys, pkcs8, releases
+from conformance.signing.canonical import canonical_json
+from conformance.signing.keyring import key_from_file, load_keyring
+from conformance.signing.sign import sign_report_dir
+from conformance.signing.verify import verify_path
+from signing_support import build_report, check_ids, suite, write_releases, write_report_dir
 
 ESC = "\x1b"
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import yaml
 
-from conformance.cli.signing import build_parser  # noqa: E402
-from conformance.signing.attestation import PREDICATE_TYPE  # noqa: E402
+from conformance.cli.signing import build_parser
+from conformance.signing.attestation import PREDICATE_TYPE
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 

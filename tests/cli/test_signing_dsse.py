@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from conformance.errors import UserError  # noqa: E402
-from conformance.signing import dsse, keys  # noqa: E402
-from conformance.signing.canonical import canonical_json, loads_strict  # noqa: E402
-from conformance.signing.keyring import trusted_key  # noqa: E402
+from conformance.errors import UserError
+from conformance.signing import dsse, keys
+from conformance.signing.canonical import canonical_json, loads_strict
+from conformance.signing.keyring import trusted_key
 
 BODY = canonical_json({"_type": "https://in-toto.io/Statement/v1", "subject": [
     {"name": "report.json", "digest": {"sha256": "0" * 64}}], "predicate": {"result": "PASSED", "n": 3}})

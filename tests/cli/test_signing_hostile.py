@@ -15,14 +15,14 @@ from hypothesis import strategies as hs
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from conformance.errors import UserError  # noqa: E402
-from conformance.report.sanitize import markdown_cell, terminal  # noqa: E402
-from conformance.signing import attestation as att  # noqa: E402
-from conformance.signing import diff, keyring, keys, review  # noqa: E402
-from conformance.signing.keyring import key_from_file  # noqa: E402
-from conformance.signing.sign import sign_report_dir  # noqa: E402
-from conformance.signing.verify import verify_path  # noqa: E402
-from signing_support import build_report, suite, write_releases, write_report_dir  # noqa: E402
+from conformance.errors import UserError
+from conformance.report.sanitize import markdown_cell, terminal
+from conformance.signing import attestation as att
+from conformance.signing import diff, keyring, keys, review
+from conformance.signing.keyring import key_from_file
+from conformance.signing.sign import sign_report_dir
+from conformance.signing.verify import verify_path
+from signing_support import build_report, suite, write_releases, write_report_dir
 
 
 @pytest.fixture(scope="module")

@@ -13,9 +13,9 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
-from conformance.cli.signing import main  # noqa: E402
-from conformance.errors import UserError  # noqa: E402
-from conformance.signing import keyring, keys  # noqa: E402
+from conformance.cli.signing import main
+from conformance.errors import UserError
+from conformance.signing import keyring, keys
 
 PASS_VAR = "RAYCONF_TEST_PASSPHRASE"
 

@@ -26,15 +26,15 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conformance.cli.main import main as cli_main  # noqa: E402
-from conformance.errors import UserError  # noqa: E402
-from conformance.signing import attestation as att  # noqa: E402
-from conformance.signing import dsse, keys  # noqa: E402
-from conformance.signing.keyring import TrustedKey, key_from_file  # noqa: E402
-from conformance.signing.sign import sign_report_dir  # noqa: E402
-from conformance.signing.verify import read_envelope, verify_path  # noqa: E402
-from signing_support import build_report, write_releases, write_report_dir  # noqa: E402
-from suite_runner import sim_manifest  # noqa: E402
+from conformance.cli.main import main as cli_main
+from conformance.errors import UserError
+from conformance.signing import attestation as att
+from conformance.signing import dsse, keys
+from conformance.signing.keyring import TrustedKey, key_from_file
+from conformance.signing.sign import sign_report_dir
+from conformance.signing.verify import read_envelope, verify_path
+from signing_support import build_report, write_releases, write_report_dir
+from suite_runner import sim_manifest
 
 CALL_TIME_BOUND_S = 5.0
 

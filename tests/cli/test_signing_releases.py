@@ -9,14 +9,14 @@ from pathlib import Path
 import pytest
 import yaml
 
-import conformance  # noqa: E402
-from conformance.catalog import data  # noqa: E402
-from conformance.errors import UserError  # noqa: E402
-from conformance.signing import keys, releases  # noqa: E402
-from conformance.signing.keyring import key_from_file  # noqa: E402
-from conformance.signing.sign import sign_report_dir  # noqa: E402
-from conformance.signing.verify import verify_path  # noqa: E402
-from signing_support import build_report, write_report_dir  # noqa: E402
+import conformance
+from conformance.catalog import data
+from conformance.errors import UserError
+from conformance.signing import keys, releases
+from conformance.signing.keyring import key_from_file
+from conformance.signing.sign import sign_report_dir
+from conformance.signing.verify import verify_path
+from signing_support import build_report, write_report_dir
 
 ROOT = Path(__file__).resolve().parents[2]
 CATALOG = ROOT  # the data folders tiers/ and schemas/ are at the repository's top level

@@ -19,15 +19,15 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from conformance.catalog import data  # noqa: E402
-from conformance.errors import UserError  # noqa: E402
-from conformance.signing import attestation as att  # noqa: E402
-from conformance.signing import dsse, keys, trust  # noqa: E402
-from conformance.signing.canonical import canonical_json  # noqa: E402
-from conformance.signing.keyring import key_from_file, trusted_key  # noqa: E402
-from conformance.signing.sign import sign_report_dir  # noqa: E402
-from conformance.signing.verify import _ORDER, verify_path  # noqa: E402
-from signing_support import build_report, write_releases, write_report_dir  # noqa: E402
+from conformance.catalog import data
+from conformance.errors import UserError
+from conformance.signing import attestation as att
+from conformance.signing import dsse, keys, trust
+from conformance.signing.canonical import canonical_json
+from conformance.signing.keyring import key_from_file, trusted_key
+from conformance.signing.sign import sign_report_dir
+from conformance.signing.verify import _ORDER, verify_path
+from signing_support import build_report, write_releases, write_report_dir
 
 NOW = datetime(2026, 3, 2, tzinfo=timezone.utc)  # the verifier's clock: a day after the test runs
 
@@ -112,11 +112,11 @@ def signed(env: dict[str, Any], report: dict[str, Any]) -> Path:
     return folder
 
 
-def verify(env: dict[str, Any], folder: Path, **kw: Any):  # noqa: ANN201
+def verify(env: dict[str, Any], folder: Path, **kw: Any):
     return verify_path(folder, env["trusted"], releases_file=env["releases"], now=NOW, **kw)
 
 
-def failing(v) -> dict[str, str]:  # noqa: ANN001
+def failing(v) -> dict[str, str]:
     return {line.name: line.detail for line in v.lines if not line.ok}
 
 

@@ -13,17 +13,17 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conformance.catalog import data  # noqa: E402
-from conformance.catalog.ladder import required_checks  # noqa: E402
-from conformance.cli.signing import main  # noqa: E402
-from conformance.errors import UserError  # noqa: E402
-from conformance.signing import attestation as att  # noqa: E402
-from conformance.signing import dsse, keys  # noqa: E402
-from conformance.signing.canonical import canonical_json  # noqa: E402
-from conformance.signing.keyring import key_from_file  # noqa: E402
-from conformance.signing.sign import sign_report_dir  # noqa: E402
-from conformance.signing.verify import verify_path  # noqa: E402
-from signing_support import FINISHED_AT, build_report, check_ids, retier, suite, write_releases, write_report_dir, write_waivers  # noqa: E402
+from conformance.catalog import data
+from conformance.catalog.ladder import required_checks
+from conformance.cli.signing import main
+from conformance.errors import UserError
+from conformance.signing import attestation as att
+from conformance.signing import dsse, keys
+from conformance.signing.canonical import canonical_json
+from conformance.signing.keyring import key_from_file
+from conformance.signing.sign import sign_report_dir
+from conformance.signing.verify import verify_path
+from signing_support import FINISHED_AT, build_report, check_ids, retier, suite, write_releases, write_report_dir, write_waivers
 
 ROOT = Path(__file__).resolve().parents[2]
 

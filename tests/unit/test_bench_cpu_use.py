@@ -8,7 +8,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
-from cpu_use import TORCH_WORKERS, CpuUse, describe, has_torch, process_kind, program_label  # noqa: E402
+from cpu_use import TORCH_WORKERS, CpuUse, describe, has_torch, process_kind, program_label
 
 
 def test_process_kinds_from_command_lines() -> None:

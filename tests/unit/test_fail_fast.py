@@ -38,7 +38,7 @@ class _StartsAfter:
         self.errors = list(errors)
         self.calls = 0
 
-    def __call__(self, manifest, shape, ray_address=None, manager=None):  # noqa: ANN001 - start_cluster's
+    def __call__(self, manifest, shape, ray_address=None, manager=None):
         self.calls += 1
         if self.errors:
             raise self.errors.pop(0)

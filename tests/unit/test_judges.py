@@ -10,11 +10,11 @@ from typing import Any
 import jsonschema
 import pytest
 
-from conformance.catalog.data import load_schema  # noqa: E402
-from conformance.report import judges  # noqa: E402
-from conformance.run.selection import is_partial, partial_reasons, selection_record  # noqa: E402
-from conformance.signing.evidence import evidence_lines  # noqa: E402
-from signing_support import PASSING_METRICS, build_report, suite  # noqa: E402
+from conformance.catalog.data import load_schema
+from conformance.report import judges
+from conformance.run.selection import is_partial, partial_reasons, selection_record
+from conformance.signing.evidence import evidence_lines
+from signing_support import PASSING_METRICS, build_report, suite
 
 
 def params(cid: str) -> dict[str, Any]:

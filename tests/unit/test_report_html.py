@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from conformance.report.build import write_html  # noqa: E402
-from conformance.report.html import model, render_report_html  # noqa: E402
-from html_samples import HOSTILE, example_report, failing_report  # noqa: E402
+from conformance.report.build import write_html
+from conformance.report.html import model, render_report_html
+from html_samples import HOSTILE, example_report, failing_report
 
 _ATTR = re.compile(r'\b(?:src|href|xlink:href|action|srcset|poster)\s*=\s*"([^"]*)"')
 

@@ -8,8 +8,8 @@ from urllib.parse import unquote
 
 import pytest
 
-from conformance.cli.signing import main  # noqa: E402
-from html_samples import write_submissions  # noqa: E402
+from conformance.cli.signing import main
+from html_samples import write_submissions
 
 
 @pytest.fixture(scope="module")

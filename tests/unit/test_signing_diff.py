@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from conformance.cli.signing import main  # noqa: E402
-from conformance.errors import UserError  # noqa: E402
-from conformance.signing.diff import diff_reports, direction, metric_leaves  # noqa: E402
-from signing_support import build_report, check_ids, retier, suite, write_report_dir  # noqa: E402
+from conformance.cli.signing import main
+from conformance.errors import UserError
+from conformance.signing.diff import diff_reports, direction, metric_leaves
+from signing_support import build_report, check_ids, retier, suite, write_report_dir
 
 
 def _kinds(old: dict[str, Any], new: dict[str, Any], tolerance: float = 0.1) -> list[tuple[str, bool, Any]]:

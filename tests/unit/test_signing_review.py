@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from conformance.catalog.ladder import required_checks  # noqa: E402
-from conformance.cli.signing import main  # noqa: E402
-from conformance.signing import keys, releases  # noqa: E402
-from conformance.signing.sign import sign_report_dir  # noqa: E402
-from signing_support import build_report, suite, write_releases, write_report_dir  # noqa: E402
+from conformance.catalog.ladder import required_checks
+from conformance.cli.signing import main
+from conformance.signing import keys, releases
+from conformance.signing.sign import sign_report_dir
+from signing_support import build_report, suite, write_releases, write_report_dir
 
 
 @pytest.fixture(scope="module")

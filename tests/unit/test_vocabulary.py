@@ -69,7 +69,7 @@ def test_ids_outside_every_areas_prefix_are_rejected_without_a_checklist() -> No
     assert "DP-" in str(err.value) and "\n" not in str(err.value)
 
 
-def _run_knobs(tmp_path, mutate) -> str:  # noqa: ANN001 - a pytest path and a function of the doc
+def _run_knobs(tmp_path, mutate) -> str:
     doc = yaml.safe_load(data.run_knobs_path().read_text())
     mutate(doc)
     path = tmp_path / "run.yaml"
@@ -80,7 +80,7 @@ def _run_knobs(tmp_path, mutate) -> str:  # noqa: ANN001 - a pytest path and a f
     return str(err.value)
 
 
-def test_run_knobs_checks_their_check_ids(tmp_path) -> None:  # noqa: ANN001
+def test_run_knobs_checks_their_check_ids(tmp_path) -> None:
     assert "durations.checks: QQ-001 has no area's prefix" in _run_knobs(
         tmp_path, lambda d: d["durations"]["checks"].update({"QQ-001": 3}))
 
@@ -170,7 +170,7 @@ def test_a_shared_param_is_declared_once_per_area() -> None:
     (lambda d: d["area_params"].update(networking={"x_s": 1}),
      "checklist: area_params.networking: unknown area"),
 ])
-def test_shared_param_mistakes_are_one_line_naming_the_field(mutate, message) -> None:  # noqa: ANN001
+def test_shared_param_mistakes_are_one_line_naming_the_field(mutate, message) -> None:
     doc = _checklist_doc()
     mutate(doc)
     with pytest.raises(UserError) as err:

@@ -70,7 +70,7 @@ def bounded_driver_call(fn: Any, timeout_s: float, what: str) -> Any:
         raise Hang(f"{what}: did not return within {timeout_s:.0f}s (a hang)") from None
     except CheckTimeout:
         raise           # the enclosing hard timeout, raised in this thread while it waited
-    except Exception as exc:   # fn's own error, handed back by call_on_thread
+    except Exception as exc:   # noqa: BLE001 - fn's own error, handed back by call_on_thread
         raise CollectiveError(f"{what}: {first_line(exc)}") from None
 
 

@@ -161,7 +161,7 @@ class CollectiveMember:
         for i, step in enumerate(steps):
             try:
                 out.append(self._step(step, rank, world_size, group))
-            except Exception as exc:  # noqa: BLE001 - re-raised with the step named
+            except Exception as exc:
                 raise RuntimeError(f"rank {rank}, step {i} ({programs.describe(step)}): "
                                    f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}") from exc
         return out

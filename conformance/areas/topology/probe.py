@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from typing import Any, Callable
 
-from conformance.imports import import_ref  # noqa: F401 - re-exported for callers
+from conformance.imports import import_ref
 
 
 def _call(fn: Callable[[], Any]) -> tuple[Any, str | None]:
