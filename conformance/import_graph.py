@@ -36,8 +36,8 @@ def _imports(tree: ast.AST, here: str, is_package: bool, modules: set[str]) -> s
 
     def visit(node: ast.AST) -> None:
         if isinstance(node, ast.If) and _is_type_checking(node.test):
-            for child in node.orelse:
-                visit(child)
+            for stmt in node.orelse:
+                visit(stmt)
             return
         if isinstance(node, ast.Import):
             found.update(a.name for a in node.names)

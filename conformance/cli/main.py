@@ -221,7 +221,7 @@ def cmd_inject(args: argparse.Namespace) -> int:
     from conformance.cluster.injection import ENV_VAR, install_pth, uninstall_pth
 
     if args.action == "install":
-        path = install_pth()
+        path: str | Path | None = install_pth()
         print(f"wrote {path}; set {ENV_VAR}=pkg.module:Manager (and RAY_custom_unit_instance_resources) "
               "before `ray start` on every node")
     elif args.action == "uninstall":

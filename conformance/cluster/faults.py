@@ -135,4 +135,4 @@ def load_driver(spec: DriverSpec) -> FaultDriver:
     if missing or not isinstance(getattr(driver, "supports", None), (set, frozenset)):
         raise UserError(f"fault_driver.driver: {spec.ref} is no fault driver (needs kill_node, partition, heal, "
                         f"restart_node and a `supports` set; missing {missing or ['supports']})")
-    return driver  # type: ignore[no-any-return]
+    return driver

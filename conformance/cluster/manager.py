@@ -12,7 +12,7 @@ import time
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import Any, Iterator, Mapping
+from typing import Any, Iterator, Mapping, Sequence
 
 from conformance.catalog.manifest import Manifest, resolve_manager
 from conformance.cluster.injection import AUTOINSTALL_MODULE, ENV_VAR, install_managers, unit_instance_resources
@@ -48,8 +48,8 @@ class ClusterShape:
     name: str = "shared"
     nodes: int | None = None                     # None: the manifest's cluster.nodes
     system_config: Mapping[str, Any] = field(default_factory=dict)
-    node_env: tuple[Env, ...] | None = None       # None: the manifest's cluster.node_env
-    node_labels: tuple[Env, ...] | None = None    # extra labels per node (merged over the plugin's)
+    node_env: Sequence[Env] | None = None         # None: the manifest's cluster.node_env; frozen to a tuple
+    node_labels: Sequence[Env] | None = None      # extra labels per node (merged over the plugin's); a tuple
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "system_config", _frozen(self.system_config))
@@ -244,7 +244,7 @@ def head_without_api_server() -> Iterator[None]:
         node._webui_url = ""
         node.get_gcs_client().internal_kv_put(b"webui:url", b"", True, ray_constants.KV_NAMESPACE_DASHBOARD)
 
-    Node.start_api_server = no_api_server  # type: ignore[method-assign]
+    Node.start_api_server = no_api_server  # type: ignore[method-assign,assignment]
     try:
         yield
     finally:
@@ -263,7 +263,7 @@ def users_ray_address_kept() -> Iterator[None]:
     import ray._private.utils as private_utils
 
     write, reset = private_utils.write_ray_address, common_utils.reset_ray_address
-    private_utils.write_ray_address = common_utils.reset_ray_address = lambda *_args, **_kwargs: None
+    private_utils.write_ray_address = common_utils.reset_ray_address = lambda *_args, **_kwargs: None  # type: ignore[assignment]
     try:
         yield
     finally:
@@ -295,7 +295,7 @@ def start_cluster(manifest: Manifest, shape: ClusterShape, ray_address: str | No
     without_implicit_ray_init()
     t0 = time.monotonic()
     if ray_address:
-        ray.init(address=ray_address, log_to_driver=False, logging_level=DRIVER_LOG_LEVEL)
+        ray.init(address=ray_address, log_to_driver=False, logging_level=DRIVER_LOG_LEVEL)  # type: ignore[arg-type]  # Ray's hints: pyproject.toml
         nodes = sum(1 for n in ray.nodes() if n.get("Alive"))
         return ClusterHandle(shape, "remote", ray_address, nodes, started_s=time.monotonic() - t0,
                              notes=["remote cluster: the vendor's nodes must load the manager themselves "
@@ -324,7 +324,7 @@ def start_cluster(manifest: Manifest, shape: ClusterShape, ray_address: str | No
                 if labels:
                     args["labels"] = labels
                 handles.append(cluster.add_node(**args))
-        ray.init(address=cluster.address, log_to_driver=False, logging_level=DRIVER_LOG_LEVEL)
+        ray.init(address=cluster.address, log_to_driver=False, logging_level=DRIVER_LOG_LEVEL)  # type: ignore[arg-type]  # Ray's hints: pyproject.toml
         cluster.wait_for_nodes()
     except BaseException:  # noqa: BLE001 - re-raised in the finally below, after the shutdown
         try:

@@ -17,7 +17,7 @@ consumer on another endpoint takes the ref as an argument", with every wait boun
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from conformance.cluster.manager import SHARED
 from conformance.rdt import payloads
@@ -26,6 +26,9 @@ from conformance.rdt.registration import TransportSetup
 from conformance.rdt.transfer import GET_TIMEOUT_S, TransferError, ray_get
 from conformance.report.judges import Verdict, enforce, judge
 from conformance.run.check_context import CheckContext
+
+if TYPE_CHECKING:
+    from conformance.run.check_context import RunView
 
 MAX_REBUILDS = 2              # knob: endpoint rebuilds per check after transfers killed them
 INTRA_NODE_ENDPOINTS = 3
@@ -53,7 +56,7 @@ class CaseResult:
 class TransportContext:
     """The registered transport plus endpoint pools on the shared cluster."""
 
-    def __init__(self, run: Any, setup: TransportSetup) -> None:
+    def __init__(self, run: RunView, setup: TransportSetup) -> None:
         self.run = run
         self.setup = setup
         self.resource: str = run.manifest.resource_name

@@ -15,7 +15,7 @@ way a check gets the registered transport.
 """
 from __future__ import annotations
 
-from typing import Any, Iterator, TypeVar
+from typing import TYPE_CHECKING, Any, Iterator, TypeVar
 
 import pytest
 
@@ -26,13 +26,16 @@ from conformance.report.results import not_applicable
 from conformance.run.check_context import CheckContext
 from conformance.run.state import stash_of
 
+if TYPE_CHECKING:
+    from conformance.run.check_context import RunView
+
 CONTEXT: "pytest.StashKey[TransportContext]" = pytest.StashKey()
 """One TransportContext per run, shared by the transport and performance check modules."""
 
 R = TypeVar("R", bound=RdtCtx)
 
 
-def transport_setup(run: Any, *, faults: bool = False) -> TransportSetup:
+def transport_setup(run: RunView, *, faults: bool = False) -> TransportSetup:
     """The registered transport (and, with `faults`, its fault-injecting twin), the driver
     prepared first; n/a without one (never passed); pytest.fail when registration failed."""
     run.prepare()
@@ -45,7 +48,7 @@ def transport_setup(run: Any, *, faults: bool = False) -> TransportSetup:
     return setup
 
 
-def module_context(run: Any) -> Iterator[TransportContext]:
+def module_context(run: RunView) -> Iterator[TransportContext]:
     """One context per run, shared by the transport/performance modules: endpoints that hold no
     device are reused by the next module (starting them is the slow part); endpoints holding
     devices are stopped when the module ends, so other areas' checks find every device free."""

@@ -5,11 +5,14 @@ is re-rendered from all parts each time, so the section is complete whichever ch
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tabulate import tabulate
 
 from conformance.rdt.config import format_size
+
+if TYPE_CHECKING:
+    from conformance.run.check_context import RunView
 
 SECTION = "Transport"  # the transport and performance areas' report section (their Area.section)
 
@@ -98,7 +101,7 @@ def render(data: dict[str, Any]) -> str:
     return "\n".join(parts).strip()
 
 
-def publish(run: Any, key: str, value: Any, device: str | None = None) -> None:
+def publish(run: RunView, key: str, value: Any, device: str | None = None) -> None:
     """Store a part of the Transport section (under data[key][device] when device is given)."""
     section = run.published(SECTION) or {"markdown": "", "data": {}}
     run.publish(SECTION, section)

@@ -20,6 +20,8 @@ from conformance.run.clock import Clock
 from conformance.run.state import METRICS_KEY
 
 if TYPE_CHECKING:
+    from ray._private.accelerators.accelerator import AcceleratorManager
+
     from conformance.catalog.data import Check, SuiteData
     from conformance.catalog.manifest import Manifest
     from conformance.cluster.manager import ClusterShape
@@ -37,8 +39,10 @@ class RunView(Protocol):
     hangs: "HangRecord"
     devices: dict[str, Any]
     config: pytest.Config
+    default_timeout: float      # a check's budget when its entry names none (--conformance-timeout)
+    setup_timeout: float
 
-    def prepare(self) -> type: ...
+    def prepare(self) -> type[AcceleratorManager]: ...
     def cluster(self, shape: "ClusterShape", fresh: bool = False) -> Any: ...
     def fault_driver(self) -> Any: ...
     def publish(self, section: str, value: dict[str, Any]) -> None: ...
@@ -87,7 +91,7 @@ class CheckContext:
     def check_id(self) -> str:
         return self.check.id
 
-    def manager(self) -> type:
+    def manager(self) -> type[AcceleratorManager]:
         """The vendor's AcceleratorManager, injected into Ray in this process (once)."""
         return self.run.prepare()
 

@@ -52,7 +52,7 @@ class Clock:
         limit = self.remaining() if bound_s is None else min(float(bound_s), self.remaining())
         return max(limit, 0.0)
 
-    def wait_for(self, predicate: Callable[[], T], what: str, bound_s: float | None = None,
+    def wait_for(self, predicate: Callable[[], T | None], what: str, bound_s: float | None = None,
                  poll_s: float = POLL_S, explain: Callable[[], str] | None = None) -> T:
         """Poll `predicate` until it returns something truthy; fail after the bound.
 

@@ -3,13 +3,16 @@ and the base `CheckContext` every area's `<area>_ctx` fixture builds on. A check
 context and nothing else (conformance.run.check_context)."""
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from conformance.report.results import not_applicable  # the checks import it from here too
 from conformance.run.check_context import CheckContext
 from conformance.run.state import run_of
+
+if TYPE_CHECKING:
+    from conformance.run.check_context import RunView
 
 
 @pytest.fixture(scope="session")
@@ -21,7 +24,7 @@ def conformance_run(pytestconfig: pytest.Config) -> Any:
 
 
 @pytest.fixture
-def check_context(request: pytest.FixtureRequest, conformance_run: Any) -> CheckContext:
+def check_context(request: pytest.FixtureRequest, conformance_run: RunView) -> CheckContext:
     """The base of every area's `<area>_ctx`: the check as this run loaded it, its metrics, its
     shape mark's cluster and its clock (conformance.run.check_context)."""
     return CheckContext.for_item(request.node, conformance_run)
@@ -41,7 +44,7 @@ def wait_devices_released(resource: str, timeout_s: float = 20.0) -> None:
     raise AssertionError(f"{resource} devices were not released within {timeout_s:.0f}s after the check")
 
 
-def partitioning_driver(conformance_run: Any) -> Any:
+def partitioning_driver(conformance_run: RunView) -> Any:
     """The --ray-address cluster's fault driver when it can partition a node; otherwise the check is
     not applicable, with the one reason every partition check gives (decided before any start)."""
     driver = conformance_run.fault_driver() if conformance_run.ray_address else None

@@ -13,13 +13,16 @@ from __future__ import annotations
 
 import time
 from collections.abc import Generator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from conformance.report.local_paths import shorten_paths
 from conformance.report.sanitize import terminal
 from conformance.run.vendor_calls import KnownHang
+
+if TYPE_CHECKING:
+    from conformance.run.session import ConformanceRun
 
 
 def area_docs() -> dict[str, str]:
@@ -38,7 +41,7 @@ def disrupts_cluster(area_name: str) -> bool:
 
 
 class RunHelp:
-    def __init__(self, run: Any) -> None:
+    def __init__(self, run: ConformanceRun) -> None:
         from conformance.catalog.data import load_run_knobs
         from conformance.report.ray_logs import DriverNoise, LogCursor
         from conformance.run.preflight import host_state

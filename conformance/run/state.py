@@ -13,6 +13,9 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+if TYPE_CHECKING:
+    from conformance.run.check_context import RunView
+
 if TYPE_CHECKING:  # type hints only: importing the session at run time would bring back the cycle
     from conformance.run.session import ConformanceRun
 
@@ -28,6 +31,6 @@ def run_of(config: pytest.Config) -> "ConformanceRun | None":
     return config.stash.get(RUN, None)
 
 
-def stash_of(run: Any) -> pytest.Stash:
+def stash_of(run: RunView) -> pytest.Stash:
     """The stash that holds `run`'s state: its config's (the run keeps the config it belongs to)."""
     return run.config.stash

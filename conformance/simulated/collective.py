@@ -80,7 +80,7 @@ def _from_bytes(data: bytes, like: Any) -> Any:
 def _combine(op: Any) -> Callable[[Any, Any], Any]:
     import torch
 
-    table = {ReduceOp.SUM: torch.add, ReduceOp.PRODUCT: torch.mul,
+    table: dict[Any, Callable[[Any, Any], Any]] = {ReduceOp.SUM: torch.add, ReduceOp.PRODUCT: torch.mul,
              ReduceOp.MIN: torch.minimum, ReduceOp.MAX: torch.maximum}
     if op not in table:
         raise ValueError(f"SIMCOLL: unsupported reduce op {op!r}")

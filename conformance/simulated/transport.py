@@ -171,7 +171,7 @@ class SimXferTransport(TensorTransportManager):
                 # View the destination bytes as a tensor of the same dtype and shape, then let
                 # copy_ walk the source's strides: views (slices, transposes) arrive as the
                 # values the user sees, packed contiguously.
-                dst = _bytes_view(seg.buf, off, nbytes).view(t.dtype).view(t.shape)
+                dst = _bytes_view(seg.buf, off, nbytes).view(t.dtype).view(t.shape)  # type: ignore[arg-type]  # an open segment's buf
                 dst.copy_(t.detach())
                 del dst   # release the buffer export before the segment can be closed
         except BaseException:
@@ -216,13 +216,13 @@ class SimXferTransport(TensorTransportManager):
         try:
             out = []
             for i, ((shape, dtype), off) in enumerate(zip(meta.tensor_meta, meta.offsets)):
-                t = target_buffers[i] if target_buffers else torch.empty(shape, dtype=dtype)
+                t = target_buffers[i] if target_buffers else torch.empty(shape, dtype=dtype)  # type: ignore[arg-type]  # Ray's hints: pyproject.toml
                 nbytes = t.numel() * t.element_size()
                 if nbytes:
                     dst = t.view(-1).view(torch.uint8) if t.device.type == "cpu" else torch.empty(nbytes, dtype=torch.uint8)
-                    self._copy_in_chunks(obj_id, dst, seg.buf, off, nbytes)
+                    self._copy_in_chunks(obj_id, dst, seg.buf, off, nbytes)  # type: ignore[arg-type]  # an open segment's buf
                     if t.device.type != "cpu":
-                        t.copy_(dst.view(dtype).view(shape))
+                        t.copy_(dst.view(dtype).view(shape))  # type: ignore[arg-type]  # Ray's hints: pyproject.toml
                     del dst
                 out.append(t)
             return out

@@ -17,12 +17,15 @@ import itertools
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from conformance.areas.collective.config import CollectiveConfig
 from conformance.areas.collective.members import SPEC_ENV, CollectiveMember, register_backend, spec_env
 from conformance.run.check_context import CheckContext
 from conformance.run.waits import StillRunning, call_on_thread
+
+if TYPE_CHECKING:
+    from conformance.run.check_context import RunView
 
 POOL_SIZE = 3
 START_TIMEOUT_S = 120.0   # knob: hang guard of a member's start (a worker process with torch)
@@ -87,7 +90,7 @@ def alive_nodes() -> list[str]:
 
 
 class CollectiveContext:
-    def __init__(self, run: Any, config: CollectiveConfig) -> None:
+    def __init__(self, run: RunView, config: CollectiveConfig) -> None:
         self.run = run
         self.config = config
         self.python_path = list(run.manifest.python_path)
@@ -120,7 +123,7 @@ class CollectiveContext:
     def _remote(self, rdt: bool = False) -> Any:
         import ray
 
-        return ray.remote(num_cpus=0, enable_tensor_transport=rdt)(CollectiveMember)
+        return ray.remote(num_cpus=0, enable_tensor_transport=rdt)(CollectiveMember)  # type: ignore[call-overload]  # Ray's hints: pyproject.toml
 
     def register_rdt(self) -> None:
         """The manifest's RDT transport over the backend, registered in the driver once (Ray needs
@@ -244,7 +247,7 @@ class CollectiveContext:
             from ray.util import collective as col
 
             self.guard(members, lambda: bounded_driver_call(
-                lambda: col.create_collective_group(members, ws, ranks, backend=backend, group_name=group),
+                lambda: col.create_collective_group(members, ws, ranks, backend=backend, group_name=group),  # type: ignore[arg-type]  # Ray's hints: pyproject.toml
                 CALL_TIMEOUT_S, f"create_collective_group({group!r}) on the driver"))
             return group
         from ray.experimental import collective as xcol

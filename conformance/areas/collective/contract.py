@@ -19,7 +19,7 @@ def group_class(config: CollectiveConfig, manifest: Any) -> type:
         return _global_registry.get(config.backend)
     from conformance.catalog.manifest import import_object
 
-    return import_object(config.group_class, field="collective.group_class", python_path=manifest.python_path)
+    return import_object(config.group_class, field="collective.group_class", python_path=manifest.python_path)  # type: ignore[arg-type]  # not builtin: set
 
 
 def contract_problems(cls: Any, builtin: bool) -> list[str]:
@@ -40,7 +40,7 @@ def contract_problems(cls: Any, builtin: bool) -> list[str]:
     for op, arity in OP_ARITY.items():
         fn = getattr(cls, op, None)
         try:
-            inspect.signature(fn).bind(None, *[object()] * arity)
+            inspect.signature(fn).bind(None, *[object()] * arity)  # type: ignore[arg-type]  # None: the TypeError below
         except (TypeError, ValueError) as exc:
             problems.append(f"{op} cannot take the {arity} positional argument(s) Ray passes: {exc}")
     raw = inspect.getattr_static(cls, "check_backend_availability", None)

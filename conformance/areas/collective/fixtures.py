@@ -27,11 +27,11 @@ from conformance.run.fixtures import not_applicable
 from conformance.run.state import stash_of
 
 if TYPE_CHECKING:
-    from conformance.run.session import ConformanceRun
+    from conformance.run.check_context import RunView
 
 
 @pytest.fixture(scope="session")
-def collective_config(conformance_run: "ConformanceRun") -> CollectiveConfig:
+def collective_config(conformance_run: RunView) -> CollectiveConfig:
     config = config_of(conformance_run.manifest)
     if config is None:
         not_applicable(NO_BACKEND)
@@ -39,7 +39,7 @@ def collective_config(conformance_run: "ConformanceRun") -> CollectiveConfig:
 
 
 @pytest.fixture(scope="session")
-def collective_state(conformance_run: "ConformanceRun", collective_config: CollectiveConfig) -> Iterator[CollectiveContext]:
+def collective_state(conformance_run: RunView, collective_config: CollectiveConfig) -> Iterator[CollectiveContext]:
     conformance_run.prepare()
     stash = stash_of(conformance_run)
     state = stash.get(STATE, None)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from typing import Any
 
 
 def main(address: str, spec: str, backend: str, group: str, bound: str) -> dict:
@@ -25,7 +26,7 @@ def main(address: str, spec: str, backend: str, group: str, bound: str) -> dict:
         "worker_process_setup_hook": "conformance.areas.collective.members.register_from_env",
         "env_vars": {SPEC_ENV: spec}}, log_to_driver=False)
     name, group_class, register, path = (spec.split("|") + ["", "", ""])[:4]
-    member = ray.remote(num_cpus=0)(CollectiveMember)
+    member: Any = ray.remote(num_cpus=0)(CollectiveMember)   # Any: Ray's hints: pyproject.toml
     actors = [member.remote(name, group_class or None, register or None, [p for p in path.split(os.pathsep) if p],
                             False) for _ in range(2)]
     infos = ray.get([a.info.remote() for a in actors], timeout=bound_s)

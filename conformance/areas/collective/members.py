@@ -143,7 +143,7 @@ class CollectiveMember:
     def init_group(self, world_size: int, rank: int, backend: str, group: str) -> None:
         from ray.util import collective as col
 
-        col.init_collective_group(world_size, rank, backend=backend, group_name=group)
+        col.init_collective_group(world_size, rank, backend=backend, group_name=group)  # type: ignore[arg-type]  # Ray's hints: pyproject.toml
 
     def group_view(self, group: str) -> tuple[bool, int, int]:
         from ray.util import collective as col

@@ -7,14 +7,17 @@ draws the rows as a curve (bus_bandwidth_chart, CC-010).
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from conformance.report.sanitize import markdown_cell as clean_text
+
+if TYPE_CHECKING:
+    from conformance.run.check_context import RunView
 
 SECTION = "Collective"
 
 
-def publish(run: Any, data: dict[str, Any]) -> None:
+def publish(run: RunView, data: dict[str, Any]) -> None:
     """Store the section (markdown + data) on the run; the report writer takes it from there."""
     run.publish(SECTION, {"markdown": render(data), "data": data})
 

@@ -10,12 +10,15 @@ import os
 import re
 import subprocess
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from conformance.areas.device.contract_probe import CALLING, MARKER, ROUND_TRIPS
 from conformance.areas.device.host_detection import DETECTION_METHODS
 from conformance.run.vendor_calls import NODE_START_METHODS, HangRecord, KnownHang, hang_text
 from conformance.run.vendor_calls import knobs as vendor_knobs
+
+if TYPE_CHECKING:
+    from conformance.run.check_context import RunView
 
 # Ray's predefined resources and prefixes a custom accelerator must not use.
 # "GPU" is not here: Ray reserves it *for* accelerator managers (NVIDIA, AMD, Intel, Apple, Metax).
@@ -31,7 +34,7 @@ MODE_METHODS = {"contract": CONTRACT_METHODS, "detect": DETECTION_METHODS, "over
                 "noset": ("set_current_process_visible_accelerator_ids",)}
 
 
-def probe_timeout_s(run: Any) -> float:
+def probe_timeout_s(run: RunView) -> float:
     """How long a contract probe may take in all before it counts as a hang: the check's own
     budget, less what the setup needs, and never more than tiers/run.yaml's probe_timeout_s."""
     return min(vendor_knobs()["probe_timeout_s"], run.default_timeout, 0.75 * run.setup_timeout)

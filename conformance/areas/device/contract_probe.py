@@ -10,15 +10,18 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from conformance.run.probe_calls import CALLING, call
+
+if TYPE_CHECKING:
+    from ray._private.accelerators.accelerator import AcceleratorManager
 
 MARKER = "CONTRACT_PROBE_RESULT "
 ROUND_TRIPS: list[list[str]] = [["0"], ["1", "3"], []]
 
 
-def traced(manager: type) -> type:
+def traced(manager: type[AcceleratorManager]) -> type[AcceleratorManager]:
     """The manager with a CALLING line before each of its methods runs, whoever calls it (the
     host probes' own code, or Ray's resource resolution): a probe killed for hanging names the
     method. Behaviour and names are the manager's."""
@@ -34,7 +37,7 @@ def traced(manager: type) -> type:
                                                 "__qualname__": manager.__qualname__})
 
 
-def probe(manager: type, quantities: list[float]) -> dict[str, Any]:
+def probe(manager: type[AcceleratorManager], quantities: list[float]) -> dict[str, Any]:
     out: dict[str, Any] = {"manager": f"{manager.__module__}:{manager.__qualname__}", "methods": {}}
     m = out["methods"]
     for name in ("get_resource_name", "get_visible_accelerator_ids_env_var", "get_current_node_num_accelerators",

@@ -10,7 +10,7 @@ What the fixture does before a check is what the check's cluster mark asks for:
 """
 from __future__ import annotations
 
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Iterator
 
 import pytest
 
@@ -19,8 +19,11 @@ from conformance.areas.device.context import ContractProbe, DeviceCtx
 from conformance.run.check_context import CheckContext
 from conformance.run.state import stash_of
 
+if TYPE_CHECKING:
+    from conformance.run.check_context import RunView
 
-def contract_probe(run: Any) -> ContractProbe:
+
+def contract_probe(run: RunView) -> ContractProbe:
     """The run's one contract probe (kept under the area's stash key), run lazily (DeviceCtx.contract)."""
     stash = stash_of(run)
     if CONTRACT not in stash:

@@ -14,7 +14,10 @@ import os
 import time
 import warnings
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
+
+if TYPE_CHECKING:
+    from ray._private.accelerators.accelerator import AcceleratorManager
 
 DETECTION_METHODS = ("get_current_node_num_accelerators", "get_current_node_accelerator_type",
                      "get_current_node_additional_resources")
@@ -81,12 +84,12 @@ def observe(fn: Callable[[], Any]) -> dict[str, Any]:
     return out
 
 
-def detect(manager: type) -> dict[str, Any]:
+def detect(manager: type[AcceleratorManager]) -> dict[str, Any]:
     """Every node-detection method of `manager`, observed (runs in the host's environment)."""
     return {m: observe(getattr(manager, m)) for m in DETECTION_METHODS}
 
 
-def overcommit(manager: type, env_var: str, visible: list[str], request: float) -> dict[str, Any]:
+def overcommit(manager: type[AcceleratorManager], env_var: str, visible: list[str], request: float) -> dict[str, Any]:
     """Resolve a node's resources the way Ray does at node start, asking for `request` units while
     `env_var` makes only `visible` ids visible (Ray: test_user_configured_more_than_visible)."""
     from ray._private.resource_and_label_spec import ResourceAndLabelSpec
@@ -99,7 +102,7 @@ def overcommit(manager: type, env_var: str, visible: list[str], request: float) 
     return observe(lambda: dict(spec.resolve(is_head=True, node_ip_address="127.0.0.1").resources or {}))
 
 
-def noset(manager: type, env_var: str, noset_var: str, preset: str, ids: list[str]) -> dict[str, Any]:
+def noset(manager: type[AcceleratorManager], env_var: str, noset_var: str, preset: str, ids: list[str]) -> dict[str, Any]:
     """With the opt-out variable set, set_current_process_visible_accelerator_ids must leave the
     visible-devices variable as the operator set it."""
     os.environ[env_var] = preset

@@ -1,13 +1,16 @@
 """The device area's cluster shapes (conformance.cluster.shapes reads KINDS through the area)."""
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from conformance.cluster.manager import ClusterShape, complete
 from conformance.cluster.shapes import OWN_NODES, ShapeKind, ShapeNotApplicable
 
+if TYPE_CHECKING:
+    from ray._private.accelerators.accelerator import AcceleratorManager
 
-def _host_without_device(manifest: Any, manager: "type | None") -> ClusterShape:
+
+def _host_without_device(manifest: Any, manager: type[AcceleratorManager] | None) -> ClusterShape:
     overlay = (manifest.accelerator.get("hosts") or {}).get("without_device")
     if overlay is None:
         raise ShapeNotApplicable("the manifest declares no accelerator.hosts.without_device (how a host without "
@@ -20,7 +23,7 @@ def _host_without_device(manifest: Any, manager: "type | None") -> ClusterShape:
 PRESET_IDS = ("1", "2")   # knob: structure: two devices pre-selected, a third (id 0) stays hidden
 
 
-def _preset_visible(manifest: Any, manager: "type | None") -> ClusterShape:
+def _preset_visible(manifest: Any, manager: type[AcceleratorManager] | None) -> ClusterShape:
     from conformance.run.vendor_calls import bounded_call
     env_var = bounded_call(manager.get_visible_accelerator_ids_env_var,
                            method="get_visible_accelerator_ids_env_var") if manager is not None else None

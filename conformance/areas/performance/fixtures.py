@@ -7,7 +7,7 @@
 """
 from __future__ import annotations
 
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Iterator
 
 import pytest
 
@@ -16,9 +16,12 @@ from conformance.rdt.context import TransportContext
 from conformance.rdt.fixtures import module_context, open_context
 from conformance.run.check_context import CheckContext
 
+if TYPE_CHECKING:
+    from conformance.run.check_context import RunView
+
 
 @pytest.fixture(scope="module")
-def performance_run_context(conformance_run: Any) -> Iterator[TransportContext]:
+def performance_run_context(conformance_run: RunView) -> Iterator[TransportContext]:
     yield from module_context(conformance_run)
 
 

@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from conformance.areas.recovery.actors import Holder
 from conformance.areas.recovery.audit import audit
 from conformance.run.clock import Clock
 from conformance.run.timeouts import CheckTimeout
+
+if TYPE_CHECKING:
+    from ray._private.accelerators.accelerator import AcceleratorManager
 
 RETRY_SLICE_S = 2.0  # knob: polling slice
 
@@ -42,7 +45,7 @@ def device_nodes(resource: str) -> list[dict[str, Any]]:
     return [n for n in _ray().nodes() if n.get("Alive") and n.get("Resources", {}).get(resource, 0) >= 1]
 
 
-def first_device_node(manifest: Any, manager: type) -> DeviceNode | None:
+def first_device_node(manifest: Any, manager: type[AcceleratorManager]) -> DeviceNode | None:
     nodes = device_nodes(manifest.resource_name)
     if not nodes:
         return None

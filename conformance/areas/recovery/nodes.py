@@ -18,7 +18,7 @@ carry the role labels themselves.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from conformance.areas.recovery.area import STATE, RecoveryState
 from conformance.areas.recovery.bounds import FAST_HEALTH_CHECK
@@ -30,6 +30,11 @@ from conformance.run.clock import Clock
 from conformance.run.state import stash_of
 from conformance.run.vendor_calls import VendorHang, bounded_call
 
+if TYPE_CHECKING:
+    from ray._private.accelerators.accelerator import AcceleratorManager
+
+    from conformance.run.check_context import RunView
+
 SHAPE_NAME = "recovery-nodes"
 TYPE_LABEL = "ray.io/accelerator-type"
 
@@ -39,12 +44,12 @@ def _ray() -> Any:
     return ray
 
 
-def known_nodes(run: Any) -> dict[str, NodeRef]:
+def known_nodes(run: RunView) -> dict[str, NodeRef]:
     """The last node seen per role in this run (a fault driver restarts a dead role from it)."""
     return stash_of(run).setdefault(STATE, RecoveryState()).known_nodes
 
 
-def device_node_envs(manifest: Any, manager: type | None) -> list[dict[str, str]]:
+def device_node_envs(manifest: Any, manager: type[AcceleratorManager] | None) -> list[dict[str, str]]:
     """The manifest's node environments under which the plugin detects devices (in order).
 
     Asked in this process, as Ray asks when it starts a node; an entry that gives a node no
@@ -68,7 +73,7 @@ def device_node_envs(manifest: Any, manager: type | None) -> list[dict[str, str]
     return keep or base
 
 
-def node_shape(manifest: Any, manager: type | None = None) -> ClusterShape:
+def node_shape(manifest: Any, manager: type[AcceleratorManager] | None = None) -> ClusterShape:
     """Head + two pool nodes, fast health checks; each role takes a device-giving node_env entry."""
     base = device_node_envs(manifest, manager)
     env = [{**base[i % len(base)], NODE_NAME_ENV: role} for i, role in enumerate(ROLES)]
@@ -91,7 +96,7 @@ class NodeLab:
 
     handle: ClusterHandle
     manifest: Any
-    manager: type
+    manager: type[AcceleratorManager]
     shape: ClusterShape
     driver: Any = None                     # a FaultDriver; None: the nodes started here
     refs: dict[str, NodeRef] = field(default_factory=dict)   # last node seen per role

@@ -14,12 +14,15 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 from conformance.areas.recovery.area import AREA, STATE, RecoveryState
 from conformance.run.clock import Clock
 from conformance.run.state import stash_of
 from conformance.run.timeouts import CheckTimeout
+
+if TYPE_CHECKING:
+    from conformance.run.check_context import RunView
 
 SECTION = AREA.section
 
@@ -40,7 +43,7 @@ class Recorder:
     def __init__(self) -> None:
         self.records: list[ScenarioRecord] = []
 
-    def add(self, run: Any, rec: ScenarioRecord) -> None:
+    def add(self, run: RunView | None, rec: ScenarioRecord) -> None:
         self.records.append(rec)
         if run is not None:
             run.publish(SECTION, self.section())
@@ -52,14 +55,14 @@ class Recorder:
 _detached = Recorder()  # scenarios run without a conformance run (unit tests call with run=None)
 
 
-def recorder_for(run: Any) -> Recorder:
+def recorder_for(run: RunView | None) -> Recorder:
     """The run's recorder (in its config's stash); the detached one when there is no run."""
     if run is None:
         return _detached
     state = stash_of(run).setdefault(STATE, RecoveryState())
     if state.recorder is None:
         state.recorder = Recorder()
-    return state.recorder  # type: ignore[no-any-return]
+    return state.recorder
 
 
 def section_data(records: list[ScenarioRecord]) -> dict[str, Any]:
@@ -81,7 +84,7 @@ def render_markdown(records: list[ScenarioRecord]) -> str:
 
 
 @contextmanager
-def scenario(run: Any, metrics: dict[str, Any] | None, check: str, name: str,
+def scenario(run: RunView | None, metrics: dict[str, Any] | None, check: str, name: str,
              bound_s: float) -> Iterator[Clock]:
     """Run one scenario under its bound; record it whatever happens."""
     clock = Clock(check, name, bound_s)

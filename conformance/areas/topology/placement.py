@@ -88,8 +88,8 @@ def run_selector_probes(probes: Sequence[SelectorProbe], labels: Mapping[str, Ma
     import ray
 
     result = PlacementResult()
-    task = ray.remote(where)
-    actor_cls = ray.remote(Where)
+    task: Any = ray.remote(where)        # Any: Ray's hints: pyproject.toml
+    actor_cls: Any = ray.remote(Where)
     subs: list[_Sub] = []
     cancelled = False
     try:

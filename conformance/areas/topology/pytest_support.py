@@ -10,7 +10,7 @@ Collecting them also (re)writes the "Topology" section of the report.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 import pytest
 
@@ -23,6 +23,9 @@ from conformance.areas.topology.view import build_view
 from conformance.catalog.labels import Vocabulary, load_vocabulary, ray_label_problem
 from conformance.run.check_context import CheckContext
 from conformance.run.state import stash_of
+
+if TYPE_CHECKING:
+    from conformance.run.check_context import RunView
 
 
 @dataclass(kw_only=True)
@@ -58,7 +61,7 @@ class TopologyCtx(CheckContext):
         return out
 
 
-def topology_section_notes(run: Any) -> list[str]:
+def topology_section_notes(run: RunView) -> list[str]:
     notes = []
     if run.ray_address:
         notes.append("remote cluster: the plugin's labels must have been applied by whoever started the nodes")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import inspect
 import typing
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 import pytest
 
@@ -20,9 +20,12 @@ from conformance.rdt.context import TransportContext
 from conformance.rdt.fixtures import module_context
 from conformance.run.check_context import CheckContext
 
+if TYPE_CHECKING:
+    from conformance.run.check_context import RunView
+
 
 @pytest.fixture(scope="module")
-def transport_run_context(conformance_run: Any) -> Iterator[TransportContext]:
+def transport_run_context(conformance_run: RunView) -> Iterator[TransportContext]:
     yield from module_context(conformance_run)
 
 

@@ -87,7 +87,7 @@ def test_rdt_objects_move_over_the_backend_two_sided(collective_ctx: CollectiveC
             problems.append(f"ray.get in the driver of a two-sided transport's object: {exc}")
         except CollectiveError:
             pass   # the refusal Ray documents
-        local = bounded_driver_call(lambda: ray.get(ref, _use_object_store=True), bound,
+        local = bounded_driver_call(lambda: ray.get(ref, _use_object_store=True), bound,  # type: ignore[call-overload]  # Ray's hints: pyproject.toml
                                     "ray.get(ref, _use_object_store=True) in the driver")
         via_store = bounded(dst.rdt_take.remote(local), bound, "the object fetched through the object store")
         problems += compare("through the object store", objects(())["one tensor"], via_store)

@@ -50,7 +50,7 @@ def test_host_without_device_detects_nothing_and_runs_work(device_ctx: DeviceCtx
     # device_ctx resolved the shape: not applicable without accelerator.hosts.without_device (conformance.cluster.shapes)
     ctx = device_ctx
     max_s = float(ctx.param("max_detect_s"))
-    problems = hosts.problems_detection(ctx.probe(ctx.manifest.host_overlay("without_device"), "detect"),
+    problems = hosts.problems_detection(ctx.probe(ctx.manifest.host_overlay("without_device"), "detect"),  # type: ignore[arg-type]  # declared: the shape resolved
                                         "without the device", max_s)
     resource = ctx.resource
     if ctx.run.ray_address:
@@ -100,7 +100,7 @@ def test_detection_degrades_under_faults(device_ctx: DeviceCtx) -> None:
     require_warning = bool(ctx.param("require_warning"))
     problems: list[str] = []
     for kind, env in declared.items():
-        seen = ctx.probe(env, "detect")
+        seen = ctx.probe(env, "detect")  # type: ignore[arg-type]  # the Nones are filtered out above
         if kind == "library_error":
             host = "whose vendor library fails"
             problems += hosts.problems_detection(seen, host, max_s)

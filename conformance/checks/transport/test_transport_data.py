@@ -157,9 +157,9 @@ def test_between_nodes(transport_ctx: TransportCtx) -> None:
         cases = [payloads.tensor_case("float32", "2-d"), payloads.view_case("float32", "transpose"),
                  payloads.container_case("list-mixed"), payloads.buffer_case(min(max_bytes(), 16 << 20), "/cross")]
         fwd = tctx.run_cases(device, cases, payloads.DATA_FIELDS + payloads.META_FIELDS,
-                             endpoints=lambda device=device: tctx.cross_node(device), src=0, dst=1)
+                             endpoints=lambda device=device: tctx.cross_node(device), src=0, dst=1)  # type: ignore[misc,arg-type]  # mypy cannot type a lambda whose defaults bind the loop's values
         back = tctx.run_cases(device, [payloads.buffer_case(1 << 20, "/cross-back")], payloads.DATA_FIELDS,
-                              endpoints=lambda device=device: tctx.cross_node(device), src=1, dst=0)
+                              endpoints=lambda device=device: tctx.cross_node(device), src=1, dst=0)  # type: ignore[misc,arg-type]  # mypy cannot type a lambda whose defaults bind the loop's values
         metrics[device] = {"nodes": [eps.node_of(0)[:8], eps.node_of(1)[:8]], "cases": len(fwd) + len(back)}
         bad = [r for r in fwd + back if not r.ok]
         if bad:

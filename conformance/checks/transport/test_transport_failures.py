@@ -126,7 +126,7 @@ def _expect_driver_error(clock: Clock, ref: Any, use_object_store: bool, text: s
 
     how = "ray.get(_use_object_store=True)" if use_object_store else "ray.get"
     try:
-        ray.get(ref, timeout=bound_s, _use_object_store=use_object_store)
+        ray.get(ref, timeout=bound_s, _use_object_store=use_object_store)  # type: ignore[call-overload]  # Ray's hints: pyproject.toml
     except CheckTimeout:
         raise
     except GetTimeoutError:

@@ -29,7 +29,7 @@ RAY_ISSUE_NO_TRANSPORT = "https://github.com/ray-project/ray/issues/66264"
 def _driver_get(u: UsageCtx, refs: Any, timeout_s: float) -> Any:
     """ray.get in the driver: through the transport when one-sided, else through the object store."""
     import ray
-    return ray.get(refs, timeout=timeout_s, _use_object_store=not u.x.one_sided)
+    return ray.get(refs, timeout=timeout_s, _use_object_store=not u.x.one_sided)  # type: ignore[call-overload]  # Ray's hints: pyproject.toml
 
 
 @pytest.mark.check("TR-017")
@@ -161,7 +161,7 @@ def _concurrent_wave(u: UsageCtx, clock: Any, n: int, n_actors: int, nbytes: int
         s, d = k % half, half + (k // half) % (n_actors - half)
         seed = 1000 + k
         refs.append(u.submitted(
-            clock, lambda s=s, seed=seed: u.produce(actors[s], nbytes, seed),
+            clock, lambda s=s, seed=seed: u.produce(actors[s], nbytes, seed),  # type: ignore[misc]  # mypy cannot type a lambda whose defaults bind the loop's values
             f"producer {k}"))
         seeds.append(seed)
         ends.append((s, d))
@@ -179,7 +179,7 @@ def _concurrent_wave(u: UsageCtx, clock: Any, n: int, n_actors: int, nbytes: int
                                                if refs[k].hex() in unproduced])
     u.metrics["produced_s"] = round(time.perf_counter() - t0, 3)
     for k, ref in enumerate(refs):
-        outs.append(u.submitted(clock, lambda k=k, ref=ref: actors[ends[k][1]].receive.remote(ref), f"transfer {k}"))
+        outs.append(u.submitted(clock, lambda k=k, ref=ref: actors[ends[k][1]].receive.remote(ref), f"transfer {k}"))  # type: ignore[misc]  # mypy cannot type a lambda whose defaults bind the loop's values
     order: list[int] = []
     pending = list(outs)
     index = {o.hex(): i for i, o in enumerate(outs)}
@@ -245,7 +245,7 @@ def test_fetch_pipelining_user_timeout_and_a_receiver_without_the_transport(tran
         raise
     except Exception as exc:  # noqa: BLE001 - the finding
         raise clock.fail(f"ray.get of {k} refs at once in the driver raised {type(exc).__name__}: {exc}"[:400]) from None
-    got = [describe(v) for v in values]
+    got: Any = [describe(v) for v in values]
     wrong = [i for i, (g, w) in enumerate(zip(got, want)) if not same_bytes(w, g)]
     if wrong:
         raise clock.fail(f"ray.get of {k} refs at once returned other bytes for refs {wrong} "
@@ -259,7 +259,7 @@ def test_fetch_pipelining_user_timeout_and_a_receiver_without_the_transport(tran
     for what, target in (("ray.get(ref, timeout)", ref), ("ray.get of a consumer, timeout", out)):
         t0 = time.monotonic()
         try:
-            ray.get(target, timeout=user_s, _use_object_store=(target is ref and not u.x.one_sided))
+            ray.get(target, timeout=user_s, _use_object_store=(target is ref and not u.x.one_sided))  # type: ignore[call-overload]  # Ray's hints: pyproject.toml
             raise clock.fail(f"{what}: returned although the producer was still blocked")
         except GetTimeoutError:
             took = time.monotonic() - t0

@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[3]
 def cmd_nodes(args: argparse.Namespace) -> int:
     import ray
 
-    ray.init(address=args.address, log_to_driver=False, logging_level="ERROR")
+    ray.init(address=args.address, log_to_driver=False, logging_level="ERROR")  # type: ignore[arg-type]  # Ray's hints: pyproject.toml
     try:
         deadline = time.monotonic() + args.timeout
         while True:
@@ -48,7 +48,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         started = time.monotonic() - t0
         print(f"{args.hosts} hosts up in {started:.0f}s at {hc.address} "
               f"({', '.join(f'{h.role}={h.net.address}' for h in hc.members)})", flush=True)
-        state = hc.write_state(hc.workdir / "hosts.json")
+        state = hc.write_state(hc.workdir / "hosts.json")  # type: ignore[operator]  # set on entering
         proc = hc.run_in(0, [bin_path("ray-conformance"), "run", "--manifest", str(Path(args.manifest).resolve()),
                              "--ray-address", hc.address, "--out", str(out),
                              "--fault-driver", "conformance.cluster.hosts.faults:NamespaceFaultDriver",
