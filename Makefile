@@ -11,7 +11,7 @@ PYTEST_ARGS ?=
 # without the caches each of those processes compiles them from source (about 1 s of CPU per run).
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: install lint demo test test-fast test-area docs example releases clean-reports browser bench hosts-demo ray-window
+.PHONY: install lint demo test test-fast test-area test-check docs release example releases clean-reports browser bench hosts-demo ray-window
 
 # The package declares ranges; constraints.txt holds the project's exact pins (CI's torch CPU build).
 # --no-compile: pip would byte-compile every file of torch, Ray and the rest (about half a minute
@@ -70,16 +70,19 @@ test-area: $(STAMP)
 	$(BIN)/python -m pytest -p no:cacheprovider -q tests/unit tests/cli -k "$(AREA)" $(PYTEST_ARGS)
 	$(BIN)/python -m pytest -p no:cacheprovider -q tests/certify/test_teeth.py -k "$(AREA)/" $(PYTEST_ARGS)
 
-## Every generator: the docs tables from tiers/*.yaml, the release entry, the built-in manager
-## table, and the signed example report (a 2-node certification, ~3 min; skip it with EXAMPLE=0).
-EXAMPLE ?= 1
+## The generators only (seconds): every docs file and generated block from tiers/*.yaml and the
+## code's declarations (`ray-conformance docs`), and the built-in manager table. No release, no run.
 docs: $(STAMP)
 	$(BIN)/ray-conformance docs
-	$(BIN)/python -m conformance.signing.releases --write
 	$(BIN)/python -m conformance.areas.device.builtin_managers --write docs/builtin-managers.md
-	@if [ "$(EXAMPLE)" != 0 ]; then $(MAKE) --no-print-directory example; fi
 
-## Regenerate the committed, signed example report (reports/example/).
+## The release step, once per release (the integrator's, at merge): append a release entry for the
+## data files as they are now and archive them (tiers/releases.yaml, tiers/releases/<version>/).
+release: $(STAMP)
+	$(BIN)/python -m conformance.signing.releases --write
+
+## Regenerate the committed, signed example report (reports/example/): a 2-node certification
+## (~3 min); after `make release`, since the report records the release it ran under.
 example: $(STAMP)
 	$(BIN)/python -m conformance.example reports/example
 

@@ -7,6 +7,7 @@ from typing import Any
 from tabulate import tabulate
 
 from conformance.catalog.data import SuiteData, load_suite_data
+from conformance.catalog.doc_blocks import DocError, check_entry, check_facts, param_text, splice
 from conformance.catalog.ladder import required_checks
 
 
@@ -84,20 +85,67 @@ def shape_policy_markdown(data: SuiteData) -> str:
             + f"\n\nShape-caused not_applicable left out of the SHOULD share: **{exempt}**.")
 
 
-def check_index_markdown(data: SuiteData, teeth_table: dict[str, Any]) -> str:
-    """For every check, in one row: requirement, params, the test(s) that evidence it and the broken
-    variant(s) shown to fail it (tests/teeth.yaml), so a newcomer finds each in one step."""
-    from conformance.catalog.check_index import tests_of_checks, variants_of_checks
+def not_applicable_when(data: SuiteData) -> dict[str, list[str]]:
+    """check id -> when it ends not_applicable, from the data that decides it: the manifest gates
+    (schemas/manifest.schema.json) and the shape policy's needs (tiers/tiers.yaml)."""
+    from conformance.catalog.manifest_gates import load_gates
+
+    out: dict[str, list[str]] = {}
+    for g in load_gates(data.checklist):
+        joiner = " and " if g.when == "all_missing" else " / "
+        for cid in g.checks:
+            out.setdefault(cid, []).append("without " + joiner.join(f"`{f}`" for f in g.fields) + " (manifest)")
+    for need in data.ladder.shape_policy.get("needs", []):
+        what = []
+        if "min_devices_per_node" in need:
+            what.append(f"with fewer than {need['min_devices_per_node']} devices per node")
+        if "min_nodes" in need:
+            what.append(f"on fewer than {need['min_nodes']} nodes")
+        if need.get("domain_labels"):
+            what.append("without domain labels on the nodes with devices")
+        if need.get("partition_faults"):
+            what.append("without a cluster whose nodes can be partitioned")
+        for cid in need["ids"]:
+            out.setdefault(cid, []).extend(what)
+    return out
+
+
+def check_facts_of(data: SuiteData, teeth_table: dict[str, Any] | None, *,
+                   with_tests: bool = False) -> dict[str, list[str]]:
+    """check id -> the facts the docs show for it (params, cluster, when not applicable, waiver, tests,
+    broken variants), each read from where it is declared."""
+    from conformance.catalog.check_index import shapes_of_checks, tests_of_checks, variants_of_checks
 
     tests = tests_of_checks()
-    variants = variants_of_checks(teeth_table)
-    rows = [[c.id, c.level, c.title, c.requirement.replace("|", "/"), params_text(c.params),
-             "<br>".join(f"`{t}`" for t in tests.get(c.id, ())) or "-",
-             "<br>".join(f"`{v}`" for v in variants.get(c.id, ())) or "-"]
-            for c in data.checklist.active()]
-    return tabulate(rows, headers=["id", "level", "title", "requirement", "params",
-                                   "test (conformance/checks/)", "broken variant (tests/teeth.yaml)"],
-                    tablefmt="github")
+    shapes = shapes_of_checks()
+    variants = variants_of_checks(teeth_table) if teeth_table is not None else {}
+    na = not_applicable_when(data)
+    waived = {w.check: f"{w.issue} (until {w.expires})" for w in data.waivers}
+    return {c.id: check_facts(c, tests=tests.get(c.id, ()) if with_tests else (), variants=variants.get(c.id),
+                              shapes=shapes.get(c.id, ()), not_applicable=na.get(c.id), waiver=waived.get(c.id))
+            for c in data.checklist.active()}
+
+
+def area_checks_markdown(data: SuiteData, area: str, teeth_table: dict[str, Any] | None) -> str:
+    """The `checks:<area>` block of an area's page: its checks in checklist order, one entry each."""
+    facts = check_facts_of(data, teeth_table)
+    checks = [c for c in data.checklist.active() if c.area == area]
+    if not checks:
+        raise DocError(f"checks:{area}: no active check of that area")
+    return "\n".join(check_entry(c, facts[c.id]) for c in checks)
+
+
+def check_index_markdown(data: SuiteData, teeth_table: dict[str, Any]) -> str:
+    """One block per check: its requirement, params, cluster, the test(s) that evidence it and the
+    broken variant(s) shown to fail it (tests/teeth.yaml), so a newcomer finds each in one step and an
+    edit's diff is that check's block alone."""
+    facts = check_facts_of(data, teeth_table, with_tests=True)
+    blocks = []
+    for c in data.checklist.active():
+        lines = [f"### {c.id}: {c.title}", "", f"{c.level} · area `{c.area}`. {c.requirement}", ""]
+        lines += [f"- {f}" for f in facts[c.id]]
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks)
 
 
 def load_teeth_table(docs_dir: Path) -> dict[str, Any] | None:
@@ -123,32 +171,60 @@ def with_trust_table(text: str) -> str:
     return text.rstrip("\n") + "\n\n## Trust status of every field\n\n" + block + "\n"
 
 
-def write_docs(out_dir: Path) -> list[Path]:
+def page_blocks(data: SuiteData, teeth_table: dict[str, Any] | None) -> dict[str, str]:
+    """Every block a page may hold between `<!-- generated: NAME -->` markers: `checks:<area>` for each
+    area with checks, and the blocks each area declares (Area.doc_blocks)."""
+    from conformance.areas import AREAS
+    from conformance.run.area import load_ref
+
+    blocks = {f"checks:{area}": area_checks_markdown(data, area, teeth_table)
+              for area in dict.fromkeys(c.area for c in data.checklist.active())}
+    for area in AREAS:
+        if area.doc_blocks:
+            blocks.update(load_ref(area.doc_blocks)(data))
+    return blocks
+
+
+def render_docs(out_dir: Path) -> dict[Path, str]:
+    """What every generated file and every page with generated blocks under `out_dir` (and the README
+    beside it) must hold, from the data as it is now. `write_docs` writes it; the docs test compares."""
     data = load_suite_data()
-    out_dir.mkdir(parents=True, exist_ok=True)
-    written = []
+    out: dict[Path, str] = {}
     signing = out_dir / "signing.md"
     if signing.is_file():  # a hand-written page with one generated table
-        signing.write_text(with_trust_table(signing.read_text()))
-        written.append(signing)
+        out[signing] = with_trust_table(signing.read_text())
     teeth = load_teeth_table(out_dir)
     if teeth is not None:
-        path = out_dir / "check-index.md"
-        path.write_text("# Check index: requirement, params, test and broken variant of every check\n\n"
-                        "<!-- generated by `ray-conformance docs` from tiers/checklist.yaml, the check modules' "
-                        "marks and tests/teeth.yaml; do not edit by hand -->\n\n"
-                        + check_index_markdown(data, teeth) + "\n")
-        written.append(path)
+        out[out_dir / "check-index.md"] = (
+            "# Check index: requirement, params, test and broken variant of every check\n\n"
+            "<!-- generated by `ray-conformance docs` from tiers/checklist.yaml, the check modules' "
+            "marks and tests/teeth.yaml; do not edit by hand -->\n\n" + check_index_markdown(data, teeth) + "\n")
     for name, body, title in (("checklist.md", checklist_markdown(data), "Checklist"),
                               ("tiers.md", tiers_markdown(data) + "\n\n## Shape policy\n\n"
                                + shape_policy_markdown(data), "Tier ladder")):
-        path = out_dir / name
-        path.write_text(f"# {title}\n\n<!-- generated by `ray-conformance docs` from tiers/*.yaml; "
-                        "do not edit by hand -->\n\n" + body + "\n")
-        written.append(path)
+        out[out_dir / name] = (f"# {title}\n\n<!-- generated by `ray-conformance docs` from tiers/*.yaml; "
+                               "do not edit by hand -->\n\n" + body + "\n")
     guide = out_dir / "writing-a-plugin.md"
     if guide.is_file():
-        from conformance.catalog.manifest_gates import gates_markdown, splice
-        guide.write_text(splice(guide.read_text(), gates_markdown(data.checklist)))
-        written.append(guide)
+        from conformance.catalog.manifest_gates import gates_markdown
+        from conformance.catalog.manifest_gates import splice as splice_gates
+        out[guide] = splice_gates(guide.read_text(), gates_markdown(data.checklist))
+    blocks = page_blocks(data, teeth)
+    readme = out_dir.resolve().parent / "README.md"   # the checkout's README, beside its docs/
+    pages = sorted(out_dir.glob("*.md")) + ([readme] if teeth is not None and readme.is_file() else [])
+    for page in pages:
+        text = out.get(page, page.read_text())
+        spliced = splice(text, blocks, lambda cid, name, fmt: param_text(data, cid, name, fmt), where=page.name)
+        if spliced != text or page in out:
+            out[page] = spliced
+    return out
+
+
+def write_docs(out_dir: Path) -> list[Path]:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written = []
+    for path, text in render_docs(out_dir).items():
+        if not path.is_file() or path.read_text() != text:
+            path.write_text(text)
+        written.append(path)
     return written

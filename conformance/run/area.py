@@ -51,6 +51,8 @@ class Area:
     html: tuple[HtmlSection, ...] = field(default_factory=tuple)
     disrupts_cluster: bool = False     # kills/restarts what it runs on: Ray's noise is expected then
     manifest_block: str = ""           # the manifest block it certifies ("" = the accelerator itself)
+    doc_blocks: str = ""               # "module:function": SuiteData -> {block name: markdown}, the blocks
+                                       # of its pages that `ray-conformance docs` fills (conformance.catalog.doc_blocks)
 
     def checks_folder(self) -> str:
         """The check modules' folder, relative to the repository root (conformance/checks/<name>)."""

@@ -42,8 +42,8 @@ HEADER = """\
 # waivers, labels, vocabulary, schemas) and the Ray versions each release certifies (ray_versions: a series
 # like "2.60" or an exact version). `ray-conformance verify` accepts a report only for a version
 # listed here, with exactly these digests. Validated by schemas/releases.schema.json.
-# Append-only: never edit an entry; after a data change run `python -m conformance.signing.releases --write`,
-# which appends a new release and archives its files in tiers/releases/<version>/ (see docs/signing.md).
+# Append-only: never edit an entry. A release is appended by the release step, `make release`
+# (python -m conformance.signing.releases --write), not by `make docs`; it archives its files too.
 """
 DIGEST_FIELDS = ("checklist_sha256", "tiers_sha256", "report_schema_sha256", "waivers_sha256", "labels_sha256",
                  "vocabulary_sha256")

@@ -28,7 +28,7 @@ def test_committed_releases_file_lists_the_current_version() -> None:
 
 
 def test_committed_entry_matches_the_data_files() -> None:
-    """Fails when checklist/tiers/schema changed without `python -m conformance.signing.releases --write`."""
+    """Fails when checklist/tiers/schema changed without the release step (`make release`)."""
     proc = subprocess.run([sys.executable, "-m", "conformance.signing.releases", "--check"],
                           capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert proc.returncode == 0, proc.stderr

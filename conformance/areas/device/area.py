@@ -17,4 +17,5 @@ AREA = Area(
     shapes="conformance.areas.device.shapes",
     manifest_block="accelerator",
     state=CONTRACT,
+    doc_blocks="conformance.areas.device.methods:doc_blocks",
 )
