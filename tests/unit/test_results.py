@@ -5,7 +5,7 @@ import datetime as dt
 
 import pytest
 
-from conformance.catalog.data import Waiver, load_suite_data
+from conformance.catalog.data import Waiver, load_suite_data, parse_checklist
 from conformance.report.results import TestRecord, aggregate, combine, summarize
 
 
@@ -47,7 +47,12 @@ def test_expired_waiver_does_not_apply():
 
 
 def test_every_entry_records_its_checks_params():
-    cl = load_suite_data().checklist
+    def check(cid: str, area: str, **extra: object) -> dict:
+        return {"id": cid, "title": f"check {cid}", "area": area, "level": "MUST", "requirement": "MUST do x within its bound.",
+                "rationale": "because of y.", "since": "0.1.0", **extra}
+    cl = parse_checklist({"schema_version": 1, "area_params": {"recovery": {"ready_s": 7}}, "checks": [
+        check("PF-002", "performance", params={"min_fraction": 0.25}),
+        check("FR-001", "recovery", area_params=["ready_s"]), check("DP-001", "device")]})
     entries = {e["id"]: e for e in aggregate([], cl)}
-    assert entries["PF-002"]["params"] == {"min_link_bandwidth_fraction": 0.10}
-    assert entries["FR-001"]["params"] == cl.by_id()["FR-001"].params and entries["DP-001"]["params"] == {}
+    assert entries["PF-002"]["params"] == {"min_fraction": 0.25}
+    assert entries["FR-001"]["params"] == {"ready_s": 7} and entries["DP-001"]["params"] == {}

@@ -105,7 +105,7 @@ def test_real_data_files_are_consistent():
     data = load_suite_data()
     assert data.ladder.names() == ["experimental", "beta", "stable"]
     assert required_checks(data.ladder.tiers[0], data.checklist), "experimental must require device checks"
-    assert data.checklist.by_id()["PF-002"].param("min_link_bandwidth_fraction") == pytest.approx(0.10)
+    assert "min_link_bandwidth_fraction" in data.checklist.by_id()["PF-002"].params, "PF-002's judge reads it"
     assert all("parameters" not in t for t in data.ladder.tiers), "thresholds live in checklist params"
 
 

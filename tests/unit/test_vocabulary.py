@@ -148,15 +148,21 @@ def test_checklist_command_offers_the_vocabularys_areas_and_levels() -> None:
 
 
 def _checklist_doc() -> dict:
-    return yaml.safe_load(data.checklist_path().read_text())
+    """A checklist of its own (not the shipped one): a recovery area param two checks share."""
+    def check(cid: str, **extra: object) -> dict:
+        return {"id": cid, "title": f"check {cid}", "area": "recovery", "level": "MUST",
+                "requirement": "MUST be ready within 7 s.", "rationale": "because of y.", "since": "0.1.0", **extra}
+    return {"schema_version": 1, "area_params": {"recovery": {"actor_ready_s": 7}},
+            "checks": [check("FR-001", area_params=["actor_ready_s"]),
+                       check("FR-002", area_params=["actor_ready_s"], params={"own_s": 3})]}
 
 
 def test_a_shared_param_is_declared_once_per_area() -> None:
     doc = _checklist_doc()
     checklist = data.parse_checklist(doc)
-    fr1 = checklist.by_id()["FR-001"]
-    assert fr1.params["actor_ready_s"] == doc["area_params"]["recovery"]["actor_ready_s"]
-    assert "actor_ready_s" in fr1.shared
+    fr1, fr2 = checklist.by_id()["FR-001"], checklist.by_id()["FR-002"]
+    assert fr1.params == {"actor_ready_s": 7} and fr1.shared == ("actor_ready_s",)
+    assert fr2.params == {"own_s": 3, "actor_ready_s": 7}
 
 
 @pytest.mark.parametrize("mutate, message", [
