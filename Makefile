@@ -70,6 +70,15 @@ test-area: $(STAMP)
 	$(BIN)/python -m pytest -p no:cacheprovider -q tests/unit tests/cli -k "$(AREA)" $(PYTEST_ARGS)
 	$(BIN)/python -m pytest -p no:cacheprovider -q tests/certify/test_teeth.py -k "$(AREA)/" $(PYTEST_ARGS)
 
+## One check: its unit tests (tests/unit, those that name it) and its teeth rows: the rows that catch it
+## and the good rows that guard it against a false alarm (`guards` in tests/teeth.yaml), e.g. ID=FR-001.
+ID ?=
+test-check: $(STAMP)
+	@test -n "$(ID)" || { echo "make test-check: name the check, e.g. ID=FR-001"; exit 2; }
+	@set -f; sel=$$($(BIN)/python tests/support/teeth.py --for-check "$(ID)") || exit 2; \
+	  echo "make test-check: $$(echo $$sel | wc -w) tests and rows for $(ID)"; \
+	  $(BIN)/python -m pytest -p no:cacheprovider -q $$sel $(PYTEST_ARGS)
+
 ## The generators only (seconds): every docs file and generated block from tiers/*.yaml and the
 ## code's declarations (`ray-conformance docs`), and the built-in manager table. No release, no run.
 docs: $(STAMP)

@@ -44,6 +44,15 @@ def variants_of_checks(teeth_table: dict) -> dict[str, list[str]]:
     return found
 
 
+def guards_of_checks(teeth_table: dict) -> dict[str, list[str]]:
+    """check id -> the good runs that guard it against a known false alarm (a row's `guards`)."""
+    found: dict[str, list[str]] = {}
+    for run in teeth_table.get("runs", []):
+        for cid in run.get("guards") or []:
+            found.setdefault(cid, []).append(run["id"])
+    return found
+
+
 def check_module(name: str, checks_dir: Path = CHECKS_DIR) -> Path:
     """The check module called `name` (`test_device_live.py`), in whichever area folder it lives."""
     found = sorted(Path(checks_dir).rglob(name))

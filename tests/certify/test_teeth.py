@@ -107,6 +107,12 @@ def test_the_table_is_well_formed() -> None:
         for cid, phrase in (raw[r.id].get("catches") or {}).items():
             assert isinstance(phrase, str) and phrase.strip(), \
                 f"{r.id}: catches {cid}: {phrase!r}: expected the phrase its failure reason must contain"
+        if r.guards:
+            assert r.good, f"{r.id}: guards {list(r.guards)}: only a good run guards against a false alarm"
+            ran = {t.partition("::")[0].rpartition("/")[2] for c in r.guards for t in index.get(c, ())}
+            assert all(c in known for c in r.guards) and ran <= {Path(f).name for f in r.files} | {
+                t.partition("::")[0].rpartition("/")[2] for c in r.judged_checks for t in index.get(c, ())}, \
+                f"{r.id}: guards {list(r.guards)}: the run must run the checks it guards"
         if not r.files:
             assert r.judged_checks, f"{r.id}: runs nothing (give files, catches or passes)"
             assert all(c in index for c in r.named_checks), f"{r.id}: a named check has no test"

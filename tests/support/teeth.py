@@ -48,6 +48,7 @@ class TeethRun:
     also: tuple[str, ...]
     data: dict[str, dict[str, Any]]
     slow: bool = False
+    guards: tuple[str, ...] = ()   # checks whose false alarm this good run is known to catch (`guards`)
 
     @property
     def good(self) -> bool:
@@ -92,7 +93,7 @@ def runs(table: dict[str, Any] | None = None) -> list[TeethRun]:
     out = []
     for r in table["runs"]:
         unknown = set(r) - {"id", "base", "set", "env", "catches", "may_fail", "passes", "not_applicable",
-                            "waived", "files", "phase", "also", "data", "slow"}
+                            "waived", "files", "phase", "also", "data", "slow", "guards"}
         assert not unknown, f"teeth.yaml {r.get('id')}: unknown field(s) {sorted(unknown)}"
         assert r["base"] in table["bases"], f"teeth.yaml {r['id']}: unknown base {r['base']!r}"
         files: list[str] = []
@@ -104,7 +105,7 @@ def runs(table: dict[str, Any] | None = None) -> list[TeethRun]:
             may_fail=tuple(r.get("may_fail", [])), passes=tuple(r.get("passes", [])),
             not_applicable=tuple(r.get("not_applicable", [])), waived=tuple(r.get("waived", [])),
             files=tuple(files), phase=int(r.get("phase", 1)), also=tuple(r.get("also", [])),
-            data=dict(r.get("data", {})), slow=bool(r.get("slow", False))))
+            data=dict(r.get("data", {})), slow=bool(r.get("slow", False)), guards=tuple(r.get("guards", []))))
     ids = [r.id for r in out]
     assert len(ids) == len(set(ids)), "teeth.yaml: duplicate run ids"
     return out
@@ -112,6 +113,40 @@ def runs(table: dict[str, Any] | None = None) -> list[TeethRun]:
 
 def run_by_id(run_id: str) -> TeethRun:
     return next(r for r in runs() if r.id == run_id)
+
+
+def rows_for_check(cid: str, table: dict[str, Any] | None = None) -> list[str]:
+    """The rows that hold check `cid`: those whose variant it must catch (or that show it waived),
+    then the good rows that guard it against a false alarm (`guards`)."""
+    rows = runs(table)
+    return ([r.id for r in rows if cid in r.catches or cid in r.waived]
+            + [r.id for r in rows if cid in r.guards])
+
+
+UNIT_TESTS = ROOT / "tests" / "unit"
+
+
+def unit_tests_naming(cid: str, folder: Path = UNIT_TESTS) -> list[str]:
+    """The pure tests (tests/unit) whose own text, decorators included, names check `cid`: node ids."""
+    import ast
+
+    out = []
+    for path in sorted(folder.glob("test_*.py")):
+        text = path.read_text()
+        if cid not in text:
+            continue
+        for node in ast.parse(text).body:
+            if isinstance(node, ast.FunctionDef) and node.name.startswith("test"):
+                start = min([d.lineno for d in node.decorator_list] + [node.lineno])
+                source = "\n".join(text.splitlines()[start - 1:node.end_lineno])
+                if cid in source:
+                    out.append(f"{path.relative_to(ROOT).as_posix()}::{node.name}")
+    return out
+
+
+def check_selection(cid: str) -> list[str]:
+    """What `make test-check ID=cid` runs: the check's unit tests and its teeth rows, as pytest node ids."""
+    return unit_tests_naming(cid) + [f"tests/certify/test_teeth.py::test_teeth[{row}]" for row in rows_for_check(cid)]
 
 
 def selection(run: TeethRun) -> list[str]:
@@ -436,9 +471,21 @@ if __name__ == "__main__":
 
     parser = argparse.ArgumentParser(description="Run teeth rows one at a time; print each named check's "
                                                  "outcome and reason, and the row's problems.")
-    parser.add_argument("rows", nargs="+", help="row ids of tests/teeth.yaml")
+    parser.add_argument("rows", nargs="*", help="row ids of tests/teeth.yaml")
     parser.add_argument("--out", type=Path, help="where the runs' folders go (default: a new temporary folder)")
+    parser.add_argument("--for-check", metavar="ID", help="print the pytest node ids of check ID's unit tests and "
+                                                          "teeth rows (what `make test-check ID=...` runs), and exit")
     args = parser.parse_args()
+    if args.for_check:
+        from conformance.catalog.data import load_suite_data
+        if args.for_check not in {c.id for c in load_suite_data().checklist.active()}:
+            print(f"error: --for-check: {args.for_check!r} is not an active check id of tiers/checklist.yaml",
+                  file=sys.stderr)
+            sys.exit(2)
+        print("\n".join(check_selection(args.for_check)))
+        sys.exit(0)
+    if not args.rows:
+        parser.error("name at least one row id, or --for-check ID")
     known = {r.id: r for r in runs()}
     unknown = [r for r in args.rows if r not in known]
     if unknown:
