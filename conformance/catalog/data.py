@@ -384,6 +384,12 @@ def load_suite_data() -> SuiteData:
     for w in waivers:
         if w.check not in known:
             raise UserError(f"waivers: {w.check}: unknown check id")
+    from conformance.catalog.capabilities import load_profiles
+    from conformance.catalog.ladder import unselected_checks
+
+    unselected = unselected_checks(checklist, ladder, load_profiles())
+    if unselected:
+        raise UserError(unselected[0])
     return SuiteData(checklist, ladder, waivers, wsha)
 
 

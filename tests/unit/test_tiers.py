@@ -122,3 +122,44 @@ def test_duplicate_check_id_rejected():
          "rationale": "because of y.", "since": "0.1.0"}] * 2}
     with pytest.raises(UserError, match="duplicate id DP-001"):
         parse_checklist(doc)
+
+
+def test_a_check_no_tier_or_profile_selects_is_refused() -> None:
+    from conformance.catalog.ladder import unselected_checks
+
+    cl = checklist()
+    doc = {"schema_version": 1, "checks": [
+        {"id": c.id, "title": c.title, "area": c.area, "level": c.level, "requirement": c.requirement,
+         "rationale": c.rationale, "since": c.since, "tags": list(c.tags)} for c in cl.active()]}
+    doc["checks"].append({"id": "PF-001", "title": "perf must", "area": "performance", "level": "MUST",
+                          "requirement": "MUST be fast.", "rationale": "because of y.", "since": "0.1.0"})
+    grown = parse_checklist(doc)
+    assert unselected_checks(cl, ladder(cl), []) == []      # DP-002 (SHOULD) counts in stable's share
+    assert unselected_checks(grown, ladder(grown), []) == [
+        "tiers: PF-001 (MUST): no tier or capability profile selects it, so it counts toward nothing; "
+        "select it in tiers/tiers.yaml or tiers/capabilities.yaml"]
+    profile = {"name": "perf", "requires": [{"select": {"areas": ["performance"]}}]}
+    assert unselected_checks(grown, ladder(grown), [profile]) == []
+
+
+def test_the_loader_refuses_an_unselected_must_in_one_line(tmp_path, monkeypatch) -> None:
+    import shutil
+
+    import yaml
+
+    from conformance.catalog import data
+
+    root = data.data_root()
+    for sub in ("tiers", "schemas"):
+        shutil.copytree(root / sub, tmp_path / sub)
+    # the collective checks are selected by their capability profile alone: without it they count nowhere
+    caps = tmp_path / "tiers" / "capabilities.yaml"
+    cdoc = yaml.safe_load(caps.read_text())
+    cdoc["capabilities"] = [p for p in cdoc["capabilities"]
+                            if not any("collective" in r["select"].get("areas", []) for r in p["requires"])]
+    caps.write_text(yaml.safe_dump(cdoc, sort_keys=False))
+    monkeypatch.setenv("CONFORMANCE_DATA_DIR", str(tmp_path))
+    with pytest.raises(UserError) as err:
+        load_suite_data()
+    assert str(err.value).startswith("tiers: CC-001 (MUST): no tier or capability profile selects it")
+    assert "\n" not in str(err.value)
