@@ -15,25 +15,13 @@ results and never trusts the claimed ones. docs/capabilities.md explains the des
 """
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from conformance.catalog.data import Checklist, data_root, packaged_data_root, read_yaml_or_json, select_checks, validate
+from conformance.catalog.data import Checklist, capabilities_path, load_profiles, select_checks
+
+__all__ = ["capabilities_path", "load_profiles"]   # loaded with the suite's data (catalog/data.py), used here
 
 CERTIFIED, NOT_CERTIFIED, NOT_DECLARED = "certified", "not certified", "not declared"
-
-
-def capabilities_path() -> Path:
-    """tiers/capabilities.yaml; the packaged one when an override folder (CONFORMANCE_DATA_DIR)
-    does not carry its own (as run.yaml)."""
-    path = data_root() / "tiers" / "capabilities.yaml"
-    return path if path.exists() else packaged_data_root() / "tiers" / "capabilities.yaml"
-
-
-def load_profiles(path: Path | None = None) -> list[dict[str, Any]]:
-    doc = read_yaml_or_json(path or capabilities_path(), what="capabilities")
-    validate(doc, "capabilities", what="capabilities")
-    return list(doc["capabilities"])
 
 
 def _counts(result: Mapping[str, Any] | None, allow_waived: bool) -> bool:

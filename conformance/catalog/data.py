@@ -15,7 +15,7 @@ import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 import jsonschema
 
@@ -376,6 +376,32 @@ class SuiteData:
     waivers_sha256: str = ""
 
 
+def capabilities_path() -> Path:
+    """tiers/capabilities.yaml; the packaged one when an override folder (CONFORMANCE_DATA_DIR)
+    does not carry its own (as run.yaml)."""
+    path = data_root() / "tiers" / "capabilities.yaml"
+    return path if path.exists() else packaged_data_root() / "tiers" / "capabilities.yaml"
+
+
+def load_profiles(path: Path | None = None) -> list[dict[str, Any]]:
+    """The capability profiles (conformance.catalog.capabilities computes them)."""
+    doc = read_yaml_or_json(path or capabilities_path(), what="capabilities")
+    validate(doc, "capabilities", what="capabilities")
+    return list(doc["capabilities"])
+
+
+def unselected_checks(checklist: Checklist, ladder: Ladder, profiles: Iterable[Mapping[str, Any]]) -> list[str]:
+    """Active checks that count toward nothing, each as the loader's one-line error: a MUST that no
+    tier requires and no capability profile selects; a SHOULD likewise when no tier counts a share
+    of the SHOULD checks either. Such a check would run, pass or fail, and change no verdict."""
+    selected = {c.id for t in ladder.tiers for req in t.get("requires", []) for c in select_checks(checklist, req["select"])}
+    selected |= {c.id for p in profiles for req in p.get("requires", []) for c in select_checks(checklist, req["select"])}
+    share = any(c.get("kind") == "should_share" for t in ladder.tiers for c in t.get("conditions", []))
+    return [f"tiers: {c.id} ({c.level}): no tier or capability profile selects it, so it counts toward nothing; "
+            "select it in tiers/tiers.yaml or tiers/capabilities.yaml"
+            for c in checklist.active() if c.id not in selected and not (c.level == "SHOULD" and share)]
+
+
 def load_suite_data() -> SuiteData:
     checklist = load_checklist()
     ladder = load_ladder(checklist=checklist)
@@ -384,9 +410,6 @@ def load_suite_data() -> SuiteData:
     for w in waivers:
         if w.check not in known:
             raise UserError(f"waivers: {w.check}: unknown check id")
-    from conformance.catalog.capabilities import load_profiles
-    from conformance.catalog.ladder import unselected_checks
-
     unselected = unselected_checks(checklist, ladder, load_profiles())
     if unselected:
         raise UserError(unselected[0])

@@ -102,20 +102,6 @@ def required_checks(tier: Mapping[str, Any], checklist: Checklist) -> list[str]:
     return ids
 
 
-def unselected_checks(checklist: Checklist, ladder: Ladder, profiles: Iterable[Mapping[str, Any]]) -> list[str]:
-    """Active checks that count toward nothing, each as the loader's one-line error: a MUST that no
-    tier requires and no capability profile selects; a SHOULD likewise when no tier counts a share
-    of the SHOULD checks either. Such a check would run, pass or fail, and change no verdict."""
-    selected = {cid for t in ladder.tiers for cid in required_checks(t, checklist)}
-    for p in profiles:
-        for req in p.get("requires", []):
-            selected |= {c.id for c in select_checks(checklist, req["select"])}
-    share = any(c.get("kind") == "should_share" for t in ladder.tiers for c in t.get("conditions", []))
-    return [f"tiers: {c.id} ({c.level}): no tier or capability profile selects it, so it counts toward nothing; "
-            "select it in tiers/tiers.yaml or tiers/capabilities.yaml"
-            for c in checklist.active() if c.id not in selected and not (c.level == "SHOULD" and share)]
-
-
 def _counts(outcome: str, allow_waived: bool, waiver_blocks: bool = False) -> bool:
     """`pass` counts; `waived` counts only where the tier allows waivers and the waiver does not
     say `blocks_tier`."""

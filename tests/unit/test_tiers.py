@@ -125,7 +125,7 @@ def test_duplicate_check_id_rejected():
 
 
 def test_a_check_no_tier_or_profile_selects_is_refused() -> None:
-    from conformance.catalog.ladder import unselected_checks
+    from conformance.catalog.data import unselected_checks
 
     cl = checklist()
     doc = {"schema_version": 1, "checks": [
