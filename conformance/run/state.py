@@ -13,10 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-if TYPE_CHECKING:
-    from conformance.run.check_context import RunView
-
 if TYPE_CHECKING:  # type hints only: importing the session at run time would bring back the cycle
+    from conformance.run.check_context import RunView
     from conformance.run.session import ConformanceRun
 
 RUN = pytest.StashKey["ConformanceRun"]()
