@@ -51,6 +51,8 @@ class Area:
     html: tuple[HtmlSection, ...] = field(default_factory=tuple)
     disrupts_cluster: bool = False     # kills/restarts what it runs on: Ray's noise is expected then
     manifest_block: str = ""           # the manifest block it certifies ("" = the accelerator itself)
+    manifest_refs: tuple[str, ...] = ()   # fields of that block naming Python objects ("pkg.module:Attr"),
+                                          # which the preflight imports in a worker on every node
     doc_blocks: str = ""               # "module:function": SuiteData -> {block name: markdown}, the blocks
                                        # of its pages that `ray-conformance docs` fills (conformance.catalog.doc_blocks)
 
@@ -99,4 +101,14 @@ def registry_problems(areas: tuple[Area, ...], vocabulary_areas: dict[str, str])
         if not re.fullmatch(r"docs/[a-z0-9_.-]+\.md(#[a-z0-9-]+)?", area.doc):
             problems.append(f"area {area.name!r}: doc must be a page under docs/ with an optional #anchor "
                             f"(got {area.doc!r})")
+        if area.state is not None and not isinstance(area.state, pytest.StashKey):
+            problems.append(f"area {area.name!r}: state must be a pytest.StashKey (got {type(area.state).__name__})")
+        if area.manifest_refs and not area.manifest_block:
+            problems.append(f"area {area.name!r}: manifest_refs {list(area.manifest_refs)} name fields of no "
+                            "manifest_block")
+    keys = [a.state for a in areas if a.state is not None]
+    for area in areas:
+        if area.state is not None and sum(k is area.state for k in keys) > 1:
+            problems.append(f"area {area.name!r}: its state key is another area's too (each area keeps its own "
+                            "state under its own key)")
     return problems

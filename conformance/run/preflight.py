@@ -270,6 +270,21 @@ def judge_node(where: str, result: dict[str, Any] | str, *, ray_count: float, ex
     return out
 
 
+def manifest_refs(data: Mapping[str, Any]) -> dict[str, str]:
+    """"block.field" -> "pkg.module:Attr": what the preflight imports on every node, read from each
+    area's declaration (Area.manifest_block, Area.manifest_refs) in registry order, the accelerator's
+    manager first; a field the manifest leaves out is not imported."""
+    from conformance.areas import AREAS
+
+    out: dict[str, str] = {}
+    for area in AREAS:
+        block = data.get(area.manifest_block) or {}
+        for name in area.manifest_refs:
+            if block.get(name):
+                out.setdefault(f"{area.manifest_block}.{name}", str(block[name]))
+    return out
+
+
 def probe_cluster(manifest: Any, timeout_s: float, *, preload_expected: bool) -> tuple[list[Finding], int]:
     """Run the probe on every alive node of the connected cluster; judge each node."""
     import ray
@@ -280,10 +295,8 @@ def probe_cluster(manifest: Any, timeout_s: float, *, preload_expected: bool) ->
 
     nodes = [n for n in ray.nodes() if n.get("Alive")]
     refs = {}
-    transport = manifest.transport or {}
-    args = (manifest.accelerator["manager"], (manifest.data.get("topology") or {}).get("provider"),
-            transport.get("manager"), manifest.resource_name, float(manifest.quantities["valid"][0]
-                                                                    if manifest.quantities["valid"] else 1))
+    args = (manifest_refs(manifest.data), manifest.resource_name,
+            float(manifest.quantities["valid"][0] if manifest.quantities["valid"] else 1))
     # max_calls=1: the worker exits afterwards, so nothing the plugin's methods did in it
     # (a stray variable, a thread) reaches a later check through a reused worker.
     fn = ray.remote(max_calls=1)(preflight_probe)

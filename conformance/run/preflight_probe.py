@@ -55,8 +55,11 @@ def _registered(resource: str, manager: Any) -> bool | None:
         return None
 
 
-def preflight_probe(manager_ref: str, provider_ref: str | None, transport_ref: str | None,
-                    resource: str, quantity: float) -> dict[str, Any]:
+MANAGER = "accelerator.manager"   # the ref among the preflight's whose methods are called too
+
+
+def preflight_probe(refs: dict[str, str], resource: str, quantity: float) -> dict[str, Any]:
+    """`refs`: "block.field" -> "pkg.module:Attr", the manager's first (run.preflight.manifest_refs)."""
     import ray
 
     from conformance.cluster.injection import AUTOINSTALL_MODULE
@@ -65,11 +68,10 @@ def preflight_probe(manager_ref: str, provider_ref: str | None, transport_ref: s
                            "imports": {}, "calls": {},
                            # A failed preload leaves no module behind (importlib removes it).
                            "preload_ok": AUTOINSTALL_MODULE in sys.modules}
-    manager, out["imports"]["accelerator.manager"] = _import(manager_ref)
-    if provider_ref:
-        _, out["imports"]["topology.provider"] = _import(provider_ref)
-    if transport_ref:
-        _, out["imports"]["transport.manager"] = _import(transport_ref)
+    imported = {}
+    for field_name, ref in refs.items():
+        imported[field_name], out["imports"][field_name] = _import(ref)
+    manager = imported.get(MANAGER)
     if manager is None:
         return out
     out["registered"] = _registered(resource, manager)

@@ -37,6 +37,13 @@ from conformance.run.watchdog import Watchdog
 CHECKS_DIR = Path(__file__).resolve().parent.parent / "checks"
 
 
+def declared_sections() -> frozenset[str]:
+    """The report sections the areas declare (Area.section): the only ones `publish` accepts."""
+    from conformance.areas import AREAS
+
+    return frozenset(a.section for a in AREAS if a.section)
+
+
 class ConformanceRun:
     """One run: manifest, suite data, clusters, per-test records, report writing."""
 
@@ -107,7 +114,11 @@ class ConformanceRun:
     def publish(self, section: str, value: dict[str, Any]) -> None:
         """Set one area's section of the report (its Area.section): {"markdown": ..., "data": ...}.
 
-        The one door through which an area writes into the run's report."""
+        The one door through which an area writes into the run's report; a section no area
+        declares is a programming error (ValueError), never a new key in report.json."""
+        if section not in declared_sections():
+            raise ValueError(f"publish({section!r}): no area declares that section "
+                             f"(Area.section: {', '.join(sorted(declared_sections()))})")
         self.sections[section] = value
 
     def published(self, section: str) -> dict[str, Any] | None:

@@ -16,6 +16,7 @@ AREA = Area(
     fixtures="conformance.areas.device.fixtures",
     shapes="conformance.areas.device.shapes",
     manifest_block="accelerator",
+    manifest_refs=("manager",),
     state=CONTRACT,
     doc_blocks="conformance.areas.device.methods:doc_blocks",
 )

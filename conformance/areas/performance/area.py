@@ -15,4 +15,5 @@ AREA = Area(
     html=(HtmlSection("pairwise", "Pairwise bandwidth matrix", "conformance.report.html.model:pairwise_section",
                       nav="Pairwise"),),
     manifest_block="transport",
+    manifest_refs=("manager",),
 )

@@ -18,4 +18,5 @@ AREA = Area(
     html=(HtmlSection("topology", "Topology", "conformance.report.html.model:topology",
                       "No topology data in this report: neither the topology checks nor the device census ran."),),
     manifest_block="topology",
+    manifest_refs=("provider",),
 )

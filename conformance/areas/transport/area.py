@@ -15,4 +15,5 @@ AREA = Area(
     html=(HtmlSection("bandwidth", "Transport bandwidth by size", "conformance.report.html.model:bandwidth_section",
                       nav="Bandwidth"),),
     manifest_block="transport",
+    manifest_refs=("manager",),
 )
