@@ -178,14 +178,14 @@ def page_blocks(data: SuiteData, teeth_table: dict[str, Any] | None) -> dict[str
     area with checks, and the blocks each area declares (Area.doc_blocks)."""
     from conformance.areas import AREAS
     from conformance.catalog.data import load_vocabulary
-    from conformance.run.area import load_ref
+    from conformance.imports import import_ref
 
     blocks = {f"checks:{area}": area_checks_markdown(data, area, teeth_table)
               for area in dict.fromkeys(c.area for c in data.checklist.active())}
     blocks["areas"] = ", ".join(f"`{a}` ({p})" for a, p in load_vocabulary().area_prefix.items()) + "."
     for area in AREAS:
         if area.doc_blocks:
-            blocks.update(load_ref(area.doc_blocks)(data))
+            blocks.update(import_ref(area.doc_blocks)(data))
     return blocks
 
 
