@@ -67,7 +67,7 @@ class RunHelp:
     def _needs_shared(self, items: list[pytest.Item]) -> bool:
         for item in items:
             mark = item.get_closest_marker("cluster")
-            if (mark and mark.args and mark.args[0] == "shared") or "shared_cluster" in getattr(item, "fixturenames", ()):
+            if mark and mark.args and mark.args[0] == "shared":
                 return True
         return False
 
