@@ -20,6 +20,7 @@ from conformance.rdt.payloads import build, describe, same_bytes, seeded
 from conformance.rdt.pool import alive
 from conformance.rdt.stalls import Pending, StallEvidence, gather, unproduced_by
 from conformance.rdt.transfer import first_line, outcome, wait_dead
+from conformance.run.clock import Clock
 from conformance.run.timeouts import CheckTimeout
 
 pytestmark = pytest.mark.cluster("shared")
@@ -136,7 +137,7 @@ def test_refs_as_users_pass_them(transport_ctx: UsageCtx) -> None:
     u.metrics.update({"exercised": done, "elapsed_s": round(clock.elapsed(), 3)})
 
 
-def _concurrent_wave(u: UsageCtx, clock: Any, n: int, n_actors: int, nbytes: int, bound: float) -> StallEvidence | None:
+def _concurrent_wave(u: UsageCtx, clock: Clock, n: int, n_actors: int, nbytes: int, bound: float) -> StallEvidence | None:
     """n transfers from half of n_actors fresh actors to the other half, all in flight at once;
     None when all arrived bit-exact (metrics recorded), else the evidence of the stall."""
     ray = __import__("ray")
