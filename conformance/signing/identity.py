@@ -116,8 +116,8 @@ _ROUNDS = 4  # prototypes are themselves normalised and mapped again; the table 
 
 
 def skeleton(name: str) -> str:
-    """TR39's skeleton of NFKC(`name`): NFD, default-ignorable characters removed, blanks and
-    other spaces as one space, every character replaced by its confusable prototype (repeated
+    """TR39's skeleton of NFKC(`name`): NFD, default-ignorable characters (and controls,
+    unassigned and private-use code points) removed, blanks and other spaces as one space, every character replaced by its confusable prototype (repeated
     until nothing changes), whitespace trimmed and collapsed."""
     table = prototypes()
     s = unicodedata.normalize("NFKD", name)
@@ -126,8 +126,8 @@ def skeleton(name: str) -> str:
         for ch in s:
             if ord(ch) in BLANK or unicodedata.category(ch) in ("Zs", "Zl", "Zp") or ch in "\t\n\r\v\f":
                 out.append(" ")
-            elif default_ignorable(ch):
-                continue
+            elif default_ignorable(ch) or unicodedata.category(ch) in ("Cn", "Co", "Cc", "Cf"):
+                continue  # drawn as nothing (or as a box no reader can tell from another)
             else:
                 out.append(table.get(ch, ch))
         mapped = unicodedata.normalize("NFKD", "".join(out))
