@@ -31,7 +31,7 @@ T = TypeVar("T")
 
 @dataclass(frozen=True)
 class PageLimits:
-    charts: int = 24
+    charts: int = 16
     points: int = 256
     rows: int = 1000
     page_bytes: int = 16 * 1024 * 1024
