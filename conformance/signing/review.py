@@ -231,6 +231,9 @@ def _known(value: str) -> bool:
     return value != "?" and not value.startswith("<")
 
 
+_PAIR_NOTES = 5  # notes per row about other rows (duplicate_of and looks_like list every one)
+
+
 def mark_same_products(rows: Sequence[Row]) -> None:
     """Mark rows that show the same vendor and product as another row.
 
@@ -250,12 +253,15 @@ def mark_same_products(rows: Sequence[Row]) -> None:
                 a.duplicate_of.append(b.submission)
                 b.duplicate_of.append(a.submission)
                 for x, y in ((a, b), (b, a)):
-                    x.notes.append(f"duplicate: submission {y.submission} is the same vendor and product "
-                                   f"({y.signature}, {y.date})")
+                    if len(x.duplicate_of) <= _PAIR_NOTES:  # the field lists them all
+                        x.notes.append(f"duplicate: submission {y.submission} is the same vendor and product "
+                                       f"({y.signature}, {y.date})")
                 continue
             for x, y in ((a, b), (b, a)):
                 if product_alike:
                     x.looks_like.append(y.submission)
+                if sum(n.startswith("look-alike:") for n in x.notes) >= _PAIR_NOTES:
+                    continue
                 which = "vendor and product" if product_alike else "vendor"
                 differ = identity.differing_characters(x.vendor, y.vendor) or \
                     identity.differing_characters(x.product, y.product)

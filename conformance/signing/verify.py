@@ -455,7 +455,9 @@ def _check_identity(v: Verification, env: dsse.Envelope, trusted: Sequence[Trust
     signers = dsse.valid_signers(env, trusted) if trusted else []
     manifest = as_map(report.get("manifest"))
     vendor = manifest.get("vendor")
-    bound = [k for k in signers if k.may_sign_for(vendor)]
+    # a key revoked from a date is the last choice: a report signed by the old and the new key
+    # of a rotation is judged by the new one
+    bound = sorted((k for k in signers if k.may_sign_for(vendor)), key=lambda k: k.revoked is not None)
     signer = bound[0] if bound else (signers[0] if signers else None)
     v.signer = signer
     if signer is None:
