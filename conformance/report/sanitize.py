@@ -46,10 +46,12 @@ def _visible(ch: str) -> str:
         else f"\\U{ord(ch):08x}"
 
 
+_DEFAULT_IGNORABLE_SET = frozenset(cp for lo, hi in DEFAULT_IGNORABLE for cp in range(lo, hi + 1))  # 4,174
+
+
 def default_ignorable(ch: str) -> bool:
     """Unicode's Default_Ignorable_Code_Point property (a renderer may draw the character as nothing)."""
-    cp = ord(ch)
-    return any(lo <= cp <= hi for lo, hi in DEFAULT_IGNORABLE)
+    return ord(ch) in _DEFAULT_IGNORABLE_SET
 
 
 def invisible(ch: str) -> bool:
