@@ -64,11 +64,26 @@ _COMBINABLE = frozenset({"LATIN", "CJK", "HIRAGANA", "KATAKANA", "KATAKANA-HIRAG
                          "IDEOGRAPHIC"})
 
 
+def _words(text: str) -> list[str]:
+    """Runs of letters (with their combining marks): "Ω-Accel 2" is the words Ω and Accel."""
+    words: list[str] = []
+    current: list[str] = []
+    for ch in text:
+        if ch.isalpha() or unicodedata.category(ch) in ("Mn", "Mc") and current:
+            current.append(ch)
+        elif current:
+            words.append("".join(current))
+            current = []
+    if current:
+        words.append("".join(current))
+    return words
+
+
 def mixed_script_words(name: str) -> list[tuple[str, list[str]]]:
-    """(word, its scripts) for each word of `name` that mixes scripts beyond what TR39's highly
-    restrictive level allows (a Cyrillic or Greek letter inside a Latin word, say)."""
+    """(word, its scripts) for each word (run of letters) of `name` that mixes scripts beyond what
+    TR39's highly restrictive level allows (a Cyrillic or Greek letter inside a Latin word, say)."""
     out = []
-    for word in (normalized(name) or "").split(" "):
+    for word in _words(normalized(name) or ""):
         found = scripts(word)
         if len(found) > 1 and not found <= _COMBINABLE:
             out.append((word, sorted(found)))

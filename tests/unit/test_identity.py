@@ -86,6 +86,8 @@ def test_words_mixing_latin_with_look_alike_scripts_are_named() -> None:
     assert identity.mixed_script_words("NPU \u0425 1") == []              # a Cyrillic word alone
     assert identity.mixed_script_words("Ex\u0430mple NPU")[0][1] == ["CYRILLIC", "LATIN"]
     assert identity.mixed_script_words("Ascend昇腾 910B") == []           # Latin with Han is allowed (TR39)
+    assert identity.mixed_script_words("\u03a9-Accel 2") == []           # a Greek word beside a Latin one
+    assert identity.mixed_script_words("\u00b5NPU")[0][0] == "\u03bcNPU"  # micro sign: NFKC's Greek mu in a Latin word
     problems = identity.report_name_problems({"manifest": {"vendor": "Ex\u0430mple", "product": "X1\u2800"}})
     assert len(problems) == 2 and "manifest.vendor" in problems[0] and "U+2800 BRAILLE PATTERN BLANK" in problems[1]
 
