@@ -279,3 +279,23 @@ def test_a_page_that_takes_too_long_is_cut_by_the_submission_timeout(world: dict
     index = dashboard.write_site(subs, rows, tmp_path / "site", timeout_s=0.5).read_text(encoding="utf-8")
     assert time.monotonic() - started < 20 and "no page: drawing it took longer than 0.5 s" in index
     assert not (tmp_path / "site" / "submissions").exists()
+
+
+def test_a_report_signed_by_the_old_and_the_new_key_is_judged_by_the_new_one(
+        world: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from conformance.signing import dsse
+
+    folder = _signed(world, "two-signatures", build_report())
+    envelope = json.loads((folder / "report.intoto.json").read_text())
+    new_key = keys.write_keypair(tmp_path / "new")
+    body = dsse.b64decode(envelope["payload"])
+    envelope["signatures"].append(dsse.make_envelope(body, keys.load_private_key(new_key.private_path))["signatures"][0])
+    (folder / "report.intoto.json").write_text(json.dumps(envelope))
+    (folder / "report.sigstore.json").unlink()  # a Sigstore bundle carries one signature
+    ring = tmp_path / "ring.json"
+    ring.write_text(json.dumps({"keys": [
+        {"name": "old", "public_key": str(world["pub"]), "vendors": ["ExampleCorp"],
+         "revoked": {"from": "2026-02-01", "reason": "rotated to new"}},
+        {"name": "new", "public_key": str(new_key.public_path), "vendors": ["ExampleCorp"]}]}))
+    rc, out = _verify(world, folder, ring, capsys)
+    assert rc == 0 and "signed by new" in _line(out, "signature") and _line(out, "revocation") == ""
