@@ -54,7 +54,7 @@ from conformance.catalog.strict_input import as_list, as_map
 from conformance.errors import UserError
 from conformance.report.sanitize import terminal
 from conformance.signing import attestation as att
-from conformance.signing import dsse, evidence, identity, releases, revocation, submission, trust
+from conformance.signing import dsse, evidence, releases, revocation, submission, trust
 from conformance.signing.canonical import loads_strict
 from conformance.signing.keyring import TrustedKey
 
@@ -478,8 +478,8 @@ def _check_identity(v: Verification, env: dsse.Envelope, trusted: Sequence[Trust
 
 def _check_names(v: Verification, report: Mapping[str, Any]) -> None:
     """The vendor and product print as they compare: nothing invisible, no word mixing scripts."""
-    problems = identity.report_name_problems(report)
-    v.add("names", not problems, "; ".join(problems) if problems else
+    problem = submission.name_problem(report)
+    v.add("names", problem is None, problem if problem else
           "manifest.vendor and manifest.product have no character that prints as nothing or as a plain space, "
           "and no word mixes scripts")
 
