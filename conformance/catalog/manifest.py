@@ -125,6 +125,17 @@ def resolve_manifest_path(path: str | Path) -> Path:
     return Path(path).resolve() if text else Path("")
 
 
+def _check_names(raw: dict[str, Any]) -> None:
+    """The vendor and product a report shows must print as they compare (verify's `names` line
+    would refuse the report): refused here, before a run is spent on them."""
+    from conformance.signing import identity
+
+    problems = identity.report_name_problems({"manifest": raw})
+    if problems:
+        raise UserError(f"manifest: {problems[0]}; write names with visible characters and plain spaces "
+                        "(verify refuses a report whose names could print like another's)")
+
+
 def load_manifest(path: str | Path) -> Manifest:
     """Read and schema-validate a manifest (no imports)."""
     path = resolve_manifest_path(path)
@@ -132,6 +143,7 @@ def load_manifest(path: str | Path) -> Manifest:
     if not isinstance(raw, dict):
         raise UserError(f"manifest: {path}: expected a mapping at the top level, got {type(raw).__name__}")
     validate(raw, "manifest", what="manifest")
+    _check_names(raw)
     nodes = raw.get("cluster", {}).get("nodes", 1)
     if len(raw.get("cluster", {}).get("node_env", [])) > nodes:
         raise UserError(f"manifest: cluster.node_env: {len(raw['cluster']['node_env'])} entries for {nodes} node(s); "

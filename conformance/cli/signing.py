@@ -110,7 +110,8 @@ def _review(args: argparse.Namespace) -> int:
     failed = 1 if any(r.signature.startswith("error:") for r in rows) else 0
     if args.format == "html":  # a folder of pages, not one table on stdout
         from conformance.report.html.dashboard import write_site
-        print(f"wrote {write_site(Path(args.dir), rows, args.out)} ({len(rows)} submission(s))")
+        index = write_site(Path(args.dir), rows, args.out, timeout_s=args.submission_timeout)
+        print(f"wrote {index} ({len(rows)} submission(s))")
         return failed
     print(review.render(rows, args.format))
     return failed

@@ -16,6 +16,28 @@ import unicodedata
 # line-based reader starts a new line at each, so a raw one could forge a `VERIFIED:` line).
 # Categories, not a list, so characters added to them in later Unicode versions are covered too.
 _ESCAPED_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp"})
+# Also escaped: what prints as nothing, or as a plain space, although it is a different character
+# (a vendor name "SimAcc" + U+034F prints exactly like "SimAcc"):
+# * unassigned and private-use code points (Cn, Co): no font is obliged to draw anything;
+# * every space separator but U+0020 (Zs: NO-BREAK SPACE, EN QUAD ... IDEOGRAPHIC SPACE);
+# * Default_Ignorable_Code_Point, the characters Unicode says a renderer may show as nothing
+#   (combining grapheme joiner U+034F, variation selectors U+FE00..FE0F and U+E0100..E01EF,
+#   Khmer inherent vowels U+17B4..17B5, Hangul fillers, Mongolian selectors, tags ...);
+# * blank and filler characters that are not default-ignorable but draw an empty cell (BLANK).
+_INVISIBLE_CATEGORIES = frozenset({"Cn", "Co", "Zs"})
+# Default_Ignorable_Code_Point from the UCD's DerivedCoreProperties.txt, Unicode 14.0.0 (the
+# version of Python 3.11's unicodedata); the whole property, 27 ranges, inclusive.
+DEFAULT_IGNORABLE = (
+    (0x00AD, 0x00AD), (0x034F, 0x034F), (0x061C, 0x061C), (0x115F, 0x1160), (0x17B4, 0x17B5),
+    (0x180B, 0x180D), (0x180E, 0x180E), (0x180F, 0x180F), (0x200B, 0x200F), (0x202A, 0x202E),
+    (0x2060, 0x2064), (0x2065, 0x2065), (0x2066, 0x206F), (0x3164, 0x3164), (0xFE00, 0xFE0F),
+    (0xFEFF, 0xFEFF), (0xFFA0, 0xFFA0), (0xFFF0, 0xFFF8), (0x1BCA0, 0x1BCA3), (0x1D173, 0x1D17A),
+    (0xE0000, 0xE0000), (0xE0001, 0xE0001), (0xE0002, 0xE001F), (0xE0020, 0xE007F),
+    (0xE0080, 0xE00FF), (0xE0100, 0xE01EF), (0xE01F0, 0xE0FFF),
+)
+# Drawn as an empty cell although neither default-ignorable nor a space: BRAILLE PATTERN BLANK,
+# MUSICAL SYMBOL NULL NOTEHEAD, KHITAN SMALL SCRIPT FILLER (the Hangul fillers are in the set above).
+BLANK = frozenset({0x2800, 0x1D159, 0x16FE4})
 _ANSI = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)?|[@-Z\\-_])")
 
 
@@ -24,13 +46,32 @@ def _visible(ch: str) -> str:
         else f"\\U{ord(ch):08x}"
 
 
+_DEFAULT_IGNORABLE_SET = frozenset(cp for lo, hi in DEFAULT_IGNORABLE for cp in range(lo, hi + 1))  # 4,174
+
+
+def default_ignorable(ch: str) -> bool:
+    """Unicode's Default_Ignorable_Code_Point property (a renderer may draw the character as nothing)."""
+    return ord(ch) in _DEFAULT_IGNORABLE_SET
+
+
+def invisible(ch: str) -> bool:
+    """A character that prints as nothing or as a plain space without being U+0020: a control,
+    format or separator character, a default-ignorable or blank one, any other space, an
+    unassigned or private-use code point. Printed, each is escaped; in a name, each is refused."""
+    category = unicodedata.category(ch)
+    return (ch != " " and (category in _ESCAPED_CATEGORIES or category in _INVISIBLE_CATEGORIES)
+            or ord(ch) in BLANK or default_ignorable(ch))
+
+
 def _escape_controls(s: str, keep: str = "") -> str:
-    """Controls, format characters and separators as visible escapes (`keep`: allowed as is);
-    lone surrogates (not encodable) become U+FFFD."""
+    """Controls, format characters, separators and every other invisible character (`invisible`)
+    as visible escapes (`keep`: allowed as is); lone surrogates (not encodable) become U+FFFD."""
     out = []
     for ch in s:
         category = unicodedata.category(ch)
-        if category in _ESCAPED_CATEGORIES and ch not in keep:
+        if ch in keep or ch == " " or ch.isascii() and ch.isprintable():
+            out.append(ch)
+        elif category != "Cs" and invisible(ch):
             out.append(_visible(ch))
         elif category == "Cs":
             out.append("\ufffd")

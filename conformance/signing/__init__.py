@@ -11,7 +11,9 @@ Modules, one job each:
   sign         `sign_report_dir`: sign a folder, refusing first what verify would refuse
   submission   the one reader of a report folder (sign and verify share it)
   trust        each report field's trust status (schemas/report.trust.yaml), enforced
-  identity     vendor names compared NFKC-normalised; keyring names that collide or mix scripts
+  identity     names compared NFKC-normalised; names that print invisibly, mix scripts or look
+               alike (TR39 confusable skeleton, data in unicode/confusables.tsv)
+  revocation   a key revoked from a date counts only for reports signed before it
   releases     released suite versions -> data-file digests (tiers/releases.yaml)
   verify       every check a verifier makes, each reported on its own line
   review       a table over a folder of submissions

@@ -1,15 +1,31 @@
-"""Vendor and key names compared the way people read them.
+"""Vendor, product and key names compared the way people read them.
 
 "Ray Accelerator" and "Ray Аccelerator" (a Cyrillic А) look the same on a screen; so do a name
-and the same name with a trailing space, or with a full-width letter. A keyring that binds
-such look-alikes to different keys, or a report whose vendor is one of them, would show a SIG
-reviewer two vendors that look like one. So names are compared NFKC-normalised with
-whitespace trimmed and runs of whitespace collapsed, and a name whose letters come from more
-than one script is refused where names are declared (the keyring).
+and the same name with a trailing space, a full-width letter, a combining grapheme joiner
+(U+034F), a variation selector (U+FE0F, U+E0100), a Khmer inherent vowel (U+17B5) or a braille
+blank (U+2800). Three rules keep a SIG reviewer from seeing two vendors that look like one:
+
+* **Equal** (`same`): the identity binding (a report's vendor is one its key may sign for)
+  compares NFKC-normalised with whitespace trimmed and collapsed: the spelling must be the
+  keyring's, up to compatibility forms and spacing.
+* **Visible** (`name_problems`, `invisible_characters`): a declared name (keyring key names and
+  vendors, the manifest's vendor and product) holds no character that prints as nothing or as
+  a plain space without being one (`conformance.report.sanitize.invisible`: controls, format
+  characters, default-ignorable code points, variation selectors, blanks and fillers, other
+  spaces, unassigned code points), and no word mixes Latin with a script whose letters look
+  Latin (a whole keyring name must not mix scripts at all: `mixed_script`).
+* **Look-alike** (`looks_alike`, `lookalike_keys`): two different names whose confusable
+  skeletons agree (Unicode TR39: the characters mapped to their prototypes, so "Ехаmple" in
+  Cyrillic, "Examp1e" and "ExampIe" all have the skeleton of "Example") are one name to a
+  reader: a keyring may not declare both, and review marks them.
 """
 from __future__ import annotations
 
 import unicodedata
+from typing import Any, Mapping
+
+from conformance.report.sanitize import BLANK, default_ignorable, invisible
+from conformance.signing.unicode.confusables import prototypes
 
 
 def normalized(name: object) -> str | None:
@@ -19,23 +35,136 @@ def normalized(name: object) -> str | None:
     return " ".join(unicodedata.normalize("NFKC", name).split())
 
 
+def same(a: object, b: object) -> bool:
+    na, nb = normalized(a), normalized(b)
+    return na is not None and na == nb
+
+
+# ---------------------------------------------------------------------------- scripts
+
+def _script(ch: str) -> str:
+    try:
+        return unicodedata.name(ch).split(" ")[0]
+    except ValueError:
+        return "UNNAMED"
+
+
 def scripts(name: str) -> set[str]:
     """The scripts of the letters in `name` (LATIN, CYRILLIC, GREEK, CJK, ...), from Unicode names."""
-    out = set()
-    for ch in unicodedata.normalize("NFKC", name):
-        if not ch.isalpha():
-            continue
-        try:
-            out.add(unicodedata.name(ch).split(" ")[0])
-        except ValueError:
-            out.add("UNNAMED")
-    return out
+    return {_script(ch) for ch in unicodedata.normalize("NFKC", name) if ch.isalpha()}
 
 
 def mixed_script(name: str) -> bool:
     return len(scripts(name)) > 1
 
 
-def same(a: object, b: object) -> bool:
-    na, nb = normalized(a), normalized(b)
-    return na is not None and na == nb
+# Scripts TR39's "highly restrictive" level lets one word combine (Latin with Han and Hiragana/
+# Katakana, Bopomofo or Hangul): none of them has letters that pass for Latin ones.
+_COMBINABLE = frozenset({"LATIN", "CJK", "HIRAGANA", "KATAKANA", "KATAKANA-HIRAGANA", "HANGUL", "BOPOMOFO",
+                         "IDEOGRAPHIC"})
+
+
+def _words(text: str) -> list[str]:
+    """Runs of letters (with their combining marks): "Ω-Accel 2" is the words Ω and Accel."""
+    words: list[str] = []
+    current: list[str] = []
+    for ch in text:
+        if ch.isalpha() or unicodedata.category(ch) in ("Mn", "Mc") and current:
+            current.append(ch)
+        elif current:
+            words.append("".join(current))
+            current = []
+    if current:
+        words.append("".join(current))
+    return words
+
+
+def mixed_script_words(name: str) -> list[tuple[str, list[str]]]:
+    """(word, its scripts) for each word (run of letters) of `name` that mixes scripts beyond what
+    TR39's highly restrictive level allows (a Cyrillic or Greek letter inside a Latin word, say)."""
+    out = []
+    for word in _words(normalized(name) or ""):
+        found = scripts(word)
+        if len(found) > 1 and not found <= _COMBINABLE:
+            out.append((word, sorted(found)))
+    return out
+
+
+# ---------------------------------------------------------------------------- visibility
+
+def describe(ch: str) -> str:
+    """`U+034F COMBINING GRAPHEME JOINER`."""
+    return f"U+{ord(ch):04X} {unicodedata.name(ch, 'unnamed')}"
+
+
+def invisible_characters(name: str) -> list[str]:
+    """The characters of `name` that print as nothing or as a plain space without being one, in order, once each."""
+    return list(dict.fromkeys(ch for ch in name if invisible(ch)))
+
+
+def name_problems(name: object, field: str) -> list[str]:
+    """Why `name` (the value of `field`) could print like another name; [] when it cannot."""
+    if not isinstance(name, str):
+        return []
+    problems = []
+    hidden = invisible_characters(name)
+    if hidden:
+        shown = ", ".join(describe(ch) for ch in hidden[:4]) + (" ..." if len(hidden) > 4 else "")
+        problems.append(f"{field} has character(s) that print as nothing or as a plain space: {shown}")
+    for word, found in mixed_script_words(name)[:2]:
+        problems.append(f"{field}: the word {ascii(word)} mixes scripts ({', '.join(found)}), "
+                        f"so it can look like a word of one script")
+    return problems
+
+
+def report_name_problems(report: Mapping[str, Any]) -> list[str]:
+    """The manifest's vendor and product (what review and the dashboard show) as declared names."""
+    manifest = report.get("manifest")
+    if not isinstance(manifest, Mapping):
+        return []
+    return [p for f in ("vendor", "product") for p in name_problems(manifest.get(f), f"manifest.{f}")]
+
+
+# ---------------------------------------------------------------------------- look-alikes
+
+_ROUNDS = 4  # prototypes are themselves normalised and mapped again; the table settles in two
+
+
+def skeleton(name: str) -> str:
+    """TR39's skeleton of NFKC(`name`): NFD, default-ignorable characters (and controls,
+    unassigned and private-use code points) removed, blanks and other spaces as one space, every character replaced by its confusable prototype (repeated
+    until nothing changes), whitespace trimmed and collapsed."""
+    table = prototypes()
+    s = unicodedata.normalize("NFKD", name)
+    for _ in range(_ROUNDS):
+        out = []
+        for ch in s:
+            if ord(ch) in BLANK or unicodedata.category(ch) in ("Zs", "Zl", "Zp") or ch in "\t\n\r\v\f":
+                out.append(" ")
+            elif default_ignorable(ch) or unicodedata.category(ch) in ("Cn", "Co", "Cc", "Cf"):
+                continue  # drawn as nothing (or as a box no reader can tell from another)
+            else:
+                out.append(table.get(ch, ch))
+        mapped = unicodedata.normalize("NFKD", "".join(out))
+        if mapped == s:
+            break
+        s = mapped
+    return " ".join(s.split())
+
+
+def lookalike_keys(name: object) -> frozenset[str]:
+    """Names that share a key look alike: the skeleton, and the skeleton of the case-folded name
+    (so "SIMACC" and "SimAcc" are one vendor too). Empty for a non-string."""
+    if not isinstance(name, str):
+        return frozenset()
+    folded = unicodedata.normalize("NFKC", name).casefold()
+    return frozenset({skeleton(name), skeleton(folded)})
+
+
+def looks_alike(a: object, b: object) -> bool:
+    return bool(lookalike_keys(a) & lookalike_keys(b))
+
+
+def differing_characters(name: str, other: str) -> list[str]:
+    """Characters of `name` not in `other` (what makes a look-alike differ), described."""
+    return [describe(ch) for ch in dict.fromkeys(name) if ch not in other][:4]

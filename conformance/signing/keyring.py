@@ -1,40 +1,64 @@
 """The trusted keys a verifier accepts: one `--key` public key file, or a `--keyring` file.
 
-Keyring format (YAML; the SIG keeps it in git and changes it only through reviewed PRs):
+Keyring format (YAML; the SIG keeps it in git and changes it only through reviewed PRs; the
+schema is conformance/signing/keyring.schema.json, the verifier's format, not release data):
 
     keys:
       - name: simacc-ci                    # shown in verify/review output
         public_key: keys/simacc-ci.pub     # PEM file, relative to the keyring file ...
         vendors: [SimAcc]                  # the manifest vendor names this key may sign for
-      - name: examplecorp
+      - name: examplecorp-2025
         vendors: [ExampleCorp]
         public_key: |                      # ... or the PEM inline
           -----BEGIN PUBLIC KEY-----
           ...
           -----END PUBLIC KEY-----
         keyid: "SHA256:..."                # optional; if given it must match the key
+        revoked:                           # optional: the key stops counting from a date on
+          from: 2026-11-01                 # reports signed on or after this day do not verify
+          reason: rotated to examplecorp-2026
+          reports: [<sha256 of report.json>, ...]   # optional: exactly these stay valid
 
 The signature's keyid is only a hint for picking a key; every trusted key is still tried.
 `vendors` is the identity binding: verify accepts a report only when its manifest vendor is
 one the signing key is bound to (a key given alone with `--key` is bound to no vendor list:
 the person passing it vouches for it). Names are compared NFKC-normalised and trimmed
-(signing/identity.py); a keyring whose key or vendor names collide after normalisation, or
-whose names mix scripts ("Ray Аccelerator" with a Cyrillic А), is refused. The file is read with the strict loader, so a key given
-twice in one entry (two `public_key:` lines) is an error, not "last one wins".
+(signing/identity.py). A keyring is refused when a key or vendor name has a character that
+prints as nothing or as a plain space, mixes scripts ("Ray Аccelerator" with a Cyrillic А), or
+looks like another name of the keyring (the same confusable skeleton, Unicode TR39). The file
+is read with the strict loader, so a key given twice in one entry (two `public_key:` lines) is
+an error, not "last one wins".
 """
 from __future__ import annotations
 
+import functools
+import json
 from dataclasses import dataclass
+from datetime import date
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from conformance.catalog.data import read_yaml_or_json
+import jsonschema
+
+from conformance.catalog.data import format_validation_error, read_yaml_or_json
 from conformance.errors import UserError
 from conformance.report.sanitize import terminal
 from conformance.signing import identity
 from conformance.signing.keys import PublicKey, algorithm_of, keyid, load_public_key, load_public_key_pem
 
-_FIELDS = {"name", "public_key", "keyid", "vendors"}
+SCHEMA_NAME = "keyring.schema.json"
+
+
+@dataclass(frozen=True)
+class Revocation:
+    """From `since` on the key no longer counts (signing/revocation.py judges a report against it)."""
+
+    since: date
+    reason: str
+    # sha256 of the report.json files the SIG recorded before `since`: when given, exactly these
+    # stay valid; None: a report stays valid when everything it shows dates it before `since`
+    reports: frozenset[str] | None = None
 
 
 @dataclass(frozen=True)
@@ -45,13 +69,15 @@ class TrustedKey:
     algorithm: str
     # Vendor names this key may sign for; None: not bound (a single key passed with --key).
     vendors: tuple[str, ...] | None = None
+    revoked: Revocation | None = None
 
     def may_sign_for(self, vendor: object) -> bool:
         return self.vendors is None or any(identity.same(vendor, v) for v in self.vendors)
 
 
-def trusted_key(public_key: PublicKey, name: str, vendors: tuple[str, ...] | None = None) -> TrustedKey:
-    return TrustedKey(name, public_key, keyid(public_key), algorithm_of(public_key), vendors)
+def trusted_key(public_key: PublicKey, name: str, vendors: tuple[str, ...] | None = None,
+                revoked: Revocation | None = None) -> TrustedKey:
+    return TrustedKey(name, public_key, keyid(public_key), algorithm_of(public_key), vendors, revoked)
 
 
 def key_from_file(path: Path) -> TrustedKey:
@@ -59,28 +85,54 @@ def key_from_file(path: Path) -> TrustedKey:
     return trusted_key(load_public_key(Path(path)), Path(path).name)
 
 
-def _entry(entry: Any, index: int, base: Path, where: str) -> TrustedKey:
+@functools.lru_cache(maxsize=1)
+def schema() -> dict[str, Any]:
+    return json.loads(resources.files("conformance.signing").joinpath(SCHEMA_NAME).read_text(encoding="utf-8"))
+
+
+def _dates_as_text(value: Any) -> Any:
+    """YAML reads an unquoted 2026-11-01 as a date: the schema sees the text it was written as."""
+    if isinstance(value, date):
+        return value.isoformat()
+    if isinstance(value, dict):
+        return {k: _dates_as_text(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_dates_as_text(v) for v in value]
+    return value
+
+
+def validate_keyring(doc: Any, where: str) -> dict[str, Any]:
+    """The keyring document checked against keyring.schema.json; the first (most specific)
+    problem is a one-line UserError naming the field (`keys[1].revoked.from: ...`)."""
+    doc = _dates_as_text(doc)
+    validator = jsonschema.Draft202012Validator(schema(), format_checker=jsonschema.FormatChecker())
+    # the deepest problem first; at one depth an unknown field before a missing one (a misspelt
+    # field is then named as what it is)
+    errors = sorted(validator.iter_errors(doc),
+                    key=lambda e: (-len(e.absolute_path), e.validator != "additionalProperties", e.message))
+    if errors:
+        raise UserError(f"{where}: {terminal(format_validation_error(errors[0]), limit=400)}")
+    return doc
+
+
+def _revocation(entry: dict[str, Any]) -> Revocation | None:
+    revoked = entry.get("revoked")
+    if revoked is None:
+        return None
+    reports = revoked.get("reports")
+    return Revocation(date.fromisoformat(revoked["from"]), revoked["reason"],
+                      frozenset(reports) if reports is not None else None)
+
+
+def _entry(entry: dict[str, Any], index: int, base: Path, where: str) -> TrustedKey:
     field = f"{where}: keys[{index}]"
-    if not isinstance(entry, dict):
-        raise UserError(f"{field}: expected a mapping with name and public_key")
-    unknown = sorted(set(entry) - _FIELDS)
-    if unknown:
-        raise UserError(f"{field}: unknown field {unknown[0]!r} (allowed: keyid, name, public_key, vendors)")
-    name, material = entry.get("name"), entry.get("public_key")
-    if not isinstance(name, str) or not name.strip():
-        raise UserError(f"{field}.name: required non-empty string")
-    if not isinstance(material, str) or not material.strip():
-        raise UserError(f"{field}.public_key: required (a PEM file path or an inline PEM)")
-    vendors = entry.get("vendors")
-    if not isinstance(vendors, list) or not vendors \
-            or not all(isinstance(v, str) and v.strip() for v in vendors):
-        raise UserError(f"{field}.vendors: required list of the vendor names this key may sign for")
+    material = entry["public_key"]
     if "-----BEGIN" in material:
         key = load_public_key_pem(material.encode("utf-8"), f"{field}.public_key")
     else:
         path = Path(material)
         key = load_public_key(path if path.is_absolute() else base / path, what=f"{field}.public_key")
-    tk = trusted_key(key, name, tuple(vendors))
+    tk = trusted_key(key, entry["name"], tuple(entry["vendors"]), _revocation(entry))
     if "keyid" in entry and entry["keyid"] != tk.keyid:
         raise UserError(f"{field}.keyid: {entry['keyid']!r} does not match the key ({tk.keyid})")
     return tk
@@ -91,10 +143,9 @@ def load_keyring(path: Path) -> list[TrustedKey]:
     path = Path(path)
     doc = read_yaml_or_json(path, what="--keyring")
     where = f"--keyring {path}"
-    if not isinstance(doc, dict) or not isinstance(doc.get("keys"), list) or not doc["keys"]:
-        raise UserError(f"{where}: expected a mapping with a non-empty 'keys' list")
+    doc = validate_keyring(doc, where)
+    _check_names(doc["keys"], where)
     keys = [_entry(e, i, path.parent, where) for i, e in enumerate(doc["keys"])]
-    _check_names(keys, where)
     seen: dict[str, str] = {}
     for k in keys:
         if k.keyid in seen:
@@ -103,20 +154,32 @@ def load_keyring(path: Path) -> list[TrustedKey]:
     return keys
 
 
-def _check_names(keys: list[TrustedKey], where: str) -> None:
-    """Refuse look-alike names: mixed scripts within a name, or two different spellings that are
-    one name after normalisation (a key's vendors listing one name twice is also refused)."""
-    spelled: dict[tuple[str, str], str] = {}
-    for i, k in enumerate(keys):
-        for kind, names in (("name", [k.name]), ("vendors", list(k.vendors or ()))):
-            for name in names:
+def _shown(name: str) -> str:
+    return terminal(repr(name), limit=120)
+
+
+def _check_names(entries: list[dict[str, Any]], where: str) -> None:
+    """Refuse names that could print like others: a character that prints as nothing or as a
+    plain space, mixed scripts within a name, or two spellings with one confusable skeleton (a
+    key's vendors listing one name twice is also refused)."""
+    declared: dict[str, list[tuple[int, str, str]]] = {"name": [], "vendors": []}  # kind -> (key, field, name)
+    for i, entry in enumerate(entries):
+        for kind, names in (("name", [entry["name"]]), ("vendors", list(entry["vendors"]))):
+            for j, name in enumerate(names):
+                field = f"keys[{i}].{kind}" + (f"[{j}]" if kind == "vendors" else "")
+                hidden = identity.invisible_characters(name)
+                if hidden:
+                    raise UserError(f"{where}: {field}: {_shown(name)} has character(s) that print as nothing or "
+                                    f"as a plain space ({', '.join(identity.describe(c) for c in hidden[:4])}); "
+                                    f"names must show every difference")
                 if identity.mixed_script(name):
-                    raise UserError(f"{where}: keys[{i}].{kind}: {terminal(repr(name), limit=120)} mixes scripts "
+                    raise UserError(f"{where}: {field}: {_shown(name)} mixes scripts "
                                     f"({', '.join(sorted(identity.scripts(name)))}); names must not look like others")
-                norm = identity.normalized(name) or ""
-                first = spelled.get((kind, norm))
-                if first is not None and (first != name or kind == "vendors" and names.count(name) > 1):
-                    raise UserError(f"{where}: {kind} {terminal(repr(first), limit=120)} and "
-                                    f"{terminal(repr(name), limit=120)} are the same name after normalisation "
-                                    f"(NFKC, whitespace trimmed)")
-                spelled.setdefault((kind, norm), name)
+                for key, first_field, first in declared[kind]:
+                    # one vendor on two keys is rotation; one vendor twice on one key, or two
+                    # spellings of a name, are not
+                    if identity.looks_alike(first, name) and (first != name or kind == "vendors" and key == i):
+                        raise UserError(f"{where}: {first_field} {_shown(first)} and {field} {_shown(name)} are the "
+                                        f"same name after normalisation (NFKC, whitespace, case and look-alike "
+                                        f"characters, Unicode TR39 skeleton)")
+                declared[kind].append((i, field, name))

@@ -25,14 +25,14 @@ from conformance.catalog.strict_input import as_list, as_map
 from conformance.errors import UserError
 from conformance.report.sanitize import markdown_cell, terminal
 from conformance.signing import attestation as att
-from conformance.signing import releases, trust
+from conformance.signing import identity, releases, trust
 from conformance.signing.keyring import TrustedKey
 from conformance.signing.verify import _finished_date, _release_waivers, effective_checks, verify_path
 
 FORMATS = ("text", "md", "json")
 DEFAULT_TIMEOUT_S = 60.0
 _HEADERS = ["submission", "vendor", "product", "suite", "date", "claimed tier", "recomputed tier",
-            "capabilities (recomputed)", "signature", "failing", "waived"]
+            "capabilities (recomputed)", "signature", "failing", "waived", "same product as"]
 
 
 _NOT_VALID = "report.json is not schema-valid: "
@@ -84,11 +84,20 @@ class Row:
     failing: list[str] = field(default_factory=list)
     waived: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    # other submissions of the same vendor and product (spelt the same after NFKC and trimming)
+    duplicate_of: list[str] = field(default_factory=list)
+    # other submissions whose vendor (and product) look like this one's but are spelt differently
+    looks_like: list[str] = field(default_factory=list)
 
     def cells(self) -> list[str]:
         return [self.submission, self.vendor, self.product, self.suite_version, self.date,
                 self.claimed_tier or "none", self.recomputed_tier or "none", self.capabilities_cell(), self.signature,
-                ", ".join(self.failing) or "-", ", ".join(self.waived) or "-"]
+                ", ".join(self.failing) or "-", ", ".join(self.waived) or "-", self.same_product_cell()]
+
+    def same_product_cell(self) -> str:
+        marks = ([f"DUPLICATE of {', '.join(self.duplicate_of)}"] if self.duplicate_of else []) + \
+                ([f"LOOK-ALIKE of {', '.join(self.looks_like)}"] if self.looks_like else [])
+        return "; ".join(marks) or "-"
 
 
     @property
@@ -164,6 +173,7 @@ def _fill(row: Row, folder: Path, trusted: Sequence[TrustedKey] | None, known: d
     row.failing = sorted(_short_str(c.get("id")) for c in checks if c.get("outcome") in att.FAILED_OUTCOMES)
     row.waived = sorted(_short_str(c.get("id")) for c in checks if c.get("outcome") == "waived")
     row.claimed_capabilities = _claimed_capabilities(report)
+    row.notes += identity.report_name_problems(report)
     row.recomputed_tier, row.capabilities, why = _recompute(report, known, releases_file, waivers_file)
     if why:
         row.notes.append(why)
@@ -217,6 +227,48 @@ def review_submission(folder: Path, trusted: Sequence[TrustedKey] | None, known:
     return row
 
 
+def _known(value: str) -> bool:
+    return value != "?" and not value.startswith("<")
+
+
+_PAIR_NOTES = 5  # notes per row about other rows (duplicate_of and looks_like list every one)
+
+
+def mark_same_products(rows: Sequence[Row]) -> None:
+    """Mark rows that show the same vendor and product as another row.
+
+    Same spelling (NFKC, trimmed): a duplicate submission of one product, two "verified" rows the
+    SIG must not count twice. A different spelling that looks the same (the TR39 confusable
+    skeleton, case folded): a look-alike, named with the characters that differ. A vendor that
+    only looks like another row's (a different product) is a note on both rows."""
+    keys = [(identity.lookalike_keys(r.vendor), identity.lookalike_keys(r.product)) for r in rows]
+    for i, a in enumerate(rows):
+        for j in range(i + 1, len(rows)):
+            b = rows[j]
+            if not (_known(a.vendor) and _known(b.vendor)) or not keys[i][0] & keys[j][0]:
+                continue
+            same_vendor = identity.same(a.vendor, b.vendor)
+            product_alike = _known(a.product) and _known(b.product) and bool(keys[i][1] & keys[j][1])
+            if product_alike and same_vendor and identity.same(a.product, b.product):
+                a.duplicate_of.append(b.submission)
+                b.duplicate_of.append(a.submission)
+                for x, y in ((a, b), (b, a)):
+                    if len(x.duplicate_of) <= _PAIR_NOTES:  # the field lists them all
+                        x.notes.append(f"duplicate: submission {y.submission} is the same vendor and product "
+                                       f"({y.signature}, {y.date})")
+                continue
+            for x, y in ((a, b), (b, a)):
+                if product_alike:
+                    x.looks_like.append(y.submission)
+                if sum(n.startswith("look-alike:") for n in x.notes) >= _PAIR_NOTES:
+                    continue
+                which = "vendor and product" if product_alike else "vendor"
+                differ = identity.differing_characters(x.vendor, y.vendor) or \
+                    identity.differing_characters(x.product, y.product)
+                x.notes.append(f"look-alike: the {which} of submission {y.submission} look(s) like this one's but "
+                               f"is spelt differently" + (f" (this one has {', '.join(differ)})" if differ else ""))
+
+
 def review_folder(folder: Path, trusted: Sequence[TrustedKey] | None = None, *,
                   releases_file: Path | None = None, waivers_file: Path | None = None,
                   timeout_s: float | None = DEFAULT_TIMEOUT_S) -> list[Row]:
@@ -228,7 +280,21 @@ def review_folder(folder: Path, trusted: Sequence[TrustedKey] | None = None, *,
         raise UserError(f"review: {folder} has no submission sub-folders")
     releases_file = Path(releases_file or releases.default_path())
     known = releases.load_releases(releases_file)
-    return [review_submission(p, trusted, known, releases_file, waivers_file, timeout_s) for p in subs]
+    rows = [review_submission(p, trusted, known, releases_file, waivers_file, timeout_s) for p in subs]
+    mark_same_products(rows)
+    mark_keyring_lookalikes(rows, trusted or [])
+    return rows
+
+
+def mark_keyring_lookalikes(rows: Sequence[Row], trusted: Sequence[TrustedKey]) -> None:
+    """A note on each row whose vendor looks like a keyring vendor without being that vendor."""
+    declared = list(dict.fromkeys(v for k in trusted for v in (k.vendors or ())))
+    for row in rows:
+        for vendor in declared:
+            if _known(row.vendor) and identity.looks_alike(row.vendor, vendor) and not identity.same(row.vendor, vendor):
+                differ = identity.differing_characters(row.vendor, vendor)
+                row.notes.append(f"look-alike: vendor looks like the keyring's vendor {ascii(vendor)} but is spelt "
+                                 f"differently" + (f" (it has {', '.join(differ)})" if differ else ""))
 
 
 def render(rows: Sequence[Row], fmt: str = "text") -> str:

@@ -75,6 +75,15 @@ def trust_problem(section: str, doc: Any) -> str | None:
             f"(schemas/report.trust.yaml); verify believes no field it was not told how to judge")
 
 
+def name_problem(report: Any) -> str | None:
+    """Why the manifest's vendor or product could print like another name (verify's `names` line;
+    signing/identity.py), or None. For sign to refuse first, as it does the other lines here."""
+    from conformance.signing import identity
+
+    problems = identity.report_name_problems(report) if isinstance(report, dict) else []
+    return "; ".join(problems) or None
+
+
 def envelope_size_problem(path: Path, size: int) -> str | None:
     """What verify's reader says of an envelope of `size` bytes at `path` (None: within the cap)."""
     if size > att.MAX_ENVELOPE_BYTES:

@@ -3,6 +3,10 @@
 Checks, in order:
   signature     a DSSE signature over PAE(payloadType, payload) by a trusted key
   identity      the signing key is bound (keyring `vendors`) to the report's manifest vendor
+  revocation    a key revoked from a date (keyring `revoked`) counts only for reports signed before
+                it (signing/revocation.py: the SIG's list of kept reports, else the release's
+                publication and finished_at bound the signing date)
+  names         the manifest's vendor and product print as they compare (signing/identity.py)
   bundle        a report.sigstore.json beside report.intoto.json carries the same envelope
   statement     payloadType, Statement type and predicate type are the ones we sign
   subject NAME  each signed file digest equals the file beside the envelope (one line per subject)
@@ -50,7 +54,7 @@ from conformance.catalog.strict_input import as_list, as_map
 from conformance.errors import UserError
 from conformance.report.sanitize import terminal
 from conformance.signing import attestation as att
-from conformance.signing import dsse, evidence, releases, submission, trust
+from conformance.signing import dsse, evidence, releases, revocation, submission, trust
 from conformance.signing.canonical import loads_strict
 from conformance.signing.keyring import TrustedKey
 
@@ -451,7 +455,9 @@ def _check_identity(v: Verification, env: dsse.Envelope, trusted: Sequence[Trust
     signers = dsse.valid_signers(env, trusted) if trusted else []
     manifest = as_map(report.get("manifest"))
     vendor = manifest.get("vendor")
-    bound = [k for k in signers if k.may_sign_for(vendor)]
+    # a key revoked from a date is the last choice: a report signed by the old and the new key
+    # of a rotation is judged by the new one
+    bound = sorted((k for k in signers if k.may_sign_for(vendor)), key=lambda k: k.revoked is not None)
     signer = bound[0] if bound else (signers[0] if signers else None)
     v.signer = signer
     if signer is None:
@@ -468,6 +474,24 @@ def _check_identity(v: Verification, env: dsse.Envelope, trusted: Sequence[Trust
     else:
         v.add("identity", False, f"report vendor {vendor!r} is not a vendor key {signer.name} may sign for "
                                  f"(bound to {', '.join(map(repr, signer.vendors))})")
+
+
+def _check_names(v: Verification, report: Mapping[str, Any]) -> None:
+    """The vendor and product print as they compare: nothing invisible, no word mixing scripts."""
+    problem = submission.name_problem(report)
+    v.add("names", problem is None, problem if problem else
+          "manifest.vendor and manifest.product have no character that prints as nothing or as a plain space, "
+          "and no word mixes scripts")
+
+
+def _check_revocation(v: Verification, report: Mapping[str, Any], report_sha256: str,
+                      release: releases.Release | None) -> None:
+    """A revoked signing key counts only for reports signed before its revocation (signing/revocation.py)."""
+    if v.signer is None or v.signer.revoked is None:
+        return
+    ok, why = revocation.judge(v.signer, report, report_sha256, release.version if release else None,
+                               release.published_date() if release else None)
+    v.add("revocation", ok, why)
 
 
 def _release_waivers(release: releases.Release | None, releases_file: Path,
@@ -569,6 +593,7 @@ def verify_path(path: Path, trusted: Sequence[TrustedKey], *, releases_file: Pat
     now = now or trust.utc_now()
 
     _check_identity(v, env, trusted, report)
+    _check_names(v, report)
     _check_bundle(v, envelope_path, env)
 
     st, why = _parse_statement(env)
@@ -600,6 +625,7 @@ def verify_path(path: Path, trusted: Sequence[TrustedKey], *, releases_file: Pat
                for f in releases.REPORT_DIGEST_FIELDS if f in suite and suite[f] != release.digest(f)]
         v.add("release", not bad, "; ".join(bad) if bad else
               f"{version} is a known release; the report's data digests match it")
+    _check_revocation(v, report, file_digests[att.REPORT_JSON], release)
     _check_facts(v, report)
     _check_time(v, report, release, now, at)
 
@@ -628,7 +654,7 @@ def verify_path(path: Path, trusted: Sequence[TrustedKey], *, releases_file: Pat
     return _ordered(v)
 
 
-_ORDER = ["signature", "identity", "bundle", "statement", "subjects", "subject", "schema", "trust", "release",
+_ORDER = ["signature", "identity", "revocation", "names", "bundle", "statement", "subjects", "subject", "schema", "trust", "release",
           "cross-check", "time", "claims", "tier", "capabilities", "completeness", "waivers", "validity", "evidence", "summary", "selection"]
 
 

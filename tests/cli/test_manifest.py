@@ -76,6 +76,14 @@ CASES = {
     "collective RDT device type malformed": (
         lambda: {**sim_manifest(), "collective": {"backend": "SIMCOLL", "rdt_devices": ["CUDA!!"]}},
         "collective.rdt_devices[0]: 'CUDA!!' is not the expected form"),
+    # names the SIG reads (issue 30): an invisible character, a Latin word with a Cyrillic letter
+    "vendor with an invisible character": (lambda: {**sim_manifest(), "vendor": sim_manifest()["vendor"] + "\u034f"},
+                                           "manifest.vendor has character(s) that print as nothing or as a plain "
+                                           "space: U+034F COMBINING GRAPHEME JOINER"),
+    "product with a braille blank": (lambda: {**sim_manifest(), "product": "X1\u2800"},
+                                     "manifest.product has character(s) that print as nothing"),
+    "product word mixing scripts": (lambda: {**sim_manifest(), "product": "N\u0420U X1"},
+                                    "mixes scripts (CYRILLIC, LATIN)"),
 }
 
 

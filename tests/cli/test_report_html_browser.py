@@ -135,3 +135,51 @@ def test_readme_shows_the_committed_screenshot() -> None:
     shot = ROOT / "docs" / "report-example.png"
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "docs/report-example.png" in (ROOT / "README.md").read_text()
+
+
+def test_dashboard_shows_duplicates_look_alikes_invisible_names_and_capped_pages(browser: Chromium,
+                                                                                tmp_path: Path) -> None:
+    """Issue 30 class 5 in the browser: two submissions of one product are marked, a Cyrillic
+    look-alike product is marked, a vendor with U+034F shows the escape, and a report with 300
+    sweeps draws a bounded page that says what it left out."""
+    import copy
+
+    from conformance.cli.signing import main
+    from signing_support import build_report, write_releases, write_report_dir
+
+    releases = write_releases(tmp_path / "releases.yaml")
+    subs = tmp_path / "subs"
+    for name in ("a-first", "b-again"):
+        write_report_dir(subs / name, build_report())
+    lookalike = build_report()
+    lookalike["manifest"]["product"] = "NPU \u04251"
+    write_report_dir(subs / "c-lookalike", lookalike)
+    hidden = build_report()
+    hidden["manifest"]["vendor"], hidden["manifest"]["product"] = "ExampleCorp\u034f", "NPU X2"
+    write_report_dir(subs / "d-hidden", hidden)
+    many = example_report()
+    data = many["sections"]["Transport"]["data"]
+    sweep = next(iter(data["sweep"].values()))
+    data["sweep"] = {f"dev{i}": copy.deepcopy(sweep) for i in range(300)}
+    write_report_dir(subs / "e-many", many)
+    out = tmp_path / "site"
+    main(["review", str(subs), "--format", "html", "--out", str(out), "--releases", str(releases)])
+    r = browser.load(out / "index.html", {
+        "marks": "Object.fromEntries(Array.from(document.querySelectorAll('tr.submission')).map(t => [t.id, "
+                 "Array.from(t.querySelectorAll('.mark')).map(m => m.textContent.trim())]))",
+        "vendors": "Object.fromEntries(Array.from(document.querySelectorAll('tr.submission')).map(t => [t.id, "
+                   "t.querySelector('td.who').textContent]))",
+        "outlined": "document.querySelectorAll('td.who.duplicate, td.who.look-alike').length",
+        "pills": "[document.getElementById('duplicates').textContent, document.getElementById('lookalikes').textContent]",
+        "notes": "document.getElementById('sub-e-many').nextElementSibling.textContent"})
+    assert r.errors() == [] and all(u == (out / "index.html").as_uri() for u in r.requests), (r.errors(), r.requests)
+    v = r.values
+    assert v["marks"]["sub-a-first"] == ["DUPLICATE of b-again", "LOOK-ALIKE of c-lookalike"]
+    assert v["marks"]["sub-c-lookalike"] == ["LOOK-ALIKE of a-first, b-again"] and v["marks"]["sub-d-hidden"] == []
+    assert v["vendors"]["sub-d-hidden"] == "ExampleCorp\\u034f" and v["outlined"] == 6
+    assert v["pills"][0].startswith("2 duplicate") and v["pills"][1].startswith("3 look-alike")
+    assert "page capped: chart" in v["notes"]
+    page = browser.load(out / "submissions" / "e-many" / "report.html", {
+        **DOM, "capped": "(document.getElementById('capped') || {}).textContent || ''"})
+    assert page.errors() == [] and page.values["scripts"] == 0
+    assert len(page.values["charts"]) <= 16 + 1 and "not drawn" in page.values["capped"]   # + the topology picture

@@ -134,17 +134,33 @@ def test_keyring_accepts_paths_and_inline_pem(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("body, message", [
-    ("keys: []\n", "non-empty 'keys' list"),
-    ("keys:\n  - name: x\n", "public_key: required"),
-    ("keys:\n  - name: x\n    public_key: a.pub\n    owner: y\n", "unknown field 'owner'"),
+    ("keys: []\n", r"keys: \[\] should be non-empty"),
+    ("keys:\n  - name: x\n", "keys\\[0\\]: 'public_key' is a required property"),
+    ("keys:\n  - name: x\n    public_key: a.pub\n    owner: y\n", r"keys\[0\]: .*'owner' was unexpected"),
     ("keys:\n  - name: x\n    public_key: nowhere.pub\n    vendors: [V]\n", "file not found"),
-    ("keys:\n  - name: x\n    public_key: a.pub\n    vendors: [V]\n    keyid: SHA256:abc\n", "does not match the key"),
+    ("keys:\n  - name: x\n    public_key: a.pub\n    vendors: [V]\n    keyid: SHA256:abc\n",
+     r"keys\[0\].keyid: 'SHA256:abc' is not a keyid"),
+    ("keys:\n  - name: x\n    public_key: a.pub\n    vendors: [V]\n    keyid: SHA256:" + "A" * 43 + "\n",
+     "does not match the key"),
     ("keys:\n  - name: x\n    public_key: a.pub\n    vendors: [V]\n  - name: y\n    public_key: a.pub\n"
      "    vendors: [W]\n", "are the same key"),
-    ("keys:\n  - name: x\n    public_key: a.pub\n", "vendors: required list"),
-    ("keys:\n  - name: x\n    public_key: a.pub\n    vendors: []\n", "vendors: required list"),
+    ("keys:\n  - name: x\n    public_key: a.pub\n", "keys\\[0\\]: 'vendors' is a required property"),
+    ("keys:\n  - name: x\n    public_key: a.pub\n    vendors: []\n", r"keys\[0\].vendors: \[\] should be non-empty"),
     ("keys:\n  - name: x\n    public_key: a.pub\n    public_key: b.pub\n    vendors: [V]\n", "duplicate key"),
     ("keys: [\n", "invalid YAML"),
+    # revocation (docs/signing.md): the date, the reason and the kept reports are checked too
+    ("keys:\n  - name: x\n    public_key: a.pub\n    vendors: [V]\n    revoked: {from: '2026-13-01', reason: r}\n",
+     r"keys\[0\].revoked.from: '2026-13-01' is not a 'date'"),
+    ("keys:\n  - name: x\n    public_key: a.pub\n    vendors: [V]\n    revoked: {from: soon, reason: r}\n",
+     r"keys\[0\].revoked.from: 'soon' is not a date YYYY-MM-DD"),
+    ("keys:\n  - name: x\n    public_key: a.pub\n    vendors: [V]\n    revoked: {from: 2026-11-01}\n",
+     r"keys\[0\].revoked: 'reason' is a required property"),
+    ("keys:\n  - name: x\n    public_key: a.pub\n    vendors: [V]\n    revoked: {from: 2026-11-01, reason: r, "
+     "reports: [abc]}\n", r"keys\[0\].revoked.reports\[0\]: 'abc' is not a sha256 digest"),
+    ("keys:\n  - name: x\n    public_key: a.pub\n    vendors: [V]\n    revoked: {from: 2026-11-01, reason: r, "
+     "until: 2027-01-01}\n", r"keys\[0\].revoked: .*'until' was unexpected"),
+    ("keys:\n  - name: x\n    public_key: a.pub\n    vendors: [V]\n    revoked: 2026-11-01\n",
+     r"keys\[0\].revoked: '2026-11-01' is not of type 'object'"),
 ])
 def test_keyring_errors_name_the_problem(tmp_path: Path, body: str, message: str) -> None:
     pair = keys.write_keypair(tmp_path / "k")

@@ -92,7 +92,7 @@ def test_signed_report_verifies(env_dir: Path, tmp_path: Path, capsys, alg: str)
     out = capsys.readouterr().out
     got = lines(out)
     assert rc == 0, out
-    assert set(got) == {"signature", "identity", "bundle", "statement", "subject report.json", "subject junit.xml",
+    assert set(got) == {"signature", "identity", "names", "bundle", "statement", "subject report.json", "subject junit.xml",
                         "subject report.md", "schema", "trust", "release", "cross-check nodes",
                         "cross-check devices_per_node", "cross-check domain_labels", "time", "claims", "tier", "capabilities",
                         "completeness", "waivers",

@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Sequence
 
+from conformance.report.html.limits import page_budget
+
 if TYPE_CHECKING:  # hints only: matplotlib is imported by the first chart drawn (0.7 s of CPU)
     from matplotlib.figure import Figure
     from matplotlib.typing import RcKeyType
@@ -88,6 +90,11 @@ def _svg(fig: Figure, salt: str, title: str) -> str:
     return svg.replace("<svg ", f'<svg role="img" aria-label="{_attr(title)}" class="chart" ', 1)
 
 
+def _not_drawn(title: str) -> str:
+    """What stands where a chart over the page's chart cap would be (conformance.report.html.limits)."""
+    return f'<p class="missing capped">chart not drawn (the page\'s chart cap): {_attr(title)}</p>'
+
+
 def _attr(text: str) -> str:
     return text.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;").replace(">", "&gt;")
 
@@ -133,6 +140,14 @@ class Series:
 
 def bandwidth_svg(title: str, series: Sequence[Series], reference: tuple[str, float] | None = None) -> str:
     """Transfer size (log) against GB/s (log): the transport beside the object store and host copy."""
+    budget = page_budget()
+    if not budget.take_chart(title):
+        return _not_drawn(title)
+    def cut(values: Sequence[float], label: str) -> list[float]:
+        return budget.points(values, f"{title}: {label} points")
+
+    series = [Series(s.label, cut(s.sizes, s.label), cut(s.gbps, s.label), cut(s.low, s.label), cut(s.high, s.label),
+                     s.colour, s.style) for s in budget.points(series, f"{title}: curves")]
     with _rc_context():
         fig = _figure(9.0, 4.4)
         ax = fig.add_subplot(1, 1, 1)
@@ -170,6 +185,14 @@ def pairwise_svg(title: str, labels: Sequence[str], gbps: Sequence[Sequence[floa
     a new node's devices start (drawn as separating lines)."""
     import numpy as np
 
+    budget = page_budget()
+    if not budget.take_chart(title):
+        return _not_drawn(title)
+    most = budget.limits.points // 4
+    if len(labels) > most:
+        budget.note(f"{title}: {most} of {len(labels)} devices per side shown (the cap per report)")
+        labels, gbps = labels[:most], [list(row)[:most] for row in gbps[:most]]
+        blocks = [k for k in blocks if k < most]
     with _rc_context():
         n = len(labels)
         grid = np.array([[np.nan if v is None else float(v) for v in row] for row in gbps], dtype=float)
@@ -214,6 +237,10 @@ class Scenario:
 
 def recovery_svg(scenarios: Sequence[Scenario]) -> str:
     """One row per scenario: the bound as a pale bar, the elapsed time as a solid bar (log time axis)."""
+    budget = page_budget()
+    if not budget.take_chart("recovery: elapsed time against bound"):
+        return _not_drawn("recovery: elapsed time against bound")
+    scenarios = budget.points(scenarios, "recovery chart: scenarios")
     with _rc_context():
         fig = _figure(9.0, 1.0 + 0.3 * len(scenarios))
         ax = fig.add_subplot(1, 1, 1)

@@ -23,8 +23,8 @@ from urllib.parse import quote
 from conformance.errors import UserError
 from conformance.report.build import _atomic_write
 from conformance.report.html import model
-from conformance.report.html.page import GENERATOR, environment, render_report_html
-from conformance.signing.review import Row
+from conformance.report.html.page import GENERATOR, environment, render_report_page
+from conformance.signing.review import DEFAULT_TIMEOUT_S, Row, SubmissionTimeout, time_limit
 
 _GENERATOR_TAG = re.compile(r'<meta name="generator" content="' + re.escape(GENERATOR) + r'">')
 
@@ -75,17 +75,39 @@ def render_dashboard_html(entries: Sequence[dict[str, Any]], title: str) -> str:
     """The index page from prepared entries (see `write_site`); every string sanitised first."""
     clean = model.clean_tree([dict(e) for e in entries])
     for e in clean:
+        notes = list(e.get("notes") or [])
+        e["notes"] = notes[:MAX_NOTES] + ([f"... {len(notes) - MAX_NOTES} more note(s) (review --format json lists "
+                                            f"them all)"] if len(notes) > MAX_NOTES else [])
         e["state"] = verification_state(str(e.get("signature", "")))
         claimed, certified = e.get("claimed_capabilities"), e.get("capabilities")
         e["caps_mismatch"] = claimed is not None and certified is not None and sorted(claimed) != sorted(certified)
         e["mismatch"] = e.get("claimed_tier") != e.get("recomputed_tier") or e["caps_mismatch"]
     counts = {"submissions": len(clean), "verified": sum(e["state"] == "good" for e in clean),
-              "mismatch": sum(e["mismatch"] for e in clean)}
+              "mismatch": sum(e["mismatch"] for e in clean),
+              "duplicates": sum(bool(e.get("duplicate_of")) for e in clean),
+              "lookalikes": sum(bool(e.get("looks_like")) for e in clean)}
     return environment().get_template("dashboard.html.j2").render(
         entries=clean, title=model.clean_tree(title), counts=counts)
 
 
-def write_site(folder: Path, rows: Sequence[Row], out: Path) -> Path:
+MAX_NOTES = 50  # notes shown per submission on the index (the rest counted)
+
+
+def _draw_page(report: dict[str, Any], link_base: str, timeout_s: float | None) -> tuple[str | None, list[str]]:
+    """(the page or None, notes): drawing one submission's page is bounded like verifying it:
+    by time (`timeout_s`, review's --submission-timeout) and by what one report may draw
+    (conformance.report.html.limits; each cut becomes a note)."""
+    try:
+        with time_limit(timeout_s):
+            page, capped = render_report_page(report, link_base=link_base)
+    except SubmissionTimeout as exc:
+        return None, [f"no page: drawing it {exc} (--submission-timeout)"]
+    except Exception as exc:  # noqa: BLE001 - one hostile report loses its page, never the index
+        return None, [f"no page: {exc.__class__.__name__}: {exc}"[:300]]
+    return page, [f"page capped: {c}" for c in capped]
+
+
+def write_site(folder: Path, rows: Sequence[Row], out: Path, *, timeout_s: float | None = DEFAULT_TIMEOUT_S) -> Path:
     """index.html plus one report page per readable submission under `out`; returns index.html."""
     out = Path(out)
     if out.exists() and not out.is_dir():
@@ -101,11 +123,9 @@ def write_site(folder: Path, rows: Sequence[Row], out: Path) -> Path:
         if report is not None:
             page_dir = out / "submissions" / _page_name(row.submission, taken)
             link_base = quote(Path(os.path.relpath(sub.resolve(), page_dir.resolve())).as_posix(), safe="/")
-            try:
-                page = render_report_html(report, link_base=link_base)
-            except Exception as exc:  # noqa: BLE001 - one hostile report loses its page, never the index
-                entry["notes"] = [*entry.get("notes", []), f"no page: {exc.__class__.__name__}: {exc}"[:300]]
-            else:
+            page, notes = _draw_page(report, link_base, timeout_s)
+            entry["notes"] = [*entry.get("notes", []), *notes]
+            if page is not None:
                 _write_ours(page_dir / "report.html", page)
                 entry["page"] = f"submissions/{page_dir.name}/report.html"
         entries.append(entry)

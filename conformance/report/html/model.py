@@ -17,6 +17,7 @@ from urllib.parse import quote
 from conformance.report.sanitize import terminal
 
 from . import charts
+from .limits import page_budget
 from .topology_svg import NodeTopology, topology_svg
 
 OUTCOME_ORDER = ("pass", "fail", "error", "waived", "skip", "not_applicable")
@@ -205,7 +206,7 @@ def topology(report: Mapping[str, Any]) -> dict[str, Any]:
             devices = [str(d) for d in _list(ray_view.get("device_ids"))]
             source = "Ray's view (no topology description from the plugin)"
         links = []
-        for link in _list(desc.get("links")):
+        for link in page_budget().points(_list(desc.get("links")), f"topology: links of node {i}"):
             if isinstance(link, dict):
                 kind = str(link.get("kind") or "?")
                 bw = _num(link.get("bandwidth_gbps"))

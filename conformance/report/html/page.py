@@ -15,7 +15,7 @@ from typing import Any, Mapping
 import jinja2
 import markupsafe
 
-from . import model
+from . import limits, model
 
 # No scripts, no fetches of any kind; inline styles (the page's and matplotlib's) only.
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
@@ -56,12 +56,45 @@ def area_sections(report: Mapping[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def render_report_html(report: Mapping[str, Any], *, link_base: str = "") -> str:
+def render_report_html(report: Mapping[str, Any], *, link_base: str = "",
+                       page_limits: limits.PageLimits = limits.DEFAULT) -> str:
     """The whole page for one report.json (already parsed). Missing data gives a notice, never an error.
 
     `link_base` prefixes the report folder's relative links (log files) when the page is written
     somewhere else than beside report.json (the review dashboard's copies).
     """
+    return render_report_page(report, link_base=link_base, page_limits=page_limits)[0]
+
+
+_OVER_SIZE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="{{ CSP }}">
+<meta name="generator" content="{{ GENERATOR }}">
+<title>Conformance report: {{ vendor }} — {{ product }}</title></head>
+<body><h1>{{ vendor }} — {{ product }}</h1>
+<p class="banner bad" id="capped">This report's page would be {{ size }} bytes, over the cap of {{ cap }} bytes per
+report, so it is not drawn. report.json holds everything; verify and review judge it in full.</p>
+</body></html>
+"""
+
+
+def render_report_page(report: Mapping[str, Any], *, link_base: str = "",
+                       page_limits: limits.PageLimits = limits.DEFAULT) -> tuple[str, list[str]]:
+    """(the page, what was capped): drawing is bounded by `page_limits` (charts, points, rows,
+    bytes; conformance.report.html.limits) and the page says what it left out."""
+    with limits.rendering(page_limits) as budget:
+        page = _render(report, link_base, budget)
+    size = len(page.encode("utf-8"))
+    if size > page_limits.page_bytes:
+        budget.note(f"page: {size} bytes, over the cap of {page_limits.page_bytes} bytes per report; not drawn")
+        manifest = model._dict(model.clean_tree(model._dict(dict(report)).get("manifest")))
+        page = environment().from_string(_OVER_SIZE).render(
+            vendor=str(manifest.get("vendor") or "unknown vendor"), product=str(manifest.get("product") or "unknown product"),
+            size=size, cap=page_limits.page_bytes)
+    return page, list(budget.capped)
+
+
+def _render(report: Mapping[str, Any], link_base: str, budget: limits.Budget) -> str:
     # Through JSON with sorted keys first: the page is then a function of report.json's content
     # alone, the same whether rendered at the end of a run or later from the file.
     r = model.clean_tree(json.loads(json.dumps(report, sort_keys=True, default=str)))
@@ -83,5 +116,6 @@ def render_report_html(report: Mapping[str, Any], *, link_base: str = "") -> str
         "checks": [c for c in model._list(r.get("checks")) if isinstance(c, dict)],
         "sections": area_sections(r),
     }
-    return environment().get_template("report.html.j2").render(**view)
+    view = budget.cap_lists(view, "")
+    return environment().get_template("report.html.j2").render(**view, capped=list(budget.capped))
 

@@ -1,0 +1,116 @@
+"""Names compared and printed the way people read them (conformance/signing/identity.py,
+conformance/report/sanitize.py, the TR39 table in conformance/signing/unicode/).
+
+By class, not by example: every invisible character class (default-ignorable code points,
+variation selectors, blanks and fillers, spaces other than U+0020, unassigned and private-use
+code points) is escaped when printed, refused in a declared name and ignored by the look-alike
+comparison; confusables of other scripts compare equal to the Latin name they imitate."""
+from __future__ import annotations
+
+import sys
+import unicodedata
+
+import pytest
+
+from conformance.report.html.model import clean_tree
+from conformance.report.sanitize import BLANK, DEFAULT_IGNORABLE, invisible, markdown_cell, terminal
+from conformance.signing import identity
+from conformance.signing.unicode import confusables
+
+REAL = "ExampleCorp"
+# One of each class (the issue's five first), each inserted into the real name.
+INVISIBLE = {
+    "combining grapheme joiner": "\u034f", "braille blank": "\u2800", "variation selector 16": "\ufe0f",
+    "khmer inherent vowel": "\u17b5", "variation selector 17": "\U000e0100", "hangul filler": "\u3164",
+    "halfwidth hangul filler": "\uffa0", "hangul choseong filler": "\u115f", "mongolian fvs": "\u180b",
+    "tag latin a": "\U000e0041", "zero width space": "\u200b", "word joiner": "\u2060", "soft hyphen": "\u00ad",
+    "no-break space": "\u00a0", "em space": "\u2003", "ideographic space": "\u3000", "null notehead": "\U0001d159",
+    "unassigned": "\u0378", "private use": "\ue000", "musical format": "\U0001d173", "shorthand format": "\U0001bca0",
+}
+
+
+@pytest.mark.parametrize("name", sorted(INVISIBLE))
+def test_every_invisible_class_is_escaped_refused_and_ignored(name: str) -> None:
+    ch = INVISIBLE[name]
+    spoof = f"Example{ch}Corp" if ch not in "\u00a0\u2003\u3000" else f"{REAL}{ch}"
+    assert invisible(ch)
+    for shown in (terminal(spoof), markdown_cell(spoof), clean_tree(spoof)):
+        assert ch not in shown and f"{ord(ch):x}" in shown.lower(), shown
+    assert identity.name_problems(spoof, "manifest.vendor"), spoof
+    # a blank draws an empty cell: it reads as a space, like the spaces do
+    assert identity.looks_alike(spoof, "Example Corp" if ord(ch) in BLANK else REAL)
+    assert not identity.same(spoof, REAL) or ch in "\u00a0\u2003\u3000"  # NFKC turns those into a space
+
+
+def test_plain_names_print_unchanged() -> None:
+    for text in ("ExampleCorp", "NPU X1 (rev. 2)", "Ünïcödé GmbH", "富士通", "ソニー NPU", "Ascend 昇腾 910B", "✓ ok"):
+        assert terminal(text) == text and not identity.name_problems(text, "x")
+
+
+def test_default_ignorable_table_has_the_categories_unicode_gives_it() -> None:
+    """The property's members are format characters, marks, fillers or unassigned (UCD 14.0.0)."""
+    for lo, hi in DEFAULT_IGNORABLE:
+        for cp in range(lo, hi + 1):
+            assert unicodedata.category(chr(cp)) in {"Cf", "Mn", "Lo", "Cn"}, hex(cp)
+    # every format character outside the Prepended_Concatenation_Mark class is printed escaped
+    for cp in range(sys.maxunicode + 1):
+        if unicodedata.category(chr(cp)) in ("Cf", "Zs", "Co") and cp != 0x20:
+            assert invisible(chr(cp)), hex(cp)
+
+
+@pytest.mark.parametrize("spoof", [
+    "\u0415\u0445\u0430mpleCorp",    # Cyrillic Е х а: a whole-word mix
+    "\u0395xampleCorp",              # Greek Epsilon
+    "Examp1eCorp", "ExampIeCorp",    # digit one, capital I for l
+    "ExarnpleCorp",                  # rn for m
+    "EXAMPLECORP", "examplecorp",    # case
+    "\uff25xampleCorp",              # full-width (NFKC)
+    " ExampleCorp  ",                # spacing
+])
+def test_confusable_spellings_look_alike(spoof: str) -> None:
+    assert identity.looks_alike(spoof, REAL)
+
+
+def test_whole_script_confusables_look_alike_without_mixing_scripts() -> None:
+    cyrillic = "\u0412\u0410\u0421"  # ВАС: all Cyrillic, one script, reads "BAC"
+    assert not identity.mixed_script(cyrillic) and identity.looks_alike(cyrillic, "BAC")
+
+
+@pytest.mark.parametrize("a, b", [("ExampleCorp", "ExampleCo"), ("SimAcc", "SimAcc2"), ("NPU X1", "NPU X2"),
+                                  ("Acme", "Acne"), ("富士通", "ソニー")])
+def test_different_names_do_not_look_alike(a: str, b: str) -> None:
+    assert not identity.looks_alike(a, b)
+
+
+def test_words_mixing_latin_with_look_alike_scripts_are_named() -> None:
+    assert identity.mixed_script_words("NPU \u0425 1") == []              # a Cyrillic word alone
+    assert identity.mixed_script_words("Ex\u0430mple NPU")[0][1] == ["CYRILLIC", "LATIN"]
+    assert identity.mixed_script_words("Ascend昇腾 910B") == []           # Latin with Han is allowed (TR39)
+    assert identity.mixed_script_words("\u03a9-Accel 2") == []           # a Greek word beside a Latin one
+    assert identity.mixed_script_words("\u00b5NPU")[0][0] == "\u03bcNPU"  # micro sign: NFKC's Greek mu in a Latin word
+    problems = identity.report_name_problems({"manifest": {"vendor": "Ex\u0430mple", "product": "X1\u2800"}})
+    assert len(problems) == 2 and "manifest.vendor" in problems[0] and "U+2800 BRAILLE PATTERN BLANK" in problems[1]
+
+
+# ---------------------------------------------------------------------------- the shipped table
+
+def test_the_shipped_table_is_the_reachable_subset_of_its_named_source() -> None:
+    text = confusables.table_text()
+    header = confusables.header_fields(text)
+    assert header["Version"] == unicodedata.unidata_version == "14.0.0"   # the normaliser's Unicode version
+    assert len(header["Source-SHA256"]) == 64 and header["Source"].endswith("/14.0.0/confusables.txt")
+    table = confusables.prototypes()
+    assert len(table) == 2527 and all(confusables.reachable(src) for src in table)
+    assert table["\u0430"] == "a" and table["1"] == "l" and table["m"] == "rn"
+
+
+def test_the_generator_keeps_exactly_the_entries_a_normalised_name_can_reach() -> None:
+    source = ("\ufeff# confusables.txt\n# Version: 14.0.0\n#\n"
+              "0430 ;\t0061 ;\tMA\t# ( а → a ) CYRILLIC SMALL LETTER A → LATIN SMALL LETTER A\t#\n\n"
+              "FF41 ;\t0061 ;\tMA\t# ( ａ → a ) FULLWIDTH (NFKC maps it first)\n"
+              "01CE ;\t0103 ;\tMA\t# ( ǎ → ă ) precomposed (NFD splits it first)\n"
+              "0072 006E ;\t006D ;\tMA\n".replace("0072 006E ;\t006D ;\tMA\n", "2028 ;\t0020 ;\tMA\t#* sep\n"))
+    out = confusables.generate(source)
+    rows = [line for line in out.splitlines() if not line.startswith("#")]
+    assert rows == ["0430\t0061", "2028\t0020"]
+    assert "# Version: 14.0.0" in out and "# Source-SHA256: " in out
