@@ -23,14 +23,14 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from conformance.cli.signing import main  # noqa: E402
-from conformance.errors import UserError  # noqa: E402
-from conformance.report.html import limits  # noqa: E402
-from conformance.report.html.page import render_report_page  # noqa: E402
-from conformance.signing import keyring, keys, review, revocation  # noqa: E402
-from conformance.signing.sign import sign_report_dir  # noqa: E402
-from html_samples import example_report  # noqa: E402
-from signing_support import build_report, write_releases, write_report_dir  # noqa: E402
+from conformance.cli.signing import main
+from conformance.errors import UserError
+from conformance.report.html import limits
+from conformance.report.html.page import render_report_page
+from conformance.signing import keyring, keys, review, revocation
+from conformance.signing.sign import sign_report_dir
+from html_samples import example_report
+from signing_support import build_report, write_releases, write_report_dir
 
 
 @pytest.fixture(scope="module")
