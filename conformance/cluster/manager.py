@@ -15,7 +15,14 @@ from types import MappingProxyType
 from typing import Any, Iterator, Mapping
 
 from conformance.catalog.manifest import Manifest, resolve_manager
-from conformance.cluster.injection import AUTOINSTALL_MODULE, ENV_VAR, install_managers, unit_instance_resources
+from conformance.cluster.injection import (
+    AUTOINSTALL_MODULE,
+    DEVICE_ENV_VAR,
+    ENV_VAR,
+    call_torch_device_setup,
+    install_managers,
+    unit_instance_resources,
+)
 from conformance.run.clock import CLUSTER_STOP_S
 from conformance.run.timeouts import CheckTimeout
 from conformance.run.vendor_calls import HangRecord, KnownHang
@@ -154,6 +161,11 @@ def prepare_driver(manifest: Manifest) -> type:
     os.environ[ENV_VAR] = manifest.accelerator["manager"]
     manager = resolve_manager(manifest)
     install_managers([manager])
+    if manifest.torch_device:
+        os.environ[DEVICE_ENV_VAR] = manifest.torch_device
+        call_torch_device_setup(manifest.torch_device)   # the driver: its error stops the run here
+    else:
+        os.environ.pop(DEVICE_ENV_VAR, None)
     return manager
 
 

@@ -53,10 +53,24 @@ class Endpoint:
 
     # ------------------------------------------------------------------ producing
     def make(self, case: dict[str, Any]) -> Any:
-        """Build a case's payload, remember its digest, return it (through the transport)."""
-        obj = payloads.build(case, self.device)
-        self.sent[case["id"]] = payloads.describe(obj)
+        """Build a case's payload, remember its digest, return it (through the transport). On a
+        device the payload's copies may still be queued when it returns, as a producer's kernels
+        are: the digest is the host copy's (payloads.build_with_digest)."""
+        obj, digest = payloads.build_with_digest(case, self.device)
+        self.sent[case["id"]] = digest
         return obj
+
+    def use_device(self, index: int) -> dict[str, Any]:
+        """Make device `index` of this process current (an actor given several devices picks one),
+        through the torch device module (torch.<type>.set_device). Returns current_device()."""
+        mod = device_module(self.device)
+        mod.set_device(index)
+        return {"current_device": int(mod.current_device()), "device_count": int(mod.device_count())}
+
+    def current_device(self) -> int | None:
+        """The index of this process's current device (None on the host)."""
+        mod = device_module(self.device) if self.device != "cpu" else None
+        return int(mod.current_device()) if mod is not None else None
 
     def sent_digest(self, case_id: str | int) -> Any:
         """The digest of what `make` produced for a case id (a seeded case's id is its seed)."""
@@ -140,6 +154,17 @@ class Endpoint:
     def crash(self) -> None:
         """End this process at once, without clean-up (a crash Ray may restart)."""
         os._exit(1)
+
+
+def device_module(device: str) -> Any:
+    """torch.<device>: the device module a vendor's torch backend registers (torch.cuda, torch.npu)."""
+    import torch
+
+    mod = getattr(torch, device, None)
+    if mod is None:
+        raise RuntimeError(f"torch has no device module torch.{device} in this process (is the vendor's torch "
+                           "device registered here? manifest accelerator.torch_device)")
+    return mod
 
 
 def _synchronizer(device: str) -> Any:

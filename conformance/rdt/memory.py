@@ -38,13 +38,20 @@ def _read_kib(path: str, key: str) -> int | None:
 
 
 def device_used_bytes(device: str) -> int | None:
-    """Bytes in use on this process's current device, or None when the device cannot say."""
+    """Bytes in use on this process's devices, read through the torch device module's accounting
+    as torch.cuda names it: memory_allocated summed over the process's device indices, else
+    mem_get_info's total - free of the current device; None when the device cannot say. Device
+    memory is not host memory: host RSS does not see it."""
     if device == "cpu":
         return None
     try:
         import torch
 
         mod = getattr(torch, device, None)
+        allocated = getattr(mod, "memory_allocated", None)
+        if allocated is not None:
+            count = int(getattr(mod, "device_count", lambda: 1)())
+            return sum(int(allocated(i)) for i in range(max(count, 1)))
         info = getattr(mod, "mem_get_info", None)
         if info is None:
             return None

@@ -21,6 +21,7 @@ copy is), so the host may reuse them at once.
 """
 from __future__ import annotations
 
+import sys
 from typing import Any, Iterator
 
 import torch
@@ -47,7 +48,15 @@ class SimTensor(torch.Tensor):
         return f"SimTensor(shape={tuple(self.shape)}, dtype={self.dtype}, device={self.device})"
 
     def __reduce_ex__(self, protocol: Any) -> Any:
-        """Pickle through a host copy (what torch does for storage-less device tensors)."""
+        """Pickle as a torch.Tensor does: through the reducer a serializer registered for
+        torch.Tensor by type when there is one (Ray's RDT registers one in cloudpickle's dispatch
+        table to take tensors out of band; a C++ backend's tensors are torch.Tensor and match it
+        by type, this subclass would not), else through a host copy (what torch does for
+        storage-less device tensors)."""
+        cloudpickle = sys.modules.get("ray.cloudpickle")
+        reducer = getattr(getattr(cloudpickle, "CloudPickler", None), "dispatch", {}).get(torch.Tensor)
+        if reducer is not None:
+            return reducer(self)
         return (_rebuild, (self.detach().to("cpu"), self.device.index))
 
     @classmethod
