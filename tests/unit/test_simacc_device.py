@@ -106,3 +106,15 @@ def test_a_second_name_is_refused_with_a_clear_error():
             "try:\n    device.install()\nexcept device.DeviceSetupError as e:\n    print('refused:', e)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert "refused: torch's PrivateUse1 device is already named 'other'" in out.stdout, out.stderr
+
+
+def test_a_stream_catches_up_when_work_piles_up(dev):
+    """Work nobody waits for (a received tensor never read) cannot pile up without bound."""
+    from conformance.simulated.device import runtime
+
+    stream = torch.simacc.current_stream()
+    torch.simacc.synchronize()
+    kept = [torch.full((1024,), 7, dtype=torch.uint8).to("simacc") for _ in range(runtime.MAX_PENDING + 1)]
+    assert len(stream._queue) <= runtime.MAX_PENDING
+    assert bytes(dev.read_bytes(kept[0])) == b"\x07" * 1024                   # ran when the stream caught up
+    assert bytes(dev.read_bytes(kept[-1])) == b"\x00" * 1024 and not stream.query()   # the newest still queued

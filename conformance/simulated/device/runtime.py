@@ -12,7 +12,10 @@ waits on an event and then runs, or a host read of a tensor (a blocking device-t
 stream-ordered). Until then device memory holds what it held before: a reader that skips the
 synchronization (a transport reading a buffer by its address, as RDMA does) gets stale bytes,
 as on a GPU. Execution is lazy rather than on a thread, so a missing synchronization is caught
-every time, never by luck of timing.
+every time, never by luck of timing. A device does finish its work without being asked, though:
+when a stream holds more than MAX_PENDING works or MAX_PENDING_BYTES of staged host data, it
+runs everything but the newest work (so work nobody waits for, e.g. a received tensor a consumer
+never reads, cannot pile up).
 
 Accounting is per process (as torch.cuda.memory_allocated is); `mem_get_info` reports this
 process's view of the device's capacity (SIMACC_MEMORY_BYTES, default 16 GiB).
@@ -27,6 +30,8 @@ from typing import Callable
 
 CAPACITY_ENV_VAR = "SIMACC_MEMORY_BYTES"
 DEFAULT_CAPACITY = 16 * 1024 ** 3
+MAX_PENDING = 64                     # knob: works a stream holds before it catches up
+MAX_PENDING_BYTES = 16 * 1024 ** 2   # knob: staged host bytes a stream holds before it catches up
 
 
 class DeviceOutOfMemory(RuntimeError):
@@ -105,22 +110,27 @@ class Stream:
 
     def __init__(self, index: int) -> None:
         self.index = index
-        self._queue: deque[tuple[int, Callable[[], None]]] = deque()
+        self._queue: deque[tuple[int, Callable[[], None], int]] = deque()
         self._enqueued = 0      # sequence number of the last enqueued work
         self._completed = 0     # sequence number of the last work that ran
+        self._staged = 0        # host bytes the queued works hold
         self._lock = threading.RLock()
 
-    def enqueue(self, work: Callable[[], None]) -> int:
+    def enqueue(self, work: Callable[[], None], staged_bytes: int = 0) -> int:
         with self._lock:
             self._enqueued += 1
-            self._queue.append((self._enqueued, work))
+            self._queue.append((self._enqueued, work, staged_bytes))
+            self._staged += staged_bytes
+            if len(self._queue) > MAX_PENDING or self._staged > MAX_PENDING_BYTES:
+                self.run_until(self._enqueued - 1)      # the device catches up, the newest stays queued
             return self._enqueued
 
     def run_until(self, seq: int) -> None:
         """Run queued work up to and including sequence number `seq`."""
         with self._lock:
             while self._queue and self._queue[0][0] <= seq:
-                n, work = self._queue.popleft()
+                n, work, staged = self._queue.popleft()
+                self._staged -= staged
                 work()
                 self._completed = n
 

@@ -236,7 +236,9 @@ def run(func: Any, args: tuple, kwargs: dict) -> Any:
              else None for r in results]
     for other in {t.device.index for t in _sim_tensors((args, kwargs))} - {index}:
         runtime.default_stream(other).synchronize()    # reads another device: its work first
-    runtime.default_stream(index).enqueue(lambda: _execute(func, host_args, host_kwargs, fresh))
+    staged = sum(x.numel() * x.element_size() for x in tree_flatten((host_args, host_kwargs))[0]
+                 if isinstance(x, torch.Tensor) and not isinstance(x, SimTensor))
+    runtime.default_stream(index).enqueue(lambda: _execute(func, host_args, host_kwargs, fresh), staged)
     return spec.unflatten(results) if len(results) != 1 or not isinstance(meta_out, torch.Tensor) else results[0]
 
 
