@@ -160,7 +160,7 @@ def _on_current_device(tctx: TransportContext, device: str, problems: list[str])
         return {"not_run": "the transport moves within a collective group the pool's actors already belong to"}
     node = next((n for n in alive_nodes(tctx.resource) if n["NodeID"] == eps.node_of(0)), None)
     free = int(node["Resources"].get(tctx.resource, 0)) - len(eps) if node else 0
-    if free < 2:
+    if free < 2:   # knob: the receiver holds two devices
         return {"not_run": f"needs 2 free {tctx.resource} units beside the {len(eps)} endpoints on one node"}
     rx = start_endpoints(tctx.setup, tctx.resource, device=device, nodes=[eps.node_of(0)], units=False,
                          group=False, what="a receiver with two devices", **demand(tctx.resource, 2))
