@@ -28,6 +28,8 @@ class Endpoint:
         self.device = device
         self.sent: dict[str | int, Any] = {}
         self.buffers: dict[int, Any] = {}
+        if device != "cpu":
+            _warm_up(device)
 
     # ------------------------------------------------------------------ identity & health
     def info(self) -> dict[str, Any]:
@@ -154,6 +156,15 @@ class Endpoint:
     def crash(self) -> None:
         """End this process at once, without clean-up (a crash Ray may restart)."""
         os._exit(1)
+
+
+def _warm_up(device: str) -> None:
+    """Run one small op on the device and copy it back, so the device's first-use costs (a
+    context, lazily loaded kernels and modules: seconds of CPU) are paid while the endpoint
+    starts, under the start's bound, not inside the first transfer a check times."""
+    import torch
+
+    torch.zeros(1, device=device).to("cpu")
 
 
 def device_module(device: str) -> Any:

@@ -22,6 +22,7 @@ copy is), so the host may reuse them at once.
 from __future__ import annotations
 
 import sys
+import threading
 from typing import Any, Iterator
 
 import torch
@@ -30,6 +31,7 @@ from torch.utils._pytree import tree_flatten, tree_map
 from conformance.simulated.device import runtime
 
 DEVICE_TYPE = "simacc"
+_reducing = threading.local()   # inside a serializer's reducer for torch.Tensor (see __reduce_ex__)
 
 
 class SimTensor(torch.Tensor):
@@ -52,11 +54,16 @@ class SimTensor(torch.Tensor):
         torch.Tensor by type when there is one (Ray's RDT registers one in cloudpickle's dispatch
         table to take tensors out of band; a C++ backend's tensors are torch.Tensor and match it
         by type, this subclass would not), else through a host copy (what torch does for
-        storage-less device tensors)."""
+        storage-less device tensors). That reducer may pickle the tensor itself in band (Ray's
+        does outside RDT): the nested call takes the host copy."""
         cloudpickle = sys.modules.get("ray.cloudpickle")
         reducer = getattr(getattr(cloudpickle, "CloudPickler", None), "dispatch", {}).get(torch.Tensor)
-        if reducer is not None:
-            return reducer(self)
+        if reducer is not None and not getattr(_reducing, "active", False):
+            _reducing.active = True
+            try:
+                return reducer(self)
+            finally:
+                _reducing.active = False
         return (_rebuild, (self.detach().to("cpu"), self.device.index))
 
     @classmethod
