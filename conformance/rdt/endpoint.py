@@ -16,6 +16,7 @@ import os
 import time
 from typing import Any
 
+from conformance.rdt import device as devices
 from conformance.rdt import faults, memory, payloads, tracing
 
 CLONE_MAX_BATCH = 4096  # knob: caps a clone baseline trial of tiny tensors (a few ms at most)
@@ -28,8 +29,7 @@ class Endpoint:
         self.device = device
         self.sent: dict[str | int, Any] = {}
         self.buffers: dict[int, Any] = {}
-        if device != "cpu":
-            _warm_up(device)
+        devices.warm_up(device)   # the device's first use, under the start's bound
 
     # ------------------------------------------------------------------ identity & health
     def info(self) -> dict[str, Any]:
@@ -65,13 +65,13 @@ class Endpoint:
     def use_device(self, index: int) -> dict[str, Any]:
         """Make device `index` of this process current (an actor given several devices picks one),
         through the torch device module (torch.<type>.set_device). Returns current_device()."""
-        mod = device_module(self.device)
+        mod = devices.module(self.device)
         mod.set_device(index)
         return {"current_device": int(mod.current_device()), "device_count": int(mod.device_count())}
 
     def current_device(self) -> int | None:
         """The index of this process's current device (None on the host)."""
-        mod = device_module(self.device) if self.device != "cpu" else None
+        mod = None if devices.is_host(self.device) else devices.module(self.device)
         return int(mod.current_device()) if mod is not None else None
 
     def sent_digest(self, case_id: str | int) -> Any:
@@ -113,7 +113,7 @@ class Endpoint:
         import math
 
         buf = self.buffer(nbytes)
-        sync = _synchronizer(self.device)
+        sync = devices.synchronizer(self.device)
         t0 = time.perf_counter()
         for _ in range(max(1, warmup)):
             buf.clone()
@@ -156,32 +156,3 @@ class Endpoint:
     def crash(self) -> None:
         """End this process at once, without clean-up (a crash Ray may restart)."""
         os._exit(1)
-
-
-def _warm_up(device: str) -> None:
-    """Run one small op on the device and copy it back, so the device's first-use costs (a
-    context, lazily loaded kernels and modules: seconds of CPU) are paid while the endpoint
-    starts, under the start's bound, not inside the first transfer a check times."""
-    import torch
-
-    torch.zeros(1, device=device).to("cpu")
-
-
-def device_module(device: str) -> Any:
-    """torch.<device>: the device module a vendor's torch backend registers (torch.cuda, torch.npu)."""
-    import torch
-
-    mod = getattr(torch, device, None)
-    if mod is None:
-        raise RuntimeError(f"torch has no device module torch.{device} in this process (is the vendor's torch "
-                           "device registered here? manifest accelerator.torch_device)")
-    return mod
-
-
-def _synchronizer(device: str) -> Any:
-    """A function that waits for the device's queued work (no-op on CPU)."""
-    import torch
-
-    mod = getattr(torch, device, None)
-    sync = getattr(mod, "synchronize", None) if device != "cpu" else None
-    return sync if callable(sync) else (lambda: None)

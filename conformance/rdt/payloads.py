@@ -20,6 +20,8 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
+from conformance.rdt.device import to_device, to_host
+
 CORE_DTYPES = ("float32", "float16", "bfloat16", "float64", "int8", "uint8", "int32", "int64", "bool")
 EXTRA_DTYPES = ("int16", "uint16", "uint32", "uint64", "complex64", "complex128", "float8_e4m3fn", "float8_e5m2")
 ALL_DTYPES = CORE_DTYPES + EXTRA_DTYPES
@@ -154,22 +156,8 @@ def _build_pair(case: dict[str, Any], device: str) -> tuple[Any, Any]:
         return host, host.to(device)
     if kind == "container":
         tree = _container(case["name"], seed)
-        return tree, (_map_tensors(tree, lambda x: x.to(device)) if device != "cpu" else tree)
+        return tree, to_device(tree, device)
     raise ValueError(f"unknown case kind {kind}")
-
-
-def _map_tensors(obj: Any, fn: Callable[[Any], Any]) -> Any:
-    import torch
-
-    if isinstance(obj, torch.Tensor):
-        return fn(obj)
-    if isinstance(obj, list):
-        return [_map_tensors(x, fn) for x in obj]
-    if isinstance(obj, tuple):
-        return tuple(_map_tensors(x, fn) for x in obj)
-    if isinstance(obj, dict):
-        return {k: _map_tensors(v, fn) for k, v in obj.items()}
-    return obj
 
 
 # ---------------------------------------------------------------------------- digests
@@ -178,10 +166,7 @@ def tensor_bytes(t: Any) -> np.ndarray:
     the tensor is a contiguous CPU tensor, so 256 MiB payloads are hashed in place)."""
     import torch
 
-    c = t.detach()
-    if c.device.type != "cpu":
-        c = c.to("cpu")   # the device's own copy back (stream-ordered: it waits for queued work)
-    c = c.contiguous().reshape(-1)
+    c = to_host(t.detach()).contiguous().reshape(-1)   # stream-ordered: waits for the device's queued work
     if c.numel() == 0:
         return np.empty(0, dtype=np.uint8)
     return c.view(torch.uint8).numpy()

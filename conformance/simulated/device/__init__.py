@@ -14,7 +14,7 @@ What it models, and where:
   `write_bytes` below): like RDMA, it waits for no stream.
 
 `install()` registers the device in this process (idempotent). The suite imports this module
-in every process it starts when the manifest names it (`accelerator.torch_device_module`), as
+in every process it starts when the manifest names it (`accelerator.torch_device`), as
 a vendor's device module is imported: conformance.cluster.injection.
 """
 from __future__ import annotations
