@@ -8,6 +8,7 @@ the refusal of a second name runs in a subprocess.
 from __future__ import annotations
 
 import gc
+import os
 import pickle
 import subprocess
 import sys
@@ -118,3 +119,15 @@ def test_a_stream_catches_up_when_work_piles_up(dev):
     assert len(stream._queue) <= runtime.MAX_PENDING
     assert bytes(dev.read_bytes(kept[0])) == b"\x07" * 1024                   # ran when the stream caught up
     assert bytes(dev.read_bytes(kept[-1])) == b"\x00" * 1024 and not stream.query()   # the newest still queued
+
+
+def test_workers_register_the_device_after_torch_is_imported():
+    """What the suite's preload module and .pth hook do in every worker: with
+    RAY_CONFORMANCE_TORCH_DEVICE set, the device is registered right after torch's import (and a
+    process that never imports torch does not import it)."""
+    code = ("import sys\nfrom conformance.cluster.injection import install_torch_device_from_env\n"
+            "install_torch_device_from_env()\nassert 'torch' not in sys.modules\n"
+            "import torch\nprint(torch._C._get_privateuse1_backend_name(), torch.ones(2).to('simacc').device)\n")
+    env = {**os.environ, "RAY_CONFORMANCE_TORCH_DEVICE": "conformance.simulated.device:install"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
+    assert out.stdout.split() == ["simacc", "simacc:0"], out.stderr
