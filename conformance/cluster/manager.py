@@ -19,7 +19,6 @@ from conformance.cluster.injection import (
     AUTOINSTALL_MODULE,
     DEVICE_ENV_VAR,
     ENV_VAR,
-    call_torch_device_setup,
     install_managers,
     unit_instance_resources,
 )
@@ -163,10 +162,25 @@ def prepare_driver(manifest: Manifest) -> type:
     install_managers([manager])
     if manifest.torch_device:
         os.environ[DEVICE_ENV_VAR] = manifest.torch_device
-        call_torch_device_setup(manifest.torch_device)   # the driver: its error stops the run here
+        setup_torch_device(manifest)
     else:
         os.environ.pop(DEVICE_ENV_VAR, None)
     return manager
+
+
+def setup_torch_device(manifest: Manifest) -> None:
+    """Call accelerator.torch_device in the driver: a device that cannot be registered stops the
+    run here with one line naming the field (workers would only log it)."""
+    from conformance.catalog.manifest import import_object
+    from conformance.errors import UserError
+
+    ref = manifest.torch_device
+    setup = import_object(ref, field="accelerator.torch_device", python_path=manifest.python_path)
+    try:
+        setup()
+    except Exception as exc:  # noqa: BLE001 - the vendor's error, as one line
+        first = str(exc).splitlines()[0] if str(exc) else ""
+        raise UserError(f"manifest: accelerator.torch_device: {ref} failed: {type(exc).__name__}: {first}") from None
 
 
 @contextmanager
