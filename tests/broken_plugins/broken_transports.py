@@ -593,6 +593,7 @@ class TwoSidedShm(SimXferTransport):
 # --------------------------------------------------------------------------- device memory (simacc)
 # Bugs no CPU tensor can show: they need memory that is not host memory and work that completes
 # asynchronously (conformance/simulated/device). Base manifest: tests/manifests/simxfer-device.yaml.
+# Three of them do not disturb each other's checks, so one run carries them (NoSyncDeviceZeroLeak).
 class NoDeviceSync(SimXferTransport):
     """TR-001: reads device memory with the copy engine without waiting for the device's queued
     work (the producer's copies and kernels): it ships what the memory held before, stale bytes."""
@@ -629,6 +630,11 @@ class DeviceStagingLeak(SimXferTransport):
     def extract_tensor_transport_metadata(self, obj_id: str, rdt_object: List[torch.Tensor]) -> SimXferMetadata:
         self._staging.append([t.detach().clone() for t in rdt_object if t.device.type != "cpu"])
         return super().extract_tensor_transport_metadata(obj_id, rdt_object)
+
+
+class NoSyncDeviceZeroLeak(NoDeviceSync, RecvOnDeviceZero, DeviceStagingLeak):
+    """The three above at once: stale bytes (TR-001), receive buffers on device 0 (TR-005) and a
+    device-memory leak host RSS does not see (TR-013)."""
 
 
 class WrongDeviceType(SimXferTransport):
