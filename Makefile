@@ -98,4 +98,5 @@ example: $(STAMP)
 ## Where certification time goes: per-area wall time, cluster starts, ratios to a bare ray.init()
 ## measured in the same run, transport spread (benchmarks/certify.py; figures, not assertions).
 bench: $(STAMP)
+	$(BIN)/python benchmarks/device.py
 	$(BIN)/python benchmarks/certify.py

@@ -71,6 +71,11 @@ class Manifest:
         return None if overlay is None else {**self.accelerator_env, **overlay}
 
     @property
+    def torch_device(self) -> str | None:
+        """accelerator.torch_device: "pkg.mod:fn" registering the vendor's torch device, or None."""
+        return self.accelerator.get("torch_device")
+
+    @property
     def noset_env_var(self) -> str | None:
         return self.accelerator.get("noset_env_var")
 

@@ -65,6 +65,9 @@ def cmd_validate_manifest(args: argparse.Namespace) -> int:
     m = check_manifest(args.manifest)        # every call into the plugin bounded (conformance.run.vendor_calls)
     manager = resolve_manager(m)
     refuse_node_start_hang(manager, m)
+    if m.torch_device:   # importable here; it is called in every process the run starts
+        from conformance.catalog.manifest import import_object
+        import_object(m.torch_device, field="accelerator.torch_device", python_path=m.python_path)
     contradictions = expected_contradictions(m, manager)
     if contradictions:
         raise UserError("manifest: " + "; ".join(contradictions))

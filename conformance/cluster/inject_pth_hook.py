@@ -3,6 +3,8 @@
 Inert unless RAY_CONFORMANCE_ACCELERATORS is set. Then it waits, without importing Ray, until
 `ray._private.accelerators` is imported and installs the managers right after it runs. This is
 what makes `ray start` (raylet resources and labels) and its workers see a vendor manager.
+With RAY_CONFORMANCE_TORCH_DEVICE set it also registers the vendor's torch device after torch's
+import (conformance.cluster.injection.install_torch_device_from_env).
 """
 import os
 import sys
@@ -33,3 +35,8 @@ class _InstallAfterImport:
 
 if os.environ.get("RAY_CONFORMANCE_ACCELERATORS") and _TARGET not in sys.modules:
     sys.meta_path.insert(0, _InstallAfterImport())
+if os.environ.get("RAY_CONFORMANCE_TORCH_DEVICE"):
+    # the vendor's torch device, registered once this interpreter imports torch (if it does)
+    from conformance.cluster.injection import install_torch_device_from_env
+
+    install_torch_device_from_env()

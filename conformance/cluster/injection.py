@@ -18,14 +18,20 @@ hook at interpreter start, inert unless the variable is set.
 
 Also: the resource must be a *unit-instance* resource or every task sees device "0"; see
 `unit_instance_resources()`.
+
+The vendor's torch device (the manifest's `accelerator.torch_device`, "pkg.mod:fn") travels the
+same way in RAY_CONFORMANCE_TORCH_DEVICE: every process that imports torch calls the function
+right after torch's import completes (as importing torch_npu registers npu), and a process that
+never imports torch never pays for it.
 """
 from __future__ import annotations
 
 import os
 import sys
-from typing import Iterable
+from typing import Any, Callable, Iterable
 
 ENV_VAR = "RAY_CONFORMANCE_ACCELERATORS"
+DEVICE_ENV_VAR = "RAY_CONFORMANCE_TORCH_DEVICE"
 # Ray 2.60's default custom_unit_instance_resources (read from the raylet's RAY_CONFIG defaults).
 # The system config value *replaces* the default, so we keep these and append the vendor's.
 RAY_DEFAULT_UNIT_INSTANCE_RESOURCES = ("neuron_cores", "TPU", "NPU", "HPU", "RBLN", "FURIOSA", "TTNPU", "MBLT")
@@ -151,3 +157,59 @@ def uninstall_pth(site_packages: str | None = None) -> str | None:
         os.remove(path)
         return path
     return None
+
+
+# ---------------------------------------------------------------------------- the torch device
+def call_torch_device_setup(ref: str) -> None:
+    """Call the vendor's device setup function ("pkg.mod:fn") in this process."""
+    _import_ref(ref)()
+
+
+class _AfterImport:
+    """A meta-path finder that runs `then` once `module` has finished importing."""
+
+    def __init__(self, module: str, then: Callable[[], None]) -> None:
+        self.module, self.then = module, then
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
+        if name != self.module:
+            return None
+        sys.meta_path.remove(self)
+        import importlib.util
+
+        spec = importlib.util.find_spec(name)
+        if spec is None or spec.loader is None:
+            return spec
+        original_exec = spec.loader.exec_module
+        then = self.then
+
+        def exec_module(module: Any) -> None:
+            original_exec(module)
+            then()
+
+        spec.loader.exec_module = exec_module  # type: ignore[method-assign]
+        return spec
+
+
+def install_torch_device_from_env() -> str | None:
+    """Register the torch device named in RAY_CONFORMANCE_TORCH_DEVICE now if torch is imported,
+    else right after torch's import; None when the variable is unset. A failing setup in a worker
+    is written to stderr (the worker's log) and the worker goes on: checks that need the device
+    then fail with its error."""
+    ref = os.environ.get(DEVICE_ENV_VAR, "").strip()
+    if not ref:
+        return None
+
+    def setup() -> None:
+        try:
+            call_torch_device_setup(ref)
+        except Exception as exc:  # noqa: BLE001 - reported where the worker's errors go
+            print(f"ray-conformance: the torch device setup {ref} failed: {type(exc).__name__}: {exc}",
+                  file=sys.stderr)
+
+    torch = sys.modules.get("torch")
+    if torch is not None and not getattr(getattr(torch, "__spec__", None), "_initializing", False):
+        setup()
+    elif not any(isinstance(f, _AfterImport) and f.module == "torch" for f in sys.meta_path):
+        sys.meta_path.insert(0, _AfterImport("torch", setup))
+    return ref

@@ -15,7 +15,13 @@ from types import MappingProxyType
 from typing import Any, Iterator, Mapping, Sequence
 
 from conformance.catalog.manifest import Manifest, resolve_manager
-from conformance.cluster.injection import AUTOINSTALL_MODULE, ENV_VAR, install_managers, unit_instance_resources
+from conformance.cluster.injection import (
+    AUTOINSTALL_MODULE,
+    DEVICE_ENV_VAR,
+    ENV_VAR,
+    install_managers,
+    unit_instance_resources,
+)
 from conformance.run.clock import CLUSTER_STOP_S
 from conformance.run.timeouts import CheckTimeout
 from conformance.run.vendor_calls import HangRecord, KnownHang
@@ -154,7 +160,29 @@ def prepare_driver(manifest: Manifest) -> type:
     os.environ[ENV_VAR] = manifest.accelerator["manager"]
     manager = resolve_manager(manifest)
     install_managers([manager])
+    if manifest.torch_device:
+        os.environ[DEVICE_ENV_VAR] = manifest.torch_device
+        setup_torch_device(manifest)
+    else:
+        os.environ.pop(DEVICE_ENV_VAR, None)
     return manager
+
+
+def setup_torch_device(manifest: Manifest) -> None:
+    """Call accelerator.torch_device in the driver: a device that cannot be registered stops the
+    run here with one line naming the field (workers would only log it)."""
+    from conformance.catalog.manifest import import_object
+    from conformance.errors import UserError
+
+    ref = manifest.torch_device
+    if ref is None:
+        return
+    setup = import_object(ref, field="accelerator.torch_device", python_path=manifest.python_path)
+    try:
+        setup()
+    except Exception as exc:  # noqa: BLE001 - the vendor's error, as one line
+        first = str(exc).splitlines()[0] if str(exc) else ""
+        raise UserError(f"manifest: accelerator.torch_device: {ref} failed: {type(exc).__name__}: {first}") from None
 
 
 @contextmanager

@@ -16,6 +16,7 @@ import os
 import time
 from typing import Any
 
+from conformance.rdt import device as devices
 from conformance.rdt import faults, memory, payloads, tracing
 
 CLONE_MAX_BATCH = 4096  # knob: caps a clone baseline trial of tiny tensors (a few ms at most)
@@ -28,6 +29,7 @@ class Endpoint:
         self.device = device
         self.sent: dict[str | int, Any] = {}
         self.buffers: dict[int, Any] = {}
+        devices.warm_up(device)   # the device's first use, under the start's bound
 
     # ------------------------------------------------------------------ identity & health
     def info(self) -> dict[str, Any]:
@@ -53,10 +55,24 @@ class Endpoint:
 
     # ------------------------------------------------------------------ producing
     def make(self, case: dict[str, Any]) -> Any:
-        """Build a case's payload, remember its digest, return it (through the transport)."""
-        obj = payloads.build(case, self.device)
-        self.sent[case["id"]] = payloads.describe(obj)
+        """Build a case's payload, remember its digest, return it (through the transport). On a
+        device the payload's copies may still be queued when it returns, as a producer's kernels
+        are: the digest is the host copy's (payloads.build_with_digest)."""
+        obj, digest = payloads.build_with_digest(case, self.device)
+        self.sent[case["id"]] = digest
         return obj
+
+    def use_device(self, index: int) -> dict[str, Any]:
+        """Make device `index` of this process current (an actor given several devices picks one),
+        through the torch device module (torch.<type>.set_device). Returns current_device()."""
+        mod = devices.module(self.device)
+        mod.set_device(index)
+        return {"current_device": int(mod.current_device()), "device_count": int(mod.device_count())}
+
+    def current_device(self) -> int | None:
+        """The index of this process's current device (None on the host)."""
+        mod = None if devices.is_host(self.device) else devices.module(self.device)
+        return int(mod.current_device()) if mod is not None else None
 
     def sent_digest(self, case_id: str | int) -> Any:
         """The digest of what `make` produced for a case id (a seeded case's id is its seed)."""
@@ -97,7 +113,7 @@ class Endpoint:
         import math
 
         buf = self.buffer(nbytes)
-        sync = _synchronizer(self.device)
+        sync = devices.synchronizer(self.device)
         t0 = time.perf_counter()
         for _ in range(max(1, warmup)):
             buf.clone()
@@ -140,12 +156,3 @@ class Endpoint:
     def crash(self) -> None:
         """End this process at once, without clean-up (a crash Ray may restart)."""
         os._exit(1)
-
-
-def _synchronizer(device: str) -> Any:
-    """A function that waits for the device's queued work (no-op on CPU)."""
-    import torch
-
-    mod = getattr(torch, device, None)
-    sync = getattr(mod, "synchronize", None) if device != "cpu" else None
-    return sync if callable(sync) else (lambda: None)

@@ -10,8 +10,9 @@ leaks), so the check looks at what the operating system and the device report:
   but never unlinked shows only there). Segments another job's processes hold, or another user
   owns, are not the cluster's and never count: the host's Shmem total is not read, since other
   jobs' object stores and segments move it by tens of MiB a round;
-* device memory in use (torch.<device>.mem_get_info, when the device module has it): what a
-  device transport leaks (registered or staging buffers).
+* device memory in use (torch.<device>.memory_allocated, else mem_get_info, when the device module
+  has them: conformance.rdt.device.used_bytes): what a device transport leaks (registered or
+  staging buffers), which host RSS does not see.
 
 An unheld segment's creator is unknown, so the check looks for growth that repeats in every
 round (a leak of one buffer per transfer does) rather than one jump.
@@ -38,20 +39,9 @@ def _read_kib(path: str, key: str) -> int | None:
 
 
 def device_used_bytes(device: str) -> int | None:
-    """Bytes in use on this process's current device, or None when the device cannot say."""
-    if device == "cpu":
-        return None
-    try:
-        import torch
-
-        mod = getattr(torch, device, None)
-        info = getattr(mod, "mem_get_info", None)
-        if info is None:
-            return None
-        free, total = info()
-        return int(total - free)
-    except Exception:  # noqa: BLE001 - a device that cannot report is reported as None
-        return None
+    """Bytes in use on this process's devices (conformance.rdt.device.used_bytes)."""
+    from conformance.rdt.device import used_bytes
+    return used_bytes(device)
 
 
 def release_free_memory() -> None:

@@ -20,6 +20,8 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
+from conformance.rdt.device import to_device, to_host
+
 CORE_DTYPES = ("float32", "float16", "bfloat16", "float64", "int8", "uint8", "int32", "int64", "bool")
 EXTRA_DTYPES = ("int16", "uint16", "uint32", "uint64", "complex64", "complex128", "float8_e4m3fn", "float8_e5m2")
 ALL_DTYPES = CORE_DTYPES + EXTRA_DTYPES
@@ -123,37 +125,39 @@ def _container(name: str, seed: int) -> Any:
 
 def build(case: dict[str, Any], device: str = "cpu") -> Any:
     """The payload a case names, with every tensor on `device` (a torch device type)."""
+    return _build_pair(case, device)[1]
+
+
+def build_with_digest(case: dict[str, Any], device: str = "cpu") -> tuple[Any, Any]:
+    """(the payload on `device`, its describe() digest) with the digest taken from the host copy
+    the payload was made from: nothing waits for the device, so the payload returns while its
+    host-to-device copies may still be queued on the device's stream, as a real producer's
+    kernels are (a transport must synchronize before it reads device memory)."""
+    host, obj = _build_pair(case, device)
+    return obj, describe(host, device=device)
+
+
+def _build_pair(case: dict[str, Any], device: str) -> tuple[Any, Any]:
+    """(the payload on the host, the same payload on `device`)."""
     import torch
 
     seed = int(case["seed"]) if "seed" in case else seed_of(case["id"])
     kind = case["kind"]
     if kind == "tensor":
-        return random_tensor(case["dtype"], tuple(case["shape"]), seed).to(device)
+        host = random_tensor(case["dtype"], tuple(case["shape"]), seed)
+        return host, host.to(device)
     if kind == "view":
         shape, fn = VIEWS[case["view"]]
-        base = random_tensor(case["dtype"], shape, seed).to(device)
-        return fn(base)
+        base = random_tensor(case["dtype"], shape, seed)
+        return fn(base), fn(base.to(device))
     if kind == "buffer":
         n = case["nbytes"]
-        return torch.from_numpy(np.random.default_rng(seed).integers(0, 256, size=n, dtype=np.uint8)).to(device)
+        host = torch.from_numpy(np.random.default_rng(seed).integers(0, 256, size=n, dtype=np.uint8))
+        return host, host.to(device)
     if kind == "container":
         tree = _container(case["name"], seed)
-        return _map_tensors(tree, lambda x: x.to(device)) if device != "cpu" else tree
+        return tree, to_device(tree, device)
     raise ValueError(f"unknown case kind {kind}")
-
-
-def _map_tensors(obj: Any, fn: Callable[[Any], Any]) -> Any:
-    import torch
-
-    if isinstance(obj, torch.Tensor):
-        return fn(obj)
-    if isinstance(obj, list):
-        return [_map_tensors(x, fn) for x in obj]
-    if isinstance(obj, tuple):
-        return tuple(_map_tensors(x, fn) for x in obj)
-    if isinstance(obj, dict):
-        return {k: _map_tensors(v, fn) for k, v in obj.items()}
-    return obj
 
 
 # ---------------------------------------------------------------------------- digests
@@ -162,32 +166,32 @@ def tensor_bytes(t: Any) -> np.ndarray:
     the tensor is a contiguous CPU tensor, so 256 MiB payloads are hashed in place)."""
     import torch
 
-    c = t.detach()
-    if c.device.type != "cpu":
-        c = c.cpu()
-    c = c.contiguous().reshape(-1)
+    c = to_host(t.detach()).contiguous().reshape(-1)   # stream-ordered: waits for the device's queued work
     if c.numel() == 0:
         return np.empty(0, dtype=np.uint8)
     return c.view(torch.uint8).numpy()
 
 
-def describe_tensor(t: Any) -> dict[str, Any]:
+def describe_tensor(t: Any, device: str | None = None) -> dict[str, Any]:
+    """A tensor's digest; `device` names the device type of the tensor `t` is a host copy of."""
     data = tensor_bytes(t)
     return {"tensor": True, "dtype": str(t.dtype).removeprefix("torch."), "shape": list(t.shape),
-            "device": t.device.type, "nbytes": int(data.size), "sha256": hashlib.sha256(data.data).hexdigest(),
+            "device": device or t.device.type, "device_index": t.device.index if device is None else None,
+            "nbytes": int(data.size), "sha256": hashlib.sha256(data.data).hexdigest(),
             "head": data[:8].tobytes().hex(), "contiguous": bool(t.is_contiguous())}
 
 
-def describe(obj: Any) -> Any:
-    """JSON-able tree of an object, tensors replaced by their digests."""
+def describe(obj: Any, device: str | None = None) -> Any:
+    """JSON-able tree of an object, tensors replaced by their digests (taken through a host copy:
+    the device's own `.to("cpu")`, which waits for the device's queued work)."""
     import torch
 
     if isinstance(obj, torch.Tensor):
-        return describe_tensor(obj)
+        return describe_tensor(obj, device)
     if isinstance(obj, (list, tuple)):
-        return {"seq": type(obj).__name__, "items": [describe(x) for x in obj]}
+        return {"seq": type(obj).__name__, "items": [describe(x, device) for x in obj]}
     if isinstance(obj, dict):
-        return {"map": {str(k): describe(v) for k, v in obj.items()}}
+        return {"map": {str(k): describe(v, device) for k, v in obj.items()}}
     if isinstance(obj, np.ndarray):
         return {"ndarray": str(obj.dtype), "shape": list(obj.shape), "sha256": hashlib.sha256(obj.tobytes()).hexdigest()}
     if isinstance(obj, (bytes, bytearray)):

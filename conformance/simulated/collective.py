@@ -31,7 +31,12 @@ How Ray drives a backend, and what SIMCOLL does at each step:
 `check_backend_availability()` is True exactly where the simulated vendor library is usable
 (`SIMACC_DRIVER` unset or "ok"), never raising: Ray calls it before every group creation.
 
-Limits: one host (every member must see the same /dev/shm: cluster_utils nodes do); CPU tensors.
+Device tensors (the simulated device `simacc`, conformance/simulated/device) are staged through
+the host: the contribution is copied back with the device's `.to("cpu")`, the result is written
+into the caller's device tensor with `copy_`, in place, queued on the device's stream (the
+caller's next use of the tensor is ordered after it). A real backend reduces on the device.
+
+Limits: one host (every member must see the same /dev/shm: cluster_utils nodes do).
 """
 from __future__ import annotations
 
@@ -64,9 +69,12 @@ def _torch(x: Any) -> Any:
 
 
 def _to_bytes(t: Any) -> bytes:
+    """The tensor's bytes on the host: a device tensor is copied back through the device's own
+    `.to("cpu")`, which waits for the device's queued work (stream-ordered)."""
     import torch
 
-    return t.detach().contiguous().reshape(-1).view(torch.uint8).numpy().tobytes()
+    host = t.detach() if t.device.type == "cpu" else t.detach().to("cpu")
+    return host.contiguous().reshape(-1).view(torch.uint8).numpy().tobytes()
 
 
 def _from_bytes(data: bytes, like: Any) -> Any:

@@ -29,7 +29,15 @@ the creating process's pid, and every process that starts SIMXFER removes the se
 processes that no longer exist (`reap_orphaned_segments`), so a dead source's memory comes
 back the next time the transport is used on that host.
 
-Limits: one host only (every process must see the same /dev/shm); devices: "cpu".
+Device tensors (`simacc`, conformance/simulated/device) move the way a GPU transport moves them:
+the source waits for the device's queued work (`torch.simacc.synchronize`) and then reads device
+memory with the device's copy engine (`read_bytes`, which waits for nothing: skip the
+synchronization and it reads what the memory held before the producer's kernels ran); the
+receiver allocates on its *current* device (`torch.empty(..., device=tensor_device)`, the type
+only, as Ray's own receive buffers are) and copies in on that device's stream, which the
+consumer's use of the tensor is ordered after.
+
+Limits: one host only (every process must see the same /dev/shm); devices: "cpu", "simacc".
 """
 from __future__ import annotations
 
@@ -41,6 +49,8 @@ from typing import Any, Dict, List, Optional, Set, Tuple
 
 import torch
 from ray.experimental.rdt import CommunicatorMetadata, TensorTransportManager, TensorTransportMetadata
+
+from conformance.simulated import device as simdev
 
 TRANSPORT_NAME = "SIMXFER"
 ALIGN = 64                 # start every tensor on a 64-byte boundary (any dtype can be viewed there)
@@ -168,12 +178,15 @@ class SimXferTransport(TensorTransportManager):
                 nbytes = t.numel() * t.element_size()
                 if nbytes == 0:
                     continue
-                # View the destination bytes as a tensor of the same dtype and shape, then let
-                # copy_ walk the source's strides: views (slices, transposes) arrive as the
-                # values the user sees, packed contiguously.
-                dst = _bytes_view(seg.buf, off, nbytes).view(t.dtype).view(t.shape)  # type: ignore[arg-type]  # an open segment's buf
-                dst.copy_(t.detach())
-                del dst   # release the buffer export before the segment can be closed
+                if t.device.type == "cpu":
+                    # View the destination bytes as a tensor of the same dtype and shape, then let
+                    # copy_ walk the source's strides: views (slices, transposes) arrive as the
+                    # values the user sees, packed contiguously.
+                    dst = _bytes_view(seg.buf, off, nbytes).view(t.dtype).view(t.shape)  # type: ignore[arg-type]  # an open segment's buf
+                    dst.copy_(t.detach())
+                    del dst   # release the buffer export before the segment can be closed
+                else:
+                    seg.buf[off:off + nbytes] = self._read_device(t)  # type: ignore[index]  # an open segment's buf
         except BaseException:
             seg.close()
             seg.unlink()
@@ -184,6 +197,14 @@ class SimXferTransport(TensorTransportManager):
             self._segments[obj_id] = seg
             self._metadata[obj_id] = meta
         return meta
+
+    @staticmethod
+    def _read_device(t: torch.Tensor) -> bytearray:
+        """A device tensor's logical bytes: packed on the device (a kernel on its stream), then,
+        once the device finished its queued work, read by the copy engine."""
+        packed = t.detach().contiguous()
+        getattr(torch, t.device.type).synchronize(t.device)
+        return simdev.read_bytes(packed)
 
     def send_multiple_tensors(self, tensors: List[Any], tensor_transport_metadata: TensorTransportMetadata,
                               communicator_metadata: CommunicatorMetadata) -> None:
@@ -216,7 +237,7 @@ class SimXferTransport(TensorTransportManager):
         try:
             out = []
             for i, ((shape, dtype), off) in enumerate(zip(meta.tensor_meta, meta.offsets)):
-                t = target_buffers[i] if target_buffers else torch.empty(shape, dtype=dtype)  # type: ignore[arg-type]  # Ray's hints: pyproject.toml
+                t = target_buffers[i] if target_buffers else torch.empty(shape, dtype=dtype, device=meta.tensor_device)  # type: ignore[arg-type]  # Ray's hints: pyproject.toml
                 nbytes = t.numel() * t.element_size()
                 if nbytes:
                     dst = t.view(-1).view(torch.uint8) if t.device.type == "cpu" else torch.empty(nbytes, dtype=torch.uint8)

@@ -162,3 +162,12 @@ def _session() -> str:
 
     node = ray._private.worker.global_worker.node
     return os.path.basename(node.get_session_dir_path()) if node is not None else "none"
+
+
+class ReducesOnHostCopy(SimCollGroup):
+    """CC-004 on a device: allreduce reduces into a host copy of the caller's tensor and never
+    writes the device tensor back (a backend that stages through the host and forgets the copy
+    home). On host tensors `.to("cpu")` is the tensor itself, so only a device shows it."""
+
+    def allreduce(self, tensors: List[Any], allreduce_options: Any = None) -> None:
+        super().allreduce([_torch(tensors[0]).to("cpu")], allreduce_options)

@@ -588,3 +588,61 @@ class TwoSidedShm(SimXferTransport):
 
     def garbage_collect(self, obj_id: str, tensor_transport_meta: Any, tensors: List[Any]) -> None:
         pass   # nothing staged per object; receivers remove what they read
+
+
+# --------------------------------------------------------------------------- device memory (simacc)
+# Bugs no CPU tensor can show: they need memory that is not host memory and work that completes
+# asynchronously (conformance/simulated/device). Base manifest: tests/manifests/simxfer-device.yaml.
+# Three of them do not disturb each other's checks, so one run carries them (NoSyncDeviceZeroLeak).
+class NoDeviceSync(SimXferTransport):
+    """TR-001: reads device memory with the copy engine without waiting for the device's queued
+    work (the producer's copies and kernels): it ships what the memory held before, stale bytes."""
+
+    @staticmethod
+    def _read_device(t: torch.Tensor) -> bytearray:
+        from conformance.simulated import device as simdev
+
+        return simdev.read_bytes(t.detach().contiguous())
+
+
+class RecvOnDeviceZero(SimXferTransport):
+    """TR-005: allocates receive buffers on device index 0 whatever the receiver's current device
+    is (the deviation docs/ray-ascend.md found in ray-ascend's HCCL transport): an actor given two
+    devices that uses its second one receives on the first."""
+
+    def recv_multiple_tensors(self, obj_id: str, tensor_transport_metadata: Any, communicator_metadata: Any,
+                              target_buffers: Optional[List[Any]] = None) -> List[torch.Tensor]:
+        meta = tensor_transport_metadata
+        if not target_buffers and meta.tensor_device not in (None, "cpu"):
+            target_buffers = [torch.empty(shape, dtype=dtype, device=f"{meta.tensor_device}:0")
+                              for shape, dtype in meta.tensor_meta]
+        return super().recv_multiple_tensors(obj_id, meta, communicator_metadata, target_buffers)
+
+
+class DeviceStagingLeak(SimXferTransport):
+    """TR-013: keeps a device-side staging copy of every object it sends and never frees it:
+    device memory grows by a payload per transfer while host RSS and shared memory stay flat."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._staging: list[Any] = []
+
+    def extract_tensor_transport_metadata(self, obj_id: str, rdt_object: List[torch.Tensor]) -> SimXferMetadata:
+        self._staging.append([t.detach().clone() for t in rdt_object if t.device.type != "cpu"])
+        return super().extract_tensor_transport_metadata(obj_id, rdt_object)
+
+
+class NoSyncDeviceZeroLeak(NoDeviceSync, RecvOnDeviceZero, DeviceStagingLeak):
+    """The three above at once: stale bytes (TR-001), receive buffers on device 0 (TR-005) and a
+    device-memory leak host RSS does not see (TR-013)."""
+
+
+class WrongDeviceType(SimXferTransport):
+    """TR-011: its metadata says the tensors are on the host (`tensor_device="cpu"`, a transport
+    written for one device type) while they are on the device."""
+
+    def extract_tensor_transport_metadata(self, obj_id: str, rdt_object: List[torch.Tensor]) -> SimXferMetadata:
+        meta = super().extract_tensor_transport_metadata(obj_id, rdt_object)
+        if meta.tensor_device not in (None, "cpu"):
+            meta = dataclasses.replace(meta, tensor_device="cpu")
+        return meta

@@ -10,6 +10,7 @@
       rdt_transport: "pkg.module:MyRdt"      # optional: its CollectiveTensorTransport subclass (RDT over it)
       rdt_devices: [cpu]                     # the torch device types that transport moves (default: cpu)
       requires_device: true                  # availability needs the vendor device/library (GLOO: false)
+      devices: [cpu]                         # torch device types the ops take tensors on (default: cpu)
 
 A manifest without the block declares no collective backend: every collective check is then
 not applicable, and no tier of the ladder needs one (the capability is simply not certified).
@@ -37,6 +38,7 @@ class CollectiveConfig:
     rdt_transport: str | None = None   # import ref of the CollectiveTensorTransport subclass; None: no RDT claimed
     rdt_devices: tuple[str, ...] = ("cpu",)
     requires_device: bool = True
+    devices: tuple[str, ...] = ("cpu",)
 
     @property
     def builtin(self) -> bool:
@@ -61,4 +63,5 @@ def collective_config(manifest: Any) -> CollectiveConfig | None:
                             ops=tuple(block.get("ops", ALL_OPS)),
                             nominal_link_gbps=block.get("nominal_link_gbps"), rdt_transport=block.get("rdt_transport"),
                             rdt_devices=tuple(block.get("rdt_devices", ("cpu",))),
-                            requires_device=bool(block.get("requires_device", True)))
+                            requires_device=bool(block.get("requires_device", True)),
+                            devices=tuple(block.get("devices", ("cpu",))))

@@ -83,19 +83,25 @@ def register_from_env() -> None:
     register_backend(name, group_class or None, register or None, [p for p in path.split(os.pathsep) if p])
 
 
-def _make(lib: str, dtype: str, data: Any) -> Any:
+def _make(lib: str, dtype: str, data: Any, device: str = "cpu") -> Any:
+    """The step's input: a numpy array, or a torch tensor on `device` (a torch device type)."""
     if lib == "numpy":
         import numpy as np
 
         return np.array(data, dtype=np.dtype(dtype))
     import torch
 
-    return torch.tensor(data, dtype=getattr(torch, dtype))
+    t = torch.tensor(data, dtype=getattr(torch, dtype))
+    return t if device == "cpu" else t.to(device)
 
 
 def _out(x: Any, lib: str, initial: Any) -> dict[str, Any]:
-    return {"values": x.tolist(), "dtype": str(x.dtype).replace("torch.", ""), "input": initial,
-            "type": "numpy" if type(x).__module__ == "numpy" else "torch"}
+    """What a rank holds: values read through a host copy (the device's own .to("cpu"), which
+    waits for the backend's queued work), dtype, library and device type."""
+    is_numpy = type(x).__module__ == "numpy"
+    host = x if is_numpy or x.device.type == "cpu" else x.to("cpu")
+    return {"values": host.tolist(), "dtype": str(x.dtype).replace("torch.", ""), "input": initial,
+            "type": "numpy" if is_numpy else "torch", "device": "cpu" if is_numpy else x.device.type}
 
 
 def rdt_tensor(spec: dict[str, Any]) -> Any:
@@ -177,36 +183,36 @@ class CollectiveMember:
             entered = time.time()
             col.barrier(group)
             return {"entered": entered, "left": time.time()}
-        lib, dtype = step["lib"], step["dtype"]
+        lib, dtype, device = step["lib"], step["dtype"], step.get("device", "cpu")
         mine = programs.values(seed, rank, n)
         reduce_op = getattr(ReduceOp, step.get("reduce", "SUM"))
         if op == "allreduce":
-            t = _make(lib, dtype, mine)
+            t = _make(lib, dtype, mine, device)
             col.allreduce(t, group, reduce_op)
             return _out(t, lib, mine)
         if op == "reduce":
-            t = _make(lib, dtype, mine)
+            t = _make(lib, dtype, mine, device)
             col.reduce(t, step["root"], group, reduce_op)
             return _out(t, lib, mine)
         if op == "broadcast":
-            t = _make(lib, dtype, mine)
+            t = _make(lib, dtype, mine, device)
             col.broadcast(t, step["root"], group)
             return _out(t, lib, mine)
         if op == "allgather":
-            outs = [_make(lib, dtype, [0] * n) for _ in range(world_size)]
-            col.allgather(outs, _make(lib, dtype, mine), group)
+            outs = [_make(lib, dtype, [0] * n, device) for _ in range(world_size)]
+            col.allgather(outs, _make(lib, dtype, mine, device), group)
             res = [_out(x, lib, None) for x in outs]
             return {**res[0], "values": [r["values"] for r in res], "input": [[0] * n] * world_size}
         if op == "reducescatter":
-            t = _make(lib, dtype, [0] * n)
-            col.reducescatter(t, [_make(lib, dtype, v) for v in programs.scatter_input(seed, rank, n, world_size)],
+            t = _make(lib, dtype, [0] * n, device)
+            col.reducescatter(t, [_make(lib, dtype, v, device) for v in programs.scatter_input(seed, rank, n, world_size)],
                               group, reduce_op)
             return _out(t, lib, [0] * n)
         if op == "sendrecv":
             if rank == step["src"]:
-                col.send(_make(lib, dtype, mine), step["dst"], group)
+                col.send(_make(lib, dtype, mine, device), step["dst"], group)
             elif rank == step["dst"]:
-                t = _make(lib, dtype, [0] * n)
+                t = _make(lib, dtype, [0] * n, device)
                 col.recv(t, step["src"], group)
                 return _out(t, lib, [0] * n)
             return {"values": None, "dtype": dtype, "type": lib, "input": None}

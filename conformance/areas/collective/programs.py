@@ -5,7 +5,7 @@ input element is a small integer (1..5), so every result of every op is an integ
 dtype the suite names holds exactly (a product over three ranks is at most 125): a correct
 backend is bit-exact in every dtype, whatever order it reduces in, and any difference is a bug.
 
-    {"op": "allreduce", "reduce": "SUM", "dtype": "float32", "lib": "torch", "n": 4, "seed": 3}
+    {"op": "allreduce", "reduce": "SUM", "dtype": "float32", "lib": "torch", "device": "cpu", "n": 4, "seed": 3}
     {"op": "reduce" | "broadcast", "root": 2, ...}
     {"op": "sendrecv", "src": 0, "dst": 2, ...}        # src sends, dst receives, others idle
     {"op": "barrier", "delay_rank": 2, "delay_s": 0.3}
@@ -58,18 +58,20 @@ def expected(step: dict[str, Any], rank: int, world_size: int) -> Any:
 
 
 def op_matrix(world_size: int, dtypes: Iterable[str], libs: Iterable[str], ops: Iterable[str],
-              n: int, seed0: int = 0) -> list[dict[str, Any]]:
-    """Every claimed op x dtype x library, once: allreduce and reducescatter for every ReduceOp,
-    reduce and broadcast to the last (non-zero) rank, send/recv both ways between rank 0 and the
-    last rank, and a barrier that the last rank enters late."""
+              n: int, seed0: int = 0, devices: Iterable[str] = ("cpu",)) -> list[dict[str, Any]]:
+    """Every claimed op x dtype x library (torch tensors on each device type), once: allreduce and
+    reducescatter for every ReduceOp, reduce and broadcast to the last (non-zero) rank, send/recv
+    both ways between rank 0 and the last rank, and a barrier that the last rank enters late.
+    numpy arrays are host memory: they run once, on cpu."""
     last = world_size - 1
     steps: list[dict[str, Any]] = []
     ops = list(ops)
-    for lib in libs:
+    places = [(lib, device) for lib in libs for device in (devices if lib == "torch" else ("cpu",))]
+    for lib, device in dict.fromkeys(places):
         for dtype in dtypes:
             if lib == "numpy" and dtype not in NUMPY_DTYPES:
                 continue
-            base = {"dtype": dtype, "lib": lib, "n": n}
+            base = {"dtype": dtype, "lib": lib, "device": device, "n": n}
             for op in ops:
                 if op in ("allreduce", "reducescatter"):
                     steps += [{**base, "op": op, "reduce": r} for r in REDUCE_OPS]
@@ -88,7 +90,7 @@ def op_matrix(world_size: int, dtypes: Iterable[str], libs: Iterable[str], ops: 
     return steps
 
 
-def interleaved(world_size: int, rounds: int, n: int = 4) -> list[dict[str, Any]]:
+def interleaved(world_size: int, rounds: int, n: int = 4, device: str = "cpu") -> list[dict[str, Any]]:
     """Op ordering: point-to-point messages between every neighbour pair interleaved with
     collectives, two messages in a row on the same pair (they must arrive in order), then two more
     between ranks 0 and 1 alone while the other ranks go on to the next collective: the pattern of
@@ -96,7 +98,7 @@ def interleaved(world_size: int, rounds: int, n: int = 4) -> list[dict[str, Any]
     message numbering is not separate from its collective numbering sees the ranks disagree on
     which collective comes next."""
     steps: list[dict[str, Any]] = []
-    base = {"dtype": "float32", "lib": "torch", "n": n}
+    base = {"dtype": "float32", "lib": "torch", "device": device, "n": n}
     for _ in range(rounds):
         steps.append({**base, "op": "allreduce", "reduce": "SUM"})
         for r in range(world_size):
@@ -121,7 +123,7 @@ def describe(step: dict[str, Any]) -> str:
     if step["op"] == "sendrecv":
         bits.append(f"{step['src']}->{step['dst']}")
     if "dtype" in step:
-        bits.append(f"{step['dtype']}/{step['lib']}")
+        bits.append(f"{step['dtype']}/{step['lib']}" + (f" on {step['device']}" if step.get("device", "cpu") != "cpu" else ""))
     return " ".join(bits)
 
 
@@ -144,6 +146,8 @@ def judge(steps: list[dict[str, Any]], outputs: list[list[dict[str, Any]]], worl
                 continue
             if got["dtype"] != step["dtype"] or got["type"] != step["lib"]:
                 problems.append(f"{what}: rank {rank}'s tensor became {got['type']} {got['dtype']}")
+            elif got.get("device", "cpu") != step.get("device", "cpu"):
+                problems.append(f"{what}: rank {rank}'s tensor moved to {got.get('device')}")
             elif got["values"] != want:
                 unchanged = got["values"] == got["input"]
                 hint = " (the caller's tensor still holds its input: not written in place)" if unchanged else ""

@@ -87,7 +87,7 @@ def test_every_op_is_exact_at_each_world_size_across_nodes(collective_ctx: Colle
         members = cc.pool()[:ws]   # fresh members when a hang at the previous size discarded them
         nodes = len({i["node"] for i in cc.ask(members, "info", timeout_s=bound, what="member nodes")})
         steps = programs.op_matrix(ws, config.dtypes, libraries, config.ops,
-                                   int(collective_ctx.param("elements")), seed0=100 * ws)
+                                   int(collective_ctx.param("elements")), seed0=100 * ws, devices=config.devices)
         group = cc.group_name(f"ops{ws}")
         try:
             cc.create(members, group)
@@ -98,7 +98,8 @@ def test_every_op_is_exact_at_each_world_size_across_nodes(collective_ctx: Colle
         problems += found[:6]
         metrics[f"world_size_{ws}"] = {"steps": len(steps), "nodes": nodes, "problems": len(found)}
     cc.note("CC-004", f"{sum(v['steps'] for k, v in metrics.items() if k.startswith('world'))} op steps "
-                      f"over dtypes {', '.join(config.dtypes)} and {', '.join(libraries)}")
+                      f"over dtypes {', '.join(config.dtypes)} and {', '.join(libraries)} "
+                      f"(torch on {', '.join(config.devices)})")
     assert not problems, "; ".join(problems)
 
 
@@ -110,7 +111,8 @@ def test_point_to_point_interleaved_with_collectives_stays_in_order(collective_c
     bound = float(collective_ctx.param("op_bound_s"))
     members = cc.pool()
     ws = len(members)
-    steps = programs.interleaved(ws, int(collective_ctx.param("rounds")))
+    steps = [s for device in config.devices for s in programs.interleaved(ws, int(collective_ctx.param("rounds")),
+                                                                            device=device)]
     group = cc.group_name("order")
     try:
         cc.create(members, group)

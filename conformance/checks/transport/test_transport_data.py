@@ -142,7 +142,41 @@ def test_received_metadata(transport_ctx: TransportCtx) -> None:
         metrics[device] = {"cases": len(results), "wrong": sum(not r.ok for r in results)}
         if any(not r.ok for r in results):
             problems.append(f"{device}: {failures(results)}")
+        if device != "cpu":
+            metrics[device]["current_device"] = _on_current_device(tctx, device, problems)
     assert not problems, "received tensors do not have the sent dtype, shape and device type: " + " | ".join(problems)
+
+
+def _on_current_device(tctx: TransportContext, device: str, problems: list[str]) -> dict[str, Any]:
+    """Receive on an actor given two devices that made its second one current
+    (torch.<device>.set_device(1)): every received tensor must be on that device, as Ray's own
+    receive buffers are (`torch.empty(..., device=<type>)` allocates on the current device).
+    Returns what was seen, or why it could not run."""
+    from conformance.cluster.requests import demand
+    from conformance.rdt.pool import alive_nodes, start_endpoints
+
+    eps = tctx.intra_node(device)
+    if tctx.setup.collective_backend:
+        return {"not_run": "the transport moves within a collective group the pool's actors already belong to"}
+    node = next((n for n in alive_nodes(tctx.resource) if n["NodeID"] == eps.node_of(0)), None)
+    free = int(node["Resources"].get(tctx.resource, 0)) - len(eps) if node else 0
+    if free < 2:   # knob: the receiver holds two devices
+        return {"not_run": f"needs 2 free {tctx.resource} units beside the {len(eps)} endpoints on one node"}
+    rx = start_endpoints(tctx.setup, tctx.resource, device=device, nodes=[eps.node_of(0)], units=False,
+                         group=False, what="a receiver with two devices", **demand(tctx.resource, 2))
+    try:
+        state = ray_get(rx.actors[0].use_device.remote(1), what="receiver use_device(1)")
+        wrong = []
+        for case in (payloads.tensor_case("float32", "2-d"), payloads.container_case("list-mixed")):
+            _, got = tctx.transfer(eps.actors[0], rx.actors[0], case)
+            wrong += [f"{case['id']} {path}: {t['device']}:{t['device_index']}" for path, t in payloads.tensors_in(got)
+                      if t["device_index"] != state["current_device"]]
+        if wrong:
+            problems.append(f"{device}: received on another device than the receiver's current "
+                            f"{device}:{state['current_device']} (an actor given two devices): {', '.join(wrong[:3])}")
+        return {**state, "wrong": len(wrong)}
+    finally:
+        rx.shutdown()
 
 
 @pytest.mark.check("TR-006")

@@ -39,7 +39,7 @@ from typing import Any, Callable, Sequence
 from conformance.cluster.faults import NODE_KEY as ROLE_KEY
 from conformance.cluster.faults import NODE_NAME_ENV, POOL_KEY, ROLES
 from conformance.cluster.hosts import netns
-from conformance.cluster.injection import ENV_VAR, PTH_NAME, unit_instance_resources
+from conformance.cluster.injection import DEVICE_ENV_VAR, ENV_VAR, PTH_NAME, unit_instance_resources
 from conformance.cluster.manager import RAY_STARTUP_TIMEOUT
 
 PORT = 6379
@@ -194,6 +194,8 @@ class HostCluster:
         host_env = {ENV_VAR: manifest.accelerator["manager"],
                     "RAY_custom_unit_instance_resources": unit_instance_resources(manifest.resource_name),
                     **manifest.accelerator_env, **env, **self.extra_env}
+        if manifest.torch_device:
+            host_env[DEVICE_ENV_VAR] = manifest.torch_device
         if pythonpath:
             host_env["PYTHONPATH"] = os.pathsep.join(pythonpath)
         # The plugin's own labels, computed with the host's environment (what a vendor passes
