@@ -77,10 +77,13 @@ def build_report(outcomes: Mapping[str, str] | None = None, *, nodes: int = 2, t
         if waivers and c.id in waivers:
             entry["waiver"] = dict(waivers[c.id])
         checks.append(entry)
+    # a manifest the release's manifest schema accepts (verify's `manifest` line)
     manifest = {"schema_version": 1, "vendor": "ExampleCorp", "product": "NPU X1",
-                "accelerator": {"resource_name": "NPU"}, "cluster": {"nodes": nodes}}
+                "accelerator": {"manager": "ray_npu.manager:NPUManager", "resource_name": "NPU",
+                                "expected": {"devices_per_node": 4, "accelerator_type": "NPU-X1"}},
+                "cluster": {"nodes": nodes}}
     if transport:
-        manifest["transport"] = {"kind": "host-memory"}
+        manifest["transport"] = {"name": "NPUXFER"}
     report: dict[str, Any] = {
         "schema_version": 1,
         "suite": {"name": SUITE_NAME, "version": releases.current_version(),
