@@ -45,7 +45,7 @@ def declared_support() -> dict[str, str]:
         meta, reqs = metadata(SUITE_NAME), requires(SUITE_NAME) or []
     except PackageNotFoundError:
         return {}
-    out = {"python": str(meta.get("Requires-Python") or "")}
+    out = {"python": str(meta["Requires-Python"]) if "Requires-Python" in meta else ""}
     for text in reqs:
         req = Requirement(text)
         if req.name.lower() == "torch" and req.marker is None:
@@ -59,7 +59,8 @@ def environment_problems(report: Mapping[str, Any], support: Mapping[str, str] |
     from packaging.version import InvalidVersion, Version
 
     support = declared_support() if support is None else support
-    env = report.get("environment") if isinstance(report.get("environment"), dict) else {}
+    env = report.get("environment")
+    env = env if isinstance(env, dict) else {}
     problems = []
     for name in ("python", "torch"):
         spec = support.get(name)

@@ -167,8 +167,9 @@ def _distinct_nodes(report: Any) -> int | None | Invalid:
     nodes = _device_nodes(report)
     if not nodes:
         return None
-    ids = [_node_id(n) for n in nodes]
-    if None in ids:
+    found = [_node_id(n) for n in nodes]
+    ids = [i for i in found if i is not None]
+    if len(ids) != len(found):
         return Invalid(f"an entry of {len(nodes)} has no node_id")
     dup = sorted({i for i in ids if ids.count(i) > 1})
     if dup:
