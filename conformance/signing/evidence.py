@@ -61,8 +61,8 @@ def evidence_problems(checks: list[Any], checklist: Checklist,
             problems.append(f"{check.id} records params {terminal(entry.get('params'), limit=160)}, "
                             f"the release's are {check.params}")
         problems += [f"{check.id} {p}" for p in entry_problems(entry, check.area, manifest)]
-        if check.id not in judges.JUDGES:
-            continue
+        if check.id not in judges.JUDGES or not set(judges.JUDGES[check.id].params) <= set(check.params):
+            continue  # no judge, or the release's check predates the params its judge reads (another definition)
         claimed = _claimed(entry)
         if claimed not in ("pass", "fail"):
             continue
