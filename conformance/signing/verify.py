@@ -11,12 +11,17 @@ Checks, in order:
                 (schemas/report.trust.yaml: recomputed, cross-checked, signed claim, informational)
   release       the suite version is a known release and the data digests report.json records
                 (checklist, tiers, report schema, waivers) are that release's
+  release-files the release's label vocabulary and capability profiles are read from the files with
+                the release's digests (never the installed ones)
+  manifest      the embedded manifest is valid against the release's manifest schema
+  environment   Python and torch are inside the suite's declared support (signing/embedded.py)
   claims        the signed statement agrees with report.json (vendor, product, finishedAt, tier,
                 manifest digest, Ray version, environment, configuration = the release's data
                 files), and every derived field (predicate lists and result, summary counts)
                 equals what the per-check outcomes give
-  cross-check F each fact several fields state (nodes, devices per node, domain labels) is
-                stated alike by all of them; the winner, never one field alone, is the tier input
+  cross-check F each fact several fields state (nodes, devices per node, domain labels, resource,
+                accelerator type) is stated alike by all of them, a per-node fact on every node;
+                the winner, never one field alone nor a contradicted fact, is the tier input
   time          started_at <= finished_at <= the verifier's clock (and --at), on or after the
                 release's publication
   tier          the tier recomputed with compute_tiers equals the claimed tier and per-tier
@@ -27,7 +32,9 @@ Checks, in order:
   waivers       each waived check cites a waiver listed in the release's waivers.yaml, unexpired at finished_at
   validity      the run's Ray version is a release version (N.N.N) the release certifies; with `at`, every waiver is
                 still unexpired and the tier still holds on that date ("recertification required")
-  evidence      each judged check's outcome is what its judge gives on its metrics (signing/evidence.py)
+  evidence      each judged check's outcome is what its judge gives on its metrics; every check's
+                figures plausible, scenarios of a pass ok, references the manifest's, tests of
+                its own area (signing/evidence.py)
   summary       the summary counts are recomputed from the per-check outcomes, every key present
   selection     the run executed the whole checklist, uninterrupted, with no recorded pytest
                 argument that narrows it, else "not a certification run"
