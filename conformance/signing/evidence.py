@@ -11,6 +11,9 @@ submitter's claims:
                           negative or not finite
                scenarios  a pass has every recorded scenario `ok` within its bound (the recovery
                           scenarios record their own failure)
+               failures   a pass records no failure of its own: every `problems`, `wrong` and
+                          `wrong_pairs` in its metrics (at any depth) is empty or zero, as every
+                          check that records them asserts
                reference  a figure measured against a manifest reference records that reference
                           (CC-010's nominal_link_gbps = the manifest's collective.nominal_link_gbps)
                tests      its tests are tests of its own area (the release's area's folder)
@@ -122,6 +125,28 @@ def scenario_problems(metrics: Mapping[str, Any]) -> list[str]:
     return problems
 
 
+FAILURE_KEYS = ("problems", "wrong", "wrong_pairs")
+
+
+def recorded_failures(metrics: Any, limit: int = 3) -> list[str]:
+    """Paths of `problems` / `wrong` / `wrong_pairs` figures that record a failure (anything but
+    empty, zero or null): the checks that record them fail whenever one is not."""
+    found: list[str] = []
+    stack: list[tuple[str, Any]] = [("", metrics)]
+    while stack and len(found) < limit:
+        path, value = stack.pop()
+        if isinstance(value, Mapping):
+            for k, v in value.items():
+                key, here = str(k), f"{path}.{k}" if path else str(k)
+                if key in FAILURE_KEYS and v not in (None, 0, [], {}) and not isinstance(v, bool):
+                    found.append(f"{terminal(here, limit=80)} = {terminal(repr(v), limit=80)}")
+                else:
+                    stack.append((here, v))
+        elif isinstance(value, list):
+            stack.extend((f"{path}[{i}]", v) for i, v in enumerate(value))
+    return found
+
+
 def _manifest_value(manifest: Mapping[str, Any], path: str) -> Any:
     value: Any = manifest
     for key in path.split("."):
@@ -162,6 +187,7 @@ def entry_problems(entry: Mapping[str, Any], area: str, manifest: Mapping[str, A
         if implausible_figures(metrics) else []
     if _claimed(entry) == "pass":
         problems += [f"claims pass but {p}" for p in scenario_problems(metrics)]
+        problems += [f"claims pass but its metrics record a failure: {p}" for p in recorded_failures(metrics)]
     problems += reference_problems(str(entry.get("id")), metrics, manifest)
     problems += test_area_problems(entry.get("tests"), area)
     return problems

@@ -243,6 +243,14 @@ def _survivors_waiting_marked_pass(r: dict[str, Any]) -> None:
             other.update(outcome="pass", reason=None)
 
 
+def _label_problems_marked_pass(r: dict[str, Any]) -> None:
+    _check(r, "TL-002")["metrics"]["problems"] = {"a2590df0": ["ray.io/rack 'rack 2' is not a valid label value"]}
+
+
+def _wrong_bytes_marked_pass(r: dict[str, Any]) -> None:
+    _check(r, "TR-001")["metrics"]["cpu"]["wrong"] = 3
+
+
 def _tests_of_another_area(r: dict[str, Any]) -> None:
     _check(r, "DP-001")["tests"] = ["transport/test_transport_data.py::test_round_trip_exact"]
 
@@ -256,6 +264,8 @@ def _tests_of_another_area(r: dict[str, Any]) -> None:
     (_scenario_over_its_bound, "FR-002 claims pass but scenario crash-holder-then-reuse took 400.0 s"),
     (_survivors_waiting_marked_pass, "CC-009 claims pass but its evidence gives fail"),
     (_tests_of_another_area, "DP-001 names test(s) outside its area 'device'"),
+    (_label_problems_marked_pass, "TL-002 claims pass but its metrics record a failure: problems = "),
+    (_wrong_bytes_marked_pass, "TR-001 claims pass but its metrics record a failure: cpu.wrong = 3"),
 ], ids=lambda x: getattr(x, "__name__", "")[:40] if callable(x) else None)
 def test_evidence_is_judged_whole(tmp_path: Path, key: keys.KeyPair, edit, needle: str) -> None:
     bad = attack(tmp_path, key, edit)
