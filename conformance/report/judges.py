@@ -291,6 +291,19 @@ def _fr006(m: Mapping[str, Any], p: Mapping[str, Any]) -> Verdict:
     return Verdict(PASS, f"fresh cluster up in {took:.0f}s, within {bound:g} s")
 
 
+@_register("FR-004", ("round_s",), ("stress_rounds",), decides_all=False)
+def _fr004(m: Mapping[str, Any], p: Mapping[str, Any]) -> Verdict:
+    """The restart storm ran the release's number of rounds: one recorded time per round."""
+    times, rounds = m.get("round_s"), _param(p, "stress_rounds")
+    if not isinstance(times, list) or not times:
+        raise MissingEvidence("metric round_s is missing or not a list")
+    for t in times:
+        number({"v": t}, "v")
+    if len(times) != rounds:
+        return Verdict(FAIL, f"round_s records {len(times)} round(s) but the release's params say stress_rounds = {rounds:g}")
+    return Verdict(PASS, f"{len(times)} rounds of kills and crashes, as the release asks")
+
+
 # ------------------------------------------------------------------------------ transport
 @_register("TR-013", ("growth_per_round_bytes", "payload_bytes", "transfers_per_round"),
            ("max_growth_fraction_of_round",), decides_all=False,

@@ -226,6 +226,10 @@ def _fewer_rounds(r: dict[str, Any]) -> None:
         m["growth_per_round_bytes"][probe] = m["growth_per_round_bytes"][probe][:2]
 
 
+def _fewer_storm_rounds(r: dict[str, Any]) -> None:
+    _check(r, "FR-004")["metrics"]["round_s"] = [1.3]
+
+
 def _failed_scenario_marked_pass(r: dict[str, Any]) -> None:
     _check(r, "FR-001")["metrics"]["scenarios"]["kill-holder-then-reuse"]["outcome"] = "fail"
 
@@ -260,6 +264,7 @@ def _tests_of_another_area(r: dict[str, Any]) -> None:
     (_negative_step, "FR-001 records an implausible figure"),
     (_summary_against_matrix, "PF-004 claims pass but its evidence gives fail: links.cross_node says"),
     (_fewer_rounds, "TR-013 claims pass but its evidence gives fail: TR-013: rounds is 2 but the release's params say rounds = 3"),
+    (_fewer_storm_rounds, "FR-004 claims pass but its evidence gives fail: round_s records 1 round(s)"),
     (_failed_scenario_marked_pass, "FR-001 claims pass but scenario kill-holder-then-reuse records outcome 'fail'"),
     (_scenario_over_its_bound, "FR-002 claims pass but scenario crash-holder-then-reuse took 400.0 s"),
     (_survivors_waiting_marked_pass, "CC-009 claims pass but its evidence gives fail"),

@@ -35,6 +35,7 @@ FAILING: dict[str, dict[str, Any]] = {
                "growth_per_round_bytes": {"source.rss_bytes": [12 << 20, 12 << 20, 12 << 20, 0, 12 << 20]}},
     "TR-014": {"actor_has_transport_max_latency_s": 2.5},
     "FR-006": {"restart_s": 121.0},
+    "FR-004": {"round_s": [1.3], "restarts": 2},
     "CC-008": {"memory": {"rss_mib": [[100.0, 101.0], [110.0, 111.0], [112.0, 111.5], [410.0, 112.0]],
                           "growth_mib": [300.0, 1.0], "payload_mib": 40.0, "cycles": 4}},
     "CC-009": {"error_s": {"0": 1.5, "1": 300.0}},
