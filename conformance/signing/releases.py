@@ -1,7 +1,8 @@
 """Released suite versions and the digests of their data files (tiers/releases.yaml), append-only.
 
-A release binds every file that decides a tier: the checklist, the tier ladder, the waivers,
-the label vocabulary and every schema in schemas/ (validated by schemas/releases.schema.json),
+A release binds every file that decides a tier or a verdict: the checklist, the tier ladder,
+the waivers, the label vocabulary, the capability profiles (from the release that introduced
+`capabilities_sha256` on) and every schema in schemas/ (validated by schemas/releases.schema.json),
 names the Ray versions it certifies (`ray_versions`: a series such as "2.60", or an exact
 version) and the date it was published. A verifier accepts a report only if its suite version
 is a release listed here and the digests it claims are that release's. To recompute a tier and
@@ -39,7 +40,7 @@ from conformance.errors import UserError
 
 HEADER = """\
 # Released suite versions -> sha256 of every data file that decides a tier (checklist, tiers,
-# waivers, labels, vocabulary, schemas) and the Ray versions each release certifies (ray_versions: a series
+# waivers, labels, vocabulary, capabilities, schemas) and the Ray versions each release certifies (ray_versions: a series
 # like "2.60" or an exact version). `ray-conformance verify` accepts a report only for a version
 # listed here, with exactly these digests. Validated by schemas/releases.schema.json.
 # Append-only: never edit an entry; after a data change run `python -m conformance.signing.releases --write`,
