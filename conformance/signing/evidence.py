@@ -9,8 +9,9 @@ submitter's claims:
              the release's params, and, for every check:
                plausible  no duration (`*_s`) or bandwidth (`*_gbps`) anywhere in its metrics is
                           negative or not finite
-               scenarios  a pass has every recorded scenario `ok` within its bound (the recovery
-                          scenarios record their own failure)
+               scenarios  a pass has every recorded scenario `ok` within its bound, and no bound
+                          larger than the release's params give (the recovery scenarios record
+                          their own failure and the bound they ran under)
                failures   a pass records no failure of its own: every `problems`, `wrong` and
                           `wrong_pairs` in its metrics (at any depth) is empty or zero, as every
                           check that records them asserts
@@ -29,7 +30,7 @@ from __future__ import annotations
 import math
 from typing import Any, Mapping
 
-from conformance.catalog.data import Checklist
+from conformance.catalog.data import Check, Checklist
 from conformance.catalog.strict_input import as_list, as_map
 from conformance.report import judges
 from conformance.report.results import OUTCOMES
@@ -49,7 +50,7 @@ def _claimed(entry: Mapping[str, Any]) -> str:
 
 
 def evidence_problems(checks: list[Any], checklist: Checklist,
-                      manifest: Mapping[str, Any] | None = None) -> tuple[list[str], int]:
+                      manifest: Mapping[str, Any] | None = None, remote: bool = False) -> tuple[list[str], int]:
     """(problems, number of judged entries) for the report's checks under the release's checklist
     (`manifest`: the report's, for the references judged figures were measured against)."""
     manifest = manifest or {}
@@ -63,7 +64,7 @@ def evidence_problems(checks: list[Any], checklist: Checklist,
         if entry.get("params") != check.params:
             problems.append(f"{check.id} records params {terminal(entry.get('params'), limit=160)}, "
                             f"the release's are {check.params}")
-        problems += [f"{check.id} {p}" for p in entry_problems(entry, check.area, manifest)]
+        problems += [f"{check.id} {p}" for p in entry_problems(entry, check, manifest, remote)]
         if check.id not in judges.JUDGES or not set(judges.JUDGES[check.id].params) <= set(check.params):
             continue  # no judge, or the release's check predates the params its judge reads (another definition)
         claimed = _claimed(entry)
@@ -103,9 +104,34 @@ def implausible_figures(metrics: Any, under: str = "", limit: int = 3) -> list[s
     return found
 
 
-def scenario_problems(metrics: Mapping[str, Any]) -> list[str]:
+def release_scenario_bound(check: Check, metrics: Mapping[str, Any], remote: bool) -> float | None:
+    """The most a scenario of `check` may be given under the release's params
+    (conformance/areas/recovery/bounds.scenario_bound), stretched on a vendor's own cluster by
+    its longer RDT fetch timeout (FR-012..016, as the live check does); None when the release's
+    params do not give it (a release whose check predates the bound's params)."""
+    from conformance.areas.recovery.bounds import SCENARIO_CHECKS, scenario_bound
+    from conformance.errors import UserError
+
+    if check.id not in SCENARIO_CHECKS:
+        return None
+    try:
+        bound = scenario_bound(check)
+    except (UserError, KeyError, TypeError, ValueError):
+        return None
+    fetch = as_map(metrics.get("transport")).get("rdt_fetch_timeout_s")
+    param = check.params.get("rdt_fetch_timeout_s")
+    if remote and check.id in _STRETCHED and isinstance(fetch, (int, float)) and isinstance(param, (int, float)):
+        bound += max(float(fetch) - float(param), 0.0)
+    return bound
+
+
+_STRETCHED = ("FR-012", "FR-013", "FR-014", "FR-015", "FR-016")  # TransferRecoveryCtx.bound()
+
+
+def scenario_problems(metrics: Mapping[str, Any], most: float | None = None) -> list[str]:
     """Scenarios a pass records as failed or over their bound (conformance/areas/recovery/scenario.py:
-    the scenario is `ok` only when it ended within bound_s)."""
+    the scenario is `ok` only when it ended within bound_s), or given a bound larger than the
+    release's params give (`most`)."""
     scenarios = metrics.get("scenarios")
     if scenarios is None:
         return []
@@ -115,7 +141,11 @@ def scenario_problems(metrics: Mapping[str, Any]) -> list[str]:
     for name, sc in scenarios.items():
         sc = as_map(sc)
         outcome, elapsed, bound = sc.get("outcome"), sc.get("elapsed_s"), sc.get("bound_s")
-        if outcome != "ok":
+        if most is not None and isinstance(bound, (int, float)) and not isinstance(bound, bool) \
+                and bound > most + 1e-6:
+            problems.append(f"scenario {terminal(name, limit=60)} records bound_s {bound:g}, more than the "
+                            f"{most:g} s the release's params give")
+        elif outcome != "ok":
             problems.append(f"scenario {terminal(name, limit=60)} records outcome {terminal(repr(outcome), limit=40)}")
         elif not isinstance(elapsed, (int, float)) or not isinstance(bound, (int, float)) \
                 or isinstance(elapsed, bool) or isinstance(bound, bool) \
@@ -180,13 +210,17 @@ def test_area_problems(tests: Any, area: str) -> list[str]:
         if foreign else []
 
 
-def entry_problems(entry: Mapping[str, Any], area: str, manifest: Mapping[str, Any]) -> list[str]:
-    """What one check's own record contradicts, whatever its judge (see the module docstring)."""
+def entry_problems(entry: Mapping[str, Any], check: Check, manifest: Mapping[str, Any],
+                   remote: bool = False) -> list[str]:
+    """What one check's own record contradicts, whatever its judge (see the module docstring).
+    `remote`: the run was on the vendor's own cluster (signing/trust.runs_remote)."""
+    area = check.area
     metrics = as_map(entry.get("metrics"))
     problems = [f"records an implausible figure: {', '.join(implausible_figures(metrics))}"] \
         if implausible_figures(metrics) else []
     if _claimed(entry) == "pass":
-        problems += [f"claims pass but {p}" for p in scenario_problems(metrics)]
+        problems += [f"claims pass but {p}" for p in
+                     scenario_problems(metrics, release_scenario_bound(check, metrics, remote))]
         problems += [f"claims pass but its metrics record a failure: {p}" for p in recorded_failures(metrics)]
     problems += reference_problems(str(entry.get("id")), metrics, manifest)
     problems += test_area_problems(entry.get("tests"), area)
@@ -217,7 +251,9 @@ def evidence_lines(report: Mapping[str, Any], checklist: Checklist | None) -> li
     if checklist is None:
         lines.append(("evidence", False, "cannot judge: the release's checklist is not available"))
     else:
-        problems, judged = evidence_problems(checks, checklist, as_map(report.get("manifest")))
+        from conformance.signing.trust import runs_remote
+
+        problems, judged = evidence_problems(checks, checklist, as_map(report.get("manifest")), runs_remote(report))
         lines.append(("evidence", not problems, "; ".join(problems) if problems else
                       f"{judged} judged check(s) agree with their metrics under the release's params; "
                       "every check records the release's params"))

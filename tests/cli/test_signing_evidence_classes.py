@@ -238,6 +238,11 @@ def _scenario_over_its_bound(r: dict[str, Any]) -> None:
     _check(r, "FR-002")["metrics"]["scenarios"]["crash-holder-then-reuse"]["elapsed_s"] = 400.0
 
 
+def _scenario_bound_inflated(r: dict[str, Any]) -> None:
+    sc = _check(r, "FR-001")["metrics"]["scenarios"]["kill-holder-then-reuse"]
+    sc.update(bound_s=500.0, elapsed_s=400.0)  # within its own recorded bound, not the release's
+
+
 def _survivors_waiting_marked_pass(r: dict[str, Any]) -> None:
     r["manifest"]["collective"] = {"backend": "GLOO"}
     c = _check(r, "CC-009")
@@ -267,6 +272,8 @@ def _tests_of_another_area(r: dict[str, Any]) -> None:
     (_fewer_storm_rounds, "FR-004 claims pass but its evidence gives fail: round_s records 1 round(s)"),
     (_failed_scenario_marked_pass, "FR-001 claims pass but scenario kill-holder-then-reuse records outcome 'fail'"),
     (_scenario_over_its_bound, "FR-002 claims pass but scenario crash-holder-then-reuse took 400.0 s"),
+    (_scenario_bound_inflated, "FR-001 claims pass but scenario kill-holder-then-reuse records bound_s 500, "
+                               "more than the 150 s the release's params give"),
     (_survivors_waiting_marked_pass, "CC-009 claims pass but its evidence gives fail"),
     (_tests_of_another_area, "DP-001 names test(s) outside its area 'device'"),
     (_label_problems_marked_pass, "TL-002 claims pass but its metrics record a failure: problems = "),
