@@ -106,10 +106,10 @@ def implausible_figures(metrics: Any, under: str = "", limit: int = 3) -> list[s
 
 def release_scenario_bound(check: Check, metrics: Mapping[str, Any], remote: bool) -> float | None:
     """The most a scenario of `check` may be given under the release's params
-    (conformance/areas/recovery/bounds.scenario_bound), stretched on a vendor's own cluster by
+    (conformance/catalog/scenario_bounds.scenario_bound), stretched on a vendor's own cluster by
     its longer RDT fetch timeout (FR-012..016, as the live check does); None when the release's
     params do not give it (a release whose check predates the bound's params)."""
-    from conformance.areas.recovery.bounds import SCENARIO_CHECKS, scenario_bound
+    from conformance.catalog.scenario_bounds import SCENARIO_CHECKS, scenario_bound
     from conformance.errors import UserError
 
     if check.id not in SCENARIO_CHECKS:

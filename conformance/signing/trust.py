@@ -21,6 +21,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone
+from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from conformance.catalog import data
@@ -220,10 +221,18 @@ def _node_type(node: dict[str, Any]) -> str | Invalid:
 def domain_keys_of(labels_file: Any = None) -> frozenset[str]:
     """The domain label keys of a label vocabulary file (default: this installation's
     tiers/labels.yaml; verify passes the release's)."""
-    from conformance.catalog.labels import load_vocabulary, parse_vocabulary
+    from conformance.catalog.labels import labels_path
 
-    vocabulary = parse_vocabulary(data.read_yaml_or_json(labels_file, what="labels vocabulary")) \
-        if labels_file is not None else load_vocabulary()
+    path = Path(labels_file) if labels_file is not None else labels_path()
+    return _domain_keys_at(str(path), path.stat().st_mtime_ns, path.stat().st_size)
+
+
+@functools.lru_cache(maxsize=8)
+def _domain_keys_at(path: str, mtime_ns: int, size: int) -> frozenset[str]:
+    """Parsed and validated once per file version (verify reads it for every submission)."""
+    from conformance.catalog.labels import parse_vocabulary
+
+    vocabulary = parse_vocabulary(data.read_yaml_or_json(Path(path), what="labels vocabulary"))
     return frozenset(k.key for k in vocabulary.domain_keys())
 
 

@@ -44,6 +44,7 @@ Unreadable input (missing files, an envelope that is not JSON or not DSSE) raise
 """
 from __future__ import annotations
 
+import functools
 import json
 from collections import Counter
 from dataclasses import dataclass, field
@@ -585,7 +586,7 @@ def _release_inputs(v: Verification, release: releases.Release | None, releases_
         if found is None:
             problems.append("tiers/capabilities.yaml")
         else:
-            profiles = capabilities.load_profiles(found)
+            profiles = _profiles_at(str(found), found.stat().st_mtime_ns, found.stat().st_size)
     if problems:
         v.add("release-files", False, f"this verifier lacks release {release.version}'s {' and '.join(problems)} "
                                       f"(put them in {releases.archived_path(releases_file, release.version, 'labels_sha256').parent})")
@@ -593,6 +594,12 @@ def _release_inputs(v: Verification, release: releases.Release | None, releases_
         v.add("release-files", True, f"label vocabulary and capability profiles read from release {release.version}'s files"
                                      + note)
     return ReleaseInputs(trust.domain_keys_of(labels) if labels else None, profiles, note)
+
+
+@functools.lru_cache(maxsize=8)
+def _profiles_at(path: str, mtime_ns: int, size: int) -> list[dict[str, Any]]:
+    """A release's profiles file, parsed and validated once per file version."""
+    return capabilities.load_profiles(Path(path))
 
 
 def _check_capabilities(v: Verification, report: Mapping[str, Any], checklist: data.Checklist,
