@@ -27,10 +27,17 @@ def manifest_problem(report: Mapping[str, Any], schema_file: Path) -> str | None
     manifest = report.get("manifest")
     if not isinstance(manifest, dict):
         return "report.json has no manifest object"
-    schema = data.read_yaml_or_json(schema_file, what="manifest schema")
-    validator = jsonschema.Draft202012Validator(schema, format_checker=jsonschema.FormatChecker())
+    stat = Path(schema_file).stat()
+    validator = _validator(str(schema_file), stat.st_mtime_ns, stat.st_size)
     errors = sorted(validator.iter_errors(manifest), key=lambda e: (-len(e.absolute_path), e.message))
     return terminal(data.format_validation_error(errors[0]), limit=300) if errors else None
+
+
+@functools.lru_cache(maxsize=8)
+def _validator(path: str, mtime_ns: int, size: int) -> jsonschema.Draft202012Validator:
+    """The release's manifest schema, read and compiled once per file version."""
+    schema = data.read_yaml_or_json(Path(path), what="manifest schema")
+    return jsonschema.Draft202012Validator(schema, format_checker=jsonschema.FormatChecker())
 
 
 @functools.lru_cache(maxsize=1)
