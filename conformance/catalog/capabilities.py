@@ -66,10 +66,37 @@ def verify_claim(report: Mapping[str, Any], checklist: Checklist,
     names = ", ".join(certified_names(actual)) or "none"
     if claimed is None:
         return True, f"the report claims no capabilities (older report); its results certify: {names}"
-    want = {c["name"]: c["state"] for c in actual}
-    got = {str(c.get("name")): c.get("state") for c in claimed if isinstance(c, Mapping)}
+    if not isinstance(claimed, list) or not all(isinstance(c, Mapping) for c in claimed):
+        return False, "capabilities is not a list of profile entries"
+    named = [str(c.get("name")) for c in claimed]
+    twice = sorted({n for n in named if named.count(n) > 1})
+    if twice:
+        return False, f"profile(s) {', '.join(twice)} listed more than once: the claim must be one entry per profile"
+    want = {c["name"]: _entry(c) for c in actual}
+    got = {str(c.get("name")): _entry(c) for c in claimed}
     if got != want:
-        diff = next((f"{n}: claimed {got.get(n)!r}, recomputed {want.get(n)!r}" for n in sorted(set(want) | set(got))
-                     if got.get(n) != want.get(n)), "")
+        diff = next((f"{n}: claimed {_shown(got.get(n))}, recomputed {_shown(want.get(n))}"
+                     for n in sorted(set(want) | set(got)) if got.get(n) != want.get(n)), "")
         return False, f"claimed capabilities differ from the per-check results ({diff})"
     return True, f"recomputed capabilities equal the claim; certified: {names}"
+
+
+def _entry(c: Mapping[str, Any]) -> tuple[Any, ...]:
+    """What a profile entry says, every part of it (a page shows all of it)."""
+    blocking = c.get("blocking")
+    return (c.get("state"), c.get("declared"), c.get("required_checks"),
+            [(b.get("id"), b.get("outcome")) if isinstance(b, Mapping) else b for b in blocking]
+            if isinstance(blocking, list) else blocking, sorted(set(c) - _ENTRY_KEYS))
+
+
+_ENTRY_KEYS = {"name", "state", "declared", "required_checks", "blocking"}
+
+
+def _shown(entry: Any) -> str:
+    from conformance.report.sanitize import terminal
+
+    if not isinstance(entry, tuple):
+        return repr(entry)
+    state, declared, _, blocking, extra = entry
+    return terminal(f"{state!r} (declared {declared}, blocking {blocking}{', extra fields ' + str(extra) if extra else ''})",
+                    limit=160)

@@ -9,6 +9,12 @@ it) is found without trusting the submitter.
 Judges are pure: no Ray, no clock, no I/O. A metric that is missing, not a number, NaN or
 infinite gives outcome `error` (the evidence cannot decide), never `pass`.
 
+Before its own rule, every judge holds the figures to what they were measured under: a count
+the release's params fix (`counts`: rounds, transfers per round, cycles) recorded otherwise is a
+fail, whatever the figures say. `references` names the manifest field a figure was measured
+against (CC-010's nominal link); verify compares the two (signing/evidence.py), since the
+manifest is not the judge's input.
+
 `decides_all` says whether the metrics are the check's whole verdict. Where it is False the
 check can also fail on something the metrics do not hold (wrong bytes, a raised exception), so
 a `fail` beside passing metrics is no contradiction; a `pass` beside failing metrics always is.
@@ -40,16 +46,36 @@ class Judge:
     params: tuple[str, ...]         # param names it reads
     decides_all: bool
     decide: Callable[[Mapping[str, Any], Mapping[str, Any]], Verdict]
+    counts: tuple[tuple[str, str], ...] = ()      # (metric path, param): the count the release fixes
+    references: tuple[tuple[str, str], ...] = ()  # (metric, manifest path): the reference it was measured against
 
 
 JUDGES: dict[str, Judge] = {}
 
 
-def _register(check_id: str, needs: tuple[str, ...], params: tuple[str, ...], decides_all: bool):
+def _register(check_id: str, needs: tuple[str, ...], params: tuple[str, ...], decides_all: bool,
+              counts: tuple[tuple[str, str], ...] = (), references: tuple[tuple[str, str], ...] = ()):
     def wrap(fn: Callable[[Mapping[str, Any], Mapping[str, Any]], Verdict]) -> Callable[..., Verdict]:
-        JUDGES[check_id] = Judge(check_id, needs, params, decides_all, fn)
+        JUDGES[check_id] = Judge(check_id, needs, params, decides_all, fn, counts, references)
         return fn
     return wrap
+
+
+def _path(metrics: Mapping[str, Any], path: str) -> Any:
+    value: Any = metrics
+    for key in path.split("."):
+        value = value.get(key) if isinstance(value, Mapping) else None
+    return value
+
+
+def _count_problem(j: Judge, metrics: Mapping[str, Any], params: Mapping[str, Any]) -> str | None:
+    """A recorded count that is not the release's param (fewer rounds than the release asks)."""
+    for metric, param in j.counts:
+        got = number({metric: _path(metrics, metric)}, metric)
+        want = _param(params, param)
+        if got != want:
+            return f"{metric} is {got:g} but the release's params say {param} = {want:g}"
+    return None
 
 
 def number(metrics: Mapping[str, Any], name: str) -> float:
@@ -79,6 +105,9 @@ def judge(check_id: str, metrics: Mapping[str, Any], params: Mapping[str, Any]) 
     """The outcome the recorded metrics give under `params` (KeyError: the check has no judge)."""
     j = JUDGES[check_id]
     try:
+        wrong = _count_problem(j, metrics, params)
+        if wrong:
+            return Verdict(FAIL, f"{check_id}: {wrong}")
         return j.decide(metrics, params)
     except MissingEvidence as exc:
         return Verdict(ERROR, f"{check_id}: {exc}")
@@ -93,7 +122,8 @@ def enforce(check_id: str, metrics: Mapping[str, Any], params: Mapping[str, Any]
 
 # ------------------------------------------------------------------------------ performance
 @_register("CC-010", ("busbw_gbps", "host_copy_gbps", "host_fraction"),
-           ("min_host_copy_fraction", "min_link_fraction"), decides_all=True)
+           ("min_host_copy_fraction", "min_link_fraction"), decides_all=True,
+           references=(("nominal_link_gbps", "collective.nominal_link_gbps"),))
 def _cc010(m: Mapping[str, Any], p: Mapping[str, Any]) -> Verdict:
     """The weaker op's peak bus bandwidth over the sizes against the same run's host copy, and
     against the manifest's nominal link when one is declared (nominal_link_gbps not null)."""
@@ -161,6 +191,15 @@ def _pf004(m: Mapping[str, Any], p: Mapping[str, Any]) -> Verdict:
         raise MissingEvidence("metric links is missing or empty")
     if wrong != 0:
         return Verdict(FAIL, f"{wrong:g} pair(s) delivered wrong data")
+    raw = _matrix_classes(m)
+    if set(raw) != set(links):
+        return Verdict(FAIL, f"links has classes {sorted(links)} but the matrix_gbps it summarises gives {sorted(raw)}")
+    for cls, values in raw.items():
+        figures = links[cls] if isinstance(links[cls], Mapping) else {}
+        med, low = number(figures, "median_gbps"), number(figures, "min_gbps")
+        if not (_agrees(med, statistics.median(values)) and _agrees(low, min(values))):
+            return Verdict(FAIL, f"links.{cls} says median {med:.4g} / min {low:.4g} GB/s but its own matrix_gbps "
+                                 f"gives {statistics.median(values):.4g} / {min(values):.4g}")
     slow = []
     for cls, figures in sorted(links.items()):
         if not isinstance(figures, Mapping):
@@ -175,6 +214,74 @@ def _pf004(m: Mapping[str, Any], p: Mapping[str, Any]) -> Verdict:
     return Verdict(PASS, f"every link class within {need:.0%} of its median")
 
 
+def _matrix_classes(m: Mapping[str, Any]) -> dict[str, list[float]]:
+    """The pairwise matrix's bandwidths by link class, as the check groups them: endpoints are
+    labelled `n<node>:<device>`, a pair on one node is same_node (conformance/areas/performance/bench.link_classes)."""
+    labels, matrix = m.get("endpoints"), m.get("matrix_gbps")
+    if not isinstance(labels, list) or not all(isinstance(x, str) for x in labels) or len(labels) < 2:
+        raise MissingEvidence("metric endpoints is missing or not a list of endpoint labels")
+    if not isinstance(matrix, list) or len(matrix) != len(labels) \
+            or not all(isinstance(row, list) and len(row) == len(labels) for row in matrix):
+        raise MissingEvidence("metric matrix_gbps is missing or not a square matrix over the endpoints")
+    out: dict[str, list[float]] = {}
+    for i, row in enumerate(matrix):
+        for j, value in enumerate(row):
+            if i == j or value is None:
+                continue
+            cls = "same_node" if labels[i].split(":")[0] == labels[j].split(":")[0] else "cross_node"
+            out.setdefault(cls, []).append(number({"v": value}, "v"))
+    return out
+
+
+# ------------------------------------------------------------------------------ collective
+@_register("CC-008", ("memory",), ("max_growth_mib", "leak_warmup_cycles"), decides_all=False,
+           counts=(("memory.cycles", "leak_cycles"), ("memory.payload_mib", "leak_payload_mib")))
+def _cc008(m: Mapping[str, Any], p: Mapping[str, Any]) -> Verdict:
+    """Resident memory after the warm-up cycles and after the last may differ by at most
+    max_growth_mib per member; growth_mib must be what its own rss_mib rows give."""
+    memory = m.get("memory")
+    if not isinstance(memory, Mapping):
+        raise MissingEvidence("metric memory is missing")
+    rss, growth = memory.get("rss_mib"), memory.get("growth_mib")
+    warmup, allowed = int(_param(p, "leak_warmup_cycles")), _param(p, "max_growth_mib")
+    if not isinstance(rss, list) or not all(isinstance(r, list) for r in rss) or not isinstance(growth, list) \
+            or not growth:
+        raise MissingEvidence("metric memory.rss_mib / memory.growth_mib is missing or not lists")
+    rss = [[number({"v": x}, "v") for x in row] for row in rss]  # every figure recorded is a number
+    if len(rss) != number(memory, "cycles") or not 1 <= warmup <= len(rss):
+        return Verdict(FAIL, f"memory.rss_mib has {len(rss)} row(s) for {memory.get('cycles')!r} cycles")
+    first, last = rss[warmup - 1], rss[-1]
+    if len(first) != len(growth) or len(last) != len(growth):
+        return Verdict(FAIL, "memory.growth_mib does not have one figure per member of memory.rss_mib")
+    for i, g in enumerate(growth):
+        g = number({"v": g}, "v")
+        derived = last[i] - first[i]
+        if abs(g - derived) > 0.15:  # both rounded to 0.1 MiB
+            return Verdict(FAIL, f"memory.growth_mib[{i}] is {g:g} but its rss_mib rows give {derived:.1f}")
+        if g > allowed:
+            return Verdict(FAIL, f"member {i}'s resident memory grew by {g:.0f} MiB over the create/destroy "
+                                 f"cycles (at most {allowed:g} MiB)")
+    return Verdict(PASS, f"growth within {allowed:g} MiB per member")
+
+
+# the survivors' error times are taken after ray.wait returns: a loaded driver may read one a little
+# past the bound it waited with, which the live check counted as in time
+_WAIT_SLACK_S = 2.0
+
+
+@_register("CC-009", ("error_s",), ("error_bound_s",), decides_all=False)
+def _cc009(m: Mapping[str, Any], p: Mapping[str, Any]) -> Verdict:
+    """Every survivor recorded got its error within error_bound_s of the member's death."""
+    seconds, bound = m.get("error_s"), _param(p, "error_bound_s")
+    if not isinstance(seconds, Mapping) or not seconds:
+        raise MissingEvidence("metric error_s is missing or empty (no survivor got an error)")
+    late = {str(r): number({"v": s}, "v") for r, s in seconds.items()}
+    late = {r: s for r, s in late.items() if s > bound + _WAIT_SLACK_S}
+    if late:
+        return Verdict(FAIL, f"survivor(s) {late} waited past the {bound:g} s bound for their error (a hang)")
+    return Verdict(PASS, f"{len(seconds)} survivor(s) got their error within {bound:g} s")
+
+
 # ------------------------------------------------------------------------------ recovery
 @_register("FR-006", ("restart_s",), ("restart_cluster_s",), decides_all=False)
 def _fr006(m: Mapping[str, Any], p: Mapping[str, Any]) -> Verdict:
@@ -184,9 +291,23 @@ def _fr006(m: Mapping[str, Any], p: Mapping[str, Any]) -> Verdict:
     return Verdict(PASS, f"fresh cluster up in {took:.0f}s, within {bound:g} s")
 
 
+@_register("FR-004", ("round_s",), ("stress_rounds",), decides_all=False)
+def _fr004(m: Mapping[str, Any], p: Mapping[str, Any]) -> Verdict:
+    """The restart storm ran the release's number of rounds: one recorded time per round."""
+    times, rounds = m.get("round_s"), _param(p, "stress_rounds")
+    if not isinstance(times, list) or not times:
+        raise MissingEvidence("metric round_s is missing or not a list")
+    for t in times:
+        number({"v": t}, "v")
+    if len(times) != rounds:
+        return Verdict(FAIL, f"round_s records {len(times)} round(s) but the release's params say stress_rounds = {rounds:g}")
+    return Verdict(PASS, f"{len(times)} rounds of kills and crashes, as the release asks")
+
+
 # ------------------------------------------------------------------------------ transport
 @_register("TR-013", ("growth_per_round_bytes", "payload_bytes", "transfers_per_round"),
-           ("max_growth_fraction_of_round",), decides_all=False)
+           ("max_growth_fraction_of_round",), decides_all=False,
+           counts=(("transfers_per_round", "transfers_per_round"), ("rounds", "rounds")))
 def _tr013(m: Mapping[str, Any], p: Mapping[str, Any]) -> Verdict:
     size, per_round = number(m, "payload_bytes"), number(m, "transfers_per_round")
     budget = _param(p, "max_growth_fraction_of_round") * size * per_round
@@ -197,6 +318,8 @@ def _tr013(m: Mapping[str, Any], p: Mapping[str, Any]) -> Verdict:
     for probe, values in sorted(growth.items()):
         if not isinstance(values, list) or not values:
             raise MissingEvidence(f"metric growth_per_round_bytes.{probe} is not a non-empty list")
+        if len(values) != number(m, "rounds"):
+            return Verdict(FAIL, f"growth_per_round_bytes.{probe} records {len(values)} round(s), rounds says {m['rounds']}")
         nums = [number({"v": v}, "v") for v in values]
         med = statistics.median(nums)
         # a leak repeats every round and never gives memory back: a round that only held its

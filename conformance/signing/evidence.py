@@ -4,8 +4,20 @@ Three lines, each recomputed from report.json and the release's checklist, never
 submitter's claims:
 
   evidence   every judged (metric-based) check's outcome is what its judge
-             (conformance.report.judges) gives on its recorded metrics under the release's params, and
-             every check records exactly the release's params
+             (conformance.report.judges) gives on its recorded metrics under the release's params
+             (its raw data and the counts the params fix included), every check records exactly
+             the release's params, and, for every check:
+               plausible  no duration (`*_s`) or bandwidth (`*_gbps`) anywhere in its metrics is
+                          negative or not finite
+               scenarios  a pass has every recorded scenario `ok` within its bound, and no bound
+                          larger than the release's params give (the recovery scenarios record
+                          their own failure and the bound they ran under)
+               failures   a pass records no failure of its own: every `problems`, `wrong` and
+                          `wrong_pairs` in its metrics (at any depth) is empty or zero, as every
+                          check that records them asserts
+               reference  a figure measured against a manifest reference records that reference
+                          (CC-010's nominal_link_gbps = the manifest's collective.nominal_link_gbps)
+               tests      its tests are tests of its own area (the release's area's folder)
   summary    the summary counts equal the counts of the per-check outcomes, every outcome key
              present (a deleted or altered key fails)
   selection  the run executed the whole checklist, uninterrupted; a partial run (collect-only,
@@ -15,9 +27,10 @@ submitter's claims:
 """
 from __future__ import annotations
 
+import math
 from typing import Any, Mapping
 
-from conformance.catalog.data import Checklist
+from conformance.catalog.data import Check, Checklist
 from conformance.catalog.strict_input import as_list, as_map
 from conformance.report import judges
 from conformance.report.results import OUTCOMES
@@ -36,8 +49,11 @@ def _claimed(entry: Mapping[str, Any]) -> str:
     return outcome
 
 
-def evidence_problems(checks: list[Any], checklist: Checklist) -> tuple[list[str], int]:
-    """(problems, number of judged entries) for the report's checks under the release's checklist."""
+def evidence_problems(checks: list[Any], checklist: Checklist,
+                      manifest: Mapping[str, Any] | None = None, remote: bool = False) -> tuple[list[str], int]:
+    """(problems, number of judged entries) for the report's checks under the release's checklist
+    (`manifest`: the report's, for the references judged figures were measured against)."""
+    manifest = manifest or {}
     released = checklist.by_id()
     problems: list[str] = []
     judged = 0
@@ -48,8 +64,9 @@ def evidence_problems(checks: list[Any], checklist: Checklist) -> tuple[list[str
         if entry.get("params") != check.params:
             problems.append(f"{check.id} records params {terminal(entry.get('params'), limit=160)}, "
                             f"the release's are {check.params}")
-        if check.id not in judges.JUDGES:
-            continue
+        problems += [f"{check.id} {p}" for p in entry_problems(entry, check, manifest, remote)]
+        if check.id not in judges.JUDGES or not set(judges.JUDGES[check.id].params) <= set(check.params):
+            continue  # no judge, or the release's check predates the params its judge reads (another definition)
         claimed = _claimed(entry)
         if claimed not in ("pass", "fail"):
             continue
@@ -62,6 +79,152 @@ def evidence_problems(checks: list[Any], checklist: Checklist) -> tuple[list[str
         elif claimed == "fail" and verdict.outcome == "pass" and judges.JUDGES[check.id].decides_all:
             problems.append(f"{check.id} claims {entry.get('outcome')} (failed) but its evidence gives pass: {reason}")
     return problems, judged
+
+
+_DURATION, _BANDWIDTH = "_s", "_gbps"
+
+
+def implausible_figures(metrics: Any, under: str = "", limit: int = 3) -> list[str]:
+    """Durations and bandwidths (any number under a key ending in _s or _gbps, at any depth) that
+    are negative or not finite: no clock runs backwards, no link moves negative bytes."""
+    found: list[str] = []
+    stack: list[tuple[str, Any, bool]] = [(under, metrics, False)]
+    while stack and len(found) < limit:
+        path, value, figure = stack.pop()
+        if isinstance(value, Mapping):
+            for k, v in value.items():
+                key = str(k)
+                stack.append((f"{path}.{key}" if path else key, v,
+                              figure or key.endswith(_DURATION) or key.endswith(_BANDWIDTH)))
+        elif isinstance(value, list):
+            stack.extend((f"{path}[{i}]", v, figure) for i, v in enumerate(value))
+        elif figure and isinstance(value, (int, float)) and not isinstance(value, bool) \
+                and (not math.isfinite(value) or value < 0):
+            found.append(f"{path} = {value!r}")
+    return found
+
+
+def release_scenario_bound(check: Check, metrics: Mapping[str, Any], remote: bool) -> float | None:
+    """The most a scenario of `check` may be given under the release's params
+    (conformance/catalog/scenario_bounds.scenario_bound), stretched on a vendor's own cluster by
+    its longer RDT fetch timeout (FR-012..016, as the live check does); None when the release's
+    params do not give it (a release whose check predates the bound's params)."""
+    from conformance.catalog.scenario_bounds import SCENARIO_CHECKS, scenario_bound
+    from conformance.errors import UserError
+
+    if check.id not in SCENARIO_CHECKS:
+        return None
+    try:
+        bound = scenario_bound(check)
+    except (UserError, KeyError, TypeError, ValueError):
+        return None
+    fetch = as_map(metrics.get("transport")).get("rdt_fetch_timeout_s")
+    param = check.params.get("rdt_fetch_timeout_s")
+    if remote and check.id in _STRETCHED and isinstance(fetch, (int, float)) and isinstance(param, (int, float)):
+        bound += max(float(fetch) - float(param), 0.0)
+    return bound
+
+
+_STRETCHED = ("FR-012", "FR-013", "FR-014", "FR-015", "FR-016")  # TransferRecoveryCtx.bound()
+
+
+def scenario_problems(metrics: Mapping[str, Any], most: float | None = None) -> list[str]:
+    """Scenarios a pass records as failed or over their bound (conformance/areas/recovery/scenario.py:
+    the scenario is `ok` only when it ended within bound_s), or given a bound larger than the
+    release's params give (`most`)."""
+    scenarios = metrics.get("scenarios")
+    if scenarios is None:
+        return []
+    if not isinstance(scenarios, Mapping):
+        return ["metrics.scenarios is not an object"]
+    problems = []
+    for name, sc in scenarios.items():
+        sc = as_map(sc)
+        outcome, elapsed, bound = sc.get("outcome"), sc.get("elapsed_s"), sc.get("bound_s")
+        if most is not None and isinstance(bound, (int, float)) and not isinstance(bound, bool) \
+                and bound > most + 1e-6:
+            problems.append(f"scenario {terminal(name, limit=60)} records bound_s {bound:g}, more than the "
+                            f"{most:g} s the release's params give")
+        elif outcome != "ok":
+            problems.append(f"scenario {terminal(name, limit=60)} records outcome {terminal(repr(outcome), limit=40)}")
+        elif not isinstance(elapsed, (int, float)) or not isinstance(bound, (int, float)) \
+                or isinstance(elapsed, bool) or isinstance(bound, bool) \
+                or elapsed > bound + 0.001:  # elapsed is rounded to 1 ms
+            problems.append(f"scenario {terminal(name, limit=60)} took {terminal(repr(elapsed), limit=20)} s "
+                            f"of its {terminal(repr(bound), limit=20)} s bound")
+    return problems
+
+
+FAILURE_KEYS = ("problems", "wrong", "wrong_pairs")
+
+
+def recorded_failures(metrics: Any, limit: int = 3) -> list[str]:
+    """Paths of `problems` / `wrong` / `wrong_pairs` figures that record a failure (anything but
+    empty, zero or null): the checks that record them fail whenever one is not."""
+    found: list[str] = []
+    stack: list[tuple[str, Any]] = [("", metrics)]
+    while stack and len(found) < limit:
+        path, value = stack.pop()
+        if isinstance(value, Mapping):
+            for k, v in value.items():
+                key, here = str(k), f"{path}.{k}" if path else str(k)
+                if key in FAILURE_KEYS and v not in (None, 0, [], {}) and not isinstance(v, bool):
+                    found.append(f"{terminal(here, limit=80)} = {terminal(repr(v), limit=80)}")
+                else:
+                    stack.append((here, v))
+        elif isinstance(value, list):
+            stack.extend((f"{path}[{i}]", v) for i, v in enumerate(value))
+    return found
+
+
+def _manifest_value(manifest: Mapping[str, Any], path: str) -> Any:
+    value: Any = manifest
+    for key in path.split("."):
+        value = value.get(key) if isinstance(value, Mapping) else None
+    return value
+
+
+def reference_problems(check_id: str, metrics: Mapping[str, Any], manifest: Mapping[str, Any]) -> list[str]:
+    """A judged figure's reference that is not the manifest's (dropped, or another value)."""
+    judge = judges.JUDGES.get(check_id)
+    if judge is None or not all(n in metrics for n in judge.needs):
+        return []  # nothing was measured (a fail before measuring, not applicable)
+    problems = []
+    for metric, path in judge.references:
+        declared, recorded = _manifest_value(manifest, path), metrics.get(metric)
+        same = (declared is None and recorded is None) or (
+            isinstance(declared, (int, float)) and isinstance(recorded, (int, float))
+            and not isinstance(recorded, bool) and math.isclose(float(declared), float(recorded), rel_tol=1e-9))
+        if not same:
+            problems.append(f"records {metric} {terminal(repr(recorded), limit=30)} but the manifest's {path} is "
+                            f"{terminal(repr(declared), limit=30)}: judged without the reference it was measured against")
+    return problems
+
+
+def test_area_problems(tests: Any, area: str) -> list[str]:
+    """Tests that are not in the area's folder of the checks (`<area>/test_*.py::…`)."""
+    if not isinstance(tests, list):
+        return []  # the selection line judges a check without tests
+    foreign = [t for t in tests if not isinstance(t, str) or t.split("::")[0].replace("\\", "/").split("/")[-2:-1] != [area]]
+    return [f"names test(s) outside its area {area!r}: {terminal(', '.join(map(str, foreign[:2])), limit=160)}"] \
+        if foreign else []
+
+
+def entry_problems(entry: Mapping[str, Any], check: Check, manifest: Mapping[str, Any],
+                   remote: bool = False) -> list[str]:
+    """What one check's own record contradicts, whatever its judge (see the module docstring).
+    `remote`: the run was on the vendor's own cluster (signing/trust.runs_remote)."""
+    area = check.area
+    metrics = as_map(entry.get("metrics"))
+    problems = [f"records an implausible figure: {', '.join(implausible_figures(metrics))}"] \
+        if implausible_figures(metrics) else []
+    if _claimed(entry) == "pass":
+        problems += [f"claims pass but {p}" for p in
+                     scenario_problems(metrics, release_scenario_bound(check, metrics, remote))]
+        problems += [f"claims pass but its metrics record a failure: {p}" for p in recorded_failures(metrics)]
+    problems += reference_problems(str(entry.get("id")), metrics, manifest)
+    problems += test_area_problems(entry.get("tests"), area)
+    return problems
 
 
 def summary_problems(report: Mapping[str, Any]) -> list[str]:
@@ -88,7 +251,9 @@ def evidence_lines(report: Mapping[str, Any], checklist: Checklist | None) -> li
     if checklist is None:
         lines.append(("evidence", False, "cannot judge: the release's checklist is not available"))
     else:
-        problems, judged = evidence_problems(checks, checklist)
+        from conformance.signing.trust import runs_remote
+
+        problems, judged = evidence_problems(checks, checklist, as_map(report.get("manifest")), runs_remote(report))
         lines.append(("evidence", not problems, "; ".join(problems) if problems else
                       f"{judged} judged check(s) agree with their metrics under the release's params; "
                       "every check records the release's params"))

@@ -1,7 +1,8 @@
 """Released suite versions and the digests of their data files (tiers/releases.yaml), append-only.
 
-A release binds every file that decides a tier: the checklist, the tier ladder, the waivers,
-the label vocabulary and every schema in schemas/ (validated by schemas/releases.schema.json),
+A release binds every file that decides a tier or a verdict: the checklist, the tier ladder,
+the waivers, the label vocabulary, the capability profiles (from the release that introduced
+`capabilities_sha256` on) and every schema in schemas/ (validated by schemas/releases.schema.json),
 names the Ray versions it certifies (`ray_versions`: a series such as "2.60", or an exact
 version) and the date it was published. A verifier accepts a report only if its suite version
 is a release listed here and the digests it claims are that release's. To recompute a tier and
@@ -39,7 +40,7 @@ from conformance.errors import UserError
 
 HEADER = """\
 # Released suite versions -> sha256 of every data file that decides a tier (checklist, tiers,
-# waivers, labels, vocabulary, schemas) and the Ray versions each release certifies (ray_versions: a series
+# waivers, labels, vocabulary, capabilities, schemas) and the Ray versions each release certifies (ray_versions: a series
 # like "2.60" or an exact version). `ray-conformance verify` accepts a report only for a version
 # listed here, with exactly these digests. Validated by schemas/releases.schema.json.
 # Append-only: never edit an entry. A release is appended by the release step, `make release`
@@ -47,15 +48,23 @@ HEADER = """\
 """
 DIGEST_FIELDS = ("checklist_sha256", "tiers_sha256", "report_schema_sha256", "waivers_sha256", "labels_sha256",
                  "vocabulary_sha256")
+# Digests a release binds from the release that introduced them on; an older entry lacks them (and
+# verify says it judged that part with its own copy). tiers/capabilities.yaml decides the capability
+# profiles a report claims.
+OPTIONAL_DIGEST_FIELDS = ("capabilities_sha256",)
 # The report's `suite` block records these; each must equal the release's.
 REPORT_DIGEST_FIELDS = ("checklist_sha256", "tiers_sha256", "report_schema_sha256", "waivers_sha256")
 _ARCHIVE_NAMES = {"checklist_sha256": "checklist.yaml", "tiers_sha256": "tiers.yaml",
                   "report_schema_sha256": "report.schema.json", "waivers_sha256": "waivers.yaml",
-                  "labels_sha256": "labels.yaml", "vocabulary_sha256": "vocabulary.yaml"}
+                  "labels_sha256": "labels.yaml", "vocabulary_sha256": "vocabulary.yaml",
+                  "capabilities_sha256": "capabilities.yaml"}
+# Schemas verify reads from the release besides the report schema (the embedded manifest is
+# validated against the release's manifest schema); archived as tiers/releases/<version>/<name>.
+VERIFIED_SCHEMAS = ("manifest.schema.json",)
 # Names of the data files in the statement's configuration (ResourceDescriptors).
 DESCRIPTOR_NAMES = {"checklist_sha256": "tiers/checklist.yaml", "tiers_sha256": "tiers/tiers.yaml",
                     "waivers_sha256": "tiers/waivers.yaml", "labels_sha256": "tiers/labels.yaml",
-                    "vocabulary_sha256": "tiers/vocabulary.yaml"}
+                    "vocabulary_sha256": "tiers/vocabulary.yaml", "capabilities_sha256": "tiers/capabilities.yaml"}
 
 
 @dataclass(frozen=True)
@@ -70,13 +79,14 @@ class Release:
     schemas_sha256: tuple[tuple[str, str], ...]
     ray_versions: tuple[str, ...]
     published: str | None = None  # YYYY-MM-DD; no run of this release can have started before it
+    capabilities_sha256: str | None = None  # None: a release written before profiles were release data
 
     def published_date(self) -> date | None:
         return date.fromisoformat(self.published) if self.published else None
 
     def matches(self, entry: dict[str, object]) -> bool:
         """True when `entry` (current_entry() shape) has exactly this release's digests."""
-        return all(entry.get(f) == self.digest(f) for f in DIGEST_FIELDS) \
+        return all(entry.get(f) == getattr(self, f) for f in (*DIGEST_FIELDS, *OPTIONAL_DIGEST_FIELDS)) \
             and entry.get("schemas_sha256") == dict(self.schemas_sha256)
 
     def digest(self, field: str) -> str:
@@ -84,9 +94,12 @@ class Release:
 
     def descriptors(self) -> dict[str, str]:
         """{ResourceDescriptor name: sha256} for every data file of the release."""
-        out = {DESCRIPTOR_NAMES[f]: self.digest(f) for f in DESCRIPTOR_NAMES}
+        out = {DESCRIPTOR_NAMES[f]: self.digest(f) for f in DESCRIPTOR_NAMES if getattr(self, f) is not None}
         out.update({f"schemas/{name}": sha for name, sha in self.schemas_sha256})
         return out
+
+    def schema_digest(self, name: str) -> str | None:
+        return dict(self.schemas_sha256).get(name)
 
     def certifies_ray(self, version: object) -> bool:
         """True when `version` (e.g. '2.60.0') is in `ray_versions` (a series or an exact version).
@@ -106,7 +119,14 @@ def _current_paths() -> dict[str, Path]:
     return {"checklist_sha256": data.checklist_path(), "tiers_sha256": data.tiers_path(),
             "report_schema_sha256": data.schema_path("report"), "waivers_sha256": data.waivers_path(),
             "labels_sha256": data.data_root() / "tiers" / "labels.yaml",
-            "vocabulary_sha256": data.vocabulary_path()}
+            "vocabulary_sha256": data.vocabulary_path(),
+            "capabilities_sha256": _capabilities_path()}
+
+
+def _capabilities_path() -> Path:
+    from conformance.catalog.capabilities import capabilities_path
+
+    return capabilities_path()
 
 
 def _schema_files() -> list[Path]:
@@ -160,6 +180,7 @@ def load_releases(path: Path | None = None) -> dict[str, Release]:
             raise UserError(f"releases: {path}: {version}: needs {', '.join(DIGEST_FIELDS)} (sha256 hex)")
     data.validate(doc, "releases", what=f"releases: {path}")
     return {version: Release(version=version, **{f: entry[f] for f in DIGEST_FIELDS},
+                             **{f: entry[f] for f in OPTIONAL_DIGEST_FIELDS if f in entry},
                              schemas_sha256=tuple(sorted(entry["schemas_sha256"].items())),
                              ray_versions=tuple(entry["ray_versions"]), published=entry.get("published"))
             for version, entry in doc["releases"].items()}
@@ -196,10 +217,13 @@ def _archive(path: Path, release: Release) -> list[Path]:
     Done when a release is written (and for older releases still matching), so the files exist
     after the current ones change."""
     written = []
-    for field, current in _current_paths().items():
-        target = archived_path(path, release.version, field)
-        if target.exists() or not current.is_file() or data.sha256_file(current) != release.digest(field) \
-                or any(data.sha256_file(p) == release.digest(field) for p in _archived_copies(path, field)):
+    wanted = [(archived_path(path, release.version, f), current, getattr(release, f), _ARCHIVE_NAMES[f])
+              for f, current in _current_paths().items()]
+    wanted += [(_archive_dir(path, release.version) / name, data.data_root() / "schemas" / name,
+                release.schema_digest(name), name) for name in VERIFIED_SCHEMAS]
+    for target, current, digest, name in wanted:
+        if digest is None or target.exists() or not current.is_file() or data.sha256_file(current) != digest \
+                or any(data.sha256_file(p) == digest for p in _archived_named(path, name)):
             continue  # not this release's file, or already archived (by this or another release)
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(current, target)
@@ -208,7 +232,7 @@ def _archive(path: Path, release: Release) -> list[Path]:
 
 
 def _entry_yaml(version: str, entry: dict[str, object]) -> str:
-    keys = (*DIGEST_FIELDS, "schemas_sha256", "ray_versions", "published")
+    keys = (*DIGEST_FIELDS, *OPTIONAL_DIGEST_FIELDS, "schemas_sha256", "ray_versions", "published")
     body = yaml.safe_dump({version: {k: entry[k] for k in keys if k in entry}}, sort_keys=False,
                           default_flow_style=False)
     return "".join(f"  {line}\n" for line in body.splitlines())
@@ -256,30 +280,56 @@ def missing_files(path: Path | None = None) -> list[str]:
     out = []
     for release in load_releases(path).values():
         for field in _ARCHIVE_NAMES:
-            if release_file(release, field, path) is None:
+            if getattr(release, field) is not None and release_file(release, field, path) is None:
                 out.append(f"{release.version}: {_ARCHIVE_NAMES[field]}")
+        for name in VERIFIED_SCHEMAS:
+            if release.schema_digest(name) is not None and release_schema_file(release, name, path) is None:
+                out.append(f"{release.version}: {name}")
     return out
 
 
+def _archive_dir(releases_file: Path, version: str) -> Path:
+    return Path(releases_file).parent / "releases" / version
+
+
 def archived_path(releases_file: Path, version: str, field: str) -> Path:
-    return Path(releases_file).parent / "releases" / version / _ARCHIVE_NAMES[field]
+    return _archive_dir(releases_file, version) / _ARCHIVE_NAMES[field]
+
+
+def _archived_named(releases_file: Path, name: str) -> list[Path]:
+    """Every archived copy of the file called `name`, any release (releases share unchanged files)."""
+    root = Path(releases_file).parent / "releases"
+    return sorted(root.glob(f"*/{name}")) if root.is_dir() else []
 
 
 def _archived_copies(releases_file: Path, field: str) -> list[Path]:
-    """Every archived copy of `field`'s file, any release (releases share unchanged files)."""
-    root = Path(releases_file).parent / "releases"
-    return sorted(root.glob(f"*/{_ARCHIVE_NAMES[field]}")) if root.is_dir() else []
+    return _archived_named(releases_file, _ARCHIVE_NAMES[field])
+
+
+def _file_with_digest(want: str | None, candidates: Sequence[Path]) -> Path | None:
+    if want is None:
+        return None
+    for candidate in candidates:
+        if candidate.is_file() and data.sha256_file(candidate) == want:
+            return candidate
+    return None
 
 
 def release_file(release: Release, field: str, releases_file: Path) -> Path | None:
     """The file whose sha256 equals the release's digest for `field`: the current copy, else the
-    release's archived copy, else another release's archived copy with the same digest."""
-    want = release.digest(field)
+    release's archived copy, else another release's archived copy with the same digest (None also
+    when the release does not bind `field`: an optional digest it predates)."""
     own = archived_path(releases_file, release.version, field)
-    for candidate in (_current_paths()[field], own, *_archived_copies(releases_file, field)):
-        if candidate.is_file() and data.sha256_file(candidate) == want:
-            return candidate
-    return None
+    return _file_with_digest(getattr(release, field),
+                             (_current_paths()[field], own, *_archived_copies(releases_file, field)))
+
+
+def release_schema_file(release: Release, name: str, releases_file: Path) -> Path | None:
+    """schemas/<name> with the release's digest: current, archived with the release, or archived
+    with another release (tiers/releases/*/<name>)."""
+    return _file_with_digest(release.schema_digest(name),
+                             (data.data_root() / "schemas" / name, _archive_dir(releases_file, release.version) / name,
+                              *_archived_named(releases_file, name)))
 
 
 def load_release_data(release: Release, releases_file: Path) -> tuple[data.Checklist, data.Ladder]:

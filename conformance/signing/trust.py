@@ -132,70 +132,172 @@ def _get(doc: Any, *keys: str) -> Any:
     return doc
 
 
-def _count(value: Any) -> int | None:
-    """A positive whole number (int, or a float such as Ray's 4.0), else None."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    if isinstance(value, float) and not value.is_integer():
-        return None
-    return int(value) if value > 0 else None
+@dataclass(frozen=True)
+class Invalid:
+    """A source that states its fact wrongly (a string count, a node listed twice, nodes that
+    disagree): never "absent", always a contradiction naming the field."""
+
+    why: str
+
+    def __repr__(self) -> str:
+        return self.why
 
 
-def _device_nodes(report: Any) -> list[dict[str, Any]]:
+def _count(value: Any, zero_absent: bool = False) -> int | None | Invalid:
+    """A positive whole number (int, or a float such as Ray's 4.0); None when absent (or 0 where
+    the report writes 0 for "not observed"); anything else present is Invalid (a "2" must not
+    drop out of the cross-check)."""
+    if value is None or (zero_absent and value == 0 and not isinstance(value, bool)):
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) \
+            or (isinstance(value, float) and not value.is_integer()) or value <= 0:
+        return Invalid(f"{_shown(value)} is not a positive whole number")
+    return int(value)
+
+
+def _device_nodes(report: Any) -> list[Any]:
     nodes = _get(report, "environment", "devices", "nodes")
-    return [n for n in nodes if isinstance(n, dict)] if isinstance(nodes, list) else []
+    return list(nodes) if isinstance(nodes, list) else []
 
 
-def _with_devices(report: Any) -> list[dict[str, Any]]:
-    return [n for n in _device_nodes(report) if _count(n.get("count"))]
+def _node_id(node: Any) -> str | None:
+    return node.get("node_id") if isinstance(node, dict) and isinstance(node.get("node_id"), str) \
+        and node["node_id"] else None
 
 
-def _max_devices(report: Any) -> int | None:
-    counts = [_count(n.get("count")) for n in _with_devices(report)]
-    return max((c for c in counts if c), default=None)
-
-
-def _domain_keys() -> set[str]:
-    from conformance.catalog.labels import load_vocabulary
-
-    return {k.key for k in load_vocabulary().domain_keys()}
-
-
-def _labels_say_domains(report: Any) -> bool | None:
-    nodes = _with_devices(report)
+def _distinct_nodes(report: Any) -> int | None | Invalid:
+    """The alive Ray nodes Ray listed, each once: a node id listed twice (or a node whose
+    ray.io/node-id label names another node) is the same node counted twice."""
+    nodes = _device_nodes(report)
     if not nodes:
         return None
-    keys = _domain_keys()
-    return any(isinstance(n.get("labels"), dict) and set(n["labels"]) & keys for n in nodes)
+    found = [_node_id(n) for n in nodes]
+    ids = [i for i in found if i is not None]
+    if len(ids) != len(found):
+        return Invalid(f"an entry of {len(nodes)} has no node_id")
+    dup = sorted({i for i in ids if ids.count(i) > 1})
+    if dup:
+        return Invalid(f"node {terminal(dup[0][:16], limit=20)} listed {ids.count(dup[0])} times")
+    for n in nodes:
+        own = n.get("labels", {}).get("ray.io/node-id") if isinstance(n.get("labels"), dict) else None
+        if own is not None and own != n["node_id"]:
+            return Invalid(f"node {terminal(n['node_id'][:16], limit=20)} carries ray.io/node-id "
+                           f"{terminal(str(own)[:16], limit=20)}")
+    return len(nodes)
 
 
-def _flag(value: Any) -> bool | None:
-    return value if isinstance(value, bool) else None
+def _every_node(report: Any, what: str, read: Callable[[dict[str, Any]], Any]) -> Any:
+    """The value `read` gives on EVERY node Ray listed (a per-node fact holds on every node, never
+    on the best one): None when no node is listed, Invalid when nodes disagree or one is unreadable."""
+    nodes = _device_nodes(report)
+    if not nodes:
+        return None
+    values = []
+    for n in nodes:
+        value = read(n) if isinstance(n, dict) else Invalid("an entry is not an object")
+        if isinstance(value, Invalid):
+            return Invalid(f"node {terminal(str(_node_id(n))[:16], limit=20)}: {what} {value.why}")
+        values.append(value)
+    if any(v != values[0] for v in values):
+        shown = ", ".join(f"{terminal(str(_node_id(n))[:8], limit=10)}: {_shown(v)}" for n, v in zip(nodes, values))
+        return Invalid(f"differs across nodes ({shown}); it must hold on every node")
+    return values[0]
 
 
-def _not_remote(report: Any) -> bool:
-    return _get(report, "cluster", "mode") != "remote"
+def _node_count(node: dict[str, Any]) -> int | Invalid:
+    count = node.get("count")
+    got = _count(count)
+    return got if isinstance(got, int) else Invalid(f"count {_shown(count)} is not a positive whole number")
 
 
-# Each fact source of the trust table, read from a report (None: this report does not state it).
+def _node_type(node: dict[str, Any]) -> str | Invalid:
+    """The accelerator type Ray reported for the node (its ray.io/accelerator-type label must agree)."""
+    value = node.get("accelerator_type")
+    label = node.get("labels", {}).get("ray.io/accelerator-type") if isinstance(node.get("labels"), dict) else None
+    if not isinstance(value, str) or not value:
+        return Invalid(f"accelerator_type {_shown(value)} is not a name")
+    if label is not None and label != value:
+        return Invalid(f"accelerator_type {_shown(value)} but label ray.io/accelerator-type {_shown(label)}")
+    return value
+
+
+def domain_keys_of(labels_file: Any = None) -> frozenset[str]:
+    """The domain label keys of a label vocabulary file (default: this installation's
+    tiers/labels.yaml; verify passes the release's)."""
+    from conformance.catalog.labels import labels_path
+
+    path = Path(labels_file) if labels_file is not None else labels_path()
+    return _domain_keys_at(str(path), path.stat().st_mtime_ns, path.stat().st_size)
+
+
+@functools.lru_cache(maxsize=8)
+def _domain_keys_at(path: str, mtime_ns: int, size: int) -> frozenset[str]:
+    """Parsed and validated once per file version (verify reads it for every submission)."""
+    from conformance.catalog.labels import parse_vocabulary
+
+    vocabulary = parse_vocabulary(data.read_yaml_or_json(Path(path), what="labels vocabulary"))
+    return frozenset(k.key for k in vocabulary.domain_keys())
+
+
+def _node_has_domains(keys: frozenset[str]) -> Callable[[dict[str, Any]], bool]:
+    return lambda n: isinstance(n.get("labels"), dict) and bool(set(n["labels"]) & keys)
+
+
+def _flag(value: Any) -> bool | None | Invalid:
+    return value if value is None or isinstance(value, bool) else Invalid(f"{_shown(value)} is not true or false")
+
+
+def _name(value: Any) -> str | None | Invalid:
+    return value if value is None or (isinstance(value, str) and value) else Invalid(f"{_shown(value)} is not a name")
+
+
+RAY_ADDRESS_OPTION = "--conformance-ray-address"
+
+
+def runs_remote(report: Any) -> bool:
+    """The run was pointed at a cluster the suite did not start, as its recorded command line
+    (selection.args) says; never as the informational cluster.mode says."""
+    args = _get(report, "selection", "args")
+    return isinstance(args, list) and any(isinstance(a, str) and (a == RAY_ADDRESS_OPTION or
+                                                                  a.startswith(RAY_ADDRESS_OPTION + "="))
+                                          for a in args)
+
+
+def _domains_claimed(report: Any) -> bool | None | Invalid:
+    domains = _get(report, "manifest", "topology", "expected", "domains")
+    if domains is None:
+        return None
+    if not isinstance(domains, list):
+        return Invalid(f"{_shown(domains)} is not a list")
+    return True if domains else None
+
+
+# Facts that are no tier input: one field stating them alone is no problem, only a contradiction is.
+ALONE_OK = frozenset({"resource", "accelerator_type"})
+
+# Each fact source of the trust table, read from a report (None: this report does not state it;
+# Invalid: it states it wrongly). `keys`: the domain label keys of the release's label vocabulary.
 # A test holds this table and the file's `fact:` entries equal, so neither can forget the other.
-FACT_SOURCES: dict[str, Callable[[Any], Any]] = {
-    "shape.nodes": lambda r: _count(_get(r, "shape", "nodes")),
-    "cluster.nodes": lambda r: _count(_get(r, "cluster", "nodes")),
-    "preflight.nodes": lambda r: _count(_get(r, "preflight", "nodes")),
-    # the nodes the suite was told to start (a remote cluster is not started by the suite)
-    "manifest.cluster.nodes": lambda r: _count(_get(r, "manifest", "cluster", "nodes")) if _not_remote(r) else None,
-    "environment.devices.nodes": lambda r: len(_device_nodes(r)) or None,
-    "shape.devices_per_node": lambda r: _count(_get(r, "shape", "devices_per_node")),
-    "environment.devices.nodes[].count": _max_devices,
+FACT_SOURCES: dict[str, Callable[[Any, frozenset[str]], Any]] = {
+    "shape.nodes": lambda r, k: _count(_get(r, "shape", "nodes")),
+    "cluster.nodes": lambda r, k: _count(_get(r, "cluster", "nodes"), zero_absent=True),  # 0: no cluster started
+    "preflight.nodes": lambda r, k: _count(_get(r, "preflight", "nodes"), zero_absent=True),  # 0: not probed
+    # the nodes the suite was told to start (a cluster given with --conformance-ray-address is not)
+    "manifest.cluster.nodes": lambda r, k: None if runs_remote(r) else _count(_get(r, "manifest", "cluster", "nodes")),
+    "environment.devices.nodes": lambda r, k: _distinct_nodes(r),
+    "shape.devices_per_node": lambda r, k: _count(_get(r, "shape", "devices_per_node")),
+    "environment.devices.nodes[].count": lambda r, k: _every_node(r, "devices", _node_count),
     "manifest.accelerator.expected.devices_per_node":
-        lambda r: _count(_get(r, "manifest", "accelerator", "expected", "devices_per_node")),
-    "shape.domain_labels": lambda r: _flag(_get(r, "shape", "domain_labels")),
-    "environment.devices.nodes[].labels": _labels_say_domains,
+        lambda r, k: _count(_get(r, "manifest", "accelerator", "expected", "devices_per_node")),
+    "shape.domain_labels": lambda r, k: _flag(_get(r, "shape", "domain_labels")),
+    "environment.devices.nodes[].labels": lambda r, k: _every_node(r, "domain labels", _node_has_domains(k)),
     # a manifest expecting domains says the nodes carry domain labels; one expecting none says nothing
-    "manifest.topology.expected.domains":
-        lambda r: True if isinstance(_get(r, "manifest", "topology", "expected", "domains"), list)
-        and _get(r, "manifest", "topology", "expected", "domains") else None,
+    "manifest.topology.expected.domains": lambda r, k: _domains_claimed(r),
+    "environment.devices.resource": lambda r, k: _name(_get(r, "environment", "devices", "resource")),
+    "manifest.accelerator.resource_name": lambda r, k: _name(_get(r, "manifest", "accelerator", "resource_name")),
+    "environment.devices.nodes[].accelerator_type": lambda r, k: _every_node(r, "accelerator type", _node_type),
+    "manifest.accelerator.expected.accelerator_type":
+        lambda r, k: _name(_get(r, "manifest", "accelerator", "expected", "accelerator_type")),
 }
 
 
@@ -220,31 +322,35 @@ def _shown(value: Any) -> str:
     return terminal(repr(value), limit=60)
 
 
-def facts(report: Any, table: Mapping[str, Any] | None = None) -> dict[str, Fact]:
-    """Every fact of the table, cross-checked across the fields that state it."""
+def facts(report: Any, table: Mapping[str, Any] | None = None,
+          domain_keys: frozenset[str] | None = None) -> dict[str, Fact]:
+    """Every fact of the table, cross-checked across the fields that state it. `domain_keys`: the
+    release's domain label keys (default: this installation's)."""
+    keys = domain_keys if domain_keys is not None else domain_keys_of()
     out = {}
     for name, sources in fact_sources(table).items():
-        stated = {path: FACT_SOURCES[path](report) for path, _ in sources}
+        stated = {path: FACT_SOURCES[path](report, keys) for path, _ in sources}
         stated = {p: v for p, v in stated.items() if v is not None}
+        invalid = [f"{p}: {v.why}" for p, v in stated.items() if isinstance(v, Invalid)]
+        stated = {p: v for p, v in stated.items() if not isinstance(v, Invalid)}
         winner = next((p for p, wins in sources if wins and p in stated), next(iter(stated), None))
-        problem = None
+        problems = list(invalid)
         if winner is not None:
-            against = [p for p, v in stated.items() if v != stated[winner]]
-            if against:
-                problem = "; ".join(f"{winner} says {_shown(stated[winner])} but {p} says {_shown(stated[p])}"
-                                    for p in against)
-            elif len(stated) == 1:
-                problem = f"only {winner} states it ({_shown(stated[winner])}); nothing corroborates it"
-        out[name] = Fact(name, stated.get(winner) if winner else None, stated, problem)
+            problems += [f"{winner} says {_shown(stated[winner])} but {p} says {_shown(stated[p])}"
+                         for p, v in stated.items() if v != stated[winner]]
+            if len(stated) == 1 and not invalid and name not in ALONE_OK:
+                problems.append(f"only {winner} states it ({_shown(stated[winner])}); nothing corroborates it")
+        out[name] = Fact(name, stated.get(winner) if winner and not problems else None, stated,
+                         "; ".join(problems) or None)
     return out
 
 
-def tier_context(report: Any) -> RunContext:
+def tier_context(report: Any, domain_keys: frozenset[str] | None = None) -> RunContext:
     """The tier inputs verify believes: the cross-checked facts (their winners) and the manifest's
-    transport claim; never cluster.nodes or shape alone."""
+    transport claim; never cluster.nodes or shape alone, nothing from a contradicted fact."""
     from conformance.catalog.ladder import RunContext
 
-    f = facts(report)
+    f = facts(report, domain_keys=domain_keys)
     shape = {"nodes": f["nodes"].value, "devices_per_node": f["devices_per_node"].value,
              "domain_labels": f["domain_labels"].value}
     return RunContext(transport_declared=bool(_get(report, "manifest", "transport")),

@@ -15,12 +15,17 @@ Checks, in order:
                 (schemas/report.trust.yaml: recomputed, cross-checked, signed claim, informational)
   release       the suite version is a known release and the data digests report.json records
                 (checklist, tiers, report schema, waivers) are that release's
+  release-files the release's label vocabulary and capability profiles are read from the files with
+                the release's digests (never the installed ones)
+  manifest      the embedded manifest is valid against the release's manifest schema
+  environment   Python and torch are inside the suite's declared support (signing/embedded.py)
   claims        the signed statement agrees with report.json (vendor, product, finishedAt, tier,
                 manifest digest, Ray version, environment, configuration = the release's data
                 files), and every derived field (predicate lists and result, summary counts)
                 equals what the per-check outcomes give
-  cross-check F each fact several fields state (nodes, devices per node, domain labels) is
-                stated alike by all of them; the winner, never one field alone, is the tier input
+  cross-check F each fact several fields state (nodes, devices per node, domain labels, resource,
+                accelerator type) is stated alike by all of them, a per-node fact on every node;
+                the winner, never one field alone nor a contradicted fact, is the tier input
   time          started_at <= finished_at <= the verifier's clock (and --at), on or after the
                 release's publication
   tier          the tier recomputed with compute_tiers equals the claimed tier and per-tier
@@ -31,7 +36,9 @@ Checks, in order:
   waivers       each waived check cites a waiver listed in the release's waivers.yaml, unexpired at finished_at
   validity      the run's Ray version is a release version (N.N.N) the release certifies; with `at`, every waiver is
                 still unexpired and the tier still holds on that date ("recertification required")
-  evidence      each judged check's outcome is what its judge gives on its metrics (signing/evidence.py)
+  evidence      each judged check's outcome is what its judge gives on its metrics; every check's
+                figures plausible, scenarios of a pass ok, references the manifest's, tests of
+                its own area (signing/evidence.py)
   summary       the summary counts are recomputed from the per-check outcomes, every key present
   selection     the run executed the whole checklist, uninterrupted, with no recorded pytest
                 argument that narrows it, else "not a certification run"
@@ -41,6 +48,7 @@ Unreadable input (missing files, an envelope that is not JSON or not DSSE) raise
 """
 from __future__ import annotations
 
+import functools
 import json
 from collections import Counter
 from dataclasses import dataclass, field
@@ -54,7 +62,7 @@ from conformance.catalog.strict_input import as_list, as_map
 from conformance.errors import UserError
 from conformance.report.sanitize import terminal
 from conformance.signing import attestation as att
-from conformance.signing import dsse, evidence, releases, revocation, submission, trust
+from conformance.signing import dsse, embedded, evidence, releases, revocation, submission, trust
 from conformance.signing.canonical import loads_strict
 from conformance.signing.keyring import TrustedKey
 
@@ -263,9 +271,10 @@ def _why_not(detail: Sequence[Mapping[str, Any]]) -> str:
 
 
 def _check_tier(v: Verification, report: Mapping[str, Any], checklist: data.Checklist, ladder: data.Ladder,
-                checks: Sequence[Mapping[str, Any]] | None = None) -> None:
+                checks: Sequence[Mapping[str, Any]] | None = None, inputs: ReleaseInputs | None = None) -> None:
     checks = report["checks"] if checks is None else checks
-    recomputed, detail = compute_tiers(checks, checklist, ladder, trust.tier_context(report))
+    inputs = inputs or ReleaseInputs()
+    recomputed, detail = compute_tiers(checks, checklist, ladder, trust.tier_context(report, inputs.domain_keys))
     v.recomputed_tier, v.tier_known = recomputed, True
     claimed = report.get("tier")
     if claimed != recomputed:
@@ -277,7 +286,7 @@ def _check_tier(v: Verification, report: Mapping[str, Any], checklist: data.Chec
         v.add("tier", False, f"tier {_tier(claimed)} matches, but the per-tier detail does not: {diff}")
         return
     v.add("tier", True, f"recomputed {_tier(recomputed)} equals the claim; per-tier detail matches ({len(detail)} tiers)")
-    v.add("capabilities", *capabilities.verify_claim(report, checklist))
+    _check_capabilities(v, report, checklist, inputs)
 
 
 def _check_completeness(v: Verification, report: Mapping[str, Any], checklist: data.Checklist,
@@ -510,7 +519,8 @@ def _release_waivers(release: releases.Release | None, releases_file: Path,
 
 def _check_validity(v: Verification, report: Mapping[str, Any], release: releases.Release | None,
                     release_data: tuple[data.Checklist, data.Ladder] | None,
-                    known: Sequence[data.Waiver] | None, at: date | None) -> None:
+                    known: Sequence[data.Waiver] | None, at: date | None,
+                    domain_keys: frozenset[str] | None = None) -> None:
     """Does the certificate still hold: Ray inside the release's window, waivers alive at `at`."""
     if release is None:
         v.add("validity", False, "cannot check: unknown release")
@@ -531,7 +541,7 @@ def _check_validity(v: Verification, report: Mapping[str, Any], release: release
                 problems.append(f"{c['id']}: waiver {listed.issue} expired {listed.expires}")
         if release_data is not None and waived:
             tier, _ = compute_tiers(effective_checks(report["checks"], known or [], at), *release_data,
-                                    trust.tier_context(report))
+                                    trust.tier_context(report, domain_keys))
             if tier != report.get("tier"):
                 problems.append(f"as of {at} the results give {_tier(tier)}, not {_tier(report.get('tier'))}")
     when = f" as of {at}" if at else ""
@@ -542,9 +552,9 @@ def _check_validity(v: Verification, report: Mapping[str, Any], release: release
                                 f"({', '.join(release.ray_versions)}){'; waivers unexpired' + when if at else ''}")
 
 
-def _check_facts(v: Verification, report: Mapping[str, Any]) -> None:
+def _check_facts(v: Verification, report: Mapping[str, Any], domain_keys: frozenset[str] | None = None) -> None:
     """One line per fact several fields state; a contradiction names both fields."""
-    for fact in trust.facts(report).values():
+    for fact in trust.facts(report, domain_keys=domain_keys).values():
         if fact.problem:
             v.add(f"cross-check {fact.name}", False, fact.problem)
         elif fact.sources:
@@ -570,6 +580,77 @@ def _check_trust(v: Verification, report: Mapping[str, Any], st: Mapping[str, An
                             submission.trust_problem("statement", st) if st is not None else None) if p]
     v.add("trust", not problems, "; ".join(problems) if problems else
           "every field of report.json and the Statement has a trust status (schemas/report.trust.yaml)")
+
+
+@dataclass(frozen=True)
+class ReleaseInputs:
+    """The release's own files verify judges facts and capabilities with (never the installed
+    ones when the release binds them). None: not available (a FAIL line says why)."""
+
+    domain_keys: frozenset[str] | None = None
+    profiles: list[dict[str, Any]] | None = None
+    profiles_note: str = ""
+
+
+def _release_inputs(v: Verification, release: releases.Release | None, releases_file: Path) -> ReleaseInputs:
+    """The release's label vocabulary (domain keys) and capability profiles, each read from the
+    file with the release's digest; a line `release-files` says which could not be had."""
+    if release is None:
+        return ReleaseInputs()
+    problems, note = [], ""
+    labels = releases.release_file(release, "labels_sha256", releases_file)
+    if labels is None:
+        problems.append("tiers/labels.yaml")
+    profiles: list[dict[str, Any]] | None = None
+    if release.capabilities_sha256 is None:
+        profiles = capabilities.load_profiles()
+        note = f" (release {release.version} predates binding tiers/capabilities.yaml: judged with this verifier's copy)"
+    else:
+        found = releases.release_file(release, "capabilities_sha256", releases_file)
+        if found is None:
+            problems.append("tiers/capabilities.yaml")
+        else:
+            profiles = _profiles_at(str(found), found.stat().st_mtime_ns, found.stat().st_size)
+    if problems:
+        v.add("release-files", False, f"this verifier lacks release {release.version}'s {' and '.join(problems)} "
+                                      f"(put them in {releases.archived_path(releases_file, release.version, 'labels_sha256').parent})")
+    else:
+        v.add("release-files", True, f"label vocabulary and capability profiles read from release {release.version}'s files"
+                                     + note)
+    return ReleaseInputs(trust.domain_keys_of(labels) if labels else None, profiles, note)
+
+
+@functools.lru_cache(maxsize=8)
+def _profiles_at(path: str, mtime_ns: int, size: int) -> list[dict[str, Any]]:
+    """A release's profiles file, parsed and validated once per file version."""
+    return capabilities.load_profiles(Path(path))
+
+
+def _check_capabilities(v: Verification, report: Mapping[str, Any], checklist: data.Checklist,
+                        inputs: ReleaseInputs) -> None:
+    """The claimed profiles, recomputed with the release's profiles file (one entry per profile)."""
+    if inputs.profiles is None:
+        v.add("capabilities", False, "cannot recompute: the release's tiers/capabilities.yaml is not available")
+        return
+    v.add("capabilities", *capabilities.verify_claim(report, checklist, inputs.profiles))
+
+
+def _check_embedded(v: Verification, report: Mapping[str, Any], release: releases.Release | None,
+                    releases_file: Path) -> None:
+    """`manifest`: the embedded manifest against the release's manifest schema; `environment`:
+    Python and torch inside the suite's declared support."""
+    schema = releases.release_schema_file(release, "manifest.schema.json", releases_file) if release else None
+    if release is None:
+        v.add("manifest", False, "cannot check: unknown release")
+    elif schema is None:
+        v.add("manifest", False, f"this verifier lacks release {release.version}'s schemas/manifest.schema.json")
+    else:
+        problem = embedded.manifest_problem(report, schema)
+        v.add("manifest", problem is None, f"the embedded manifest is not one release {release.version} accepts: {problem}"
+              if problem else f"the embedded manifest is valid against release {release.version}'s manifest schema")
+    problems = embedded.environment_problems(report)
+    v.add("environment", not problems, "; ".join(problems) if problems else
+          "Python and torch are inside the suite's declared support")
 
 
 def verify_path(path: Path, trusted: Sequence[TrustedKey], *, releases_file: Path | None = None,
@@ -609,8 +690,8 @@ def verify_path(path: Path, trusted: Sequence[TrustedKey], *, releases_file: Pat
     problem = _schema_errors(report, schema_file)
     v.add("schema", problem is None, f"report.json: {problem}" if problem else f"report.json is valid{schema_note}")
     if problem:
-        for name in ("release", "claims", "tier", "completeness", "waivers", "validity", "evidence", "summary",
-                     "selection"):
+        for name in ("release", "manifest", "environment", "claims", "tier", "completeness", "waivers", "validity",
+                     "evidence", "summary", "selection"):
             if name != "claims" or st is not None:
                 v.add(name, False, _NOT_CHECKED)
         return _ordered(v)
@@ -626,7 +707,9 @@ def verify_path(path: Path, trusted: Sequence[TrustedKey], *, releases_file: Pat
         v.add("release", not bad, "; ".join(bad) if bad else
               f"{version} is a known release; the report's data digests match it")
     _check_revocation(v, report, file_digests[att.REPORT_JSON], release)
-    _check_facts(v, report)
+    inputs = _release_inputs(v, release, releases_file)
+    _check_embedded(v, report, release, releases_file)
+    _check_facts(v, report, inputs.domain_keys)
     _check_time(v, report, release, now, at)
 
     known_waivers, why_no_waivers = _release_waivers(release, releases_file, waivers_file)
@@ -639,7 +722,7 @@ def verify_path(path: Path, trusted: Sequence[TrustedKey], *, releases_file: Pat
             v.add("completeness", False, f"cannot check: {exc}")
     if release_data is not None:
         checks = effective_checks(report["checks"], known_waivers or [], _finished_date(report))
-        _check_tier(v, report, *release_data, checks=checks)
+        _check_tier(v, report, *release_data, checks=checks, inputs=inputs)
         _check_completeness(v, report, *release_data)
     elif release is None:
         v.add("tier", False, "cannot recompute: unknown release")
@@ -648,13 +731,14 @@ def verify_path(path: Path, trusted: Sequence[TrustedKey], *, releases_file: Pat
         _check_claims(v, st, report, file_digests[att.REPORT_JSON], data.sha256_file(schema_file),
                       release.descriptors() if release else None)
     _check_waivers(v, report, known_waivers, why_no_waivers)
-    _check_validity(v, report, release, release_data, known_waivers, at)
+    _check_validity(v, report, release, release_data, known_waivers, at, inputs.domain_keys)
     for name, ok, detail in evidence.evidence_lines(report, release_data[0] if release_data else None):
         v.add(name, ok, detail)
     return _ordered(v)
 
 
 _ORDER = ["signature", "identity", "revocation", "names", "bundle", "statement", "subjects", "subject", "schema", "trust", "release",
+          "release-files", "manifest", "environment",
           "cross-check", "time", "claims", "tier", "capabilities", "completeness", "waivers", "validity", "evidence", "summary", "selection"]
 
 

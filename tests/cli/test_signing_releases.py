@@ -11,6 +11,7 @@ import yaml
 
 import conformance
 from conformance.catalog import data
+from conformance.catalog.capabilities import capabilities_path
 from conformance.errors import UserError
 from conformance.signing import keys, releases
 from conformance.signing.keyring import key_from_file
@@ -147,6 +148,7 @@ def test_an_archived_release_still_verifies(tmp_path: Path) -> None:
         "waivers_sha256": data.sha256_file(data.waivers_path()),
         "labels_sha256": data.sha256_file(data.data_root() / "tiers" / "labels.yaml"),
         "vocabulary_sha256": data.sha256_file(data.vocabulary_path()),
+        "capabilities_sha256": data.sha256_file(capabilities_path()),
         "schemas_sha256": releases.current_entry()["schemas_sha256"], "ray_versions": ["2.60"]}}}))
     report = build_report()
     report["suite"]["version"] = "0.0.9"

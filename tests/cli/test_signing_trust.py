@@ -190,7 +190,7 @@ def full_report() -> dict[str, Any]:
     """build_report with the optional parts a real run writes, so every table field is present."""
     report = build_report()
     report["manifest_path"] = "manifest.yaml"
-    report["manifest"]["accelerator"]["expected"] = {"devices_per_node": 4}
+    report["manifest"]["accelerator"]["expected"] = {"devices_per_node": 4, "accelerator_type": "NPU-X1"}
     report["environment"]["hostname"] = "host"
     report["cluster"].update(address=None, notes=["a note"])
     report["checks"][0].update(log_excerpt="a log line", log_files=["logs/x.log"])

@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conformance.catalog import data
+from conformance.catalog.capabilities import capabilities_path
 from conformance.catalog.ladder import required_checks
 from conformance.cli.signing import main
 from conformance.errors import UserError
@@ -93,8 +94,9 @@ def test_signed_report_verifies(env_dir: Path, tmp_path: Path, capsys, alg: str)
     got = lines(out)
     assert rc == 0, out
     assert set(got) == {"signature", "identity", "names", "bundle", "statement", "subject report.json", "subject junit.xml",
-                        "subject report.md", "schema", "trust", "release", "cross-check nodes",
-                        "cross-check devices_per_node", "cross-check domain_labels", "time", "claims", "tier", "capabilities",
+                        "subject report.md", "schema", "trust", "release", "release-files", "manifest", "environment",
+                        "cross-check nodes", "cross-check devices_per_node", "cross-check domain_labels",
+                        "cross-check resource", "cross-check accelerator_type", "time", "claims", "tier", "capabilities",
                         "completeness", "waivers",
                         "validity", "evidence", "summary", "selection"}
     assert all(v.startswith("PASS") for v in got.values())
@@ -122,8 +124,9 @@ def test_statement_contents(env_dir: Path, tmp_path: Path) -> None:
     assert {"name": "ray-accelerator-conformance",
             "uri": f"pkg:pypi/ray-accelerator-conformance@{report['suite']['version']}"} in pred["configuration"]
     digests = {rd["name"]: rd["digest"]["sha256"] for rd in pred["configuration"] if "digest" in rd}
-    # every data file that decides a tier is bound: checklist, tiers, waivers, labels, vocabulary, all schemas
+    # every data file that decides a tier is bound: checklist, tiers, waivers, labels, vocabulary, profiles, all schemas
     assert digests == {"tiers/checklist.yaml": s.checklist.sha256, "tiers/tiers.yaml": s.ladder.sha256,
+                       "tiers/capabilities.yaml": data.sha256_file(capabilities_path()),
                        "tiers/waivers.yaml": data.sha256_file(data.waivers_path()),
                        "tiers/labels.yaml": data.sha256_file(data.data_root() / "tiers" / "labels.yaml"),
                        "tiers/vocabulary.yaml": data.sha256_file(data.vocabulary_path()),

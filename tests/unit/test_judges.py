@@ -29,11 +29,16 @@ def lines_of(report: dict[str, Any]) -> dict[str, tuple[bool, str]]:
 FAILING: dict[str, dict[str, Any]] = {
     "PF-002": {"largest_size_gbps": 0.5, "reference_gbps": 10.0, "achieved_fraction": 0.05},
     "PF-003": {"rdt_gbps": 1.0, "object_store_gbps": 2.0, "ratio_to_object_store": 0.5},
-    "PF-004": {"wrong_pairs": 0, "links": {"same_node": {"median_gbps": 4.0, "min_gbps": 0.5}}},
-    "TR-013": {"payload_bytes": 1 << 20, "transfers_per_round": 12,
-               "growth_per_round_bytes": {"source.rss_bytes": [12 << 20, 12 << 20, 0]}},
+    "PF-004": {"wrong_pairs": 0, "links": {"same_node": {"median_gbps": 2.25, "min_gbps": 0.5}},
+               "endpoints": ["n0:0", "n0:1"], "matrix_gbps": [[None, 4.0], [0.5, None]]},
+    "TR-013": {"payload_bytes": 1 << 20, "transfers_per_round": 12, "rounds": 5,
+               "growth_per_round_bytes": {"source.rss_bytes": [12 << 20, 12 << 20, 12 << 20, 0, 12 << 20]}},
     "TR-014": {"actor_has_transport_max_latency_s": 2.5},
     "FR-006": {"restart_s": 121.0},
+    "FR-004": {"round_s": [1.3], "restarts": 2},
+    "CC-008": {"memory": {"rss_mib": [[100.0, 101.0], [110.0, 111.0], [112.0, 111.5], [410.0, 112.0]],
+                          "growth_mib": [300.0, 1.0], "payload_mib": 40.0, "cycles": 4}},
+    "CC-009": {"error_s": {"0": 1.5, "1": 300.0}},
     "CC-010": {"busbw_gbps": 0.01, "host_copy_gbps": 10.0, "host_fraction": 0.001, "nominal_link_gbps": None,
                "link_fraction": None},
 }
@@ -65,9 +70,24 @@ def test_a_missing_metric_is_an_error_never_a_pass(cid: str) -> None:
 @pytest.mark.parametrize("cid", sorted(judges.JUDGES))
 def test_a_non_finite_or_non_numeric_metric_is_an_error(cid: str, bad: Any) -> None:
     metrics = copy.deepcopy(PASSING_METRICS[cid])
-    key = next(k for k in judges.JUDGES[cid].needs if isinstance(metrics[k], (int, float)))
-    metrics[key] = bad
+    container, key = _first_number(metrics, judges.JUDGES[cid].needs)
+    container[key] = bad
     assert judges.judge(cid, metrics, params(cid)).outcome == "error"
+
+
+def _first_number(metrics: Any, keys: Any) -> tuple[Any, Any]:
+    """The container and key of the first number among `keys` of `metrics`, looking inside the
+    objects and lists the judge reads (CC-008's memory, CC-009's error_s)."""
+    for k in keys:
+        value = metrics[k]
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return metrics, k
+        if isinstance(value, (dict, list)):
+            inner = value if isinstance(value, dict) else dict(enumerate(value))
+            found = _first_number(value, [ik for ik in inner if not isinstance(inner[ik], str)])
+            if found[0] is not None:
+                return found
+    return None, None
 
 
 def test_nested_nan_is_an_error() -> None:
@@ -75,7 +95,7 @@ def test_nested_nan_is_an_error() -> None:
     m["links"]["same_node"]["min_gbps"] = math.nan
     assert judges.judge("PF-004", m, params("PF-004")).outcome == "error"
     m = copy.deepcopy(PASSING_METRICS["TR-013"])
-    m["growth_per_round_bytes"]["source.rss_bytes"] = [0, math.nan, 0]
+    m["growth_per_round_bytes"]["source.rss_bytes"] = [0, math.nan, 0, 0, 0]
     assert judges.judge("TR-013", m, params("TR-013")).outcome == "error"
 
 
@@ -96,7 +116,8 @@ def test_tr013_a_leak_repeats_and_a_late_free_gives_back() -> None:
     a busy host freed buffers late gain and give back (median over, average under): no leak."""
     p, mib = params("TR-013"), 1 << 20
     def verdict(series: list[int]) -> str:
-        m = {"payload_bytes": 4 * mib, "transfers_per_round": 12, "growth_per_round_bytes": {"destination.rss_bytes": series}}
+        m = {"payload_bytes": 4 * mib, "transfers_per_round": 12, "rounds": 5,
+             "growth_per_round_bytes": {"destination.rss_bytes": series}}
         return judges.judge("TR-013", m, p).outcome
     assert verdict([48 * mib] * 5) == "fail"                                  # one buffer per transfer
     assert verdict([36 * mib, 36 * mib, 36 * mib, -100 * mib, -8 * mib]) == "pass"   # held, then given back

@@ -1,0 +1,88 @@
+"""What verify checks of the run's own description in report.json: the embedded manifest and
+the environment (pure but for reading the release's schema and this suite's declared support).
+
+  manifest     the manifest report.json embeds is one a run of the report's release could have
+               accepted: valid against that RELEASE's schemas/manifest.schema.json (an unknown
+               field, a wrong type, a string node count is refused here, before any cross-check
+               reads it)
+  environment  the run's Python and torch are inside what the suite declares it supports (its
+               package metadata: Requires-Python and the torch requirement of pyproject.toml);
+               Ray's window is the release's (the `validity` line)
+"""
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import Any, Mapping
+
+import jsonschema
+
+from conformance import SUITE_NAME
+from conformance.catalog import data
+from conformance.report.sanitize import terminal
+
+
+def manifest_problem(report: Mapping[str, Any], schema_file: Path) -> str | None:
+    """The most specific error of report.json's `manifest` against `schema_file`, or None."""
+    manifest = report.get("manifest")
+    if not isinstance(manifest, dict):
+        return "report.json has no manifest object"
+    stat = Path(schema_file).stat()
+    validator = _validator(str(schema_file), stat.st_mtime_ns, stat.st_size)
+    errors = sorted(validator.iter_errors(manifest), key=lambda e: (-len(e.absolute_path), e.message))
+    return terminal(data.format_validation_error(errors[0]), limit=300) if errors else None
+
+
+@functools.lru_cache(maxsize=8)
+def _validator(path: str, mtime_ns: int, size: int) -> jsonschema.Draft202012Validator:
+    """The release's manifest schema, read and compiled once per file version."""
+    schema = data.read_yaml_or_json(Path(path), what="manifest schema")
+    return jsonschema.Draft202012Validator(schema, format_checker=jsonschema.FormatChecker())
+
+
+@functools.lru_cache(maxsize=1)
+def declared_support() -> dict[str, str]:
+    """{'python': specifier, 'torch': specifier} the installed suite declares (its metadata is
+    pyproject.toml's requires-python and dependencies)."""
+    from importlib.metadata import PackageNotFoundError, metadata, requires
+
+    from packaging.requirements import Requirement
+
+    try:
+        meta, reqs = metadata(SUITE_NAME), requires(SUITE_NAME) or []
+    except PackageNotFoundError:
+        return {}
+    out = {"python": str(meta["Requires-Python"]) if "Requires-Python" in meta else ""}
+    for text in reqs:
+        req = Requirement(text)
+        if req.name.lower() == "torch" and req.marker is None:
+            out["torch"] = str(req.specifier)
+    return out
+
+
+def environment_problems(report: Mapping[str, Any], support: Mapping[str, str] | None = None) -> list[str]:
+    """Why the run's Python or torch is outside the suite's declared support (empty: inside)."""
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+    from packaging.version import InvalidVersion, Version
+
+    support = declared_support() if support is None else support
+    env = report.get("environment")
+    env = env if isinstance(env, dict) else {}
+    problems = []
+    for name in ("python", "torch"):
+        spec = support.get(name)
+        if not spec:
+            problems.append(f"the suite declares no supported {name} range to judge environment.{name} by")
+            continue
+        value = env.get(name)
+        if not isinstance(value, str):
+            problems.append(f"environment.{name} {terminal(repr(value), limit=60)} is not a version")
+            continue
+        try:
+            inside = SpecifierSet(spec).contains(Version(value), prereleases=True)
+        except (InvalidVersion, InvalidSpecifier):
+            problems.append(f"environment.{name} {terminal(repr(value), limit=60)} is not a version")
+            continue
+        if not inside:
+            problems.append(f"environment.{name} {terminal(value, limit=60)} is outside the suite's supported {name} {spec}")
+    return problems
