@@ -135,13 +135,23 @@ def render_markdown(report: dict[str, Any]) -> str:
 
 
 def capabilities_line(report: dict[str, Any]) -> str:
-    """'Capabilities: device certified, collective not declared, ...' (report.md, review)."""
+    """'Capabilities: device certified, collective not declared, ...' (report.md, review); a
+    profile with checks out of its declared scope says which and the field that would bring them in."""
     caps = report.get("capabilities") or []
     if not caps:
         return "Capabilities: not recorded (report written before capability profiles)."
-    return "Capabilities: " + ", ".join(f"{markdown_cell(c.get('name'))} **{markdown_cell(c.get('state'))}**"
-                                        if c.get("state") == "certified" else
-                                        f"{markdown_cell(c.get('name'))} {markdown_cell(c.get('state'))}" for c in caps)
+    return "Capabilities: " + ", ".join(_capability_cell(c) for c in caps)
+
+
+def _capability_cell(cap: dict[str, Any]) -> str:
+    name, state = markdown_cell(cap.get("name")), markdown_cell(cap.get("state"))
+    text = f"{name} **{state}**" if cap.get("state") == "certified" else f"{name} {state}"
+    outside = [o for o in cap.get("out_of_scope") or [] if isinstance(o, dict)]
+    if outside:
+        fields = ", ".join(dict.fromkeys(markdown_cell(o.get("declared_by")) for o in outside))
+        ids = ", ".join(markdown_cell(o.get("id")) for o in outside)
+        text += f" (out of its declared scope: {ids}; declaring {fields} brings them in)"
+    return text
 
 
 def write_markdown(report: dict[str, Any], out_dir: Path) -> Path:

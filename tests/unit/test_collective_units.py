@@ -111,6 +111,27 @@ def test_declared_collective_failing_a_must_is_not_certified(checklist) -> None:
     assert caps["collective"]["blocking"] == [{"id": "CC-004", "outcome": "fail"}]
 
 
+def test_a_backend_without_rdt_transport_is_certified_for_its_declared_scope(checklist) -> None:  # type: ignore[no-untyped-def]
+    """CC-011/CC-012 are not applicable without collective.rdt_transport: out of the profile's
+    declared scope (named, never counted as passed), so such a backend can be certified; declared,
+    they are required like every other collective MUST."""
+    from conformance.report.build import capabilities_line
+    rdt = {c.id for c in checklist.active() if c.area == "collective" and "transport" in c.tags}
+    assert rdt == {"CC-011", "CC-012"}
+    results = [{**r, "outcome": "not_applicable"} if r["id"] in rdt else r for r in _results(checklist)]
+    caps = {c["name"]: c for c in compute_capabilities(results, checklist, load_profiles(),
+                                                        {"collective": {"backend": "B"}})}
+    assert caps["collective"]["state"] == CERTIFIED and not set(caps["collective"]["required_checks"]) & rdt
+    assert caps["collective"]["out_of_scope"] == [{"id": "CC-011", "declared_by": "collective.rdt_transport"},
+                                                  {"id": "CC-012", "declared_by": "collective.rdt_transport"}]
+    line = capabilities_line({"capabilities": list(caps.values())})
+    assert "collective **certified** (out of its declared scope: CC-011, CC-012; declaring collective.rdt\\_transport brings them in)" in line
+    declared = {c["name"]: c for c in compute_capabilities(results, checklist, load_profiles(),
+                                                           {"collective": {"backend": "B", "rdt_transport": "m:T"}})}
+    assert declared["collective"]["state"] == NOT_CERTIFIED and "out_of_scope" not in declared["collective"]
+    assert {b["id"] for b in declared["collective"]["blocking"]} == rdt
+
+
 def test_verify_recomputes_capabilities(checklist) -> None:  # type: ignore[no-untyped-def]
     results = _results(checklist, fail="CC-009")
     manifest = {"collective": {"backend": "B"}}
