@@ -86,10 +86,21 @@ def tier_table(report: dict[str, Any]) -> str:
     return tabulate(rows, headers=["tier", "achieved", "blocking checks", "unmet conditions"], tablefmt="github")
 
 
+def host_note(report: dict[str, Any]) -> str:
+    """' (of the errors, 2 not judged: host)': errors the host caused, not the plugin (run/outcomes.py)."""
+    n = sum(1 for c in report.get("checks") or [] if c.get("outcome") == "error"
+            and str(c.get("reason") or "").startswith("not judged: host: "))
+    return f" (of the errors, {n} not judged: host — rerun on a less loaded host)" if n else ""
+
+
 def checks_table(report: dict[str, Any]) -> str:
+    """The checks, each with the host's load while it ran (conformance.run.host_load): a bound
+    missed at load 4 per CPU reads differently from one missed on an idle host."""
+    from conformance.run.host_load import load_text
     rows = [[c["id"], c["area"], c["level"], OUTCOME_MARK[c["outcome"]], f"{c['duration_s']:.1f}",
-             markdown_cell(c["reason"] or "", limit=160)] for c in report["checks"]]
-    return tabulate(rows, headers=["check", "area", "level", "outcome", "s", "reason"], tablefmt="github")
+             markdown_cell(load_text(c.get("host_load"))), markdown_cell(c["reason"] or "", limit=160)]
+            for c in report["checks"]]
+    return tabulate(rows, headers=["check", "area", "level", "outcome", "s", "host load", "reason"], tablefmt="github")
 
 
 def render_markdown(report: dict[str, Any]) -> str:
@@ -111,7 +122,7 @@ def render_markdown(report: dict[str, Any]) -> str:
         f"- Cluster: {report['cluster']['mode']}, {report['cluster']['nodes']} node(s)",
         f"- Environment: Ray {env['ray']}, torch {env['torch']}, Python {env['python']}, {env['os']}, {env['cpu']}",
         f"- Run: {report['started_at']} → {report['finished_at']} ({report['duration_s']} s)",
-        "- Outcomes: " + ", ".join(f"{k} {v}" for k, v in report["summary"].items() if v),
+        "- Outcomes: " + ", ".join(f"{k} {v}" for k, v in report["summary"].items() if v) + host_note(report),
         "",
         "## Tiers",
         "",
