@@ -75,10 +75,31 @@ def write_json(report: dict[str, Any], out_dir: Path) -> Path:
     return path
 
 
-def tier_table(report: dict[str, Any]) -> str:
+def ran_lines(report: dict[str, Any], limit: int = 20) -> list[str]:
+    """A partial run's checks that ran, each with its outcome (and reason, unless it passed)."""
+    from conformance.report.sanitize import terminal
+    not_run = set((report.get("selection") or {}).get("not_run") or [])
+    ran = [c for c in report.get("checks") or [] if c["id"] not in not_run]
+    lines = [f"this run's checks ({len(ran)}):"]
+    for c in ran[:limit]:
+        why = "" if c["outcome"] == "pass" or not c.get("reason") else f": {c['reason']}"
+        lines.append(terminal(f"  {c['id']} {OUTCOME_MARK.get(c['outcome'], c['outcome'])}{why}", limit=300))
+    if len(ran) > limit:
+        lines.append(f"  ... and {len(ran) - limit} more (report.md lists every check)")
+    return lines
+
+
+def tier_table(report: dict[str, Any], *, ran_only: bool = False) -> str:
+    """The tier ladder with each tier's blocking checks; `ran_only` (a partial run's terminal):
+    checks that did not run are counted, not listed, so the ones this run judged stand out."""
+    not_run = set((report.get("selection") or {}).get("not_run") or []) if ran_only else set()
     rows = []
     for t in report["tiers"]:
-        blockers = ", ".join(f"{b['id']}({OUTCOME_MARK.get(b['outcome'], b['outcome'])})" for b in t["blocking"])
+        shown = [b for b in t["blocking"] if b["id"] not in not_run]
+        hidden = len(t["blocking"]) - len(shown)
+        blockers = ", ".join(f"{b['id']}({OUTCOME_MARK.get(b['outcome'], b['outcome'])})" for b in shown)
+        if hidden:
+            blockers = ", ".join(x for x in [blockers, f"+{hidden} not run"] if x)
         unmet = "; ".join(c["detail"] for c in t["conditions"] if not c["met"])
         if t.get("below") and not t["achieved"]:
             unmet = "; ".join(x for x in [unmet, f"needs {t['below']} first"] if x)

@@ -104,3 +104,24 @@ def test_the_report_shows_each_checks_load_and_counts_the_hosts_errors() -> None
     assert "host load" in table.splitlines()[0] and "load 7.8/2 CPUs, 99% busy, 3% steal" in table
     host = {"outcome": "error", "reason": "not judged: host: Ray's node did not register"}
     assert "1 not judged: host" in host_note({"checks": [entry, host]}) and host_note({"checks": [entry]}) == ""
+
+
+def test_a_partial_runs_terminal_shows_what_ran_and_counts_what_did_not() -> None:
+    """88 (SKIP) ids around the line that matters hid it: a partial run lists its own checks and
+    the ladder counts the ones it did not run."""
+    from conformance.report.build import ran_lines, tier_table
+    not_run = [f"DP-{i:03d}" for i in range(1, 89)]
+    report = {
+        "selection": {"not_run": not_run},
+        "checks": [{"id": "CC-004", "outcome": "fail", "reason": "an op did not give its right result (CC-004: ...)"},
+                   {"id": "CC-005", "outcome": "pass", "reason": None}]
+                  + [{"id": cid, "outcome": "skip", "reason": "not selected"} for cid in not_run],
+        "tiers": [{"name": "experimental", "achieved": False, "conditions": [], "below": None,
+                   "blocking": [{"id": "CC-004", "outcome": "fail"}] + [{"id": cid, "outcome": "skip"} for cid in not_run]}],
+    }
+    table = tier_table(report, ran_only=True)
+    assert "CC-004(FAIL), +88 not run" in table and "(SKIP)" not in table
+    assert tier_table(report).count("(SKIP)") == 88                    # report.md keeps the whole ladder
+    lines = ran_lines(report)
+    assert lines[0] == "this run's checks (2):" and lines[1].startswith("  CC-004 FAIL: an op did not give")
+    assert lines[2] == "  CC-005 PASS"
