@@ -125,3 +125,19 @@ def test_a_partial_runs_terminal_shows_what_ran_and_counts_what_did_not() -> Non
     lines = ran_lines(report)
     assert lines[0] == "this run's checks (2):" and lines[1].startswith("  CC-004 FAIL: an op did not give")
     assert lines[2] == "  CC-005 PASS"
+
+
+def test_the_lowered_fetch_timeout_is_stretched_once_and_the_same_everywhere(monkeypatch: pytest.MonkeyPatch) -> None:
+    """FR-015 saw Ray's fetch timeout (5 s) instead of the injected error on a loaded host: the
+    run's factor stretches it, fixed at first use, so nodes, driver and bounds agree."""
+    from types import SimpleNamespace
+
+    from conformance.areas.recovery import transfers
+    monkeypatch.setattr(transfers, "_FETCH_SCALE", [])
+    factors = iter([3.0, 1.0])
+    monkeypatch.setattr(host_load, "machinery_factor", lambda kind=None: next(factors))
+    manifest = SimpleNamespace(cluster={"nodes": 2, "node_env": [{"A": "1"}]})
+    shape = transfers.transfer_shape(manifest)
+    want_ms = str(int(transfers.shape_fetch_timeout_s() * 3.0 * 1000))
+    assert [e[transfers.TIMEOUT_ENV] for e in shape.node_env] == [want_ms, want_ms] and shape.node_env[0]["A"] == "1"
+    assert transfers.run_fetch_timeout_s(transfers.shape_fetch_timeout_s()) * 1000 == pytest.approx(float(want_ms), abs=1)
