@@ -28,6 +28,12 @@ MAX_FACTOR = 6.0   # knob: the widest a machinery bound stretches (a 20 s wait b
 NOMINAL_S = {"worker_start": 3.0, "placement": 1.0, "fetch": 1.0, "import": 5.0}
 
 
+class HostNotReady(Exception):
+    """Ray's own machinery (a worker start, a placement) did not do its part within the run's
+    stretched bound, while everything the plugin declared was right: the host's failure, reported
+    as "not judged: host" (conformance.run.outcomes), never as a failed check of the plugin."""
+
+
 @dataclass(frozen=True)
 class CpuTimes:
     """Cumulative jiffies of /proc/stat's first line: (busy, steal, total)."""

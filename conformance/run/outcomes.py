@@ -25,6 +25,7 @@ from typing import Any, Iterable, Protocol
 
 from conformance.cluster.manager import ClusterStartError, ray_startup_timed_out
 from conformance.report.results import NOT_APPLICABLE_PREFIX, TestRecord, active_waiver
+from conformance.run.host_load import HostNotReady
 from conformance.run.waits import carried_timeout
 
 UNFINISHED = "the check did not finish (run interrupted)"
@@ -69,6 +70,8 @@ def reason_from_exception(exc: BaseException) -> str:
 def host_failure(exc: BaseException | None) -> str | None:
     """The "not judged: host" reason when `exc` says the host, not the plugin, failed: Ray's node did
     not register within Ray's fixed 30 s wait (node.py), itself or carried in a cluster start error."""
+    if isinstance(exc, HostNotReady):
+        return f"{HOST_PREFIX}{first_line(str(exc), 500)}"
     if exc is None or not ray_startup_timed_out(exc):
         return None
     return (f"{HOST_PREFIX}Ray's node did not register within Ray's own fixed 30 s startup wait (a loaded host; "

@@ -83,6 +83,12 @@ def test_a_node_that_cannot_register_in_time_is_the_hosts_failure_not_the_plugin
         assert "the plugin was not judged" in rec.reason
         action = action_for({"outcome": rec.outcome, "reason": rec.reason}, None)
         assert "nothing to fix in the plugin" in action and "fix the plugin so" not in action
+    from conformance.run.host_load import HostNotReady
+    pending = new_record("t::p", "TL-009")
+    apply_phase(pending, _Rep("call"), HostNotReady("selector X (spread) was not placed by Ray within 120s although "
+                                                    "the labels of {a} match it"))
+    assert pending.outcome == "error" and pending.reason is not None
+    assert pending.reason.startswith(HOST_PREFIX + "selector X") and "wrong node" not in pending.reason
     plugin = new_record("t::y", "TL-009")
     apply_phase(plugin, _Rep("call"), AssertionError("placed work on the wrong node"))
     assert plugin.outcome == "fail"                                     # the control: a real failure stays one

@@ -53,6 +53,12 @@ def _run(ctx: TopologyCtx, probes: list[SelectorProbe], metrics: dict[str, Any],
         more = f" (+{len(result.violations) - 2} more)" if len(result.violations) > 2 else ""
         metrics["violations"] = result.violations
         raise AssertionError(f"{what}: " + " | ".join(result.violations[:2]) + more)
+    if result.host_pending:   # the labels were right; Ray did not start or place the work in time
+        from conformance.run.host_load import RECORD, HostNotReady
+        metrics["host_pending"] = result.host_pending
+        measured = RECORD.slowest_s.get("worker_start")
+        raise HostNotReady(f"{result.host_pending[0]}; Ray's machinery was too slow on this host"
+                           + (f" (a fresh worker took {measured:.1f}s to start in this run)" if measured else ""))
 
 
 @pytest.mark.check("TL-009")
