@@ -7,11 +7,11 @@ for Ray to place work blamed the plugin. So:
 * every check records the host's load while it ran (`CheckLoad`: the 1-minute load average per
   CPU at its end, and the share of CPU time that was busy and stolen by the hypervisor between
   its start and end, from /proc/stat), shown per check in report.json, report.md and report.html;
-* a bound that waits on Ray's machinery (worker start, placement, object fetch, a module
-  import) is multiplied by `machinery_factor()`: how much slower than nominal the run MEASURED
-  that machinery (`note_machinery`: the preflight's worker starts, and whatever a check times of
-  Ray's own work while it runs), or the run queue per CPU, whichever is larger, never below 1 and
-  at most MAX_FACTOR. The factor only widens bounds: a plugin that hangs still fails, later.
+* a bound that waits on Ray's machinery (worker start, placement, object fetch) is multiplied by
+  `machinery_factor()`: how much slower than nominal the run MEASURED that machinery
+  (`note_machinery`: the preflight's fresh-worker start), never below 1 and at most MAX_FACTOR;
+  a module import, which nothing times in advance, reads the run queue per CPU instead. The
+  factor only widens bounds: a plugin that hangs still fails, later.
 
 Pure apart from reading /proc and os.getloadavg; the session keeps one `MachineryRecord`.
 """
@@ -148,8 +148,11 @@ def note_machinery(kind: str, seconds: float) -> None:
 
 
 def machinery_factor(kind: str | None = None) -> float:
-    """This run's factor for a bound that waits on Ray's `kind` of machinery (now)."""
-    return RECORD.factor(kind, load_per_cpu())
+    """This run's factor for a bound that waits on Ray's `kind` of machinery (now): what the run
+    measured of it. Only an import, which the run cannot time before it is needed, also reads the
+    run queue per CPU: a hang of vendor code must not wait longer because the host is busy
+    unless the host's own measurement says Ray itself is slow."""
+    return RECORD.factor(kind, load_per_cpu() if kind == "import" else None)
 
 
 def scaled_bound(bound_s: float, kind: str | None = None) -> float:

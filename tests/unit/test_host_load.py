@@ -31,8 +31,10 @@ def test_a_bound_is_only_ever_stretched(monkeypatch: pytest.MonkeyPatch) -> None
     assert host_load.scaled_bound(20, "worker_start") == 20
     host_load.note_machinery("worker_start", 19.4)          # the case seen: TL-009 waited 20 s
     assert host_load.scaled_bound(20, "worker_start") > 19.4 * 6
-    monkeypatch.setattr(host_load, "load_per_cpu", lambda: None)      # not Linux: the measurement alone
+    monkeypatch.setattr(host_load, "load_per_cpu", lambda: 5.0)       # a busy queue alone stretches no Ray bound
     assert host_load.scaled_bound(20, "worker_start") == 20 * host_load.MAX_FACTOR
+    monkeypatch.setattr(host_load, "RECORD", MachineryRecord())
+    assert host_load.scaled_bound(20, "fetch") == 20 and host_load.scaled_bound(20, "import") == 100
 
 
 def test_the_load_between_two_readings(tmp_path: Path) -> None:
