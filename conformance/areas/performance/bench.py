@@ -330,8 +330,9 @@ def pairwise(transport: str, eps: Endpoints, labels: list[str], nbytes: int, *, 
     Per round and direction: one verified wave (digests compared), which also warms the pairs'
     paths up; then min_trials timed waves, and more up to max_trials while any pair's waves
     spread by more than max_spread of their median (a median of agreeing waves needs no more).
-    A link under `recheck_below` x its class's median is then timed again alone (max_trials
-    waves) and keeps the better of its two medians (both recorded in `rechecked`)."""
+    A link under `recheck_below` x its class's median then has its wave timed again (max_trials
+    waves, the same concurrent pairs) and keeps the better of its two medians (both recorded in
+    `rechecked`)."""
     n = len(eps)
     timeout = max(60.0, nbytes / 20e6)
     t0 = time.perf_counter()
@@ -342,8 +343,10 @@ def pairwise(transport: str, eps: Endpoints, labels: list[str], nbytes: int, *, 
     wrong: dict[str, str] = {}
     waves = 0
     rounds = round_robin(n)
+    wave_of: dict[tuple[int, int], list[tuple[int, int]]] = {}
     for pairs in rounds:
         for oriented in (pairs, [(b, a) for a, b in pairs]):
+            wave_of.update({p: oriented for p in oriented})
             t1 = time.perf_counter()
             for (s, d), diff in _verified_wave(eps, oriented, nbytes, transport, timeout, baseline).items():
                 if diff:
@@ -362,13 +365,14 @@ def pairwise(transport: str, eps: Endpoints, labels: list[str], nbytes: int, *, 
     t3 = time.perf_counter()
     rechecked = {}
     for s, d in slow_links(gbps, same, recheck_below):
-        # measured again alone, after every other link: a degraded link stays slow, while a
-        # link that met a busy moment of a loaded host does not (its better median counts)
-        alone: list[float] = []
+        # its wave timed again (the same concurrent pairs, so the same contention), after every
+        # other link: a degraded link stays slow, while a link that met a busy moment of a loaded
+        # host does not (its better median counts)
+        again_s: list[float] = []
         for _ in range(max_trials):
-            alone += list(_timed_wave(eps, [(s, d)], nbytes, transport, timeout, baseline).values())
+            again_s.append(_timed_wave(eps, wave_of[(s, d)], nbytes, transport, timeout, baseline)[(s, d)])
             waves += 1
-        again = nbytes / statistics.median(alone) / 1e9
+        again = nbytes / statistics.median(again_s) / 1e9
         rechecked[f"{labels[s]}→{labels[d]}"] = [gbps[s][d], again]
         gbps[s][d] = max(float(gbps[s][d] or 0.0), again)
     seconds["recheck"] = time.perf_counter() - t3
