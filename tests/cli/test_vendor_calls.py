@@ -137,5 +137,5 @@ def test_a_command_refuses_a_node_start_hang_in_one_line(monkeypatch: pytest.Mon
     monkeypatch.setattr(vendor_calls, "knobs", lambda: {"call_bound_s": 3, "stuck_grace_s": 30,
                                                         "probe_timeout_s": 60})
     with pytest.raises(VendorHang, match=r"^manifest: accelerator.manager: get_current_node_num_accelerators\(\) "
-                                         r"did not return within 0s \(a hang\)$"):
+                                         r"did not return within 3s \(a hang\)$"):
         refuse_node_start_hang(_HangsCounting, load_manifest("builtin:simulated"))
