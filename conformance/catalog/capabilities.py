@@ -10,6 +10,12 @@ inside it. A profile is one of three states:
 * "not certified"  – declared, and some such check does not count (named in `blocking`);
 * "not declared"   – the manifest has no block for it: nothing was claimed, nothing is lost.
 
+A requirement may carry its own `declared_by` (a dotted manifest field, e.g.
+collective.rdt_transport): an optional part of the interface the vendor declares in scope by
+naming it. Left undeclared, the checks that requirement picks are out of the profile's scope
+(`out_of_scope`, with the field that would bring them in): they are neither required nor counted
+as passed, and the report names them beside the state, so "certified" always says for what.
+
 Used by the report writer and by the verifier, which recomputes the profiles from the per-check
 results and never trusts the claimed ones. docs/capabilities.md explains the design.
 """
@@ -32,21 +38,39 @@ def _counts(result: Mapping[str, Any] | None, allow_waived: bool) -> bool:
     return outcome == "pass" or (allow_waived and outcome == "waived" and not blocks)
 
 
+def declares(manifest: Mapping[str, Any], field: str) -> bool:
+    """Whether the manifest gives the dotted `field` (collective.rdt_transport) a non-empty value."""
+    value: Any = manifest
+    for part in field.split("."):
+        value = value.get(part) if isinstance(value, Mapping) else None
+    return bool(value)
+
+
 def compute_capabilities(results: Iterable[Mapping[str, Any]], checklist: Checklist,
                          profiles: Iterable[Mapping[str, Any]], manifest: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """One entry per profile: {name, state, declared, required_checks, blocking[{id, outcome}]}."""
+    """One entry per profile: {name, state, declared, required_checks, blocking[{id, outcome}],
+    out_of_scope[{id, declared_by}]} (out_of_scope only when some requirement is left undeclared)."""
     by_id = {r["id"]: r for r in results}
     out = []
     for p in profiles:
-        declared = "declared_by" not in p or bool(manifest.get(p["declared_by"]))
+        declared = "declared_by" not in p or declares(manifest, p["declared_by"])
         required: list[str] = []
+        outside: dict[str, str] = {}
         for req in p["requires"]:
-            required += [c.id for c in select_checks(checklist, req["select"]) if c.id not in required]
+            picked = [c.id for c in select_checks(checklist, req["select"])]
+            if "declared_by" in req and not declares(manifest, req["declared_by"]):
+                outside.update({cid: req["declared_by"] for cid in picked if cid not in outside})
+            else:
+                required += [cid for cid in picked if cid not in required]
+        required = [cid for cid in required if cid not in outside]
         blocking = [{"id": cid, "outcome": (by_id.get(cid) or {}).get("outcome", "skip")}
                     for cid in required if not _counts(by_id.get(cid), bool(p.get("allow_waived", False)))]
         state = NOT_DECLARED if not declared else (CERTIFIED if required and not blocking else NOT_CERTIFIED)
-        out.append({"name": p["name"], "state": state, "declared": declared, "required_checks": required,
-                    "blocking": blocking if declared else []})
+        entry: dict[str, Any] = {"name": p["name"], "state": state, "declared": declared,
+                                 "required_checks": required, "blocking": blocking if declared else []}
+        if declared and outside:
+            entry["out_of_scope"] = [{"id": cid, "declared_by": field} for cid, field in outside.items()]
+        out.append(entry)
     return out
 
 

@@ -209,6 +209,15 @@ def slack_text(slack: Mapping[str, Any]) -> str:
             f"{slack['needed']} needed: {n} more SHOULD miss{'' if n == 1 else 'es'} allowed")
 
 
+def ruled_out_text(ids: Iterable[str], limits: Mapping[str, str]) -> str:
+    """'FR-017, FR-018 cannot: <their reason>; DP-019 cannot: <its reason>': each check beside its
+    own reason (checks ruled out for different reasons are never given the first one's)."""
+    by_reason: dict[str, list[str]] = {}
+    for cid in ids:
+        by_reason.setdefault(limits[cid], []).append(cid)
+    return "; ".join(f"{', '.join(group)} cannot: {why}" for why, group in by_reason.items())
+
+
 def shape_ceiling(checklist: Checklist, ladder: Ladder, ctx: RunContext) -> dict[str, Any]:
     """The highest tier this hardware's shape and this run's environment can ever reach, whatever
     the plugin does (pure).
@@ -233,7 +242,7 @@ def shape_ceiling(checklist: Checklist, ladder: Ladder, ctx: RunContext) -> dict
     for tier in ladder.tiers:
         blocked = [cid for cid in required_checks(tier, checklist) if cid in limits]
         if blocked:
-            return result(best, f"{tier['name']} needs {', '.join(blocked)}, which {limits[blocked[0]]}")
+            return result(best, f"{tier['name']} needs {', '.join(blocked)} ({ruled_out_text(blocked, limits)})")
         for cond in tier.get("conditions", []):
             if cond["kind"] == "min_nodes" and 0 < ctx.nodes < int(cond["value"]):
                 return result(best, f"{tier['name']} needs >= {int(cond['value'])} nodes; this run has {ctx.nodes}")
@@ -244,7 +253,7 @@ def shape_ceiling(checklist: Checklist, ladder: Ladder, ctx: RunContext) -> dict
                 if tier_slack["misses_allowed"] < 0 and ruled_out:
                     return result(best, f"{tier['name']} needs >= {float(cond['value']):.0%} of SHOULD checks; here at "
                                         f"most {tier_slack['possible']}/{tier_slack['total']} can pass "
-                                        f"({', '.join(ruled_out)} cannot: {limits[ruled_out[0]]})")
+                                        f"({ruled_out_text(ruled_out, limits)})")
                 slack = tier_slack
         best = tier["name"]
     return result(best, "the shape and this run's environment allow every tier")

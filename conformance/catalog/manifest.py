@@ -218,6 +218,33 @@ def resolve_transport(manifest: Manifest) -> type | None:
     return cls
 
 
+def resolve_collective(manifest: Manifest) -> None:
+    """Import what the collective block names (group_class, register, rdt_transport) and check each
+    is what Ray takes: a name that does not exist is refused here, not found by CC-001 mid-run."""
+    block = manifest.data.get("collective") or {}
+    if not block:
+        return
+    from ray.util.collective.collective_group.base_collective_group import BaseGroup
+
+    if block.get("group_class"):
+        cls = import_object(block["group_class"], field="collective.group_class", python_path=manifest.python_path)
+        if not (isinstance(cls, type) and issubclass(cls, BaseGroup)):
+            raise UserError(f"manifest: collective.group_class: {block['group_class']} is not a "
+                            "ray.util.collective BaseGroup subclass")
+    if block.get("register"):
+        helper = import_object(block["register"], field="collective.register", python_path=manifest.python_path)
+        if isinstance(helper, type) or not callable(helper):
+            raise UserError(f"manifest: collective.register: {block['register']} is not a function (expected a "
+                            "helper the suite calls with no arguments to register the backend)")
+    if block.get("rdt_transport"):
+        from ray.experimental.rdt.tensor_transport_manager import TensorTransportManager
+
+        rdt = import_object(block["rdt_transport"], field="collective.rdt_transport", python_path=manifest.python_path)
+        if not (isinstance(rdt, type) and issubclass(rdt, TensorTransportManager)):
+            raise UserError(f"manifest: collective.rdt_transport: {block['rdt_transport']} is not a "
+                            "TensorTransportManager subclass")
+
+
 def resolve_provider(manifest: Manifest) -> Any:
     """Import the topology provider (a callable the suite runs on every node), if one is named."""
     ref = (manifest.data.get("topology") or {}).get("provider")
@@ -274,6 +301,7 @@ def check_manifest(path: str | Path) -> Manifest:
                             f"(built-ins: {', '.join(BUILTIN_TRANSPORTS)})")
         resolve_transport(manifest)
         resolve_provider(manifest)
+        resolve_collective(manifest)
     return manifest
 
 

@@ -62,7 +62,8 @@ def cmd_init(args: argparse.Namespace) -> int:
 
     written, kept = write_skeleton(Path(args.dir), vendor=args.vendor, product=args.product,
                                    resource=args.resource, package=args.package,
-                                   topology=not args.no_topology, transport=not args.no_transport)
+                                   topology=not args.no_topology, transport=not args.no_transport,
+                                   collective=not args.no_collective)
     for path in written:
         print(terminal(f"wrote {path}"))
     for path in kept:
@@ -80,7 +81,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--ray-address", help="existing Ray cluster to probe (default: start the manifest's cluster)")
     p.set_defaults(func=cmd_preflight)
 
-    p = subparsers.add_parser("init", help="write a plugin skeleton (manager, topology provider, transport, "
+    p = subparsers.add_parser("init", help="write a plugin skeleton (manager, topology provider, transport, collective backend, "
                                            "manifest) that passes validate-manifest")
     p.add_argument("dir", help="folder to write into (created; existing files are kept)")
     p.add_argument("--vendor", default="Example Corp")
@@ -89,6 +90,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--package", default="example_plugin", help="Python package name of the plugin")
     p.add_argument("--no-topology", action="store_true", help="leave out the topology provider stub")
     p.add_argument("--no-transport", action="store_true", help="leave out the transport stub")
+    p.add_argument("--no-collective", action="store_true", help="leave out the collective backend stub")
     p.set_defaults(func=_validated_init)
 
 

@@ -57,6 +57,16 @@ def cmd_tiers(args: argparse.Namespace) -> int:
     return 0
 
 
+def collective_summary(block: object) -> str:
+    """'SIMCOLL (conformance.simulated.collective:SimCollGroup, RDT over it)' or 'none'."""
+    if not isinstance(block, dict) or not block:
+        return "none"
+    parts = [str(block.get("group_class") or "Ray's built-in")]
+    if block.get("rdt_transport"):
+        parts.append("RDT over it")
+    return f"{block.get('backend')} ({', '.join(parts)})"
+
+
 def cmd_validate_manifest(args: argparse.Namespace) -> int:
     from conformance.catalog.manifest import check_manifest, expected_contradictions, resolve_manager
     from conformance.report.sanitize import terminal
@@ -74,7 +84,8 @@ def cmd_validate_manifest(args: argparse.Namespace) -> int:
     provider = (m.data.get("topology") or {}).get("provider") or "none"
     print(terminal(f"manifest OK: {m.data['vendor']} / {m.data['product']} (resource {m.resource_name}, "
                    f"{m.devices_per_node} devices/node, topology provider {provider}, "
-                   f"transport {m.transport['name'] if m.transport else 'none'})"))
+                   f"transport {m.transport['name'] if m.transport else 'none'}, "
+                   f"collective {collective_summary(m.data.get('collective'))})"))
     from conformance.catalog.data import load_suite_data
     from conformance.catalog.manifest_gates import missing_lines
 

@@ -207,6 +207,87 @@ class ${transport_cls}(TensorTransportManager):
         raise _todo("abort_transport")
 '''
 
+COLLECTIVE = '''\"\"\"${product}: the ray.util.collective backend named in the manifest's collective block.
+
+Every op raises NotImplementedError until it is written; docs/collective.md explains what
+CC-001 .. CC-012 check. What Ray 2.60 passes (from its ray/util/collective/collective.py):
+* every tensor arrives wrapped in a list: allreduce([tensor], opts), broadcast([tensor], opts);
+* barrier() is called with NO arguments (g.barrier()): keep the options parameter's default;
+* allgather(tensor_lists, tensors, opts): tensor_lists = [[out_0, ..., out_{world-1}]] to fill,
+  tensors = [input];
+* reducescatter(tensors, tensor_lists, opts): tensors = [output] to fill,
+  tensor_lists = [[in_0, ..., in_{world-1}]] (the other way round from allgather);
+* the options arrive as the options *class* when the caller gives none: read fields, do not
+  expect an instance of your own.
+For RDT over this backend (collective.rdt_transport, CC-011/CC-012): subclass Ray's
+CollectiveTensorTransport and override tensor_transport_backend() only; a subclass of Ray's
+TensorTransportMetadata / CommunicatorMetadata dataclasses needs a default on every field it adds.
+\"\"\"
+from __future__ import annotations
+
+from typing import Any, List
+
+from ray.util.collective.collective_group.base_collective_group import BaseGroup
+from ray.util.collective.types import (AllGatherOptions, AllReduceOptions, BarrierOptions, BroadcastOptions,
+                                       ReduceOptions, ReduceScatterOptions)
+
+BACKEND_NAME = "${collective}"
+
+
+def _todo(method: str) -> NotImplementedError:
+    return NotImplementedError(f"${collective}.{method}: not written yet; see docs/collective.md")
+
+
+class ${collective_cls}(BaseGroup):
+    def __init__(self, world_size: int, rank: int, group_name: str) -> None:   # exactly what Ray passes
+        super().__init__(world_size, rank, group_name)
+
+    @classmethod
+    def backend(cls) -> str:
+        return BACKEND_NAME
+
+    @classmethod
+    def check_backend_availability(cls) -> bool:
+        # True only where your library and device are usable; False (never raising) elsewhere (CC-002)
+        raise _todo("check_backend_availability")
+
+    def allreduce(self, tensors: List[Any], allreduce_options: Any = AllReduceOptions()) -> None:
+        raise _todo("allreduce")
+
+    def barrier(self, barrier_options: Any = BarrierOptions()) -> None:
+        raise _todo("barrier")
+
+    def reduce(self, tensors: List[Any], reduce_options: Any = ReduceOptions()) -> None:
+        raise _todo("reduce")
+
+    def allgather(self, tensor_lists: List[List[Any]], tensors: List[Any],
+                  allgather_options: Any = AllGatherOptions()) -> None:
+        raise _todo("allgather")
+
+    def broadcast(self, tensors: List[Any], broadcast_options: Any = BroadcastOptions()) -> None:
+        raise _todo("broadcast")
+
+    def reducescatter(self, tensors: List[Any], tensor_lists: List[List[Any]],
+                      reducescatter_options: Any = ReduceScatterOptions()) -> None:
+        raise _todo("reducescatter")
+
+    def send(self, tensors: List[Any], send_options: Any) -> None:
+        raise _todo("send")
+
+    def recv(self, tensors: List[Any], recv_options: Any) -> None:
+        raise _todo("recv")
+
+
+def register() -> None:
+    \"\"\"Register the backend in this process. The suite calls it with no arguments, in the driver
+    and in every member actor, and again in a job's worker_process_setup_hook (CC-003): Ray's
+    register_collective_backend raises on a second registration of a name, so look first.\"\"\"
+    from ray.util.collective.backend_registry import _global_registry, register_collective_backend
+
+    if not _global_registry.is_registered(BACKEND_NAME):
+        register_collective_backend(BACKEND_NAME, ${collective_cls})
+'''
+
 MANIFEST_HEAD = '''# The manifest of ${product} (written by `ray-conformance init`). Schema:
 # conformance/catalog/schemas/manifest.schema.json. Check it: ray-conformance validate-manifest manifest.yaml
 schema_version: 1
@@ -243,6 +324,14 @@ MANIFEST_TRANSPORT = '''transport:                        # every TR and PF chec
   manager: "${package}.transport:${transport_cls}"
   devices: [cpu]
 '''
+MANIFEST_COLLECTIVE = '''collective:                       # CC-001..CC-012, the collective profile (docs/collective.md)
+  backend: ${collective}
+  group_class: "${package}.collective:${collective_cls}"
+  register: "${package}.collective:register"   # called with no arguments, maybe more than once
+  # dtypes: [float32]             # the default; name every dtype you claim
+  # ops: [allreduce, reduce, broadcast, allgather, reducescatter, barrier, sendrecv]   # the default: all seven
+  requires_device: true           # CC-002 then reads accelerator.hosts: hide your collective library there too
+'''
 MANIFEST_TAIL = '''cluster:
   nodes: 1
 '''
@@ -253,12 +342,13 @@ def _class_name(package: str, suffix: str) -> str:
 
 
 def skeleton_files(*, vendor: str, product: str, resource: str, package: str, topology: bool,
-                   transport: bool) -> dict[str, str]:
+                   transport: bool, collective: bool = True) -> dict[str, str]:
     """Relative path -> text of every file of the skeleton (pure)."""
     values = {"vendor": vendor.replace('"', "'"), "product": product.replace('"', "'"), "resource": resource,
               "package": package, "cls": _class_name(package, "Manager"),
               "accel_type": f"{resource.replace('_', '-')}-1", "transport": f"{resource.replace('_', '')}XFER",
-              "transport_cls": _class_name(package, "Transport")}
+              "transport_cls": _class_name(package, "Transport"),
+              "collective": f"{resource.replace('_', '')}COLL", "collective_cls": _class_name(package, "Group")}
 
     def fill(template: str) -> str:
         return string.Template(template).substitute(values)
@@ -272,6 +362,9 @@ def skeleton_files(*, vendor: str, product: str, resource: str, package: str, to
     if transport:
         files[f"{package}/transport.py"] = fill(TRANSPORT)
         manifest += fill(MANIFEST_TRANSPORT)
+    if collective:
+        files[f"{package}/collective.py"] = fill(COLLECTIVE)
+        manifest += fill(MANIFEST_COLLECTIVE)
     files["manifest.yaml"] = manifest + fill(MANIFEST_TAIL)
     return files
 

@@ -75,10 +75,31 @@ def write_json(report: dict[str, Any], out_dir: Path) -> Path:
     return path
 
 
-def tier_table(report: dict[str, Any]) -> str:
+def ran_lines(report: dict[str, Any], limit: int = 20) -> list[str]:
+    """A partial run's checks that ran, each with its outcome (and reason, unless it passed)."""
+    from conformance.report.sanitize import terminal
+    not_run = set((report.get("selection") or {}).get("not_run") or [])
+    ran = [c for c in report.get("checks") or [] if c["id"] not in not_run]
+    lines = [f"this run's checks ({len(ran)}):"]
+    for c in ran[:limit]:
+        why = "" if c["outcome"] == "pass" or not c.get("reason") else f": {c['reason']}"
+        lines.append(terminal(f"  {c['id']} {OUTCOME_MARK.get(c['outcome'], c['outcome'])}{why}", limit=300))
+    if len(ran) > limit:
+        lines.append(f"  ... and {len(ran) - limit} more (report.md lists every check)")
+    return lines
+
+
+def tier_table(report: dict[str, Any], *, ran_only: bool = False) -> str:
+    """The tier ladder with each tier's blocking checks; `ran_only` (a partial run's terminal):
+    checks that did not run are counted, not listed, so the ones this run judged stand out."""
+    not_run = set((report.get("selection") or {}).get("not_run") or []) if ran_only else set()
     rows = []
     for t in report["tiers"]:
-        blockers = ", ".join(f"{b['id']}({OUTCOME_MARK.get(b['outcome'], b['outcome'])})" for b in t["blocking"])
+        shown = [b for b in t["blocking"] if b["id"] not in not_run]
+        hidden = len(t["blocking"]) - len(shown)
+        blockers = ", ".join(f"{b['id']}({OUTCOME_MARK.get(b['outcome'], b['outcome'])})" for b in shown)
+        if hidden:
+            blockers = ", ".join(x for x in [blockers, f"+{hidden} not run"] if x)
         unmet = "; ".join(c["detail"] for c in t["conditions"] if not c["met"])
         if t.get("below") and not t["achieved"]:
             unmet = "; ".join(x for x in [unmet, f"needs {t['below']} first"] if x)
@@ -86,10 +107,21 @@ def tier_table(report: dict[str, Any]) -> str:
     return tabulate(rows, headers=["tier", "achieved", "blocking checks", "unmet conditions"], tablefmt="github")
 
 
+def host_note(report: dict[str, Any]) -> str:
+    """' (of the errors, 2 not judged: host)': errors the host caused, not the plugin (run/outcomes.py)."""
+    n = sum(1 for c in report.get("checks") or [] if c.get("outcome") == "error"
+            and str(c.get("reason") or "").startswith("not judged: host: "))
+    return f" (of the errors, {n} not judged: host — rerun on a less loaded host)" if n else ""
+
+
 def checks_table(report: dict[str, Any]) -> str:
+    """The checks, each with the host's load while it ran (conformance.run.host_load): a bound
+    missed at load 4 per CPU reads differently from one missed on an idle host."""
+    from conformance.run.host_load import load_text
     rows = [[c["id"], c["area"], c["level"], OUTCOME_MARK[c["outcome"]], f"{c['duration_s']:.1f}",
-             markdown_cell(c["reason"] or "", limit=160)] for c in report["checks"]]
-    return tabulate(rows, headers=["check", "area", "level", "outcome", "s", "reason"], tablefmt="github")
+             markdown_cell(load_text(c.get("host_load"))), markdown_cell(c["reason"] or "", limit=160)]
+            for c in report["checks"]]
+    return tabulate(rows, headers=["check", "area", "level", "outcome", "s", "host load", "reason"], tablefmt="github")
 
 
 def render_markdown(report: dict[str, Any]) -> str:
@@ -111,7 +143,7 @@ def render_markdown(report: dict[str, Any]) -> str:
         f"- Cluster: {report['cluster']['mode']}, {report['cluster']['nodes']} node(s)",
         f"- Environment: Ray {env['ray']}, torch {env['torch']}, Python {env['python']}, {env['os']}, {env['cpu']}",
         f"- Run: {report['started_at']} → {report['finished_at']} ({report['duration_s']} s)",
-        "- Outcomes: " + ", ".join(f"{k} {v}" for k, v in report["summary"].items() if v),
+        "- Outcomes: " + ", ".join(f"{k} {v}" for k, v in report["summary"].items() if v) + host_note(report),
         "",
         "## Tiers",
         "",
@@ -135,13 +167,23 @@ def render_markdown(report: dict[str, Any]) -> str:
 
 
 def capabilities_line(report: dict[str, Any]) -> str:
-    """'Capabilities: device certified, collective not declared, ...' (report.md, review)."""
+    """'Capabilities: device certified, collective not declared, ...' (report.md, review); a
+    profile with checks out of its declared scope says which and the field that would bring them in."""
     caps = report.get("capabilities") or []
     if not caps:
         return "Capabilities: not recorded (report written before capability profiles)."
-    return "Capabilities: " + ", ".join(f"{markdown_cell(c.get('name'))} **{markdown_cell(c.get('state'))}**"
-                                        if c.get("state") == "certified" else
-                                        f"{markdown_cell(c.get('name'))} {markdown_cell(c.get('state'))}" for c in caps)
+    return "Capabilities: " + ", ".join(_capability_cell(c) for c in caps)
+
+
+def _capability_cell(cap: dict[str, Any]) -> str:
+    name, state = markdown_cell(cap.get("name")), markdown_cell(cap.get("state"))
+    text = f"{name} **{state}**" if cap.get("state") == "certified" else f"{name} {state}"
+    outside = [o for o in cap.get("out_of_scope") or [] if isinstance(o, dict)]
+    if outside:
+        fields = ", ".join(dict.fromkeys(markdown_cell(o.get("declared_by")) for o in outside))
+        ids = ", ".join(markdown_cell(o.get("id")) for o in outside)
+        text += f" (out of its declared scope: {ids}; declaring {fields} brings them in)"
+    return text
 
 
 def write_markdown(report: dict[str, Any], out_dir: Path) -> Path:

@@ -28,6 +28,8 @@ def action_for(entry: Mapping[str, Any], shape_reason: str | None) -> str:
     logs = f"; Ray's logs: {entry['log_files'][0].rsplit('/', 1)[0]}/" if entry.get("log_files") else ""
     if outcome == "fail":
         return f"fix the plugin so that the check passes: {reason}{logs}"
+    if outcome == "error" and str(entry.get("reason") or "").startswith("not judged: host: "):
+        return f"the host, not the plugin: rerun on a less loaded host (nothing to fix in the plugin): {reason}{logs}"
     if outcome == "error":
         return f"the check could not run; remove the cause and rerun: {reason}{logs}"
     if outcome == "not_applicable" and shape_reason == PARTITION_WHY:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, NoReturn
 
 from conformance.catalog.data import Checklist, Waiver
+from conformance.run.host_load import heavier
 
 NOT_APPLICABLE_PREFIX = "not_applicable: "
 
@@ -34,6 +35,7 @@ class TestRecord:
     reason: str | None = None
     duration_s: float = 0.0
     metrics: dict[str, Any] = field(default_factory=dict)
+    host_load: dict[str, Any] | None = None   # the host's load while the call ran (conformance.run.host_load)
 
 
 def combine(outcomes: list[str]) -> str:
@@ -78,13 +80,17 @@ def aggregate(records: Iterable[TestRecord], checklist: Checklist, waivers: Iter
                     reason = r.reason
                     break
         metrics: dict[str, Any] = {}
+        load: dict[str, Any] | None = None
         for r in recs:
             metrics.update(r.metrics)
+            load = heavier(load, r.host_load)
         entry: dict[str, Any] = {
             "id": c.id, "title": c.title, "area": c.area, "level": c.level, "outcome": outcome,
             "reason": reason, "duration_s": round(sum(r.duration_s for r in recs), 3),
             "metrics": metrics, "params": dict(c.params), "tests": [r.nodeid for r in recs], "waiver": None,
         }
+        if load is not None:
+            entry["host_load"] = load
         if outcome == "fail":  # an error is the suite's or the run's problem, never waivable
             w = active_waiver(waivers, c.id, today)
             if w is not None:

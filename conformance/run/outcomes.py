@@ -8,6 +8,10 @@ The rules, in the order they apply:
 * a skip is `not_applicable` when its text starts with NOT_APPLICABLE_PREFIX, else `skip`;
 * a failure of the call phase is `fail`, except a ClusterStartError (the suite could not start
   the cluster: `error`, not a verdict on the plugin);
+* a failure whose cause is the host (Ray's own node registration ran out of its fixed wait, in a
+  cluster start or in a check's restart: `host_failure`) is `error` with a reason that starts
+  HOST_PREFIX, "not judged: host: ...", in any phase: a host too loaded to start Ray says nothing
+  about the plugin, and never counts as passed either;
 * a failure of setup or teardown is `error` ("teardown: ..." for teardown), unless the call
   already failed (a fail stays a fail);
 * a hard timeout carried inside another exception (Ray's C++ get wraps it) gives its own text;
@@ -19,11 +23,13 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any, Iterable, Protocol
 
-from conformance.cluster.manager import ClusterStartError
+from conformance.cluster.manager import ClusterStartError, ray_startup_timed_out
 from conformance.report.results import NOT_APPLICABLE_PREFIX, TestRecord, active_waiver
+from conformance.run.host_load import HostNotReady
 from conformance.run.waits import carried_timeout
 
 UNFINISHED = "the check did not finish (run interrupted)"
+HOST_PREFIX = "not judged: host: "   # the reason of an error the host caused (report, tiers: an error, never a pass)
 REASON_LIMIT = 600  # knob: longest reason line kept from an exception message
 
 
@@ -61,6 +67,17 @@ def reason_from_exception(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {first_line(msg)}" if msg else type(exc).__name__
 
 
+def host_failure(exc: BaseException | None) -> str | None:
+    """The "not judged: host" reason when `exc` says the host, not the plugin, failed: Ray's node did
+    not register within Ray's fixed 30 s wait (node.py), itself or carried in a cluster start error."""
+    if isinstance(exc, HostNotReady):
+        return f"{HOST_PREFIX}{first_line(str(exc), 500)}"
+    if exc is None or not ray_startup_timed_out(exc):
+        return None
+    return (f"{HOST_PREFIX}Ray's node did not register within Ray's own fixed 30 s startup wait (a loaded host; "
+            f"the plugin was not judged; rerun on a less loaded host): {first_line(str(exc), 300)}")
+
+
 def new_record(nodeid: str, check_id: str) -> TestRecord:
     """A test's record before any phase reported: an error unless a phase says otherwise, so a
     run cut short reports the check as unfinished rather than passed."""
@@ -87,7 +104,10 @@ def apply_phase(rec: TestRecord, rep: PhaseReport, exc: BaseException | None) ->
         carried = carried_timeout(exc) if exc is not None else None
         if carried is not None:
             reason = str(carried)
-        if rep.when == "call" and not isinstance(exc, ClusterStartError):
+        host = host_failure(exc)
+        if host is not None and (rep.when == "call" or rec.outcome != "fail"):
+            rec.outcome, rec.reason = "error", host
+        elif rep.when == "call" and not isinstance(exc, ClusterStartError):
             rec.outcome, rec.reason = "fail", reason
         elif rec.outcome != "fail":
             rec.outcome = "error"

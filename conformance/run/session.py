@@ -21,7 +21,7 @@ from conformance.catalog.data import SuiteData, load_suite_data
 from conformance.catalog.manifest import Manifest, load_manifest
 from conformance.cluster import shapes
 from conformance.cluster.manager import ClusterManager, ClusterShape, ClusterStartError, ClusterStopHung, prepare_driver
-from conformance.report.build import build_report, now_iso, tier_table
+from conformance.report.build import build_report, now_iso, ran_lines, tier_table
 from conformance.report.environment import fingerprint
 from conformance.report.results import TestRecord, aggregate
 from conformance.report.sanitize import terminal
@@ -60,6 +60,7 @@ class ConformanceRun:
         self.hangs = HangRecord()                # vendor calls known to hang: later probes and starts fail at once
         self.clusters = ClusterManager(manifest, self.ray_address, hangs=self.hangs)
         self.records: dict[str, TestRecord] = {}
+        self.loads: dict[str, dict[str, Any]] = {}   # nodeid -> the host's load while its call ran (host_load)
         self.item_checks: dict[str, str] = {}
         self.started_at = now_iso()
         self.t0 = time.monotonic()
@@ -187,9 +188,13 @@ class ConformanceRun:
 
     # ------------------------------------------------------------------ execution
     def timeout_for(self, item: pytest.Item) -> float:
+        """The check's hard timeout, stretched as its inner bounds are (conformance.run.host_load):
+        a bound a check widened for a loaded host must not meet an unstretched outer one first."""
+        from conformance.run.host_load import machinery_factor
         cid = self.item_checks.get(item.nodeid)
         check = self.data.checklist.by_id().get(cid or "")
-        return float(check.timeout_s) if check and check.timeout_s else self.default_timeout
+        base = float(check.timeout_s) if check and check.timeout_s else self.default_timeout
+        return base * machinery_factor()
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_setup(self, item: pytest.Item) -> Generator[None, None, None]:
@@ -199,9 +204,18 @@ class ConformanceRun:
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, None, None]:
-        with hard_timeout(self.timeout_for(item), self.item_checks.get(item.nodeid, item.nodeid),
-                          on_stuck=self.abort_stuck, grace_s=self.hang_grace):
-            return (yield)
+        from conformance.run import host_load
+
+        start = host_load.read_cpu_times()
+        try:
+            with hard_timeout(self.timeout_for(item), self.item_checks.get(item.nodeid, item.nodeid),
+                              on_stuck=self.abort_stuck, grace_s=self.hang_grace):
+                return (yield)
+        finally:   # the host's load while the check ran: shown beside its outcome
+            load1 = host_load.load_per_cpu()
+            cpus = host_load.cpu_count()
+            self.loads[item.nodeid] = host_load.between(start, host_load.read_cpu_times(),
+                                                         None if load1 is None else load1 * cpus, cpus).as_json()
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]
@@ -214,6 +228,8 @@ class ConformanceRun:
         metrics: dict[str, Any] = item.stash.get(METRICS_KEY, {})
         rec.metrics.update(metrics)
         apply_phase(rec, rep, call.excinfo.value if call.excinfo is not None else None)
+        if rep.when == "call" and item.nodeid in self.loads:
+            rec.host_load = self.loads[item.nodeid]
         xfail = waiver_xfail(rec, rep.when, self.data.waivers, dt.date.today())
         if xfail is not None:  # shown as xfail: a known upstream limitation, never a pass
             rep.outcome = "skipped"
@@ -236,6 +252,8 @@ class ConformanceRun:
                    "history": list(self.clusters.history)}
         if cluster["mode"] is None:
             cluster["nodes"] = 0
+        from conformance.run.host_load import RECORD
+        cluster["machinery"] = RECORD.as_json()   # what the run measured of Ray's machinery, and the factor
         sections = dict(self.sections)
         from conformance.report.local_paths import display_path, portable_arg
         from conformance.report.next_steps import verified_shape
@@ -309,7 +327,12 @@ class ConformanceRun:
             return
         tr = terminalreporter
         tr.section("conformance tiers")
-        tr.write_line(tier_table(self.report))
+        partial = bool(self.report.get("partial"))
+        if partial:   # what this run judged first; the ladder below counts the checks it did not run
+            for line in ran_lines(self.report):
+                tr.write_line(line)
+            tr.write_line("")
+        tr.write_line(tier_table(self.report, ran_only=partial))
         tr.write_line("")
         tr.write_line(f"tier achieved: {self.report['tier'] or 'none'}")
         if self.report.get("partial"):

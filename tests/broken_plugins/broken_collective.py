@@ -123,7 +123,7 @@ class WrongSizeSharedCommNoTimeout(SimCollGroup):
     * its world_size property (what get_collective_group_size reports) counts one rank too
       many (CC-006: "size");
     * one communicator per world size: groups of the same size share their files, so two
-      groups driven at once read each other's data (CC-007: "not isolated");
+      groups driven at once read each other's data (CC-007: "groups over the same actors, driven at once");
     * it waits for a missing peer forever: survivors of a death hang (CC-009: "still waits").
     """
 

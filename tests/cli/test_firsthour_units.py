@@ -59,9 +59,32 @@ def test_init_skeleton_passes_validate_manifest(tmp_path: Path, capsys: pytest.C
     assert "manifest OK" in out and "topology provider acme_plugin.topology:describe_node" in out
     stub = (tmp_path / "p" / "acme_plugin" / "transport.py").read_text()
     assert "NotImplementedError" in stub and "docs/transport.md" in stub
+    assert "collective ACMECOLL (acme_plugin.collective:AcmePluginGroup" in out
 
 
-@pytest.mark.parametrize("flags", [["--no-topology"], ["--no-transport"], ["--no-topology", "--no-transport"]])
+def test_init_writes_a_collective_stub_that_registers_once_and_says_what_ray_passes(tmp_path: Path) -> None:
+    """The stub's register() is safe to call twice (Ray refuses a second registration), and its
+    docstring says what a vendor otherwise learns from Ray's source."""
+    import subprocess
+    import sys
+    assert main(["init", str(tmp_path / "p"), "--package", "coll_plugin", "--resource", "COLLX"]) == 0
+    stub = (tmp_path / "p" / "coll_plugin" / "collective.py").read_text()
+    for fact in ("barrier() is called with NO arguments", "tensor_lists = [[out_0, ..., out_{world-1}]]",
+                 "tensor_lists = [[in_0, ..., in_{world-1}]]", "raises on a second registration",
+                 "needs a default on every field"):
+        assert fact in stub, fact
+    code = ("import coll_plugin.collective as c\n"
+            "from ray.util.collective.backend_registry import _global_registry\n"
+            "c.register(); c.register()\n"
+            "assert _global_registry.is_registered('COLLXCOLL')\n"
+            "g = c.CollPluginGroup(2, 0, 'g')\n"
+            "assert (g.world_size, g.rank) == (2, 0)\n")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path / "p", capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+
+
+@pytest.mark.parametrize("flags", [["--no-topology"], ["--no-transport"], ["--no-collective"],
+                                   ["--no-topology", "--no-transport", "--no-collective"]])
 def test_init_variants_validate(tmp_path: Path, flags: list[str]) -> None:
     package = "plugin_" + "_".join(f.strip("-").replace("-", "_") for f in flags)  # one import name per case
     assert main(["init", str(tmp_path / "p"), "--package", package, *flags]) == 0

@@ -140,3 +140,22 @@ def test_every_gate_field_is_in_the_readme_example_the_skeleton_and_the_guide() 
             assert f"`{f}`" in guide, f"docs/writing-a-plugin.md does not explain {f}"
     from conformance.catalog.manifest_gates import gates_markdown
     assert gates_markdown(load_suite_data().checklist) in guide, "run `ray-conformance docs`"
+
+
+def test_validate_manifest_refuses_a_collective_block_naming_what_does_not_exist(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    """The collective block's group_class, register and rdt_transport are imported and checked
+    (a name that does not exist is one line, exit 2), and the summary names the backend."""
+    from conformance.cli.main import main
+    src = yaml.safe_load((ROOT / "conformance/simulated/manifest-collective.yaml").read_text())
+    good = tmp_path / "good.yaml"
+    good.write_text(yaml.safe_dump(src))
+    assert main(["validate-manifest", str(good)]) == 0
+    assert "collective SIMCOLL (conformance.simulated.collective:SimCollGroup, RDT over it)" in capsys.readouterr().out
+    for field, ref, needle in (("group_class", "conformance.simulated.collective:NoSuchGroup", "collective.group_class"),
+                               ("register", "conformance.simulated.collective:no_such_register", "collective.register"),
+                               ("group_class", "conformance.simulated.collective:register", "not a ray.util.collective BaseGroup")):
+        bad = tmp_path / f"bad-{field}.yaml"
+        bad.write_text(yaml.safe_dump({**src, "collective": {**src["collective"], field: ref}}))
+        rc = main(["validate-manifest", str(bad)])
+        err = capsys.readouterr().err
+        assert rc == 2 and needle in err and len(err.strip().splitlines()) == 1, err

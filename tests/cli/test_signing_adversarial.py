@@ -308,16 +308,20 @@ def test_oversize_envelope_and_too_many_signatures(world, tmp_path: Path, capsys
     _one_error_line(rc, err, "over the", "limit")
 
 
-def test_600k_signatures_are_refused_quickly(world, tmp_path: Path, capsys) -> None:
-    import time
+def test_600k_signatures_are_refused_by_count_before_any_is_read(world, tmp_path: Path, capsys, monkeypatch) -> None:
+    """Refused by size or count, before any signature is decoded (the cap is what keeps it quick;
+    no wall-clock bound here: a loaded machine would make one a false alarm)."""
+    from conformance.signing import dsse
     folder = _signed(world, tmp_path / "r")
     env = json.loads((folder / att.ENVELOPE_NAME).read_text())
     env["signatures"] = [{"keyid": "", "sig": "AAAA"}] * 600_000
     (folder / att.ENVELOPE_NAME).write_text(json.dumps(env, separators=(",", ":")))
-    start = time.monotonic()
+    decoded: list[str] = []
+    real_decode = dsse.b64decode
+    monkeypatch.setattr(dsse, "b64decode", lambda text: decoded.append(text) or real_decode(text))
     rc, _, err = _verify(world, folder, capsys)
-    _one_error_line(rc, err, "over the")
-    assert time.monotonic() - start < 5
+    _one_error_line(rc, err, "over the")   # by size or by count: before any is read
+    assert "AAAA" not in decoded
 
 
 @pytest.mark.parametrize("report_text", [
@@ -404,6 +408,10 @@ def test_review_of_a_hostile_folder_prints_a_complete_table(world, tmp_path: Pat
 
 
 def test_review_time_bound_turns_a_slow_submission_into_an_error_row(world, tmp_path: Path, monkeypatch) -> None:
+    """The bound ends a submission that never finishes; the next one is still verified. Only the
+    stalled submission meets the 0.5 s bound: the other's real verification runs with the timer
+    disarmed, so a loaded machine cannot turn it into an error row (no unit test bounds wall time)."""
+    import signal
     import time
 
     from conformance.signing import review
@@ -414,12 +422,11 @@ def test_review_time_bound_turns_a_slow_submission_into_an_error_row(world, tmp_
 
     def slow(row, folder, *args):
         if folder.name == "a":
-            time.sleep(5)
+            time.sleep(3600)        # never finishes: only the bound's alarm ends it
+        signal.setitimer(signal.ITIMER_REAL, 0)
         return real(row, folder, *args)
     monkeypatch.setattr(review, "_fill", slow)
-    start = time.monotonic()
     rows = review.review_folder(subs, load_keyring(world["keyring"]), releases_file=world["releases"], timeout_s=0.5)
-    assert time.monotonic() - start < 4
     assert rows[0].signature.startswith("error: took longer than 0.5 s") and rows[1].signature.startswith("verified")
 
 

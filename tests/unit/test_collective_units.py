@@ -49,6 +49,25 @@ def test_judge_names_a_result_not_written_in_place() -> None:
     assert problems and "not written in place" in problems[0]
 
 
+def test_judge_does_not_call_a_broadcast_sender_not_written_in_place() -> None:
+    """A backend that broadcasts from rank 0 instead of the root leaves rank 0's tensor as it was,
+    as a sender's is: the hint says it was taken as the root, never "not written in place"."""
+    steps = [{"op": "broadcast", "root": 1, "dtype": "float32", "lib": "torch", "n": 2, "seed": 0}]
+    mine = [programs.values(0, r, 2) for r in range(2)]
+    outs = [[{"values": mine[0], "input": mine[r], "dtype": "float32", "type": "torch"}] for r in range(2)]
+    problems = programs.judge(steps, outs, 2)
+    assert len(problems) == 2 and all("not written in place" not in p for p in problems)
+    assert "rank 0's tensor still holds its own input, as a root's does: the backend took it as the root " \
+           "instead of rank 1" in problems[0]
+
+
+def test_wrong_values_name_the_requirement_that_broke_not_a_cause() -> None:
+    for cid in ("CC-004", "CC-005", "CC-007"):
+        text = programs.wrong_results(cid, ["allreduce SUM: rank 1 holds [3], expected [4]"])
+        assert f"({cid}: " in text and text.endswith("rank 1 holds [3], expected [4]")
+        assert "not isolated" not in text and "op ordering" not in text
+
+
 def test_op_matrix_covers_every_reduce_op_and_a_non_zero_root() -> None:
     steps = programs.op_matrix(3, ["float32", "bfloat16"], ["torch", "numpy"], ["allreduce", "reduce", "broadcast"], 4)
     assert {s["reduce"] for s in steps if s["op"] == "allreduce"} == {"SUM", "PRODUCT", "MIN", "MAX"}
@@ -109,6 +128,27 @@ def test_declared_collective_failing_a_must_is_not_certified(checklist) -> None:
                                                         load_profiles(), {"collective": {"backend": "B"}})}
     assert caps["collective"]["state"] == NOT_CERTIFIED
     assert caps["collective"]["blocking"] == [{"id": "CC-004", "outcome": "fail"}]
+
+
+def test_a_backend_without_rdt_transport_is_certified_for_its_declared_scope(checklist) -> None:  # type: ignore[no-untyped-def]
+    """CC-011/CC-012 are not applicable without collective.rdt_transport: out of the profile's
+    declared scope (named, never counted as passed), so such a backend can be certified; declared,
+    they are required like every other collective MUST."""
+    from conformance.report.build import capabilities_line
+    rdt = {c.id for c in checklist.active() if c.area == "collective" and "transport" in c.tags}
+    assert rdt == {"CC-011", "CC-012"}
+    results = [{**r, "outcome": "not_applicable"} if r["id"] in rdt else r for r in _results(checklist)]
+    caps = {c["name"]: c for c in compute_capabilities(results, checklist, load_profiles(),
+                                                        {"collective": {"backend": "B"}})}
+    assert caps["collective"]["state"] == CERTIFIED and not set(caps["collective"]["required_checks"]) & rdt
+    assert caps["collective"]["out_of_scope"] == [{"id": "CC-011", "declared_by": "collective.rdt_transport"},
+                                                  {"id": "CC-012", "declared_by": "collective.rdt_transport"}]
+    line = capabilities_line({"capabilities": list(caps.values())})
+    assert "collective **certified** (out of its declared scope: CC-011, CC-012; declaring collective.rdt\\_transport brings them in)" in line
+    declared = {c["name"]: c for c in compute_capabilities(results, checklist, load_profiles(),
+                                                           {"collective": {"backend": "B", "rdt_transport": "m:T"}})}
+    assert declared["collective"]["state"] == NOT_CERTIFIED and "out_of_scope" not in declared["collective"]
+    assert {b["id"] for b in declared["collective"]["blocking"]} == rdt
 
 
 def test_verify_recomputes_capabilities(checklist) -> None:  # type: ignore[no-untyped-def]

@@ -79,7 +79,9 @@ def test_a_shape_started_afresh_starts_from_an_earlier_one() -> None:
     assert shapes.first_cluster("recovery-nodes", restart, m, SimAccManager, None) is restart
 
 
-def test_manifest_dependent_shapes() -> None:
+def test_manifest_dependent_shapes(monkeypatch: pytest.MonkeyPatch) -> None:
+    from conformance.areas.recovery import transfers as fetch
+    monkeypatch.setattr(fetch, "_FETCH_SCALE", [1.0])   # an idle host's factor (a loaded one stretches it)
     two = load_manifest("builtin:simulated-2node")
     transfers = shapes.resolve("recovery-transfers", two, SimAccManager)
     assert transfers.nodes == 2

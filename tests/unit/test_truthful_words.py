@@ -83,6 +83,13 @@ def test_shape_and_environment_together_can_exhaust_the_share() -> None:
     ceiling = shape_ceiling(data.checklist, data.ladder, context_from_report(_report({}, shape)))
     assert ceiling["tier"] == "beta" and "SHOULD" in ceiling["reason"]
     assert all(cid in ceiling["reason"] for cid in ("TL-008", "TL-014", "FR-017", "FR-018"))
+    # each check beside its own reason: FR-017/FR-018 need a partitioning fault driver, not devices
+    from conformance.catalog.ladder import shape_limits
+    limits = shape_limits(data.ladder.shape_policy, context_from_report(_report({}, shape)).shape,
+                          context_from_report(_report({}, shape)).environment)
+    fr = f"FR-017, FR-018 cannot: {limits['FR-017']}"
+    assert fr in ceiling["reason"] and limits["FR-017"] != limits["TL-008"], ceiling["reason"]
+    assert f"TL-008, TL-014 cannot: {limits['TL-008']}" in ceiling["reason"]
 
 
 def test_no_cluster_started_rules_nothing_out_by_node_count() -> None:

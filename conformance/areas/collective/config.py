@@ -5,7 +5,7 @@
       group_class: "pkg.module:MyGroup"      # the BaseGroup subclass; omit for Ray's built-in GLOO
       register: "pkg.module:register"        # optional: the vendor's idempotent registration helper
       dtypes: [float32, int64]               # torch dtype names the backend claims
-      ops: [allreduce, broadcast]            # the ops it claims (default: all nine)
+      ops: [allreduce, broadcast]            # the ops it claims (default: all seven of ALL_OPS; sendrecv is send + recv)
       nominal_link_gbps: 25                  # optional: the link the bandwidth is judged against
       rdt_transport: "pkg.module:MyRdt"      # optional: its CollectiveTensorTransport subclass (RDT over it)
       rdt_devices: [cpu]                     # the torch device types that transport moves (default: cpu)

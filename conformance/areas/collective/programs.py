@@ -127,6 +127,35 @@ def describe(step: dict[str, Any]) -> str:
     return " ".join(bits)
 
 
+ROOTED_OPS = ("broadcast", "reduce")
+
+# What each check says when results come back wrong (or not at all): the requirement that broke,
+# never a cause the values alone cannot show (a wrong value is no proof of broken ordering or isolation).
+WRONG_RESULTS = {
+    "CC-004": "an op did not give its right result (CC-004: every claimed op, dtype and world size bit-exact, in place)",
+    "CC-005": ("send/recv interleaved with allreduce and broadcast did not each give their right result (CC-005: each op returns its "
+               "own right result whatever runs between)"),
+    "CC-007": ("groups over the same actors, driven at once, did not each give their right results (CC-007: each group's ops return "
+               "that group's right results)"),
+}
+
+
+def wrong_results(check_id: str, problems: list[str], limit: int = 6) -> str:
+    """The reason a check gives for `problems`: its requirement first, then the first few."""
+    return f"{WRONG_RESULTS[check_id]}: " + "; ".join(problems[:limit])
+
+
+def unchanged_hint(step: dict[str, Any], rank: int, got: dict[str, Any]) -> str:
+    """Why a wrong tensor may still hold its input: for a rooted op, the rank was taken as the
+    root (it sent, so its tensor rightly stayed); otherwise the result was not written in place."""
+    if got["values"] != got["input"]:
+        return ""
+    if step["op"] in ROOTED_OPS:
+        return (f" (rank {rank}'s tensor still holds its own input, as a root's does: the backend took it as "
+                f"the root instead of rank {step.get('root')})")
+    return " (the caller's tensor still holds its input: not written in place)"
+
+
 def judge(steps: list[dict[str, Any]], outputs: list[list[dict[str, Any]]], world_size: int,
           tolerance_s: float = 0.05) -> list[str]:
     """Problems found in what each rank returned (outputs[rank][step]); empty when all is right."""
@@ -149,8 +178,7 @@ def judge(steps: list[dict[str, Any]], outputs: list[list[dict[str, Any]]], worl
             elif got.get("device", "cpu") != step.get("device", "cpu"):
                 problems.append(f"{what}: rank {rank}'s tensor moved to {got.get('device')}")
             elif got["values"] != want:
-                unchanged = got["values"] == got["input"]
-                hint = " (the caller's tensor still holds its input: not written in place)" if unchanged else ""
+                hint = unchanged_hint(step, rank, got)
                 problems.append(f"{what} at world size {world_size}: rank {rank} holds {got['values']}, "
                                 f"expected {want}{hint}")
     return problems

@@ -65,7 +65,9 @@ def html_block(report: dict[str, Any]) -> dict[str, Any]:
                                  _gb(r.get("busbw_gbps")), _gb(r.get("host_copy_gbps"))] for r in rows]})
     notes = [f"{cid}: {note}" for cid, note in sorted((data.get("checks") or {}).items())]
     if capability:
-        notes.insert(0, f"collective capability: {capability.get('state')}")
+        outside = ", ".join(str(o.get("id")) for o in capability.get("out_of_scope") or [] if isinstance(o, dict))
+        scope = f" (out of its declared scope: {outside}; no collective.rdt_transport)" if outside else ""
+        notes.insert(0, f"collective capability: {capability.get('state')}{scope}")
     charts = [c for c in [bus_bandwidth_chart(rows, data)] if c]
     return {"charts": charts, "tables": tables, "notes": notes}
 

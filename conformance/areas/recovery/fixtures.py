@@ -32,7 +32,7 @@ from conformance.areas.recovery.context import (
 )
 from conformance.areas.recovery.devices import first_device_node
 from conformance.areas.recovery.nodes import NODE_KEY, ROLES, NodeLab, known_nodes, restore_layout
-from conformance.areas.recovery.transfers import driver_fetch_timeout
+from conformance.areas.recovery.transfers import driver_fetch_timeout, run_fetch_timeout_s
 from conformance.run.check_context import CheckContext
 from conformance.run.fixtures import not_applicable, partitioning_driver, wait_devices_released
 from conformance.run.state import stash_of
@@ -111,7 +111,7 @@ def _transfer_ctx(base: CheckContext, state: RecoveryState, driver: Any) -> Iter
     x = transport_setup(run, faults=True)
     remote = bool(run.ray_address)
     base.cluster()   # after the transport's n/a
-    timeout_s = remote_fetch_timeout() if remote else float(base.param("rdt_fetch_timeout_s"))
+    timeout_s = remote_fetch_timeout() if remote else run_fetch_timeout_s(float(base.param("rdt_fetch_timeout_s")))
     base.metrics["transport"] = {"name": x.name, "one_sided": x.one_sided, "can_abort": x.can_abort,
                                  "device": x.device, "rdt_fetch_timeout_s": timeout_s}
     with (nullcontext() if remote else driver_fetch_timeout(timeout_s)):

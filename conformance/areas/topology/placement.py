@@ -61,6 +61,9 @@ class _Sub:
 @dataclass
 class PlacementResult:
     violations: list[str] = field(default_factory=list)
+    # work whose labels match a node that should take it, left pending by Ray within the bound:
+    # Ray's machinery (a worker start, scheduling) on a loaded host, not the plugin's labels
+    host_pending: list[str] = field(default_factory=list)
     placements: dict[str, list[str]] = field(default_factory=dict)
     submitted: int = 0
 
@@ -126,7 +129,14 @@ def run_selector_probes(probes: Sequence[SelectorProbe], labels: Mapping[str, Ma
         late, _ = ray.wait([s.ref for s in unfinished], num_returns=len(unfinished), timeout=0) if unfinished else ([], [])
         for s in subs:
             state = _judge_ran(ray, s, labels, truth, result) if (s.ref in done or s.ref in late) else "pending"
-            if state == "pending" and s.truth_nodes:
+            if state == "pending" and set(s.label_nodes) & set(s.truth_nodes):
+                where_ = f"pinned to {s.node[:8]}" if s.node else s.kind
+                text = (f"{p_text(s)} ({where_}) was not placed by Ray within {run_timeout:.0f}s although the labels "
+                        f"of {_short(set(s.label_nodes) & set(s.truth_nodes))} match it and their devices and description "
+                        "say so too")
+                if text not in result.host_pending:
+                    result.host_pending.append(text)
+            elif state == "pending" and s.truth_nodes:
                 waited = run_timeout if s.label_nodes else pending_wait
                 why = ("no node's labels match it" if not s.label_nodes
                        else f"Ray did not place it although the labels of {_short(s.label_nodes)} match")

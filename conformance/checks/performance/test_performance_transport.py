@@ -141,7 +141,8 @@ def test_pairwise_matrix(performance_ctx: PerformanceCtx) -> None:
         size = min(max_bytes(), MATRIX_MAX_BYTES)
         matrix = bench.pairwise(tctx.name, eps, labels, size, min_trials=int(performance_ctx.param("min_trials")),
                                 max_trials=int(performance_ctx.param("max_trials")),
-                                max_spread=float(performance_ctx.param("max_spread")))
+                                max_spread=float(performance_ctx.param("max_spread")),
+                                recheck_below=float(performance_ctx.param("min_fraction_of_class_median")))
     finally:
         eps.shutdown()
         if with_units:
@@ -151,6 +152,7 @@ def test_pairwise_matrix(performance_ctx: PerformanceCtx) -> None:
     metrics.update({"endpoints": labels, "bytes": size, "rounds": matrix["rounds"],
                     "timed_waves": matrix["timed_waves"], "seconds": matrix["seconds"],
                     "matrix_gbps": matrix["gbps"], "wrong_pairs": len(matrix["wrong"]),
+                    "rechecked_gbps": matrix["rechecked"],
                     "links": {k.replace("-", "_"): {"median_gbps": statistics.median(v), "min_gbps": min(v)}
                               for k, v in classes.items()}})
     uniformity = performance_ctx.param("min_fraction_of_class_median")

@@ -206,7 +206,11 @@ def _concurrent_wave(u: UsageCtx, clock: Clock, n: int, n_actors: int, nbytes: i
 def test_many_async_transfers_out_of_order_and_a_busy_sender(transport_ctx: UsageCtx) -> None:
     u = transport_ctx
     n, n_actors = int(u.param("transfers")), int(u.param("actors"))
-    nbytes, bound = u.payload_bytes(), float(u.param("all_bound_s"))
+    # all_bound_s waits on Ray's workers, scheduling and fetches as much as on the transport:
+    # stretched by how slow this run measured that machinery (conformance.run.host_load)
+    from conformance.run.host_load import scaled_bound
+    nbytes, bound = u.payload_bytes(), scaled_bound(float(u.param("all_bound_s")))
+    u.metrics["all_bound_s"] = round(bound, 1)
     clock = u.clock("concurrent-transfers")
     stall = _concurrent_wave(u, clock, n, n_actors, nbytes, bound)
     if stall is not None:
