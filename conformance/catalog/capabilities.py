@@ -117,10 +117,10 @@ _ENTRY_KEYS = {"name", "state", "declared", "required_checks", "blocking"}
 
 
 def _shown(entry: Any) -> str:
-    from conformance.report.sanitize import terminal
-
+    """An entry in a verify line, cut short (verify's line printer sanitises the whole line)."""
     if not isinstance(entry, tuple):
-        return repr(entry)
-    state, declared, _, blocking, extra = entry
-    return terminal(f"{state!r} (declared {declared}, blocking {blocking}{', extra fields ' + str(extra) if extra else ''})",
-                    limit=160)
+        text = repr(entry)
+    else:
+        state, declared, _, blocking, extra = entry
+        text = f"{state!r} (declared {declared}, blocking {blocking}{', extra fields ' + str(extra) if extra else ''})"
+    return text if len(text) <= 160 else text[:159] + "…"
