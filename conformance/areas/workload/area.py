@@ -2,7 +2,7 @@
 
 Its checks move tensors with the manifest's transport (the RDT harness, conformance.rdt), so the
 area certifies the manifest's `transport` block: without one its checks are not applicable."""
-from conformance.run.area import Area
+from conformance.run.area import Area, HtmlSection
 
 AREA = Area(
     name="workload", prefix="WL",
@@ -10,5 +10,7 @@ AREA = Area(
     doc="docs/workload.md#the-checks",
     fixtures="conformance.areas.workload.fixtures",
     section="Workload",
+    html=(HtmlSection("workload", "Workload: RL weight sync", "conformance.areas.workload.report:html_block",
+                      "No workload figures in this report (WL-001 did not run or recorded none).", nav="Workload"),),
     manifest_block="transport",
 )

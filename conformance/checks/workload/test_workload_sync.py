@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.areas.workload import model, rounds
+from conformance.areas.workload import model, report, rounds
 from conformance.areas.workload.context import WorkloadCtx
 from conformance.areas.workload.sync import SyncPlan
 from conformance.rdt.config import format_size, max_bytes
@@ -50,9 +50,6 @@ def test_rl_weight_sync(workload_ctx: WorkloadCtx) -> None:
         per_device[device] = figures
         eps.shutdown()   # its devices free before the next device type starts its actors
     ctx.metrics["devices"] = per_device
-    first = per_device[tctx.devices[0]]
-    for name in ("median_round_s", "median_store_round_s", "sync_bytes_per_s", "transport_to_store_ratio"):
-        if first.get(name) is not None:
-            ctx.metrics[name] = first[name]
+    report.publish(ctx.run, {"devices": {d: {k: v for k, v in f.items() if k != "memory"} for d, f in per_device.items()}})
     assert not problems, f"{len(problems)} problem(s): " + "; ".join(problems[:4]) + \
         (f" (+{len(problems) - 4} more)" if len(problems) > 4 else "")
