@@ -79,3 +79,19 @@ class LeakManyTensors(SimXferTransport):
         if len(out) >= LEAK_MIN_TENSORS:
             LeakManyTensors._kept.append(bytes([len(out) % 251 + 1]) * LEAK_BYTES_PER_OBJECT)
         return out
+
+
+class SlowerRelease(SimXferTransport):
+    """No check's twin: a driver release that got slower (every receive waits SLOWER_RECEIVE_S
+    more). docs/ci.md diffs a run of it against a run of SIMXFER to show a SKU's CI failing on
+    WL-001's figures."""
+
+    SLOWER_RECEIVE_S = 0.5
+
+    def recv_multiple_tensors(self, obj_id: str, tensor_transport_metadata: TensorTransportMetadata,
+                              communicator_metadata: CommunicatorMetadata,
+                              target_buffers: Optional[List[Any]] = None) -> List[torch.Tensor]:
+        import time
+
+        time.sleep(self.SLOWER_RECEIVE_S)
+        return super().recv_multiple_tensors(obj_id, tensor_transport_metadata, communicator_metadata, target_buffers)

@@ -45,15 +45,22 @@ class WorkloadActor(Endpoint):
         the transport, without it for Ray's object store)."""
         return self.state
 
+    def publish_picklable(self) -> dict[str, Any]:
+        """The weights as Ray's object store can carry them: float8 tensors as uint8 views of the
+        same bytes (torch 2.13 cannot pickle float8: "UntypedStorage has no attribute dtype")."""
+        import torch
+
+        return {k: t.view(torch.uint8) if t.dtype in (torch.float8_e4m3fn, torch.float8_e5m2) else t
+                for k, t in self.state.items()}
+
     def held(self) -> Any:
         """The digest of the trainer's own copy now (intact after its receivers took it?)."""
         return payloads.describe(self.state)
 
     # ------------------------------------------------------------------ an inference worker
     def take(self, weights: Any, round_no: int) -> dict[str, Any]:
-        """Keep round `round_no`'s weights (dropping the last ones) and report what arrived, the
-        seconds since the call began is not the transfer's time (Ray moves the tensors before the
-        method runs): the driver times the round."""
+        """Keep round `round_no`'s weights (dropping the last ones) and report what arrived (Ray
+        moved the tensors before this method runs, so the driver times the round)."""
         self.weights, self.weights_round = weights, round_no
         return {"round": round_no, "digest": payloads.describe(weights)}
 
