@@ -35,7 +35,7 @@ def render(data: dict[str, Any]) -> str:
         fig = fig if isinstance(fig, dict) else {}
         lines.append(f"| {clean_text(str(device))} | {clean_text(str(fig.get('size')))} | {_num(fig.get('tensors'), 'd')} | "
                      f"{_num(fig.get('receivers'), 'd')} | {_num(fig.get('rounds'), 'd')} | {_num(fig.get('median_round_s'))} | "
-                     f"{_num(fig.get('median_store_round_s'))} | {_num(fig.get('object_store_speedup'))} | "
+                     f"{_num(fig.get('median_store_round_seconds'))} | {_num(fig.get('object_store_speedup'))} | "
                      f"{_num(fig.get('sync_bytes_per_s'), '.4g')} |")
     return "\n".join(lines)
 
@@ -83,7 +83,7 @@ def html_block(report: dict[str, Any]) -> dict[str, Any]:
                                              "every round (round 0: before the first)"})
         out["tables"].append({"caption": f"{device}: figures a CI's diff gates",
                               "columns": ["median round s", "object store s", "speedup over store", "bytes/s"],
-                              "rows": [[_num(fig.get("median_round_s")), _num(fig.get("median_store_round_s")),
+                              "rows": [[_num(fig.get("median_round_s")), _num(fig.get("median_store_round_seconds")),
                                         _num(fig.get("object_store_speedup")), _num(fig.get("sync_bytes_per_s"), ".4g")]]})
         for note in fig.get("notes") or []:
             out["notes"].append(f"{device}: {note}")
