@@ -17,9 +17,10 @@ from conformance.areas.performance.area import AREA as PERFORMANCE
 from conformance.areas.recovery.area import AREA as RECOVERY
 from conformance.areas.topology.area import AREA as TOPOLOGY
 from conformance.areas.transport.area import AREA as TRANSPORT
+from conformance.areas.workload.area import AREA as WORKLOAD
 from conformance.run.area import Area
 
-AREAS: tuple[Area, ...] = (DEVICE, TOPOLOGY, TRANSPORT, PERFORMANCE, RECOVERY, COLLECTIVE)
+AREAS: tuple[Area, ...] = (DEVICE, TOPOLOGY, TRANSPORT, PERFORMANCE, RECOVERY, COLLECTIVE, WORKLOAD)
 
 
 def area(name: str) -> Area:

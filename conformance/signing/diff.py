@@ -15,7 +15,8 @@ Reported but not regressions: other outcome changes, added checks, tier rises.
 Performance figures are the numeric leaves of each check's `metrics` (nested objects and lists
 are walked; a leaf is named by the nearest object key). The key's suffix decides the direction,
 higher-is-better suffixes first because `_per_s` also ends in `_s`:
-  higher is better: `_gbps`, `_bandwidth`, `bandwidth_gbps`, `_per_s`
+  higher is better: `_gbps`, `_bandwidth`, `bandwidth_gbps`, `_per_s`, `_speedup` (a ratio of
+                    a baseline's time to the figure's own, e.g. WL-001's object_store_speedup)
   lower is better:  `_latency_s`, `latency_us`, `_s`
   anything else (counts, sizes, ids) is not compared; booleans never are.
 Worse means new < old * (1 - tolerance) (higher-is-better) or new > old * (1 + tolerance)
@@ -45,7 +46,7 @@ from conformance.errors import UserError
 from conformance.report.sanitize import markdown_cell, terminal
 from conformance.signing import attestation as att
 
-HIGHER_IS_BETTER = ("_gbps", "_bandwidth", "bandwidth_gbps", "_per_s")
+HIGHER_IS_BETTER = ("_gbps", "_bandwidth", "bandwidth_gbps", "_per_s", "_speedup")
 LOWER_IS_BETTER = ("_latency_s", "latency_us", "_s")
 REGRESSED_FROM_PASS = ("fail", "error", "skip", "not_applicable", "waived")
 FORMATS = ("text", "md", "json")

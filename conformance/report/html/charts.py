@@ -266,3 +266,32 @@ def recovery_svg(scenarios: Sequence[Scenario]) -> str:
         ax.set_axisbelow(True)
         ax.set_title("recovery: elapsed time against bound")
         return _svg(fig, "recovery", "recovery timeline: elapsed time against bound")
+
+
+# ---------------------------------------------------------------------- rounds
+@dataclass(frozen=True)
+class Line:
+    label: str
+    ys: Sequence[float | None]      # one value per round (None: not measured that round)
+    colour: str
+    style: str = "-"
+
+
+def rounds_svg(title: str, ylabel: str, lines: Sequence[Line], first_round: int = 1) -> str:
+    """A figure per round (linear axes): per-round time or memory over the rounds of a workload."""
+    with _rc_context():
+        fig = _figure(9.0, 3.6)
+        ax = fig.add_subplot(1, 1, 1)
+        for line in lines:
+            pts = [(first_round + i, y) for i, y in enumerate(line.ys) if y is not None]
+            if pts:
+                xs, ys = zip(*pts)
+                ax.plot(xs, ys, line.style, color=line.colour, marker="o", ms=3.5, lw=1.6, label=line.label)
+        ax.set_xlabel("round")
+        ax.set_ylabel(ylabel)
+        ax.set_ylim(bottom=0)
+        ax.grid(True, color="#e0e0e0", lw=0.6)
+        ax.set_title(title)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(frameon=False, fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=3)
+        return _svg(fig, "rounds-" + title, "per-round chart: " + title)

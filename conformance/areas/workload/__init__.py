@@ -1,0 +1,11 @@
+"""The workload area: what users run on the accelerator, the vendor's plug-ins working together
+under a real workload's shape (many tensors of mixed dtypes per object, several receivers across
+nodes, many rounds), checked from what the workload must guarantee.
+
+* `area`     – the area's declaration (conformance.areas.AREAS lists it).
+* `model`    – a model-shaped state: its layout, built on a device, rewritten in place per round (pure).
+* `actors`   – the trainer / inference actor (an RDT endpoint that keeps what it received).
+* `sync`     – the RL weight-sync scenario: rounds, digests, memory, the object-store baseline.
+* `context`  – the check's context (`WorkloadCtx`).
+* `fixtures` – the area's one fixture module (`workload_ctx`).
+"""

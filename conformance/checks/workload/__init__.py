@@ -1,0 +1,1 @@
+"""The workload area's checks: each takes one WorkloadCtx, `workload_ctx` (conformance.areas.workload.fixtures)."""

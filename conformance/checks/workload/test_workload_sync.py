@@ -1,0 +1,55 @@
+"""Workload area, RL weight sync (WL-001): every inference worker holds exactly the trainer's
+round k in round k, through the vendor's transport, across nodes, with memory flat over rounds.
+
+The scenario and its judging live in conformance.areas.workload (rounds, sync); this module
+reads the params, runs it on each device type the manifest's transport declares, records the
+figures (per-round time beside the object store's) and fails on what the workload must not see.
+"""
+from __future__ import annotations
+
+import pytest
+
+from conformance.areas.workload import model, report, rounds
+from conformance.areas.workload.context import WorkloadCtx
+from conformance.areas.workload.sync import SyncPlan
+from conformance.rdt.config import format_size, max_bytes
+from conformance.run.fixtures import not_applicable
+
+pytestmark = pytest.mark.cluster("shared")
+
+
+@pytest.mark.check("WL-001")
+def test_rl_weight_sync(workload_ctx: WorkloadCtx) -> None:
+    ctx = workload_ctx
+    tctx = ctx.transport
+    receivers = int(ctx.param("receivers"))
+    size = min(int(ctx.param("state_bytes")), max_bytes())
+    problems: list[str] = []
+    per_device = {}
+    for device in tctx.devices:
+        nodes = rounds.placement(tctx.resource, device, receivers)
+        if not nodes:
+            not_applicable(f"the cluster has one node{' with ' + tctx.resource if device != 'cpu' else ''}; "
+                           "the weight sync needs its receivers on at least two nodes")
+        clock = ctx.scenario(f"weight sync on {device}", float(ctx.param("scenario_bound_s")))
+        eps = ctx.own(rounds.start(tctx.setup, tctx.resource, device, nodes, clock))
+        held, not_held = rounds.held_dtypes(eps.actors[0], clock)
+        entries = model.layout(size, int(ctx.param("blocks")), list(model.BASE_DTYPES) + held)
+        plan = SyncPlan(device=device, entries=entries, rounds=int(ctx.param("rounds")),
+                        store_rounds=int(ctx.param("store_rounds")), receivers=receivers)
+        record = rounds.run_sync(eps, plan, tctx.name, clock, float(ctx.param("round_bound_s")))
+        problems += [f"{device}: {p}" for p in record.problems]
+        problems += [f"{device}: {p}" for p in rounds.judge_memory(
+            record, int(ctx.param("warmup_rounds")), int(ctx.param("max_memory_growth_bytes")),
+            int(ctx.param("leak_per_round_bytes")))]
+        figures = record.figures(plan)
+        figures.update(dtypes=sorted({e["dtype"] for e in entries if "dtype" in e}), dtypes_not_held=not_held,
+                       size=format_size(plan.state_bytes), notes=record.notes,
+                       memory={label: [{k: s.get(k) for k in ("rss_bytes", "device_used_bytes")} for s in snaps]
+                               for label, snaps in record.memory.items()})
+        per_device[device] = figures
+        eps.shutdown()   # its devices free before the next device type starts its actors
+    ctx.metrics["devices"] = per_device
+    report.publish(ctx.run, {"devices": {d: {k: v for k, v in f.items() if k != "memory"} for d, f in per_device.items()}})
+    assert not problems, f"{len(problems)} problem(s): " + "; ".join(problems[:4]) + \
+        (f" (+{len(problems) - 4} more)" if len(problems) > 4 else "")

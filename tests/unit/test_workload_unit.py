@@ -1,0 +1,81 @@
+"""Workload area, pure parts: the model-shaped state and the weight-sync judging (no Ray cluster)."""
+from __future__ import annotations
+
+import pytest
+
+from conformance.areas.workload import model
+from conformance.areas.workload.report import html_block, render
+from conformance.areas.workload.sync import SyncPlan, SyncRecord, memory_problems, round_problems
+from conformance.rdt import payloads
+from conformance.signing.diff import direction, metric_leaves
+
+DTYPES = list(model.BASE_DTYPES) + ["bfloat16", "float8_e4m3fn"]
+
+
+@pytest.fixture(scope="module")
+def entries() -> list:
+    return model.layout(256 * 1024, 4, DTYPES)
+
+
+def test_layout_is_model_shaped(entries: list) -> None:
+    views = [e for e in entries if "of" in e]
+    assert len(entries) >= 30 and len(views) >= 4 * model.VIEWS_PER_BLOCK
+    assert {e["dtype"] for e in entries if "dtype" in e} == set(DTYPES)
+    assert 0.5 * 256 * 1024 <= model.nbytes(entries) <= 1.5 * 256 * 1024
+
+
+def test_a_round_rewrites_the_storage_in_place_and_views_follow(entries: list) -> None:
+    state = model.build(entries, "cpu")
+    qkv, q = state["block0.qkv"], state["block0.q"]
+    model.fill_round(state, entries, 5)
+    assert q.data_ptr() == qkv.data_ptr() and state["lm_head"] is state["embed"]
+    assert payloads.same_bytes(payloads.describe(state), model.expected(entries, 5))
+    assert not payloads.same_bytes(model.expected(entries, 4), model.expected(entries, 5))
+
+
+def test_round_problems_name_stale_mixed_and_wrong_device(entries: list) -> None:
+    r4, r5 = model.expected(entries, 4), model.expected(entries, 5)
+    assert round_problems(5, "w", r5, r5, r4, "cpu") == []
+    assert "served an older version" in round_problems(5, "w", r4, r5, r4, "cpu")[0]
+    mixed = {"map": dict(r5["map"], **{"block1.qkv": r4["map"]["block1.qkv"]})}
+    assert "mixed versions: 1 tensor(s) of round 4" in round_problems(5, "w", mixed, r5, r4, "cpu")[0]
+    assert any("not on the transport's device 'simacc'" in p for p in round_problems(5, "w", r5, r5, r4, "simacc"))
+
+
+def snaps(values: list[int]) -> list[dict]:
+    return [{"rss_bytes": v, "device_used_bytes": None} for v in values]
+
+
+def test_memory_flat_noise_and_leaks() -> None:
+    mib = 1 << 20
+    flat = {"a": snaps([100 * mib, 130 * mib, 101 * mib, 100 * mib, 102 * mib, 101 * mib])}
+    assert memory_problems(flat, 1, 32 * mib, mib // 4) == []
+    leak = {"a": snaps([100 * mib + i * mib for i in range(7)])}
+    assert "a leak per published object" in memory_problems(leak, 2, 32 * mib, mib // 4)[0]
+    jump = {"a": snaps([100 * mib, 100 * mib, 100 * mib, 200 * mib])}
+    assert "memory is not flat" in memory_problems(jump, 1, 32 * mib, mib // 4)[0]
+
+
+def test_figures_are_named_for_diff(entries: list) -> None:
+    rec = SyncRecord(round_s=[0.2, 0.1, 0.3], store_round_s=[0.4, 0.4])
+    fig = rec.figures(SyncPlan("cpu", entries, 3, 2, 2))
+    assert fig["median_round_s"] == 0.2 and fig["object_store_speedup"] == 2.0
+    assert fig["sync_bytes_per_s"] == round(model.nbytes(entries) * 2 / 0.2)
+    gated = {key: direction(key) for _, key, _ in metric_leaves(fig)}
+    assert gated["median_round_s"] == "lower" and gated["sync_bytes_per_s"] == "higher"
+    assert gated["object_store_speedup"] == "higher"
+    assert gated["round_seconds"] is None and gated["store_round_seconds"] is None   # one round is too noisy
+    assert gated["median_store_round_seconds"] is None                                # Ray's figure, not the vendor's
+
+
+def test_report_block_draws_time_and_memory_over_rounds(entries: list) -> None:
+    rec = SyncRecord(round_s=[0.2, 0.1, 0.3], store_round_s=[0.4, 0.4],
+                     memory={"trainer": snaps([1 << 26] * 4), "receiver 0": snaps([1 << 25] * 4)})
+    fig = rec.figures(SyncPlan("cpu", entries, 3, 2, 2))
+    fig["memory"] = rec.memory
+    report = {"checks": [{"id": "WL-001", "outcome": "pass", "metrics": {"devices": {"cpu": fig}}}]}
+    block = html_block(report)
+    assert len(block["charts"]) == 2 and "<svg" in block["charts"][0]["svg"]
+    assert "memory over rounds" in block["charts"][1]["svg"]
+    assert html_block({"checks": []}) == {}
+    assert "| cpu |" in render({"devices": {"cpu": fig}})
