@@ -96,7 +96,9 @@ example: $(STAMP)
 	$(BIN)/python -m conformance.example reports/example
 
 ## Where certification time goes: per-area wall time, cluster starts, ratios to a bare ray.init()
-## measured in the same run, transport spread (benchmarks/certify.py; figures, not assertions).
+## measured in the same run, transport spread (benchmarks/certify.py; figures, not assertions);
+## then SIMXFER beside Ray's NIXL and the object store in one run (benchmarks/transports.py).
 bench: $(STAMP)
 	$(BIN)/python benchmarks/device.py
 	$(BIN)/python benchmarks/certify.py
+	$(BIN)/python benchmarks/transports.py
