@@ -164,10 +164,10 @@ def recorded_args(config: Any, checks_dir: Path = CHECKS_DIR) -> list[str]:
 def _is_checks_folder(value: str, legacy: bool, d: Definition) -> bool:
     if value == SUITE_CHECKS:
         return True
-    if not legacy or "::" in value:
-        return False
+    if not legacy or "::" in value or value.startswith("/"):
+        return False   # the older record was display_path's: relative, ~/..., or the bare name
     folder = value.rstrip("/")
-    return folder == d.folder_suffix or folder.endswith("/" + d.folder_suffix)
+    return folder == d.folder_suffix or folder.endswith(f"conformance/{d.folder_suffix}")
 
 
 def _plugin_problem(value: str | None, d: Definition) -> bool:

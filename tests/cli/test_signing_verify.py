@@ -18,12 +18,12 @@ from conformance.catalog.ladder import required_checks  # noqa: E402
 from conformance.cli.signing import main  # noqa: E402
 from conformance.errors import UserError  # noqa: E402
 from conformance.signing import attestation as att  # noqa: E402
-from conformance.signing import dsse, keys  # noqa: E402
+from conformance.signing import dsse, keys, releases  # noqa: E402
 from conformance.signing.canonical import canonical_json  # noqa: E402
 from conformance.signing.keyring import key_from_file  # noqa: E402
 from conformance.signing.sign import sign_report_dir  # noqa: E402
 from conformance.signing.verify import verify_path  # noqa: E402
-from signing_support import FINISHED_AT, build_report, check_ids, retier, suite, write_releases, write_report_dir, write_waivers  # noqa: E402
+from signing_support import FINISHED_AT, PUBLISHED, build_report, check_ids, retier, suite, write_releases, write_report_dir, write_waivers  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -93,7 +93,8 @@ def test_signed_report_verifies(env_dir: Path, tmp_path: Path, capsys, alg: str)
     got = lines(out)
     assert rc == 0, out
     assert set(got) == {"signature", "identity", "bundle", "statement", "subject report.json", "subject junit.xml",
-                        "subject report.md", "schema", "trust", "release", "cross-check nodes",
+                        "subject report.md", "companions", "schema", "trust", "release", "superseded",
+                        "cross-check nodes",
                         "cross-check devices_per_node", "cross-check domain_labels", "time", "claims", "tier", "capabilities",
                         "completeness", "waivers",
                         "validity", "evidence", "summary", "selection"}
@@ -269,7 +270,13 @@ def test_release_listing_other_digests_is_rejected(env_dir: Path, tmp_path: Path
 def test_unknown_suite_version_is_rejected(env_dir: Path, tmp_path: Path, capsys) -> None:
     report = build_report()
     report["suite"]["version"] = "9.9.9"
-    folder = signed(env_dir, tmp_path / "r", report)
+    folder = write_report_dir(tmp_path / "r", report)
+    rc = main(["sign", str(folder), "--key", str(_key(env_dir))])    # sign refuses it first
+    assert "'9.9.9' is not a release listed" in _one_line_error(capsys, rc)
+    assert not (folder / att.ENVELOPE_NAME).exists()
+    elsewhere = tmp_path / "their-releases.yaml"          # a signer whose releases file lists it
+    releases.write_release(elsewhere, version="9.9.9", published=PUBLISHED)
+    sign_report_dir(folder, _key(env_dir), releases_file=elsewhere)
     rc, out, _ = run_verify(env_dir, folder, capsys)
     got = lines(out)
     assert rc == 1 and got["release"].startswith("FAIL") and "'9.9.9' is not a release" in got["release"]
