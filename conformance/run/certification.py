@@ -40,6 +40,11 @@ ANSWERED_PLUGINS = frozenset({"xdist", "xdist.looponfail"})
 SUITE_CHECKS = "$SUITE/checks"
 # The suite's options that select checks: a run carrying one is partial (`run --area/--check`).
 NARROWING_OPTIONS = ("--conformance-select",)
+# pytest options that take the next argument as their value: never part of the definition, named
+# with their value (`-k device`) when refused.
+VALUE_OPTIONS = frozenset({"-k", "-m", "--deselect", "-W", "-o", "--override-ini", "--maxfail", "--ignore",
+                           "--ignore-glob", "--confcutdir", "--basetemp", "-n", "--dist", "--import-mode",
+                           "--junitxml", "--junit-xml", "--rootdir", "--log-level", "--timeout"})
 # Reports of releases published up to this day recorded the checks folder as a path ending in
 # `checks` (before SUITE_CHECKS); their recorded folder is judged by that older form.
 LEGACY_FOLDER_UNTIL = "2026-12-02"
@@ -204,6 +209,10 @@ def arg_problems(args: Any, *, legacy: bool = False) -> list[str]:
             if bad:
                 problems.append(f"{arg} {value}" if value is not None else arg)
             has_ini = has_ini or (arg == "-c" and not bad)
+            i += 2
+            continue
+        if arg in VALUE_OPTIONS:
+            problems.append(f"{arg} {args[i + 1]}" if i + 1 < len(args) else arg)
             i += 2
             continue
         option = arg.partition("=")[0]
