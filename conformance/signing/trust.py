@@ -285,7 +285,8 @@ def run_problems(report: Any, *, legacy: bool = False) -> list[str]:
 # A test of the suite, as pytest names it with --rootdir at the suite's checks folder:
 # <area folder>/test_<module>.py::test_<name>[<params>]. A run from another rootdir or folder names
 # its tests otherwise (../checks/..., an absolute path, a module outside the areas' folders).
-_NODE_ID = re.compile(r"^[a-z][a-z0-9_]*/test_[A-Za-z0-9_]+\.py::test_[A-Za-z0-9_]+(\[[^\]\n]*\])?$")
+_NODE_ID = re.compile(r"^[a-z][a-z0-9_]*(/[a-z][a-z0-9_]*)*/test_[A-Za-z0-9_]+\.py::([A-Z][A-Za-z0-9_]*::)?"
+                      r"test_[A-Za-z0-9_]+(\[[^\n]*\])?$")
 
 
 def node_id_problems(report: Any) -> list[str]:
