@@ -71,7 +71,11 @@ def _float(text: str | None) -> float | None:
 
 def junit_problems(report: Mapping[str, Any], raw: bytes) -> list[str]:
     """Where junit.xml disagrees with report.json ([] when it states the same run)."""
-    if b"<!DOCTYPE" in raw or b"<!ENTITY" in raw:
+    try:
+        text = raw.decode("utf-8")   # write_junit writes UTF-8; another encoding could hide a DOCTYPE
+    except UnicodeDecodeError:
+        return ["junit.xml is not UTF-8 text"]
+    if "<!DOCTYPE" in text or "<!ENTITY" in text:
         return ["junit.xml declares a DOCTYPE or entities (write_junit never does)"]
     try:
         root = ET.fromstring(raw)

@@ -230,3 +230,11 @@ def test_a_release_published_the_day_the_run_started_does_not_supersede_it(world
     sign_report_dir(folder, world["key"], releases_file=rel)
     v = _verify(world, folder, releases_file=rel, now=datetime(2026, 6, 1, tzinfo=timezone.utc))
     assert v.ok, _failed(v)
+
+
+def test_junit_xml_in_another_encoding_is_refused(world: dict[str, Path], tmp_path: Path) -> None:
+    folder = write_report_dir(tmp_path / "r", build_report())
+    text = (folder / "junit.xml").read_text().replace("encoding='utf-8'", "encoding='utf-16'", 1)
+    (folder / "junit.xml").write_bytes(text.encode("utf-16"))
+    sign_report_dir(folder, world["key"], releases_file=world["releases"])
+    assert "not UTF-8" in _failed(_verify(world, folder)).get("companions", "")
