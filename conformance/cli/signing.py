@@ -54,7 +54,7 @@ def _keygen(args: argparse.Namespace) -> int:
 def _sign(args: argparse.Namespace) -> int:
     passphrase = keys.passphrase_from_env(args.passphrase_env)
     out = sign_report_dir(Path(args.report_dir), Path(args.key), passphrase, overwrite=args.force,
-                                      allow_insecure_key_mode=args.allow_insecure_key_mode)
+                          allow_insecure_key_mode=args.allow_insecure_key_mode, releases_file=args.releases)
     print(f"wrote {terminal(out)} and {out.with_name(attestation.BUNDLE_NAME).name}")
     warning = keys.kdf_warning(Path(args.key))
     if warning:
@@ -146,6 +146,8 @@ def register(subparsers: Any) -> None:
     p.add_argument("--force", action="store_true", help="replace an existing report.intoto.json")
     p.add_argument("--allow-insecure-key-mode", action="store_true",
                    help="sign even though the private key file is readable by group or others")
+    p.add_argument("--releases", type=Path, default=None, metavar="FILE",
+                   help="releases file naming the report's release (default: tiers/releases.yaml)")
     p.set_defaults(func=_sign)
 
     p = subparsers.add_parser("verify", help="verify a signed report",

@@ -143,7 +143,11 @@ def render_markdown(report: dict[str, Any]) -> str:
         f"- Cluster: {report['cluster']['mode']}, {report['cluster']['nodes']} node(s)",
         f"- Environment: Ray {env['ray']}, torch {env['torch']}, Python {env['python']}, {env['os']}, {env['cpu']}",
         f"- Run: {report['started_at']} → {report['finished_at']} ({report['duration_s']} s)",
-        "- Outcomes: " + ", ".join(f"{k} {v}" for k, v in report["summary"].items() if v) + host_note(report),
+        # in a fixed order (outcomes, then section titles), so that rendering report.json as it
+        # was written (keys sorted) gives these bytes again: verify derives report.md from it
+        "- Outcomes: " + ", ".join(f"{k} {report['summary'][k]}" for k in sorted(report["summary"],
+                                                                                  key=_outcome_rank)
+                                   if report["summary"][k]) + host_note(report),
         "",
         "## Tiers",
         "",
@@ -158,12 +162,18 @@ def render_markdown(report: dict[str, Any]) -> str:
     ]
     for note in report["cluster"].get("notes", []):
         lines.insert(10, f"- Note: {markdown_cell(note)}")
-    for title, section in (report.get("sections") or {}).items():
+    for title, section in sorted((report.get("sections") or {}).items()):
         if isinstance(section, dict) and section.get("markdown"):
             lines += [f"## {title}", "", section["markdown"], ""]
     from conformance.report.guidance import guidance_markdown
     lines += guidance_markdown(report)
     return "\n".join(lines)
+
+
+def _outcome_rank(outcome: str) -> tuple[int, str]:
+    from conformance.report.results import OUTCOMES
+
+    return (OUTCOMES.index(outcome) if outcome in OUTCOMES else len(OUTCOMES), outcome)
 
 
 def capabilities_line(report: dict[str, Any]) -> str:

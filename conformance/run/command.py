@@ -1,32 +1,26 @@
 """The one pytest command line that runs the suite: `ray-conformance run` and the project's tests
 build it here, so an option the suite needs is added once.
 
-`-c os.devnull` keeps any pytest.ini/pyproject of the folder the run starts in out of the run;
-`--rootdir` at the bundled checks makes their node ids (device/test_device_contract.py::...)
-the same wherever the run starts. Other pytest plugins installed beside the suite (a vendor's
-environment has its own: hypothesis, randomly, timeout…) are blocked by name: they are not
-part of a certification, one may reorder or time the checks, and each costs the run its import.
+What the command carries is the definition of a certification run (conformance/run/certification.py,
+which `verify` judges recorded arguments by): `-c os.devnull` keeps any pytest.ini/pyproject of
+the folder the run starts in out of the run; `--rootdir` at the bundled checks makes their node ids
+(device/test_device_contract.py::...) the same wherever the run starts. Other pytest plugins
+installed beside the suite (a vendor's environment has its own: hypothesis, randomly, timeout…)
+are blocked by name: they are not part of a certification, one may reorder or time the checks,
+and each costs the run its import. `-p no:logging`: the suite captures no Python logs (a check's
+evidence is Ray's log files), and pytest's logging plugin walks every logger at session end: a
+thread a hanging plugin left behind that creates a logger then ends the run with "dictionary
+changed size during iteration" before the report is written (seen with transport/HangingRecv).
 """
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 from typing import Sequence
 
-CHECKS_DIR = Path(__file__).resolve().parent.parent / "checks"
-SUITE_PLUGIN = "ray_conformance"   # this package's pytest11 entry point (pyproject.toml)
-# Plugins the suite answers itself: pytest-xdist's -n/--dist is refused with the suite's own reason
-# (a run is serial), which needs xdist's options to exist.
-ANSWERED_PLUGINS = frozenset({"xdist", "xdist.looponfail"})
+from conformance.run.certification import ANSWERED_PLUGINS, CHECKS_DIR, SUITE_PLUGIN, fixed_args, foreign_plugins
 
-
-def foreign_plugins() -> list[str]:
-    """The installed pytest plugins (pytest11 entry points) a suite run blocks: all but the suite's
-    and those it answers itself."""
-    from importlib.metadata import entry_points
-
-    return sorted({ep.name for ep in entry_points(group="pytest11")} - {SUITE_PLUGIN} - ANSWERED_PLUGINS)
+__all__ = ["ANSWERED_PLUGINS", "CHECKS_DIR", "SUITE_PLUGIN", "foreign_plugins", "suite_command"]
 
 
 def suite_command(manifest: Path | str, out: Path | str, args: Sequence[str] = (), *, verbose: bool = False,
@@ -37,15 +31,8 @@ def suite_command(manifest: Path | str, out: Path | str, args: Sequence[str] = (
     `options`: the plugin's `--conformance-<name>` options (None values are left out), e.g.
     {"ray-address": "auto", "timeout": 60}. With no path among `args`, the bundled checks run.
     """
-    # no:logging: the suite captures no Python logs (a check's evidence is Ray's log files), and
-    # pytest's logging plugin walks every logger at session end: a thread a hanging plugin left
-    # behind that creates a logger then ends the run with "dictionary changed size during
-    # iteration" before the report is written (seen with transport/HangingRecv).
-    cmd = [python or sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:logging",
-           "-v" if verbose else "-q", "-rfE",
-           "-c", os.devnull, f"--conformance-manifest={manifest}", f"--conformance-out={out}"]
-    for name in foreign_plugins():
-        cmd += ["-p", f"no:{name}"]
+    cmd = [python or sys.executable, "-m", "pytest", *fixed_args(verbose=verbose),
+           f"--conformance-manifest={manifest}", f"--conformance-out={out}"]
     if rootdir is not None:
         cmd.append(f"--rootdir={rootdir}")
     for name, value in (options or {}).items():

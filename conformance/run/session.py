@@ -255,15 +255,16 @@ class ConformanceRun:
         from conformance.run.host_load import RECORD
         cluster["machinery"] = RECORD.as_json()   # what the run measured of Ray's machinery, and the factor
         sections = dict(self.sections)
-        from conformance.report.local_paths import display_path, portable_arg
+        from conformance.report.local_paths import display_path
         from conformance.report.next_steps import verified_shape
+        from conformance.run.certification import recorded_args
         report = build_report(
             data=self.data, manifest=self.manifest.data, manifest_sha256=self.manifest.sha256,
             manifest_path=display_path(self.manifest.path), environment=fingerprint(self.devices), cluster=cluster,
             started_at=self.started_at, finished_at=now_iso(), duration_s=time.monotonic() - self.t0,
             checks=checks, interrupted=interrupted, interrupted_reason=reason if interrupted else None,
             sections=sections, plugin_artifact=self._plugin_artifact(),
-            selection=selection_record(checks, args=[portable_arg(a) for a in self.config.invocation_params.args], deselected=self.deselected,
+            selection=selection_record(checks, args=recorded_args(self.config, self.checks_dir), deselected=self.deselected,
                                        collect_only=bool(self.config.getoption("collectonly", False)),
                                        whole_checklist_collected=self.collected_whole),
             shape=verified_shape(self.devices, cluster["nodes"]))

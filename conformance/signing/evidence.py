@@ -244,8 +244,10 @@ def summary_problems(report: Mapping[str, Any]) -> list[str]:
     return problems
 
 
-def evidence_lines(report: Mapping[str, Any], checklist: Checklist | None) -> list[tuple[str, bool, str]]:
-    """(name, ok, detail) lines for verify: evidence, summary, selection."""
+def evidence_lines(report: Mapping[str, Any], checklist: Checklist | None,
+                   published: str | None = None) -> list[tuple[str, bool, str]]:
+    """(name, ok, detail) lines for verify: evidence, summary, selection. `published`: the day the
+    report's release was published (its recorded arguments are judged by the definition of then)."""
     lines: list[tuple[str, bool, str]] = []
     checks = as_list(report.get("checks"))
     if checklist is None:
@@ -260,9 +262,11 @@ def evidence_lines(report: Mapping[str, Any], checklist: Checklist | None) -> li
     problems = summary_problems(report)
     lines.append(("summary", not problems, "; ".join(problems) if problems else
                   "summary counts equal the per-check outcomes"))
+    from conformance.run.certification import is_legacy_release
     from conformance.signing.trust import run_problems
 
-    reasons = list(dict.fromkeys(partial_reasons(report) + run_problems(report)))
+    reasons = list(dict.fromkeys(partial_reasons(report)
+                                 + run_problems(report, legacy=is_legacy_release(published))))
     lines.append(("selection", not reasons, f"{NOT_CERTIFICATION}: {terminal('; '.join(reasons), limit=600)}"
                   if reasons else "the whole checklist ran (nothing deselected, every check has a test result)"))
     return lines

@@ -8,23 +8,39 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
-from conformance.catalog import data
 from conformance.errors import UserError
+from conformance.report.sanitize import terminal
 from conformance.signing import dsse, keys, releases, submission
 from conformance.signing.attestation import (
     BUNDLE_NAME,
     ENVELOPE_NAME,
     build_statement,
     plugin_artifact,
-    release_descriptors,
     write_new,
 )
 from conformance.signing.canonical import canonical_json
 
 
+def report_release(report: dict[str, Any], releases_file: Path | None = None) -> releases.Release:
+    """The listed release report.json names (suite.version): the statement carries that release's
+    data digests, never this installation's, so a report of an older release is signed as
+    verify judges it. A version no release lists is refused (verify would reject it)."""
+    path = Path(releases_file or releases.default_path())
+    known = releases.load_releases(path)
+    version = report["suite"].get("version")
+    release = known.get(version) if isinstance(version, str) else None
+    if release is None:
+        listed = ", ".join(list(known)[-3:]) or "none"
+        raise UserError(f"sign: refused: report.json suite.version {terminal(repr(version), limit=80)} is not a "
+                        f"release listed in {path} (latest: {listed}); verify would reject it")
+    return release
+
+
 def sign_report_dir(report_dir: Path, key_path: Path, passphrase: bytes | None = None,
-                    *, overwrite: bool = False, allow_insecure_key_mode: bool = False) -> Path:
+                    *, overwrite: bool = False, allow_insecure_key_mode: bool = False,
+                    releases_file: Path | None = None) -> Path:
     """Sign the report in `report_dir`; write report.intoto.json (and report.sigstore.json).
 
     Refuses (UserError) whatever verify would refuse, first and with verify's own line
@@ -32,7 +48,9 @@ def sign_report_dir(report_dir: Path, key_path: Path, passphrase: bytes | None =
     cap, report.json not strict JSON or not schema-valid, a field without a trust status, an
     envelope over verify's size cap. Also refuses a key that cannot be loaded or whose file is
     open to group/others (unless `allow_insecure_key_mode`), and an existing envelope unless
-    `overwrite`. Returns the path of report.intoto.json.
+    `overwrite`, and a report whose suite.version is not a listed release (`releases_file`,
+    default tiers/releases.yaml): the statement carries that release's data digests.
+    Returns the path of report.intoto.json.
     """
     report_dir = Path(report_dir)
     if not report_dir.is_dir():
@@ -51,9 +69,9 @@ def sign_report_dir(report_dir: Path, key_path: Path, passphrase: bytes | None =
         for t in targets:
             if t.exists() or t.is_symlink():
                 raise UserError(f"sign: {t} already exists; refusing to overwrite (pass --force to re-sign)")
+    release = report_release(report, releases_file)
     private_key = keys.load_private_key(Path(key_path), passphrase, allow_insecure_mode=allow_insecure_key_mode)
-    statement = build_statement(report, read.digests(), data.sha256_file(data.schema_path("report")),
-                                release_descriptors(releases.current_entry()))
+    statement = build_statement(report, read.digests(), release.report_schema_sha256, release.descriptors())
     envelope = dsse.make_envelope(canonical_json(statement), private_key)
     texts = [(json.dumps(envelope, indent=2, sort_keys=True, allow_nan=False) + "\n").encode(),
              (json.dumps(dsse.make_bundle(envelope), indent=2, sort_keys=True, allow_nan=False) + "\n").encode()]

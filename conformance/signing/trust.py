@@ -10,7 +10,9 @@ informational (the data file says which, and why). This module is the engine ove
                             labels): every source present must agree, the winner feeds the tier
   run_problems              why the run is not a whole, uninterrupted certification run
                             (interrupted, recorded pytest arguments, collection)
-  time_problems             timestamps ordered, not in the future, inside the release's window
+  time_problems             timestamps ordered, not in the future, inside the release's window;
+                            the window holds the checks' recorded durations (window_problems)
+  superseded_problem        a run that started after a later release was published
   ray_version_problem       the Ray version is a release version (pre-releases named)
 
 Pure functions over parsed JSON: every extractor is total (a hostile value of the wrong type is
@@ -19,6 +21,8 @@ Pure functions over parsed JSON: every extractor is total (a hostile value of th
 from __future__ import annotations
 
 import functools
+import re
+from collections import Counter
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
@@ -359,37 +363,17 @@ def tier_context(report: Any, domain_keys: frozenset[str] | None = None) -> RunC
 
 # ---------------------------------------------------------------------------- the run
 
-def arg_problems(args: Any, table: Mapping[str, Any] | None = None) -> list[str]:
-    """Recorded pytest arguments a certification run may not carry (certification_args)."""
-    if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
-        return ["selection.args is not a list of strings"]
-    policy = (table or load_table())["certification_args"]
-    problems = []
-    i = 0
-    while i < len(args):
-        arg = args[i]
-        if arg in policy["with_value"]:
-            value = args[i + 1] if i + 1 < len(args) else None
-            if value not in policy["value_flags_allowed"].get(arg, []):
-                problems.append(f"{arg} {value}")
-            i += 2
-            continue
-        if arg in policy["flags"] or any(arg.startswith(p) for p in policy["prefixes"]):
-            pass
-        elif not arg.startswith("-"):
-            folder = arg.rstrip("/")
-            if "::" in arg or not (folder == policy["positional_suffix"]
-                                   or folder.endswith("/" + policy["positional_suffix"])):
-                problems.append(arg)
-        else:
-            problems.append(arg)
-        i += 1
-    return [f"pytest argument(s) {terminal(' '.join(problems), limit=200)} narrow or alter the run "
-            f"(allowed: the checks folder, {', '.join(policy['flags'][:4])} …)"] if problems else []
+def arg_problems(args: Any, *, legacy: bool = False) -> list[str]:
+    """Recorded pytest arguments a certification run may not carry: the one definition of a
+    certification run (conformance/run/certification.py, which also builds the run's command)."""
+    from conformance.run.certification import arg_problems as definition_problems
+
+    return [terminal(p, limit=400) for p in definition_problems(args, legacy=legacy)]
 
 
-def run_problems(report: Any) -> list[str]:
-    """Why this is not a whole, uninterrupted run, beyond what conformance.selection reads."""
+def run_problems(report: Any, *, legacy: bool = False) -> list[str]:
+    """Why this is not a whole, uninterrupted run, beyond what conformance.selection reads.
+    `legacy`: the report's release predates the recorded checks-folder token (arg_problems)."""
     problems = []
     interrupted, reason = _get(report, "interrupted"), _get(report, "interrupted_reason")
     if interrupted is not False:
@@ -403,7 +387,34 @@ def run_problems(report: Any) -> list[str]:
                         f"{_shown(selection.get('whole_checklist_collected')) if isinstance(selection, dict) else 'absent'}"
                         " (the checks folder must be collected whole)")
     if isinstance(selection, dict):
-        problems += arg_problems(selection.get("args"))
+        problems += arg_problems(selection.get("args"), legacy=legacy)
+    problems += node_id_problems(report)
+    return problems
+
+
+# A test of the suite, as pytest names it with --rootdir at the suite's checks folder:
+# <area folder>/test_<module>.py::test_<name>[<params>]. A run from another rootdir or folder names
+# its tests otherwise (../checks/..., an absolute path, a module outside the areas' folders).
+_NODE_ID = re.compile(r"^[a-z][a-z0-9_]*(/[a-z][a-z0-9_]*)*/test_[A-Za-z0-9_]+\.py::([A-Z][A-Za-z0-9_]*::)?"
+                      r"test_[A-Za-z0-9_]+(\[[^\n]*\])?$")
+
+
+def node_id_problems(report: Any) -> list[str]:
+    """Each check's tests must be node ids of the suite's checks folder, each test once."""
+    checks = _get(report, "checks")
+    ids: list[Any] = []
+    for c in checks if isinstance(checks, list) else []:
+        tests = c.get("tests") if isinstance(c, dict) else None
+        ids += tests if isinstance(tests, list) else [tests]
+    bad = [t for t in ids if not isinstance(t, str) or not _NODE_ID.match(t)]
+    problems = []
+    if bad:
+        problems.append(f"test(s) {terminal(', '.join(map(str, bad[:3])), limit=200)} are not node ids of the "
+                        f"suite's checks folder (run from another folder or rootdir)")
+    seen = Counter(t for t in ids if isinstance(t, str))
+    repeated = sorted(t for t, n in seen.items() if n > 1)
+    if repeated:
+        problems.append(f"test(s) {terminal(', '.join(repeated[:3]), limit=200)} are counted for more than one check")
     return problems
 
 
@@ -436,7 +447,51 @@ def time_problems(report: Any, *, now: datetime, at: date | None = None,
         problems.append(f"finished_at {finished.date()} is after --at {at}")
     if started and published is not None and started.date() < published:
         problems.append(f"started_at {started.date()} is before the release was published ({published})")
+    if started and finished and started <= finished:
+        problems += window_problems(report, (finished - started).total_seconds())
     return problems
+
+
+# The recorded times have whole seconds (started_at, finished_at) and each check's duration is
+# rounded to the millisecond: the window may look this much shorter than the time it held.
+WINDOW_SLACK_S = 2.0
+
+
+def window_problems(report: Any, window_s: float) -> list[str]:
+    """The run's window must hold what it says happened in it: checks run one after another (the
+    suite refuses -n), so their recorded durations add up to at most started_at..finished_at, and
+    duration_s (the run's own clock) is at most the window too. A negative duration is no duration."""
+    checks = _get(report, "checks")
+    durations = [c.get("duration_s") for c in checks if isinstance(c, dict)] if isinstance(checks, list) else []
+    numbers = [d for d in durations if isinstance(d, (int, float)) and not isinstance(d, bool)]
+    problems = []
+    negative = [str(c.get("id")) for c in checks or [] if isinstance(c, dict)
+                and isinstance(c.get("duration_s"), (int, float)) and c["duration_s"] < 0]
+    if negative:
+        problems.append(f"check(s) {terminal(', '.join(negative[:5]), limit=80)} record a negative duration_s")
+    total = sum(d for d in numbers if d >= 0)
+    if total > window_s + WINDOW_SLACK_S:
+        problems.append(f"the checks' durations add up to {total:.1f} s, more than the run's window "
+                        f"started_at..finished_at ({window_s:.0f} s) can hold")
+    run = _get(report, "duration_s")
+    if isinstance(run, (int, float)) and not isinstance(run, bool) and (run < 0 or run > window_s + WINDOW_SLACK_S):
+        problems.append(f"duration_s {run} does not fit the run's window started_at..finished_at ({window_s:.0f} s)")
+    return problems
+
+
+def superseded_problem(version: Any, started: datetime | None, listed: Mapping[str, Any]) -> str | None:
+    """A run that started after a later release was published claims a superseded release (the
+    releases file is append-only: later entries are newer). Days compare whole: a release published
+    the day the run started does not supersede it. `listed`: version -> releases.Release, in order."""
+    if not isinstance(version, str) or version not in listed or started is None:
+        return None
+    versions = list(listed)
+    for later in versions[versions.index(version) + 1:]:
+        day = listed[later].published_date()
+        if day is not None and day < started.date():
+            return (f"release {version} was superseded by {later} (published {day}) before this run started "
+                    f"({started.date()}); a run made after that certifies against the newer release")
+    return None
 
 
 def utc_now() -> datetime:

@@ -575,6 +575,23 @@ def _check_time(v: Verification, report: Mapping[str, Any], release: releases.Re
                             + (f"; on or after the release's publication ({published})" if published else ""))
 
 
+def _check_superseded(v: Verification, report: Mapping[str, Any], known: Mapping[str, releases.Release]) -> None:
+    """The release the report claims was still the newest when the run started."""
+    version = as_map(report.get("suite")).get("version")
+    started, _ = trust.parse_time(report, "started_at")
+    problem = trust.superseded_problem(version, started, known)
+    v.add("superseded", problem is None, problem or
+          f"no release after {terminal(repr(version), limit=60)} was published before the run started")
+
+
+def _check_companions(v: Verification, report: Mapping[str, Any], raw: Mapping[str, bytes]) -> None:
+    """junit.xml and report.md are signed too: each states exactly what report.json states."""
+    from conformance.signing.companions import companion_lines
+
+    for name, ok, detail in companion_lines(report, raw["junit.xml"], raw["report.md"]):
+        v.add(name, ok, detail)
+
+
 def _check_trust(v: Verification, report: Mapping[str, Any], st: Mapping[str, Any] | None) -> None:
     problems = [p for p in (submission.trust_problem("report", report),
                             submission.trust_problem("statement", st) if st is not None else None) if p]
@@ -711,6 +728,8 @@ def verify_path(path: Path, trusted: Sequence[TrustedKey], *, releases_file: Pat
     _check_embedded(v, report, release, releases_file)
     _check_facts(v, report, inputs.domain_keys)
     _check_time(v, report, release, now, at)
+    _check_superseded(v, report, known_releases)
+    _check_companions(v, report, read.raw)
 
     known_waivers, why_no_waivers = _release_waivers(release, releases_file, waivers_file)
     release_data = None
@@ -732,14 +751,16 @@ def verify_path(path: Path, trusted: Sequence[TrustedKey], *, releases_file: Pat
                       release.descriptors() if release else None)
     _check_waivers(v, report, known_waivers, why_no_waivers)
     _check_validity(v, report, release, release_data, known_waivers, at, inputs.domain_keys)
-    for name, ok, detail in evidence.evidence_lines(report, release_data[0] if release_data else None):
+    for name, ok, detail in evidence.evidence_lines(report, release_data[0] if release_data else None,
+                                                    release.published if release else None):
         v.add(name, ok, detail)
     return _ordered(v)
 
 
-_ORDER = ["signature", "identity", "revocation", "names", "bundle", "statement", "subjects", "subject", "schema", "trust", "release",
-          "release-files", "manifest", "environment",
-          "cross-check", "time", "claims", "tier", "capabilities", "completeness", "waivers", "validity", "evidence", "summary", "selection"]
+_ORDER = ["signature", "identity", "revocation", "names", "bundle", "statement", "subjects", "subject", "companions",
+          "schema", "trust", "release", "superseded", "release-files", "manifest", "environment",
+          "cross-check", "time", "claims", "tier", "capabilities", "completeness", "waivers", "validity", "evidence",
+          "summary", "selection"]
 
 
 def _ordered(v: Verification) -> Verification:

@@ -249,3 +249,105 @@ def test_every_command_is_quiet_on_a_fresh_machine(installed: VendorVenv, tmp_pa
     assert not noisy, noisy
     assert outputs["sign"][0] == 0, outputs["sign"]
     assert "VERIFIED" in outputs["verify"][1], outputs["verify"][1][-2000:]
+
+
+# ------------------------------------------------------------------------------ the golden path
+# A pytest plugin a vendor's environment may hold: loaded, it would keep one test of the run and
+# deselect the rest. The run must block it (and record that it did), and the report must verify.
+_FOREIGN_PLUGIN = '''
+def pytest_collection_modifyitems(config, items):
+    if len(items) > 1:
+        config.hook.pytest_deselected(items=items[1:])
+        items[:] = items[:1]
+'''
+
+
+def _install_foreign_plugin(venv_root: Path, where: Path) -> str:
+    """A wheel written by hand (no build backend in the vendor's venv) with a pytest11 entry point."""
+    name, dist = "vendor_narrowing_plugin", "vendor_narrowing_plugin-1.0.dist-info"
+    files = {f"{name}.py": _FOREIGN_PLUGIN,
+             f"{dist}/METADATA": "Metadata-Version: 2.1\nName: vendor-narrowing-plugin\nVersion: 1.0\n",
+             f"{dist}/WHEEL": "Wheel-Version: 1.0\nGenerator: hand\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+             f"{dist}/entry_points.txt": f"[pytest11]\nvendor_narrowing = {name}\n"}
+    wheel = where / "vendor_narrowing_plugin-1.0-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as zf:
+        for path, text in files.items():
+            zf.writestr(path, text)
+        zf.writestr(f"{dist}/RECORD", "".join(f"{p},,\n" for p in files) + f"{dist}/RECORD,,\n")
+    _run([str(venv_root / "bin" / "python"), "-m", "pip", "install", "--quiet", "--no-index", str(wheel)],
+         cwd=where, timeout=300)
+    return "vendor_narrowing"
+
+
+def _step(tool: str, args: list[str], cwd: Path, env: dict[str, str], timeout: int = 300) -> tuple[str, str]:
+    """One command of the path: exit 0, and nothing on stderr but the command's own lines."""
+    proc = subprocess.run([tool, *args], cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env)
+    assert proc.returncode == 0, (args[0], proc.returncode, proc.stdout[-3000:], proc.stderr[-3000:])
+    assert _unexpected(proc.stderr) == [], (args[0], proc.stderr[-2000:])
+    return proc.stdout, proc.stderr
+
+
+def test_golden_path_a_real_run_signed_verified_reviewed_and_diffed(installed: VendorVenv, tmp_path: Path) -> None:
+    """What a vendor does, from the installed wheel with a foreign pytest plugin beside it: a whole
+    run (one simulated node, no transport: the cheapest shape that is a certification; measured
+    in docs/test-time.md), keygen, sign, verify,
+    review (text and html) and diff against itself; then sign and verify the committed example,
+    a report of an older listed release. Issue 30: no run of the CLI could be certified, and a
+    re-signed older report was rejected; this test would have caught both."""
+    env = _fresh_machine_env(tmp_path / "home")
+    plugin = _install_foreign_plugin(installed.root, tmp_path)
+    tool = installed.bin("ray-conformance")
+    subs = tmp_path / "submissions"
+    out = subs / "simacc"
+
+    stdout, _ = _step(tool, ["run", "--manifest", "builtin:simulated", "--out", str(out)], tmp_path, env,
+                      timeout=1200)
+    assert "tier achieved:" in stdout and "partial run" not in stdout, stdout[-2000:]
+    report = json.loads((out / "report.json").read_text())
+    assert report["environment"]["ray"] == pin("constraints-ray-oldest.txt", "ray"), report["environment"]
+    args = report["selection"]["args"]
+    assert report["partial"] is False and not report["selection"]["deselected"], report["selection"]
+    assert f"no:{plugin}" in args and plugin not in args, args          # blocked, and recorded as blocked
+    assert args[-1] == "$SUITE/checks" and "--rootdir=$SUITE/checks" in args, args
+
+    stdout, _ = _step(tool, ["keygen", "--out", str(tmp_path / "keys")], tmp_path, env)
+    keyid = re.search(r"^keyid: (SHA256:\S+)$", stdout, re.M)
+    assert keyid, stdout
+    stdout, _ = _step(tool, ["sign", str(out), "--key", str(tmp_path / "keys" / "conformance.key")], tmp_path, env)
+    assert "report.intoto.json" in stdout and (out / "report.sigstore.json").is_file(), stdout
+    stdout, _ = _step(tool, ["verify", str(out), "--key", str(tmp_path / "keys" / "conformance.pub")], tmp_path, env)
+    assert "FAIL" not in stdout and stdout.strip().splitlines()[-1].startswith("VERIFIED"), stdout[-3000:]
+    for line in ("PASS selection", "PASS companions", "PASS superseded", "PASS time", "PASS tier"):
+        assert line in stdout, (line, stdout[-3000:])
+
+    ring = tmp_path / "keyring.yaml"
+    ring.write_text(f"keys:\n  - name: golden\n    public_key: {tmp_path / 'keys' / 'conformance.pub'}\n"
+                    f"    vendors: [{json.dumps(report['manifest']['vendor'])}]\n")
+    stdout, _ = _step(tool, ["review", str(subs), "--keyring", str(ring)], tmp_path, env)
+    assert "verified (golden)" in stdout and report["manifest"]["product"] in stdout, stdout[-3000:]
+    stdout, _ = _step(tool, ["review", str(subs), "--keyring", str(ring), "--format", "html",
+                             "--out", str(tmp_path / "site")], tmp_path, env)
+    pages = list((tmp_path / "site").rglob("*.html"))
+    assert "1 submission(s)" in stdout and pages, stdout
+    assert any("verified (golden)" in p.read_text() for p in pages)
+    stdout, _ = _step(tool, ["diff", str(out), str(out)], tmp_path, env)
+    assert "no differences" in stdout and "no regressions" in stdout, stdout[-2000:]
+
+    older = tmp_path / "older"
+    shutil.copytree(ROOT / "reports" / "example", older)
+    for envelope in ("report.intoto.json", "report.sigstore.json"):
+        (older / envelope).unlink()
+    version = json.loads((older / "report.json").read_text())["suite"]["version"]
+    _step(tool, ["sign", str(older), "--key", str(tmp_path / "keys" / "conformance.key")], tmp_path, env)
+    stdout, _ = _step(tool, ["verify", str(older), "--key", str(tmp_path / "keys" / "conformance.pub")], tmp_path, env)
+    assert "FAIL" not in stdout and "VERIFIED" in stdout and version in stdout, stdout[-3000:]
+
+    unlisted = tmp_path / "unlisted"
+    shutil.copytree(older, unlisted)
+    doc = json.loads((unlisted / "report.json").read_text())
+    doc["suite"]["version"] = "0.0.0+never"
+    (unlisted / "report.json").write_text(json.dumps(doc))
+    proc = subprocess.run([tool, "sign", str(unlisted), "--key", str(tmp_path / "keys" / "conformance.key"),
+                           "--force"], cwd=tmp_path, capture_output=True, text=True, timeout=120, env=env)
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    assert "0.0.0+never" in proc.stderr and "not a release listed" in proc.stderr, proc.stderr

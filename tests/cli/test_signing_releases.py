@@ -111,7 +111,8 @@ def test_a_report_signed_under_release_n_still_verifies_after_release_n_plus_1(
     checklist = root / "tiers" / "checklist.yaml"
     checklist.write_text(checklist.read_text() + "\n# release N+1: an edit of the checklist\n")
     assert releases.current_version(rel).endswith("+unreleased")
-    appended, release_n1 = releases.write_release(rel, published=PUBLISHED)
+    # published after the run started (a run made once N+1 was out would be superseded)
+    appended, release_n1 = releases.write_release(rel, published="2026-03-02")
     assert appended and release_n1 != release_n
     assert rel.read_text().startswith(entry_n), "release N was rewritten"
     assert releases.current_version(rel) == release_n1
@@ -155,7 +156,7 @@ def test_an_archived_release_still_verifies(tmp_path: Path) -> None:
     report["suite"]["checklist_sha256"] = data.sha256_file(archive / "checklist.yaml")
     folder = write_report_dir(tmp_path / "r", report)
     pair = keys.write_keypair(tmp_path / "k")
-    sign_report_dir(folder, pair.private_path)
+    sign_report_dir(folder, pair.private_path, releases_file=rel)
     v = verify_path(folder, [key_from_file(pair.public_path)], releases_file=rel)
     assert v.ok, [line.render() for line in v.lines if not line.ok]
     # without the archived checklist the tier cannot be recomputed

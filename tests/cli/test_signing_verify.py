@@ -19,12 +19,12 @@ from conformance.catalog.ladder import required_checks
 from conformance.cli.signing import main
 from conformance.errors import UserError
 from conformance.signing import attestation as att
-from conformance.signing import dsse, keys
+from conformance.signing import dsse, keys, releases
 from conformance.signing.canonical import canonical_json
 from conformance.signing.keyring import key_from_file
 from conformance.signing.sign import sign_report_dir
 from conformance.signing.verify import verify_path
-from signing_support import FINISHED_AT, build_report, check_ids, retier, suite, write_releases, write_report_dir, write_waivers
+from signing_support import FINISHED_AT, PUBLISHED, build_report, check_ids, retier, suite, write_releases, write_report_dir, write_waivers
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -94,9 +94,10 @@ def test_signed_report_verifies(env_dir: Path, tmp_path: Path, capsys, alg: str)
     got = lines(out)
     assert rc == 0, out
     assert set(got) == {"signature", "identity", "names", "bundle", "statement", "subject report.json", "subject junit.xml",
-                        "subject report.md", "schema", "trust", "release", "release-files", "manifest", "environment",
-                        "cross-check nodes", "cross-check devices_per_node", "cross-check domain_labels",
-                        "cross-check resource", "cross-check accelerator_type", "time", "claims", "tier", "capabilities",
+                        "subject report.md", "companions", "schema", "trust", "release", "superseded", "release-files",
+                        "manifest", "environment", "cross-check nodes", "cross-check devices_per_node",
+                        "cross-check domain_labels", "cross-check resource", "cross-check accelerator_type", "time",
+                        "claims", "tier", "capabilities",
                         "completeness", "waivers",
                         "validity", "evidence", "summary", "selection"}
     assert all(v.startswith("PASS") for v in got.values())
@@ -272,7 +273,13 @@ def test_release_listing_other_digests_is_rejected(env_dir: Path, tmp_path: Path
 def test_unknown_suite_version_is_rejected(env_dir: Path, tmp_path: Path, capsys) -> None:
     report = build_report()
     report["suite"]["version"] = "9.9.9"
-    folder = signed(env_dir, tmp_path / "r", report)
+    folder = write_report_dir(tmp_path / "r", report)
+    rc = main(["sign", str(folder), "--key", str(_key(env_dir))])    # sign refuses it first
+    assert "'9.9.9' is not a release listed" in _one_line_error(capsys, rc)
+    assert not (folder / att.ENVELOPE_NAME).exists()
+    elsewhere = tmp_path / "their-releases.yaml"          # a signer whose releases file lists it
+    releases.write_release(elsewhere, version="9.9.9", published=PUBLISHED)
+    sign_report_dir(folder, _key(env_dir), releases_file=elsewhere)
     rc, out, _ = run_verify(env_dir, folder, capsys)
     got = lines(out)
     assert rc == 1 and got["release"].startswith("FAIL") and "'9.9.9' is not a release" in got["release"]
