@@ -230,9 +230,9 @@ def test_tables_render_every_part() -> None:
 
 def test_memory_snapshot_and_growth() -> None:
     a = memory.snapshot(shm=True)
-    assert a["rss_bytes"] > 0 and a["cluster_shm_bytes"] is not None and a["device_used_bytes"] is None
-    b = dict(a, rss_bytes=a["rss_bytes"] + 10)
-    assert memory.growth(a, b)["rss_bytes"] == 10
+    assert a["held_bytes"] > 0 and a["cluster_shm_bytes"] is not None and a["device_used_bytes"] is None
+    b = dict(a, held_bytes=a["held_bytes"] + 10)
+    assert memory.growth(a, b)["held_bytes"] == 10
 
 
 # ----------------------------------------------------------------------------- registration, CLI

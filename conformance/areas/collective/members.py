@@ -235,14 +235,14 @@ class CollectiveMember:
         del t
         return ok
 
-    def rss_mib(self) -> float:
-        """This process's resident memory (MiB) after a garbage collection: what a backend still
-        holds shows here whether it is host memory or a device mapping."""
-        import gc
+    def held_mib(self) -> float:
+        """The host memory this process holds (MiB; conformance.host_memory: anonymous memory and
+        shared memory outside Ray's object store) after a garbage collection and a heap trim:
+        what a backend still holds shows here; pages of Ray's store a zero-copy ray.get touched
+        do not (Ray's store owns and reuses them)."""
+        from conformance import host_memory
 
-        gc.collect()
-        with open("/proc/self/statm") as f:   # Linux, where Ray's workers run
-            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+        return host_memory.snapshot()["held"] / 2**20
 
     def timed(self, op: str, nbytes: int, iters: int, group: str, root: int = 0) -> float:
         """Seconds per op for a float32 tensor of nbytes (allreduce / broadcast), after one warm-up."""

@@ -154,8 +154,11 @@ def test_destroy_and_recreate_under_the_same_name_leaves_nothing_behind(collecti
 
 def memory_left_behind(ctx: CollectiveCtx) -> list[str]:
     """leak_cycles cycles of create, one allreduce of leak_payload_mib, destroy, each under a new
-    name, in the same two members; their resident memory after cycle leak_warmup_cycles and after
-    the last may differ by at most max_growth_mib. The warm-up cycles pay for imports and the
+    name, in the same two members; the host memory they hold (conformance.host_memory: anonymous
+    memory and shared memory outside Ray's object store) after cycle leak_warmup_cycles and after
+    the last may differ by at most max_growth_mib. Pages of Ray's store that a zero-copy ray.get
+    touched are not held by the member (their resident total counts them; 2 of 11 runs of a
+    correct backend returning payloads through the store failed on exactly one payload of them). The warm-up cycles pay for imports and the
     allocators' pools; the payload is above glibc's largest mmap threshold (32 MiB), so a buffer freed goes back
     to the system at once and what stays resident is what someone still holds. A backend that
     keeps per-group buffers (a communicator cache, staging copies) after destroy grows by about
@@ -166,7 +169,7 @@ def memory_left_behind(ctx: CollectiveCtx) -> list[str]:
     warmup = int(ctx.param("leak_warmup_cycles"))
     allowed = float(ctx.param("max_growth_mib"))
     members = cc.pool()[:2]
-    rss: list[list[float]] = []
+    held: list[list[float]] = []
     for cycle in range(cycles):
         group = cc.group_name(f"cycle{cycle}")
         cc.create(members, group)
@@ -175,10 +178,10 @@ def memory_left_behind(ctx: CollectiveCtx) -> list[str]:
         cc.destroy(members, group)
         if not all(right):
             return [f"create/destroy cycle {cycle + 1}: the {payload:g} MiB allreduce computed a wrong sum"]
-        rss.append(cc.ask(members, "rss_mib", what="the members' resident memory"))
-    growth = [round(last - first, 1) for first, last in zip(rss[warmup - 1], rss[-1])]
-    ctx.metrics["memory"] = {"rss_mib": [[round(x, 1) for x in r] for r in rss], "growth_mib": growth,
+        held.append(cc.ask(members, "held_mib", what="the host memory the members hold"))
+    growth = [round(last - first, 1) for first, last in zip(held[warmup - 1], held[-1])]
+    ctx.metrics["memory"] = {"held_mib": [[round(x, 1) for x in r] for r in held], "growth_mib": growth,
                                "payload_mib": payload, "cycles": cycles}
-    return [f"member {i}'s resident memory grew by {g:.0f} MiB over {cycles - warmup} more create/allreduce"
+    return [f"the host memory member {i} holds (anonymous, and shared outside Ray's object store) grew by {g:.0f} MiB over {cycles - warmup} more create/allreduce"
             f"({payload:g} MiB)/destroy cycles (at most {allowed:g} MiB): the backend still holds what "
             "destroyed groups used" for i, g in enumerate(growth) if g > allowed]
