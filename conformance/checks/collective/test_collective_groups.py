@@ -182,6 +182,6 @@ def memory_left_behind(ctx: CollectiveCtx) -> list[str]:
     growth = [round(last - first, 1) for first, last in zip(held[warmup - 1], held[-1])]
     ctx.metrics["memory"] = {"held_mib": [[round(x, 1) for x in r] for r in held], "growth_mib": growth,
                                "payload_mib": payload, "cycles": cycles}
-    return [f"the host memory member {i} holds (anonymous, and shared outside Ray's object store) grew by {g:.0f} MiB over {cycles - warmup} more create/allreduce"
-            f"({payload:g} MiB)/destroy cycles (at most {allowed:g} MiB): the backend still holds what "
-            "destroyed groups used" for i, g in enumerate(growth) if g > allowed]
+    return [f"the host memory member {i} holds (anonymous, and shared outside Ray's object store) grew by "
+            f"{g:.0f} MiB over {cycles - warmup} more create/allreduce({payload:g} MiB)/destroy cycles (at most "
+            f"{allowed:g} MiB): the backend still holds what destroyed groups used" for i, g in enumerate(growth) if g > allowed]
