@@ -117,6 +117,48 @@ class RootZeroSharedSeqCachedSlow(SimCollGroup):
         pass
 
 
+class _Rendezvous:
+    """The detached actor FixedDelayKeepsRendezvous's rank 0 starts per group (a store ranks meet at)."""
+
+    def ping(self) -> bool:
+        return True
+
+
+class FixedDelayKeepsRendezvous(SimCollGroup):
+    """Two defects:
+
+    * rank 0 starts a detached rendezvous actor per group (named rendezvous-<group>) and
+      destroy_group never kills it, as a backend whose store outlives its groups (CC-008: "left
+      behind after destroy_collective_group");
+    * every allreduce and broadcast sleeps a fixed DELAY_S_PER_MIB per MiB of its tensor, as a
+      rate limiter or a per-chunk handshake would: a cost that does not shrink when the host is
+      loaded (CC-010: "object store").
+    """
+
+    DELAY_S_PER_MIB = 0.04
+
+    def __init__(self, world_size: int, rank: int, group_name: str) -> None:
+        super().__init__(world_size, rank, group_name)
+        if rank == 0:
+            import ray
+
+            actor = ray.remote(num_cpus=0)(_Rendezvous).options(
+                name=f"rendezvous-{group_name}", lifetime="detached", get_if_exists=True).remote()
+            ray.get(actor.ping.remote(), timeout=60)
+
+    def _delay(self, tensors: List[Any]) -> None:
+        t = _torch(tensors[0])
+        time.sleep(self.DELAY_S_PER_MIB * t.numel() * t.element_size() / 2**20)
+
+    def allreduce(self, tensors: List[Any], allreduce_options: Any = None) -> None:
+        self._delay(tensors)
+        super().allreduce(tensors, allreduce_options)
+
+    def broadcast(self, tensors: List[Any], broadcast_options: Any = None) -> None:
+        self._delay(tensors)
+        super().broadcast(tensors, broadcast_options)
+
+
 class WrongSizeSharedCommNoTimeout(SimCollGroup):
     """Three defects:
 

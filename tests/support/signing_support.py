@@ -25,11 +25,11 @@ PASSING_METRICS: dict[str, dict[str, Any]] = {
     "PF-003": {"rdt_gbps": 4.0, "object_store_gbps": 2.0, "ratio_to_object_store": 2.0},
     "PF-004": {"wrong_pairs": 0, "links": {"same_node": {"median_gbps": 4.0, "min_gbps": 3.0}}},
     "TR-013": {"payload_bytes": 1 << 20, "transfers_per_round": 12,
-               "growth_per_round_bytes": {"source.rss_bytes": [0, 4096, 0]}},
+               "growth_per_round_bytes": {"source.held_bytes": [0, 4096, 0]}},
     "TR-014": {"actor_has_transport_max_latency_s": 0.01},
     "FR-006": {"restart_s": 12.5},
     "CC-010": {"busbw_gbps": 2.0, "host_copy_gbps": 10.0, "host_fraction": 0.2, "nominal_link_gbps": 4.0,
-               "link_fraction": 0.5},
+               "link_fraction": 0.5, "object_store_gbps": 4.0, "object_store_fraction": 0.5},
 }
 
 

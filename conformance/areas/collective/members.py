@@ -235,6 +235,17 @@ class CollectiveMember:
         del t
         return ok
 
+    def leftovers_here(self) -> dict[str, Any]:
+        """What runs below this member and what it holds in /dev/shm (Ray's object store left out:
+        Ray maps it, not the backend), for the leftovers audit (conformance.leftovers)."""
+        from dataclasses import asdict
+
+        from conformance import host_memory, leftovers
+
+        return {"processes": [asdict(p) for p in leftovers.children_of(os.getpid())],
+                "files": sorted(f for f in leftovers.held_files(os.getpid())
+                                if not host_memory.is_object_store_mapping(f))}
+
     def held_mib(self) -> float:
         """The host memory this process holds (MiB; conformance.host_memory: anonymous memory and
         shared memory outside Ray's object store) after a garbage collection and a heap trim:
@@ -258,6 +269,29 @@ class CollectiveMember:
             call()
         col.barrier(group)
         return (time.perf_counter() - t0) / iters
+
+    def store_put(self, nbytes: int) -> list[Any]:
+        """A float32 array of nbytes put in Ray's object store here, its ref wrapped in a list (so
+        Ray passes the ref, not its value, to whoever gets it): CC-010's object-store reference."""
+        import numpy as np
+        import ray
+
+        return [ray.put(np.ones(max(1, nbytes // 4), dtype=np.float32))]
+
+    def store_get_s(self, refs: list[Any]) -> float:
+        """Seconds for this process to get the object behind refs[0] from Ray's object store (pulled
+        from the putter's node when it is another) into a buffer of its own: what a backend that
+        staged every op through the object store would pay for these bytes, on this run's host."""
+        import numpy as np
+        import ray
+
+        t0 = time.perf_counter()
+        got = ray.get(refs[0])
+        mine = np.empty_like(got)
+        np.copyto(mine, got)
+        took = time.perf_counter() - t0
+        del got, mine
+        return took
 
     def host_copy_s(self, nbytes: int, iters: int) -> float:
         """Seconds per in-memory copy of nbytes in this process (the same-run host reference)."""
