@@ -24,8 +24,9 @@ are pure.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
-from typing import Iterable, Mapping
+import time
+from dataclasses import asdict, dataclass
+from typing import Any, Callable, Iterable, Mapping
 
 NOT_DEAD = ("DEPENDENCIES_UNREADY", "PENDING_CREATION", "ALIVE", "RESTARTING")
 
@@ -80,6 +81,15 @@ def held_files(pid: int) -> set[str]:
     return held_by([pid])
 
 
+def here() -> dict[str, Any]:
+    """This process's reading (run inside a member or endpoint): the processes below it and the
+    /dev/shm files it holds, Ray's object store left out (Ray maps it, not the plugin)."""
+    from conformance import host_memory
+
+    return {"processes": [asdict(p) for p in children_of(os.getpid())],
+            "files": sorted(f for f in held_files(os.getpid()) if not host_memory.is_object_store_mapping(f))}
+
+
 def new_actors(before: Mapping[str, ActorSeen], after: Mapping[str, ActorSeen],
                started_by_check: Iterable[str]) -> list[ActorSeen]:
     """Actors alive after the lifecycle that were not alive before it and the check did not start (pure)."""
@@ -107,3 +117,32 @@ def describe(actors: Iterable[ActorSeen] = (), processes: Iterable[ProcessSeen] 
     out += [f"process {p.pid} ({os.path.basename(p.command.split(' ', 1)[0]) or '?'}: {p.command[:80]})" for p in processes]
     out += [f"/dev/shm/{f}" for f in files]
     return out
+
+
+class Audit:
+    """Two readings around a plugin's lifecycle: `Audit(read_here, started)` before it begins,
+    `left(timeout_s)` after its last step. read_here() returns each host process's here(), in the
+    same order both times; started() the ids of the actors the check itself started."""
+
+    def __init__(self, read_here: Callable[[], list[dict[str, Any]]], started: Callable[[], Iterable[str]]) -> None:
+        self.read_here, self.started = read_here, started
+        self.actors = live_actors()
+        self.here = read_here()
+
+    def found(self) -> list[str]:
+        actors = new_actors(self.actors, live_actors(), self.started())
+        now = self.read_here()
+        procs = [p for b, a in zip(self.here, now) for p in new_processes(
+            [ProcessSeen(**x) for x in b["processes"]], [ProcessSeen(**x) for x in a["processes"]])]
+        files = sorted({f for b, a in zip(self.here, now) for f in new_files(b["files"], a["files"])})
+        return describe(actors, procs, files)
+
+    def left(self, timeout_s: float, interval_s: float = 0.5) -> list[str]:
+        """What is still there after up to timeout_s (a killed actor or process takes a moment to
+        go); [] when nothing."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            found = self.found()
+            if not found or time.monotonic() >= deadline:
+                return found
+            time.sleep(interval_s)

@@ -240,6 +240,20 @@ class NoFree(SimXferTransport):
         pass
 
 
+class HelperPerObject(SimXferTransport):
+    """TR-012: starts a helper process for every object it stages (as a transport with a copy
+    proxy would) and never ends it when garbage_collect frees the object."""
+
+    def extract_tensor_transport_metadata(self, obj_id: str, rdt_object: List[torch.Tensor]) -> SimXferMetadata:
+        import subprocess
+        import sys
+
+        meta = super().extract_tensor_transport_metadata(obj_id, rdt_object)
+        subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"], stdin=subprocess.DEVNULL,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        return meta
+
+
 VENDOR_STAGING_DIR = "/dev/shm/rc-teeth-staging"   # tests/support/teeth.py reaps what dead sources left here
 
 

@@ -236,15 +236,10 @@ class CollectiveMember:
         return ok
 
     def leftovers_here(self) -> dict[str, Any]:
-        """What runs below this member and what it holds in /dev/shm (Ray's object store left out:
-        Ray maps it, not the backend), for the leftovers audit (conformance.leftovers)."""
-        from dataclasses import asdict
+        """What runs below this member and what it holds in /dev/shm (conformance.leftovers.here)."""
+        from conformance import leftovers
 
-        from conformance import host_memory, leftovers
-
-        return {"processes": [asdict(p) for p in leftovers.children_of(os.getpid())],
-                "files": sorted(f for f in leftovers.held_files(os.getpid())
-                                if not host_memory.is_object_store_mapping(f))}
+        return leftovers.here()
 
     def held_mib(self) -> float:
         """The host memory this process holds (MiB; conformance.host_memory: anonymous memory and

@@ -122,7 +122,7 @@ def test_destroy_and_recreate_under_the_same_name_leaves_nothing_behind(collecti
     cc = collective_ctx.backend
     bound, gone_s = float(collective_ctx.param("op_bound_s")), float(collective_ctx.param("leftover_bound_s"))
     problems = []
-    audit = LeftoversAudit(collective_ctx)
+    audit = leftovers_audit(collective_ctx)
     for path in ("init", "declarative", "experimental"):
         members = cc.pool()[:2]   # fresh members when a hang in the previous path discarded them
         group = cc.group_name(f"again-{path}")
@@ -153,41 +153,24 @@ def test_destroy_and_recreate_under_the_same_name_leaves_nothing_behind(collecti
     except CollectiveError as exc:
         problems.append(f"create/destroy cycles: {exc}")
     try:
-        problems += audit.left(gone_s)
+        left = audit.left(gone_s)
     except CollectiveError as exc:
+        left = []
         problems.append(f"leftovers audit: {exc}")
+    if left:
+        problems.append(f"the backend left behind after destroy_collective_group (still there {gone_s:.0f}s after the "
+                        f"last group was destroyed; the suite started none of it): {', '.join(left[:5])}")
     assert not problems, "; ".join(problems[:6])
 
 
-class LeftoversAudit:
+def leftovers_audit(ctx: CollectiveCtx) -> leftovers.Audit:
     """The backend's own leftovers (conformance.leftovers): actors of the cluster, processes below
-    the members and /dev/shm files they hold, read before the first group of the check and after
+    the pool's members and /dev/shm files they hold, read before the check's first group and after
     its last destroy_collective_group; the members the suite started are left out."""
-
-    def __init__(self, ctx: CollectiveCtx) -> None:
-        self.cc = ctx.backend
-        self.members = self.cc.pool()
-        self.actors = leftovers.live_actors()
-        self.here = self.cc.ask(self.members, "leftovers_here", what="the members' processes and files")
-
-    def left(self, gone_s: float) -> list[str]:
-        """What is still there gone_s after the lifecycle ended (a destroyed detached actor or a
-        child process takes a moment to go); [] when nothing."""
-        found: dict[str, list[str]] = {}
-
-        def nothing_left() -> bool:
-            actors = leftovers.new_actors(self.actors, leftovers.live_actors(), self.cc.started_ids)
-            now = self.cc.ask(self.members, "leftovers_here", what="the members' processes and files")
-            procs = [p for b, a in zip(self.here, now) for p in leftovers.new_processes(
-                [leftovers.ProcessSeen(**x) for x in b["processes"]], [leftovers.ProcessSeen(**x) for x in a["processes"]])]
-            files = sorted({f for b, a in zip(self.here, now) for f in leftovers.new_files(b["files"], a["files"])})
-            found["left"] = leftovers.describe(actors, procs, files)
-            return not found["left"]
-
-        if wait_until(nothing_left, gone_s):
-            return []
-        return [f"the backend left behind after destroy_collective_group (still there {gone_s:.0f}s after the last "
-                f"group was destroyed; the suite started none of it): {', '.join(found['left'][:5])}"]
+    cc = ctx.backend
+    members = cc.pool()
+    return leftovers.Audit(lambda: cc.ask(members, "leftovers_here", what="the members' processes and files"),
+                           lambda: cc.started_ids)
 
 
 def memory_left_behind(ctx: CollectiveCtx) -> list[str]:
