@@ -117,6 +117,32 @@ class RootZeroSharedSeqCachedSlow(SimCollGroup):
         pass
 
 
+class StagesThroughObjectStore(SimCollGroup):
+    """A correct backend (no defect): every allreduce and broadcast stages the caller's tensor
+    through Ray's object store and reads it back zero-copy (ray.get of a large numpy array maps
+    the store's pages) before the exchange, as backends that return payloads through the object
+    store do. The pages it touched stay in the member's resident total after the object is gone;
+    they are Ray's, so CC-008 must pass (good/collective-object-store-staging)."""
+
+    def _staged(self, tensors: List[Any]) -> None:
+        import numpy as np
+        import ray
+
+        t = _torch(tensors[0])
+        view = ray.get(ray.put(t.numpy()))   # read-only, zero-copy: a view of the store's pages
+        assert isinstance(view, np.ndarray)
+        t.copy_(_torch(view.copy()))
+        del view
+
+    def allreduce(self, tensors: List[Any], allreduce_options: Any = None) -> None:
+        self._staged(tensors)
+        super().allreduce(tensors, allreduce_options)
+
+    def broadcast(self, tensors: List[Any], broadcast_options: Any = None) -> None:
+        self._staged(tensors)
+        super().broadcast(tensors, broadcast_options)
+
+
 class _Rendezvous:
     """The detached actor FixedDelayKeepsRendezvous's rank 0 starts per group (a store ranks meet at)."""
 
