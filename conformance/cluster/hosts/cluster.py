@@ -327,8 +327,8 @@ def scrubbed_environ() -> dict[str, str]:
 
 
 def _shm_entries() -> list[str]:
-    """Every entry below /dev/shm, however deep (process_owners.shm_entries)."""
-    from conformance.cluster.process_owners import shm_entries
-
-    return [e.name for e in shm_entries()]
+    try:
+        return os.listdir("/dev/shm")
+    except OSError:
+        return []
 
