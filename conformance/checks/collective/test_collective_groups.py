@@ -122,8 +122,13 @@ def test_destroy_and_recreate_under_the_same_name_leaves_nothing_behind(collecti
     cc = collective_ctx.backend
     bound, gone_s = float(collective_ctx.param("op_bound_s")), float(collective_ctx.param("leftover_bound_s"))
     problems = []
-    audit = leftovers_audit(collective_ctx)
+    audit: leftovers.Audit | None = None
     for path in ("init", "declarative", "experimental"):
+        if path == "declarative":
+            # read after a first group's whole lifecycle: what a backend starts once per process
+            # (a library's daemon, Python's resource tracker) is there already; what it starts
+            # per group shows again in every later group
+            audit = leftovers_audit(collective_ctx)
         members = cc.pool()[:2]   # fresh members when a hang in the previous path discarded them
         group = cc.group_name(f"again-{path}")
         try:
@@ -153,7 +158,7 @@ def test_destroy_and_recreate_under_the_same_name_leaves_nothing_behind(collecti
     except CollectiveError as exc:
         problems.append(f"create/destroy cycles: {exc}")
     try:
-        left = audit.left(gone_s)
+        left = audit.left(gone_s) if audit is not None else []
     except CollectiveError as exc:
         left = []
         problems.append(f"leftovers audit: {exc}")
@@ -165,8 +170,8 @@ def test_destroy_and_recreate_under_the_same_name_leaves_nothing_behind(collecti
 
 def leftovers_audit(ctx: CollectiveCtx) -> leftovers.Audit:
     """The backend's own leftovers (conformance.leftovers): actors of the cluster, processes below
-    the pool's members and /dev/shm files they hold, read before the check's first group and after
-    its last destroy_collective_group; the members the suite started are left out."""
+    the pool's members and /dev/shm files they hold, read after the check's first group was
+    destroyed and after its last destroy_collective_group; the members the suite started are left out."""
     cc = ctx.backend
     members = cc.pool()
     return leftovers.Audit(lambda: cc.ask(members, "leftovers_here", what="the members' processes and files"),
