@@ -70,7 +70,7 @@ class RootZeroSharedSeqCachedSlow(SimCollGroup):
     * one group object per name, cached at class level and never evicted by destroy_group, so
       a group re-created under the same name keeps the old rank (CC-008: "reports rank");
     * every collective also pays for its bytes at 2 MB/s, as a backend staging each op through a
-      slow control channel would (CC-010: "memory copy"). The row times small sizes only.
+      slow control channel would (CC-010: "object store"). The row times small sizes only.
     """
 
     SLOW_BYTES_PER_S = 2e6

@@ -35,6 +35,7 @@ FAILING: dict[str, dict[str, Any]] = {
     "TR-014": {"actor_has_transport_max_latency_s": 2.5},
     "FR-006": {"restart_s": 121.0},
     "CC-010": {"busbw_gbps": 0.01, "host_copy_gbps": 10.0, "host_fraction": 0.001, "nominal_link_gbps": None,
+               "object_store_gbps": 0.02, "object_store_fraction": 0.5,
                "link_fraction": None},
 }
 
