@@ -14,6 +14,11 @@ segment by the processes that hold it, never by host-wide totals:
   segment's creator, so an orphan is attributed by when it appeared (the caller compares before
   and after) and by its owner, never by name.
 
+/dev/shm is walked whole: a vendor that stages into its own folder (/dev/shm/<vendor>/buf-7)
+leaks there as surely as at the top. Entries are named by their path below /dev/shm
+("vendor/buf-7"); a folder is an entry of its own, named with a trailing "/" ("vendor/"),
+holding no memory, never attributed as a segment.
+
 `attribute` is pure; the rest only read /proc and /dev/shm.
 """
 from __future__ import annotations
@@ -89,16 +94,22 @@ def session_processes(sessions: Iterable[str]) -> set[int]:
     return descendants(roots, parents()) if roots else set()
 
 
+def _entry_name(path: str, prefix: str) -> str | None:
+    """The entry a path from /proc/<pid>/fd or maps names below /dev/shm (None: elsewhere)."""
+    if not path.startswith(prefix):
+        return None
+    return path[len(prefix):].removesuffix(" (deleted)") or None
+
+
 def holders(shm_dir: str = SHM_DIR) -> dict[str, set[int]]:
     """entry name -> pids that have it open or mapped (processes this user may read)."""
     prefix = shm_dir.rstrip("/") + "/"
     out: dict[str, set[int]] = {}
 
     def note(path: str, pid: int) -> None:
-        if path.startswith(prefix):
-            name = path[len(prefix):].split(" ", 1)[0]
-            if "/" not in name:
-                out.setdefault(name, set()).add(pid)
+        name = _entry_name(path, prefix)
+        if name is not None:
+            out.setdefault(name, set()).add(pid)
 
     for pid in _pids():
         try:
@@ -119,23 +130,27 @@ def holders(shm_dir: str = SHM_DIR) -> dict[str, set[int]]:
 
 @dataclass(frozen=True)
 class Entry:
-    name: str
+    name: str           # path below /dev/shm; a folder's ends with "/"
     uid: int
-    bytes: int          # pages actually allocated (a tmpfs file may be sparse)
+    bytes: int          # pages actually allocated (a tmpfs file may be sparse); 0 for a folder
+    folder: bool = False
 
 
 def shm_entries(shm_dir: str = SHM_DIR) -> list[Entry]:
+    """Every file and folder below /dev/shm, however deep (symbolic links are not followed)."""
     out = []
-    try:
-        names = os.listdir(shm_dir)
-    except OSError:
-        return []
-    for name in names:
-        try:
-            st = os.lstat(os.path.join(shm_dir, name))
-        except OSError:
-            continue
-        out.append(Entry(name, st.st_uid, st.st_blocks * 512))
+    root = shm_dir.rstrip("/")
+    for here, dirs, files in os.walk(root, onerror=lambda _exc: None):
+        rel = os.path.relpath(here, root)
+        base = "" if rel == "." else rel + "/"
+        for name in dirs + files:
+            try:
+                st = os.lstat(os.path.join(here, name))
+            except OSError:
+                continue
+            folder = name in dirs and not os.path.islink(os.path.join(here, name))
+            out.append(Entry(base + name + ("/" if folder else ""), st.st_uid, 0 if folder else st.st_blocks * 512,
+                             folder))
     return out
 
 
@@ -155,6 +170,8 @@ def attribute(entries: Iterable[Entry], held_by: Mapping[str, set[int]], ours: s
     """Sort /dev/shm entries into ours / orphan / foreign (pure; the rules in the module docstring)."""
     out = Attribution()
     for e in entries:
+        if e.folder:
+            continue   # a folder holds no memory; what is inside it is attributed entry by entry
         pids = held_by.get(e.name, set())
         if pids & ours:
             out.ours[e.name] = e.bytes
@@ -185,8 +202,8 @@ def held_by(pids: Iterable[int], shm_dir: str = SHM_DIR) -> set[str]:
                 paths += [parts[5].strip() for parts in (line.split(None, 5) for line in f) if len(parts) == 6]
         except OSError:
             continue
-        names |= {p[len(prefix):].split(" ", 1)[0] for p in paths if p.startswith(prefix)}
-    return {n for n in names if "/" not in n}
+        names |= {n for n in (_entry_name(p, prefix) for p in paths) if n is not None}
+    return names
 
 
 @dataclass
@@ -204,6 +221,8 @@ class ShmWitness:
 
 
 def shm_detail(shm_dir: str = SHM_DIR) -> dict[str, dict[str, int | bool]]:
-    """Every /dev/shm entry: its allocated bytes, owner uid and whether a live process holds it."""
+    """Every /dev/shm entry, however deep: its allocated bytes, owner uid, whether a live process
+    holds it and whether it is a folder."""
     held = holders(shm_dir)
-    return {e.name: {"bytes": e.bytes, "uid": e.uid, "held": bool(held.get(e.name))} for e in shm_entries(shm_dir)}
+    return {e.name: {"bytes": e.bytes, "uid": e.uid, "held": bool(held.get(e.name)), "folder": e.folder}
+            for e in shm_entries(shm_dir)}

@@ -137,6 +137,12 @@ class Endpoint:
     def memory(self, shm: bool = False) -> dict[str, Any]:
         return memory.snapshot(self.device, shm=shm)
 
+    def leftovers_here(self) -> dict[str, Any]:
+        """What runs below this endpoint and what it holds in /dev/shm (conformance.leftovers.here)."""
+        from conformance import leftovers
+
+        return leftovers.here()
+
     def rdt_objects(self) -> int:
         """Objects in Ray's per-actor RDT store (primary copies this actor still holds)."""
         import ray

@@ -125,11 +125,27 @@ def enforce(check_id: str, metrics: Mapping[str, Any], params: Mapping[str, Any]
            ("min_host_copy_fraction", "min_link_fraction"), decides_all=True,
            references=(("nominal_link_gbps", "collective.nominal_link_gbps"),))
 def _cc010(m: Mapping[str, Any], p: Mapping[str, Any]) -> Verdict:
-    """The weaker op's peak bus bandwidth over the sizes against the same run's host copy, and
-    against the manifest's nominal link when one is declared (nominal_link_gbps not null)."""
+    """The weaker op's peak bus bandwidth over the sizes against the same run's host copy, against
+    the same run's object store moving the same bytes (when the release has
+    min_object_store_fraction; earlier reports have no such figure and are judged as they were),
+    and against the manifest's nominal link when one is declared (nominal_link_gbps not null)."""
     bus, host = number(m, "busbw_gbps"), number(m, "host_copy_gbps")
     if host <= 0:
         return Verdict(FAIL, f"host copy bandwidth {host:g} GB/s is not positive")
+    store_part = ""
+    if "min_object_store_fraction" in p:   # releases before it judged the host copy alone
+        store, store_fraction = number(m, "object_store_gbps"), number(m, "object_store_fraction")
+        if store <= 0:
+            return Verdict(FAIL, f"object store bandwidth {store:g} GB/s is not positive")
+        if not _agrees(store_fraction, bus / store):
+            return Verdict(FAIL, f"object_store_fraction {store_fraction:.4g} is not busbw_gbps/object_store_gbps "
+                                 f"({bus:.4g}/{store:.4g})")
+        need_store = _param(p, "min_object_store_fraction")
+        if store_fraction < need_store:
+            return Verdict(FAIL, f"peak bus bandwidth is {bus:.3g} GB/s, {store_fraction:.1%} of Ray's object store "
+                                 f"moving the same bytes between the same members in this run ({store:.3g} GB/s); the "
+                                 f"check needs >= {need_store:.0%}: the backend adds a cost per byte of its own")
+        store_part = f", {store_fraction:.0%} of the object store"
     fraction = number(m, "host_fraction")
     if not _agrees(fraction, bus / host):
         return Verdict(FAIL, f"host_fraction {fraction:.4g} is not busbw_gbps/host_copy_gbps ({bus:.4g}/{host:.4g})")
@@ -138,7 +154,7 @@ def _cc010(m: Mapping[str, Any], p: Mapping[str, Any]) -> Verdict:
         return Verdict(FAIL, f"peak bus bandwidth is {bus:.3g} GB/s, {fraction:.2%} of this host's "
                              f"memory copy ({host:.3g} GB/s); the check needs >= {need:.1%}")
     if m.get("nominal_link_gbps") is None:
-        return Verdict(PASS, f"{fraction:.2%} of the host copy, >= {need:.1%} (no nominal link declared)")
+        return Verdict(PASS, f"{fraction:.2%} of the host copy, >= {need:.1%}{store_part} (no nominal link declared)")
     link, link_fraction = number(m, "nominal_link_gbps"), number(m, "link_fraction")
     if link <= 0 or not _agrees(link_fraction, bus / link):
         return Verdict(FAIL, f"link_fraction {link_fraction:.4g} is not busbw_gbps/nominal_link_gbps ({bus:.4g}/{link:.4g})")
@@ -146,7 +162,7 @@ def _cc010(m: Mapping[str, Any], p: Mapping[str, Any]) -> Verdict:
     if link_fraction < need_link:
         return Verdict(FAIL, f"peak bus bandwidth is {bus:.3g} GB/s, {link_fraction:.1%} of the "
                              f"nominal link ({link:.3g} GB/s, collective.nominal_link_gbps); the check needs >= {need_link:.0%}")
-    return Verdict(PASS, f"{fraction:.2%} of the host copy and {link_fraction:.1%} of the nominal link")
+    return Verdict(PASS, f"{fraction:.2%} of the host copy{store_part} and {link_fraction:.1%} of the nominal link")
 
 
 @_register("PF-002", ("largest_size_gbps", "reference_gbps", "achieved_fraction"),

@@ -83,9 +83,13 @@ def _meminfo_mb(key: str) -> float | None:
 
 
 def _shm_state(folder: str = "/dev/shm") -> dict[str, Any]:
+    """/dev/shm's size and use, and every entry below it however deep (process_owners.shm_entries:
+    paths below it, a folder's ending with "/")."""
+    from conformance.cluster.process_owners import shm_entries
+
     try:
         st = os.statvfs(folder)
-        entries = sorted(os.listdir(folder))
+        entries = sorted(e.name for e in shm_entries(folder))
     except OSError:
         return {"total_mb": None, "used_mb": None, "entries": []}
     total = st.f_blocks * st.f_frsize / 2**20
@@ -173,33 +177,61 @@ def left_behind(before: dict[str, Any], after: dict[str, Any], sessions: Iterabl
 
     Processes count as the run's own only when they name one of the run's session folders (or
     descend from a process that does), so a neighbour's cluster is never blamed on this run. A new
-    /dev/shm entry counts as the run's only when one of its processes was seen holding it
-    (`witnessed`: process_owners.ShmWitness); a new entry some other live process holds, or
-    another user owns, is not mentioned; one held by nobody and never seen held by the run is
-    listed apart, as of unknown origin (Linux keeps no record of a segment's creator).
+    /dev/shm file (at any depth) counts as the run's only when one of its processes was seen
+    holding it (`witnessed`: process_owners.ShmWitness); a new entry some other live process holds,
+    or another user owns, is not mentioned; one held by nobody and never seen held by the run is
+    listed apart, as of unknown origin (Linux keeps no record of a segment's creator). New
+    folders are listed as folders (they hold no memory): the run's when a file the run held lies
+    below them, else of unknown origin; "(empty)" when nothing is left inside.
     """
     ours = {str(s) for s in sessions}
     old_pids = {p["pid"] for p in before.get("ray_processes", [])}
     procs = [p for p in after.get("ray_processes", [])
              if p["pid"] not in old_pids and p.get("session") and p["session"] in ours]
     old_entries = set((before.get("shm") or {}).get("entries", []))
-    new_entries = [e for e in (after.get("shm") or {}).get("entries", []) if e not in old_entries]
+    after_entries = list((after.get("shm") or {}).get("entries", []))
+    new_entries = [e for e in after_entries if e not in old_entries]
     detail = (after.get("shm") or {}).get("detail") or {}
     seen = set(witnessed)
-    mine = [e for e in new_entries if e in seen]
-    unknown = [e for e in new_entries if e not in seen and not (detail.get(e) or {}).get("held")
-               and (detail.get(e) or {}).get("uid", os.getuid()) == os.getuid()]
+
+    def is_folder(name: str) -> bool:
+        return name.endswith("/") or bool((detail.get(name) or {}).get("folder"))
+
+    def own_user(name: str) -> bool:
+        return (detail.get(name) or {}).get("uid", os.getuid()) == os.getuid()
+
+    files = [e for e in new_entries if not is_folder(e)]
+    mine = [e for e in files if e in seen]
+    unknown = [e for e in files if e not in seen and not (detail.get(e) or {}).get("held") and own_user(e)]
+    folders = [e if e.endswith("/") else e + "/" for e in new_entries if is_folder(e) and own_user(e)]
+    mine_folders = [f for f in folders if any(s.startswith(f) for s in seen)]
+    empty = [f for f in folders if not any(e.startswith(f) and e != f for e in after_entries)]
 
     def mb(names: list[str]) -> float:
         return round(sum(int((detail.get(n) or {}).get("bytes") or 0) for n in names) / 2**20, 1)
 
     return {"ray_processes": procs, "shm_entries": mine[:50], "shm_entries_count": len(mine),
             "shm_growth_mb": mb(mine), "shm_unattributed": unknown[:50], "shm_unattributed_count": len(unknown),
-            "shm_unattributed_mb": mb(unknown)}
+            "shm_unattributed_mb": mb(unknown),
+            "shm_entry_mb": {n: round(int((detail.get(n) or {}).get("bytes") or 0) / 2**20, 1)
+                             for n in (mine[:50] + unknown[:50])},
+            "shm_folders": mine_folders[:50], "shm_folders_unattributed": [f for f in folders if f not in mine_folders][:50],
+            "shm_folders_empty": empty[:50]}
+
+
+def _sized(summary: dict[str, Any], names: list[str]) -> str:
+    sizes = summary.get("shm_entry_mb") or {}
+    return ", ".join(f"{n} ({sizes[n]} MB)" if n in sizes else n for n in names[:5])
+
+
+def _folders(summary: dict[str, Any], names: list[str]) -> str:
+    empty = set(summary.get("shm_folders_empty") or [])
+    return ", ".join(f"{n} (empty)" if n in empty else n for n in names[:5])
 
 
 def left_behind_lines(summary: dict[str, Any]) -> list[str]:
-    """Lines about what this run left (its processes, the segments they held); never a neighbour's."""
+    """Lines about what this run left (its processes, the segments they held, folders they made in
+    /dev/shm); never a neighbour's."""
     if not summary:
         return []
     procs = summary.get("ray_processes") or []
@@ -209,12 +241,19 @@ def left_behind_lines(summary: dict[str, Any]) -> list[str]:
                      + ", ".join(f"{p['pid']} ({p['kind']})" for p in procs[:10]))
     if summary.get("shm_entries_count"):
         lines.append(f"/dev/shm: {summary['shm_entries_count']} segment(s) this run's processes held are still there "
-                     f"({summary.get('shm_growth_mb', 0)} MB): " + ", ".join(summary["shm_entries"][:5]))
+                     f"({summary.get('shm_growth_mb', 0)} MB): " + _sized(summary, summary["shm_entries"]))
+    if summary.get("shm_folders"):
+        lines.append(f"/dev/shm: {len(summary['shm_folders'])} folder(s) this run's processes kept segments in are "
+                     "still there: " + _folders(summary, summary["shm_folders"]))
     if summary.get("shm_unattributed_count"):
         lines.append(f"/dev/shm: {summary['shm_unattributed_count']} new segment(s) held by no process "
                      f"({summary.get('shm_unattributed_mb', 0)} MB), never seen held by this run's processes, so not "
-                     "counted as this run's (their creator is unknown): " + ", ".join(summary["shm_unattributed"][:5]))
-    return lines or ["nothing: no Ray process of this run alive, no /dev/shm segment of this run left"]
+                     "counted as this run's (their creator is unknown): " + _sized(summary, summary["shm_unattributed"]))
+    if summary.get("shm_folders_unattributed"):
+        lines.append(f"/dev/shm: {len(summary['shm_folders_unattributed'])} new folder(s), no segment in them seen held by "
+                     "this run's processes, so not counted as this run's (their creator is unknown): "
+                     + _folders(summary, summary["shm_folders_unattributed"]))
+    return lines or ["nothing: no Ray process of this run alive, no /dev/shm segment or folder of this run left"]
 
 
 # ---------------------------------------------------------------------------------- cluster

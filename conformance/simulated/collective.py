@@ -26,7 +26,8 @@ How Ray drives a backend, and what SIMCOLL does at each step:
    passes one): Ray never tells survivors that a member died, so a backend that waited forever
    would hang them. A timeout raises `TimeoutError` naming the op and the missing ranks.
 5. `destroy_group` removes the group's folder, so a new group may reuse the name once every
-   member's `destroy_collective_group` has returned.
+   member's `destroy_collective_group` has returned, and the backend's own folder once no group
+   is left in it: a backend leaves nothing on the host (an empty folder in /dev/shm included).
 
 `check_backend_availability()` is True exactly where the simulated vendor library is usable
 (`SIMACC_DRIVER` unset or "ok"), never raising: Ray calls it before every group creation.
@@ -214,6 +215,10 @@ class SimCollGroup(BaseGroup):
 
     def destroy_group(self) -> None:
         shutil.rmtree(self._dir, ignore_errors=True)
+        try:
+            self._dir.parent.rmdir()   # only when empty: another group's member may still use it
+        except OSError:
+            pass
 
 
 def register() -> None:

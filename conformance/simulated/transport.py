@@ -25,9 +25,12 @@ How Ray drives a transport (Ray 2.60, `ray.experimental.rdt`), and what SIMXFER 
 
 If the source process dies, Ray never calls `garbage_collect` for its objects (Ray kills
 workers outright, so neither Python's resource tracker nor atexit runs). Segment names carry
-the creating process's pid, and every process that starts SIMXFER removes the segments of
-processes that no longer exist (`reap_orphaned_segments`), so a dead source's memory comes
-back the next time the transport is used on that host.
+the creating process's pid, and SIMXFER removes the segments of processes that no longer exist
+(`reap_orphaned_segments`) whenever it starts in a process, creates a segment, or finds a
+receive's segment left by a dead source (after reading it: nobody else will free it). So a
+dead source's memory comes back at the next use of the transport on that host, also in
+processes that started the transport before the source died, and a run whose last transfer
+read from a killed source leaves nothing in /dev/shm.
 
 Device tensors (`simacc`, conformance/simulated/device) move the way a GPU transport moves them:
 the source waits for the device's queued work (`torch.simacc.synchronize`) and then reads device
@@ -172,6 +175,7 @@ class SimXferTransport(TensorTransportManager):
             raise ValueError(f"SIMXFER: all tensors of one object must be on one device type, got {sorted(devices)}")
         device = devices.pop() if devices else None
         offsets, size = _layout(rdt_object)
+        reap_orphaned_segments()   # sources that died since this process last looked
         seg = shared_memory.SharedMemory(name=_segment_name(obj_id), create=True, size=size)
         try:
             for t, off in zip(rdt_object, offsets):
@@ -251,6 +255,9 @@ class SimXferTransport(TensorTransportManager):
             seg.close()
             with self._lock:
                 self._aborted.discard(obj_id)
+            creator = segment_creator(meta.segment)
+            if creator is not None and not creator_alive(creator):
+                reap_orphaned_segments()   # the source died: no garbage_collect will free its segment
 
     def _copy_in_chunks(self, obj_id: str, dst: torch.Tensor, buf: memoryview, offset: int, nbytes: int) -> None:
         for start in range(0, nbytes, CHUNK):

@@ -70,7 +70,7 @@ class RootZeroSharedSeqCachedSlow(SimCollGroup):
     * one group object per name, cached at class level and never evicted by destroy_group, so
       a group re-created under the same name keeps the old rank (CC-008: "reports rank");
     * every collective also pays for its bytes at 2 MB/s, as a backend staging each op through a
-      slow control channel would (CC-010: "memory copy"). The row times small sizes only.
+      slow control channel would (CC-010: "object store"). The row times small sizes only.
     """
 
     SLOW_BYTES_PER_S = 2e6
@@ -115,6 +115,74 @@ class RootZeroSharedSeqCachedSlow(SimCollGroup):
 
     def destroy_group(self) -> None:
         pass
+
+
+class StagesThroughObjectStore(SimCollGroup):
+    """A correct backend (no defect): every allreduce and broadcast stages the caller's tensor
+    through Ray's object store and reads it back zero-copy (ray.get of a large numpy array maps
+    the store's pages) before the exchange, as backends that return payloads through the object
+    store do. The pages it touched stay in the member's resident total after the object is gone;
+    they are Ray's, so CC-008 must pass (good/collective-object-store-staging)."""
+
+    def _staged(self, tensors: List[Any]) -> None:
+        import numpy as np
+        import ray
+
+        t = _torch(tensors[0])
+        view = ray.get(ray.put(t.numpy()))   # read-only, zero-copy: a view of the store's pages
+        assert isinstance(view, np.ndarray)
+        t.copy_(_torch(view.copy()))
+        del view
+
+    def allreduce(self, tensors: List[Any], allreduce_options: Any = None) -> None:
+        self._staged(tensors)
+        super().allreduce(tensors, allreduce_options)
+
+    def broadcast(self, tensors: List[Any], broadcast_options: Any = None) -> None:
+        self._staged(tensors)
+        super().broadcast(tensors, broadcast_options)
+
+
+class _Rendezvous:
+    """The detached actor FixedDelayKeepsRendezvous's rank 0 starts per group (a store ranks meet at)."""
+
+    def ping(self) -> bool:
+        return True
+
+
+class FixedDelayKeepsRendezvous(SimCollGroup):
+    """Two defects:
+
+    * rank 0 starts a detached rendezvous actor per group (named rendezvous-<group>) and
+      destroy_group never kills it, as a backend whose store outlives its groups (CC-008: "left
+      behind after destroy_collective_group");
+    * every allreduce and broadcast sleeps a fixed DELAY_S_PER_MIB per MiB of its tensor, as a
+      rate limiter or a per-chunk handshake would: a cost that does not shrink when the host is
+      loaded (CC-010: "object store").
+    """
+
+    DELAY_S_PER_MIB = 0.04
+
+    def __init__(self, world_size: int, rank: int, group_name: str) -> None:
+        super().__init__(world_size, rank, group_name)
+        if rank == 0:
+            import ray
+
+            actor = ray.remote(num_cpus=0)(_Rendezvous).options(
+                name=f"rendezvous-{group_name}", lifetime="detached", get_if_exists=True).remote()
+            ray.get(actor.ping.remote(), timeout=60)
+
+    def _delay(self, tensors: List[Any]) -> None:
+        t = _torch(tensors[0])
+        time.sleep(self.DELAY_S_PER_MIB * t.numel() * t.element_size() / 2**20)
+
+    def allreduce(self, tensors: List[Any], allreduce_options: Any = None) -> None:
+        self._delay(tensors)
+        super().allreduce(tensors, allreduce_options)
+
+    def broadcast(self, tensors: List[Any], broadcast_options: Any = None) -> None:
+        self._delay(tensors)
+        super().broadcast(tensors, broadcast_options)
 
 
 class WrongSizeSharedCommNoTimeout(SimCollGroup):

@@ -240,6 +240,68 @@ class NoFree(SimXferTransport):
         pass
 
 
+class HelperPerObject(SimXferTransport):
+    """TR-012: starts a helper process for every object it stages (as a transport with a copy
+    proxy would) and never ends it when garbage_collect frees the object."""
+
+    def extract_tensor_transport_metadata(self, obj_id: str, rdt_object: List[torch.Tensor]) -> SimXferMetadata:
+        import subprocess
+        import sys
+
+        meta = super().extract_tensor_transport_metadata(obj_id, rdt_object)
+        subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"], stdin=subprocess.DEVNULL,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        return meta
+
+
+VENDOR_STAGING_DIR = "/dev/shm/rc-teeth-staging"   # tests/support/teeth.py reaps what dead sources left here
+
+
+class VendorFolderNoUnlink(SimXferTransport):
+    """TR-013, one folder down: stages each object into a file of its own folder under /dev/shm
+    (as vendors do: /dev/shm/<vendor>/...) and garbage_collect forgets to unlink it. No process
+    keeps the file open or mapped, so only a walk below the top of /dev/shm finds the memory."""
+
+    def extract_tensor_transport_metadata(self, obj_id: str, rdt_object: List[torch.Tensor]) -> SimXferMetadata:
+        with self._lock:
+            if obj_id in self._metadata:
+                return self._metadata[obj_id]
+        offsets, size = _layout(rdt_object)
+        staged = bytearray(size)
+        for t, off in zip(rdt_object, offsets):
+            nbytes = t.numel() * t.element_size()
+            if nbytes:
+                _bytes_view(memoryview(staged), off, nbytes).view(t.dtype).view(t.shape).copy_(t.detach())
+        os.makedirs(VENDOR_STAGING_DIR, exist_ok=True)
+        path = os.path.join(VENDOR_STAGING_DIR, f"simxfer-{os.getpid()}-{obj_id}")
+        with open(path, "wb") as f:
+            f.write(staged)
+        meta = SimXferMetadata(tensor_meta=[(t.shape, t.dtype) for t in rdt_object],
+                               tensor_device=rdt_object[0].device.type if rdt_object else None,
+                               segment=path, offsets=offsets)
+        with self._lock:
+            self._metadata[obj_id] = meta
+        return meta
+
+    def recv_multiple_tensors(self, obj_id: str, tensor_transport_metadata: Any, communicator_metadata: Any,
+                              target_buffers: Optional[List[Any]] = None) -> List[torch.Tensor]:
+        meta = tensor_transport_metadata
+        with open(meta.segment, "rb") as f:
+            staged = bytearray(f.read())
+        out = []
+        for i, ((shape, dtype), off) in enumerate(zip(meta.tensor_meta, meta.offsets)):
+            t = target_buffers[i] if target_buffers else torch.empty(shape, dtype=dtype)
+            nbytes = t.numel() * t.element_size()
+            if nbytes:
+                t.copy_(_bytes_view(memoryview(staged), off, nbytes).view(dtype).view(shape))
+            out.append(t)
+        return out
+
+    def garbage_collect(self, obj_id: str, tensor_transport_meta: TensorTransportMetadata, tensors: List[Any]) -> None:
+        with self._lock:
+            self._metadata.pop(obj_id, None)   # forgets os.unlink(meta.segment)
+
+
 # --------------------------------------------------------------------------- TR-014
 class NonBoolHas(SimXferTransport):
     """TR-014: actor_has_tensor_transport answers with a truthy non-bool (an agent handle)."""

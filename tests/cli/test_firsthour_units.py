@@ -308,3 +308,41 @@ def test_host_findings_and_left_behind() -> None:
     from conformance.run.preflight import left_behind_lines
     text = " ".join(left_behind_lines(left))
     assert "theirs" not in text and "not counted as this run's" in text
+
+
+def test_left_on_the_host_sees_below_the_top_of_dev_shm_and_calls_folders_folders(tmp_path) -> None:
+    """A transport staging into its own /dev/shm folder leaves a 1 MiB file from a killed source
+    (seen held by the run while it lived) and an empty folder: the file is the run's, named with
+    its size; folders are folders, never segments (process_owners.shm_entries walks the tree)."""
+    from conformance.cluster import process_owners
+    from conformance.run.preflight import left_behind, left_behind_lines
+
+    (tmp_path / "vendor" / "stage").mkdir(parents=True)
+    (tmp_path / "vendor" / "stage" / "buf-7").write_bytes(b"x" * (1 << 20))
+    (tmp_path / "emptyvendor").mkdir()
+    (tmp_path / "top").write_bytes(b"y")
+    entries = {e.name: e for e in process_owners.shm_entries(str(tmp_path))}
+    assert set(entries) == {"vendor/", "vendor/stage/", "vendor/stage/buf-7", "emptyvendor/", "top"}
+    assert entries["vendor/stage/buf-7"].bytes >= 1 << 20 and entries["vendor/"].folder and entries["vendor/"].bytes == 0
+    detail = {e.name: {"bytes": e.bytes, "uid": e.uid, "held": False, "folder": e.folder} for e in entries.values()}
+    before = {"shm": {"entries": ["top"]}, "ray_processes": []}
+    after = {"shm": {"entries": sorted(entries), "detail": detail}, "ray_processes": []}
+    left = left_behind(before, after, ["/tmp/ray/session_mine"], witnessed={"vendor/stage/buf-7"})
+    assert left["shm_entries"] == ["vendor/stage/buf-7"] and left["shm_growth_mb"] == 1.0
+    assert left["shm_unattributed"] == [] and set(left["shm_folders"]) == {"vendor/", "vendor/stage/"}
+    assert left["shm_folders_unattributed"] == ["emptyvendor/"] and left["shm_folders_empty"] == ["emptyvendor/"]
+    text = " ".join(left_behind_lines(left))
+    assert "vendor/stage/buf-7 (1.0 MB)" in text and "emptyvendor/ (empty)" in text
+    assert "segment(s) held by no process" not in text     # the empty folder is not a segment
+
+
+def test_a_segment_held_one_folder_down_is_attributed_to_its_holder(tmp_path) -> None:
+    from conformance.cluster import process_owners
+
+    (tmp_path / "vendor").mkdir()
+    path = tmp_path / "vendor" / "seg"
+    path.write_bytes(b"z" * 8192)
+    with open(path, "rb"):     # this process holds it open
+        att = process_owners.attribute_now({os.getpid()}, str(tmp_path))
+        assert "vendor/seg" in process_owners.held_by({os.getpid()}, str(tmp_path))
+    assert att.ours.get("vendor/seg", 0) >= 8192 and "vendor/" not in att.orphan

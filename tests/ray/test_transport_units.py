@@ -150,6 +150,49 @@ def test_reaper_removes_segments_of_dead_processes_only(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([f"simxfer-{os.getpid()}-y", "simxfer-nopid", "other-1-z"])
 
 
+DYING_SOURCE = """
+import sys, torch
+from conformance.simulated import transport as simxfer
+meta = simxfer.SimXferTransport().extract_tensor_transport_metadata(sys.argv[1], [torch.arange(1024.0)])
+print(meta.segment, flush=True)
+sys.stdin.read()
+"""
+
+
+def _killed_source(obj_id: str) -> tuple[simxfer.SimXferMetadata, str]:
+    """A source process that created a segment and was killed (no garbage_collect, no atexit)."""
+    proc = subprocess.Popen([sys.executable, "-c", DYING_SOURCE, obj_id], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    name = proc.stdout.readline().strip()
+    proc.kill()
+    proc.wait(30)
+    meta = simxfer.SimXferMetadata(tensor_meta=[(torch.Size([1024]), torch.float32)], tensor_device="cpu",
+                                   segment=name, offsets=[0])
+    return meta, name
+
+
+def test_a_killed_sources_segment_is_gone_after_a_process_already_using_the_transport_reads_it() -> None:
+    """The reference leaves nothing: a receiver that started SIMXFER before the source died
+    removes the dead source's segment once it read it (FR-012/FR-013 end this way)."""
+    xfer = simxfer.SimXferTransport()   # started while the source lives: its start-up reap saw nothing
+    meta, name = _killed_source("ef" * 28)
+    assert os.path.exists(f"/dev/shm/{name}")
+    got = xfer.recv_multiple_tensors("ef" * 28, meta, None)
+    assert torch.equal(got[0], torch.arange(1024.0))
+    assert not os.path.exists(f"/dev/shm/{name}")
+
+
+def test_a_killed_sources_segment_is_gone_after_the_next_segment_is_created() -> None:
+    xfer = simxfer.SimXferTransport()
+    _, name = _killed_source("12" * 28)
+    meta = xfer.extract_tensor_transport_metadata("34" * 28, [torch.ones(8)])
+    try:
+        assert not os.path.exists(f"/dev/shm/{name}")
+    finally:
+        xfer.garbage_collect("34" * 28, meta, [])
+
+
 # ----------------------------------------------------------------------------- tracing wrapper
 def test_traced_class_records_calls_and_errors() -> None:
     cls = tracing.traced_class(simxfer.SimXferTransport, "UNIT_TRACE")
@@ -230,9 +273,9 @@ def test_tables_render_every_part() -> None:
 
 def test_memory_snapshot_and_growth() -> None:
     a = memory.snapshot(shm=True)
-    assert a["rss_bytes"] > 0 and a["cluster_shm_bytes"] is not None and a["device_used_bytes"] is None
-    b = dict(a, rss_bytes=a["rss_bytes"] + 10)
-    assert memory.growth(a, b)["rss_bytes"] == 10
+    assert a["held_bytes"] > 0 and a["cluster_shm_bytes"] is not None and a["device_used_bytes"] is None
+    b = dict(a, held_bytes=a["held_bytes"] + 10)
+    assert memory.growth(a, b)["held_bytes"] == 10
 
 
 # ----------------------------------------------------------------------------- registration, CLI

@@ -30,7 +30,7 @@ PASSING_METRICS: dict[str, dict[str, Any]] = {
     "PF-004": {"wrong_pairs": 0, "links": {"same_node": {"median_gbps": 4.0, "min_gbps": 3.0}},
                "endpoints": ["n0:0", "n0:1"], "matrix_gbps": [[None, 5.0], [3.0, None]]},
     "TR-013": {"payload_bytes": 1 << 20, "transfers_per_round": 12, "rounds": 5,
-               "growth_per_round_bytes": {"source.rss_bytes": [0, 4096, 0, 0, 0]}},
+               "growth_per_round_bytes": {"source.held_bytes": [0, 4096, 0, 0, 0]}},
     "TR-014": {"actor_has_transport_max_latency_s": 0.01},
     "FR-006": {"restart_s": 12.5},
     "FR-004": {"round_s": [1.3, 2.0, 2.0], "restarts": 6},
@@ -38,7 +38,7 @@ PASSING_METRICS: dict[str, dict[str, Any]] = {
                           "growth_mib": [5.0, 1.0], "payload_mib": 40.0, "cycles": 4}},
     "CC-009": {"error_s": {"0": 1.5, "1": 1.6}},
     "CC-010": {"busbw_gbps": 2.0, "host_copy_gbps": 10.0, "host_fraction": 0.2, "nominal_link_gbps": 4.0,
-               "link_fraction": 0.5},
+               "link_fraction": 0.5, "object_store_gbps": 4.0, "object_store_fraction": 0.5},
 }
 
 

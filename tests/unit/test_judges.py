@@ -40,6 +40,7 @@ FAILING: dict[str, dict[str, Any]] = {
                           "growth_mib": [300.0, 1.0], "payload_mib": 40.0, "cycles": 4}},
     "CC-009": {"error_s": {"0": 1.5, "1": 300.0}},
     "CC-010": {"busbw_gbps": 0.01, "host_copy_gbps": 10.0, "host_fraction": 0.001, "nominal_link_gbps": None,
+               "object_store_gbps": 0.02, "object_store_fraction": 0.5,
                "link_fraction": None},
 }
 
@@ -255,10 +256,34 @@ def test_the_schema_requires_each_judges_metrics_for_a_pass() -> None:
 
 def test_cc010_judges_the_link_only_when_one_is_declared() -> None:
     p = params("CC-010")
-    fast_host = {"busbw_gbps": 2.0, "host_copy_gbps": 10.0, "host_fraction": 0.2}
+    fast_host = {"busbw_gbps": 2.0, "host_copy_gbps": 10.0, "host_fraction": 0.2, "object_store_gbps": 4.0,
+                 "object_store_fraction": 0.5}
     assert judges.judge("CC-010", {**fast_host, "nominal_link_gbps": None}, p).outcome == "pass"
     slow_link = {**fast_host, "nominal_link_gbps": 100.0, "link_fraction": 0.02}
     verdict = judges.judge("CC-010", slow_link, p)
     assert verdict.outcome == "fail" and "nominal link" in verdict.reason
     lying = {**fast_host, "host_fraction": 0.9}
     assert "is not busbw_gbps/host_copy_gbps" in judges.judge("CC-010", lying, p).reason
+
+
+def test_cc010_a_fixed_cost_per_byte_fails_against_the_object_store_though_it_clears_a_loaded_host_copy() -> None:
+    """Measured: a backend sleeping 40 ms per MiB (0.033 GB/s of busbw) cleared 0.5% of a host copy
+    that load had brought down to 2.6 GB/s; the object store moving the same bytes in the same run
+    (slowed by the same load) is the bar it cannot clear."""
+    p = params("CC-010")
+    bus, host, store = 0.033, 2.6, 0.8
+    fixed_delay = {"busbw_gbps": bus, "host_copy_gbps": host, "host_fraction": bus / host, "nominal_link_gbps": None,
+                   "object_store_gbps": store, "object_store_fraction": bus / store}
+    verdict = judges.judge("CC-010", fixed_delay, p)
+    assert verdict.outcome == "fail" and "object store" in verdict.reason and "CC-010" not in verdict.reason
+    assert bus / host >= p["min_host_copy_fraction"]          # the host copy alone let it pass
+    lying = {**fixed_delay, "object_store_fraction": 0.9}
+    assert "is not busbw_gbps/object_store_gbps" in judges.judge("CC-010", lying, p).reason
+    missing = {k: v for k, v in fixed_delay.items() if k != "object_store_gbps"}
+    assert judges.judge("CC-010", missing, p).outcome == "error"
+
+
+def test_cc010_a_report_of_a_release_without_the_object_store_bar_is_judged_as_it_was() -> None:
+    p = {k: v for k, v in params("CC-010").items() if k != "min_object_store_fraction"}
+    old = {"busbw_gbps": 2.0, "host_copy_gbps": 10.0, "host_fraction": 0.2, "nominal_link_gbps": None}
+    assert judges.judge("CC-010", old, p).outcome == "pass"

@@ -101,6 +101,7 @@ class CollectiveContext:
         self._cluster: Any = None         # the cluster the running check's mark gave it (on_cluster)
         self._rdt_registered = False
         self._rdt_pair: list[Any] = []
+        self.started_ids: set[str] = set()   # every member actor the suite started (the leftovers audit leaves them out)
         self.driver_registration = register_backend(config.backend, config.group_class, config.register,
                                                     self.python_path)
         self.section: dict[str, Any] = {"backend": config.backend, "group_class": config.group_class or "built in",
@@ -155,6 +156,7 @@ class CollectiveContext:
                                                                        self.python_path)}}
             actors.append(self._remote(rdt).options(**opts).remote(cfg.backend, cfg.group_class, cfg.register,
                                                                    self.python_path, not hook))
+        self.started_ids |= {a._actor_id.hex() for a in actors}
         self.infos = bounded([a.info.remote() for a in actors], START_TIMEOUT_S, "starting the member actors")
         return actors
 

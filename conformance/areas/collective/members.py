@@ -241,14 +241,20 @@ class CollectiveMember:
         del t
         return ok
 
-    def rss_mib(self) -> float:
-        """This process's resident memory (MiB) after a garbage collection: what a backend still
-        holds shows here whether it is host memory or a device mapping."""
-        import gc
+    def leftovers_here(self) -> dict[str, Any]:
+        """What runs below this member and what it holds in /dev/shm (conformance.leftovers.here)."""
+        from conformance import leftovers
 
-        gc.collect()
-        with open("/proc/self/statm") as f:   # Linux, where Ray's workers run
-            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+        return leftovers.here()
+
+    def held_mib(self) -> float:
+        """The host memory this process holds (MiB; conformance.host_memory: anonymous memory and
+        shared memory outside Ray's object store) after a garbage collection and a heap trim:
+        what a backend still holds shows here; pages of Ray's store a zero-copy ray.get touched
+        do not (Ray's store owns and reuses them)."""
+        from conformance import host_memory
+
+        return host_memory.snapshot()["held"] / 2**20
 
     def timed(self, op: str, nbytes: int, iters: int, group: str, root: int = 0) -> float:
         """Seconds per op for a float32 tensor of nbytes (allreduce / broadcast), after one warm-up."""
@@ -264,6 +270,29 @@ class CollectiveMember:
             call()
         col.barrier(group)
         return (time.perf_counter() - t0) / iters
+
+    def store_put(self, nbytes: int) -> list[Any]:
+        """A float32 array of nbytes put in Ray's object store here, its ref wrapped in a list (so
+        Ray passes the ref, not its value, to whoever gets it): CC-010's object-store reference."""
+        import numpy as np
+        import ray
+
+        return [ray.put(np.ones(max(1, nbytes // 4), dtype=np.float32))]
+
+    def store_get_s(self, refs: list[Any]) -> float:
+        """Seconds for this process to get the object behind refs[0] from Ray's object store (pulled
+        from the putter's node when it is another) into a buffer of its own: what a backend that
+        staged every op through the object store would pay for these bytes, on this run's host."""
+        import numpy as np
+        import ray
+
+        t0 = time.perf_counter()
+        got = ray.get(refs[0])
+        mine = np.empty_like(got)
+        np.copyto(mine, got)
+        took = time.perf_counter() - t0
+        del got, mine
+        return took
 
     def host_copy_s(self, nbytes: int, iters: int) -> float:
         """Seconds per in-memory copy of nbytes in this process (the same-run host reference)."""

@@ -1,0 +1,148 @@
+"""What a plugin leaves behind after its lifecycle ends: actors it started, processes it spawned,
+files it keeps (the leftovers audit).
+
+A check's other evidence looks at what Ray and the suite made (Ray's `info_<group>` actor, the
+members' view, their memory); a backend's or transport's *own* helpers are seen only here: a
+detached rendezvous actor a collective backend starts at group creation, a proxy process a
+transport forks, a staging file it keeps open. The audit compares two readings taken around the
+plugin's lifecycle (before it starts, after the lifecycle's last step — destroy_collective_group,
+the last ref dropped), so what existed before is never blamed, and leaves out what the check
+itself started:
+
+* actors: every actor of the cluster Ray's GCS knows as not dead (Ray's actor table; the state
+  API needs the dashboard, which the suite's clusters run without), new since the first reading,
+  not started by the check;
+* processes: the processes below the plugin's host processes (the members, the endpoints) that
+  are new since the first reading: a worker's child outlives nothing by itself, so one alive
+  after the lifecycle ended was left by the plugin;
+* files: /dev/shm entries, at any depth, those host processes hold open or mapped after the
+  lifecycle, that they did not hold before it (conformance.cluster.process_owners.held_by).
+
+The readings touch Ray and /proc; `new_actors`, `new_processes`, `new_files` and `describe`
+are pure.
+"""
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import asdict, dataclass
+from typing import Any, Callable, Iterable, Mapping
+
+NOT_DEAD = ("DEPENDENCIES_UNREADY", "PENDING_CREATION", "ALIVE", "RESTARTING")
+
+
+@dataclass(frozen=True)
+class ActorSeen:
+    actor_id: str
+    class_name: str
+    name: str
+    detached: bool
+
+
+@dataclass(frozen=True)
+class ProcessSeen:
+    pid: int
+    parent: int
+    command: str
+
+
+def live_actors() -> dict[str, ActorSeen]:
+    """The cluster's actors that are not dead, by id (Ray's GCS actor table; needs ray.init)."""
+    from ray._private import state
+
+    out = {}
+    for actor_id, info in (state.actors() or {}).items():
+        if info.get("State") in NOT_DEAD:
+            out[actor_id] = ActorSeen(actor_id, str(info.get("ActorClassName") or "?"), str(info.get("Name") or ""),
+                                      bool(info.get("IsDetached")))
+    return out
+
+
+def children_of(pid: int) -> list[ProcessSeen]:
+    """Every process below `pid` on this host (not `pid` itself), read from /proc."""
+    from conformance.cluster.process_owners import descendants, parents
+
+    parent_of = parents()
+    out = []
+    for child in sorted(descendants([pid], parent_of) - {pid}):
+        try:
+            with open(f"/proc/{child}/cmdline", "rb") as f:
+                command = " ".join(a.decode("utf-8", "replace") for a in f.read().split(b"\0") if a)
+        except OSError:
+            continue
+        out.append(ProcessSeen(child, parent_of.get(child, 0), command[:200]))
+    return out
+
+
+def held_files(pid: int) -> set[str]:
+    """The /dev/shm entries (any depth) process `pid` holds open or mapped."""
+    from conformance.cluster.process_owners import held_by
+
+    return held_by([pid])
+
+
+def here() -> dict[str, Any]:
+    """This process's reading (run inside a member or endpoint): the processes below it and the
+    /dev/shm files it holds, Ray's object store left out (Ray maps it, not the plugin)."""
+    from conformance import host_memory
+
+    return {"processes": [asdict(p) for p in children_of(os.getpid())],
+            "files": sorted(f for f in held_files(os.getpid()) if not host_memory.is_object_store_mapping(f))}
+
+
+def new_actors(before: Mapping[str, ActorSeen], after: Mapping[str, ActorSeen],
+               started_by_check: Iterable[str]) -> list[ActorSeen]:
+    """Actors alive after the lifecycle that were not alive before it and the check did not start (pure)."""
+    ours = set(started_by_check)
+    return [a for k, a in sorted(after.items()) if k not in before and k not in ours]
+
+
+def new_processes(before: Iterable[ProcessSeen], after: Iterable[ProcessSeen]) -> list[ProcessSeen]:
+    """Processes alive after the lifecycle that were not before it (pure; by pid and command line,
+    so a reused pid running another program is new)."""
+    old = {(p.pid, p.command) for p in before}
+    return [p for p in after if (p.pid, p.command) not in old]
+
+
+def new_files(before: Iterable[str], after: Iterable[str]) -> list[str]:
+    """Files held after the lifecycle that were not held before it (pure)."""
+    return sorted(set(after) - set(before))
+
+
+def describe(actors: Iterable[ActorSeen] = (), processes: Iterable[ProcessSeen] = (),
+             files: Iterable[str] = ()) -> list[str]:
+    """One phrase per leftover, naming what it is (pure)."""
+    out = [f"actor {a.class_name}" + (f" {a.name!r}" if a.name else "") + (" (detached)" if a.detached else "")
+           + f" [{a.actor_id[:12]}]" for a in actors]
+    out += [f"process {p.pid} ({os.path.basename(p.command.split(' ', 1)[0]) or '?'}: {p.command[:80]})" for p in processes]
+    out += [f"/dev/shm/{f}" for f in files]
+    return out
+
+
+class Audit:
+    """Two readings around a plugin's lifecycle: `Audit(read_here, started)` before it begins,
+    `left(timeout_s)` after its last step. read_here() returns each host process's here(), in the
+    same order both times; started() the ids of the actors the check itself started."""
+
+    def __init__(self, read_here: Callable[[], list[dict[str, Any]]], started: Callable[[], Iterable[str]]) -> None:
+        self.read_here, self.started = read_here, started
+        self.actors = live_actors()
+        self.here = read_here()
+
+    def found(self) -> list[str]:
+        actors = new_actors(self.actors, live_actors(), self.started())
+        now = self.read_here()
+        procs = [p for b, a in zip(self.here, now) for p in new_processes(
+            [ProcessSeen(**x) for x in b["processes"]], [ProcessSeen(**x) for x in a["processes"]])]
+        files = sorted({f for b, a in zip(self.here, now) for f in new_files(b["files"], a["files"])})
+        return describe(actors, procs, files)
+
+    def left(self, timeout_s: float, interval_s: float = 0.5) -> list[str]:
+        """What is still there after up to timeout_s (a killed actor or process takes a moment to
+        go); [] when nothing."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            found = self.found()
+            if not found or time.monotonic() >= deadline:
+                return found
+            time.sleep(interval_s)
