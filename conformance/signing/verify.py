@@ -607,6 +607,9 @@ class ReleaseInputs:
     domain_keys: frozenset[str] | None = None
     profiles: list[dict[str, Any]] | None = None
     profiles_note: str = ""
+    # The release predates binding tiers/capabilities.yaml: the verifier's copy may hold profiles
+    # that did not exist then, so only the profiles the report claims are judged with it.
+    claimed_only: bool = False
 
 
 def _release_inputs(v: Verification, release: releases.Release | None, releases_file: Path) -> ReleaseInputs:
@@ -621,7 +624,8 @@ def _release_inputs(v: Verification, release: releases.Release | None, releases_
     profiles: list[dict[str, Any]] | None = None
     if release.capabilities_sha256 is None:
         profiles = capabilities.load_profiles()
-        note = f" (release {release.version} predates binding tiers/capabilities.yaml: judged with this verifier's copy)"
+        note = (f" (release {release.version} predates binding tiers/capabilities.yaml: the profiles it claims are "
+                "judged with this verifier's copy)")
     else:
         found = releases.release_file(release, "capabilities_sha256", releases_file)
         if found is None:
@@ -634,7 +638,8 @@ def _release_inputs(v: Verification, release: releases.Release | None, releases_
     else:
         v.add("release-files", True, f"label vocabulary and capability profiles read from release {release.version}'s files"
                                      + note)
-    return ReleaseInputs(trust.domain_keys_of(labels) if labels else None, profiles, note)
+    return ReleaseInputs(trust.domain_keys_of(labels) if labels else None, profiles, note,
+                         claimed_only=release.capabilities_sha256 is None)
 
 
 @functools.lru_cache(maxsize=8)
@@ -649,7 +654,12 @@ def _check_capabilities(v: Verification, report: Mapping[str, Any], checklist: d
     if inputs.profiles is None:
         v.add("capabilities", False, "cannot recompute: the release's tiers/capabilities.yaml is not available")
         return
-    v.add("capabilities", *capabilities.verify_claim(report, checklist, inputs.profiles))
+    profiles = inputs.profiles
+    claimed = report.get("capabilities")
+    if inputs.claimed_only and isinstance(claimed, list):
+        names = {c.get("name") for c in claimed if isinstance(c, Mapping)}
+        profiles = [p for p in profiles if p.get("name") in names]
+    v.add("capabilities", *capabilities.verify_claim(report, checklist, profiles))
 
 
 def _check_embedded(v: Verification, report: Mapping[str, Any], release: releases.Release | None,

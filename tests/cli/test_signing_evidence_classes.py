@@ -60,7 +60,11 @@ def retally(report: dict[str, Any], releases_file: Path = RELEASES) -> dict[str,
     report["tier"], report["tiers"] = compute_tiers(checks, checklist, ladder,
                                                     trust.tier_context(report, trust.domain_keys_of(labels)))
     cap_file = releases.release_file(release, "capabilities_sha256", releases_file)
-    profiles = capabilities.load_profiles(cap_file) if release.capabilities_sha256 else capabilities.load_profiles()
+    if release.capabilities_sha256:
+        profiles = capabilities.load_profiles(cap_file)
+    else:   # the release predates binding its profiles: the verifier judges the claimed ones only
+        claimed = {c.get("name") for c in report.get("capabilities") or []}
+        profiles = [p for p in capabilities.load_profiles() if p["name"] in claimed]
     report["capabilities"] = capabilities.compute_capabilities(report["checks"], checklist, profiles, report["manifest"])
     counts = Counter(c["outcome"] for c in report["checks"])
     report["summary"] = {k: counts.get(k, 0) for k in report["summary"]}
@@ -281,7 +285,9 @@ def _tests_of_another_area(r: dict[str, Any]) -> None:
 ], ids=lambda x: getattr(x, "__name__", "")[:40] if callable(x) else None)
 def test_evidence_is_judged_whole(tmp_path: Path, key: keys.KeyPair, edit, needle: str) -> None:
     bad = attack(tmp_path, key, edit)
-    assert set(bad) == {"evidence"} and needle in bad["evidence"], bad
+    # the evidence line refuses it on its own; the companions line may refuse it too, where the
+    # edit leaves the real run's junit.xml disagreeing with report.json (an outcome, a test id)
+    assert set(bad) <= {"evidence", "companions"} and needle in bad.get("evidence", ""), bad
 
 
 def test_current_release_collective_evidence(tmp_path: Path, key: keys.KeyPair) -> None:

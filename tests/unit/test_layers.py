@@ -82,9 +82,9 @@ def test_an_area_declaration_imports_nothing_heavy() -> None:
 # one above (lazy imports count; `if TYPE_CHECKING:` hints do not). The shell (cli, plugin, the
 # example, the reference plugin) sits on top and may import anything.
 CORE_LAYERS: tuple[tuple[str, ...], ...] = (
-    ("", "errors", "imports", "measure", "import_graph"),   # "": conformance/__init__.py (the version)
+    ("", "errors", "imports", "measure", "import_graph", "host_memory"),   # "": conformance/__init__.py (the version)
     ("catalog",),      # the data and its loaders
-    ("cluster",),      # live Ray clusters
+    ("cluster", "leftovers"),   # live Ray clusters; what a plugin left on them
     ("report",),       # records -> outcomes -> report files
     ("run",),          # one run inside pytest (writes the report at its end)
     ("rdt",),          # the RDT harness the checks use
