@@ -43,7 +43,7 @@ def test_round_problems_name_stale_mixed_and_wrong_device(entries: list) -> None
 
 
 def snaps(values: list[int]) -> list[dict]:
-    return [{"rss_bytes": v, "device_used_bytes": None} for v in values]
+    return [{"held_bytes": v, "device_used_bytes": None} for v in values]
 
 
 def test_memory_flat_noise_and_leaks() -> None:

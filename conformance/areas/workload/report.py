@@ -71,7 +71,7 @@ def html_block(report: dict[str, Any]) -> dict[str, Any]:
         mem_lines = []
         for i, (label, snaps) in enumerate(sorted(memory.items())):
             snaps = snaps if isinstance(snaps, list) else []
-            for probe, style in (("rss_bytes", "-"), ("device_used_bytes", ":")):
+            for probe, style in (("held_bytes", "-"), ("device_used_bytes", ":")):
                 ys = [s[probe] / MIB if isinstance(s, dict) and isinstance(s.get(probe), (int, float)) else None
                       for s in snaps]
                 if any(y is not None for y in ys):

@@ -112,7 +112,7 @@ def memory_problems(series: dict[str, list[dict[str, Any]]], warmup: int, max_gr
     problems = []
     for label, snaps in series.items():
         judged = snaps[warmup:]
-        for probe in ("rss_bytes", "device_used_bytes"):
+        for probe in ("held_bytes", "device_used_bytes"):
             read = [s.get(probe) for s in judged]
             if len(read) < 2 or any(v is None for v in read):
                 continue
