@@ -27,7 +27,7 @@ from conformance.report.sanitize import markdown_cell, terminal
 from conformance.signing import attestation as att
 from conformance.signing import identity, releases, trust
 from conformance.signing.keyring import TrustedKey
-from conformance.signing.verify import _finished_date, _release_waivers, effective_checks, verify_path
+from conformance.signing.verify import _finished_date, _release_waivers, effective_checks, release_inputs, verify_path
 
 FORMATS = ("text", "md", "json")
 DEFAULT_TIMEOUT_S = 60.0
@@ -126,7 +126,7 @@ def _recompute(report: dict[str, Any], known: dict[str, releases.Release], relea
     """(recomputed tier, certified capabilities, '') or (None, None, why it could not be recomputed).
 
     Both come from the per-check outcomes (waivers applied as verify applies them) and the
-    release's checklist; the capabilities from the installed profiles, as verify computes them."""
+    release's checklist, label vocabulary and profiles, as verify computes them."""
     problem = _schema_problem(report)
     if problem:
         return None, None, f"{_NOT_VALID}{problem}"
@@ -138,8 +138,12 @@ def _recompute(report: dict[str, Any], known: dict[str, releases.Release], relea
         checklist, ladder = releases.load_release_data(release, releases_file)
         waivers, _ = _release_waivers(release, releases_file, waivers_file)
         checks = effective_checks(report["checks"], waivers or [], _finished_date(report))
-        tier, _ = compute_tiers(checks, checklist, ladder, trust.tier_context(report))
-        certified = caps.certified_names(caps.compute_capabilities(checks, checklist, caps.load_profiles(),
+        inputs, missing = release_inputs(release, releases_file)
+        profiles = inputs.profiles_for(report)
+        if missing or profiles is None:
+            return None, None, f"cannot recompute: this reviewer lacks release {version}'s {' and '.join(missing)}"
+        tier, _ = compute_tiers(checks, checklist, ladder, trust.tier_context(report, inputs.domain_keys))
+        certified = caps.certified_names(caps.compute_capabilities(checks, checklist, profiles,
                                                                    report.get("manifest") or {}))
     except UserError as exc:
         return None, None, f"cannot recompute: {exc}"

@@ -611,12 +611,24 @@ class ReleaseInputs:
     # that did not exist then, so only the profiles the report claims are judged with it.
     claimed_only: bool = False
 
+    def profiles_for(self, report: Mapping[str, Any]) -> list[dict[str, Any]] | None:
+        """The profiles a report's capabilities are recomputed with: the release's, or (for a
+        release that predates binding them) this verifier's copy narrowed to the ones it claims."""
+        if self.profiles is None or not self.claimed_only:
+            return self.profiles
+        claimed = report.get("capabilities")
+        if not isinstance(claimed, list):
+            return self.profiles
+        names = {c.get("name") for c in claimed if isinstance(c, Mapping)}
+        return [p for p in self.profiles if p.get("name") in names]
 
-def _release_inputs(v: Verification, release: releases.Release | None, releases_file: Path) -> ReleaseInputs:
+
+def release_inputs(release: releases.Release | None, releases_file: Path) -> tuple[ReleaseInputs, list[str]]:
     """The release's label vocabulary (domain keys) and capability profiles, each read from the
-    file with the release's digest; a line `release-files` says which could not be had."""
+    file with the release's digest, and the release files this verifier lacks. Verify and review
+    both recompute with these, so they never judge one report with two vocabularies."""
     if release is None:
-        return ReleaseInputs()
+        return ReleaseInputs(), []
     problems, note = [], ""
     labels = releases.release_file(release, "labels_sha256", releases_file)
     if labels is None:
@@ -632,14 +644,22 @@ def _release_inputs(v: Verification, release: releases.Release | None, releases_
             problems.append("tiers/capabilities.yaml")
         else:
             profiles = _profiles_at(str(found), found.stat().st_mtime_ns, found.stat().st_size)
+    return (ReleaseInputs(trust.domain_keys_of(labels) if labels else None, profiles, note,
+                          claimed_only=release.capabilities_sha256 is None), problems)
+
+
+def _release_inputs(v: Verification, release: releases.Release | None, releases_file: Path) -> ReleaseInputs:
+    """release_inputs, with its `release-files` line."""
+    inputs, problems = release_inputs(release, releases_file)
+    if release is None:
+        return inputs
     if problems:
         v.add("release-files", False, f"this verifier lacks release {release.version}'s {' and '.join(problems)} "
                                       f"(put them in {releases.archived_path(releases_file, release.version, 'labels_sha256').parent})")
     else:
         v.add("release-files", True, f"label vocabulary and capability profiles read from release {release.version}'s files"
-                                     + note)
-    return ReleaseInputs(trust.domain_keys_of(labels) if labels else None, profiles, note,
-                         claimed_only=release.capabilities_sha256 is None)
+                                     + inputs.profiles_note)
+    return inputs
 
 
 @functools.lru_cache(maxsize=8)
@@ -654,12 +674,7 @@ def _check_capabilities(v: Verification, report: Mapping[str, Any], checklist: d
     if inputs.profiles is None:
         v.add("capabilities", False, "cannot recompute: the release's tiers/capabilities.yaml is not available")
         return
-    profiles = inputs.profiles
-    claimed = report.get("capabilities")
-    if inputs.claimed_only and isinstance(claimed, list):
-        names = {c.get("name") for c in claimed if isinstance(c, Mapping)}
-        profiles = [p for p in profiles if p.get("name") in names]
-    v.add("capabilities", *capabilities.verify_claim(report, checklist, profiles))
+    v.add("capabilities", *capabilities.verify_claim(report, checklist, inputs.profiles_for(report) or []))
 
 
 def _check_embedded(v: Verification, report: Mapping[str, Any], release: releases.Release | None,

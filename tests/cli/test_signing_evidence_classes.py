@@ -369,3 +369,24 @@ def test_the_capability_profiles_are_the_releases(tmp_path: Path, key: keys.KeyP
     (rel.parent / "releases" / "0.1.0+data.6" / "capabilities.yaml").unlink()
     bad = failing(verify(tmp_path / "r", key, rel))
     assert "release-files" in bad and "capabilities.yaml" in bad["release-files"], bad
+
+
+def test_review_recomputes_with_the_releases_files_as_verify_does(tmp_path: Path, key: keys.KeyPair) -> None:
+    """Review and verify judge one report with one vocabulary: the release's labels and profiles,
+    never the reviewer's installed copies (a release without the transport profile certifies no
+    transport in review either; a release whose labels name no domain keys has no domain labels)."""
+    from conformance.signing.review import review_submission
+
+    profiles = yaml.safe_load(capabilities.capabilities_path().read_text())
+    profiles["capabilities"] = [p for p in profiles["capabilities"] if p["name"] != "transport"]
+    edited = tmp_path / "capabilities.yaml"
+    edited.write_text(yaml.safe_dump(profiles, sort_keys=False))
+    rel = _release_copy(tmp_path, capabilities_sha256=edited)
+    folder = sign_as_vendor(tmp_path / "r", real_report(), key.private_path, rel)
+    row = review_submission(folder, [key_from_file(key.public_path)], releases.load_releases(rel), rel)
+    assert row.capabilities is not None and "transport" not in row.capabilities, row
+    assert "transport" in (row.claimed_capabilities or []) and row.capabilities_mismatch, row
+    # the release binds a file this reviewer lacks: no recomputation with its own copy
+    (rel.parent / "releases" / "0.1.0+data.6" / "capabilities.yaml").unlink()
+    row = review_submission(folder, [key_from_file(key.public_path)], releases.load_releases(rel), rel)
+    assert row.recomputed_tier is None and any("lacks release" in n for n in row.notes), row.notes

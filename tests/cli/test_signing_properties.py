@@ -36,7 +36,11 @@ from conformance.signing.verify import read_envelope, verify_path
 from signing_support import build_report, write_releases, write_report_dir
 from suite_runner import sim_manifest
 
-CALL_TIME_BOUND_S = 5.0
+# Bounds on the work a malformed input costs, in this process's CPU seconds (time.process_time),
+# never wall time: a shared, loaded CI runner stretches wall time (the 1040 cases took 414 s of
+# wall at load 40 and about 100 s quiet) but not the CPU a pathological input burns.
+CALL_CPU_BOUND_S = 5.0
+FUZZ_CPU_BOUND_S = 240.0
 
 
 @pytest.fixture(scope="module")
@@ -191,12 +195,13 @@ def _first_difference(a: Any, b: Any, path: str = "$") -> str:
 
 
 def _run(argv: list[str], capsys) -> tuple[int, str, str, float]:
-    start = time.monotonic()
+    """Run one CLI command in this process: exit code, stdout, stderr and the CPU seconds it took."""
+    start = time.process_time()
     try:
         rc = cli_main(argv)
     except SystemExit as exc:
         rc = int(exc.code or 0)
-    elapsed = time.monotonic() - start
+    elapsed = time.process_time() - start
     out = capsys.readouterr()
     return rc, out.out, out.err, elapsed
 
@@ -207,7 +212,7 @@ def _check(rc: int, out: str, err: str, elapsed: float, what: str, ok_codes: tup
     if rc == 2:
         assert len(err.strip().splitlines()) == 1, f"{what}: {err}"
     assert "\x1b" not in out + err, what
-    assert elapsed < CALL_TIME_BOUND_S, f"{what}: {elapsed:.1f} s"
+    assert elapsed < CALL_CPU_BOUND_S, f"{what}: {elapsed:.1f} CPU s"
 
 
 def _write_bytes(path: Path, content: str | bytes) -> None:
@@ -224,7 +229,7 @@ def test_fuzz_malformed_inputs_never_traceback(signed: dict[str, Any], tmp_path:
     sk = keys.load_private_key(Path(str(signed["pub"]).replace(keys.PUBLIC_KEY_NAME, keys.PRIVATE_KEY_NAME)))
     common = ["--releases", str(signed["releases"])]
     counts = {"verify": 0, "review": 0, "diff": 0, "validate-manifest": 0}
-    start = time.monotonic()
+    start = time.process_time()
 
     def case_verify(i: int) -> None:
         folder = tmp_path / f"v{i}"
@@ -296,7 +301,7 @@ def test_fuzz_malformed_inputs_never_traceback(signed: dict[str, Any], tmp_path:
         case(i)
         counts[name] += 1
     assert sum(counts.values()) >= 1000 and min(counts.values()) >= 250
-    assert time.monotonic() - start < 240
+    assert time.process_time() - start < FUZZ_CPU_BOUND_S
 
 
 @pytest.mark.parametrize("argv_tail, code", [
