@@ -113,6 +113,22 @@ def judge(check_id: str, metrics: Mapping[str, Any], params: Mapping[str, Any]) 
         return Verdict(ERROR, f"{check_id}: {exc}")
 
 
+def contradiction(check_id: str, claimed: str, metrics: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict | None:
+    """The judge's verdict when it contradicts the claimed outcome (`pass` beside evidence that
+    does not pass; a `fail` beside passing evidence that is the check's whole verdict), else None.
+    Verify asks it of a submitted report; the run asks it of its own entries before writing them,
+    so a report the verifier would refuse for its evidence is never written as a pass."""
+    j = JUDGES.get(check_id)
+    if j is None or not set(j.params) <= set(params) or claimed not in (PASS, FAIL):
+        return None
+    verdict = judge(check_id, metrics, params)
+    if claimed == PASS and verdict.outcome != PASS:
+        return verdict
+    if claimed == FAIL and verdict.outcome == PASS and j.decides_all:
+        return verdict
+    return None
+
+
 def enforce(check_id: str, metrics: Mapping[str, Any], params: Mapping[str, Any], detail: str = "") -> None:
     """The live check's decision: raise AssertionError with the judge's reason unless it passes."""
     verdict = judge(check_id, metrics, params)
@@ -253,29 +269,32 @@ def _matrix_classes(m: Mapping[str, Any]) -> dict[str, list[float]]:
 @_register("CC-008", ("memory",), ("max_growth_mib", "leak_warmup_cycles"), decides_all=False,
            counts=(("memory.cycles", "leak_cycles"), ("memory.payload_mib", "leak_payload_mib")))
 def _cc008(m: Mapping[str, Any], p: Mapping[str, Any]) -> Verdict:
-    """Resident memory after the warm-up cycles and after the last may differ by at most
-    max_growth_mib per member; growth_mib must be what its own rss_mib rows give."""
+    """The memory each member holds after the warm-up cycles and after the last may differ by at
+    most max_growth_mib; growth_mib must be what its own rows give. The rows are `held_mib` (host
+    memory the member holds: anonymous, and shared outside Ray's object store) or, in reports of
+    releases before that reading, `rss_mib` (its resident total)."""
     memory = m.get("memory")
     if not isinstance(memory, Mapping):
         raise MissingEvidence("metric memory is missing")
-    rss, growth = memory.get("rss_mib"), memory.get("growth_mib")
+    key = "held_mib" if "held_mib" in memory else "rss_mib"
+    rows, growth = memory.get(key), memory.get("growth_mib")
     warmup, allowed = int(_param(p, "leak_warmup_cycles")), _param(p, "max_growth_mib")
-    if not isinstance(rss, list) or not all(isinstance(r, list) for r in rss) or not isinstance(growth, list) \
+    if not isinstance(rows, list) or not all(isinstance(r, list) for r in rows) or not isinstance(growth, list) \
             or not growth:
-        raise MissingEvidence("metric memory.rss_mib / memory.growth_mib is missing or not lists")
-    rss = [[number({"v": x}, "v") for x in row] for row in rss]  # every figure recorded is a number
-    if len(rss) != number(memory, "cycles") or not 1 <= warmup <= len(rss):
-        return Verdict(FAIL, f"memory.rss_mib has {len(rss)} row(s) for {memory.get('cycles')!r} cycles")
-    first, last = rss[warmup - 1], rss[-1]
+        raise MissingEvidence("metric memory.held_mib (or memory.rss_mib) / memory.growth_mib is missing or not lists")
+    rows = [[number({"v": x}, "v") for x in row] for row in rows]  # every figure recorded is a number
+    if len(rows) != number(memory, "cycles") or not 1 <= warmup <= len(rows):
+        return Verdict(FAIL, f"memory.{key} has {len(rows)} row(s) for {memory.get('cycles')!r} cycles")
+    first, last = rows[warmup - 1], rows[-1]
     if len(first) != len(growth) or len(last) != len(growth):
-        return Verdict(FAIL, "memory.growth_mib does not have one figure per member of memory.rss_mib")
+        return Verdict(FAIL, f"memory.growth_mib does not have one figure per member of memory.{key}")
     for i, g in enumerate(growth):
         g = number({"v": g}, "v")
         derived = last[i] - first[i]
         if abs(g - derived) > 0.15:  # both rounded to 0.1 MiB
-            return Verdict(FAIL, f"memory.growth_mib[{i}] is {g:g} but its rss_mib rows give {derived:.1f}")
+            return Verdict(FAIL, f"memory.growth_mib[{i}] is {g:g} but its {key} rows give {derived:.1f}")
         if g > allowed:
-            return Verdict(FAIL, f"member {i}'s resident memory grew by {g:.0f} MiB over the create/destroy "
+            return Verdict(FAIL, f"the memory member {i} holds grew by {g:.0f} MiB over the create/destroy "
                                  f"cycles (at most {allowed:g} MiB)")
     return Verdict(PASS, f"growth within {allowed:g} MiB per member")
 

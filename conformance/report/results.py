@@ -2,7 +2,9 @@
 
 A check may be evidenced by several tests; the check passes only if every one passed. Skipped,
 not-applicable and errored checks never count as passed. Waivers turn a failure of a check with
-an active waiver into `waived` (never `pass`), keeping the original outcome and reason.
+an active waiver into `waived` (never `pass`), keeping the original outcome and reason. An
+outcome its own recorded evidence contradicts (report/judges.contradiction, what verify refuses)
+becomes `error`: the suite's defect, so a run never writes a pass its verifier would reject.
 """
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, NoReturn
 
 from conformance.catalog.data import Checklist, Waiver
+from conformance.report.judges import contradiction
 from conformance.run.host_load import heavier
 
 NOT_APPLICABLE_PREFIX = "not_applicable: "
@@ -84,6 +87,11 @@ def aggregate(records: Iterable[TestRecord], checklist: Checklist, waivers: Iter
         for r in recs:
             metrics.update(r.metrics)
             load = heavier(load, r.host_load)
+        verdict = contradiction(c.id, outcome, metrics, c.params)
+        if verdict is not None:  # what verify would refuse: the suite's own defect, never the plugin's
+            outcome, reason = "error", (f"this suite's defect, not the plugin's: the check reached {outcome} but its "
+                                        f"recorded evidence gives {verdict.outcome} ({verdict.reason}); "
+                                        f"was: {reason}")
         entry: dict[str, Any] = {
             "id": c.id, "title": c.title, "area": c.area, "level": c.level, "outcome": outcome,
             "reason": reason, "duration_s": round(sum(r.duration_s for r in recs), 3),

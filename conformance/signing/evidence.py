@@ -71,12 +71,13 @@ def evidence_problems(checks: list[Any], checklist: Checklist,
         if claimed not in ("pass", "fail"):
             continue
         judged += 1
-        metrics = as_map(entry.get("metrics"))
-        verdict = judges.judge(check.id, metrics, check.params)
+        verdict = judges.contradiction(check.id, claimed, as_map(entry.get("metrics")), check.params)
+        if verdict is None:
+            continue
         reason = terminal(verdict.reason, limit=240)
-        if claimed == "pass" and verdict.outcome != "pass":
+        if claimed == "pass":
             problems.append(f"{check.id} claims pass but its evidence gives {verdict.outcome}: {reason}")
-        elif claimed == "fail" and verdict.outcome == "pass" and judges.JUDGES[check.id].decides_all:
+        else:
             problems.append(f"{check.id} claims {entry.get('outcome')} (failed) but its evidence gives pass: {reason}")
     return problems, judged
 

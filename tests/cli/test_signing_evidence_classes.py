@@ -295,19 +295,23 @@ def test_current_release_collective_evidence(tmp_path: Path, key: keys.KeyPair) 
     release predates them): memory growth 30x the bound beside a pass, and a bandwidth judged
     without the nominal link the manifest declares."""
     rel = write_releases(tmp_path / "releases.yaml")
-    for edit, needle in [
+    for n, (edit, needle) in enumerate([
+        (lambda m: m["CC-008"].update(memory={"held_mib": [[100.0, 100.0]] * 3 + [[1000.0, 100.0]],
+                                              "growth_mib": [900.0, 0.0], "payload_mib": 40.0, "cycles": 4}),
+         "CC-008 claims pass but its evidence gives fail: the memory member 0 holds grew by 900 MiB"),
+        # a report of a release before the held-memory reading records the resident total
         (lambda m: m["CC-008"].update(memory={"rss_mib": [[100.0, 100.0]] * 3 + [[1000.0, 100.0]],
                                               "growth_mib": [900.0, 0.0], "payload_mib": 40.0, "cycles": 4}),
-         "CC-008 claims pass but its evidence gives fail: member 0's resident memory grew by 900 MiB"),
+         "CC-008 claims pass but its evidence gives fail: the memory member 0 holds grew by 900 MiB"),
         (lambda m: m["CC-010"].update(nominal_link_gbps=None, link_fraction=None),
          "CC-010 records nominal_link_gbps None but the manifest's collective.nominal_link_gbps is 4.0"),
-    ]:
+    ]):
         from signing_support import PASSING_METRICS
 
         metrics = copy.deepcopy(PASSING_METRICS)
         edit(metrics)
         report = build_report(metrics=metrics)
-        folder = write_report_dir(tmp_path / f"r{len(needle)}", report)
+        folder = write_report_dir(tmp_path / f"r{n}", report)
         from conformance.signing.sign import sign_report_dir
 
         sign_report_dir(folder, key.private_path)

@@ -34,7 +34,7 @@ PASSING_METRICS: dict[str, dict[str, Any]] = {
     "TR-014": {"actor_has_transport_max_latency_s": 0.01},
     "FR-006": {"restart_s": 12.5},
     "FR-004": {"round_s": [1.3, 2.0, 2.0], "restarts": 6},
-    "CC-008": {"memory": {"rss_mib": [[100.0, 101.0], [110.0, 111.0], [112.0, 111.5], [115.0, 112.0]],
+    "CC-008": {"memory": {"held_mib": [[100.0, 101.0], [110.0, 111.0], [112.0, 111.5], [115.0, 112.0]],
                           "growth_mib": [5.0, 1.0], "payload_mib": 40.0, "cycles": 4}},
     "CC-009": {"error_s": {"0": 1.5, "1": 1.6}},
     "CC-010": {"busbw_gbps": 2.0, "host_copy_gbps": 10.0, "host_fraction": 0.2, "nominal_link_gbps": 4.0,

@@ -276,7 +276,27 @@ def problems(run: TeethRun, result: RunResult) -> list[str]:
             continue
         if o != "pass":
             out.append(f"{cid} must pass in {run.id}: {o} ({(c['reason'] or '')[:500]})")
+    if run.good:
+        out += [f"verify would refuse this good run's evidence: {p}" for p in evidence_refusals(result.report)]
     return out
+
+
+def evidence_refusals(report: dict[str, Any]) -> list[str]:
+    """What verify's evidence judging (conformance/signing/evidence.py) refuses in a run's own
+    report, judged under the params the run used (a row's `data:` overrides them): a good plugin's
+    real run must never be refused by our own verifier, whatever area its checks are in."""
+    import dataclasses
+
+    from conformance.catalog import data
+    from conformance.signing.evidence import evidence_problems
+
+    recorded = {c["id"]: c.get("params") for c in report["checks"]}
+    checklist = data.load_checklist()
+    checklist = dataclasses.replace(checklist, checks=tuple(
+        dataclasses.replace(c, params=recorded[c.id]) if isinstance(recorded.get(c.id), dict) else c
+        for c in checklist.checks))
+    problems, _ = evidence_problems(report["checks"], checklist, report.get("manifest") or {})
+    return problems
 
 
 def schedule(selected: list[TeethRun], table: dict[str, Any] | None = None) -> list[tuple[int, list[TeethRun]]]:

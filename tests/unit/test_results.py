@@ -56,3 +56,27 @@ def test_every_entry_records_its_checks_params():
     entries = {e["id"]: e for e in aggregate([], cl)}
     assert entries["PF-002"]["params"] == {"min_fraction": 0.25}
     assert entries["FR-001"]["params"] == {"ready_s": 7} and entries["DP-001"]["params"] == {}
+
+
+def test_a_pass_its_own_evidence_contradicts_is_the_suites_error_never_a_pass():
+    """What verify would refuse is never written as a pass: CC-008 as the live check records it
+    (held_mib rows) passes its judge; a growth over the bound beside `pass` becomes an error that
+    names the suite, not the plugin."""
+    cl = load_suite_data().checklist
+    params = {c.id: c.params for c in cl.checks}["CC-008"]
+    cycles, warmup = int(params["leak_cycles"]), int(params["leak_warmup_cycles"])
+    rows = [[100.0, 100.0]] * cycles
+    honest = {"memory": {"held_mib": rows, "growth_mib": [0.0, 0.0], "payload_mib": params["leak_payload_mib"],
+                         "cycles": cycles}}
+    entries = {e["id"]: e for e in aggregate([TestRecord("t::cc8", "CC-008", "pass", metrics=honest)], cl)}
+    assert entries["CC-008"]["outcome"] == "pass", entries["CC-008"]["reason"]
+    grown = [[100.0, 100.0]] * (cycles - 1) + [[100.0 + 10 * float(params["max_growth_mib"]), 100.0]]
+    lying = {"memory": {**honest["memory"], "held_mib": grown,
+                        "growth_mib": [round(grown[-1][0] - grown[warmup - 1][0], 1), 0.0]}}
+    entry = {e["id"]: e for e in aggregate([TestRecord("t::cc8", "CC-008", "pass", metrics=lying)], cl)}["CC-008"]
+    assert entry["outcome"] == "error" and "this suite's defect, not the plugin's" in entry["reason"]
+    # a check without a judge, or a failed check its judge does not wholly decide, is left as it is
+    assert aggregate([TestRecord("t::a", "DP-001", "pass")], cl)[0]["outcome"] == "pass"
+    failed = {e["id"]: e for e in aggregate([TestRecord("t::cc8", "CC-008", "fail", reason="leftovers",
+                                                        metrics=honest)], cl)}["CC-008"]
+    assert failed["outcome"] == "fail" and failed["reason"] == "leftovers"
