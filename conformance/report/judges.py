@@ -306,11 +306,15 @@ _WAIT_SLACK_S = 2.0
 
 @_register("CC-009", ("error_s",), ("error_bound_s",), decides_all=False)
 def _cc009(m: Mapping[str, Any], p: Mapping[str, Any]) -> Verdict:
-    """Every survivor recorded got its error within error_bound_s of the member's death."""
+    """Every survivor got its error within error_bound_s of the member's death: one time per
+    survivor (`survivors`, recorded since the count was; earlier reports are judged on the times)."""
     seconds, bound = m.get("error_s"), _param(p, "error_bound_s")
     if not isinstance(seconds, Mapping) or not seconds:
         raise MissingEvidence("metric error_s is missing or empty (no survivor got an error)")
     late = {str(r): number({"v": s}, "v") for r, s in seconds.items()}
+    if "survivors" in m and len(seconds) != number(m, "survivors"):   # reports before it recorded none
+        return Verdict(FAIL, f"error_s records {len(seconds)} survivor(s) of {m['survivors']!r}: the others got no "
+                             "error within the bound (a hang)")
     late = {r: s for r, s in late.items() if s > bound + _WAIT_SLACK_S}
     if late:
         return Verdict(FAIL, f"survivor(s) {late} waited past the {bound:g} s bound for their error (a hang)")

@@ -36,7 +36,7 @@ FAILING: dict[str, dict[str, Any]] = {
     "TR-014": {"actor_has_transport_max_latency_s": 2.5},
     "FR-006": {"restart_s": 121.0},
     "FR-004": {"round_s": [1.3], "restarts": 2},
-    "CC-008": {"memory": {"rss_mib": [[100.0, 101.0], [110.0, 111.0], [112.0, 111.5], [410.0, 112.0]],
+    "CC-008": {"memory": {"held_mib": [[100.0, 101.0], [110.0, 111.0], [112.0, 111.5], [410.0, 112.0]],
                           "growth_mib": [300.0, 1.0], "payload_mib": 40.0, "cycles": 4}},
     "CC-009": {"error_s": {"0": 1.5, "1": 300.0}},
     "CC-010": {"busbw_gbps": 0.01, "host_copy_gbps": 10.0, "host_fraction": 0.001, "nominal_link_gbps": None,
@@ -287,3 +287,21 @@ def test_cc010_a_report_of_a_release_without_the_object_store_bar_is_judged_as_i
     p = {k: v for k, v in params("CC-010").items() if k != "min_object_store_fraction"}
     old = {"busbw_gbps": 2.0, "host_copy_gbps": 10.0, "host_fraction": 0.2, "nominal_link_gbps": None}
     assert judges.judge("CC-010", old, p).outcome == "pass"
+
+
+def test_cc009_one_time_per_survivor_since_the_count_is_recorded() -> None:
+    """A survivor that never got its error has no time: with `survivors` recorded, a pass whose
+    error_s lacks one is refused; a report from before the count is judged on its times."""
+    p = params("CC-009")
+    assert judges.judge("CC-009", {"error_s": {"0": 1.0, "1": 1.2}, "survivors": 2}, p).outcome == "pass"
+    short = judges.judge("CC-009", {"error_s": {"0": 1.0}, "survivors": 2}, p)
+    assert short.outcome == "fail" and "records 1 survivor(s) of 2" in (short.reason or "")
+    assert judges.judge("CC-009", {"error_s": {"0": 1.0}}, p).outcome == "pass"
+
+
+def test_cc008_reads_held_memory_and_the_resident_rows_of_older_reports() -> None:
+    p = params("CC-008")
+    cycles = int(p["leak_cycles"])
+    for key in ("held_mib", "rss_mib"):
+        memory = {key: [[100.0, 100.0]] * cycles, "growth_mib": [0.0, 0.0], "payload_mib": 40.0, "cycles": cycles}
+        assert judges.judge("CC-008", {"memory": memory}, p).outcome == "pass", key

@@ -51,6 +51,7 @@ def test_a_member_killed_mid_op_costs_survivors_an_error_not_a_hang(collective_c
             except Exception:  # noqa: BLE001 - the error we want
                 outcome[r] = "error"
     collective_ctx.metrics["error_s"] = seconds
+    collective_ctx.metrics["survivors"] = len(survivors)   # verify holds error_s to one time per survivor
     problems = [f"survivor rank {refs.index(ref)} still waits {error_s:.0f}s after the member's death (a hang)"
                 for ref in remaining]
     problems += [f"survivor rank {r} {o}" for r, o in outcome.items() if o != "error"]
