@@ -1,6 +1,6 @@
 """`ray-conformance`: run the suite, inspect the checklist and tiers, validate manifests.
 
-Exit codes (conformance/cli/exit_codes.py): 0 success; 1 the run completed but the tier is below
+Exit codes (conformance/exit_codes.py): 0 success; 1 the run completed but the tier is below
 --require-tier (or, for verify/diff, a finding); 2 usage or input errors (one line, never a
 traceback); 20 a check hung uninterruptibly (report written); 21 interrupted (report written);
 22 the pytest run crashed (internal error).
@@ -17,8 +17,8 @@ from typing import Any, Callable
 
 from conformance import __version__
 from conformance.cli import numbers as cli_numbers
-from conformance.cli.exit_codes import Exit, from_pytest
 from conformance.errors import UserError
+from conformance.exit_codes import Exit, from_pytest
 
 _ENDED = {Exit.HUNG: "a check hung and could not be interrupted; the run ended early",
           Exit.INTERRUPTED: "the run was interrupted",

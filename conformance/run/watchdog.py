@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import Callable, Protocol, TextIO
 
-from conformance.cli.exit_codes import WATCHDOG_EXIT
+from conformance.exit_codes import WATCHDOG_EXIT
 
 
 class WriteReports(Protocol):

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from conformance.catalog.data import Waiver
-from conformance.cli.exit_codes import WATCHDOG_EXIT
 from conformance.cluster.manager import ClusterStartError
+from conformance.exit_codes import WATCHDOG_EXIT
 from conformance.report import writer as report_writer
 from conformance.report.results import NOT_APPLICABLE_PREFIX
 from conformance.report.writer import REPORT_FILES, ReportWriter, archive_previous
