@@ -10,7 +10,7 @@ import textwrap
 from typing import Iterable
 
 from conformance.catalog.data import Check, SuiteData
-from conformance.report.sanitize import terminal
+from conformance.sanitize import terminal
 
 WIDTH = 100
 

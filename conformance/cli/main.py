@@ -69,8 +69,8 @@ def collective_summary(block: object) -> str:
 
 def cmd_validate_manifest(args: argparse.Namespace) -> int:
     from conformance.catalog.manifest import check_manifest, expected_contradictions, resolve_manager
-    from conformance.report.sanitize import terminal
     from conformance.run.preflight import refuse_node_start_hang
+    from conformance.sanitize import terminal
 
     m = check_manifest(args.manifest)        # every call into the plugin bounded (conformance.run.vendor_calls)
     manager = resolve_manager(m)
@@ -155,7 +155,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                                  "select": ",".join(chosen) if chosen is not None else None,
                                  "fault-driver": args.fault_driver,
                                  "fault-driver-options": args.fault_driver_options})
-    from conformance.report.sanitize import terminal
+    from conformance.sanitize import terminal
     print(terminal(f"ray-conformance: certifying {manifest.data['vendor']} / {manifest.data['product']} → {out_dir}"),
           flush=True)
     if chosen is not None:
@@ -187,7 +187,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     print("ray-conformance: checks: " + ", ".join(f"{k} {summary[k]}" for k in OUTCOMES if summary.get(k)))
     print(f"ray-conformance: tier achieved: {tier or 'none'}; reports in {out_dir}")
     if preflight and not preflight.get("ok", True):
-        from conformance.report.sanitize import terminal
+        from conformance.sanitize import terminal
         fatal = "; ".join(f"{f['where']}: {f['message']}" for f in preflight["findings"] if f["level"] == "error")
         print(terminal(f"ray-conformance: the preflight failed, so no check ran: {fatal}", limit=1500))
         return int(Exit.BELOW_TIER)
@@ -339,7 +339,7 @@ def main(argv: list[str] | None = None) -> int:
         handler: Callable[[argparse.Namespace], int] = args.func
         return handler(args)
     except UserError as exc:
-        from conformance.report.sanitize import terminal
+        from conformance.sanitize import terminal
         print(f"ray-conformance: error: {terminal(exc)}", file=sys.stderr)
         return int(Exit.USAGE)
     except KeyboardInterrupt:

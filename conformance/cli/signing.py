@@ -20,7 +20,7 @@ from typing import Any, Sequence
 from conformance.catalog.data import load_suite_data
 from conformance.cli import numbers as cli_numbers
 from conformance.errors import UserError
-from conformance.report.sanitize import terminal
+from conformance.sanitize import terminal
 from conformance.signing import attestation, diff, keyring, keys, review, verify
 from conformance.signing.sign import sign_report_dir
 

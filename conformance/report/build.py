@@ -18,8 +18,8 @@ from conformance import SUITE_NAME
 from conformance.catalog.data import SuiteData, load_schema, schema_path, sha256_file
 from conformance.catalog.ladder import RunContext, compute_tiers
 from conformance.report.results import TestRecord, summarize
-from conformance.report.sanitize import markdown_cell
 from conformance.run.selection import is_partial, selection_record
+from conformance.sanitize import markdown_cell
 
 OUTCOME_MARK = {"pass": "PASS", "fail": "FAIL", "error": "ERROR", "skip": "SKIP",
                 "not_applicable": "N/A", "waived": "WAIVED"}
@@ -77,7 +77,7 @@ def write_json(report: dict[str, Any], out_dir: Path) -> Path:
 
 def ran_lines(report: dict[str, Any], limit: int = 20) -> list[str]:
     """A partial run's checks that ran, each with its outcome (and reason, unless it passed)."""
-    from conformance.report.sanitize import terminal
+    from conformance.sanitize import terminal
     not_run = set((report.get("selection") or {}).get("not_run") or [])
     ran = [c for c in report.get("checks") or [] if c["id"] not in not_run]
     lines = [f"this run's checks ({len(ran)}):"]

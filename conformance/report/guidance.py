@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from conformance.report.next_steps import next_steps_markdown
-from conformance.report.sanitize import markdown_code, markdown_text
+from conformance.sanitize import markdown_code, markdown_text
 
 
 def failures_markdown(report: Mapping[str, Any]) -> list[str]:

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from conformance.report.local_paths import shorten_paths
-from conformance.report.sanitize import terminal
 from conformance.run.vendor_calls import KnownHang
+from conformance.sanitize import terminal
 
 if TYPE_CHECKING:
     from conformance.run.session import ConformanceRun

@@ -24,7 +24,6 @@ from conformance.cluster.manager import ClusterManager, ClusterShape, ClusterSta
 from conformance.report.build import build_report, now_iso, ran_lines, tier_table
 from conformance.report.environment import fingerprint
 from conformance.report.results import TestRecord, aggregate
-from conformance.report.sanitize import terminal
 from conformance.report.writer import ReportWriter
 from conformance.run.outcomes import apply_phase, new_record, waiver_xfail
 from conformance.run.registry_lint import lint_registry
@@ -33,6 +32,7 @@ from conformance.run.state import METRICS_KEY
 from conformance.run.timeouts import hard_timeout
 from conformance.run.vendor_calls import HangRecord
 from conformance.run.watchdog import Watchdog
+from conformance.sanitize import terminal
 
 CHECKS_DIR = Path(__file__).resolve().parent.parent / "checks"
 

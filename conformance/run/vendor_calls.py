@@ -111,7 +111,7 @@ class HangRecord:
 def _stuck_exit(message: str) -> None:
     """A command's backstop: the call could not even be interrupted. One line, exit 2, now
     (a normal exit would wait for the hung thread forever)."""
-    from conformance.report.sanitize import terminal
+    from conformance.sanitize import terminal
     sys.stderr.write(f"ray-conformance: error: {terminal(message)}\n")
     sys.stderr.flush()
     os._exit(int(UserError.exit_code))

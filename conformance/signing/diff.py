@@ -26,7 +26,7 @@ NEW is a regression (a figure that stopped being measured may hide a slowdown).
 
 Refused as unreadable input (exit 2): reports that are not schema-valid, NaN/Infinity
 anywhere (the strict reader), a check id listed twice, a tolerance that is not a finite
-number >= 0. Every string shown comes through conformance.report.sanitize.
+number >= 0. Every string shown comes through conformance.sanitize.
 """
 from __future__ import annotations
 
@@ -43,7 +43,7 @@ from conformance.catalog import data
 from conformance.catalog.ladder import PASSING, tier_rank
 from conformance.catalog.strict_input import as_map
 from conformance.errors import UserError
-from conformance.report.sanitize import markdown_cell, terminal
+from conformance.sanitize import markdown_cell, terminal
 from conformance.signing import attestation as att
 
 HIGHER_IS_BETTER = ("_gbps", "_bandwidth", "bandwidth_gbps", "_per_s", "_speedup")

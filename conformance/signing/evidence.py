@@ -34,8 +34,8 @@ from conformance.catalog.data import Check, Checklist
 from conformance.catalog.strict_input import as_list, as_map
 from conformance.report import judges
 from conformance.report.results import OUTCOMES
-from conformance.report.sanitize import terminal
 from conformance.run.selection import partial_reasons
+from conformance.sanitize import terminal
 
 NOT_CERTIFICATION = "not a certification run"
 

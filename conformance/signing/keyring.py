@@ -43,7 +43,7 @@ import jsonschema
 
 from conformance.catalog.data import format_validation_error, read_yaml_or_json
 from conformance.errors import UserError
-from conformance.report.sanitize import terminal
+from conformance.sanitize import terminal
 from conformance.signing import identity
 from conformance.signing.keys import PublicKey, algorithm_of, keyid, load_public_key, load_public_key_pem
 

@@ -23,7 +23,7 @@ from conformance.catalog import data
 from conformance.catalog.ladder import compute_tiers
 from conformance.catalog.strict_input import as_list, as_map
 from conformance.errors import UserError
-from conformance.report.sanitize import markdown_cell, terminal
+from conformance.sanitize import markdown_cell, terminal
 from conformance.signing import attestation as att
 from conformance.signing import identity, releases, trust
 from conformance.signing.keyring import TrustedKey

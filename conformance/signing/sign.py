@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.errors import UserError
-from conformance.report.sanitize import terminal
+from conformance.sanitize import terminal
 from conformance.signing import dsse, keys, releases, submission
 from conformance.signing.attestation import (
     BUNDLE_NAME,

@@ -17,7 +17,7 @@ import jsonschema
 
 from conformance.catalog import data
 from conformance.errors import UserError
-from conformance.report.sanitize import terminal
+from conformance.sanitize import terminal
 from conformance.signing import attestation as att
 from conformance.signing import trust
 

@@ -60,7 +60,7 @@ from conformance.catalog import capabilities, data, strict_input
 from conformance.catalog.ladder import compute_tiers, required_checks
 from conformance.catalog.strict_input import as_list, as_map
 from conformance.errors import UserError
-from conformance.report.sanitize import terminal
+from conformance.sanitize import terminal
 from conformance.signing import attestation as att
 from conformance.signing import dsse, embedded, evidence, releases, revocation, submission, trust
 from conformance.signing.canonical import loads_strict

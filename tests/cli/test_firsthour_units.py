@@ -185,7 +185,7 @@ def test_local_paths_are_shortened(tmp_path: Path, monkeypatch: pytest.MonkeyPat
 
 
 def test_markdown_code_defuses_fences() -> None:
-    from conformance.report.sanitize import markdown_code
+    from conformance.sanitize import markdown_code
 
     assert "~~~" not in markdown_code("a\n~~~\n```\x1b[2Jb")
     assert "\x1b" not in markdown_code("\x1b[31mred")

@@ -16,7 +16,7 @@ from hypothesis import strategies as hs
 sys.path.insert(0, str(Path(__file__).parent))
 
 from conformance.errors import UserError
-from conformance.report.sanitize import markdown_cell, terminal
+from conformance.sanitize import markdown_cell, terminal
 from conformance.signing import attestation as att
 from conformance.signing import diff, keyring, keys, review
 from conformance.signing.keyring import key_from_file

@@ -1,5 +1,5 @@
 """Names compared and printed the way people read them (conformance/signing/identity.py,
-conformance/report/sanitize.py, the TR39 table in conformance/signing/unicode/).
+conformance/sanitize.py, the TR39 table in conformance/signing/unicode/).
 
 By class, not by example: every invisible character class (default-ignorable code points,
 variation selectors, blanks and fillers, spaces other than U+0020, unassigned and private-use
@@ -13,7 +13,7 @@ import unicodedata
 import pytest
 
 from conformance.report.html.model import clean_tree
-from conformance.report.sanitize import BLANK, DEFAULT_IGNORABLE, invisible, markdown_cell, terminal
+from conformance.sanitize import BLANK, DEFAULT_IGNORABLE, invisible, markdown_cell, terminal
 from conformance.signing import identity
 from conformance.signing.unicode import confusables
 

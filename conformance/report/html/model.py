@@ -1,7 +1,7 @@
 """From report.json to what the page shows: pure functions, no HTML and no drawing here.
 
 Every string in the report came from outside (a manifest, a plugin, a check's reason, a log),
-so `clean_tree` passes each one through `conformance.report.sanitize.terminal` (escape sequences
+so `clean_tree` passes each one through `conformance.sanitize.terminal` (escape sequences
 removed, other control and bidi characters shown as `\\xNN`) before anything reads it; the
 template's autoescape then makes it inert HTML. Links are only made from values that
 `safe_href` accepts. Every section tolerates missing or malformed data and then says what is
@@ -14,7 +14,7 @@ from collections import Counter, OrderedDict
 from typing import Any, Callable, Mapping
 from urllib.parse import quote
 
-from conformance.report.sanitize import terminal
+from conformance.sanitize import terminal
 
 from . import charts
 from .limits import page_budget
