@@ -9,7 +9,7 @@ from types import SimpleNamespace
 import pytest
 
 from conformance.areas import AREAS
-from conformance.run.area import Area, registry_problems
+from conformance.catalog.area import Area, registry_problems
 from conformance.run.preflight import manifest_refs
 from conformance.run.session import ConformanceRun, declared_sections
 

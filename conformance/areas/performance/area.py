@@ -4,7 +4,7 @@ Its one fixture, `performance_ctx`, is in conformance.areas.performance.fixtures
 is the RDT harness's (the run's TransportContext under conformance.rdt.fixtures.CONTEXT), which it
 shares with the transport area.
 """
-from conformance.run.area import Area, HtmlSection
+from conformance.catalog.area import Area, HtmlSection
 
 AREA = Area(
     name="performance", prefix="PF",

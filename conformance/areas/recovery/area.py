@@ -4,7 +4,7 @@ from typing import Any
 
 import pytest
 
-from conformance.run.area import Area, HtmlSection
+from conformance.catalog.area import Area, HtmlSection
 
 
 @dataclass

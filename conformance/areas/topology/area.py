@@ -3,7 +3,7 @@ from typing import Any
 
 import pytest
 
-from conformance.run.area import Area, HtmlSection
+from conformance.catalog.area import Area, HtmlSection
 
 FACTS: "pytest.StashKey[tuple[tuple[str, ...], list[Any]]]" = pytest.StashKey()
 """Per-node topology facts with the alive node ids they were probed on (probe once per cluster)."""

@@ -47,7 +47,7 @@ def environment() -> jinja2.Environment:
 def area_sections(report: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Every area's blocks, in registry order: each area declares what it draws (conformance.areas)."""
     from conformance.areas import AREAS
-    from conformance.run.area import load_ref
+    from conformance.catalog.area import load_ref
 
     out = []
     for area in AREAS:
