@@ -207,7 +207,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 def selected_checks(args: argparse.Namespace, data: Any, previous_report: Path) -> list[str] | None:
     """The check ids `--area/--check/--last-failed` limit the run to (None: no such option, the
     whole checklist). Unknown ids and a missing or invalid previous report are one-line errors."""
-    from conformance.run.selection import chosen_checks, failed_checks
+    from conformance.catalog.selection import chosen_checks, failed_checks
 
     if not (args.area or args.check or args.last_failed):
         return None

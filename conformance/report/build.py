@@ -17,8 +17,8 @@ from tabulate import tabulate
 from conformance import SUITE_NAME
 from conformance.catalog.data import SuiteData, load_schema, schema_path, sha256_file
 from conformance.catalog.ladder import RunContext, compute_tiers
+from conformance.catalog.selection import is_partial, selection_record
 from conformance.report.results import TestRecord, summarize
-from conformance.run.selection import is_partial, selection_record
 from conformance.sanitize import markdown_cell
 
 OUTCOME_MARK = {"pass": "PASS", "fail": "FAIL", "error": "ERROR", "skip": "SKIP",

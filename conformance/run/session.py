@@ -19,6 +19,7 @@ import pytest
 
 from conformance.catalog.data import SuiteData, load_suite_data
 from conformance.catalog.manifest import Manifest, load_manifest
+from conformance.catalog.selection import selection_record
 from conformance.cluster import shapes
 from conformance.cluster.manager import ClusterManager, ClusterShape, ClusterStartError, ClusterStopHung, prepare_driver
 from conformance.report.build import build_report, now_iso, ran_lines, tier_table
@@ -27,7 +28,6 @@ from conformance.report.results import TestRecord, aggregate
 from conformance.report.writer import ReportWriter
 from conformance.run.outcomes import apply_phase, new_record, waiver_xfail
 from conformance.run.registry_lint import lint_registry
-from conformance.run.selection import selection_record
 from conformance.run.state import METRICS_KEY
 from conformance.run.timeouts import hard_timeout
 from conformance.run.vendor_calls import HangRecord
