@@ -88,7 +88,7 @@ docs: $(STAMP)
 ## The release step, once per release (the integrator's, at merge): append a release entry for the
 ## data files as they are now and archive them (tiers/releases.yaml, tiers/releases/<version>/).
 release: $(STAMP)
-	$(BIN)/python -m conformance.signing.releases --write
+	$(BIN)/python -m conformance.catalog.releases --write
 
 ## Regenerate the committed, signed example report (reports/example/): a 2-node certification
 ## (~3 min); after `make release`, since the report records the release it ran under.

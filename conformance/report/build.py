@@ -38,7 +38,7 @@ def build_report(*, data: SuiteData, manifest: dict[str, Any], manifest_sha256: 
     ctx = RunContext(transport_declared=bool(manifest.get("transport")), nodes=int(cluster.get("nodes") or 0),
                      shape=shape)
     tier, tiers = compute_tiers(checks, data.checklist, data.ladder, ctx)
-    from conformance.signing.releases import current_version  # the release these data files belong to
+    from conformance.catalog.releases import current_version  # the release these data files belong to
 
     suite = {"name": SUITE_NAME, "version": current_version(), "checklist_sha256": data.checklist.sha256,
              "tiers_sha256": data.ladder.sha256, "report_schema_sha256": sha256_file(schema_path("report"))}

@@ -19,5 +19,5 @@ Modules, one job each:
   review       a table over a folder of submissions
   diff         regressions between two reports (CI gate)
 """
-# Nothing is imported here: `python -m conformance.signing.releases` would otherwise find its own
+# Nothing is imported here: `python -m conformance.catalog.releases` would otherwise find its own
 # module loaded before it runs (a RuntimeWarning on every `make docs`).

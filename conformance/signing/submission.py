@@ -52,7 +52,7 @@ def schema_problem(report: Any, schema_path: Path) -> str | None:
 
 def report_schema_for(report: Any, releases_file: Path | None = None) -> Path:
     """The schema verify validates `report` with: its release's, else this installation's."""
-    from conformance.signing import releases
+    from conformance.catalog import releases
 
     path = Path(releases_file or releases.default_path())
     suite = report.get("suite") if isinstance(report, dict) else None

@@ -56,13 +56,13 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from conformance.catalog import capabilities, data, strict_input
+from conformance.catalog import capabilities, data, releases, strict_input
 from conformance.catalog.ladder import compute_tiers, required_checks
 from conformance.catalog.strict_input import as_list, as_map
 from conformance.errors import UserError
 from conformance.sanitize import terminal
 from conformance.signing import attestation as att
-from conformance.signing import dsse, embedded, evidence, releases, revocation, submission, trust
+from conformance.signing import dsse, embedded, evidence, revocation, submission, trust
 from conformance.signing.canonical import loads_strict
 from conformance.signing.keyring import TrustedKey
 

@@ -10,10 +10,10 @@ import pytest
 import yaml
 
 import conformance
-from conformance.catalog import data
+from conformance.catalog import data, releases
 from conformance.catalog.capabilities import capabilities_path
 from conformance.errors import UserError
-from conformance.signing import keys, releases
+from conformance.signing import keys
 from conformance.signing.keyring import key_from_file
 from conformance.signing.sign import sign_report_dir
 from conformance.signing.verify import verify_path
@@ -30,7 +30,7 @@ def test_committed_releases_file_lists_the_current_version() -> None:
 
 def test_committed_entry_matches_the_data_files() -> None:
     """Fails when checklist/tiers/schema changed without the release step (`make release`)."""
-    proc = subprocess.run([sys.executable, "-m", "conformance.signing.releases", "--check"],
+    proc = subprocess.run([sys.executable, "-m", "conformance.catalog.releases", "--check"],
                           capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert proc.returncode == 0, proc.stderr
 

@@ -15,7 +15,7 @@ from packaging.requirements import Requirement
 from packaging.version import Version
 
 import conformance
-from conformance.signing import releases
+from conformance.catalog import releases
 
 ROOT = Path(__file__).resolve().parents[2]
 
