@@ -22,10 +22,10 @@ from conformance.cluster.injection import (
     install_managers,
     unit_instance_resources,
 )
-from conformance.run.clock import CLUSTER_STOP_S
-from conformance.run.timeouts import CheckTimeout
 from conformance.run.vendor_calls import HangRecord, KnownHang
-from conformance.run.waits import StillRunning, call_on_thread
+from conformance.timing.clock import CLUSTER_STOP_S
+from conformance.timing.timeouts import CheckTimeout
+from conformance.timing.waits import StillRunning, call_on_thread
 
 # Variables that change the semantics the checks assert; the suite clears them in nodes it starts.
 SEMANTICS_ENV_VARS = ("RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO",)
@@ -128,7 +128,7 @@ def start_hung(exc: BaseException) -> bool:
     start that raises fails fast by itself and may be the shape's own (a node without the device,
     a preset visible-devices variable), and Ray's own registration wait or an interrupt says
     nothing about the plugin."""
-    from conformance.run.waits import carried_timeout
+    from conformance.timing.waits import carried_timeout
     return carried_timeout(exc) is not None
 
 

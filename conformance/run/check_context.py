@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import pytest
 
-from conformance.run.clock import Clock
 from conformance.run.state import METRICS_KEY
+from conformance.timing.clock import Clock
 
 if TYPE_CHECKING:
     from ray._private.accelerators.accelerator import AcceleratorManager

@@ -122,7 +122,7 @@ class RunHelp:
             return None
         from conformance.cluster.manager import SHARED, ClusterStartError
         from conformance.run.preflight import PROBLEM, Finding, render_lines, run_preflight, write_section
-        from conformance.run.timeouts import hard_timeout
+        from conformance.timing.timeouts import hard_timeout
 
         t0 = time.monotonic()
         cluster_ready = False

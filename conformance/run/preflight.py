@@ -30,8 +30,8 @@ from typing import Any, Callable, Iterable, Mapping
 from conformance.cluster.manager import patched_environ
 from conformance.report.local_paths import shorten_paths
 from conformance.run.vendor_calls import NODE_START_METHODS, HangRecord, KnownHang, VendorHang, bounded_call
-from conformance.run.waits import per_node_results
 from conformance.sanitize import terminal
+from conformance.timing.waits import per_node_results
 
 ERROR, PROBLEM, WARNING = "error", "problem", "warning"
 RAY_PROCESS_MARKERS = ("/raylet", "gcs_server", "default_worker.py", "ray::", "plasma_store",

@@ -29,10 +29,10 @@ from conformance.report.writer import ReportWriter
 from conformance.run.outcomes import apply_phase, new_record, waiver_xfail
 from conformance.run.registry_lint import lint_registry
 from conformance.run.state import METRICS_KEY
-from conformance.run.timeouts import hard_timeout
 from conformance.run.vendor_calls import HangRecord
 from conformance.run.watchdog import Watchdog
 from conformance.sanitize import terminal
+from conformance.timing.timeouts import hard_timeout
 
 CHECKS_DIR = Path(__file__).resolve().parent.parent / "checks"
 

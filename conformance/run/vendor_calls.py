@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
 from conformance.errors import UserError
-from conformance.run.timeouts import CheckTimeout, hard_timeout
+from conformance.timing.timeouts import CheckTimeout, hard_timeout
 
 # The manager methods Ray calls in the process that starts a node: one that hangs there hangs
 # every node start, so no cluster of this plugin can come up.

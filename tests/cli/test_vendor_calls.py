@@ -7,8 +7,8 @@ import pytest
 
 from conformance.areas.device.contract import ProbeFailed, run_contract_probe
 from conformance.run.preflight import probe_node_start
-from conformance.run.timeouts import CheckTimeout, hard_timeout
 from conformance.run.vendor_calls import HangRecord, KnownHang, VendorHang, bounded_call
+from conformance.timing.timeouts import CheckTimeout, hard_timeout
 from suite_runner import BROKEN
 
 

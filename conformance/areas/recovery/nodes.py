@@ -26,9 +26,9 @@ from conformance.areas.recovery.devices import DeviceNode, available, kill_quiet
 from conformance.cluster.faults import NODE_KEY, NODE_NAME_ENV, POOL_KEY, ROLES, ClusterUtilsFaultDriver, NodeRef
 from conformance.cluster.manager import ClusterHandle, ClusterShape, detection_args, patched_environ, shape_node_labels
 from conformance.run.check_context import CheckContext
-from conformance.run.clock import Clock
 from conformance.run.state import stash_of
 from conformance.run.vendor_calls import VendorHang, bounded_call
+from conformance.timing.clock import Clock
 
 if TYPE_CHECKING:
     from ray._private.accelerators.accelerator import AcceleratorManager

@@ -35,7 +35,7 @@ from conformance.cluster.manager import ClusterShape
 from conformance.rdt import transfer
 from conformance.rdt.pool import destroy_group, make_group, pair_node, start_endpoints
 from conformance.rdt.registration import TransportSetup
-from conformance.run.clock import CONTROL_CALL_S, Clock
+from conformance.timing.clock import CONTROL_CALL_S, Clock
 
 TIMEOUT_ENV = "RAY_rdt_fetch_fail_timeout_milliseconds"
 FETCH_TIMEOUT_CHECK = "FR-014"   # the check whose requirement states the shape's lowered timeout

@@ -20,8 +20,8 @@ from conformance.rdt.payloads import build, describe, same_bytes, seeded
 from conformance.rdt.pool import alive
 from conformance.rdt.stalls import Pending, StallEvidence, gather, unproduced_by
 from conformance.rdt.transfer import first_line, outcome, wait_dead
-from conformance.run.clock import Clock
-from conformance.run.timeouts import CheckTimeout
+from conformance.timing.clock import Clock
+from conformance.timing.timeouts import CheckTimeout
 
 pytestmark = pytest.mark.cluster("shared")
 RAY_ISSUE_NO_TRANSPORT = "https://github.com/ray-project/ray/issues/66264"
