@@ -115,9 +115,9 @@ def host_note(report: dict[str, Any]) -> str:
 
 
 def checks_table(report: dict[str, Any]) -> str:
-    """The checks, each with the host's load while it ran (conformance.run.host_load): a bound
+    """The checks, each with the host's load while it ran (conformance.timing.host_load): a bound
     missed at load 4 per CPU reads differently from one missed on an idle host."""
-    from conformance.run.host_load import load_text
+    from conformance.timing.host_load import load_text
     rows = [[c["id"], c["area"], c["level"], OUTCOME_MARK[c["outcome"]], f"{c['duration_s']:.1f}",
              markdown_cell(load_text(c.get("host_load"))), markdown_cell(c["reason"] or "", limit=160)]
             for c in report["checks"]]

@@ -25,7 +25,7 @@ from typing import Any, Iterable, Protocol
 
 from conformance.cluster.manager import ClusterStartError, ray_startup_timed_out
 from conformance.report.results import NOT_APPLICABLE_PREFIX, TestRecord, active_waiver
-from conformance.run.host_load import HostNotReady
+from conformance.timing.host_load import HostNotReady
 from conformance.timing.waits import carried_timeout
 
 UNFINISHED = "the check did not finish (run interrupted)"

@@ -367,14 +367,14 @@ def _noop() -> None:
 
 def measure_worker_start(timeout_s: float) -> float | None:
     """Time one fresh worker (max_calls=1, nothing of the plugin) from submission to its result,
-    and note it as this run's worker-start measurement (conformance.run.host_load): the bounds
+    and note it as this run's worker-start measurement (conformance.timing.host_load): the bounds
     that wait on Ray's machinery stretch by how slow this host starts workers. None: it did not
     finish within `timeout_s` (noted as that long)."""
     import time
 
     import ray
 
-    from conformance.run.host_load import note_machinery
+    from conformance.timing.host_load import note_machinery
 
     t0 = time.monotonic()
     try:

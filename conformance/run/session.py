@@ -188,9 +188,9 @@ class ConformanceRun:
 
     # ------------------------------------------------------------------ execution
     def timeout_for(self, item: pytest.Item) -> float:
-        """The check's hard timeout, stretched as its inner bounds are (conformance.run.host_load):
+        """The check's hard timeout, stretched as its inner bounds are (conformance.timing.host_load):
         a bound a check widened for a loaded host must not meet an unstretched outer one first."""
-        from conformance.run.host_load import machinery_factor
+        from conformance.timing.host_load import machinery_factor
         cid = self.item_checks.get(item.nodeid)
         check = self.data.checklist.by_id().get(cid or "")
         base = float(check.timeout_s) if check and check.timeout_s else self.default_timeout
@@ -204,7 +204,7 @@ class ConformanceRun:
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, None, None]:
-        from conformance.run import host_load
+        from conformance.timing import host_load
 
         start = host_load.read_cpu_times()
         try:
@@ -252,7 +252,7 @@ class ConformanceRun:
                    "history": list(self.clusters.history)}
         if cluster["mode"] is None:
             cluster["nodes"] = 0
-        from conformance.run.host_load import RECORD
+        from conformance.timing.host_load import RECORD
         cluster["machinery"] = RECORD.as_json()   # what the run measured of Ray's machinery, and the factor
         sections = dict(self.sections)
         from conformance.report.local_paths import display_path

@@ -83,7 +83,7 @@ def test_an_area_declaration_imports_nothing_heavy() -> None:
 # example, the reference plugin) sits on top and may import anything.
 CORE_LAYERS: tuple[tuple[str, ...], ...] = (
     ("", "errors", "exit_codes", "imports", "measure", "import_graph", "host_memory", "sanitize"),   # "": conformance/__init__.py (the version)
-    ("timing",),       # bounds on waiting: hard timeouts, bounded waits, the scenario clock
+    ("timing",),       # bounds on waiting: hard timeouts, bounded waits, the scenario clock, the host's load
     ("catalog",),      # the data and its loaders
     ("cluster", "leftovers"),   # live Ray clusters; what a plugin left on them
     ("report",),       # records -> outcomes -> report files

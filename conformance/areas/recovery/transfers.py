@@ -71,10 +71,10 @@ _FETCH_SCALE: list[float] = []   # this run's factor, fixed at its first use (no
 def fetch_scale() -> float:
     """How far this run stretches the lowered fetch timeout: Ray must run a receive within it, and
     on a loaded host it ran one later than 5 s (FR-015 then saw Ray's "not found in RDT object
-    store after 5.0s" instead of the injected error). Measured once (conformance.run.host_load),
+    store after 5.0s" instead of the injected error). Measured once (conformance.timing.host_load),
     then fixed: the nodes' environment, the driver's copy and the checks' bounds use one value."""
     if not _FETCH_SCALE:
-        from conformance.run.host_load import machinery_factor
+        from conformance.timing.host_load import machinery_factor
         _FETCH_SCALE.append(machinery_factor("fetch"))
     return _FETCH_SCALE[0]
 

@@ -35,7 +35,7 @@ def environment() -> jinja2.Environment:
                              autoescape=True,
                              trim_blocks=True, lstrip_blocks=True)
     env.filters["slug"] = _slug
-    from conformance.run.host_load import load_text
+    from conformance.timing.host_load import load_text
     env.filters["load"] = load_text
     env.filters["num"] = lambda v, fmt="{:.1f}": fmt.format(v) if isinstance(v, (int, float)) else "?"
     env.globals["CSP"] = markupsafe.Markup(CSP)  # a constant of ours, not outside text
