@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from conformance.catalog.data import read_yaml_or_json, sha256_bytes, validate
+from conformance.catalog.vendor_calls import IMPORT, VendorHang, bounded_call
 from conformance.errors import UserError
-from conformance.run.vendor_calls import IMPORT, VendorHang, bounded_call
 
 if TYPE_CHECKING:  # hints only: importing Ray here would slow every CLI command
     from ray._private.accelerators.accelerator import AcceleratorManager

@@ -72,7 +72,7 @@ def cmd_validate_manifest(args: argparse.Namespace) -> int:
     from conformance.run.preflight import refuse_node_start_hang
     from conformance.sanitize import terminal
 
-    m = check_manifest(args.manifest)        # every call into the plugin bounded (conformance.run.vendor_calls)
+    m = check_manifest(args.manifest)        # every call into the plugin bounded (conformance.catalog.vendor_calls)
     manager = resolve_manager(m)
     refuse_node_start_hang(manager, m)
     if m.torch_device:   # importable here; it is called in every process the run starts

@@ -15,6 +15,7 @@ from types import MappingProxyType
 from typing import Any, Iterator, Mapping, Sequence
 
 from conformance.catalog.manifest import Manifest, resolve_manager
+from conformance.catalog.vendor_calls import HangRecord, KnownHang
 from conformance.cluster.injection import (
     AUTOINSTALL_MODULE,
     DEVICE_ENV_VAR,
@@ -22,7 +23,6 @@ from conformance.cluster.injection import (
     install_managers,
     unit_instance_resources,
 )
-from conformance.run.vendor_calls import HangRecord, KnownHang
 from conformance.timing.clock import CLUSTER_STOP_S
 from conformance.timing.timeouts import CheckTimeout
 from conformance.timing.waits import StillRunning, call_on_thread
@@ -124,7 +124,7 @@ def ray_startup_timed_out(exc: BaseException) -> bool:
 def start_hung(exc: BaseException) -> bool:
     """Whether a cluster start ran into its hard timeout (also when Ray's compiled code re-raised
     it as another error). Only a hang condemns later shapes at once
-    (the run's `HangRecord`, conformance.run.vendor_calls): waiting it out again costs minutes per shape, while a
+    (the run's `HangRecord`, conformance.catalog.vendor_calls): waiting it out again costs minutes per shape, while a
     start that raises fails fast by itself and may be the shape's own (a node without the device,
     a preset visible-devices variable), and Ray's own registration wait or an interrupt says
     nothing about the plugin."""

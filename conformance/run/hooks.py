@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from conformance.catalog.vendor_calls import KnownHang
 from conformance.report.local_paths import shorten_paths
-from conformance.run.vendor_calls import KnownHang
 from conformance.sanitize import terminal
 
 if TYPE_CHECKING:
@@ -76,8 +76,8 @@ class RunHelp:
         that starts the nodes), within the call bound. A hang goes into the run's hang record, so
         the cluster starts and probes that need that call fail at once instead of each waiting out
         its own timeout; returns the finding that says so (None when nothing hung)."""
+        from conformance.catalog.vendor_calls import VendorHang
         from conformance.run.preflight import PROBLEM, Finding, node_start_env, probe_node_start
-        from conformance.run.vendor_calls import VendorHang
 
         if self.run.ray_address or not any(self._needs_shared([i]) or i.get_closest_marker("cluster")
                                            for i in items):

@@ -11,7 +11,7 @@ up here with the worker's own traceback, read from Ray's worker log when the tas
 
 Node start: before any cluster starts, each manager method Ray calls at a node start is called
 once in this process, within the call bound (`probe_node_start`): a hang found there is recorded
-in the run's HangRecord (conformance.run.vendor_calls), so every later cluster start and probe that
+in the run's HangRecord (conformance.catalog.vendor_calls), so every later cluster start and probe that
 needs that call fails at once; a command (`refuse_node_start_hang`) ends with one line instead.
 
 Findings have three levels: `error` (nothing meaningful can run: the run stops, the report
@@ -27,9 +27,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
+from conformance.catalog.vendor_calls import NODE_START_METHODS, HangRecord, KnownHang, VendorHang, bounded_call
 from conformance.cluster.manager import patched_environ
 from conformance.report.local_paths import shorten_paths
-from conformance.run.vendor_calls import NODE_START_METHODS, HangRecord, KnownHang, VendorHang, bounded_call
 from conformance.sanitize import terminal
 from conformance.timing.waits import per_node_results
 

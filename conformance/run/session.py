@@ -20,6 +20,7 @@ import pytest
 from conformance.catalog.data import SuiteData, load_suite_data
 from conformance.catalog.manifest import Manifest, load_manifest
 from conformance.catalog.selection import selection_record
+from conformance.catalog.vendor_calls import HangRecord
 from conformance.cluster import shapes
 from conformance.cluster.manager import ClusterManager, ClusterShape, ClusterStartError, ClusterStopHung, prepare_driver
 from conformance.report.build import build_report, now_iso, ran_lines, tier_table
@@ -29,7 +30,6 @@ from conformance.report.writer import ReportWriter
 from conformance.run.outcomes import apply_phase, new_record, waiver_xfail
 from conformance.run.registry_lint import lint_registry
 from conformance.run.state import METRICS_KEY
-from conformance.run.vendor_calls import HangRecord
 from conformance.run.watchdog import Watchdog
 from conformance.sanitize import terminal
 from conformance.timing.timeouts import hard_timeout

@@ -50,8 +50,8 @@ def test_the_load_between_two_readings(tmp_path: Path) -> None:
 
 
 def test_the_call_bound_stretches_with_load_and_the_environment_sets_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    from conformance.catalog import vendor_calls
     from conformance.errors import UserError
-    from conformance.run import vendor_calls
     monkeypatch.delenv(vendor_calls.CALL_BOUND_ENV, raising=False)
     monkeypatch.setattr(host_load, "RECORD", MachineryRecord())
     monkeypatch.setattr(host_load, "load_per_cpu", lambda: 0.2)
