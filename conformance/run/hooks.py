@@ -198,8 +198,8 @@ class RunHelp:
         report = self.run.report
         if not report:
             return
+        from conformance.report.guidance import left_behind_lines
         from conformance.report.next_steps import next_steps_terminal
-        from conformance.run.preflight import left_behind_lines
 
         tr = terminalreporter
         from conformance.report.results import OUTCOMES
