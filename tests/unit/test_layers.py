@@ -101,7 +101,6 @@ KNOWN_UPWARD: dict[tuple[str, str], str] = {
                             "the names' rules move to the base layer",
     ("cluster", "simulated"): "cluster.hosts.cluster -> simulated.transport (SimXfer's shared-memory segments): "
                               "the host cluster takes the reaper from its caller",
-    ("report", "signing"): "report.html.dashboard -> signing.review/submission (the reviewer's page: to signing)",
 }
 
 
