@@ -99,8 +99,6 @@ KNOWN_UPWARD: dict[tuple[str, str], str] = {
     ("catalog", "signing"): "catalog.docs -> signing.trust: the docs generators (catalog.docs, doc_blocks) move to "
                             "the shell (the `docs` command's own package); catalog.manifest -> signing.identity: "
                             "the names' rules move to the base layer",
-    ("cluster", "simulated"): "cluster.hosts.cluster -> simulated.transport (SimXfer's shared-memory segments): "
-                              "the host cluster takes the reaper from its caller",
 }
 
 
