@@ -133,7 +133,7 @@ def resolve_manifest_path(path: str | Path) -> Path:
 def _check_names(raw: dict[str, Any]) -> None:
     """The vendor and product a report shows must print as they compare (verify's `names` line
     would refuse the report): refused here, before a run is spent on them."""
-    from conformance.signing import identity
+    from conformance import identity
 
     problems = identity.report_name_problems({"manifest": raw})
     if problems:

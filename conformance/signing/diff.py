@@ -150,8 +150,8 @@ def _identity(report: Mapping[str, Any]) -> dict[str, Any]:
 def same_product_problem(old: Mapping[str, Any], new: Mapping[str, Any]) -> str | None:
     """Why OLD and NEW are not two runs of one product under one release (None: they are).
 
-    Vendor and product compare NFKC-normalised and trimmed (signing/identity.py)."""
-    from conformance.signing.identity import same
+    Vendor and product compare NFKC-normalised and trimmed (conformance/identity.py)."""
+    from conformance.identity import same
 
     a, b = _identity(old), _identity(new)
     differ = [k for k in a if not same(a[k], b[k])]

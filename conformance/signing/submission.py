@@ -77,8 +77,8 @@ def trust_problem(section: str, doc: Any) -> str | None:
 
 def name_problem(report: Any) -> str | None:
     """Why the manifest's vendor or product could print like another name (verify's `names` line;
-    signing/identity.py), or None. For sign to refuse first, as it does the other lines here."""
-    from conformance.signing import identity
+    conformance/identity.py), or None. For sign to refuse first, as it does the other lines here."""
+    from conformance import identity
 
     problems = identity.report_name_problems(report) if isinstance(report, dict) else []
     return "; ".join(problems) or None

@@ -6,7 +6,7 @@ Checks, in order:
   revocation    a key revoked from a date (keyring `revoked`) counts only for reports signed before
                 it (signing/revocation.py: the SIG's list of kept reports, else the release's
                 publication and finished_at bound the signing date)
-  names         the manifest's vendor and product print as they compare (signing/identity.py)
+  names         the manifest's vendor and product print as they compare (conformance/identity.py)
   bundle        a report.sigstore.json beside report.intoto.json carries the same envelope
   statement     payloadType, Statement type and predicate type are the ones we sign
   subject NAME  each signed file digest equals the file beside the envelope (one line per subject)

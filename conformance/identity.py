@@ -25,7 +25,7 @@ import unicodedata
 from typing import Any, Mapping
 
 from conformance.sanitize import BLANK, default_ignorable, invisible
-from conformance.signing.unicode.confusables import prototypes
+from conformance.unicode.confusables import prototypes
 
 
 def normalized(name: object) -> str | None:
