@@ -41,7 +41,7 @@ def render(data: SuiteData, fmt: str, area: str | None = None, level: str | None
     if fmt == "md":
         from dataclasses import replace
 
-        from conformance.catalog.docs import checklist_markdown
+        from conformance.docgen.pages import checklist_markdown
         chosen = {c.id for c in checks}
         subset = replace(data, checklist=replace(data.checklist, checks=tuple(
             c for c in data.checklist.checks if c.id in chosen)))

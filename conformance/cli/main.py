@@ -47,7 +47,7 @@ def cmd_checklist(args: argparse.Namespace) -> int:
 
 def cmd_tiers(args: argparse.Namespace) -> int:
     from conformance.catalog.data import load_suite_data
-    from conformance.catalog.docs import tiers_markdown
+    from conformance.docgen.pages import tiers_markdown
 
     data = load_suite_data()
     if args.format == "json":
@@ -251,7 +251,7 @@ def cmd_inject(args: argparse.Namespace) -> int:
 
 
 def cmd_docs(args: argparse.Namespace) -> int:
-    from conformance.catalog.docs import write_docs
+    from conformance.docgen.pages import write_docs
 
     for path in write_docs(Path(args.out)):
         print(f"wrote {path}")
