@@ -15,7 +15,7 @@ AREA = Area(
     fixtures="conformance.areas.topology.pytest_support",
     state=FACTS,
     section="Topology",
-    html=(HtmlSection("topology", "Topology", "conformance.report.html.model:topology",
+    html=(HtmlSection("topology", "Topology", "conformance.areas.topology.report:topology",
                       "No topology data in this report: neither the topology checks nor the device census ran."),),
     manifest_block="topology",
     manifest_refs=("provider",),
