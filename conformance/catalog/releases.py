@@ -186,6 +186,11 @@ def load_releases(path: Path | None = None) -> dict[str, Release]:
             for version, entry in doc["releases"].items()}
 
 
+# The one line a data edit that no release holds yet gets (the release test's skip, `--check`'s error).
+UNRELEASED_HINT = ("no release has the current data files' digests (a data edit awaiting the release step): "
+                   "run `make release` (python -m conformance.catalog.releases --write) before landing")
+
+
 def current_version(path: Path | None = None) -> str:
     """The release a run of this installation belongs to: the latest one whose digests are the
     current files' (`<__version__>+unreleased` when none is: run `--write`; verify refuses it)."""
@@ -375,8 +380,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.check:
             known = load_releases(path)
             if not any(r.matches(entry) for r in known.values()):
-                print(f"releases: no release in {path} has the current data files' digests; "
-                      f"run: python -m conformance.catalog.releases --write", file=sys.stderr)
+                print(f"releases: {path}: {UNRELEASED_HINT}", file=sys.stderr)
                 return 1
             lost = missing_files(path)
             if lost:
