@@ -11,7 +11,7 @@ PYTEST_ARGS ?=
 # without the caches each of those processes compiles them from source (about 1 s of CPU per run).
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: install lint demo test test-fast test-area test-check docs release example releases clean-reports browser bench hosts-demo ray-window
+.PHONY: install lint demo test test-fast test-area test-check docs release release-check example releases clean-reports browser bench hosts-demo ray-window
 
 # The package declares ranges; constraints.txt holds the project's exact pins (CI's torch CPU build).
 # --no-compile: pip would byte-compile every file of torch, Ray and the rest (about half a minute
@@ -88,7 +88,12 @@ docs: $(STAMP)
 ## The release step, once per release (the integrator's, at merge): append a release entry for the
 ## data files as they are now and archive them (tiers/releases.yaml, tiers/releases/<version>/).
 release: $(STAMP)
-	$(BIN)/python -m conformance.signing.releases --write
+	$(BIN)/python -m conformance.catalog.releases --write
+
+## The landing gate (.ci/run, seconds): a release holds the data files as they are, and every
+## published release's files are intact. A data edit before `make release` fails here, in one line.
+release-check: $(STAMP)
+	$(BIN)/python -m conformance.catalog.releases --check
 
 ## Regenerate the committed, signed example report (reports/example/): a 2-node certification
 ## (~3 min); after `make release`, since the report records the release it ran under.

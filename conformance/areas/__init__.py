@@ -3,7 +3,7 @@
 `AREAS` is the registry: every part of the suite that needs to know the areas (the plugin's
 fixture registration, the cluster shape registry, the threshold lint, fault isolation, the
 report's links, the HTML page) iterates it; nothing else names them. Each area declares itself in
-`conformance/areas/<name>/area.py` (see conformance.run.area.Area), which imports nothing heavy.
+`conformance/areas/<name>/area.py` (see conformance.catalog.area.Area), which imports nothing heavy.
 The registry lint checks AREAS against tiers/vocabulary.yaml at every run, both ways.
 
 Adding an area: its package here, its checks in conformance/checks/<name>/, its `area.py`, one
@@ -18,7 +18,7 @@ from conformance.areas.recovery.area import AREA as RECOVERY
 from conformance.areas.topology.area import AREA as TOPOLOGY
 from conformance.areas.transport.area import AREA as TRANSPORT
 from conformance.areas.workload.area import AREA as WORKLOAD
-from conformance.run.area import Area
+from conformance.catalog.area import Area
 
 AREAS: tuple[Area, ...] = (DEVICE, TOPOLOGY, TRANSPORT, PERFORMANCE, RECOVERY, COLLECTIVE, WORKLOAD)
 

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from conformance.catalog.data import read_yaml_or_json, sha256_bytes, validate
+from conformance.catalog.vendor_calls import IMPORT, VendorHang, bounded_call
 from conformance.errors import UserError
-from conformance.run.vendor_calls import IMPORT, VendorHang, bounded_call
 
 if TYPE_CHECKING:  # hints only: importing Ray here would slow every CLI command
     from ray._private.accelerators.accelerator import AcceleratorManager
@@ -133,7 +133,7 @@ def resolve_manifest_path(path: str | Path) -> Path:
 def _check_names(raw: dict[str, Any]) -> None:
     """The vendor and product a report shows must print as they compare (verify's `names` line
     would refuse the report): refused here, before a run is spent on them."""
-    from conformance.signing import identity
+    from conformance import identity
 
     problems = identity.report_name_problems({"manifest": raw})
     if problems:

@@ -10,7 +10,7 @@ import textwrap
 from typing import Iterable
 
 from conformance.catalog.data import Check, SuiteData
-from conformance.report.sanitize import terminal
+from conformance.sanitize import terminal
 
 WIDTH = 100
 
@@ -41,7 +41,7 @@ def render(data: SuiteData, fmt: str, area: str | None = None, level: str | None
     if fmt == "md":
         from dataclasses import replace
 
-        from conformance.catalog.docs import checklist_markdown
+        from conformance.docgen.pages import checklist_markdown
         chosen = {c.id for c in checks}
         subset = replace(data, checklist=replace(data.checklist, checks=tuple(
             c for c in data.checklist.checks if c.id in chosen)))

@@ -21,8 +21,8 @@ def cmd_preflight(args: argparse.Namespace) -> int:
 
     from conformance.catalog.manifest import check_manifest
     from conformance.cluster.manager import SHARED, ClusterManager, ClusterStartError, prepare_driver
-    from conformance.report.sanitize import terminal
     from conformance.run.preflight import ERROR, Finding, host_state, render_lines, run_preflight
+    from conformance.sanitize import terminal
 
     t0 = time.monotonic()
     manifest = check_manifest(args.manifest)
@@ -58,7 +58,7 @@ def cmd_preflight(args: argparse.Namespace) -> int:
 
 def cmd_init(args: argparse.Namespace) -> int:
     from conformance.cli.scaffold import write_skeleton
-    from conformance.report.sanitize import terminal
+    from conformance.sanitize import terminal
 
     written, kept = write_skeleton(Path(args.dir), vendor=args.vendor, product=args.product,
                                    resource=args.resource, package=args.package,

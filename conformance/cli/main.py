@@ -1,6 +1,6 @@
 """`ray-conformance`: run the suite, inspect the checklist and tiers, validate manifests.
 
-Exit codes (conformance/cli/exit_codes.py): 0 success; 1 the run completed but the tier is below
+Exit codes (conformance/exit_codes.py): 0 success; 1 the run completed but the tier is below
 --require-tier (or, for verify/diff, a finding); 2 usage or input errors (one line, never a
 traceback); 20 a check hung uninterruptibly (report written); 21 interrupted (report written);
 22 the pytest run crashed (internal error).
@@ -17,8 +17,8 @@ from typing import Any, Callable
 
 from conformance import __version__
 from conformance.cli import numbers as cli_numbers
-from conformance.cli.exit_codes import Exit, from_pytest
 from conformance.errors import UserError
+from conformance.exit_codes import Exit, from_pytest
 
 _ENDED = {Exit.HUNG: "a check hung and could not be interrupted; the run ended early",
           Exit.INTERRUPTED: "the run was interrupted",
@@ -47,7 +47,7 @@ def cmd_checklist(args: argparse.Namespace) -> int:
 
 def cmd_tiers(args: argparse.Namespace) -> int:
     from conformance.catalog.data import load_suite_data
-    from conformance.catalog.docs import tiers_markdown
+    from conformance.docgen.pages import tiers_markdown
 
     data = load_suite_data()
     if args.format == "json":
@@ -69,10 +69,10 @@ def collective_summary(block: object) -> str:
 
 def cmd_validate_manifest(args: argparse.Namespace) -> int:
     from conformance.catalog.manifest import check_manifest, expected_contradictions, resolve_manager
-    from conformance.report.sanitize import terminal
     from conformance.run.preflight import refuse_node_start_hang
+    from conformance.sanitize import terminal
 
-    m = check_manifest(args.manifest)        # every call into the plugin bounded (conformance.run.vendor_calls)
+    m = check_manifest(args.manifest)        # every call into the plugin bounded (conformance.catalog.vendor_calls)
     manager = resolve_manager(m)
     refuse_node_start_hang(manager, m)
     if m.torch_device:   # importable here; it is called in every process the run starts
@@ -155,7 +155,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                                  "select": ",".join(chosen) if chosen is not None else None,
                                  "fault-driver": args.fault_driver,
                                  "fault-driver-options": args.fault_driver_options})
-    from conformance.report.sanitize import terminal
+    from conformance.sanitize import terminal
     print(terminal(f"ray-conformance: certifying {manifest.data['vendor']} / {manifest.data['product']} → {out_dir}"),
           flush=True)
     if chosen is not None:
@@ -187,7 +187,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     print("ray-conformance: checks: " + ", ".join(f"{k} {summary[k]}" for k in OUTCOMES if summary.get(k)))
     print(f"ray-conformance: tier achieved: {tier or 'none'}; reports in {out_dir}")
     if preflight and not preflight.get("ok", True):
-        from conformance.report.sanitize import terminal
+        from conformance.sanitize import terminal
         fatal = "; ".join(f"{f['where']}: {f['message']}" for f in preflight["findings"] if f["level"] == "error")
         print(terminal(f"ray-conformance: the preflight failed, so no check ran: {fatal}", limit=1500))
         return int(Exit.BELOW_TIER)
@@ -207,7 +207,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 def selected_checks(args: argparse.Namespace, data: Any, previous_report: Path) -> list[str] | None:
     """The check ids `--area/--check/--last-failed` limit the run to (None: no such option, the
     whole checklist). Unknown ids and a missing or invalid previous report are one-line errors."""
-    from conformance.run.selection import chosen_checks, failed_checks
+    from conformance.catalog.selection import chosen_checks, failed_checks
 
     if not (args.area or args.check or args.last_failed):
         return None
@@ -251,7 +251,7 @@ def cmd_inject(args: argparse.Namespace) -> int:
 
 
 def cmd_docs(args: argparse.Namespace) -> int:
-    from conformance.catalog.docs import write_docs
+    from conformance.docgen.pages import write_docs
 
     for path in write_docs(Path(args.out)):
         print(f"wrote {path}")
@@ -339,7 +339,7 @@ def main(argv: list[str] | None = None) -> int:
         handler: Callable[[argparse.Namespace], int] = args.func
         return handler(args)
     except UserError as exc:
-        from conformance.report.sanitize import terminal
+        from conformance.sanitize import terminal
         print(f"ray-conformance: error: {terminal(exc)}", file=sys.stderr)
         return int(Exit.USAGE)
     except KeyboardInterrupt:

@@ -9,7 +9,7 @@ import argparse
 import math
 from typing import Callable
 
-from conformance.report.sanitize import terminal
+from conformance.sanitize import terminal
 
 
 def number(kind: type, minimum: float, maximum: float, *, exclusive_minimum: bool = False) -> Callable[[str], float]:

@@ -20,7 +20,7 @@ from typing import Any, Sequence
 from conformance.catalog.data import load_suite_data
 from conformance.cli import numbers as cli_numbers
 from conformance.errors import UserError
-from conformance.report.sanitize import terminal
+from conformance.sanitize import terminal
 from conformance.signing import attestation, diff, keyring, keys, review, verify
 from conformance.signing.sign import sign_report_dir
 
@@ -109,7 +109,7 @@ def _review(args: argparse.Namespace) -> int:
                                 timeout_s=args.submission_timeout)
     failed = 1 if any(r.signature.startswith("error:") for r in rows) else 0
     if args.format == "html":  # a folder of pages, not one table on stdout
-        from conformance.report.html.dashboard import write_site
+        from conformance.signing.dashboard import write_site
         index = write_site(Path(args.dir), rows, args.out, timeout_s=args.submission_timeout)
         print(f"wrote {index} ({len(rows)} submission(s))")
         return failed

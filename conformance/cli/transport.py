@@ -59,8 +59,8 @@ def cmd_bench_transport(args: argparse.Namespace) -> int:
     manifest = check_manifest(args.manifest)
     if not manifest.transport:
         raise UserError(f"manifest: {args.manifest}: declares no transport (add a `transport` block)")
+    from conformance.catalog.vendor_calls import bounded_call
     from conformance.run.preflight import refuse_node_start_hang
-    from conformance.run.vendor_calls import bounded_call
 
     manager = prepare_driver(manifest)
     if not args.ray_address:        # a node-start call that hangs: one line, exit 2, before any cluster

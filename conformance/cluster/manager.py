@@ -15,6 +15,7 @@ from types import MappingProxyType
 from typing import Any, Iterator, Mapping, Sequence
 
 from conformance.catalog.manifest import Manifest, resolve_manager
+from conformance.catalog.vendor_calls import HangRecord, KnownHang
 from conformance.cluster.injection import (
     AUTOINSTALL_MODULE,
     DEVICE_ENV_VAR,
@@ -22,10 +23,9 @@ from conformance.cluster.injection import (
     install_managers,
     unit_instance_resources,
 )
-from conformance.run.clock import CLUSTER_STOP_S
-from conformance.run.timeouts import CheckTimeout
-from conformance.run.vendor_calls import HangRecord, KnownHang
-from conformance.run.waits import StillRunning, call_on_thread
+from conformance.timing.clock import CLUSTER_STOP_S
+from conformance.timing.timeouts import CheckTimeout
+from conformance.timing.waits import StillRunning, call_on_thread
 
 # Variables that change the semantics the checks assert; the suite clears them in nodes it starts.
 SEMANTICS_ENV_VARS = ("RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO",)
@@ -124,11 +124,11 @@ def ray_startup_timed_out(exc: BaseException) -> bool:
 def start_hung(exc: BaseException) -> bool:
     """Whether a cluster start ran into its hard timeout (also when Ray's compiled code re-raised
     it as another error). Only a hang condemns later shapes at once
-    (the run's `HangRecord`, conformance.run.vendor_calls): waiting it out again costs minutes per shape, while a
+    (the run's `HangRecord`, conformance.catalog.vendor_calls): waiting it out again costs minutes per shape, while a
     start that raises fails fast by itself and may be the shape's own (a node without the device,
     a preset visible-devices variable), and Ray's own registration wait or an interrupt says
     nothing about the plugin."""
-    from conformance.run.waits import carried_timeout
+    from conformance.timing.waits import carried_timeout
     return carried_timeout(exc) is not None
 
 

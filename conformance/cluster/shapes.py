@@ -82,7 +82,7 @@ CORE_KINDS: tuple[ShapeKind, ...] = (
 def all_kinds() -> tuple[ShapeKind, ...]:
     """The core shapes and every area's (each area names the module holding its KINDS)."""
     from conformance.areas import AREAS
-    from conformance.run.area import load_ref
+    from conformance.catalog.area import load_ref
 
     kinds = list(CORE_KINDS)
     for area in AREAS:

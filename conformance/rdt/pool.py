@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from conformance.rdt.registration import TransportSetup
-from conformance.run.timeouts import CheckTimeout
+from conformance.timing.timeouts import CheckTimeout
 
 HEALTH_TIMEOUT_S = 15.0  # knob: hang guard of endpoint health calls
 START_TIMEOUT_S = 120.0  # knob: hang guard of endpoint start
@@ -171,7 +171,7 @@ def destroy_group(group: Any) -> None:
 
 def alive(actor: Any, timeout_s: float = 5.0) -> bool:  # knob: liveness probe of one call
     """Whether the actor answers within timeout_s (dead, restarting or unreachable: False)."""
-    from conformance.run.waits import bounded_get
+    from conformance.timing.waits import bounded_get
     try:
         bounded_get(actor.info.remote(), timeout_s, "endpoint info")
         return True

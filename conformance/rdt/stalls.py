@@ -153,7 +153,7 @@ def gather(actors: list[Any], transport: str, pending: list[Pending]) -> StallEv
     wait), then classify."""
     import ray
 
-    from conformance.run.timeouts import CheckTimeout
+    from conformance.timing.timeouts import CheckTimeout
 
     involved = sorted({i for p in pending for i in (p.src, p.dst)})
     objs = sorted({p.obj_id for p in pending})

@@ -19,8 +19,8 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from conformance.rdt import payloads
-from conformance.run.clock import Clock
-from conformance.run.timeouts import CheckTimeout
+from conformance.timing.clock import Clock
+from conformance.timing.timeouts import CheckTimeout
 
 GET_TIMEOUT_S = 30.0          # knob: hang guard of one transfer (or consumer call) of a small payload
 DIGEST_TIMEOUT_S = 30.0       # knob: hang guard of asking a producer for its digest
@@ -48,7 +48,7 @@ def first_line(exc: BaseException) -> str:
 def settle(refs: Any, bound_s: float, what: str) -> tuple[str, Any]:
     """("data", the values) or ("error", first line of what Ray raised) within bound_s (in short
     slices, interruptible by the check's hard timeout); Hang when neither came."""
-    from conformance.run.waits import bounded_get
+    from conformance.timing.waits import bounded_get
 
     try:
         return "data", bounded_get(refs, bound_s, what)

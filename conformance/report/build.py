@@ -17,9 +17,9 @@ from tabulate import tabulate
 from conformance import SUITE_NAME
 from conformance.catalog.data import SuiteData, load_schema, schema_path, sha256_file
 from conformance.catalog.ladder import RunContext, compute_tiers
+from conformance.catalog.selection import is_partial, selection_record
 from conformance.report.results import TestRecord, summarize
-from conformance.report.sanitize import markdown_cell
-from conformance.run.selection import is_partial, selection_record
+from conformance.sanitize import markdown_cell
 
 OUTCOME_MARK = {"pass": "PASS", "fail": "FAIL", "error": "ERROR", "skip": "SKIP",
                 "not_applicable": "N/A", "waived": "WAIVED"}
@@ -38,7 +38,7 @@ def build_report(*, data: SuiteData, manifest: dict[str, Any], manifest_sha256: 
     ctx = RunContext(transport_declared=bool(manifest.get("transport")), nodes=int(cluster.get("nodes") or 0),
                      shape=shape)
     tier, tiers = compute_tiers(checks, data.checklist, data.ladder, ctx)
-    from conformance.signing.releases import current_version  # the release these data files belong to
+    from conformance.catalog.releases import current_version  # the release these data files belong to
 
     suite = {"name": SUITE_NAME, "version": current_version(), "checklist_sha256": data.checklist.sha256,
              "tiers_sha256": data.ladder.sha256, "report_schema_sha256": sha256_file(schema_path("report"))}
@@ -77,7 +77,7 @@ def write_json(report: dict[str, Any], out_dir: Path) -> Path:
 
 def ran_lines(report: dict[str, Any], limit: int = 20) -> list[str]:
     """A partial run's checks that ran, each with its outcome (and reason, unless it passed)."""
-    from conformance.report.sanitize import terminal
+    from conformance.sanitize import terminal
     not_run = set((report.get("selection") or {}).get("not_run") or [])
     ran = [c for c in report.get("checks") or [] if c["id"] not in not_run]
     lines = [f"this run's checks ({len(ran)}):"]
@@ -115,9 +115,9 @@ def host_note(report: dict[str, Any]) -> str:
 
 
 def checks_table(report: dict[str, Any]) -> str:
-    """The checks, each with the host's load while it ran (conformance.run.host_load): a bound
+    """The checks, each with the host's load while it ran (conformance.timing.host_load): a bound
     missed at load 4 per CPU reads differently from one missed on an idle host."""
-    from conformance.run.host_load import load_text
+    from conformance.timing.host_load import load_text
     rows = [[c["id"], c["area"], c["level"], OUTCOME_MARK[c["outcome"]], f"{c['duration_s']:.1f}",
              markdown_cell(load_text(c.get("host_load"))), markdown_cell(c["reason"] or "", limit=160)]
             for c in report["checks"]]

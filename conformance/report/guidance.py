@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from conformance.report.next_steps import next_steps_markdown
-from conformance.report.sanitize import markdown_code, markdown_text
+from conformance.sanitize import markdown_code, markdown_text
 
 
 def failures_markdown(report: Mapping[str, Any]) -> list[str]:
@@ -36,9 +36,44 @@ def preflight_markdown(report: Mapping[str, Any]) -> list[str]:
     return lines + [""]
 
 
-def host_markdown(report: Mapping[str, Any]) -> list[str]:
-    from conformance.run.preflight import left_behind_lines
+def _sized(summary: dict[str, Any], names: list[str]) -> str:
+    sizes = summary.get("shm_entry_mb") or {}
+    return ", ".join(f"{n} ({sizes[n]} MB)" if n in sizes else n for n in names[:5])
 
+
+def _folders(summary: dict[str, Any], names: list[str]) -> str:
+    empty = set(summary.get("shm_folders_empty") or [])
+    return ", ".join(f"{n} (empty)" if n in empty else n for n in names[:5])
+
+
+def left_behind_lines(summary: dict[str, Any]) -> list[str]:
+    """Lines about what this run left (its processes, the segments they held, folders they made in
+    /dev/shm); never a neighbour's."""
+    if not summary:
+        return []
+    procs = summary.get("ray_processes") or []
+    lines = []
+    if procs:
+        lines.append(f"{len(procs)} Ray process(es) of this run still alive: "
+                     + ", ".join(f"{p['pid']} ({p['kind']})" for p in procs[:10]))
+    if summary.get("shm_entries_count"):
+        lines.append(f"/dev/shm: {summary['shm_entries_count']} segment(s) this run's processes held are still there "
+                     f"({summary.get('shm_growth_mb', 0)} MB): " + _sized(summary, summary["shm_entries"]))
+    if summary.get("shm_folders"):
+        lines.append(f"/dev/shm: {len(summary['shm_folders'])} folder(s) this run's processes kept segments in are "
+                     "still there: " + _folders(summary, summary["shm_folders"]))
+    if summary.get("shm_unattributed_count"):
+        lines.append(f"/dev/shm: {summary['shm_unattributed_count']} new segment(s) held by no process "
+                     f"({summary.get('shm_unattributed_mb', 0)} MB), never seen held by this run's processes, so not "
+                     "counted as this run's (their creator is unknown): " + _sized(summary, summary["shm_unattributed"]))
+    if summary.get("shm_folders_unattributed"):
+        lines.append(f"/dev/shm: {len(summary['shm_folders_unattributed'])} new folder(s), no segment in them seen held by "
+                     "this run's processes, so not counted as this run's (their creator is unknown): "
+                     + _folders(summary, summary["shm_folders_unattributed"]))
+    return lines or ["nothing: no Ray process of this run alive, no /dev/shm segment or folder of this run left"]
+
+
+def host_markdown(report: Mapping[str, Any]) -> list[str]:
     host = report.get("host")
     if not host:
         return []

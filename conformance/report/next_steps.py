@@ -12,7 +12,7 @@ from typing import Any, Mapping
 
 from conformance.catalog.data import Checklist, Ladder
 from conformance.catalog.ladder import PARTITION_WHY, context_from_report, shape_ceiling, shape_limits
-from conformance.report.sanitize import markdown_cell, markdown_text
+from conformance.sanitize import markdown_cell, markdown_text
 
 SHORT = 300
 
@@ -104,7 +104,7 @@ def next_steps_markdown(steps: Mapping[str, Any] | None, doc_prefix: str = "") -
 
 def next_steps_terminal(steps: Mapping[str, Any] | None, limit: int = 8) -> list[str]:
     """A few lines for the terminal: blocking checks grouped by what to do (one line per action)."""
-    from conformance.report.sanitize import terminal
+    from conformance.sanitize import terminal
 
     if not steps or not steps.get("next_tier"):
         return []

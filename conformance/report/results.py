@@ -14,7 +14,7 @@ from typing import Any, Iterable, NoReturn
 
 from conformance.catalog.data import Checklist, Waiver
 from conformance.report.judges import contradiction
-from conformance.run.host_load import heavier
+from conformance.timing.host_load import heavier
 
 NOT_APPLICABLE_PREFIX = "not_applicable: "
 
@@ -38,7 +38,7 @@ class TestRecord:
     reason: str | None = None
     duration_s: float = 0.0
     metrics: dict[str, Any] = field(default_factory=dict)
-    host_load: dict[str, Any] | None = None   # the host's load while the call ran (conformance.run.host_load)
+    host_load: dict[str, Any] | None = None   # the host's load while the call ran (conformance.timing.host_load)
 
 
 def combine(outcomes: list[str]) -> str:

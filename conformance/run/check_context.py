@@ -16,16 +16,16 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import pytest
 
-from conformance.run.clock import Clock
 from conformance.run.state import METRICS_KEY
+from conformance.timing.clock import Clock
 
 if TYPE_CHECKING:
     from ray._private.accelerators.accelerator import AcceleratorManager
 
     from conformance.catalog.data import Check, SuiteData
     from conformance.catalog.manifest import Manifest
+    from conformance.catalog.vendor_calls import HangRecord
     from conformance.cluster.manager import ClusterShape
-    from conformance.run.vendor_calls import HangRecord
 
 C = TypeVar("C", bound="CheckContext")
 
@@ -134,10 +134,10 @@ class CheckContext:
 def resolve_shape(run: RunView, name: str) -> "ClusterShape":
     """The shape `name` for this run; n/a when it cannot exist here, a start error when the
     vendor call it needs is known to hang."""
+    from conformance.catalog.vendor_calls import KnownHang, VendorHang
     from conformance.cluster import shapes
     from conformance.cluster.manager import ClusterStartError
     from conformance.report.results import not_applicable
-    from conformance.run.vendor_calls import KnownHang, VendorHang
 
     # Resolving a shape asks the manager as Ray does at a node start: a call known to hang fails
     # it at once, and one found hanging here is recorded for every later shape.

@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from conformance.catalog.vendor_calls import KnownHang
 from conformance.report.local_paths import shorten_paths
-from conformance.report.sanitize import terminal
-from conformance.run.vendor_calls import KnownHang
+from conformance.sanitize import terminal
 
 if TYPE_CHECKING:
     from conformance.run.session import ConformanceRun
@@ -76,8 +76,8 @@ class RunHelp:
         that starts the nodes), within the call bound. A hang goes into the run's hang record, so
         the cluster starts and probes that need that call fail at once instead of each waiting out
         its own timeout; returns the finding that says so (None when nothing hung)."""
+        from conformance.catalog.vendor_calls import VendorHang
         from conformance.run.preflight import PROBLEM, Finding, node_start_env, probe_node_start
-        from conformance.run.vendor_calls import VendorHang
 
         if self.run.ray_address or not any(self._needs_shared([i]) or i.get_closest_marker("cluster")
                                            for i in items):
@@ -122,7 +122,7 @@ class RunHelp:
             return None
         from conformance.cluster.manager import SHARED, ClusterStartError
         from conformance.run.preflight import PROBLEM, Finding, render_lines, run_preflight, write_section
-        from conformance.run.timeouts import hard_timeout
+        from conformance.timing.timeouts import hard_timeout
 
         t0 = time.monotonic()
         cluster_ready = False
@@ -198,8 +198,8 @@ class RunHelp:
         report = self.run.report
         if not report:
             return
+        from conformance.report.guidance import left_behind_lines
         from conformance.report.next_steps import next_steps_terminal
-        from conformance.run.preflight import left_behind_lines
 
         tr = terminalreporter
         from conformance.report.results import OUTCOMES

@@ -25,8 +25,8 @@ from typing import Any, Iterable, Protocol
 
 from conformance.cluster.manager import ClusterStartError, ray_startup_timed_out
 from conformance.report.results import NOT_APPLICABLE_PREFIX, TestRecord, active_waiver
-from conformance.run.host_load import HostNotReady
-from conformance.run.waits import carried_timeout
+from conformance.timing.host_load import HostNotReady
+from conformance.timing.waits import carried_timeout
 
 UNFINISHED = "the check did not finish (run interrupted)"
 HOST_PREFIX = "not judged: host: "   # the reason of an error the host caused (report, tiers: an error, never a pass)

@@ -11,7 +11,7 @@ up here with the worker's own traceback, read from Ray's worker log when the tas
 
 Node start: before any cluster starts, each manager method Ray calls at a node start is called
 once in this process, within the call bound (`probe_node_start`): a hang found there is recorded
-in the run's HangRecord (conformance.run.vendor_calls), so every later cluster start and probe that
+in the run's HangRecord (conformance.catalog.vendor_calls), so every later cluster start and probe that
 needs that call fails at once; a command (`refuse_node_start_hang`) ends with one line instead.
 
 Findings have three levels: `error` (nothing meaningful can run: the run stops, the report
@@ -27,11 +27,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
+from conformance.catalog.vendor_calls import NODE_START_METHODS, HangRecord, KnownHang, VendorHang, bounded_call
 from conformance.cluster.manager import patched_environ
 from conformance.report.local_paths import shorten_paths
-from conformance.report.sanitize import terminal
-from conformance.run.vendor_calls import NODE_START_METHODS, HangRecord, KnownHang, VendorHang, bounded_call
-from conformance.run.waits import per_node_results
+from conformance.sanitize import terminal
+from conformance.timing.waits import per_node_results
 
 ERROR, PROBLEM, WARNING = "error", "problem", "warning"
 RAY_PROCESS_MARKERS = ("/raylet", "gcs_server", "default_worker.py", "ray::", "plasma_store",
@@ -219,43 +219,6 @@ def left_behind(before: dict[str, Any], after: dict[str, Any], sessions: Iterabl
             "shm_folders_empty": empty[:50]}
 
 
-def _sized(summary: dict[str, Any], names: list[str]) -> str:
-    sizes = summary.get("shm_entry_mb") or {}
-    return ", ".join(f"{n} ({sizes[n]} MB)" if n in sizes else n for n in names[:5])
-
-
-def _folders(summary: dict[str, Any], names: list[str]) -> str:
-    empty = set(summary.get("shm_folders_empty") or [])
-    return ", ".join(f"{n} (empty)" if n in empty else n for n in names[:5])
-
-
-def left_behind_lines(summary: dict[str, Any]) -> list[str]:
-    """Lines about what this run left (its processes, the segments they held, folders they made in
-    /dev/shm); never a neighbour's."""
-    if not summary:
-        return []
-    procs = summary.get("ray_processes") or []
-    lines = []
-    if procs:
-        lines.append(f"{len(procs)} Ray process(es) of this run still alive: "
-                     + ", ".join(f"{p['pid']} ({p['kind']})" for p in procs[:10]))
-    if summary.get("shm_entries_count"):
-        lines.append(f"/dev/shm: {summary['shm_entries_count']} segment(s) this run's processes held are still there "
-                     f"({summary.get('shm_growth_mb', 0)} MB): " + _sized(summary, summary["shm_entries"]))
-    if summary.get("shm_folders"):
-        lines.append(f"/dev/shm: {len(summary['shm_folders'])} folder(s) this run's processes kept segments in are "
-                     "still there: " + _folders(summary, summary["shm_folders"]))
-    if summary.get("shm_unattributed_count"):
-        lines.append(f"/dev/shm: {summary['shm_unattributed_count']} new segment(s) held by no process "
-                     f"({summary.get('shm_unattributed_mb', 0)} MB), never seen held by this run's processes, so not "
-                     "counted as this run's (their creator is unknown): " + _sized(summary, summary["shm_unattributed"]))
-    if summary.get("shm_folders_unattributed"):
-        lines.append(f"/dev/shm: {len(summary['shm_folders_unattributed'])} new folder(s), no segment in them seen held by "
-                     "this run's processes, so not counted as this run's (their creator is unknown): "
-                     + _folders(summary, summary["shm_folders_unattributed"]))
-    return lines or ["nothing: no Ray process of this run alive, no /dev/shm segment or folder of this run left"]
-
-
 # ---------------------------------------------------------------------------------- cluster
 def _result_value(call: dict[str, Any] | None) -> Any:
     if not call or not call.get("ok"):
@@ -367,14 +330,14 @@ def _noop() -> None:
 
 def measure_worker_start(timeout_s: float) -> float | None:
     """Time one fresh worker (max_calls=1, nothing of the plugin) from submission to its result,
-    and note it as this run's worker-start measurement (conformance.run.host_load): the bounds
+    and note it as this run's worker-start measurement (conformance.timing.host_load): the bounds
     that wait on Ray's machinery stretch by how slow this host starts workers. None: it did not
     finish within `timeout_s` (noted as that long)."""
     import time
 
     import ray
 
-    from conformance.run.host_load import note_machinery
+    from conformance.timing.host_load import note_machinery
 
     t0 = time.monotonic()
     try:

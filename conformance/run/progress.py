@@ -9,7 +9,7 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Sequence
 
-from conformance.report.sanitize import terminal
+from conformance.sanitize import terminal
 
 LINE_WIDTH = 100
 MARK = {"pass": "PASS", "fail": "FAIL", "error": "ERROR", "skip": "SKIP", "not_applicable": "N/A",

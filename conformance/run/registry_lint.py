@@ -63,7 +63,7 @@ def area_problems(items: Iterable[tuple[str, str, str]], areas: Sequence[Any],
     for a test outside it). A DP check's test must sit in the device area's folder: that is where
     the next reader looks for it, and where the threshold lint scans.
     """
-    from conformance.run.area import registry_problems
+    from conformance.catalog.area import registry_problems
 
     problems = registry_problems(tuple(areas), vocabulary_areas)
     by_prefix = {a.prefix: a for a in areas}

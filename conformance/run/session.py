@@ -19,20 +19,20 @@ import pytest
 
 from conformance.catalog.data import SuiteData, load_suite_data
 from conformance.catalog.manifest import Manifest, load_manifest
+from conformance.catalog.selection import selection_record
+from conformance.catalog.vendor_calls import HangRecord
 from conformance.cluster import shapes
 from conformance.cluster.manager import ClusterManager, ClusterShape, ClusterStartError, ClusterStopHung, prepare_driver
 from conformance.report.build import build_report, now_iso, ran_lines, tier_table
 from conformance.report.environment import fingerprint
 from conformance.report.results import TestRecord, aggregate
-from conformance.report.sanitize import terminal
 from conformance.report.writer import ReportWriter
 from conformance.run.outcomes import apply_phase, new_record, waiver_xfail
 from conformance.run.registry_lint import lint_registry
-from conformance.run.selection import selection_record
 from conformance.run.state import METRICS_KEY
-from conformance.run.timeouts import hard_timeout
-from conformance.run.vendor_calls import HangRecord
 from conformance.run.watchdog import Watchdog
+from conformance.sanitize import terminal
+from conformance.timing.timeouts import hard_timeout
 
 CHECKS_DIR = Path(__file__).resolve().parent.parent / "checks"
 
@@ -188,9 +188,9 @@ class ConformanceRun:
 
     # ------------------------------------------------------------------ execution
     def timeout_for(self, item: pytest.Item) -> float:
-        """The check's hard timeout, stretched as its inner bounds are (conformance.run.host_load):
+        """The check's hard timeout, stretched as its inner bounds are (conformance.timing.host_load):
         a bound a check widened for a loaded host must not meet an unstretched outer one first."""
-        from conformance.run.host_load import machinery_factor
+        from conformance.timing.host_load import machinery_factor
         cid = self.item_checks.get(item.nodeid)
         check = self.data.checklist.by_id().get(cid or "")
         base = float(check.timeout_s) if check and check.timeout_s else self.default_timeout
@@ -204,7 +204,7 @@ class ConformanceRun:
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, None, None]:
-        from conformance.run import host_load
+        from conformance.timing import host_load
 
         start = host_load.read_cpu_times()
         try:
@@ -252,7 +252,7 @@ class ConformanceRun:
                    "history": list(self.clusters.history)}
         if cluster["mode"] is None:
             cluster["nodes"] = 0
-        from conformance.run.host_load import RECORD
+        from conformance.timing.host_load import RECORD
         cluster["machinery"] = RECORD.as_json()   # what the run measured of Ray's machinery, and the factor
         sections = dict(self.sections)
         from conformance.report.local_paths import display_path

@@ -1,5 +1,5 @@
 """The watchdog's last resort: a check hung in code that cannot be interrupted (a C call, a
-lock). The hard timeout (conformance.run.timeouts) waits its grace, then calls `Watchdog.abort`:
+lock). The hard timeout (conformance.timing.timeouts) waits its grace, then calls `Watchdog.abort`:
 the report is written marked interrupted, with the unfinished check failed for the hang, and the
 process ends at once with WATCHDOG_EXIT (a normal exit would wait for the hung thread forever).
 """
@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import Callable, Protocol, TextIO
 
-from conformance.cli.exit_codes import WATCHDOG_EXIT
+from conformance.exit_codes import WATCHDOG_EXIT
 
 
 class WriteReports(Protocol):

@@ -11,13 +11,13 @@ Modules, one job each:
   sign         `sign_report_dir`: sign a folder, refusing first what verify would refuse
   submission   the one reader of a report folder (sign and verify share it)
   trust        each report field's trust status (schemas/report.trust.yaml), enforced
-  identity     names compared NFKC-normalised; names that print invisibly, mix scripts or look
-               alike (TR39 confusable skeleton, data in unicode/confusables.tsv)
   revocation   a key revoked from a date counts only for reports signed before it
-  releases     released suite versions -> data-file digests (tiers/releases.yaml)
+  dashboard    the reviewer's pages (`review --format html`)
   verify       every check a verifier makes, each reported on its own line
   review       a table over a folder of submissions
   diff         regressions between two reports (CI gate)
+Below it, shared with the catalog: conformance/identity.py (names compared NFKC-normalised; names
+that print invisibly, mix scripts or look alike: the TR39 skeleton, data in conformance/unicode/)
+and conformance/catalog/releases.py (released suite versions -> data-file digests).
 """
-# Nothing is imported here: `python -m conformance.signing.releases` would otherwise find its own
-# module loaded before it runs (a RuntimeWarning on every `make docs`).
+# Nothing is imported here.

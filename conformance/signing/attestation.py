@@ -147,7 +147,7 @@ def build_statement(report: Mapping[str, Any], digests: Mapping[str, str], schem
 
 def release_descriptors(entry: Mapping[str, Any]) -> dict[str, str]:
     """{ResourceDescriptor name: sha256} of a release entry (releases.current_entry() shape)."""
-    from conformance.signing.releases import DESCRIPTOR_NAMES
+    from conformance.catalog.releases import DESCRIPTOR_NAMES
 
     out = {DESCRIPTOR_NAMES[f]: str(entry[f]) for f in DESCRIPTOR_NAMES if entry.get(f)}
     out.update({f"schemas/{name}": str(sha) for name, sha in (entry.get("schemas_sha256") or {}).items()})

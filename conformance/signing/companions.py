@@ -23,7 +23,7 @@ from typing import Any, Mapping
 
 from conformance import SUITE_NAME
 from conformance.catalog.strict_input import as_list, as_map
-from conformance.report.sanitize import terminal
+from conformance.sanitize import terminal
 
 _CASE_OUTCOME = {"failure": "fail", "error": "error"}
 MAX_PROBLEMS = 6
@@ -162,7 +162,7 @@ def markdown_problems(report: Mapping[str, Any], text: str) -> tuple[list[str], 
     """(problems, derived): report.md against report.json; derived when byte-equal to this
     verifier's rendering, else cross-checked statement by statement."""
     from conformance.report.build import OUTCOME_MARK, render_markdown
-    from conformance.report.sanitize import markdown_cell
+    from conformance.sanitize import markdown_cell
 
     try:
         if render_markdown(dict(report)) == text:

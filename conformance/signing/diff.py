@@ -26,7 +26,7 @@ NEW is a regression (a figure that stopped being measured may hide a slowdown).
 
 Refused as unreadable input (exit 2): reports that are not schema-valid, NaN/Infinity
 anywhere (the strict reader), a check id listed twice, a tolerance that is not a finite
-number >= 0. Every string shown comes through conformance.report.sanitize.
+number >= 0. Every string shown comes through conformance.sanitize.
 """
 from __future__ import annotations
 
@@ -43,7 +43,7 @@ from conformance.catalog import data
 from conformance.catalog.ladder import PASSING, tier_rank
 from conformance.catalog.strict_input import as_map
 from conformance.errors import UserError
-from conformance.report.sanitize import markdown_cell, terminal
+from conformance.sanitize import markdown_cell, terminal
 from conformance.signing import attestation as att
 
 HIGHER_IS_BETTER = ("_gbps", "_bandwidth", "bandwidth_gbps", "_per_s", "_speedup")
@@ -150,8 +150,8 @@ def _identity(report: Mapping[str, Any]) -> dict[str, Any]:
 def same_product_problem(old: Mapping[str, Any], new: Mapping[str, Any]) -> str | None:
     """Why OLD and NEW are not two runs of one product under one release (None: they are).
 
-    Vendor and product compare NFKC-normalised and trimmed (signing/identity.py)."""
-    from conformance.signing.identity import same
+    Vendor and product compare NFKC-normalised and trimmed (conformance/identity.py)."""
+    from conformance.identity import same
 
     a, b = _identity(old), _identity(new)
     differ = [k for k in a if not same(a[k], b[k])]

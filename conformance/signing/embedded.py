@@ -19,7 +19,7 @@ import jsonschema
 
 from conformance import SUITE_NAME
 from conformance.catalog import data
-from conformance.report.sanitize import terminal
+from conformance.sanitize import terminal
 
 
 def manifest_problem(report: Mapping[str, Any], schema_file: Path) -> str | None:

@@ -31,11 +31,11 @@ import math
 from typing import Any, Mapping
 
 from conformance.catalog.data import Check, Checklist
+from conformance.catalog.selection import partial_reasons
 from conformance.catalog.strict_input import as_list, as_map
 from conformance.report import judges
 from conformance.report.results import OUTCOMES
-from conformance.report.sanitize import terminal
-from conformance.run.selection import partial_reasons
+from conformance.sanitize import terminal
 
 NOT_CERTIFICATION = "not a certification run"
 

@@ -23,7 +23,7 @@ The signature's keyid is only a hint for picking a key; every trusted key is sti
 `vendors` is the identity binding: verify accepts a report only when its manifest vendor is
 one the signing key is bound to (a key given alone with `--key` is bound to no vendor list:
 the person passing it vouches for it). Names are compared NFKC-normalised and trimmed
-(signing/identity.py). A keyring is refused when a key or vendor name has a character that
+(conformance/identity.py). A keyring is refused when a key or vendor name has a character that
 prints as nothing or as a plain space, mixes scripts ("Ray Аccelerator" with a Cyrillic А), or
 looks like another name of the keyring (the same confusable skeleton, Unicode TR39). The file
 is read with the strict loader, so a key given twice in one entry (two `public_key:` lines) is
@@ -41,10 +41,10 @@ from typing import Any
 
 import jsonschema
 
+from conformance import identity
 from conformance.catalog.data import format_validation_error, read_yaml_or_json
 from conformance.errors import UserError
-from conformance.report.sanitize import terminal
-from conformance.signing import identity
+from conformance.sanitize import terminal
 from conformance.signing.keys import PublicKey, algorithm_of, keyid, load_public_key, load_public_key_pem
 
 SCHEMA_NAME = "keyring.schema.json"

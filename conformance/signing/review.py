@@ -18,14 +18,15 @@ from typing import Any, Iterator, Sequence
 import jsonschema
 from tabulate import tabulate
 
+from conformance import identity
 from conformance.catalog import capabilities as caps
-from conformance.catalog import data
+from conformance.catalog import data, releases
 from conformance.catalog.ladder import compute_tiers
 from conformance.catalog.strict_input import as_list, as_map
 from conformance.errors import UserError
-from conformance.report.sanitize import markdown_cell, terminal
+from conformance.sanitize import markdown_cell, terminal
 from conformance.signing import attestation as att
-from conformance.signing import identity, releases, trust
+from conformance.signing import trust
 from conformance.signing.keyring import TrustedKey
 from conformance.signing.verify import _finished_date, _release_waivers, effective_checks, release_inputs, verify_path
 

@@ -10,9 +10,10 @@ import json
 from pathlib import Path
 from typing import Any
 
+from conformance.catalog import releases
 from conformance.errors import UserError
-from conformance.report.sanitize import terminal
-from conformance.signing import dsse, keys, releases, submission
+from conformance.sanitize import terminal
+from conformance.signing import dsse, keys, submission
 from conformance.signing.attestation import (
     BUNDLE_NAME,
     ENVELOPE_NAME,

@@ -17,7 +17,7 @@ import jsonschema
 
 from conformance.catalog import data
 from conformance.errors import UserError
-from conformance.report.sanitize import terminal
+from conformance.sanitize import terminal
 from conformance.signing import attestation as att
 from conformance.signing import trust
 
@@ -52,7 +52,7 @@ def schema_problem(report: Any, schema_path: Path) -> str | None:
 
 def report_schema_for(report: Any, releases_file: Path | None = None) -> Path:
     """The schema verify validates `report` with: its release's, else this installation's."""
-    from conformance.signing import releases
+    from conformance.catalog import releases
 
     path = Path(releases_file or releases.default_path())
     suite = report.get("suite") if isinstance(report, dict) else None
@@ -77,8 +77,8 @@ def trust_problem(section: str, doc: Any) -> str | None:
 
 def name_problem(report: Any) -> str | None:
     """Why the manifest's vendor or product could print like another name (verify's `names` line;
-    signing/identity.py), or None. For sign to refuse first, as it does the other lines here."""
-    from conformance.signing import identity
+    conformance/identity.py), or None. For sign to refuse first, as it does the other lines here."""
+    from conformance import identity
 
     problems = identity.report_name_problems(report) if isinstance(report, dict) else []
     return "; ".join(problems) or None

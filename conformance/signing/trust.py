@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from conformance.catalog import data
 from conformance.catalog.strict_input import utc_datetime
-from conformance.report.sanitize import terminal
+from conformance.sanitize import terminal
 
 if TYPE_CHECKING:
     from conformance.catalog.ladder import RunContext

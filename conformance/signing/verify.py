@@ -6,7 +6,7 @@ Checks, in order:
   revocation    a key revoked from a date (keyring `revoked`) counts only for reports signed before
                 it (signing/revocation.py: the SIG's list of kept reports, else the release's
                 publication and finished_at bound the signing date)
-  names         the manifest's vendor and product print as they compare (signing/identity.py)
+  names         the manifest's vendor and product print as they compare (conformance/identity.py)
   bundle        a report.sigstore.json beside report.intoto.json carries the same envelope
   statement     payloadType, Statement type and predicate type are the ones we sign
   subject NAME  each signed file digest equals the file beside the envelope (one line per subject)
@@ -56,13 +56,13 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from conformance.catalog import capabilities, data, strict_input
+from conformance.catalog import capabilities, data, releases, strict_input
 from conformance.catalog.ladder import compute_tiers, required_checks
 from conformance.catalog.strict_input import as_list, as_map
 from conformance.errors import UserError
-from conformance.report.sanitize import terminal
+from conformance.sanitize import terminal
 from conformance.signing import attestation as att
-from conformance.signing import dsse, embedded, evidence, releases, revocation, submission, trust
+from conformance.signing import dsse, embedded, evidence, revocation, submission, trust
 from conformance.signing.canonical import loads_strict
 from conformance.signing.keyring import TrustedKey
 

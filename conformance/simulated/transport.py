@@ -111,6 +111,20 @@ def reap_orphaned_segments(shm_dir: str = "/dev/shm") -> int:
     return reaped
 
 
+class _Segments:
+    """SIMXFER's segments for a cluster harness that ends (conformance.cluster.hosts.cluster.SegmentKeeper)."""
+
+    def live_creator(self, entry: str) -> int | None:
+        pid = segment_creator(entry)
+        return pid if pid is not None and creator_alive(pid) else None
+
+    def reap_orphans(self) -> int:
+        return reap_orphaned_segments()
+
+
+SEGMENTS = _Segments()
+
+
 def _layout(tensors: List[torch.Tensor]) -> Tuple[List[int], int]:
     """Byte offsets of each tensor in the segment, and the segment size."""
     offsets, end = [], 0

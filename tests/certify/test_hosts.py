@@ -16,6 +16,7 @@ import yaml
 
 from conformance.cluster.hosts import netns
 from conformance.cluster.hosts.cluster import HostCluster, bin_path
+from conformance.simulated.transport import SEGMENTS
 from suite_runner import BROKEN, CHECKS, ROOT, SIM_MANIFEST, outcomes
 
 # The tier the same manifest reaches on ray.cluster_utils nodes the suite starts itself:
@@ -31,7 +32,7 @@ PARTITION_FILES = (str(CHECKS / "recovery/test_recovery_nodes.py"),
 
 @pytest.fixture(scope="module")
 def hosts() -> Iterator[HostCluster]:
-    with HostCluster(SIM_MANIFEST, hosts=HOSTS) as hc:
+    with HostCluster(SIM_MANIFEST, hosts=HOSTS, segments=SEGMENTS) as hc:
         yield hc
     assert not any(hc.leftovers().values()), hc.leftovers()
 
@@ -116,7 +117,8 @@ def faulty_manifest(folder: Path) -> Path:
 
 def test_partition_checks_have_teeth(tmp_path: Path) -> None:
     manifest = faulty_manifest(tmp_path / "m")
-    with HostCluster(manifest, hosts=HOSTS, extra_env={"RAY_rdt_fetch_fail_timeout_milliseconds": "10000"}) as hc:
+    with HostCluster(manifest, hosts=HOSTS, extra_env={"RAY_rdt_fetch_fail_timeout_milliseconds": "10000"},
+                     segments=SEGMENTS) as hc:
         proc, report = certify(hc, tmp_path / "out", *with_driver(hc), "--",
                                f"{PARTITION_FILES[0]}::test_partitioned_node_is_replaced_and_rejoins_as_new_node",
                                PARTITION_FILES[1], manifest=manifest)
@@ -128,7 +130,7 @@ def test_partition_checks_have_teeth(tmp_path: Path) -> None:
 
 
 def test_nothing_left_when_the_body_fails() -> None:
-    hc = HostCluster(SIM_MANIFEST, hosts=1)
+    hc = HostCluster(SIM_MANIFEST, hosts=1, segments=SEGMENTS)
     with pytest.raises(RuntimeError, match="a failing test"):
         with hc:
             assert netns.pids(hc.members[0].net.namespace), "the host runs Ray"
@@ -143,7 +145,7 @@ def test_shm_leftovers_count_dead_creators_not_live_processes_outside_the_cluste
 
     from conformance.cluster.hosts.cluster import _shm_entries
 
-    hc = HostCluster(SIM_MANIFEST, hosts=1)
+    hc = HostCluster(SIM_MANIFEST, hosts=1, segments=SEGMENTS)
     hc._shm_before = set(_shm_entries())
     live = Path(f"/dev/shm/simxfer-{os.getpid()}-leftovertest")   # this process: alive, not in the cluster
     dead = Path("/dev/shm/simxfer-4194305-leftovertest")           # above any pid_max: never alive
@@ -178,7 +180,7 @@ def test_certification_runs_as_a_ray_job(tmp_path: Path) -> None:
     work.mkdir()
     (work / "manifest.yaml").write_text(SIM_MANIFEST.read_text())
     out = tmp_path / "reports"
-    with HostCluster(SIM_MANIFEST, hosts=2, dashboard=True) as hc:
+    with HostCluster(SIM_MANIFEST, hosts=2, dashboard=True, segments=SEGMENTS) as hc:
         head = hc.members[0].net.address
         proc = hc.run_in(0, [bin_path("ray"), "job", "submit", "--address", f"http://{head}:8265",
                              "--working-dir", str(work), "--",

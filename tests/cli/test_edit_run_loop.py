@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from conformance.catalog.selection import chosen_checks, failed_checks, id_ranges, partial_reasons
 from conformance.cli.main import main
-from conformance.run.selection import chosen_checks, failed_checks, id_ranges, partial_reasons
 from suite_runner import SIM_MANIFEST
 
 ACTIVE = {"DP-001": "device", "DP-002": "device", "DP-004": "device", "TR-001": "transport"}

@@ -185,7 +185,7 @@ def test_local_paths_are_shortened(tmp_path: Path, monkeypatch: pytest.MonkeyPat
 
 
 def test_markdown_code_defuses_fences() -> None:
-    from conformance.report.sanitize import markdown_code
+    from conformance.sanitize import markdown_code
 
     assert "~~~" not in markdown_code("a\n~~~\n```\x1b[2Jb")
     assert "\x1b" not in markdown_code("\x1b[31mred")
@@ -305,7 +305,7 @@ def test_host_findings_and_left_behind() -> None:
     # by the processes that held them: seg1 was seen held by this run; another job holds "theirs"
     assert left["shm_entries"] == ["seg1"] and left["shm_growth_mb"] == 50.0
     assert left["shm_unattributed"] == ["nobodys"] and left["shm_unattributed_mb"] == 3.0
-    from conformance.run.preflight import left_behind_lines
+    from conformance.report.guidance import left_behind_lines
     text = " ".join(left_behind_lines(left))
     assert "theirs" not in text and "not counted as this run's" in text
 
@@ -315,7 +315,8 @@ def test_left_on_the_host_sees_below_the_top_of_dev_shm_and_calls_folders_folder
     (seen held by the run while it lived) and an empty folder: the file is the run's, named with
     its size; folders are folders, never segments (process_owners.shm_entries walks the tree)."""
     from conformance.cluster import process_owners
-    from conformance.run.preflight import left_behind, left_behind_lines
+    from conformance.report.guidance import left_behind_lines
+    from conformance.run.preflight import left_behind
 
     (tmp_path / "vendor" / "stage").mkdir(parents=True)
     (tmp_path / "vendor" / "stage" / "buf-7").write_bytes(b"x" * (1 << 20))

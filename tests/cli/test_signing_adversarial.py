@@ -14,12 +14,13 @@ from cryptography.hazmat.primitives import serialization
 
 from conformance.catalog import (
     data,
+    releases,
     strict_input,
 )
 from conformance.cli.main import main as cli_main
 from conformance.errors import UserError
 from conformance.signing import attestation as att
-from conformance.signing import dsse, keys, pkcs8, releases
+from conformance.signing import dsse, keys, pkcs8
 from conformance.signing.canonical import canonical_json
 from conformance.signing.keyring import key_from_file, load_keyring
 from conformance.signing.sign import sign_report_dir

@@ -27,10 +27,10 @@ from typing import Any, Callable
 import pytest
 import yaml
 
-from conformance.catalog import capabilities, data
+from conformance.catalog import capabilities, data, releases
 from conformance.catalog.ladder import compute_tiers
 from conformance.signing import attestation as att
-from conformance.signing import dsse, keys, releases, submission, trust
+from conformance.signing import dsse, keys, submission, trust
 from conformance.signing.canonical import canonical_json
 from conformance.signing.keyring import key_from_file
 from conformance.signing.verify import Verification, effective_checks, verify_path

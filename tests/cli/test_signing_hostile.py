@@ -16,7 +16,7 @@ from hypothesis import strategies as hs
 sys.path.insert(0, str(Path(__file__).parent))
 
 from conformance.errors import UserError
-from conformance.report.sanitize import markdown_cell, terminal
+from conformance.sanitize import markdown_cell, terminal
 from conformance.signing import attestation as att
 from conformance.signing import diff, keyring, keys, review
 from conformance.signing.keyring import key_from_file
@@ -129,7 +129,7 @@ def test_review_turns_any_exception_into_that_row(env: dict[str, Any], monkeypat
 
 
 def test_the_dashboard_does_not_follow_a_symlink_out_of_a_submission(env: dict[str, Any], tmp_path: Path) -> None:
-    from conformance.report.html.dashboard import write_site
+    from conformance.signing.dashboard import write_site
 
     subs = tmp_path / "subs"
     folder = write_report_dir(subs / "linked", build_report())

@@ -255,7 +255,7 @@ def test_review_html_of_a_report_with_hundreds_of_charts_is_bounded(world: dict[
     out = tmp_path / "site"
     started = time.monotonic()
     rows = review.review_folder(subs, None, releases_file=world["releases"])
-    from conformance.report.html.dashboard import write_site
+    from conformance.signing.dashboard import write_site
 
     index = write_site(subs, rows, out).read_text(encoding="utf-8")
     page = (out / "submissions" / "many" / "report.html").read_text(encoding="utf-8")
@@ -265,7 +265,7 @@ def test_review_html_of_a_report_with_hundreds_of_charts_is_bounded(world: dict[
 
 def test_a_page_that_takes_too_long_is_cut_by_the_submission_timeout(world: dict[str, Any], tmp_path: Path,
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    from conformance.report.html import dashboard
+    from conformance.signing import dashboard
 
     def slow(*args: Any, **kwargs: Any) -> tuple[str, list[str]]:
         time.sleep(30)

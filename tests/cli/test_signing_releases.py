@@ -10,10 +10,10 @@ import pytest
 import yaml
 
 import conformance
-from conformance.catalog import data
+from conformance.catalog import data, releases
 from conformance.catalog.capabilities import capabilities_path
 from conformance.errors import UserError
-from conformance.signing import keys, releases
+from conformance.signing import keys
 from conformance.signing.keyring import key_from_file
 from conformance.signing.sign import sign_report_dir
 from conformance.signing.verify import verify_path
@@ -28,9 +28,15 @@ def test_committed_releases_file_lists_the_current_version() -> None:
     assert conformance.__version__ in known
 
 
-def test_committed_entry_matches_the_data_files() -> None:
-    """Fails when checklist/tiers/schema changed without the release step (`make release`)."""
-    proc = subprocess.run([sys.executable, "-m", "conformance.signing.releases", "--check"],
+def test_published_releases_are_intact_and_the_data_released_or_awaiting_the_release_step() -> None:
+    """A published release's files are never lost or rewritten (always a failure). Data files that
+    no release holds yet are a data edit awaiting the release step (`make release`, once per
+    release, at merge): not a failure here, so a threshold edit is one edit plus `make docs`; the
+    landing gate is `make release-check` in .ci/run, which refuses them with the same one line."""
+    assert releases.missing_files() == []
+    if releases.current_version().endswith("+unreleased"):
+        pytest.skip(releases.UNRELEASED_HINT)
+    proc = subprocess.run([sys.executable, "-m", "conformance.catalog.releases", "--check"],
                           capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert proc.returncode == 0, proc.stderr
 

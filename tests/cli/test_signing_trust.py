@@ -67,7 +67,7 @@ def test_every_table_entry_names_a_field_that_exists() -> None:
 def test_every_statement_field_has_a_status() -> None:
     report = build_report(plugin_artifact={"name": "plugin.whl", "sha256": "ab" * 32})
     st = att.build_statement(report, {n: "cd" * 32 for n in att.REPORT_FILES}, "ef" * 32,
-                             att.release_descriptors(__import__("conformance.signing.releases", fromlist=["x"])
+                             att.release_descriptors(__import__("conformance.catalog.releases", fromlist=["x"])
                                                      .current_entry()))
     assert trust.unknown_fields("statement", st) == []
     leaves = [p for p in trust.load_table()["statement"]]
@@ -236,7 +236,7 @@ def test_each_statement_field_perturbed_alone_and_resigned(env: dict[str, Any], 
     folder = signed(env, build_report())
     report = json.loads((folder / "report.json").read_text())
     digests = {n: data.sha256_file(folder / n) for n in att.REPORT_FILES}
-    from conformance.signing import releases
+    from conformance.catalog import releases
 
     st = att.build_statement(report, digests, data.sha256_file(data.schema_path("report")),
                              att.release_descriptors(releases.current_entry()))

@@ -13,13 +13,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conformance.catalog import data
+from conformance.catalog import data, releases
 from conformance.catalog.capabilities import capabilities_path
 from conformance.catalog.ladder import required_checks
 from conformance.cli.signing import main
 from conformance.errors import UserError
 from conformance.signing import attestation as att
-from conformance.signing import dsse, keys, releases
+from conformance.signing import dsse, keys
 from conformance.signing.canonical import canonical_json
 from conformance.signing.keyring import key_from_file
 from conformance.signing.sign import sign_report_dir

@@ -6,9 +6,9 @@ import time
 import pytest
 
 from conformance.areas.device.contract import ProbeFailed, run_contract_probe
+from conformance.catalog.vendor_calls import HangRecord, KnownHang, VendorHang, bounded_call
 from conformance.run.preflight import probe_node_start
-from conformance.run.timeouts import CheckTimeout, hard_timeout
-from conformance.run.vendor_calls import HangRecord, KnownHang, VendorHang, bounded_call
+from conformance.timing.timeouts import CheckTimeout, hard_timeout
 from suite_runner import BROKEN
 
 
@@ -84,7 +84,7 @@ class _HangsCounting:
 
 
 def test_the_preflight_probe_records_the_first_node_start_hang(monkeypatch: pytest.MonkeyPatch) -> None:
-    from conformance.run import vendor_calls
+    from conformance.catalog import vendor_calls
     # 3 s: the bound must end the 30 s hang, and the calls before it return at once even on a loaded machine
     monkeypatch.setattr(vendor_calls, "knobs", lambda: {"call_bound_s": 3, "stuck_grace_s": 30,
                                                         "probe_timeout_s": 60})
@@ -130,8 +130,8 @@ def test_host_probes_announce_each_method_whoever_calls_it(capsys: pytest.Captur
 def test_a_command_refuses_a_node_start_hang_in_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
     """What preflight, topology and bench-transport do before they start a cluster (measured with
     the shipped bound on the hanging plugin: 21-22 s to the one line, exit 2)."""
+    from conformance.catalog import vendor_calls
     from conformance.catalog.manifest import load_manifest
-    from conformance.run import vendor_calls
     from conformance.run.preflight import refuse_node_start_hang
     # 3 s: the bound must end the 30 s hang, and the calls before it return at once even on a loaded machine
     monkeypatch.setattr(vendor_calls, "knobs", lambda: {"call_bound_s": 3, "stuck_grace_s": 30,

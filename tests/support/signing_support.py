@@ -13,9 +13,8 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from conformance import SUITE_NAME
-from conformance.catalog import data
+from conformance.catalog import data, releases
 from conformance.catalog.ladder import compute_tiers, context_from_report
-from conformance.signing import releases
 
 FINISHED_AT = "2026-03-01T12:00:00Z"
 # What `ray-conformance run` records for a whole run (conformance/run/certification.py).

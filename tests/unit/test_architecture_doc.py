@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 from conformance.areas import AREAS
-from conformance.run.area import Area
+from conformance.catalog.area import Area
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = (ROOT / "docs" / "architecture.md").read_text()
@@ -68,7 +68,7 @@ def test_the_add_an_area_recipe_lists_every_area_field() -> None:
     recipe = PAGE.split("### Add an area", 1)[1].split("###", 1)[0]
     listed = set(re.search(r"its `Area` \(([^)]*)\)", recipe.replace("\n", " ")).group(1).replace(" ", "").split(","))
     fields = {f.name for f in dataclasses.fields(Area)} - {"name", "prefix"}
-    assert listed == fields, f"the recipe's Area fields differ from run/area.py: {sorted(listed ^ fields)}"
+    assert listed == fields, f"the recipe's Area fields differ from catalog/area.py: {sorted(listed ^ fields)}"
 
 
 def test_every_make_target_the_page_names_exists() -> None:

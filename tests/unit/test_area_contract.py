@@ -9,7 +9,7 @@ from types import SimpleNamespace
 import pytest
 
 from conformance.areas import AREAS
-from conformance.run.area import Area, registry_problems
+from conformance.catalog.area import Area, load_ref, registry_problems
 from conformance.run.preflight import manifest_refs
 from conformance.run.session import ConformanceRun, declared_sections
 
@@ -50,3 +50,12 @@ def test_the_registry_lint_holds_state_keys_and_manifest_refs() -> None:
     assert "area 'b': manifest_refs ['manager'] name fields of no manifest_block" in problems
     assert sum("its state key is another area's too" in p for p in problems) == 2
     assert registry_problems((a,), {"a": "AA"}) == []
+
+
+def test_every_report_html_block_is_drawn_by_its_own_area() -> None:
+    """report.html draws an area's blocks only through the registry, with the area's own code:
+    no renderer of an area lives in the core (conformance/report/html/ draws the page around them)."""
+    for area in AREAS:
+        for block in area.html:
+            assert block.render.split(":")[0].startswith(area.package + "."), (area.name, block.render)
+            assert callable(load_ref(block.render)), (area.name, block.render)

@@ -10,9 +10,10 @@ from typing import Any
 
 import pytest
 
+from conformance.catalog import releases
 from conformance.run import certification
 from conformance.run.command import CHECKS_DIR, suite_command
-from conformance.signing import releases, trust
+from conformance.signing import trust
 
 
 def _as_recorded(cmd: list[str], monkeypatch: pytest.MonkeyPatch, *, addopts: list[str] = (),  # type: ignore[assignment]

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from conformance.areas import AREAS
-from conformance.run.area import Area, load_ref
+from conformance.catalog.area import Area, load_ref
 from conformance.run.check_context import CheckContext
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -1,7 +1,7 @@
 """The docs are generated from the data they describe and must not go stale unseen.
 
 Every generated file and every generated block or value inside a hand-written page
-(conformance/catalog/doc_blocks.py) must equal what `ray-conformance docs` makes from the data now;
+(conformance/docgen/blocks.py) must equal what `ray-conformance docs` makes from the data now;
 what a person wrote by hand may name only checks the checklist holds and may not copy a param's
 value (it writes `<!-- param: ID.name -->` instead, which `make docs` fills).
 """
@@ -15,7 +15,8 @@ import pytest
 from conformance.areas.device.contract import CONTRACT_METHODS
 from conformance.areas.device.methods import METHODS
 from conformance.catalog.data import Check, load_suite_data
-from conformance.catalog.doc_blocks import (
+from conformance.cli.main import main
+from conformance.docgen.blocks import (
     CHECK_ID,
     DocError,
     check_entry,
@@ -24,8 +25,7 @@ from conformance.catalog.doc_blocks import (
     hand_written,
     splice,
 )
-from conformance.catalog.docs import load_teeth_table, render_docs
-from conformance.cli.main import main
+from conformance.docgen.pages import load_teeth_table, render_docs
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"

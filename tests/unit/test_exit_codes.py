@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.cli.exit_codes import WATCHDOG_EXIT, Exit, from_pytest
+from conformance.exit_codes import WATCHDOG_EXIT, Exit, from_pytest
 
 
 def test_watchdog_code_does_not_collide_with_pytest() -> None:

@@ -6,10 +6,10 @@ import pytest
 
 from conformance.areas.device.contract import CALLING, last_call
 from conformance.catalog.manifest import load_manifest
+from conformance.catalog.vendor_calls import KnownHang
 from conformance.cluster import manager as cluster_module
 from conformance.cluster.manager import ClusterHandle, ClusterManager, ClusterShape, ClusterStartError
-from conformance.run.timeouts import CheckTimeout
-from conformance.run.vendor_calls import KnownHang
+from conformance.timing.timeouts import CheckTimeout
 
 
 def test_probe_names_the_call_it_hung_in() -> None:

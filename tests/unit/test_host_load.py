@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from conformance.run import host_load
-from conformance.run.host_load import CheckLoad, CpuTimes, MachineryRecord, between, load_text
+from conformance.timing import host_load
+from conformance.timing.host_load import CheckLoad, CpuTimes, MachineryRecord, between, load_text
 
 
 def test_the_factor_follows_the_slowest_measured_machinery_or_the_run_queue() -> None:
@@ -50,8 +50,8 @@ def test_the_load_between_two_readings(tmp_path: Path) -> None:
 
 
 def test_the_call_bound_stretches_with_load_and_the_environment_sets_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    from conformance.catalog import vendor_calls
     from conformance.errors import UserError
-    from conformance.run import vendor_calls
     monkeypatch.delenv(vendor_calls.CALL_BOUND_ENV, raising=False)
     monkeypatch.setattr(host_load, "RECORD", MachineryRecord())
     monkeypatch.setattr(host_load, "load_per_cpu", lambda: 0.2)
@@ -85,7 +85,7 @@ def test_a_node_that_cannot_register_in_time_is_the_hosts_failure_not_the_plugin
         assert "the plugin was not judged" in rec.reason
         action = action_for({"outcome": rec.outcome, "reason": rec.reason}, None)
         assert "nothing to fix in the plugin" in action and "fix the plugin so" not in action
-    from conformance.run.host_load import HostNotReady
+    from conformance.timing.host_load import HostNotReady
     pending = new_record("t::p", "TL-009")
     apply_phase(pending, _Rep("call"), HostNotReady("selector X (spread) was not placed by Ray within 120s although "
                                                     "the labels of {a} match it"))

@@ -1,5 +1,5 @@
-"""Names compared and printed the way people read them (conformance/signing/identity.py,
-conformance/report/sanitize.py, the TR39 table in conformance/signing/unicode/).
+"""Names compared and printed the way people read them (conformance/identity.py,
+conformance/sanitize.py, the TR39 table in conformance/unicode/).
 
 By class, not by example: every invisible character class (default-ignorable code points,
 variation selectors, blanks and fillers, spaces other than U+0020, unassigned and private-use
@@ -12,10 +12,10 @@ import unicodedata
 
 import pytest
 
+from conformance import identity
 from conformance.report.html.model import clean_tree
-from conformance.report.sanitize import BLANK, DEFAULT_IGNORABLE, invisible, markdown_cell, terminal
-from conformance.signing import identity
-from conformance.signing.unicode import confusables
+from conformance.sanitize import BLANK, DEFAULT_IGNORABLE, invisible, markdown_cell, terminal
+from conformance.unicode import confusables
 
 REAL = "ExampleCorp"
 # One of each class (the issue's five first), each inserted into the real name.

@@ -11,8 +11,8 @@ import jsonschema
 import pytest
 
 from conformance.catalog.data import load_schema
+from conformance.catalog.selection import is_partial, partial_reasons, selection_record
 from conformance.report import judges
-from conformance.run.selection import is_partial, partial_reasons, selection_record
 from conformance.signing.evidence import evidence_lines
 from signing_support import PASSING_METRICS, build_report, suite
 

@@ -15,7 +15,7 @@ from packaging.requirements import Requirement
 from packaging.version import Version
 
 import conformance
-from conformance.signing import releases
+from conformance.catalog import releases
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -40,9 +40,12 @@ def test_the_release_certifies_exactly_the_tested_ray_series() -> None:
     tested = sorted({_series(_pin("constraints-ray-oldest.txt", "ray")), _series(_pin("constraints.txt", "ray"))},
                     key=Version)
     assert len(tested) >= 2, "the window is proven on at least two Ray releases"
-    current = releases.load_releases()[releases.current_version()]
-    assert list(current.ray_versions) == tested, (current.ray_versions, tested)
+    # The release step writes the pinned series into the release it appends: what the next release names.
     assert releases.pinned_ray_series() == tested
+    current = releases.load_releases().get(releases.current_version())
+    if current is None:
+        return   # a data edit awaiting `make release` (no release holds the data yet; .ci/run's release-check)
+    assert list(current.ray_versions) == tested, (current.ray_versions, tested)
 
 
 def test_the_package_admits_the_window_and_nothing_else() -> None:

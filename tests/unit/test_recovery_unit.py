@@ -14,8 +14,8 @@ from conformance.areas.recovery.bounds import SCENARIO_CHECKS, scenario_bound
 from conformance.areas.recovery.scenario import recorder_for, render_markdown, scenario
 from conformance.catalog.data import load_checklist
 from conformance.errors import UserError
-from conformance.run.clock import Clock, ScenarioFailed
-from conformance.run.timeouts import CheckTimeout
+from conformance.timing.clock import Clock, ScenarioFailed
+from conformance.timing.timeouts import CheckTimeout
 
 ENV = "SIMACC_VISIBLE_DEVICES"
 

@@ -14,16 +14,16 @@ from typing import Any
 import pytest
 
 from conformance.catalog.data import Waiver
-from conformance.cli.exit_codes import WATCHDOG_EXIT
 from conformance.cluster.manager import ClusterStartError
+from conformance.exit_codes import WATCHDOG_EXIT
 from conformance.report import writer as report_writer
 from conformance.report.results import NOT_APPLICABLE_PREFIX
 from conformance.report.writer import REPORT_FILES, ReportWriter, archive_previous
 from conformance.run.outcomes import UNFINISHED, apply_phase, first_line, new_record, reason_from_exception, waiver_xfail
 from conformance.run.registry_lint import lint_registry
 from conformance.run.state import RUN, run_of, stash_of
-from conformance.run.timeouts import CheckTimeout
 from conformance.run.watchdog import Watchdog
+from conformance.timing.timeouts import CheckTimeout
 
 
 # ------------------------------------------------------------------------------ registry lint
@@ -118,7 +118,7 @@ def test_teardown_failure_is_an_error_unless_the_call_failed() -> None:
 
 
 def test_time_left_is_the_enclosing_hard_timeouts() -> None:
-    from conformance.run.timeouts import hard_timeout, time_left
+    from conformance.timing.timeouts import hard_timeout, time_left
 
     assert time_left() is None
     with hard_timeout(30, "t"):
@@ -283,7 +283,7 @@ def test_the_suite_command_blocks_every_other_installed_pytest_plugin() -> None:
 
 # ------------------------------------------------------------------------------ calls no signal can cut
 def test_call_on_thread_returns_the_value_or_raises_the_calls_own_error() -> None:
-    from conformance.run.waits import call_on_thread
+    from conformance.timing.waits import call_on_thread
 
     assert call_on_thread(lambda: 42, 5, "answer") == 42
     with pytest.raises(KeyError, match="missing"):
@@ -291,7 +291,7 @@ def test_call_on_thread_returns_the_value_or_raises_the_calls_own_error() -> Non
 
 
 def test_call_on_thread_says_where_a_call_is_stuck_when_its_bound_runs_out() -> None:
-    from conformance.run.waits import StillRunning, call_on_thread
+    from conformance.timing.waits import StillRunning, call_on_thread
 
     release = threading.Event()
 

@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
+from conformance.catalog import releases
 from conformance.catalog.ladder import required_checks
 from conformance.cli.signing import main
-from conformance.signing import keys, releases
+from conformance.signing import keys
 from conformance.signing.sign import sign_report_dir
 from signing_support import build_report, suite, write_releases, write_report_dir
 

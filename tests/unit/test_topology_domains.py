@@ -64,7 +64,7 @@ def test_the_broken_provider_variant_is_caught(monkeypatch: pytest.MonkeyPatch, 
 
 
 def test_report_html_draws_each_island(eight: dict) -> None:
-    from conformance.report.html.model import topology
+    from conformance.areas.topology.report import topology
 
     report = {"sections": {"Topology": {"data": {"nodes": [{"node_id": "ab" * 8, "plugin": {"description": eight},
                                                             "ray": {}}]}}}}

@@ -89,7 +89,7 @@ def test_the_area_registry_matches_the_vocabulary_both_ways() -> None:
     import dataclasses
 
     from conformance.areas import AREAS
-    from conformance.run.area import registry_problems
+    from conformance.catalog.area import registry_problems
 
     vocab = data.load_vocabulary()
     assert registry_problems(AREAS, vocab.area_prefix) == []
@@ -122,7 +122,7 @@ def test_every_area_declares_what_the_suite_reads_and_it_resolves() -> None:
     from pathlib import Path
 
     from conformance.areas import AREAS
-    from conformance.run.area import load_ref
+    from conformance.catalog.area import load_ref
 
     root = Path(__file__).resolve().parents[2]
     for a in AREAS:

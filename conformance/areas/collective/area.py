@@ -3,7 +3,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from conformance.run.area import Area, HtmlSection
+from conformance.catalog.area import Area, HtmlSection
 
 if TYPE_CHECKING:
     from conformance.areas.collective.context import CollectiveContext

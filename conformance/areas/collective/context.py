@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from conformance.areas.collective.config import CollectiveConfig
 from conformance.areas.collective.members import SPEC_ENV, CollectiveMember, register_backend, spec_env
 from conformance.run.check_context import CheckContext
-from conformance.run.waits import StillRunning, call_on_thread
+from conformance.timing.waits import StillRunning, call_on_thread
 
 if TYPE_CHECKING:
     from conformance.run.check_context import RunView
@@ -46,8 +46,8 @@ def first_line(exc: BaseException) -> str:
 
 def bounded(refs: Any, timeout_s: float, what: str) -> Any:
     """ray.get with a total bound; every failure becomes CollectiveError naming `what`."""
-    from conformance.run.timeouts import CheckTimeout
-    from conformance.run.waits import bounded_get
+    from conformance.timing.timeouts import CheckTimeout
+    from conformance.timing.waits import bounded_get
 
     try:
         return bounded_get(refs, timeout_s, what)
@@ -65,7 +65,7 @@ def bounded_driver_call(fn: Any, timeout_s: float, what: str) -> Any:
     unbounded ray.get) on a daemon thread; CollectiveError naming `what` when it does not return
     within the bound. The hard timeout cannot cut a wait inside Ray's C++ get, so the driver's own
     thread never makes one; the caller discards the members, which ends the abandoned wait."""
-    from conformance.run.timeouts import CheckTimeout
+    from conformance.timing.timeouts import CheckTimeout
 
     try:
         return call_on_thread(fn, timeout_s, f"collective: {what}")

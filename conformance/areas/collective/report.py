@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-from conformance.report.sanitize import markdown_cell as clean_text
+from conformance.sanitize import markdown_cell as clean_text
 
 if TYPE_CHECKING:
     from conformance.run.check_context import RunView

@@ -3,7 +3,7 @@ from typing import Any
 
 import pytest
 
-from conformance.run.area import Area
+from conformance.catalog.area import Area
 
 CONTRACT: "pytest.StashKey[Any]" = pytest.StashKey()
 """The run's contract probe (conformance.areas.device.context.ContractProbe): run once, on the first

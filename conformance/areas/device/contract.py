@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 from conformance.areas.device.contract_probe import CALLING, MARKER, ROUND_TRIPS
 from conformance.areas.device.host_detection import DETECTION_METHODS
-from conformance.run.vendor_calls import NODE_START_METHODS, HangRecord, KnownHang, hang_text
-from conformance.run.vendor_calls import knobs as vendor_knobs
+from conformance.catalog.vendor_calls import NODE_START_METHODS, HangRecord, KnownHang, hang_text
+from conformance.catalog.vendor_calls import knobs as vendor_knobs
 
 if TYPE_CHECKING:
     from conformance.run.check_context import RunView

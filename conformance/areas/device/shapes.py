@@ -24,7 +24,7 @@ PRESET_IDS = ("1", "2")   # knob: structure: two devices pre-selected, a third (
 
 
 def _preset_visible(manifest: Any, manager: type[AcceleratorManager] | None) -> ClusterShape:
-    from conformance.run.vendor_calls import bounded_call
+    from conformance.catalog.vendor_calls import bounded_call
     env_var = bounded_call(manager.get_visible_accelerator_ids_env_var,
                            method="get_visible_accelerator_ids_env_var") if manager is not None else None
     if env_var is None:

@@ -4,7 +4,7 @@ Its one fixture, `performance_ctx`, is in conformance.areas.performance.fixtures
 is the RDT harness's (the run's TransportContext under conformance.rdt.fixtures.CONTEXT), which it
 shares with the transport area.
 """
-from conformance.run.area import Area, HtmlSection
+from conformance.catalog.area import Area, HtmlSection
 
 AREA = Area(
     name="performance", prefix="PF",
@@ -12,7 +12,7 @@ AREA = Area(
     doc="docs/transport.md#performance-method-pf-001pf-004-conformanceareasperformancebenchpy",
     fixtures="conformance.areas.performance.fixtures",
     section="Transport",
-    html=(HtmlSection("pairwise", "Pairwise bandwidth matrix", "conformance.report.html.model:pairwise_section",
+    html=(HtmlSection("pairwise", "Pairwise bandwidth matrix", "conformance.areas.performance.report:pairwise_section",
                       nav="Pairwise"),),
     manifest_block="transport",
     manifest_refs=("manager",),

@@ -4,7 +4,7 @@ from typing import Any
 
 import pytest
 
-from conformance.run.area import Area, HtmlSection
+from conformance.catalog.area import Area, HtmlSection
 
 
 @dataclass
@@ -26,7 +26,7 @@ AREA = Area(
     shapes="conformance.areas.recovery.shapes",
     state=STATE,
     section="Recovery",
-    html=(HtmlSection("recovery", "Recovery timeline", "conformance.report.html.model:recovery",
+    html=(HtmlSection("recovery", "Recovery timeline", "conformance.areas.recovery.report:recovery",
                       "No recovery scenarios in this report: the recovery checks did not run.", nav="Recovery"),),
     disrupts_cluster=True,
 )

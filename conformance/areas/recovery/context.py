@@ -23,7 +23,7 @@ from conformance.areas.recovery.bounds import scenario_bound
 from conformance.areas.recovery.devices import DeviceNode
 from conformance.areas.recovery.scenario import scenario
 from conformance.run.check_context import CheckContext
-from conformance.run.clock import Clock
+from conformance.timing.clock import Clock
 
 if TYPE_CHECKING:
     from conformance.areas.recovery.nodes import NodeLab

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 from conformance.areas.recovery.actors import Holder
 from conformance.areas.recovery.audit import audit
-from conformance.run.clock import Clock
-from conformance.run.timeouts import CheckTimeout
+from conformance.timing.clock import Clock
+from conformance.timing.timeouts import CheckTimeout
 
 if TYPE_CHECKING:
     from ray._private.accelerators.accelerator import AcceleratorManager

@@ -23,12 +23,12 @@ from typing import TYPE_CHECKING, Any
 from conformance.areas.recovery.area import STATE, RecoveryState
 from conformance.areas.recovery.bounds import FAST_HEALTH_CHECK
 from conformance.areas.recovery.devices import DeviceNode, available, kill_quietly, spawn_holders, total
+from conformance.catalog.vendor_calls import VendorHang, bounded_call
 from conformance.cluster.faults import NODE_KEY, NODE_NAME_ENV, POOL_KEY, ROLES, ClusterUtilsFaultDriver, NodeRef
 from conformance.cluster.manager import ClusterHandle, ClusterShape, detection_args, patched_environ, shape_node_labels
 from conformance.run.check_context import CheckContext
-from conformance.run.clock import Clock
 from conformance.run.state import stash_of
-from conformance.run.vendor_calls import VendorHang, bounded_call
+from conformance.timing.clock import Clock
 
 if TYPE_CHECKING:
     from ray._private.accelerators.accelerator import AcceleratorManager

@@ -3,7 +3,7 @@
 A *scenario* is one failure and what must follow it ("kill the actor; its device is free again
 and a new actor can use it"). Each runs inside `scenario(...)`, which
 
-* gives the scenario a clock and bounded waits (conformance.run.clock: `Clock.wait_for`, `Clock.get`): every wait
+* gives the scenario a clock and bounded waits (conformance.timing.clock: `Clock.wait_for`, `Clock.get`): every wait
   ends at its own bound or the scenario's, whichever comes first, and a wait that runs out
   fails the check with the scenario's name and the elapsed time, instead of hanging;
 * records the scenario (bound, elapsed, outcome) in the check's metrics and in the report's
@@ -17,9 +17,9 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, Iterator
 
 from conformance.areas.recovery.area import AREA, STATE, RecoveryState
-from conformance.run.clock import Clock
 from conformance.run.state import stash_of
-from conformance.run.timeouts import CheckTimeout
+from conformance.timing.clock import Clock
+from conformance.timing.timeouts import CheckTimeout
 
 if TYPE_CHECKING:
     from conformance.run.check_context import RunView
@@ -95,7 +95,7 @@ def scenario(run: RunView | None, metrics: dict[str, Any] | None, check: str, na
             outcome, detail = "fail", f"took {clock.elapsed():.1f}s, over its {clock.bound_s:g}s bound"
             raise clock.fail("the scenario took longer than its bound")
     except BaseException as exc:
-        from conformance.run.waits import carried_timeout
+        from conformance.timing.waits import carried_timeout
 
         carried = carried_timeout(exc)   # the hard timeout, possibly wrapped by Ray's C++ get
         if carried is not None:

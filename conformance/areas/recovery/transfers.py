@@ -35,7 +35,7 @@ from conformance.cluster.manager import ClusterShape
 from conformance.rdt import transfer
 from conformance.rdt.pool import destroy_group, make_group, pair_node, start_endpoints
 from conformance.rdt.registration import TransportSetup
-from conformance.run.clock import CONTROL_CALL_S, Clock
+from conformance.timing.clock import CONTROL_CALL_S, Clock
 
 TIMEOUT_ENV = "RAY_rdt_fetch_fail_timeout_milliseconds"
 FETCH_TIMEOUT_CHECK = "FR-014"   # the check whose requirement states the shape's lowered timeout
@@ -71,10 +71,10 @@ _FETCH_SCALE: list[float] = []   # this run's factor, fixed at its first use (no
 def fetch_scale() -> float:
     """How far this run stretches the lowered fetch timeout: Ray must run a receive within it, and
     on a loaded host it ran one later than 5 s (FR-015 then saw Ray's "not found in RDT object
-    store after 5.0s" instead of the injected error). Measured once (conformance.run.host_load),
+    store after 5.0s" instead of the injected error). Measured once (conformance.timing.host_load),
     then fixed: the nodes' environment, the driver's copy and the checks' bounds use one value."""
     if not _FETCH_SCALE:
-        from conformance.run.host_load import machinery_factor
+        from conformance.timing.host_load import machinery_factor
         _FETCH_SCALE.append(machinery_factor("fetch"))
     return _FETCH_SCALE[0]
 

@@ -3,7 +3,7 @@ from typing import Any
 
 import pytest
 
-from conformance.run.area import Area, HtmlSection
+from conformance.catalog.area import Area, HtmlSection
 
 FACTS: "pytest.StashKey[tuple[tuple[str, ...], list[Any]]]" = pytest.StashKey()
 """Per-node topology facts with the alive node ids they were probed on (probe once per cluster)."""
@@ -15,7 +15,7 @@ AREA = Area(
     fixtures="conformance.areas.topology.pytest_support",
     state=FACTS,
     section="Topology",
-    html=(HtmlSection("topology", "Topology", "conformance.report.html.model:topology",
+    html=(HtmlSection("topology", "Topology", "conformance.areas.topology.report:topology",
                       "No topology data in this report: neither the topology checks nor the device census ran."),),
     manifest_block="topology",
     manifest_refs=("provider",),

@@ -12,7 +12,7 @@ from typing import Any
 
 from conformance.areas.topology.facts import NodeFacts
 from conformance.areas.topology.probe import node_facts_probe
-from conformance.run.waits import NO_RESULT, per_node_results
+from conformance.timing.waits import NO_RESULT, per_node_results
 
 PROBE_TIMEOUT_S = 45.0  # knob: hang guard of the per-node probe
 

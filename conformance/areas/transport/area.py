@@ -4,7 +4,7 @@ Its one fixture, `transport_ctx`, is in conformance.areas.transport.fixtures; it
 the RDT harness's (the run's TransportContext under conformance.rdt.fixtures.CONTEXT in the run's
 stash), which the performance area shares.
 """
-from conformance.run.area import Area, HtmlSection
+from conformance.catalog.area import Area, HtmlSection
 
 AREA = Area(
     name="transport", prefix="TR",
@@ -12,7 +12,7 @@ AREA = Area(
     doc="docs/transport.md#the-checks",
     fixtures="conformance.areas.transport.fixtures",
     section="Transport",
-    html=(HtmlSection("bandwidth", "Transport bandwidth by size", "conformance.report.html.model:bandwidth_section",
+    html=(HtmlSection("bandwidth", "Transport bandwidth by size", "conformance.areas.transport.report:bandwidth_section",
                       nav="Bandwidth"),),
     manifest_block="transport",
     manifest_refs=("manager",),

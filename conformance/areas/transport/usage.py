@@ -7,7 +7,7 @@ transport (`<NAME>_RECOVERY`, see conformance.rdt.faults): unarmed, it is the ve
 the tracing records; armed, it can hold a receive or end the receiving process mid-transfer. It
 is registered before the check's own actors exist, so they carry it.
 
-Each check is one `Clock` (conformance.run.clock): every wait ends at its own bound from the
+Each check is one `Clock` (conformance.timing.clock): every wait ends at its own bound from the
 checklist's params, and a wait that runs out fails the check naming the step. The transfers are
 the RDT harness's bounded ones (conformance.rdt.transfer); a fresh actor must answer within the
 harness's start guard (conformance.rdt.pool.START_TIMEOUT_S).
@@ -25,8 +25,8 @@ from conformance.rdt.pool import START_TIMEOUT_S, destroy_group, make_group, pai
 from conformance.rdt.registration import TransportSetup
 from conformance.rdt.transfer import first_line, short
 from conformance.run.check_context import CheckContext
-from conformance.run.clock import CONTROL_CALL_S, Clock
-from conformance.run.timeouts import CheckTimeout
+from conformance.timing.clock import CONTROL_CALL_S, Clock
+from conformance.timing.timeouts import CheckTimeout
 
 __all__ = ["UsageCtx", "short"]
 

@@ -2,7 +2,7 @@
 
 Its checks move tensors with the manifest's transport (the RDT harness, conformance.rdt), so the
 area certifies the manifest's `transport` block: without one its checks are not applicable."""
-from conformance.run.area import Area, HtmlSection
+from conformance.catalog.area import Area, HtmlSection
 
 AREA = Area(
     name="workload", prefix="WL",

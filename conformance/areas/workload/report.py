@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from conformance.report.sanitize import markdown_cell as clean_text
+from conformance.sanitize import markdown_cell as clean_text
 
 SECTION = "Workload"
 COLOURS = ("#1565c0", "#2e7d32", "#6a1b9a", "#ef6c00", "#00838f", "#ad1457")

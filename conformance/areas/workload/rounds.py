@@ -10,7 +10,7 @@ from conformance.areas.workload.actors import WorkloadActor
 from conformance.areas.workload.sync import SyncPlan, SyncRecord, memory_problems, round_problems, timed
 from conformance.rdt.pool import Endpoints, alive_nodes, start_endpoints
 from conformance.rdt.transfer import first_line
-from conformance.run.clock import Clock
+from conformance.timing.clock import Clock
 
 
 def placement(resource: str, device: str, receivers: int) -> list[str]:

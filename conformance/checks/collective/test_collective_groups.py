@@ -16,7 +16,7 @@ import pytest
 from conformance import leftovers
 from conformance.areas.collective import programs
 from conformance.areas.collective.context import CollectiveCtx, CollectiveError, Hang, bounded, wait_until
-from conformance.run.timeouts import time_left
+from conformance.timing.timeouts import time_left
 
 pytestmark = pytest.mark.cluster("shared")
 

@@ -15,7 +15,7 @@ from conformance.areas.device import host_detection as hosts
 from conformance.areas.device.context import DeviceCtx
 from conformance.cluster.manager import ClusterStartError
 from conformance.run.fixtures import not_applicable
-from conformance.run.waits import bounded_get
+from conformance.timing.waits import bounded_get
 
 
 def detect_on_this_node(manager_ref: str) -> dict[str, Any]:

@@ -9,7 +9,7 @@ from conformance.areas.device.context import DeviceCtx
 from conformance.cluster.probes import StateActor, split_ids, visible_state
 from conformance.cluster.requests import demand
 from conformance.run.fixtures import not_applicable
-from conformance.run.waits import bounded_get
+from conformance.timing.waits import bounded_get
 
 GET_TIMEOUT_S = 60.0  # knob: hang guard of live device tasks; the DP checks state no time
 pytestmark = pytest.mark.cluster("shared")

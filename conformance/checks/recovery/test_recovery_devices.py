@@ -33,7 +33,7 @@ from conformance.areas.recovery.devices import (
 from conformance.cluster.manager import ClusterStartError
 from conformance.cluster.requests import demand
 from conformance.report.judges import judge
-from conformance.run.clock import Clock
+from conformance.timing.clock import Clock
 
 pytestmark = pytest.mark.cluster("recovery-devices")
 

@@ -19,8 +19,8 @@ from conformance.areas.recovery.context import NodeRecoveryCtx
 from conformance.areas.recovery.devices import kill_quietly, make_ledger, spawn_holders, states, total, wait_dead, wait_restarted
 from conformance.areas.recovery.nodes import fill, labels_match, release, signature
 from conformance.cluster.requests import demand
-from conformance.run.clock import Clock
-from conformance.run.timeouts import CheckTimeout
+from conformance.timing.clock import Clock
+from conformance.timing.timeouts import CheckTimeout
 
 pytestmark = pytest.mark.cluster("recovery-nodes")
 LONG_S = 600.0   # knob: a call/task still running when its node dies, not a bound
@@ -39,7 +39,7 @@ def assert_clean(clock: Clock, problems: list[str], when: str) -> None:
 def survivor_states(clock: Clock, holders: list[Any], ready_s: float) -> list[Any]:
     """Each holder's state, or why it did not answer (a dead survivor must not end the check early)."""
     from conformance.rdt.transfer import first_line
-    from conformance.run.waits import bounded_get
+    from conformance.timing.waits import bounded_get
 
     out: list[Any] = []
     for h in holders:

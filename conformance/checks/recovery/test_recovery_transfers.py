@@ -27,9 +27,9 @@ from conformance.areas.recovery.transfers import (
 from conformance.rdt.payloads import same_bytes
 from conformance.rdt.pool import alive, destroy_group, make_group
 from conformance.rdt.transfer import first_line, outcome, wait_dead
-from conformance.run.clock import CONTROL_CALL_S, Clock
 from conformance.run.fixtures import not_applicable
-from conformance.run.timeouts import CheckTimeout
+from conformance.timing.clock import CONTROL_CALL_S, Clock
+from conformance.timing.timeouts import CheckTimeout
 
 pytestmark = pytest.mark.cluster("recovery-transfers")
 KILL_AFTER_S = 1.0          # FR-013: the source dies this far into the held receive (held_receive_s)

@@ -33,8 +33,8 @@ def _fail(problems: list[str], what: str, metrics: dict[str, Any]) -> None:
 
 def group_wait(ctx: TopologyCtx) -> float:
     """group_timeout_s, stretched by how slowly this host starts Ray's workers and places work
-    (conformance.run.host_load): a group Ray may place gets that long on a loaded host."""
-    from conformance.run.host_load import scaled_bound
+    (conformance.timing.host_load): a group Ray may place gets that long on a loaded host."""
+    from conformance.timing.host_load import scaled_bound
     return scaled_bound(float(ctx.param("group_timeout_s")), "worker_start")
 
 @pytest.mark.check("TL-013")

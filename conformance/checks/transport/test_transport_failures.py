@@ -18,8 +18,8 @@ from conformance.areas.transport.usage import UsageCtx, short
 from conformance.rdt.payloads import same_bytes
 from conformance.rdt.pool import alive
 from conformance.rdt.transfer import first_line, wait_dead
-from conformance.run.clock import CONTROL_CALL_S, Clock
-from conformance.run.timeouts import CheckTimeout
+from conformance.timing.clock import CONTROL_CALL_S, Clock
+from conformance.timing.timeouts import CheckTimeout
 
 pytestmark = pytest.mark.cluster("shared")
 

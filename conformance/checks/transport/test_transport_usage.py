@@ -20,8 +20,8 @@ from conformance.rdt.payloads import build, describe, same_bytes, seeded
 from conformance.rdt.pool import alive
 from conformance.rdt.stalls import Pending, StallEvidence, gather, unproduced_by
 from conformance.rdt.transfer import first_line, outcome, wait_dead
-from conformance.run.clock import Clock
-from conformance.run.timeouts import CheckTimeout
+from conformance.timing.clock import Clock
+from conformance.timing.timeouts import CheckTimeout
 
 pytestmark = pytest.mark.cluster("shared")
 RAY_ISSUE_NO_TRANSPORT = "https://github.com/ray-project/ray/issues/66264"
@@ -207,8 +207,8 @@ def test_many_async_transfers_out_of_order_and_a_busy_sender(transport_ctx: Usag
     u = transport_ctx
     n, n_actors = int(u.param("transfers")), int(u.param("actors"))
     # all_bound_s waits on Ray's workers, scheduling and fetches as much as on the transport:
-    # stretched by how slow this run measured that machinery (conformance.run.host_load)
-    from conformance.run.host_load import scaled_bound
+    # stretched by how slow this run measured that machinery (conformance.timing.host_load)
+    from conformance.timing.host_load import scaled_bound
     nbytes, bound = u.payload_bytes(), scaled_bound(float(u.param("all_bound_s")))
     u.metrics["all_bound_s"] = round(bound, 1)
     clock = u.clock("concurrent-transfers")

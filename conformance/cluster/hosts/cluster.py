@@ -18,8 +18,9 @@ the bridge has no address in the root namespace, so nothing outside the hosts ca
 
 Hosts are stopped by the PIDs in their namespace (`ip netns pids`), never `ray stop` (which
 ends every Ray process on the machine). `HostCluster` is a context manager and also registers
-an atexit handler, so namespaces, links, processes, the token and temp dir, and SIMXFER's
-/dev/shm segments are removed however the run ends; `leftovers()` says what remains.
+an atexit handler, so namespaces, links, processes, the token and temp dir, and the segments of
+the transport the caller names (`segments`: SIMXFER's, conformance.simulated.transport.SEGMENTS)
+are removed however the run ends; `leftovers()` says what remains.
 """
 from __future__ import annotations
 
@@ -33,7 +34,7 @@ import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Protocol, Sequence
 
 # The roles the node-recovery checks select on, as labels (and the per-host name a simulated plugin reads).
 from conformance.cluster.faults import NODE_KEY as ROLE_KEY
@@ -54,6 +55,20 @@ SCRUB_ENV = ("RAY_ADDRESS", "RAY_AUTH_MODE", "RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_P
 
 class HostClusterError(RuntimeError):
     """A host could not be started or the cluster did not come up."""
+
+
+class SegmentKeeper(Protocol):
+    """A transport's /dev/shm segments as a cluster that ends must know them. The caller passes the
+    plugin's (SIMXFER's: conformance.simulated.transport.SEGMENTS): the cluster knows no plugin."""
+
+    def live_creator(self, entry: str) -> int | None:
+        """The pid of the live process that made this /dev/shm entry (None: not this transport's
+        segment, or its creator is gone)."""
+        ...
+
+    def reap_orphans(self) -> object:
+        """Remove the segments whose creating process is gone."""
+        ...
 
 
 def bin_path(name: str) -> str:
@@ -86,6 +101,7 @@ class HostCluster:
     extra_env: dict[str, str] = field(default_factory=dict)
     dashboard: bool = False
     start_timeout_s: float = 90.0
+    segments: SegmentKeeper | None = None     # the transport's segments, reaped at stop (SegmentKeeper)
     members: list[Host] = field(default_factory=list, init=False)
     workdir: Path | None = field(default=None, init=False)
     net: netns.Network | None = field(default=None, init=False)
@@ -139,8 +155,8 @@ class HostCluster:
         if self.workdir is not None:
             shutil.rmtree(self.workdir, ignore_errors=True)
             self.workdir = None
-        from conformance.simulated.transport import reap_orphaned_segments
-        reap_orphaned_segments()
+        if self.segments is not None:
+            self.segments.reap_orphans()
         atexit.unregister(self.stop)
 
     def leftovers(self) -> dict[str, list[str]]:
@@ -155,10 +171,8 @@ class HostCluster:
         """A new /dev/shm entry that is not this cluster's: a SIMXFER segment whose creator is alive
         outside the cluster's namespaces (another suite run on this machine). After stop() no
         process of the cluster is alive, so every segment it created and left is counted."""
-        from conformance.simulated.transport import creator_alive, segment_creator
-
-        pid = segment_creator(entry)
-        if pid is None or not creator_alive(pid):
+        pid = self.segments.live_creator(entry) if self.segments is not None else None
+        if pid is None:
             return False
         ours = {p for h in self.members if self.net is not None for p in netns.pids(h.net.namespace)}
         return pid not in ours

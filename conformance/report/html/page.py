@@ -35,7 +35,7 @@ def environment() -> jinja2.Environment:
                              autoescape=True,
                              trim_blocks=True, lstrip_blocks=True)
     env.filters["slug"] = _slug
-    from conformance.run.host_load import load_text
+    from conformance.timing.host_load import load_text
     env.filters["load"] = load_text
     env.filters["num"] = lambda v, fmt="{:.1f}": fmt.format(v) if isinstance(v, (int, float)) else "?"
     env.globals["CSP"] = markupsafe.Markup(CSP)  # a constant of ours, not outside text
@@ -47,7 +47,7 @@ def environment() -> jinja2.Environment:
 def area_sections(report: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Every area's blocks, in registry order: each area declares what it draws (conformance.areas)."""
     from conformance.areas import AREAS
-    from conformance.run.area import load_ref
+    from conformance.catalog.area import load_ref
 
     out = []
     for area in AREAS:
@@ -89,7 +89,7 @@ def render_report_page(report: Mapping[str, Any], *, link_base: str = "",
     size = len(page.encode("utf-8"))
     if size > page_limits.page_bytes:
         budget.note(f"page: {size} bytes, over the cap of {page_limits.page_bytes} bytes per report; not drawn")
-        manifest = model._dict(model.clean_tree(model._dict(dict(report)).get("manifest")))
+        manifest = model.as_dict(model.clean_tree(model.as_dict(dict(report)).get("manifest")))
         page = environment().from_string(_OVER_SIZE).render(
             vendor=str(manifest.get("vendor") or "unknown vendor"), product=str(manifest.get("product") or "unknown product"),
             size=size, cap=page_limits.page_bytes)
@@ -100,7 +100,7 @@ def _render(report: Mapping[str, Any], link_base: str, budget: limits.Budget) ->
     # Through JSON with sorted keys first: the page is then a function of report.json's content
     # alone, the same whether rendered at the end of a run or later from the file.
     r = model.clean_tree(json.loads(json.dumps(report, sort_keys=True, default=str)))
-    manifest = model._dict(r.get("manifest"))
+    manifest = model.as_dict(r.get("manifest"))
     view = {
         "vendor": str(manifest.get("vendor") or "unknown vendor"),
         "product": str(manifest.get("product") or "unknown product"),
@@ -109,13 +109,13 @@ def _render(report: Mapping[str, Any], link_base: str, budget: limits.Budget) ->
         "interrupted_reason": r.get("interrupted_reason"),
         "summary": model.summary(r),
         "facts": model.facts(r),
-        "notes": [str(n) for n in model._list(model._dict(r.get("cluster")).get("notes"))],
+        "notes": [str(n) for n in model.as_list(model.as_dict(r.get("cluster")).get("notes"))],
         "ladder": model.ladder(r),
         "next_steps": model.next_steps(r),
         "capabilities": model.capabilities(r),
         "areas": model.area_grid(r),
         "problems": model.problems(r, link_base),
-        "checks": [c for c in model._list(r.get("checks")) if isinstance(c, dict)],
+        "checks": [c for c in model.as_list(r.get("checks")) if isinstance(c, dict)],
         "sections": area_sections(r),
     }
     view = budget.cap_lists(view, "")

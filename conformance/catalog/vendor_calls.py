@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
 from conformance.errors import UserError
-from conformance.run.timeouts import CheckTimeout, hard_timeout
+from conformance.timing.timeouts import CheckTimeout, hard_timeout
 
 # The manager methods Ray calls in the process that starts a node: one that hangs there hangs
 # every node start, so no cluster of this plugin can come up.
@@ -37,10 +37,10 @@ def knobs() -> dict[str, float]:
     """tiers/run.yaml `vendor_calls`: call_bound_s, stuck_grace_s, probe_timeout_s.
 
     call_bound_s and probe_timeout_s are stretched by the host's run queue per CPU
-    (conformance.run.host_load: an `import torch` took 20.6 s on a loaded 2-core host, past a
+    (conformance.timing.host_load: an `import torch` took 20.6 s on a loaded 2-core host, past a
     fixed 20 s); RAY_CONFORMANCE_CALL_BOUND_S, when set, is the call bound itself."""
     from conformance.catalog.data import load_run_knobs
-    from conformance.run.host_load import machinery_factor
+    from conformance.timing.host_load import machinery_factor
 
     k = {key: float(v) for key, v in load_run_knobs()["vendor_calls"].items()}
     factor = machinery_factor("import")
@@ -111,7 +111,7 @@ class HangRecord:
 def _stuck_exit(message: str) -> None:
     """A command's backstop: the call could not even be interrupted. One line, exit 2, now
     (a normal exit would wait for the hung thread forever)."""
-    from conformance.report.sanitize import terminal
+    from conformance.sanitize import terminal
     sys.stderr.write(f"ray-conformance: error: {terminal(message)}\n")
     sys.stderr.flush()
     os._exit(int(UserError.exit_code))

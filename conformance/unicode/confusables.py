@@ -3,7 +3,7 @@
 `confusables.tsv` (beside this module) holds one mapping a line, `SOURCE<TAB>PROTOTYPE` in hex
 code points, generated from the UCD's `security/<version>/confusables.txt` by
 
-    python -m conformance.signing.unicode.confusables confusables.txt > conformance/signing/unicode/confusables.tsv
+    python -m conformance.unicode.confusables confusables.txt > conformance/unicode/confusables.tsv
 
 Its header names the source file, its version and sha256, so a reviewer can regenerate it and
 compare; `tests/unit/test_identity.py` checks the table against the rule below.
@@ -67,7 +67,7 @@ def generate(source_text: str) -> str:
         f"# Source: https://www.unicode.org/Public/security/{version}/confusables.txt",
         f"# Version: {version}",
         f"# Source-SHA256: {digest}",
-        "# Generator: python -m conformance.signing.unicode.confusables confusables.txt",
+        "# Generator: python -m conformance.unicode.confusables confusables.txt",
         "# Terms: https://www.unicode.org/terms_of_use.html (Unicode data files, redistributable with this notice)",
         "# Format: source code point <TAB> prototype code points (space separated), hex",
     ]
@@ -94,7 +94,7 @@ def prototypes() -> dict[str, str]:
 
 def main(argv: list[str]) -> int:
     if len(argv) != 1:
-        print("usage: python -m conformance.signing.unicode.confusables PATH/TO/confusables.txt", file=sys.stderr)
+        print("usage: python -m conformance.unicode.confusables PATH/TO/confusables.txt", file=sys.stderr)
         return 2
     sys.stdout.write(generate(Path(argv[0]).read_bytes().decode("utf-8")))
     return 0

@@ -13,7 +13,7 @@ import threading
 import time
 from typing import Any, Callable
 
-from conformance.run.timeouts import CheckTimeout
+from conformance.timing.timeouts import CheckTimeout
 
 SLICE_S = 0.5
 

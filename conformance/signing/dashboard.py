@@ -118,7 +118,7 @@ def write_site(folder: Path, rows: Sequence[Row], out: Path, *, timeout_s: float
         sub = Path(folder) / row.submission
         report = _read_report(sub)
         entry = asdict(row)
-        entry["ray_version"] = str(model._dict(model._dict(report).get("environment")).get("ray", "?"))
+        entry["ray_version"] = str(model.as_dict(model.as_dict(report).get("environment")).get("ray", "?"))
         entry["page"] = None
         if report is not None:
             page_dir = out / "submissions" / _page_name(row.submission, taken)

@@ -72,7 +72,7 @@ class Clock:
 
     def get(self, refs: Any, what: str, bound_s: float | None = None) -> Any:
         """ray.get in short slices (interruptible), failing with the scenario's name at the bound."""
-        from conformance.run.waits import bounded_get
+        from conformance.timing.waits import bounded_get
 
         limit = self.limit(bound_s)
         try:

@@ -54,7 +54,7 @@ class Area:
     manifest_refs: tuple[str, ...] = ()   # fields of that block naming Python objects ("pkg.module:Attr"),
                                           # which the preflight imports in a worker on every node
     doc_blocks: str = ""               # "module:function": SuiteData -> {block name: markdown}, the blocks
-                                       # of its pages that `ray-conformance docs` fills (conformance.catalog.doc_blocks)
+                                       # of its pages that `ray-conformance docs` fills (conformance.docgen.blocks)
 
     def checks_folder(self) -> str:
         """The check modules' folder, relative to the repository root (conformance/checks/<name>)."""

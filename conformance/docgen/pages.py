@@ -7,8 +7,8 @@ from typing import Any
 from tabulate import tabulate
 
 from conformance.catalog.data import SuiteData, load_suite_data
-from conformance.catalog.doc_blocks import DocError, check_entry, check_facts, param_text, splice
 from conformance.catalog.ladder import required_checks
+from conformance.docgen.blocks import DocError, check_entry, check_facts, param_text, splice
 
 
 def params_text(params: dict[str, Any]) -> str:

@@ -10,7 +10,7 @@ blank (U+2800). Three rules keep a SIG reviewer from seeing two vendors that loo
   keyring's, up to compatibility forms and spacing.
 * **Visible** (`name_problems`, `invisible_characters`): a declared name (keyring key names and
   vendors, the manifest's vendor and product) holds no character that prints as nothing or as
-  a plain space without being one (`conformance.report.sanitize.invisible`: controls, format
+  a plain space without being one (`conformance.sanitize.invisible`: controls, format
   characters, default-ignorable code points, variation selectors, blanks and fillers, other
   spaces, unassigned code points), and no word mixes Latin with a script whose letters look
   Latin (a whole keyring name must not mix scripts at all: `mixed_script`).
@@ -24,8 +24,8 @@ from __future__ import annotations
 import unicodedata
 from typing import Any, Mapping
 
-from conformance.report.sanitize import BLANK, default_ignorable, invisible
-from conformance.signing.unicode.confusables import prototypes
+from conformance.sanitize import BLANK, default_ignorable, invisible
+from conformance.unicode.confusables import prototypes
 
 
 def normalized(name: object) -> str | None:

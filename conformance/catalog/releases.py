@@ -14,8 +14,8 @@ verifying. When the data files change (a checklist edit, a new area, a schema ch
 of several such branches), `--write` appends a NEW release: `conformance.__version__` if that is
 not yet taken, else `<__version__>+data.<n>`; reports record that version (current_version()).
 
-    python -m conformance.signing.releases --write     # append a release if the data changed
-    python -m conformance.signing.releases --check     # exit 1 if no release has the current
+    python -m conformance.catalog.releases --write     # append a release if the data changed
+    python -m conformance.catalog.releases --check     # exit 1 if no release has the current
                                                        # digests, or a release's files are gone
 
 A merge conflict in tiers/releases.yaml: keep every entry already on the target branch, drop
@@ -44,7 +44,7 @@ HEADER = """\
 # like "2.60" or an exact version). `ray-conformance verify` accepts a report only for a version
 # listed here, with exactly these digests. Validated by schemas/releases.schema.json.
 # Append-only: never edit an entry. A release is appended by the release step, `make release`
-# (python -m conformance.signing.releases --write), not by `make docs`; it archives its files too.
+# (python -m conformance.catalog.releases --write), not by `make docs`; it archives its files too.
 """
 DIGEST_FIELDS = ("checklist_sha256", "tiers_sha256", "report_schema_sha256", "waivers_sha256", "labels_sha256",
                  "vocabulary_sha256")
@@ -184,6 +184,11 @@ def load_releases(path: Path | None = None) -> dict[str, Release]:
                              schemas_sha256=tuple(sorted(entry["schemas_sha256"].items())),
                              ray_versions=tuple(entry["ray_versions"]), published=entry.get("published"))
             for version, entry in doc["releases"].items()}
+
+
+# The one line a data edit that no release holds yet gets (the release test's skip, `--check`'s error).
+UNRELEASED_HINT = ("no release has the current data files' digests (a data edit awaiting the release step): "
+                   "run `make release` (python -m conformance.catalog.releases --write) before landing")
 
 
 def current_version(path: Path | None = None) -> str:
@@ -356,7 +361,7 @@ def _load_release_files(checklist: str, checklist_sha256: str, tiers: str,
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m conformance.signing.releases",
+    parser = argparse.ArgumentParser(prog="python -m conformance.catalog.releases",
                                      description="Show, append or check the release of the current data files.")
     parser.add_argument("--file", type=Path, default=None, help="releases file (default: tiers/releases.yaml)")
     mode = parser.add_mutually_exclusive_group()
@@ -375,8 +380,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.check:
             known = load_releases(path)
             if not any(r.matches(entry) for r in known.values()):
-                print(f"releases: no release in {path} has the current data files' digests; "
-                      f"run: python -m conformance.signing.releases --write", file=sys.stderr)
+                print(f"releases: {path}: {UNRELEASED_HINT}", file=sys.stderr)
                 return 1
             lost = missing_files(path)
             if lost:

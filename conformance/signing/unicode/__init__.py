@@ -1,1 +1,0 @@
-"""Unicode data for comparing names the way people read them (conformance.signing.identity)."""

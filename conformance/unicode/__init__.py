@@ -1,0 +1,1 @@
+"""Unicode data for comparing names the way people read them (conformance.identity)."""
