@@ -25,6 +25,7 @@ from conformance.rdt.fixtures import open_context, transport_setup
 from conformance.rdt.pool import START_TIMEOUT_S, destroy_group, make_group, pair_node, start_endpoints
 from conformance.rdt.registration import TransportSetup
 from conformance.rdt.transfer import first_line, short
+from conformance.report.results import not_applicable
 from conformance.run.check_context import CheckContext
 from conformance.run.clock import CONTROL_CALL_S, Clock
 from conformance.run.timeouts import CheckTimeout
@@ -42,6 +43,14 @@ def actor_class(kind: str) -> tuple[type, bool]:
     "async" (AsyncPeer), "plain" (PlainPeer, created without it)."""
     from conformance.areas.transport import usage_actors as A
     return {"peer": (A.UsagePeer, True), "async": (A.AsyncPeer, True), "plain": (A.PlainPeer, False)}[kind]
+
+
+def _units_on(node_id: str, resource: str) -> float:
+    """How many units of the resource the node has in all (held or free)."""
+    for n in _ray().nodes():
+        if n.get("NodeID") == node_id:
+            return float(n.get("Resources", {}).get(resource, 0))
+    return 0.0
 
 
 @dataclass(kw_only=True)
@@ -99,7 +108,13 @@ class UsageCtx(TransportCtx):
         group when the transport needs one; their tensors on the device type the check is on."""
         cls, rdt = actor_class(kind)
         device = self.device or self.x.device
-        eps = start_endpoints(self.x, self.resource, device=device, nodes=[pair_node(self.x, self.resource)] * n,
+        node = pair_node(self.x, self.resource)
+        if rdt and not is_host(device):
+            have = _units_on(node, self.resource)
+            if have < n:   # they would wait for units forever: the check cannot run on this type here
+                not_applicable(f"needs {n} actors holding a {device} device on one node; the node has {have:g} "
+                               f"{self.resource}")
+        eps = start_endpoints(self.x, self.resource, device=device, nodes=[node] * n,
                               units=rdt and not is_host(device), cls=cls, tensor_transport=rdt, group=False,
                               ready=lambda refs, what: clock.get(refs, what, START_TIMEOUT_S),
                               what=f"{n} {kind} actor(s) to start", **options)

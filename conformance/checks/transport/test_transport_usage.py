@@ -229,7 +229,10 @@ def _many_async_transfers_out_of_order_and_a_busy_sender(transport_ctx: UsageCtx
         u.metrics["stall"] = stall.as_dict()
         raise clock.fail(f"{stall.pending} of {n} concurrent transfers did not finish within {bound:g}s: "
                          f"{stall.describe()}")
-    # a sender busy in a long method still serves a transfer (Ray: test_p2p_blocking)
+    # a sender busy in a long method still serves a transfer (Ray: test_p2p_blocking), between
+    # two new actors: the wave's are stopped first, since on a device they hold a unit each and
+    # a node with as many devices as the wave has actors has none left for the pair
+    u.close()
     src, dst = u.start(clock, 2)
     ref = u.produce(src, nbytes, 2000)
     sent = u.sent(clock, src, 2000)
