@@ -1,7 +1,8 @@
 """`ray-conformance bench-transport`: measure a manifest's transport without certifying it.
 
 Prints the same tables the certification report's Transport section holds (bandwidth by size
-with the object-store and torch-clone baselines, and the pairwise matrix), measured the same
+with the object-store and torch-clone baselines, and the pairwise matrix), on every device type
+the transport declares (a certification measures the first that is not the host's), measured the same
 way (conformance/areas/performance/bench.py). Nothing is judged and no report is written, unless
 --json asks for the raw figures.
 
@@ -44,8 +45,6 @@ def cmd_bench_transport(args: argparse.Namespace) -> int:
     from conformance.catalog.manifest import check_manifest
     from conformance.cluster.manager import ClusterShape, prepare_driver, start_cluster, stop_cluster
     from conformance.rdt import tables
-    from conformance.rdt.config import MATRIX_MAX_BYTES
-    from conformance.rdt.pool import alive_nodes, device_endpoint_nodes, start_endpoints
     from conformance.rdt.registration import TransportSetupError, ensure_registered
 
     if (args.trials is not None and args.trials < 1) or (args.warmup is not None and args.warmup < 0):
@@ -71,35 +70,14 @@ def cmd_bench_transport(args: argparse.Namespace) -> int:
     except TransportSetupError as exc:
         raise UserError(f"transport: {exc}") from None
     assert setup is not None
-    device = next((d for d in setup.config.devices if d != "cpu"), setup.config.devices[0])
     log = (lambda msg: print(f"  {msg}", file=sys.stderr, flush=True)) if not args.quiet else None
     handle = start_cluster(manifest, ClusterShape(name="bench"), args.ray_address, manager)
     data: dict[str, Any] = {"transport": {"name": setup.name, "one_sided": setup.one_sided,
-                                          "can_abort": setup.can_abort, "devices": list(setup.config.devices)}}
+                                          "can_abort": setup.can_abort, "devices": list(setup.config.devices)},
+                            "sweep": {}}
     try:
-        resource = manifest.resource_name
-        nodes = alive_nodes(resource if device != "cpu" else None)
-        if not nodes:
-            raise UserError(f"no node offers {resource} for {device} endpoints")
-        eps = start_endpoints(setup, resource, device=device, nodes=[nodes[0]["NodeID"]] * 2)
-        try:
-            print(f"bench-transport: {setup.name} on {device}, sizes {sizes[0]}..{sizes[-1]} bytes", file=sys.stderr)
-            cap = nodes[0].get("Resources", {}).get("object_store_memory")
-            result = bench.sweep(setup.name, eps, sizes, object_store_limit=int(cap // 2) if cap else None,
-                                 method=method, progress=log)
-        finally:
-            eps.shutdown()
-        data["sweep"] = {device: result}
-        if not args.no_matrix:
-            pinned, units = device_endpoint_nodes(resource, device)
-            if len(pinned) >= 2:
-                eps = start_endpoints(setup, resource, device=device, nodes=pinned, units=units)
-                try:
-                    labels = [f"e{i}" for i in range(len(eps))]
-                    data["pairs"] = {device: bench.pairwise(setup.name, eps, labels, min(sizes[-1], MATRIX_MAX_BYTES),
-                                                            **matrix_params)}
-                finally:
-                    eps.shutdown()
+        for device in setup.config.devices:     # every type the transport declares, in its order
+            _bench_device(setup, manifest.resource_name, device, sizes, method, matrix_params, args, log, data)
     finally:
         stop_cluster(handle)
     print(tables.render(data))
@@ -107,6 +85,38 @@ def cmd_bench_transport(args: argparse.Namespace) -> int:
         Path(args.json).write_text(json.dumps(data, indent=2, default=str))
         print(f"bench-transport: figures written to {args.json}", file=sys.stderr)
     return 0
+
+
+def _bench_device(setup: Any, resource: str, device: str, sizes: list[int], method: Any,
+                  matrix_params: dict[str, Any], args: argparse.Namespace, log: Any, data: dict[str, Any]) -> None:
+    """The sweep (and the pairwise matrix) on one device type, into data["sweep"] / data["pairs"]."""
+    from conformance.areas.performance import bench
+    from conformance.rdt.config import MATRIX_MAX_BYTES
+    from conformance.rdt.device import is_host
+    from conformance.rdt.pool import alive_nodes, device_endpoint_nodes, start_endpoints
+
+    nodes = alive_nodes(None if is_host(device) else resource)
+    if not nodes:
+        raise UserError(f"no node offers {resource} for {device} endpoints")
+    eps = start_endpoints(setup, resource, device=device, nodes=[nodes[0]["NodeID"]] * 2)
+    try:
+        print(f"bench-transport: {setup.name} on {device}, sizes {sizes[0]}..{sizes[-1]} bytes", file=sys.stderr)
+        cap = nodes[0].get("Resources", {}).get("object_store_memory")
+        data["sweep"][device] = bench.sweep(setup.name, eps, sizes, object_store_limit=int(cap // 2) if cap else None,
+                                            method=method, progress=log)
+    finally:
+        eps.shutdown()
+    if args.no_matrix:
+        return
+    pinned, units = device_endpoint_nodes(resource, device)
+    if len(pinned) >= 2:
+        eps = start_endpoints(setup, resource, device=device, nodes=pinned, units=units)
+        try:
+            labels = [f"e{i}" for i in range(len(eps))]
+            data.setdefault("pairs", {})[device] = bench.pairwise(setup.name, eps, labels,
+                                                                  min(sizes[-1], MATRIX_MAX_BYTES), **matrix_params)
+        finally:
+            eps.shutdown()
 
 
 def register(subparsers: Any) -> None:

@@ -19,12 +19,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
+import pytest
+
 from conformance.cluster.manager import SHARED
 from conformance.rdt import payloads
 from conformance.rdt.pool import Endpoints, PoolCache, alive_nodes, start_endpoints
 from conformance.rdt.registration import TransportSetup
 from conformance.rdt.transfer import GET_TIMEOUT_S, TransferError, ray_get
 from conformance.report.judges import Verdict, enforce, judge
+from conformance.report.results import NOT_APPLICABLE_PREFIX, not_applicable
 from conformance.run.check_context import CheckContext
 
 if TYPE_CHECKING:
@@ -32,6 +35,7 @@ if TYPE_CHECKING:
 
 MAX_REBUILDS = 2              # knob: endpoint rebuilds per check after transfers killed them
 INTRA_NODE_ENDPOINTS = 3
+LATER_DEVICE_BYTES = 4096     # knob: payload size on the second and later device types (each_device)
 
 
 @dataclass
@@ -212,6 +216,55 @@ class RdtCtx(CheckContext):
     every check of the transport and performance modules)."""
 
     transport: TransportContext
+    device: str = ""     # the device type the check is on now (each_device sets it)
+
+    @property
+    def first_device(self) -> bool:
+        """Whether the check is on the first declared device type (later ones may move less)."""
+        return not self.device or self.device == self.transport.devices[0]
+
+    def each_device(self, run_one: Callable[[str, bool], None]) -> None:
+        """Run `run_one(device, first)` on each device type the manifest's transport declares, in
+        its order: a transport's code differs per device type (where buffers live, how they are
+        allocated, synchronized and freed), so a check that moves tensors holds on every one.
+        `first` is False on the second and later types, which a check may run with the smallest
+        payloads that still test its requirement (`later_bytes`).
+
+        With more than one type, each type's metrics land under metrics[<type>] and a failure on
+        one type does not stop the next (the reason names each failing type); metrics["devices"]
+        names the types exercised (the evidence) and metrics["not_applicable_on"] the types the
+        check could not run on, with the reason. Not applicable on every type: the check is."""
+        devices = self.transport.devices
+        nested = len(devices) > 1
+        top = self.metrics
+        exercised: list[str] = []
+        skipped: dict[str, str] = {}
+        problems: list[str] = []
+        for i, device in enumerate(devices):
+            self.device = device
+            if nested:
+                self.metrics = top.setdefault(device, {})
+            try:
+                run_one(device, i == 0)
+                exercised.append(device)
+            except pytest.skip.Exception as exc:
+                skipped[device] = str(exc.msg).removeprefix(NOT_APPLICABLE_PREFIX)
+            except (AssertionError, pytest.fail.Exception) as exc:
+                exercised.append(device)
+                if not nested:
+                    raise
+                problems.append(f"on {device}: {_first_part(exc)}")
+            finally:
+                self.metrics = top
+                if nested and not top.get(device):
+                    top.pop(device, None)
+        top["devices"] = exercised
+        if skipped:
+            top["not_applicable_on"] = skipped
+        if problems:
+            raise AssertionError(" | ".join(problems))
+        if not exercised:
+            not_applicable("; ".join(f"on {d}: {why}" for d, why in skipped.items()))
 
     def judge(self) -> Verdict:
         """The check's judge (conformance.report.judges) on its metrics, under this run's params:
@@ -221,6 +274,17 @@ class RdtCtx(CheckContext):
     def enforce(self, detail: str = "") -> None:
         """Fail the check with its judge's reason (and `detail`) unless the judge passes it."""
         enforce(self.check.id, self.metrics, self.check.params, detail)
+
+
+def later_bytes(nbytes: int, first: bool) -> int:
+    """A payload size on the second and later device types (RdtCtx.each_device): the smallest
+    that still moves real bytes through the transport, or nbytes when it is smaller."""
+    return int(nbytes) if first else min(int(nbytes), LATER_DEVICE_BYTES)
+
+
+def _first_part(exc: BaseException) -> str:
+    """The failure's reason without pytest's assertion introspection that follows it."""
+    return str(exc).split("\nassert ")[0].strip()
 
 
 def failures(results: list[CaseResult], limit: int = 4) -> str:

@@ -708,3 +708,16 @@ class WrongDeviceType(SimXferTransport):
         if meta.tensor_device not in (None, "cpu"):
             meta = dataclasses.replace(meta, tensor_device="cpu")
         return meta
+
+
+class DeviceTypeForAll(SimXferTransport):
+    """TR-011 on a second device type: written for its device, it names that device's type in
+    every object's metadata (`tensor_device="simacc"`), also for the host tensors it declares
+    it moves. Right on the device, so a check that moves tensors on the first declared type
+    only (simacc first) never sees it; on the host it describes tensors that are not there."""
+
+    def extract_tensor_transport_metadata(self, obj_id: str, rdt_object: List[torch.Tensor]) -> SimXferMetadata:
+        from conformance.simulated.device import DEVICE_TYPE
+
+        meta = super().extract_tensor_transport_metadata(obj_id, rdt_object)
+        return dataclasses.replace(meta, tensor_device=DEVICE_TYPE) if meta.tensor_device is not None else meta

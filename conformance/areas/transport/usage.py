@@ -19,11 +19,13 @@ from typing import Any, Callable
 
 from conformance.areas.transport.context import TransportCtx
 from conformance.rdt import transfer
-from conformance.rdt.context import TransportContext
+from conformance.rdt.context import TransportContext, later_bytes
+from conformance.rdt.device import is_host
 from conformance.rdt.fixtures import open_context, transport_setup
 from conformance.rdt.pool import START_TIMEOUT_S, destroy_group, make_group, pair_node, start_endpoints
 from conformance.rdt.registration import TransportSetup
 from conformance.rdt.transfer import first_line, short
+from conformance.report.results import not_applicable
 from conformance.run.check_context import CheckContext
 from conformance.timing.clock import CONTROL_CALL_S, Clock
 from conformance.timing.timeouts import CheckTimeout
@@ -41,6 +43,14 @@ def actor_class(kind: str) -> tuple[type, bool]:
     "async" (AsyncPeer), "plain" (PlainPeer, created without it)."""
     from conformance.areas.transport import usage_actors as A
     return {"peer": (A.UsagePeer, True), "async": (A.AsyncPeer, True), "plain": (A.PlainPeer, False)}[kind]
+
+
+def _units_on(node_id: str, resource: str) -> float:
+    """How many units of the resource the node has in all (held or free)."""
+    for n in _ray().nodes():
+        if n.get("NodeID") == node_id:
+            return float(n.get("Resources", {}).get(resource, 0))
+    return 0.0
 
 
 @dataclass(kw_only=True)
@@ -74,17 +84,38 @@ class UsageCtx(TransportCtx):
         """The check's scenario, bounded by its `bound_param` param."""
         return self.scenario(scenario, float(self.param(bound_param)))
 
-    def payload_bytes(self, param: str = "payload_bytes") -> int:
+    def payload_bytes(self, param: str = "payload_bytes", every_type: bool = False) -> int:
+        """The param's payload (capped by the run's size knob); on the second and later device
+        types the smallest that still moves real bytes, unless the requirement needs its size on
+        every type (`every_type`: a transfer long enough to be interrupted)."""
         from conformance.rdt.config import max_bytes
-        return min(int(self.param(param)), max_bytes())
+        nbytes = min(int(self.param(param)), max_bytes())
+        return nbytes if every_type else later_bytes(nbytes, self.first_device)
+
+    def each_device(self, run_one: Callable[[str, bool], None]) -> None:
+        """The check's scenario on each declared device type (RdtCtx.each_device), the actors
+        one type started stopped before the next starts its own."""
+        def one(device: str, first: bool) -> None:
+            try:
+                run_one(device, first)
+            finally:
+                self.close()
+        super().each_device(one)
 
     # ------------------------------------------------------------------ actors
     def start(self, clock: Clock, n: int, kind: str = "peer", **options: Any) -> list[Any]:
         """n actors on one node (the first offering the device), ready, in their own collective
-        group when the transport needs one."""
+        group when the transport needs one; their tensors on the device type the check is on."""
         cls, rdt = actor_class(kind)
-        eps = start_endpoints(self.x, self.resource, device=self.x.device, nodes=[pair_node(self.x, self.resource)] * n,
-                              units=rdt and self.x.device != "cpu", cls=cls, tensor_transport=rdt, group=False,
+        device = self.device or self.x.device
+        node = pair_node(self.x, self.resource)
+        if rdt and not is_host(device):
+            have = _units_on(node, self.resource)
+            if have < n:   # they would wait for units forever: the check cannot run on this type here
+                not_applicable(f"needs {n} actors holding a {device} device on one node; the node has {have:g} "
+                               f"{self.resource}")
+        eps = start_endpoints(self.x, self.resource, device=device, nodes=[node] * n,
+                              units=rdt and not is_host(device), cls=cls, tensor_transport=rdt, group=False,
                               ready=lambda refs, what: clock.get(refs, what, START_TIMEOUT_S),
                               what=f"{n} {kind} actor(s) to start", **options)
         self.actors.extend(eps.actors)

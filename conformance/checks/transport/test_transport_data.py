@@ -15,6 +15,7 @@ from conformance.areas.transport.context import TransportCtx
 from conformance.rdt import payloads
 from conformance.rdt.config import format_size, max_bytes
 from conformance.rdt.context import INTRA_NODE_ENDPOINTS, TransportContext, failures
+from conformance.rdt.device import is_host
 from conformance.rdt.tables import publish
 from conformance.rdt.transfer import GET_TIMEOUT_S, ray_get
 from conformance.run.fixtures import not_applicable
@@ -142,7 +143,7 @@ def test_received_metadata(transport_ctx: TransportCtx) -> None:
         metrics[device] = {"cases": len(results), "wrong": sum(not r.ok for r in results)}
         if any(not r.ok for r in results):
             problems.append(f"{device}: {failures(results)}")
-        if device != "cpu":
+        if not is_host(device):
             metrics[device]["current_device"] = _on_current_device(tctx, device, problems)
     assert not problems, "received tensors do not have the sent dtype, shape and device type: " + " | ".join(problems)
 
@@ -186,7 +187,7 @@ def test_between_nodes(transport_ctx: TransportCtx) -> None:
     for device in tctx.devices:
         eps = tctx.cross_node(device)
         if eps is None:
-            not_applicable(f"the cluster has one node{' with ' + tctx.resource if device != 'cpu' else ''}; "
+            not_applicable(f"the cluster has one node{'' if is_host(device) else ' with ' + tctx.resource}; "
                            "needs two")
         cases = [payloads.tensor_case("float32", "2-d"), payloads.view_case("float32", "transpose"),
                  payloads.container_case("list-mixed"), payloads.buffer_case(min(max_bytes(), 16 << 20), "/cross")]

@@ -49,10 +49,14 @@ def _next_receiver(u: UsageCtx, clock: Clock, src: Any, ref: Any, seed: int, nby
 
 @pytest.mark.check("TR-015")
 def test_receiver_death_costs_no_hang_and_not_the_source(transport_ctx: UsageCtx) -> None:
+    transport_ctx.each_device(lambda device, first: _receiver_death_costs_no_hang_and_not_the_source(transport_ctx))
+
+
+def _receiver_death_costs_no_hang_and_not_the_source(transport_ctx: UsageCtx) -> None:
     u = transport_ctx
     ray = __import__("ray")
     error_s, settle_s = float(u.param("error_bound_s")), float(u.param("settle_s"))
-    small, large = u.payload_bytes("payload_bytes"), u.payload_bytes("during_bytes")
+    small, large = u.payload_bytes("payload_bytes"), u.payload_bytes("during_bytes", every_type=True)
     clock = u.clock("receiver-dies")
     src, dst = u.start(clock, 2)
     # 1. before: the suite holds the receive before the transport's receive begins; the receiver is killed
@@ -81,6 +85,10 @@ def test_receiver_death_costs_no_hang_and_not_the_source(transport_ctx: UsageCtx
 
 @pytest.mark.check("TR-016")
 def test_producer_errors_and_retries_propagate_and_transport_keeps_working(transport_ctx: UsageCtx) -> None:
+    transport_ctx.each_device(lambda device, first: _producer_errors_and_retries_propagate_and_transport_keeps_working(transport_ctx))
+
+
+def _producer_errors_and_retries_propagate_and_transport_keeps_working(transport_ctx: UsageCtx) -> None:
     u = transport_ctx
     error_s, nbytes = float(u.param("error_bound_s")), u.payload_bytes()
     clock = u.clock("producer-errors")

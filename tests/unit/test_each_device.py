@@ -1,0 +1,70 @@
+"""RdtCtx.each_device: a check that moves tensors runs on every device type the manifest's
+transport declares, names the types it exercised, says which it could not run on and why, and
+fails naming each type that failed (conformance/rdt/context.py)."""
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from conformance.rdt.context import LATER_DEVICE_BYTES, RdtCtx, later_bytes
+from conformance.report.results import NOT_APPLICABLE_PREFIX, not_applicable
+
+
+def _ctx(*devices: str) -> RdtCtx:
+    transport: Any = SimpleNamespace(devices=tuple(devices))
+    return RdtCtx(run=None, check=None, metrics={}, shape_name="shared", transport=transport)  # type: ignore[arg-type]  # stubs: each_device reads neither
+
+
+def test_one_type_keeps_the_metrics_flat_and_the_failure_as_it_was() -> None:
+    ctx = _ctx("dev")
+    seen: list[tuple[str, bool]] = []
+
+    def one(device: str, first: bool) -> None:
+        seen.append((device, first))
+        ctx.metrics["objects"] = 3
+    ctx.each_device(one)
+    assert seen == [("dev", True)] and ctx.metrics == {"objects": 3, "devices": ["dev"]}
+
+    ctx = _ctx("dev")
+    with pytest.raises(AssertionError, match="^wrong$"):
+        ctx.each_device(lambda device, first: (_ for _ in ()).throw(AssertionError("wrong")))
+
+
+def test_every_type_runs_with_its_own_metrics_and_failures_name_their_type() -> None:
+    ctx = _ctx("dev", "host")
+    seen: list[tuple[str, bool, str]] = []
+
+    def one(device: str, first: bool) -> None:
+        seen.append((device, first, ctx.device))
+        ctx.metrics["objects"] = 1 if first else 2
+        assert first, f"tensor_device {device!r} is wrong"
+    with pytest.raises(AssertionError) as exc:
+        ctx.each_device(one)
+    assert seen == [("dev", True, "dev"), ("host", False, "host")]   # a failure on one type does not stop the next
+    assert str(exc.value) == "on host: tensor_device 'host' is wrong"
+    assert ctx.metrics == {"dev": {"objects": 1}, "host": {"objects": 2}, "devices": ["dev", "host"]}
+
+
+def test_a_type_the_check_cannot_run_on_is_named_with_its_reason_and_all_such_is_not_applicable() -> None:
+    ctx = _ctx("dev", "host")
+
+    def one(device: str, first: bool) -> None:
+        if device == "host":
+            not_applicable("needs 2 endpoints with a host device on one node")
+        ctx.metrics["objects"] = 1
+    ctx.each_device(one)
+    assert ctx.metrics["devices"] == ["dev"]
+    assert ctx.metrics["not_applicable_on"] == {"host": "needs 2 endpoints with a host device on one node"}
+
+    ctx = _ctx("dev", "host")
+    with pytest.raises(pytest.skip.Exception) as skipped:
+        ctx.each_device(lambda device, first: not_applicable(f"no {device} here"))
+    assert str(skipped.value.msg) == NOT_APPLICABLE_PREFIX + "on dev: no dev here; on host: no host here"
+
+
+def test_later_types_move_the_smallest_payload() -> None:
+    assert later_bytes(1 << 20, True) == 1 << 20
+    assert later_bytes(1 << 20, False) == LATER_DEVICE_BYTES
+    assert later_bytes(16, False) == 16
