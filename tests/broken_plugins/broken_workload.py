@@ -132,14 +132,17 @@ class FixedStagingSlots(SimXferTransport):
 
 
 # --------------------------------------------------------------------------- WL-004
-def _session() -> str:
+def _session_dir() -> str:
+    """The Ray session's folder (kept by Ray with its logs), so the twin leaves nothing of its own."""
     try:
         import ray
 
         node = ray._private.worker.global_worker.node
-        return os.path.basename(node.get_session_dir_path()) if node is not None else "none"
+        if node is not None:
+            return str(node.get_session_dir_path())
     except Exception:  # noqa: BLE001 - outside a worker: no session
-        return "none"
+        pass
+    return os.path.join(tempfile.gettempdir(), "conformance-no-session")
 
 
 class DeadReaderBlocks(SimXferTransport):
@@ -158,7 +161,7 @@ class DeadReaderBlocks(SimXferTransport):
 
     @staticmethod
     def _readers(source_pid: int) -> str:
-        path = os.path.join(tempfile.gettempdir(), f"conformance-readers-{_session()}", str(source_pid))
+        path = os.path.join(_session_dir(), "conformance-readers", str(source_pid))
         os.makedirs(path, exist_ok=True)
         return path
 
