@@ -96,15 +96,16 @@ class Endpoints:
 def start_endpoints(setup: TransportSetup, resource: str, *, device: str, nodes: list[str | None],
                     units: bool | None = None, cls: type | None = None, tensor_transport: bool = True,
                     group: bool = True, ready: Ready | None = None, what: str = "endpoints to start",
-                    **options: Any) -> Endpoints:
+                    init_args: tuple[Any, ...] = (), **options: Any) -> Endpoints:
     """One endpoint per entry of `nodes` (a node id to pin it to, or None for anywhere), each
     answering before this returns, in one collective group when the transport needs one (and
     `group`).
 
     Each holds one unit of the accelerator resource when `units` (default: when the tensors live
     on a device, so Ray assigns one to it). `ready` waits for their first answers (default: within
-    START_TIMEOUT_S); `options` go to Ray's actor options (max_restarts, a scheduling strategy,
-    ...). On any failure the endpoints started are stopped.
+    START_TIMEOUT_S); `init_args` follow the device in each actor's constructor (a subclass's
+    own); `options` go to Ray's actor options (max_restarts, a scheduling strategy, ...). On any
+    failure the endpoints started are stopped.
     """
     import ray
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
@@ -119,7 +120,7 @@ def start_endpoints(setup: TransportSetup, resource: str, *, device: str, nodes:
         if node is not None:
             opts["scheduling_strategy"] = NodeAffinitySchedulingStrategy(node_id=node, soft=False)
         opts.update(options)
-        actors.append(remote_cls.options(**opts).remote(device))
+        actors.append(remote_cls.options(**opts).remote(device, *init_args))
     eps = Endpoints(actors=actors, infos=[], device=device)
     wait = ready or (lambda refs, _what: ray.get(refs, timeout=START_TIMEOUT_S))
     try:

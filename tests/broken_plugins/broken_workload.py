@@ -95,3 +95,110 @@ class SlowerRelease(SimXferTransport):
 
         time.sleep(self.SLOWER_RECEIVE_S)
         return super().recv_multiple_tensors(obj_id, tensor_transport_metadata, communicator_metadata, target_buffers)
+
+
+# --------------------------------------------------------------------------- WL-003
+STAGING_SLOTS = 3    # the twin's fixed pool: a fourth object in flight from one process waits
+
+
+class FixedStagingSlots(SimXferTransport):
+    """WL-003: a source stages every object in one of STAGING_SLOTS fixed slots, taken when Ray
+    extracts the object and given back when Ray frees it (garbage_collect); a source with every
+    slot taken waits for one, forever. One object at a time (every single-transfer check, WL-001's
+    rounds) never notices; a pipeline that keeps more activations than slots in flight deadlocks."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._slots = threading.Semaphore(STAGING_SLOTS)
+        self._holding: set[str] = set()
+
+    def extract_tensor_transport_metadata(self, obj_id: str, rdt_object: List[torch.Tensor]) -> SimXferMetadata:
+        with self._lock:
+            again = obj_id in self._holding
+        if not again:
+            self._slots.acquire()   # the bug: no bound, no error; waits for a free slot
+            with self._lock:
+                self._holding.add(obj_id)
+        return super().extract_tensor_transport_metadata(obj_id, rdt_object)
+
+    def garbage_collect(self, obj_id: str, tensor_transport_meta: TensorTransportMetadata,
+                        tensors: List[Any]) -> None:
+        super().garbage_collect(obj_id, tensor_transport_meta, tensors)
+        with self._lock:
+            held = obj_id in self._holding
+            self._holding.discard(obj_id)
+        if held:
+            self._slots.release()
+
+
+# --------------------------------------------------------------------------- WL-004
+def _session_dir() -> str:
+    """The Ray session's folder (kept by Ray with its logs), so the twin leaves nothing of its own."""
+    try:
+        import ray
+
+        node = ray._private.worker.global_worker.node
+        if node is not None:
+            return str(node.get_session_dir_path())
+    except Exception:  # noqa: BLE001 - outside a worker: no session
+        pass
+    return os.path.join(tempfile.gettempdir(), "conformance-no-session")
+
+
+class DeadReaderBlocks(SimXferTransport):
+    """WL-004: credit-based reuse of a source's staging. Every process that received from a source
+    becomes one of its readers and acknowledges each object it reads; before staging its next
+    object a source waits until every reader acknowledged its previous one, forever, without asking
+    whether the reader is still alive. Every reader alive (WL-001, every single-transfer check):
+    nothing shows. A reader killed before it read an object: its source waits for an
+    acknowledgement that never comes, and the trainer stops publishing."""
+
+    POLL_S = 0.05
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._last_staged: Optional[str] = None
+
+    @staticmethod
+    def _readers(source_pid: int) -> str:
+        path = os.path.join(_session_dir(), "conformance-readers", str(source_pid))
+        os.makedirs(path, exist_ok=True)
+        return path
+
+    def extract_tensor_transport_metadata(self, obj_id: str, rdt_object: List[torch.Tensor]) -> SimXferMetadata:
+        import time
+
+        with self._lock:
+            again = obj_id in self._metadata
+        if not again and self._last_staged is not None:
+            folder = self._readers(os.getpid())
+            while True:   # the bug: a dead reader never acknowledges, and nothing asks whether it lives
+                acked = []
+                for name in os.listdir(folder):
+                    try:
+                        with open(os.path.join(folder, name)) as f:
+                            acked.append(f.read() == self._last_staged)
+                    except OSError:
+                        acked.append(False)
+                if all(acked):
+                    break
+                time.sleep(self.POLL_S)
+        meta = super().extract_tensor_transport_metadata(obj_id, rdt_object)
+        if not again:
+            self._last_staged = obj_id
+        return meta
+
+    def recv_multiple_tensors(self, obj_id: str, tensor_transport_metadata: TensorTransportMetadata,
+                              communicator_metadata: CommunicatorMetadata,
+                              target_buffers: Optional[List[Any]] = None) -> List[torch.Tensor]:
+        from conformance.simulated.transport import segment_creator
+
+        out = super().recv_multiple_tensors(obj_id, tensor_transport_metadata, communicator_metadata, target_buffers)
+        assert isinstance(tensor_transport_metadata, SimXferMetadata)
+        source = segment_creator(tensor_transport_metadata.segment)
+        if source is not None:
+            ack = os.path.join(self._readers(source), str(os.getpid()))
+            with open(ack + ".tmp", "w") as f:
+                f.write(obj_id)
+            os.replace(ack + ".tmp", ack)
+        return out

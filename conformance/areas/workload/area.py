@@ -10,7 +10,8 @@ AREA = Area(
     doc="docs/workload.md#the-checks",
     fixtures="conformance.areas.workload.fixtures",
     section="Workload",
-    html=(HtmlSection("workload", "Workload: RL weight sync", "conformance.areas.workload.report:html_block",
+    # the title and notice stay as the committed example page has them (WL-003/004's charts follow WL-001's)
+    html=(HtmlSection("workload", "Workload: RL weight sync", "conformance.areas.workload.report_pipeline:html_block",
                       "No workload figures in this report (WL-001 did not run or recorded none).", nav="Workload"),),
     manifest_block="transport",
 )
