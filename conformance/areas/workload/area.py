@@ -11,6 +11,9 @@ AREA = Area(
     fixtures="conformance.areas.workload.fixtures",
     section="Workload",
     html=(HtmlSection("workload", "Workload: RL weight sync", "conformance.areas.workload.report:html_block",
-                      "No workload figures in this report (WL-001 did not run or recorded none).", nav="Workload"),),
+                      "No workload figures in this report (WL-001 did not run or recorded none).", nav="Workload"),
+          HtmlSection("findings", "Findings for the SIG: Ray's libraries on the accelerator (never counted)",
+                      "conformance.report.findings:html_block",
+                      "No findings in this report (WL-010..WL-013 did not run).", nav="Findings")),
     manifest_block="transport",
 )
