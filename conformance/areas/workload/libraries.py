@@ -53,7 +53,7 @@ def worker_view(env_var: str) -> dict[str, Any]:
     import ray
 
     rc = ray.get_runtime_context()
-    return {"node_id": rc.get_node_id(),
+    return {"node_id": rc.get_node_id(), "pid": os.getpid(),
             "accelerator_ids": {k: [str(i) for i in v] for k, v in rc.get_accelerator_ids().items() if v},
             "visible": os.environ.get(env_var)}
 
