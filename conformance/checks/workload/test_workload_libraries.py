@@ -35,7 +35,7 @@ def _prepare(ctx: WorkloadCtx, module: str) -> tuple[str, str, list[str]]:
     nodes = [n["NodeID"] for n in alive_nodes(resource)]
     if not nodes:
         not_applicable(f"no node of the cluster offers {resource}")
-    return resource, ctx.manager().get_visible_accelerator_ids_env_var(), nodes
+    return resource, ctx.manager().get_visible_accelerator_ids_env_var() or "(the manager names none)", nodes
 
 
 def _run(ctx: WorkloadCtx, scenario: Callable[..., libraries.Observation], what: str, *args: Any,
