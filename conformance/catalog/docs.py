@@ -34,9 +34,14 @@ def tiers_markdown(data: SuiteData) -> str:
         ids = required_checks(t, data.checklist)
         rows.append([t["name"], t["summary"], ", ".join(ids) or "-", "; ".join(conds) or "-",
                      "yes" if t.get("allow_waived") else "no"])
+    findings = data.checklist.findings()
+    levels = ", ".join(sorted({c.level for c in findings}))
+    uncounted = (f" Checks of level {levels} ({', '.join(c.id for c in findings)}) are findings for the SIG: "
+                 "recorded and shown, never counted toward a tier, a SHOULD share or a capability profile, "
+                 "whatever their outcome (tiers/vocabulary.yaml `uncounted_levels`)." if findings else "")
     return (tabulate(rows, headers=["tier", "summary", "requires (in addition to the tiers below)", "conditions",
                                     "waived counts"], tablefmt="github")
-            + "\n\nTiers are cumulative. skip, not_applicable and error never count as passed.")
+            + "\n\nTiers are cumulative. skip, not_applicable and error never count as passed." + uncounted)
 
 
 SHAPE_POLICY_TEXT = """\
