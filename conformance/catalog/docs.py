@@ -127,9 +127,11 @@ def check_facts_of(data: SuiteData, teeth_table: dict[str, Any] | None, *,
     guards = guards_of_checks(teeth_table) if teeth_table is not None else {}
     na = not_applicable_when(data)
     waived = {w.check: f"{w.issue} (until {w.expires})" for w in data.waivers}
+    good = [r for r in (teeth_table or {}).get("runs", []) if not r.get("catches")]
+    shown = {c.id: [r["id"] for r in good if c.id in (r.get("passes") or [])] for c in data.checklist.findings()}
     return {c.id: check_facts(c, tests=tests.get(c.id, ()) if with_tests else (), variants=variants.get(c.id),
                               shapes=shapes.get(c.id, ()), not_applicable=na.get(c.id), waiver=waived.get(c.id),
-                              guards=guards.get(c.id))
+                              guards=guards.get(c.id), shown=shown.get(c.id))
             for c in data.checklist.active()}
 
 
