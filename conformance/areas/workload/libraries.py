@@ -99,8 +99,13 @@ def _train_loop(config: dict[str, Any]) -> None:
     ray.get(config["collector"].add.remote(view))
 
 
-def train_scenario(resource: str, env_var: str, workers: int) -> Observation:
-    """TorchTrainer with ScalingConfig(num_workers=workers, resources_per_worker={resource: 1})."""
+def train_scenario(resource: str, env_var: str, workers: int, fit_bound_s: float) -> Observation:
+    """TorchTrainer with ScalingConfig(num_workers=workers, resources_per_worker={resource: 1}).
+
+    fit() runs in a thread: past fit_bound_s the workers' views gathered so far are returned with
+    the overrun as the error (the check then kills this process, and Train's actors with it)."""
+    import threading
+
     import ray
     from ray.air._internal import device_manager
     from ray.train import RunConfig, ScalingConfig
@@ -109,19 +114,33 @@ def train_scenario(resource: str, env_var: str, workers: int) -> Observation:
     static = {"torch_device_table": sorted(device_manager.SUPPORTED_ACCELERATOR_TORCH_DEVICE_MANAGER)}
     collector_cls: Any = ray.remote(num_cpus=0)(_Collector)
     collector = collector_cls.remote()
-    try:
-        with tempfile.TemporaryDirectory(prefix="rc-wl010-") as storage:
-            trainer = TorchTrainer(_train_loop, train_loop_config={"env_var": env_var, "collector": collector},
-                                   scaling_config=ScalingConfig(num_workers=workers, resources_per_worker={resource: 1}),
-                                   run_config=RunConfig(storage_path=storage, name="rc-wl010"))
-            error = None
-            try:
-                trainer.fit()
-            except Exception as exc:  # noqa: BLE001 - what Train does with the resource is the finding
-                error = _first_line(exc)
-            return {"workers": ray.get(collector.all.remote()), "static": static, "error": error}
-    finally:
-        ray.kill(collector)
+    storage = tempfile.mkdtemp(prefix="rc-wl010-")
+    trainer = TorchTrainer(_train_loop, train_loop_config={"env_var": env_var, "collector": collector},
+                           scaling_config=ScalingConfig(num_workers=workers, resources_per_worker={resource: 1}),
+                           run_config=RunConfig(storage_path=storage, name="rc-wl010"))
+    errors: list[str] = []
+
+    def fit() -> None:
+        try:
+            trainer.fit()
+        except Exception as exc:  # noqa: BLE001 - what Train does with the resource is the finding
+            errors.append(_first_line(exc))
+
+    thread = threading.Thread(target=fit, name="rc-wl010-fit", daemon=True)
+    thread.start()
+    thread.join(fit_bound_s)
+    if thread.is_alive():
+        errors.append(f"fit() did not return within {fit_bound_s:g}s")
+    return {"workers": ray.get(collector.all.remote()), "static": static, "error": "; ".join(errors) or None}
+
+
+class ScenarioHost:
+    """The process a library scenario runs in (an actor, so the check can end it, and every actor
+    the library started from it, by killing it)."""
+
+    def run(self, scenario: Any, *args: Any) -> Observation:
+        result: Observation = scenario(*args)
+        return result
 
 
 def _data_batch(batch: dict[str, Any], env_var: str) -> dict[str, Any]:
