@@ -138,6 +138,9 @@ class Vocabulary:
     levels: tuple[str, ...]
     area_prefix: dict[str, str] = field(hash=False, compare=False)
     tags: frozenset[str] = frozenset()
+    # Levels whose checks are findings, never counted (`uncounted_levels:`): no tier, share or
+    # capability profile selects them, whatever its selector says.
+    uncounted: frozenset[str] = frozenset()
 
     def check_item(self, where: str, *, id: str, area: str, level: str, tags: tuple[str, ...] = ()) -> None:
         """Raise a one-line UserError for an unknown area/level/tag or an id outside its area's prefix."""
@@ -167,8 +170,12 @@ def parse_vocabulary(doc: Any) -> Vocabulary:
     prefixes = [a["prefix"] for a in doc["areas"].values()]
     if len(set(prefixes)) != len(prefixes):
         raise UserError("vocabulary: areas: two areas share an id prefix")
+    for level in doc.get("uncounted_levels", []):
+        if level not in doc["levels"]:
+            raise UserError(f"vocabulary: uncounted_levels: unknown level {level!r}; expected one of "
+                            f"{', '.join(doc['levels'])}")
     return Vocabulary(levels=tuple(doc["levels"]), area_prefix={k: v["prefix"] for k, v in doc["areas"].items()},
-                      tags=frozenset(doc["tags"]))
+                      tags=frozenset(doc["tags"]), uncounted=frozenset(doc.get("uncounted_levels", [])))
 
 
 def load_vocabulary(path: Path | None = None) -> Vocabulary:
@@ -228,12 +235,22 @@ class Checklist:
     sha256: str
     # area -> its shared params (`area_params:`), each named by the checks that use it.
     area_params: dict[str, dict[str, Any]] = field(default_factory=dict, hash=False, compare=False)
+    # The vocabulary's uncounted levels (INFO): their checks are findings, never counted.
+    uncounted_levels: frozenset[str] = field(default=frozenset(), hash=False, compare=False)
 
     def by_id(self) -> dict[str, Check]:
         return {c.id: c for c in self.checks}
 
     def active(self) -> tuple[Check, ...]:
         return tuple(c for c in self.checks if not c.retired)
+
+    def counted(self) -> tuple[Check, ...]:
+        """Active checks a tier, a SHOULD share or a capability profile may count: not findings."""
+        return tuple(c for c in self.active() if c.level not in self.uncounted_levels)
+
+    def findings(self) -> tuple[Check, ...]:
+        """Active checks of an uncounted level: recorded and shown, never counted."""
+        return tuple(c for c in self.active() if c.level in self.uncounted_levels)
 
 
 def parse_checklist(doc: Any, sha256: str = "", vocabulary: Vocabulary | None = None) -> Checklist:
@@ -260,7 +277,8 @@ def parse_checklist(doc: Any, sha256: str = "", vocabulary: Vocabulary | None = 
         for name, value in c.params.items():  # YAML's .nan/.inf pass JSON Schema's number bounds
             if isinstance(value, float) and not math.isfinite(value):
                 raise UserError(f"checklist: {c.id}.params.{name}: {value!r}, expected a finite number")
-    return Checklist(checks=checks, sha256=sha256, area_params={a: dict(b) for a, b in blocks.items()})
+    return Checklist(checks=checks, sha256=sha256, area_params={a: dict(b) for a, b in blocks.items()},
+                     uncounted_levels=vocabulary.uncounted)
 
 
 def load_checklist(path: Path | None = None) -> Checklist:
@@ -279,13 +297,15 @@ class Ladder:
         return [t["name"] for t in self.tiers]
 
 
-def select_checks(checklist: Checklist, select: Mapping[str, Any]) -> list[Check]:
-    """Checks matching a tier's selector: every given criterion must match (tags: any of).
+def select_checks(checklist: Checklist, select: Mapping[str, Any], findings: bool = False) -> list[Check]:
+    """Checks matching a tier's selector: every given criterion must match (tags: any of). Never a
+    check of an uncounted level (INFO), a finding that counts toward nothing, whatever the selector
+    says, unless `findings` (a selector that counts nothing: the manifest's gates).
 
     Here rather than in conformance.catalog.ladder, which imports this module: parse_ladder refuses a
     selector that matches nothing."""
     chosen = []
-    for c in checklist.active():
+    for c in (checklist.active() if findings else checklist.counted()):
         if "areas" in select and c.area not in select["areas"]:
             continue
         if "levels" in select and c.level not in select["levels"]:
@@ -314,6 +334,9 @@ def parse_ladder(doc: Any, sha256: str = "", checklist: Checklist | None = None)
             for level in select.get("levels", []):
                 if level not in vocabulary.levels:
                     raise UserError(f"{where}.levels: unknown level {level!r}")
+                if level in vocabulary.uncounted:
+                    raise UserError(f"{where}.levels: {level} is an uncounted level (findings, never counted "
+                                    "toward a tier); expected a counted level")
             for tag in select.get("tags", []):
                 vocabulary.check_tag(f"{where}.tags", tag)
             for cid in select.get("ids", []):
@@ -393,13 +416,14 @@ def load_profiles(path: Path | None = None) -> list[dict[str, Any]]:
 def unselected_checks(checklist: Checklist, ladder: Ladder, profiles: Iterable[Mapping[str, Any]]) -> list[str]:
     """Active checks that count toward nothing, each as the loader's one-line error: a MUST that no
     tier requires and no capability profile selects; a SHOULD likewise when no tier counts a share
-    of the SHOULD checks either. Such a check would run, pass or fail, and change no verdict."""
+    of the SHOULD checks either. Such a check would run, pass or fail, and change no verdict. Checks
+    of an uncounted level (INFO) are findings: counting toward nothing is what they are."""
     selected = {c.id for t in ladder.tiers for req in t.get("requires", []) for c in select_checks(checklist, req["select"])}
     selected |= {c.id for p in profiles for req in p.get("requires", []) for c in select_checks(checklist, req["select"])}
     share = any(c.get("kind") == "should_share" for t in ladder.tiers for c in t.get("conditions", []))
     return [f"tiers: {c.id} ({c.level}): no tier or capability profile selects it, so it counts toward nothing; "
             "select it in tiers/tiers.yaml or tiers/capabilities.yaml"
-            for c in checklist.active() if c.id not in selected and not (c.level == "SHOULD" and share)]
+            for c in checklist.counted() if c.id not in selected and not (c.level == "SHOULD" and share)]
 
 
 def load_suite_data() -> SuiteData:

@@ -33,7 +33,7 @@ def load_gates(checklist: Checklist, schema: Mapping[str, Any] | None = None) ->
     for g in schema.get(GATES_KEY, []):
         ids = set(g["checks"].get("ids", []))
         if "select" in g["checks"]:
-            ids |= {c.id for c in select_checks(checklist, g["checks"]["select"])}
+            ids |= {c.id for c in select_checks(checklist, g["checks"]["select"], findings=True)}
         out.append(Gate(tuple(g["fields"]), g.get("when", "any_missing"), tuple(c for c in order if c in ids),
                         g.get("why", "")))
     return out

@@ -77,7 +77,8 @@ def hand_written(text: str) -> str:
 
 def check_facts(c: Check, *, tests: tuple[str, ...] = (), variants: list[str] | None = None,
                 shapes: tuple[str, ...] = (), not_applicable: list[str] | None = None,
-                waiver: str | None = None, guards: list[str] | None = None) -> list[str]:
+                waiver: str | None = None, guards: list[str] | None = None,
+                shown: list[str] | None = None) -> list[str]:
     """What the docs say of one check beyond its id, level, title and requirement: each a short line."""
     facts = []
     if c.params:
@@ -92,6 +93,9 @@ def check_facts(c: Check, *, tests: tuple[str, ...] = (), variants: list[str] | 
         facts.append("test: " + ", ".join(f"`{t}`" for t in tests))
     if variants:
         facts.append("broken variants: " + ", ".join(f"`{v}`" for v in variants))
+    if shown:
+        facts.append("a finding, never counted (no broken variant can fail it): shown recording its findings in "
+                     + ", ".join(f"`{r}`" for r in shown))
     if guards:
         facts.append("false alarm guarded by: " + ", ".join(f"`{g}`" for g in guards)
                      + f" (`make test-check ID={c.id}` runs them)")

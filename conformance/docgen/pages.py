@@ -34,9 +34,14 @@ def tiers_markdown(data: SuiteData) -> str:
         ids = required_checks(t, data.checklist)
         rows.append([t["name"], t["summary"], ", ".join(ids) or "-", "; ".join(conds) or "-",
                      "yes" if t.get("allow_waived") else "no"])
+    findings = data.checklist.findings()
+    levels = ", ".join(sorted({c.level for c in findings}))
+    uncounted = (f" Checks of level {levels} ({', '.join(c.id for c in findings)}) are findings for the SIG: "
+                 "recorded and shown, never counted toward a tier, a SHOULD share or a capability profile, "
+                 "whatever their outcome (tiers/vocabulary.yaml `uncounted_levels`)." if findings else "")
     return (tabulate(rows, headers=["tier", "summary", "requires (in addition to the tiers below)", "conditions",
                                     "waived counts"], tablefmt="github")
-            + "\n\nTiers are cumulative. skip, not_applicable and error never count as passed.")
+            + "\n\nTiers are cumulative. skip, not_applicable and error never count as passed." + uncounted)
 
 
 SHAPE_POLICY_TEXT = """\
@@ -122,9 +127,11 @@ def check_facts_of(data: SuiteData, teeth_table: dict[str, Any] | None, *,
     guards = guards_of_checks(teeth_table) if teeth_table is not None else {}
     na = not_applicable_when(data)
     waived = {w.check: f"{w.issue} (until {w.expires})" for w in data.waivers}
+    good = [r for r in (teeth_table or {}).get("runs", []) if not r.get("catches")]
+    shown = {c.id: [r["id"] for r in good if c.id in (r.get("passes") or [])] for c in data.checklist.findings()}
     return {c.id: check_facts(c, tests=tests.get(c.id, ()) if with_tests else (), variants=variants.get(c.id),
                               shapes=shapes.get(c.id, ()), not_applicable=na.get(c.id), waiver=waived.get(c.id),
-                              guards=guards.get(c.id))
+                              guards=guards.get(c.id), shown=shown.get(c.id))
             for c in data.checklist.active()}
 
 

@@ -18,6 +18,7 @@ from conformance import SUITE_NAME
 from conformance.catalog.data import SuiteData, load_schema, schema_path, sha256_file
 from conformance.catalog.ladder import RunContext, compute_tiers
 from conformance.catalog.selection import is_partial, selection_record
+from conformance.report.findings import findings_markdown
 from conformance.report.results import TestRecord, summarize
 from conformance.sanitize import markdown_cell
 
@@ -162,6 +163,7 @@ def render_markdown(report: dict[str, Any]) -> str:
     ]
     for note in report["cluster"].get("notes", []):
         lines.insert(10, f"- Note: {markdown_cell(note)}")
+    lines += findings_markdown(report)
     for title, section in sorted((report.get("sections") or {}).items()):
         if isinstance(section, dict) and section.get("markdown"):
             lines += [f"## {title}", "", section["markdown"], ""]

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from conformance.catalog.vendor_calls import KnownHang
+from conformance.report.findings import findings_terminal
 from conformance.report.local_paths import shorten_paths
 from conformance.sanitize import terminal
 
@@ -206,6 +207,8 @@ class RunHelp:
         counts = ", ".join(f"{k} {report['summary'][k]}" for k in OUTCOMES if report["summary"].get(k))
         tr.write_line(f"checks (as in report.json): {counts}  [pytest counts tests, not checks]")
         for line in next_steps_terminal(report.get("next_steps")):
+            tr.write_line(line)
+        for line in findings_terminal(report):
             tr.write_line(line)
         host = report.get("host") or {}
         for line in left_behind_lines(host.get("left_behind") or {}):

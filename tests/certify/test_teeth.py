@@ -56,10 +56,22 @@ def extra_two_sided(result: RunResult) -> None:
     assert result.report["sections"]["Transport"]["data"]["transport"]["one_sided"] is False
 
 
+def extra_library_findings(result: RunResult) -> None:
+    """The INFO checks (Ray's libraries) recorded findings, never counted, and every page says so."""
+    from conformance.catalog.data import load_suite_data
+
+    for check in load_suite_data().checklist.findings():
+        entry = result.check(check.id)
+        assert entry["level"] == "INFO" and entry["metrics"].get("findings"), f"{check.id}: no findings recorded"
+    md = (result.out / "report.md").read_text()
+    assert "## Findings for the SIG" in md and "never counted" in md
+    assert "Findings for the SIG" in (result.out / "report.html").read_text()
+
+
 EXTRA: dict[str, Callable[[RunResult], None]] = {
     "recovery_section": extra_recovery_section, "hang_report": extra_hang_report,
     "topology_view": extra_topology_view, "transport_section": extra_transport_section,
-    "two_sided": extra_two_sided,
+    "two_sided": extra_two_sided, "library_findings": extra_library_findings,
 }
 
 
@@ -79,7 +91,13 @@ def teeth_runs(request: pytest.FixtureRequest) -> Runs:
 def test_every_active_check_has_a_variant() -> None:
     from conformance.catalog.data import load_suite_data
 
-    active = {c.id for c in load_suite_data().checklist.active()}
+    checklist = load_suite_data().checklist
+    active = {c.id for c in checklist.counted()}
+    # A finding (level INFO) judges nothing of the plugin, so no broken variant can fail it: it
+    # must instead pass in a good run (`passes`), which shows it records its findings there.
+    findings = {c.id for c in checklist.findings()}
+    shown = {cid for r in RUNS if not r.catches for cid in r.passes}
+    assert not findings - shown, f"findings no good run shows passing: {sorted(findings - shown)}"
     # A waived check fails on this Ray for every plugin (the waiver names the upstream issue), so
     # no variant can show more than the good run's waived outcome does.
     caught = {cid for r in RUNS for cid in r.catches} | {cid for r in RUNS for cid in r.waived}
@@ -90,7 +108,7 @@ def test_every_active_check_has_a_variant() -> None:
             f"teeth.yaml elsewhere: {cid}: {where} does not exist"
     caught |= set(elsewhere)
     assert not active - caught, f"active checks no broken variant is shown to fail: {sorted(active - caught)}"
-    assert not caught - active, f"teeth.yaml names unknown or retired checks: {sorted(caught - active)}"
+    assert not caught - active, f"teeth.yaml names unknown, retired or uncounted checks: {sorted(caught - active)}"
 
 
 def test_the_table_is_well_formed() -> None:

@@ -79,7 +79,7 @@ def test_example_report_in_chromium(browser: Chromium, tmp_path: Path) -> None:
     assert len(v["charts"]) == 4 and all(w > 300 for w in v["charts"]), v["charts"]
     assert v["tiles"] == v["rows"] == len(report["checks"])
     assert v["scripts"] == 0 and v["images"] == 0
-    assert v["failures"] == ["waived-FR-016"] and v["missing"] == ["collective", "workload"]   # no backend; older than WL-001
+    assert v["failures"] == ["waived-FR-016"] and v["missing"] == ["collective", "workload", "findings"]   # no backend; older than WL-001 and WL-010
     (width, height), colours = _picture(r.screenshot)
     assert width == 1280 and height > 3000 and colours > 50, (width, height, colours)
 
@@ -93,7 +93,7 @@ def test_failing_report_in_chromium(browser: Chromium, tmp_path: Path) -> None:
     assert not any(h.lower().startswith(("javascript:", "/")) for h in v["hrefs"]), v["hrefs"]
     assert {"fail-DP-008", "fail-TR-004"} <= set(v["failures"])
     assert "No module named 'nimbus_sdk'" in v["excerpt"]
-    assert set(v["missing"]) == {"bandwidth", "pairwise", "collective", "workload"} and v["next"]
+    assert set(v["missing"]) == {"bandwidth", "pairwise", "collective", "workload", "findings"} and v["next"]
     assert len(v["charts"]) == 2                              # topology (from the census) and recovery
     (width, height), colours = _picture(r.screenshot)
     assert width == 1280 and height > 1500 and colours > 30

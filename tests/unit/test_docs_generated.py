@@ -68,8 +68,9 @@ def test_check_index_names_test_and_variant_of_every_check() -> None:
     text = (DOCS / "check-index.md").read_text()
     blocks = text.split("\n### ")[1:]
     assert len(blocks) == len(load_suite_data().checklist.active())
-    for block in blocks:
-        assert "\n- test: " in block and "\n- broken variants: " in block, block[:80]
+    for block in blocks:   # a finding (level INFO) names the good run that shows it instead
+        assert "\n- test: " in block and ("\n- broken variants: " in block or "\n- a finding, never counted" in block), \
+            block[:80]
 
 
 def test_splice_fills_blocks_and_values_and_refuses_an_unknown_block() -> None:
