@@ -1,17 +1,21 @@
 """WL-002's scenario on a live cluster: data-parallel workers over the nodes, one group of the
 manifest's collective backend, K steps, every wait bounded.
 
-The workers are started here (not the collective area's member pool: they hold a shard, a
-replica and, on a device, one unit of the accelerator each) through the run's CollectiveContext,
-which registered the backend in the driver and names groups per run; a wait that runs out is a
-Hang (conformance.areas.collective.context) naming what was awaited, and the workers are killed.
+The workers are collective group members (conformance.areas.collective.members.CollectiveMember)
+running dp_worker's functions: on host tensors the collective area's member pool itself (no actor
+to start), on a device members of the check's own, each holding one unit of the accelerator. The
+run's CollectiveContext registered the backend in the driver and names groups per run; a wait
+that runs out is a Hang (conformance.areas.collective.context) naming what was awaited, and the
+members are discarded (the pool is rebuilt for the next check).
 """
 from __future__ import annotations
 
 import time
 from typing import Any
 
-from conformance.areas.collective.context import CollectiveContext, bounded
+from conformance.areas.collective.context import POOL_SIZE, CollectiveContext, bounded
+from conformance.areas.collective.members import CollectiveMember
+from conformance.areas.workload import dp_worker
 from conformance.areas.workload.dp import DpPlan, DpRecord
 
 
@@ -38,17 +42,23 @@ def cluster_nodes(resource: str) -> list[tuple[str, int]]:
     return [(n["NodeID"], int(n.get("Resources", {}).get(resource, 0))) for n in nodes]
 
 
-def start(state: CollectiveContext, nodes: list[str], resource: str | None, bound_s: float) -> list[Any]:
-    """One worker per node entry, pinned there, each holding one unit of `resource` when given;
-    all answering within the bound."""
+def workers_for(state: CollectiveContext, nodes: list[str], resource: str | None, bound_s: float) -> tuple[list[Any], bool]:
+    """The workers, and whether they are the run's member pool (True: give them back, never kill).
+
+    Host tensors (`resource` None): the collective area's member pool (POOL_SIZE members, rank i
+    on node i mod nodes, already started for the collective checks; the same placement as
+    `placement`) when the job needs no more members than it has, so the check starts no actor.
+    Otherwise, and on a device (one unit of `resource` each), members of its own pinned to
+    `nodes`, all answering within the bound."""
+    if resource is None and len(nodes) <= POOL_SIZE:
+        return state.pool()[:len(nodes)], True
     import ray
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-    from conformance.areas.workload.dp_worker import DataParallelWorker
     from conformance.cluster.requests import demand
 
     cfg = state.config
-    remote: Any = ray.remote(DataParallelWorker)   # Ray's hints type the handle as the class
+    remote: Any = ray.remote(CollectiveMember)   # Ray's hints type the handle as the class
     actors = []
     for node in nodes:
         opts: dict[str, Any] = {"num_cpus": 0,
@@ -62,7 +72,7 @@ def start(state: CollectiveContext, nodes: list[str], resource: str | None, boun
     except BaseException:
         state.stop(actors)
         raise
-    return actors
+    return actors, False
 
 
 def run_steps(state: CollectiveContext, workers: list[Any], plan: DpPlan, device: str, bound_s: float) -> DpRecord:
@@ -71,8 +81,8 @@ def run_steps(state: CollectiveContext, workers: list[Any], plan: DpPlan, device
     ws = len(workers)
     group = state.group_name("wl-dp")
     record = DpRecord()
-    where = state.guard(workers, lambda: bounded([w.setup.remote(plan.as_dict(), r, device) for r, w in enumerate(workers)],
-                                                 bound_s, "the workers to build their shards"))
+    where = state.guard(workers, lambda: bounded([w.call.remote(dp_worker.SETUP, plan.as_dict(), r, device)
+                                                  for r, w in enumerate(workers)], bound_s, "the workers to build their shards"))
     wrong = sorted({f"{p['device']} {p['dtype']}" for p in where} - {f"{device} {plan.dtype}"})
     if wrong:
         raise AssertionError(f"the workers' parameters live on {', '.join(wrong)}, not on {device} {plan.dtype}")
@@ -81,15 +91,17 @@ def run_steps(state: CollectiveContext, workers: list[Any], plan: DpPlan, device
         for k in range(1, plan.steps + 1):
             t0 = time.perf_counter()
             what = f"step {k} of {ws} workers (allreduce in {group!r})"
-            outs = state.guard(workers, lambda what=what: bounded([w.step.remote(group) for w in workers], bound_s, what))
+            outs = state.guard(workers, lambda what=what: bounded([w.call.remote(dp_worker.STEP, group) for w in workers],
+                                                                               bound_s, what))
             record.step_s.append(time.perf_counter() - t0)
             record.digests.append([o["digest"] for o in outs])
             record.allreduce_s.append([float(o["allreduce_s"]) for o in outs])
-        record.final = state.guard(workers, lambda: bounded([w.params.remote() for w in workers], bound_s,
-                                                            "the workers' final parameters"))
+        record.final = state.guard(workers, lambda: bounded([w.call.remote(dp_worker.PARAMS) for w in workers],
+                                                            bound_s, "the workers' final parameters"))
     finally:
         try:
             state.destroy(workers, group)
+            bounded([w.call.remote(dp_worker.FORGET) for w in workers], bound_s, "the workers to drop their shards")
         except Exception:  # noqa: BLE001 - the workers are killed next; the steps' finding stands
             pass
     return record

@@ -43,14 +43,17 @@ def test_data_parallel_steps(workload_collective_ctx: DataParallelCtx) -> None:
         run_plan = plan if len(nodes) == plan.workers else dp.make_plan(
             len(nodes), plan.features, plan.samples, plan.steps, dtype, plan.seed, float(ctx.param("step_fraction")))
         run_want, run_bound = (want, bound) if run_plan is plan else dp.reference(run_plan)
-        workers = ctx.own(dp_run.start(ctx.backend, nodes, resource if units else None, bound_s))
+        workers, pooled = dp_run.workers_for(ctx.backend, nodes, resource if units else None, bound_s)
+        if not pooled:
+            ctx.own(workers)
         try:
             record = dp_run.run_steps(ctx.backend, workers, run_plan, device, bound_s)
         except CollectiveError as exc:
             problems.append(f"{device}: {exc}")
             continue
         finally:
-            ctx.backend.stop(workers)   # their units free before the next device type starts its workers
+            if not pooled:
+                ctx.backend.stop(workers)   # their units free before the next device type starts its workers
         found = dp.replica_problems(record) + dp.reference_problems(record, run_want, run_bound)
         problems += [f"{device}: {p}" for p in found]
         figures = record.figures(run_plan)
