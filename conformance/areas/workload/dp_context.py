@@ -1,4 +1,4 @@
-"""WL-002's check context (`workload_collective_ctx`, conformance.areas.workload.fixtures).
+"""WL-002's check context (`workload_ctx` for a check tagged `collective-backend`, conformance.areas.workload.fixtures).
 
 Data-parallel steps run over the manifest's collective backend, not its transport, so this
 context is the check's CheckContext with the collective block and the run's CollectiveContext

@@ -20,8 +20,8 @@ pytestmark = pytest.mark.cluster("shared")
 
 
 @pytest.mark.check("WL-002")
-def test_data_parallel_steps(workload_collective_ctx: DataParallelCtx) -> None:
-    ctx = workload_collective_ctx
+def test_data_parallel_steps(workload_ctx: DataParallelCtx) -> None:
+    ctx = workload_ctx
     cfg = ctx.config
     dtype = str(ctx.param("dtype"))
     if dtype not in cfg.dtypes:
