@@ -10,7 +10,7 @@ AREA = Area(
     doc="docs/workload.md#the-checks",
     fixtures="conformance.areas.workload.fixtures",
     section="Workload",
-    html=(HtmlSection("workload", "Workload: RL weight sync, data-parallel steps", "conformance.areas.workload.report:html_block",
-                      "No workload figures in this report (WL-001 and WL-002 did not run or recorded none).", nav="Workload"),),
+    html=(HtmlSection("workload", "Workload: RL weight sync", "conformance.areas.workload.report:html_block",
+                      "No workload figures in this report (WL-001 did not run or recorded none).", nav="Workload"),),
     manifest_block="transport",
 )

@@ -14,8 +14,8 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from conformance.areas.collective.config import CollectiveConfig
 from conformance.areas.workload import model
+from conformance.areas.workload.collective_link import CollectiveConfig
 from conformance.areas.workload.sync import round_problems, timed
 from conformance.rdt.pool import Endpoints
 from conformance.run.clock import Clock

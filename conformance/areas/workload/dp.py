@@ -91,7 +91,7 @@ def make_plan(workers: int, features: int, samples: int, steps: int, dtype: str,
     param when the params cannot give a stable, judged run."""
     if dtype not in FLOAT_DTYPES:
         raise ValueError(f"dtype: {dtype!r} is not one of {', '.join(FLOAT_DTYPES)}")
-    if workers < 2 or features < 1 or samples < 1 or steps < 1:
+    if workers < 2 or features < 1 or samples < 1 or steps < 1:   # knob: a group needs two ranks; sizes positive
         raise ValueError("workers (at least 2), features, samples and steps (at least 1) must be positive")
     if not 0 < step_fraction <= 1:
         raise ValueError(f"step_fraction: {step_fraction} must be in (0, 1] (the bound needs c <= 1/lambda_max)")

@@ -11,8 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from conformance.areas.collective.config import CollectiveConfig
-from conformance.areas.collective.context import CollectiveContext
+from conformance.areas.workload.collective_link import CollectiveConfig, CollectiveContext
 from conformance.run.check_context import CheckContext
 
 

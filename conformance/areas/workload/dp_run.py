@@ -13,9 +13,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from conformance.areas.collective.context import POOL_SIZE, CollectiveContext, bounded
-from conformance.areas.collective.members import CollectiveMember
 from conformance.areas.workload import dp_worker
+from conformance.areas.workload.collective_link import POOL_SIZE, CollectiveContext, CollectiveMember, bounded
 from conformance.areas.workload.dp import DpPlan, DpRecord
 
 

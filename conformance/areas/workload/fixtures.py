@@ -13,7 +13,7 @@ from typing import Any, Iterator
 
 import pytest
 
-from conformance.areas.collective.config import CollectiveConfig
+from conformance.areas.workload.collective_link import CollectiveConfig
 from conformance.areas.workload.context import WorkloadCtx
 from conformance.areas.workload.dp_context import DataParallelCtx
 from conformance.rdt.context import TransportContext
@@ -29,7 +29,7 @@ def workload_run_context(conformance_run: Any) -> Iterator[TransportContext]:
 
 
 @pytest.fixture
-def workload_ctx(request: pytest.FixtureRequest, check_context: CheckContext) -> Iterator[WorkloadCtx | DataParallelCtx]:
+def workload_ctx(request: pytest.FixtureRequest, check_context: CheckContext) -> Iterator[CheckContext]:
     """The check's one context. A check tagged `collective-backend` (WL-002) runs over the
     manifest's collective backend: a DataParallelCtx with the collective block (not applicable
     without one: the collective area's `collective_config`) and the run's CollectiveContext on the
