@@ -253,3 +253,9 @@ class ReducesInOwnOrder(SimCollGroup):
         parts = self._exchange(_to_bytes(t), "allreduce", allreduce_options)
         mine_first = parts[self.rank:] + parts[:self.rank]
         t.copy_(_reduce(allreduce_options.reduceOp, [_from_bytes(p, t) for p in mine_first]))
+
+
+class FixedDelayKeepsRendezvousOwnOrder(FixedDelayKeepsRendezvous, ReducesInOwnOrder):
+    """FixedDelayKeepsRendezvous's two defects (CC-008, CC-010) and ReducesInOwnOrder's (WL-002),
+    in one row: the reduction order changes no CC result (their integers add exactly), and the
+    delay and the leftover actor change no sum, so each check sees its own defect alone."""
