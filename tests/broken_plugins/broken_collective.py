@@ -239,3 +239,23 @@ class ReducesOnHostCopy(SimCollGroup):
 
     def allreduce(self, tensors: List[Any], allreduce_options: Any = None) -> None:
         super().allreduce([_torch(tensors[0]).to("cpu")], allreduce_options)
+
+
+class ReducesInOwnOrder(SimCollGroup):
+    """WL-002: every rank folds the allreduce's parts starting from its own (rank r sums
+    r, r+1, ..., r-1), as a backend whose ranks each reduce the chunks in arrival order would.
+    Every op of the collective checks still gives the right result (their small integers add
+    exactly in any order); with real gradients each rank holds a slightly different sum, float
+    addition being non-associative, and data-parallel replicas drift apart."""
+
+    def allreduce(self, tensors: List[Any], allreduce_options: Any = None) -> None:
+        t = _torch(tensors[0])
+        parts = self._exchange(_to_bytes(t), "allreduce", allreduce_options)
+        mine_first = parts[self.rank:] + parts[:self.rank]
+        t.copy_(_reduce(allreduce_options.reduceOp, [_from_bytes(p, t) for p in mine_first]))
+
+
+class FixedDelayKeepsRendezvousOwnOrder(FixedDelayKeepsRendezvous, ReducesInOwnOrder):
+    """FixedDelayKeepsRendezvous's two defects (CC-008, CC-010) and ReducesInOwnOrder's (WL-002),
+    in one row: the reduction order changes no CC result (their integers add exactly), and the
+    delay and the leftover actor change no sum, so each check sees its own defect alone."""

@@ -161,6 +161,12 @@ class CollectiveMember:
 
         col.destroy_collective_group(group)
 
+    def call(self, ref: str, *args: Any) -> Any:
+        """The function `ref` ("pkg.module:function") called with this member first: how a check
+        of another area runs its own program on the run's members (WL-002's data-parallel steps,
+        conformance.areas.workload.dp_worker) without starting actors of its own."""
+        return _import(ref)(self, *args)
+
     def run(self, steps: list[dict[str, Any]], rank: int, world_size: int, group: str) -> list[dict[str, Any]]:
         """Run the program as `rank`; a step that raises names itself in the error."""
         out = []

@@ -25,6 +25,7 @@ class WorkloadActor(Endpoint):
         self.state: dict[str, Any] = {}
         self.weights: Any = None
         self.weights_round: int | None = None
+        self.broadcast_buffers: dict[str, Any] = {}
 
     # ------------------------------------------------------------------ the trainer
     def load(self, entries: list[dict[str, Any]]) -> int:
@@ -74,3 +75,38 @@ class WorkloadActor(Endpoint):
         snap = memory.snapshot(self.device)
         snap["t"] = time.time()
         return snap
+
+    # ------------------------------------------------------------------ through the collective's broadcast
+    def join_collective(self, spec: dict[str, Any], world_size: int, rank: int, group: str) -> None:
+        """Register the manifest's collective backend here (as a vendor's actor would) and join
+        `group` as `rank`."""
+        from ray.util import collective as col
+
+        from conformance.areas.workload.collective_link import register_backend
+
+        register_backend(spec["backend"], spec["group_class"], spec["register"], spec["python_path"])
+        col.init_collective_group(world_size, rank, backend=spec["ray_backend"], group_name=group)
+
+    def leave_collective(self, group: str) -> None:
+        from ray.util import collective as col
+
+        col.destroy_collective_group(group)
+
+    def broadcast_weights(self, entries: list[dict[str, Any]], group: str, round_no: int) -> dict[str, Any]:
+        """Round `round_no` through the collective: every base of `entries` broadcast from rank 0
+        (the trainer, which sends its own state) into this receiver's buffers, kept on this
+        actor's device from round to round (as a serving engine keeps its weights); what this
+        actor holds after it."""
+        from ray.util import collective as col
+
+        if self.state:       # the trainer
+            for e in entries:
+                if "of" not in e:
+                    col.broadcast(self.state[e["name"]], 0, group)
+            return {"round": round_no, "digest": payloads.describe({e["name"]: self.state[e["name"]] for e in entries})}
+        if set(self.broadcast_buffers) != {e["name"] for e in entries}:
+            self.broadcast_buffers = model.build(entries, self.device)
+        for e in entries:
+            if "of" not in e:
+                col.broadcast(self.broadcast_buffers[e["name"]], 0, group)
+        return {"round": round_no, "digest": payloads.describe(self.broadcast_buffers)}

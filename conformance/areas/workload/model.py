@@ -127,3 +127,20 @@ def expected(entries: list[dict[str, Any]], round_no: int) -> Any:
     state = build(entries, "cpu")
     fill_round(state, entries, round_no)
     return payloads.describe(state)
+
+
+def subset(entries: list[dict[str, Any]], dtypes: list[str] | tuple[str, ...]) -> list[dict[str, Any]]:
+    """The entries whose bases hold one of `dtypes`, with the views of those bases (pure): what
+    a collective that claims only these dtypes can carry. Names and order are kept, so a round's
+    bytes (seeded by name) are the same as in the whole layout."""
+    kept: set[str] = set()
+    out = []
+    for e in entries:
+        if "of" in e:
+            if e["of"] in kept:
+                kept.add(e["name"])
+                out.append(e)
+        elif e["dtype"] in dtypes:
+            kept.add(e["name"])
+            out.append(e)
+    return out

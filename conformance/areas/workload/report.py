@@ -3,7 +3,8 @@ the WL checks' metrics in report.json, so the page shows the evidence a reviewer
 
 WL-001's metrics hold, per device type, the per-round seconds through the transport and through
 the object store and each actor's memory per round; report.html draws per-round time over the
-rounds and memory over the rounds.
+rounds and memory over the rounds. WL-002's hold, per device type, the seconds of every
+data-parallel step; report.html draws them over the steps.
 """
 from __future__ import annotations
 
@@ -17,8 +18,16 @@ MIB = 1 << 20
 
 
 def publish(run: Any, data: dict[str, Any]) -> None:
-    """Store the section (markdown + data) on the run; the report writer takes it from there."""
-    run.publish(SECTION, {"markdown": render(data), "data": data})
+    """Store the section (markdown + data) on the run; the report writer takes it from there.
+    Each check publishes its own keys of `data`; what the others published stays."""
+    merged = dict(((run.published(SECTION) or {}).get("data")) or {})
+    merged.update(data)
+    run.publish(SECTION, {"markdown": render(merged), "data": merged})
+
+
+def publish_data_parallel(run: Any, devices: dict[str, Any]) -> None:
+    """WL-002's figures per device type, under `data_parallel` in the section's data."""
+    publish(run, {"data_parallel": devices})
 
 
 def _num(v: Any, fmt: str = ".3g") -> str:
@@ -37,7 +46,23 @@ def render(data: dict[str, Any]) -> str:
                      f"{_num(fig.get('receivers'), 'd')} | {_num(fig.get('rounds'), 'd')} | {_num(fig.get('median_round_s'))} | "
                      f"{_num(fig.get('median_store_round_seconds'))} | {_num(fig.get('object_store_speedup'))} | "
                      f"{_num(fig.get('sync_bytes_per_s'), '.4g')} |")
+    if data.get("data_parallel"):
+        lines += render_data_parallel(data["data_parallel"])
     return "\n".join(lines)
+
+
+def render_data_parallel(devices: Any) -> list[str]:
+    """WL-002's table: per device, the job's shape and its seconds per step."""
+    lines = ["", "Data-parallel steps (WL-002): workers all-reducing their gradients through the collective backend "
+             "every step; figures recorded for a CI's diff, not judged.", "",
+             "| device | workers | nodes | parameters | dtype | steps | median step s | median allreduce s |",
+             "|---|---|---|---|---|---|---|---|"]
+    for device, fig in sorted((devices if isinstance(devices, dict) else {}).items()):
+        fig = fig if isinstance(fig, dict) else {}
+        lines.append(f"| {clean_text(str(device))} | {_num(fig.get('workers'), 'd')} | {_num(fig.get('nodes'), 'd')} | "
+                     f"{_num(fig.get('features'), 'd')} | {clean_text(str(fig.get('dtype')))} | {_num(fig.get('steps'), 'd')} | "
+                     f"{_num(fig.get('median_step_s'))} | {_num(fig.get('median_allreduce_s'))} |")
+    return lines
 
 
 def _series(v: Any) -> list[float | None]:
@@ -48,14 +73,49 @@ def _series(v: Any) -> list[float | None]:
 
 def html_block(report: dict[str, Any]) -> dict[str, Any]:
     """report.html's Workload block: per-round time and memory over rounds, per device type, from
-    WL-001's metrics. Empty when WL-001 recorded none."""
+    WL-001's metrics; seconds per data-parallel step from WL-002's. Empty when neither recorded any."""
+    out: dict[str, Any] = {"charts": [], "tables": [], "notes": []}
+    _weight_sync_block(report, out)
+    _data_parallel_block(report, out)
+    return out if out["notes"] else {}
+
+
+def _check_devices(report: dict[str, Any], cid: str) -> tuple[dict[str, Any] | None, dict[str, Any]]:
+    """The check's entry in report.json and its per-device metrics ({} when it recorded none)."""
+    check = next((c for c in report.get("checks") or [] if isinstance(c, dict) and c.get("id") == cid), None)
+    devices = ((check or {}).get("metrics") or {}).get("devices")
+    return check, devices if isinstance(devices, dict) else {}
+
+
+def _data_parallel_block(report: dict[str, Any], out: dict[str, Any]) -> None:
+    """WL-002: seconds per step (the driver's, and inside the allreduce) per device type."""
     from conformance.report.html import charts
 
-    check = next((c for c in report.get("checks") or [] if isinstance(c, dict) and c.get("id") == "WL-001"), None)
-    devices = ((check or {}).get("metrics") or {}).get("devices")
-    if check is None or not isinstance(devices, dict) or not devices:
-        return {}
-    out: dict[str, Any] = {"charts": [], "tables": [], "notes": [f"WL-001: {check.get('outcome')}"]}
+    check, devices = _check_devices(report, "WL-002")
+    if check is None or not devices:
+        return
+    out["notes"].append(f"WL-002: {check.get('outcome')}")
+    for device, fig in sorted(devices.items()):
+        if not isinstance(fig, dict):
+            continue
+        lines = [charts.Line("step (dispatch to the last worker's answer)", _series(fig.get("step_seconds")), COLOURS[0]),
+                 charts.Line("inside the allreduce (slowest rank)", _series(fig.get("allreduce_seconds")), COLOURS[1], "--")]
+        out["charts"].append({"svg": charts.rounds_svg(f"{device}: seconds per data-parallel step", "seconds", lines),
+                              "caption": f"WL-002 on {device}: {fig.get('workers')} workers on {fig.get('nodes')} nodes, "
+                                         f"{fig.get('features')} {fig.get('dtype')} parameters"})
+        out["tables"].append({"caption": f"{device}: data-parallel figures a CI's diff gates",
+                              "columns": ["median step s", "median allreduce s"],
+                              "rows": [[_num(fig.get("median_step_s")), _num(fig.get("median_allreduce_s"))]]})
+
+
+def _weight_sync_block(report: dict[str, Any], out: dict[str, Any]) -> None:
+    """WL-001: per-round time and memory over rounds, per device type."""
+    from conformance.report.html import charts
+
+    check, devices = _check_devices(report, "WL-001")
+    if check is None or not devices:
+        return
+    out["notes"].append(f"WL-001: {check.get('outcome')}")
     for device, fig in sorted(devices.items()):
         if not isinstance(fig, dict):
             continue
@@ -90,4 +150,3 @@ def html_block(report: dict[str, Any]) -> dict[str, Any]:
         if fig.get("dtypes_not_held"):
             out["notes"].append(f"{device}: dtypes the device does not hold, left out: "
                                 f"{', '.join(sorted(fig['dtypes_not_held']))}")
-    return out

@@ -7,12 +7,17 @@ figures (per-round time beside the object store's) and fails on what the workloa
 """
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
-from conformance.areas.workload import model, report, rounds
+from conformance.areas.workload import broadcast, model, report, rounds
+from conformance.areas.workload.collective_link import collective_config
 from conformance.areas.workload.context import WorkloadCtx
 from conformance.areas.workload.sync import SyncPlan
 from conformance.rdt.config import format_size, max_bytes
+from conformance.rdt.pool import Endpoints
+from conformance.run.clock import Clock
 from conformance.run.fixtures import not_applicable
 
 pytestmark = pytest.mark.cluster("shared")
@@ -45,11 +50,29 @@ def test_rl_weight_sync(workload_ctx: WorkloadCtx) -> None:
         figures = record.figures(plan)
         figures.update(dtypes=sorted({e["dtype"] for e in entries if "dtype" in e}), dtypes_not_held=not_held,
                        size=format_size(plan.state_bytes), notes=record.notes,
-                       memory={label: [{k: s.get(k) for k in ("rss_bytes", "device_used_bytes")} for s in snaps]
+                       memory={label: [{k: s.get(k) for k in ("held_bytes", "device_used_bytes")} for s in snaps]
                                for label, snaps in record.memory.items()})
+        problems += [f"{device}: {p}" for p in through_broadcast(ctx, eps, plan, clock, figures)]
         per_device[device] = figures
         eps.shutdown()   # its devices free before the next device type starts its actors
     ctx.metrics["devices"] = per_device
     report.publish(ctx.run, {"devices": {d: {k: v for k, v in f.items() if k != "memory"} for d, f in per_device.items()}})
     assert not problems, f"{len(problems)} problem(s): " + "; ".join(problems[:4]) + \
         (f" (+{len(problems) - 4} more)" if len(problems) > 4 else "")
+
+
+def through_broadcast(ctx: WorkloadCtx, eps: Endpoints, plan: SyncPlan, clock: Clock, figures: dict[str, Any]) -> list[str]:
+    """The rounds through the collective's broadcast, when a collective block is declared: their
+    problems; their figures (or why none ran) into `figures`."""
+    cfg = collective_config(ctx.run.manifest)
+    entries, why = broadcast.broadcast_entries(cfg, plan.device, plan.entries)
+    if cfg is None or not entries:
+        if why:
+            figures.setdefault("notes", []).append(why)
+        return []
+    labels = [f"receiver {i} (node {eps.node_of(i + 1)[:8]})" for i in range(len(eps.actors) - 1)]
+    done = broadcast.run_broadcast(eps, cfg, list(ctx.run.manifest.python_path), entries,
+                                   plan.rounds + plan.store_rounds + 1, int(ctx.param("broadcast_rounds")), labels,
+                                   clock, float(ctx.param("round_bound_s")))
+    figures.update(done.figures(entries))
+    return done.problems
