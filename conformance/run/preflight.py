@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
 from conformance.cluster.manager import patched_environ
-from conformance.report.local_paths import shorten_paths
+from conformance.report.local_paths import portable_processes, shorten_paths
 from conformance.report.sanitize import terminal
 from conformance.run.vendor_calls import NODE_START_METHODS, HangRecord, KnownHang, VendorHang, bounded_call
 from conformance.run.waits import per_node_results
@@ -66,8 +66,12 @@ class PreflightResult:
         return "; ".join(f"{f.where}: {f.message}" for f in self.fatal)[:1500]
 
     def as_dict(self) -> dict[str, Any]:
+        """The report's preflight section: local paths (other Ray sessions' folders) shortened."""
+        host = dict(self.host)
+        if "ray_processes" in host:
+            host["ray_processes"] = portable_processes(host["ray_processes"])
         return {"ok": self.ok, "duration_s": round(self.duration_s, 2), "nodes": self.nodes,
-                "findings": [asdict(f) for f in self.findings], "host": self.host}
+                "findings": [asdict(f) for f in self.findings], "host": host}
 
 
 # ---------------------------------------------------------------------------------- host
@@ -210,7 +214,7 @@ def left_behind(before: dict[str, Any], after: dict[str, Any], sessions: Iterabl
     def mb(names: list[str]) -> float:
         return round(sum(int((detail.get(n) or {}).get("bytes") or 0) for n in names) / 2**20, 1)
 
-    return {"ray_processes": procs, "shm_entries": mine[:50], "shm_entries_count": len(mine),
+    return {"ray_processes": portable_processes(procs), "shm_entries": mine[:50], "shm_entries_count": len(mine),
             "shm_growth_mb": mb(mine), "shm_unattributed": unknown[:50], "shm_unattributed_count": len(unknown),
             "shm_unattributed_mb": mb(unknown),
             "shm_entry_mb": {n: round(int((detail.get(n) or {}).get("bytes") or 0) / 2**20, 1)
