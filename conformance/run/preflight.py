@@ -347,6 +347,8 @@ def probe_cluster(manifest: Any, timeout_s: float, *, preload_expected: bool) ->
         refs[n["NodeID"]] = fn.options(num_cpus=0, max_retries=0, scheduling_strategy=NodeAffinitySchedulingStrategy(
             node_id=n["NodeID"], soft=False)).remote(*args)
     results = per_node_results(refs, timeout_s)
+    from conformance.run.machinery import measure_worker_start
+
     measure_worker_start(timeout_s)
     cursor = LogCursor()
     cursor.remember(current_logs_dir())
@@ -363,32 +365,6 @@ def probe_cluster(manifest: Any, timeout_s: float, *, preload_expected: bool) ->
         findings.append(Finding(PROBLEM, "cluster", f"no node registered any {manifest.resource_name} device: "
                                 "Ray did not pick up the manager's device count"))
     return findings, len(nodes)
-
-
-def _noop() -> None:
-    return None
-
-
-def measure_worker_start(timeout_s: float) -> float | None:
-    """Time one fresh worker (max_calls=1, nothing of the plugin) from submission to its result,
-    and note it as this run's worker-start measurement (conformance.run.host_load): the bounds
-    that wait on Ray's machinery stretch by how slow this host starts workers. None: it did not
-    finish within `timeout_s` (noted as that long)."""
-    import time
-
-    import ray
-
-    from conformance.run.host_load import note_machinery
-
-    t0 = time.monotonic()
-    try:
-        ray.get(ray.remote(max_calls=1)(_noop).options(num_cpus=0, max_retries=0).remote(), timeout=timeout_s)
-    except Exception:  # noqa: BLE001 - a measurement; a worker that cannot start is the probe's to report
-        note_machinery("worker_start", timeout_s)
-        return None
-    took = time.monotonic() - t0
-    note_machinery("worker_start", took)
-    return took
 
 
 def _worker_log_for(logs: dict[str, str], result: dict[str, Any] | str) -> str | None:

@@ -12,9 +12,8 @@ import pytest
 
 def test_a_claim_is_kept_in_the_ray_session_folder_not_the_temp_folder(tmp_path: Path,
                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
-    import ray
-
     import broken_workload
+    import ray
 
     session, temp = tmp_path / "session_2026-01-01_00-00-00_000000_1", tmp_path / "tmp"
     session.mkdir()
@@ -30,9 +29,8 @@ def test_a_claim_is_kept_in_the_ray_session_folder_not_the_temp_folder(tmp_path:
 
 def test_outside_a_ray_worker_the_process_claims_alone_and_writes_nothing(tmp_path: Path,
                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    import ray
-
     import broken_workload
+    import ray
 
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     monkeypatch.setattr(ray._private.worker.global_worker, "node", None, raising=False)

@@ -9,8 +9,9 @@ is registered before the check's own actors exist, so they carry it.
 
 Each check is one `Clock` (conformance.run.clock): every wait ends at its own bound from the
 checklist's params, and a wait that runs out fails the check naming the step. The transfers are
-the RDT harness's bounded ones (conformance.rdt.transfer); a fresh actor must answer within the
-harness's start guard (conformance.rdt.pool.START_TIMEOUT_S).
+the RDT harness's bounded ones (conformance.rdt.transfer); a fresh actor's start is a wait on Ray's
+machinery (conformance.run.machinery: the harness's start guard, stretched; the host's failure
+when it runs out; left out of the scenario's bound).
 """
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ from conformance.rdt.registration import TransportSetup
 from conformance.rdt.transfer import first_line, short
 from conformance.run.check_context import CheckContext
 from conformance.run.clock import CONTROL_CALL_S, Clock
+from conformance.run.machinery import clock_ready
 from conformance.run.timeouts import CheckTimeout
 
 __all__ = ["UsageCtx", "short"]
@@ -85,7 +87,7 @@ class UsageCtx(TransportCtx):
         cls, rdt = actor_class(kind)
         eps = start_endpoints(self.x, self.resource, device=self.x.device, nodes=[pair_node(self.x, self.resource)] * n,
                               units=rdt and self.x.device != "cpu", cls=cls, tensor_transport=rdt, group=False,
-                              ready=lambda refs, what: clock.get(refs, what, START_TIMEOUT_S),
+                              ready=clock_ready(clock, START_TIMEOUT_S),
                               what=f"{n} {kind} actor(s) to start", **options)
         self.actors.extend(eps.actors)
         if rdt:
