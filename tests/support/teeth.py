@@ -42,8 +42,14 @@ def reap_leftovers() -> int:
     returns how many files."""
     from conformance.simulated.transport import reap_orphaned_segments
 
-    return (reap_orphaned_segments() + reap_orphaned_segments(VENDOR_STAGING_DIR)
-            + reap_orphaned_segments(TMP_STAGING_DIR))
+    reaped = (reap_orphaned_segments() + reap_orphaned_segments(VENDOR_STAGING_DIR)
+              + reap_orphaned_segments(TMP_STAGING_DIR))
+    for folder in (VENDOR_STAGING_DIR, TMP_STAGING_DIR):
+        try:
+            os.rmdir(folder)        # once empty: nothing of the table's runs stays behind
+        except OSError:
+            pass                    # absent, or a live variant still stages there
+    return reaped
 
 
 @dataclass(frozen=True)
