@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 from conformance.run.host_load import cpu_count
@@ -34,9 +35,10 @@ def stop(procs: list[subprocess.Popen[bytes]]) -> None:
         p.wait()
 
 
-def test_a_correct_plugin_under_a_cpu_hog_passes_or_is_not_judged(tmp_path: Path) -> None:
+def test_a_correct_plugin_under_a_cpu_hog_passes_or_is_not_judged(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RAY_CONFORMANCE_TRANSPORT_MAX_BYTES", "4MiB")      # make test's payload size
     data = yaml.safe_load((ROOT / "conformance" / "simulated" / "manifest-2node.yaml").read_text())
-    data["cluster"]["nodes"] = 1
+    data["cluster"].update(nodes=1, node_env=data["cluster"]["node_env"][:1], object_store_memory_mb=300)
     manifest = write_manifest(data, tmp_path / "plugin")
     hogs = start_hogs(cpu_count())
     try:
