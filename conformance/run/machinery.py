@@ -14,8 +14,8 @@ from __future__ import annotations
 import time
 from typing import Any, Callable, TypeVar
 
-from conformance.run.clock import Clock
 from conformance.run import host_load
+from conformance.run.clock import Clock
 from conformance.run.host_load import HostNotReady, machinery_factor, note_machinery
 from conformance.run.waits import BoundRanOut, bounded_get
 
