@@ -16,7 +16,9 @@ itself started:
   are new since the first reading: a worker's child outlives nothing by itself, so one alive
   after the lifecycle ended was left by the plugin;
 * files: /dev/shm entries, at any depth, those host processes hold open or mapped after the
-  lifecycle, that they did not hold before it (conformance.cluster.process_owners.held_by).
+  lifecycle, that they did not hold before it (conformance.cluster.process_owners.held_by); for
+  a transport's endpoints also regular files anywhere else they hold open (a staging file under
+  /tmp or the vendor's own folder: `open_files`), Ray's own temp folder left out.
 
 The readings touch Ray and /proc; `new_actors`, `new_processes`, `new_files` and `describe`
 are pure.
@@ -24,6 +26,7 @@ are pure.
 from __future__ import annotations
 
 import os
+import stat
 import time
 from dataclasses import asdict, dataclass
 from typing import Any, Callable, Iterable, Mapping
@@ -81,13 +84,58 @@ def held_files(pid: int) -> set[str]:
     return held_by([pid])
 
 
-def here() -> dict[str, Any]:
+def ray_temp_root() -> str | None:
+    """The folder Ray keeps this session's logs, sockets and spill files in (the parent of the
+    session folder, e.g. /tmp/ray); None outside a Ray worker."""
+    try:
+        import ray
+
+        node = ray._private.worker.global_worker.node
+        session = node.get_session_dir_path() if node is not None else None
+    except Exception:  # noqa: BLE001 - not in a Ray worker
+        return None
+    return os.path.dirname(os.path.realpath(session)) if session else None
+
+
+def open_files(pid: int, skip: Iterable[str] = ()) -> set[str]:
+    """Regular files outside /dev/shm (which held_files reads) that process `pid` holds open, as
+    absolute paths: a staging file a transport keeps under /tmp or its own folder. Left out: files
+    below the folders in `skip` (Ray's own), and files already deleted (they take no room once
+    closed)."""
+    from conformance.cluster.process_owners import SHM_DIR
+
+    skipped = tuple(os.path.join(os.path.realpath(s), "") for s in skip)
+    out: set[str] = set()
+    try:
+        fds = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return out
+    for fd in fds:
+        try:
+            target = os.readlink(f"/proc/{pid}/fd/{fd}")
+            st = os.stat(f"/proc/{pid}/fd/{fd}")
+        except OSError:
+            continue
+        if not target.startswith("/") or target.endswith(" (deleted)") or not stat.S_ISREG(st.st_mode):
+            continue
+        if target.startswith(SHM_DIR.rstrip("/") + "/") or target.startswith(skipped) or not os.path.exists(target):
+            continue
+        out.add(target)
+    return out
+
+
+def here(anywhere: bool = False) -> dict[str, Any]:
     """This process's reading (run inside a member or endpoint): the processes below it and the
-    /dev/shm files it holds, Ray's object store left out (Ray maps it, not the plugin)."""
+    /dev/shm files it holds, Ray's object store left out (Ray maps it, not the plugin); with
+    `anywhere`, also the regular files it holds open elsewhere (open_files, absolute paths),
+    Ray's own temp folder left out."""
     from conformance import host_memory
 
-    return {"processes": [asdict(p) for p in children_of(os.getpid())],
-            "files": sorted(f for f in held_files(os.getpid()) if not host_memory.is_object_store_mapping(f))}
+    files = {f for f in held_files(os.getpid()) if not host_memory.is_object_store_mapping(f)}
+    if anywhere:
+        root = ray_temp_root()
+        files |= open_files(os.getpid(), [root] if root else [])
+    return {"processes": [asdict(p) for p in children_of(os.getpid())], "files": sorted(files)}
 
 
 def new_actors(before: Mapping[str, ActorSeen], after: Mapping[str, ActorSeen],
@@ -115,7 +163,7 @@ def describe(actors: Iterable[ActorSeen] = (), processes: Iterable[ProcessSeen] 
     out = [f"actor {a.class_name}" + (f" {a.name!r}" if a.name else "") + (" (detached)" if a.detached else "")
            + f" [{a.actor_id[:12]}]" for a in actors]
     out += [f"process {p.pid} ({os.path.basename(p.command.split(' ', 1)[0]) or '?'}: {p.command[:80]})" for p in processes]
-    out += [f"/dev/shm/{f}" for f in files]
+    out += [f if f.startswith("/") else f"/dev/shm/{f}" for f in files]
     return out
 
 

@@ -138,10 +138,11 @@ class Endpoint:
         return memory.snapshot(self.device, shm=shm)
 
     def leftovers_here(self) -> dict[str, Any]:
-        """What runs below this endpoint and what it holds in /dev/shm (conformance.leftovers.here)."""
+        """What runs below this endpoint and the files it holds, in /dev/shm or anywhere else
+        (conformance.leftovers.here)."""
         from conformance import leftovers
 
-        return leftovers.here()
+        return leftovers.here(anywhere=True)
 
     def rdt_objects(self) -> int:
         """Objects in Ray's per-actor RDT store (primary copies this actor still holds)."""

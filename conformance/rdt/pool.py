@@ -8,8 +8,9 @@ cannot abort, e.g. GLOO; a broken transport can also wedge a receiver).
 
 Endpoints ask for no CPU (they must not starve the checks' own tasks on small nodes) and for
 one accelerator unit each only when the transport moves device memory, so the tensors can be
-created on a device Ray assigned to them. Every actor start waits until each actor answers,
-within a bound: the harness's own hang guard, or the bound a check's clock gives (`ready`).
+created on a device Ray assigned to them. Every actor start waits until each actor answers, as
+a wait on Ray's machinery (conformance.run.machinery: stretched by the host's measured worker
+start, the host's failure when it runs out): the harness's own guard, or a check's (`ready`).
 """
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from conformance.rdt.registration import TransportSetup
+from conformance.run.machinery import await_actors
 from conformance.timing.timeouts import CheckTimeout
 
 HEALTH_TIMEOUT_S = 15.0  # knob: hang guard of endpoint health calls
@@ -107,7 +109,6 @@ def start_endpoints(setup: TransportSetup, resource: str, *, device: str, nodes:
     own); `options` go to Ray's actor options (max_restarts, a scheduling strategy, ...). On any
     failure the endpoints started are stopped.
     """
-    import ray
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
     remote_cls = endpoint_class(cls, tensor_transport=tensor_transport)
@@ -122,7 +123,7 @@ def start_endpoints(setup: TransportSetup, resource: str, *, device: str, nodes:
         opts.update(options)
         actors.append(remote_cls.options(**opts).remote(device, *init_args))
     eps = Endpoints(actors=actors, infos=[], device=device)
-    wait = ready or (lambda refs, _what: ray.get(refs, timeout=START_TIMEOUT_S))
+    wait = ready or (lambda refs, what: await_actors(refs, START_TIMEOUT_S, what))
     try:
         eps.infos = wait([a.info.remote() for a in actors], what)
         if group and tensor_transport:

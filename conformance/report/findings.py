@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from conformance.catalog.data import load_vocabulary
-from conformance.report.sanitize import markdown_cell, terminal
+from conformance.sanitize import markdown_cell, terminal
 
 TITLE = "Findings for the SIG"
 NOTE = ("Informational: never counted toward a tier, a SHOULD share or a capability profile. They record "

@@ -9,8 +9,9 @@ from __future__ import annotations
 import os
 import re
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 
 def display_path(path: str | Path, start: str | Path | None = None) -> str:
@@ -70,3 +71,11 @@ def shorten_paths(text: str) -> str:
             continue
         text = re.sub(re.escape(folder) + r"(?=/|\b|$)", _literally(short), text)
     return text
+
+
+def portable_processes(procs: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Records of Ray processes (pid, kind, session folder) as a report may carry them: each
+    session folder shortened as by shorten_paths, this run's and any other Ray session's on the
+    host alike (a neighbour's `/tmp/ray/session_…` is a local path too)."""
+    return [{**p, "session": shorten_paths(p["session"])} if isinstance(p.get("session"), str) else dict(p)
+            for p in procs]

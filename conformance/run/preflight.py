@@ -29,7 +29,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 from conformance.catalog.vendor_calls import NODE_START_METHODS, HangRecord, KnownHang, VendorHang, bounded_call
 from conformance.cluster.manager import patched_environ
-from conformance.report.local_paths import shorten_paths
+from conformance.report.local_paths import portable_processes, shorten_paths
 from conformance.sanitize import terminal
 from conformance.timing.waits import per_node_results
 
@@ -66,8 +66,12 @@ class PreflightResult:
         return "; ".join(f"{f.where}: {f.message}" for f in self.fatal)[:1500]
 
     def as_dict(self) -> dict[str, Any]:
+        """The report's preflight section: local paths (other Ray sessions' folders) shortened."""
+        host = dict(self.host)
+        if "ray_processes" in host:
+            host["ray_processes"] = portable_processes(host["ray_processes"])
         return {"ok": self.ok, "duration_s": round(self.duration_s, 2), "nodes": self.nodes,
-                "findings": [asdict(f) for f in self.findings], "host": self.host}
+                "findings": [asdict(f) for f in self.findings], "host": host}
 
 
 # ---------------------------------------------------------------------------------- host
@@ -210,7 +214,7 @@ def left_behind(before: dict[str, Any], after: dict[str, Any], sessions: Iterabl
     def mb(names: list[str]) -> float:
         return round(sum(int((detail.get(n) or {}).get("bytes") or 0) for n in names) / 2**20, 1)
 
-    return {"ray_processes": procs, "shm_entries": mine[:50], "shm_entries_count": len(mine),
+    return {"ray_processes": portable_processes(procs), "shm_entries": mine[:50], "shm_entries_count": len(mine),
             "shm_growth_mb": mb(mine), "shm_unattributed": unknown[:50], "shm_unattributed_count": len(unknown),
             "shm_unattributed_mb": mb(unknown),
             "shm_entry_mb": {n: round(int((detail.get(n) or {}).get("bytes") or 0) / 2**20, 1)
@@ -306,6 +310,8 @@ def probe_cluster(manifest: Any, timeout_s: float, *, preload_expected: bool) ->
         refs[n["NodeID"]] = fn.options(num_cpus=0, max_retries=0, scheduling_strategy=NodeAffinitySchedulingStrategy(
             node_id=n["NodeID"], soft=False)).remote(*args)
     results = per_node_results(refs, timeout_s)
+    from conformance.run.machinery import measure_worker_start
+
     measure_worker_start(timeout_s)
     cursor = LogCursor()
     cursor.remember(current_logs_dir())
@@ -322,32 +328,6 @@ def probe_cluster(manifest: Any, timeout_s: float, *, preload_expected: bool) ->
         findings.append(Finding(PROBLEM, "cluster", f"no node registered any {manifest.resource_name} device: "
                                 "Ray did not pick up the manager's device count"))
     return findings, len(nodes)
-
-
-def _noop() -> None:
-    return None
-
-
-def measure_worker_start(timeout_s: float) -> float | None:
-    """Time one fresh worker (max_calls=1, nothing of the plugin) from submission to its result,
-    and note it as this run's worker-start measurement (conformance.timing.host_load): the bounds
-    that wait on Ray's machinery stretch by how slow this host starts workers. None: it did not
-    finish within `timeout_s` (noted as that long)."""
-    import time
-
-    import ray
-
-    from conformance.timing.host_load import note_machinery
-
-    t0 = time.monotonic()
-    try:
-        ray.get(ray.remote(max_calls=1)(_noop).options(num_cpus=0, max_retries=0).remote(), timeout=timeout_s)
-    except Exception:  # noqa: BLE001 - a measurement; a worker that cannot start is the probe's to report
-        note_machinery("worker_start", timeout_s)
-        return None
-    took = time.monotonic() - t0
-    note_machinery("worker_start", took)
-    return took
 
 
 def _worker_log_for(logs: dict[str, str], result: dict[str, Any] | str) -> str | None:

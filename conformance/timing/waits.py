@@ -28,8 +28,14 @@ def carried_timeout(exc: BaseException) -> CheckTimeout | None:
     return None
 
 
+class BoundRanOut(TimeoutError):
+    """The suite's own bound on a wait ran out (never one of Ray's timeouts, which Ray raises as
+    its errors: conformance.run.machinery tells the two apart by this class)."""
+
+
 def bounded_get(refs: Any, timeout_s: float, what: str = "result") -> Any:
-    """ray.get with a total bound, in slices; raises TimeoutError naming `what` when it runs out."""
+    """ray.get with a total bound, in slices; raises BoundRanOut (a TimeoutError) naming `what`
+    when it runs out."""
     import ray
     from ray.exceptions import GetTimeoutError
 
@@ -37,7 +43,7 @@ def bounded_get(refs: Any, timeout_s: float, what: str = "result") -> Any:
     while True:
         remaining = deadline - time.monotonic()
         if remaining <= 0:
-            raise TimeoutError(f"no {what} within {timeout_s:.0f}s")
+            raise BoundRanOut(f"no {what} within {timeout_s:.0f}s")
         try:
             return ray.get(refs, timeout=min(SLICE_S, remaining))
         except GetTimeoutError:

@@ -302,6 +302,27 @@ class VendorFolderNoUnlink(SimXferTransport):
             self._metadata.pop(obj_id, None)   # forgets os.unlink(meta.segment)
 
 
+TMP_STAGING_DIR = os.path.join("/tmp", "rc-teeth-tmpstaging")   # tests/support/teeth.py reaps what dead sources left here
+
+
+class TmpDescriptorKeptOpen(SimXferTransport):
+    """TR-012, outside /dev/shm: for every object it stages, the source also writes a descriptor
+    file under /tmp (as transports keep registration tables or spill files in the temp folder) and
+    keeps it open; garbage_collect frees the segment but never closes or removes the file."""
+
+    _descriptors: dict[str, Any] = {}
+
+    def extract_tensor_transport_metadata(self, obj_id: str, rdt_object: List[torch.Tensor]) -> SimXferMetadata:
+        meta = super().extract_tensor_transport_metadata(obj_id, rdt_object)
+        if obj_id not in self._descriptors:
+            os.makedirs(TMP_STAGING_DIR, exist_ok=True)
+            f = open(os.path.join(TMP_STAGING_DIR, f"simxfer-{os.getpid()}-{obj_id}"), "wb")
+            f.write(b"descriptor " * 64)
+            f.flush()
+            self._descriptors[obj_id] = f
+        return meta
+
+
 # --------------------------------------------------------------------------- TR-014
 class NonBoolHas(SimXferTransport):
     """TR-014: actor_has_tensor_transport answers with a truthy non-bool (an agent handle)."""

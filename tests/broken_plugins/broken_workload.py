@@ -22,20 +22,31 @@ LEAK_BYTES_PER_OBJECT = 2 << 20   # twice WL-001's leak_per_round_bytes and more
 
 
 def _claim(role: str) -> bool:
-    """Whether this process is the first of the Ray session to claim `role` (one per session)."""
+    """Whether this process is the first of the Ray session to claim `role` (one per session).
+
+    The claim is a file inside the Ray session's own folder (where Ray keeps the session's logs),
+    never beside it in the temp folder: a file there would outlive the run. Outside a Ray worker
+    there is no session to share the role with, so the process claims it alone."""
     try:
         import ray
 
         node = ray._private.worker.global_worker.node
-        session = os.path.basename(node.get_session_dir_path()) if node is not None else "none"
+        session_dir = node.get_session_dir_path() if node is not None else None
     except Exception:  # noqa: BLE001 - outside a worker: no session
-        session = "none"
-    path = os.path.join(tempfile.gettempdir(), f"conformance-{role}-{session}")
+        session_dir = None
+    if not session_dir or not os.path.isdir(session_dir):
+        first = role not in _CLAIMED_ALONE
+        _CLAIMED_ALONE.add(role)
+        return first
+    path = os.path.join(session_dir, f"conformance-{role}")
     try:
         os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
         return True
     except FileExistsError:
         return False
+
+
+_CLAIMED_ALONE: set[str] = set()
 
 
 # --------------------------------------------------------------------------- WL-001

@@ -149,15 +149,22 @@ def test_shm_leftovers_count_dead_creators_not_live_processes_outside_the_cluste
     hc._shm_before = set(_shm_entries())
     live = Path(f"/dev/shm/simxfer-{os.getpid()}-leftovertest")   # this process: alive, not in the cluster
     dead = Path("/dev/shm/simxfer-4194305-leftovertest")           # above any pid_max: never alive
+    folder = Path(f"/dev/shm/conformance-vendor-{os.getpid()}-leftovertest")   # a transport's own folder
     try:
         live.write_bytes(b"x")
         dead.write_bytes(b"x")
+        folder.mkdir()
+        (folder / "staged").write_bytes(b"x")
         shm = hc.leftovers()["shm"]
         assert dead.name in shm
         assert live.name not in shm
+        assert f"{folder.name}/" in shm and f"{folder.name}/staged" in shm     # below the top, too
     finally:
         live.unlink(missing_ok=True)
         dead.unlink(missing_ok=True)
+        (folder / "staged").unlink(missing_ok=True)
+        if folder.exists():
+            folder.rmdir()
 
 
 def test_stale_namespaces_of_a_dead_owner_are_swept() -> None:

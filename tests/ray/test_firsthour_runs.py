@@ -66,6 +66,53 @@ def test_worker_only_import_failure_is_named_within_a_minute(tmp_path: Path) -> 
     assert report["next_steps"]["next_tier"] == "experimental"
 
 
+# A neighbour's Ray session on the same host: started by its own driver, ended when its stdin closes.
+FOREIGN_DRIVER = """
+import sys, ray
+for attempt in range(3):    # Ray's fixed 30 s node-registration wait runs out on a loaded host
+    try:
+        ray.init(num_cpus=1, include_dashboard=False)
+        break
+    except Exception:
+        ray.shutdown()
+        if attempt == 2:
+            raise
+print(ray._private.worker.global_worker.node.get_session_dir_path(), flush=True)
+sys.stdin.read()
+ray.shutdown()
+"""
+
+
+def test_another_ray_sessions_folder_never_reaches_the_report(tmp_path: Path) -> None:
+    """The preflight records the Ray processes of other sessions on the host (a neighbour's
+    cluster makes timings noisier); their session folders are local paths and are shortened like
+    the run's own (a neighbour's `/tmp/ray/session_…` reached report.json when another session
+    ran beside test_worker_only_import_failure_is_named_within_a_minute)."""
+    nimbus_plugin(tmp_path)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTEST_ADDOPTS", "PYTHONPATH")}
+    foreign = subprocess.Popen([sys.executable, "-c", FOREIGN_DRIVER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               text=True, env=env, cwd=tmp_path)
+    try:
+        assert foreign.stdout is not None
+        session = foreign.stdout.readline().strip()
+        assert session.startswith("/"), f"the foreign driver did not start a session: {session!r}"
+        out = tmp_path / "out"
+        proc, _ = cli("run", "--manifest", "manifest.yaml", "--out", str(out), cwd=tmp_path)
+        assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr[-3000:]
+    finally:
+        assert foreign.stdin is not None
+        foreign.stdin.close()
+        try:
+            foreign.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            foreign.kill()
+            foreign.wait()
+    text = (out / "report.json").read_text()
+    recorded = json.loads(text)["preflight"]["host"]["ray_processes"]
+    assert any(p.get("session") == "$TMPDIR" + session[len(tempfile.gettempdir()):] for p in recorded), recorded
+    assert session not in text and tempfile.gettempdir() + "/" not in text
+
+
 CRASHING_CHECK = '''
 import os, sys
 import pytest, ray

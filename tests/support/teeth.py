@@ -32,14 +32,24 @@ RUN_TIMEOUT_S = 900
 FAILED = ("fail", "error")
 # where broken_transports.VendorFolderNoUnlink stages (its VENDOR_STAGING_DIR): files of dead sources there are removed
 VENDOR_STAGING_DIR = "/dev/shm/rc-teeth-staging"
+# where broken_transports.TmpDescriptorKeptOpen keeps its descriptor files (its TMP_STAGING_DIR)
+TMP_STAGING_DIR = "/tmp/rc-teeth-tmpstaging"
 
 
 def reap_leftovers() -> int:
     """Remove what leaking variants' dead processes left in /dev/shm (at the top and in the one
-    vendor folder a variant stages into); returns how many segments."""
+    vendor folder a variant stages into) and in the temp folder a variant keeps files in;
+    returns how many files."""
     from conformance.simulated.transport import reap_orphaned_segments
 
-    return reap_orphaned_segments() + reap_orphaned_segments(VENDOR_STAGING_DIR)
+    reaped = (reap_orphaned_segments() + reap_orphaned_segments(VENDOR_STAGING_DIR)
+              + reap_orphaned_segments(TMP_STAGING_DIR))
+    for folder in (VENDOR_STAGING_DIR, TMP_STAGING_DIR):
+        try:
+            os.rmdir(folder)        # once empty: nothing of the table's runs stays behind
+        except OSError:
+            pass                    # absent, or a live variant still stages there
+    return reaped
 
 
 @dataclass(frozen=True)

@@ -60,6 +60,23 @@ def bounded(refs: Any, timeout_s: float, what: str) -> Any:
         raise CollectiveError(f"{what}: {first_line(cause if isinstance(cause, BaseException) else exc)}") from None
 
 
+def start_answers(refs: Any, what: str) -> Any:
+    """New members' first answers, awaited as Ray's machinery (conformance.run.machinery: the
+    start guard stretched by the host's measured worker start; the host's failure, "not judged:
+    host", when it runs out); what a member raised while starting becomes CollectiveError."""
+    from conformance.run.machinery import await_actors
+    from conformance.timing.host_load import HostNotReady
+    from conformance.timing.timeouts import CheckTimeout
+
+    try:
+        return await_actors(refs, START_TIMEOUT_S, what)
+    except (CheckTimeout, HostNotReady):
+        raise
+    except Exception as exc:  # noqa: BLE001 - what the member raised is the finding
+        cause = getattr(exc, "cause", None)
+        raise CollectiveError(f"{what}: {first_line(cause if isinstance(cause, BaseException) else exc)}") from None
+
+
 def bounded_driver_call(fn: Any, timeout_s: float, what: str) -> Any:
     """Call `fn` (one of Ray's driver-side group calls, which wait on the members with an
     unbounded ray.get) on a daemon thread; CollectiveError naming `what` when it does not return
@@ -157,7 +174,7 @@ class CollectiveContext:
             actors.append(self._remote(rdt).options(**opts).remote(cfg.backend, cfg.group_class, cfg.register,
                                                                    self.python_path, not hook))
         self.started_ids |= {a._actor_id.hex() for a in actors}
-        self.infos = bounded([a.info.remote() for a in actors], START_TIMEOUT_S, "starting the member actors")
+        self.infos = start_answers([a.info.remote() for a in actors], "starting the member actors")
         return actors
 
     def pool(self) -> list[Any]:

@@ -35,6 +35,7 @@ from conformance.cluster.manager import ClusterShape
 from conformance.rdt import transfer
 from conformance.rdt.pool import destroy_group, make_group, pair_node, start_endpoints
 from conformance.rdt.registration import TransportSetup
+from conformance.run.machinery import clock_ready
 from conformance.timing.clock import CONTROL_CALL_S, Clock
 
 TIMEOUT_ENV = "RAY_rdt_fetch_fail_timeout_milliseconds"
@@ -125,7 +126,7 @@ def start_peers(clock: Clock, x: TransportSetup, resource: str, n: int, ready_s:
     elsewhere), answering within `ready_s` (the check's actor_ready_s); no collective group
     (`make_group`)."""
     eps = start_endpoints(x, resource, device=x.device, nodes=[pair_node(x, resource)] * n, group=False,
-                          ready=lambda refs, what: clock.get(refs, what, ready_s),
+                          ready=clock_ready(clock, ready_s),
                           what=f"{n} transfer peers to start", **options)
     return eps.actors
 

@@ -207,13 +207,31 @@ def group_nodes(pg: Any) -> list[str]:
     return [mapping[i] for i in sorted(mapping)]
 
 
-def try_group(bundles: list[dict[str, float]], wait_s: float, **kwargs: Any) -> tuple[bool, list[str]]:
-    """Create a placement group, wait at most wait_s, remove it; (ready, bundle nodes)."""
+def try_group(bundles: list[dict[str, float]], wait_s: float, *, host_wait: str | None = None,
+              **kwargs: Any) -> tuple[bool, list[str]]:
+    """Create a placement group, wait at most wait_s, remove it; (ready, bundle nodes).
+
+    `host_wait` (what the wait is for) when the nodes' labels and description agree that Ray can
+    place the group: the wait is then one on Ray's machinery (conformance.run.machinery: wait_s
+    stretched by the host's measured worker start, a fresh sample before blaming), and a group
+    still not placed raises HostNotReady (the host's failure, never the plugin's)."""
+    import math
+
     from ray.util.placement_group import placement_group, remove_placement_group
 
+    from conformance.run.machinery import await_machinery
+    from conformance.timing.waits import BoundRanOut
+
     pg = placement_group(bundles, **kwargs)
+
+    def placed(limit_s: float) -> bool:
+        # whole seconds: Ray's wait_placement_group_ready truncates its timeout to an int
+        if not pg.wait(max(math.ceil(limit_s), 1)):
+            raise BoundRanOut(f"{host_wait}: not placed within {limit_s:.0f}s")
+        return True
+
     try:
-        ready = pg.wait(wait_s)
+        ready = pg.wait(wait_s) if host_wait is None else await_machinery(placed, wait_s, host_wait)
         return ready, group_nodes(pg) if ready else []
     finally:
         remove_placement_group(pg)

@@ -9,8 +9,9 @@ is registered before the check's own actors exist, so they carry it.
 
 Each check is one `Clock` (conformance.timing.clock): every wait ends at its own bound from the
 checklist's params, and a wait that runs out fails the check naming the step. The transfers are
-the RDT harness's bounded ones (conformance.rdt.transfer); a fresh actor must answer within the
-harness's start guard (conformance.rdt.pool.START_TIMEOUT_S).
+the RDT harness's bounded ones (conformance.rdt.transfer); a fresh actor's start is a wait on Ray's
+machinery (conformance.run.machinery: the harness's start guard, stretched; the host's failure
+when it runs out; left out of the scenario's bound).
 """
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ from conformance.rdt.registration import TransportSetup
 from conformance.rdt.transfer import first_line, short
 from conformance.report.results import not_applicable
 from conformance.run.check_context import CheckContext
+from conformance.run.machinery import clock_ready
 from conformance.timing.clock import CONTROL_CALL_S, Clock
 from conformance.timing.timeouts import CheckTimeout
 
@@ -116,7 +118,7 @@ class UsageCtx(TransportCtx):
                                f"{self.resource}")
         eps = start_endpoints(self.x, self.resource, device=device, nodes=[node] * n,
                               units=rdt and not is_host(device), cls=cls, tensor_transport=rdt, group=False,
-                              ready=lambda refs, what: clock.get(refs, what, START_TIMEOUT_S),
+                              ready=clock_ready(clock, START_TIMEOUT_S),
                               what=f"{n} {kind} actor(s) to start", **options)
         self.actors.extend(eps.actors)
         if rdt:

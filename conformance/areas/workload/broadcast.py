@@ -18,7 +18,7 @@ from conformance.areas.workload import model
 from conformance.areas.workload.collective_link import CollectiveConfig
 from conformance.areas.workload.sync import round_problems, timed
 from conformance.rdt.pool import Endpoints
-from conformance.run.clock import Clock
+from conformance.timing.clock import Clock
 
 
 @dataclass

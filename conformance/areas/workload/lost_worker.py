@@ -27,7 +27,7 @@ from conformance.areas.workload.actors import WorkloadActor
 from conformance.areas.workload.sync import SyncPlan, round_problems, timed
 from conformance.rdt.pool import Endpoints, start_endpoints
 from conformance.rdt.transfer import first_line
-from conformance.run.clock import Clock, ScenarioFailed
+from conformance.timing.clock import Clock, ScenarioFailed
 
 # What a round that did not end after the kill fails with (teeth rows name it): the requirement.
 BLOCKED = "a dead receiver blocked the trainer or the other receivers (the workload MUST carry on without it)"

@@ -15,7 +15,7 @@ from conformance.areas.workload.pipeline import PipelinePlan, PipelineRecord
 from conformance.areas.workload.sync import memory_problems, timed
 from conformance.rdt import payloads
 from conformance.rdt.pool import Endpoints, alive_nodes, start_endpoints
-from conformance.run.clock import Clock, ScenarioFailed
+from conformance.timing.clock import Clock, ScenarioFailed
 
 # The failure a hung wave ends in (teeth rows name it): the requirement it breaks.
 HUNG = "the pipeline hung with {n} activations in flight per stage (a transport MUST carry many in-flight objects)"

@@ -31,6 +31,16 @@ def _fail(problems: list[str], what: str, metrics: dict[str, Any]) -> None:
 
 
 
+def _judged(problems: list[str], what: str, metrics: dict[str, Any], host_pending: list[str]) -> None:
+    """Fail on the plugin's problems first; else, when a group the labels and the description
+    agree Ray can place was not placed, the host's failure (HostNotReady), never the plugin's."""
+    _fail(problems, what, metrics)
+    if host_pending:
+        from conformance.timing.host_load import HostNotReady
+        metrics["host_pending"] = host_pending
+        raise HostNotReady(host_pending[0])
+
+
 def group_wait(ctx: TopologyCtx) -> float:
     """group_timeout_s, stretched by how slowly this host starts Ray's workers and places work
     (conformance.timing.host_load): a group Ray may place gets that long on a loaded host."""
@@ -39,11 +49,14 @@ def group_wait(ctx: TopologyCtx) -> float:
 
 @pytest.mark.check("TL-013")
 def test_bundle_label_selector_lands_on_matching_nodes(topology_ctx: TopologyCtx) -> None:
+    from conformance.timing.host_load import HostNotReady
+
     group_timeout_s, pending_wait_s = group_wait(topology_ctx), float(topology_ctx.param("pending_wait_s"))
     labels, truth = topology_ctx.labels(), topology_ctx.truth()
     devices = {f.node_id: f for f in topology_ctx.device_nodes()}
     selectors = [{TYPE_KEY: topology_ctx.expected_type}] + [{k: v} for k, v in topology_ctx.published_domains()]
     problems: list[str] = []
+    host_pending: list[str] = []
     placed: dict[str, list[str]] = {}
     for sel in selectors:
         by_labels = {n for n in devices if matches(sel, labels[n])}
@@ -51,10 +64,18 @@ def test_bundle_label_selector_lands_on_matching_nodes(topology_ctx: TopologyCtx
         k = max(len(by_labels), len(by_truth))
         if k == 0:
             continue  # a domain only nodes without devices carry: no device bundle can select it
-        wait = group_timeout_s if len(by_labels) >= k else pending_wait_s  # labels say it cannot place
-        ready, nodes = try_group([{topology_ctx.resource: 1}] * k, wait, strategy="STRICT_SPREAD",
-                                 bundle_label_selector=[sel] * k)
         text = selector_text(sel)
+        # labels and description agree the group can place: Ray's machinery alone decides when
+        agree = by_labels == by_truth
+        wait = group_timeout_s if len(by_labels) >= k else pending_wait_s  # labels say it cannot place
+        try:
+            ready, nodes = try_group([{topology_ctx.resource: 1}] * k,
+                                     float(topology_ctx.param("group_timeout_s")) if agree else wait,
+                                     host_wait=f"{k} one-device bundles selecting {text}" if agree else None,
+                                     strategy="STRICT_SPREAD", bundle_label_selector=[sel] * k)
+        except HostNotReady as exc:
+            host_pending.append(str(exc))
+            continue
         if not ready:
             problems.append(f"{k} one-device bundles selecting {text} (one per matching node) did not place within "
                             f"{wait:.0f}s; nodes matching by labels: {sorted(x[:8] for x in by_labels)}, "
@@ -68,7 +89,7 @@ def test_bundle_label_selector_lands_on_matching_nodes(topology_ctx: TopologyCtx
                 problems.append(f"a bundle selecting {text} landed on {node[:8]}, which by its description does not "
                                 f"match (truth {', '.join(f'{key}={truth[node].get(key)!r}' for key in sel)})")
     topology_ctx.metrics["placed"] = placed
-    _fail(problems, "bundle_label_selector placed bundles on the wrong node", topology_ctx.metrics)
+    _judged(problems, "bundle_label_selector placed bundles on the wrong node", topology_ctx.metrics, host_pending)
 
 
 def _packing_key(ctx: TopologyCtx) -> str | None:
@@ -99,14 +120,26 @@ def test_topology_packing_keeps_groups_in_one_domain(topology_ctx: TopologyCtx) 
     if not capacity:
         _fail([f"no node with devices describes the domain its {key} label names"], "no domain to pack into",
               topology_ctx.metrics)
+    from conformance.timing.host_load import HostNotReady
+
     problems: list[str] = []
+    host_pending: list[str] = []
     strategy = {key: "STRICT_PACK"}
     k = min(2, max(capacity.values()))
-    ready, nodes = try_group([{topology_ctx.resource: 1}] * k, group_timeout_s, topology_strategy=strategy)
+    # labels and description agree on every device node's domain: Ray's machinery alone decides when
+    agree = all(labels[f.node_id].get(key) == truth[f.node_id].get(key) for f in topology_ctx.device_nodes())
+    try:
+        ready, nodes = try_group([{topology_ctx.resource: 1}] * k,
+                                 float(topology_ctx.param("group_timeout_s")) if agree else group_timeout_s,
+                                 host_wait=f"a {k}-device group with topology_strategy={strategy}" if agree else None,
+                                 topology_strategy=strategy)
+    except HostNotReady as exc:
+        host_pending.append(str(exc))
+        ready, nodes = True, []     # not judged: the host's (below, after the plugin's own problems)
     if not ready:
         problems.append(f"a {k}-device group with topology_strategy={strategy} did not place within "
                         f"{group_timeout_s:.0f}s (domain capacity by description: {capacity})")
-    else:
+    elif nodes:
         seen_labels = {labels[n].get(key) for n in nodes}
         seen_truth = {truth[n].get(key) for n in nodes}
         topology_ctx.metrics["packed"] = {"nodes": [n[:8] for n in nodes], "labels": sorted(map(str, seen_labels)),
@@ -132,7 +165,7 @@ def test_topology_packing_keeps_groups_in_one_domain(topology_ctx: TopologyCtx) 
             problems.append(f"a {big}-device group (more than any domain holds by description: {capacity}) was "
                             f"placed with topology_strategy={strategy} across described domains "
                             f"{sorted({str(truth[n].get(key)) for n in nodes})}; it must stay pending")
-    _fail(problems, "topology-aware packing split a group across domains", topology_ctx.metrics)
+    _judged(problems, "topology-aware packing split a group across domains", topology_ctx.metrics, host_pending)
 
 
 def unplaced_group_reports(bundles: list[dict[str, float]], selector_sets: list[list[dict[str, str]]],

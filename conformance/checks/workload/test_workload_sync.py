@@ -17,8 +17,8 @@ from conformance.areas.workload.context import WorkloadCtx
 from conformance.areas.workload.sync import SyncPlan
 from conformance.rdt.config import format_size, max_bytes
 from conformance.rdt.pool import Endpoints
-from conformance.run.clock import Clock
 from conformance.run.fixtures import not_applicable
+from conformance.timing.clock import Clock
 
 pytestmark = pytest.mark.cluster("shared")
 

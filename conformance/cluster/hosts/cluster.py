@@ -171,7 +171,7 @@ class HostCluster:
         """A new /dev/shm entry that is not this cluster's: a SIMXFER segment whose creator is alive
         outside the cluster's namespaces (another suite run on this machine). After stop() no
         process of the cluster is alive, so every segment it created and left is counted."""
-        pid = self.segments.live_creator(entry) if self.segments is not None else None
+        pid = self.segments.live_creator(os.path.basename(entry.rstrip("/"))) if self.segments is not None else None
         if pid is None:
             return False
         ours = {p for h in self.members if self.net is not None for p in netns.pids(h.net.namespace)}
@@ -342,9 +342,11 @@ def scrubbed_environ() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if k not in SCRUB_ENV}
 
 
-def _shm_entries() -> list[str]:
-    try:
-        return os.listdir("/dev/shm")
-    except OSError:
-        return []
+def _shm_entries(shm_dir: str = "/dev/shm") -> list[str]:
+    """Every entry below /dev/shm however deep, as the run's own audit walks it
+    (process_owners.shm_entries: paths below it, a folder's ending with "/"), so a transport that
+    stages into its own folder there is seen too."""
+    from conformance.cluster.process_owners import shm_entries
+
+    return [e.name for e in shm_entries(shm_dir)]
 

@@ -1,0 +1,112 @@
+"""Waiting on Ray's own machinery: an actor or worker starting, work being placed.
+
+One way for every such wait (conformance.timing.host_load says why): the bound stretches by what
+the run measured of Ray's machinery; when it runs out, the run takes a FRESH sample of a bare
+worker's start before it blames anyone (a host that got loaded after the preflight measured it
+is judged against its machinery now), and, where the fresh sample says the host is slower than
+the bound assumed, waits the difference. What still does not come is the host's failure
+(HostNotReady: "not judged: host", never passed, never a failed check of the plugin), with both
+measurements in its reason. An error Ray or the plugin raised while waiting is not a wait that
+ran out: it reaches the caller unchanged.
+"""
+from __future__ import annotations
+
+import time
+from typing import Any, Callable, TypeVar
+
+from conformance.timing import host_load
+from conformance.timing.clock import Clock
+from conformance.timing.host_load import HostNotReady, machinery_factor, note_machinery
+from conformance.timing.waits import BoundRanOut, bounded_get
+
+T = TypeVar("T")
+# knob: the longest the fresh sample of a worker start waits (a bare worker that does not start in
+# this long says enough about the host)
+RESAMPLE_S = 60.0
+
+
+def _noop() -> None:
+    return None
+
+
+def measure_worker_start(timeout_s: float) -> float | None:
+    """Time one fresh worker (max_calls=1, nothing of the plugin) from submission to its result,
+    and note it as a worker-start measurement of this run (conformance.timing.host_load): the bounds
+    that wait on Ray's machinery stretch by how slow this host starts workers. None: it did not
+    finish within `timeout_s` (noted as that long)."""
+    import ray
+
+    t0 = time.monotonic()
+    try:
+        ray.get(ray.remote(max_calls=1)(_noop).options(num_cpus=0, max_retries=0).remote(), timeout=timeout_s)
+    except Exception:  # noqa: BLE001 - a measurement; a worker that cannot start is the probe's to report
+        note_machinery("worker_start", timeout_s)
+        return None
+    took = time.monotonic() - t0
+    note_machinery("worker_start", took)
+    return took
+
+
+def host_reason(what: str, waited_s: float, bound_s: float, factor: float, fresh_s: float | None,
+                resample_s: float = RESAMPLE_S) -> str:
+    """The reason of a host's failure: what Ray did not do, how long the run waited and why that
+    long, and the fresh sample (pure)."""
+    fresh = (f"a bare worker took {fresh_s:.1f}s to start just now" if fresh_s is not None
+             else f"a bare worker did not start within {resample_s:.0f}s just now")
+    slowest = host_load.RECORD.slowest_s.get("worker_start")
+    return (f"{what}: Ray's machinery did not do it within {waited_s:.0f}s (the {bound_s:g}s bound stretched "
+            f"x{factor:.1f} by this run's measured worker start"
+            + (f", slowest {slowest:.1f}s" if slowest is not None else "") + f"); {fresh}; "
+            "the host was too slow for Ray, the plugin was not judged")
+
+
+def await_machinery(wait: Callable[[float], T], bound_s: float, what: str, kind: str = "worker_start") -> T:
+    """`wait(limit)`'s value, waiting at most `bound_s` stretched by this run's factor for `kind`;
+    `wait` raises BoundRanOut when its limit runs out. At the bound: a fresh worker-start sample,
+    the difference waited when it says the host is slower now, then HostNotReady."""
+    factor = machinery_factor(kind)
+    t0 = time.monotonic()
+    try:
+        return wait(bound_s * factor)
+    except BoundRanOut:
+        pass
+    fresh = measure_worker_start(RESAMPLE_S)
+    now = machinery_factor(kind)
+    more = bound_s * now - (time.monotonic() - t0)
+    if now > factor and more > 0:
+        try:
+            return wait(more)
+        except BoundRanOut:
+            pass
+    raise HostNotReady(host_reason(what, time.monotonic() - t0, bound_s, max(now, factor), fresh))
+
+
+def await_actors(refs: Any, bound_s: float, what: str) -> Any:
+    """The first answers of new actors (their `info`/`ready` refs): await_machinery over a sliced,
+    interruptible ray.get. An actor whose constructor raised reaches the caller as Ray's error."""
+    return await_machinery(lambda limit: bounded_get(refs, limit, what), bound_s, what)
+
+
+def clock_ready(clock: Clock, bound_s: float) -> Callable[[Any, str], Any]:
+    """A `ready` for conformance.rdt.pool.start_endpoints inside a scenario: the actors' first
+    answers awaited as Ray's machinery (await_actors, `bound_s`), the time it took left out of the
+    scenario's own bound (a slow start is the host's, judged here, not the plugin's)."""
+    def ready(refs: Any, what: str) -> Any:
+        t0 = time.monotonic()
+        try:
+            return await_actors(refs, bound_s, what)
+        finally:
+            clock.exclude(time.monotonic() - t0)
+    return ready
+
+
+def before_blaming(bound_s: float, factor_used: float, what: str, kind: str = "worker_start") -> None:
+    """Call before a check blames the plugin for a bound stretched by `factor_used` that ran out
+    while Ray's machinery was part of the wait (a wave of transfers on fresh workers): a fresh
+    worker-start sample; when it says the host is slower now than the bound assumed (the run got
+    loaded after it was measured), HostNotReady. Else it returns, and the check judges."""
+    fresh = measure_worker_start(RESAMPLE_S)
+    now = machinery_factor(kind)
+    if now > factor_used:
+        raise HostNotReady(host_reason(what, bound_s * factor_used, bound_s, factor_used, fresh)
+                           + f" (the fresh sample stretches the bound x{now:.1f} now)")
