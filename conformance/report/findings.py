@@ -60,6 +60,10 @@ def findings_terminal(report: dict[str, Any]) -> list[str]:
     return out
 
 
+HTML_TITLE = "Findings for the SIG: Ray's libraries on the accelerator (never counted)"
+HTML_NOTICE = "No findings in this report (no check of an uncounted level ran)."
+
+
 def html_block(report: dict[str, Any]) -> dict[str, Any]:
     """report.html's block (the generic section template: tables of escaped cells, notes)."""
     checks = finding_checks(report)

@@ -11,10 +11,8 @@ AREA = Area(
     fixtures="conformance.areas.workload.fixtures",
     section="Workload",
     # the title and notice stay as the committed example page has them (WL-003/004's charts follow WL-001's)
+    # the findings (INFO checks, whatever their area) are the core's block: conformance/report/findings.py
     html=(HtmlSection("workload", "Workload: RL weight sync", "conformance.areas.workload.report_pipeline:html_block",
-                      "No workload figures in this report (WL-001 did not run or recorded none).", nav="Workload"),
-          HtmlSection("findings", "Findings for the SIG: Ray's libraries on the accelerator (never counted)",
-                      "conformance.report.findings:html_block",
-                      "No findings in this report (WL-010..WL-013 did not run).", nav="Findings")),
+                      "No workload figures in this report (WL-001 did not run or recorded none).", nav="Workload"),),
     manifest_block="transport",
 )

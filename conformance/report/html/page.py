@@ -15,6 +15,8 @@ from typing import Any, Mapping
 import jinja2
 import markupsafe
 
+from conformance.report import findings
+
 from . import limits, model
 
 # No scripts, no fetches of any kind; inline styles (the page's and matplotlib's) only.
@@ -45,7 +47,8 @@ def environment() -> jinja2.Environment:
 
 
 def area_sections(report: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """Every area's blocks, in registry order: each area declares what it draws (conformance.areas)."""
+    """Every area's blocks, in registry order: each area declares what it draws (conformance.areas);
+    then the findings block, which is the core's (checks of an uncounted level, any area's)."""
     from conformance.areas import AREAS
     from conformance.catalog.area import load_ref
 
@@ -55,6 +58,9 @@ def area_sections(report: Mapping[str, Any]) -> list[dict[str, Any]]:
             draw = load_ref(block.render)
             out.append({"view": block.view, "title": block.title, "nav": block.nav or block.title,
                         "data": model.section(functools.partial(draw, report), block.notice)})
+    # the findings: checks of an uncounted level, whatever their area, drawn by the core after the areas
+    out.append({"view": "findings", "title": findings.HTML_TITLE, "nav": "Findings",
+                "data": model.section(functools.partial(findings.html_block, report), findings.HTML_NOTICE)})
     return out
 
 
