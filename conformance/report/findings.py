@@ -9,7 +9,7 @@ in `metrics.upstream`.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Mapping
 
 from conformance.catalog.data import load_vocabulary
 from conformance.sanitize import markdown_cell, terminal
@@ -20,7 +20,7 @@ NOTE = ("Informational: never counted toward a tier, a SHOULD share or a capabil
         "where Ray needs an interface, not where the vendor needs a fix (docs/ray-libraries.md).")
 
 
-def finding_checks(report: dict[str, Any]) -> list[dict[str, Any]]:
+def finding_checks(report: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The report's checks of an uncounted level, in report order."""
     uncounted = load_vocabulary().uncounted
     return [c for c in report.get("checks") or [] if isinstance(c, dict) and c.get("level") in uncounted]
@@ -64,7 +64,7 @@ HTML_TITLE = "Findings for the SIG: Ray's libraries on the accelerator (never co
 HTML_NOTICE = "No findings in this report (no check of an uncounted level ran)."
 
 
-def html_block(report: dict[str, Any]) -> dict[str, Any]:
+def html_block(report: Mapping[str, Any]) -> dict[str, Any]:
     """report.html's block (the generic section template: tables of escaped cells, notes)."""
     checks = finding_checks(report)
     if not checks:
