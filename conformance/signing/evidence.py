@@ -129,10 +129,24 @@ def release_scenario_bound(check: Check, metrics: Mapping[str, Any], remote: boo
 _STRETCHED = ("FR-012", "FR-013", "FR-014", "FR-015", "FR-016")  # TransferRecoveryCtx.bound()
 
 
+def _excluded_s(scenario: Mapping[str, Any]) -> float | str:
+    """The seconds a scenario left out of its bound for Ray's own machinery (an actor's start:
+    conformance/timing/clock.Clock.exclude records them as steps_s.excluded_s and adds them to
+    bound_s), or why that record cannot be believed: it is a finite, non-negative figure no larger
+    than the scenario's own elapsed time (time that did not pass cannot have gone to Ray)."""
+    value = as_map(scenario.get("steps_s")).get("excluded_s", 0.0)
+    elapsed = scenario.get("elapsed_s")
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value) or value < 0:
+        return f"records steps_s.excluded_s {terminal(repr(value), limit=20)}, not a non-negative number of seconds"
+    if isinstance(elapsed, (int, float)) and not isinstance(elapsed, bool) and value > elapsed + 0.001:
+        return f"records steps_s.excluded_s {value:g}, more than its elapsed {elapsed:g} s"
+    return float(value)
+
+
 def scenario_problems(metrics: Mapping[str, Any], most: float | None = None) -> list[str]:
     """Scenarios a pass records as failed or over their bound (conformance/areas/recovery/scenario.py:
     the scenario is `ok` only when it ended within bound_s), or given a bound larger than the
-    release's params give (`most`)."""
+    release's params give (`most`) plus the seconds it recorded leaving out for Ray's machinery."""
     scenarios = metrics.get("scenarios")
     if scenarios is None:
         return []
@@ -142,10 +156,14 @@ def scenario_problems(metrics: Mapping[str, Any], most: float | None = None) -> 
     for name, sc in scenarios.items():
         sc = as_map(sc)
         outcome, elapsed, bound = sc.get("outcome"), sc.get("elapsed_s"), sc.get("bound_s")
-        if most is not None and isinstance(bound, (int, float)) and not isinstance(bound, bool) \
-                and bound > most + 1e-6:
+        excluded = _excluded_s(sc)
+        if isinstance(excluded, str):
+            problems.append(f"scenario {terminal(name, limit=60)} {excluded}")
+        elif most is not None and isinstance(bound, (int, float)) and not isinstance(bound, bool) \
+                and bound > most + excluded + 1e-6:
             problems.append(f"scenario {terminal(name, limit=60)} records bound_s {bound:g}, more than the "
-                            f"{most:g} s the release's params give")
+                            f"{most:g} s the release's params give"
+                            + (f" plus the {excluded:g} s it left out for Ray's machinery" if excluded else ""))
         elif outcome != "ok":
             problems.append(f"scenario {terminal(name, limit=60)} records outcome {terminal(repr(outcome), limit=40)}")
         elif not isinstance(elapsed, (int, float)) or not isinstance(bound, (int, float)) \

@@ -305,3 +305,22 @@ def test_cc008_reads_held_memory_and_the_resident_rows_of_older_reports() -> Non
     for key in ("held_mib", "rss_mib"):
         memory = {key: [[100.0, 100.0]] * cycles, "growth_mib": [0.0, 0.0], "payload_mib": 40.0, "cycles": cycles}
         assert judges.judge("CC-008", {"memory": memory}, p).outcome == "pass", key
+
+
+def test_a_scenario_bound_may_grow_by_the_time_it_left_out_for_rays_machinery() -> None:
+    """Clock.exclude adds an actor start's seconds to the bound and records them (steps_s.excluded_s):
+    verify allows exactly that much over the release's bound, and no more than the scenario's own
+    elapsed time can have gone to Ray."""
+    from conformance.signing.evidence import scenario_problems
+
+    def scenario(bound: float, elapsed: float, excluded: object) -> dict[str, Any]:
+        return {"scenarios": {"s": {"bound_s": bound, "elapsed_s": elapsed, "outcome": "ok",
+                                    "steps_s": {"excluded_s": excluded}}}}
+
+    assert scenario_problems(scenario(307.0, 250.0, 2.0), most=305) == []
+    assert "more than the 305 s the release's params give plus the 1 s" in \
+        scenario_problems(scenario(307.0, 250.0, 1.0), most=305)[0]
+    assert "more than its elapsed 1 s" in scenario_problems(scenario(400.0, 1.0, 95.0), most=305)[0]
+    assert "not a non-negative number" in scenario_problems(scenario(307.0, 250.0, -2.0), most=305)[0]
+    assert "more than the 305 s" in scenario_problems({"scenarios": {"s": {"bound_s": 306.0, "elapsed_s": 1.0,
+                                                                             "outcome": "ok"}}}, most=305)[0]
