@@ -11,7 +11,7 @@ PYTEST_ARGS ?=
 # without the caches each of those processes compiles them from source (about 1 s of CPU per run).
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: install lint demo test test-fast test-area test-check docs release release-check example releases clean-reports browser bench hosts-demo ray-window
+.PHONY: install lint demo test test-load test-fast test-area test-check docs release release-check example releases clean-reports browser bench hosts-demo ray-window
 
 # The package declares ranges; constraints.txt holds the project's exact pins (CI's torch CPU build).
 # --no-compile: pip would byte-compile every file of torch, Ray and the rest (about half a minute
@@ -46,7 +46,12 @@ browser:
 	  $$SUDO apt-get update && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; }
 
 test: $(STAMP) browser lint
-	$(BIN)/python -m pytest -p no:cacheprovider --durations=15 tests $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -p no:cacheprovider --durations=15 -m "not hog" tests $(PYTEST_ARGS)
+
+## A correct plugin under busy loops on every core (tests/ray/test_real_cpu_load.py): alone, never
+## inside make test, whose teeth rows beside it would be starved by the loops it starts.
+test-load: $(STAMP)
+	$(BIN)/python -m pytest -p no:cacheprovider -m hog tests/ray $(PYTEST_ARGS)
 
 ## ruff (errors, bugbear, import order, blind excepts, no noqa that suppresses nothing) and mypy: pyproject.toml.
 lint: $(STAMP)

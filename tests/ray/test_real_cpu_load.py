@@ -17,6 +17,10 @@ from conformance.run.outcomes import HOST_PREFIX
 from conformance.timing.host_load import cpu_count
 from suite_runner import run_suite, write_manifest
 
+# It loads the whole machine: run alone (make test-load). Inside make test its busy loops starved the
+# teeth rows running beside it (a preflight task, TR-020's 15 s, CC-010's object-store reference).
+pytestmark = pytest.mark.hog
+
 ROOT = Path(__file__).resolve().parents[2]
 # one cluster shape ("shared") for all three, so the test pays for one cluster start
 CHECKS = ("TL-009", "TL-013", "TR-019")
