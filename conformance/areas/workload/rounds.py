@@ -8,6 +8,7 @@ from typing import Any
 from conformance.areas.workload import model
 from conformance.areas.workload.actors import WorkloadActor
 from conformance.areas.workload.sync import SyncPlan, SyncRecord, memory_problems, round_problems, timed
+from conformance.rdt.device import is_host
 from conformance.rdt.pool import Endpoints, alive_nodes, start_endpoints
 from conformance.rdt.transfer import first_line
 from conformance.timing.clock import Clock
@@ -17,7 +18,7 @@ def placement(resource: str, device: str, receivers: int) -> list[str]:
     """Node ids for the trainer then each receiver: the trainer on the first node, the receivers
     round-robin starting on the next one, so they span at least two nodes (empty: fewer than two
     nodes offer what the actors need)."""
-    nodes = [n["NodeID"] for n in alive_nodes(resource if device != "cpu" else None)]
+    nodes = [n["NodeID"] for n in alive_nodes(resource if not is_host(device) else None)]
     if len(nodes) < 2:
         return []
     return [nodes[0]] + [nodes[(i + 1) % len(nodes)] for i in range(receivers)]

@@ -14,6 +14,7 @@ from conformance.areas.workload.actors import WorkloadActor
 from conformance.areas.workload.pipeline import PipelinePlan, PipelineRecord
 from conformance.areas.workload.sync import memory_problems, timed
 from conformance.rdt import payloads
+from conformance.rdt.device import is_host
 from conformance.rdt.pool import Endpoints, alive_nodes, start_endpoints
 from conformance.timing.clock import Clock, ScenarioFailed
 
@@ -52,7 +53,7 @@ class StageActor(WorkloadActor):
 def placement(resource: str, device: str, stages: int) -> list[str]:
     """Node ids of the stages, alternating over the nodes (every hop crosses nodes when there are
     two); empty when fewer than two nodes offer what a stage needs."""
-    nodes = [n["NodeID"] for n in alive_nodes(resource if device != "cpu" else None)]
+    nodes = [n["NodeID"] for n in alive_nodes(resource if not is_host(device) else None)]
     if len(nodes) < 2:
         return []
     return [nodes[s % len(nodes)] for s in range(stages)]

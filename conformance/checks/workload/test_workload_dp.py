@@ -14,6 +14,7 @@ import pytest
 from conformance.areas.workload import dp, dp_run, report
 from conformance.areas.workload.collective_link import CollectiveError
 from conformance.areas.workload.dp_context import DataParallelCtx
+from conformance.rdt.device import is_host
 from conformance.run.fixtures import not_applicable
 
 pytestmark = pytest.mark.cluster("shared")
@@ -34,7 +35,7 @@ def test_data_parallel_steps(workload_ctx: DataParallelCtx) -> None:
     problems: list[str] = []
     per_device = {}
     for device in cfg.devices:
-        units = device != "cpu"
+        units = not is_host(device)
         resource = ctx.run.manifest.resource_name
         nodes = dp_run.placement(dp_run.cluster_nodes(resource), plan.workers, units)
         if len(set(nodes)) < 2 or len(nodes) < 2:

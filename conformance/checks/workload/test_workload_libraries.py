@@ -19,6 +19,7 @@ import pytest
 
 from conformance.areas.workload import libraries
 from conformance.areas.workload.context import WorkloadCtx
+from conformance.rdt.device import is_host
 from conformance.rdt.pool import alive_nodes
 from conformance.run.fixtures import not_applicable
 
@@ -71,7 +72,7 @@ def test_train_on_the_vendor_resource(workload_ctx: WorkloadCtx) -> None:
     obs = _run(ctx, libraries.train_scenario, "a TorchTrainer on the vendor's resource", resource, env_var,
                int(ctx.param("workers")), float(ctx.param("fit_bound_s")),
                env={"RAY_TRAIN_WORKER_GROUP_START_TIMEOUT_S": bound})
-    devices = [d for d in ctx.transport.devices if d != "cpu"]
+    devices = [d for d in ctx.transport.devices if not is_host(d)]
     _record(ctx, obs, libraries.train_findings(obs, resource, env_var, nodes, devices[0] if devices else None))
 
 

@@ -14,6 +14,7 @@ from conformance.areas.workload import lost_worker, model, rounds
 from conformance.areas.workload.context import WorkloadCtx
 from conformance.areas.workload.sync import SyncPlan
 from conformance.rdt.config import format_size, max_bytes
+from conformance.rdt.device import is_host
 from conformance.run.fixtures import not_applicable
 
 pytestmark = pytest.mark.cluster("shared")
@@ -37,7 +38,7 @@ def test_workload_survives_a_lost_worker(workload_ctx: WorkloadCtx) -> None:
     for device in tctx.devices:
         nodes = rounds.placement(tctx.resource, device, receivers)
         if not nodes:
-            not_applicable(f"the cluster has one node{' with ' + tctx.resource if device != 'cpu' else ''}; "
+            not_applicable(f"the cluster has one node{' with ' + tctx.resource if not is_host(device) else ''}; "
                            "the weight sync needs its receivers on at least two nodes")
         clock = ctx.scenario(f"lost worker on {device}", float(ctx.param("scenario_bound_s")))
         eps = ctx.own(lost_worker.start(tctx.setup, tctx.resource, device, nodes, clock))

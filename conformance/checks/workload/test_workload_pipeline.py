@@ -13,6 +13,7 @@ import pytest
 from conformance.areas.workload import pipeline, stages
 from conformance.areas.workload.context import WorkloadCtx
 from conformance.rdt.config import format_size, max_bytes
+from conformance.rdt.device import is_host
 from conformance.run.fixtures import not_applicable
 
 pytestmark = pytest.mark.cluster("shared")
@@ -29,7 +30,7 @@ def test_pipeline_many_in_flight(workload_ctx: WorkloadCtx) -> None:
                                  min(int(ctx.param("activation_bytes")), max_bytes()))
         nodes = stages.placement(tctx.resource, device, plan.stages)
         if not nodes:
-            not_applicable(f"the cluster has one node{' with ' + tctx.resource if device != 'cpu' else ''}; "
+            not_applicable(f"the cluster has one node{' with ' + tctx.resource if not is_host(device) else ''}; "
                            "the pipeline needs its stages on at least two nodes")
         clock = ctx.scenario(f"pipeline on {device}", float(ctx.param("scenario_bound_s")))
         wave_bound_s = float(ctx.param("wave_bound_s"))

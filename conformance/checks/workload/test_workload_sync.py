@@ -16,6 +16,7 @@ from conformance.areas.workload.collective_link import collective_config
 from conformance.areas.workload.context import WorkloadCtx
 from conformance.areas.workload.sync import SyncPlan
 from conformance.rdt.config import format_size, max_bytes
+from conformance.rdt.device import is_host
 from conformance.rdt.pool import Endpoints
 from conformance.run.fixtures import not_applicable
 from conformance.timing.clock import Clock
@@ -34,7 +35,7 @@ def test_rl_weight_sync(workload_ctx: WorkloadCtx) -> None:
     for device in tctx.devices:
         nodes = rounds.placement(tctx.resource, device, receivers)
         if not nodes:
-            not_applicable(f"the cluster has one node{' with ' + tctx.resource if device != 'cpu' else ''}; "
+            not_applicable(f"the cluster has one node{' with ' + tctx.resource if not is_host(device) else ''}; "
                            "the weight sync needs its receivers on at least two nodes")
         clock = ctx.scenario(f"weight sync on {device}", float(ctx.param("scenario_bound_s")))
         eps = ctx.own(rounds.start(tctx.setup, tctx.resource, device, nodes, clock))
