@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from conformance.areas.workload import broadcast, model, report, rounds
-from conformance.areas.workload.collective_link import collective_config
 from conformance.areas.workload.context import WorkloadCtx
 from conformance.areas.workload.sync import SyncPlan
+from conformance.collective.config import collective_config
 from conformance.rdt.config import format_size, max_bytes
 from conformance.rdt.device import is_host
 from conformance.rdt.pool import Endpoints
