@@ -259,3 +259,32 @@ class FixedDelayKeepsRendezvousOwnOrder(FixedDelayKeepsRendezvous, ReducesInOwnO
     """FixedDelayKeepsRendezvous's two defects (CC-008, CC-010) and ReducesInOwnOrder's (WL-002),
     in one row: the reduction order changes no CC result (their integers add exactly), and the
     delay and the leftover actor change no sum, so each check sees its own defect alone."""
+
+
+class StaleRegisteredBroadcast(SimCollGroup):
+    """WL-001's broadcast rounds: a receive buffer is registered the first time a broadcast lands
+    in it (as a backend pins and maps a caller's buffer once), and every later broadcast into the
+    same buffer is served from the registration's staging copy before that copy is refreshed: the
+    first broadcast into a buffer is right, each later one hands over the previous one's bytes.
+
+    Every collective check judges a broadcast on a tensor it broadcasts into once, so each sees a
+    correct op; an inference worker that keeps its weight buffers from round to round (as a
+    serving engine does) holds round k-1's weights in round k."""
+
+    def __init__(self, world_size: int, rank: int, group_name: str) -> None:
+        super().__init__(world_size, rank, group_name)
+        self._registered: dict[int, tuple[Any, bytes]] = {}   # id(buffer) -> (weakref to it, staging copy)
+
+    def broadcast(self, tensors: List[Any], broadcast_options: Any = None) -> None:
+        import weakref
+
+        buffer, root = tensors[0], broadcast_options.root_rank
+        super().broadcast(tensors, broadcast_options)
+        if self.rank == root:
+            return
+        t = _torch(buffer)
+        fresh = _to_bytes(t)
+        ref, staged = self._registered.get(id(buffer), (None, b""))
+        if ref is not None and ref() is buffer:
+            t.copy_(_from_bytes(staged, t))
+        self._registered[id(buffer)] = (weakref.ref(buffer), fresh)

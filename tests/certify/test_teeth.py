@@ -123,8 +123,9 @@ def test_the_table_is_well_formed() -> None:
         assert set(r.also) <= set(EXTRA), f"{r.id}: unknown extra assertion(s) {sorted(set(r.also) - set(EXTRA))}"
         assert r.phase in {int(k) for k in load_table()["phases"]}, f"{r.id}: unknown phase {r.phase}"
         for cid, phrase in (raw[r.id].get("catches") or {}).items():
-            assert isinstance(phrase, str) and phrase.strip(), \
-                f"{r.id}: catches {cid}: {phrase!r}: expected the phrase its failure reason must contain"
+            listed = phrase if isinstance(phrase, list) and phrase else [phrase]
+            assert all(isinstance(p, str) and p.strip() for p in listed), \
+                f"{r.id}: catches {cid}: {phrase!r}: expected the phrase (or phrases) its failure reason must contain"
         if r.guards:
             assert r.good, f"{r.id}: guards {list(r.guards)}: only a good run guards against a false alarm"
             ran = {t.partition("::")[0].rpartition("/")[2] for c in r.guards for t in index.get(c, ())}
@@ -153,7 +154,7 @@ def test_teeth(run: str, teeth_runs: Runs) -> None:
 def test_a_row_is_judged_by_catches_may_fail_and_the_rest_passing() -> None:
     from teeth import RunResult, TeethRun
 
-    row = TeethRun(id="x/V", base="sim", set={}, env={}, catches={"DP-001": "float"}, may_fail=("DP-003",),
+    row = TeethRun(id="x/V", base="sim", set={}, env={}, catches={"DP-001": ("float",)}, may_fail=("DP-003",),
                    passes=("DP-002",), not_applicable=("DP-015",), waived=(), files=(), phase=1, also=(), data={})
 
     def report(**outcomes: str) -> RunResult:
@@ -170,8 +171,13 @@ def test_a_row_is_judged_by_catches_may_fail_and_the_rest_passing() -> None:
     wrong_reason = report(DP_001="fail", DP_002="pass")
     wrong_reason.check("DP-001")["reason"] = "no devices were found"   # caught, but not for the row's reason
     assert any("another reason" in p for p in problems(row, wrong_reason))
-    anything = TeethRun(**{**row.__dict__, "catches": {"DP-001": " "}})
+    anything = TeethRun(**{**row.__dict__, "catches": {"DP-001": (" ",)}})
     assert any("names no reason" in p for p in problems(anything, report(DP_001="fail", DP_002="pass")))
+    # two defects one check judges (a row's two plugins): each phrase must appear in the reason
+    both = TeethRun(**{**row.__dict__, "catches": {"DP-001": ("count is", "a float")}})
+    assert problems(both, report(DP_001="fail", DP_002="pass")) == []
+    one_missing = TeethRun(**{**row.__dict__, "catches": {"DP-001": ("count is", "a string")}})
+    assert any("wanted 'a string'" in p for p in problems(one_missing, report(DP_001="fail", DP_002="pass")))
     assert any("DP-016 must pass" in p
                for p in problems(row, report(DP_001="fail", DP_002="pass", DP_003="pass", DP_016="not_applicable")))
 
@@ -181,7 +187,7 @@ def test_a_row_without_files_runs_only_the_checks_it_judges() -> None:
     a row with files runs its modules whole and may_fail permits their failures."""
     from teeth import TeethRun, selection
 
-    row = TeethRun(id="x/V", base="sim", set={}, env={}, catches={"DP-008": "extra"}, may_fail=("DP-009", "DP-010"),
+    row = TeethRun(id="x/V", base="sim", set={}, env={}, catches={"DP-008": ("extra",)}, may_fail=("DP-009", "DP-010"),
                    passes=("DP-012",), not_applicable=(), waived=(), files=(), phase=1, also=(), data={})
     picked = selection(row)
     index = check_index.tests_of_checks()

@@ -22,7 +22,7 @@ ray.init(address="local", num_cpus=1, include_dashboard=False, object_store_memo
 class Reader:
     def read(self, refs):
         from conformance import host_memory
-        from conformance.areas.collective.members import CollectiveMember
+        from conformance.collective.members import CollectiveMember
 
         def statm():
             with open("/proc/self/statm") as f:

@@ -58,7 +58,7 @@ class TeethRun:
     base: str
     set: dict[str, Any]
     env: dict[str, str]
-    catches: dict[str, str]
+    catches: dict[str, tuple[str, ...]]   # check id -> the phrases its failure reason must all contain
     may_fail: tuple[str, ...]
     passes: tuple[str, ...]
     not_applicable: tuple[str, ...]
@@ -121,7 +121,7 @@ def runs(table: dict[str, Any] | None = None) -> list[TeethRun]:
             files += table["groups"].get(f, [f])
         out.append(TeethRun(
             id=r["id"], base=r["base"], set=dict(r.get("set", {})), env={k: str(v) for k, v in r.get("env", {}).items()},
-            catches={k: str(v or "") for k, v in (r.get("catches") or {}).items()},
+            catches={k: phrases_of(v) for k, v in (r.get("catches") or {}).items()},
             may_fail=tuple(r.get("may_fail", [])), passes=tuple(r.get("passes", [])),
             not_applicable=tuple(r.get("not_applicable", [])), waived=tuple(r.get("waived", [])),
             files=tuple(files), phase=int(r.get("phase", 1)), also=tuple(r.get("also", [])),
@@ -129,6 +129,12 @@ def runs(table: dict[str, Any] | None = None) -> list[TeethRun]:
     ids = [r.id for r in out]
     assert len(ids) == len(set(ids)), "teeth.yaml: duplicate run ids"
     return out
+
+
+def phrases_of(value: Any) -> tuple[str, ...]:
+    """A `catches` entry's phrases: one phrase, or a list of them when the row's plugins break
+    two things one check judges (each defect named by its own phrase; all must appear)."""
+    return tuple(str(v or "") for v in value) if isinstance(value, list) else (str(value or ""),)
 
 
 def run_by_id(run_id: str) -> TeethRun:
@@ -261,16 +267,18 @@ def problems(run: TeethRun, result: RunResult) -> list[str]:
     for cid in (run.named_checks if run.files else run.judged_checks):
         if cid not in got:
             out.append(f"{cid} did not run")
-    for cid, phrase in run.catches.items():
+    for cid, phrases in run.catches.items():
         c = got.get(cid)
         if c is None:
             continue
-        if not phrase.strip():
+        if not phrases or not all(p.strip() for p in phrases):
             out.append(f"{cid}: {run.id} names no reason it expects (catches wants a phrase of the failure)")
         elif c["outcome"] != "fail":
             out.append(f"{cid} did not catch {run.id}: {c['outcome']} ({c['reason']})")
-        elif phrase not in (c["reason"] or ""):
-            out.append(f"{cid} failed for another reason than {run.id} (wanted {phrase!r}): {c['reason']}")
+        else:
+            for phrase in phrases:
+                if phrase not in (c["reason"] or ""):
+                    out.append(f"{cid} failed for another reason than {run.id} (wanted {phrase!r}): {c['reason']}")
     allowed_fail = set(run.catches) | set(run.may_fail)
     for cid, c in got.items():
         o = c["outcome"]
@@ -498,7 +506,7 @@ def describe(run: TeethRun, result: RunResult) -> list[str]:
     got = ran(result.report) if result.report is not None else {}
     for cid in run.named_checks if run.files else run.judged_checks:   # may_fail runs only with files
         c = got.get(cid)
-        wanted = f" (catches {run.catches[cid]!r})" if cid in run.catches else ""
+        wanted = f" (catches {' and '.join(map(repr, run.catches[cid]))})" if cid in run.catches else ""
         lines.append(f"  {cid}{wanted}: " + (f"{c['outcome']}: {c['reason']}" if c else "did not run"))
     lines += [f"  PROBLEM {p}" for p in problems(run, result)] or ["  as the table wants"]
     return lines

@@ -5,8 +5,6 @@ from types import SimpleNamespace
 
 import pytest
 
-from conformance.areas.collective import programs
-from conformance.areas.collective.config import collective_config
 from conformance.areas.collective.report import render
 from conformance.catalog.capabilities import (
     CERTIFIED,
@@ -18,6 +16,8 @@ from conformance.catalog.capabilities import (
 )
 from conformance.catalog.data import load_checklist
 from conformance.catalog.manifest import load_manifest
+from conformance.collective import programs
+from conformance.collective.config import collective_config
 
 
 def test_expected_results_follow_rays_semantics() -> None:

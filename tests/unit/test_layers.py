@@ -1,13 +1,13 @@
 """The layers, held by the import graph (lazy imports included; conformance/import_graph.py).
 
 * Areas never import each other: an area's package and its checks import the core layers
-  (timing, catalog, cluster, report, run, rdt) and their own area, nothing of another area.
+  (timing, catalog, cluster, report, run, rdt, collective) and their own area, nothing of another area.
 * The core never imports an area: the base modules, timing/, catalog/, cluster/, report/, run/,
-  rdt/, signing/ and the docs generators (docgen/) reach the areas only through the registry
+  rdt/, collective/, signing/ and the docs generators (docgen/) reach the areas only through the registry
   (`conformance.areas`, which only reads the declarations). The CLI and the plugin are the shell
   above both and may import anything.
-* The core in layers (CORE_LAYERS): base -> timing -> catalog -> cluster -> report -> run -> rdt
-  -> signing -> the shell; an import points down, with no exception.
+* The core in layers (CORE_LAYERS): base -> timing -> catalog -> cluster -> report -> run
+  -> rdt/collective -> signing -> the shell; an import points down, with no exception.
 
 Edges that broke these rules when the layers were drawn are listed in KNOWN_CROSSINGS, each
 with the reason it is still there: the test fails on any new crossing, and on a listed one that
@@ -20,21 +20,15 @@ from conformance.import_graph import import_graph
 
 GRAPH = import_graph()
 CORE = ("conformance.run", "conformance.catalog", "conformance.cluster", "conformance.report", "conformance.measure",
-        "conformance.signing", "conformance.rdt", "conformance.timing", "conformance.sanitize", "conformance.identity",
-        "conformance.exit_codes", "conformance.unicode", "conformance.docgen")
+        "conformance.signing", "conformance.rdt", "conformance.collective", "conformance.timing", "conformance.sanitize",
+        "conformance.identity", "conformance.exit_codes", "conformance.unicode", "conformance.docgen")
 REGISTRY = "conformance.areas"
 
 # Every edge that broke the rules when the layers were drawn has gone (the transport, performance
-# and recovery areas' shared RDT harness is core now: conformance/rdt/). A crossing added later
+# and recovery areas' shared RDT harness is core now: conformance/rdt/; the collective harness the
+# collective and workload areas share: conformance/collective/). A crossing added later
 # fails the first test; if one must stay for a while, list it here with its reason.
-KNOWN_CROSSINGS: dict[tuple[str, str], str] = {
-    # the workload area runs WL-002 and WL-001's broadcast rounds over the collective backend: its one
-    # door (conformance/areas/workload/collective_link.py) until the collective harness moves into the
-    # core as the RDT harness did (conformance/rdt/)
-    ("conformance.areas.workload.collective_link", "conformance.areas.collective.config"): "collective harness not core yet",
-    ("conformance.areas.workload.collective_link", "conformance.areas.collective.context"): "collective harness not core yet",
-    ("conformance.areas.workload.collective_link", "conformance.areas.collective.members"): "collective harness not core yet",
-}
+KNOWN_CROSSINGS: dict[tuple[str, str], str] = {}
 
 
 def _area_of(module: str) -> str | None:
@@ -97,7 +91,7 @@ CORE_LAYERS: tuple[tuple[str, ...], ...] = (
     ("cluster", "leftovers"),   # live Ray clusters; what a plugin left on them
     ("report",),       # records -> outcomes -> report files
     ("run",),          # one run inside pytest (writes the report at its end)
-    ("rdt",),          # the RDT harness the checks use
+    ("rdt", "collective"),   # the harnesses the checks use: RDT, the collective backend
     ("signing",),      # statements, verify, review
     ("cli", "docgen", "plugin", "example", "simulated"),
 )

@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from conformance.areas.collective.config import CollectiveConfig
 from conformance.areas.workload import dp, model
 from conformance.areas.workload.broadcast import BroadcastRecord, broadcast_entries
 from conformance.areas.workload.dp_run import placement
 from conformance.areas.workload.report import html_block, render
+from conformance.collective.config import CollectiveConfig
 from conformance.rdt import payloads
 from conformance.signing.diff import direction, metric_leaves
 

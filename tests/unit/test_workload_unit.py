@@ -5,7 +5,7 @@ import pytest
 
 from conformance.areas.workload import model
 from conformance.areas.workload.report import html_block, render
-from conformance.areas.workload.sync import SyncPlan, SyncRecord, memory_problems, round_problems
+from conformance.areas.workload.sync import SyncPlan, SyncRecord, memory_problems, problems_line, round_problems
 from conformance.rdt import payloads
 from conformance.signing.diff import direction, metric_leaves
 
@@ -40,6 +40,15 @@ def test_round_problems_name_stale_mixed_and_wrong_device(entries: list) -> None
     mixed = {"map": dict(r5["map"], **{"block1.qkv": r4["map"]["block1.qkv"]})}
     assert "mixed versions: 1 tensor(s) of round 4" in round_problems(5, "w", mixed, r5, r4, "cpu")[0]
     assert any("not on the transport's device 'simacc'" in p for p in round_problems(5, "w", r5, r5, r4, "simacc"))
+
+
+def test_a_second_defect_is_named_beside_many_findings_of_a_first() -> None:
+    """WL-001's reason shows at most four problems, taken from the transport's rounds and the
+    broadcast's in turn: five stale transport rounds do not hide a stale broadcast round."""
+    transport = [f"round {k}: stale (the transport served an older version)" for k in range(2, 7)]
+    line = problems_line([transport, ["round 11: stale (the broadcast served an older version)"]])
+    assert line.startswith("6 problem(s): ") and "the broadcast served" in line and line.endswith("(+2 more)")
+    assert problems_line([transport[:2], []]) == "2 problem(s): " + "; ".join(transport[:2])
 
 
 def snaps(values: list[int]) -> list[dict]:

@@ -6,7 +6,7 @@ import pytest
 from conformance.catalog.area import Area, HtmlSection
 
 if TYPE_CHECKING:
-    from conformance.areas.collective.context import CollectiveContext
+    from conformance.collective.context import CollectiveContext
 
 STATE: "pytest.StashKey[CollectiveContext | str]" = pytest.StashKey()
 """The run's CollectiveContext (or the one-line reason the backend could not be registered);

@@ -5,7 +5,7 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
-from conformance.areas.collective.config import CollectiveConfig
+from conformance.collective.config import CollectiveConfig
 
 # What Ray passes to each op (collective.py wraps every tensor in a list; options by position).
 OP_ARITY = {"allreduce": 2, "barrier": 1, "reduce": 2, "allgather": 3, "broadcast": 2, "reducescatter": 3,

@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING, Iterator
 import pytest
 
 from conformance.areas.collective.area import STATE
-from conformance.areas.collective.config import NO_BACKEND, CollectiveConfig
-from conformance.areas.collective.config import collective_config as config_of
-from conformance.areas.collective.context import CollectiveContext, CollectiveCtx
 from conformance.areas.collective.report import publish
+from conformance.collective.config import NO_BACKEND, CollectiveConfig
+from conformance.collective.config import collective_config as config_of
+from conformance.collective.context import CollectiveContext, CollectiveCtx
 from conformance.run.check_context import CheckContext
 from conformance.run.fixtures import not_applicable
 from conformance.run.state import stash_of
@@ -45,7 +45,7 @@ def collective_state(conformance_run: RunView, collective_config: CollectiveConf
     state = stash.get(STATE, None)
     if state is None:
         try:
-            state = CollectiveContext(conformance_run, collective_config)
+            state = CollectiveContext(conformance_run, collective_config, publish)
         except Exception as exc:  # noqa: BLE001 - a backend that cannot be registered fails every check
             state = (f"registering collective backend {collective_config.backend} in the driver failed: "
                      f"{type(exc).__name__}: {exc}")

@@ -18,12 +18,12 @@ from typing import Any
 def main(address: str, spec: str, backend: str, group: str, bound: str) -> dict:
     import ray
 
-    from conformance.areas.collective import programs
-    from conformance.areas.collective.members import SPEC_ENV, CollectiveMember
+    from conformance.collective import programs
+    from conformance.collective.members import SPEC_ENV, CollectiveMember
 
     bound_s = float(bound)   # the check's hook_bound_s: every wait below is bounded by it
     ray.init(address=address, runtime_env={
-        "worker_process_setup_hook": "conformance.areas.collective.members.register_from_env",
+        "worker_process_setup_hook": "conformance.collective.members.register_from_env",
         "env_vars": {SPEC_ENV: spec}}, log_to_driver=False)
     name, group_class, register, path = (spec.split("|") + ["", "", ""])[:4]
     member: Any = ray.remote(num_cpus=0)(CollectiveMember)   # Any: Ray's hints: pyproject.toml

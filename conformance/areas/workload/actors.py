@@ -82,7 +82,7 @@ class WorkloadActor(Endpoint):
         `group` as `rank`."""
         from ray.util import collective as col
 
-        from conformance.areas.workload.collective_link import register_backend
+        from conformance.collective.members import register_backend
 
         register_backend(spec["backend"], spec["group_class"], spec["register"], spec["python_path"])
         col.init_collective_group(world_size, rank, backend=spec["ray_backend"], group_name=group)

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from conformance.areas.workload import model
-from conformance.areas.workload.collective_link import CollectiveConfig
 from conformance.areas.workload.sync import round_problems, timed
+from conformance.collective.config import CollectiveConfig
 from conformance.rdt.pool import Endpoints
 from conformance.timing.clock import Clock
 

@@ -2,7 +2,7 @@
 
 Data-parallel steps run over the manifest's collective backend, not its transport, so this
 context is the check's CheckContext with the collective block and the run's CollectiveContext
-(conformance.areas.collective: the backend registered in the driver, per-run group names,
+(conformance.collective, the core harness: the backend registered in the driver, per-run group names,
 bounded waits), shared with the collective area; the workers a check starts are killed when it
 ends.
 """
@@ -11,7 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from conformance.areas.workload.collective_link import CollectiveConfig, CollectiveContext
+from conformance.collective.config import CollectiveConfig
+from conformance.collective.context import CollectiveContext
 from conformance.run.check_context import CheckContext
 
 

@@ -1,11 +1,11 @@
 """WL-002's scenario on a live cluster: data-parallel workers over the nodes, one group of the
 manifest's collective backend, K steps, every wait bounded.
 
-The workers are collective group members (conformance.areas.collective.members.CollectiveMember)
+The workers are collective group members (conformance.collective.members.CollectiveMember)
 running dp_worker's functions: on host tensors the collective area's member pool itself (no actor
 to start), on a device members of the check's own, each holding one unit of the accelerator. The
 run's CollectiveContext registered the backend in the driver and names groups per run; a wait
-that runs out is a Hang (conformance.areas.collective.context) naming what was awaited, and the
+that runs out is a Hang (conformance.collective.context) naming what was awaited, and the
 members are discarded (the pool is rebuilt for the next check).
 """
 from __future__ import annotations
@@ -14,8 +14,9 @@ import time
 from typing import Any
 
 from conformance.areas.workload import dp_worker
-from conformance.areas.workload.collective_link import POOL_SIZE, CollectiveContext, CollectiveMember, bounded
 from conformance.areas.workload.dp import DpPlan, DpRecord
+from conformance.collective.context import POOL_SIZE, CollectiveContext, bounded
+from conformance.collective.members import CollectiveMember
 
 
 def placement(nodes: list[tuple[str, int]], workers: int, device_units: bool) -> list[str]:

@@ -1,5 +1,5 @@
 """What a data-parallel worker of WL-002 runs: functions called on a collective group member
-(conformance.areas.collective.members.CollectiveMember.call), which registered the vendor's
+(conformance.collective.members.CollectiveMember.call), which registered the vendor's
 backend as the collective area's members do. The member keeps this rank's shard and replica of
 the model on the collective's device between calls; `forget` drops them.
 

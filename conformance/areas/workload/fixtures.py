@@ -13,9 +13,9 @@ from typing import Any, Iterator
 
 import pytest
 
-from conformance.areas.workload.collective_link import CollectiveConfig
 from conformance.areas.workload.context import WorkloadCtx
 from conformance.areas.workload.dp_context import DataParallelCtx
+from conformance.collective.config import CollectiveConfig
 from conformance.rdt.context import TransportContext
 from conformance.rdt.fixtures import module_context
 from conformance.run.check_context import CheckContext

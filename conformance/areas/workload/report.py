@@ -80,7 +80,25 @@ def html_block(report: dict[str, Any]) -> dict[str, Any]:
     return out if out["notes"] else {}
 
 
-def _check_devices(report: dict[str, Any], cid: str) -> tuple[dict[str, Any] | None, dict[str, Any]]:
+def memory_lines(fig: dict[str, Any]) -> list[Any]:
+    """The memory chart's lines of one device type's figures (`memory`: actor label -> one snapshot
+    per round or wave, WL-001 and WL-003 alike): each actor's held host memory (solid) and device
+    memory in use (dotted), in MiB; none for a probe the actor never read."""
+    from conformance.report.html import charts
+
+    memory: dict[str, Any] = fig["memory"] if isinstance(fig.get("memory"), dict) else {}
+    lines = []
+    for i, (label, snaps) in enumerate(sorted(memory.items())):
+        snaps = snaps if isinstance(snaps, list) else []
+        for probe, style in (("held_bytes", "-"), ("device_used_bytes", ":")):
+            ys = [s[probe] / MIB if isinstance(s, dict) and isinstance(s.get(probe), (int, float)) else None
+                  for s in snaps]
+            if any(y is not None for y in ys):
+                lines.append(charts.Line(f"{label} {probe.removesuffix('_bytes')}", ys, COLOURS[i % len(COLOURS)], style))
+    return lines
+
+
+def check_devices(report: dict[str, Any], cid: str) -> tuple[dict[str, Any] | None, dict[str, Any]]:
     """The check's entry in report.json and its per-device metrics ({} when it recorded none)."""
     check = next((c for c in report.get("checks") or [] if isinstance(c, dict) and c.get("id") == cid), None)
     devices = ((check or {}).get("metrics") or {}).get("devices")
@@ -91,7 +109,7 @@ def _data_parallel_block(report: dict[str, Any], out: dict[str, Any]) -> None:
     """WL-002: seconds per step (the driver's, and inside the allreduce) per device type."""
     from conformance.report.html import charts
 
-    check, devices = _check_devices(report, "WL-002")
+    check, devices = check_devices(report, "WL-002")
     if check is None or not devices:
         return
     out["notes"].append(f"WL-002: {check.get('outcome')}")
@@ -112,7 +130,7 @@ def _weight_sync_block(report: dict[str, Any], out: dict[str, Any]) -> None:
     """WL-001: per-round time and memory over rounds, per device type."""
     from conformance.report.html import charts
 
-    check, devices = _check_devices(report, "WL-001")
+    check, devices = check_devices(report, "WL-001")
     if check is None or not devices:
         return
     out["notes"].append(f"WL-001: {check.get('outcome')}")
@@ -127,16 +145,7 @@ def _weight_sync_block(report: dict[str, Any], out: dict[str, Any]) -> None:
                                                        time_lines),
                               "caption": f"WL-001 on {device}: {fig.get('size')} in {fig.get('tensors')} tensors to "
                                          f"{fig.get('receivers')} receivers; the object store's rounds follow"})
-        memory: dict[str, Any] = fig["memory"] if isinstance(fig.get("memory"), dict) else {}
-        mem_lines = []
-        for i, (label, snaps) in enumerate(sorted(memory.items())):
-            snaps = snaps if isinstance(snaps, list) else []
-            for probe, style in (("held_bytes", "-"), ("device_used_bytes", ":")):
-                ys = [s[probe] / MIB if isinstance(s, dict) and isinstance(s.get(probe), (int, float)) else None
-                      for s in snaps]
-                if any(y is not None for y in ys):
-                    mem_lines.append(charts.Line(f"{label} {probe.removesuffix('_bytes')}", ys,
-                                                 COLOURS[i % len(COLOURS)], style))
+        mem_lines = memory_lines(fig)
         if mem_lines:
             out["charts"].append({"svg": charts.rounds_svg(f"{device}: memory over rounds", "MiB", mem_lines, first_round=0),
                                   "caption": "host RSS (solid) and device memory in use (dotted) of each actor after "

@@ -9,13 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from conformance.areas.workload import report as sync_report
-from conformance.areas.workload.report import COLOURS, MIB, _num, _series
-
-
-def _devices(report: dict[str, Any], check_id: str) -> tuple[dict[str, Any] | None, dict[str, Any]]:
-    check = next((c for c in report.get("checks") or [] if isinstance(c, dict) and c.get("id") == check_id), None)
-    devices = ((check or {}).get("metrics") or {}).get("devices")
-    return check, devices if isinstance(devices, dict) else {}
+from conformance.areas.workload.report import COLOURS, _num, _series, check_devices
 
 
 def html_block(report: dict[str, Any]) -> dict[str, Any]:
@@ -24,7 +18,7 @@ def html_block(report: dict[str, Any]) -> dict[str, Any]:
 
     out = sync_report.html_block(report) or {"charts": [], "tables": [], "notes": []}
     added = False
-    check, devices = _devices(report, "WL-003")
+    check, devices = check_devices(report, "WL-003")
     if check is not None and devices:
         added = True
         out["notes"].append(f"WL-003: {check.get('outcome')}")
@@ -36,15 +30,7 @@ def html_block(report: dict[str, Any]) -> dict[str, Any]:
                                                        [charts.Line("through the transport", waves, COLOURS[0])]),
                               "caption": f"WL-003 on {device}: {fig.get('in_flight')} microbatches in flight through "
                                          f"{fig.get('stages')} stages, {fig.get('size')} per activation (x: wave)"})
-        memory: dict[str, Any] = fig["memory"] if isinstance(fig.get("memory"), dict) else {}
-        lines = []
-        for i, (label, snaps) in enumerate(sorted(memory.items())):
-            snaps = snaps if isinstance(snaps, list) else []
-            for probe, style in (("held_bytes", "-"), ("device_used_bytes", ":")):
-                ys = [s[probe] / MIB if isinstance(s, dict) and isinstance(s.get(probe), (int, float)) else None
-                      for s in snaps]
-                if any(y is not None for y in ys):
-                    lines.append(charts.Line(f"{label} {probe.removesuffix('_bytes')}", ys, COLOURS[i % len(COLOURS)], style))
+        lines = sync_report.memory_lines(fig)
         if lines:
             out["charts"].append({"svg": charts.rounds_svg(f"{device}: stages' memory over waves", "MiB", lines, first_round=0),
                                   "caption": "held host memory (solid) and device memory in use (dotted) of each stage "
@@ -52,7 +38,7 @@ def html_block(report: dict[str, Any]) -> dict[str, Any]:
         out["tables"].append({"caption": f"{device}: pipeline figures a CI's diff gates (WL-003)",
                               "columns": ["median wave s", "bytes/s"],
                               "rows": [[_num(fig.get("median_wave_s")), _num(fig.get("pipeline_bytes_per_s"), ".4g")]]})
-    check, devices = _devices(report, "WL-004")
+    check, devices = check_devices(report, "WL-004")
     if check is not None and devices:
         added = True
         out["notes"].append(f"WL-004: {check.get('outcome')}")

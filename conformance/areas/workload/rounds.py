@@ -11,6 +11,7 @@ from conformance.areas.workload.sync import SyncPlan, SyncRecord, memory_problem
 from conformance.rdt.device import is_host
 from conformance.rdt.pool import Endpoints, alive_nodes, start_endpoints
 from conformance.rdt.transfer import first_line
+from conformance.run.fixtures import not_applicable
 from conformance.timing.clock import Clock
 
 
@@ -24,17 +25,29 @@ def placement(resource: str, device: str, receivers: int) -> list[str]:
     return [nodes[0]] + [nodes[(i + 1) % len(nodes)] for i in range(receivers)]
 
 
+def receiver_nodes(resource: str, device: str, receivers: int) -> list[str]:
+    """`placement` for a weight sync (WL-001, WL-004); the check is not applicable, with the one
+    reason both give, when fewer than two nodes offer what the actors need."""
+    nodes = placement(resource, device, receivers)
+    if not nodes:
+        not_applicable(f"the cluster has one node{' with ' + resource if not is_host(device) else ''}; "
+                       "the weight sync needs its receivers on at least two nodes")
+    return nodes
+
+
 def start(setup: Any, resource: str, device: str, nodes: list[str], clock: Clock) -> Endpoints:
     """The trainer (index 0) and its receivers, each answering within the clock's bound."""
     return start_endpoints(setup, resource, device=device, nodes=list(nodes), cls=WorkloadActor,
                            ready=lambda refs, what: clock.get(refs, what), what="workload actors to start")
 
 
-def held_dtypes(trainer: Any, clock: Clock) -> tuple[list[str], dict[str, str]]:
-    """The optional dtypes the trainer's device holds, and why the others are left out."""
+def state_layout(trainer: Any, clock: Clock, size: int, blocks: int) -> tuple[list[dict[str, Any]], dict[str, str]]:
+    """The model-shaped state's layout (`size` bytes in `blocks` blocks) in the base dtypes and the
+    optional ones the trainer's device holds, and why the others are left out."""
     probe = clock.get(trainer.supported_dtypes.remote(list(model.OPTIONAL_DTYPES)), "the trainer's dtype probe")
     held = [d for d in model.OPTIONAL_DTYPES if probe.get(d) is None]
-    return held, {d: str(why) for d, why in probe.items() if why is not None}
+    return model.layout(size, blocks, list(model.BASE_DTYPES) + held), \
+        {d: str(why) for d, why in probe.items() if why is not None}
 
 
 def run_sync(eps: Endpoints, plan: SyncPlan, transport: str, clock: Clock, round_bound_s: float) -> SyncRecord:

@@ -128,6 +128,20 @@ def memory_problems(series: dict[str, list[dict[str, Any]]], warmup: int, max_gr
     return problems
 
 
+def problems_line(groups: list[list[str]], most: int = 4) -> str:
+    """One failure reason for problems found by different parts of a scenario (the transport's
+    rounds, memory, the broadcast's rounds), at most `most` shown (pure): taken from each
+    non-empty group in turn, so a second defect is named beside many findings of a first."""
+    queues = [list(g) for g in groups if g]
+    shown: list[str] = []
+    while len(shown) < most and any(queues):
+        for q in queues:
+            if q and len(shown) < most:
+                shown.append(q.pop(0))
+    total = sum(len(g) for g in groups)
+    return f"{total} problem(s): " + "; ".join(shown) + (f" (+{total - len(shown)} more)" if total > len(shown) else "")
+
+
 def timed(fn: Any) -> tuple[Any, float]:
     t0 = time.perf_counter()
     out = fn()

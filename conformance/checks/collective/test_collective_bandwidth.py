@@ -30,7 +30,7 @@ from typing import Any
 import pytest
 
 from conformance.areas.collective.busbw import bus_factor
-from conformance.areas.collective.context import CollectiveCtx, CollectiveError
+from conformance.collective.context import CollectiveCtx, CollectiveError
 from conformance.measure import batch_size, enough_trials, stats
 from conformance.report.judges import enforce
 from conformance.run.fixtures import not_applicable

@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from conformance.areas.collective.config import CollectiveConfig
-from conformance.areas.collective.context import CollectiveCtx
 from conformance.areas.collective.contract import contract_problems, group_class
+from conformance.collective.config import CollectiveConfig
+from conformance.collective.context import CollectiveCtx
 
 
 @pytest.mark.check("CC-001")

@@ -11,8 +11,8 @@ import time
 
 import pytest
 
-from conformance.areas.collective import programs
-from conformance.areas.collective.context import CollectiveCtx, CollectiveError
+from conformance.collective import programs
+from conformance.collective.context import CollectiveCtx, CollectiveError
 
 pytestmark = pytest.mark.cluster("shared")
 

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from conformance import leftovers
-from conformance.areas.collective import programs
-from conformance.areas.collective.context import CollectiveCtx, CollectiveError, Hang, bounded, wait_until
+from conformance.collective import programs
+from conformance.collective.context import CollectiveCtx, CollectiveError, Hang, bounded, wait_until
 from conformance.timing.timeouts import time_left
 
 pytestmark = pytest.mark.cluster("shared")

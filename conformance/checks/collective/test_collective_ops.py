@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from conformance.areas.collective import programs
-from conformance.areas.collective.context import CollectiveCtx, CollectiveError
+from conformance.collective import programs
+from conformance.collective.context import CollectiveCtx, CollectiveError
 from conformance.run.fixtures import not_applicable
 
 pytestmark = pytest.mark.cluster("shared")
@@ -28,7 +28,7 @@ def hook_job(ctx: CollectiveCtx, bound_s: float) -> dict[str, Any]:
 
     import ray
 
-    from conformance.areas.collective.members import spec_env
+    from conformance.collective.members import spec_env
 
     cfg, cc = ctx.config, ctx.backend
     spec = spec_env(cfg.backend, cfg.group_class, cfg.register, cc.python_path)

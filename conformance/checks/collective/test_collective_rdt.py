@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from conformance.areas.collective.context import CollectiveCtx, CollectiveError, Hang, bounded, bounded_driver_call, first_line
-from conformance.areas.collective.members import rdt_expected
+from conformance.collective.context import CollectiveCtx, CollectiveError, Hang, bounded, bounded_driver_call, first_line
+from conformance.collective.members import rdt_expected
 from conformance.run.fixtures import not_applicable
 
 pytestmark = pytest.mark.cluster("shared")

@@ -12,8 +12,8 @@ from __future__ import annotations
 import pytest
 
 from conformance.areas.workload import dp, dp_run, report
-from conformance.areas.workload.collective_link import CollectiveError
 from conformance.areas.workload.dp_context import DataParallelCtx
+from conformance.collective.context import CollectiveError
 from conformance.rdt.device import is_host
 from conformance.run.fixtures import not_applicable
 

@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.areas.workload import lost_worker, model, rounds
+from conformance.areas.workload import lost_worker, rounds
 from conformance.areas.workload.context import WorkloadCtx
-from conformance.areas.workload.sync import SyncPlan
+from conformance.areas.workload.sync import SyncPlan, problems_line
 from conformance.rdt.config import format_size, max_bytes
-from conformance.rdt.device import is_host
 from conformance.run.fixtures import not_applicable
 
 pytestmark = pytest.mark.cluster("shared")
@@ -36,14 +35,10 @@ def test_workload_survives_a_lost_worker(workload_ctx: WorkloadCtx) -> None:
     problems: list[str] = []
     per_device = {}
     for device in tctx.devices:
-        nodes = rounds.placement(tctx.resource, device, receivers)
-        if not nodes:
-            not_applicable(f"the cluster has one node{' with ' + tctx.resource if not is_host(device) else ''}; "
-                           "the weight sync needs its receivers on at least two nodes")
+        nodes = rounds.receiver_nodes(tctx.resource, device, receivers)
         clock = ctx.scenario(f"lost worker on {device}", float(ctx.param("scenario_bound_s")))
         eps = ctx.own(lost_worker.start(tctx.setup, tctx.resource, device, nodes, clock))
-        held, _ = rounds.held_dtypes(eps.actors[0], clock)
-        entries = model.layout(size, int(ctx.param("blocks")), list(model.BASE_DTYPES) + held)
+        entries, _ = rounds.state_layout(eps.actors[0], clock, size, int(ctx.param("blocks")))
         plan = SyncPlan(device=device, entries=entries, rounds=total, store_rounds=0, receivers=receivers)
         record = lost_worker.run_lost_worker(eps, plan, tctx.name, clock, float(ctx.param("round_bound_s")),
                                              float(ctx.param("restart_bound_s")), kill_round)
@@ -53,5 +48,4 @@ def test_workload_survives_a_lost_worker(workload_ctx: WorkloadCtx) -> None:
         per_device[device] = figures
         eps.shutdown()   # its devices free before the next device type starts its actors
     ctx.metrics["devices"] = per_device
-    assert not problems, f"{len(problems)} problem(s): " + "; ".join(problems[:4]) + \
-        (f" (+{len(problems) - 4} more)" if len(problems) > 4 else "")
+    assert not problems, problems_line([problems])

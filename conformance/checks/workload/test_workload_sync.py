@@ -11,14 +11,12 @@ from typing import Any
 
 import pytest
 
-from conformance.areas.workload import broadcast, model, report, rounds
-from conformance.areas.workload.collective_link import collective_config
+from conformance.areas.workload import broadcast, report, rounds
 from conformance.areas.workload.context import WorkloadCtx
-from conformance.areas.workload.sync import SyncPlan
+from conformance.areas.workload.sync import SyncPlan, problems_line
+from conformance.collective.config import collective_config
 from conformance.rdt.config import format_size, max_bytes
-from conformance.rdt.device import is_host
 from conformance.rdt.pool import Endpoints
-from conformance.run.fixtures import not_applicable
 from conformance.timing.clock import Clock
 
 pytestmark = pytest.mark.cluster("shared")
@@ -30,17 +28,14 @@ def test_rl_weight_sync(workload_ctx: WorkloadCtx) -> None:
     tctx = ctx.transport
     receivers = int(ctx.param("receivers"))
     size = min(int(ctx.param("state_bytes")), max_bytes())
-    problems: list[str] = []
+    problems: list[str] = []           # the transport's rounds and memory
+    broadcast_problems: list[str] = []   # the collective's broadcast rounds (named beside the others)
     per_device = {}
     for device in tctx.devices:
-        nodes = rounds.placement(tctx.resource, device, receivers)
-        if not nodes:
-            not_applicable(f"the cluster has one node{' with ' + tctx.resource if not is_host(device) else ''}; "
-                           "the weight sync needs its receivers on at least two nodes")
+        nodes = rounds.receiver_nodes(tctx.resource, device, receivers)
         clock = ctx.scenario(f"weight sync on {device}", float(ctx.param("scenario_bound_s")))
         eps = ctx.own(rounds.start(tctx.setup, tctx.resource, device, nodes, clock))
-        held, not_held = rounds.held_dtypes(eps.actors[0], clock)
-        entries = model.layout(size, int(ctx.param("blocks")), list(model.BASE_DTYPES) + held)
+        entries, not_held = rounds.state_layout(eps.actors[0], clock, size, int(ctx.param("blocks")))
         plan = SyncPlan(device=device, entries=entries, rounds=int(ctx.param("rounds")),
                         store_rounds=int(ctx.param("store_rounds")), receivers=receivers)
         record = rounds.run_sync(eps, plan, tctx.name, clock, float(ctx.param("round_bound_s")))
@@ -53,13 +48,12 @@ def test_rl_weight_sync(workload_ctx: WorkloadCtx) -> None:
                        size=format_size(plan.state_bytes), notes=record.notes,
                        memory={label: [{k: s.get(k) for k in ("held_bytes", "device_used_bytes")} for s in snaps]
                                for label, snaps in record.memory.items()})
-        problems += [f"{device}: {p}" for p in through_broadcast(ctx, eps, plan, clock, figures)]
+        broadcast_problems += [f"{device}: {p}" for p in through_broadcast(ctx, eps, plan, clock, figures)]
         per_device[device] = figures
         eps.shutdown()   # its devices free before the next device type starts its actors
     ctx.metrics["devices"] = per_device
     report.publish(ctx.run, {"devices": {d: {k: v for k, v in f.items() if k != "memory"} for d, f in per_device.items()}})
-    assert not problems, f"{len(problems)} problem(s): " + "; ".join(problems[:4]) + \
-        (f" (+{len(problems) - 4} more)" if len(problems) > 4 else "")
+    assert not (problems or broadcast_problems), problems_line([problems, broadcast_problems])
 
 
 def through_broadcast(ctx: WorkloadCtx, eps: Endpoints, plan: SyncPlan, clock: Clock, figures: dict[str, Any]) -> list[str]:

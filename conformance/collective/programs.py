@@ -15,7 +15,7 @@ from __future__ import annotations
 from functools import reduce as _fold
 from typing import Any, Iterable
 
-from conformance.areas.collective.config import REDUCE_OPS
+from conformance.collective.config import REDUCE_OPS
 
 NUMPY_DTYPES = ("float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8")
 

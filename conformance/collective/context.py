@@ -17,10 +17,10 @@ import itertools
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
-from conformance.areas.collective.config import CollectiveConfig
-from conformance.areas.collective.members import SPEC_ENV, CollectiveMember, register_backend, spec_env
+from conformance.collective.config import CollectiveConfig
+from conformance.collective.members import SPEC_ENV, CollectiveMember, register_backend, spec_env
 from conformance.run.check_context import CheckContext
 from conformance.timing.waits import StillRunning, call_on_thread
 
@@ -107,9 +107,11 @@ def alive_nodes() -> list[str]:
 
 
 class CollectiveContext:
-    def __init__(self, run: RunView, config: CollectiveConfig) -> None:
+    def __init__(self, run: RunView, config: CollectiveConfig,
+                 publish: Callable[[RunView, dict[str, Any]], None]) -> None:
         self.run = run
         self.config = config
+        self._publish = publish           # the collective area's report section (its report.publish)
         self.python_path = list(run.manifest.python_path)
         self.token = uuid.uuid4().hex[:8]
         self._names = itertools.count()
@@ -125,12 +127,11 @@ class CollectiveContext:
                                         "checks": {}, "bandwidth": []}
 
     def note(self, cid: str, text: str, **data: Any) -> None:
-        """One line about a check for the report's Collective section (published at once)."""
-        from conformance.areas.collective.report import publish
-
+        """One line about a check for the report's Collective section (published at once, through
+        the publisher the collective area gave: the harness is core and renders no section)."""
         self.section["checks"][cid] = text
         self.section.update(data)
-        publish(self.run, self.section)
+        self._publish(self.run, self.section)
 
     # ------------------------------------------------------------------ members
     def on_cluster(self, handle: Any) -> None:
@@ -147,7 +148,7 @@ class CollectiveContext:
         """The manifest's RDT transport over the backend, registered in the driver once (Ray needs
         it there before the actors that use it are created); raises what the registration raised."""
         if not self._rdt_registered:
-            from conformance.areas.collective.members import register_rdt_transport
+            from conformance.collective.members import register_rdt_transport
 
             register_rdt_transport(self.config.backend, self.config.rdt_transport, list(self.config.rdt_devices),
                                    self.python_path)
@@ -168,7 +169,7 @@ class CollectiveContext:
             opts: dict[str, Any] = {"scheduling_strategy": NodeAffinitySchedulingStrategy(
                 nodes[(offset + i) % len(nodes)], soft=False)}
             if hook:
-                opts["runtime_env"] = {"worker_process_setup_hook": "conformance.areas.collective.members.register_from_env",
+                opts["runtime_env"] = {"worker_process_setup_hook": "conformance.collective.members.register_from_env",
                                        "env_vars": {SPEC_ENV: spec_env(cfg.backend, cfg.group_class, cfg.register,
                                                                        self.python_path)}}
             actors.append(self._remote(rdt).options(**opts).remote(cfg.backend, cfg.group_class, cfg.register,

@@ -15,7 +15,7 @@ import sys
 import time
 from typing import Any
 
-from conformance.areas.collective import programs
+from conformance.collective import programs
 
 SPEC_ENV = "RAY_CONFORMANCE_COLLECTIVE_SPEC"   # "NAME|pkg.mod:Class|pkg.mod:register|path1:path2"
 
