@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from conformance.cluster.manager import SHARED
 from conformance.rdt import payloads
+from conformance.rdt.device import is_host
 from conformance.rdt.each_device import on_each_device
 from conformance.rdt.pool import Endpoints, PoolCache, alive_nodes, start_endpoints
 from conformance.rdt.registration import TransportSetup
@@ -95,7 +96,7 @@ class TransportContext:
         key = f"intra/{device}"
 
         def node_and_cap() -> tuple[dict[str, Any], int]:
-            need = self.resource if device != "cpu" else None
+            need = None if is_host(device) else self.resource
             nodes = alive_nodes(need)
             if not nodes:
                 raise TransferError(f"no node offers {self.resource} for {device} endpoints")
@@ -126,7 +127,7 @@ class TransportContext:
     def cross_node(self, device: str) -> Endpoints | None:
         """Two endpoints on two different nodes, or None when the cluster has one node."""
         handle = self.cluster()
-        nodes = alive_nodes(self.resource if device != "cpu" else None)
+        nodes = alive_nodes(None if is_host(device) else self.resource)
         if len(nodes) < 2:
             return None
         return self.pools.get(f"cross/{device}", handle, lambda: start_endpoints(
@@ -142,7 +143,7 @@ class TransportContext:
         wait until Ray has the units back, so the next check finds every device free."""
         dropped = False
         for key in list(self.pools._pools):
-            if not key.endswith("/cpu"):
+            if not is_host(key.rpartition("/")[2]):
                 self.pools.drop(key)
                 dropped = True
         if dropped:

@@ -224,7 +224,7 @@ def device_endpoint_nodes(resource: str, device: str, cap: int = 8) -> tuple[lis
     per_node = [[n["NodeID"]] * int(n.get("Resources", {}).get(resource, 0)) for n in alive_nodes()]
     with_units = any(per_node)
     if not with_units:
-        if device != "cpu":
+        if not is_host(device):
             return [], True
         per_node = [[n["NodeID"]] for n in alive_nodes()]
     nodes: list[str | None] = []
