@@ -2,9 +2,13 @@
 actors spread over the cluster's nodes, groups made by any of Ray's three paths, and bounded waits.
 
 One `CollectiveContext` per run (kept in `config.stash` under the area's key, area.STATE; built by
-fixtures.collective_state). The pool holds no accelerator units (the checks are about the backend,
-not the devices), so it lives across the area's modules and costs one start of three actors per
-cluster; a check that kills a member replaces it. Group names carry a per-run token, so runs side
+fixtures.collective_state). When the collective block declares a device type (`devices`), each
+member holds one unit of the manifest's resource, as a real backend's members would, so Ray sets
+its visible devices and its device tensors live on the device Ray gave it; on a cluster without
+the units the checks that need the pool are not applicable, with the reason. A pool holding no
+units lives across the area's modules and costs one start of three actors per cluster; one holding
+units is stopped when each module ends (fixtures.collective_member_units), so other areas find
+every device free. A check that kills a member replaces it. Group names carry a per-run token, so runs side
 by side never share a name.
 
 What one check receives is a `CollectiveCtx` (fixtures.collective_ctx): the common CheckContext
@@ -21,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from conformance.collective.config import CollectiveConfig
 from conformance.collective.members import SPEC_ENV, CollectiveMember, register_backend, spec_env
+from conformance.rdt.device import is_host
 from conformance.run.check_context import CheckContext
 from conformance.timing.waits import StillRunning, call_on_thread
 
@@ -98,12 +103,20 @@ class Hang(CollectiveError):
     """A bounded wait on the members ran out: they may be stuck inside the backend for good."""
 
 
-def alive_nodes() -> list[str]:
+def alive_nodes(resource: str | None = None) -> list[str]:
+    """The alive nodes (the head first), only those offering `resource` when one is named."""
+    return [node for node, _ in node_units(resource)]
+
+
+def node_units(resource: str | None) -> list[tuple[str, int]]:
+    """(node id, units of `resource` it has) of the alive nodes, the head first; with a resource
+    named, only the nodes that offer it."""
     import ray
 
     nodes = [n for n in ray.nodes() if n.get("Alive")]
     nodes.sort(key=lambda n: (not n.get("Resources", {}).get("node:__internal_head__"), n["NodeID"]))
-    return [n["NodeID"] for n in nodes]
+    got = [(str(n["NodeID"]), int(n.get("Resources", {}).get(resource, 0)) if resource else 0) for n in nodes]
+    return [g for g in got if g[1] > 0] if resource else got
 
 
 class CollectiveContext:
@@ -119,7 +132,8 @@ class CollectiveContext:
         self._pool_cluster: Any = None
         self._cluster: Any = None         # the cluster the running check's mark gave it (on_cluster)
         self._rdt_registered = False
-        self._rdt_pair: list[Any] = []
+        self._rdt_pairs: dict[str, list[Any]] = {}   # by device type
+        self.resource = str(run.manifest.resource_name)
         self.started_ids: set[str] = set()   # every member actor the suite started (the leftovers audit leaves them out)
         self.driver_registration = register_backend(config.backend, config.group_class, config.register,
                                                     self.python_path)
@@ -154,20 +168,48 @@ class CollectiveContext:
                                    self.python_path)
             self._rdt_registered = True
 
-    def start(self, n: int, *, hook: bool = False, offset: int = 0, rdt: bool = False) -> list[Any]:
+    @property
+    def member_units(self) -> bool:
+        """Whether the pool's members hold a unit of the resource each: the collective block
+        declares a device type (its ops then take tensors on the vendor's device)."""
+        return any(not is_host(d) for d in self.config.devices)
+
+    def need_units(self, n: int, why: str) -> None:
+        """Not applicable unless the alive nodes offering the resource can give n members one
+        unit each, placed round-robin as `start` places them (the reason names what is missing)."""
+        from conformance.run.fixtures import not_applicable
+
+        nodes = node_units(self.resource)
+        want = [0] * len(nodes)
+        for i in range(n):
+            if nodes:
+                want[i % len(nodes)] += 1
+        if not nodes or any(w > have for w, (_, have) in zip(want, nodes)):
+            not_applicable(f"{why}: {n} members each holding one {self.resource} unit (so Ray sets their visible "
+                           f"devices) over the nodes that offer it; the cluster has "
+                           f"{', '.join(str(have) for _, have in nodes) or 'none'} per node")
+
+    def start(self, n: int, *, hook: bool = False, offset: int = 0, rdt: bool = False,
+              units: bool = False) -> list[Any]:
         """n new members round-robin over the alive nodes (from node `offset`), started and ready.
 
         hook: the member does not register the backend itself; the registration runs as a
         worker_process_setup_hook of its runtime environment. rdt: created with
-        enable_tensor_transport (after register_rdt), so Ray pushes the RDT transport to it."""
+        enable_tensor_transport (after register_rdt), so Ray pushes the RDT transport to it.
+        units: each holds one unit of the resource (on the nodes that offer it), so Ray sets its
+        visible devices as it does for a vendor's own workers."""
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-        nodes = alive_nodes()
+        from conformance.cluster.requests import demand
+
+        nodes = alive_nodes(self.resource if units else None)
         cfg = self.config
         actors = []
         for i in range(n):
             opts: dict[str, Any] = {"scheduling_strategy": NodeAffinitySchedulingStrategy(
                 nodes[(offset + i) % len(nodes)], soft=False)}
+            if units:
+                opts.update(demand(self.resource, 1))
             if hook:
                 opts["runtime_env"] = {"worker_process_setup_hook": "conformance.collective.members.register_from_env",
                                        "env_vars": {SPEC_ENV: spec_env(cfg.backend, cfg.group_class, cfg.register,
@@ -179,7 +221,9 @@ class CollectiveContext:
         return actors
 
     def pool(self) -> list[Any]:
-        """POOL_SIZE members over the nodes (rank i on node i mod nodes), rebuilt when one died."""
+        """POOL_SIZE members over the nodes (rank i on node i mod nodes), rebuilt when one died;
+        each holding a unit of the resource when the block declares a device type (not
+        applicable where the cluster cannot give them one each)."""
         handle = self._cluster
         if self._pool and self._pool_cluster is handle:
             try:
@@ -187,7 +231,9 @@ class CollectiveContext:
                 return self._pool
             except CollectiveError:
                 self.stop(self._pool)
-        self._pool, self._pool_cluster = self.start(POOL_SIZE), handle
+        if self.member_units:
+            self.need_units(POOL_SIZE, f"the collective block declares {', '.join(self.config.devices)}")
+        self._pool, self._pool_cluster = self.start(POOL_SIZE, units=self.member_units), handle
         return self._pool
 
     def discard(self, members: list[Any]) -> None:
@@ -212,23 +258,51 @@ class CollectiveContext:
         refs = [getattr(m, method).remote(*args) for m in members]
         return list(self.guard(members, lambda: bounded(refs, timeout_s, what or method)))
 
-    def rdt_pair(self) -> list[Any]:
+    def rdt_pair(self, device: str) -> list[Any]:
         """Two members created for RDT (after register_rdt, with enable_tensor_transport) on two
-        nodes where there are two, kept for the RDT checks while they answer; in no group between
-        checks (each check destroys what it made)."""
-        if self._rdt_pair:
+        nodes where there are two, their tensors on `device` (each holding a unit of the resource
+        when that is not the host: not applicable where the cluster has none for them), kept for
+        the RDT checks while they answer; in no group between checks (each check destroys what
+        it made)."""
+        pair = self._rdt_pairs.get(device, [])
+        if pair:
             try:
-                bounded([a.info.remote() for a in self._rdt_pair], CALL_TIMEOUT_S, "RDT pair health")
-                return self._rdt_pair
+                bounded([a.info.remote() for a in pair], CALL_TIMEOUT_S, "RDT pair health")
+                return pair
             except CollectiveError:
-                self.stop(self._rdt_pair)
-        self._rdt_pair = self.start(2, rdt=True)
-        return self._rdt_pair
+                self.stop(pair)
+        units = not is_host(device)
+        if units:
+            self.release_units()   # the pool's units: the pair may need them
+            self.need_units(2, f"RDT over {self.config.backend} on {device}")
+        self._rdt_pairs[device] = self.start(2, rdt=True, units=units)
+        return self._rdt_pairs[device]
 
     def replace(self, dead: Any) -> None:
-        """Put a fresh member in the pool where `dead` was (same node slot)."""
+        """Put a fresh member in the pool where `dead` was (same node slot, holding a unit as the
+        pool's members do)."""
         i = self._pool.index(dead)
-        self._pool[i] = self.start(1, offset=i)[0]
+        self._pool[i] = self.start(1, offset=i, units=self.member_units)[0]
+
+    def release_units(self) -> None:
+        """Stop the members that hold units of the resource (the pool when it holds them, RDT
+        pairs on a device) and wait until Ray has every unit back, so what runs next finds every
+        device free."""
+        held = [pair for device, pair in self._rdt_pairs.items() if not is_host(device)]
+        for device in [d for d in self._rdt_pairs if not is_host(d)]:
+            del self._rdt_pairs[device]
+        if self.member_units and self._pool:
+            held.append(self._pool)
+            self._pool = []
+        if not held:
+            return
+        import ray
+
+        from conformance.run.fixtures import wait_devices_released
+        for members in held:
+            self.stop(members)
+        if ray.is_initialized():
+            wait_devices_released(self.resource)
 
     def stop(self, actors: list[Any]) -> None:
         import ray
@@ -243,8 +317,8 @@ class CollectiveContext:
         import ray
 
         if ray.is_initialized():
-            self.stop(self._pool + self._rdt_pair)
-        self._pool, self._rdt_pair = [], []
+            self.stop(self._pool + [a for pair in self._rdt_pairs.values() for a in pair])
+        self._pool, self._rdt_pairs = [], {}
 
     # ------------------------------------------------------------------ groups
     def group_name(self, tag: str) -> str:

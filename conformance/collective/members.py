@@ -16,6 +16,7 @@ import time
 from typing import Any
 
 from conformance.collective import programs
+from conformance.rdt.device import HOST, current, is_host, to_current, to_host
 
 SPEC_ENV = "RAY_CONFORMANCE_COLLECTIVE_SPEC"   # "NAME|pkg.mod:Class|pkg.mod:register|path1:path2"
 
@@ -83,41 +84,50 @@ def register_from_env() -> None:
     register_backend(name, group_class or None, register or None, [p for p in path.split(os.pathsep) if p])
 
 
-def _make(lib: str, dtype: str, data: Any, device: str = "cpu") -> Any:
-    """The step's input: a numpy array, or a torch tensor on `device` (a torch device type)."""
+def _make(lib: str, dtype: str, data: Any, device: str = HOST) -> Any:
+    """The step's input: a numpy array, or a torch tensor on `device` (a torch device type), on
+    this member's current device of that type: the one Ray made visible to it (rdt.device.current)."""
     if lib == "numpy":
         import numpy as np
 
         return np.array(data, dtype=np.dtype(dtype))
     import torch
 
-    t = torch.tensor(data, dtype=getattr(torch, dtype))
-    return t if device == "cpu" else t.to(device)
+    return to_current(torch.tensor(data, dtype=getattr(torch, dtype)), device)
 
 
 def _out(x: Any, lib: str, initial: Any) -> dict[str, Any]:
     """What a rank holds: values read through a host copy (the device's own .to("cpu"), which
     waits for the backend's queued work), dtype, library and device type."""
     is_numpy = type(x).__module__ == "numpy"
-    host = x if is_numpy or x.device.type == "cpu" else x.to("cpu")
-    return {"values": host.tolist(), "dtype": str(x.dtype).replace("torch.", ""), "input": initial,
-            "type": "numpy" if is_numpy else "torch", "device": "cpu" if is_numpy else x.device.type}
+    out = {"values": (x if is_numpy else to_host(x)).tolist(), "dtype": str(x.dtype).replace("torch.", ""),
+           "input": initial, "type": "numpy" if is_numpy else "torch", "device": HOST if is_numpy else x.device.type}
+    return out if is_numpy else {**out, **_placement(x)}
 
 
-def rdt_tensor(spec: dict[str, Any]) -> Any:
-    """{"dtype": "float32", "shape": [2, 3], "seed": 5} -> a tensor of small exact integers."""
+def _placement(t: Any) -> dict[str, Any]:
+    """Where a device tensor is beside this process's current device of its type (the one Ray
+    made visible first): a backend that writes its result on another device shows here."""
+    if is_host(t.device.type):
+        return {}
+    return {"device_index": t.device.index, "current_index": current(t.device.type).index}
+
+
+def rdt_tensor(spec: dict[str, Any], device: str = HOST) -> Any:
+    """{"dtype": "float32", "shape": [2, 3], "seed": 5} -> a tensor of small exact integers, on
+    this process's current device of type `device`."""
     import torch
 
     n = 1
     for d in spec["shape"]:
         n *= d
     values = [((spec["seed"] + 2 * i) % 7) + 1 for i in range(n)]
-    return torch.tensor(values, dtype=getattr(torch, spec["dtype"])).reshape(spec["shape"])
+    return to_current(torch.tensor(values, dtype=getattr(torch, spec["dtype"])).reshape(spec["shape"]), device)
 
 
-def rdt_expected(spec: dict[str, Any]) -> dict[str, Any]:
+def rdt_expected(spec: dict[str, Any], device: str = HOST) -> dict[str, Any]:
     t = rdt_tensor(spec)
-    return {"dtype": spec["dtype"], "shape": list(spec["shape"]), "device": "cpu", "values": t.reshape(-1).tolist()}
+    return {"dtype": spec["dtype"], "shape": list(spec["shape"]), "device": device, "values": t.reshape(-1).tolist()}
 
 
 class CollectiveMember:
@@ -142,7 +152,9 @@ class CollectiveMember:
         from ray.util.collective import is_backend_available
         from ray.util.collective.backend_registry import _global_registry
 
-        return {"pid": os.getpid(), "node": ray.get_runtime_context().get_node_id(), "how": self.how,
+        ctx = ray.get_runtime_context()
+        return {"pid": os.getpid(), "node": ctx.get_node_id(), "how": self.how,
+                "accelerator_ids": {k: list(v) for k, v in ctx.get_accelerator_ids().items() if v},
                 "registered": _global_registry.is_registered(self.name),
                 "available": bool(is_backend_available(self.name))}
 
@@ -225,15 +237,16 @@ class CollectiveMember:
         raise ValueError(f"unknown op {op!r}")
 
     # ------------------------------------------------------------------ RDT over the backend (CC-011, CC-012)
-    def rdt_make(self, tensors: list[dict[str, Any]]) -> list[Any]:
-        """The tensors `rdt_expected` describes (returned through the RDT transport the caller
-        names in .options(tensor_transport=...))."""
-        return [rdt_tensor(t) for t in tensors]
+    def rdt_make(self, tensors: list[dict[str, Any]], device: str = HOST) -> list[Any]:
+        """The tensors `rdt_expected` describes, on this member's current `device` (returned
+        through the RDT transport the caller names in .options(tensor_transport=...))."""
+        return [rdt_tensor(t, device) for t in tensors]
 
     def rdt_take(self, tensors: list[Any]) -> list[dict[str, Any]]:
-        """What arrived: dtype, shape, device type and the values, per tensor."""
+        """What arrived: dtype, shape, device type (and index beside this member's current one)
+        and the values (read through a host copy), per tensor."""
         return [{"dtype": str(t.dtype).replace("torch.", ""), "shape": list(t.shape), "device": t.device.type,
-                 "values": t.reshape(-1).tolist()} for t in tensors]
+                 "values": to_host(t).reshape(-1).tolist(), **_placement(t)} for t in tensors]
 
     def payload_allreduce(self, nbytes: int, group: str) -> bool:
         """One allreduce(SUM) of a float32 tensor of nbytes of ones; True when every element came

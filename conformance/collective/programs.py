@@ -177,6 +177,10 @@ def judge(steps: list[dict[str, Any]], outputs: list[list[dict[str, Any]]], worl
                 problems.append(f"{what}: rank {rank}'s tensor became {got['type']} {got['dtype']}")
             elif got.get("device", "cpu") != step.get("device", "cpu"):
                 problems.append(f"{what}: rank {rank}'s tensor moved to {got.get('device')}")
+            elif got.get("device_index") != got.get("current_index"):
+                problems.append(f"{what}: rank {rank}'s tensor is on {got['device']}:{got.get('device_index')}, not on "
+                                f"the member's current {got['device']}:{got.get('current_index')} (the device Ray made "
+                                "visible to it)")
             elif got["values"] != want:
                 hint = unchanged_hint(step, rank, got)
                 problems.append(f"{what} at world size {world_size}: rank {rank} holds {got['values']}, "

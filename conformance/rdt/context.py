@@ -19,15 +19,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
-import pytest
-
 from conformance.cluster.manager import SHARED
 from conformance.rdt import payloads
+from conformance.rdt.device import is_host
+from conformance.rdt.each_device import on_each_device
 from conformance.rdt.pool import Endpoints, PoolCache, alive_nodes, start_endpoints
 from conformance.rdt.registration import TransportSetup
 from conformance.rdt.transfer import GET_TIMEOUT_S, TransferError, ray_get
 from conformance.report.judges import Verdict, enforce, judge
-from conformance.report.results import NOT_APPLICABLE_PREFIX, not_applicable
 from conformance.run.check_context import CheckContext
 
 if TYPE_CHECKING:
@@ -97,7 +96,7 @@ class TransportContext:
         key = f"intra/{device}"
 
         def node_and_cap() -> tuple[dict[str, Any], int]:
-            need = self.resource if device != "cpu" else None
+            need = None if is_host(device) else self.resource
             nodes = alive_nodes(need)
             if not nodes:
                 raise TransferError(f"no node offers {self.resource} for {device} endpoints")
@@ -128,7 +127,7 @@ class TransportContext:
     def cross_node(self, device: str) -> Endpoints | None:
         """Two endpoints on two different nodes, or None when the cluster has one node."""
         handle = self.cluster()
-        nodes = alive_nodes(self.resource if device != "cpu" else None)
+        nodes = alive_nodes(None if is_host(device) else self.resource)
         if len(nodes) < 2:
             return None
         return self.pools.get(f"cross/{device}", handle, lambda: start_endpoints(
@@ -144,7 +143,7 @@ class TransportContext:
         wait until Ray has the units back, so the next check finds every device free."""
         dropped = False
         for key in list(self.pools._pools):
-            if not key.endswith("/cpu"):
+            if not is_host(key.rpartition("/")[2]):
                 self.pools.drop(key)
                 dropped = True
         if dropped:
@@ -224,47 +223,13 @@ class RdtCtx(CheckContext):
         return not self.device or self.device == self.transport.devices[0]
 
     def each_device(self, run_one: Callable[[str, bool], None]) -> None:
-        """Run `run_one(device, first)` on each device type the manifest's transport declares, in
-        its order: a transport's code differs per device type (where buffers live, how they are
-        allocated, synchronized and freed), so a check that moves tensors holds on every one.
-        `first` is False on the second and later types, which a check may run with the smallest
-        payloads that still test its requirement (`later_bytes`).
-
-        With more than one type, each type's metrics land under metrics[<type>] and a failure on
-        one type does not stop the next (the reason names each failing type); metrics["devices"]
-        names the types exercised (the evidence) and metrics["not_applicable_on"] the types the
-        check could not run on, with the reason. Not applicable on every type: the check is."""
-        devices = self.transport.devices
-        nested = len(devices) > 1
-        top = self.metrics
-        exercised: list[str] = []
-        skipped: dict[str, str] = {}
-        problems: list[str] = []
-        for i, device in enumerate(devices):
+        """Run `run_one(device, first)` on each device type the manifest's transport declares
+        (conformance.rdt.each_device: per-type metrics, not applicable per type with the reason),
+        with `self.device` the type it is on."""
+        def one(device: str, first: bool) -> None:
             self.device = device
-            if nested:
-                self.metrics = top.setdefault(device, {})
-            try:
-                run_one(device, i == 0)
-                exercised.append(device)
-            except pytest.skip.Exception as exc:
-                skipped[device] = str(exc.msg).removeprefix(NOT_APPLICABLE_PREFIX)
-            except (AssertionError, pytest.fail.Exception) as exc:
-                exercised.append(device)
-                if not nested:
-                    raise
-                problems.append(f"on {device}: {_first_part(exc)}")
-            finally:
-                self.metrics = top
-                if nested and not top.get(device):
-                    top.pop(device, None)
-        top["devices"] = exercised
-        if skipped:
-            top["not_applicable_on"] = skipped
-        if problems:
-            raise AssertionError(" | ".join(problems))
-        if not exercised:
-            not_applicable("; ".join(f"on {d}: {why}" for d, why in skipped.items()))
+            run_one(device, first)
+        on_each_device(self, self.transport.devices, one)
 
     def judge(self) -> Verdict:
         """The check's judge (conformance.report.judges) on its metrics, under this run's params:
@@ -280,11 +245,6 @@ def later_bytes(nbytes: int, first: bool) -> int:
     """A payload size on the second and later device types (RdtCtx.each_device): the smallest
     that still moves real bytes through the transport, or nbytes when it is smaller."""
     return int(nbytes) if first else min(int(nbytes), LATER_DEVICE_BYTES)
-
-
-def _first_part(exc: BaseException) -> str:
-    """The failure's reason without pytest's assertion introspection that follows it."""
-    return str(exc).split("\nassert ")[0].strip()
 
 
 def failures(results: list[CaseResult], limit: int = 4) -> str:

@@ -7,6 +7,8 @@ the torch device module `torch.<type>` are the only source).
 * `warm_up(device)`: pay the device's first-use costs now (a context, lazily loaded kernels);
 * `to_device(obj, device)` / `to_host(t)`: move every tensor of a tree there, copy one back
   through the device's own `.to("cpu")` (stream-ordered: it waits for the device's queued work);
+* `current(device)` / `to_current(t, device)`: the process's current device of that type, with
+  its index (`torch.<type>.current_device()`: the first Ray made visible), and a tensor moved there;
 * `used_bytes(device)`: device memory in use in this process, through the device module's
   accounting as torch.cuda names it (memory_allocated, else mem_get_info), None when it cannot say.
 
@@ -62,6 +64,22 @@ def to_device(obj: Any, device: str) -> Any:
     if is_host(device):
         return obj
     return map_tensors(obj, lambda t: t.to(device))
+
+
+def current(device: str) -> Any:
+    """This process's current device of type `device` as a torch.device with its index, read
+    through the device module (`torch.<type>.current_device()`): the first of the devices Ray
+    made visible to the process, unless it chose another. The host: torch.device("cpu")."""
+    import torch
+
+    if is_host(device):
+        return torch.device(HOST)
+    return torch.device(device, int(module(device).current_device()))
+
+
+def to_current(t: Any, device: str) -> Any:
+    """A tensor on this process's current device of type `device` (see current)."""
+    return t if is_host(device) else t.to(current(device))
 
 
 def to_host(t: Any) -> Any:

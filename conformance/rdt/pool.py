@@ -19,6 +19,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from conformance.rdt.device import is_host
 from conformance.rdt.registration import TransportSetup
 from conformance.run.machinery import await_actors
 from conformance.timing.timeouts import CheckTimeout
@@ -115,7 +116,7 @@ def start_endpoints(setup: TransportSetup, resource: str, *, device: str, nodes:
     actors = []
     for node in nodes:
         opts: dict[str, Any] = {"num_cpus": 0}
-        if units if units is not None else device != "cpu":
+        if units if units is not None else not is_host(device):
             from conformance.cluster.requests import demand
             opts.update(demand(resource, 1))
         if node is not None:
@@ -134,12 +135,12 @@ def start_endpoints(setup: TransportSetup, resource: str, *, device: str, nodes:
     return eps
 
 
-def pair_node(setup: TransportSetup, resource: str) -> str:
+def pair_node(setup: TransportSetup, resource: str, device: str | None = None) -> str:
     """The node a scenario's actors share: the first offering two units when the payloads live on
-    a device, else the driver's."""
+    a device (`device`, default the transport's primary one), else the driver's."""
     import ray
 
-    if setup.device != "cpu":
+    if not is_host(device or setup.device):
         for n in ray.nodes():
             if n.get("Alive") and n.get("Resources", {}).get(resource, 0) >= 2:  # knob: a pair needs 2 devices
                 return str(n["NodeID"])
@@ -223,7 +224,7 @@ def device_endpoint_nodes(resource: str, device: str, cap: int = 8) -> tuple[lis
     per_node = [[n["NodeID"]] * int(n.get("Resources", {}).get(resource, 0)) for n in alive_nodes()]
     with_units = any(per_node)
     if not with_units:
-        if device != "cpu":
+        if not is_host(device):
             return [], True
         per_node = [[n["NodeID"]] for n in alive_nodes()]
     nodes: list[str | None] = []

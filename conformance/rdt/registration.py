@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from conformance.rdt.config import TransportConfig, transport_config
+from conformance.rdt.device import is_host
 from conformance.rdt.faults import SUFFIX as FAULTS_SUFFIX
 from conformance.rdt.faults import FaultInjectingTransport
 from conformance.rdt.tracing import TracedTransport, traced_class
@@ -59,7 +60,7 @@ class TransportSetup:
     @property
     def device(self) -> str:
         """The device type payloads live on: the first non-CPU one the transport moves, else cpu."""
-        return next((d for d in self.config.devices if d != "cpu"), self.config.devices[0])
+        return next((d for d in self.config.devices if not is_host(d)), self.config.devices[0])
 
     @property
     def collective_backend(self) -> str | None:

@@ -160,3 +160,34 @@ def test_verify_recomputes_capabilities(checklist) -> None:  # type: ignore[no-u
     ok, detail = verify_claim({"checks": results, "manifest": manifest, "capabilities": forged}, checklist)
     assert not ok and "collective" in detail
     assert verify_claim({"checks": results, "manifest": manifest}, checklist)[0]   # older report
+
+
+def test_judge_names_a_device_tensor_left_off_the_members_visible_device() -> None:
+    """A member's device tensor must stay on its current device (the one Ray made visible to it)."""
+    steps = [{"op": "allreduce", "reduce": "SUM", "dtype": "float32", "lib": "torch", "device": "dev", "n": 2, "seed": 0}]
+    want = programs.expected(steps[0], 0, 2)
+    mine = [programs.values(0, r, 2) for r in range(2)]
+    outs = [[{"values": want, "input": mine[r], "dtype": "float32", "type": "torch", "device": "dev",
+              "device_index": 0, "current_index": r}] for r in range(2)]
+    problems = programs.judge(steps, outs, 2)
+    assert len(problems) == 1 and "rank 1's tensor is on dev:0, not on the member's current dev:1" in problems[0]
+
+
+def test_members_hold_units_only_for_a_device_type_and_where_the_nodes_have_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    from conformance.areas.collective import context
+    from conformance.report.results import NOT_APPLICABLE_PREFIX
+
+    state = context.CollectiveContext.__new__(context.CollectiveContext)
+    state.resource = "ACC"
+    state.config = SimpleNamespace(devices=("cpu",))  # type: ignore[assignment]  # a stub: only devices is read
+    assert not state.member_units
+    state.config = SimpleNamespace(devices=("cpu", "dev"))  # type: ignore[assignment]
+    assert state.member_units
+    monkeypatch.setattr(context, "node_units", lambda resource: [("n0", 2), ("n1", 1)])
+    state.need_units(3, "the block declares dev")     # round-robin: 2 on n0, 1 on n1
+    with pytest.raises(pytest.skip.Exception) as exc:
+        state.need_units(4, "the block declares dev")  # 2 on n1, which has 1
+    assert str(exc.value.msg).startswith(NOT_APPLICABLE_PREFIX) and "one ACC unit" in str(exc.value.msg)
+    monkeypatch.setattr(context, "node_units", lambda resource: [])
+    with pytest.raises(pytest.skip.Exception, match="none per node"):
+        state.need_units(1, "RDT on dev")

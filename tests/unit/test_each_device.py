@@ -68,3 +68,37 @@ def test_later_types_move_the_smallest_payload() -> None:
     assert later_bytes(1 << 20, True) == 1 << 20
     assert later_bytes(1 << 20, False) == LATER_DEVICE_BYTES
     assert later_bytes(16, False) == 16
+
+
+def test_a_recovery_transfer_scenario_runs_on_each_type_named_in_the_checks_own_metrics(monkeypatch: pytest.MonkeyPatch) -> None:
+    """FR-012..018 through the same loop: each type's scenario recorded under the check's own
+    metrics (where verify judges scenarios), its name saying the type; a device type whose
+    peers no node can place is not applicable on it, with the reason."""
+    from conformance.areas.recovery import context as recovery_context
+    from conformance.areas.recovery.context import TransferRecoveryCtx
+
+    check: Any = SimpleNamespace(id="FR-000")
+    setup: Any = SimpleNamespace(config=SimpleNamespace(devices=("dev", "cpu", "other")))
+    manifest: Any = SimpleNamespace(resource_name="ACC")
+    run: Any = SimpleNamespace(manifest=manifest)
+    ctx = TransferRecoveryCtx(run=None, check=check, metrics={}, shape_name="recovery-transfers", setup=setup)
+    monkeypatch.setattr(TransferRecoveryCtx, "manifest", property(lambda self: run.manifest), raising=False)
+    monkeypatch.setattr(recovery_context, "_node_with_units", lambda resource, n: resource == "ACC" and n == 2)
+    seen: list[str] = []
+
+    def one(device: str) -> None:
+        seen.append(ctx.device)
+        if device == "other":
+            not_applicable("no such device here")
+        with ctx.timed("source-dies", 5.0):
+            ctx.metrics["result"] = device
+    ctx.each_device(one)
+    assert seen == ["dev", "cpu", "other"]
+    assert set(ctx.metrics["scenarios"]) == {"source-dies on dev", "source-dies on cpu"}
+    assert ctx.metrics["dev"] == {"result": "dev"} and ctx.metrics["cpu"] == {"result": "cpu"}
+    assert ctx.metrics["not_applicable_on"] == {"other": "no such device here"}
+
+    ctx = TransferRecoveryCtx(run=None, check=check, metrics={}, shape_name="recovery-transfers", setup=setup)
+    ctx.each_device(lambda device: None, units_per_node=1)   # one peer a node: no node has the 1 unit the stub gives
+    assert ctx.metrics["devices"] == ["cpu"]                  # the host needs none
+    assert ctx.metrics["not_applicable_on"]["dev"] == "peers on dev need 1 ACC unit(s) on one node; no node has them"

@@ -8,8 +8,9 @@
 * `collective_state` (session): the run's CollectiveContext (backend registered in the driver,
   member pool), kept under the one stash key STATE; its report section published and its members
   stopped at the end of the session.
-
-No wait for devices after a check: the members hold none.
+* `collective_member_units` (module): members that hold units of the resource (the block
+  declares a device type) are stopped when the module ends and the units awaited, so the next
+  module, of any area, finds every device free; members that hold none live on.
 """
 from __future__ import annotations
 
@@ -57,6 +58,16 @@ def collective_state(conformance_run: RunView, collective_config: CollectiveConf
     state.close()
 
 
+@pytest.fixture(scope="module")
+def collective_member_units(conformance_run: RunView) -> Iterator[None]:
+    """At the end of a module whose checks used the collective members: those holding units
+    stopped, the units back (CollectiveContext.release_units)."""
+    yield
+    state = stash_of(conformance_run).get(STATE, None)
+    if isinstance(state, CollectiveContext):
+        state.release_units()
+
+
 @pytest.fixture
 def collective_ctx(request: pytest.FixtureRequest, check_context: CheckContext,
                    collective_config: CollectiveConfig) -> CollectiveCtx:
@@ -66,6 +77,7 @@ def collective_ctx(request: pytest.FixtureRequest, check_context: CheckContext,
     if not check_context.marked:
         return CollectiveCtx.derive(check_context, config=collective_config)
     state: CollectiveContext = request.getfixturevalue("collective_state")
+    request.getfixturevalue("collective_member_units")
     ctx = CollectiveCtx.derive(check_context, config=collective_config, _backend=state)
     state.on_cluster(ctx.cluster())
     return ctx

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from conformance.areas.recovery.area import RecoveryState
 from conformance.areas.recovery.bounds import scenario_bound
@@ -79,11 +79,46 @@ class TransferRecoveryCtx(RecoveryCtx):
     setup: "TransportSetup | None" = None
     fetch_timeout_s: float = 0.0
     partition_driver: Any = None    # FR-018: the fault driver that can partition a node
+    device: str = ""                # the device type the scenario moves tensors on now (each_device)
+    _check_metrics: dict[str, Any] | None = None   # the check's own metrics while each_device runs
 
     @property
     def x(self) -> "TransportSetup":
         assert self.setup is not None, "recovery_ctx registers the transport of a transfer scenario"
         return self.setup
+
+    def each_device(self, run_one: Callable[[str], None], units_per_node: int = 2) -> None:
+        """Run the check's scenario on each device type the transport declares
+        (conformance.rdt.each_device): the recovery path of a transport differs per type (which
+        buffers an abort frees, what a dead source leaves on the device). Not applicable on a
+        type whose peers the cluster cannot place (`units_per_node` units of the resource on a
+        node: a pair shares one)."""
+        from conformance.rdt.device import is_host
+        from conformance.rdt.each_device import on_each_device
+        from conformance.run.fixtures import not_applicable
+
+        def one(device: str, first: bool) -> None:
+            self.device = device
+            if not is_host(device) and not _node_with_units(self.resource, units_per_node):
+                not_applicable(f"peers on {device} need {units_per_node} {self.resource} unit(s) on one node; "
+                               "no node has them")
+            run_one(device)
+
+        self._check_metrics = self.metrics
+        try:
+            on_each_device(self, self.x.config.devices, one)
+        finally:
+            self._check_metrics = None
+
+    def timed(self, name: str, bound_s: float) -> AbstractContextManager[Clock]:
+        """The scenario on the device type it is on: with more than one declared type its name
+        says which, and every scenario is recorded in the check's own metrics (where verify
+        judges them), not in the type's."""
+        if self._check_metrics is None:
+            return super().timed(name, bound_s)
+        if len(self.x.config.devices) > 1:
+            name = f"{name} on {self.device}"
+        return scenario(self.run, self._check_metrics, self.check.id, name, bound_s)
 
     @property
     def resource(self) -> str:
@@ -103,12 +138,14 @@ class TransferRecoveryCtx(RecoveryCtx):
     def pair(self, clock: Clock, **options: Any) -> "Pair":
         """A source and a receiver, answering within actor_ready_s."""
         from conformance.areas.recovery.transfers import start_pair
-        return start_pair(clock, self.x, self.resource, float(self.param("actor_ready_s")), **options)
+        return start_pair(clock, self.x, self.resource, float(self.param("actor_ready_s")), self.device or self.x.device,
+                          **options)
 
     def peers(self, clock: Clock, n: int, **options: Any) -> list[Any]:
         """n endpoints, answering within actor_ready_s (no collective group)."""
         from conformance.areas.recovery.transfers import start_peers
-        return start_peers(clock, self.x, self.resource, n, float(self.param("actor_ready_s")), **options)
+        return start_peers(clock, self.x, self.resource, n, float(self.param("actor_ready_s")),
+                           self.device or self.x.device, **options)
 
     def produce(self, clock: Clock, src: Any, nbytes: int, seed: int) -> Any:
         """The producer's object, existing within transfer_error_s."""
@@ -119,3 +156,10 @@ class TransferRecoveryCtx(RecoveryCtx):
         """A transfer that must work: bit-exact within transfer_error_s."""
         from conformance.areas.recovery.transfers import roundtrip
         roundtrip(clock, self.x, src, dst, nbytes, seed, what, float(self.param("transfer_error_s")))
+
+
+def _node_with_units(resource: str, n: int) -> bool:
+    """Whether an alive node offers at least `n` units of `resource`."""
+    import ray
+
+    return any(node.get("Alive") and node.get("Resources", {}).get(resource, 0) >= n for node in ray.nodes())

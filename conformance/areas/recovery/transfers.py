@@ -121,18 +121,20 @@ class Pair:
         return [self.src, self.dst, *self.extra]
 
 
-def start_peers(clock: Clock, x: TransportSetup, resource: str, n: int, ready_s: float, **options: Any) -> list[Any]:
-    """n endpoints on one node (conformance.rdt.pool.pair_node, unless `options` pin them
+def start_peers(clock: Clock, x: TransportSetup, resource: str, n: int, ready_s: float, device: str,
+                **options: Any) -> list[Any]:
+    """n endpoints with their tensors on `device` (each holding a unit of `resource` when that is
+    not the host) on one node (conformance.rdt.pool.pair_node, unless `options` pin them
     elsewhere), answering within `ready_s` (the check's actor_ready_s); no collective group
     (`make_group`)."""
-    eps = start_endpoints(x, resource, device=x.device, nodes=[pair_node(x, resource)] * n, group=False,
+    eps = start_endpoints(x, resource, device=device, nodes=[pair_node(x, resource, device)] * n, group=False,
                           ready=clock_ready(clock, ready_s),
                           what=f"{n} transfer peers to start", **options)
     return eps.actors
 
 
-def start_pair(clock: Clock, x: TransportSetup, resource: str, ready_s: float, **options: Any) -> Pair:
-    src, dst = start_peers(clock, x, resource, 2, ready_s, **options)
+def start_pair(clock: Clock, x: TransportSetup, resource: str, ready_s: float, device: str, **options: Any) -> Pair:
+    src, dst = start_peers(clock, x, resource, 2, ready_s, device, **options)
     return Pair(src, dst, make_group(x, [src, dst]))
 
 

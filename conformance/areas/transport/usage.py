@@ -110,7 +110,7 @@ class UsageCtx(TransportCtx):
         group when the transport needs one; their tensors on the device type the check is on."""
         cls, rdt = actor_class(kind)
         device = self.device or self.x.device
-        node = pair_node(self.x, self.resource)
+        node = pair_node(self.x, self.resource, device)
         if rdt and not is_host(device):
             have = _units_on(node, self.resource)
             if have < n:   # they would wait for units forever: the check cannot run on this type here

@@ -39,6 +39,7 @@ def workload_ctx(request: pytest.FixtureRequest, check_context: CheckContext) ->
     if COLLECTIVE_TAG in check_context.check.tags:
         config: CollectiveConfig = request.getfixturevalue("collective_config")
         state = request.getfixturevalue("collective_state")
+        request.getfixturevalue("collective_member_units")   # members holding units stopped when the module ends
         ctx = DataParallelCtx.derive(check_context, config=config, backend=state)
         state.on_cluster(ctx.cluster())
     else:

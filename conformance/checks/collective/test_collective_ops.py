@@ -85,7 +85,8 @@ def test_every_op_is_exact_at_each_world_size_across_nodes(collective_ctx: Colle
     problems: list[str] = []
     for ws in collective_ctx.param("world_sizes"):
         members = cc.pool()[:ws]   # fresh members when a hang at the previous size discarded them
-        nodes = len({i["node"] for i in cc.ask(members, "info", timeout_s=bound, what="member nodes")})
+        infos = cc.ask(members, "info", timeout_s=bound, what="member nodes")
+        nodes = len({i["node"] for i in infos})
         steps = programs.op_matrix(ws, config.dtypes, libraries, config.ops,
                                    int(collective_ctx.param("elements")), seed0=100 * ws, devices=config.devices)
         group = cc.group_name(f"ops{ws}")
@@ -96,7 +97,9 @@ def test_every_op_is_exact_at_each_world_size_across_nodes(collective_ctx: Colle
         except CollectiveError as exc:
             found = [f"world size {ws}: {exc}"]
         problems += found[:6]
-        metrics[f"world_size_{ws}"] = {"steps": len(steps), "nodes": nodes, "problems": len(found)}
+        metrics[f"world_size_{ws}"] = {"steps": len(steps), "nodes": nodes, "problems": len(found),
+                                       # the devices Ray gave each member (none: the block declares no device type)
+                                       "accelerator_ids": [i.get("accelerator_ids", {}) for i in infos]}
     cc.note("CC-004", f"{sum(v['steps'] for k, v in metrics.items() if k.startswith('world'))} op steps "
                       f"over dtypes {', '.join(config.dtypes)} and {', '.join(libraries)} "
                       f"(torch on {', '.join(config.devices)})")

@@ -7,7 +7,10 @@ Ray's test tests/rdt/test_rdt_gloo.py does the same for GLOO): register the back
 process, register the transport in the driver under the backend's name before creating the
 actors, create the actors with enable_tensor_transport, make a group over them with
 ray.experimental.collective.create_collective_group. Both checks are not applicable when the
-manifest names no `collective.rdt_transport`.
+manifest names no `collective.rdt_transport`. Both run on each device type the block says the
+transport moves (`collective.rdt_devices`, conformance.rdt.each_device), the pair's tensors on
+that type; a type the cluster cannot give the pair units of is not applicable on it, with the
+reason.
 """
 from __future__ import annotations
 
@@ -18,6 +21,7 @@ import pytest
 
 from conformance.collective.context import CollectiveCtx, CollectiveError, Hang, bounded, bounded_driver_call, first_line
 from conformance.collective.members import rdt_expected
+from conformance.rdt.each_device import on_each_device
 from conformance.run.fixtures import not_applicable
 
 pytestmark = pytest.mark.cluster("shared")
@@ -25,9 +29,8 @@ pytestmark = pytest.mark.cluster("shared")
 NO_RDT = "the manifest declares no RDT transport over the backend (collective.rdt_transport)"
 
 
-def rdt_pair(ctx: CollectiveCtx) -> list[Any]:
-    """Two members on different nodes (where there are two), created after the transport's
-    registration with enable_tensor_transport, as Ray requires; in no group."""
+def rdt_registered(ctx: CollectiveCtx) -> None:
+    """The transport registered in the driver (not applicable without one; its error fails the check)."""
     config = ctx.config
     if not config.rdt_transport:
         not_applicable(NO_RDT)
@@ -36,7 +39,14 @@ def rdt_pair(ctx: CollectiveCtx) -> list[Any]:
     except Exception as exc:  # noqa: BLE001 - the registration's error is the finding
         pytest.fail(f"register_tensor_transport({config.backend!r}, {list(config.rdt_devices)}, "
                     f"{config.rdt_transport}) in the driver: {first_line(exc)}", pytrace=False)
-    return ctx.backend.rdt_pair()
+
+
+def each_rdt_device(ctx: CollectiveCtx, run_one: Any) -> None:
+    """`run_one(device, pair)` on each type the transport moves, with the pair for that type:
+    two members on different nodes (where there are two), created after the transport's
+    registration with enable_tensor_transport, as Ray requires; in no group."""
+    rdt_registered(ctx)
+    on_each_device(ctx, ctx.config.rdt_devices, lambda device, first: run_one(device, ctx.backend.rdt_pair(device)))
 
 
 def objects(dtypes: tuple[str, ...]) -> dict[str, list[dict[str, Any]]]:
@@ -45,13 +55,15 @@ def objects(dtypes: tuple[str, ...]) -> dict[str, list[dict[str, Any]]]:
             "a tensor per dtype": [{"dtype": d, "shape": [2, 5], "seed": 3 + i} for i, d in enumerate(dtypes)]}
 
 
-def compare(what: str, specs: list[dict[str, Any]], got: list[dict[str, Any]]) -> list[str]:
+def compare(what: str, specs: list[dict[str, Any]], got: list[dict[str, Any]], device: str) -> list[str]:
+    """What arrived wrong: dtype, shape, device type, values, and for a device tensor whether it
+    is on the receiver's current device (the one Ray made visible to it)."""
     if len(got) != len(specs):
         return [f"{what}: {len(got)} tensor(s) arrived, {len(specs)} sent"]
     out = []
     for i, (spec, g) in enumerate(zip(specs, got)):
-        want = rdt_expected(spec)
-        wrong = [k for k in ("dtype", "shape", "device", "values") if g.get(k) != want[k]]
+        want = {**rdt_expected(spec, device), "device_index": g.get("current_index")}
+        wrong = [k for k in ("dtype", "shape", "device", "values", "device_index") if g.get(k) != want[k]]
         if wrong:
             out.append(f"{what}, tensor {i} ({spec['dtype']}): arrived wrong ({', '.join(wrong)}): "
                        f"{ {k: g.get(k) for k in wrong} }, sent { {k: want[k] for k in wrong} }")
@@ -60,25 +72,29 @@ def compare(what: str, specs: list[dict[str, Any]], got: list[dict[str, Any]]) -
 
 @pytest.mark.check("CC-011")
 def test_rdt_objects_move_over_the_backend_two_sided(collective_ctx: CollectiveCtx) -> None:
+    each_rdt_device(collective_ctx, lambda device, pair: _two_sided(collective_ctx, device, pair))
+
+
+def _two_sided(collective_ctx: CollectiveCtx, device: str, pair: list[Any]) -> None:
     import ray
     from ray.experimental.rdt.util import get_tensor_transport_manager
 
     cc, config = collective_ctx.backend, collective_ctx.config
     bound = float(collective_ctx.param("op_bound_s"))
     name = config.backend
-    pair = rdt_pair(collective_ctx)
     src, dst = pair
     problems: list[str] = []
     try:
         handle = cc.create(pair, cc.group_name("rdt"), "experimental")
         for what, specs in objects(config.dtypes).items():
-            ref = src.rdt_make.options(tensor_transport=name).remote(specs)
-            problems += compare(what, specs, bounded(dst.rdt_take.remote(ref), bound, f"an RDT transfer of {what}"))
+            ref = src.rdt_make.options(tensor_transport=name).remote(specs, device)
+            problems += compare(what, specs, bounded(dst.rdt_take.remote(ref), bound, f"an RDT transfer of {what}"),
+                                device)
         transport = type(get_tensor_transport_manager(name))
         if transport.is_one_sided():
             problems.append(f"{transport.__name__}.is_one_sided() is True: a transport over send/recv of a collective "
                             "group is two-sided (the receiver's recv meets the sender's send)")
-        ref = src.rdt_make.options(tensor_transport=name).remote(objects(())["one tensor"])
+        ref = src.rdt_make.options(tensor_transport=name).remote(objects(())["one tensor"], device)
         try:
             bounded(ref, bound, "ray.get in the driver")
             problems.append("ray.get in the driver returned an object of a two-sided transport; Ray refuses that "
@@ -90,7 +106,7 @@ def test_rdt_objects_move_over_the_backend_two_sided(collective_ctx: CollectiveC
         local = bounded_driver_call(lambda: ray.get(ref, _use_object_store=True), bound,  # type: ignore[call-overload]  # Ray's hints: pyproject.toml
                                     "ray.get(ref, _use_object_store=True) in the driver")
         via_store = bounded(dst.rdt_take.remote(local), bound, "the object fetched through the object store")
-        problems += compare("through the object store", objects(())["one tensor"], via_store)
+        problems += compare("through the object store", objects(())["one tensor"], via_store, device)
         cc.destroy_handle(handle)
     except CollectiveError as exc:
         problems.append(str(exc))
@@ -101,16 +117,19 @@ def test_rdt_objects_move_over_the_backend_two_sided(collective_ctx: CollectiveC
 
 @pytest.mark.check("CC-012")
 def test_an_rdt_transfer_without_a_group_fails_within_a_bound(collective_ctx: CollectiveCtx) -> None:
+    each_rdt_device(collective_ctx, lambda device, pair: _without_a_group(collective_ctx, device, pair))
+
+
+def _without_a_group(collective_ctx: CollectiveCtx, device: str, pair: list[Any]) -> None:
     cc, metrics = collective_ctx.backend, collective_ctx.metrics
     bound = float(collective_ctx.param("error_bound_s"))
     name = collective_ctx.config.backend
-    pair = rdt_pair(collective_ctx)
     src, dst = pair
     spec = objects(())["one tensor"]
     t0 = time.monotonic()
     try:
         try:
-            ref = src.rdt_make.options(tensor_transport=name).remote(spec)
+            ref = src.rdt_make.options(tensor_transport=name).remote(spec, device)
             got = bounded(dst.rdt_take.remote(ref), bound, "a transfer between actors in no group")
         except CollectiveError as exc:
             if "(a hang)" in str(exc):

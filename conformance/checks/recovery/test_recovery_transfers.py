@@ -119,18 +119,21 @@ def source_dies(xc: TransferRecoveryCtx, during: bool) -> None:
 
 @pytest.mark.check("FR-012")
 def test_source_dies_before_fetch(recovery_ctx: TransferRecoveryCtx) -> None:
-    source_dies(recovery_ctx, during=False)
+    recovery_ctx.each_device(lambda device: source_dies(recovery_ctx, during=False))
 
 
 @pytest.mark.check("FR-013")
 def test_source_dies_during_large_transfer(recovery_ctx: TransferRecoveryCtx) -> None:
-    source_dies(recovery_ctx, during=True)
+    recovery_ctx.each_device(lambda device: source_dies(recovery_ctx, during=True))
 
 
 @pytest.mark.cluster("recovery-fetch-timeout")
 @pytest.mark.check("FR-014")
 def test_transfer_past_fetch_timeout_fails_cleanly(recovery_ctx: TransferRecoveryCtx) -> None:
-    xc = recovery_ctx
+    recovery_ctx.each_device(lambda device: _past_fetch_timeout(recovery_ctx))
+
+
+def _past_fetch_timeout(xc: TransferRecoveryCtx) -> None:
     x = xc.x
     pair = None
     with xc.timed("receive-held-past-fetch-timeout", xc.bound()) as clock:
@@ -184,7 +187,10 @@ def test_transfer_past_fetch_timeout_fails_cleanly(recovery_ctx: TransferRecover
 
 @pytest.mark.check("FR-015")
 def test_receive_error_reaches_caller_and_next_transfer_works(recovery_ctx: TransferRecoveryCtx) -> None:
-    xc = recovery_ctx
+    recovery_ctx.each_device(lambda device: _receive_error(recovery_ctx))
+
+
+def _receive_error(xc: TransferRecoveryCtx) -> None:
     pair = None
     with xc.timed("receive-raises", xc.bound()) as clock:
         try:
@@ -215,7 +221,10 @@ def test_receive_error_reaches_caller_and_next_transfer_works(recovery_ctx: Tran
 
 @pytest.mark.check("FR-016")
 def test_restarted_actor_transfers_again(recovery_ctx: TransferRecoveryCtx) -> None:
-    xc = recovery_ctx
+    recovery_ctx.each_device(lambda device: _restarted_actor(recovery_ctx))
+
+
+def _restarted_actor(xc: TransferRecoveryCtx) -> None:
     x = xc.x
     pair = None
     with xc.timed("restart-then-transfer", xc.bound()) as clock:
@@ -246,21 +255,29 @@ def test_restarted_actor_transfers_again(recovery_ctx: TransferRecoveryCtx) -> N
 
 @pytest.mark.check("FR-018")
 def test_transfer_across_partition_ends_in_data_or_error(recovery_ctx: TransferRecoveryCtx) -> None:
-    from conformance.areas.recovery.bounds import scenario_bound
-    from conformance.areas.recovery.devices import pinned
     from conformance.areas.recovery.nodes import NodeLab, known_nodes, restore_layout
 
     xc = recovery_ctx
     handle = xc.cluster()
     lab = NodeLab(handle, xc.manifest, xc.manager(), handle.shape, xc.partition_driver, refs=known_nodes(xc.run))
-    peers: list[Any] = []
-    fresh = None
-    partitioned = False
     if all(r in lab.alive() or r in lab.refs for r in ("b", "c")):   # an earlier check may have failed b
         restore_layout(xc, lab)
     roles = lab.alive()
     if not {"b", "c"} <= set(roles):
         not_applicable("needs live nodes labelled conformance.areas.recovery/node=b and =c (docs/recovery.md)")
+    xc.each_device(lambda device: _across_partition(xc, lab), units_per_node=1)   # one peer on b, one on c
+
+
+def _across_partition(xc: TransferRecoveryCtx, lab: Any) -> None:
+    from conformance.areas.recovery.bounds import scenario_bound
+    from conformance.areas.recovery.devices import pinned
+
+    peers: list[Any] = []
+    fresh = None
+    partitioned = False
+    roles = lab.alive()
+    if not {"b", "c"} <= set(roles):   # the type before rejoined b; its node id is new
+        not_applicable(f"node b or c is not alive after the partition on the type before (alive: {', '.join(sorted(roles))})")
     # Its bound is its own: the partition's transfer_end_s, not stretched by the cluster's fetch timeout.
     with xc.timed("transfer-from-a-partitioned-node", scenario_bound(xc.check)) as clock:
         try:
