@@ -48,7 +48,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Any, List, Optional
+from typing import Any, Dict, List, Optional
 
 from worker_process import in_ray_worker
 
@@ -233,7 +233,7 @@ class StaleHostClaims(SimAccManager):
 # Defined on first use (PEP 562 module __getattr__): the accelerator variants are imported in
 # every Ray worker, and should not make each of them import torch.
 TRANSPORT_VARIANTS = ("DieWhenSourceGone", "HangWhenSourceGone", "AbortPoisons", "ConsumeOnRead",
-                      "FailNthReceive", "NoAbortSimXfer", "PidMetadata")
+                      "FailNthReceive", "FailNthReceiveKeepsStaging", "NoAbortSimXfer", "PidMetadata")
 
 
 def __getattr__(name: str) -> Any:
@@ -241,6 +241,9 @@ def __getattr__(name: str) -> Any:
         _define_transport_variants()
         return globals()[name]
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+TMP_STAGING_DIR = os.path.join("/tmp", "rc-teeth-tmpstaging")   # tests/support/teeth.py reaps what dead sources left here
 
 
 def _define_transport_variants() -> None:
@@ -320,13 +323,38 @@ def _define_transport_variants() -> None:
             return super().recv_multiple_tensors(obj_id, tensor_transport_metadata, communicator_metadata,
                                                  target_buffers)
 
+    class FailNthReceiveKeepsStaging(FailNthReceive):
+        """FailNthReceive, and a second bug for a second check (FR-012): the source also stages
+        every object in a file under /tmp, open while the object lives, which it closes and
+        removes only in garbage_collect, the normal free. Ray calls no garbage_collect for a
+        killed source, so every killed producer leaves its staging file, held by nobody."""
+
+        staging: Dict[str, Any] = {}
+
+        def extract_tensor_transport_metadata(self, obj_id: str, rdt_object: List[Any]) -> Any:
+            meta = super().extract_tensor_transport_metadata(obj_id, rdt_object)
+            if obj_id not in self.staging:
+                os.makedirs(TMP_STAGING_DIR, exist_ok=True)
+                f = open(os.path.join(TMP_STAGING_DIR, f"simxfer-{os.getpid()}-{obj_id}"), "wb")
+                f.write(b"staged " * 128)
+                f.flush()
+                self.staging[obj_id] = f
+            return meta
+
+        def garbage_collect(self, obj_id: str, tensor_transport_meta: Any, tensors: List[Any]) -> None:
+            f = self.staging.pop(obj_id, None)
+            if f is not None:
+                f.close()
+                os.unlink(f.name)
+            super().garbage_collect(obj_id, tensor_transport_meta, tensors)
+
     class NoAbortSimXfer(SimXferTransport):
         @staticmethod
         def can_abort_transport() -> bool:
             return False
 
     for cls in (PidMetadata, _SourceAware, DieWhenSourceGone, HangWhenSourceGone, AbortPoisons, ConsumeOnRead,
-                FailNthReceive, NoAbortSimXfer):
+                FailNthReceive, FailNthReceiveKeepsStaging, NoAbortSimXfer):
         cls.__qualname__ = cls.__name__     # importable by reference (faulty:<Name>) in workers
         cls.__module__ = __name__
         globals()[cls.__name__] = cls
