@@ -130,7 +130,7 @@ def killed_source_left_nothing(xc: TransferRecoveryCtx, clock: Clock, pair: Pair
     bound = float(xc.param("leftover_bound_s"))
     left = leftovers.orphaned(witness, lambda names, since: clock.get(
         pair.dst.leftovers_orphans.remote(names, since), "the files the killed source held", CONTROL_CALL_S), bound)
-    xc.metrics["left_by_killed_source"] = len(left)
+    xc.metrics.update({"killed_source_files_held": len(witness.suspects()), "left_by_killed_source": len(left)})
     if left:
         raise clock.fail(f"the transport left behind what its killed source held (still there, held by no process, "
                          f"{bound:g}s after the receiver recovered): {', '.join(leftovers.describe(files=left)[:5])}")
