@@ -27,6 +27,8 @@ import os
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping
 
+from conformance.leftovers import Witness
+
 SESSION_FLAGS = ("--session-dir=", "--session_dir=", "--ray_session_dir=")
 SHM_DIR = "/dev/shm"
 
@@ -209,15 +211,23 @@ def held_by(pids: Iterable[int], shm_dir: str = SHM_DIR) -> set[str]:
 @dataclass
 class ShmWitness:
     """The /dev/shm entries this run's processes were seen holding, sampled while they run (after
-    the run they are gone, and a segment they leave behind carries no trace of its creator)."""
+    the run they are gone, and a segment they leave behind carries no trace of its creator), and
+    the regular files elsewhere they held open (conformance.leftovers.open_files; the sessions'
+    own temp folders left out): `files`, a conformance.leftovers.Witness since the run began."""
 
     seen: set[str] = field(default_factory=set)
     pids: set[int] = field(default_factory=set)
+    files: Witness = field(default_factory=lambda: Witness())
 
     def sample(self, sessions: Iterable[str]) -> None:
+        from conformance.leftovers import open_files
+
+        sessions = list(sessions)
         ours = session_processes(sessions)
         self.pids |= ours
         self.seen |= held_by(ours)
+        skip = {os.path.dirname(os.path.realpath(str(s))) for s in sessions if s}
+        self.files.note([{"files": sorted({f for pid in ours for f in open_files(pid, skip)})}])
 
 
 def shm_detail(shm_dir: str = SHM_DIR) -> dict[str, dict[str, int | bool]]:

@@ -100,3 +100,42 @@ def test_here_reads_regular_files_held_anywhere(tmp_path: Path, monkeypatch: pyt
         f.flush()
         assert str(path) in leftovers.here()["files"]
     assert str(path) not in leftovers.here()["files"]
+
+
+def test_the_run_names_a_file_its_processes_held_that_outlived_them(tmp_path: Path) -> None:
+    """Left on the host: a file one of the run's processes held while it lived, killed before it
+    removed it (as Ray kills a source), is named; a file another process still holds is not."""
+    from conformance.cluster import process_owners
+    from conformance.report.guidance import left_behind_lines
+    from conformance.run.preflight import left_behind
+
+    session = tmp_path / "ray" / "session_mine"
+    session.mkdir(parents=True)
+    staged, kept = tmp_path / "stage-1", tmp_path / "kept"
+    code = ("import sys, time; a = open(sys.argv[1], 'w'); b = open(sys.argv[2], 'w'); print(1, flush=True); "
+            "time.sleep(60)")
+    source = subprocess.Popen([sys.executable, "-c", code, str(staged), str(kept), f"--session-dir={session}"],
+                              stdout=subprocess.PIPE)
+    holder = None
+    try:
+        assert source.stdout is not None and source.stdout.readline().strip() == b"1"
+        witness = process_owners.ShmWitness()
+        witness.files.since = time.time() - 5   # the run began before the source staged
+        witness.sample([str(session)])
+        assert {str(staged), str(kept)} <= set(witness.files.suspects())
+        holder = subprocess.Popen([sys.executable, "-c", "import sys, time; f = open(sys.argv[1]); print(1, flush=True); "
+                                   "time.sleep(60)", str(kept)], stdout=subprocess.PIPE)
+        assert holder.stdout is not None and holder.stdout.readline().strip() == b"1"
+        source.kill()
+        source.wait()
+        left_files = leftovers.orphans(witness.files.suspects(), witness.files.since)
+        assert left_files == [str(staged)]
+    finally:
+        for p in (source, holder):
+            if p is not None and p.poll() is None:
+                p.kill()
+                p.wait()
+    empty = {"shm": {"entries": []}, "ray_processes": []}
+    text = " ".join(left_behind_lines(left_behind(empty, empty, [str(session)], files_left=left_files)))
+    assert f"1 file(s) this run's processes held open are still there, held by no process: {staged}" in text
+    assert "nothing" in " ".join(left_behind_lines(left_behind(empty, empty, [str(session)])))
