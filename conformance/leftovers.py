@@ -18,7 +18,7 @@ itself started:
 * files: /dev/shm entries, at any depth, those host processes hold open or mapped after the
   lifecycle, that they did not hold before it (conformance.cluster.process_owners.held_by), and
   regular files anywhere else they hold open (a staging file under /tmp or the vendor's own
-  folder: `open_files`), Ray's own temp folder left out; the same reading (`here`) for a
+  folder: process_owners.open_files), Ray's own temp folder left out; the same reading (`here`) for a
   transport's endpoints and a collective backend's members;
 * orphans: a file a host process was seen holding while it lived (`Witness`: sampled during the
   lifecycle, before a kill), that is still there after the lifecycle and held by no process on
@@ -104,39 +104,13 @@ def ray_temp_root() -> str | None:
     return os.path.dirname(os.path.realpath(session)) if session else None
 
 
-def open_files(pid: int, skip: Iterable[str] = ()) -> set[str]:
-    """Regular files outside /dev/shm (which held_files reads) that process `pid` holds open, as
-    absolute paths: a staging file a transport keeps under /tmp or its own folder. Left out: files
-    below the folders in `skip` (Ray's own), and files already deleted (they take no room once
-    closed)."""
-    from conformance.cluster.process_owners import SHM_DIR
-
-    skipped = tuple(os.path.join(os.path.realpath(s), "") for s in skip)
-    out: set[str] = set()
-    try:
-        fds = os.listdir(f"/proc/{pid}/fd")
-    except OSError:
-        return out
-    for fd in fds:
-        try:
-            target = os.readlink(f"/proc/{pid}/fd/{fd}")
-            st = os.stat(f"/proc/{pid}/fd/{fd}")
-        except OSError:
-            continue
-        if not target.startswith("/") or target.endswith(" (deleted)") or not stat.S_ISREG(st.st_mode):
-            continue
-        if target.startswith(SHM_DIR.rstrip("/") + "/") or target.startswith(skipped) or not os.path.exists(target):
-            continue
-        out.add(target)
-    return out
-
-
 def here() -> dict[str, Any]:
     """This process's reading (run inside a member or endpoint): the processes below it, the
     /dev/shm files it holds (Ray's object store left out: Ray maps it, not the plugin) and the
     regular files it holds open anywhere else (open_files, absolute paths; Ray's own temp folder
     left out)."""
     from conformance import host_memory
+    from conformance.cluster.process_owners import open_files
 
     files = {f for f in held_files(os.getpid()) if not host_memory.is_object_store_mapping(f)}
     root = ray_temp_root()

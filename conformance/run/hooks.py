@@ -245,9 +245,8 @@ class RunHelp:
         (conformance.leftovers.orphans); a failure to read /proc loses only this line."""
         from conformance.leftovers import orphans
 
-        files = self.shm_witness.files
         try:
-            return orphans(files.suspects(), files.since)
+            return orphans(self.shm_witness.files, self.shm_witness.since)
         except OSError:
             return []
 

@@ -120,15 +120,15 @@ def test_the_run_names_a_file_its_processes_held_that_outlived_them(tmp_path: Pa
     try:
         assert source.stdout is not None and source.stdout.readline().strip() == b"1"
         witness = process_owners.ShmWitness()
-        witness.files.since = time.time() - 5   # the run began before the source staged
+        witness.since = time.time() - 5   # the run began before the source staged
         witness.sample([str(session)])
-        assert {str(staged), str(kept)} <= set(witness.files.suspects())
+        assert {str(staged), str(kept)} <= witness.files
         holder = subprocess.Popen([sys.executable, "-c", "import sys, time; f = open(sys.argv[1]); print(1, flush=True); "
                                    "time.sleep(60)", str(kept)], stdout=subprocess.PIPE)
         assert holder.stdout is not None and holder.stdout.readline().strip() == b"1"
         source.kill()
         source.wait()
-        left_files = leftovers.orphans(witness.files.suspects(), witness.files.since)
+        left_files = leftovers.orphans(witness.files, witness.since)
         assert left_files == [str(staged)]
     finally:
         for p in (source, holder):
