@@ -243,7 +243,17 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-TMP_STAGING_DIR = os.path.join("/tmp", "rc-teeth-tmpstaging")   # tests/support/teeth.py reaps what dead sources left here
+# FailNthReceiveKeepsStaging stages below here, one folder per Ray session: tests/support/teeth.py removes a
+# session's folder once no process of that session lives (never a running row's, whose check must still see it)
+KILLED_STAGING_DIR = os.path.join("/tmp", "rc-teeth-killedstaging")
+
+
+def _session_folder() -> str:
+    """KILLED_STAGING_DIR/<this process's Ray session name>."""
+    import ray
+
+    session = ray._private.worker.global_worker.node.get_session_dir_path()
+    return os.path.join(KILLED_STAGING_DIR, os.path.basename(os.path.realpath(session)))
 
 
 def _define_transport_variants() -> None:
@@ -325,7 +335,7 @@ def _define_transport_variants() -> None:
 
     class FailNthReceiveKeepsStaging(FailNthReceive):
         """FailNthReceive, and a second bug for a second check (FR-012): the source also stages
-        every object in a file under /tmp, open while the object lives, which it closes and
+        every object in a file under /tmp (KILLED_STAGING_DIR), open while the object lives, which it closes and
         removes only in garbage_collect, the normal free. Ray calls no garbage_collect for a
         killed source, so every killed producer leaves its staging file, held by nobody."""
 
@@ -334,8 +344,9 @@ def _define_transport_variants() -> None:
         def extract_tensor_transport_metadata(self, obj_id: str, rdt_object: List[Any]) -> Any:
             meta = super().extract_tensor_transport_metadata(obj_id, rdt_object)
             if obj_id not in self.staging:
-                os.makedirs(TMP_STAGING_DIR, exist_ok=True)
-                f = open(os.path.join(TMP_STAGING_DIR, f"simxfer-{os.getpid()}-{obj_id}"), "wb")
+                folder = _session_folder()
+                os.makedirs(folder, exist_ok=True)
+                f = open(os.path.join(folder, f"stage-{os.getpid()}-{obj_id}"), "wb")
                 f.write(b"staged " * 128)
                 f.flush()
                 self.staging[obj_id] = f
