@@ -261,10 +261,18 @@ class CollectiveMember:
         return ok
 
     def leftovers_here(self) -> dict[str, Any]:
-        """What runs below this member and what it holds in /dev/shm (conformance.leftovers.here)."""
+        """What runs below this member and the files it holds, in /dev/shm or anywhere else
+        (conformance.leftovers.here: the same reading as a transport's endpoints)."""
         from conformance import leftovers
 
         return leftovers.here()
+
+    def leftovers_orphans(self, names: list[str], since: float) -> list[str]:
+        """Which of these files are still on this host, made since `since`, and held by nobody
+        (conformance.leftovers.orphans)."""
+        from conformance import leftovers
+
+        return leftovers.orphans(names, since)
 
     def held_mib(self) -> float:
         """The host memory this process holds (MiB; conformance.host_memory: anonymous memory and

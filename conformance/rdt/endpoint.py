@@ -142,7 +142,14 @@ class Endpoint:
         (conformance.leftovers.here)."""
         from conformance import leftovers
 
-        return leftovers.here(anywhere=True)
+        return leftovers.here()
+
+    def leftovers_orphans(self, names: list[str], since: float) -> list[str]:
+        """Which of these files are still on this host, made since `since`, and held by nobody
+        (conformance.leftovers.orphans: what a killed or finished peer left)."""
+        from conformance import leftovers
+
+        return leftovers.orphans(names, since)
 
     def rdt_objects(self) -> int:
         """Objects in Ray's per-actor RDT store (primary copies this actor still holds)."""

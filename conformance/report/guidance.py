@@ -48,7 +48,7 @@ def _folders(summary: dict[str, Any], names: list[str]) -> str:
 
 def left_behind_lines(summary: dict[str, Any]) -> list[str]:
     """Lines about what this run left (its processes, the segments they held, folders they made in
-    /dev/shm); never a neighbour's."""
+    /dev/shm, files elsewhere they held); never a neighbour's."""
     if not summary:
         return []
     procs = summary.get("ray_processes") or []
@@ -70,7 +70,11 @@ def left_behind_lines(summary: dict[str, Any]) -> list[str]:
         lines.append(f"/dev/shm: {len(summary['shm_folders_unattributed'])} new folder(s), no segment in them seen held by "
                      "this run's processes, so not counted as this run's (their creator is unknown): "
                      + _folders(summary, summary["shm_folders_unattributed"]))
-    return lines or ["nothing: no Ray process of this run alive, no /dev/shm segment or folder of this run left"]
+    if summary.get("files_left_count"):
+        lines.append(f"files: {summary['files_left_count']} file(s) this run's processes held open are still there, "
+                     "held by no process: " + ", ".join(summary.get("files_left") or [])[:400])
+    return lines or ["nothing: no Ray process of this run alive, no /dev/shm segment or folder and no file of this "
+                     "run left"]
 
 
 def host_markdown(report: Mapping[str, Any]) -> list[str]:

@@ -240,6 +240,16 @@ class RunHelp:
         except OSError:
             pass
 
+    def _files_left(self) -> list[str]:
+        """The files outside /dev/shm this run's processes held, still there and held by nobody
+        (conformance.leftovers.orphans); a failure to read /proc loses only this line."""
+        from conformance.leftovers import orphans
+
+        try:
+            return orphans(self.shm_witness.files, self.shm_witness.since)
+        except OSError:
+            return []
+
     def _collect_evidence(self, cid: str) -> None:
         from conformance.report.ray_logs import collect_evidence
 
@@ -277,7 +287,8 @@ class RunHelp:
         self._witness_shm()
         after = host_state()
         report["host"] = {"before": _host_summary(self.host_before), "after": _host_summary(after),
-                          "left_behind": left_behind(self.host_before, after, self.sessions, self.shm_witness.seen)}
+                          "left_behind": left_behind(self.host_before, after, self.sessions, self.shm_witness.seen,
+                                                     self._files_left())}
         data = self.run.data
         report["next_steps"] = next_steps(report, data.checklist, data.ladder, area_docs())
 

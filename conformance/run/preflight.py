@@ -176,7 +176,7 @@ def host_findings(state: dict[str, Any], limits: dict[str, Any]) -> list[Finding
 
 
 def left_behind(before: dict[str, Any], after: dict[str, Any], sessions: Iterable[str],
-                witnessed: Iterable[str] = ()) -> dict[str, Any]:
+                witnessed: Iterable[str] = (), files_left: Iterable[str] = ()) -> dict[str, Any]:
     """What the run left on the host: its Ray processes still alive, /dev/shm entries it added (pure).
 
     Processes count as the run's own only when they name one of the run's session folders (or
@@ -186,7 +186,9 @@ def left_behind(before: dict[str, Any], after: dict[str, Any], sessions: Iterabl
     or another user owns, is not mentioned; one held by nobody and never seen held by the run is
     listed apart, as of unknown origin (Linux keeps no record of a segment's creator). New
     folders are listed as folders (they hold no memory): the run's when a file the run held lies
-    below them, else of unknown origin; "(empty)" when nothing is left inside.
+    below them, else of unknown origin; "(empty)" when nothing is left inside. `files_left`: regular
+    files outside /dev/shm the run's processes were seen holding, made during the run, still there
+    and held by nobody (conformance.leftovers.orphans of the witness's files).
     """
     ours = {str(s) for s in sessions}
     old_pids = {p["pid"] for p in before.get("ray_processes", [])}
@@ -220,7 +222,8 @@ def left_behind(before: dict[str, Any], after: dict[str, Any], sessions: Iterabl
             "shm_entry_mb": {n: round(int((detail.get(n) or {}).get("bytes") or 0) / 2**20, 1)
                              for n in (mine[:50] + unknown[:50])},
             "shm_folders": mine_folders[:50], "shm_folders_unattributed": [f for f in folders if f not in mine_folders][:50],
-            "shm_folders_empty": empty[:50]}
+            "shm_folders_empty": empty[:50], "files_left": sorted(files_left)[:50],
+            "files_left_count": len(set(files_left))}
 
 
 # ---------------------------------------------------------------------------------- cluster

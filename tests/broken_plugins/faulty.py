@@ -48,7 +48,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Any, List, Optional
+from typing import Any, Dict, List, Optional
 
 from worker_process import in_ray_worker
 
@@ -233,7 +233,7 @@ class StaleHostClaims(SimAccManager):
 # Defined on first use (PEP 562 module __getattr__): the accelerator variants are imported in
 # every Ray worker, and should not make each of them import torch.
 TRANSPORT_VARIANTS = ("DieWhenSourceGone", "HangWhenSourceGone", "AbortPoisons", "ConsumeOnRead",
-                      "FailNthReceive", "NoAbortSimXfer", "PidMetadata")
+                      "FailNthReceive", "FailNthReceiveKeepsStaging", "NoAbortSimXfer", "PidMetadata")
 
 
 def __getattr__(name: str) -> Any:
@@ -241,6 +241,19 @@ def __getattr__(name: str) -> Any:
         _define_transport_variants()
         return globals()[name]
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+# FailNthReceiveKeepsStaging stages below here, one folder per Ray session: tests/support/teeth.py removes a
+# session's folder once no process of that session lives (never a running row's, whose check must still see it)
+KILLED_STAGING_DIR = os.path.join("/tmp", "rc-teeth-killedstaging")
+
+
+def _session_folder() -> str:
+    """KILLED_STAGING_DIR/<this process's Ray session name>."""
+    import ray
+
+    session = ray._private.worker.global_worker.node.get_session_dir_path()
+    return os.path.join(KILLED_STAGING_DIR, os.path.basename(os.path.realpath(session)))
 
 
 def _define_transport_variants() -> None:
@@ -320,13 +333,39 @@ def _define_transport_variants() -> None:
             return super().recv_multiple_tensors(obj_id, tensor_transport_metadata, communicator_metadata,
                                                  target_buffers)
 
+    class FailNthReceiveKeepsStaging(FailNthReceive):
+        """FailNthReceive, and a second bug for a second check (FR-012): the source also stages
+        every object in a file under /tmp (KILLED_STAGING_DIR), open while the object lives, which it closes and
+        removes only in garbage_collect, the normal free. Ray calls no garbage_collect for a
+        killed source, so every killed producer leaves its staging file, held by nobody."""
+
+        staging: Dict[str, Any] = {}
+
+        def extract_tensor_transport_metadata(self, obj_id: str, rdt_object: List[Any]) -> Any:
+            meta = super().extract_tensor_transport_metadata(obj_id, rdt_object)
+            if obj_id not in self.staging:
+                folder = _session_folder()
+                os.makedirs(folder, exist_ok=True)
+                f = open(os.path.join(folder, f"stage-{os.getpid()}-{obj_id}"), "wb")
+                f.write(b"staged " * 128)
+                f.flush()
+                self.staging[obj_id] = f
+            return meta
+
+        def garbage_collect(self, obj_id: str, tensor_transport_meta: Any, tensors: List[Any]) -> None:
+            f = self.staging.pop(obj_id, None)
+            if f is not None:
+                f.close()
+                os.unlink(f.name)
+            super().garbage_collect(obj_id, tensor_transport_meta, tensors)
+
     class NoAbortSimXfer(SimXferTransport):
         @staticmethod
         def can_abort_transport() -> bool:
             return False
 
     for cls in (PidMetadata, _SourceAware, DieWhenSourceGone, HangWhenSourceGone, AbortPoisons, ConsumeOnRead,
-                FailNthReceive, NoAbortSimXfer):
+                FailNthReceive, FailNthReceiveKeepsStaging, NoAbortSimXfer):
         cls.__qualname__ = cls.__name__     # importable by reference (faulty:<Name>) in workers
         cls.__module__ = __name__
         globals()[cls.__name__] = cls

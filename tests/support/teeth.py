@@ -34,6 +34,31 @@ FAILED = ("fail", "error")
 VENDOR_STAGING_DIR = "/dev/shm/rc-teeth-staging"
 # where broken_transports.TmpDescriptorKeptOpen keeps its descriptor files (its TMP_STAGING_DIR)
 TMP_STAGING_DIR = "/tmp/rc-teeth-tmpstaging"
+# where faulty.FailNthReceiveKeepsStaging stages, a folder per Ray session (its KILLED_STAGING_DIR)
+KILLED_STAGING_DIR = "/tmp/rc-teeth-killedstaging"
+
+
+def reap_ended_sessions(root: str = KILLED_STAGING_DIR) -> int:
+    """Remove the per-session folders below `root` whose Ray session has no live process: a killed
+    source's file is that row's evidence while it runs (rows run side by side), litter after.
+    Returns how many folders."""
+    import shutil
+
+    from conformance.cluster.process_owners import _argv, _pids, session_of
+
+    try:
+        folders = os.listdir(root)
+    except OSError:
+        return 0
+    live = {os.path.basename(os.path.realpath(s)) for s in (session_of(_argv(p)) for p in _pids()) if s}
+    ended = [f for f in folders if f not in live]
+    for f in ended:
+        shutil.rmtree(os.path.join(root, f), ignore_errors=True)
+    try:
+        os.rmdir(root)
+    except OSError:
+        pass
+    return len(ended)
 
 
 def reap_leftovers() -> int:
@@ -43,7 +68,7 @@ def reap_leftovers() -> int:
     from conformance.simulated.transport import reap_orphaned_segments
 
     reaped = (reap_orphaned_segments() + reap_orphaned_segments(VENDOR_STAGING_DIR)
-              + reap_orphaned_segments(TMP_STAGING_DIR))
+              + reap_orphaned_segments(TMP_STAGING_DIR) + reap_ended_sessions())
     for folder in (VENDOR_STAGING_DIR, TMP_STAGING_DIR):
         try:
             os.rmdir(folder)        # once empty: nothing of the table's runs stays behind

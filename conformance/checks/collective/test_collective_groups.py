@@ -138,6 +138,8 @@ def test_destroy_and_recreate_under_the_same_name_leaves_nothing_behind(collecti
                 handle = cc.create(members, group, path, ranks)
                 problems += [f"{path}, {which} group: {p}"
                              for p in programs.judge(steps, cc.execute(members, steps, group, bound, ranks), 2)]
+                if audit is not None:
+                    audit.sample()   # what the members hold while a group lives: still there, unheld, after destroy?
                 views = cc.ask(members, "group_view", group, timeout_s=bound, what="get_rank")
                 problems += [f"{path}, {which} group: a member given rank {r} reports rank {v[1]}"
                              for r, v in zip(ranks, views) if v[1] != r]
@@ -170,12 +172,15 @@ def test_destroy_and_recreate_under_the_same_name_leaves_nothing_behind(collecti
 
 def leftovers_audit(ctx: CollectiveCtx) -> leftovers.Audit:
     """The backend's own leftovers (conformance.leftovers): actors of the cluster, processes below
-    the pool's members and /dev/shm files they hold, read after the check's first group was
+    the pool's members and files they hold (in /dev/shm or open anywhere else, as a transport's
+    endpoints are read), or held while a group lived and left there unheld, read after the check's first group was
     destroyed and after its last destroy_collective_group; the members the suite started are left out."""
     cc = ctx.backend
     members = cc.pool()
     return leftovers.Audit(lambda: cc.ask(members, "leftovers_here", what="the members' processes and files"),
-                           lambda: cc.started_ids)
+                           lambda: cc.started_ids,
+                           lambda i, names, since: cc.ask([members[i]], "leftovers_orphans", names, since,
+                                                          what="the files the members held")[0])
 
 
 def memory_left_behind(ctx: CollectiveCtx) -> list[str]:

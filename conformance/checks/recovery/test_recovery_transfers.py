@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from conformance import leftovers
 from conformance.areas.recovery.context import TransferRecoveryCtx
 from conformance.areas.recovery.devices import wait_restarted
 from conformance.areas.recovery.transfers import (
@@ -85,9 +86,12 @@ def source_dies(xc: TransferRecoveryCtx, during: bool) -> None:
     with xc.timed(name, xc.bound()) as clock:
         try:
             pair = xc.pair(clock)
+            witness = leftovers.Witness()
+            witness.baseline([clock.get(pair.src.leftovers_here.remote(), "the source's files", CONTROL_CALL_S)])
             if during:
                 clock.get(pair.dst.arm.remote("delay", {"seconds": delay_s}), "arming the receiver", CONTROL_CALL_S)
             ref = xc.produce(clock, pair.src, nbytes, 11)
+            witness.note([clock.get(pair.src.leftovers_here.remote(), "the source's files", CONTROL_CALL_S)])
             sent = clock.get(pair.src.sent_digest.remote(11), "the producer's digest", CONTROL_CALL_S)
             kill_wall = None
             if not during:
@@ -113,8 +117,23 @@ def source_dies(xc: TransferRecoveryCtx, during: bool) -> None:
                 xc.metrics["receive_began_before_kill"] = bool(starts and starts[0]["wall"] <= kill_wall)
             del ref
             pair = receiver_recovers(xc, clock, pair, seed=12)
+            killed_source_left_nothing(xc, clock, pair, witness)
         finally:
             end_pair(pair)
+
+
+def killed_source_left_nothing(xc: TransferRecoveryCtx, clock: Clock, pair: Pair, witness: leftovers.Witness) -> None:
+    """A killed source frees nothing itself (Ray calls no garbage_collect for a dead process): the
+    files it held while it lived (conformance.leftovers.Witness), still there and held by nobody
+    leftover_bound_s after the receiver recovered, are the transport's leftovers. Judged by a live
+    peer on the source's node (the files are on that host)."""
+    bound = float(xc.param("leftover_bound_s"))
+    left = leftovers.orphaned(witness, lambda names, since: clock.get(
+        pair.dst.leftovers_orphans.remote(names, since), "the files the killed source held", CONTROL_CALL_S), bound)
+    xc.metrics.update({"killed_source_files_held": len(witness.suspects()), "left_by_killed_source": len(left)})
+    if left:
+        raise clock.fail(f"the transport left behind what its killed source held (still there, held by no process, "
+                         f"{bound:g}s after the receiver recovered): {', '.join(leftovers.describe(files=left)[:5])}")
 
 
 @pytest.mark.check("FR-012")

@@ -176,7 +176,9 @@ def _garbage_collect(transport_ctx: TransportCtx, device: str, first: bool) -> N
     # what it starts per object shows again for the objects below
     _transfer_all(tctx, eps, [payloads.buffer_case(nbytes, "/gc-first")])
     audit = leftovers.Audit(lambda: ray_get([a.leftovers_here.remote() for a in eps.actors],
-                                            what="the endpoints' processes and files"), set)
+                                            what="the endpoints' processes and files"), set,
+                            lambda i, names, since: ray_get(eps.actors[i].leftovers_orphans.remote(names, since),
+                                                            what="the files the endpoints held"))
     baseline = lifecycle.held_objects(eps, 0)
     ids = _transfer_all(tctx, eps, [payloads.buffer_case(nbytes, f"/gc{k}") for k in range(5)])
     ids += _transfer_all(tctx, eps, [payloads.buffer_case(nbytes, "/gc-unsent")], consume=False)
@@ -186,6 +188,7 @@ def _garbage_collect(transport_ctx: TransportCtx, device: str, first: bool) -> N
     try:
         ray_get([eps.actors[1].receive.remote(ref), eps.actors[1].receive.remote(ref)], what="two receives")
         ids.append(ref.hex())
+        audit.sample()   # what the endpoints hold while an object lives: still there, unheld, after the free?
     finally:
         del ref
     held = lifecycle.wait_freed(eps, 0, baseline)
