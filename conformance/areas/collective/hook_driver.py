@@ -21,10 +21,12 @@ import time
 from typing import Any
 
 from conformance.areas.collective.context import START_TIMEOUT_S
+from conformance.run.machinery import RESAMPLE_S, await_actors
 from conformance.timing.host_load import MAX_FACTOR
 
 # the longest the job may take beyond its bound: its members' start, awaited as Ray's machinery
-MACHINERY_ALLOWANCE_S = START_TIMEOUT_S * MAX_FACTOR + 60.0   # + the fresh sample (machinery.RESAMPLE_S)
+# (the start guard at its widest stretch, and a fresh sample)
+MACHINERY_ALLOWANCE_S = START_TIMEOUT_S * MAX_FACTOR + RESAMPLE_S
 
 
 def main(address: str, spec: str, backend: str, group: str, bound: str, worker_start: str = "0") -> dict:
@@ -32,7 +34,6 @@ def main(address: str, spec: str, backend: str, group: str, bound: str, worker_s
 
     from conformance.areas.collective import programs
     from conformance.areas.collective.members import SPEC_ENV, CollectiveMember
-    from conformance.run.machinery import await_actors
     from conformance.timing.host_load import note_machinery
 
     t0 = time.monotonic()
