@@ -96,7 +96,7 @@ def hard_timeout(seconds: float, label: str, *, on_stuck: Callable[[str], None] 
             return
         extra = mine.at - started - seconds
         raise CheckTimeout(f"{label}: no result within the hard timeout of {seconds:.0f}s"
-                           + (f" (+{extra:.0f}s granted to waits on Ray's machinery)" if extra >= 0.5 else "")
+                           + (f" (+{extra:.1f}s granted to waits on Ray's machinery)" if extra >= 0.05 else "")
                            + f" (elapsed {now - started:.1f}s); treated as a hang")
 
     def watchdog() -> None:
