@@ -160,12 +160,26 @@ class RunHelp:
             pass
         if not self.preflight.ok:
             self.run.not_run_reason = f"not run: the preflight failed: {self.preflight.reason()}"
+            self._host_failed(session.items, self.preflight.host_reason())
             self._write(terminal(f"conformance: the preflight failed, no check was run: {self.preflight.reason()}",
                                  limit=1500))
             return True
         self._write(f"running {len(self.progress.order) if self.progress else len(session.items)} checks "
                     f"({len(session.items)} tests)")
         return None
+
+    def _host_failed(self, items: list[pytest.Item], reason: str | None) -> None:
+        """A preflight the host failed (Ray's machinery too slow to run its probe): every selected
+        check is an error the host caused, "not judged: host: ...", never a skip of the plugin's."""
+        if reason is None:
+            return
+        from conformance.run.outcomes import new_record
+
+        for item in items:
+            cid = self.run.item_checks.get(item.nodeid)
+            if cid is not None:
+                rec = self.run.records.setdefault(item.nodeid, new_record(item.nodeid, cid))
+                rec.outcome, rec.reason = "error", reason
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_setup(self, item: pytest.Item) -> None:

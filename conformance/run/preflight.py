@@ -30,8 +30,11 @@ from typing import Any, Callable, Iterable, Mapping
 from conformance.catalog.vendor_calls import NODE_START_METHODS, HangRecord, KnownHang, VendorHang, bounded_call
 from conformance.cluster.manager import patched_environ
 from conformance.report.local_paths import portable_processes, shorten_paths
+from conformance.run.machinery import await_machinery, measure_worker_start
+from conformance.run.outcomes import HOST_PREFIX
 from conformance.sanitize import terminal
-from conformance.timing.waits import per_node_results
+from conformance.timing.host_load import HostNotReady
+from conformance.timing.waits import NO_RESULT
 
 ERROR, PROBLEM, WARNING = "error", "problem", "warning"
 RAY_PROCESS_MARKERS = ("/raylet", "gcs_server", "default_worker.py", "ray::", "plasma_store",
@@ -64,6 +67,16 @@ class PreflightResult:
     def reason(self) -> str:
         """One line for the report when the run stops."""
         return "; ".join(f"{f.where}: {f.message}" for f in self.fatal)[:1500]
+
+    def host_reason(self) -> str | None:
+        """When every error is the host's (Ray's machinery too slow for the probe): the reason each
+        check gets, "not judged: host: the preflight: ..." (None: an error is the plugin's or the
+        suite's, and the run stops as "not run")."""
+        fatal = self.fatal
+        if not fatal or not all(f.message.startswith(HOST_PREFIX) for f in fatal):
+            return None
+        return (HOST_PREFIX + "the preflight: "
+                + "; ".join(f"{f.where}: {f.message.removeprefix(HOST_PREFIX)}" for f in fatal))[:1500]
 
     def as_dict(self) -> dict[str, Any]:
         """The report's preflight section: local paths (other Ray sessions' folders) shortened."""
@@ -233,9 +246,13 @@ def _result_value(call: dict[str, Any] | None) -> Any:
     return (call.get("result") or {}).get("value")
 
 
-def judge_node(where: str, result: dict[str, Any] | str, *, ray_count: float, expected: dict[str, Any],
+def judge_node(where: str, result: dict[str, Any] | str | HostNotReady, *, ray_count: float, expected: dict[str, Any],
                preload_expected: bool, worker_log: str | None = None) -> list[Finding]:
-    """Findings for one node's probe result (pure). `ray_count`: the devices Ray registered there."""
+    """Findings for one node's probe result (pure). `ray_count`: the devices Ray registered there.
+    HostNotReady: Ray's machinery did not run the probe on a host too slow for it: an error that
+    stops the run, worded as the host's ("not judged: host: ..."), never as the plugin's."""
+    if isinstance(result, HostNotReady):
+        return [Finding(ERROR, where, f"{HOST_PREFIX}{result}")]
     if isinstance(result, str):
         detail = worker_log or ""
         cause = next((line for line in reversed(detail.splitlines()) if line.strip()), "")
@@ -312,10 +329,9 @@ def probe_cluster(manifest: Any, timeout_s: float, *, preload_expected: bool) ->
     for n in nodes:
         refs[n["NodeID"]] = fn.options(num_cpus=0, max_retries=0, scheduling_strategy=NodeAffinitySchedulingStrategy(
             node_id=n["NodeID"], soft=False)).remote(*args)
-    results = per_node_results(refs, timeout_s)
-    from conformance.run.machinery import measure_worker_start
-
-    measure_worker_start(timeout_s)
+    results = probe_results(refs, timeout_s)
+    if not any(isinstance(r, HostNotReady) for r in results.values()):
+        measure_worker_start(timeout_s)
     cursor = LogCursor()
     cursor.remember(current_logs_dir())
     logs = {p.name: t for p, t in cursor.new_text().items() if p.name.startswith("worker-") and p.suffix == ".err"}
@@ -333,7 +349,34 @@ def probe_cluster(manifest: Any, timeout_s: float, *, preload_expected: bool) ->
     return findings, len(nodes)
 
 
-def _worker_log_for(logs: dict[str, str], result: dict[str, Any] | str) -> str | None:
+def probe_results(refs: dict[str, Any], bound_s: float) -> dict[str, Any]:
+    """node id -> its probe's result, an error string, or HostNotReady. The probe is a fresh worker
+    on each node, so its wait is a wait on Ray's machinery (conformance.run.machinery): the bound
+    stretches by the run's measured worker start, and when it runs out a fresh sample decides.
+    The host slower now than the bound assumed: the stretched wait goes on, and what still does not
+    come is the host's failure (HostNotReady, "not judged: host"). The host as fast as assumed: the
+    probe itself (the plugin's imports and calls in a worker) did not finish: "no result"."""
+    from conformance.timing.waits import BoundRanOut, cancel_pending, finished_results
+
+    pending = dict(refs)
+    results: dict[str, Any] = {}
+
+    def wait(limit: float) -> None:
+        results.update(finished_results(pending, limit))
+        if pending:
+            raise BoundRanOut(f"no result within {limit:.0f}s")
+
+    try:
+        await_machinery(wait, bound_s, f"the preflight task on {len(pending)} node(s)", runs_plugin_code=True)
+    except BoundRanOut:
+        results.update(cancel_pending(pending, f"{NO_RESULT} within {bound_s:.0f}s"))
+    except HostNotReady as exc:
+        cancel_pending(pending, "")
+        results.update({node_id: exc for node_id in refs if node_id not in results})
+    return results
+
+
+def _worker_log_for(logs: dict[str, str], result: dict[str, Any] | str | HostNotReady) -> str | None:
     """The worker's own error from its .err log (the probe's worker by pid, else any worker),
     as an excerpt that ends with the exception line."""
     from conformance.report.ray_logs import excerpt_around, first_error

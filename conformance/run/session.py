@@ -187,14 +187,16 @@ class ConformanceRun:
         self.deselected += [item.nodeid for item in items]
 
     # ------------------------------------------------------------------ execution
-    def timeout_for(self, item: pytest.Item) -> float:
-        """The check's hard timeout, stretched as its inner bounds are (conformance.timing.host_load):
-        a bound a check widened for a loaded host must not meet an unstretched outer one first."""
-        from conformance.timing.host_load import machinery_factor
+    def timeout_for(self, item: pytest.Item, factor: float) -> float:
+        """The check's hard timeout, stretched by `factor` as its inner bounds are
+        (conformance.timing.host_load): a bound a check widened for a loaded host must not meet an
+        unstretched outer one first. A stretch granted later, inside the check (a fresh sample
+        says the host got slower: conformance.run.machinery), moves the deadline on by itself
+        (conformance.timing.timeouts.granted)."""
         cid = self.item_checks.get(item.nodeid)
         check = self.data.checklist.by_id().get(cid or "")
         base = float(check.timeout_s) if check and check.timeout_s else self.default_timeout
-        return base * machinery_factor()
+        return base * factor
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_setup(self, item: pytest.Item) -> Generator[None, None, None]:
@@ -208,8 +210,9 @@ class ConformanceRun:
 
         start = host_load.read_cpu_times()
         try:
-            with hard_timeout(self.timeout_for(item), self.item_checks.get(item.nodeid, item.nodeid),
-                              on_stuck=self.abort_stuck, grace_s=self.hang_grace):
+            factor = host_load.machinery_factor()
+            with hard_timeout(self.timeout_for(item, factor), self.item_checks.get(item.nodeid, item.nodeid),
+                              on_stuck=self.abort_stuck, grace_s=self.hang_grace, stretched_by=factor):
                 return (yield)
         finally:   # the host's load while the check ran: shown beside its outcome
             load1 = host_load.load_per_cpu()

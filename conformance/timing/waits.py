@@ -103,17 +103,17 @@ def call_on_thread(fn: Callable[[], Any], bound_s: float, what: str) -> Any:
 NO_RESULT = "no result"
 
 
-def per_node_results(refs: dict[str, Any], timeout_s: float) -> dict[str, Any]:
-    """node id -> the result of its probe task, or an error string for probes that failed or did
-    not finish within the one shared bound (those are cancelled). Used by the preflight and the
-    topology area, which both send one probe per node."""
+def finished_results(pending: dict[str, Any], timeout_s: float) -> dict[str, Any]:
+    """node id -> the result of its probe task, or an error string for a probe that failed, for
+    the probes in `pending` that finish within `timeout_s`; those leave `pending` (the rest stay,
+    running)."""
     import ray
 
     out: dict[str, Any] = {}
     deadline = time.monotonic() + timeout_s
-    pending = dict(refs)
     while pending and time.monotonic() < deadline:
-        ready, _ = ray.wait(list(pending.values()), num_returns=len(pending), timeout=max(0.0, deadline - time.monotonic()))
+        ready, _ = ray.wait(list(pending.values()), num_returns=len(pending),
+                            timeout=max(0.0, min(SLICE_S, deadline - time.monotonic())))
         for node_id, ref in list(pending.items()):
             if ref in ready:
                 try:
@@ -122,7 +122,22 @@ def per_node_results(refs: dict[str, Any], timeout_s: float) -> dict[str, Any]:
                     text = str(exc).strip()
                     out[node_id] = f"probe failed: {exc.__class__.__name__}: {text.splitlines()[-1][:200] if text else ''}"
                 del pending[node_id]
-    for node_id, ref in pending.items():
-        ray.cancel(ref, force=True)
-        out[node_id] = f"{NO_RESULT} within {timeout_s:.0f}s"
     return out
+
+
+def cancel_pending(pending: dict[str, Any], reason: str) -> dict[str, str]:
+    """Cancel the probes still running; node id -> `reason` for each."""
+    import ray
+
+    for ref in pending.values():
+        ray.cancel(ref, force=True)
+    return {node_id: reason for node_id in pending}
+
+
+def per_node_results(refs: dict[str, Any], timeout_s: float) -> dict[str, Any]:
+    """node id -> the result of its probe task, or an error string for probes that failed or did
+    not finish within the one shared bound (those are cancelled). Used by the topology area, which
+    sends one probe per node (the preflight waits on its probe as Ray's machinery)."""
+    pending = dict(refs)
+    out = finished_results(pending, timeout_s)
+    return out | cancel_pending(pending, f"{NO_RESULT} within {timeout_s:.0f}s")

@@ -110,3 +110,100 @@ def test_before_blaming_the_plugin_a_fresh_sample_is_taken(monkeypatch: pytest.M
     sampler(monkeypatch, host_load.NOMINAL_S["worker_start"] * 3)   # loaded since: the host's
     with pytest.raises(HostNotReady, match="3 of 100 concurrent transfers.*x3.0 now"):
         machinery.before_blaming(60, 1.0, "3 of 100 concurrent transfers")
+
+
+def test_a_wait_that_runs_the_plugins_code_is_the_plugins_while_the_host_is_as_fast_as_assumed(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    sampler(monkeypatch, 0.4)                                  # a bare worker starts at once: the probe's own
+    with pytest.raises(BoundRanOut):
+        machinery.await_machinery(FakeWait(5), 40, "the preflight task on 1 node(s)", runs_plugin_code=True)
+    sampler(monkeypatch, host_load.NOMINAL_S["worker_start"] * 4)   # slower now: the difference, then the host's
+    wait = FakeWait(5)
+    with pytest.raises(HostNotReady, match="the preflight task on 1 node"):
+        machinery.await_machinery(wait, 40, "the preflight task on 1 node(s)", runs_plugin_code=True)
+    assert len(wait.limits) == 2 and wait.limits[1] > 100
+
+
+def test_the_preflights_probe_that_a_slow_host_did_not_run_is_the_hosts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Under a CPU hog the probe task (a fresh worker on each node) took longer than its 40 s: the
+    whole run said "not run: the preflight failed", as if the plugin had. Now: stretched, a fresh
+    sample, and every check "not judged: host: the preflight: ..."."""
+    from conformance.run import preflight
+    from conformance.timing import waits
+
+    monkeypatch.setattr(waits, "finished_results", lambda pending, limit: {})    # no probe answers
+    monkeypatch.setattr(waits, "cancel_pending", lambda pending, reason: {n: reason for n in pending})
+    sampler(monkeypatch, host_load.NOMINAL_S["worker_start"] * 5)
+    results = preflight.probe_results({"n1": object(), "n2": object()}, 40)
+    assert set(results) == {"n1", "n2"} and all(isinstance(r, HostNotReady) for r in results.values())
+    findings = preflight.judge_node("node n1", results["n1"], ray_count=1, expected={}, preload_expected=False)
+    assert [f.level for f in findings] == ["error"] and findings[0].message.startswith("not judged: host: ")
+    result = preflight.PreflightResult(findings=findings)
+    reason = result.host_reason()
+    assert reason is not None and reason.startswith("not judged: host: the preflight: node n1: the preflight task")
+    assert "plugin was not judged" in reason
+
+    sampler(monkeypatch, 0.4)                                  # the host is fast: the probe's own failure
+    monkeypatch.setattr(host_load, "RECORD", MachineryRecord())
+    results = preflight.probe_results({"n1": object()}, 40)
+    assert results == {"n1": "no result within 40s"}
+    findings = preflight.judge_node("node n1", results["n1"], ray_count=1, expected={}, preload_expected=False)
+    assert preflight.PreflightResult(findings=findings).host_reason() is None
+
+
+def test_a_stretch_granted_inside_a_check_moves_its_hard_timeout(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The check's hard timeout was sized with the factor measured when it started; the host got
+    slower while it waited on Ray's machinery. The stretch granted then must not be cut as a hang."""
+    import time
+
+    from conformance.timing.timeouts import CheckTimeout, hard_timeout, time_left
+
+    sampler(monkeypatch, host_load.NOMINAL_S["worker_start"] * 4)
+
+    def machinery_answers_late(limit: float) -> str:
+        if limit <= 0.2:
+            time.sleep(limit)
+            raise BoundRanOut(f"nothing within {limit:.1f}s")
+        time.sleep(0.4)                                        # in the stretch the fresh sample granted
+        return "answered"
+
+    with pytest.raises(CheckTimeout, match=r"granted to waits on Ray's machinery"):
+        with hard_timeout(0.5, "TR-019"):
+            assert machinery.await_machinery(machinery_answers_late, 0.2, "2 peer actor(s) to start") == "answered"
+            left = time_left()           # the deadline moved by what the wait took beyond its 0.2 s
+            assert left is not None and 0.1 < left < 0.45
+            time.sleep(2)                # the check's own work past its deadline is still a hang
+
+
+def test_the_watchdog_waits_out_a_grant() -> None:
+    import time
+
+    from conformance.timing.timeouts import granted, hard_timeout
+
+    stuck: list[str] = []
+    with hard_timeout(0.1, "FR-010", on_stuck=stuck.append, grace_s=0.1):
+        with granted(1.0):
+            time.sleep(0.35)
+    assert stuck == []
+
+
+def test_rays_own_fetch_timeout_seen_by_fr015_is_judged_against_a_fresh_sample(monkeypatch: pytest.MonkeyPatch) -> None:
+    """FR-015 saw Ray's "not found in RDT object store after 5.0s" instead of the injected receive
+    error: the lowered fetch timeout, stretched once at the cluster's start, ran out before Ray ran
+    the receive. A host slower now than that stretch assumed is the host's, never the plugin's."""
+    from conformance.areas.recovery import transfers
+
+    monkeypatch.setattr(transfers, "_FETCH_SCALE", [1.0])
+    seen = ("TimeoutError: ObjectRef(00ffab) not found in RDT object store after 5.0s, transfer may have failed. "
+            "Please report this issue on GitHub")
+    taken = sampler(monkeypatch, 0.5)                         # as fast as assumed: the check judges the plugin
+    transfers.judge_fetch_ran_out(seen, "the receiver's task whose receive raised")
+    assert len(taken) == 1
+    sampler(monkeypatch, host_load.NOMINAL_S["worker_start"] * 3)   # slower now: the host's
+    with pytest.raises(HostNotReady, match="Ray's RDT fetch timeout ran out before the receive ran") as caught:
+        transfers.judge_fetch_ran_out(seen, "the receiver's task whose receive raised")
+    reason = host_failure(caught.value)
+    assert reason is not None and reason.startswith("not judged: host: ")
+    taken = sampler(monkeypatch, host_load.NOMINAL_S["worker_start"] * 3)
+    transfers.judge_fetch_ran_out("RuntimeError: the receiver's own error", "the receiver's task")
+    assert taken == []                                         # any other text: the plugin's to answer, no sample

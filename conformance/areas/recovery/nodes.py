@@ -27,6 +27,7 @@ from conformance.catalog.vendor_calls import VendorHang, bounded_call
 from conformance.cluster.faults import NODE_KEY, NODE_NAME_ENV, POOL_KEY, ROLES, ClusterUtilsFaultDriver, NodeRef
 from conformance.cluster.manager import ClusterHandle, ClusterShape, detection_args, patched_environ, shape_node_labels
 from conformance.run.check_context import CheckContext
+from conformance.run.machinery import clock_ready
 from conformance.run.state import stash_of
 from conformance.timing.clock import Clock
 
@@ -213,10 +214,16 @@ def restore_layout(ctx: CheckContext, lab: NodeLab) -> None:
 
 
 def fill(clock: Clock, dev: DeviceNode, what: str, ready_s: float) -> list[Any]:
-    """Blockers holding every device of a node (answering within `ready_s`), so that placement
-    elsewhere is forced."""
+    """Blockers holding every device of a node, so that placement elsewhere is forced. The node's
+    devices are free by Ray's own accounting (ensure_layout), so their start is a wait on Ray's
+    machinery (conformance.run.machinery: `ready_s` stretched, a fresh sample, else the host's
+    failure), left out of the scenario's bound; a blocker that raised reaches the caller."""
     blockers = spawn_holders(dev, dev.count)
-    clock.get([b.state.remote() for b in blockers], f"blockers to fill node {what}", ready_s)
+    try:
+        clock_ready(clock, ready_s)([b.state.remote() for b in blockers], f"blockers to fill node {what}")
+    except BaseException:
+        kill_quietly(blockers)
+        raise
     return blockers
 
 

@@ -80,6 +80,26 @@ def fetch_scale() -> float:
     return _FETCH_SCALE[0]
 
 
+# What the caller sees when Ray's own RDT fetch timeout ran out before the receive ran (Ray 2.60,
+# experimental/rdt/rdt_store.py: "ObjectRef(...) not found in RDT object store after 5.0s, ...").
+FETCH_RAN_OUT = "not found in RDT object store after"
+
+
+def judge_fetch_ran_out(seen: str, what: str) -> None:
+    """Call before a check blames the plugin for what the caller saw instead of the outcome it
+    expected: when that is Ray's own fetch timeout (FETCH_RAN_OUT), Ray did not run the receive
+    within the lowered timeout, which was stretched once, when the cluster started (fetch_scale).
+    A fresh sample of Ray's machinery decides (conformance.run.machinery.before_blaming): the host
+    slower now than that stretch assumed is the host's failure (HostNotReady, "not judged: host");
+    else it returns and the check judges the plugin."""
+    if FETCH_RAN_OUT not in seen:
+        return
+    from conformance.run.machinery import before_blaming
+
+    before_blaming(shape_fetch_timeout_s(), fetch_scale(),
+                   f"{what}: Ray's RDT fetch timeout ran out before the receive ran ({seen[:160]})")
+
+
 def run_fetch_timeout_s(param_s: float) -> float:
     """The fetch timeout of this run's transfer shape for a check whose param says `param_s`."""
     return float(param_s) * fetch_scale()

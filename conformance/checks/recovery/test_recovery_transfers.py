@@ -23,6 +23,7 @@ from conformance.areas.recovery.transfers import (
     Pair,
     calls,
     end_pair,
+    judge_fetch_ran_out,
     large_bytes,
 )
 from conformance.rdt.payloads import same_bytes
@@ -223,6 +224,7 @@ def _receive_error(xc: TransferRecoveryCtx) -> None:
                 raise clock.fail("the receive raised, but the caller got data instead of the error")
             xc.metrics["error"] = got
             if "InjectedReceiveError" not in got:
+                judge_fetch_ran_out(got, "the receiver's task whose receive raised")
                 raise clock.fail(f"the caller saw {got!r}, not the receive's own error (InjectedReceiveError)")
             for side, actor in (("sender", pair.src), ("receiver", pair.dst)):
                 if not alive(actor, 10):
