@@ -174,7 +174,7 @@ def test_judge_names_a_device_tensor_left_off_the_members_visible_device() -> No
 
 
 def test_members_hold_units_only_for_a_device_type_and_where_the_nodes_have_them(monkeypatch: pytest.MonkeyPatch) -> None:
-    from conformance.areas.collective import context
+    from conformance.collective import context
     from conformance.report.results import NOT_APPLICABLE_PREFIX
 
     state = context.CollectiveContext.__new__(context.CollectiveContext)
