@@ -44,11 +44,14 @@ def test_a_correct_plugin_under_a_cpu_hog_passes_or_is_not_judged(tmp_path: Path
     monkeypatch.setenv("RAY_CONFORMANCE_TRANSPORT_MAX_BYTES", "4MiB")      # make test's payload size
     data = yaml.safe_load((ROOT / "conformance" / "simulated" / "manifest-2node.yaml").read_text())
     data["cluster"].update(nodes=1, node_env=data["cluster"]["node_env"][:1], object_store_memory_mb=300)
+    # the transport on its first declared type only: TR-019 runs once per type, and under the hog each
+    # run's bounds stretch by the measured worker start (up to x6), so two types outlast any fixed bound here
+    data["transport"]["devices"] = data["transport"]["devices"][:1]
     manifest = write_manifest(data, tmp_path / "plugin")
     hogs = start_hogs(cpu_count())
     try:
         code, report, output = run_suite(manifest, tmp_path / "out", f"--conformance-select={','.join(CHECKS)}",
-                                         timeout_s=900)
+                                         timeout_s=1500)   # the checks' bounds at the widest stretch, and a cluster start
     finally:
         stop(hogs)
     assert report is not None, output[-3000:]
