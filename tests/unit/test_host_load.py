@@ -25,6 +25,17 @@ def test_the_factor_follows_the_slowest_measured_machinery_or_the_run_queue() ->
         rec2.note("coffee", 1)
 
 
+def test_the_report_shows_the_factors_the_bounds_used(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A busy run queue stretches only the import bound: the report's machinery factor must not
+    show a stretch no machinery wait had (it read 6.0 with nothing measured, at load 12 on 2 CPUs)."""
+    monkeypatch.setattr(host_load, "load_per_cpu", lambda: 6.0)
+    rec = MachineryRecord()
+    shown = rec.as_json()
+    assert shown["factor"] == 1.0 and shown["import_factor"] == host_load.MAX_FACTOR
+    rec.note("worker_start", host_load.NOMINAL_S["worker_start"] * 2)
+    assert rec.as_json()["factor"] == pytest.approx(2.0)
+
+
 def test_a_bound_is_only_ever_stretched(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(host_load, "RECORD", MachineryRecord())
     monkeypatch.setattr(host_load, "load_per_cpu", lambda: 0.1)
