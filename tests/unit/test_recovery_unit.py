@@ -182,3 +182,14 @@ def test_stopping_a_cluster_forgets_the_drivers_rdt_state(monkeypatch: pytest.Mo
     monkeypatch.setitem(sys.modules, "ray._private.worker", fake)
     forget_rdt_state()
     assert fake.global_worker._rdt_manager is None
+
+
+def test_a_scenario_the_host_could_not_run_is_recorded_as_the_hosts_not_failed() -> None:
+    from conformance.timing.host_load import HostNotReady
+
+    metrics: dict[str, Any] = {}
+    with pytest.raises(HostNotReady):
+        with scenario(None, metrics, "FR-001", "a holder's start", 30):
+            raise HostNotReady("a bare worker did not start within 60s just now")
+    recorded = metrics["scenarios"]["a holder's start"]
+    assert recorded["outcome"] == "host"
