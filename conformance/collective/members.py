@@ -16,19 +16,10 @@ import time
 from typing import Any
 
 from conformance.collective import programs
+from conformance.imports import import_ref as _import
 from conformance.rdt.device import HOST, current, is_host, to_current, to_host
 
 SPEC_ENV = "RAY_CONFORMANCE_COLLECTIVE_SPEC"   # "NAME|pkg.mod:Class|pkg.mod:register|path1:path2"
-
-
-def _import(ref: str) -> Any:
-    import importlib
-
-    module, _, attr = ref.partition(":")
-    obj: Any = importlib.import_module(module)
-    for part in attr.split("."):
-        obj = getattr(obj, part)
-    return obj
 
 
 def register_backend(name: str, group_class: str | None, register: str | None, python_path: list[str]) -> str:
