@@ -123,3 +123,11 @@ def before_blaming(bound_s: float, factor_used: float, what: str, kind: str = "w
     if now > factor_used:
         raise HostNotReady(host_reason(what, bound_s * factor_used, bound_s, factor_used, fresh)
                            + f" (the fresh sample stretches the bound x{now:.1f} now)")
+    # A bound already at the widest stretch cannot grow with the host: a fresh sample that is itself
+    # at least that slow says the host, not the plugin, is past what any bound here allows (a CPU hog
+    # above the suite's priority: 100 of 100 transfers "never produced" in 360 s, make test-load).
+    beyond = (RESAMPLE_S if fresh is None else fresh) / host_load.NOMINAL_S["worker_start"]
+    if factor_used >= MAX_FACTOR and beyond >= MAX_FACTOR:
+        raise HostNotReady(host_reason(what, bound_s * factor_used, bound_s, factor_used, fresh)
+                           + f" (the fresh sample is x{beyond:.1f} a nominal worker start, past the "
+                           f"x{MAX_FACTOR:g} any bound stretches to)")

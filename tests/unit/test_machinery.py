@@ -112,6 +112,20 @@ def test_before_blaming_the_plugin_a_fresh_sample_is_taken(monkeypatch: pytest.M
         machinery.before_blaming(60, 1.0, "3 of 100 concurrent transfers")
 
 
+def test_a_bound_at_the_widest_stretch_blames_the_host_when_a_fresh_sample_is_as_slow(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    cap, nominal = host_load.MAX_FACTOR, host_load.NOMINAL_S["worker_start"]
+    host_load.note_machinery("worker_start", nominal * cap * 2)          # measured past the cap already
+    sampler(monkeypatch, nominal * cap)                                  # and still that slow now
+    with pytest.raises(HostNotReady, match="past the x6 any bound stretches to"):
+        machinery.before_blaming(60, cap, "100 of 100 concurrent transfers")
+    sampler(monkeypatch, nominal)                                        # quick again: the plugin is judged
+    machinery.before_blaming(60, cap, "100 of 100 concurrent transfers")
+    sampler(monkeypatch, None)                                           # no bare worker starts at all
+    with pytest.raises(HostNotReady):
+        machinery.before_blaming(60, cap, "100 of 100 concurrent transfers")
+
+
 def test_a_wait_that_runs_the_plugins_code_is_the_plugins_while_the_host_is_as_fast_as_assumed(
         monkeypatch: pytest.MonkeyPatch) -> None:
     sampler(monkeypatch, 0.4)                                  # a bare worker starts at once: the probe's own
