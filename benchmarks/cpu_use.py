@@ -13,6 +13,7 @@ measures both while a command runs (Linux /proc only):
 from __future__ import annotations
 
 import os
+import re
 import threading
 from collections import Counter
 from dataclasses import dataclass, field
@@ -82,6 +83,20 @@ def program_label(cmdline: str) -> str:
     return program
 
 
+# the teeth table runs each row in its own folder (tests/support/teeth.py execute: <basetemp>/teeth0/<row>);
+# the row's suite process, its cluster's daemons and workers all inherit that working folder
+TEETH_ROW = re.compile(r"/teeth\d*/([^/]+)")
+
+
+def teeth_row(pid: int) -> str:
+    """The teeth row a process works for (by its working folder), "" for any other process."""
+    try:
+        found = TEETH_ROW.search(os.readlink(f"/proc/{pid}/cwd"))
+    except OSError:
+        return ""
+    return found.group(1).replace("__", "/") if found else ""
+
+
 def machine_busy_ticks() -> int:
     """Clock ticks all cores spent on anything but idle and I/O wait since boot."""
     with open("/proc/stat") as f:
@@ -98,6 +113,7 @@ class CpuUse:
     by_kind: Counter[str] = field(default_factory=Counter)
     processes: Counter[str] = field(default_factory=Counter)
     other: Counter[str] = field(default_factory=Counter)   # the `other` bucket, by program_label
+    by_row: Counter[str] = field(default_factory=Counter)  # the teeth table's rows (teeth_row), when it runs
     sweeps: int = 0           # passes over /proc so far
 
     def __enter__(self) -> CpuUse:
@@ -106,7 +122,7 @@ class CpuUse:
             # whole ticks, rounded down: a process started in the same tick counts (a float product
             # such as 36987.45 * 100 lands a hair above that tick's number)
             self._since_ticks = int(float(f.read().split()[0]) * self._hz + 1e-6) - 1
-        self._last: dict[tuple[int, int], tuple[str, float, str]] = {}
+        self._last: dict[tuple[int, int], tuple[str, float, str, str]] = {}
         self._stop = threading.Event()
         self._busy0 = machine_busy_ticks()
         self._thread = threading.Thread(target=self._sample_until_stopped, daemon=True)
@@ -117,8 +133,10 @@ class CpuUse:
         self._stop.set()
         self._thread.join()
         self.busy_s = (machine_busy_ticks() - self._busy0) / self._hz
-        for kind, cpu, label in self._last.values():
+        for kind, cpu, label, row in self._last.values():
             self.by_kind[kind] += cpu
+            if row:
+                self.by_row[row] += cpu
             self.processes[kind] += 1
             if kind == "other":
                 self.other[label] += cpu
@@ -151,12 +169,13 @@ class CpuUse:
             if not cmdline and seen is not None:
                 # an ended process not yet reaped (a zombie) has no command line: it keeps the kind
                 # it was seen with, or every dying Ray worker's CPU would land in "other"
-                self._last[(pid, started)] = (seen[0], cpu, seen[2])
+                self._last[(pid, started)] = (seen[0], cpu, seen[2], seen[3])
                 return
             kind = process_kind(cmdline)
             if kind == "Ray workers" and (seen is not None and seen[0] == TORCH_WORKERS or has_torch(pid)):
                 kind = TORCH_WORKERS
-            self._last[(pid, started)] = (kind, cpu, program_label(cmdline) if kind == "other" else "")
+            row = seen[3] if seen is not None and seen[3] else teeth_row(pid)
+            self._last[(pid, started)] = (kind, cpu, program_label(cmdline) if kind == "other" else "", row)
         except (OSError, ValueError, IndexError):
             return              # the process ended while being read
 
@@ -173,4 +192,7 @@ def describe(use: CpuUse, wall_s: float, target_s: float | None, top: int = 6) -
     lines.append("  CPU by process (count): " + ", ".join(parts))
     if use.other:
         lines.append("  of which other: " + ", ".join(f"{label} {sec:.0f} s" for label, sec in use.other.most_common(top)))
+    if use.by_row:
+        lines.append(f"  the teeth table's rows: {sum(use.by_row.values()):.0f} s; the heaviest: "
+                     + ", ".join(f"{row} {sec:.0f} s" for row, sec in use.by_row.most_common(top)))
     return lines

@@ -90,3 +90,23 @@ def test_a_worker_that_maps_torch_is_counted_apart(tmp_path: Path) -> None:
         child.wait()
     assert use.by_kind[TORCH_WORKERS] > 0, dict(use.by_kind)
     assert not has_torch(child.pid)   # ended: nothing to read
+
+
+def test_a_teeth_rows_processes_are_counted_to_its_row(tmp_path: Path) -> None:
+    """Every process of a teeth row works in the row's folder (its cluster's daemons and workers
+    inherit it): the CPU a row costs is the sum over them, whatever ran beside it."""
+    folder = tmp_path / "teeth0" / "transport__NoFree"
+    folder.mkdir(parents=True)
+    burn = ("import sys, time\nt = time.process_time()\nwhile time.process_time() - t < 0.4: pass\n"
+            "print('burnt', flush=True)\nsys.stdin.read()")
+    with CpuUse(interval_s=0.05) as use:
+        child = subprocess.Popen([sys.executable, "-c", burn], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                 cwd=folder, text=True)
+        assert child.stdout is not None and child.stdout.readline().strip() == "burnt"
+        seen = use.sweeps
+        deadline = time.monotonic() + 60
+        while use.sweeps < seen + 2 and time.monotonic() < deadline:   # two passes over /proc after its burn
+            time.sleep(0.05)
+        child.communicate("")
+    assert use.by_row["transport/NoFree"] >= 0.3, dict(use.by_row)
+    assert "transport/NoFree" in describe(use, wall_s=1.0, target_s=None)[-1]
