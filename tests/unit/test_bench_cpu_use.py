@@ -29,17 +29,24 @@ def test_process_kinds_from_command_lines() -> None:
     assert process_kind("sleep 1") == "other"
 
 
+def burn_and_sample(use: CpuUse, seconds: float, cwd: Path | None = None) -> None:
+    """A child that burns `seconds` of CPU, kept alive until CpuUse has passed over /proc twice
+    after its burn (so its last CPU is sampled), then ended."""
+    burn = ("import sys, time\nt = time.process_time()\n"
+            f"while time.process_time() - t < {seconds}: pass\nprint('burnt', flush=True)\nsys.stdin.read()")
+    child = subprocess.Popen([sys.executable, "-c", burn], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             cwd=cwd, text=True)
+    assert child.stdout is not None and child.stdout.readline().strip() == "burnt"
+    seen = use.sweeps
+    deadline = time.monotonic() + 60
+    while use.sweeps < seen + 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    child.communicate("")
+
+
 def test_a_child_process_cpu_is_counted_and_sets_the_floor() -> None:
-    burn = ("import sys, time\nt = time.process_time()\nwhile time.process_time() - t < 0.6: pass\n"
-            "print('burnt', flush=True)\nsys.stdin.read()")
     with CpuUse(interval_s=0.05) as use:
-        child = subprocess.Popen([sys.executable, "-c", burn], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-        assert child.stdout is not None and child.stdout.readline().strip() == "burnt"
-        seen = use.sweeps
-        deadline = time.monotonic() + 60
-        while use.sweeps < seen + 2 and time.monotonic() < deadline:   # two passes over /proc after its burn
-            time.sleep(0.05)
-        child.communicate("")
+        burn_and_sample(use, 0.6)
     assert use.by_kind["other"] >= 0.55, dict(use.by_kind)
     assert use.busy_s >= use.by_kind["other"] * 0.9
     assert use.floor_s(cores=2) == use.busy_s / 2
@@ -97,16 +104,7 @@ def test_a_teeth_rows_processes_are_counted_to_its_row(tmp_path: Path) -> None:
     inherit it): the CPU a row costs is the sum over them, whatever ran beside it."""
     folder = tmp_path / "teeth0" / "transport__NoFree"
     folder.mkdir(parents=True)
-    burn = ("import sys, time\nt = time.process_time()\nwhile time.process_time() - t < 0.4: pass\n"
-            "print('burnt', flush=True)\nsys.stdin.read()")
     with CpuUse(interval_s=0.05) as use:
-        child = subprocess.Popen([sys.executable, "-c", burn], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                 cwd=folder, text=True)
-        assert child.stdout is not None and child.stdout.readline().strip() == "burnt"
-        seen = use.sweeps
-        deadline = time.monotonic() + 60
-        while use.sweeps < seen + 2 and time.monotonic() < deadline:   # two passes over /proc after its burn
-            time.sleep(0.05)
-        child.communicate("")
+        burn_and_sample(use, 0.4, cwd=folder)
     assert use.by_row["transport/NoFree"] >= 0.3, dict(use.by_row)
     assert "transport/NoFree" in describe(use, wall_s=1.0, target_s=None)[-1]
