@@ -45,8 +45,15 @@ browser:
 	@command -v chromium >/dev/null 2>&1 || { SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
 	  $$SUDO apt-get update && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; }
 
-test: $(STAMP) browser lint
-	$(BIN)/python -m pytest -p no:cacheprovider --durations=15 -m "not hog" tests $(PYTEST_ARGS)
+## lint runs beside the tests, not before them: mypy is about 30 s of one core on a fresh clone, and
+## the tests keep both cores busy from their start. A lint failure is printed when it happens and
+## fails `make test` at its end, as the tests' own failures do.
+test: $(STAMP) browser
+	@log=$$(mktemp); \
+	  ( $(MAKE) --no-print-directory lint >$$log 2>&1 || { cat $$log; echo "make test: lint FAILED (the tests go on)"; exit 1; } ) & lint=$$!; \
+	  $(BIN)/python -m pytest -p no:cacheprovider --durations=15 -m "not hog" tests $(PYTEST_ARGS); rc=$$?; \
+	  wait $$lint; lrc=$$?; rm -f $$log; \
+	  if [ $$lrc -ne 0 ]; then echo "make test: lint failed (above)"; exit 1; fi; exit $$rc
 
 ## A correct plugin under busy loops on every core (tests/ray/test_real_cpu_load.py): alone, never
 ## inside make test, whose teeth rows beside it would be starved by the loops it starts.
