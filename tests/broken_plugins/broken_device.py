@@ -4,7 +4,7 @@ Each class breaks one promise of the device-plugin contract the way real plugins
 project's tests run the device checks against each and assert that the intended check fails
 (and that the checks the fault does not touch still pass). Some faults appear only inside Ray
 worker processes, as bugs in per-process state do; the contract probe then cannot see them and
-only the live checks can.
+only the live checks can. The folded twins at the end combine several of them, one teeth row each.
 """
 from __future__ import annotations
 
@@ -255,3 +255,65 @@ class IgnoresNoset(SimAccManager):
     @staticmethod
     def set_current_process_visible_accelerator_ids(ids: List[str]) -> None:
         os.environ[VISIBLE_DEVICES_ENV_VAR] = ",".join(str(i) for i in ids)
+
+
+# ---- folded twins
+# Several defects in one class, for one teeth row each (tests/teeth.yaml): every defect acts in its
+# own method or situation (a method only the contract probe judges, worker-side visibility only for
+# actors or only for several ids or only on a preset node, detection only on a host without the
+# driver or with a failing library, ...), so each check of the row fails for its own defect's
+# reason. The single-defect classes above stay (tests import them); these only combine them.
+class FloatCountSpaceInName(FloatCount, SpaceInName):
+    """FloatCount (get_current_node_num_accelerators: DP-001) and SpaceInName (get_resource_name: DP-002)."""
+
+
+class IntIdsStrayVariable(IntIds, StrayVariable):
+    """IntIds (get_current_process_visible_accelerator_ids: DP-003) and StrayVariable
+    (set_current_process_visible_accelerator_ids: DP-016)."""
+
+
+class UnsetIsEmptyIgnoresNoset(UnsetIsEmpty, IgnoresNoset):
+    """UnsetIsEmpty (get_current_process_visible_accelerator_ids with the variable unset: DP-004) and
+    IgnoresNoset (set_current_process_visible_accelerator_ids under the opt-out: DP-020)."""
+
+
+class OffByOneWrongTypeRejectFractional(CountOffByOne, WrongType, RejectFractional):
+    """CountOffByOne (get_current_node_num_accelerators: DP-006), WrongType
+    (get_current_node_accelerator_type: DP-007) and RejectFractional
+    (validate_resource_request_quantity: DP-013)."""
+
+
+class ExtraIdAcceptAllRaisesSilentType(ExtraIdInWorkers, AcceptAll, RaisesWithoutDriver, SilentUnknownType):
+    """ExtraIdInWorkers (set_current_process_visible_accelerator_ids in workers given devices: DP-008),
+    AcceptAll (validate_resource_request_quantity: DP-014), RaisesWithoutDriver
+    (get_current_node_num_accelerators on a host without the driver: DP-017) and SilentUnknownType
+    (get_current_node_accelerator_type on a host with an unknown device id: DP-018)."""
+
+
+class CollidingTruncateErrorLogCrash(SimAccManager):
+    """CollidingActors (actors: DP-009) and TruncateMultiInWorkers (several ids: DP-011), both in
+    set_current_process_visible_accelerator_ids, one after the other (an actor's ids are pointed at
+    device 0, then a worker's ids cut to the first); ErrorLogWithoutDriver (a host without the
+    driver: DP-017) and CrashOnLibraryError (a failing library: DP-018), both in
+    get_current_node_num_accelerators, each on its own host."""
+
+    @staticmethod
+    def set_current_process_visible_accelerator_ids(ids: List[str]) -> None:
+        if in_ray_worker() and ids:
+            import ray
+            if ray.get_runtime_context().get_actor_id() is not None:
+                ids = ["0"] * len(ids)                      # CollidingActors
+        TruncateMultiInWorkers.set_current_process_visible_accelerator_ids(ids)
+
+    @staticmethod
+    def get_current_node_num_accelerators() -> int:
+        if _driver() == "absent":
+            return ErrorLogWithoutDriver.get_current_node_num_accelerators()
+        return CrashOnLibraryError.get_current_node_num_accelerators()
+
+
+class DriftingLeakRenumber(DriftingView, LeakVisibilityInWorkers, RenumberInWorkers):
+    """DriftingView (get_current_process_visible_accelerator_ids in workers: DP-010),
+    LeakVisibilityInWorkers (this module's import in a worker, with SIMACC_FAULT=leak: DP-012) and
+    RenumberInWorkers (set_current_process_visible_accelerator_ids on a node started with preset
+    visible ids: DP-015)."""

@@ -37,6 +37,9 @@ Transport variants (manifest `transport.manager: faulty:<Class>`), subclasses of
 * FailNthReceive      – every receive from the 3rd on, in a process, raises (FR-015).
 * NoAbortSimXfer      – not broken: cannot abort (Ray kills both actors on a failed transfer);
                          must pass, through the other branch of FR-012/FR-014.
+
+Folded twins (the end of this module): several of the defects above in one class, for one teeth
+row each (LeakOnCrashLosesDevice, CollidePeerDeath, HangStaleHost, DieAbortConsume).
 """
 from __future__ import annotations
 
@@ -136,10 +139,15 @@ class CollideAfterRestart(SimAccManager):
 
     @staticmethod
     def set_current_process_visible_accelerator_ids(ids: List[str]) -> None:
+        SimAccManager.set_current_process_visible_accelerator_ids(CollideAfterRestart.collided(ids))
+
+    @staticmethod
+    def collided(ids: List[str]) -> List[str]:
+        """The ids a restarted actor is shown: each one's neighbour (elsewhere: the ids as given)."""
         if ids and _restarted_actor():
             n = SimAccManager.get_current_node_num_accelerators() or 1
             ids = [str((int(i) + 1) % n) if str(i).isdigit() else i for i in ids]
-        SimAccManager.set_current_process_visible_accelerator_ids(ids)
+        return ids
 
 
 class LosesDeviceAfterShutdown(SimAccManager):
@@ -237,7 +245,7 @@ TRANSPORT_VARIANTS = ("DieWhenSourceGone", "HangWhenSourceGone", "AbortPoisons",
 
 
 def __getattr__(name: str) -> Any:
-    if name in TRANSPORT_VARIANTS:
+    if name in TRANSPORT_VARIANTS + FOLDED_TRANSPORT_VARIANTS:
         _define_transport_variants()
         return globals()[name]
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
@@ -369,3 +377,50 @@ def _define_transport_variants() -> None:
         cls.__qualname__ = cls.__name__     # importable by reference (faulty:<Name>) in workers
         cls.__module__ = __name__
         globals()[cls.__name__] = cls
+    _define_folded_transport_variants()
+
+
+# ---- folded twins
+# Several defects in one class, for one teeth row each (tests/teeth.yaml): every defect acts in its
+# own method or situation, so each check of the row fails for its own defect's reason. The
+# single-defect classes above stay (tests import them); these only combine them.
+class LeakOnCrashLosesDevice(LeakOnCrash, LosesDeviceAfterShutdown):
+    """LeakOnCrash in workers given devices (set_current_process_visible_accelerator_ids: FR-001,
+    FR-002, FR-005) and LosesDeviceAfterShutdown in the driver after ray.shutdown()
+    (get_current_node_num_accelerators: FR-006). Neither class defines the other's method."""
+
+
+class CollidePeerDeath(SimAccManager):
+    """CollideAfterRestart (a restarted actor is shown its neighbour's device: FR-003, FR-004) and
+    PeerDeathCrashes (a device process exits when a node it saw dies: FR-007). Both act in
+    set_current_process_visible_accelerator_ids, so this calls one inside the other: the restart
+    shift first, then PeerDeathCrashes' set and its watch."""
+
+    @staticmethod
+    def set_current_process_visible_accelerator_ids(ids: List[str]) -> None:
+        PeerDeathCrashes.set_current_process_visible_accelerator_ids(CollideAfterRestart.collided(ids))
+
+
+class HangStaleHost(HangAfterRestart, StaleHostClaims):
+    """HangAfterRestart in restarted actors (set_current_process_visible_accelerator_ids: FR-003 as
+    a hang) and StaleHostClaims in the process that detects a named simulated host's devices
+    (get_current_node_num_accelerators: FR-011). Neither class defines the other's method."""
+
+
+FOLDED_TRANSPORT_VARIANTS = ("DieAbortConsume",)
+
+
+def _define_folded_transport_variants() -> None:
+    """The folded transport twins (on first use, like the single ones: they subclass SIMXFER)."""
+    g = globals()
+
+    class DieAbortConsume(g["DieWhenSourceGone"], g["AbortPoisons"], g["ConsumeOnRead"]):  # type: ignore[misc]
+        """DieWhenSourceGone (a receive from a dead source kills the receiver: FR-012, FR-013),
+        AbortPoisons (abort_transport refuses every later receive: FR-014) and ConsumeOnRead (a
+        read frees the source's copy: FR-015), chained through super() in that order
+        (recv_multiple_tensors: the dead-source exit, then the poison, then the read and its free).
+        Each acts only in its own situation: a dead source, an abort, a second read of an object."""
+
+    DieAbortConsume.__qualname__ = DieAbortConsume.__name__
+    DieAbortConsume.__module__ = __name__
+    g[DieAbortConsume.__name__] = DieAbortConsume

@@ -36,7 +36,7 @@ def extra_recovery_section(result: RunResult) -> None:
 def extra_hang_report(result: RunResult) -> None:
     fr3 = result.check("FR-003")
     assert "crash-and-kill-restartable-holder" in fr3["reason"] and "still running after" in fr3["reason"]
-    timeout = run_by_id("recovery/HangAfterRestart").data["FR-003"]["timeout_s"]
+    timeout = run_by_id("recovery/HangAfterRestart+StaleHostClaims").data["FR-003"]["timeout_s"]
     rec = next(s for s in result.report["sections"]["Recovery"]["data"]["scenarios"] if s["check"] == "FR-003")
     # the scenario starts after the check (and its hard timeout) began, so it has run a little less
     assert rec["outcome"] == "timeout" and timeout - 5 <= rec["elapsed_s"] < timeout + 30
