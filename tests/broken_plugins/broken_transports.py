@@ -604,6 +604,21 @@ class OneBadDevice(SlowLink):
                                                       target_buffers)
 
 
+# ---- folded twins (data/lifecycle)
+# Several defects in one run (one suite process, one cluster, one preflight) where each acts only
+# on what its own check moves or calls: a 0-d tensor, a view, a multi-tensor object, a concurrent
+# object, a driver fetch, garbage_collect, the has-transport answer, a receive on another node.
+# Each row's `catches` (tests/teeth.yaml) names every defect by the phrase its single-defect row
+# required, and the row runs only those checks. Mixins override disjoint methods or chain through
+# super(); a class that stages or reads without super() (VendorFolderNoUnlink, SharedStaging)
+# comes last, so the defects before it still act. The leaking ones (NoFree, GcRaises,
+# VendorFolderNoUnlink) keep phase 0, their partners with them.
+class NoFreeZeroDimNonBoolHas(NoFree, ZeroDimLost, NonBoolHas):
+    """TR-013 (garbage_collect frees nothing), TR-001 (a 0-d tensor arrives as zero: TR-013 moves
+    1-D buffers) and TR-014 (actor_has_tensor_transport answers "agent-0", truthy: every transfer
+    still goes)."""
+
+
 # --------------------------------------------------------------------------- a correct two-sided twin
 @dataclass
 class TransferComm(CommunicatorMetadata):
