@@ -619,6 +619,13 @@ class NoFreeZeroDimNonBoolHas(NoFree, ZeroDimLost, NonBoolHas):
     still goes)."""
 
 
+class GcRaisesWireFloat32FlatShapes(GcRaises, WireFloat32, FlatShapes):
+    """TR-012 (garbage_collect raises), TR-001 (float32 on the wire) and TR-005 (every tensor
+    arrives 1-D). WireFloat32's receive calls FlatShapes' (super): the bytes in logical order stay
+    those FlatShapes received (TR-001 judges bytes: WireFloat32's cast alone), the cast back keeps
+    each dtype (TR-005 judges dtype and shape: FlatShapes' shapes alone)."""
+
+
 # --------------------------------------------------------------------------- a correct two-sided twin
 @dataclass
 class TransferComm(CommunicatorMetadata):
