@@ -626,6 +626,13 @@ class GcRaisesWireFloat32FlatShapes(GcRaises, WireFloat32, FlatShapes):
     each dtype (TR-005 judges dtype and shape: FlatShapes' shapes alone)."""
 
 
+class IgnoreStridesReverseOrderVendorFolder(IgnoreStrides, ReverseOrder, VendorFolderNoUnlink):
+    """TR-002 (views ship their storage), TR-003 (a multi-tensor object arrives reversed) and
+    TR-013 (its folder under /dev/shm is never unlinked). VendorFolderNoUnlink stages and reads
+    without super(), so it comes last: IgnoreStrides' extract hands it the storage, ReverseOrder's
+    receive reverses what it read. TR-013 moves single contiguous buffers, which neither touches."""
+
+
 # --------------------------------------------------------------------------- a correct two-sided twin
 @dataclass
 class TransferComm(CommunicatorMetadata):
