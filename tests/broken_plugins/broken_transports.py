@@ -633,6 +633,14 @@ class IgnoreStridesReverseOrderVendorFolder(IgnoreStrides, ReverseOrder, VendorF
     receive reverses what it read. TR-013 moves single contiguous buffers, which neither touches."""
 
 
+class HelperPerObjectWireMetaSharedStaging(HelperPerObject, WireMeta, SharedStaging):
+    """TR-012 (a helper process per object, never ended), TR-011 (metadata describes the wire) and
+    TR-007 (one staging segment per process, overwritten by concurrent objects). SharedStaging
+    stages without super(), so it comes last: WireMeta wraps its metadata, HelperPerObject starts
+    its helper. Its staging segment is made by TR-012's first object, before that check's
+    first reading, so TR-012 does not count it."""
+
+
 # --------------------------------------------------------------------------- a correct two-sided twin
 @dataclass
 class TransferComm(CommunicatorMetadata):
