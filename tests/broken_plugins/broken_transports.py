@@ -641,6 +641,11 @@ class HelperPerObjectWireMetaSharedStaging(HelperPerObject, WireMeta, SharedStag
     first reading, so TR-012 does not count it."""
 
 
+class TmpDescriptorKeptOpenBrokenFetch(TmpDescriptorKeptOpen, BrokenFetch):
+    """TR-012 (a descriptor file per object kept open under /tmp) and TR-009 (the driver's fetch
+    hands back unfilled buffers): actor receives and the extract path are untouched by the fetch."""
+
+
 # --------------------------------------------------------------------------- a correct two-sided twin
 @dataclass
 class TransferComm(CommunicatorMetadata):
