@@ -646,6 +646,11 @@ class TmpDescriptorKeptOpenBrokenFetch(TmpDescriptorKeptOpen, BrokenFetch):
     hands back unfilled buffers): actor receives and the extract path are untouched by the fetch."""
 
 
+class NodeLocalFalseTwoSided(NodeLocal, FalseTwoSided):
+    """TR-006 (a receiver on another node cannot find the buffer) and TR-010 (declared two-sided,
+    its send raises; the one-sided read still delivers on one node, where TR-010 moves)."""
+
+
 # --------------------------------------------------------------------------- a correct two-sided twin
 @dataclass
 class TransferComm(CommunicatorMetadata):
