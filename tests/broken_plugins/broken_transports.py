@@ -651,6 +651,12 @@ class NodeLocalFalseTwoSided(NodeLocal, FalseTwoSided):
     its send raises; the one-sided read still delivers on one node, where TR-010 moves)."""
 
 
+class Truncate1MiBUnlinkOnRead(Truncate1MiB, UnlinkOnRead):
+    """TR-004 and PF-001 (a 1 MiB receive buffer) and TR-008 (the receiver removes the buffer after
+    reading it): TR-008 receives one small object several times; TR-004 and the sweep receive each
+    object once."""
+
+
 # --------------------------------------------------------------------------- a correct two-sided twin
 @dataclass
 class TransferComm(CommunicatorMetadata):
