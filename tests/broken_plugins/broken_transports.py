@@ -578,10 +578,13 @@ class SlowLink(SimXferTransport):
 
     def recv_multiple_tensors(self, obj_id: str, tensor_transport_metadata: Any, communicator_metadata: Any,
                               target_buffers: Optional[List[Any]] = None) -> List[torch.Tensor]:
-        nbytes = sum(int(torch.Size(s).numel()) * torch.empty((), dtype=d).element_size()
-                     for s, d in tensor_transport_metadata.tensor_meta)
-        time.sleep(nbytes / self.bytes_per_s)
+        time.sleep(_payload_bytes(tensor_transport_metadata) / self.bytes_per_s)
         return super().recv_multiple_tensors(obj_id, tensor_transport_metadata, communicator_metadata, target_buffers)
+
+
+def _payload_bytes(meta: Any) -> int:
+    """The bytes an object's tensors hold (what a link of so many bytes per second would carry)."""
+    return sum(int(torch.Size(s).numel()) * torch.empty((), dtype=d).element_size() for s, d in meta.tensor_meta)
 
 
 # --------------------------------------------------------------------------- PF-004
@@ -655,6 +658,21 @@ class Truncate1MiBUnlinkOnRead(Truncate1MiB, UnlinkOnRead):
     """TR-004 and PF-001 (a 1 MiB receive buffer) and TR-008 (the receiver removes the buffer after
     reading it): TR-008 receives one small object several times; TR-004 and the sweep receive each
     object once."""
+
+
+class SlowHostLinkOneBadDevice(OneBadDevice):
+    """PF-002, PF-003 (SlowLink) and PF-004 (OneBadDevice) in one run, each on the receivers its
+    check moves to: a receiver holding no device (the sweep's endpoints: PF-001..PF-003 move host
+    tensors between actors given no unit) waits on SlowLink's 100 MB/s link; PF-004's endpoints
+    each hold a unit, and only device 3's receives take OneBadDevice's 40 MB/s link."""
+
+    def recv_multiple_tensors(self, obj_id: str, tensor_transport_metadata: Any, communicator_metadata: Any,
+                              target_buffers: Optional[List[Any]] = None) -> List[torch.Tensor]:
+        if not os.environ.get("SIMACC_VISIBLE_DEVICES"):
+            time.sleep(_payload_bytes(tensor_transport_metadata) / SlowLink.bytes_per_s)
+            return SimXferTransport.recv_multiple_tensors(self, obj_id, tensor_transport_metadata,
+                                                          communicator_metadata, target_buffers)
+        return super().recv_multiple_tensors(obj_id, tensor_transport_metadata, communicator_metadata, target_buffers)
 
 
 # --------------------------------------------------------------------------- a correct two-sided twin
