@@ -644,20 +644,17 @@ class HelperPerObjectWireMetaSharedStaging(HelperPerObject, WireMeta, SharedStag
     first reading, so TR-012 does not count it."""
 
 
-class TmpDescriptorKeptOpenBrokenFetch(TmpDescriptorKeptOpen, BrokenFetch):
-    """TR-012 (a descriptor file per object kept open under /tmp) and TR-009 (the driver's fetch
-    hands back unfilled buffers): actor receives and the extract path are untouched by the fetch."""
+class NodeLocalFalseTwoSidedTmpDescriptor(TmpDescriptorKeptOpen, NodeLocal, FalseTwoSided):
+    """TR-006 (a receiver on another node cannot find the buffer), TR-010 (declared two-sided, its
+    send raises; the one-sided read still delivers on one node, where TR-010 moves) and TR-012 (a
+    descriptor file per staged object kept open under /tmp: named by its folder)."""
 
 
-class NodeLocalFalseTwoSided(NodeLocal, FalseTwoSided):
-    """TR-006 (a receiver on another node cannot find the buffer) and TR-010 (declared two-sided,
-    its send raises; the one-sided read still delivers on one node, where TR-010 moves)."""
-
-
-class Truncate1MiBUnlinkOnRead(Truncate1MiB, UnlinkOnRead):
-    """TR-004 and PF-001 (a 1 MiB receive buffer) and TR-008 (the receiver removes the buffer after
-    reading it): TR-008 receives one small object several times; TR-004 and the sweep receive each
-    object once."""
+class Truncate1MiBUnlinkOnReadBrokenFetch(Truncate1MiB, UnlinkOnRead, BrokenFetch):
+    """TR-004 and PF-001 (a 1 MiB receive buffer), TR-008 (the receiver removes the buffer after
+    reading it) and TR-009 (the driver's fetch hands back unfilled buffers): TR-004 and the sweep
+    receive each object once, TR-008's and TR-009's objects are small, and only TR-009's driver
+    ray.get fetches."""
 
 
 class SlowHostLinkOneBadDevice(OneBadDevice):
