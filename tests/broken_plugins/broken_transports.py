@@ -578,10 +578,13 @@ class SlowLink(SimXferTransport):
 
     def recv_multiple_tensors(self, obj_id: str, tensor_transport_metadata: Any, communicator_metadata: Any,
                               target_buffers: Optional[List[Any]] = None) -> List[torch.Tensor]:
-        nbytes = sum(int(torch.Size(s).numel()) * torch.empty((), dtype=d).element_size()
-                     for s, d in tensor_transport_metadata.tensor_meta)
-        time.sleep(nbytes / self.bytes_per_s)
+        time.sleep(_payload_bytes(tensor_transport_metadata) / self.bytes_per_s)
         return super().recv_multiple_tensors(obj_id, tensor_transport_metadata, communicator_metadata, target_buffers)
+
+
+def _payload_bytes(meta: Any) -> int:
+    """The bytes an object's tensors hold (what a link of so many bytes per second would carry)."""
+    return sum(int(torch.Size(s).numel()) * torch.empty((), dtype=d).element_size() for s, d in meta.tensor_meta)
 
 
 # --------------------------------------------------------------------------- PF-004
@@ -602,6 +605,71 @@ class OneBadDevice(SlowLink):
                                                  target_buffers)
         return SimXferTransport.recv_multiple_tensors(self, obj_id, tensor_transport_metadata, communicator_metadata,
                                                       target_buffers)
+
+
+# ---- folded twins (data/lifecycle)
+# Several defects in one run (one suite process, one cluster, one preflight) where each acts only
+# on what its own check moves or calls: a 0-d tensor, a view, a multi-tensor object, a concurrent
+# object, a driver fetch, garbage_collect, the has-transport answer, a receive on another node.
+# Each row's `catches` (tests/teeth.yaml) names every defect by the phrase its single-defect row
+# required, and the row runs only those checks. Mixins override disjoint methods or chain through
+# super(); a class that stages or reads without super() (VendorFolderNoUnlink, SharedStaging)
+# comes last, so the defects before it still act. The leaking ones (NoFree, GcRaises,
+# VendorFolderNoUnlink) keep phase 0, their partners with them.
+class NoFreeZeroDimNonBoolHas(NoFree, ZeroDimLost, NonBoolHas):
+    """TR-013 (garbage_collect frees nothing), TR-001 (a 0-d tensor arrives as zero: TR-013 moves
+    1-D buffers) and TR-014 (actor_has_tensor_transport answers "agent-0", truthy: every transfer
+    still goes)."""
+
+
+class GcRaisesWireFloat32FlatShapes(GcRaises, WireFloat32, FlatShapes):
+    """TR-012 (garbage_collect raises), TR-001 (float32 on the wire) and TR-005 (every tensor
+    arrives 1-D). WireFloat32's receive calls FlatShapes' (super): the bytes in logical order stay
+    those FlatShapes received (TR-001 judges bytes: WireFloat32's cast alone), the cast back keeps
+    each dtype (TR-005 judges dtype and shape: FlatShapes' shapes alone)."""
+
+
+class IgnoreStridesReverseOrderVendorFolder(IgnoreStrides, ReverseOrder, VendorFolderNoUnlink):
+    """TR-002 (views ship their storage), TR-003 (a multi-tensor object arrives reversed) and
+    TR-013 (its folder under /dev/shm is never unlinked). VendorFolderNoUnlink stages and reads
+    without super(), so it comes last: IgnoreStrides' extract hands it the storage, ReverseOrder's
+    receive reverses what it read. TR-013 moves single contiguous buffers, which neither touches."""
+
+
+class HelperPerObjectWireMetaSharedStaging(HelperPerObject, WireMeta, SharedStaging):
+    """TR-012 (a helper process per object, never ended), TR-011 (metadata describes the wire) and
+    TR-007 (one staging segment per process, overwritten by concurrent objects). SharedStaging
+    stages without super(), so it comes last: WireMeta wraps its metadata, HelperPerObject starts
+    its helper. Its staging segment is made by TR-012's first object, before that check's
+    first reading, so TR-012 does not count it."""
+
+
+class NodeLocalFalseTwoSidedTmpDescriptor(TmpDescriptorKeptOpen, NodeLocal, FalseTwoSided):
+    """TR-006 (a receiver on another node cannot find the buffer), TR-010 (declared two-sided, its
+    send raises; the one-sided read still delivers on one node, where TR-010 moves) and TR-012 (a
+    descriptor file per staged object kept open under /tmp: named by its folder)."""
+
+
+class Truncate1MiBUnlinkOnReadBrokenFetch(Truncate1MiB, UnlinkOnRead, BrokenFetch):
+    """TR-004 and PF-001 (a 1 MiB receive buffer), TR-008 (the receiver removes the buffer after
+    reading it) and TR-009 (the driver's fetch hands back unfilled buffers): TR-004 and the sweep
+    receive each object once, TR-008's and TR-009's objects are small, and only TR-009's driver
+    ray.get fetches."""
+
+
+class SlowHostLinkOneBadDevice(OneBadDevice):
+    """PF-002, PF-003 (SlowLink) and PF-004 (OneBadDevice) in one run, each on the receivers its
+    check moves to: a receiver holding no device (the sweep's endpoints: PF-001..PF-003 move host
+    tensors between actors given no unit) waits on SlowLink's 100 MB/s link; PF-004's endpoints
+    each hold a unit, and only device 3's receives take OneBadDevice's 40 MB/s link."""
+
+    def recv_multiple_tensors(self, obj_id: str, tensor_transport_metadata: Any, communicator_metadata: Any,
+                              target_buffers: Optional[List[Any]] = None) -> List[torch.Tensor]:
+        if not os.environ.get("SIMACC_VISIBLE_DEVICES"):
+            time.sleep(_payload_bytes(tensor_transport_metadata) / SlowLink.bytes_per_s)
+            return SimXferTransport.recv_multiple_tensors(self, obj_id, tensor_transport_metadata,
+                                                          communicator_metadata, target_buffers)
+        return super().recv_multiple_tensors(obj_id, tensor_transport_metadata, communicator_metadata, target_buffers)
 
 
 # --------------------------------------------------------------------------- a correct two-sided twin
