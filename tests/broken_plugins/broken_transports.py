@@ -16,7 +16,7 @@ from multiprocessing import shared_memory
 from typing import Any, List, Optional
 
 import torch
-from broken_workload import LeakManyTensors
+from broken_workload import DeadReaderBlocks, FixedStagingSlots, LeakManyTensors
 from ray.experimental.rdt import CommunicatorMetadata, TensorTransportMetadata
 from ray.experimental.rdt.tensor_transport_manager import FetchRequest
 
@@ -783,6 +783,16 @@ class FetchBufferManyTensorsEmptyObject(SharedFetchBuffer, EmptyObjectCrash, Lea
     arguments). MRO: the fetch and its wait are SharedFetchBuffer's (its receive into the bounce
     buffer goes through LeakManyTensors's receive); the extract is EmptyObjectCrash's; the receive
     LeakManyTensors's; each chains to SIMXFER's."""
+
+
+class StagingSlotsDeadReader(FixedStagingSlots, DeadReaderBlocks):
+    """FixedStagingSlots (WL-003: a source with all STAGING_SLOTS slots taken waits for one forever)
+    and DeadReaderBlocks (WL-004: a source waits for every reader's acknowledgement of its previous
+    object, also a dead reader's) at once. Each alone passes the other's check (WL-003's pipeline
+    has every reader alive; WL-004's trainer never holds more than a slot's worth of objects at
+    once): both seen in a run of each twin with the other's check beside it. MRO: the extract takes
+    a slot, then waits for the readers, then SIMXFER's; garbage_collect frees the segment, then the
+    slot; the receive acknowledges (DeadReaderBlocks's)."""
 
 
 class WrongDeviceTypeEither(SimXferTransport):
