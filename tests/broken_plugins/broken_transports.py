@@ -16,6 +16,7 @@ from multiprocessing import shared_memory
 from typing import Any, List, Optional
 
 import torch
+from broken_workload import DeadReaderBlocks, FixedStagingSlots, LeakManyTensors
 from ray.experimental.rdt import CommunicatorMetadata, TensorTransportMetadata
 from ray.experimental.rdt.tensor_transport_manager import FetchRequest
 
@@ -810,3 +811,70 @@ class DeviceTypeForAll(SimXferTransport):
 
         meta = super().extract_tensor_transport_metadata(obj_id, rdt_object)
         return dataclasses.replace(meta, tensor_device=DEVICE_TYPE) if meta.tensor_device is not None else meta
+
+
+# ---- folded twins (usage/device)
+# Several single-defect twins in one class, so one teeth row (one suite process, one cluster) shows
+# them all. Each set is chosen so that each defect is met only by its own check: the other
+# defects never fire there, or fire only after that check has already failed for its own reason.
+# The single-defect classes above stay: a composed class only inherits them (read the MRO: each
+# overridden method either chains through super() or is overridden by one parent only).
+# PooledAlias and EmptyObjectCrash stay out of the rows of TR-019, whose wave tightened to
+# all_bound_s 10 s for its twins is too close to what producing its 100 objects took on a loaded host
+# (9.5 s at load 8-10): TR-019 would fail (or go unjudged) for no defect of theirs, and its phrase
+# "did not finish" cannot tell. The TR-019 twins that share a row stall where nothing else does.
+class SendCreditsHangingRecv(LeakedSendCredits, HangingRecv):
+    """LeakedSendCredits (TR-019: a source wedges after LEAKED_CREDITS extracts) and HangingRecv
+    (TR-018: every receive hangs) at once. TR-019's wave produces every object before it submits
+    a receive, so its sources wedge before any receive is asked for; TR-018's chain extracts a
+    handful of objects and hangs in its first receive."""
+
+
+class ChannelCreditAlias(ReceiverReleasesChannel, CreditLeak, PooledAlias):
+    """ReceiverReleasesChannel (TR-015: a receiver that dies before its receive leaves its source's
+    channel reserved), CreditLeak (TR-016: the credit of a producer that raised is never returned)
+    and PooledAlias (TR-017: pooled source segments, zero-copy receives) at once. Only TR-015 kills
+    a receiver; only TR-016's producers raise; only TR-017 keeps a received tensor while its source
+    reuses the memory; all three move one object at a time, so neither the channel nor the credits
+    are ever contended. MRO: the channel's get_communicator_metadata and receive (which releases
+    the channel around PooledAlias's zero-copy receive); CreditLeak's owner credits and extract
+    (which returns the credit, then PooledAlias's pooled staging); PooledAlias's garbage_collect."""
+
+
+class FetchBufferManyTensorsEmptyObject(SharedFetchBuffer, EmptyObjectCrash, LeakManyTensors):
+    """SharedFetchBuffer (TR-020: the driver's pipelined fetches share one bounce buffer),
+    EmptyObjectCrash (TR-018: a tensorless return crashes the extract) and LeakManyTensors (WL-001: a
+    receive of an object of at least LEAK_MIN_TENSORS tensors keeps a staging buffer alive) at once.
+    Only TR-018 returns no tensor; TR-018's and TR-020's payloads are one tensor each, so nothing
+    leaks there; only a ray.get of several refs at once pipelines fetches (TR-020; TR-018's borrowers
+    only after its tensorless return failed; WL-001's receivers take their objects as task
+    arguments). MRO: the fetch and its wait are SharedFetchBuffer's (its receive into the bounce
+    buffer goes through LeakManyTensors's receive); the extract is EmptyObjectCrash's; the receive
+    LeakManyTensors's; each chains to SIMXFER's."""
+
+
+class StagingSlotsDeadReader(FixedStagingSlots, DeadReaderBlocks):
+    """FixedStagingSlots (WL-003: a source with all STAGING_SLOTS slots taken waits for one forever)
+    and DeadReaderBlocks (WL-004: a source waits for every reader's acknowledgement of its previous
+    object, also a dead reader's) at once. Each alone passes the other's check (WL-003's pipeline
+    has every reader alive; WL-004's trainer never holds more than a slot's worth of objects at
+    once): both seen in a run of each twin with the other's check beside it. MRO: the extract takes
+    a slot, then waits for the readers, then SIMXFER's; garbage_collect frees the segment, then the
+    slot; the receive acknowledges (DeadReaderBlocks's)."""
+
+
+class WrongDeviceTypeEither(SimXferTransport):
+    """WrongDeviceType and DeviceTypeForAll at once (TR-011, one phrase per declared device type):
+    device tensors described as host tensors (`tensor_device="cpu"`, WrongDeviceType) and host
+    tensors as device tensors (`tensor_device="simacc"`, DeviceTypeForAll). The two parents cannot
+    be chained (each would rewrite what the other wrote), so this class applies each one's rewrite
+    to its own kind of object: TR-011 moves tensors on each declared type in turn, and the reason
+    names each type's failure."""
+
+    def extract_tensor_transport_metadata(self, obj_id: str, rdt_object: List[torch.Tensor]) -> SimXferMetadata:
+        from conformance.simulated.device import DEVICE_TYPE
+
+        meta = super().extract_tensor_transport_metadata(obj_id, rdt_object)
+        if meta.tensor_device is None:
+            return meta
+        return dataclasses.replace(meta, tensor_device=DEVICE_TYPE if meta.tensor_device == "cpu" else "cpu")
