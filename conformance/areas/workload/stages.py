@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import time
 from typing import Any
 
 from conformance.areas.workload import pipeline
@@ -107,7 +108,21 @@ def one_wave(stages: list[Any], plan: PipelinePlan, wave: int, transport: str, c
         held.clear()
 
 
+FREES_SETTLE_S = 10.0   # knob: the longest a probe waits for the wave's frees to reach the stages
+
+
 def probe(eps: Endpoints, record: PipelineRecord, clock: Clock, bound_s: float) -> None:
+    """Every stage's memory once the wave's activations are freed: the driver dropped its refs,
+    and Ray frees their primary copies asynchronously, so a probe read at once on a loaded host saw
+    the stages hold a backlog of frees that grew wave by wave (a correct transport called a leak).
+    It waits, at most FREES_SETTLE_S, until no stage's RDT store holds an object; a store that keeps
+    them is probed as it is (what it holds is then the finding's)."""
+    settle_by = time.monotonic() + min(bound_s, FREES_SETTLE_S)
+    while time.monotonic() < settle_by:
+        held = clock.get([a.rdt_objects.remote() for a in eps.actors], "the stages' RDT stores", bound_s)
+        if not any(held):
+            break
+        time.sleep(0.1)   # knob: poll slice of the frees' settling
     snaps = clock.get([a.probe_memory.remote() for a in eps.actors], "the stages' memory probes", bound_s)
     for s, snap in enumerate(snaps):
         record.memory.setdefault(f"stage {s}", []).append(snap)
