@@ -112,22 +112,39 @@ def clock_ready(clock: Clock, bound_s: float) -> Callable[[Any, str], Any]:
     return ready
 
 
-def before_blaming(bound_s: float, factor_used: float, what: str, kind: str = "worker_start") -> None:
-    """Call before a check blames the plugin for a bound stretched by `factor_used` that ran out
-    while Ray's machinery was part of the wait (a wave of transfers on fresh workers): a fresh
-    worker-start sample; when it says the host is slower now than the bound assumed (the run got
-    loaded after it was measured), HostNotReady. Else it returns, and the check judges."""
+def _fresh_look(bound_s: float, factor_used: float, what: str, kind: str) -> tuple[float | None, float]:
+    """A fresh worker-start sample and the factor for `kind` it makes now. HostNotReady when the host
+    is past what any bound here stretches to: a bound already at the widest stretch cannot grow
+    with the host, and a fresh sample that is itself at least that slow says the host, not the
+    plugin, is past it (a CPU hog above the suite's priority: 100 of 100 transfers "never produced"
+    in 360 s, make test-load)."""
     with granted(RESAMPLE_S):
         fresh = measure_worker_start(RESAMPLE_S)
-    now = machinery_factor(kind)
-    if now > factor_used:
-        raise HostNotReady(host_reason(what, bound_s * factor_used, bound_s, factor_used, fresh)
-                           + f" (the fresh sample stretches the bound x{now:.1f} now)")
-    # A bound already at the widest stretch cannot grow with the host: a fresh sample that is itself
-    # at least that slow says the host, not the plugin, is past what any bound here allows (a CPU hog
-    # above the suite's priority: 100 of 100 transfers "never produced" in 360 s, make test-load).
     beyond = (RESAMPLE_S if fresh is None else fresh) / host_load.NOMINAL_S["worker_start"]
     if factor_used >= MAX_FACTOR and beyond >= MAX_FACTOR:
         raise HostNotReady(host_reason(what, bound_s * factor_used, bound_s, factor_used, fresh)
                            + f" (the fresh sample is x{beyond:.1f} a nominal worker start, past the "
                            f"x{MAX_FACTOR:g} any bound stretches to)")
+    return fresh, machinery_factor(kind)
+
+
+def more_time(bound_s: float, factor_used: float, waited_s: float, what: str, kind: str = "worker_start") -> float:
+    """Call when a wait that Ray's machinery is part of (a wave of transfers on fresh workers) ran
+    out of `bound_s` stretched by `factor_used`, after `waited_s`, and can go on: the seconds it may
+    still take when a fresh sample says the host is slower now than the bound assumed (the bound
+    stretched by the factor now, less what was waited); 0 when the bound fitted the host, and the
+    check judges the plugin. The caller waits it (inside `granted`, its scenario's clock told), so
+    a host that got loaded meanwhile costs time, never a verdict."""
+    _, now = _fresh_look(bound_s, factor_used, what, kind)
+    return max(0.0, bound_s * now - waited_s) if now > factor_used else 0.0
+
+
+def before_blaming(bound_s: float, factor_used: float, what: str, kind: str = "worker_start") -> None:
+    """Call before a check blames the plugin for a bound stretched by `factor_used` that ran out
+    while Ray's machinery was part of a wait that cannot go on (Ray's own fetch timeout ran out):
+    a fresh worker-start sample; when it says the host is slower now than the bound assumed (the
+    run got loaded after it was measured), HostNotReady. Else it returns, and the check judges."""
+    fresh, now = _fresh_look(bound_s, factor_used, what, kind)
+    if now > factor_used:
+        raise HostNotReady(host_reason(what, bound_s * factor_used, bound_s, factor_used, fresh)
+                           + f" (the fresh sample stretches the bound x{now:.1f} now)")

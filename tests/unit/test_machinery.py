@@ -221,3 +221,16 @@ def test_rays_own_fetch_timeout_seen_by_fr015_is_judged_against_a_fresh_sample(m
     taken = sampler(monkeypatch, host_load.NOMINAL_S["worker_start"] * 3)
     transfers.judge_fetch_ran_out("RuntimeError: the receiver's own error", "the receiver's task")
     assert taken == []                                         # any other text: the plugin's to answer, no sample
+
+
+def test_a_wait_that_can_go_on_is_given_what_a_host_loaded_since_adds(monkeypatch: pytest.MonkeyPatch) -> None:
+    nominal = host_load.NOMINAL_S["worker_start"]
+    sampler(monkeypatch, 0.5)                                  # as the bound assumed: judge now
+    assert machinery.more_time(25, 1.0, 26, "3 of 100 concurrent transfers") == 0
+    sampler(monkeypatch, nominal * 3)                          # loaded since: 25 s x3, less the 26 waited
+    assert machinery.more_time(25, 1.0, 26, "3 of 100 concurrent transfers") == pytest.approx(49)
+    cap = host_load.MAX_FACTOR                                 # at the widest stretch and still as slow
+    host_load.note_machinery("worker_start", nominal * cap * 2)
+    sampler(monkeypatch, nominal * cap)
+    with pytest.raises(HostNotReady, match="past the x6"):
+        machinery.more_time(25, cap, 150, "100 of 100 concurrent transfers")
