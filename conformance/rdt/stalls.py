@@ -13,7 +13,10 @@ in the transport does not hold) and classifies it:
                      transport holds it;
 * `received`       – the receive returned (or raised) and the task still did not finish;
 * `never_handed`   – the source produced it and Ray never called the receiver's transport for
-                     it: the transfer never reached the vendor's code.
+                     it: the transfer never reached the vendor's code;
+* `sent_to_silent` – the owner sent the receive to a receiver that does not answer: a receive
+                     (in the transport, or Ray deserializing the argument that calls it) holds
+                     the receiver, so the stall is the receiver's as surely as `in_transport`.
 
 The classes go into the failure's reason, so a reviewer (and the vendor) sees where the transfers
 stopped. An asyncio receiver whose event loop is stuck deserializing a task's argument does not
@@ -55,10 +58,16 @@ class StallEvidence:
     silent: tuple[int, ...] = field(default_factory=tuple)
     owner_waiting: int = 0     # the owner still waits for the source's metadata
     owner_sent: int = 0        # the owner has sent the receive to the receiver
+    sent_to_silent: int = 0    # sent by the owner to a receiver that did not answer
 
     def describe(self) -> str:
-        parts = [f"{n} {what}" for n, what in (
+        """One line; whatever the receivers hold is said first, under "held at the receivers:"
+        (whether or not they answered, the stall is theirs)."""
+        held = [f"{n} {what}" for n, what in (
             (self.in_transport, "still inside the transport's receive"),
+            (self.sent_to_silent, "sent to a receiver that did not answer (a receive holds it)")) if n]
+        parts = [f"held at the receivers: {', '.join(held)}"] if held else []
+        parts += [f"{n} {what}" for n, what in (
             (self.not_produced, "never produced (the source's extract_tensor_transport_metadata did not return)"),
             (self.received, "received by the transport, yet their tasks did not finish"),
             (self.never_handed, "produced but never handed to the receiver's transport by Ray")) if n]
@@ -73,7 +82,8 @@ class StallEvidence:
     def as_dict(self) -> dict[str, Any]:
         return {"pending": self.pending, "never_handed": self.never_handed, "in_transport": self.in_transport,
                 "received": self.received, "not_produced": self.not_produced, "silent_actors": list(self.silent),
-                "owner_waiting": self.owner_waiting, "owner_sent": self.owner_sent}
+                "owner_waiting": self.owner_waiting, "owner_sent": self.owner_sent,
+                "sent_to_silent": self.sent_to_silent}
 
 
 def classify(pending: list[Pending], views: dict[int, dict[str, Any] | None],
@@ -81,7 +91,7 @@ def classify(pending: list[Pending], views: dict[int, dict[str, Any] | None],
     """Classify each unfinished transfer from the actors' views (None: the actor did not answer)
     and the owner's ("waiting" / "sent" per object id; others and missing ones are not counted)."""
     owner = owner or {}
-    counts = {"never_handed": 0, "in_transport": 0, "received": 0, "not_produced": 0,
+    counts = {"never_handed": 0, "in_transport": 0, "received": 0, "not_produced": 0, "sent_to_silent": 0,
               "owner_waiting": sum(owner.get(p.obj_id) == "waiting" for p in pending),
               "owner_sent": sum(owner.get(p.obj_id) == "sent" for p in pending)}
     for p in pending:
@@ -94,6 +104,8 @@ def classify(pending: list[Pending], views: dict[int, dict[str, Any] | None],
             counts["not_produced"] += 1
         elif src is not None and dst is not None:
             counts["never_handed"] += 1
+        elif dst is None and owner.get(p.obj_id) == "sent":
+            counts["sent_to_silent"] += 1
     silent = tuple(sorted(i for i, v in views.items() if v is None))
     return StallEvidence(pending=len(pending), silent=silent, **counts)
 
