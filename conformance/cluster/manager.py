@@ -280,6 +280,28 @@ def head_without_api_server() -> Iterator[None]:
 
 
 @contextmanager
+def minimal_dashboard_agents() -> Iterator[None]:
+    """Start the nodes' dashboard agents as Ray starts them where its dashboard's optional
+    dependencies are missing (`--minimal`, Ray's minimal install).
+
+    A full agent loads the reporter, event and job modules: it samples the node's metrics every
+    few seconds and serves an HTTP port, about 0.7 s of CPU per node over half a minute (cgroup:
+    8.0 s against 7.3 s per node), for a run's dozens of nodes ~100 s of make test's CPU. The
+    suite reads none of it: no web UI or API server runs (`head_without_api_server`), and what a
+    check reads of the dashboard's GPU metrics it imports in a worker (the workload area's
+    library findings). Ray still starts the agent, so the raylet's start path is Ray's own."""
+    import ray._private.utils as ray_utils
+
+    probe = ray_utils.get_dashboard_dependency_error
+    ray_utils.get_dashboard_dependency_error = lambda: ImportError(
+        "ray-conformance: nodes start their dashboard agents --minimal")
+    try:
+        yield
+    finally:
+        ray_utils.get_dashboard_dependency_error = probe
+
+
+@contextmanager
 def users_ray_address_kept() -> Iterator[None]:
     """Leave Ray's "current cluster" file (/tmp/ray/ray_current_cluster) as the user had it.
 
@@ -346,7 +368,7 @@ def start_cluster(manifest: Manifest, shape: ClusterShape, ray_address: str | No
                 args["_system_config"] = syscfg
                 args.update(HEAD_WITHOUT_OBSERVERS)
             with patched_environ(node_env[i] if i < len(node_env) else {}), users_ray_address_kept(), \
-                    (head_without_api_server() if i == 0 else nullcontext()):
+                    minimal_dashboard_agents(), (head_without_api_server() if i == 0 else nullcontext()):
                 labels = shape_node_labels(shape, i, manager)
                 any_labels = any_labels or bool(labels)
                 if labels:

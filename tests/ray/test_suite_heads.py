@@ -1,5 +1,6 @@
 """The heads the suite starts (conformance.cluster.manager.start_cluster) run without the
-dashboard's API server (`head_without_api_server`) and still serve everything a run uses: nodes,
+dashboard's API server (`head_without_api_server`), every node's dashboard agent minimal
+(`minimal_dashboard_agents`), and still serve everything a run uses: nodes,
 tasks, the web UI address a driver reads ("" as with the dashboard off). Ray's own start path
 is back once the head is up. In a child process, as a certification's driver is."""
 from __future__ import annotations
@@ -16,6 +17,8 @@ import json, sys
 import ray
 from ray._private import ray_constants
 from ray._private.node import Node
+import ray._private.utils as ray_utils
+probe = ray_utils.get_dashboard_dependency_error
 from conformance.catalog.manifest import load_manifest
 from conformance.cluster.manager import ClusterShape, prepare_driver, start_cluster, stop_cluster
 original = Node.start_api_server
@@ -30,7 +33,9 @@ try:
     out = {"head_processes": sorted(head.all_processes), "webui_url": head.webui_url,
            "driver_webui_url": ray._private.worker.global_worker.node.webui_url,
            "alive_nodes": sum(1 for n in ray.nodes() if n["Alive"]), "task": ray.get(one.remote(), timeout=60),
-           "restored": Node.start_api_server is original,
+           "restored": Node.start_api_server is original and ray_utils.get_dashboard_dependency_error is probe,
+           "agents": [[a for a in map(str, p.process.args) if a.startswith("--dashboard_agent_command=")]
+                      for node in handle.node_handles for p in node.all_processes[ray_constants.PROCESS_TYPE_RAYLET]],
            "dashboard_type": ray_constants.PROCESS_TYPE_DASHBOARD}
 finally:
     stop_cluster(handle)
@@ -48,3 +53,4 @@ def test_a_suite_head_runs_without_the_api_server_and_serves_the_run() -> None:
     assert out["webui_url"] == "" and out["driver_webui_url"] == "", out
     assert out["alive_nodes"] == 2 and out["task"] == 1, out
     assert out["restored"], out
+    assert len(out["agents"]) == 2 and all(len(a) == 1 and "--minimal" in a[0] for a in out["agents"]), out["agents"]

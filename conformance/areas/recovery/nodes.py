@@ -25,7 +25,7 @@ from conformance.areas.recovery.bounds import FAST_HEALTH_CHECK
 from conformance.areas.recovery.devices import DeviceNode, available, kill_quietly, spawn_holders, total
 from conformance.catalog.vendor_calls import VendorHang, bounded_call
 from conformance.cluster.faults import NODE_KEY, NODE_NAME_ENV, POOL_KEY, ROLES, ClusterUtilsFaultDriver, NodeRef
-from conformance.cluster.manager import ClusterHandle, ClusterShape, detection_args, patched_environ, shape_node_labels
+from conformance.cluster.manager import ClusterHandle, ClusterShape, detection_args, minimal_dashboard_agents, patched_environ, shape_node_labels
 from conformance.run.check_context import CheckContext
 from conformance.run.machinery import clock_ready
 from conformance.run.state import stash_of
@@ -184,7 +184,7 @@ class NodeLab:
         role = node.labels.get(NODE_KEY, "")
         i = ROLES.index(role)
         c = self.manifest.cluster
-        with patched_environ(self.shape.env(i)):
+        with patched_environ(self.shape.env(i)), minimal_dashboard_agents():
             labels = shape_node_labels(self.shape, i, self.manager)
             added = self.handle.cluster.add_node(num_cpus=c["num_cpus_per_node"],
                                                  object_store_memory=c["object_store_memory_mb"] * 1024 * 1024,
