@@ -87,6 +87,7 @@ def aggregate(records: Iterable[TestRecord], checklist: Checklist, waivers: Iter
         for r in recs:
             metrics.update(r.metrics)
             load = heavier(load, r.host_load)
+        reason = with_types_not_run(reason, outcome, metrics)
         verdict = contradiction(c.id, outcome, metrics, c.params)
         if verdict is not None:  # what verify would refuse: the suite's own defect, never the plugin's
             outcome, reason = "error", (f"this suite's defect, not the plugin's: the check reached {outcome} but its "
@@ -108,6 +109,20 @@ def aggregate(records: Iterable[TestRecord], checklist: Checklist, waivers: Iter
                 entry["reason"] = f"waived ({w.issue}, expires {w.expires}): {w.reason}; was {outcome}: {reason}"
         entries.append(entry)
     return entries
+
+
+def with_types_not_run(reason: str | None, outcome: str, metrics: dict[str, Any]) -> str | None:
+    """A check run on each declared device type (conformance.rdt.each_device) that ran on some and
+    was not applicable on others keeps the outcome of those it ran on; its reason line says on
+    which types it did not run and why, so a pass is never read as covering every declared type."""
+    skipped = metrics.get("not_applicable_on")
+    if outcome not in ("pass", "fail") or not isinstance(skipped, dict) or not skipped:
+        return reason
+    ran = metrics.get("devices")
+    said = "; ".join(f"not applicable on {device}: {why}" for device, why in skipped.items())
+    if reason:
+        return f"{reason} ({said})"
+    return f"passed on {', '.join(map(str, ran))}; {said}" if isinstance(ran, list) and ran else said
 
 
 def summarize(entries: Iterable[dict[str, Any]]) -> dict[str, int]:

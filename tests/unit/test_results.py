@@ -80,3 +80,17 @@ def test_a_pass_its_own_evidence_contradicts_is_the_suites_error_never_a_pass():
     failed = {e["id"]: e for e in aggregate([TestRecord("t::cc8", "CC-008", "fail", reason="leftovers",
                                                         metrics=honest)], cl)}["CC-008"]
     assert failed["outcome"] == "fail" and failed["reason"] == "leftovers"
+
+
+def test_a_check_not_applicable_on_one_declared_type_says_so_in_its_reason():
+    """A pass on one declared device type is never read as covering the others."""
+    cl = load_suite_data().checklist
+    check = cl.active()[0].id
+    skipped = {"devices": ["acc"], "not_applicable_on": {"cpu": "the transport does not move cpu tensors"}}
+    entry = aggregate([TestRecord("t::a", check, "pass", metrics=dict(skipped))], cl)[0]
+    assert entry["outcome"] == "pass"
+    assert entry["reason"] == "passed on acc; not applicable on cpu: the transport does not move cpu tensors"
+    failed = aggregate([TestRecord("t::a", check, "fail", reason="on acc: wrong bytes", metrics=dict(skipped))], cl)[0]
+    assert failed["reason"] == "on acc: wrong bytes (not applicable on cpu: the transport does not move cpu tensors)"
+    plain = aggregate([TestRecord("t::a", check, "pass", metrics={"devices": ["acc"]})], cl)[0]
+    assert plain["reason"] is None
