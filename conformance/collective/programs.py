@@ -140,6 +140,18 @@ WRONG_RESULTS = {
 }
 
 
+def each_op_first(problems: list[str]) -> list[str]:
+    """`problems` (judge's, each starting with its step's op) with the first problem of every op
+    moved to the front, in order, and the rest after. A failure reason is one line cut at
+    REASON_LIMIT characters (conformance.run.outcomes), and one broken op fails every rank in
+    every dtype: in step order its problems fill the line and hide a second op's defect."""
+    firsts: dict[str, int] = {}
+    for i, p in enumerate(problems):
+        firsts.setdefault(p.split(" ", 1)[0].rstrip(":"), i)
+    first = set(firsts.values())
+    return [problems[i] for i in sorted(first)] + [p for i, p in enumerate(problems) if i not in first]
+
+
 def wrong_results(check_id: str, problems: list[str], limit: int = 6) -> str:
     """The reason a check gives for `problems`: its requirement first, then the first few."""
     return f"{WRONG_RESULTS[check_id]}: " + "; ".join(problems[:limit])

@@ -241,6 +241,43 @@ class ReducesOnHostCopy(SimCollGroup):
         super().allreduce([_torch(tensors[0]).to("cpu")], allreduce_options)
 
 
+class ScattersOnRayDeviceId(SimCollGroup):
+    """CC-004 on a device (each rank's result in place, on the member's current device):
+    reducescatter writes the right chunk into the caller's tensor, then rebinds the tensor onto
+    the device index Ray's accelerator id names (`get_accelerator_ids()`), as a backend that
+    stages results on "its" device by the id Ray gave the actor would. That id is the node's; the
+    process's index is not: Ray's visible-devices remap makes the member's one device index 0.
+
+    Only a device shows it, and only on a member given a device other than its node's first:
+    host tensors have no index, and id 0 is index 0 (on simcoll-device, rank 2 of CC-004's world
+    size 3: Ray ids 0, 0, 1). Staging on index 0 instead would show nowhere there (every member's
+    current device is index 0). On real hardware index 1 of a one-device process raises (invalid
+    device ordinal); simacc makes the tensor there, so the check's placement judge names it."""
+
+    def reducescatter(self, tensors: List[Any], tensor_lists: List[List[Any]],
+                      reducescatter_options: Any = None) -> None:
+        super().reducescatter(tensors, tensor_lists, reducescatter_options)
+        out = _torch(tensors[0])
+        if out.device.type != "cpu":
+            out.data = out.to(_ray_device(out.device.type))
+
+
+def _ray_device(device_type: str) -> Any:
+    """The device of `device_type` indexed by the first accelerator id Ray gave this actor."""
+    import ray
+    import torch
+
+    ids = [i for got in ray.get_runtime_context().get_accelerator_ids().values() for i in got]
+    return torch.device(device_type, int(ids[0])) if ids else torch.device(device_type)
+
+
+class ReducesOnHostCopyScattersOnRayDeviceId(ReducesOnHostCopy, ScattersOnRayDeviceId):
+    """ReducesOnHostCopy's allreduce (CC-004: "not written in place") and ScattersOnRayDeviceId's
+    reducescatter (CC-004: "not on the member's current") in one row: each defect lives in its own
+    op's steps, so CC-004 meets both, each on its own (its reason names each broken op first).
+    CC-005 interleaves allreduce, broadcast and send/recv only: it meets the first alone."""
+
+
 class ReducesInOwnOrder(SimCollGroup):
     """WL-002: every rank folds the allreduce's parts starting from its own (rank r sums
     r, r+1, ..., r-1), as a backend whose ranks each reduce the chunks in arrival order would.

@@ -173,6 +173,29 @@ def test_judge_names_a_device_tensor_left_off_the_members_visible_device() -> No
     assert len(problems) == 1 and "rank 1's tensor is on dev:0, not on the member's current dev:1" in problems[0]
 
 
+def test_a_reason_names_each_broken_op_before_the_line_is_cut() -> None:
+    """Two ops broken on a device (every rank's allreduce left as its input, one rank's
+    reducescatter on another device index): CC-004's reason line, cut as a report cuts it,
+    still names both, though the allreduce alone fails every rank in every reduce op first."""
+    from conformance.run.outcomes import first_line
+
+    ws = 3
+    steps = programs.op_matrix(ws, ["float32"], ["torch"], ["allreduce", "reducescatter"], 4, devices=["dev"])
+
+    def held(step: dict, rank: int) -> dict:
+        mine = (programs.values(step["seed"], rank, 4) if step["op"] == "allreduce" else [0] * 4)
+        got = mine if step["op"] == "allreduce" else programs.expected(step, rank, ws)
+        return {"values": got, "input": mine, "dtype": "float32", "type": "torch", "device": "dev",
+                "device_index": 1 if step["op"] == "reducescatter" and rank == 2 else 0, "current_index": 0}
+
+    found = programs.judge(steps, [[held(s, r) for s in steps] for r in range(ws)], ws)
+    assert len(found) == 4 * ws + 4 and found[0].startswith("allreduce")   # step order: allreduce first
+    reason = first_line(programs.wrong_results("CC-004", programs.each_op_first(found)[:6]))
+    assert "not written in place" in reason
+    assert "rank 2's tensor is on dev:1, not on the member's current dev:0" in reason
+    assert sorted(programs.each_op_first(found)) == sorted(found)   # reordered, nothing lost
+
+
 def test_members_hold_units_only_for_a_device_type_and_where_the_nodes_have_them(monkeypatch: pytest.MonkeyPatch) -> None:
     from conformance.collective import context
     from conformance.report.results import NOT_APPLICABLE_PREFIX
