@@ -144,6 +144,70 @@ def owner_view(obj_ids: list[str]) -> dict[str, str]:
         return {}
 
 
+# Where a thread of an actor stands in a task: Ray runs an actor's tasks on threads it starts
+# (the task's frames under `actor_method_executor`) and deserializes their arguments, an RDT
+# object's receive included, in serialization.py and experimental/rdt before that.
+_TASK_MARKS = ("actor_method_executor", "serialization.py", "/rdt/")
+_IDLE_FILES = ("threading.py", "selectors.py", "queue.py")
+
+
+def busy_threads_at(actor_self: Any, frames: int = 4) -> str:
+    """Runs in an actor (via __ray_call__, on a thread of its own): where each thread that holds a
+    task or its argument's fetch stands, innermost frames first, the waits of threading itself left
+    out ("idle" when none does)."""
+    import sys
+    import threading
+
+    said = []
+    for ident, frame in sys._current_frames().items():
+        if ident == threading.get_ident():
+            continue
+        stack: list[str] = []
+        f: Any = frame
+        while f is not None:
+            stack.append(f"{f.f_code.co_filename}|{f.f_lineno}|{f.f_code.co_name}")
+            f = f.f_back
+        if not any(mark in entry for entry in stack for mark in _TASK_MARKS):
+            continue
+        shown = [e for e in stack if not e.split("|")[0].endswith(_IDLE_FILES)][:frames]
+        said.append(" < ".join(f"{path.rsplit('/', 1)[-1]}:{line} {name}"
+                               for path, line, name in (e.split("|") for e in shown)))
+    return " | ".join(said) or "idle"
+
+
+def where_they_stand(actors: list[Any], labels: list[str]) -> str:
+    """For a failure that a wait on these actors ran out: where each one's busy threads are now,
+    asked on Ray's `_ray_system_error` concurrency group (one bounded wait, VIEW_TIMEOUT_S), so
+    the reason says which actor holds the work and in what (the transport's receive, Ray's
+    fetch of the argument, the vendor's allocator) instead of only that it did not end."""
+    import ray
+
+    from conformance.timing.timeouts import CheckTimeout
+
+    asked: dict[str, Any] = {}
+    for label, actor in zip(labels, actors):
+        try:
+            asked[label] = actor.__ray_call__.options(concurrency_group="_ray_system_error").remote(busy_threads_at)
+        except CheckTimeout:
+            raise
+        except Exception:  # noqa: BLE001 - an actor without that group, or gone: it does not answer
+            pass
+    ready, _ = ray.wait(list(asked.values()), num_returns=len(asked), timeout=VIEW_TIMEOUT_S) if asked else ([], [])
+    done = {r.hex() for r in ready}
+    said = []
+    for label in labels:
+        where = "did not answer"
+        if label in asked and asked[label].hex() in done:
+            try:
+                where = ray.get(asked[label], timeout=VIEW_TIMEOUT_S)
+            except CheckTimeout:
+                raise
+            except Exception:  # noqa: BLE001 - it died meanwhile
+                pass
+        said.append(f"{label}: {where}")
+    return "where they stand: " + "; ".join(said)
+
+
 def unproduced_by(deadline: float, obj_ids: list[str]) -> list[str]:
     """The objects whose tensor-transport metadata the owner (this driver) still lacks at the
     monotonic `deadline`: their producers did not finish (Ray's RDT manager in this process

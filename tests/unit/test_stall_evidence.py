@@ -91,3 +91,27 @@ def test_a_receive_sent_to_a_receiver_that_does_not_answer_is_held_at_the_receiv
     # a silent source whose object the owner still waits for is not the receiver's
     ev = classify([Pending("a", SRC, DST)], {SRC: None, DST: None}, {"a": "waiting"})
     assert ev.sent_to_silent == 0 and "held at the receivers" not in ev.describe()
+
+
+def test_an_actors_busy_threads_are_told_innermost_first() -> None:
+    # what where_they_stand asks each actor of a stalled round, from a thread of its own (as Ray's
+    # _ray_system_error group asks), while a task thread waits inside a receive
+    told: list[str] = []
+    started, release = threading.Event(), threading.Event()
+
+    def recv_multiple_tensors() -> None:   # a name the marks below do not hold
+        started.set()
+        release.wait(10)
+
+    def actor_method_executor() -> None:   # Ray's frame under every actor task
+        recv_multiple_tensors()
+
+    task = threading.Thread(target=actor_method_executor)
+    task.start()
+    assert started.wait(10)
+    told.append(stalls.busy_threads_at(None))
+    release.set()
+    task.join(10)
+    assert told[0].startswith("test_stall_evidence.py:") and "recv_multiple_tensors <" in told[0], told
+    assert "threading.py" not in told[0] and told[0].count(" < ") == 1, told   # the thread's own bootstrap is threading's
+    assert stalls.busy_threads_at(None) == "idle"

@@ -116,7 +116,7 @@ def run_lost_worker(eps: Endpoints, plan: SyncPlan, transport: str, clock: Clock
         except ScenarioFailed as exc:
             if k < kill_round:
                 raise
-            raise ScenarioFailed(f"{exc}: {BLOCKED}") from None
+            raise ScenarioFailed(f"{BLOCKED}: {exc}") from None   # the requirement first: a stall's evidence follows it
         previous = expect
     return record
 

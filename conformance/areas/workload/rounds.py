@@ -10,9 +10,10 @@ from conformance.areas.workload.actors import WorkloadActor
 from conformance.areas.workload.sync import SyncPlan, SyncRecord, memory_problems, round_problems, timed
 from conformance.rdt.device import is_host
 from conformance.rdt.pool import Endpoints, alive_nodes, start_endpoints
+from conformance.rdt.stalls import where_they_stand
 from conformance.rdt.transfer import first_line
 from conformance.run.fixtures import not_applicable
-from conformance.timing.clock import Clock
+from conformance.timing.clock import Clock, ScenarioFailed
 
 
 def placement(resource: str, device: str, receivers: int) -> list[str]:
@@ -103,6 +104,8 @@ def one_round(trainer: Any, workers: list[Any], labels: list[str], k: int, expec
         ref = trainer.publish.options(tensor_transport=transport).remote()
         try:
             return clock.get([w.take.remote(ref, k) for w in workers], f"round {k}: receivers through {via}", bound_s)
+        except ScenarioFailed as exc:   # a stalled round says which actor holds it, and in what
+            raise ScenarioFailed(f"{exc}; {where_they_stand([trainer, *workers], ['the trainer', *labels])}") from None
         finally:
             del ref
     outs, seconds = timed(publish_and_take)
