@@ -24,8 +24,10 @@ answer even on that group (Ray 2.60 hands it no task meanwhile): it is named as 
 itself evidence. The owner (this driver) is asked too, without any actor: Ray's RDT
 manager in this process knows, per object, whether it still waits for the source's metadata
 (`owner_waiting`: the producer did not finish) or has sent the receive to the receiver
-(`owner_sent`). Pure except `transport_view` (runs inside an actor), `owner_view` (reads Ray's
-private RDT state; unknown on another Ray) and `gather` (asks the actors).
+(`owner_sent`). Other waits on actors that ran out (a workload round) ask `where_they_stand`:
+the threads of each actor that hold a task or its argument's fetch, innermost frames first.
+Pure except `transport_view` and `busy_threads_at` (run inside an actor), `owner_view` (reads
+Ray's private RDT state; unknown on another Ray), `gather` and `where_they_stand` (ask the actors).
 """
 from __future__ import annotations
 
