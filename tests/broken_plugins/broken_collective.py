@@ -69,14 +69,18 @@ class RootZeroSharedSeqCachedSlow(SimCollGroup):
       (CC-005: "TimeoutError");
     * one group object per name, cached at class level and never evicted by destroy_group, so
       a group re-created under the same name keeps the old rank (CC-008: "reports rank");
-    * every collective also pays for its bytes at 2 MB/s, as a backend staging each op through a
-      slow control channel would (CC-010: "object store"). The row times small sizes only.
+    * every collective also pays CPU for its bytes at 4 MB/s, as a backend that encodes each op
+      for a control channel in Python would (CC-010: "object store"). The row times small sizes
+      only. CPU, not a sleep: CC-010's bar is the object store in the same run, which slows with
+      a loaded host (FixedDelayKeepsRendezvous says what a sleep did there).
     """
 
-    SLOW_BYTES_PER_S = 2e6
+    SLOW_BYTES_PER_S = 4e6
 
     def _exchange(self, data: bytes, what: str, options: Any) -> List[bytes]:
-        time.sleep(len(data) / self.SLOW_BYTES_PER_S)
+        done = time.process_time() + len(data) / self.SLOW_BYTES_PER_S
+        while time.process_time() < done:   # busy: the CPU a per-byte step in Python costs
+            pass
         return super()._exchange(data, what, options)
 
     _cache: dict = {}
