@@ -177,36 +177,44 @@ def busy_threads_at(actor_self: Any, frames: int = 4) -> str:
     return " | ".join(said) or "idle"
 
 
-def where_they_stand(actors: list[Any], labels: list[str]) -> str:
-    """For a failure that a wait on these actors ran out: where each one's busy threads are now,
-    asked on Ray's `_ray_system_error` concurrency group (one bounded wait, VIEW_TIMEOUT_S), so
-    the reason says which actor holds the work and in what (the transport's receive, Ray's
-    fetch of the argument, the vendor's allocator) instead of only that it did not end."""
+def ask_each(actors: dict[Any, Any], fn: Any, *args: Any) -> dict[Any, Any]:
+    """`fn(actor_self, *args)` in each actor, asked on Ray's `_ray_system_error` concurrency group
+    (a task blocked on the actor's own threads does not hold it), all at once and waited for once
+    (VIEW_TIMEOUT_S): {key: answer} for the actors that answered; one without that group, gone,
+    or silent is left out."""
     import ray
 
     from conformance.timing.timeouts import CheckTimeout
 
-    asked: dict[str, Any] = {}
-    for label, actor in zip(labels, actors):
+    asked: dict[Any, Any] = {}
+    for key, actor in actors.items():
         try:
-            asked[label] = actor.__ray_call__.options(concurrency_group="_ray_system_error").remote(busy_threads_at)
+            asked[key] = actor.__ray_call__.options(concurrency_group="_ray_system_error").remote(fn, *args)
         except CheckTimeout:
             raise
         except Exception:  # noqa: BLE001 - an actor without that group, or gone: it does not answer
             pass
     ready, _ = ray.wait(list(asked.values()), num_returns=len(asked), timeout=VIEW_TIMEOUT_S) if asked else ([], [])
     done = {r.hex() for r in ready}
-    said = []
-    for label in labels:
-        where = "did not answer"
-        if label in asked and asked[label].hex() in done:
+    answers: dict[Any, Any] = {}
+    for key, ref in asked.items():
+        if ref.hex() in done:
             try:
-                where = ray.get(asked[label], timeout=VIEW_TIMEOUT_S)
+                answers[key] = ray.get(ref, timeout=VIEW_TIMEOUT_S)
             except CheckTimeout:
                 raise
-            except Exception:  # noqa: BLE001 - it died meanwhile
+            except Exception:  # noqa: BLE001 - it died meanwhile: it does not answer
                 pass
-        said.append(f"{label}: {where}")
+    return answers
+
+
+def where_they_stand(actors: list[Any], labels: list[str]) -> str:
+    """For a failure that a wait on these actors ran out: where each one's busy threads are now,
+    asked on Ray's `_ray_system_error` concurrency group (one bounded wait, VIEW_TIMEOUT_S), so
+    the reason says which actor holds the work and in what (the transport's receive, Ray's
+    fetch of the argument, the vendor's allocator) instead of only that it did not end."""
+    answers = ask_each(dict(zip(labels, actors)), busy_threads_at)
+    said = [f"{label}: {answers.get(label) or 'did not answer'}" for label in labels]
     return "where they stand: " + "; ".join(said)
 
 
@@ -229,30 +237,8 @@ def unproduced_by(deadline: float, obj_ids: list[str]) -> list[str]:
 def gather(actors: list[Any], transport: str, pending: list[Pending]) -> StallEvidence:
     """Ask every actor involved in an unfinished transfer for its view (all at once, one bounded
     wait), then classify."""
-    import ray
-
-    from conformance.timing.timeouts import CheckTimeout
-
     involved = sorted({i for p in pending for i in (p.src, p.dst)})
     objs = sorted({p.obj_id for p in pending})
-    asked: dict[int, Any] = {}
-    for i in involved:
-        try:
-            asked[i] = actors[i].__ray_call__.options(concurrency_group="_ray_system_error").remote(
-                transport_view, transport, objs)
-        except CheckTimeout:
-            raise
-        except Exception:  # noqa: BLE001 - an actor without that group, or gone: it does not answer
-            pass
-    ready, _ = ray.wait(list(asked.values()), num_returns=len(asked), timeout=VIEW_TIMEOUT_S) if asked else ([], [])
-    done = {r.hex() for r in ready}
-    views: dict[int, dict[str, Any] | None] = {i: None for i in involved}
-    for i, ref in asked.items():
-        if ref.hex() in done:
-            try:
-                views[i] = ray.get(ref, timeout=VIEW_TIMEOUT_S)
-            except CheckTimeout:
-                raise
-            except Exception:  # noqa: BLE001 - it died meanwhile: it does not answer
-                pass
+    answers = ask_each({i: actors[i] for i in involved}, transport_view, transport, objs)
+    views: dict[int, dict[str, Any] | None] = {i: answers.get(i) for i in involved}
     return classify(pending, views, owner_view(objs))
