@@ -163,3 +163,16 @@ def test_a_record_that_lists_more_than_it_counts_is_refused() -> None:
     w = {"owner": "ray", "what": "x", "bound_s": 1.0, "granted_s": 1.0, "took_s": 0.5, "verdict": "met"}
     assert "fewer than" in wait_problems({"each": [w, w], "count": 1}, {}, passed=True)[0]
     assert "not a record" in wait_problems([w], {}, passed=True)[0]
+
+
+def test_verify_refuses_a_pass_whose_recorded_plugin_wait_ran_past_the_releases_bound() -> None:
+    """The evidence line reads the same rule (conformance.signing.evidence.entry_problems)."""
+    from conformance.signing.evidence import entry_problems
+
+    c = Check(id="FR-003", title="t", area="recovery", level="MUST", requirement="r", rationale="r",
+              since="0.1.0", params={"actor_ready_s": 60})
+    w = {"owner": "plugin", "what": "the holder to come back", "bound_s": 600.0, "granted_s": 600.0,
+         "took_s": 300.0, "verdict": "met", "param": "actor_ready_s"}
+    entry = {"id": "FR-003", "outcome": "pass", "metrics": {"waits": record(w)}}
+    problems = entry_problems(entry, c, {})
+    assert any("claims pass but records wait 'the holder to come back' records bound_s 600" in p for p in problems)
