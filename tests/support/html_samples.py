@@ -86,7 +86,7 @@ def write_submissions(root: Path) -> tuple[Path, Path, Path]:
     (subs / "c unsigned <x>" / "logs" / "first" / "worker.err").write_text("ModuleNotFoundError\n")
     (subs / "c unsigned <x>" / "report.html").write_text("<script>alert('submitted page')</script>")
     for name in ("a-honest", "b-inflated"):
-        sign_report_dir(subs / name, pair.private_path)
+        sign_report_dir(subs / name, pair.private_path, releases_file=releases)
     (subs / "d-broken").mkdir()
     (subs / "d-broken" / "report.json").write_text("{not json")
     keyring = root / "keyring.yaml"
