@@ -192,6 +192,9 @@ def _review(args: argparse.Namespace) -> int:
     if args.decision_key:
         if not args.decisions:
             raise UserError("review: --decision-key needs --decisions DIR (where the decisions go)", field="--decisions")
+        if not args.keyring:
+            raise UserError("review: --decision-key needs --keyring FILE (the SIG decides only on what it verified)",
+                            field="--keyring")
         sign = review.DecisionSigning(Path(args.decision_key), keys.passphrase_from_env(args.passphrase_env),
                                       Path(args.decisions))
     rows = review.review_folder(Path(args.dir), _trusted(args), releases_file=args.releases,

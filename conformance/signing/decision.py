@@ -209,14 +209,15 @@ def _problem(st: Any, signer: TrustedKey) -> str | None:
         return f"verifier.id is not the signing SIG key ({signer.keyid})"
     release_data = ext.get("releaseData")
     policy = as_map(pred.get("policy"))
-    if not isinstance(release_data, dict) or policy.get("uri") != att.suite_uri(str(ext.get("suiteVersion"))) or \
+    if not isinstance(release_data, dict) or not all(isinstance(v, str) for v in release_data.values()) or \
+            policy.get("uri") != att.suite_uri(str(ext.get("suiteVersion"))) or \
             policy.get("digest") != {"sha256": policy_digest(release_data)}:
         return "the policy is not the release and data digests the decision names"
     if pred.get("inputAttestations") != [{"uri": att.ENVELOPE_NAME, "digest": {"sha256": ext.get("statementSha256")}}]:
         return "inputAttestations is not the report's signed statement"
-    capabilities = ext.get("capabilities")
+    capabilities, tier = ext.get("capabilities"), ext.get("tier")
     if not isinstance(capabilities, list) or not all(isinstance(c, str) for c in capabilities) or \
-            pred.get("verifiedLevels") != levels(ext.get("tier"), capabilities):
+            not isinstance(tier, (str, type(None))) or pred.get("verifiedLevels") != levels(tier, capabilities):
         return "verifiedLevels are not the decision's tier and capabilities"
     if pred.get("verificationResult") not in ("PASSED", "FAILED"):
         return "verificationResult is neither PASSED nor FAILED"

@@ -241,10 +241,14 @@ def _decide(row: Row, folder: Path, v: Any, releases_file: Path, sign: DecisionS
         return
     sign.folder.mkdir(parents=True, exist_ok=True)
     failed = list(dict.fromkeys(v.failed()))
-    statement = decision.decide(folder, v.envelope, v.report, ok=not failed, failed=failed,
-                                recomputed_tier=v.recomputed_tier, releases_file=releases_file,
-                                key_path=sign.key, passphrase=sign.passphrase, now=trust.utc_now())
-    decision.write(target, statement, sign.key, sign.passphrase)
+    try:
+        statement = decision.decide(folder, v.envelope, v.report, ok=not failed, failed=failed,
+                                    recomputed_tier=v.recomputed_tier, releases_file=releases_file,
+                                    key_path=sign.key, passphrase=sign.passphrase, now=trust.utc_now())
+        decision.write(target, statement, sign.key, sign.passphrase)
+    except UserError as exc:  # the row stands as verify judged it; only the decision is missing
+        row.notes.append(f"no decision: {exc}")
+        return
     row.decision = target.name
 
 

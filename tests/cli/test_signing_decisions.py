@@ -189,3 +189,22 @@ def test_review_shows_validity_the_current_tier_and_the_demotion_and_signs_decis
     rc, out = _run(capsys, *args, "--at", "2027-03-15")
     line = next(x for x in out.splitlines() if x.startswith("b-x1-april"))
     assert "expiring (until 2027-03-31)" in line and "beta (this report); demoted from stable on 2026-04-01" in line
+
+
+def test_hostile_decisions_and_options_are_one_line_each(world, decided, capsys) -> None:
+    capsys.readouterr()
+    sig_key = keys.load_private_key(world["sig"].private_path)
+    pub = str(world["sig"].public_path)
+    for name, edit in (("int-tier", lambda st: st["predicate"]["rayAcceleratorConformance"].update(tier=5)),
+                       ("float-data", lambda st: st["predicate"]["rayAcceleratorConformance"]["releaseData"]
+                        .update({"x": "1"})),
+                       ("not-a-vsa", lambda st: st.update(predicateType="https://example.com/x"))):
+        signed = _edited(decided, world["dir"] / f"{name}.json", edit, resign=sig_key)
+        rc, out = _run(capsys, "verify-decision", str(signed), "--key", pub)
+        assert rc == 1 and out.count("\n") == 1 and "not a decision this suite writes" in out, (name, out)
+    (world["dir"] / "junk.json").write_text("{not json")
+    rc, out = _run(capsys, "verify-decision", str(world["dir"] / "junk.json"), "--key", pub)
+    assert rc == 2 and out.count("\n") == 1 and "not a JSON DSSE envelope" in out
+    rc, out = _run(capsys, "review", str(world["dir"]), "--decision-key", str(world["sig"].private_path),
+                   "--decisions", str(world["dir"] / "d"))
+    assert rc == 2 and "--keyring" in out and out.count("\n") == 1
