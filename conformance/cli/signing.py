@@ -102,6 +102,9 @@ def _verify(args: argparse.Namespace) -> int:
     path = Path(args.path)
     if path.is_file() and path.name not in (attestation.ENVELOPE_NAME, attestation.BUNDLE_NAME) \
             and decision.is_decision(path):
+        if args.keyring:  # a vendor key of the keyring must never pass for the SIG's
+            raise UserError("verify: a decision is checked with the SIG's public key alone: pass --key SIG_PUB, "
+                            "not --keyring", field="--key")
         return _check_decision(path, trusted, args)
     revocations = _revocations(args)
     envelope = verify.locate_envelope(path)
@@ -147,7 +150,7 @@ def _today(args: argparse.Namespace) -> date:
 def _check_decision(path: Path, sig_keys: list[keyring.TrustedKey], args: argparse.Namespace) -> int:
     policy = validity.load_policy(getattr(args, "releases", None))
     checked = decision.check(path, sig_keys, today=_today(args),
-                             expiring_within_days=policy.expiring_within_days if policy else 30,
+                             expiring_within_days=policy.expiring_within_days if policy else 0,
                              revocations=_revocations(args, sig_keys))
     if not checked.ok:
         print(f"REFUSED: {terminal(path)}: {checked.refusal}")

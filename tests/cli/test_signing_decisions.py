@@ -23,7 +23,7 @@ from conformance.catalog import data
 from conformance.cli.signing import main
 from conformance.signing import decision, dsse, keys, validity
 from conformance.signing.canonical import canonical_json
-from signing_support import stable_only_check, write_product_history
+from signing_support import stable_only_check, write_product_history, write_releases
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "reports" / "example"
 
@@ -208,3 +208,27 @@ def test_hostile_decisions_and_options_are_one_line_each(world, decided, capsys)
     rc, out = _run(capsys, "review", str(world["dir"]), "--decision-key", str(world["sig"].private_path),
                    "--decisions", str(world["dir"] / "d"))
     assert rc == 2 and "--keyring" in out and out.count("\n") == 1
+
+
+def test_a_decision_is_never_checked_with_a_vendor_keyring(world, decided, tmp_path, capsys) -> None:
+    ring = tmp_path / "ring.yaml"
+    ring.write_text(f"keys:\n  - name: sig\n    public_key: {world['sig'].public_path}\n    vendors: [ExampleCorp]\n")
+    rc, out = _run(capsys, "verify", str(decided), "--keyring", str(ring))
+    assert rc == 2 and "--key SIG_PUB" in out and out.count("\n") == 1
+
+
+def test_a_new_release_takes_its_period_from_the_certificates_block(tmp_path) -> None:
+    import yaml
+
+    from conformance.catalog import releases
+    from conformance.errors import UserError
+
+    path = write_releases(tmp_path / "releases.yaml")
+    doc = yaml.safe_load(path.read_text())
+    policy = validity.load_policy()
+    assert policy is not None and doc["certificates"]["valid_months"] == policy.valid_months
+    assert all(entry["valid_months"] == policy.valid_months for entry in doc["releases"].values())
+    doc["certificates"]["valid_months"] = 0
+    path.write_text(yaml.safe_dump(doc))
+    with pytest.raises(UserError, match="certificates.valid_months"):
+        releases.load_releases(path)
