@@ -255,7 +255,8 @@ def register(subparsers: Any) -> None:
 
     p = subparsers.add_parser("verify", help="verify a signed report",
                               description="Check signature, subject digests, schema, release digests, the "
-                                          "recomputed tier, completeness and waivers. Exit 0 only if all pass.")
+                                          "recomputed tier, completeness and waivers. Exit 0 only if all pass. "
+                                          "Given a SIG decision file and --key SIG_PUB, checks it as verify-decision does.")
     p.add_argument("path", metavar="DIR_OR_ENVELOPE")
     who = p.add_mutually_exclusive_group(required=True)
     who.add_argument("--key", metavar="PUB", help="trusted PEM public key")
