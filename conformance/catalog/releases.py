@@ -30,7 +30,7 @@ import sys
 from dataclasses import dataclass
 from datetime import date, datetime, timezone
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 import yaml
 
@@ -80,6 +80,9 @@ class Release:
     ray_versions: tuple[str, ...]
     published: str | None = None  # YYYY-MM-DD; no run of this release can have started before it
     capabilities_sha256: str | None = None  # None: a release written before profiles were release data
+    # months a certificate made with this release holds after its run finished (None: the file's
+    # `certificates.valid_months`; signing/validity.py)
+    valid_months: int | None = None
 
     def published_date(self) -> date | None:
         return date.fromisoformat(self.published) if self.published else None
@@ -182,8 +185,26 @@ def load_releases(path: Path | None = None) -> dict[str, Release]:
     return {version: Release(version=version, **{f: entry[f] for f in DIGEST_FIELDS},
                              **{f: entry[f] for f in OPTIONAL_DIGEST_FIELDS if f in entry},
                              schemas_sha256=tuple(sorted(entry["schemas_sha256"].items())),
-                             ray_versions=tuple(entry["ray_versions"]), published=entry.get("published"))
+                             ray_versions=tuple(entry["ray_versions"]), published=entry.get("published"),
+                             valid_months=entry.get("valid_months"))
             for version, entry in doc["releases"].items()}
+
+
+def load_certificates(path: Path | None = None) -> dict[str, Any] | None:
+    """The releases file's `certificates` block (how long a certificate holds: the SIG's policy,
+    not a release entry), schema-validated with the file; None when the file sets none."""
+    path = Path(path or default_path())
+    load_releases(path)  # validates the whole file, the block included
+    doc = data.read_yaml_or_json(path, what="releases")
+    block = doc.get("certificates")
+    return dict(block) if isinstance(block, dict) else None
+
+
+def _certificates_yaml(block: dict[str, Any] | None) -> str:
+    """The `certificates` block as the top of a new releases file writes it ('' for none)."""
+    if not block:
+        return ""
+    return yaml.safe_dump({"certificates": block}, sort_keys=False, default_flow_style=False)
 
 
 # The one line a data edit that no release holds yet gets (the release test's skip, `--check`'s error).
@@ -237,7 +258,7 @@ def _archive(path: Path, release: Release) -> list[Path]:
 
 
 def _entry_yaml(version: str, entry: dict[str, object]) -> str:
-    keys = (*DIGEST_FIELDS, *OPTIONAL_DIGEST_FIELDS, "schemas_sha256", "ray_versions", "published")
+    keys = (*DIGEST_FIELDS, *OPTIONAL_DIGEST_FIELDS, "schemas_sha256", "ray_versions", "valid_months", "published")
     body = yaml.safe_dump({version: {k: entry[k] for k in keys if k in entry}}, sort_keys=False,
                           default_flow_style=False)
     return "".join(f"  {line}\n" for line in body.splitlines())
@@ -265,8 +286,13 @@ def write_release(path: Path | None = None, *, version: str | None = None,
         raise UserError(f"releases: {path}: release {version} is published with other digests; "
                         f"a published release is never rewritten (choose a new version)")
     entry["ray_versions"] = window  # the Ray range this package admits: a new window is a new release
+    # the file's certificate policy (a new file: the installed releases file's) sets the release's period
+    certificates = load_certificates(path) if path.exists() else _installed_certificates(path)
+    if certificates:
+        entry["valid_months"] = certificates["valid_months"]
     entry["published"] = published or datetime.now(timezone.utc).date().isoformat()
-    text = path.read_text() if path.exists() else HEADER + "schema_version: 1\nreleases:\n"
+    text = path.read_text() if path.exists() else \
+        HEADER + "schema_version: 1\n" + _certificates_yaml(certificates) + "releases:\n"
     if not text.endswith("\n"):
         text += "\n"
     new_text = text + _entry_yaml(version, entry)
@@ -276,6 +302,17 @@ def write_release(path: Path | None = None, *, version: str | None = None,
     tmp.replace(path)
     _archive(path, new)
     return True, version
+
+
+def _installed_certificates(path: Path) -> dict[str, Any] | None:
+    """The installed releases file's certificate policy, for a new releases file elsewhere."""
+    installed = default_path()
+    if Path(path).resolve() == installed.resolve() or not installed.is_file():
+        return None
+    try:
+        return load_certificates(installed)
+    except UserError:
+        return None
 
 
 def missing_files(path: Path | None = None) -> list[str]:

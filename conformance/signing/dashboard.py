@@ -1,8 +1,14 @@
 """The SIG dashboard: `ray-conformance review DIR --format html`.
 
-One row per submission (vendor, product, verification, claimed and recomputed tier, the
-capabilities its results certify, Ray version,
-date, failing and waived checks), each linking that submission's report page. The pages are
+The SIG's register first: one row per product (signing/register.py) with its current tier (the
+latest verified report's; "demoted from stable on DATE" with the checks that changed), its
+certificate's validity (valid / expiring / expired, signing/validity.py), and its history (each
+report, its tier, the SIG's decision, validity, revocation), filterable by vendor, tier,
+capability and Ray version. The page runs no script (its Content-Security-Policy forbids any):
+the filters are radio buttons and CSS `:has()` rules over class names made of indices, never of
+outside strings. Then one row per submission (vendor, product, verification, claimed and
+recomputed tier, the capabilities its results certify, Ray version, date, failing and waived
+checks, validity, decision), each linking that submission's report page. The pages are
 rendered here, by this suite, from each submission's report.json — the file the signature covers
 — and never taken from a report.html inside the submission, which nothing signs and which a
 submitter could have written by hand.
@@ -15,7 +21,6 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Sequence
 from urllib.parse import quote
@@ -24,6 +29,7 @@ from conformance.errors import UserError
 from conformance.report.build import _atomic_write
 from conformance.report.html import model
 from conformance.report.html.page import GENERATOR, environment, render_report_page
+from conformance.signing import register
 from conformance.signing.review import DEFAULT_TIMEOUT_S, Row, SubmissionTimeout, time_limit
 
 _GENERATOR_TAG = re.compile(r'<meta name="generator" content="' + re.escape(GENERATOR) + r'">')
@@ -71,9 +77,55 @@ def _write_ours(path: Path, text: str) -> None:
     _atomic_write(path, text)
 
 
-def render_dashboard_html(entries: Sequence[dict[str, Any]], title: str) -> str:
+MAX_HISTORY = 50  # reports listed per product on the index (the rest counted)
+FACETS = ("vendor", "tier", "capability", "ray")
+
+
+def products(rows: Sequence[Row], pages: dict[str, str | None]) -> list[dict[str, Any]]:
+    """One entry per product: its current report's standing and its history, newest first."""
+    out = []
+    for g in register.group(rows):
+        hist = list(reversed(register.history(g)))
+        current = next((r for r in g if r.current), None)
+        entry: dict[str, Any] = {
+            "vendor": g[0].vendor, "product": g[0].product, "tier": current.product_tier if current else None,
+            "current": current.submission if current else None, "demoted": current.demoted if current else None,
+            "validity": current.validity if current else "?", "valid_until": current.valid_until if current else None,
+            "capabilities": list(current.capabilities or []) if current else [],
+            "ray_versions": sorted({r.ray_version for r in g}),
+            "history": [{"submission": r.submission, "date": r.date, "tier": r.recomputed_tier,
+                         "state": verification_state(r.signature), "signature": r.signature, "decision": r.decision,
+                         "validity": r.validity, "valid_until": r.valid_until, "revoked": r.revoked,
+                         "current": r.current, "ray": r.ray_version, "page": pages.get(r.submission)}
+                        for r in hist[:MAX_HISTORY]],
+            "more": max(0, len(hist) - MAX_HISTORY)}
+        out.append(entry)
+    return out
+
+
+def _facets(entries: list[dict[str, Any]]) -> dict[str, list[str]]:
+    """The values each filter offers, and on each entry the class names of the values it has
+    (`fv-<facet>-<index>`: indices, so no outside string reaches the page's CSS)."""
+    values: dict[str, list[str]] = {f: [] for f in FACETS}
+    for e in entries:
+        has = {"vendor": [str(e["vendor"])], "tier": [str(e["tier"] or "none")],
+               "capability": [str(c) for c in e["capabilities"]], "ray": [str(v) for v in e["ray_versions"]]}
+        classes = []
+        for facet, vals in has.items():
+            for v in vals:
+                if v not in values[facet]:
+                    values[facet].append(v)
+                classes.append(f"fv-{facet}-{values[facet].index(v)}")
+        e["classes"] = " ".join(classes)
+    return values
+
+
+def render_dashboard_html(entries: Sequence[dict[str, Any]], title: str,
+                          register_entries: Sequence[dict[str, Any]] = ()) -> str:
     """The index page from prepared entries (see `write_site`); every string sanitised first."""
     clean = model.clean_tree([dict(e) for e in entries])
+    listed = model.clean_tree([dict(e) for e in register_entries])
+    facets = _facets(listed)
     for e in clean:
         notes = list(e.get("notes") or [])
         e["notes"] = notes[:MAX_NOTES] + ([f"... {len(notes) - MAX_NOTES} more note(s) (review --format json lists "
@@ -85,9 +137,13 @@ def render_dashboard_html(entries: Sequence[dict[str, Any]], title: str) -> str:
     counts = {"submissions": len(clean), "verified": sum(e["state"] == "good" for e in clean),
               "mismatch": sum(e["mismatch"] for e in clean),
               "duplicates": sum(bool(e.get("duplicate_of")) for e in clean),
-              "lookalikes": sum(bool(e.get("looks_like")) for e in clean)}
+              "lookalikes": sum(bool(e.get("looks_like")) for e in clean),
+              "products": len(listed), "expired": sum(e["validity"] == "expired" for e in listed),
+              "expiring": sum(e["validity"] == "expiring" for e in listed),
+              "demoted": sum(bool(e.get("demoted")) for e in listed),
+              "revoked": sum(bool(e.get("revoked")) for e in clean)}
     return environment().get_template("dashboard.html.j2").render(
-        entries=clean, title=model.clean_tree(title), counts=counts)
+        entries=clean, title=model.clean_tree(title), counts=counts, products=listed, facets=facets)
 
 
 MAX_NOTES = 50  # notes shown per submission on the index (the rest counted)
@@ -114,10 +170,11 @@ def write_site(folder: Path, rows: Sequence[Row], out: Path, *, timeout_s: float
         raise UserError(f"review: {out} is not a folder", field="--out")
     taken: set[str] = set()
     entries = []
+    pages: dict[str, str | None] = {}
     for row in rows:
         sub = Path(folder) / row.submission
         report = _read_report(sub)
-        entry = asdict(row)
+        entry = row.public()
         entry["ray_version"] = str(model.as_dict(model.as_dict(report).get("environment")).get("ray", "?"))
         entry["page"] = None
         if report is not None:
@@ -128,7 +185,9 @@ def write_site(folder: Path, rows: Sequence[Row], out: Path, *, timeout_s: float
             if page is not None:
                 _write_ours(page_dir / "report.html", page)
                 entry["page"] = f"submissions/{page_dir.name}/report.html"
+        pages[row.submission] = entry["page"]
         entries.append(entry)
     index = out / "index.html"
-    _write_ours(index, render_dashboard_html(entries, f"Conformance submissions: {Path(folder).resolve().name}"))
+    _write_ours(index, render_dashboard_html(entries, f"Conformance submissions: {Path(folder).resolve().name}",
+                                             products(rows, pages)))
     return index
