@@ -200,27 +200,32 @@ def _local_methods(index: Index, info: ClassInfo) -> dict[str, Method]:
     return out
 
 
+def _missing_subject(target: Index, dotted: str) -> str:
+    found = target.first_missing(dotted)
+    return found[0] if found else dotted
+
+
 def _where(mod: Module, line: int) -> str:
     return f"{mod.path}:{line}"
 
 
 # ------------------------------------------------------------------------------------------ checks
 def check_uses(answer: Answer, target: Index, baseline: Index, side: Scanned) -> None:
-    """Every Ray import, attribute path and direct call of one side, against the target."""
+    """Every Ray import, attribute path and direct call of one side, against the target. A path
+    the target lacks is one finding per missing prefix, naming its first use and how many more."""
+    missing: dict[str, tuple[Use, Missing, int, bool]] = {}
     for use in side.uses:
         got = target.resolve(use.target)
         if isinstance(got, Missing) and got.instance and use.kind != "call":
             continue
         if isinstance(got, Missing):
-            before = baseline.resolve(use.target)
-            history = f"Ray {answer.baseline_version} has it" if isinstance(before, Symbol) else \
-                f"Ray {answer.baseline_version} has no such symbol either"
-            how = {"import": "imports", "attribute": "uses", "call": "calls"}[use.kind]
+            prefix, why = target.first_missing(use.target) or (use.target, got)
+            first = missing.get(prefix)
             optional = use.optional or use.type_only
-            answer.add(Finding("missing-symbol", use.target,
-                               f"the {side.who} {how} {use.target}: Ray {answer.target_version}: {got.reason} ({history})"
-                               + ("; the use is guarded (optional or a type hint)" if optional else ""),
-                               use.where, side.who), note=optional)
+            if first is None:
+                missing[prefix] = (use, why, 0, optional)
+            else:
+                missing[prefix] = (first[0], first[1], first[2] + 1, first[3] and optional)
             continue
         if isinstance(got, Unknown):
             continue
@@ -232,6 +237,16 @@ def check_uses(answer: Answer, target: Index, baseline: Index, side: Scanned) ->
             for problem in call_problems(sig, use.call):
                 answer.add(Finding("call", use.target, f"the {side.who}'s call {problem} in Ray {answer.target_version}",
                                    use.where, side.who), note=use.optional)
+    for prefix, (use, why, more, optional) in missing.items():
+        before = baseline.resolve(prefix)
+        history = f"Ray {answer.baseline_version} has it" if isinstance(before, Symbol) else \
+            f"Ray {answer.baseline_version} has no such symbol either" if isinstance(before, Missing) else ""
+        how = {"import": "imports", "attribute": "uses", "call": "calls"}[use.kind]
+        answer.add(Finding("missing-symbol", prefix,
+                           f"{why.reason} in Ray {answer.target_version}" + (f" ({history})" if history else "")
+                           + f"; the {side.who} {how} {use.target}" + (f" and {more} more use(s)" if more else "")
+                           + ("; every use is guarded (optional or a type hint)" if optional else ""),
+                           use.where, side.who), note=optional)
 
 
 def _callable_signature(index: Index, sym: Symbol) -> Signature | None:
@@ -252,7 +267,7 @@ def check_plugin_classes(answer: Answer, target: Index, baseline: Index, plugin:
             info, before = target.class_info(sym), baseline.class_info(sym)
             ray_methods, ray_classes, open_ = _ray_methods(target, info)
             old_methods, old_classes, _ = _ray_methods(baseline, before)
-            if not ray_classes and not old_classes:
+            if not ray_classes:   # its Ray base is missing in the target: the import's finding says so
                 continue
             base_name = _short(ray_classes[0].symbol.dotted) if ray_classes else "its Ray base"
             own = _local_methods(target, info)
@@ -274,7 +289,7 @@ def check_plugin_classes(answer: Answer, target: Index, baseline: Index, plugin:
                         if new_in_target else ""
                     answer.add(Finding("removed-method", f"{base_name}.{mname}",
                                        f"{node.name}.{mname} overrides {base_name}.{mname} (Ray {answer.baseline_version}), "
-                                       f"which Ray {answer.target_version}'s {base_name} no longer has: renamed or removed, "
+                                       f"which Ray {answer.target_version}'s {base_name} does not have: renamed or removed, "
                                        f"Ray will never call it{hint}", where))
             for mname, base in sorted(ray_methods.items()):
                 if base.abstract and mname not in own:
@@ -347,7 +362,7 @@ def check_manifest_classes(answer: Answer, target: Index, refs: dict[str, str]) 
         want = target.resolve(contract.symbol)
         if not isinstance(want, Symbol):
             if isinstance(want, Missing):
-                answer.add(Finding("missing-symbol", contract.symbol,
+                answer.add(Finding("missing-symbol", _missing_subject(target, contract.symbol),
                                    f"Ray {answer.target_version}: {want.reason}; the suite needs it for {contract.field}: "
                                    f"{contract.why}", "", "suite"))
             continue
@@ -368,7 +383,7 @@ def check_ray_classes(answer: Answer, target: Index, baseline: Index, suite_text
     for dotted in interfaces.RAY_CLASSES:
         got = target.resolve(dotted)
         if isinstance(got, Missing):
-            answer.add(Finding("missing-symbol", dotted, f"Ray {answer.target_version}: {got.reason}", "", "suite"))
+            answer.add(Finding("missing-symbol", _missing_subject(target, dotted), f"Ray {answer.target_version}: {got.reason}", "", "suite"))
             continue
         before = baseline.resolve(dotted)
         if not (isinstance(got, Symbol) and got.kind == "class" and isinstance(before, Symbol) and before.kind == "class"):
@@ -381,7 +396,7 @@ def check_ray_classes(answer: Answer, target: Index, baseline: Index, suite_text
                 continue
             used = re.search(rf"\b{re.escape(mname)}\b", suite_text) is not None
             answer.add(Finding("removed-method", f"{_short(dotted)}.{mname}",
-                               f"Ray {answer.target_version}'s {_short(dotted)} no longer has {mname}"
+                               f"Ray {answer.target_version}'s {_short(dotted)} does not have {mname} (Ray {answer.baseline_version}'s has)"
                                + ("; the suite names it" if used else "; neither the suite nor this plugin uses it"),
                                "", "suite"), note=not used)
 
@@ -391,7 +406,7 @@ def check_contracts(answer: Answer, target: Index) -> None:
     for c in interfaces.CALLS:
         got = target.resolve(c.symbol)
         if isinstance(got, Missing):
-            answer.add(Finding("missing-symbol", c.symbol, f"Ray {answer.target_version}: {got.reason} ({c.why})",
+            answer.add(Finding("missing-symbol", _missing_subject(target, c.symbol), f"Ray {answer.target_version}: {got.reason} ({c.why})",
                                "", "suite"), note=c.optional)
             continue
         sig = _callable_signature(target, got) if isinstance(got, Symbol) else None
@@ -413,7 +428,7 @@ def check_contracts(answer: Answer, target: Index) -> None:
         if o.name in keys:
             answer.hold("options")
         else:
-            answer.add(Finding("option", o.name, f"Ray {answer.target_version}'s .options() no longer accepts "
+            answer.add(Finding("option", o.name, f"Ray {answer.target_version}'s .options() does not accept "
                                                  f"{o.name} ({o.why})", "", "suite"))
 
 

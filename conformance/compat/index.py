@@ -286,8 +286,6 @@ class Index:
         for cut in range(len(parts), 0, -1):
             head = ".".join(parts[:cut])
             mod = self.module(head)
-            if isinstance(mod, Unknown) and cut == len(parts):
-                return mod
             if isinstance(mod, Module):
                 sym: Resolved = Symbol("module", head)
                 for part in parts[cut:]:
@@ -295,14 +293,30 @@ class Index:
                         return sym
                     sym = self.member(sym, part)
                 return sym
-            if isinstance(mod, Unknown):
-                return mod
-        return Missing(f"no module {parts[0]}")
+            if isinstance(mod, Unknown) and (head == "ray" or head.startswith("ray.")):
+                return mod    # compiled: nothing under it can be told
+        if parts[0] == "ray":
+            return Missing(f"no module {parts[0]}")
+        return Unknown(f"{dotted} is neither Ray's nor found in the plugin's folders")
+
+    def first_missing(self, dotted: str) -> tuple[str, Missing] | None:
+        """The shortest prefix of a dotted path the source says does not exist, or None: the
+        one break behind every longer path (ray.experimental.rdt, not each name under it)."""
+        parts = dotted.split(".")
+        for cut in range(2, len(parts) + 1):
+            got = self.resolve(".".join(parts[:cut]))
+            if isinstance(got, Missing):
+                return ".".join(parts[:cut]), got
+            if isinstance(got, Unknown):
+                return None
+        return None
 
     def member(self, sym: Symbol, name: str) -> Resolved:
         if sym.kind == "module":
             return self.lookup(sym.module, name)
         if sym.kind == "class":
+            if name.startswith("__") and name.endswith("__"):
+                return Unknown(f"{name} belongs to Python's object model, not to the source")
             info = self.class_info(sym)
             for cls in self.mro(info):
                 if not isinstance(cls, ClassInfo):
@@ -357,6 +371,8 @@ class Index:
         if self.has_module(f"{module_name}.{name}"):
             return Symbol("module", f"{module_name}.{name}")
         for star in stars:
+            if not self._exported(star, name):
+                continue
             got = self.lookup(star, name, seen)
             if isinstance(got, (Symbol, Unknown)):
                 return got
@@ -364,6 +380,16 @@ class Index:
                for s in top_statements(mod.tree.body)):
             return Unknown(f"{module_name} resolves names at run time (module __getattr__)")
         return found if found is not None else Missing(f"{module_name} has no {name}")
+
+    def _exported(self, module_name: str, name: str) -> bool:
+        """Whether `from module import *` binds `name`: its literal __all__, else public names."""
+        mod = self.module(module_name)
+        if isinstance(mod, Module):
+            for stmt in top_statements(mod.tree.body):
+                if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__" for t in stmt.targets) \
+                        and isinstance(stmt.value, (ast.List, ast.Tuple)):
+                    return any(isinstance(e, ast.Constant) and e.value == name for e in stmt.value.elts)
+        return not name.startswith("_")
 
     def _binding(self, mod: Module, stmt: ast.stmt, name: str, seen: frozenset[tuple[str, str]],
                  stars: list[str]) -> Resolved | None:

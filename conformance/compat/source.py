@@ -122,13 +122,12 @@ def pip_reason(stderr: str, stdout: str = "") -> str:
     return (errors[-1] if errors else lines[-1] if lines else "pip failed without a message")[:400]
 
 
-def download(spec: str, into: Path, *, timeout_s: float, index_url: str | None = None) -> RaySource:
-    """`pip download` one Ray wheel (no dependencies) into `into`: a version or a wheel URL."""
+def download(spec: str, into: Path, *, timeout_s: float) -> RaySource:
+    """`pip download` one Ray wheel (no dependencies) into `into`: a version or a wheel URL.
+    pip reads its own configuration (PIP_INDEX_URL, PIP_EXTRA_INDEX_URL, pip.conf) as always."""
     requirement = spec if spec.startswith(("http://", "https://")) else f"ray=={spec}"
     cmd = [sys.executable, "-m", "pip", "download", requirement, "--no-deps", "--only-binary=:all:",
            "--disable-pip-version-check", "--quiet", "-d", str(into)]
-    if index_url:
-        cmd += ["--index-url", index_url]
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s,
                               env={**os.environ, "PIP_NO_INPUT": "1"})
@@ -144,13 +143,13 @@ def download(spec: str, into: Path, *, timeout_s: float, index_url: str | None =
     return source
 
 
-def obtain(spec: str, into: Path, *, timeout_s: float, index_url: str | None = None) -> RaySource:
+def obtain(spec: str, into: Path, *, timeout_s: float) -> RaySource:
     """`--ray` as given: a path that exists, else a version or a wheel URL for pip."""
     path = Path(spec).expanduser()
     if path.exists():
         return from_path(path.resolve())
     if VERSION.match(spec) or (spec.startswith(("http://", "https://")) and spec.endswith(".whl")):
-        return download(spec, into, timeout_s=timeout_s, index_url=index_url)
+        return download(spec, into, timeout_s=timeout_s)
     raise UserError(f"--ray: {spec!r} is not a file or folder here, nor a Ray version (2.61.0, 2.61.0rc1) "
                     "or a wheel URL; expected one of those")
 

@@ -138,8 +138,6 @@ class _Scanner:
             target = self._target(node.func)
             if target is not None:
                 self.uses.append(Use("call", target, self.path, node.lineno, optional, type_only, shape_of(node)))
-                if isinstance(node.func, ast.Attribute):
-                    self._attribute(node.func, optional, type_only)
                 for child in [*node.args, *node.keywords]:
                     self.visit(child, optional, type_only)
                 return
