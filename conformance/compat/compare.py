@@ -56,15 +56,21 @@ def compare(target: RaySource, baseline: RaySource, manifest: Manifest) -> Answe
                  target_version=target.version, target_where=target.where, baseline_version=baseline.version)
 
 
+def _shown(where: str) -> str:
+    """A file:line under the current folder, relative to it (what a terminal user clicks)."""
+    here = str(Path.cwd()) + "/"
+    return where[len(here):] if where.startswith(here) else where
+
+
 def render_text(answer: Answer, manifest: Manifest, *, notes: bool) -> str:
     product = manifest.data.get("product", "")
     lines = [f"ray-compat: {product} against Ray {answer.target_version} ({answer.target_where}); "
              f"baseline Ray {answer.baseline_version} (installed)"]
     for f in answer.breaks:
-        lines.append(f"INCOMPATIBLE {f.who} {f.kind} {f.subject}: {f.detail}" + (f"  [{f.where}]" if f.where else ""))
+        lines.append(f"INCOMPATIBLE {f.who} {f.kind} {f.subject}: {f.detail}" + (f"  [{_shown(f.where)}]" if f.where else ""))
     if notes:
         for f in answer.notes:
-            lines.append(f"note {f.who} {f.kind} {f.subject}: {f.detail}" + (f"  [{f.where}]" if f.where else ""))
+            lines.append(f"note {f.who} {f.kind} {f.subject}: {f.detail}" + (f"  [{_shown(f.where)}]" if f.where else ""))
     held = ", ".join(f"{n} {k}" for k, n in sorted(answer.held.items()))
     if answer.compatible:
         lines.append(f"compatible: every interface the plugin and the suite use holds in Ray {answer.target_version} "

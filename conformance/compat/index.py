@@ -327,11 +327,11 @@ class Index:
                     return Symbol("value", cls.symbol.module, f"{cls.symbol.name}.{name}")
             return Missing(f"{sym.dotted} has no attribute {name}")
         if sym.kind == "value":
-            cls = self._instance_of(sym)
-            if cls is not None:
-                got = self.member(cls, name)
+            klass = self._instance_of(sym)
+            if klass is not None:
+                got = self.member(klass, name)
                 if isinstance(got, Missing):
-                    return Missing(f"{sym.dotted} (a {cls.name}) has no method or attribute {name}", instance=True)
+                    return Missing(f"{sym.dotted} (a {klass.name}) has no method or attribute {name}", instance=True)
                 return got
         return Unknown(f"attribute of a {sym.kind}")
 

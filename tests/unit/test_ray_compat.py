@@ -8,9 +8,19 @@ from pathlib import Path
 
 import pytest
 
-from conformance.compat.check import (Answer, Scanned, call_problems, check_local_constructions, check_manifest_classes,
-                                      check_plugin_classes, check_uses, manifest_refs, option_keys,
-                                      override_problems, plugin_modules)
+from conformance.compat.check import (
+    Answer,
+    Scanned,
+    call_problems,
+    check_local_constructions,
+    check_manifest_classes,
+    check_plugin_classes,
+    check_uses,
+    manifest_refs,
+    option_keys,
+    override_problems,
+    plugin_modules,
+)
 from conformance.compat.index import Index, Method, Missing, Signature, Symbol, Unknown
 from conformance.compat.source import DirTree, from_path, obtain, pip_reason, version_of
 from conformance.compat.uses import CallShape, scan
