@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from conformance.compat import interfaces
+from conformance.errors import UserError
 from conformance.compat.index import ClassInfo, Index, Method, Missing, Module, Signature, Symbol, Unknown, signature_of
 from conformance.compat.uses import CallShape, Use, scan, shape_of
 
@@ -84,8 +85,18 @@ def _package_of(module: str) -> str:
 
 def plugin_modules(refs: dict[str, str], index: Index) -> Scanned:
     """The modules the manifest names and, transitively, the modules of their own packages they
-    import (a vendor's helpers), each read once."""
+    import (a vendor's helpers), each read once. A module or attribute the manifest names that
+    the source does not hold is the user's input error: nothing of it could be checked."""
     found = Scanned("plugin")
+    for field_path, ref in refs.items():
+        module, _, attr = ref.partition(":")
+        mod = index.module(module)
+        if not isinstance(mod, Module):
+            raise UserError(f"manifest: {field_path}: module {module!r} has no Python source on plugin.python_path "
+                            f"or this Python's path ({mod.reason}); ray-compat reads the plugin's source: install "
+                            "the plugin here or list its folder in plugin.python_path")
+        if isinstance(index.resolve(f"{module}.{attr}"), Missing):
+            raise UserError(f"manifest: {field_path}: module {module!r} has no attribute {attr!r}")
     queue = [ref.partition(":")[0] for ref in refs.values()]
     packages = {_package_of(m) for m in queue}
     while queue:
@@ -277,10 +288,10 @@ def check_plugin_classes(answer: Answer, target: Index, baseline: Index, plugin:
                 if mname in ray_methods:
                     base = ray_methods[mname]
                     problems = override_problems(base, over)
-                    for problem in problems:
+                    if problems:
                         answer.add(Finding("signature", f"{_short(base.owner.replace(':', '.'))}.{mname}",
-                                           f"{node.name}.{mname} overrides it: {problem} (Ray {answer.target_version})",
-                                           where))
+                                           f"{node.name}.{mname} overrides it: {'; '.join(problems)} "
+                                           f"(Ray {answer.target_version})", where))
                     if not problems:
                         answer.hold("overrides")
                         _name_notes(answer, base, over, node.name, where)

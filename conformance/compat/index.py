@@ -214,6 +214,14 @@ def _field_of(stmt: ast.AnnAssign, kw_only: bool) -> Param | None:
     return Param(stmt.target.id, "kwonly" if kw_only else "pos", default)
 
 
+def _parsed(name: str, path: str, text: str, is_package: bool) -> Module | Unknown:
+    """The module's syntax tree; Unknown when this Python cannot parse it (a newer syntax)."""
+    try:
+        return Module(name, path, ast.parse(text, filename=path), is_package)
+    except (SyntaxError, ValueError) as exc:
+        return Unknown(f"{name} does not parse with this Python ({exc.__class__.__name__}: {exc})")
+
+
 # ------------------------------------------------------------------------------------------ index
 class Index:
     """The modules of one Ray tree and of the plugin's folders, resolved on demand and cached."""
@@ -256,14 +264,13 @@ class Index:
                 result = Unknown(f"{name} is compiled (no Python source)") if self.ray.compiled(rel) \
                     else Missing(f"no module {name}")
             else:
-                result = Module(name, path, ast.parse(text, filename=path), is_pkg)
+                result = _parsed(name, path, text, is_pkg)
         else:
             found = self._locate_plugin(name)
             if found is None:
                 result = Unknown(f"{name} is not Ray's and not found in the plugin's folders")
             else:
-                result = Module(name, str(found[0]), ast.parse(found[0].read_text(encoding="utf-8"),
-                                                               filename=str(found[0])), found[1])
+                result = _parsed(name, str(found[0]), found[0].read_text(encoding="utf-8", errors="replace"), found[1])
         self._modules[name] = result
         return result
 

@@ -135,9 +135,11 @@ def download(spec: str, into: Path, *, timeout_s: float) -> RaySource:
         raise CannotInstall(f"pip download {requirement} did not finish within {timeout_s:g} s") from None
     if proc.returncode != 0:
         raise CannotInstall(pip_reason(proc.stderr, proc.stdout))
-    wheels = sorted(into.glob("ray-*.whl"))
+    # the wheel of this request, never another version's left in a kept --download-dir
+    pattern = requirement.rsplit("/", 1)[-1] if requirement != f"ray=={spec}" else f"ray-{spec}-*.whl"
+    wheels = sorted(into.glob(pattern))
     if not wheels:
-        raise CannotInstall(f"pip download {requirement} left no ray wheel in {into}")
+        raise CannotInstall(f"pip download {requirement} left no wheel named {pattern} in {into}")
     source = from_path(wheels[0])
     source.where = f"{requirement} ({wheels[0].name})"
     return source

@@ -389,3 +389,18 @@ def test_pip_reason_is_its_last_error_line() -> None:
              "ray==9.9\nERROR: No matching distribution found for ray==9.9\n"
     assert pip_reason(stderr) == "ERROR: No matching distribution found for ray==9.9"
     assert pip_reason("", "") == "pip failed without a message"
+
+
+def test_a_manifest_module_or_class_the_source_lacks_is_a_user_error(tmp_path: Path) -> None:
+    t, _, _, _ = setup(tmp_path)
+    with pytest.raises(UserError, match=r"^manifest: accelerator\.manager: module 'acme\.gone' has no Python source"):
+        plugin_modules({"accelerator.manager": "acme.gone:Mgr"}, t)
+    with pytest.raises(UserError, match=r"^manifest: accelerator\.manager: module 'acme\.manager' has no attribute 'Nope'$"):
+        plugin_modules({"accelerator.manager": "acme.manager:Nope"}, t)
+
+
+def test_a_target_module_this_python_cannot_parse_is_unknown_not_a_break(tmp_path: Path) -> None:
+    tree = ray_tree(tmp_path, extra={"ray/future.py": "type Alias = list[int]\ndef f[T](x: T) -> T: ...\n"})
+    assert isinstance(Index(tree).resolve("ray.future.f"), (Symbol, Unknown))
+    bad = ray_tree(tmp_path / "bad", extra={"ray/broken.py": "def (:\n"})
+    assert isinstance(Index(bad).resolve("ray.broken.f"), Unknown)
