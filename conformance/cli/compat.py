@@ -30,8 +30,11 @@ def cmd_ray_compat(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="ray-compat-") as tmp:
         into = Path(args.download_dir) if args.download_dir else Path(tmp)
         into.mkdir(parents=True, exist_ok=True)
+        def announce(requirement: str) -> None:
+            print(f"ray-compat: pip download {terminal(requirement, limit=200)} (no dependencies) ...", file=sys.stderr)
+
         try:
-            target = obtain(args.ray, into, timeout_s=args.timeout)
+            target = obtain(args.ray, into, timeout_s=args.timeout, on_download=announce)
         except CannotInstall as exc:
             if args.format == "json":
                 print(json.dumps({"verdict": "cannot_install", "ray": args.ray, "reason": str(exc)}, indent=2))

@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from conformance.compat import interfaces
-from conformance.errors import UserError
 from conformance.compat.index import ClassInfo, Index, Method, Missing, Module, Signature, Symbol, Unknown, signature_of
 from conformance.compat.uses import CallShape, Use, scan, shape_of
+from conformance.errors import UserError
 
 REF = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
 
@@ -42,6 +42,7 @@ class Answer:
     breaks: list[Finding] = field(default_factory=list)
     notes: list[Finding] = field(default_factory=list)
     held: dict[str, int] = field(default_factory=dict)
+    undecided: int = 0     # uses the source cannot decide (compiled modules, run-time attributes)
 
     @property
     def compatible(self) -> bool:
@@ -63,6 +64,7 @@ class Scanned:
     who: str
     uses: list[Use] = field(default_factory=list)
     modules: dict[str, Module] = field(default_factory=dict)
+    texts: list[str] = field(default_factory=list)   # the suite's source, for the names it mentions
 
 
 def manifest_refs(data: object, path: str = "") -> dict[str, str]:
@@ -107,27 +109,27 @@ def plugin_modules(refs: dict[str, str], index: Index) -> Scanned:
         if not isinstance(mod, Module):
             continue
         found.modules[name] = mod
-        uses, imported = scan(Path(mod.path).read_text(encoding="utf-8"), module=name,
-                              is_package=mod.is_package, path=mod.path)
+        uses, imported = scan(mod.tree, module=name, is_package=mod.is_package, path=mod.path)
         found.uses += uses
         queue += [m for m in sorted(imported) if any(m == p or m.startswith(p + ".") for p in packages)]
     return found
 
 
-def suite_modules(root: Path, index: Index, *, skip: tuple[str, ...] = ("simulated",)) -> Scanned:
-    """The suite's own modules (the `conformance` package under `root`, less the reference plugin)."""
+def suite_modules(root: Path, *, skip: tuple[str, ...] = ("simulated",)) -> Scanned:
+    """The suite's own modules (the package at `root`, less the reference plugin): their Ray uses,
+    and their text. Only a module that imports from Ray can use it (the package has no relative
+    path to Ray), so only those are parsed."""
     found = Scanned("suite")
-    package = root.name
     for path in sorted(root.rglob("*.py")):
         rel = path.relative_to(root.parent).with_suffix("").parts
         if len(rel) > 1 and rel[1] in skip:
             continue
-        name = ".".join(rel[:-1] if rel[-1] == "__init__" else rel)
         text = path.read_text(encoding="utf-8")
-        found.modules[name] = Module(name, str(path), ast.parse(text, filename=str(path)), path.name == "__init__.py")
-        uses, _ = scan(text, module=name, is_package=path.name == "__init__.py", path=str(path))
-        found.uses += uses
-    assert package, root
+        found.texts.append(text)
+        if "import ray" in text or "from ray" in text:
+            name = ".".join(rel[:-1] if rel[-1] == "__init__" else rel)
+            uses, _ = scan(text, module=name, is_package=path.name == "__init__.py", path=str(path))
+            found.uses += uses
     return found
 
 
@@ -228,6 +230,7 @@ def check_uses(answer: Answer, target: Index, baseline: Index, side: Scanned) ->
     for use in side.uses:
         got = target.resolve(use.target)
         if isinstance(got, Missing) and got.instance and use.kind != "call":
+            answer.undecided += 1
             continue
         if isinstance(got, Missing):
             prefix, why = target.first_missing(use.target) or (use.target, got)
@@ -239,6 +242,7 @@ def check_uses(answer: Answer, target: Index, baseline: Index, side: Scanned) ->
                 missing[prefix] = (first[0], first[1], first[2] + 1, first[3] and optional)
             continue
         if isinstance(got, Unknown):
+            answer.undecided += 1
             continue
         answer.hold(f"{use.kind}s")
         if use.kind == "call" and use.call is not None:
@@ -467,7 +471,7 @@ def check(target: Index, baseline: Index, *, plugin: Scanned, suite: Scanned, re
     check_local_constructions(answer, target, plugin)
     check_manifest_classes(answer, target, refs)
     check_uses(answer, target, baseline, suite)
-    suite_text = "\n".join(Path(m.path).read_text(encoding="utf-8") for m in suite.modules.values())
+    suite_text = "\n".join(suite.texts)
     check_ray_classes(answer, target, baseline, suite_text)
     check_contracts(answer, target)
     return answer

@@ -51,7 +51,7 @@ def compare(target: RaySource, baseline: RaySource, manifest: Manifest) -> Answe
     baseline_index = Index(baseline.tree, roots, find)
     refs = manifest_refs(manifest.data)
     plugin = plugin_modules(refs, target_index)
-    suite = suite_modules(SUITE_ROOT, target_index)
+    suite = suite_modules(SUITE_ROOT)
     return check(target_index, baseline_index, plugin=plugin, suite=suite, refs=refs,
                  target_version=target.version, target_where=target.where, baseline_version=baseline.version)
 
@@ -72,6 +72,8 @@ def render_text(answer: Answer, manifest: Manifest, *, notes: bool) -> str:
         for f in answer.notes:
             lines.append(f"note {f.who} {f.kind} {f.subject}: {f.detail}" + (f"  [{_shown(f.where)}]" if f.where else ""))
     held = ", ".join(f"{n} {k}" for k, n in sorted(answer.held.items()))
+    if answer.undecided:
+        held += f"; {answer.undecided} use(s) the source cannot decide"
     if answer.compatible:
         lines.append(f"compatible: every interface the plugin and the suite use holds in Ray {answer.target_version} "
                      f"({held}; {len(answer.notes)} note(s)). Not a certification: tiers/releases.yaml's Ray "
@@ -88,4 +90,4 @@ def render_json(answer: Answer, manifest: Manifest) -> str:
                        "product": manifest.data.get("product"), "ray": answer.target_version,
                        "ray_source": answer.target_where, "baseline_ray": answer.baseline_version,
                        "breaks": [one(f) for f in answer.breaks], "notes": [one(f) for f in answer.notes],
-                       "held": answer.held}, indent=2)
+                       "held": answer.held, "undecided": answer.undecided}, indent=2)

@@ -15,6 +15,7 @@ import sys
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from conformance.errors import UserError
 
@@ -122,10 +123,13 @@ def pip_reason(stderr: str, stdout: str = "") -> str:
     return (errors[-1] if errors else lines[-1] if lines else "pip failed without a message")[:400]
 
 
-def download(spec: str, into: Path, *, timeout_s: float) -> RaySource:
+def download(spec: str, into: Path, *, timeout_s: float,
+             on_download: Callable[[str], None] | None = None) -> RaySource:
     """`pip download` one Ray wheel (no dependencies) into `into`: a version or a wheel URL.
     pip reads its own configuration (PIP_INDEX_URL, PIP_EXTRA_INDEX_URL, pip.conf) as always."""
     requirement = spec if spec.startswith(("http://", "https://")) else f"ray=={spec}"
+    if on_download is not None:
+        on_download(requirement)
     cmd = [sys.executable, "-m", "pip", "download", requirement, "--no-deps", "--only-binary=:all:",
            "--disable-pip-version-check", "--quiet", "-d", str(into)]
     try:
@@ -145,13 +149,14 @@ def download(spec: str, into: Path, *, timeout_s: float) -> RaySource:
     return source
 
 
-def obtain(spec: str, into: Path, *, timeout_s: float) -> RaySource:
+def obtain(spec: str, into: Path, *, timeout_s: float,
+           on_download: Callable[[str], None] | None = None) -> RaySource:
     """`--ray` as given: a path that exists, else a version or a wheel URL for pip."""
     path = Path(spec).expanduser()
     if path.exists():
         return from_path(path.resolve())
     if VERSION.match(spec) or (spec.startswith(("http://", "https://")) and spec.endswith(".whl")):
-        return download(spec, into, timeout_s=timeout_s)
+        return download(spec, into, timeout_s=timeout_s, on_download=on_download)
     raise UserError(f"--ray: {spec!r} is not a file or folder here, nor a Ray version (2.61.0, 2.61.0rc1) "
                     "or a wheel URL; expected one of those")
 

@@ -164,9 +164,10 @@ class _Scanner:
         return True
 
 
-def scan(source: str, *, module: str, is_package: bool, path: str) -> tuple[list[Use], set[str]]:
-    """The module's Ray uses (in source order) and the other modules it imports."""
-    tree = ast.parse(source, filename=path)
+def scan(source: str | ast.Module, *, module: str, is_package: bool, path: str) -> tuple[list[Use], set[str]]:
+    """The module's Ray uses (in source order) and the other modules it imports (source text, or
+    its syntax tree when the caller parsed it already)."""
+    tree = source if isinstance(source, ast.Module) else ast.parse(source, filename=path)
     scanner = _Scanner(module, is_package, path)
     scanner.bind(tree)
     for stmt in tree.body:

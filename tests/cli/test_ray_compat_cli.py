@@ -118,8 +118,9 @@ def test_a_ray_pip_cannot_get_is_exit_23_with_pips_reason(tmp_path: Path, monkey
     code = main(["ray-compat", "--ray", "9.9.9", "--manifest", "builtin:simulated", "--download-dir", str(tmp_path / "dl")])
     err = capsys.readouterr().err
     assert code == int(Exit.CANNOT_INSTALL), err
-    assert err == "ray-conformance: ray-compat: cannot install Ray 9.9.9: " \
-                  "ERROR: No matching distribution found for ray==9.9.9\n"
+    assert err.splitlines() == ["ray-compat: pip download ray==9.9.9 (no dependencies) ...",
+                                "ray-conformance: ray-compat: cannot install Ray 9.9.9: "
+                                "ERROR: No matching distribution found for ray==9.9.9"]
 
 
 def test_bad_input_is_one_line_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
