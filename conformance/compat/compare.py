@@ -72,14 +72,14 @@ def render_text(answer: Answer, manifest: Manifest, *, notes: bool) -> str:
         for f in answer.notes:
             lines.append(f"note {f.who} {f.kind} {f.subject}: {f.detail}" + (f"  [{_shown(f.where)}]" if f.where else ""))
     held = ", ".join(f"{n} {k}" for k, n in sorted(answer.held.items()))
-    if answer.undecided:
-        held += f"; {answer.undecided} use(s) the source cannot decide"
+    undecided = f"; {answer.undecided} use(s) the source cannot decide" if answer.undecided else ""
     if answer.compatible:
         lines.append(f"compatible: every interface the plugin and the suite use holds in Ray {answer.target_version} "
-                     f"({held}; {len(answer.notes)} note(s)). Not a certification: tiers/releases.yaml's Ray "
+                     f"({held}{undecided}; {len(answer.notes)} note(s)). Not a certification: tiers/releases.yaml's Ray "
                      "window grows only by a certification on that Ray")
     else:
-        lines.append(f"incompatible: {len(answer.breaks)} break(s) in Ray {answer.target_version} ({held} held)")
+        lines.append(f"incompatible: {len(answer.breaks)} break(s) in Ray {answer.target_version} "
+                     f"({held} held{undecided})")
     return "\n".join(terminal(line, limit=4000) for line in lines)
 
 

@@ -145,7 +145,7 @@ def download(spec: str, into: Path, *, timeout_s: float,
     if not wheels:
         raise CannotInstall(f"pip download {requirement} left no wheel named {pattern} in {into}")
     source = from_path(wheels[0])
-    source.where = f"{requirement} ({wheels[0].name})"
+    source.where = f"{requirement}: {wheels[0].name}"
     return source
 
 
