@@ -178,7 +178,15 @@ def test_a_new_optional_method_is_a_note_and_a_new_abstract_one_a_break(tmp_path
     abstract = more.replace("    def get_topology", "    @abstractmethod\n    def get_topology")
     answer = judge(tmp_path / "b", target_manager=abstract)
     assert kinds(answer) == [("abstract", "AcceleratorManager.get_topology")]
-    assert "(new); AcmeManager does not implement it" in answer.breaks[0].detail
+    assert "(it was not in Ray 2.60.0); AcmeManager does not implement it" in answer.breaks[0].detail
+
+
+def test_an_abstract_method_the_certified_plugin_already_left_to_ray_is_a_note(tmp_path: Path) -> None:
+    plugin = PLUGIN_MANAGER.replace("def validate_resource_request_quantity", "def _validate")
+    answer = judge(tmp_path, plugin=plugin)
+    assert answer.compatible
+    assert ("abstract", "AcceleratorManager.validate_resource_request_quantity") in \
+        [(n.kind, n.subject) for n in answer.notes]
 
 
 def test_a_plugin_importing_a_ray_symbol_that_does_not_exist_is_named(tmp_path: Path) -> None:
