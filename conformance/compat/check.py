@@ -90,8 +90,13 @@ def plugin_modules(refs: dict[str, str], index: Index) -> Scanned:
     import (a vendor's helpers), each read once. A module or attribute the manifest names that
     the source does not hold is the user's input error: nothing of it could be checked."""
     found = Scanned("plugin")
+    own: dict[str, str] = {}
     for field_path, ref in refs.items():
         module, _, attr = ref.partition(":")
+        if module == "ray" or module.startswith("ray."):   # Ray's own class (a built-in manager): a Ray interface
+            found.uses.append(Use("import", f"{module}.{attr}", f"manifest {field_path}", 0))
+            continue
+        own[field_path] = ref
         mod = index.module(module)
         if not isinstance(mod, Module):
             raise UserError(f"manifest: {field_path}: module {module!r} has no Python source on plugin.python_path "
@@ -99,7 +104,7 @@ def plugin_modules(refs: dict[str, str], index: Index) -> Scanned:
                             "the plugin here or list its folder in plugin.python_path")
         if isinstance(index.resolve(f"{module}.{attr}"), Missing):
             raise UserError(f"manifest: {field_path}: module {module!r} has no attribute {attr!r}")
-    queue = [ref.partition(":")[0] for ref in refs.values()]
+    queue = [ref.partition(":")[0] for ref in own.values()]
     packages = {_package_of(m) for m in queue}
     while queue:
         name = queue.pop(0)
@@ -229,8 +234,13 @@ def check_uses(answer: Answer, target: Index, baseline: Index, side: Scanned) ->
     missing: dict[str, tuple[Use, Missing, int, bool]] = {}
     for use in side.uses:
         got = target.resolve(use.target)
-        if isinstance(got, Missing) and got.instance and use.kind != "call":
+        if isinstance(got, Missing) and got.runtime and not isinstance(baseline.resolve(use.target), Symbol):
+            # in neither source, yet the plugin was certified using it: something sets it at run time
             answer.undecided += 1
+            answer.add(Finding("run-time-attribute", use.target,
+                               f"{got.reason} in the source of Ray {answer.target_version} or {answer.baseline_version}: "
+                               "set at run time (as register_collective_backend sets Backend.<NAME>), not judged",
+                               use.where, side.who), note=True)
             continue
         if isinstance(got, Missing):
             prefix, why = target.first_missing(use.target) or (use.target, got)

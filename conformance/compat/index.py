@@ -84,11 +84,12 @@ class Symbol:
 
 @dataclass(frozen=True)
 class Missing:
-    """The source says this name does not exist. `instance`: a name looked up on an instance of a
-    Ray class (its class body and `self.x = ...` assignments hold no such name); code outside the
-    class may still set it, so only a call of it is held to it."""
+    """The source says this name does not exist. `runtime`: an attribute of a class or of an
+    instance that neither its class body nor its methods' `self.x = ...` define; code elsewhere
+    may still set it (Ray's register_collective_backend sets `Backend.<NAME>`), so it counts as
+    missing only where another Ray's source defines it (check.py compares with the baseline)."""
     reason: str
-    instance: bool = False
+    runtime: bool = False
 
 
 @dataclass(frozen=True)
@@ -332,13 +333,13 @@ class Index:
                     return Symbol("function", cls.symbol.module, f"{cls.symbol.name}.{name}")
                 if name in cls.attrs:
                     return Symbol("value", cls.symbol.module, f"{cls.symbol.name}.{name}")
-            return Missing(f"{sym.dotted} has no attribute {name}")
+            return Missing(f"{sym.dotted} has no attribute {name}", runtime=True)
         if sym.kind == "value":
             klass = self._instance_of(sym)
             if klass is not None:
                 got = self.member(klass, name)
                 if isinstance(got, Missing):
-                    return Missing(f"{sym.dotted} (a {klass.name}) has no method or attribute {name}", instance=True)
+                    return Missing(f"{sym.dotted} (a {klass.name}) has no method or attribute {name}", runtime=True)
                 return got
         return Unknown(f"attribute of a {sym.kind}")
 

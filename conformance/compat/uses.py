@@ -37,7 +37,7 @@ class Use:
 
     @property
     def where(self) -> str:
-        return f"{self.path}:{self.line}"
+        return f"{self.path}:{self.line}" if self.line else self.path
 
 
 def shape_of(call: ast.Call) -> CallShape:

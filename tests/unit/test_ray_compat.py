@@ -309,7 +309,7 @@ def test_names_resolve_through_reexports_stars_aliases_and_submodules(tmp_path: 
     assert isinstance(index.resolve("ray.util.sub._registry.get"), Symbol)
     assert isinstance(index.resolve("ray.util.sub._registry.items"), Symbol)    # self.items = ...
     gone = index.resolve("ray.util.sub._registry.put")
-    assert isinstance(gone, Missing) and gone.instance
+    assert isinstance(gone, Missing) and gone.runtime
     assert isinstance(index.resolve("ray.util.lazy.anything"), Unknown)
     assert index.first_missing("ray.util.nothing.deeper.still") == ("ray.util.nothing", index.resolve("ray.util.nothing"))
 
@@ -412,3 +412,28 @@ def test_a_target_module_this_python_cannot_parse_is_unknown_not_a_break(tmp_pat
     assert isinstance(Index(tree).resolve("ray.future.f"), (Symbol, Unknown))
     bad = ray_tree(tmp_path / "bad", extra={"ray/broken.py": "def (:\n"})
     assert isinstance(Index(bad).resolve("ray.broken.f"), Unknown)
+
+
+def test_a_manifest_naming_rays_own_class_holds_it_as_a_ray_interface(tmp_path: Path) -> None:
+    t, b, _, answer = setup(tmp_path)
+    scanned = plugin_modules({"accelerator.manager": "ray._private.accelerators.npu:NPUAcceleratorManager",
+                              "transport.manager": "acme.manager:AcmeManager"}, t)
+    assert "ray._private.accelerators.npu" not in scanned.modules and "acme.manager" in scanned.modules
+    check_uses(answer, t, b, scanned)
+    assert kinds(answer) == [("missing-symbol", "ray._private.accelerators.npu")]
+    assert answer.breaks[0].where == "manifest accelerator.manager"
+
+
+def test_a_class_attribute_ray_sets_at_run_time_is_a_note_unless_the_baseline_defines_it(tmp_path: Path) -> None:
+    types_260 = "class Backend(object):\n    NCCL = 'NCCL'\n    GLOO = 'GLOO'\n"
+    plugin = PLUGIN_MANAGER + "\nfrom ray.util.types import Backend\n\ndef backend():\n    return Backend.HCCL, Backend.GLOO\n"
+    extra = {"ray/util/__init__.py": "", "ray/util/types.py": types_260}
+    baseline = ray_tree(tmp_path / "base", extra=extra)
+    gone = {"ray/util/__init__.py": "", "ray/util/types.py": types_260.replace("    GLOO = 'GLOO'\n", "")}
+    target = ray_tree(tmp_path / "target", extra=gone)
+    write(tmp_path / "plugin", {"acme/__init__.py": "", "acme/manager.py": plugin})
+    t, b = Index(target, [tmp_path / "plugin"]), Index(baseline, [tmp_path / "plugin"])
+    answer = Answer("2.61.0", "test", "2.60.0")
+    check_uses(answer, t, b, plugin_modules({"accelerator.manager": "acme.manager:AcmeManager"}, t))
+    assert kinds(answer) == [("missing-symbol", "ray.util.types.Backend.GLOO")]     # Ray 2.60 defined it
+    assert [(n.kind, n.subject) for n in answer.notes] == [("run-time-attribute", "ray.util.types.Backend.HCCL")]
