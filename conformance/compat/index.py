@@ -170,7 +170,7 @@ def signature_of(args: ast.arguments, *, drop_first: bool = False) -> Signature:
 
 def method_of(node: ast.FunctionDef | ast.AsyncFunctionDef, owner: str) -> Method | None:
     names = decorator_names(node)
-    if any(n.endswith(".setter") or n.endswith(".deleter") for n in names):
+    if any(n.endswith(".setter") or n.endswith(".deleter") or n in ("overload", "typing.overload") for n in names):
         return None
     if "staticmethod" in names:
         kind = "static"
