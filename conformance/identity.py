@@ -24,6 +24,7 @@ blank (U+2800). Three rules keep a SIG reviewer from seeing two vendors that loo
 """
 from __future__ import annotations
 
+import re
 import unicodedata
 from typing import Any, Mapping
 
@@ -201,6 +202,24 @@ def lookalike_keys(name: object) -> frozenset[str]:
 
 def looks_alike(a: object, b: object) -> bool:
     return bool(lookalike_keys(a) & lookalike_keys(b))
+
+
+def _skeletons(name: str) -> list[str]:
+    folded = unicodedata.normalize("NFKC", name).casefold()
+    return [skeleton(name), skeleton(name, compatibility=True), skeleton(folded, compatibility=True),
+            skeleton(folded)]
+
+
+def reads_as(name: object, other: object) -> bool:
+    """Whether `name` reads as `other` or shows it as a word of its own ("SimAcc", "simacc-ci" and
+    "Sim\u0410cc official" all show the vendor SimAcc): each skeleton of `other` found in the same
+    skeleton of `name`, with no letter or digit touching it on either side."""
+    if not isinstance(name, str) or not isinstance(other, str) or not other.strip():
+        return False
+    for inner, outer in zip(_skeletons(other), _skeletons(name)):
+        if inner and re.search(r"(?<![^\W_])" + re.escape(inner) + r"(?![^\W_])", outer):
+            return True
+    return False
 
 
 def differing_characters(name: str, other: str) -> list[str]:
