@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from typing import Any, Mapping
+from typing import Any, Literal, Mapping
 
 from conformance.sanitize import BLANK, default_ignorable, invisible
 from conformance.unicode.confusables import prototypes, soft_dotted
@@ -131,6 +131,7 @@ def report_name_problems(report: Mapping[str, Any]) -> list[str]:
 
 # ---------------------------------------------------------------------------- look-alikes
 
+_Form = Literal["NFD", "NFKD"]
 _ROUNDS = 4  # prototypes are themselves normalised and mapped again; the table settles in two
 _DOT_ABOVE = "\u0307"
 _ABOVE = 230  # canonical combining class of the marks drawn above a letter
@@ -156,7 +157,7 @@ def _without_soft_dots(text: str) -> str:
     return "".join(out)
 
 
-def _mapped(s: str, form: str) -> str:
+def _mapped(s: str, form: _Form) -> str:
     """One round of the skeleton: invisible characters dropped, spaces as one space, each character
     replaced by its prototype, normalised again (`form`)."""
     table = prototypes()
@@ -181,7 +182,7 @@ def skeleton(name: str, *, compatibility: bool = False) -> str:
     TR39 itself decomposes canonically (NFD), so a compatibility character keeps its own entry
     (LATIN SMALL LETTER LONG S is a look-alike of "f"); `compatibility` gives the skeleton of
     NFKC(name), the form every other comparison here uses (LONG S is then an "s")."""
-    form = "NFKD" if compatibility else "NFD"
+    form: _Form = "NFKD" if compatibility else "NFD"
     s = _without_soft_dots(_mapped(unicodedata.normalize(form, name), form))  # once: a second dot shows
     for _ in range(_ROUNDS):
         mapped = _mapped(s, form)

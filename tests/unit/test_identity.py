@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sys
 import unicodedata
+from pathlib import Path
 
 import pytest
 
@@ -150,3 +151,19 @@ def test_look_alikes_through_compatibility_letters_and_combining_marks(spoof: st
 def test_a_dot_that_shows_is_not_dropped(a: str, b: str) -> None:
     """A dot above an accent, a second dot, or a dot on a letter that has none all show."""
     assert not identity.looks_alike(a, b)
+
+
+def test_the_release_records_the_tables_digest(tmp_path: Path) -> None:
+    """The table decides which names a keyring, sign and verify refuse: a release binds its sha256
+    (confusables_sha256) and archives it like its other files."""
+    import hashlib
+
+    from conformance.catalog import releases
+
+    digest = hashlib.sha256(confusables.table_path().read_bytes()).hexdigest()
+    assert releases.current_entry()["confusables_sha256"] == digest
+    path = tmp_path / "releases.yaml"
+    releases.write_release(path, version="9.9.9", published="2026-12-05")
+    release = releases.load_releases(path)["9.9.9"]
+    assert release.confusables_sha256 == digest and release.matches(releases.current_entry())
+    assert releases.release_file(release, "confusables_sha256", path) is not None
