@@ -24,7 +24,9 @@ from conformance.errors import UserError
 from conformance.report.build import _atomic_write
 from conformance.report.html import model
 from conformance.report.html.page import GENERATOR, environment, render_report_page
-from conformance.signing.review import DEFAULT_TIMEOUT_S, Row, SubmissionTimeout, time_limit
+from conformance.signing import bounds
+from conformance.signing.bounds import SubmissionTimeout
+from conformance.signing.review import Row
 
 _GENERATOR_TAG = re.compile(r'<meta name="generator" content="' + re.escape(GENERATOR) + r'">')
 
@@ -85,46 +87,64 @@ def render_dashboard_html(entries: Sequence[dict[str, Any]], title: str) -> str:
     counts = {"submissions": len(clean), "verified": sum(e["state"] == "good" for e in clean),
               "mismatch": sum(e["mismatch"] for e in clean),
               "duplicates": sum(bool(e.get("duplicate_of")) for e in clean),
-              "lookalikes": sum(bool(e.get("looks_like")) for e in clean)}
+              "lookalikes": sum(bool(e.get("looks_like")) for e in clean),
+              "capped": sum(bool(e.get("page_capped")) for e in clean)}
     return environment().get_template("dashboard.html.j2").render(
         entries=clean, title=model.clean_tree(title), counts=counts)
 
 
 MAX_NOTES = 50  # notes shown per submission on the index (the rest counted)
+CAPPED = "page capped: "  # a note saying what a submission's page left out (marked on its row too)
 
 
-def _draw_page(report: dict[str, Any], link_base: str, timeout_s: float | None) -> tuple[str | None, list[str]]:
-    """(the page or None, notes): drawing one submission's page is bounded like verifying it:
-    by time (`timeout_s`, review's --submission-timeout) and by what one report may draw
-    (conformance.report.html.limits; each cut becomes a note)."""
+def _draw(sub: Path, link_base: str) -> tuple[str | None, str, list[str]]:
+    """(report.json's Ray version or None when it cannot be read, the page or "", what was capped)."""
+    report = _read_report(sub)
+    if report is None:
+        return None, "", []
+    ray = str(model.as_dict(model.as_dict(report).get("environment")).get("ray", "?"))
+    page, capped = render_report_page(report, link_base=link_base)
+    return ray, page, capped
+
+
+def _draw_page(sub: Path, link_base: str, timeout_s: float) -> tuple[str | None, str | None, list[str]]:
+    """(Ray version, the page or None, notes): one submission's page, read and drawn in a child
+    process ended at `timeout_s` (what is left of the submission's bound after its review), and
+    bounded in what one report may draw (conformance.report.html.limits; each cut becomes a note)."""
+    if timeout_s <= 0:
+        return "?", None, [f"no page: {bounds.took_too_long(0, 'its review')}"[:300]]
     try:
-        with time_limit(timeout_s):
-            page, capped = render_report_page(report, link_base=link_base)
+        ray, page, capped = bounds.run_bounded(lambda: _draw(sub, link_base), timeout_s, what="drawing its page")
     except SubmissionTimeout as exc:
-        return None, [f"no page: drawing it {exc} (--submission-timeout)"]
+        return "?", None, [f"no page: {exc}"]
     except Exception as exc:  # noqa: BLE001 - one hostile report loses its page, never the index
-        return None, [f"no page: {exc.__class__.__name__}: {exc}"[:300]]
-    return page, [f"page capped: {c}" for c in capped]
+        return "?", None, [f"no page: {exc.__class__.__name__}: {exc}"[:300]]
+    return ray, page or None, [f"{CAPPED}{c}" for c in capped]
 
 
-def write_site(folder: Path, rows: Sequence[Row], out: Path, *, timeout_s: float | None = DEFAULT_TIMEOUT_S) -> Path:
-    """index.html plus one report page per readable submission under `out`; returns index.html."""
+def write_site(folder: Path, rows: Sequence[Row], out: Path, *, timeout_s: float | None = None) -> Path:
+    """index.html plus one report page per readable submission under `out`; returns index.html.
+
+    Each page is drawn in what is left of its submission's time bound (`timeout_s`, None:
+    tiers/review.yaml's) after its review (`Row.review_s`); a submission over a bound gets none."""
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise UserError(f"review: {out} is not a folder", field="--out")
+    bound = bounds.load_bounds().timeout_s if timeout_s is None else timeout_s
     taken: set[str] = set()
     entries = []
     for row in rows:
         sub = Path(folder) / row.submission
-        report = _read_report(sub)
         entry = asdict(row)
-        entry["ray_version"] = str(model.as_dict(model.as_dict(report).get("environment")).get("ray", "?"))
-        entry["page"] = None
-        if report is not None:
+        entry["ray_version"], entry["page"], entry["page_capped"] = "?", None, []
+        if not row.over_bound and not sub.is_symlink():
             page_dir = out / "submissions" / _page_name(row.submission, taken)
             link_base = quote(Path(os.path.relpath(sub.resolve(), page_dir.resolve())).as_posix(), safe="/")
-            page, notes = _draw_page(report, link_base, timeout_s)
-            entry["notes"] = [*entry.get("notes", []), *notes]
+            ray, page, notes = _draw_page(sub, link_base, bound - row.review_s)
+            entry["ray_version"] = ray or "?"
+            if ray is not None:
+                entry["notes"] = [*entry.get("notes", []), *notes]
+                entry["page_capped"] = [n.removeprefix(CAPPED) for n in notes if n.startswith(CAPPED)]
             if page is not None:
                 _write_ours(page_dir / "report.html", page)
                 entry["page"] = f"submissions/{page_dir.name}/report.html"

@@ -1,0 +1,134 @@
+"""What one submission may cost `review`: its size and its time (tiers/review.yaml).
+
+Why a child process: a bound kept by a signal in the reviewing process (SIGALRM) ends only Python
+code between two bytecodes; a long call in C (a parser, a regular expression, a drawing library)
+runs on past it, and a bound per phase (verify, then the page) let one submission cost twice the
+bound. So each submission is reviewed in a forked child that the review ends at the bound, the
+page drawn in what is left of the same bound, and a submission whose files are over the size cap is
+not read at all. Either way it is one row that says so ("too large", "took too long"); every
+other submission is still reviewed.
+"""
+from __future__ import annotations
+
+import functools
+import multiprocessing
+import os
+import pickle
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, TypeVar
+
+from conformance.catalog import data
+from conformance.errors import UserError
+from conformance.signing import attestation as att
+
+T = TypeVar("T")
+READ_FILES = (*att.REPORT_FILES, att.ENVELOPE_NAME, att.BUNDLE_NAME)  # what review reads of a submission
+_GRACE_S = 2.0  # after the bound, how long a child that was told to end gets before it is killed
+
+
+class SubmissionTimeout(Exception):
+    """One submission took longer than its time bound."""
+
+
+class SubmissionTooLarge(Exception):
+    """One submission's files are over the size cap."""
+
+
+@dataclass(frozen=True)
+class ReviewBounds:
+    max_bytes: int
+    timeout_s: float
+
+
+def bounds_path() -> Path:
+    """tiers/review.yaml; the packaged one when an override folder (CONFORMANCE_DATA_DIR) lacks it."""
+    path = data.data_root() / "tiers" / "review.yaml"
+    return path if path.exists() else data.packaged_data_root() / "tiers" / "review.yaml"
+
+
+@functools.lru_cache(maxsize=2)
+def _bounds_at(path: str) -> ReviewBounds:
+    doc = data.read_yaml_or_json(Path(path), what="review bounds")
+    data.validate(doc, "review", what=f"review bounds ({Path(path).name})")
+    return ReviewBounds(int(doc["submission"]["max_bytes"]), float(doc["submission"]["timeout_s"]))
+
+
+def load_bounds() -> ReviewBounds:
+    return _bounds_at(str(bounds_path()))
+
+
+def too_large(folder: Path, max_bytes: int) -> str | None:
+    """Why `folder` is over the size cap (its files review reads, together), or None. Sizes from
+    lstat: nothing is read, and a symlink counts as itself (the reader refuses it anyway)."""
+    sizes = {}
+    for name in READ_FILES:
+        try:
+            sizes[name] = os.lstat(Path(folder) / name).st_size
+        except OSError:
+            continue
+    total = sum(sizes.values())
+    if total <= max_bytes:
+        return None
+    biggest = max(sizes, key=lambda n: sizes[n])
+    return (f"too large: {total} bytes in its report files (the largest {biggest}, {sizes[biggest]} bytes), over "
+            f"the cap of {max_bytes} bytes per submission (tiers/review.yaml); not read")
+
+
+def took_too_long(timeout_s: float, what: str = "its review") -> str:
+    return f"took too long: {what} ran past the bound of {timeout_s:g} s per submission (tiers/review.yaml)"
+
+
+def _answer(fn: Callable[[], Any]) -> tuple[str, Any]:
+    """What the child sends back: ("ok", value), ("user", message) or ("error", 'Type: message')."""
+    try:
+        value = fn()
+        pickle.dumps(value)
+        return "ok", value
+    except UserError as exc:
+        return "user", str(exc)
+    except BaseException as exc:  # noqa: BLE001 - whatever the child raises is its answer, never a hang
+        return "error", f"{exc.__class__.__name__}: {exc}"[:500]
+
+
+def run_bounded(fn: Callable[[], T], timeout_s: float, what: str = "its review") -> T:
+    """`fn()` in a forked child, ended at `timeout_s` (SubmissionTimeout); a UserError in it is
+    raised here as one, any other exception as RuntimeError with its type and message.
+
+    Where fork is not available, `fn` runs here unbounded by time (its inputs are still capped)."""
+    if "fork" not in multiprocessing.get_all_start_methods():
+        return fn()
+    ctx = multiprocessing.get_context("fork")
+    receive, send = ctx.Pipe(duplex=False)
+
+    def child() -> None:
+        receive.close()
+        send.send(_answer(fn))
+        send.close()
+
+    process = ctx.Process(target=child, daemon=True)
+    deadline = time.monotonic() + timeout_s
+    process.start()
+    send.close()
+    try:
+        if not receive.poll(max(0.0, deadline - time.monotonic())):
+            raise SubmissionTimeout(took_too_long(timeout_s, what))
+        try:
+            kind, value = receive.recv()
+        except EOFError:
+            process.join(_GRACE_S)
+            raise RuntimeError(f"the review process ended without an answer (exit code {process.exitcode})") from None
+    finally:
+        receive.close()
+        if process.is_alive():
+            process.terminate()
+            process.join(_GRACE_S)
+            if process.is_alive():
+                process.kill()
+        process.join(_GRACE_S)
+    if kind == "user":
+        raise UserError(value)
+    if kind == "error":
+        raise RuntimeError(value)
+    return value
