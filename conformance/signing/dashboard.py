@@ -97,8 +97,10 @@ MAX_NOTES = 50  # notes shown per submission on the index (the rest counted)
 CAPPED = "page capped: "  # a note saying what a submission's page left out (marked on its row too)
 
 
-def _draw(sub: Path, link_base: str) -> tuple[str | None, str, list[str]]:
-    """(report.json's Ray version or None when it cannot be read, the page or "", what was capped)."""
+def _draw(job: tuple[Path, str]) -> tuple[str | None, str, list[str]]:
+    """(report.json's Ray version or None when it cannot be read, the page or "", what was capped)
+    for one (submission folder, link base)."""
+    sub, link_base = job
     report = _read_report(sub)
     if report is None:
         return None, "", []
@@ -107,16 +109,18 @@ def _draw(sub: Path, link_base: str) -> tuple[str | None, str, list[str]]:
     return ray, page, capped
 
 
-def _draw_page(sub: Path, link_base: str, timeout_s: float) -> tuple[str | None, str | None, list[str]]:
+def _draw_page(worker: bounds.BoundedWorker[tuple[Path, str], tuple[str | None, str, list[str]]], sub: Path,
+               link_base: str, timeout_s: float, bound_s: float) -> tuple[str | None, str | None, list[str]]:
     """(Ray version, the page or None, notes): one submission's page, read and drawn in a child
     process ended at `timeout_s` (what is left of the submission's bound after its review), and
     bounded in what one report may draw (conformance.report.html.limits; each cut becomes a note)."""
+    too_long = f"no page: {bounds.took_too_long(bound_s, 'its review and drawing its page')}"
     if timeout_s <= 0:
-        return "?", None, [f"no page: {bounds.took_too_long(0, 'its review')}"[:300]]
+        return "?", None, [too_long]
     try:
-        ray, page, capped = bounds.run_bounded(lambda: _draw(sub, link_base), timeout_s, what="drawing its page")
-    except SubmissionTimeout as exc:
-        return "?", None, [f"no page: {exc}"]
+        ray, page, capped = worker((sub, link_base), timeout_s)
+    except SubmissionTimeout:
+        return "?", None, [too_long]
     except Exception as exc:  # noqa: BLE001 - one hostile report loses its page, never the index
         return "?", None, [f"no page: {exc.__class__.__name__}: {exc}"[:300]]
     return ray, page or None, [f"{CAPPED}{c}" for c in capped]
@@ -132,23 +136,29 @@ def write_site(folder: Path, rows: Sequence[Row], out: Path, *, timeout_s: float
         raise UserError(f"review: {out} is not a folder", field="--out")
     bound = bounds.load_bounds().timeout_s if timeout_s is None else timeout_s
     taken: set[str] = set()
-    entries = []
-    for row in rows:
-        sub = Path(folder) / row.submission
-        entry = asdict(row)
-        entry["ray_version"], entry["page"], entry["page_capped"] = "?", None, []
-        if not row.over_bound and not sub.is_symlink():
-            page_dir = out / "submissions" / _page_name(row.submission, taken)
-            link_base = quote(Path(os.path.relpath(sub.resolve(), page_dir.resolve())).as_posix(), safe="/")
-            ray, page, notes = _draw_page(sub, link_base, bound - row.review_s)
-            entry["ray_version"] = ray or "?"
-            if ray is not None:
-                entry["notes"] = [*entry.get("notes", []), *notes]
-                entry["page_capped"] = [n.removeprefix(CAPPED) for n in notes if n.startswith(CAPPED)]
-            if page is not None:
-                _write_ours(page_dir / "report.html", page)
-                entry["page"] = f"submissions/{page_dir.name}/report.html"
-        entries.append(entry)
+    with bounds.BoundedWorker(_draw) as worker:
+        entries = [_entry(worker, folder, row, out, bound, taken) for row in rows]
     index = out / "index.html"
     _write_ours(index, render_dashboard_html(entries, f"Conformance submissions: {Path(folder).resolve().name}"))
     return index
+
+
+def _entry(worker: bounds.BoundedWorker[tuple[Path, str], tuple[str | None, str, list[str]]], folder: Path,
+           row: Row, out: Path, bound: float, taken: set[str]) -> dict[str, Any]:
+    """The index's entry for one row, its page drawn (and written) when it is within its bounds."""
+    sub = Path(folder) / row.submission
+    entry = asdict(row)
+    entry["ray_version"], entry["page"], entry["page_capped"] = "?", None, []
+    if row.over_bound or sub.is_symlink():
+        return entry
+    page_dir = out / "submissions" / _page_name(row.submission, taken)
+    link_base = quote(Path(os.path.relpath(sub.resolve(), page_dir.resolve())).as_posix(), safe="/")
+    ray, page, notes = _draw_page(worker, sub, link_base, bound - row.review_s, bound)
+    entry["ray_version"] = ray or "?"
+    if ray is not None:
+        entry["notes"] = [*entry.get("notes", []), *notes]
+        entry["page_capped"] = [n.removeprefix(CAPPED) for n in notes if n.startswith(CAPPED)]
+    if page is not None:
+        _write_ours(page_dir / "report.html", page)
+        entry["page"] = f"submissions/{page_dir.name}/report.html"
+    return entry

@@ -209,9 +209,15 @@ def _over_bound(name: str, why: str) -> Row:
 
 def review_submission(folder: Path, trusted: Sequence[TrustedKey] | None, known: dict[str, releases.Release],
                       releases_file: Path, waivers_file: Path | None = None,
-                      timeout_s: float | None = None, max_bytes: int | None = None) -> Row:
+                      timeout_s: float | None = None, max_bytes: int | None = None,
+                      worker: bounds.BoundedWorker[Path, Row] | None = None) -> Row:
     """One row, within the submission's bounds (conformance/signing/bounds.py; None: tiers/review.yaml's):
-    over the size cap it is not read, and its review runs in a child process ended at the time bound."""
+    over the size cap it is not read, and its review runs in a worker process ended at the time
+    bound (`worker`: one that reviews with these keys and releases, kept across submissions)."""
+    if worker is None:
+        one: bounds.BoundedWorker[Path, Row]
+        with bounds.BoundedWorker(lambda f: _row(f, trusted, known, releases_file, waivers_file)) as one:
+            return review_submission(folder, trusted, known, releases_file, waivers_file, timeout_s, max_bytes, one)
     limits = bounds.load_bounds()
     timeout_s = limits.timeout_s if timeout_s is None else timeout_s
     started = time.monotonic()
@@ -219,7 +225,7 @@ def review_submission(folder: Path, trusted: Sequence[TrustedKey] | None, known:
     if why:
         return _over_bound(folder.name, why)
     try:
-        row = bounds.run_bounded(lambda: _row(folder, trusted, known, releases_file, waivers_file), timeout_s)
+        row = worker(folder, timeout_s)
     except SubmissionTimeout as exc:
         row = _over_bound(folder.name, str(exc))
     except (UserError, RuntimeError) as exc:  # the child's own failure, not the submission's answer
@@ -283,7 +289,10 @@ def review_folder(folder: Path, trusted: Sequence[TrustedKey] | None = None, *,
         raise UserError(f"review: {folder} has no submission sub-folders")
     releases_file = Path(releases_file or releases.default_path())
     known = releases.load_releases(releases_file)
-    rows = [review_submission(p, trusted, known, releases_file, waivers_file, timeout_s, max_bytes) for p in subs]
+    worker: bounds.BoundedWorker[Path, Row]
+    with bounds.BoundedWorker(lambda f: _row(f, trusted, known, releases_file, waivers_file)) as worker:
+        rows = [review_submission(p, trusted, known, releases_file, waivers_file, timeout_s, max_bytes, worker)
+                for p in subs]
     mark_same_products(rows)
     mark_keyring_lookalikes(rows, trusted or [])
     return rows

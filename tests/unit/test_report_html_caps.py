@@ -6,13 +6,11 @@ By construction: every chart function (charts.py and topology_svg.py, each `*_sv
 report.json in, the page out."""
 from __future__ import annotations
 
-import copy
 import inspect
-from typing import Any
 
 from conformance.report.html import charts, limits, topology_svg
 from conformance.report.html.page import render_report_page
-from html_samples import example_report
+from html_samples import workload_report
 
 
 def test_every_chart_function_is_capped() -> None:
@@ -22,20 +20,8 @@ def test_every_chart_function_is_capped() -> None:
     assert [n for n, fn in found.items() if not getattr(fn, "chart_kind", None)] == []
 
 
-def _workload_report(devices: int) -> dict[str, Any]:
-    """The example report with WL-001 metrics for `devices` device types: two charts each."""
-    report = copy.deepcopy(example_report())
-    fig = {"round_seconds": [0.5, 0.6, 0.55], "store_round_seconds": [1.0, 1.1, 1.2], "size": "4 MiB", "tensors": 8,
-           "receivers": 2, "memory": {"actor0": [{"held_bytes": 1 << 20}, {"held_bytes": 2 << 20}]}}
-    report["checks"].append({"id": "WL-001", "title": "weight sync", "area": "workload", "level": "SHOULD",
-                             "outcome": "pass", "reason": None, "duration_s": 1.0, "params": {},
-                             "metrics": {"devices": {f"dev{i:03d}": copy.deepcopy(fig) for i in range(devices)}},
-                             "tests": ["workload/test_x.py::test_wl_001"]})
-    return report
-
-
 def test_workload_charts_are_capped_and_counted_by_kind() -> None:
-    page, capped = render_report_page(_workload_report(65), page_limits=limits.PageLimits(charts=3))
+    page, capped = render_report_page(workload_report(65), page_limits=limits.PageLimits(charts=3))
     assert page.count('class="chart"') == 3
     assert page.count("chart not drawn (the page") == 4 + 130 - 3   # topology, bandwidth, pairwise, recovery: 4 more
     note = next(c for c in capped if c.startswith("charts: "))
@@ -45,7 +31,7 @@ def test_workload_charts_are_capped_and_counted_by_kind() -> None:
 
 
 def test_points_of_a_per_round_chart_are_capped() -> None:
-    report = _workload_report(1)
+    report = workload_report(1)
     fig = report["checks"][-1]["metrics"]["devices"]["dev000"]
     fig["round_seconds"] = [0.5] * 40
     _page, capped = render_report_page(report, page_limits=limits.PageLimits(charts=16, points=10))
