@@ -78,7 +78,8 @@ def too_large(folder: Path, max_bytes: int) -> str | None:
 
 
 def took_too_long(timeout_s: float, what: str = "its review") -> str:
-    return f"took too long: {what} ran past the bound of {timeout_s:g} s per submission (tiers/review.yaml)"
+    return (f"took too long: {what} ran past the bound of {timeout_s:g} s per submission "
+            f"(tiers/review.yaml submission.timeout_s, or --submission-timeout)")
 
 
 def _answer(fn: Callable[[], Any]) -> tuple[str, Any]:
