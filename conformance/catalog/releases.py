@@ -2,7 +2,9 @@
 
 A release binds every file that decides a tier or a verdict: the checklist, the tier ladder,
 the waivers, the label vocabulary, the capability profiles (from the release that introduced
-`capabilities_sha256` on) and every schema in schemas/ (validated by schemas/releases.schema.json),
+`capabilities_sha256` on), the Unicode TR39 confusables table names are compared by
+(`confusables_sha256`, conformance/unicode/confusables.tsv, from the release that introduced it on)
+and every schema in schemas/ (validated by schemas/releases.schema.json),
 names the Ray versions it certifies (`ray_versions`: a series such as "2.60", or an exact
 version) and the date it was published. A verifier accepts a report only if its suite version
 is a release listed here and the digests it claims are that release's. To recompute a tier and
@@ -40,7 +42,7 @@ from conformance.errors import UserError
 
 HEADER = """\
 # Released suite versions -> sha256 of every data file that decides a tier (checklist, tiers,
-# waivers, labels, vocabulary, capabilities, schemas) and the Ray versions each release certifies (ray_versions: a series
+# waivers, labels, vocabulary, capabilities, confusables, schemas) and the Ray versions each release certifies (ray_versions: a series
 # like "2.60" or an exact version). `ray-conformance verify` accepts a report only for a version
 # listed here, with exactly these digests. Validated by schemas/releases.schema.json.
 # Append-only: never edit an entry. A release is appended by the release step, `make release`
@@ -51,13 +53,15 @@ DIGEST_FIELDS = ("checklist_sha256", "tiers_sha256", "report_schema_sha256", "wa
 # Digests a release binds from the release that introduced them on; an older entry lacks them (and
 # verify says it judged that part with its own copy). tiers/capabilities.yaml decides the capability
 # profiles a report claims.
-OPTIONAL_DIGEST_FIELDS = ("capabilities_sha256",)
+# conformance/unicode/confusables.tsv (the TR39 table names are compared by: which vendor names a
+# keyring, sign and verify refuse as look-alikes) is release data too.
+OPTIONAL_DIGEST_FIELDS = ("capabilities_sha256", "confusables_sha256")
 # The report's `suite` block records these; each must equal the release's.
 REPORT_DIGEST_FIELDS = ("checklist_sha256", "tiers_sha256", "report_schema_sha256", "waivers_sha256")
 _ARCHIVE_NAMES = {"checklist_sha256": "checklist.yaml", "tiers_sha256": "tiers.yaml",
                   "report_schema_sha256": "report.schema.json", "waivers_sha256": "waivers.yaml",
                   "labels_sha256": "labels.yaml", "vocabulary_sha256": "vocabulary.yaml",
-                  "capabilities_sha256": "capabilities.yaml"}
+                  "capabilities_sha256": "capabilities.yaml", "confusables_sha256": "confusables.tsv"}
 # Schemas verify reads from the release besides the report schema (the embedded manifest is
 # validated against the release's manifest schema); archived as tiers/releases/<version>/<name>.
 VERIFIED_SCHEMAS = ("manifest.schema.json",)
@@ -83,6 +87,7 @@ class Release:
     # months a certificate made with this release holds after its run finished (None: the file's
     # `certificates.valid_months`; signing/validity.py)
     valid_months: int | None = None
+    confusables_sha256: str | None = None  # None: a release written before the TR39 table was release data
 
     def published_date(self) -> date | None:
         return date.fromisoformat(self.published) if self.published else None
@@ -123,13 +128,20 @@ def _current_paths() -> dict[str, Path]:
             "report_schema_sha256": data.schema_path("report"), "waivers_sha256": data.waivers_path(),
             "labels_sha256": data.data_root() / "tiers" / "labels.yaml",
             "vocabulary_sha256": data.vocabulary_path(),
-            "capabilities_sha256": _capabilities_path()}
+            "capabilities_sha256": _capabilities_path(),
+            "confusables_sha256": _confusables_path()}
 
 
 def _capabilities_path() -> Path:
     from conformance.catalog.capabilities import capabilities_path
 
     return capabilities_path()
+
+
+def _confusables_path() -> Path:
+    from conformance.unicode.confusables import table_path
+
+    return table_path()
 
 
 def _schema_files() -> list[Path]:

@@ -306,9 +306,9 @@ def register(subparsers: Any) -> None:
                    help="with --format html: folder for index.html and the submissions' pages (default reports/review)")
     p.add_argument("--releases", type=Path, default=None, metavar="FILE",
                    help="releases file (default: tiers/releases.yaml)")
-    p.add_argument("--submission-timeout", type=cli_numbers.seconds, default=review.DEFAULT_TIMEOUT_S, metavar="S",
-                   help=f"seconds one submission may take before it becomes an error row "
-                        f"(default {review.DEFAULT_TIMEOUT_S:g})")
+    p.add_argument("--submission-timeout", type=cli_numbers.seconds, default=None, metavar="S",
+                   help="seconds one submission's review (its page included) may take before it becomes a "
+                        "'took too long' row (default: submission.timeout_s of tiers/review.yaml)")
     p.add_argument("--at", type=_date, default=None, metavar="DATE",
                    help="show validity (valid / expiring / expired) as of DATE (YYYY-MM-DD; default today)")
     _revocation_options(p)

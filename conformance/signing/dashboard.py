@@ -29,8 +29,9 @@ from conformance.errors import UserError
 from conformance.report.build import _atomic_write
 from conformance.report.html import model
 from conformance.report.html.page import GENERATOR, environment, render_report_page
-from conformance.signing import register
-from conformance.signing.review import DEFAULT_TIMEOUT_S, Row, SubmissionTimeout, time_limit
+from conformance.signing import bounds, register
+from conformance.signing.bounds import SubmissionTimeout
+from conformance.signing.review import Row
 
 _GENERATOR_TAG = re.compile(r'<meta name="generator" content="' + re.escape(GENERATOR) + r'">')
 
@@ -141,53 +142,82 @@ def render_dashboard_html(entries: Sequence[dict[str, Any]], title: str,
               "products": len(listed), "expired": sum(e["validity"] == "expired" for e in listed),
               "expiring": sum(e["validity"] == "expiring" for e in listed),
               "demoted": sum(bool(e.get("demoted")) for e in listed),
-              "revoked": sum(bool(e.get("revoked")) for e in clean)}
+              "revoked": sum(bool(e.get("revoked")) for e in clean),
+              "capped": sum(bool(e.get("page_capped")) for e in clean)}
     return environment().get_template("dashboard.html.j2").render(
         entries=clean, title=model.clean_tree(title), counts=counts, products=listed, facets=facets)
 
 
 MAX_NOTES = 50  # notes shown per submission on the index (the rest counted)
+CAPPED = "page capped: "  # a note saying what a submission's page left out (marked on its row too)
 
 
-def _draw_page(report: dict[str, Any], link_base: str, timeout_s: float | None) -> tuple[str | None, list[str]]:
-    """(the page or None, notes): drawing one submission's page is bounded like verifying it:
-    by time (`timeout_s`, review's --submission-timeout) and by what one report may draw
-    (conformance.report.html.limits; each cut becomes a note)."""
+def _draw(job: tuple[Path, str]) -> tuple[str | None, str, list[str]]:
+    """(report.json's Ray version or None when it cannot be read, the page or "", what was capped)
+    for one (submission folder, link base)."""
+    sub, link_base = job
+    report = _read_report(sub)
+    if report is None:
+        return None, "", []
+    ray = str(model.as_dict(model.as_dict(report).get("environment")).get("ray", "?"))
+    page, capped = render_report_page(report, link_base=link_base)
+    return ray, page, capped
+
+
+def _draw_page(worker: bounds.BoundedWorker[tuple[Path, str], tuple[str | None, str, list[str]]], sub: Path,
+               link_base: str, timeout_s: float, bound_s: float) -> tuple[str | None, str | None, list[str]]:
+    """(Ray version, the page or None, notes): one submission's page, read and drawn in a child
+    process ended at `timeout_s` (what is left of the submission's bound after its review), and
+    bounded in what one report may draw (conformance.report.html.limits; each cut becomes a note)."""
+    too_long = f"no page: {bounds.took_too_long(bound_s, 'its review and drawing its page')}"
+    if timeout_s <= 0:
+        return "?", None, [too_long]
     try:
-        with time_limit(timeout_s):
-            page, capped = render_report_page(report, link_base=link_base)
-    except SubmissionTimeout as exc:
-        return None, [f"no page: drawing it {exc} (--submission-timeout)"]
+        ray, page, capped = worker((sub, link_base), timeout_s)
+    except SubmissionTimeout:
+        return "?", None, [too_long]
     except Exception as exc:  # noqa: BLE001 - one hostile report loses its page, never the index
-        return None, [f"no page: {exc.__class__.__name__}: {exc}"[:300]]
-    return page, [f"page capped: {c}" for c in capped]
+        return "?", None, [f"no page: {exc.__class__.__name__}: {exc}"[:300]]
+    return ray, page or None, [f"{CAPPED}{c}" for c in capped]
 
 
-def write_site(folder: Path, rows: Sequence[Row], out: Path, *, timeout_s: float | None = DEFAULT_TIMEOUT_S) -> Path:
-    """index.html plus one report page per readable submission under `out`; returns index.html."""
+def write_site(folder: Path, rows: Sequence[Row], out: Path, *, timeout_s: float | None = None) -> Path:
+    """index.html plus one report page per readable submission under `out`; returns index.html.
+
+    Each page is drawn in what is left of its submission's time bound (`timeout_s`, None:
+    tiers/review.yaml's) after its review (`Row.review_s`); a submission over a bound gets none."""
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise UserError(f"review: {out} is not a folder", field="--out")
+    bound = bounds.load_bounds().timeout_s if timeout_s is None else timeout_s
     taken: set[str] = set()
-    entries = []
     pages: dict[str, str | None] = {}
-    for row in rows:
-        sub = Path(folder) / row.submission
-        report = _read_report(sub)
-        entry = row.public()
-        entry["ray_version"] = str(model.as_dict(model.as_dict(report).get("environment")).get("ray", "?"))
-        entry["page"] = None
-        if report is not None:
-            page_dir = out / "submissions" / _page_name(row.submission, taken)
-            link_base = quote(Path(os.path.relpath(sub.resolve(), page_dir.resolve())).as_posix(), safe="/")
-            page, notes = _draw_page(report, link_base, timeout_s)
-            entry["notes"] = [*entry.get("notes", []), *notes]
-            if page is not None:
-                _write_ours(page_dir / "report.html", page)
-                entry["page"] = f"submissions/{page_dir.name}/report.html"
-        pages[row.submission] = entry["page"]
-        entries.append(entry)
+    with bounds.BoundedWorker(_draw) as worker:
+        entries = [_entry(worker, folder, row, out, bound, taken) for row in rows]
+    for entry in entries:
+        pages[str(entry["submission"])] = entry["page"]
     index = out / "index.html"
     _write_ours(index, render_dashboard_html(entries, f"Conformance submissions: {Path(folder).resolve().name}",
                                              products(rows, pages)))
     return index
+
+
+def _entry(worker: bounds.BoundedWorker[tuple[Path, str], tuple[str | None, str, list[str]]], folder: Path,
+           row: Row, out: Path, bound: float, taken: set[str]) -> dict[str, Any]:
+    """The index's entry for one row, its page drawn (and written) when it is within its bounds."""
+    sub = Path(folder) / row.submission
+    entry = row.public()
+    entry["ray_version"], entry["page"], entry["page_capped"] = "?", None, []
+    if row.over_bound or sub.is_symlink():
+        return entry
+    page_dir = out / "submissions" / _page_name(row.submission, taken)
+    link_base = quote(Path(os.path.relpath(sub.resolve(), page_dir.resolve())).as_posix(), safe="/")
+    ray, page, notes = _draw_page(worker, sub, link_base, bound - row.review_s, bound)
+    entry["ray_version"] = ray or "?"
+    if ray is not None:
+        entry["notes"] = [*entry.get("notes", []), *notes]
+        entry["page_capped"] = [n.removeprefix(CAPPED) for n in notes if n.startswith(CAPPED)]
+    if page is not None:
+        _write_ours(page_dir / "report.html", page)
+        entry["page"] = f"submissions/{page_dir.name}/report.html"
+    return entry

@@ -290,11 +290,11 @@ def evidence_lines(report: Mapping[str, Any], checklist: Checklist | None,
     problems = summary_problems(report)
     lines.append(("summary", not problems, "; ".join(problems) if problems else
                   "summary counts equal the per-check outcomes"))
-    from conformance.run.certification import is_legacy_release
+    from conformance.run.certification import legacy_forms
     from conformance.signing.trust import run_problems
 
     reasons = list(dict.fromkeys(partial_reasons(report)
-                                 + run_problems(report, legacy=is_legacy_release(published))))
+                                 + run_problems(report, legacy=legacy_forms(published))))
     lines.append(("selection", not reasons, f"{NOT_CERTIFICATION}: {terminal('; '.join(reasons), limit=600)}"
                   if reasons else "the whole checklist ran (nothing deselected, every check has a test result)"))
     return lines

@@ -3,7 +3,8 @@
 A submissions folder holds one sub-folder per submission (report.json, junit.xml, report.md,
 report.intoto.json). Without a keyring the signature column says "unverified"; with one, every
 verify check runs and the column says whether the submission verified and, if not, which checks failed.
-A broken submission becomes a row with the error, never an abort of the whole review.
+A broken submission becomes a row with the error, never an abort of the whole review; one over
+its bounds (tiers/review.yaml: size, time) a row that says "too large" or "took too long".
 
 Each row also says how long its certificate holds (signing/validity.py: valid / expiring /
 expired), whether the SIG's signed list revokes it (signing/report_revocation.py), the decision
@@ -14,13 +15,11 @@ from __future__ import annotations
 
 import json
 import re
-import signal
-import threading
-from contextlib import contextmanager
+import time
 from dataclasses import asdict, dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Sequence
 
 import jsonschema
 from tabulate import tabulate
@@ -33,13 +32,13 @@ from conformance.catalog.strict_input import as_list, as_map
 from conformance.errors import UserError
 from conformance.sanitize import markdown_cell, terminal
 from conformance.signing import attestation as att
-from conformance.signing import decision, register, trust, validity
+from conformance.signing import bounds, decision, register, trust, validity
+from conformance.signing.bounds import SubmissionTimeout
 from conformance.signing.keyring import TrustedKey
 from conformance.signing.report_revocation import RevocationList
 from conformance.signing.verify import _finished_date, _release_waivers, effective_checks, release_inputs, verify_path
 
 FORMATS = ("text", "md", "json")
-DEFAULT_TIMEOUT_S = 60.0
 _HEADERS = ["submission", "vendor", "product", "suite", "date", "claimed tier", "recomputed tier",
             "capabilities (recomputed)", "signature", "failing", "waived", "same product as", "validity",
             "product tier"]
@@ -48,35 +47,6 @@ _INTERNAL = ("outcomes",)
 
 
 _NOT_VALID = "report.json is not schema-valid: "
-
-
-class SubmissionTimeout(Exception):
-    """One submission took longer than its time bound."""
-
-
-@contextmanager
-def time_limit(seconds: float | None) -> Iterator[None]:
-    """Raise SubmissionTimeout in this (main) thread after `seconds` (SIGALRM; a no-op elsewhere).
-
-    Reads are already bounded (regular files only, size caps); this bounds the CPU side too, so
-    one hostile submission cannot stall the whole review.
-    """
-    usable = (seconds is not None and seconds > 0 and hasattr(signal, "setitimer")
-              and threading.current_thread() is threading.main_thread())
-    if not usable or seconds is None:
-        yield
-        return
-
-    def expire(signum: int, frame: Any) -> None:
-        raise SubmissionTimeout(f"took longer than {seconds:g} s")
-
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, float(seconds))
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 @dataclass
@@ -115,6 +85,10 @@ class Row:
     current: bool = False
     demoted: str | None = None
     outcomes: dict[str, str] = field(default_factory=dict)
+    # the submission's bounds (tiers/review.yaml): "" within them, else why not ("too large: ...",
+    # "took too long: ..."); and the seconds its review took (its page gets what is left)
+    over_bound: str = ""
+    review_s: float = 0.0
 
     def public(self) -> dict[str, Any]:
         """The row as review's JSON and the dashboard show it."""
@@ -312,26 +286,56 @@ def _fill(row: Row, folder: Path, trusted: Sequence[TrustedKey] | None, known: d
                 _decide(row, folder, v, releases_file, ctx.decisions)
 
 
-def review_submission(folder: Path, trusted: Sequence[TrustedKey] | None, known: dict[str, releases.Release],
-                      releases_file: Path, waivers_file: Path | None = None,
-                      timeout_s: float | None = DEFAULT_TIMEOUT_S, ctx: Context | None = None) -> Row:
-    """One row; whatever is wrong with the submission (unreadable, hostile, too slow) is its error."""
+def _row(folder: Path, trusted: Sequence[TrustedKey] | None, known: dict[str, releases.Release],
+         releases_file: Path, waivers_file: Path | None, ctx: Context | None = None) -> Row:
+    """One row; whatever is wrong with the submission (unreadable, hostile) is its error."""
     row = Row(folder.name)
     try:
-        with time_limit(timeout_s):
-            if folder.is_symlink():
-                raise UserError(f"review: {folder.name} is a symlink; submissions must be real folders")
-            _fill(row, folder, trusted, known, releases_file, waivers_file, ctx)
+        if folder.is_symlink():
+            raise UserError(f"review: {folder.name} is a symlink; submissions must be real folders")
+        _fill(row, folder, trusted, known, releases_file, waivers_file, ctx)
     except UserError as exc:
-        row.signature, row.recomputed_tier = f"error: {exc}", None
-        row.notes.append(str(exc))
-    except SubmissionTimeout as exc:
         row.signature, row.recomputed_tier = f"error: {exc}", None
         row.notes.append(str(exc))
     except Exception as exc:  # noqa: BLE001 - whatever one submission raises is its row, never the review's end
         # a defect this input exposed: still one row, every other row still printed
         row.signature, row.recomputed_tier = f"error: unexpected {exc.__class__.__name__}: {exc}", None
         row.notes.append(row.signature)
+    return row
+
+
+def _over_bound(name: str, why: str) -> Row:
+    row = Row(name, signature=f"error: {why}", over_bound=why)
+    row.notes.append(why)
+    return row
+
+
+def review_submission(folder: Path, trusted: Sequence[TrustedKey] | None, known: dict[str, releases.Release],
+                      releases_file: Path, waivers_file: Path | None = None,
+                      timeout_s: float | None = None, max_bytes: int | None = None,
+                      worker: bounds.BoundedWorker[Path, Row] | None = None, ctx: Context | None = None) -> Row:
+    """One row, within the submission's bounds (conformance/signing/bounds.py; None: tiers/review.yaml's):
+    over the size cap it is not read, and its review runs in a worker process ended at the time
+    bound (`worker`: one that reviews with these keys, releases and context, kept across submissions)."""
+    if worker is None:
+        one: bounds.BoundedWorker[Path, Row]
+        with bounds.BoundedWorker(lambda f: _row(f, trusted, known, releases_file, waivers_file, ctx)) as one:
+            return review_submission(folder, trusted, known, releases_file, waivers_file, timeout_s, max_bytes, one,
+                                     ctx)
+    limits = bounds.load_bounds()
+    timeout_s = limits.timeout_s if timeout_s is None else timeout_s
+    started = time.monotonic()
+    why = bounds.too_large(folder, limits.max_bytes if max_bytes is None else max_bytes)
+    if why:
+        return _over_bound(folder.name, why)
+    try:
+        row = worker(folder, timeout_s)
+    except SubmissionTimeout as exc:
+        row = _over_bound(folder.name, str(exc))
+    except (UserError, RuntimeError) as exc:  # the child's own failure, not the submission's answer
+        row = Row(folder.name, signature=f"error: {exc}")
+        row.notes.append(row.signature)
+    row.review_s = round(time.monotonic() - started, 3)
     return row
 
 
@@ -379,8 +383,10 @@ def mark_same_products(rows: Sequence[Row]) -> None:
 
 def review_folder(folder: Path, trusted: Sequence[TrustedKey] | None = None, *,
                   releases_file: Path | None = None, waivers_file: Path | None = None,
-                  timeout_s: float | None = DEFAULT_TIMEOUT_S, revocations: RevocationList | None = None,
-                  today: date | None = None, decisions: DecisionSigning | None = None) -> list[Row]:
+                  timeout_s: float | None = None, max_bytes: int | None = None,
+                  revocations: RevocationList | None = None, today: date | None = None,
+                  decisions: DecisionSigning | None = None) -> list[Row]:
+    """One row per submission sub-folder, each within its bounds (None: tiers/review.yaml's)."""
     folder = Path(folder)
     if not folder.is_dir():
         raise UserError(f"review: {folder} is not a directory")
@@ -390,7 +396,10 @@ def review_folder(folder: Path, trusted: Sequence[TrustedKey] | None = None, *,
     releases_file = Path(releases_file or releases.default_path())
     known = releases.load_releases(releases_file)
     ctx = Context(today or trust.utc_now().date(), validity.load_policy(releases_file), revocations, decisions)
-    rows = [review_submission(p, trusted, known, releases_file, waivers_file, timeout_s, ctx) for p in subs]
+    worker: bounds.BoundedWorker[Path, Row]
+    with bounds.BoundedWorker(lambda f: _row(f, trusted, known, releases_file, waivers_file, ctx)) as worker:
+        rows = [review_submission(p, trusted, known, releases_file, waivers_file, timeout_s, max_bytes, worker, ctx)
+                for p in subs]
     mark_same_products(rows)
     mark_keyring_lookalikes(rows, trusted or [])
     register.mark_standing(rows, register.tier_order(), counted=register.counted_rows(rows, verified_only=bool(trusted)))

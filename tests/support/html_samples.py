@@ -93,3 +93,16 @@ def write_submissions(root: Path) -> tuple[Path, Path, Path]:
     keyring.write_text(f"keys:\n  - name: examplecorp\n    public_key: {pair.public_path}\n"
                        "    vendors: [ExampleCorp]\n")
     return subs, releases, keyring
+
+
+def workload_report(devices: int) -> dict[str, Any]:
+    """The example report with WL-001 metrics for `devices` device types: two per-round charts each
+    (seconds per round, memory over rounds)."""
+    report = copy.deepcopy(example_report())
+    fig = {"round_seconds": [0.5, 0.6, 0.55], "store_round_seconds": [1.0, 1.1, 1.2], "size": "4 MiB", "tensors": 8,
+           "receivers": 2, "memory": {"actor0": [{"held_bytes": 1 << 20}, {"held_bytes": 2 << 20}]}}
+    report["checks"].append({"id": "WL-001", "title": "weight sync", "area": "workload", "level": "SHOULD",
+                             "outcome": "pass", "reason": None, "duration_s": 1.0, "params": {},
+                             "metrics": {"devices": {f"dev{i:03d}": copy.deepcopy(fig) for i in range(devices)}},
+                             "tests": ["workload/test_x.py::test_wl_001"]})
+    return report
