@@ -176,3 +176,16 @@ def test_verify_refuses_a_pass_whose_recorded_plugin_wait_ran_past_the_releases_
     entry = {"id": "FR-003", "outcome": "pass", "metrics": {"waits": record(w)}}
     problems = entry_problems(entry, c, {})
     assert any("claims pass but records wait 'the holder to come back' records bound_s 600" in p for p in problems)
+
+
+def test_a_window_ray_did_not_fill_is_the_hosts_with_both_measurements(monkeypatch: pytest.MonkeyPatch) -> None:
+    host_load.note_machinery("worker_start", 2.0)
+    sample(monkeypatch, 9.5)
+    metrics: dict[str, Any] = {}
+    b = Budget(check(run_timeout_s=20.0), metrics)
+    with pytest.raises(HostNotReady) as exc, b.ray_window("the probes to start", param="run_timeout_s") as limit:
+        assert limit == pytest.approx(20.0)
+        b.host_failed("a selector was not placed within 20s")
+    assert "the slowest worker start before: 2.0s" in str(exc.value) and "took 9.5s to start just now" in str(exc.value)
+    w = metrics["waits"]["each"][0]
+    assert w["verdict"] == "host" and w["took_s"] >= 0 and w["param"] == "run_timeout_s"
