@@ -400,10 +400,25 @@ class ReducesInOwnOrder(SimCollGroup):
         t.copy_(_reduce(allreduce_options.reduceOp, [_from_bytes(p, t) for p in mine_first]))
 
 
-class FixedDelayKeepsRendezvousOwnOrder(FixedDelayKeepsRendezvous, ReducesInOwnOrder):
-    """FixedDelayKeepsRendezvous's two defects (CC-008, CC-010) and ReducesInOwnOrder's (WL-002),
-    in one row: the reduction order changes no CC result (their integers add exactly), and the
-    delay and the leftover actor change no sum, so each check sees its own defect alone."""
+class BarrierOnce(SimCollGroup):
+    """CC-004: a barrier whose arrivals never reset. Each rank marks its arrival with a file of the
+    same name every time and waits until every rank's mark exists: the group's first barrier holds
+    every rank until all have entered, and from the second on every mark is already there, so each
+    rank returns at once (as a barrier counting arrivals in a counter it never resets would).
+    CC-004: "left the barrier before rank"."""
+
+    def barrier(self, barrier_options: Any = None) -> None:
+        self._write(f"barrier.r{self.rank}", b"")
+        self._wait([f"barrier.r{r}" for r in range(self.world_size)], "barrier", barrier_options)
+
+
+class FixedDelayKeepsRendezvousOwnOrderBarrierOnce(FixedDelayKeepsRendezvous, ReducesInOwnOrder, BarrierOnce):
+    """FixedDelayKeepsRendezvous's two defects (CC-008, CC-010), ReducesInOwnOrder's (WL-002) and
+    BarrierOnce's (CC-004) in one row: the reduction order changes no CC result (their integers
+    add exactly), the delay and the leftover actor change no sum, the tensors of CC-004 are 16
+    bytes (the delay is nothing there), and a barrier that holds only once changes no value (CC-010
+    times batches of ops between two barriers, each op synchronising the group; WL-002 calls none),
+    so each check sees its own defect alone."""
 
 
 class StaleRegisteredBroadcast(SimCollGroup):
