@@ -37,7 +37,8 @@ PASSING_METRICS: dict[str, dict[str, Any]] = {
                           "growth_mib": [5.0, 1.0], "payload_mib": 40.0, "cycles": 4}},
     "CC-009": {"error_s": {"0": 1.5, "1": 1.6}},
     "CC-010": {"busbw_gbps": 2.0, "host_copy_gbps": 10.0, "host_fraction": 0.2, "nominal_link_gbps": 4.0,
-               "link_fraction": 0.5, "object_store_gbps": 4.0, "object_store_fraction": 0.5},
+               "link_fraction": 0.5, "star_op": "allreduce", "star_op_busbw_gbps": 2.0, "star_busbw_gbps": 2.5,
+               "star_fraction": 0.8},
 }
 
 

@@ -91,16 +91,20 @@ def test_every_op_is_exact_at_each_world_size_across_nodes(collective_ctx: Colle
     bound = float(collective_ctx.param("op_bound_s"))
     libraries = collective_ctx.param("libraries")
     problems: list[str] = []
+    log: Any = None     # the barrier log (members.BarrierLog), one for every world size: its keys name the group
     for ws in collective_ctx.param("world_sizes"):
         members = cc.pool()[:ws]   # fresh members when a hang at the previous size discarded them
         infos = cc.ask(members, "info", timeout_s=bound, what="member nodes")
         nodes = len({i["node"] for i in infos})
         steps = programs.op_matrix(ws, config.dtypes, libraries, config.ops,
-                                   int(collective_ctx.param("elements")), seed0=100 * ws, devices=config.devices)
+                                   int(collective_ctx.param("elements")), seed0=100 * ws, devices=config.devices,
+                                   barriers=int(collective_ctx.param("barriers")))
         group = cc.group_name(f"ops{ws}")
         try:
+            if log is None:
+                log = cc.barrier_log()
             cc.create(members, group)
-            found = programs.judge(steps, cc.execute(members, steps, group, bound), ws)
+            found = programs.judge(steps, cc.execute(members, steps, group, bound, log=log), ws)
             cc.destroy(members, group)
         except CollectiveError as exc:
             found = [f"world size {ws}: {exc}"]
@@ -108,6 +112,8 @@ def test_every_op_is_exact_at_each_world_size_across_nodes(collective_ctx: Colle
         metrics[f"world_size_{ws}"] = {"steps": len(steps), "nodes": nodes, "problems": len(found),
                                        # the devices Ray gave each member (none: the block declares no device type)
                                        "accelerator_ids": [i.get("accelerator_ids", {}) for i in infos]}
+    if log is not None:
+        cc.stop([log])
     cc.note("CC-004", f"{sum(v['steps'] for k, v in metrics.items() if k.startswith('world'))} op steps "
                       f"over dtypes {', '.join(config.dtypes)} and {', '.join(libraries)} "
                       f"(torch on {', '.join(config.devices)})")
