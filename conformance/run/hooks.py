@@ -121,6 +121,7 @@ class RunHelp:
     def pytest_runtestloop(self, session: pytest.Session) -> Any:
         if session.config.option.collectonly or not session.items or session.testsfailed:
             return None
+        self.run.writer.archive()   # the previous run's set leaves before this run writes logs/
         from conformance.cluster.manager import SHARED, ClusterStartError
         from conformance.run.preflight import PROBLEM, Finding, render_lines, run_preflight, write_section
         from conformance.timing.timeouts import hard_timeout

@@ -18,7 +18,7 @@ from conformance.cluster.manager import ClusterStartError
 from conformance.exit_codes import WATCHDOG_EXIT
 from conformance.report import writer as report_writer
 from conformance.report.results import NOT_APPLICABLE_PREFIX
-from conformance.report.writer import REPORT_FILES, ReportWriter, archive_previous
+from conformance.report.writer import REPORT_FILES, RUN_FILES, ReportWriter, archive_previous
 from conformance.run.outcomes import UNFINISHED, apply_phase, first_line, new_record, reason_from_exception, waiver_xfail
 from conformance.run.registry_lint import lint_registry
 from conformance.run.state import RUN, run_of, stash_of
@@ -177,6 +177,42 @@ def test_archive_never_loses_earlier_reports(tmp_path: Path) -> None:
     assert second == tmp_path / "previous" / "20260304T050607-1" and (second / "report.json").read_text() == "second"
     assert (tmp_path / "notes.txt").read_text() == "the user's own file"
     assert not any((tmp_path / f).exists() for f in REPORT_FILES)
+
+
+def test_archive_moves_the_whole_previous_run_together(tmp_path: Path) -> None:
+    """Signature, bundle and logs/ leave with the reports: one folder per run, nothing left behind
+    for a reviewer to mistake for this run's, nothing overwritten."""
+    from conformance.signing.attestation import BUNDLE_NAME, ENVELOPE_NAME
+
+    assert {ENVELOPE_NAME, BUNDLE_NAME, "logs"} <= set(RUN_FILES)
+    for name in ("report.json", ENVELOPE_NAME, BUNDLE_NAME, "logs/preflight.txt", "logs/TR-015/raylet.err"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(name)
+    (tmp_path / "previous" / "x").mkdir(parents=True)
+    dest = archive_previous(tmp_path)
+    assert dest is not None and dest.parent == tmp_path / "previous"
+    assert sorted(p.relative_to(dest).as_posix() for p in dest.rglob("*") if p.is_file()) == sorted(
+        ["report.json", ENVELOPE_NAME, BUNDLE_NAME, "logs/preflight.txt", "logs/TR-015/raylet.err"])
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["previous"]
+    assert (tmp_path / "previous" / "x").is_dir()
+
+
+def test_the_writer_archives_once_before_the_runs_first_file(tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """archive() at the run's start; the logs this run writes afterwards stay with its report."""
+    monkeypatch.setattr(report_writer, "write_all", lambda report, records, out_dir: (out_dir / "report.json")
+                        .write_text("new"))
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "preflight.txt").write_text("old")
+    writer = ReportWriter(tmp_path)
+    first = writer.archive()
+    assert first is not None and (first / "logs" / "preflight.txt").read_text() == "old"
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "preflight.txt").write_text("this run's")
+    assert writer.archive() == first
+    writer.write(lambda: {}, lambda: [])
+    assert (tmp_path / "logs" / "preflight.txt").read_text() == "this run's"
+    assert [p.parent for p in (tmp_path / "previous").glob("*/*")] == [first]
 
 
 def test_reports_are_written_once_whichever_thread_asks_first(tmp_path: Path,
