@@ -170,7 +170,7 @@ def test_validate_manifest_warns_of_a_device_transport_without_a_link_and_says_w
     """A device transport without transport.expected.link_bandwidth_gbps: PF-002 not applicable,
     named after "manifest OK"; and what a suite-started cluster of the manifest's shape can reach,
     computed from the ladder (FR-017/FR-018 can never pass there: the SHOULD misses left)."""
-    from conformance.catalog.ladder import should_slack, shape_limits
+    from conformance.catalog.ladder import shape_limits, should_slack
     from conformance.cli.main import main
 
     assert main(["validate-manifest", str(ROOT / "tests/manifests/simxfer-device.yaml")]) == 0
@@ -187,7 +187,7 @@ def test_validate_manifest_warns_of_a_device_transport_without_a_link_and_says_w
     share = next(c for c in stable["conditions"] if c["kind"] == "should_share")
     limits = shape_limits(data.ladder.shape_policy, None, {"partition_faults": False})
     slack = should_slack(data.checklist, data.ladder, stable, share, limits, {})
-    assert f"reach: at most stable on a cluster the suite starts (2 node(s), 4 device(s) per node" in out
+    assert "reach: at most stable on a cluster the suite starts (2 node(s), 4 device(s) per node" in out
     assert f"{slack['misses_allowed']} more SHOULD miss" in out
     assert "FR-017, FR-018 cannot: needs a fault driver that can partition a node" in out
 
