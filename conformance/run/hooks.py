@@ -53,6 +53,8 @@ class RunHelp:
         self.preflight: Any = None
         self.cursor = LogCursor()
         self.noise = DriverNoise(run.out_dir)
+        from conformance.report.ray_logs import LibraryWarnings
+        self.library_warnings = LibraryWarnings(run.out_dir)
         self.evidence: dict[str, Any] = {}
         self.progress: Any = None
         self.sessions: set[str] = set()
@@ -190,6 +192,11 @@ class RunHelp:
             check = self.run.data.checklist.by_id().get(cid)
             self.noise.check_started(cid, bool(check and disrupts_cluster(check.area)))
 
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, None, None]:
+        with self.library_warnings.kept(self.run.item_checks.get(item.nodeid)):
+            return (yield)
+
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         cid = self.run.item_checks.get(report.nodeid)
         if cid is None:
@@ -228,8 +235,9 @@ class RunHelp:
         host = report.get("host") or {}
         for line in left_behind_lines(host.get("left_behind") or {}):
             tr.write_line(terminal(f"left on the host: {line}", limit=400))
-        if self.noise.summary():
-            tr.write_line(self.noise.summary())
+        for summary in (self.noise.summary(), self.library_warnings.summary()):
+            if summary:
+                tr.write_line(summary)
 
     # ------------------------------------------------------------------ work
     def _progress_line(self, cid: str) -> None:

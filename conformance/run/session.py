@@ -23,7 +23,7 @@ from conformance.catalog.selection import selection_record
 from conformance.catalog.vendor_calls import HangRecord
 from conformance.cluster import shapes
 from conformance.cluster.manager import ClusterManager, ClusterShape, ClusterStartError, ClusterStopHung, prepare_driver
-from conformance.report.build import build_report, now_iso, ran_lines, tier_table
+from conformance.report.build import TERMINAL_BLOCKERS_WIDTH, build_report, now_iso, ran_lines, tier_table
 from conformance.report.environment import fingerprint
 from conformance.report.results import TestRecord, aggregate
 from conformance.report.writer import ReportWriter
@@ -336,7 +336,7 @@ class ConformanceRun:
             for line in ran_lines(self.report):
                 tr.write_line(line)
             tr.write_line("")
-        tr.write_line(tier_table(self.report, ran_only=partial))
+        tr.write_line(tier_table(self.report, ran_only=partial, blockers_width=TERMINAL_BLOCKERS_WIDTH))
         tr.write_line("")
         tr.write_line(f"tier achieved: {self.report['tier'] or 'none'}")
         if self.report.get("partial"):

@@ -364,3 +364,32 @@ def test_after_a_hung_cluster_stop_no_cluster_starts_again(monkeypatch: pytest.M
                               "(stuck in worker.py:2144 shutdown)"]
     with pytest.raises(ClusterStartError, match="stopping the previous cluster hung .*Ray cannot connect again"):
         clusters.ensure(ClusterShape("partition", nodes=2))
+
+
+# ------------------------------------------------------------------------------ library warnings
+def test_ray_serves_pydantic_deprecations_go_to_the_checks_log_and_nothing_else_does(tmp_path: Path) -> None:
+    """WL-012's import of ray.serve raises 18 Pydantic deprecation warnings: kept in
+    logs/WL-012/python-warnings.log, out of pytest's summary; any other warning reaches pytest."""
+    import warnings
+
+    from conformance.report.ray_logs import LibraryWarnings, is_library_noise
+
+    PydanticDeprecatedSince20 = type("PydanticDeprecatedSince20", (DeprecationWarning,), {})
+    serve = "/x/site-packages/ray/serve/_private/config.py"
+    assert is_library_noise("PydanticDeprecatedSince20", serve)
+    assert not is_library_noise("PydanticDeprecatedSince20", "/x/site-packages/vendor/models.py")
+    assert not is_library_noise("DeprecationWarning", serve)
+    keeper = LibraryWarnings(tmp_path)
+    with warnings.catch_warnings(record=True) as seen:      # what pytest would record
+        warnings.simplefilter("always")
+        with keeper.kept("WL-012"):
+            for line in (177, 180):
+                warnings.warn_explicit("Using extra keyword arguments on `Field` is deprecated",
+                                       PydanticDeprecatedSince20, serve, line)
+            warnings.warn_explicit("the vendor's own deprecation", DeprecationWarning, "/x/vendor/m.py", 3)
+    assert [str(w.message) for w in seen] == ["the vendor's own deprecation"]
+    log = (tmp_path / "logs" / "WL-012" / "python-warnings.log").read_text()
+    assert log.count("PydanticDeprecatedSince20") == 2 and "vendor" not in log
+    assert keeper.summary() is not None and "2 deprecation warning(s)" in keeper.summary() and "WL-012" in keeper.summary()
+    with keeper.kept(None):   # not a check: nothing is caught
+        pass
