@@ -60,6 +60,8 @@ class RunHelp:
         self.sessions: set[str] = set()
         from conformance.cluster.process_owners import ShmWitness
         self.shm_witness = ShmWitness()   # the /dev/shm segments this run's processes held
+        from conformance.run.before_kill import BeforeKill
+        self.before_kill = BeforeKill(self._witness_before_kill)   # ... read again before each ray.kill
         self.tr: Any = None
 
     # ------------------------------------------------------------------ helpers
@@ -160,6 +162,10 @@ class RunHelp:
         try:
             self.noise.install()
         except Exception:  # noqa: BLE001 - Ray's internals moved: the messages just stay visible
+            pass
+        try:
+            self.before_kill.install()
+        except Exception:  # noqa: BLE001 - without it segments of killed actors read "creator unknown"
             pass
         if not self.preflight.ok:
             self.run.not_run_reason = f"not run: the preflight failed: {self.preflight.reason()}"
@@ -262,6 +268,15 @@ class RunHelp:
             self.shm_witness.sample(self.sessions)
         except OSError:
             pass
+
+    def _witness_before_kill(self) -> None:
+        """Before the suite kills an actor: what every process of this run holds now (the session
+        it is connected to included: a check's own cluster is remembered only after the check)."""
+        self._remember_session()
+        self._witness_shm()
+
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        self.before_kill.uninstall()
 
     def _files_left(self) -> list[str]:
         """The files outside /dev/shm this run's processes held, still there and held by nobody
