@@ -251,7 +251,7 @@ class RunHelp:
         from conformance.run.progress import progress_line, shown_outcome
 
         recs = [r for r in self.run.records.values() if r.check_id == cid]
-        outcome = shown_outcome(combine([r.outcome for r in recs]), cid, self.run.data.waivers)
+        outcome = shown_outcome(combine([r.outcome for r in recs]), cid, self.run.waivers)
         seconds = sum(r.duration_s for r in recs)
         elapsed = time.monotonic() - self.run.t0
         check = self.run.data.checklist.by_id().get(cid)

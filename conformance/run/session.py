@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from conformance.catalog.data import SuiteData, load_suite_data
+from conformance.catalog.data import SuiteData, load_suite_data, waivers_for
 from conformance.catalog.manifest import Manifest, load_manifest
 from conformance.catalog.selection import selection_record
 from conformance.catalog.vendor_calls import HangRecord
@@ -51,6 +51,8 @@ class ConformanceRun:
         self.config = config
         self.manifest = manifest
         self.data = data
+        # the waivers that apply to this run: a waiver scoped to some transports only for theirs
+        self.waivers = waivers_for(data.waivers, (manifest.transport or {}).get("name"))
         self.out_dir = out_dir
         self.checks_dir = CHECKS_DIR
         self.ray_address: str | None = config.getoption("conformance_ray_address")
@@ -233,7 +235,7 @@ class ConformanceRun:
         apply_phase(rec, rep, call.excinfo.value if call.excinfo is not None else None)
         if rep.when == "call" and item.nodeid in self.loads:
             rec.host_load = self.loads[item.nodeid]
-        xfail = waiver_xfail(rec, rep.when, self.data.waivers, dt.date.today())
+        xfail = waiver_xfail(rec, rep.when, self.waivers, dt.date.today())
         if xfail is not None:  # shown as xfail: a known upstream limitation, never a pass
             rep.outcome = "skipped"
             rep.wasxfail = xfail
@@ -249,7 +251,7 @@ class ConformanceRun:
                                           "not selected: this run was limited to other checks (partial)"
                                           if self.config.getoption("conformance_select") else
                                           "no test for this check ran")
-        checks = aggregate(records, self.data.checklist, self.data.waivers, not_run_reason=not_run)
+        checks = aggregate(records, self.data.checklist, self.waivers, not_run_reason=not_run)
         cluster: dict[str, Any] = {"mode": self.clusters.last_mode, "nodes": self.clusters.last_nodes,
                    "address": self.ray_address, "notes": list(self.clusters.notes),
                    "history": list(self.clusters.history)}

@@ -393,3 +393,24 @@ def test_ray_serves_pydantic_deprecations_go_to_the_checks_log_and_nothing_else_
     assert keeper.summary() is not None and "2 deprecation warning(s)" in keeper.summary() and "WL-012" in keeper.summary()
     with keeper.kept(None):   # not a check: nothing is caught
         pass
+
+
+def test_a_waiver_scoped_to_transports_applies_to_their_runs_only() -> None:
+    """RDT's refusal of views (ray-project/ray#64376) is NIXL's and GLOO's: their TR-002/006/011
+    waivers apply to a run of those transports only; a vendor transport's TR-002 failure is its own."""
+    from conformance.catalog.data import load_waivers, waivers_for
+
+    scoped = Waiver("TR-002", "https://github.com/ray-project/ray/issues/64376", "views refused", "2027-05-31",
+                    True, ("NIXL", "GLOO"))
+    every = Waiver("FR-016", "https://github.com/ray-project/ray/issues/61014", "restarts", "2027-05-31")
+    assert waivers_for([scoped, every], "nixl") == [scoped, every]
+    assert waivers_for([scoped, every], "SIMXFER") == [every] and waivers_for([scoped, every], None) == [every]
+    failed = record_of((phase("call", "failed"), None))
+    failed.check_id = "TR-002"
+    today = dt.date(2026, 12, 5)
+    assert waiver_xfail(failed, "call", waivers_for([scoped], "GLOO"), today) is not None
+    assert waiver_xfail(failed, "call", waivers_for([scoped], "ACMEXFER"), today) is None
+    shipped, _ = load_waivers()                         # the data file: each cites ray#64376, scoped, blocking
+    views = [w for w in shipped if w.issue.endswith("/64376")]
+    assert {w.check for w in views} == {"TR-002", "TR-006", "TR-011"}
+    assert all(w.transports == ("NIXL", "GLOO") and w.blocks_tier for w in views)
