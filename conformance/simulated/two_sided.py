@@ -76,12 +76,15 @@ class TwoSidedShm(SimXferTransport):
         name = f"simxfer-{os.getpid()}-t{communicator_metadata.transfer}"
         offsets, size = _layout(tensors)
         seg = shared_memory.SharedMemory(name=name, create=True, size=size)
+        buf = seg.buf
+        assert buf is not None   # an open segment's buffer
         for t, off in zip(tensors, offsets):
             n = t.numel() * t.element_size()
             if n:
-                dst = _bytes_view(seg.buf, off, n).view(t.dtype).view(t.shape)
+                dst = _bytes_view(buf, off, n).view(t.dtype).view(t.shape)
                 dst.copy_(t)
                 del dst
+        del buf
         seg.close()
         done = shared_memory.SharedMemory(name=name + "-done", create=True, size=1)
         done.close()
