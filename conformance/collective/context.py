@@ -27,13 +27,14 @@ from conformance.collective.config import CollectiveConfig
 from conformance.collective.members import SPEC_ENV, CollectiveMember, register_backend, spec_env
 from conformance.rdt.device import is_host
 from conformance.run.check_context import CheckContext
+from conformance.run.machinery import ACTOR_START_S
 from conformance.timing.waits import StillRunning, call_on_thread
 
 if TYPE_CHECKING:
     from conformance.run.check_context import RunView
 
 POOL_SIZE = 3
-START_TIMEOUT_S = 120.0   # knob: hang guard of a member's start (a worker process with torch)
+START_TIMEOUT_S = ACTOR_START_S   # the one hang guard of a new actor's start (conformance.run.machinery)
 CALL_TIMEOUT_S = 30.0     # knob: hang guard of one control call (init, destroy, info)
 
 

@@ -34,15 +34,13 @@ def hook_job(ctx: CollectiveCtx, bound_s: float) -> dict[str, Any]:
     spec = spec_env(cfg.backend, cfg.group_class, cfg.register, cc.python_path)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([*cc.python_path, os.environ.get("PYTHONPATH", "")])}
     from conformance.areas.collective.hook_driver import MACHINERY_ALLOWANCE_S
-    from conformance.timing import host_load
-    from conformance.timing.timeouts import granted
 
-    measured = host_load.RECORD.slowest_s.get("worker_start", 0.0)
+    measured = ctx.budget.measured("worker_start") or 0.0
     cmd = [sys.executable, "-m", "conformance.areas.collective.hook_driver", ray.get_runtime_context().gcs_address,
            spec, cfg.ray_backend, cc.group_name("hook"), str(bound_s), str(measured)]
     limit = bound_s + MACHINERY_ALLOWANCE_S   # its members' start is Ray's machinery, judged by the job itself
     try:
-        with granted(MACHINERY_ALLOWANCE_S, assumed_s=bound_s):
+        with ctx.budget.granted(MACHINERY_ALLOWANCE_S, assumed_s=bound_s):
             out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=limit)
     except subprocess.TimeoutExpired:
         return {"error": f"the second job did not finish within {limit:.0f}s"}
@@ -52,7 +50,7 @@ def hook_job(ctx: CollectiveCtx, bound_s: float) -> dict[str, Any]:
     except ValueError:
         return {"error": f"the second job failed: {(out.stderr.strip().splitlines() or ['?'])[-1][:300]}"}
     if "host" in result:
-        raise host_load.HostNotReady(str(result["host"]))
+        ctx.budget.host_failed(str(result["host"]))
     return result
 
 
