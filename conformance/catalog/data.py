@@ -371,6 +371,16 @@ class Waiver:
     reason: str
     expires: str  # ISO date
     blocks_tier: bool = False
+    transports: tuple[str, ...] = ()   # only runs of these transports (upper case); () every run
+
+
+def waivers_for(waivers: Iterable[Waiver], transport: str | None) -> list[Waiver]:
+    """The waivers that apply to a run of `transport` (the manifest's transport.name; None: no
+    transport): every unscoped one, and a scoped one only for the transports it names. A limit of
+    one of Ray's transports (NIXL's refusal of views) must never waive the same check for a
+    vendor's transport, whose failure there is its own."""
+    name = transport.upper() if transport else None
+    return [w for w in waivers if not w.transports or (name is not None and name in w.transports)]
 
 
 def load_waivers(path: Path | None = None) -> tuple[list[Waiver], str]:
@@ -385,7 +395,8 @@ def load_waivers(path: Path | None = None) -> tuple[list[Waiver], str]:
 
 def _waiver(entry: Mapping[str, Any]) -> Waiver:
     """One schema-validated waiver entry; YAML reads an unquoted `expires` as a date, kept as text."""
-    fields: dict[str, Any] = {k: str(v) if k == "expires" else v for k, v in entry.items()}
+    fields: dict[str, Any] = {k: str(v) if k == "expires" else tuple(v) if k == "transports" else v
+                              for k, v in entry.items()}
     return Waiver(**fields)
 
 

@@ -218,7 +218,8 @@ def ruled_out_text(ids: Iterable[str], limits: Mapping[str, str]) -> str:
     return "; ".join(f"{', '.join(group)} cannot: {why}" for why, group in by_reason.items())
 
 
-def shape_ceiling(checklist: Checklist, ladder: Ladder, ctx: RunContext) -> dict[str, Any]:
+def shape_ceiling(checklist: Checklist, ladder: Ladder, ctx: RunContext,
+                  ruled_out: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The highest tier this hardware's shape and this run's environment can ever reach, whatever
     the plugin does (pure).
 
@@ -226,9 +227,11 @@ def shape_ceiling(checklist: Checklist, ladder: Ladder, ctx: RunContext) -> dict
     needs more than they allow, a min_nodes condition exceeds the run's nodes, or the SHOULD
     share cannot reach its bound without the checks they rule out. A fact the run did not observe
     (no cluster started: 0 nodes) rules nothing out. Where a tier has a SHOULD share, `slack`
-    says how many more SHOULD checks may miss before it is lost.
+    says how many more SHOULD checks may miss before it is lost. `ruled_out`: more checks that can
+    never pass here, each with why (validate-manifest's: those the manifest's missing fields make
+    not applicable, conformance.catalog.manifest_gates).
     """
-    limits = shape_limits(ladder.shape_policy, ctx.shape, ctx.environment)
+    limits = {**shape_limits(ladder.shape_policy, ctx.shape, ctx.environment), **(ruled_out or {})}
     best: str | None = None
     slack: dict[str, Any] | None = None
 
@@ -257,3 +260,27 @@ def shape_ceiling(checklist: Checklist, ladder: Ladder, ctx: RunContext) -> dict
                 slack = tier_slack
         best = tier["name"]
     return result(best, "the shape and this run's environment allow every tier")
+
+
+def planned_context(transport_declared: bool, nodes: int, devices_per_node: int | None) -> RunContext:
+    """The run a manifest plans on a cluster the suite starts, before anything ran (pure): its
+    nodes and devices per node as the manifest declares them (the run verifies them), domain
+    labels not known yet (they rule nothing out), the environment of a suite-started cluster."""
+    return RunContext(transport_declared=transport_declared, nodes=int(nodes),
+                      shape={"nodes": int(nodes) or None, "devices_per_node": devices_per_node, "domain_labels": None},
+                      environment=environment_facts({"mode": "local"}))
+
+
+def reach_lines(checklist: Checklist, ladder: Ladder, ctx: RunContext, ruled_out: Mapping[str, str]) -> list[str]:
+    """What validate-manifest says the planned run can reach at most, whatever the plugin does
+    (pure): the ceiling, the SHOULD misses it leaves, and each check that can never pass there
+    beside its reason. Everything is computed from the ladder's data (tiers/tiers.yaml: its
+    conditions and shape policy), so it follows the ladder when the ladder changes."""
+    ceiling = shape_ceiling(checklist, ladder, ctx, ruled_out)
+    limits = {**shape_limits(ladder.shape_policy, ctx.shape, ctx.environment), **ruled_out}
+    level = {c.id: c.level for c in checklist.active()}
+    never = [cid for cid in (c.id for c in checklist.active()) if cid in limits and level.get(cid) in ("MUST", "SHOULD")]
+    lines = [f"reach: at most {ceiling['tier'] or 'no tier'} here ({ceiling['reason']})"]
+    if never:
+        lines.append(f"can never pass here: {ruled_out_text(never, limits)}")
+    return lines

@@ -2,7 +2,9 @@
 
 The map lives with the manifest's schema (`x-not-applicable-without` in
 schemas/manifest.schema.json): each entry names manifest fields, the checks that end
-not_applicable without them (ids and/or a checklist selector) and why. `validate-manifest`,
+not_applicable without them (ids and/or a checklist selector) and why; `unless` lists what
+makes the missing field not matter (PF-002 needs a declared link bandwidth only for a device
+transport: a field whose value is `one_of` some values, or a field `present`). `validate-manifest`,
 the docs and `init`'s skeleton read it; tests/test_manifest_gates.py lints it against the
 checks' code (every not_applicable that names a manifest field, and every fixture that needs
 one, is in the map, and the map claims nothing the code does not do). Pure functions.
@@ -24,6 +26,7 @@ class Gate:
     when: str                   # any_missing: one missing field is enough; all_missing: every one
     checks: tuple[str, ...]     # check ids, in checklist order
     why: str
+    unless: tuple[Mapping[str, Any], ...] = ()   # {field, one_of: [values]} or {field, present: true}
 
 
 def load_gates(checklist: Checklist, schema: Mapping[str, Any] | None = None) -> list[Gate]:
@@ -35,7 +38,7 @@ def load_gates(checklist: Checklist, schema: Mapping[str, Any] | None = None) ->
         if "select" in g["checks"]:
             ids |= {c.id for c in select_checks(checklist, g["checks"]["select"], findings=True)}
         out.append(Gate(tuple(g["fields"]), g.get("when", "any_missing"), tuple(c for c in order if c in ids),
-                        g.get("why", "")))
+                        g.get("why", ""), tuple(g.get("unless", ()))))
     return out
 
 
@@ -48,10 +51,46 @@ def has_field(data: Mapping[str, Any], dotted: str) -> bool:
     return node not in (None, [], {}, "")
 
 
+def value_at(data: Mapping[str, Any], dotted: str) -> Any:
+    """The value at a dotted path (None when any key on the way is missing)."""
+    node: Any = data
+    for key in dotted.split("."):
+        if not isinstance(node, Mapping) or key not in node:
+            return None
+        node = node[key]
+    return node
+
+
+def excused(data: Mapping[str, Any], gate: Gate) -> bool:
+    """One of the gate's `unless` conditions holds: its missing field does not matter here."""
+    for cond in gate.unless:
+        if cond.get("present") and has_field(data, cond["field"]):
+            return True
+        if "one_of" in cond and value_at(data, cond["field"]) in cond["one_of"]:
+            return True
+    return False
+
+
+def unless_text(gate: Gate) -> str:
+    """' (unless transport.devices is [cpu] or missing, or topology.expected.links is given)'; '' without."""
+    parts = []
+    for cond in gate.unless:
+        if cond.get("present"):
+            parts.append(f"{cond['field']} is given")
+        elif "one_of" in cond:
+            values = [("missing" if v is None else "[" + ", ".join(map(str, v)) + "]" if isinstance(v, list) else str(v))
+                      for v in cond["one_of"]]
+            parts.append(f"{cond['field']} is {' or '.join(values)}")
+    return f" (unless {', or '.join(parts)})" if parts else ""
+
+
 def missing(data: Mapping[str, Any], gates: list[Gate]) -> list[Gate]:
-    """The gates this manifest closes (its fields are missing the way the gate says)."""
+    """The gates this manifest closes (its fields are missing the way the gate says, and no
+    `unless` condition excuses them)."""
     out = []
     for g in gates:
+        if excused(data, g):
+            continue
         absent = [f for f in g.fields if not has_field(data, f)]
         if (g.when == "all_missing" and len(absent) == len(g.fields)) or (g.when != "all_missing" and absent):
             out.append(g)
@@ -88,7 +127,8 @@ def gates_markdown(checklist: Checklist, gates: list[Gate] | None = None) -> str
     rows = ["| manifest field | not applicable without it | why |", "|---|---|---|"]
     for g in gates:
         joiner = " and " if g.when == "all_missing" else " / "
-        fields = joiner.join(f"`{f}`" for f in g.fields) + (" (both missing)" if g.when == "all_missing" else "")
+        fields = joiner.join(f"`{f}`" for f in g.fields) + (" (both missing)" if g.when == "all_missing" else "") \
+            + unless_text(g)
         musts = [c for c in g.checks if level.get(c) == "MUST"]
         others = [c for c in g.checks if level.get(c) != "MUST"]
         checks = "; ".join(x for x in (("MUST " + ", ".join(musts)) if musts else "",

@@ -89,13 +89,31 @@ def cmd_validate_manifest(args: argparse.Namespace) -> int:
     from conformance.catalog.data import load_suite_data
     from conformance.catalog.manifest_gates import missing_lines
 
-    closed = missing_lines(m.data, load_suite_data().checklist)
+    data = load_suite_data()
+    closed = missing_lines(m.data, data.checklist)
     for line in closed:
         print(terminal(f"  {line}", limit=600))
     if closed:
         from conformance.catalog.manifest_gates import FIELDS_DOC
         print(f"  (a not_applicable check never counts as passed; {FIELDS_DOC})")
+    for line in reach_lines_of(m, data):
+        print(terminal(f"  {line}", limit=1000))
     return 0
+
+
+def reach_lines_of(m: Any, data: Any) -> list[str]:
+    """What this manifest's run can reach on a cluster the suite starts (conformance.catalog.ladder
+    reach_lines): the manifest's nodes and devices, the checks its missing fields close."""
+    from conformance.catalog.ladder import planned_context, reach_lines
+    from conformance.catalog.manifest_gates import load_gates, missing
+
+    ctx = planned_context(bool(m.transport), int(m.cluster["nodes"]), m.devices_per_node)
+    closed = {cid: f"the manifest leaves out {(' and ' if g.when == 'all_missing' else ' / ').join(g.fields)}"
+              for g in missing(m.data, load_gates(data.checklist)) for cid in g.checks}
+    lines = reach_lines(data.checklist, data.ladder, ctx, closed)
+    lines[0] = lines[0].replace("here", f"on a cluster the suite starts ({ctx.nodes} node(s), {m.devices_per_node} "
+                                        "device(s) per node as declared)", 1)
+    return lines
 
 
 def _run_forwarding_signals(cmd: list[str]) -> int:

@@ -323,6 +323,7 @@ MANIFEST_TRANSPORT = '''transport:                        # every TR and PF chec
   name: ${transport}
   manager: "${package}.transport:${transport_cls}"
   devices: [cpu]
+  # expected: {link_bandwidth_gbps: 25}   # once devices names your device: PF-002's reference (not applicable without)
 '''
 MANIFEST_COLLECTIVE = '''collective:                       # CC-001..CC-012, the collective profile (docs/collective.md)
   backend: ${collective}

@@ -137,7 +137,12 @@ def check_facts_of(data: SuiteData, teeth_table: dict[str, Any] | None, *,
     variants = variants_of_checks(teeth_table) if teeth_table is not None else {}
     guards = guards_of_checks(teeth_table) if teeth_table is not None else {}
     na = not_applicable_when(data)
-    waived = {w.check: f"{w.issue} (until {w.expires})" for w in data.waivers}
+    waived: dict[str, str] = {}
+    for w in data.waivers:
+        scope = f", for the {', '.join(w.transports)} transport{'s' if len(w.transports) > 1 else ''} only" \
+            if w.transports else ""
+        text = f"{w.issue} (until {w.expires}{scope}{', blocks the tier' if w.blocks_tier else ''})"
+        waived[w.check] = f"{waived[w.check]}; {text}" if w.check in waived else text
     good = [r for r in (teeth_table or {}).get("runs", []) if not r.get("catches")]
     shown = {c.id: [r["id"] for r in good if c.id in (r.get("passes") or [])] for c in data.checklist.findings()}
     return {c.id: check_facts(c, tests=tests.get(c.id, ()) if with_tests else (), variants=variants.get(c.id),

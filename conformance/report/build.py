@@ -90,15 +90,37 @@ def ran_lines(report: dict[str, Any], limit: int = 20) -> list[str]:
     return lines
 
 
-def tier_table(report: dict[str, Any], *, ran_only: bool = False) -> str:
+# The terminal's tier table: its "blocking checks" column holds at most this many characters
+# (a 1-node run blocks stable on dozens of checks: 250 characters made every row wrap); the rest
+# are counted, and report.md lists them all.
+TERMINAL_BLOCKERS_WIDTH = 64
+
+
+def bounded_join(items: list[str], width: int | None, sep: str = ", ") -> str:
+    """`items` joined, ending with "+N more" once the next one would pass `width` (None: all)."""
+    whole = sep.join(items)
+    if width is None or len(whole) <= width:
+        return whole
+    out: list[str] = []
+    for i, item in enumerate(items):
+        rest = len(items) - i - 1   # room for this item and the count that replaces the ones after it
+        if len(sep.join([*out, item, f"+{rest} more"])) > width:
+            return sep.join([*out, f"+{len(items) - i} more"])
+        out.append(item)
+    return whole
+
+
+def tier_table(report: dict[str, Any], *, ran_only: bool = False, blockers_width: int | None = None) -> str:
     """The tier ladder with each tier's blocking checks; `ran_only` (a partial run's terminal):
-    checks that did not run are counted, not listed, so the ones this run judged stand out."""
+    checks that did not run are counted, not listed, so the ones this run judged stand out;
+    `blockers_width` (the terminal's): the blocking checks beyond it are counted, not listed."""
     not_run = set((report.get("selection") or {}).get("not_run") or []) if ran_only else set()
     rows = []
     for t in report["tiers"]:
         shown = [b for b in t["blocking"] if b["id"] not in not_run]
         hidden = len(t["blocking"]) - len(shown)
-        blockers = ", ".join(f"{b['id']}({OUTCOME_MARK.get(b['outcome'], b['outcome'])})" for b in shown)
+        blockers = bounded_join([f"{b['id']}({OUTCOME_MARK.get(b['outcome'], b['outcome'])})" for b in shown],
+                                blockers_width)
         if hidden:
             blockers = ", ".join(x for x in [blockers, f"+{hidden} not run"] if x)
         unmet = "; ".join(c["detail"] for c in t["conditions"] if not c["met"])

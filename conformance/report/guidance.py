@@ -64,8 +64,9 @@ def left_behind_lines(summary: dict[str, Any]) -> list[str]:
                      "still there: " + _folders(summary, summary["shm_folders"]))
     if summary.get("shm_unattributed_count"):
         lines.append(f"/dev/shm: {summary['shm_unattributed_count']} new segment(s) held by no process "
-                     f"({summary.get('shm_unattributed_mb', 0)} MB), never seen held by this run's processes, so not "
-                     "counted as this run's (their creator is unknown): " + _sized(summary, summary["shm_unattributed"]))
+                     f"({summary.get('shm_unattributed_mb', 0)} MB), never seen held by this run's processes (read "
+                     "at each check's end and before each actor the suite killed), so not counted as this run's "
+                     "(their creator is unknown): " + _sized(summary, summary["shm_unattributed"]))
     if summary.get("shm_folders_unattributed"):
         lines.append(f"/dev/shm: {len(summary['shm_folders_unattributed'])} new folder(s), no segment in them seen held by "
                      "this run's processes, so not counted as this run's (their creator is unknown): "

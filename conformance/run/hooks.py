@@ -53,11 +53,15 @@ class RunHelp:
         self.preflight: Any = None
         self.cursor = LogCursor()
         self.noise = DriverNoise(run.out_dir)
+        from conformance.report.ray_logs import LibraryWarnings
+        self.library_warnings = LibraryWarnings(run.out_dir)
         self.evidence: dict[str, Any] = {}
         self.progress: Any = None
         self.sessions: set[str] = set()
         from conformance.cluster.process_owners import ShmWitness
         self.shm_witness = ShmWitness()   # the /dev/shm segments this run's processes held
+        from conformance.run.before_kill import BeforeKill
+        self.before_kill = BeforeKill(self._witness_before_kill)   # ... read again before each ray.kill
         self.tr: Any = None
 
     # ------------------------------------------------------------------ helpers
@@ -121,6 +125,7 @@ class RunHelp:
     def pytest_runtestloop(self, session: pytest.Session) -> Any:
         if session.config.option.collectonly or not session.items or session.testsfailed:
             return None
+        self.run.writer.archive()   # the previous run's set leaves before this run writes logs/
         from conformance.cluster.manager import SHARED, ClusterStartError
         from conformance.run.preflight import PROBLEM, Finding, render_lines, run_preflight, write_section
         from conformance.timing.timeouts import hard_timeout
@@ -158,6 +163,10 @@ class RunHelp:
             self.noise.install()
         except Exception:  # noqa: BLE001 - Ray's internals moved: the messages just stay visible
             pass
+        try:
+            self.before_kill.install()
+        except Exception:  # noqa: BLE001 - without it segments of killed actors read "creator unknown"
+            pass
         if not self.preflight.ok:
             self.run.not_run_reason = f"not run: the preflight failed: {self.preflight.reason()}"
             self._host_failed(session.items, self.preflight.host_reason())
@@ -188,6 +197,11 @@ class RunHelp:
         if cid:
             check = self.run.data.checklist.by_id().get(cid)
             self.noise.check_started(cid, bool(check and disrupts_cluster(check.area)))
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, None, None]:
+        with self.library_warnings.kept(self.run.item_checks.get(item.nodeid)):
+            return (yield)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         cid = self.run.item_checks.get(report.nodeid)
@@ -227,8 +241,9 @@ class RunHelp:
         host = report.get("host") or {}
         for line in left_behind_lines(host.get("left_behind") or {}):
             tr.write_line(terminal(f"left on the host: {line}", limit=400))
-        if self.noise.summary():
-            tr.write_line(self.noise.summary())
+        for summary in (self.noise.summary(), self.library_warnings.summary()):
+            if summary:
+                tr.write_line(summary)
 
     # ------------------------------------------------------------------ work
     def _progress_line(self, cid: str) -> None:
@@ -236,7 +251,7 @@ class RunHelp:
         from conformance.run.progress import progress_line, shown_outcome
 
         recs = [r for r in self.run.records.values() if r.check_id == cid]
-        outcome = shown_outcome(combine([r.outcome for r in recs]), cid, self.run.data.waivers)
+        outcome = shown_outcome(combine([r.outcome for r in recs]), cid, self.run.waivers)
         seconds = sum(r.duration_s for r in recs)
         elapsed = time.monotonic() - self.run.t0
         check = self.run.data.checklist.by_id().get(cid)
@@ -253,6 +268,15 @@ class RunHelp:
             self.shm_witness.sample(self.sessions)
         except OSError:
             pass
+
+    def _witness_before_kill(self) -> None:
+        """Before the suite kills an actor: what every process of this run holds now (the session
+        it is connected to included: a check's own cluster is remembered only after the check)."""
+        self._remember_session()
+        self._witness_shm()
+
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        self.before_kill.uninstall()
 
     def _files_left(self) -> list[str]:
         """The files outside /dev/shm this run's processes held, still there and held by nobody

@@ -195,7 +195,8 @@ def left_behind(before: dict[str, Any], after: dict[str, Any], sessions: Iterabl
     Processes count as the run's own only when they name one of the run's session folders (or
     descend from a process that does), so a neighbour's cluster is never blamed on this run. A new
     /dev/shm file (at any depth) counts as the run's only when one of its processes was seen
-    holding it (`witnessed`: process_owners.ShmWitness); a new entry some other live process holds,
+    holding it (`witnessed`: process_owners.ShmWitness, read at each check's end and before each
+    actor the suite kills, conformance.run.before_kill); a new entry some other live process holds,
     or another user owns, is not mentioned; one held by nobody and never seen held by the run is
     listed apart, as of unknown origin (Linux keeps no record of a segment's creator). New
     folders are listed as folders (they hold no memory): the run's when a file the run held lies

@@ -18,13 +18,13 @@ from typing import Any
 
 import pytest
 
-from conformance.catalog.data import SuiteData, load_suite_data
+from conformance.catalog.data import SuiteData, load_suite_data, waivers_for
 from conformance.catalog.manifest import Manifest, load_manifest
 from conformance.catalog.selection import selection_record
 from conformance.catalog.vendor_calls import HangRecord
 from conformance.cluster import shapes
 from conformance.cluster.manager import ClusterManager, ClusterShape, ClusterStartError, ClusterStopHung, prepare_driver
-from conformance.report.build import build_report, now_iso, ran_lines, tier_table
+from conformance.report.build import TERMINAL_BLOCKERS_WIDTH, build_report, now_iso, ran_lines, tier_table
 from conformance.report.environment import fingerprint
 from conformance.report.results import TestRecord, aggregate
 from conformance.report.writer import ReportWriter
@@ -52,6 +52,8 @@ class ConformanceRun:
         self.config = config
         self.manifest = manifest
         self.data = data
+        # the waivers that apply to this run: a waiver scoped to some transports only for theirs
+        self.waivers = waivers_for(data.waivers, (manifest.transport or {}).get("name"))
         self.out_dir = out_dir
         self.checks_dir = CHECKS_DIR
         self.ray_address: str | None = config.getoption("conformance_ray_address")
@@ -236,7 +238,7 @@ class ConformanceRun:
         apply_phase(rec, rep, call.excinfo.value if call.excinfo is not None else None)
         if rep.when == "call" and item.nodeid in self.loads:
             rec.host_load = self.loads[item.nodeid]
-        xfail = waiver_xfail(rec, rep.when, self.data.waivers, dt.date.today())
+        xfail = waiver_xfail(rec, rep.when, self.waivers, dt.date.today())
         if xfail is not None:  # shown as xfail: a known upstream limitation, never a pass
             rep.outcome = "skipped"
             rep.wasxfail = xfail
@@ -252,7 +254,7 @@ class ConformanceRun:
                                           "not selected: this run was limited to other checks (partial)"
                                           if self.config.getoption("conformance_select") else
                                           "no test for this check ran")
-        checks = aggregate(records, self.data.checklist, self.data.waivers, not_run_reason=not_run)
+        checks = aggregate(records, self.data.checklist, self.waivers, not_run_reason=not_run)
         cluster: dict[str, Any] = {"mode": self.clusters.last_mode, "nodes": self.clusters.last_nodes,
                    "address": self.ray_address, "notes": list(self.clusters.notes),
                    "history": list(self.clusters.history)}
@@ -339,7 +341,7 @@ class ConformanceRun:
             for line in ran_lines(self.report):
                 tr.write_line(line)
             tr.write_line("")
-        tr.write_line(tier_table(self.report, ran_only=partial))
+        tr.write_line(tier_table(self.report, ran_only=partial, blockers_width=TERMINAL_BLOCKERS_WIDTH))
         tr.write_line("")
         tr.write_line(f"tier achieved: {self.report['tier'] or 'none'}")
         if self.report.get("partial"):

@@ -163,6 +163,12 @@ def load_keyring(path: Path, *, today: date | None = None) -> list[TrustedKey]:
     path = Path(path)
     doc = read_yaml_or_json(path, what="--keyring")
     where = f"--keyring {path}"
+    if isinstance(doc, str) and "-----BEGIN" in doc:   # a PEM file reads as one YAML string
+        kind = "private" if "PRIVATE KEY-----" in doc else "public"
+        raise UserError(f"{where}: this is a {kind} key, not a keyring; a keyring is a YAML file listing trusted "
+                        "keys (keys: [{name, vendors, public_key: FILE or PEM}], docs/signing.md)"
+                        + ("; to trust one public key, pass it with verify --key FILE" if kind == "public" else
+                           "; never hand a private key to a verifier"))
     doc = validate_keyring(doc, where)
     _check_names(doc["keys"], where)
     today = today or utc_today()

@@ -17,8 +17,11 @@ from conformance.signing import dsse, keys, submission
 from conformance.signing.attestation import (
     BUNDLE_NAME,
     ENVELOPE_NAME,
+    MAX_ENVELOPE_BYTES,
+    REPORT_JSON,
     build_statement,
     plugin_artifact,
+    read_file,
     write_new,
 )
 from conformance.signing.canonical import canonical_json
@@ -37,6 +40,35 @@ def report_release(report: dict[str, Any], releases_file: Path | None = None) ->
         raise UserError(f"sign: refused: report.json suite.version {terminal(repr(version), limit=80)} is not a "
                         f"release listed in {path} (latest: {listed}); verify would reject it")
     return release
+
+
+def signed_report_digest(path: Path) -> str | None:
+    """The sha256 of report.json that the envelope or bundle at `path` names as its subject;
+    None when it cannot be read as one (damaged, too large, not an envelope). Read only to word
+    sign's refusal: nothing here is trusted, and the signature is not checked."""
+    try:
+        doc = json.loads(read_file(path, "signature", max_bytes=MAX_ENVELOPE_BYTES))
+        statement = json.loads(dsse.parse_envelope(doc, str(path)).body)
+        for subject in statement.get("subject") or []:
+            if isinstance(subject, dict) and subject.get("name") == REPORT_JSON:
+                digest = (subject.get("digest") or {}).get("sha256")
+                return digest if isinstance(digest, str) else None
+    except (UserError, ValueError, AttributeError, TypeError):
+        return None
+    return None
+
+
+def existing_signature_refusal(target: Path, report_sha256: str) -> str:
+    """sign's one line for a signature already in the folder. --force is offered only when that
+    signature covers this very report.json (re-signing, e.g. with another key, loses nothing);
+    one of another report.json is an earlier run's, which --force would destroy, so the line says
+    to move it away instead."""
+    name = terminal(target)
+    if signed_report_digest(target) == report_sha256:
+        return f"sign: {name} already signs this report.json; refusing to overwrite (pass --force to re-sign it)"
+    return (f"sign: {name} is not a signature of this report.json (an earlier run's, or damaged); refusing to "
+            f"overwrite it: move {ENVELOPE_NAME} and {BUNDLE_NAME} out of {terminal(target.parent)} first "
+            f"(e.g. into its previous/ folder, where `run` keeps earlier runs)")
 
 
 def sign_report_dir(report_dir: Path, key_path: Path, passphrase: bytes | None = None,
@@ -73,7 +105,7 @@ def sign_report_dir(report_dir: Path, key_path: Path, passphrase: bytes | None =
     if not overwrite:
         for t in targets:
             if t.exists() or t.is_symlink():
-                raise UserError(f"sign: {t} already exists; refusing to overwrite (pass --force to re-sign)")
+                raise UserError(existing_signature_refusal(t, read.digests()[REPORT_JSON]))
     release = report_release(report, releases_file)
     private_key = keys.load_private_key(Path(key_path), passphrase, allow_insecure_mode=allow_insecure_key_mode)
     statement = build_statement(report, read.digests(), release.report_schema_sha256, release.descriptors())

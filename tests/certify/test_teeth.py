@@ -33,6 +33,14 @@ def extra_recovery_section(result: RunResult) -> None:
     assert "## Recovery" in md and "| FR-004 |" in md and "WAIVED" in md
 
 
+def extra_nixl_views_waived(result: RunResult) -> None:
+    """Ray's NIXL refuses views (TR-002): waived under ray#64376 for NIXL only, the refusal still
+    the reason, and the waiver still blocks the tier (docs/transport.md)."""
+    tr002 = result.check("TR-002")
+    assert tr002["waiver"]["issue"].endswith("/64376") and tr002["waiver"]["original_outcome"] == "fail"
+    assert tr002["waiver"]["blocks_tier"] is True and "must be contiguous" in tr002["reason"]
+
+
 def extra_hang_report(result: RunResult) -> None:
     fr3 = result.check("FR-003")
     assert "crash-and-kill-restartable-holder" in fr3["reason"] and "still running after" in fr3["reason"]
@@ -72,6 +80,7 @@ EXTRA: dict[str, Callable[[RunResult], None]] = {
     "recovery_section": extra_recovery_section, "hang_report": extra_hang_report,
     "topology_view": extra_topology_view, "transport_section": extra_transport_section,
     "two_sided": extra_two_sided, "library_findings": extra_library_findings,
+    "nixl_views_waived": extra_nixl_views_waived,
 }
 
 

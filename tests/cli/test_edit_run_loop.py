@@ -85,12 +85,20 @@ def test_one_check_then_the_last_failed_one(tmp_path: Path) -> None:
         if c["id"] == "DP-004":
             c["outcome"] = "fail"
     (out / "report.json").write_text(json.dumps(report))
+    # the first run's signature, bundle and failure logs: they leave with its report, together
+    for name, text in (("report.intoto.json", "{}"), ("report.sigstore.json", "{}"), ("logs/DP-004/x.log", "old")):
+        (out / name).parent.mkdir(parents=True, exist_ok=True)
+        (out / name).write_text(text)
     proc = cli("run", "--manifest", str(SIM_MANIFEST), "--out", str(out), "--last-failed", cwd=tmp_path)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
     assert "only 1 check(s): DP-004" in proc.stdout and "[1/1] DP-004 " in proc.stdout
     again = json.loads((out / "report.json").read_text())
     assert {c["id"]: c["outcome"] for c in again["checks"]}["DP-004"] == "pass" and again["partial"] is True
-    assert len(list((out / "previous").glob("*/report.json"))) == 1   # the edited report kept, not lost
+    [kept] = (out / "previous").glob("*/report.json")                 # the edited report kept, not lost
+    assert {p.name for p in kept.parent.iterdir()} >= {"report.json", "report.intoto.json", "report.sigstore.json",
+                                                       "logs"}
+    assert (kept.parent / "logs" / "DP-004" / "x.log").read_text() == "old"
+    assert not any((out / n).exists() for n in ("report.intoto.json", "report.sigstore.json", "logs/DP-004"))
 
     proc = cli("run", "--manifest", str(SIM_MANIFEST), "--out", str(out), "--last-failed", cwd=tmp_path)
     assert proc.returncode == 0 and "nothing to re-run" in proc.stdout, proc.stdout + proc.stderr

@@ -69,7 +69,10 @@ def test_the_map_is_what_the_code_does() -> None:
     for g in load_gates(checklist):
         for f in g.fields:
             claimed.setdefault(f, set()).update(g.checks)
-    derived = derived_from_code()
+    # a gate's `unless` fields (what excuses the missing one) may be named in its message too
+    excusing = {c["field"]: set(g.checks) for g in load_gates(checklist) for c in g.unless}
+    derived = {f: ids - excusing.get(f, set()) for f, ids in derived_from_code().items()}
+    derived = {f: ids for f, ids in derived.items() if ids}
     for field, ids in derived.items():
         assert field in claimed, f"{field}: checks {sorted(ids)} are not applicable without it; add it to the map"
         assert ids <= claimed[field], f"{field}: the map misses {sorted(ids - claimed[field])}"
@@ -120,7 +123,7 @@ def test_validate_manifest_names_the_musts_a_missing_field_makes_not_applicable(
 
 
 def test_every_gate_field_is_in_the_readme_example_the_skeleton_and_the_guide() -> None:
-    from conformance.catalog.manifest_gates import has_field
+    from conformance.catalog.manifest_gates import excused, has_field
     from conformance.cli.scaffold import skeleton_files
 
     gates = load_gates(load_suite_data().checklist)
@@ -136,7 +139,8 @@ def test_every_gate_field_is_in_the_readme_example_the_skeleton_and_the_guide() 
     for g in gates:
         for f in g.fields:
             assert has_field(example, f), f"README's example manifest lacks {f}"
-            assert has_field(skeleton, f), f"init's skeleton manifest lacks {f}"
+            # a field the skeleton's own choices excuse (its transport moves host memory) is a comment there
+            assert has_field(skeleton, f) or excused(skeleton, g), f"init's skeleton manifest lacks {f}"
             assert f"`{f}`" in guide, f"docs/writing-a-plugin.md does not explain {f}"
     from conformance.catalog.manifest_gates import gates_markdown
     assert gates_markdown(load_suite_data().checklist) in guide, "run `ray-conformance docs`"
@@ -159,3 +163,42 @@ def test_validate_manifest_refuses_a_collective_block_naming_what_does_not_exist
         rc = main(["validate-manifest", str(bad)])
         err = capsys.readouterr().err
         assert rc == 2 and needle in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_validate_manifest_warns_of_a_device_transport_without_a_link_and_says_what_the_shape_reaches(
+        capsys) -> None:  # type: ignore[no-untyped-def]
+    """A device transport without transport.expected.link_bandwidth_gbps: PF-002 not applicable,
+    named after "manifest OK"; and what a suite-started cluster of the manifest's shape can reach,
+    computed from the ladder (FR-017/FR-018 can never pass there: the SHOULD misses left)."""
+    from conformance.catalog.ladder import shape_limits, should_slack
+    from conformance.cli.main import main
+
+    assert main(["validate-manifest", str(ROOT / "tests/manifests/simxfer-device.yaml")]) == 0
+    out = capsys.readouterr().out
+    assert "without transport.expected.link_bandwidth_gbps: not applicable: MUST PF-002" in out
+    assert "PF-002 cannot: the manifest leaves out transport.expected.link_bandwidth_gbps" in out
+    assert "reach: at most no tier on a cluster the suite starts (1 node(s)" in out
+
+    assert main(["validate-manifest", str(ROOT / "conformance/simulated/manifest-2node.yaml")]) == 0
+    out = capsys.readouterr().out
+    assert "PF-002" not in out                       # its transport declares the link
+    data = load_suite_data()
+    stable = next(t for t in data.ladder.tiers if t["name"] == "stable")
+    share = next(c for c in stable["conditions"] if c["kind"] == "should_share")
+    limits = shape_limits(data.ladder.shape_policy, None, {"partition_faults": False})
+    slack = should_slack(data.checklist, data.ladder, stable, share, limits, {})
+    assert "reach: at most stable on a cluster the suite starts (2 node(s), 4 device(s) per node" in out
+    assert f"{slack['misses_allowed']} more SHOULD miss" in out
+    assert "FR-017, FR-018 cannot: needs a fault driver that can partition a node" in out
+
+
+def test_a_gate_unless_condition_excuses_the_missing_field() -> None:
+    from conformance.catalog.manifest_gates import missing
+
+    [gate] = [g for g in load_gates(load_suite_data().checklist) if g.checks == ("PF-002",)]
+    device = {"transport": {"name": "X", "devices": ["npu"]}}
+    assert missing(device, [gate]) == [gate]
+    for excused in ({"transport": {"name": "X"}}, {"transport": {"name": "X", "devices": ["cpu"]}},
+                    {**device, "topology": {"expected": {"links": [{"min_bandwidth_gbps": 1}]}}},
+                    {"transport": {"name": "X", "devices": ["npu"], "expected": {"link_bandwidth_gbps": 9}}}):
+        assert missing(excused, [gate]) == [], excused

@@ -185,3 +185,16 @@ def test_passphrase_on_the_command_line_is_refused_without_echo(capsys) -> None:
     with pytest.raises(UserError, match="NAME of an environment variable") as uerr:
         keys.passphrase_from_env("my secret pass!")
     assert "my secret" not in str(uerr.value)
+
+
+@pytest.mark.parametrize("which, says", [(keys.PUBLIC_KEY_NAME, "this is a public key, not a keyring; a keyring is"),
+                                         (keys.PRIVATE_KEY_NAME, "this is a private key, not a keyring")])
+def test_a_pem_key_given_as_keyring_says_what_it_is(tmp_path: Path, capsys, which: str, says: str) -> None:
+    """`review --keyring conformance.pub`: one line saying it is a key and what a keyring is."""
+    keys.write_keypair(tmp_path / "k")
+    (tmp_path / "subs").mkdir()
+    for command in (["review", str(tmp_path / "subs")], ["verify", str(tmp_path / "subs")]):
+        assert main([*command, "--keyring", str(tmp_path / "k" / which)]) == 2
+        out = capsys.readouterr()
+        assert out.out == "" and out.err.count("\n") == 1 and says in out.err, out.err
+        assert "-----BEGIN" not in out.err and "is not of type" not in out.err

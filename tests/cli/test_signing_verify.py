@@ -529,7 +529,7 @@ def test_sign_refuses_to_overwrite_and_force_resigns(env_dir: Path, tmp_path: Pa
     folder = signed(env_dir, tmp_path / "r")
     before = (folder / att.ENVELOPE_NAME).read_bytes()
     rc = main(["sign", str(folder), "--key", str(_key(env_dir))])
-    assert "already exists" in _one_line_error(capsys, rc)
+    assert "already signs this report.json" in _one_line_error(capsys, rc)
     assert (folder / att.ENVELOPE_NAME).read_bytes() == before
     assert main(["sign", str(folder), "--key", str(_key(env_dir, "ed25519")), "--force"]) == 0
     capsys.readouterr()
@@ -537,6 +537,24 @@ def test_sign_refuses_to_overwrite_and_force_resigns(env_dir: Path, tmp_path: Pa
     rc = main(["verify", str(folder), "--key", str(_pub(env_dir, "ed25519")),
                "--releases", str(env_dir / "releases.yaml")])
     assert rc == 0
+
+
+@pytest.mark.parametrize("left", [att.ENVELOPE_NAME, att.BUNDLE_NAME])
+def test_sign_never_offers_force_over_an_earlier_runs_signature(env_dir: Path, tmp_path: Path, capsys,
+                                                                left: str) -> None:
+    """A signature (or its bundle alone) of another report.json is an earlier run's: --force would
+    destroy it, so the refusal says to move it away and does not suggest --force."""
+    folder = signed(env_dir, tmp_path / "r")
+    for name in (att.ENVELOPE_NAME, att.BUNDLE_NAME):
+        if name != left:
+            (folder / name).unlink()
+    before = (folder / left).read_bytes()
+    report = json.loads((folder / att.REPORT_JSON).read_text())
+    report["checks"][0]["duration_s"] += 1
+    write_report_dir(folder, report)       # a new run's report beside the old signature
+    err = _one_line_error(capsys, main(["sign", str(folder), "--key", str(_key(env_dir))]))
+    assert "is not a signature of this report.json" in err and "previous/" in err and "--force" not in err
+    assert (folder / left).read_bytes() == before
 
 
 def test_sign_with_encrypted_key(env_dir: Path, tmp_path: Path, capsys, monkeypatch) -> None:

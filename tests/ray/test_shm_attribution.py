@@ -138,3 +138,54 @@ def test_another_jobs_shared_memory_cannot_fail_tr013(tmp_path: Path, tag: str) 
     assert neighbour_bytes > 2 * budget, f"the neighbour grew only {neighbour_bytes >> 20} MiB: no test"
     assert tr013["outcome"] == "pass", tr013["reason"]
     assert "node.cluster_shm_bytes" in tr013["metrics"]["growth_per_round_bytes"]
+
+
+SESSION_DAEMON = """
+import subprocess, sys, time
+# a stand-in for one of the run's Ray daemons (its command line names the session) and the
+# worker below it that creates a segment and is then killed before freeing it
+child = subprocess.Popen([sys.executable, "-c", sys.argv[2], sys.argv[3], sys.argv[4]])
+print(child.pid, flush=True)
+time.sleep(60)
+"""
+
+
+def test_a_segment_left_by_a_killed_actor_of_this_run_is_the_runs(tag: str, tmp_path: Path) -> None:
+    """Issue 45: segments left by this run's own killed actors were "creator unknown" because the
+    run read its processes only at each check's end, after the kill. Read before the kill
+    (conformance.run.before_kill), the segment is the run's in "left on the host"."""
+    from types import SimpleNamespace
+
+    from conformance.report.guidance import left_behind_lines
+    from conformance.run.before_kill import BeforeKill
+    from conformance.run.preflight import host_state, left_behind
+
+    session = str(tmp_path / "session_x")
+    before = host_state()
+    daemon = subprocess.Popen([sys.executable, "-c", SESSION_DAEMON, f"--session-dir={session}", HOLDER,
+                               f"{tag}-killed", str(1 * MiB)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert daemon.stdout is not None
+        worker = int(daemon.stdout.readline())
+        deadline = time.monotonic() + 20
+        while not Path(f"/dev/shm/{tag}-killed").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.2)   # mapped, not only created
+        witness = process_owners.ShmWitness()
+        ray_stand_in = SimpleNamespace(kill=lambda pid: os.kill(pid, 9))
+        guard = BeforeKill(lambda: witness.sample([session]))
+        guard.install(ray_stand_in)
+        ray_stand_in.kill(worker)                      # the suite kills its actor: read first
+        guard.uninstall()
+        time.sleep(0.3)
+        summary = left_behind(before, host_state(), [session], witness.seen)
+        assert f"{tag}-killed" in summary["shm_entries"] and f"{tag}-killed" not in summary["shm_unattributed"]
+        assert any("this run's processes held are still there" in line and f"{tag}-killed" in line
+                   for line in left_behind_lines(summary))
+        # read only after the kill (as before): the run cannot tell, and says so
+        late = process_owners.ShmWitness()
+        late.sample([session])
+        assert f"{tag}-killed" in left_behind(before, host_state(), [session], late.seen)["shm_unattributed"]
+    finally:
+        daemon.kill()
+        daemon.wait()

@@ -1,7 +1,7 @@
 """The transport contract docs/transport.md states ("Which process and thread runs each method"),
 observed: one real Ray, two endpoint actors, the suite's tracing wrapper recording the process
 and thread of every TensorTransportManager call, for a one-sided transport (SIMXFER) and a
-two-sided one (tests/broken_plugins TwoSidedShm, the good two-sided reference)."""
+two-sided one (conformance/simulated/two_sided.py TwoSidedShm, the two-sided reference in the package)."""
 from __future__ import annotations
 
 import os
@@ -71,7 +71,7 @@ def _threads(result: dict, method: str) -> dict[str, set[int]]:
 def test_each_method_runs_where_the_contract_says(tmp_path: Path) -> None:
     """Two transfers through the two-sided reference (the one-sided path is the same without
     send): where each method ran, and which ran on the same thread."""
-    result = _observe("broken_transports:TwoSidedShm", tmp_path)
+    result = _observe("conformance.simulated.two_sided:TwoSidedShm", tmp_path)
     calls = result["calls"]
     # get_communicator_metadata: on the owner (the process that passed the refs), once per transfer
     assert sum(r["m"] == "get_communicator_metadata" for r in calls["driver"]) == 2, calls["driver"]

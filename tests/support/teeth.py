@@ -101,17 +101,18 @@ class TeethRun:
 
     @property
     def named_checks(self) -> tuple[str, ...]:
-        return tuple(dict.fromkeys([*self.catches, *self.may_fail, *self.passes]))
+        return tuple(dict.fromkeys([*self.catches, *self.may_fail, *self.passes, *self.waived]))
 
     @property
     def judged_checks(self) -> tuple[str, ...]:
-        """The checks whose outcome the row asserts: catches must fail, passes must pass.
+        """The checks whose outcome the row asserts: catches must fail, passes must pass, waived
+        must be waived.
 
         A `may_fail` check asserts nothing (any outcome but skip is fine), so a run without
         `files` does not start its tests: it would only cost time. With `files` the module
         runs whole and `may_fail` permits those failures.
         """
-        return tuple(dict.fromkeys([*self.catches, *self.passes]))
+        return tuple(dict.fromkeys([*self.catches, *self.passes, *self.waived]))
 
 
 @dataclass

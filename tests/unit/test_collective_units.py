@@ -241,3 +241,20 @@ def test_a_barrier_without_a_log_is_judged_by_the_members_clocks() -> None:
     assert programs.barrier_problems(step, early, 2) == [
         "barrier: rank(s) [0] left the barrier before every rank had entered it (rank 1 entered late; a barrier must "
         "hold every member until all have entered, every time)"]
+
+
+def test_cc008_growth_says_where_retention_usually_hides() -> None:
+    """A member whose held memory grows fails CC-008 with where to look first: per-group state and
+    the allocator arenas of reader threads (what a backend written outside the project kept)."""
+    from conformance.checks.collective.test_collective_groups import memory_left_behind
+
+    held = iter([[100.0, 100.0], [100.0, 140.0], [100.0, 180.0]])
+    backend = SimpleNamespace(pool=lambda: ["a", "b"], group_name=lambda s: s, create=lambda *a: None,
+                              destroy=lambda *a: None,
+                              ask=lambda members, method, *a, **k: [True, True] if method == "payload_allreduce"
+                              else next(held))
+    params = {"op_bound_s": 5, "leak_cycles": 3, "leak_payload_mib": 40, "leak_warmup_cycles": 1, "max_growth_mib": 16}
+    ctx = SimpleNamespace(backend=backend, param=params.__getitem__, metrics={})
+    [problem] = memory_left_behind(ctx)   # type: ignore[arg-type]
+    assert problem.startswith("the host memory member 1 holds") and "grew by 80 MiB" in problem
+    assert "allocator arenas of the backend's reader threads" in problem and "malloc_trim" in problem

@@ -171,3 +171,20 @@ def test_the_matrix_rechecks_exactly_the_links_under_their_class_bar() -> None:
     same = [[i // 2 == j // 2 for j in range(4)] for i in range(4)]      # nodes {0, 1} and {2, 3}
     assert slow_links(gbps, same, 0.25) == [(1, 0)]
     assert slow_links(gbps, same, 0.0) == []
+
+
+def test_the_terminals_blocking_checks_column_is_bounded_with_a_count() -> None:
+    """A 1-node run blocks stable on dozens of checks: the terminal's column stays within its
+    width and counts the rest; report.md's table lists them all."""
+    from conformance.report.build import TERMINAL_BLOCKERS_WIDTH, bounded_join, tier_table
+    ids = [f"TR-{i:03d}" for i in range(1, 41)]
+    report = {"tiers": [{"name": "stable", "achieved": False, "conditions": [], "below": None,
+                         "blocking": [{"id": cid, "outcome": "fail"} for cid in ids]}]}
+    row = tier_table(report, blockers_width=TERMINAL_BLOCKERS_WIDTH).splitlines()[2]
+    cell = row.split("|")[3].strip()
+    assert len(cell) <= TERMINAL_BLOCKERS_WIDTH and cell.startswith("TR-001(FAIL), TR-002(FAIL)")
+    shown = cell.count("(FAIL)")
+    assert cell.endswith(f"+{len(ids) - shown} more")
+    assert tier_table(report).count("(FAIL)") == len(ids)
+    assert bounded_join(["a", "b"], 4) == "a, b" and bounded_join(["aaa", "bbb", "ccc"], 12) == "aaa, +2 more"
+    assert bounded_join([], 10) == "" and bounded_join(["x"], None) == "x"

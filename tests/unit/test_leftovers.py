@@ -7,6 +7,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -139,3 +140,34 @@ def test_the_run_names_a_file_its_processes_held_that_outlived_them(tmp_path: Pa
     text = " ".join(left_behind_lines(left_behind(empty, empty, [str(session)], files_left=left_files)))
     assert f"1 file(s) this run's processes held open are still there, held by no process: {staged}" in text
     assert "nothing" in " ".join(left_behind_lines(left_behind(empty, empty, [str(session)])))
+
+
+def test_the_run_reads_its_processes_before_each_kill_and_kills_all_the_same() -> None:
+    """What a killed actor held is seen while it lived (conformance.run.before_kill); a reading
+    that fails never stops the kill, and a pool's kill loop costs one reading."""
+    from types import SimpleNamespace
+
+    from conformance.run.before_kill import BeforeKill
+
+    killed: list[tuple[Any, dict[str, Any]]] = []
+    ray_stand_in = SimpleNamespace(kill=lambda actor, **kw: killed.append((actor, kw)))
+    readings: list[str] = []
+    now = [100.0]
+
+    def read() -> None:
+        readings.append("read")
+        if len(readings) == 2:
+            raise OSError("/proc went away")
+
+    guard = BeforeKill(read, interval_s=0.2, clock=lambda: now[0])
+    guard.install(ray_stand_in)
+    guard.install(ray_stand_in)                       # idempotent: one wrapper
+    ray_stand_in.kill("a")
+    ray_stand_in.kill("b", no_restart=False)          # the same loop: no second reading
+    now[0] += 1
+    ray_stand_in.kill("c")                            # its reading fails: killed all the same
+    assert killed == [("a", {}), ("b", {"no_restart": False}), ("c", {})]
+    assert readings == ["read", "read"] and guard.count == 1
+    guard.uninstall()
+    ray_stand_in.kill("d")
+    assert readings == ["read", "read"] and killed[-1] == ("d", {})

@@ -18,7 +18,7 @@ from conformance.cluster.manager import ClusterStartError
 from conformance.exit_codes import WATCHDOG_EXIT
 from conformance.report import writer as report_writer
 from conformance.report.results import NOT_APPLICABLE_PREFIX
-from conformance.report.writer import REPORT_FILES, ReportWriter, archive_previous
+from conformance.report.writer import REPORT_FILES, RUN_FILES, ReportWriter, archive_previous
 from conformance.run.outcomes import UNFINISHED, apply_phase, first_line, new_record, reason_from_exception, waiver_xfail
 from conformance.run.registry_lint import lint_registry
 from conformance.run.state import RUN, run_of, stash_of
@@ -179,6 +179,42 @@ def test_archive_never_loses_earlier_reports(tmp_path: Path) -> None:
     assert not any((tmp_path / f).exists() for f in REPORT_FILES)
 
 
+def test_archive_moves_the_whole_previous_run_together(tmp_path: Path) -> None:
+    """Signature, bundle and logs/ leave with the reports: one folder per run, nothing left behind
+    for a reviewer to mistake for this run's, nothing overwritten."""
+    from conformance.signing.attestation import BUNDLE_NAME, ENVELOPE_NAME
+
+    assert {ENVELOPE_NAME, BUNDLE_NAME, "logs"} <= set(RUN_FILES)
+    for name in ("report.json", ENVELOPE_NAME, BUNDLE_NAME, "logs/preflight.txt", "logs/TR-015/raylet.err"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(name)
+    (tmp_path / "previous" / "x").mkdir(parents=True)
+    dest = archive_previous(tmp_path)
+    assert dest is not None and dest.parent == tmp_path / "previous"
+    assert sorted(p.relative_to(dest).as_posix() for p in dest.rglob("*") if p.is_file()) == sorted(
+        ["report.json", ENVELOPE_NAME, BUNDLE_NAME, "logs/preflight.txt", "logs/TR-015/raylet.err"])
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["previous"]
+    assert (tmp_path / "previous" / "x").is_dir()
+
+
+def test_the_writer_archives_once_before_the_runs_first_file(tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """archive() at the run's start; the logs this run writes afterwards stay with its report."""
+    monkeypatch.setattr(report_writer, "write_all", lambda report, records, out_dir: (out_dir / "report.json")
+                        .write_text("new"))
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "preflight.txt").write_text("old")
+    writer = ReportWriter(tmp_path)
+    first = writer.archive()
+    assert first is not None and (first / "logs" / "preflight.txt").read_text() == "old"
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "preflight.txt").write_text("this run's")
+    assert writer.archive() == first
+    writer.write(lambda: {}, lambda: [])
+    assert (tmp_path / "logs" / "preflight.txt").read_text() == "this run's"
+    assert [p.parent for p in (tmp_path / "previous").glob("*/*")] == [first]
+
+
 def test_reports_are_written_once_whichever_thread_asks_first(tmp_path: Path,
                                                               monkeypatch: pytest.MonkeyPatch) -> None:
     writes: list[dict[str, Any]] = []
@@ -328,3 +364,53 @@ def test_after_a_hung_cluster_stop_no_cluster_starts_again(monkeypatch: pytest.M
                               "(stuck in worker.py:2144 shutdown)"]
     with pytest.raises(ClusterStartError, match="stopping the previous cluster hung .*Ray cannot connect again"):
         clusters.ensure(ClusterShape("partition", nodes=2))
+
+
+# ------------------------------------------------------------------------------ library warnings
+def test_ray_serves_pydantic_deprecations_go_to_the_checks_log_and_nothing_else_does(tmp_path: Path) -> None:
+    """WL-012's import of ray.serve raises 18 Pydantic deprecation warnings: kept in
+    logs/WL-012/python-warnings.log, out of pytest's summary; any other warning reaches pytest."""
+    import warnings
+
+    from conformance.report.ray_logs import LibraryWarnings, is_library_noise
+
+    PydanticDeprecatedSince20 = type("PydanticDeprecatedSince20", (DeprecationWarning,), {})
+    serve = "/x/site-packages/ray/serve/_private/config.py"
+    assert is_library_noise("PydanticDeprecatedSince20", serve)
+    assert not is_library_noise("PydanticDeprecatedSince20", "/x/site-packages/vendor/models.py")
+    assert not is_library_noise("DeprecationWarning", serve)
+    keeper = LibraryWarnings(tmp_path)
+    with warnings.catch_warnings(record=True) as seen:      # what pytest would record
+        warnings.simplefilter("always")
+        with keeper.kept("WL-012"):
+            for line in (177, 180):
+                warnings.warn_explicit("Using extra keyword arguments on `Field` is deprecated",
+                                       PydanticDeprecatedSince20, serve, line)
+            warnings.warn_explicit("the vendor's own deprecation", DeprecationWarning, "/x/vendor/m.py", 3)
+    assert [str(w.message) for w in seen] == ["the vendor's own deprecation"]
+    log = (tmp_path / "logs" / "WL-012" / "python-warnings.log").read_text()
+    assert log.count("PydanticDeprecatedSince20") == 2 and "vendor" not in log
+    assert keeper.summary() is not None and "2 deprecation warning(s)" in keeper.summary() and "WL-012" in keeper.summary()
+    with keeper.kept(None):   # not a check: nothing is caught
+        pass
+
+
+def test_a_waiver_scoped_to_transports_applies_to_their_runs_only() -> None:
+    """RDT's refusal of views (ray-project/ray#64376) is NIXL's and GLOO's: their TR-002/006/011
+    waivers apply to a run of those transports only; a vendor transport's TR-002 failure is its own."""
+    from conformance.catalog.data import load_waivers, waivers_for
+
+    scoped = Waiver("TR-002", "https://github.com/ray-project/ray/issues/64376", "views refused", "2027-05-31",
+                    True, ("NIXL", "GLOO"))
+    every = Waiver("FR-016", "https://github.com/ray-project/ray/issues/61014", "restarts", "2027-05-31")
+    assert waivers_for([scoped, every], "nixl") == [scoped, every]
+    assert waivers_for([scoped, every], "SIMXFER") == [every] and waivers_for([scoped, every], None) == [every]
+    failed = record_of((phase("call", "failed"), None))
+    failed.check_id = "TR-002"
+    today = dt.date(2026, 12, 5)
+    assert waiver_xfail(failed, "call", waivers_for([scoped], "GLOO"), today) is not None
+    assert waiver_xfail(failed, "call", waivers_for([scoped], "ACMEXFER"), today) is None
+    shipped, _ = load_waivers()                         # the data file: each cites ray#64376, scoped, blocking
+    views = [w for w in shipped if w.issue.endswith("/64376")]
+    assert {w.check for w in views} == {"TR-002", "TR-006", "TR-011"}
+    assert all(w.transports == ("NIXL", "GLOO") and w.blocks_tier for w in views)

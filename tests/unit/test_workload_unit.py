@@ -88,3 +88,28 @@ def test_report_block_draws_time_and_memory_over_rounds(entries: list) -> None:
     assert "memory over rounds" in block["charts"][1]["svg"]
     assert html_block({"checks": []}) == {}
     assert "| cpu |" in render({"devices": {"cpu": fig}})
+
+
+def test_a_failed_broadcast_round_names_the_backends_error() -> None:
+    """WL-001 through a backend that cannot broadcast a 0-d tensor: the reason carries the tensor
+    and the error the backend raised, not only that the round failed (issue 45)."""
+    import torch
+
+    from conformance.areas.workload.actors import _named_broadcast
+    from conformance.areas.workload.broadcast import broadcast_failure
+
+    class Refuses0d:
+        @staticmethod
+        def broadcast(tensor: torch.Tensor, root: int, group: str) -> None:
+            if tensor.dim() == 0:
+                raise ValueError("cannot broadcast a 0-d tensor\nsecond line")
+
+    _named_broadcast(Refuses0d, torch.ones(3), "w", "g")
+    with pytest.raises(RuntimeError) as raised:
+        _named_broadcast(Refuses0d, torch.tensor(1.5), "block0.scale", "g")
+    said = str(raised.value)
+    assert said == "broadcast of block0.scale (shape (), torch.float32) raised ValueError: cannot broadcast a 0-d tensor"
+    line = broadcast_failure(4, "TCPMESH", [("receiver 0 (node ab)", f"RuntimeError: {said}")] * 5, "no result")
+    assert line.startswith("round 4: broadcast through TCPMESH failed: receiver 0 (node ab) raised RuntimeError: "
+                           "broadcast of block0.scale") and "0-d tensor" in line and line.endswith("(and 2 more)")
+    assert broadcast_failure(4, "TCPMESH", [], "round 4: no result within 60s").endswith("no result within 60s")

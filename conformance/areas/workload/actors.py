@@ -102,11 +102,23 @@ class WorkloadActor(Endpoint):
         if self.state:       # the trainer
             for e in entries:
                 if "of" not in e:
-                    col.broadcast(self.state[e["name"]], 0, group)
+                    _named_broadcast(col, self.state[e["name"]], e["name"], group)
             return {"round": round_no, "digest": payloads.describe({e["name"]: self.state[e["name"]] for e in entries})}
         if set(self.broadcast_buffers) != {e["name"] for e in entries}:
             self.broadcast_buffers = model.build(entries, self.device)
         for e in entries:
             if "of" not in e:
-                col.broadcast(self.broadcast_buffers[e["name"]], 0, group)
+                _named_broadcast(col, self.broadcast_buffers[e["name"]], e["name"], group)
         return {"round": round_no, "digest": payloads.describe(self.broadcast_buffers)}
+
+
+def _named_broadcast(col: Any, tensor: Any, name: str, group: str) -> None:
+    """col.broadcast of one state tensor; what the backend raises comes back naming the tensor
+    (its name, shape and dtype: "a 0-d tensor" is often the whole story) and the backend's own
+    error, so WL-001's reason says why the round failed, not only that it did."""
+    try:
+        col.broadcast(tensor, 0, group)
+    except Exception as exc:
+        raise RuntimeError(f"broadcast of {name} (shape {tuple(tensor.shape)}, {tensor.dtype}) raised "
+                           f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
+                           ) from exc

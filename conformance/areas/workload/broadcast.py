@@ -18,7 +18,9 @@ from conformance.areas.workload import model
 from conformance.areas.workload.sync import round_problems, timed
 from conformance.collective.config import CollectiveConfig
 from conformance.rdt.pool import Endpoints
+from conformance.rdt.transfer import first_line
 from conformance.timing.clock import Clock
+from conformance.timing.timeouts import CheckTimeout
 
 
 @dataclass
@@ -54,6 +56,37 @@ def broadcast_entries(cfg: CollectiveConfig | None, device: str, entries: list[d
     return sub, ""
 
 
+def errors_of(refs: list[Any], labels: list[str]) -> list[tuple[str, str]]:
+    """(label, "Type: first line") of each call among `refs` that has already ended with an error
+    (a receiver the backend refused while the root still waits for it); the others are not waited for."""
+    import ray
+
+    ready, _ = ray.wait(list(refs), num_returns=len(refs), timeout=0)
+    done = set(ready)
+    out = []
+    for label, ref in zip(labels, refs):
+        if ref in done:
+            try:
+                ray.get(ref, timeout=0)
+            except Exception as exc:  # noqa: BLE001 - what the backend raised is what we report
+                out.append((label, first_line(exc)))
+    return out
+
+
+SHOWN_ERRORS = 3   # knob: how many members' errors a failed round names (the rest are counted)
+
+
+def broadcast_failure(k: int, backend: str, raised: list[tuple[str, str]], why: str) -> str:
+    """A failed broadcast round, worded with the error the backend raised in each member that
+    raised (pure): the vendor sees why, not only that a round failed; `why` (what the wait
+    itself saw: a bound reached, the first error) when no member's error is known."""
+    if not raised:
+        return f"round {k}: broadcast through {backend} failed: {why}"
+    named = "; ".join(f"{label} raised {line}" for label, line in raised[:SHOWN_ERRORS])
+    more = f" (and {len(raised) - SHOWN_ERRORS} more)" if len(raised) > SHOWN_ERRORS else ""
+    return f"round {k}: broadcast through {backend} failed: {named}{more}"
+
+
 def run_broadcast(eps: Endpoints, cfg: CollectiveConfig, python_path: list[str], entries: list[dict[str, Any]],
                   first_round: int, rounds: int, labels: list[str], clock: Clock, bound_s: float) -> BroadcastRecord:
     """`rounds` rounds from `first_round` through the collective's broadcast (see the module)."""
@@ -72,8 +105,14 @@ def run_broadcast(eps: Endpoints, cfg: CollectiveConfig, python_path: list[str],
             expect = model.expected(entries, k)
 
             def broadcast(k: int = k) -> list[Any]:
-                return clock.get([a.broadcast_weights.remote(entries, group, k) for a in actors],
-                                 f"round {k}: broadcast through {cfg.backend}", bound_s)
+                refs = [a.broadcast_weights.remote(entries, group, k) for a in actors]
+                try:
+                    return clock.get(refs, f"round {k}: broadcast through {cfg.backend}", bound_s)
+                except CheckTimeout:
+                    raise
+                except Exception as exc:  # noqa: BLE001 - the backend's own error is the finding
+                    raise clock.fail(broadcast_failure(k, cfg.backend, errors_of(refs, ["the trainer", *labels]),
+                                                       first_line(exc))) from None
             outs, seconds = timed(broadcast)
             record.round_s.append(seconds)
             record.problems += round_problems(k, "the trainer (broadcast root)", outs[0]["digest"], expect, None, eps.device)

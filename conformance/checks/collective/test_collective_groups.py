@@ -214,4 +214,14 @@ def memory_left_behind(ctx: CollectiveCtx) -> list[str]:
                                "payload_mib": payload, "cycles": cycles}
     return [f"the host memory member {i} holds (anonymous, and shared outside Ray's object store) grew by "
             f"{g:.0f} MiB over {cycles - warmup} more create/allreduce({payload:g} MiB)/destroy cycles (at most "
-            f"{allowed:g} MiB): the backend still holds what destroyed groups used" for i, g in enumerate(growth) if g > allowed]
+            f"{allowed:g} MiB): the backend still holds what destroyed groups used; {WHERE_RETENTION_HIDES}"
+            for i, g in enumerate(growth) if g > allowed]
+
+
+# Where a backend's retained memory usually is (found in backends written outside the project):
+# the failure names it so the vendor knows where to look first.
+WHERE_RETENTION_HIDES = (
+    "look first at per-group state kept after destroy (communicator caches, staging copies) and at the allocator "
+    "arenas of the backend's reader threads: glibc keeps each thread's freed multi-MiB receive buffers in that "
+    "thread's arena for reuse, so a reader thread per peer that allocates a fresh buffer per message holds them "
+    "(receive into one reused buffer per peer, or call malloc_trim after freeing)")
