@@ -29,7 +29,7 @@ from typing import Any
 
 import pytest
 
-from conformance.areas.collective.busbw import bus_factor
+from conformance.areas.collective.busbw import bandwidth_figures, bus_factor, point_figures
 from conformance.collective.context import CollectiveCtx, CollectiveError
 from conformance.measure import batch_size, enough_trials, stats
 from conformance.report.judges import enforce
@@ -58,9 +58,7 @@ def sweep_point(ctx: CollectiveCtx, members: list[Any], group: str, op: str, nby
         if stop:
             break
     st = stats(nbytes, times, batch=batch, max_cv=float(p("max_cv")))
-    return {"op": op, "bytes": nbytes, "world_size": ws, "algbw_gbps": st["median_gbps"],
-            "busbw_gbps": st["median_gbps"] * factor, "busbw_iqr_gbps": [q * factor for q in st["iqr_gbps"]],
-            "trials": st["trials"], "batch": batch, "cv": st["cv"], "cv_met": st.get("cv_met")}
+    return point_figures(op, nbytes, ws, st, batch)
 
 
 def host_copy_gbps(ctx: CollectiveCtx, member: Any) -> float:
@@ -71,8 +69,8 @@ def host_copy_gbps(ctx: CollectiveCtx, member: Any) -> float:
     return nbytes / statistics.median(per) / 1e9
 
 
-def object_store_gbps(ctx: CollectiveCtx, members: list[Any], nbytes: int) -> float:
-    """Median GB/s of Ray's object store moving nbytes from member i to member i+1 (round the
+def object_store_gbps(ctx: CollectiveCtx, members: list[Any], nbytes: int) -> list[float]:
+    """GB/s of Ray's object store moving nbytes from member i to member i+1, per trial (round the
     ring, min_trials gets at least): each trial puts a fresh object, so each get pulls it whole."""
     cc, bound = ctx.backend, float(ctx.param("op_bound_s"))
     per = []
@@ -81,7 +79,7 @@ def object_store_gbps(ctx: CollectiveCtx, members: list[Any], nbytes: int) -> fl
         refs = cc.ask([src], "store_put", nbytes, timeout_s=bound, what="object store put")[0]
         per.append(cc.ask([dst], "store_get_s", refs, timeout_s=bound, what="object store get")[0])
         del refs
-    return nbytes / statistics.median(per) / 1e9
+    return [nbytes / t / 1e9 for t in per]
 
 
 @pytest.mark.check("CC-010")
@@ -98,21 +96,13 @@ def test_allreduce_and_broadcast_bus_bandwidth_reach_the_host_copy_and_the_link(
         rows = [sweep_point(collective_ctx, members, group, op, n) for op in ops for n in sizes]
         host = host_copy_gbps(collective_ctx, members[0])
         cc.destroy(members, group)
-        store = object_store_gbps(collective_ctx, members, max(sizes))
+        store_trials = object_store_gbps(collective_ctx, members, max(sizes))
     except CollectiveError as exc:
         pytest.fail(f"bandwidth sweep: {exc}", pytrace=False)
-    for r in rows:
-        r["host_copy_gbps"] = host
-        r["object_store_gbps"] = store
+    store = statistics.median(store_trials)
+    metrics.update(bandwidth_figures(rows, ops, host, store_trials, max(sizes), collective_ctx.config.nominal_link_gbps))
     peaks = [max((r for r in rows if r["op"] == op), key=lambda r: r["busbw_gbps"]) for op in ops]
     weakest = min(peaks, key=lambda r: r["busbw_gbps"])
-    link = collective_ctx.config.nominal_link_gbps
-    metrics.update({
-        "rows": rows, "peak_bytes": weakest["bytes"], "weakest_op": weakest["op"], "busbw_gbps": weakest["busbw_gbps"],
-        "host_copy_gbps": host, "host_fraction": weakest["busbw_gbps"] / host,
-        "object_store_gbps": store, "object_store_bytes": max(sizes), "object_store_fraction": weakest["busbw_gbps"] / store,
-        "nominal_link_gbps": float(link) if link else None,
-        "link_fraction": weakest["busbw_gbps"] / float(link) if link else None})
     cc.section["bandwidth"] = rows
     cc.note("CC-010", "peak busbw: " + ", ".join(
         f"{r['op']} {r['busbw_gbps']:.3g} GB/s at {r['bytes'] / 2**20:g} MiB" for r in peaks) + f"; host copy {host:.3g} GB/s; object store {store:.3g} GB/s",
