@@ -48,6 +48,7 @@ from __future__ import annotations
 import json
 import math
 import statistics
+import warnings
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -188,14 +189,17 @@ def change_bound(old: Sequence[Sequence[float]], new: Sequence[Sequence[float]],
         return t / r if better == "higher" else r / t
 
     def statistic(*xs: Any, axis: int = -1) -> Any:
-        with np.errstate(divide="ignore", invalid="ignore"):
+        with np.errstate(all="ignore"):
             return side(xs[k:], axis) - side(xs[:k], axis)
 
     samples = tuple(np.asarray(x, dtype=float) for x in (*old, *new))
     point = float(statistic(*samples))
     if not math.isfinite(point):
         return None
-    with np.errstate(divide="ignore", invalid="ignore"):
+    # degenerate samples (every trial equal) and extreme magnitudes are answered by the bound,
+    # never by a warning on the CI's terminal
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
         res = bootstrap(samples, statistic, vectorized=True, paired=False, confidence_level=1 - alpha,
                         alternative="less" if toward == "lower" else "greater",
                         n_resamples=BOOTSTRAP_RESAMPLES, method="percentile", rng=np.random.default_rng(0))
