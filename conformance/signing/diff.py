@@ -30,7 +30,9 @@ all of these hold:
      Benchmark's compare.py likewise refuse a change the repetitions cannot tell from noise).
      A figure with a '*' (PF-001's sizes) is one figure: each instance is tested at alpha / n.
 A figure with no spread recorded (a recovery time is one value per run) is listed as untested,
-never as a regression, until each side has two runs or more. A figure that improved the same way
+never as a regression, until each side has two runs or more; so is a fraction whose reference
+moved one way, beyond the tolerance and further than the plugin's own trials moved the other
+(the host's paths moved apart, as on a loaded host: no fraction tells the plugin from the host). A figure that improved the same way
 is shown as improved. Everything else in `metrics` (raw samples, references, counts, bounds,
 latencies of Ray's own paths) is never gated. References that moved by more than the tolerance
 are reported once, as "the host differed", with each reference and how far it moved.
@@ -299,9 +301,22 @@ def _figure_findings(cid: str, fig: data.Figure, olds: Sequence[Mapping[str, Any
         what = f"{name} ({fig.better} is better) {_pct(change)}"
         a, b, way, kind = _samples(fig, old, new)
         if fig.trials and old.trials_complete and new.trials_complete and fig.reference:
+            tb = fig.trials_better or fig.better
+            if old.refs_complete and new.refs_complete and old.refs and new.refs:
+                # the host's paths moved apart: its reference one way, beyond the tolerance and
+                # further than the plugin's own trials moved the other way (a loaded host slowing
+                # one process's path and not another's); a fraction cannot tell the plugin from
+                # the host then. A plugin that moved further than its reference is its own move.
+                ref_moved = relative_change(statistics.median(old.refs), statistics.median(new.refs))
+                own_moved = relative_change(statistics.median(old.trials), statistics.median(new.trials))
+                if abs(ref_moved) > max(tolerance, abs(own_moved)) and ref_moved * own_moved < 0:
+                    yield Finding("untested", False, cid, before, after,
+                                  f"{what}, but the host's paths moved apart: its reference {_pct(ref_moved)}, the "
+                                  f"plugin's own trials {_pct(own_moved)}; not comparable: rerun on a quieter host "
+                                  "or give each side more runs (diff OLD... -- NEW...)")
+                    continue
             # the plugin's own trials must have moved the figure's way beyond their spread too: a
             # fraction that moved only because its reference did is the host's
-            tb = fig.trials_better or fig.better
             toward = _opposite(tb) if regressed else tb
             own = change_bound([old.trials], [new.trials], tb, toward, alpha)
             if own is None or not (own[1] < 0 if toward == "lower" else own[1] > 0):

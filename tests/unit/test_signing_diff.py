@@ -341,6 +341,27 @@ def test_cli_several_runs_each_side(tmp_path: Path, capsys) -> None:
     assert "OLD... -- NEW..." in capsys.readouterr().err
     assert split_diff_runs(["diff", "a", "--", "b"]) == ["diff", "a", "--new-runs", "b"]
     assert split_diff_runs(["run", "--", "x"]) == ["run", "--", "x"]
+    from conformance.cli.main import main as ray_conformance   # the entry point users run
+    assert ray_conformance(["diff", *map(str, olds), "--", *map(str, olds)]) == 0
+    assert capsys.readouterr().out.rstrip().endswith("no regressions")
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda f: f.update(trials={"metric": "x.*.y", "better": "higher"}), "as many '*'"),
+    (lambda f: (f.pop("trials"), f.update(reference={"metric": "r"})), "a reference needs trials"),
+    (lambda f: f.update(better="sideways"), "better"),
+    (lambda f: f.update(metric="a..b"), "metric"),
+])
+def test_the_checklist_refuses_a_merit_it_cannot_gate(edit: Any, message: str) -> None:
+    import yaml
+
+    from conformance.catalog import data
+
+    doc = yaml.safe_load(data.checklist_path().read_text())
+    entry = next(c for c in doc["checks"] if c["id"] == "PF-002")
+    edit(entry["merit"]["figures"][0])
+    with pytest.raises(UserError, match=message):
+        data.parse_checklist(doc)
 
 
 def test_cli_unreadable_input_is_exit_2(tmp_path: Path, capsys) -> None:
