@@ -35,10 +35,10 @@ def certify(manifest: str, out: Path) -> float:
     return time.monotonic() - t0
 
 
-def diff(old: list[Path], new: list[Path], tolerance: float) -> tuple[int, dict]:
+def diff(old: list[Path], new: list[Path], tolerance: float, *extra: str) -> tuple[int, dict]:
     """`ray-conformance diff OLD... -- NEW... --format json`: (exit code, its document)."""
     proc = subprocess.run([sys.executable, "-m", "conformance.cli.main", "diff", *map(str, old), "--",
-                           *map(str, new), "--format", "json", "--tolerance", str(tolerance)],
+                           *map(str, new), "--format", "json", "--tolerance", str(tolerance), *extra],
                           capture_output=True, text=True, timeout=600)
     if proc.returncode not in (0, 1):
         raise SystemExit(f"diff exited {proc.returncode}: {proc.stderr.strip()}")
@@ -52,7 +52,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--tolerance", type=float, default=0.1)
     ap.add_argument("--keep", type=Path, help="keep the reports in this folder (default: a temporary one)")
     ap.add_argument("--reports", type=Path, nargs="+", help="diff these report folders instead of certifying")
+    ap.add_argument("--allow-different-product", action="store_true",
+                    help="passed to diff (reports of tests/teeth.yaml's rows carry their row id in the product)")
     args = ap.parse_args(argv)
+    extra = ("--allow-different-product",) if args.allow_different_product else ()
 
     walls: list[float] = []
     if args.reports:
@@ -72,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     pairs = list(itertools.permutations(range(len(folders)), 2))
     failed = 0
     for i, j in pairs:
-        rc, doc = diff([folders[i]], [folders[j]], args.tolerance)
+        rc, doc = diff([folders[i]], [folders[j]], args.tolerance, *extra)
         failed += rc == 1
         regressions = [f for f in doc["findings"] if f["regression"]]
         for f in doc["findings"]:
@@ -89,12 +92,12 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\nfalse-regression rate: {failed}/{len(pairs)} pairs = {failed / len(pairs):.1%} "
           f"(tolerance {args.tolerance:.0%}; target 0)")
     for title, counts in (("regressions by figure", flagged), ("beyond the tolerance, within the spread", noise),
-                          ("untested (no spread recorded)", untested), ("host", moved)):
+                          ("untested (no spread, or the host's paths moved apart)", untested), ("host", moved)):
         if counts:
             print(f"{title}: " + ", ".join(f"{k} x{n}" for k, n in counts.most_common(12)))
     if len(folders) >= 4:
         half = len(folders) // 2
-        rc, doc = diff(folders[:half], folders[half:], args.tolerance)
+        rc, doc = diff(folders[:half], folders[half:], args.tolerance, *extra)
         print(f"diff of runs 1-{half} -- runs {half + 1}-{len(folders)}: exit {rc}, "
               f"{sum(f['regression'] for f in doc['findings'])} regression(s)")
     if walls:

@@ -341,7 +341,7 @@ def test_cli_several_runs_each_side(tmp_path: Path, capsys) -> None:
     assert "OLD... -- NEW..." in capsys.readouterr().err
     assert split_diff_runs(["diff", "a", "--", "b"]) == ["diff", "a", "--new-runs", "b"]
     assert split_diff_runs(["run", "--", "x"]) == ["run", "--", "x"]
-    from conformance.cli.main import main as ray_conformance   # the entry point users run
+    from conformance.cli.main import main as ray_conformance  # the entry point users run
     assert ray_conformance(["diff", *map(str, olds), "--", *map(str, olds)]) == 0
     assert capsys.readouterr().out.rstrip().endswith("no regressions")
 
