@@ -32,8 +32,8 @@ all of these hold:
 A figure with no spread recorded (a recovery time is one value per run) is listed as untested,
 never as a regression, until each side has two runs or more; so is a fraction whose reference
 moved one way, beyond the tolerance and further than the plugin's own trials moved the other
-(the host's paths moved apart, as on a loaded host: no fraction tells the plugin from the host). A figure that improved the same way
-is shown as improved. Everything else in `metrics` (raw samples, references, counts, bounds,
+(the host's paths moved apart, as on a loaded host: no fraction tells the plugin from the host).
+A figure that improved the same way is shown as improved. Everything else in `metrics` (raw samples, references, counts, bounds,
 latencies of Ray's own paths) is never gated. References that moved by more than the tolerance
 are reported once, as "the host differed", with each reference and how far it moved.
 
