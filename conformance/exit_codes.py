@@ -8,6 +8,11 @@ CLI's own endings that pytest has no word for (hung, interrupted, no report) are
 of pytest's, so a script that reads either program's code never mistakes one for the other; 0 and 1
 mean what they mean to pytest (completed; something fell short), and 2 is bad input, as for
 every command of this project.
+
+`ray-compat` (is the plugin's Ray interface intact in another Ray?) answers 0 compatible, 1
+incompatible (each break named), and 23 when that Ray could not be had at all (pip could not
+download it: no such version, no wheel for this platform, no network), so a nightly job can tell
+"Ray broke the plugin" from "there was nothing to judge".
 """
 from __future__ import annotations
 
@@ -17,12 +22,15 @@ import enum
 class Exit(enum.IntEnum):
     """What `ray-conformance run` (and the other subcommands) return."""
 
-    OK = 0            # the run completed (and met --require-tier, when given); verify/diff: no finding
-    BELOW_TIER = 1    # below --require-tier, or the preflight stopped the run; verify/diff/review: a finding
+    OK = 0            # the run completed (and met --require-tier, when given); verify/diff: no finding;
+                      # ray-compat: compatible
+    BELOW_TIER = 1    # below --require-tier, or the preflight stopped the run; verify/diff/review: a finding;
+                      # ray-compat: incompatible
     USAGE = 2         # bad arguments or input (one line on stderr)
     HUNG = 20         # a check hung and could not be interrupted: report written, run ended early
     INTERRUPTED = 21  # stopped from outside (SIGINT/SIGTERM); run: report written, marked interrupted
     NO_REPORT = 22    # the pytest run crashed before writing a report (an internal error)
+    CANNOT_INSTALL = 23   # ray-compat: the target Ray could not be downloaded (pip's reason printed)
 
 
 # The pytest process's own code when the watchdog ended it (clear of pytest's own codes).

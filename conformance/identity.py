@@ -17,15 +17,19 @@ blank (U+2800). Three rules keep a SIG reviewer from seeing two vendors that loo
 * **Look-alike** (`looks_alike`, `lookalike_keys`): two different names whose confusable
   skeletons agree (Unicode TR39: the characters mapped to their prototypes, so "Ехаmple" in
   Cyrillic, "Examp1e" and "ExampIe" all have the skeleton of "Example") are one name to a
-  reader: a keyring may not declare both, and review marks them.
+  reader: a keyring may not declare both, and review marks them. The table is TR39's whole
+  (conformance/unicode/), looked up after NFD as TR39 does ("ſ", LONG S, is an "f") and after
+  NFKD (it is also an "s"); a COMBINING DOT ABOVE on a Soft_Dotted letter ("i" + U+0307) is the
+  letter's own dot and is dropped.
 """
 from __future__ import annotations
 
+import re
 import unicodedata
-from typing import Any, Mapping
+from typing import Any, Literal, Mapping
 
 from conformance.sanitize import BLANK, default_ignorable, invisible
-from conformance.unicode.confusables import prototypes
+from conformance.unicode.confusables import prototypes, soft_dotted
 
 
 def normalized(name: object) -> str | None:
@@ -127,25 +131,61 @@ def report_name_problems(report: Mapping[str, Any]) -> list[str]:
 
 # ---------------------------------------------------------------------------- look-alikes
 
+_Form = Literal["NFD", "NFKD"]
 _ROUNDS = 4  # prototypes are themselves normalised and mapped again; the table settles in two
+_DOT_ABOVE = "\u0307"
+_ABOVE = 230  # canonical combining class of the marks drawn above a letter
 
 
-def skeleton(name: str) -> str:
-    """TR39's skeleton of NFKC(`name`): NFD, default-ignorable characters (and controls,
-    unassigned and private-use code points) removed, blanks and other spaces as one space, every character replaced by its confusable prototype (repeated
-    until nothing changes), whitespace trimmed and collapsed."""
+def _without_soft_dots(text: str) -> str:
+    """`text` (decomposed) without a COMBINING DOT ABOVE that stands where a Soft_Dotted letter's
+    own dot is (i, j, Cyrillic і ...: "i" + U+0307 prints as "i"). Only the first mark above the
+    letter replaces its dot, so marks below may come between; a dot over another mark above shows."""
+    soft = soft_dotted()
+    out: list[str] = []
+    dotted = False  # the last base letter is soft-dotted and no mark above has covered it yet
+    for ch in text:
+        ccc = unicodedata.combining(ch)
+        if ch == _DOT_ABOVE and dotted:
+            dotted = False
+            continue
+        if ccc == 0:
+            dotted = ch in soft
+        elif ccc == _ABOVE:
+            dotted = False
+        out.append(ch)
+    return "".join(out)
+
+
+def _mapped(s: str, form: _Form) -> str:
+    """One round of the skeleton: invisible characters dropped, spaces as one space, each character
+    replaced by its prototype, normalised again (`form`)."""
     table = prototypes()
-    s = unicodedata.normalize("NFKD", name)
+    out = []
+    for ch in s:
+        if ord(ch) in BLANK or unicodedata.category(ch) in ("Zs", "Zl", "Zp") or ch in "\t\n\r\v\f":
+            out.append(" ")
+        elif default_ignorable(ch) or unicodedata.category(ch) in ("Cn", "Co", "Cc", "Cf"):
+            continue  # drawn as nothing (or as a box no reader can tell from another)
+        else:
+            out.append(table.get(ch, ch))
+    return unicodedata.normalize(form, "".join(out))
+
+
+def skeleton(name: str, *, compatibility: bool = False) -> str:
+    """TR39's skeleton of `name`: NFD (NFKD with `compatibility`), default-ignorable characters (and
+    controls, unassigned and private-use code points) removed, blanks and other spaces as one space,
+    every character replaced by its confusable prototype (repeated until nothing changes), the dot
+    above a Soft_Dotted letter dropped once (after the first round, so a Cyrillic і or a dotless ı
+    mapped to "i", and a dot-like mark mapped to U+0307, count too), whitespace trimmed and collapsed.
+
+    TR39 itself decomposes canonically (NFD), so a compatibility character keeps its own entry
+    (LATIN SMALL LETTER LONG S is a look-alike of "f"); `compatibility` gives the skeleton of
+    NFKC(name), the form every other comparison here uses (LONG S is then an "s")."""
+    form: _Form = "NFKD" if compatibility else "NFD"
+    s = _without_soft_dots(_mapped(unicodedata.normalize(form, name), form))  # once: a second dot shows
     for _ in range(_ROUNDS):
-        out = []
-        for ch in s:
-            if ord(ch) in BLANK or unicodedata.category(ch) in ("Zs", "Zl", "Zp") or ch in "\t\n\r\v\f":
-                out.append(" ")
-            elif default_ignorable(ch) or unicodedata.category(ch) in ("Cn", "Co", "Cc", "Cf"):
-                continue  # drawn as nothing (or as a box no reader can tell from another)
-            else:
-                out.append(table.get(ch, ch))
-        mapped = unicodedata.normalize("NFKD", "".join(out))
+        mapped = _mapped(s, form)
         if mapped == s:
             break
         s = mapped
@@ -153,16 +193,34 @@ def skeleton(name: str) -> str:
 
 
 def lookalike_keys(name: object) -> frozenset[str]:
-    """Names that share a key look alike: the skeleton, and the skeleton of the case-folded name
-    (so "SIMACC" and "SimAcc" are one vendor too). Empty for a non-string."""
+    """Names that share a key look alike: TR39's skeleton, the skeleton of NFKC(name), and that of
+    the case-folded name (so "SIMACC" and "SimAcc" are one vendor too). Empty for a non-string."""
     if not isinstance(name, str):
         return frozenset()
     folded = unicodedata.normalize("NFKC", name).casefold()
-    return frozenset({skeleton(name), skeleton(folded)})
+    return frozenset({skeleton(name), skeleton(name, compatibility=True), skeleton(folded, compatibility=True)})
 
 
 def looks_alike(a: object, b: object) -> bool:
     return bool(lookalike_keys(a) & lookalike_keys(b))
+
+
+def _skeletons(name: str) -> list[str]:
+    folded = unicodedata.normalize("NFKC", name).casefold()
+    return [skeleton(name), skeleton(name, compatibility=True), skeleton(folded, compatibility=True),
+            skeleton(folded)]
+
+
+def reads_as(name: object, other: object) -> bool:
+    """Whether `name` reads as `other` or shows it as a word of its own ("SimAcc", "simacc-ci" and
+    "Sim\u0410cc official" all show the vendor SimAcc): each skeleton of `other` found in the same
+    skeleton of `name`, with no letter or digit touching it on either side."""
+    if not isinstance(name, str) or not isinstance(other, str) or not other.strip():
+        return False
+    for inner, outer in zip(_skeletons(other), _skeletons(name)):
+        if inner and re.search(r"(?<![^\W_])" + re.escape(inner) + r"(?![^\W_])", outer):
+            return True
+    return False
 
 
 def differing_characters(name: str, other: str) -> list[str]:

@@ -2,7 +2,9 @@
 
 A release binds every file that decides a tier or a verdict: the checklist, the tier ladder,
 the waivers, the label vocabulary, the capability profiles (from the release that introduced
-`capabilities_sha256` on) and every schema in schemas/ (validated by schemas/releases.schema.json),
+`capabilities_sha256` on), the Unicode TR39 confusables table names are compared by
+(`confusables_sha256`, conformance/unicode/confusables.tsv, from the release that introduced it on)
+and every schema in schemas/ (validated by schemas/releases.schema.json),
 names the Ray versions it certifies (`ray_versions`: a series such as "2.60", or an exact
 version) and the date it was published. A verifier accepts a report only if its suite version
 is a release listed here and the digests it claims are that release's. To recompute a tier and
@@ -30,7 +32,7 @@ import sys
 from dataclasses import dataclass
 from datetime import date, datetime, timezone
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 import yaml
 
@@ -40,7 +42,7 @@ from conformance.errors import UserError
 
 HEADER = """\
 # Released suite versions -> sha256 of every data file that decides a tier (checklist, tiers,
-# waivers, labels, vocabulary, capabilities, schemas) and the Ray versions each release certifies (ray_versions: a series
+# waivers, labels, vocabulary, capabilities, confusables, schemas) and the Ray versions each release certifies (ray_versions: a series
 # like "2.60" or an exact version). `ray-conformance verify` accepts a report only for a version
 # listed here, with exactly these digests. Validated by schemas/releases.schema.json.
 # Append-only: never edit an entry. A release is appended by the release step, `make release`
@@ -51,13 +53,15 @@ DIGEST_FIELDS = ("checklist_sha256", "tiers_sha256", "report_schema_sha256", "wa
 # Digests a release binds from the release that introduced them on; an older entry lacks them (and
 # verify says it judged that part with its own copy). tiers/capabilities.yaml decides the capability
 # profiles a report claims.
-OPTIONAL_DIGEST_FIELDS = ("capabilities_sha256",)
+# conformance/unicode/confusables.tsv (the TR39 table names are compared by: which vendor names a
+# keyring, sign and verify refuse as look-alikes) is release data too.
+OPTIONAL_DIGEST_FIELDS = ("capabilities_sha256", "confusables_sha256")
 # The report's `suite` block records these; each must equal the release's.
 REPORT_DIGEST_FIELDS = ("checklist_sha256", "tiers_sha256", "report_schema_sha256", "waivers_sha256")
 _ARCHIVE_NAMES = {"checklist_sha256": "checklist.yaml", "tiers_sha256": "tiers.yaml",
                   "report_schema_sha256": "report.schema.json", "waivers_sha256": "waivers.yaml",
                   "labels_sha256": "labels.yaml", "vocabulary_sha256": "vocabulary.yaml",
-                  "capabilities_sha256": "capabilities.yaml"}
+                  "capabilities_sha256": "capabilities.yaml", "confusables_sha256": "confusables.tsv"}
 # Schemas verify reads from the release besides the report schema (the embedded manifest is
 # validated against the release's manifest schema); archived as tiers/releases/<version>/<name>.
 VERIFIED_SCHEMAS = ("manifest.schema.json",)
@@ -80,6 +84,10 @@ class Release:
     ray_versions: tuple[str, ...]
     published: str | None = None  # YYYY-MM-DD; no run of this release can have started before it
     capabilities_sha256: str | None = None  # None: a release written before profiles were release data
+    # months a certificate made with this release holds after its run finished (None: the file's
+    # `certificates.valid_months`; signing/validity.py)
+    valid_months: int | None = None
+    confusables_sha256: str | None = None  # None: a release written before the TR39 table was release data
 
     def published_date(self) -> date | None:
         return date.fromisoformat(self.published) if self.published else None
@@ -120,13 +128,20 @@ def _current_paths() -> dict[str, Path]:
             "report_schema_sha256": data.schema_path("report"), "waivers_sha256": data.waivers_path(),
             "labels_sha256": data.data_root() / "tiers" / "labels.yaml",
             "vocabulary_sha256": data.vocabulary_path(),
-            "capabilities_sha256": _capabilities_path()}
+            "capabilities_sha256": _capabilities_path(),
+            "confusables_sha256": _confusables_path()}
 
 
 def _capabilities_path() -> Path:
     from conformance.catalog.capabilities import capabilities_path
 
     return capabilities_path()
+
+
+def _confusables_path() -> Path:
+    from conformance.unicode.confusables import table_path
+
+    return table_path()
 
 
 def _schema_files() -> list[Path]:
@@ -182,8 +197,26 @@ def load_releases(path: Path | None = None) -> dict[str, Release]:
     return {version: Release(version=version, **{f: entry[f] for f in DIGEST_FIELDS},
                              **{f: entry[f] for f in OPTIONAL_DIGEST_FIELDS if f in entry},
                              schemas_sha256=tuple(sorted(entry["schemas_sha256"].items())),
-                             ray_versions=tuple(entry["ray_versions"]), published=entry.get("published"))
+                             ray_versions=tuple(entry["ray_versions"]), published=entry.get("published"),
+                             valid_months=entry.get("valid_months"))
             for version, entry in doc["releases"].items()}
+
+
+def load_certificates(path: Path | None = None) -> dict[str, Any] | None:
+    """The releases file's `certificates` block (how long a certificate holds: the SIG's policy,
+    not a release entry), schema-validated with the file; None when the file sets none."""
+    path = Path(path or default_path())
+    load_releases(path)  # validates the whole file, the block included
+    doc = data.read_yaml_or_json(path, what="releases")
+    block = doc.get("certificates")
+    return dict(block) if isinstance(block, dict) else None
+
+
+def _certificates_yaml(block: dict[str, Any] | None) -> str:
+    """The `certificates` block as the top of a new releases file writes it ('' for none)."""
+    if not block:
+        return ""
+    return yaml.safe_dump({"certificates": block}, sort_keys=False, default_flow_style=False)
 
 
 # The one line a data edit that no release holds yet gets (the release test's skip, `--check`'s error).
@@ -237,7 +270,7 @@ def _archive(path: Path, release: Release) -> list[Path]:
 
 
 def _entry_yaml(version: str, entry: dict[str, object]) -> str:
-    keys = (*DIGEST_FIELDS, *OPTIONAL_DIGEST_FIELDS, "schemas_sha256", "ray_versions", "published")
+    keys = (*DIGEST_FIELDS, *OPTIONAL_DIGEST_FIELDS, "schemas_sha256", "ray_versions", "valid_months", "published")
     body = yaml.safe_dump({version: {k: entry[k] for k in keys if k in entry}}, sort_keys=False,
                           default_flow_style=False)
     return "".join(f"  {line}\n" for line in body.splitlines())
@@ -265,8 +298,13 @@ def write_release(path: Path | None = None, *, version: str | None = None,
         raise UserError(f"releases: {path}: release {version} is published with other digests; "
                         f"a published release is never rewritten (choose a new version)")
     entry["ray_versions"] = window  # the Ray range this package admits: a new window is a new release
+    # the file's certificate policy (a new file: the installed releases file's) sets the release's period
+    certificates = load_certificates(path) if path.exists() else _installed_certificates(path)
+    if certificates:
+        entry["valid_months"] = certificates["valid_months"]
     entry["published"] = published or datetime.now(timezone.utc).date().isoformat()
-    text = path.read_text() if path.exists() else HEADER + "schema_version: 1\nreleases:\n"
+    text = path.read_text() if path.exists() else \
+        HEADER + "schema_version: 1\n" + _certificates_yaml(certificates) + "releases:\n"
     if not text.endswith("\n"):
         text += "\n"
     new_text = text + _entry_yaml(version, entry)
@@ -276,6 +314,17 @@ def write_release(path: Path | None = None, *, version: str | None = None,
     tmp.replace(path)
     _archive(path, new)
     return True, version
+
+
+def _installed_certificates(path: Path) -> dict[str, Any] | None:
+    """The installed releases file's certificate policy, for a new releases file elsewhere."""
+    installed = default_path()
+    if Path(path).resolve() == installed.resolve() or not installed.is_file():
+        return None
+    try:
+        return load_certificates(installed)
+    except UserError:
+        return None
 
 
 def missing_files(path: Path | None = None) -> list[str]:

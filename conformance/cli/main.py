@@ -3,7 +3,7 @@
 Exit codes (conformance/exit_codes.py): 0 success; 1 the run completed but the tier is below
 --require-tier (or, for verify/diff, a finding); 2 usage or input errors (one line, never a
 traceback); 20 a check hung uninterruptibly (report written); 21 interrupted (report written);
-22 the pytest run crashed (internal error).
+22 the pytest run crashed (internal error); 23 `ray-compat` could not download the target Ray.
 """
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ _ENDED = {Exit.HUNG: "a check hung and could not be interrupted; the run ended e
 # Modules that add subcommands: each exposes register(subparsers). Optional so that a missing
 # area does not break the core commands.
 EXTENSION_MODULES = ("conformance.cli.signing", "conformance.cli.topology", "conformance.cli.transport",
-                     "conformance.cli.firsthour")
+                     "conformance.cli.firsthour", "conformance.cli.compat")
 
 
 class _Parser(argparse.ArgumentParser):

@@ -1,4 +1,4 @@
-"""CLI subcommands for signed reports: keygen, sign, verify, review, diff.
+"""CLI subcommands for signed reports: keygen, sign, verify, verify-decision, revoke-reports, review, diff.
 
 The main CLI (conformance/cli/main.py) calls `register(subparsers)`; each subcommand sets `func`, a
 handler that takes the parsed args and returns the exit code. Bad input raises UserError, which
@@ -17,11 +17,12 @@ from datetime import date
 from pathlib import Path
 from typing import Any, Sequence
 
-from conformance.catalog.data import load_suite_data
+from conformance.catalog.data import load_suite_data, sha256_bytes
 from conformance.cli import numbers as cli_numbers
 from conformance.errors import UserError
+from conformance.exit_codes import Exit
 from conformance.sanitize import terminal
-from conformance.signing import attestation, diff, keyring, keys, review, verify
+from conformance.signing import attestation, decision, diff, keyring, keys, report_revocation, review, trust, validity, verify
 from conformance.signing.sign import sign_report_dir
 
 __all__ = ["register", "main", "build_parser", "sign_report_dir"]
@@ -70,18 +71,103 @@ def _trusted(args: argparse.Namespace) -> list[keyring.TrustedKey] | None:
     return None
 
 
+def _revocations(args: argparse.Namespace, sig_keys: list[keyring.TrustedKey] | None = None
+                 ) -> report_revocation.RevocationList | None:
+    """The SIG's signed list of revoked reports (--revocations), checked with the SIG's key."""
+    if not getattr(args, "revocations", None):
+        return None
+    if sig_keys is None:
+        sig_key = getattr(args, "sig_key", None)
+        if not sig_key:
+            raise UserError("--revocations: pass the SIG's public key with --sig-key PUB to check the list",
+                            field="--sig-key")
+        sig_keys = [keyring.key_from_file(Path(sig_key))]
+    return report_revocation.load_list(Path(args.revocations), sig_keys)
+
+
+def _revoked_line(folder: Path, revocations: report_revocation.RevocationList | None) -> str | None:
+    """The refusal of the report in `folder` when the SIG's list revokes it, else None."""
+    if revocations is None:
+        return None
+    from conformance.signing.submission import read_folder
+
+    listed = revocations.find(read_folder(folder).digests()[attestation.REPORT_JSON])
+    return report_revocation.refusal(listed) if listed else None
+
+
 def _verify(args: argparse.Namespace) -> int:
     trusted = _trusted(args)
     if not trusted:
         raise UserError("verify: pass --key PUB or --keyring FILE")
-    result = verify.verify_path(Path(args.path), trusted, releases_file=args.releases, at=args.at)
+    path = Path(args.path)
+    if path.is_file() and path.name not in (attestation.ENVELOPE_NAME, attestation.BUNDLE_NAME) \
+            and decision.is_decision(path):
+        if args.keyring:  # a vendor key of the keyring must never pass for the SIG's
+            raise UserError("verify: a decision is checked with the SIG's public key alone: pass --key SIG_PUB, "
+                            "not --keyring", field="--key")
+        return _check_decision(path, trusted, args)
+    revocations = _revocations(args)
+    envelope = verify.locate_envelope(path)
+    refused = _revoked_line(envelope.parent, revocations)
+    if refused:
+        print(f"REJECTED: {terminal(envelope)}: {refused}")
+        return Exit.BELOW_TIER
+    result = verify.verify_path(path, trusted, releases_file=args.releases, at=args.at)
     for line in result.lines:
         print(line.render())
     failed = list(dict.fromkeys(result.failed()))
+    if args.decision_key:
+        _write_decision(args, result, failed)
     if failed:
         print(f"REJECTED: {terminal(result.envelope)}: failed {terminal(', '.join(failed))}")
         return 1
     print(f"VERIFIED: {terminal(result.envelope)}")
+    return 0
+
+
+def _write_decision(args: argparse.Namespace, result: verify.Verification, failed: list[str]) -> None:
+    """Sign the SIG's decision on the report verify just judged (--decision-key)."""
+    from conformance.catalog import releases
+
+    if result.report is None:
+        raise UserError("verify: no report to decide on")
+    passphrase = keys.passphrase_from_env(args.passphrase_env)
+    folder = result.envelope.parent
+    releases_file = Path(args.releases or releases.default_path())
+    statement = decision.decide(folder, result.envelope, result.report, ok=not failed, failed=failed,
+                                recomputed_tier=result.recomputed_tier, releases_file=releases_file,
+                                key_path=Path(args.decision_key), passphrase=passphrase, now=trust.utc_now())
+    out = decision.write(Path(args.decision_out or folder / decision.DECISION_NAME), statement,
+                         Path(args.decision_key), passphrase)
+    print(f"DECISION: wrote {terminal(out)} ({statement['predicate']['verificationResult']}, valid until "
+          f"{statement['predicate'][attestation.EXTENSION]['validUntil']})")
+
+
+def _today(args: argparse.Namespace) -> date:
+    return args.at or trust.utc_now().date()
+
+
+def _check_decision(path: Path, sig_keys: list[keyring.TrustedKey], args: argparse.Namespace) -> int:
+    policy = validity.load_policy(getattr(args, "releases", None))
+    checked = decision.check(path, sig_keys, today=_today(args),
+                             expiring_within_days=policy.expiring_within_days if policy else 0,
+                             revocations=_revocations(args, sig_keys))
+    if not checked.ok:
+        print(f"REFUSED: {terminal(path)}: {checked.refusal}")
+        return Exit.BELOW_TIER
+    print(f"DECISION {checked.result}: {checked.summary()}")
+    return 0
+
+
+def _verify_decision(args: argparse.Namespace) -> int:
+    return _check_decision(Path(args.decision), [keyring.key_from_file(Path(args.key))], args)
+
+
+def _revoke_reports(args: argparse.Namespace) -> int:
+    passphrase = keys.passphrase_from_env(args.passphrase_env)
+    out, count = report_revocation.sign_list(Path(args.list), Path(args.key), Path(args.out), passphrase,
+                                             overwrite=args.force)
+    print(f"wrote {terminal(out)} ({count} revoked report(s), signed)")
     return 0
 
 
@@ -105,9 +191,19 @@ def _tolerance(text: str) -> float:
 
 
 def _review(args: argparse.Namespace) -> int:
+    sign = None
+    if args.decision_key:
+        if not args.decisions:
+            raise UserError("review: --decision-key needs --decisions DIR (where the decisions go)", field="--decisions")
+        if not args.keyring:
+            raise UserError("review: --decision-key needs --keyring FILE (the SIG decides only on what it verified)",
+                            field="--keyring")
+        sign = review.DecisionSigning(Path(args.decision_key), keys.passphrase_from_env(args.passphrase_env),
+                                      Path(args.decisions))
     rows = review.review_folder(Path(args.dir), _trusted(args), releases_file=args.releases,
-                                timeout_s=args.submission_timeout)
-    failed = 1 if any(r.signature.startswith("error:") for r in rows) else 0
+                                timeout_s=args.submission_timeout, revocations=_revocations(args),
+                                today=_today(args), decisions=sign)
+    failed = 1 if any(r.signature.startswith("error:") or r.revoked for r in rows) else 0
     if args.format == "html":  # a folder of pages, not one table on stdout
         from conformance.signing.dashboard import write_site
         index = write_site(Path(args.dir), rows, args.out, timeout_s=args.submission_timeout)
@@ -150,6 +246,14 @@ def _diff(args: argparse.Namespace) -> int:
         old_paths, new_paths = args.old[:1], args.old[1:]
     else:
         old_paths, new_paths = args.old, args.new_runs
+    revocations = _revocations(args)
+    if revocations is not None:
+        for label, paths in (("OLD", old_paths), ("NEW", new_paths)):
+            for given in map(Path, paths):
+                file = given / attestation.REPORT_JSON if given.is_dir() else given
+                listed = revocations.find(sha256_bytes(attestation.read_file(file, label)))
+                if listed:
+                    raise UserError(f"diff: {label} {file}: {report_revocation.refusal(listed)}")
     olds = [diff.load_report(Path(p), "OLD") for p in old_paths]
     news = [diff.load_report(Path(p), "NEW") for p in new_paths]
     findings = diff.diff_runs(olds, news, load_suite_data(), args.tolerance, alpha=args.alpha,
@@ -159,7 +263,7 @@ def _diff(args: argparse.Namespace) -> int:
 
 
 def register(subparsers: Any) -> None:
-    """Add keygen, sign, verify, review and diff to an argparse subparsers object."""
+    """Add keygen, sign, verify, verify-decision, revoke-reports, review and diff to an argparse subparsers object."""
     p = subparsers.add_parser("keygen", allow_abbrev=False, help="create a signing key pair",
                               description="Write conformance.key (0600) and conformance.pub into DIR; "
                                           "never overwrites.")
@@ -184,7 +288,8 @@ def register(subparsers: Any) -> None:
 
     p = subparsers.add_parser("verify", help="verify a signed report",
                               description="Check signature, subject digests, schema, release digests, the "
-                                          "recomputed tier, completeness and waivers. Exit 0 only if all pass.")
+                                          "recomputed tier, completeness and waivers. Exit 0 only if all pass. "
+                                          "Given a SIG decision file and --key SIG_PUB, checks it as verify-decision does.")
     p.add_argument("path", metavar="DIR_OR_ENVELOPE")
     who = p.add_mutually_exclusive_group(required=True)
     who.add_argument("--key", metavar="PUB", help="trusted PEM public key")
@@ -193,7 +298,36 @@ def register(subparsers: Any) -> None:
                    help="releases file (default: tiers/releases.yaml)")
     p.add_argument("--at", type=_date, default=None, metavar="DATE",
                    help="judge waivers and the Ray window as of DATE (YYYY-MM-DD): does the certificate still hold?")
+    _revocation_options(p)
+    p.add_argument("--decision-key", metavar="SIG_KEY",
+                   help="sign the SIG's decision (a SLSA VSA) with this private key (docs/signing.md#decisions)")
+    p.add_argument("--decision-out", metavar="FILE",
+                   help=f"where the decision goes (default: {decision.DECISION_NAME} beside the envelope; never overwritten)")
+    _passphrase_options(p, "read the decision key's passphrase from $VAR")
     p.set_defaults(func=_verify)
+
+    p = subparsers.add_parser("verify-decision", help="check a SIG decision offline with the SIG's public key",
+                              description="Check a decision (decision.intoto.json) with the SIG's public key alone: "
+                                          "signature, statement, revocation, validity. Prints tier, capabilities "
+                                          "and validity; exit 0 only for a PASSED decision that holds today (or --at).")
+    p.add_argument("decision", metavar="DECISION")
+    p.add_argument("--key", required=True, metavar="SIG_PUB", help="the SIG's PEM public key")
+    p.add_argument("--revocations", metavar="FILE", help="the SIG's signed list of revoked reports")
+    p.add_argument("--at", type=_date, default=None, metavar="DATE", help="judge validity as of DATE (YYYY-MM-DD)")
+    p.add_argument("--releases", type=Path, default=None, metavar="FILE",
+                   help="releases file whose certificates block says when a certificate is expiring (default: tiers/releases.yaml)")
+    p.set_defaults(func=_verify_decision)
+
+    p = subparsers.add_parser("revoke-reports", help="sign the SIG's list of revoked reports",
+                              description="Sign LIST (YAML: revoked: [{report_sha256, reason, date}]) with the SIG's "
+                                          "key into a DSSE envelope that verify, verify-decision, review and diff "
+                                          "read with --revocations.")
+    p.add_argument("list", metavar="LIST")
+    p.add_argument("--key", required=True, metavar="SIG_KEY", help="the SIG's PEM private key")
+    p.add_argument("--out", required=True, metavar="FILE", help="the signed list (never overwritten without --force)")
+    p.add_argument("--force", action="store_true", help="replace an existing signed list")
+    _passphrase_options(p, "read the key's passphrase from $VAR")
+    p.set_defaults(func=_revoke_reports)
 
     p = subparsers.add_parser("review", help="table of submissions for SIG review",
                               description="One row per sub-folder of DIR: vendor, product, suite, date, claimed "
@@ -205,9 +339,16 @@ def register(subparsers: Any) -> None:
                    help="with --format html: folder for index.html and the submissions' pages (default reports/review)")
     p.add_argument("--releases", type=Path, default=None, metavar="FILE",
                    help="releases file (default: tiers/releases.yaml)")
-    p.add_argument("--submission-timeout", type=cli_numbers.seconds, default=review.DEFAULT_TIMEOUT_S, metavar="S",
-                   help=f"seconds one submission may take before it becomes an error row "
-                        f"(default {review.DEFAULT_TIMEOUT_S:g})")
+    p.add_argument("--submission-timeout", type=cli_numbers.seconds, default=None, metavar="S",
+                   help="seconds one submission's review (its page included) may take before it becomes a "
+                        "'took too long' row (default: submission.timeout_s of tiers/review.yaml)")
+    p.add_argument("--at", type=_date, default=None, metavar="DATE",
+                   help="show validity (valid / expiring / expired) as of DATE (YYYY-MM-DD; default today)")
+    _revocation_options(p)
+    p.add_argument("--decision-key", metavar="SIG_KEY", help="sign the SIG's decision on each verified or rejected submission")
+    p.add_argument("--decisions", type=Path, default=None, metavar="DIR",
+                   help="folder for the decisions (<submission>.decision.intoto.json; an existing one is kept)")
+    _passphrase_options(p, "read the decision key's passphrase from $VAR")
     p.set_defaults(func=_review)
 
     p = subparsers.add_parser("diff", help="the plugin's regressions between runs (exit 1 on any)",
@@ -216,8 +357,8 @@ def register(subparsers: Any) -> None:
                                           "runs of each side: OLD... -- NEW.... Regressions: the tier or a "
                                           "capability down, checks that stopped passing or disappeared, and "
                                           "the plugin's figures of merit (the checklist's merit:) worse beyond "
-                                          "the tolerance and beyond the runs' own spread (a Mann-Whitney U "
-                                          "test on the trials; docs/ci.md). References that moved are reported "
+                                          "the tolerance and beyond the runs' own spread (a bootstrap "
+                                          "bound on the trials; docs/ci.md). References that moved are reported "
                                           "as the host's. Exit 0: no regression; 1: regressions; 2: unreadable "
                                           "input, or reports of a different vendor, product or release (unless "
                                           "--allow-different-product).")
@@ -226,11 +367,18 @@ def register(subparsers: Any) -> None:
     p.add_argument("--tolerance", type=_tolerance, default=diff.DEFAULT_TOLERANCE,
                    help=f"allowed relative worsening of a figure of merit, a fraction (default {diff.DEFAULT_TOLERANCE:g})")
     p.add_argument("--alpha", type=_alpha, default=diff.DEFAULT_ALPHA,
-                   help=f"significance level of the rank test on the trials (default {diff.DEFAULT_ALPHA:g})")
+                   help=f"1 - the confidence of the bootstrap bound on the trials (default {diff.DEFAULT_ALPHA:g})")
     p.add_argument("--format", choices=diff.FORMATS, default="text")
     p.add_argument("--allow-different-product", action="store_true",
                    help="compare reports of different vendors, products or suite releases (refused by default)")
+    _revocation_options(p)
     p.set_defaults(func=_diff)
+
+
+def _revocation_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--revocations", metavar="FILE",
+                   help="the SIG's signed list of revoked reports (revoke-reports); a report on it is refused")
+    p.add_argument("--sig-key", metavar="PUB", help="the SIG's public key, which must have signed --revocations")
 
 
 def build_parser() -> argparse.ArgumentParser:

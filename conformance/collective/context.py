@@ -24,16 +24,17 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
 from conformance.collective.config import CollectiveConfig
-from conformance.collective.members import SPEC_ENV, CollectiveMember, register_backend, spec_env
+from conformance.collective.members import SPEC_ENV, BarrierLog, CollectiveMember, register_backend, spec_env
 from conformance.rdt.device import is_host
 from conformance.run.check_context import CheckContext
+from conformance.run.machinery import ACTOR_START_S
 from conformance.timing.waits import StillRunning, call_on_thread
 
 if TYPE_CHECKING:
     from conformance.run.check_context import RunView
 
 POOL_SIZE = 3
-START_TIMEOUT_S = 120.0   # knob: hang guard of a member's start (a worker process with torch)
+START_TIMEOUT_S = ACTOR_START_S   # the one hang guard of a new actor's start (conformance.run.machinery)
 CALL_TIMEOUT_S = 30.0     # knob: hang guard of one control call (init, destroy, info)
 
 
@@ -363,15 +364,26 @@ class CollectiveContext:
             "ray.experimental.collective.destroy_collective_group"))
 
     def execute(self, members: list[Any], steps: list[dict[str, Any]], group: str, bound_s: float,
-                ranks: list[int] | None = None) -> list[list[dict[str, Any]]]:
-        """Run the program on every member at once; outputs indexed by rank."""
+                ranks: list[int] | None = None, log: Any = None) -> list[list[dict[str, Any]]]:
+        """Run the program on every member at once; outputs indexed by rank. `log`: a BarrierLog
+        (barrier_log) the program's barriers report to."""
         ranks = list(range(len(members))) if ranks is None else ranks
-        refs = [m.run.remote(steps, r, len(members), group) for m, r in zip(members, ranks)]
+        refs = [m.run.remote(steps, r, len(members), group, log) for m, r in zip(members, ranks)]
         got = self.guard(members, lambda: bounded(refs, bound_s, f"{len(steps)} op(s) in group of {len(members)}"))
         by_rank: list[Any] = [None] * len(members)
         for r, out in zip(ranks, got):
             by_rank[r] = out
         return by_rank
+
+    def barrier_log(self) -> Any:
+        """A new BarrierLog actor (members.BarrierLog), started and answering; the caller stops it
+        (stop) when its programs are done."""
+        import ray
+
+        log: Any = ray.remote(num_cpus=0)(BarrierLog).remote()
+        self.started_ids.add(log._actor_id.hex())
+        start_answers([log.count.remote("")], "starting the barrier log actor")
+        return log
 
     def info_actor_alive(self, group: str) -> bool:
         """Whether the detached `info_<group>` actor of Ray's declarative path is still alive."""

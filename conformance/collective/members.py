@@ -121,6 +121,22 @@ def rdt_expected(spec: dict[str, Any], device: str = HOST) -> dict[str, Any]:
     return {"dtype": spec["dtype"], "shape": list(spec["shape"]), "device": device, "values": t.reshape(-1).tolist()}
 
 
+class BarrierLog:
+    """Who entered each barrier (CC-004): a member tells it before calling barrier(), and asks it
+    after barrier() returned how many had entered by then (a plain actor: calls run one at a time,
+    so a count is never read mid-update). The group's own order, with no clock compared across
+    processes."""
+
+    def __init__(self) -> None:
+        self.entered: dict[str, set[int]] = {}
+
+    def enter(self, key: str, rank: int) -> None:
+        self.entered.setdefault(key, set()).add(rank)
+
+    def count(self, key: str) -> int:
+        return len(self.entered.get(key, ()))
+
+
 class CollectiveMember:
     """One process that joins collective groups and runs op programs in them."""
 
@@ -170,28 +186,43 @@ class CollectiveMember:
         conformance.areas.workload.dp_worker) without starting actors of its own."""
         return _import(ref)(self, *args)
 
-    def run(self, steps: list[dict[str, Any]], rank: int, world_size: int, group: str) -> list[dict[str, Any]]:
-        """Run the program as `rank`; a step that raises names itself in the error."""
+    def run(self, steps: list[dict[str, Any]], rank: int, world_size: int, group: str,
+            log: Any = None) -> list[dict[str, Any]]:
+        """Run the program as `rank`; a step that raises names itself in the error. `log`: a
+        BarrierLog handle that every barrier step reports to (None: the members' clocks only)."""
         out = []
         for i, step in enumerate(steps):
             try:
+                if step["op"] == "barrier":
+                    out.append(self._barrier(step, rank, group, log, f"{group}.{i}"))
+                    continue
                 out.append(self._step(step, rank, world_size, group))
             except Exception as exc:
                 raise RuntimeError(f"rank {rank}, step {i} ({programs.describe(step)}): "
                                    f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}") from exc
         return out
 
+    def _barrier(self, step: dict[str, Any], rank: int, group: str, log: Any, key: str) -> dict[str, Any]:
+        """One barrier, the late rank entering after its delay: when each member entered and left
+        (its clock), and how many members the log had seen enter once it had left."""
+        import ray
+        from ray.util import collective as col
+
+        if rank == step["delay_rank"]:
+            time.sleep(step["delay_s"])
+        if log is not None:
+            ray.get(log.enter.remote(key, rank))
+        entered = time.time()
+        col.barrier(group)
+        left = time.time()
+        seen = int(ray.get(log.count.remote(key))) if log is not None else None
+        return {"entered": entered, "left": left, "entered_by_exit": seen}
+
     def _step(self, step: dict[str, Any], rank: int, world_size: int, group: str) -> dict[str, Any]:
         from ray.util import collective as col
         from ray.util.collective.types import ReduceOp
 
         op, n, seed = step["op"], step.get("n", 4), step.get("seed", 0)
-        if op == "barrier":
-            if rank == step["delay_rank"]:
-                time.sleep(step["delay_s"])
-            entered = time.time()
-            col.barrier(group)
-            return {"entered": entered, "left": time.time()}
         lib, dtype, device = step["lib"], step["dtype"], step.get("device", "cpu")
         mine = programs.values(seed, rank, n)
         reduce_op = getattr(ReduceOp, step.get("reduce", "SUM"))

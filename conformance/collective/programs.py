@@ -8,7 +8,12 @@ backend is bit-exact in every dtype, whatever order it reduces in, and any diffe
     {"op": "allreduce", "reduce": "SUM", "dtype": "float32", "lib": "torch", "device": "cpu", "n": 4, "seed": 3}
     {"op": "reduce" | "broadcast", "root": 2, ...}
     {"op": "sendrecv", "src": 0, "dst": 2, ...}        # src sends, dst receives, others idle
-    {"op": "barrier", "delay_rank": 2, "delay_s": 0.3}
+    {"op": "barrier", "delay_rank": 2, "delay_s": 0.3, "nth": 1, "of": 3}
+
+A barrier step is judged on what a barrier log (members.BarrierLog, an actor) saw: each member
+tells it that it is entering before it calls barrier() (the late rank after its delay), and asks
+it, once barrier() has returned, how many members had entered by then; fewer than the group is a
+member that left before every member had entered. No clock is compared across processes.
 """
 from __future__ import annotations
 
@@ -58,11 +63,12 @@ def expected(step: dict[str, Any], rank: int, world_size: int) -> Any:
 
 
 def op_matrix(world_size: int, dtypes: Iterable[str], libs: Iterable[str], ops: Iterable[str],
-              n: int, seed0: int = 0, devices: Iterable[str] = ("cpu",)) -> list[dict[str, Any]]:
+              n: int, seed0: int = 0, devices: Iterable[str] = ("cpu",), barriers: int = 1) -> list[dict[str, Any]]:
     """Every claimed op x dtype x library (torch tensors on each device type), once: allreduce and
     reducescatter for every ReduceOp, reduce and broadcast to the last (non-zero) rank, send/recv
-    both ways between rank 0 and the last rank, and a barrier that the last rank enters late.
-    numpy arrays are host memory: they run once, on cpu."""
+    both ways between rank 0 and the last rank, and `barriers` barriers in a row, each entered late
+    by another rank (the last, then 0, 1, ...): a barrier is a synchronisation every time, not only
+    the group's first. numpy arrays are host memory: they run once, on cpu."""
     last = world_size - 1
     steps: list[dict[str, Any]] = []
     ops = list(ops)
@@ -84,7 +90,8 @@ def op_matrix(world_size: int, dtypes: Iterable[str], libs: Iterable[str], ops: 
                 elif op == "sendrecv":
                     steps += [{**base, "op": op, "src": 0, "dst": last}, {**base, "op": op, "src": last, "dst": 0}]
     if "barrier" in ops:
-        steps.append({"op": "barrier", "delay_rank": last, "delay_s": 0.3})
+        steps += [{"op": "barrier", "delay_rank": (last + j) % world_size, "delay_s": 0.3, "nth": j + 1, "of": barriers}
+                  for j in range(barriers)]
     for i, s in enumerate(steps):
         s["seed"] = seed0 + i
     return steps
@@ -168,6 +175,22 @@ def unchanged_hint(step: dict[str, Any], rank: int, got: dict[str, Any]) -> str:
     return " (the caller's tensor still holds its input: not written in place)"
 
 
+def barrier_problems(step: dict[str, Any], outs: list[dict[str, Any]], world_size: int,
+                     tolerance_s: float = 0.05) -> list[str]:
+    """A barrier step's problem: the ranks that left it before every rank had entered it (by the
+    barrier log's count, `entered_by_exit`; by the members' clocks where no log was kept)."""
+    nth = f" {step['nth']} of {step['of']}" if "nth" in step else ""
+    if all(o.get("entered_by_exit") is not None for o in outs):
+        early = [r for r, o in enumerate(outs) if o["entered_by_exit"] < world_size]
+    else:
+        late = outs[step["delay_rank"]]["entered"]
+        early = [r for r in range(world_size) if outs[r]["left"] < late - tolerance_s]
+    if not early:
+        return []
+    return [f"barrier{nth}: rank(s) {early} left the barrier before every rank had entered it (rank "
+            f"{step['delay_rank']} entered late; a barrier must hold every member until all have entered, every time)"]
+
+
 def judge(steps: list[dict[str, Any]], outputs: list[list[dict[str, Any]]], world_size: int,
           tolerance_s: float = 0.05) -> list[str]:
     """Problems found in what each rank returned (outputs[rank][step]); empty when all is right."""
@@ -175,11 +198,7 @@ def judge(steps: list[dict[str, Any]], outputs: list[list[dict[str, Any]]], worl
     for i, step in enumerate(steps):
         what = describe(step)
         if step["op"] == "barrier":
-            late = outputs[step["delay_rank"]][i]["entered"]
-            early = [r for r in range(world_size) if outputs[r][i]["left"] < late - tolerance_s]
-            if early:
-                problems.append(f"barrier: rank(s) {early} left the barrier before rank {step['delay_rank']} "
-                                f"entered it")
+            problems += barrier_problems(step, [outputs[r][i] for r in range(world_size)], world_size, tolerance_s)
             continue
         for rank in range(world_size):
             want, got = expected(step, rank, world_size), outputs[rank][i]

@@ -12,15 +12,26 @@ from conformance.docgen.blocks import DocError, check_entry, check_facts, param_
 
 
 def params_text(params: dict[str, Any]) -> str:
-    """A check's thresholds as `name=value` pairs for the docs table ('-' when it has none)."""
-    return "<br>".join(f"`{k}={v}`" for k, v in params.items()).replace("|", "/") or "-"
+    """A check's thresholds as `name=value` pairs ('-' when it has none)."""
+    return ", ".join(f"`{k}={v}`" for k, v in params.items()) or "-"
+
+
+WRAP = 100   # the generated pages' line width (a paragraph wrapped: Markdown joins its lines)
 
 
 def checklist_markdown(data: SuiteData) -> str:
-    rows = [[c.id, c.area, c.level, c.title, c.requirement.replace("|", "/"), params_text(c.params), c.since]
-            for c in data.checklist.active()]
-    return tabulate(rows, headers=["id", "area", "level", "title", "requirement", "params", "since"],
-                    tablefmt="github")
+    """One block per check (its heading, level, area and release, the requirement, the params):
+    an edit to one check changes that check's lines only, and no line is wider than its own text
+    (a table row held a whole requirement and every param: up to 2,256 characters)."""
+    import textwrap
+
+    def wrapped(text: str) -> str:
+        return "\n".join(textwrap.wrap(" ".join(text.split()), width=WRAP, break_long_words=False,
+                                        break_on_hyphens=False))
+
+    blocks = [f"### {c.id}: {c.title}\n\n{c.level} · area `{c.area}` · since {c.since}\n\n{wrapped(c.requirement)}"
+              f"\n\n" + wrapped(f"- params: {params_text(c.params)}") for c in data.checklist.active()]
+    return "\n\n".join(blocks)
 
 
 def tiers_markdown(data: SuiteData) -> str:

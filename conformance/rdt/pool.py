@@ -21,11 +21,11 @@ from typing import Any, Callable
 
 from conformance.rdt.device import is_host
 from conformance.rdt.registration import TransportSetup
-from conformance.run.machinery import await_actors
+from conformance.run.machinery import ACTOR_START_S, await_actors
 from conformance.timing.timeouts import CheckTimeout
 
 HEALTH_TIMEOUT_S = 15.0  # knob: hang guard of endpoint health calls
-START_TIMEOUT_S = 120.0  # knob: hang guard of endpoint start
+START_TIMEOUT_S = ACTOR_START_S   # the one hang guard of a new actor's start (conformance.run.machinery)
 # Ray's remote classes of the endpoint actors, made once per process: (class, tensor transport on).
 _remote: dict[tuple[type, bool], Any] = {}
 _group_ids = itertools.count()

@@ -141,15 +141,33 @@ def enforce(check_id: str, metrics: Mapping[str, Any], params: Mapping[str, Any]
            ("min_host_copy_fraction", "min_link_fraction"), decides_all=True,
            references=(("nominal_link_gbps", "collective.nominal_link_gbps"),))
 def _cc010(m: Mapping[str, Any], p: Mapping[str, Any]) -> Verdict:
-    """The weaker op's peak bus bandwidth over the sizes against the same run's host copy, against
-    the same run's object store moving the same bytes (when the release has
-    min_object_store_fraction; earlier reports have no such figure and are judged as they were),
-    and against the manifest's nominal link when one is declared (nominal_link_gbps not null)."""
+    """The weaker op's peak bus bandwidth over the sizes against the same run's host copy; the op
+    furthest below the star reference (the same op, the same run, the same members, by the
+    simplest correct implementation over Ray's object store) against it, when the release has
+    min_star_fraction (releases before it held the weaker op to one object-store put/get of the
+    same bytes, min_object_store_fraction, or to the host copy alone: their reports are judged as
+    they were); and against the manifest's nominal link when one is declared."""
     bus, host = number(m, "busbw_gbps"), number(m, "host_copy_gbps")
     if host <= 0:
         return Verdict(FAIL, f"host copy bandwidth {host:g} GB/s is not positive")
     store_part = ""
-    if "min_object_store_fraction" in p:   # releases before it judged the host copy alone
+    if "min_star_fraction" in p:
+        star, op_bus, star_fraction = (number(m, "star_busbw_gbps"), number(m, "star_op_busbw_gbps"),
+                                       number(m, "star_fraction"))
+        if star <= 0:
+            return Verdict(FAIL, f"the star reference's bus bandwidth {star:g} GB/s is not positive")
+        if not _agrees(star_fraction, op_bus / star):
+            return Verdict(FAIL, f"star_fraction {star_fraction:.4g} is not star_op_busbw_gbps/star_busbw_gbps "
+                                 f"({op_bus:.4g}/{star:.4g})")
+        need_star = _param(p, "min_star_fraction")
+        op = str(m.get("star_op") or "the op")
+        if star_fraction < need_star:
+            return Verdict(FAIL, f"{op}'s peak bus bandwidth is {op_bus:.3g} GB/s, {star_fraction:.1%} of the simplest "
+                                 f"correct {op} over Ray's object store (a star through one actor) doing the same op "
+                                 f"between the same members in this run ({star:.3g} GB/s); the check needs "
+                                 f">= {need_star:.0%}: the backend adds a cost per byte of its own")
+        store_part = f", {star_fraction:.0%} of the star over the object store"
+    elif "min_object_store_fraction" in p:   # releases before the star: one put/get of the same bytes
         store, store_fraction = number(m, "object_store_gbps"), number(m, "object_store_fraction")
         if store <= 0:
             return Verdict(FAIL, f"object store bandwidth {store:g} GB/s is not positive")

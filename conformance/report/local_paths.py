@@ -37,6 +37,8 @@ def portable_arg(arg: str) -> str:
     """A command-line argument as a report may record it: absolute paths shown as by display_path
     (`--conformance-out=/home/alice/x` -> `--conformance-out=x` when run from /home/alice)."""
     text = str(arg)
+    if text == os.devnull:
+        return text  # a device every machine has, no local path (its file name alone, `null`, would say nothing)
     if text.startswith("--") and "=" in text:
         option, _, value = text.partition("=")
         return f"{option}={display_path(value)}" if value.startswith("/") else text

@@ -7,7 +7,8 @@ command gained `-p no:logging` and `-p no:<plugin>` while the policy did not). E
 either part of the definition or makes the run partial:
 
   part of it     `-c /dev/null` (no pytest.ini of the working folder: its addopts could narrow the
-                 run unrecorded), `-p no:<builtin>` for the builtins the data names, `-p no:<name>`
+                 run unrecorded; recorded as is, and `-c null`, the older record, only in reports of
+                 the releases that wrote it: `legacy_values`), `-p no:<builtin>` for the builtins the data names, `-p no:<name>`
                  for a foreign plugin (blocking one only removes it), the suite's run options
                  (manifest, out, Ray address, timeouts, fault driver: `prefixes`), display flags
                  (`flags`, `--tb=`, `--durations=`, `--color=`), and the suite's own checks folder,
@@ -27,9 +28,9 @@ from __future__ import annotations
 import functools
 import os
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Collection
 
 CHECKS_DIR = Path(__file__).resolve().parent.parent / "checks"
 SUITE_PLUGIN = "ray_conformance"   # this package's pytest11 entry point (pyproject.toml)
@@ -59,6 +60,9 @@ class Definition:
     allowed_values: dict[str, tuple[str, ...]]  # option -> the values the definition allows
     prefixes: tuple[str, ...]            # `--option=` forms that are part of the definition
     folder_suffix: str                   # the legacy form of the checks folder (LEGACY_FOLDER_UNTIL)
+    # option -> (older records of an allowed value, the last publication day of a release whose
+    # reports may carry them)
+    legacy_values: dict[str, tuple[tuple[str, ...], str]] = field(default_factory=dict)
 
     @property
     def blocked_builtins(self) -> tuple[str, ...]:
@@ -81,7 +85,9 @@ def _load(path: str, mtime_ns: int) -> Definition:
     args = doc["certification_args"]
     return Definition(flags=tuple(args["flags"]), with_value=tuple(args["with_value"]),
                       allowed_values={k: tuple(v) for k, v in args["value_flags_allowed"].items()},
-                      prefixes=tuple(args["prefixes"]), folder_suffix=args["positional_suffix"])
+                      prefixes=tuple(args["prefixes"]), folder_suffix=args["positional_suffix"],
+                      legacy_values={k: (tuple(v["values"]), v["until"])
+                                     for k, v in (args.get("legacy_values") or {}).items()})
 
 
 def definition() -> Definition:
@@ -188,14 +194,36 @@ def _plugin_problem(value: str | None, d: Definition) -> bool:
     return not name or name in _builtin_plugins() or _is_suite_plugin(name)
 
 
-def arg_problems(args: Any, *, legacy: bool = False) -> list[str]:
+# The legacy form of the checks folder, among legacy_forms()'s names (the others are options).
+LEGACY_FOLDER = "folder"
+
+
+def legacy_forms(published: str | None) -> frozenset[str]:
+    """The older records a report of a release published on `published` (YYYY-MM-DD) may carry:
+    LEGACY_FOLDER up to LEGACY_FOLDER_UNTIL, and each option of the definition's `legacy_values` up
+    to its `until`. None (a release with no publication date): none."""
+    if published is None:
+        return frozenset()
+    forms = {option for option, (_values, until) in definition().legacy_values.items() if published <= until}
+    return frozenset(forms | ({LEGACY_FOLDER} if published <= LEGACY_FOLDER_UNTIL else set()))
+
+
+def _allowed(option: str, d: Definition, forms: Collection[str]) -> tuple[str, ...]:
+    legacy = d.legacy_values.get(option, ((), ""))[0] if option in forms else ()
+    return (*d.allowed_values.get(option, ()), *legacy)
+
+
+def arg_problems(args: Any, *, legacy: bool | Collection[str] = False) -> list[str]:
     """Why recorded pytest arguments are not a certification run's ([] when they are one).
 
-    `legacy`: the report's release predates SUITE_CHECKS (LEGACY_FOLDER_UNTIL); its checks folder
-    may be recorded as a path ending in the definition's folder name."""
+    `legacy`: the older records the report's release may carry (legacy_forms; True: every one):
+    the checks folder as a path ending in the definition's folder name (before SUITE_CHECKS), an
+    option's older value (`-c null`)."""
     if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
         return ["selection.args is not a list of strings"]
     d = definition()
+    forms: Collection[str] = ({LEGACY_FOLDER, *d.legacy_values} if legacy is True
+                              else () if legacy is False else legacy)
     problems: list[str] = []
     folders: list[str] = []
     rootdirs: list[str] = []
@@ -205,7 +233,7 @@ def arg_problems(args: Any, *, legacy: bool = False) -> list[str]:
         arg = args[i]
         if arg in d.with_value:
             value = args[i + 1] if i + 1 < len(args) else None
-            bad = _plugin_problem(value, d) if arg == "-p" else value not in d.allowed_values.get(arg, ())
+            bad = _plugin_problem(value, d) if arg == "-p" else value not in _allowed(arg, d, forms)
             if bad:
                 problems.append(f"{arg} {value}" if value is not None else arg)
             has_ini = has_ini or (arg == "-c" and not bad)
@@ -227,8 +255,9 @@ def arg_problems(args: Any, *, legacy: bool = False) -> list[str]:
         else:
             problems.append(arg)
         i += 1
-    problems += [f for f in folders if not _is_checks_folder(f, legacy, d)]
-    problems += [f"--rootdir={r}" for r in rootdirs if not _is_checks_folder(r, legacy, d)]
+    old_folder = LEGACY_FOLDER in forms
+    problems += [f for f in folders if not _is_checks_folder(f, old_folder, d)]
+    problems += [f"--rootdir={r}" for r in rootdirs if not _is_checks_folder(r, old_folder, d)]
     out = []
     if problems:
         out.append(f"pytest argument(s) {' '.join(problems)} narrow or alter the run (a certification run "
@@ -242,11 +271,6 @@ def arg_problems(args: Any, *, legacy: bool = False) -> list[str]:
     if not has_manifest:
         out.append("no --conformance-manifest=: the suite's plugin did not run")
     return out
-
-
-def is_legacy_release(published: str | None) -> bool:
-    """True for a release published on or before LEGACY_FOLDER_UNTIL (None: unknown, not legacy)."""
-    return published is not None and published <= LEGACY_FOLDER_UNTIL
 
 
 def classify_option(option: str) -> str:

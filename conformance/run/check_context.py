@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import pytest
 
-from conformance.run.state import METRICS_KEY
+from conformance.run.budget import Budget
+from conformance.run.state import BUDGET_KEY, METRICS_KEY
 from conformance.timing.clock import Clock
 
 if TYPE_CHECKING:
@@ -57,6 +58,7 @@ class CheckContext:
     check: "Check"                      # its params are this run's thresholds: the only way they reach code
     metrics: dict[str, Any]             # lands in the check's `metrics` in report.json
     shape_name: str                     # what its cluster mark names ("shared" without one)
+    budget: Budget                      # the one owner of its time: every wait goes through it
     marked: bool = False                # it carries a cluster mark (a check without one may start none)
     _shape: "ClusterShape | None" = field(default=None, repr=False)
     _cluster: Any = field(default=None, repr=False)
@@ -73,8 +75,10 @@ class CheckContext:
             raise pytest.UsageError(f"{item.nodeid}: a check needs @pytest.mark.check(ID)")
         check = run.data.checklist.by_id()[str(mark.args[0])]
         name = shapes.mark_name(item)
-        return cls(run=run, check=check, metrics=item.stash.setdefault(METRICS_KEY, {}),
-                   shape_name=name or SHARED.name, marked=name is not None)
+        metrics = item.stash.setdefault(METRICS_KEY, {})
+        budget = item.stash.setdefault(BUDGET_KEY, Budget(check, metrics))
+        return cls(run=run, check=check, metrics=metrics, shape_name=name or SHARED.name, budget=budget,
+                   marked=name is not None)
 
     @classmethod
     def derive(cls: type[C], base: "CheckContext", **extra: Any) -> C:
@@ -126,9 +130,10 @@ class CheckContext:
         return self._cluster
 
     # ------------------------------------------------------------------ the clock
-    def scenario(self, name: str, bound_s: float) -> Clock:
-        """A bounded run of steps of this check: every wait on it ends at its bound."""
-        return Clock(self.check.id, name, bound_s)
+    def scenario(self, name: str, bound_s: float | None = None, *, param: str | None = None) -> Clock:
+        """A bounded run of the plugin's steps of this check: every wait on it ends at its bound
+        (the checklist's, never stretched), recorded in its budget (conformance.run.budget)."""
+        return self.budget.scenario(name, bound_s, param=param)
 
 
 def resolve_shape(run: RunView, name: str) -> "ClusterShape":

@@ -17,13 +17,14 @@ from typing import Any, Callable, TypeVar
 from conformance.timing import host_load
 from conformance.timing.clock import Clock
 from conformance.timing.host_load import MAX_FACTOR, HostNotReady, machinery_factor, note_machinery
+from conformance.timing.owned import RESAMPLE_S, Wait, record
 from conformance.timing.timeouts import granted, stretch_assumed
 from conformance.timing.waits import BoundRanOut, bounded_get
 
 T = TypeVar("T")
-# knob: the longest the fresh sample of a worker start waits (a bare worker that does not start in
-# this long says enough about the host)
-RESAMPLE_S = 60.0
+# knob: the hang guard of a new actor's first answer (a worker process that imports torch), before
+# the run's stretch: the RDT endpoints, the collective members and the probes all start under it
+ACTOR_START_S = 120.0
 
 
 def _noop() -> None:
@@ -62,7 +63,7 @@ def host_reason(what: str, waited_s: float, bound_s: float, factor: float, fresh
 
 
 def await_machinery(wait: Callable[[float], T], bound_s: float, what: str, kind: str = "worker_start", *,
-                    runs_plugin_code: bool = False) -> T:
+                    runs_plugin_code: bool = False, param: str | None = None) -> T:
     """`wait(limit)`'s value, waiting at most `bound_s` stretched by this run's factor for `kind`;
     `wait` raises BoundRanOut when its limit runs out. At the bound: a fresh worker-start sample,
     the difference waited when it says the host is slower now, then HostNotReady.
@@ -72,31 +73,45 @@ def await_machinery(wait: Callable[[float], T], bound_s: float, what: str, kind:
     assumed, the host did its part and the BoundRanOut reaches the caller (the plugin's to answer).
     The enclosing hard timeout (sized with the factor the check started with) is moved on by what
     this wait takes beyond that (conformance.timing.timeouts.granted): a stretch granted here is
-    judged here, never cut as a hang."""
-    with granted(bound_s * MAX_FACTOR + RESAMPLE_S, assumed_s=bound_s * stretch_assumed()):
-        factor = machinery_factor(kind)
-        t0 = time.monotonic()
-        try:
-            return wait(bound_s * factor)
-        except BoundRanOut as exc:
-            ran_out = exc
-        fresh = measure_worker_start(RESAMPLE_S)
-        now = machinery_factor(kind)
-        more = bound_s * now - (time.monotonic() - t0)
-        if now > factor and more > 0:
+    judged here, never cut as a hang. The wait is recorded in the running check's budget
+    (conformance.timing.owned: owner "ray"; `param`: the checklist param its bound comes from)."""
+    factor = machinery_factor(kind)
+    entry = Wait("ray", what, float(bound_s), float(bound_s) * factor, None, "met", param, factor)
+    t0 = time.monotonic()
+    try:
+        with granted(bound_s * MAX_FACTOR + RESAMPLE_S, assumed_s=bound_s * stretch_assumed()):
             try:
-                return wait(more)
+                return wait(bound_s * factor)
             except BoundRanOut as exc:
                 ran_out = exc
-        elif runs_plugin_code:
-            raise ran_out
-        raise HostNotReady(host_reason(what, time.monotonic() - t0, bound_s, max(now, factor), fresh))
+            fresh = measure_worker_start(RESAMPLE_S)
+            now = machinery_factor(kind)
+            more = bound_s * now - (time.monotonic() - t0)
+            if now > factor and more > 0:
+                entry.granted_s, entry.factor = float(bound_s) * now, now
+                try:
+                    return wait(more)
+                except BoundRanOut as exc:
+                    ran_out = exc
+            elif runs_plugin_code:
+                entry.verdict = "ran out"
+                raise ran_out
+            entry.verdict = "host"
+            raise HostNotReady(host_reason(what, time.monotonic() - t0, bound_s, max(now, factor), fresh))
+    except (BoundRanOut, HostNotReady):
+        raise
+    except BaseException:
+        entry.verdict = "error"
+        raise
+    finally:
+        entry.took_s = time.monotonic() - t0
+        record(entry)
 
 
-def await_actors(refs: Any, bound_s: float, what: str) -> Any:
+def await_actors(refs: Any, bound_s: float, what: str, *, param: str | None = None) -> Any:
     """The first answers of new actors (their `info`/`ready` refs): await_machinery over a sliced,
     interruptible ray.get. An actor whose constructor raised reaches the caller as Ray's error."""
-    return await_machinery(lambda limit: bounded_get(refs, limit, what), bound_s, what)
+    return await_machinery(lambda limit: bounded_get(refs, limit, what), bound_s, what, param=param)
 
 
 def clock_ready(clock: Clock, bound_s: float) -> Callable[[Any, str], Any]:

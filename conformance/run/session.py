@@ -12,6 +12,7 @@ import os
 import sys
 import time
 from collections.abc import Generator
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +30,7 @@ from conformance.report.results import TestRecord, aggregate
 from conformance.report.writer import ReportWriter
 from conformance.run.outcomes import apply_phase, new_record, waiver_xfail
 from conformance.run.registry_lint import lint_registry
-from conformance.run.state import METRICS_KEY
+from conformance.run.state import BUDGET_KEY, METRICS_KEY
 from conformance.run.watchdog import Watchdog
 from conformance.sanitize import terminal
 from conformance.timing.timeouts import hard_timeout
@@ -211,8 +212,10 @@ class ConformanceRun:
         start = host_load.read_cpu_times()
         try:
             factor = host_load.machinery_factor()
+            budget = item.stash.get(BUDGET_KEY, None)
             with hard_timeout(self.timeout_for(item, factor), self.item_checks.get(item.nodeid, item.nodeid),
-                              on_stuck=self.abort_stuck, grace_s=self.hang_grace, stretched_by=factor):
+                              on_stuck=self.abort_stuck, grace_s=self.hang_grace, stretched_by=factor), \
+                    (budget.active() if budget is not None else nullcontext()):
                 return (yield)
         finally:   # the host's load while the check ran: shown beside its outcome
             load1 = host_load.load_per_cpu()

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:  # type hints only: importing the session at run time would bring back the cycle
+    from conformance.run.budget import Budget
     from conformance.run.check_context import RunView
     from conformance.run.session import ConformanceRun
 
@@ -22,6 +23,11 @@ RUN = pytest.StashKey["ConformanceRun"]()
 
 METRICS_KEY = pytest.StashKey[dict[str, Any]]()
 """Item stash: the check's metrics dict (`CheckContext.metrics`), copied into its TestRecord."""
+
+
+BUDGET_KEY: pytest.StashKey[Budget] = pytest.StashKey()
+"""Item stash: the check's budget (`CheckContext.budget`): the session holds the check's body under
+it, so the waits its areas' helpers make are recorded as its own (conformance.run.budget)."""
 
 
 def run_of(config: pytest.Config) -> "ConformanceRun | None":

@@ -15,6 +15,11 @@ submitter's claims:
                failures   a pass records no failure of its own: every `problems`, `wrong` and
                           `wrong_pairs` in its metrics (at any depth) is empty or zero, as every
                           check that records them asserts
+               waits      every wait it recorded (conformance.timing.owned: whose time, its bound,
+                          what it was granted, how long it took) holds under the release's params:
+                          a plugin's bound is the param's value and never stretched, a wait on Ray's
+                          machinery no wider than the suite stretches, and a pass records no
+                          plugin wait past its bound
                reference  a figure measured against a manifest reference records that reference
                           (CC-010's nominal_link_gbps = the manifest's collective.nominal_link_gbps)
                tests      its tests are tests of its own area (the release's area's folder)
@@ -36,6 +41,7 @@ from conformance.catalog.strict_input import as_list, as_map
 from conformance.report import judges
 from conformance.report.results import OUTCOMES
 from conformance.sanitize import terminal
+from conformance.timing.owned import wait_problems
 
 NOT_CERTIFICATION = "not a certification run"
 
@@ -237,7 +243,10 @@ def entry_problems(entry: Mapping[str, Any], check: Check, manifest: Mapping[str
     metrics = as_map(entry.get("metrics"))
     problems = [f"records an implausible figure: {', '.join(implausible_figures(metrics))}"] \
         if implausible_figures(metrics) else []
-    if _claimed(entry) == "pass":
+    passed = _claimed(entry) == "pass"
+    problems += [f"{'claims pass but ' if passed else ''}records {p}"
+                 for p in wait_problems(metrics.get("waits"), check.params, passed=passed)]
+    if passed:
         problems += [f"claims pass but {p}" for p in
                      scenario_problems(metrics, release_scenario_bound(check, metrics, remote))]
         problems += [f"claims pass but its metrics record a failure: {p}" for p in recorded_failures(metrics)]
@@ -281,11 +290,11 @@ def evidence_lines(report: Mapping[str, Any], checklist: Checklist | None,
     problems = summary_problems(report)
     lines.append(("summary", not problems, "; ".join(problems) if problems else
                   "summary counts equal the per-check outcomes"))
-    from conformance.run.certification import is_legacy_release
+    from conformance.run.certification import legacy_forms
     from conformance.signing.trust import run_problems
 
     reasons = list(dict.fromkeys(partial_reasons(report)
-                                 + run_problems(report, legacy=is_legacy_release(published))))
+                                 + run_problems(report, legacy=legacy_forms(published))))
     lines.append(("selection", not reasons, f"{NOT_CERTIFICATION}: {terminal('; '.join(reasons), limit=600)}"
                   if reasons else "the whole checklist ran (nothing deselected, every check has a test result)"))
     return lines

@@ -16,6 +16,7 @@ schema is conformance/signing/keyring.schema.json, the verifier's format, not re
         keyid: "SHA256:..."                # optional; if given it must match the key
         revoked:                           # optional: the key stops counting from a date on
           from: 2026-11-01                 # reports signed on or after this day do not verify
+                                           # (not after today: a date to come is refused)
           reason: rotated to examplecorp-2026
           reports: [<sha256 of report.json>, ...]   # optional: exactly these stay valid
 
@@ -25,7 +26,9 @@ one the signing key is bound to (a key given alone with `--key` is bound to no v
 the person passing it vouches for it). Names are compared NFKC-normalised and trimmed
 (conformance/identity.py). A keyring is refused when a key or vendor name has a character that
 prints as nothing or as a plain space, mixes scripts ("Ray Аccelerator" with a Cyrillic А), or
-looks like another name of the keyring (the same confusable skeleton, Unicode TR39). The file
+looks like another name of the keyring (the same confusable skeleton, Unicode TR39), and when a
+key's name reads as a vendor of the keyring that the key is not bound to ("signed by SimAcc" on
+another vendor's key). The file
 is read with the strict loader, so a key given twice in one entry (two `public_key:` lines) is
 an error, not "last one wins".
 """
@@ -34,7 +37,7 @@ from __future__ import annotations
 import functools
 import json
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, datetime, timezone
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -115,16 +118,32 @@ def validate_keyring(doc: Any, where: str) -> dict[str, Any]:
     return doc
 
 
-def _revocation(entry: dict[str, Any]) -> Revocation | None:
+def utc_today() -> date:
+    return datetime.now(timezone.utc).date()
+
+
+def _revocation(entry: dict[str, Any], field: str, today: date) -> Revocation | None:
+    """The entry's revocation; one whose `from` is after `today` (UTC) is refused.
+
+    Why refused, not read as "from today": `from` is the first day the key may have been in other
+    hands, and no one knows that of a day to come. A date ahead is a typo or a rotation scheduled in
+    advance; either way the key would count, on the signer's own `finished_at`, for every report
+    dated before that day, including reports made after it was stolen. Reading it as today would
+    silently judge by a date the SIG did not write. So the keyring says so in one line, and the SIG
+    writes the revocation on (or after) the day it takes effect."""
     revoked = entry.get("revoked")
     if revoked is None:
         return None
+    since = date.fromisoformat(revoked["from"])
+    if since > today:
+        raise UserError(f"{field}.revoked.from: {since} is in the future (today is {today}, UTC); a revocation "
+                        f"counts from the first day the key may have been in other hands, which cannot be a day to "
+                        f"come: write it on or after that day")
     reports = revoked.get("reports")
-    return Revocation(date.fromisoformat(revoked["from"]), revoked["reason"],
-                      frozenset(reports) if reports is not None else None)
+    return Revocation(since, revoked["reason"], frozenset(reports) if reports is not None else None)
 
 
-def _entry(entry: dict[str, Any], index: int, base: Path, where: str) -> TrustedKey:
+def _entry(entry: dict[str, Any], index: int, base: Path, where: str, today: date) -> TrustedKey:
     field = f"{where}: keys[{index}]"
     material = entry["public_key"]
     if "-----BEGIN" in material:
@@ -132,20 +151,22 @@ def _entry(entry: dict[str, Any], index: int, base: Path, where: str) -> Trusted
     else:
         path = Path(material)
         key = load_public_key(path if path.is_absolute() else base / path, what=f"{field}.public_key")
-    tk = trusted_key(key, entry["name"], tuple(entry["vendors"]), _revocation(entry))
+    tk = trusted_key(key, entry["name"], tuple(entry["vendors"]), _revocation(entry, field, today))
     if "keyid" in entry and entry["keyid"] != tk.keyid:
         raise UserError(f"{field}.keyid: {entry['keyid']!r} does not match the key ({tk.keyid})")
     return tk
 
 
-def load_keyring(path: Path) -> list[TrustedKey]:
-    """Parse and check a keyring file; every problem is a one-line UserError."""
+def load_keyring(path: Path, *, today: date | None = None) -> list[TrustedKey]:
+    """Parse and check a keyring file; every problem is a one-line UserError. `today`: the UTC date
+    a revocation may not be after (default: the clock's)."""
     path = Path(path)
     doc = read_yaml_or_json(path, what="--keyring")
     where = f"--keyring {path}"
     doc = validate_keyring(doc, where)
     _check_names(doc["keys"], where)
-    keys = [_entry(e, i, path.parent, where) for i, e in enumerate(doc["keys"])]
+    today = today or utc_today()
+    keys = [_entry(e, i, path.parent, where, today) for i, e in enumerate(doc["keys"])]
     seen: dict[str, str] = {}
     for k in keys:
         if k.keyid in seen:
@@ -183,3 +204,18 @@ def _check_names(entries: list[dict[str, Any]], where: str) -> None:
                                         f"same name after normalisation (NFKC, whitespace, case and look-alike "
                                         f"characters, Unicode TR39 skeleton)")
                 declared[kind].append((i, field, name))
+    _check_key_names_against_vendors(entries, declared["vendors"], where)
+
+
+def _check_key_names_against_vendors(entries: list[dict[str, Any]], vendors: list[tuple[int, str, str]],
+                                     where: str) -> None:
+    """A key's name is printed as "signed by NAME" beside the report's vendor: a name that reads as
+    a vendor of the keyring (the same look-alike rules as vendor names, or that vendor as a word
+    of it) must be one of the key's own vendors, or a report of one vendor reads as signed by another."""
+    for i, entry in enumerate(entries):
+        own = list(entry["vendors"])
+        for _key, field, vendor in vendors:
+            if identity.reads_as(entry["name"], vendor) and not any(identity.looks_alike(vendor, v) for v in own):
+                raise UserError(f"{where}: keys[{i}].name {_shown(entry['name'])} reads as the vendor {_shown(vendor)} "
+                                f"({field}), which this key is not bound to (it signs for "
+                                f"{', '.join(_shown(v) for v in own)}); a key name must not name another vendor")

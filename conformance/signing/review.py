@@ -3,17 +3,23 @@
 A submissions folder holds one sub-folder per submission (report.json, junit.xml, report.md,
 report.intoto.json). Without a keyring the signature column says "unverified"; with one, every
 verify check runs and the column says whether the submission verified and, if not, which checks failed.
-A broken submission becomes a row with the error, never an abort of the whole review.
+A broken submission becomes a row with the error, never an abort of the whole review; one over
+its bounds (tiers/review.yaml: size, time) a row that says "too large" or "took too long".
+
+Each row also says how long its certificate holds (signing/validity.py: valid / expiring /
+expired), whether the SIG's signed list revokes it (signing/report_revocation.py), the decision
+the SIG signed on it (signing/decision.py, with --decision-key), and its product's standing: the
+current tier is the latest verified report's, and a later lower one demotes it (signing/register.py).
 """
 from __future__ import annotations
 
 import json
-import signal
-import threading
-from contextlib import contextmanager
+import re
+import time
 from dataclasses import asdict, dataclass, field
+from datetime import date
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Sequence
 
 import jsonschema
 from tabulate import tabulate
@@ -26,46 +32,21 @@ from conformance.catalog.strict_input import as_list, as_map
 from conformance.errors import UserError
 from conformance.sanitize import markdown_cell, terminal
 from conformance.signing import attestation as att
-from conformance.signing import trust
+from conformance.signing import bounds, decision, register, trust, validity
+from conformance.signing.bounds import SubmissionTimeout
 from conformance.signing.keyring import TrustedKey
+from conformance.signing.report_revocation import RevocationList
 from conformance.signing.verify import _finished_date, _release_waivers, effective_checks, release_inputs, verify_path
 
 FORMATS = ("text", "md", "json")
-DEFAULT_TIMEOUT_S = 60.0
 _HEADERS = ["submission", "vendor", "product", "suite", "date", "claimed tier", "recomputed tier",
-            "capabilities (recomputed)", "signature", "failing", "waived", "same product as"]
+            "capabilities (recomputed)", "signature", "failing", "waived", "same product as", "validity",
+            "product tier"]
+# Row fields the review computes with but never prints (per-check outcomes: bounded by the checklist)
+_INTERNAL = ("outcomes",)
 
 
 _NOT_VALID = "report.json is not schema-valid: "
-
-
-class SubmissionTimeout(Exception):
-    """One submission took longer than its time bound."""
-
-
-@contextmanager
-def time_limit(seconds: float | None) -> Iterator[None]:
-    """Raise SubmissionTimeout in this (main) thread after `seconds` (SIGALRM; a no-op elsewhere).
-
-    Reads are already bounded (regular files only, size caps); this bounds the CPU side too, so
-    one hostile submission cannot stall the whole review.
-    """
-    usable = (seconds is not None and seconds > 0 and hasattr(signal, "setitimer")
-              and threading.current_thread() is threading.main_thread())
-    if not usable or seconds is None:
-        yield
-        return
-
-    def expire(signum: int, frame: Any) -> None:
-        raise SubmissionTimeout(f"took longer than {seconds:g} s")
-
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, float(seconds))
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 @dataclass
@@ -89,11 +70,46 @@ class Row:
     duplicate_of: list[str] = field(default_factory=list)
     # other submissions whose vendor (and product) look like this one's but are spelt differently
     looks_like: list[str] = field(default_factory=list)
+    finished_at: str = "?"
+    ray_version: str = "?"
+    report_sha256: str | None = None
+    # the certificate's validity (signing/validity.py) as of the review's day: valid, expiring,
+    # expired, or "?" (nothing dates it)
+    validity: str = "?"
+    valid_until: str | None = None
+    revoked: str | None = None        # the SIG's revocation line, when its list names this report
+    decision: str | None = None       # the decision file the SIG signed on it (this review or before)
+    # its product's standing (signing/register.py): the current tier (the latest verified report's),
+    # whether this row is that report, and the demotion the latest report made, if any
+    product_tier: str | None = None
+    current: bool = False
+    demoted: str | None = None
+    outcomes: dict[str, str] = field(default_factory=dict)
+    # the submission's bounds (tiers/review.yaml): "" within them, else why not ("too large: ...",
+    # "took too long: ..."); and the seconds its review took (its page gets what is left)
+    over_bound: str = ""
+    review_s: float = 0.0
+
+    def public(self) -> dict[str, Any]:
+        """The row as review's JSON and the dashboard show it."""
+        out = asdict(self)
+        for name in _INTERNAL:
+            out.pop(name, None)
+        return out
 
     def cells(self) -> list[str]:
         return [self.submission, self.vendor, self.product, self.suite_version, self.date,
                 self.claimed_tier or "none", self.recomputed_tier or "none", self.capabilities_cell(), self.signature,
-                ", ".join(self.failing) or "-", ", ".join(self.waived) or "-", self.same_product_cell()]
+                ", ".join(self.failing) or "-", ", ".join(self.waived) or "-", self.same_product_cell(),
+                self.validity_cell(), self.product_cell()]
+
+    def validity_cell(self) -> str:
+        return f"{self.validity} (until {self.valid_until})" if self.valid_until else self.validity
+
+    def product_cell(self) -> str:
+        text = self.product_tier or "none"
+        text += " (this report)" if self.current else ""
+        return f"{text}; {self.demoted}" if self.demoted and self.current else text
 
     def same_product_cell(self) -> str:
         marks = ([f"DUPLICATE of {', '.join(self.duplicate_of)}"] if self.duplicate_of else []) + \
@@ -162,21 +178,74 @@ def _short_str(value: Any) -> str:
     return value if isinstance(value, str) else "?" if value is None else f"<{type(value).__name__}>"
 
 
+@dataclass(frozen=True)
+class DecisionSigning:
+    """review --decision-key: the SIG's private key and the folder its decisions go to."""
+
+    key: Path
+    passphrase: bytes | None
+    folder: Path
+
+
+@dataclass(frozen=True)
+class Context:
+    """What a review reads besides the submissions: the SIG's revocation list, the day validity is
+    judged on and its policy, and where decisions are signed to."""
+
+    today: date
+    policy: validity.Policy | None = None
+    revocations: RevocationList | None = None
+    decisions: DecisionSigning | None = None
+
+
+def _dates(row: Row, report: dict[str, Any], known: dict[str, releases.Release], ctx: Context) -> None:
+    version = as_map(report.get("suite")).get("version")
+    release = known.get(version) if isinstance(version, str) else None
+    valid = validity.certificate_validity(report, release, ctx.policy)
+    if valid is not None and ctx.policy is not None:
+        row.valid_until, row.validity = valid.valid_until.isoformat(), valid.state(ctx.today, ctx.policy)
+
+
+def _decide(row: Row, folder: Path, v: Any, releases_file: Path, sign: DecisionSigning) -> None:
+    """Sign the SIG's decision on this submission as verify judged it (an existing one is kept)."""
+    name = re.sub(r"[^A-Za-z0-9._-]+", "-", row.submission).strip(".-") or "submission"
+    target = sign.folder / f"{name}.{decision.DECISION_NAME}"
+    if target.exists() or target.is_symlink():
+        row.decision = f"{target.name} (kept: it exists)"
+        return
+    sign.folder.mkdir(parents=True, exist_ok=True)
+    failed = list(dict.fromkeys(v.failed()))
+    try:
+        statement = decision.decide(folder, v.envelope, v.report, ok=not failed, failed=failed,
+                                    recomputed_tier=v.recomputed_tier, releases_file=releases_file,
+                                    key_path=sign.key, passphrase=sign.passphrase, now=trust.utc_now())
+        decision.write(target, statement, sign.key, sign.passphrase)
+    except UserError as exc:  # the row stands as verify judged it; only the decision is missing
+        row.notes.append(f"no decision: {exc}")
+        return
+    row.decision = target.name
+
+
 def _fill(row: Row, folder: Path, trusted: Sequence[TrustedKey] | None, known: dict[str, releases.Release],
-          releases_file: Path, waivers_file: Path | None) -> None:
-    report = att.parse_report(att.read_file(folder / att.REPORT_JSON, "review", within=folder),
-                              str(folder / att.REPORT_JSON))
+          releases_file: Path, waivers_file: Path | None, ctx: Context | None = None) -> None:
+    ctx = ctx or Context(trust.utc_now().date())
+    raw = att.read_file(folder / att.REPORT_JSON, "review", within=folder)
+    report = att.parse_report(raw, str(folder / att.REPORT_JSON))
+    row.report_sha256 = data.sha256_bytes(raw)
     manifest = as_map(report.get("manifest"))
     suite = as_map(report.get("suite"))
     row.vendor = _short_str(manifest.get("vendor"))
     row.product = _short_str(manifest.get("product"))
     row.suite_version = _short_str(suite.get("version"))
     row.date = _short_str(report.get("finished_at"))[:10]
+    row.finished_at = _short_str(report.get("finished_at"))
+    row.ray_version = _short_str(as_map(report.get("environment")).get("ray"))
     row.claimed_tier = report.get("tier") if isinstance(report.get("tier"), str) else None
     checks = as_list(report.get("checks"))
     checks = [c for c in checks if isinstance(c, dict)]
     row.failing = sorted(_short_str(c.get("id")) for c in checks if c.get("outcome") in att.FAILED_OUTCOMES)
     row.waived = sorted(_short_str(c.get("id")) for c in checks if c.get("outcome") == "waived")
+    row.outcomes = {c["id"]: c["outcome"] for c in checks if isinstance(c.get("id"), str) and isinstance(c.get("outcome"), str)}
     row.claimed_capabilities = _claimed_capabilities(report)
     row.notes += identity.report_name_problems(report)
     row.recomputed_tier, row.capabilities, why = _recompute(report, known, releases_file, waivers_file)
@@ -188,6 +257,12 @@ def _fill(row: Row, folder: Path, trusted: Sequence[TrustedKey] | None, known: d
                          f"what its results certify ({', '.join(row.capabilities or []) or 'none'})")
     if why.startswith(_NOT_VALID):  # nothing below can be judged on an invalid report
         row.signature = f"error: {why}"
+        return
+    _dates(row, report, known, ctx)
+    listed = ctx.revocations.find(row.report_sha256) if ctx.revocations else None
+    if listed is not None:  # the SIG took it back: nothing else about it counts
+        row.revoked = listed.line()
+        row.signature = f"REVOKED: {listed.line()}"
         return
     has_envelope = any((folder / n).exists() or (folder / n).is_symlink() for n in (att.ENVELOPE_NAME, att.BUNDLE_NAME))
     if not has_envelope:
@@ -207,28 +282,60 @@ def _fill(row: Row, folder: Path, trusted: Sequence[TrustedKey] | None, known: d
             else:
                 row.signature = f"signed by {v.signer.name}; failed: {', '.join(dict.fromkeys(v.failed()))}"
             row.notes += [line.render() for line in v.lines if not line.ok]
+            if ctx.decisions is not None and v.report is not None:
+                _decide(row, folder, v, releases_file, ctx.decisions)
 
 
-def review_submission(folder: Path, trusted: Sequence[TrustedKey] | None, known: dict[str, releases.Release],
-                      releases_file: Path, waivers_file: Path | None = None,
-                      timeout_s: float | None = DEFAULT_TIMEOUT_S) -> Row:
-    """One row; whatever is wrong with the submission (unreadable, hostile, too slow) is its error."""
+def _row(folder: Path, trusted: Sequence[TrustedKey] | None, known: dict[str, releases.Release],
+         releases_file: Path, waivers_file: Path | None, ctx: Context | None = None) -> Row:
+    """One row; whatever is wrong with the submission (unreadable, hostile) is its error."""
     row = Row(folder.name)
     try:
-        with time_limit(timeout_s):
-            if folder.is_symlink():
-                raise UserError(f"review: {folder.name} is a symlink; submissions must be real folders")
-            _fill(row, folder, trusted, known, releases_file, waivers_file)
+        if folder.is_symlink():
+            raise UserError(f"review: {folder.name} is a symlink; submissions must be real folders")
+        _fill(row, folder, trusted, known, releases_file, waivers_file, ctx)
     except UserError as exc:
-        row.signature, row.recomputed_tier = f"error: {exc}", None
-        row.notes.append(str(exc))
-    except SubmissionTimeout as exc:
         row.signature, row.recomputed_tier = f"error: {exc}", None
         row.notes.append(str(exc))
     except Exception as exc:  # noqa: BLE001 - whatever one submission raises is its row, never the review's end
         # a defect this input exposed: still one row, every other row still printed
         row.signature, row.recomputed_tier = f"error: unexpected {exc.__class__.__name__}: {exc}", None
         row.notes.append(row.signature)
+    return row
+
+
+def _over_bound(name: str, why: str) -> Row:
+    row = Row(name, signature=f"error: {why}", over_bound=why)
+    row.notes.append(why)
+    return row
+
+
+def review_submission(folder: Path, trusted: Sequence[TrustedKey] | None, known: dict[str, releases.Release],
+                      releases_file: Path, waivers_file: Path | None = None,
+                      timeout_s: float | None = None, max_bytes: int | None = None,
+                      worker: bounds.BoundedWorker[Path, Row] | None = None, ctx: Context | None = None) -> Row:
+    """One row, within the submission's bounds (conformance/signing/bounds.py; None: tiers/review.yaml's):
+    over the size cap it is not read, and its review runs in a worker process ended at the time
+    bound (`worker`: one that reviews with these keys, releases and context, kept across submissions)."""
+    if worker is None:
+        one: bounds.BoundedWorker[Path, Row]
+        with bounds.BoundedWorker(lambda f: _row(f, trusted, known, releases_file, waivers_file, ctx)) as one:
+            return review_submission(folder, trusted, known, releases_file, waivers_file, timeout_s, max_bytes, one,
+                                     ctx)
+    limits = bounds.load_bounds()
+    timeout_s = limits.timeout_s if timeout_s is None else timeout_s
+    started = time.monotonic()
+    why = bounds.too_large(folder, limits.max_bytes if max_bytes is None else max_bytes)
+    if why:
+        return _over_bound(folder.name, why)
+    try:
+        row = worker(folder, timeout_s)
+    except SubmissionTimeout as exc:
+        row = _over_bound(folder.name, str(exc))
+    except (UserError, RuntimeError) as exc:  # the child's own failure, not the submission's answer
+        row = Row(folder.name, signature=f"error: {exc}")
+        row.notes.append(row.signature)
+    row.review_s = round(time.monotonic() - started, 3)
     return row
 
 
@@ -276,7 +383,10 @@ def mark_same_products(rows: Sequence[Row]) -> None:
 
 def review_folder(folder: Path, trusted: Sequence[TrustedKey] | None = None, *,
                   releases_file: Path | None = None, waivers_file: Path | None = None,
-                  timeout_s: float | None = DEFAULT_TIMEOUT_S) -> list[Row]:
+                  timeout_s: float | None = None, max_bytes: int | None = None,
+                  revocations: RevocationList | None = None, today: date | None = None,
+                  decisions: DecisionSigning | None = None) -> list[Row]:
+    """One row per submission sub-folder, each within its bounds (None: tiers/review.yaml's)."""
     folder = Path(folder)
     if not folder.is_dir():
         raise UserError(f"review: {folder} is not a directory")
@@ -285,9 +395,14 @@ def review_folder(folder: Path, trusted: Sequence[TrustedKey] | None = None, *,
         raise UserError(f"review: {folder} has no submission sub-folders")
     releases_file = Path(releases_file or releases.default_path())
     known = releases.load_releases(releases_file)
-    rows = [review_submission(p, trusted, known, releases_file, waivers_file, timeout_s) for p in subs]
+    ctx = Context(today or trust.utc_now().date(), validity.load_policy(releases_file), revocations, decisions)
+    worker: bounds.BoundedWorker[Path, Row]
+    with bounds.BoundedWorker(lambda f: _row(f, trusted, known, releases_file, waivers_file, ctx)) as worker:
+        rows = [review_submission(p, trusted, known, releases_file, waivers_file, timeout_s, max_bytes, worker, ctx)
+                for p in subs]
     mark_same_products(rows)
     mark_keyring_lookalikes(rows, trusted or [])
+    register.mark_standing(rows, register.tier_order(), counted=register.counted_rows(rows, verified_only=bool(trusted)))
     return rows
 
 
@@ -305,7 +420,7 @@ def mark_keyring_lookalikes(rows: Sequence[Row], trusted: Sequence[TrustedKey]) 
 def render(rows: Sequence[Row], fmt: str = "text") -> str:
     """The table; every cell is outside text, so each is sanitised for its medium."""
     if fmt == "json":
-        return json.dumps([asdict(r) for r in rows], indent=2)
+        return json.dumps([r.public() for r in rows], indent=2)
     if fmt not in FORMATS:
         raise UserError(f"--format: unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
     if fmt == "md":

@@ -46,7 +46,8 @@ def sign_report_dir(report_dir: Path, key_path: Path, passphrase: bytes | None =
 
     Refuses (UserError) whatever verify would refuse, first and with verify's own line
     (signing/submission.py): a report file missing, a symlink leaving the folder, a file over its
-    cap, report.json not strict JSON or not schema-valid, a field without a trust status, an
+    cap, report.json not strict JSON or not schema-valid, a field without a trust status, a vendor
+    or product name that could print like another (verify's `names` line, the same function), an
     envelope over verify's size cap. Also refuses a key that cannot be loaded or whose file is
     open to group/others (unless `allow_insecure_key_mode`), and an existing envelope unless
     `overwrite`, and a report whose suite.version is not a listed release (`releases_file`,
@@ -65,6 +66,9 @@ def sign_report_dir(report_dir: Path, key_path: Path, passphrase: bytes | None =
     problem = submission.trust_problem("report", report)
     if problem:
         raise UserError(f"sign: refused, verify would say: FAIL trust: {problem}")
+    problem = submission.name_problem(report)
+    if problem:
+        raise UserError(f"sign: refused, verify would say: FAIL names: {problem}")
     targets = [report_dir / ENVELOPE_NAME, report_dir / BUNDLE_NAME]
     if not overwrite:
         for t in targets:

@@ -26,7 +26,7 @@ from collections import Counter
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Collection, Mapping
 
 from conformance.catalog import data
 from conformance.catalog.strict_input import utc_datetime
@@ -363,7 +363,7 @@ def tier_context(report: Any, domain_keys: frozenset[str] | None = None) -> RunC
 
 # ---------------------------------------------------------------------------- the run
 
-def arg_problems(args: Any, *, legacy: bool = False) -> list[str]:
+def arg_problems(args: Any, *, legacy: bool | Collection[str] = False) -> list[str]:
     """Recorded pytest arguments a certification run may not carry: the one definition of a
     certification run (conformance/run/certification.py, which also builds the run's command)."""
     from conformance.run.certification import arg_problems as definition_problems
@@ -371,9 +371,9 @@ def arg_problems(args: Any, *, legacy: bool = False) -> list[str]:
     return [terminal(p, limit=400) for p in definition_problems(args, legacy=legacy)]
 
 
-def run_problems(report: Any, *, legacy: bool = False) -> list[str]:
+def run_problems(report: Any, *, legacy: bool | Collection[str] = False) -> list[str]:
     """Why this is not a whole, uninterrupted run, beyond what conformance.selection reads.
-    `legacy`: the report's release predates the recorded checks-folder token (arg_problems)."""
+    `legacy`: the older records the report's release may carry (certification.legacy_forms)."""
     problems = []
     interrupted, reason = _get(report, "interrupted"), _get(report, "interrupted_reason")
     if interrupted is not False:

@@ -27,10 +27,18 @@ class ScenarioFailed(AssertionError):
 class Clock:
     """A running scenario: its start, its bound, and bounded waits that name the scenario."""
 
-    def __init__(self, check: str, name: str, bound_s: float) -> None:
+    def __init__(self, check: str, name: str, bound_s: float,
+                 on_step: Callable[["Clock"], None] | None = None) -> None:
         self.check, self.name, self.bound_s = check, name, float(bound_s)
         self.t0 = time.monotonic()
         self.marks: dict[str, float] = {}
+        # told after every step that ends (a mark, a wait, a time left out): the check's budget
+        # keeps the scenario's record current (conformance.run.budget)
+        self._on_step = on_step
+
+    def _stepped(self) -> None:
+        if self._on_step is not None:
+            self._on_step(self)
 
     def elapsed(self) -> float:
         return time.monotonic() - self.t0
@@ -41,6 +49,7 @@ class Clock:
     def mark(self, label: str) -> float:
         """Remember when a step finished (seconds since the scenario began); lands in metrics."""
         self.marks[label] = round(self.elapsed(), 3)
+        self._stepped()
         return self.marks[label]
 
     def exclude(self, seconds: float) -> None:
@@ -48,8 +57,10 @@ class Clock:
         actor starting: conformance.run.machinery, which judges that wait by itself)."""
         self.bound_s += max(0.0, float(seconds))
         self.marks["excluded_s"] = round(self.marks.get("excluded_s", 0.0) + max(0.0, float(seconds)), 3)
+        self._stepped()
 
     def fail(self, message: str) -> ScenarioFailed:
+        self._stepped()
         return ScenarioFailed(f"[{self.name}] {message} (elapsed {self.elapsed():.1f}s of the "
                               f"{self.bound_s:g}s bound)")
 
@@ -69,6 +80,7 @@ class Clock:
         while True:
             value = predicate()
             if value:
+                self._stepped()
                 return value
             waited = time.monotonic() - start
             if waited >= limit:
@@ -82,6 +94,8 @@ class Clock:
 
         limit = self.limit(bound_s)
         try:
-            return bounded_get(refs, max(limit, 0.01), what)
+            value = bounded_get(refs, max(limit, 0.01), what)
+            self._stepped()
+            return value
         except TimeoutError:
             raise self.fail(f"{what}: no result within {limit:.0f}s") from None

@@ -11,7 +11,7 @@ from typing import Any, List
 
 from ray.util.collective.backend_registry import register_collective_backend
 
-from conformance.simulated.collective import SimCollGroup, _from_bytes, _reduce, _to_bytes, _torch
+from conformance.simulated.collective import SimCollGroup, _from_bytes, _reduce, _timeout_s, _to_bytes, _torch
 from conformance.simulated.collective_rdt import SimCollTensorTransport
 
 
@@ -71,8 +71,9 @@ class RootZeroSharedSeqCachedSlow(SimCollGroup):
       a group re-created under the same name keeps the old rank (CC-008: "reports rank");
     * every collective also pays CPU for its bytes at 4 MB/s, as a backend that encodes each op
       for a control channel in Python would (CC-010: "object store"). The row times small sizes
-      only. CPU, not a sleep: CC-010's bar is the object store in the same run, which slows with
-      a loaded host (FixedDelayKeepsRendezvous says what a sleep did there).
+      only. CPU, not a sleep: CC-010's bar is the same op by a star over the object store in the
+      same run, which slows with a loaded host (FixedDelayKeepsRendezvous says what a sleep did
+      against the bar before it).
     """
 
     SLOW_BYTES_PER_S = 4e6
@@ -121,30 +122,127 @@ class RootZeroSharedSeqCachedSlow(SimCollGroup):
         pass
 
 
-class StagesThroughObjectStore(SimCollGroup):
-    """A correct backend (no defect): every allreduce and broadcast stages the caller's tensor
-    through Ray's object store and reads it back zero-copy (ray.get of a large numpy array maps
-    the store's pages) before the exchange, as backends that return payloads through the object
-    store do. The pages it touched stay in the member's resident total after the object is gone;
-    they are Ray's, so CC-008 must pass (good/collective-object-store-staging)."""
+class _StarRendezvous:
+    """RendezvousStar's one actor per group: an async actor where every member's op k meets the
+    others' (each call waits inside it until the group's last part of op k has come)."""
 
-    def _staged(self, tensors: List[Any]) -> None:
+    def __init__(self, world_size: int) -> None:
+        self.world_size = world_size
+        self.rounds: dict[int, dict[str, Any]] = {}
+
+    async def meet(self, k: int, rank: int, op: str, root: int, reduce_op: str, part: List[Any]) -> List[Any]:
+        import asyncio
+
+        r = self.rounds.setdefault(k, {"parts": {}, "done": asyncio.Event(), "out": [], "left": 0})
+        r["parts"][rank] = part
+        if len(r["parts"]) == self.world_size:
+            r["out"] = await self._result(op, root, reduce_op, r["parts"])
+            r["done"].set()
+        else:
+            await r["done"].wait()
+        r["left"] += 1
+        if r["left"] == self.world_size:
+            del self.rounds[k]
+        return r["out"]
+
+    async def _result(self, op: str, root: int, reduce_op: str, parts: dict[int, List[Any]]) -> List[Any]:
+        import asyncio
+
         import numpy as np
         import ray
 
-        t = _torch(tensors[0])
-        view = ray.get(ray.put(t.numpy()))   # read-only, zero-copy: a view of the store's pages
-        assert isinstance(view, np.ndarray)
-        t.copy_(_torch(view.copy()))
-        del view
+        if op == "broadcast":
+            return parts[root]
+        arrays = await asyncio.gather(*[parts[rank][0] for rank in sorted(parts)])
+        combine = {"SUM": np.add, "PRODUCT": np.multiply, "MIN": np.minimum, "MAX": np.maximum}[reduce_op]
+        acc = arrays[0].copy()
+        for a in arrays[1:]:
+            combine(acc, a, out=acc)
+        return [ray.put(acc)]
+
+
+class RendezvousStar(SimCollGroup):
+    """A correct backend (no defect) of the star design: every allreduce and broadcast of a host
+    tensor goes through one rendezvous actor per group (the simplest correct design, and a
+    plausible CPU fallback): each member puts its part in Ray's object store, the actor gets the
+    parts, reduces them and puts the result once (or passes the root's part on), and each member
+    gets the result zero-copy (ray.get of a numpy array maps the store's pages) and copies it into
+    its tensor, in place. Every wait is bounded; rank 0's destroy_group kills the actor and waits
+    until its name is free, so a group re-created under the same name starts a new one. Other ops,
+    and dtypes numpy has no type for, go SIMCOLL's way.
+
+    CC-010 must pass (its reference is the same op by a star over the object store, not one
+    put/get of the same bytes, which an allreduce through a star cannot reach), and CC-008 too:
+    the store's pages a zero-copy ray.get touched stay in a member's resident total after the
+    object is gone, and they are Ray's (good/collective-rendezvous-star)."""
+
+    HUB_RANK = 0   # the rank that starts the rendezvous actor, on its own node
+
+    def __init__(self, world_size: int, rank: int, group_name: str) -> None:
+        import ray
+
+        super().__init__(world_size, rank, group_name)
+        self._name, self._k = f"star-{group_name}", 0
+        if rank == self.HUB_RANK:    # on its own node; the others look it up by name, bounded
+            from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+            here = ray.get_runtime_context().get_node_id()
+            self._hub = ray.remote(num_cpus=0)(_StarRendezvous).options(
+                name=self._name, scheduling_strategy=NodeAffinitySchedulingStrategy(here, soft=True)).remote(world_size)
+            return
+        deadline = time.monotonic() + _timeout_s(None)
+        while True:
+            try:
+                self._hub = ray.get_actor(self._name)
+                return
+            except ValueError:
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"RendezvousStar: no rendezvous actor {self._name!r} from rank "
+                                       f"{self.HUB_RANK} within {_timeout_s(None):.1f}s") from None
+                time.sleep(0.01)
+
+    def _star(self, t: Any, op: str, root: int, reduce_op: str, options: Any) -> bool:
+        """The op through the rendezvous; False when the tensor is not a host tensor numpy holds."""
+        import numpy as np
+        import ray
+        import torch
+
+        if t.device.type != "cpu" or t.dtype == torch.bfloat16:
+            return False
+        k, self._k = self._k, self._k + 1
+        mine = t.numpy()
+        part = [ray.put(mine)] if op == "allreduce" or self.rank == root else []
+        out = ray.get(self._hub.meet.remote(k, self.rank, op, root, reduce_op, part), timeout=_timeout_s(options))
+        if op == "allreduce" or self.rank != root:
+            got = ray.get(out[0], timeout=_timeout_s(options))
+            assert isinstance(got, np.ndarray)
+            np.copyto(mine, got.reshape(mine.shape))
+            del got
+        return True
 
     def allreduce(self, tensors: List[Any], allreduce_options: Any = None) -> None:
-        self._staged(tensors)
-        super().allreduce(tensors, allreduce_options)
+        op = getattr(allreduce_options.reduceOp, "name", str(allreduce_options.reduceOp))
+        if not self._star(_torch(tensors[0]), "allreduce", 0, op, allreduce_options):
+            super().allreduce(tensors, allreduce_options)
 
     def broadcast(self, tensors: List[Any], broadcast_options: Any = None) -> None:
-        self._staged(tensors)
-        super().broadcast(tensors, broadcast_options)
+        if not self._star(_torch(tensors[0]), "broadcast", broadcast_options.root_rank, "", broadcast_options):
+            super().broadcast(tensors, broadcast_options)
+
+    def destroy_group(self) -> None:
+        super().destroy_group()
+        if self.rank != self.HUB_RANK:
+            return
+        import ray
+
+        ray.kill(self._hub)
+        deadline = time.monotonic() + _timeout_s(None)
+        while time.monotonic() < deadline:
+            try:
+                ray.get_actor(self._name)
+            except ValueError:
+                return
+            time.sleep(0.05)
 
 
 class _Rendezvous:
@@ -162,10 +260,11 @@ class FixedDelayKeepsRendezvous(SimCollGroup):
       behind after destroy_collective_group");
     * every allreduce and broadcast spends DELAY_S_PER_MIB of CPU per MiB of its tensor, as a
       backend that checksums or re-stages every chunk in Python would (CC-010: "object store").
-      CPU, not a sleep: CC-010 holds the backend to Ray's object store moving the same bytes in
-      the same run, and on a loaded host the store's copies slow down with the host while a sleep
-      does not, so a sleeping twin came within the bar (make test at load 6.5: the store measured
-      0.076 GB/s, the 40 ms/MiB sleep 32 % of it, CC-010 passed). A cost in CPU slows with them.
+      CPU, not a sleep: CC-010 holds the backend to the same op by a star over Ray's object store
+      in the same run, and on a loaded host the store's copies slow down with the host while a
+      sleep does not, so a sleeping twin came within the bar before it, one put/get of the same
+      bytes (make test at load 6.5: the store measured 0.076 GB/s, the 40 ms/MiB sleep 32 % of it,
+      CC-010 passed). A cost in CPU slows with them (3.6 % of the star at load 12).
     """
 
     DELAY_S_PER_MIB = 0.04
@@ -301,10 +400,25 @@ class ReducesInOwnOrder(SimCollGroup):
         t.copy_(_reduce(allreduce_options.reduceOp, [_from_bytes(p, t) for p in mine_first]))
 
 
-class FixedDelayKeepsRendezvousOwnOrder(FixedDelayKeepsRendezvous, ReducesInOwnOrder):
-    """FixedDelayKeepsRendezvous's two defects (CC-008, CC-010) and ReducesInOwnOrder's (WL-002),
-    in one row: the reduction order changes no CC result (their integers add exactly), and the
-    delay and the leftover actor change no sum, so each check sees its own defect alone."""
+class BarrierOnce(SimCollGroup):
+    """CC-004: a barrier whose arrivals never reset. Each rank marks its arrival with a file of the
+    same name every time and waits until every rank's mark exists: the group's first barrier holds
+    every rank until all have entered, and from the second on every mark is already there, so each
+    rank returns at once (as a barrier counting arrivals in a counter it never resets would).
+    CC-004: "left the barrier before rank"."""
+
+    def barrier(self, barrier_options: Any = None) -> None:
+        self._write(f"barrier.r{self.rank}", b"")
+        self._wait([f"barrier.r{r}" for r in range(self.world_size)], "barrier", barrier_options)
+
+
+class FixedDelayKeepsRendezvousOwnOrderBarrierOnce(FixedDelayKeepsRendezvous, ReducesInOwnOrder, BarrierOnce):
+    """FixedDelayKeepsRendezvous's two defects (CC-008, CC-010), ReducesInOwnOrder's (WL-002) and
+    BarrierOnce's (CC-004) in one row: the reduction order changes no CC result (their integers
+    add exactly), the delay and the leftover actor change no sum, the tensors of CC-004 are 16
+    bytes (the delay is nothing there), and a barrier that holds only once changes no value (CC-010
+    times batches of ops between two barriers, each op synchronising the group; WL-002 calls none),
+    so each check sees its own defect alone."""
 
 
 class StaleRegisteredBroadcast(SimCollGroup):

@@ -786,6 +786,23 @@ class RecvOnDeviceZero(SimXferTransport):
         return super().recv_multiple_tensors(obj_id, meta, communicator_metadata, target_buffers)
 
 
+class RecvOnLastDevice(SimXferTransport):
+    """TR-005: allocates receive buffers on the receiving process's last visible device instead of
+    its current one (`device_count() - 1`, as a transport that picks "its" device from the end of
+    the visible list would): right on a receiver holding one unit, and on one holding two whose
+    second is current; wrong when its first is current (torch's contract: a tensor made without an
+    index lands on the current device, whichever that is)."""
+
+    def recv_multiple_tensors(self, obj_id: str, tensor_transport_metadata: Any, communicator_metadata: Any,
+                              target_buffers: Optional[List[Any]] = None) -> List[torch.Tensor]:
+        meta = tensor_transport_metadata
+        if not target_buffers and meta.tensor_device not in (None, "cpu"):
+            last = getattr(torch, meta.tensor_device).device_count() - 1
+            target_buffers = [torch.empty(shape, dtype=dtype, device=f"{meta.tensor_device}:{last}")
+                              for shape, dtype in meta.tensor_meta]
+        return super().recv_multiple_tensors(obj_id, meta, communicator_metadata, target_buffers)
+
+
 class DeviceStagingLeak(SimXferTransport):
     """TR-013: keeps a device-side staging copy of every object it sends and never frees it:
     device memory grows by a payload per transfer while host RSS and shared memory stay flat."""

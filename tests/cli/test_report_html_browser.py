@@ -183,3 +183,47 @@ def test_dashboard_shows_duplicates_look_alikes_invisible_names_and_capped_pages
         **DOM, "capped": "(document.getElementById('capped') || {}).textContent || ''"})
     assert page.errors() == [] and page.values["scripts"] == 0
     assert len(page.values["charts"]) <= 16 + 1 and "not drawn" in page.values["capped"]   # + the topology picture
+
+
+_VISIBLE = "Array.from(document.querySelectorAll('tr.product')).filter(t => getComputedStyle(t).display !== 'none').length"
+
+
+def _pick(facet: str, value: str) -> str:
+    """JS: check the radio of `facet` labelled `value` (as a user clicks it), then count the products shown."""
+    return ("(() => { const l = Array.from(document.querySelectorAll('#filter-" + facet + " label'))"
+            ".find(l => l.textContent.trim() === " + repr(value) + "); l.querySelector('input').click(); return "
+            + _VISIBLE + "; })()")
+
+
+def test_dashboard_register_history_demotion_and_filters(browser: Chromium, tmp_path: Path) -> None:
+    """Issue 46 in the browser: one row per product, its current tier (the later beta report
+    demotes the earlier stable one, and says so), validity, the history of each product, and the
+    vendor / tier / capability / Ray filters working with no script on the page."""
+    from conformance.cli.signing import main
+    from signing_support import stable_only_check, write_product_history
+
+    subs, releases, keyring, _ = write_product_history(tmp_path)
+    out = tmp_path / "site"
+    assert main(["review", str(subs), "--format", "html", "--out", str(out), "--releases", str(releases),
+                 "--keyring", str(keyring), "--at", "2027-03-15"]) == 0
+    r = browser.load(out / "index.html", {
+        "products": "Array.from(document.querySelectorAll('tr.product')).map(t => [t.querySelectorAll('td.who')[1]"
+                    ".textContent, t.querySelector('.current-tier').textContent, t.querySelector('td.validity')"
+                    ".textContent.trim(), t.querySelectorAll('table.history tr.report').length])",
+        "demoted": "(document.querySelector('tr.product .demoted') || {}).textContent || ''",
+        "scripts": "document.scripts.length",
+        "all": _VISIBLE,
+        "beta": _pick("tier", "beta"),
+        "stable": _pick("tier", "stable"),
+        "tier_all": _pick("tier", "all"),
+        "vendor": _pick("vendor", "ExampleCorp"),
+        "ray_other": _pick("ray", "2.60.0"),
+        "capability": _pick("capability", "transport")})
+    assert r.errors() == [] and all(u == (out / "index.html").as_uri() for u in r.requests), (r.errors(), r.requests)
+    v = r.values
+    assert v["scripts"] == 0
+    assert v["products"] == [["NPU X1", "beta", "expiring (until 2027-03-31)", 2],
+                             ["NPU X2", "stable", "expired (until 2027-02-28)", 1]], v["products"]
+    assert v["demoted"].startswith("demoted from stable on 2026-04-01") and f"{stable_only_check()} pass→fail" in v["demoted"]
+    assert (v["all"], v["beta"], v["stable"], v["tier_all"]) == (2, 1, 1, 2)
+    assert v["vendor"] == 2 and v["ray_other"] == 2 and v["capability"] == 2, v

@@ -409,13 +409,13 @@ def test_review_of_a_hostile_folder_prints_a_complete_table(world, tmp_path: Pat
 
 
 def test_review_time_bound_turns_a_slow_submission_into_an_error_row(world, tmp_path: Path, monkeypatch) -> None:
-    """The bound ends a submission that never finishes; the next one is still verified. Only the
-    stalled submission meets the 0.5 s bound: the other's real verification runs with the timer
-    disarmed, so a loaded machine cannot turn it into an error row (no unit test bounds wall time)."""
-    import signal
+    """The bound ends a submission that never finishes, even inside one call in C that no signal
+    interrupts (a regular expression backtracking without end); the next one, reviewed by a fresh
+    worker under a bound a loaded machine cannot miss, is still verified."""
+    import re
     import time
 
-    from conformance.signing import review
+    from conformance.signing import bounds, review
     subs = tmp_path / "subs"
     _signed(world, subs / "a")
     _signed(world, subs / "b")
@@ -423,12 +423,19 @@ def test_review_time_bound_turns_a_slow_submission_into_an_error_row(world, tmp_
 
     def slow(row, folder, *args):
         if folder.name == "a":
-            time.sleep(3600)        # never finishes: only the bound's alarm ends it
-        signal.setitimer(signal.ITIMER_REAL, 0)
+            re.fullmatch(r"(a+)+b", "a" * 64)     # exponential, in C: SIGALRM would wait for it
         return real(row, folder, *args)
     monkeypatch.setattr(review, "_fill", slow)
-    rows = review.review_folder(subs, load_keyring(world["keyring"]), releases_file=world["releases"], timeout_s=0.5)
-    assert rows[0].signature.startswith("error: took longer than 0.5 s") and rows[1].signature.startswith("verified")
+    trusted, known = load_keyring(world["keyring"]), review.releases.load_releases(world["releases"])
+    with bounds.BoundedWorker(lambda f: review._row(f, trusted, known, world["releases"], None)) as worker:
+        started = time.monotonic()
+        a = review.review_submission(subs / "a", trusted, known, world["releases"], timeout_s=0.5, worker=worker)
+        assert time.monotonic() - started < 10
+        b = review.review_submission(subs / "b", trusted, known, world["releases"], timeout_s=300, worker=worker)
+    assert a.signature == ("error: took too long: its review ran past the bound of 0.5 s per submission "
+                           "(tiers/review.yaml submission.timeout_s, or --submission-timeout)")
+    assert a.over_bound.startswith("took too long")
+    assert b.signature.startswith("verified") and not b.over_bound
 
 
 # --------------------------------------------------------------------------- diff

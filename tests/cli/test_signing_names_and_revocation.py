@@ -93,20 +93,93 @@ def test_one_vendor_on_two_keys_is_a_rotation_not_a_look_alike(world: dict[str, 
 
 # ----------------------------------------------------------------------------- verify: names
 
+def _signed_anyway(world: dict[str, Any], name: str, report: dict[str, Any],
+                   monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Signed by a signer that skips the names rule (an older or altered `sign`): what verify still refuses."""
+    from conformance.signing import submission
+
+    folder = write_report_dir(world["dir"] / "subs" / name, report)
+    with monkeypatch.context() as m:
+        m.setattr(submission, "name_problem", lambda report: None)
+        sign_report_dir(folder, world["key"])
+    return folder
+
+
 @pytest.mark.parametrize("field, value", [("vendor", "ExampleCorp\u034f"), ("product", "NPU X1\u2800"),
                                           ("product", "NPU X\ufe0f1"), ("vendor", "Ex\u0430mpleCorp")])
 def test_verify_refuses_names_that_print_like_others(world: dict[str, Any], tmp_path: Path,
-                                                     capsys: pytest.CaptureFixture[str], field: str, value: str) -> None:
+                                                     capsys: pytest.CaptureFixture[str], field: str, value: str,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     report = build_report()
     report["manifest"][field] = value
-    folder = _signed(world, f"names-{field}-{ord(value[-1]):x}", report)
+    folder = _signed_anyway(world, f"names-{field}-{ord(value[-1]):x}", report, monkeypatch)
     rc = main(["verify", str(folder), "--key", str(world["pub"]), "--releases", str(world["releases"])])
     out = capsys.readouterr().out
     assert rc == 1 and _line(out, "names").startswith("FAIL") and f"manifest.{field}" in _line(out, "names")
     assert not any(ch in out for ch in "\u034f\u2800\ufe0f")         # printed escaped
 
 
+@pytest.mark.parametrize("field, value", [("vendor", "ExampleCorp\u034f"), ("product", "NPU X1\u2800"),
+                                          ("vendor", "Ex\u0430mpleCorp")])
+def test_sign_refuses_first_the_names_verify_refuses_in_one_line(world: dict[str, Any], tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str],
+                                                                 field: str, value: str) -> None:
+    """The signer applies verify's own rule (submission.name_problem), through the real CLI."""
+    report = build_report()
+    report["manifest"][field] = value
+    folder = write_report_dir(tmp_path / "sub", report)
+    rc = main(["sign", str(folder), "--key", str(world["key"])])
+    err = capsys.readouterr().err
+    assert rc == 2 and len(err.strip().splitlines()) == 1, err
+    assert "verify would say: FAIL names" in err and f"manifest.{field}" in err
+    assert not (folder / "report.intoto.json").exists()
+    assert not any(ch in err for ch in "\u034f\u2800")
+
+
+# ----------------------------------------------------------------------------- keyring: key names
+
+@pytest.mark.parametrize("name", ["OtherCorp", "0therCorp", "OTHERCORP", "othercorp-ci", "OtherCorp official",
+                                  "\uff2ftherCorp"])
+def test_a_key_named_as_another_vendor_is_refused_in_one_line(world: dict[str, Any], tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str], name: str) -> None:
+    """A key name is printed "signed by NAME": one that reads as a vendor the key does not sign for
+    (spelt alike, look-alike characters, case, or that vendor as a word of it) is refused."""
+    ring = _keyring(world, tmp_path / "ring.json", {"vendors": ["OtherCorp"], "name": "other-2026"},
+                    {"name": name})
+    folder = _signed(world, "key-names", build_report()) if not (world["dir"] / "subs" / "key-names").exists() \
+        else world["dir"] / "subs" / "key-names"
+    rc = main(["verify", str(folder), "--keyring", str(ring), "--releases", str(world["releases"])])
+    err = capsys.readouterr().err
+    assert rc == 2 and len(err.strip().splitlines()) == 1, err
+    assert "keys[1].name" in err and "reads as the vendor 'OtherCorp'" in err
+
+
+def test_a_key_named_as_its_own_vendor_is_fine(world: dict[str, Any], tmp_path: Path) -> None:
+    ring = _keyring(world, tmp_path / "ring.json", {"vendors": ["OtherCorp"], "name": "othercorp-ci"},
+                    {"name": "ExampleCorp 2026"})
+    assert [k.name for k in keyring.load_keyring(ring)] == ["othercorp-ci", "ExampleCorp 2026"]
+
+
 # ----------------------------------------------------------------------------- revocation
+
+def test_a_revocation_dated_in_the_future_is_refused_in_one_line(world: dict[str, Any], tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """Refused, not read as today: no one knows the first day a key will be in other hands."""
+    tomorrow = date.fromordinal(keyring.utc_today().toordinal() + 1).isoformat()
+    ring = _keyring(world, tmp_path / "ring.json", {"revoked": {"from": tomorrow, "reason": "scheduled rotation"}})
+    folder = _signed(world, "future-revocation", build_report())
+    rc = main(["verify", str(folder), "--keyring", str(ring), "--releases", str(world["releases"])])
+    err = capsys.readouterr().err
+    assert rc == 2 and len(err.strip().splitlines()) == 1, err
+    assert "keys[0].revoked.from" in err and "in the future" in err
+    today = keyring.utc_today().isoformat()
+    ring = _keyring(world, tmp_path / "ring.json", {"revoked": {"from": today, "reason": "rotated today"}})
+    assert keyring.load_keyring(ring)[0].revoked.since.isoformat() == today  # type: ignore[union-attr]
+    assert keyring.load_keyring(_keyring(world, tmp_path / "r2.json", {"revoked": {"from": tomorrow, "reason": "x"}}),
+                                today=date.fromisoformat(tomorrow))[0].revoked is not None
+
+
+# ----------------------------------------------------------------------------- revocation as of a date
 
 @pytest.mark.parametrize("since, ok", [("2026-06-01", True), ("2026-03-02", True), ("2026-03-01", False),
                                        ("2026-02-01", False)])
@@ -277,7 +350,8 @@ def test_a_page_that_takes_too_long_is_cut_by_the_submission_timeout(world: dict
     rows = review.review_folder(subs, None, releases_file=world["releases"])
     started = time.monotonic()
     index = dashboard.write_site(subs, rows, tmp_path / "site", timeout_s=0.5).read_text(encoding="utf-8")
-    assert time.monotonic() - started < 20 and "no page: drawing it took longer than 0.5 s" in index
+    assert time.monotonic() - started < 20 and "no page: took too long: its review and drawing its page ran past the " \
+        "bound of 0.5 s per submission" in index
     assert not (tmp_path / "site" / "submissions").exists()
 
 

@@ -86,10 +86,23 @@ def write_submissions(root: Path) -> tuple[Path, Path, Path]:
     (subs / "c unsigned <x>" / "logs" / "first" / "worker.err").write_text("ModuleNotFoundError\n")
     (subs / "c unsigned <x>" / "report.html").write_text("<script>alert('submitted page')</script>")
     for name in ("a-honest", "b-inflated"):
-        sign_report_dir(subs / name, pair.private_path)
+        sign_report_dir(subs / name, pair.private_path, releases_file=releases)
     (subs / "d-broken").mkdir()
     (subs / "d-broken" / "report.json").write_text("{not json")
     keyring = root / "keyring.yaml"
     keyring.write_text(f"keys:\n  - name: examplecorp\n    public_key: {pair.public_path}\n"
                        "    vendors: [ExampleCorp]\n")
     return subs, releases, keyring
+
+
+def workload_report(devices: int) -> dict[str, Any]:
+    """The example report with WL-001 metrics for `devices` device types: two per-round charts each
+    (seconds per round, memory over rounds)."""
+    report = copy.deepcopy(example_report())
+    fig = {"round_seconds": [0.5, 0.6, 0.55], "store_round_seconds": [1.0, 1.1, 1.2], "size": "4 MiB", "tensors": 8,
+           "receivers": 2, "memory": {"actor0": [{"held_bytes": 1 << 20}, {"held_bytes": 2 << 20}]}}
+    report["checks"].append({"id": "WL-001", "title": "weight sync", "area": "workload", "level": "SHOULD",
+                             "outcome": "pass", "reason": None, "duration_s": 1.0, "params": {},
+                             "metrics": {"devices": {f"dev{i:03d}": copy.deepcopy(fig) for i in range(devices)}},
+                             "tests": ["workload/test_x.py::test_wl_001"]})
+    return report

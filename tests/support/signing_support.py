@@ -37,7 +37,8 @@ PASSING_METRICS: dict[str, dict[str, Any]] = {
                           "growth_mib": [5.0, 1.0], "payload_mib": 40.0, "cycles": 4}},
     "CC-009": {"error_s": {"0": 1.5, "1": 1.6}},
     "CC-010": {"busbw_gbps": 2.0, "host_copy_gbps": 10.0, "host_fraction": 0.2, "nominal_link_gbps": 4.0,
-               "link_fraction": 0.5, "object_store_gbps": 4.0, "object_store_fraction": 0.5},
+               "link_fraction": 0.5, "star_op": "allreduce", "star_op_busbw_gbps": 2.0, "star_busbw_gbps": 2.5,
+               "star_fraction": 0.8},
 }
 
 
@@ -177,3 +178,35 @@ def write_releases(path: Path) -> Path:
 def write_waivers(path: Path, waivers: list[dict[str, Any]]) -> Path:
     path.write_text(json.dumps({"schema_version": 1, "waivers": waivers}, indent=2))
     return path
+
+
+def stable_only_check() -> str:
+    """A check the top tier needs and no tier below it does (failing it gives the tier below)."""
+    from conformance.catalog.ladder import required_checks
+
+    s = suite()
+    below = set(required_checks(s.ladder.tiers[0], s.checklist)) | set(required_checks(s.ladder.tiers[1], s.checklist))
+    return next(c for c in required_checks(s.ladder.tiers[2], s.checklist) if c not in below)
+
+
+def write_product_history(root: Path) -> tuple[Path, Path, Path, Any]:
+    """Issue 46's register: a stable report of ExampleCorp NPU X1, a later beta one of the same product, and a stable
+    NPU X2, each signed; returns (submissions, releases, keyring, the vendor's key pair)."""
+    from conformance.signing import keys
+    from conformance.signing.sign import sign_report_dir
+
+    pair = keys.write_keypair(root / "vendor")
+    releases = write_releases(root / "releases.yaml")
+    subs = root / "subs"
+    write_report_dir(subs / "a-x1-march", build_report())
+    later = build_report({stable_only_check(): "fail"})
+    later["started_at"], later["finished_at"] = "2026-04-01T11:00:00Z", "2026-04-01T12:00:00Z"
+    write_report_dir(subs / "b-x1-april", later)
+    x2 = build_report()
+    x2["manifest"]["product"] = "NPU X2"
+    write_report_dir(subs / "c-x2", x2)
+    for name in ("a-x1-march", "b-x1-april", "c-x2"):
+        sign_report_dir(subs / name, pair.private_path, releases_file=releases)
+    keyring = root / "keyring.yaml"
+    keyring.write_text(f"keys:\n  - name: examplecorp\n    public_key: {pair.public_path}\n    vendors: [ExampleCorp]\n")
+    return subs, releases, keyring, pair

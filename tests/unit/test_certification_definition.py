@@ -92,3 +92,35 @@ def test_a_later_release_published_before_the_run_supersedes_it() -> None:
     assert trust.superseded_problem("3", at, listed) is None
     assert trust.superseded_problem("1", datetime(2026, 2, 1, 23, tzinfo=timezone.utc), listed) is None
     assert trust.superseded_problem("unknown", at, listed) is None      # the release line names it
+
+
+def test_the_run_records_dev_null_as_it_is(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """`-c /dev/null` is recorded whole (its file name, `null`, was what runs recorded before)."""
+    monkeypatch.delenv("PYTEST_ADDOPTS", raising=False)
+    monkeypatch.delenv("PYTEST_PLUGINS", raising=False)
+    recorded = _as_recorded(suite_command(tmp_path / "m.yaml", tmp_path / "out"), monkeypatch)
+    assert recorded[recorded.index("-c") + 1] == "/dev/null"
+
+
+def test_c_null_is_accepted_only_for_the_releases_that_recorded_it(monkeypatch: pytest.MonkeyPatch,
+                                                                  tmp_path: Path) -> None:
+    monkeypatch.delenv("PYTEST_ADDOPTS", raising=False)
+    monkeypatch.delenv("PYTEST_PLUGINS", raising=False)
+    recorded = _as_recorded(suite_command(tmp_path / "m.yaml", tmp_path / "out"), monkeypatch)
+    old = [("null" if a == "/dev/null" else a) for a in recorded]
+    until = certification.definition().legacy_values["-c"][1]
+    assert certification.arg_problems(old, legacy=certification.legacy_forms(until)) == []
+    assert certification.arg_problems(old, legacy=True) == []
+    later = datetime.fromisoformat(until).date().fromordinal(datetime.fromisoformat(until).toordinal() + 1).isoformat()
+    for forms in (certification.legacy_forms(later), certification.legacy_forms(None), False):
+        problems = " ".join(certification.arg_problems(old, legacy=forms))
+        assert "-c null" in problems and "no -c /dev/null" in problems, problems
+    assert certification.arg_problems(recorded, legacy=certification.legacy_forms(later)) == []
+    assert until >= "2026-12-03"   # the last release published before runs recorded /dev/null whole
+
+
+def test_every_release_has_a_publication_date() -> None:
+    """No release escapes the date bound (verify's `time`: no run starts before its release)."""
+    known = releases.load_releases()
+    assert all(r.published_date() is not None for r in known.values()), [v for v, r in known.items() if not r.published]
+    assert known["0.1.0"].published == "2026-11-30"

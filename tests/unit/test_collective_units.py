@@ -214,3 +214,30 @@ def test_members_hold_units_only_for_a_device_type_and_where_the_nodes_have_them
     monkeypatch.setattr(context, "node_units", lambda resource: [])
     with pytest.raises(pytest.skip.Exception, match="none per node"):
         state.need_units(1, "RDT on dev")
+
+
+def test_barriers_repeat_each_entered_late_by_another_rank() -> None:
+    steps = [s for s in programs.op_matrix(3, ["float32"], ["torch"], ["barrier"], 4, barriers=3) if s["op"] == "barrier"]
+    assert [(s["delay_rank"], s["nth"], s["of"]) for s in steps] == [(2, 1, 3), (0, 2, 3), (1, 3, 3)]
+
+
+def test_a_barrier_left_before_every_rank_entered_is_named_by_the_logs_count_not_clocks() -> None:
+    """Issue 45: a barrier whose arrivals never reset holds the group the first time only; from the
+    second on the ranks that were not late leave at once. The log's count says so whatever the
+    members' clocks read (here they claim the opposite)."""
+    steps = programs.op_matrix(3, ["float32"], ["torch"], ["barrier"], 4, barriers=2)
+    held = [{"entered": 0.0, "left": 1.0, "entered_by_exit": 3} for _ in range(3)]
+    ran_ahead = [{"entered": 0.0, "left": 1.0, "entered_by_exit": 2}, {"entered": 0.0, "left": 1.0, "entered_by_exit": 2},
+                 {"entered": 0.0, "left": 1.0, "entered_by_exit": 3}]
+    outputs = [[held[r], ran_ahead[r]] for r in range(3)]
+    problems = programs.judge(steps, outputs, 3)
+    assert len(problems) == 1 and problems[0].startswith("barrier 2 of 2: rank(s) [0, 1] left the barrier before every rank had entered it (rank 0")
+    assert programs.judge(steps, [[held[r], held[r]] for r in range(3)], 3) == []
+
+
+def test_a_barrier_without_a_log_is_judged_by_the_members_clocks() -> None:
+    step = {"op": "barrier", "delay_rank": 1, "delay_s": 0.3}
+    early = [{"entered": 0.0, "left": 0.01, "entered_by_exit": None}, {"entered": 0.3, "left": 0.31, "entered_by_exit": None}]
+    assert programs.barrier_problems(step, early, 2) == [
+        "barrier: rank(s) [0] left the barrier before every rank had entered it (rank 1 entered late; a barrier must "
+        "hold every member until all have entered, every time)"]

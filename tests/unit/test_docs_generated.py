@@ -117,3 +117,18 @@ def test_checklist_json_lists_every_check(capsys: pytest.CaptureFixture[str]) ->
     items = json.loads(capsys.readouterr().out)
     assert [i["id"] for i in items] == [c.id for c in load_suite_data().checklist.checks]
     assert {"id", "title", "area", "level", "requirement", "rationale", "since"} <= set(items[0])
+
+
+def test_the_checklist_page_is_one_block_per_check() -> None:
+    """docs/checklist.md: a heading per active check, and no line wider than its words need (an edit
+    to one check rewrites that check's lines, never a 2,000-character table row)."""
+    from conformance.catalog.data import load_suite_data
+    from conformance.docgen.pages import WRAP, checklist_markdown
+
+    data = load_suite_data()
+    page = checklist_markdown(data)
+    headings = [line.split(":")[0][4:] for line in page.splitlines() if line.startswith("### ")]
+    assert headings == [c.id for c in data.checklist.active()]
+    words = {w for line in page.splitlines() for w in line.split()}
+    widest = max(len(line) for line in page.splitlines() if not line.startswith("### "))
+    assert widest <= WRAP + max(len(w) for w in words)

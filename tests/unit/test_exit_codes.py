@@ -28,5 +28,5 @@ def test_cli_codes_are_distinct() -> None:
 
 def test_endings_pytest_has_no_word_for_are_outside_its_codes() -> None:
     pytest_codes = {int(c) for c in pytest.ExitCode}
-    assert {int(Exit.HUNG), int(Exit.INTERRUPTED), int(Exit.NO_REPORT)}.isdisjoint(pytest_codes)
+    assert {int(Exit.HUNG), int(Exit.INTERRUPTED), int(Exit.NO_REPORT), int(Exit.CANNOT_INSTALL)}.isdisjoint(pytest_codes)
     assert (Exit.OK, Exit.BELOW_TIER, Exit.USAGE) == (0, 1, 2)

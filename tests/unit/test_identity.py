@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sys
 import unicodedata
+from pathlib import Path
 
 import pytest
 
@@ -94,23 +95,75 @@ def test_words_mixing_latin_with_look_alike_scripts_are_named() -> None:
 
 # ---------------------------------------------------------------------------- the shipped table
 
-def test_the_shipped_table_is_the_reachable_subset_of_its_named_source() -> None:
+def test_the_shipped_table_is_the_whole_of_its_named_source() -> None:
+    """Every entry of confusables.txt 14.0.0 (6,311), the Soft_Dotted letters of its PropList.txt."""
     text = confusables.table_text()
     header = confusables.header_fields(text)
     assert header["Version"] == unicodedata.unidata_version == "14.0.0"   # the normaliser's Unicode version
     assert len(header["Source-SHA256"]) == 64 and header["Source"].endswith("/14.0.0/confusables.txt")
+    assert len(header["Soft-Dotted-Source-SHA256"]) == 64 and header["Soft-Dotted-Source"].endswith("/PropList.txt")
     table = confusables.prototypes()
-    assert len(table) == 2527 and all(confusables.reachable(src) for src in table)
-    assert table["\u0430"] == "a" and table["1"] == "l" and table["m"] == "rn"
+    assert len(table) == 6311
+    assert table["\u0430"] == "a" and table["1"] == "l" and table["m"] == "rn" and table["\u017f"] == "f"
+    assert {"i", "j", "\u0456", "\u0458", "\u1ecb"} <= confusables.soft_dotted() and "\u0131" not in confusables.soft_dotted()
 
 
-def test_the_generator_keeps_exactly_the_entries_a_normalised_name_can_reach() -> None:
+def test_the_shipped_table_is_what_the_generator_makes_of_its_rows() -> None:
+    """Regenerating from the table's own rows (as UCD lines) and its Soft_Dotted list gives the same
+    rows: the file is the generator's output, not a hand edit."""
+    text = confusables.table_text()
+    rows = [line for line in text.splitlines() if line and not line.startswith("#")]
+    source = "# Version: 14.0.0\n" + "".join(f"{src} ;\t{proto} ;\tMA\n" for src, proto in
+                                           (row.split("\t") for row in rows))
+    proplist = "".join(f"{cp} ; Soft_Dotted\n" for cp in confusables.header_fields(text)["Soft_Dotted"].split())
+    out = confusables.generate(source, proplist)
+    assert [line for line in out.splitlines() if not line.startswith("#")] == rows
+    assert confusables.header_fields(out)["Soft_Dotted"] == confusables.header_fields(text)["Soft_Dotted"]
+
+
+def test_the_generator_keeps_every_entry_and_the_soft_dotted_ranges() -> None:
     source = ("\ufeff# confusables.txt\n# Version: 14.0.0\n#\n"
               "0430 ;\t0061 ;\tMA\t# ( а → a ) CYRILLIC SMALL LETTER A → LATIN SMALL LETTER A\t#\n\n"
-              "FF41 ;\t0061 ;\tMA\t# ( ａ → a ) FULLWIDTH (NFKC maps it first)\n"
-              "01CE ;\t0103 ;\tMA\t# ( ǎ → ă ) precomposed (NFD splits it first)\n"
-              "0072 006E ;\t006D ;\tMA\n".replace("0072 006E ;\t006D ;\tMA\n", "2028 ;\t0020 ;\tMA\t#* sep\n"))
-    out = confusables.generate(source)
+              "FF41 ;\t0061 ;\tMA\t# ( ａ → a ) FULLWIDTH\n"
+              "017F ;\t0066 ;\tMA\t# ( ſ → f ) LATIN SMALL LETTER LONG S\n")
+    proplist = "0069..006A    ; Soft_Dotted # L&   [2] LATIN SMALL LETTER I..J\n012F ; Other_Math # no\n"
+    out = confusables.generate(source, proplist)
     rows = [line for line in out.splitlines() if not line.startswith("#")]
-    assert rows == ["0430\t0061", "2028\t0020"]
-    assert "# Version: 14.0.0" in out and "# Source-SHA256: " in out
+    assert rows == ["0430\t0061", "FF41\t0061", "017F\t0066"]
+    assert "# Version: 14.0.0" in out and "# Source-SHA256: " in out and "# Soft_Dotted: 0069 006A\n" in out
+
+
+@pytest.mark.parametrize("spoof, real", [
+    ("\u017foo", "foo"),                    # LATIN SMALL LETTER LONG S for f (TR39 maps it to f, NFKC to s)
+    ("Sof\u0074 \u017fab", "Soft fab"),
+    ("Si\u0307mAcc", "SimAcc"),              # i + COMBINING DOT ABOVE prints as i
+    ("Si\u0323\u0307mAcc", "Si\u0323mAcc"),  # a mark below between them changes nothing
+    ("S\u0456\u0307mAcc", "SimAcc"),        # Cyrillic і, soft-dotted too
+    ("Si\u0358mAcc", "SimAcc"),              # DOT ABOVE RIGHT: its prototype is U+0307
+    ("\u0130ntel", "intel"),                # capital I with dot above, case folded
+    ("Exa\u0301mple", "Ex\u00e1mple"),       # combining sequence and precomposed letter (NFD)
+])
+def test_look_alikes_through_compatibility_letters_and_combining_marks(spoof: str, real: str) -> None:
+    assert identity.looks_alike(spoof, real)
+
+
+@pytest.mark.parametrize("a, b", [("i\u0301", "i"), ("i\u0307\u0307", "i"), ("a\u0307", "a"), ("\u0131", "i\u0301")])
+def test_a_dot_that_shows_is_not_dropped(a: str, b: str) -> None:
+    """A dot above an accent, a second dot, or a dot on a letter that has none all show."""
+    assert not identity.looks_alike(a, b)
+
+
+def test_the_release_records_the_tables_digest(tmp_path: Path) -> None:
+    """The table decides which names a keyring, sign and verify refuse: a release binds its sha256
+    (confusables_sha256) and archives it like its other files."""
+    import hashlib
+
+    from conformance.catalog import releases
+
+    digest = hashlib.sha256(confusables.table_path().read_bytes()).hexdigest()
+    assert releases.current_entry()["confusables_sha256"] == digest
+    path = tmp_path / "releases.yaml"
+    releases.write_release(path, version="9.9.9", published="2026-12-05")
+    release = releases.load_releases(path)["9.9.9"]
+    assert release.confusables_sha256 == digest and release.matches(releases.current_entry())
+    assert releases.release_file(release, "confusables_sha256", path) is not None

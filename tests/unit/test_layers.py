@@ -21,7 +21,8 @@ from conformance.import_graph import import_graph
 GRAPH = import_graph()
 CORE = ("conformance.run", "conformance.catalog", "conformance.cluster", "conformance.report", "conformance.measure",
         "conformance.signing", "conformance.rdt", "conformance.collective", "conformance.timing", "conformance.sanitize",
-        "conformance.identity", "conformance.exit_codes", "conformance.unicode", "conformance.docgen")
+        "conformance.identity", "conformance.exit_codes", "conformance.unicode", "conformance.docgen",
+        "conformance.compat")
 REGISTRY = "conformance.areas"
 
 # Every edge that broke the rules when the layers were drawn has gone (the transport, performance
@@ -92,7 +93,7 @@ CORE_LAYERS: tuple[tuple[str, ...], ...] = (
     ("report",),       # records -> outcomes -> report files
     ("run",),          # one run inside pytest (writes the report at its end)
     ("rdt", "collective"),   # the harnesses the checks use: RDT, the collective backend
-    ("signing",),      # statements, verify, review
+    ("signing", "compat"),   # statements, verify, review; another Ray's source against the plugin (no cluster)
     ("cli", "docgen", "plugin", "example", "simulated"),
 )
 

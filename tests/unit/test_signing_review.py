@@ -34,7 +34,7 @@ def submissions(tmp_path_factory) -> Path:
     write_report_dir(subs / "c-tampered", build_report())
     write_report_dir(subs / "d-unsigned", build_report(nodes=1))
     for name in ("a-honest", "b-inflated", "c-tampered"):
-        sign_report_dir(subs / name, pair.private_path)
+        sign_report_dir(subs / name, pair.private_path, releases_file=root.parent / f"{root.name}-releases.yaml")
     (subs / "c-tampered" / "report.md").write_text("edited after signing\n")
     (subs / "e-broken").mkdir()
     (subs / "e-broken" / "report.json").write_text("{not json")

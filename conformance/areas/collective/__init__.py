@@ -10,4 +10,5 @@ CollectiveContext) is core, shared with the workload area: conformance/collectiv
 * `hook_driver` – a second job whose worker_process_setup_hook registers the backend (CC-003).
 * `report`    – the report's Collective section (markdown and the report.html block).
 * `busbw`     – bus bandwidth by nccl-tests' definitions (CC-010).
+* `star`      – CC-010's reference: the same op by a star over Ray's object store, run by the suite.
 """

@@ -1,7 +1,8 @@
 """The report's Collective section: one renderer from the section's data to markdown (pure).
 
 The data (report.json `sections.Collective.data`) holds the backend, per-check notes and the
-bandwidth rows {op, bytes, world_size, algbw_gbps, busbw_gbps, host_copy_gbps}; report.html
+bandwidth rows {op, bytes, world_size, algbw_gbps, busbw_gbps, host_copy_gbps, and star_busbw_gbps on
+each op's peak row: CC-010's reference, conformance/areas/collective/star.py}; report.html
 draws the rows as a curve (bus_bandwidth_chart, CC-010).
 """
 from __future__ import annotations
@@ -33,11 +34,12 @@ def render(data: dict[str, Any]) -> str:
         lines.append(f"- {cid}: {clean_text(str(note))}")
     rows = data.get("bandwidth") or []
     if rows:
-        lines += ["", "| op | world size | bytes | algbw GB/s | busbw GB/s | host copy GB/s |",
-                  "|---|---|---|---|---|---|"]
+        lines += ["", "| op | world size | bytes | algbw GB/s | busbw GB/s | host copy GB/s | star busbw GB/s |",
+                  "|---|---|---|---|---|---|---|"]
         for r in rows:
             lines.append(f"| {clean_text(str(r.get('op')))} | {r.get('world_size')} | {r.get('bytes')} | "
-                         f"{_gb(r.get('algbw_gbps'))} | {_gb(r.get('busbw_gbps'))} | {_gb(r.get('host_copy_gbps'))} |")
+                         f"{_gb(r.get('algbw_gbps'))} | {_gb(r.get('busbw_gbps'))} | {_gb(r.get('host_copy_gbps'))} | "
+                         f"{_gb(r.get('star_busbw_gbps'))} |")
         if data.get("nominal_link_gbps"):
             lines.append(f"\nNominal link (manifest): {_gb(data['nominal_link_gbps'])} GB/s.")
     return "\n".join(lines)
@@ -60,9 +62,11 @@ def html_block(report: dict[str, Any]) -> dict[str, Any]:
     rows = data.get("bandwidth") or []
     if rows:
         tables.append({"caption": "bus bandwidth (nccl-tests definitions)",
-                       "columns": ["op", "world size", "bytes", "algbw GB/s", "busbw GB/s", "host copy GB/s"],
+                       "columns": ["op", "world size", "bytes", "algbw GB/s", "busbw GB/s", "host copy GB/s",
+                                   "star busbw GB/s"],
                        "rows": [[r.get("op"), r.get("world_size"), r.get("bytes"), _gb(r.get("algbw_gbps")),
-                                 _gb(r.get("busbw_gbps")), _gb(r.get("host_copy_gbps"))] for r in rows]})
+                                 _gb(r.get("busbw_gbps")), _gb(r.get("host_copy_gbps")), _gb(r.get("star_busbw_gbps"))]
+                                for r in rows]})
     notes = [f"{cid}: {note}" for cid, note in sorted((data.get("checks") or {}).items())]
     if capability:
         outside = ", ".join(str(o.get("id")) for o in capability.get("out_of_scope") or [] if isinstance(o, dict))

@@ -3,7 +3,7 @@
 One home for what the checks write, so a test of `ray-conformance diff` builds its evidence
 exactly as a run does. A row is bench.sweep's: {"bytes", "rdt", "object_store"?, "clone",
 "ratio_to_*", "seconds", "verified"}, each of "rdt" / "object_store" / "clone" a
-conformance.measure.stats summary (its `trials_gbps` the per-trial bandwidths diff's rank test
+conformance.measure.stats summary (its `trials_gbps` the per-trial bandwidths diff's bootstrap
 compares; the checklist's `merit:` names what diff gates).
 """
 from __future__ import annotations

@@ -44,7 +44,7 @@ class RecoveryCtx(CheckContext):
     def timed(self, name: str, bound_s: float) -> AbstractContextManager[Clock]:
         """Run one scenario of this check under `bound_s`, recorded in its metrics and in the
         report's Recovery section whatever happens (conformance.areas.recovery.scenario)."""
-        return scenario(self.run, self.metrics, self.check.id, name, bound_s)
+        return scenario(self.run, self.metrics, self.check.id, name, bound_s, self.budget)
 
 
 @dataclass
@@ -118,7 +118,7 @@ class TransferRecoveryCtx(RecoveryCtx):
             return super().timed(name, bound_s)
         if len(self.x.config.devices) > 1:
             name = f"{name} on {self.device}"
-        return scenario(self.run, self._check_metrics, self.check.id, name, bound_s)
+        return scenario(self.run, self._check_metrics, self.check.id, name, bound_s, self.budget)
 
     @property
     def resource(self) -> str:

@@ -18,7 +18,6 @@ from conformance.timing.timeouts import CheckTimeout
 if TYPE_CHECKING:
     from ray._private.accelerators.accelerator import AcceleratorManager
 
-RETRY_SLICE_S = 2.0  # knob: polling slice
 
 
 def _ray() -> Any:
@@ -161,31 +160,6 @@ def census(clock: Clock, dev: DeviceNode, holders: list[Any], bound_s: float) ->
         raise clock.fail("before any failure, the holders' devices were already wrong: " + "; ".join(problems[:4]))
     universe = sorted({i for s in got for i in s["assigned"]})
     return got, universe
-
-
-def wait_restarted(clock: Clock, holder: Any, old_pid: int, what: str, bound_s: float | None = None,
-                   method: str = "state") -> dict[str, Any]:
-    """Poll a restartable actor until a new process answers (ray.kill(no_restart=False) and
-    crashes are asynchronous: a call right after may still reach the old process). `method`
-    must return a dict with the answering process's "pid"."""
-    ray = _ray()
-    from ray.exceptions import GetTimeoutError, RayActorError
-
-    last: list[str] = []
-
-    def probe() -> dict[str, Any] | None:
-        ref = getattr(holder, method).remote()
-        try:
-            s = ray.get(ref, timeout=RETRY_SLICE_S)
-        except (RayActorError, GetTimeoutError) as exc:
-            last[:] = [type(exc).__name__]
-            return None
-        if s["pid"] == old_pid:
-            last[:] = ["the old process still answers"]
-            return None
-        return s
-
-    return clock.wait_for(probe, what, bound_s, poll_s=0.2, explain=lambda: last[0] if last else "nothing")
 
 
 def wait_dead(clock: Clock, ref: Any, what: str, bound_s: float | None = None) -> str:

@@ -22,6 +22,7 @@ from conformance.timing.clock import Clock
 from conformance.timing.timeouts import CheckTimeout
 
 if TYPE_CHECKING:
+    from conformance.run.budget import Budget
     from conformance.run.check_context import RunView
 
 SECTION = AREA.section
@@ -86,9 +87,10 @@ def render_markdown(records: list[ScenarioRecord]) -> str:
 
 @contextmanager
 def scenario(run: RunView | None, metrics: dict[str, Any] | None, check: str, name: str,
-             bound_s: float) -> Iterator[Clock]:
-    """Run one scenario under its bound; record it whatever happens."""
-    clock = Clock(check, name, bound_s)
+             bound_s: float, budget: Budget | None = None) -> Iterator[Clock]:
+    """Run one scenario under its bound; record it whatever happens (and, given the check's
+    budget, as one of the plugin's waits there)."""
+    clock = budget.scenario(name, bound_s) if budget is not None else Clock(check, name, bound_s)
     outcome, detail = "ok", None
     try:
         yield clock

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import statistics
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from conformance.areas.workload import model, rounds
 from conformance.areas.workload.actors import WorkloadActor
@@ -30,6 +30,8 @@ from conformance.rdt.transfer import first_line
 from conformance.timing.clock import Clock, ScenarioFailed
 
 # What a round that did not end after the kill fails with (teeth rows name it): the requirement.
+# (clock, actor, old pid, what, bound_s, method=...) -> the new process's answer (Budget.restarted)
+Restarted = Callable[..., dict[str, Any]]
 BLOCKED = "a dead receiver blocked the trainer or the other receivers (the workload MUST carry on without it)"
 
 
@@ -91,7 +93,8 @@ class LostRecord:
 
 
 def run_lost_worker(eps: Endpoints, plan: SyncPlan, transport: str, clock: Clock, round_bound_s: float,
-                    restart_bound_s: float, kill_round: int) -> LostRecord:
+                    restart_bound_s: float, kill_round: int, restarted: Restarted) -> LostRecord:
+    """`restarted`: the check budget's restart wait (conformance.run.budget.Budget.restarted)."""
     trainer, workers = eps.actors[0], eps.actors[1:]
     labels = [f"receiver {i} (node {eps.node_of(i + 1)[:8]})" for i in range(len(workers))]
     labels[0] += " (the killed one)"
@@ -103,7 +106,8 @@ def run_lost_worker(eps: Endpoints, plan: SyncPlan, transport: str, clock: Clock
     for k in range(1, plan.rounds + 1):
         expect = model.expected(plan.entries, k)
         if k == kill_round + 1:   # Ray's restart: its bound is the restart's, not a round's
-            wait_restarted(clock, workers[0], victim_pid, restart_bound_s)
+            restarted(clock, workers[0], victim_pid, "receiver 0 to be restarted by Ray (max_restarts)",
+                      restart_bound_s, method="info")
             record.restart_s = clock.elapsed() - killed_at
         try:
             if k == kill_round:
@@ -153,25 +157,3 @@ def kill_mid_round(trainer: Any, workers: list[Any], labels: list[str], k: int, 
     if not rounds.payloads_same(expect, held):
         record.problems.append(f"round {k}: the trainer's own copy changed after its receivers took it")
     return seconds
-
-
-def wait_restarted(clock: Clock, actor: Any, old_pid: int, bound_s: float) -> dict[str, Any]:
-    """The killed receiver's new process answering (a call right after the kill may still reach
-    the old one, or fail while Ray restarts it)."""
-    import ray
-    from ray.exceptions import GetTimeoutError, RayActorError
-
-    last: list[str] = []
-
-    def probe() -> dict[str, Any] | None:
-        try:
-            info: dict[str, Any] = ray.get(actor.info.remote(), timeout=2.0)   # knob: one probe's slice of the restart bound
-        except (RayActorError, GetTimeoutError) as exc:
-            last[:] = [type(exc).__name__]
-            return None
-        if int(info["pid"]) == old_pid:
-            last[:] = ["the killed process still answers"]
-            return None
-        return info
-    return clock.wait_for(probe, "receiver 0 to be restarted by Ray (max_restarts)", bound_s, poll_s=0.2,
-                          explain=lambda: last[0] if last else "nothing")

@@ -16,7 +16,6 @@ import pytest
 from conformance import leftovers
 from conformance.collective import programs
 from conformance.collective.context import CollectiveCtx, CollectiveError, Hang, bounded, wait_until
-from conformance.timing.timeouts import time_left
 
 pytestmark = pytest.mark.cluster("shared")
 
@@ -49,7 +48,7 @@ def test_three_creation_paths_give_the_ranks_asked_for(collective_ctx: Collectiv
                 problems.append(found)
 
     for k, path in enumerate(PATHS):
-        left = time_left()
+        left = collective_ctx.budget.time_left()
         if hung and left is not None and left < PATH_WAITS * bound + PATH_MARGIN_S:
             # after a hang a path may use its whole bound twice: what was found is kept, not
             # lost to the check's hard timeout

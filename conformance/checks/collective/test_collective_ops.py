@@ -34,15 +34,13 @@ def hook_job(ctx: CollectiveCtx, bound_s: float) -> dict[str, Any]:
     spec = spec_env(cfg.backend, cfg.group_class, cfg.register, cc.python_path)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([*cc.python_path, os.environ.get("PYTHONPATH", "")])}
     from conformance.areas.collective.hook_driver import MACHINERY_ALLOWANCE_S
-    from conformance.timing import host_load
-    from conformance.timing.timeouts import granted
 
-    measured = host_load.RECORD.slowest_s.get("worker_start", 0.0)
+    measured = ctx.budget.measured("worker_start") or 0.0
     cmd = [sys.executable, "-m", "conformance.areas.collective.hook_driver", ray.get_runtime_context().gcs_address,
            spec, cfg.ray_backend, cc.group_name("hook"), str(bound_s), str(measured)]
     limit = bound_s + MACHINERY_ALLOWANCE_S   # its members' start is Ray's machinery, judged by the job itself
     try:
-        with granted(MACHINERY_ALLOWANCE_S, assumed_s=bound_s):
+        with ctx.budget.granted(MACHINERY_ALLOWANCE_S, assumed_s=bound_s):
             out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=limit)
     except subprocess.TimeoutExpired:
         return {"error": f"the second job did not finish within {limit:.0f}s"}
@@ -52,7 +50,7 @@ def hook_job(ctx: CollectiveCtx, bound_s: float) -> dict[str, Any]:
     except ValueError:
         return {"error": f"the second job failed: {(out.stderr.strip().splitlines() or ['?'])[-1][:300]}"}
     if "host" in result:
-        raise host_load.HostNotReady(str(result["host"]))
+        ctx.budget.host_failed(str(result["host"]))
     return result
 
 
@@ -93,16 +91,20 @@ def test_every_op_is_exact_at_each_world_size_across_nodes(collective_ctx: Colle
     bound = float(collective_ctx.param("op_bound_s"))
     libraries = collective_ctx.param("libraries")
     problems: list[str] = []
+    log: Any = None     # the barrier log (members.BarrierLog), one for every world size: its keys name the group
     for ws in collective_ctx.param("world_sizes"):
         members = cc.pool()[:ws]   # fresh members when a hang at the previous size discarded them
         infos = cc.ask(members, "info", timeout_s=bound, what="member nodes")
         nodes = len({i["node"] for i in infos})
         steps = programs.op_matrix(ws, config.dtypes, libraries, config.ops,
-                                   int(collective_ctx.param("elements")), seed0=100 * ws, devices=config.devices)
+                                   int(collective_ctx.param("elements")), seed0=100 * ws, devices=config.devices,
+                                   barriers=int(collective_ctx.param("barriers")))
         group = cc.group_name(f"ops{ws}")
         try:
+            if log is None:
+                log = cc.barrier_log()
             cc.create(members, group)
-            found = programs.judge(steps, cc.execute(members, steps, group, bound), ws)
+            found = programs.judge(steps, cc.execute(members, steps, group, bound, log=log), ws)
             cc.destroy(members, group)
         except CollectiveError as exc:
             found = [f"world size {ws}: {exc}"]
@@ -110,6 +112,8 @@ def test_every_op_is_exact_at_each_world_size_across_nodes(collective_ctx: Colle
         metrics[f"world_size_{ws}"] = {"steps": len(steps), "nodes": nodes, "problems": len(found),
                                        # the devices Ray gave each member (none: the block declares no device type)
                                        "accelerator_ids": [i.get("accelerator_ids", {}) for i in infos]}
+    if log is not None:
+        cc.stop([log])
     cc.note("CC-004", f"{sum(v['steps'] for k, v in metrics.items() if k.startswith('world'))} op steps "
                       f"over dtypes {', '.join(config.dtypes)} and {', '.join(libraries)} "
                       f"(torch on {', '.join(config.devices)})")

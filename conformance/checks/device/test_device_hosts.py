@@ -15,7 +15,6 @@ from conformance.areas.device import host_detection as hosts
 from conformance.areas.device.context import DeviceCtx
 from conformance.cluster.manager import ClusterStartError
 from conformance.run.fixtures import not_applicable
-from conformance.timing.waits import bounded_get
 
 
 def detect_on_this_node(manager_ref: str) -> dict[str, Any]:
@@ -77,8 +76,8 @@ def test_host_without_device_detects_nothing_and_runs_work(device_ctx: DeviceCtx
         task = ray.remote(detect_on_this_node).options(
             num_cpus=0, scheduling_strategy=NodeAffinitySchedulingStrategy(node["NodeID"], soft=False))
         try:
-            seen = bounded_get(task.remote(ctx.manager_ref), ctx.param("task_timeout_s"),
-                               "a task on the node without devices")
+            seen = ctx.budget.get(task.remote(ctx.manager_ref), ctx.param("task_timeout_s"),
+                                  "a task on the node without devices")
         except Exception as exc:  # noqa: BLE001 - the check's finding
             problems.append(f"a task on the node without devices did not run: {exc.__class__.__name__}: "
                             f"{str(exc).splitlines()[0][:300]}")

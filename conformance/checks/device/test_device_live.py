@@ -9,7 +9,6 @@ from conformance.areas.device.context import DeviceCtx
 from conformance.cluster.probes import StateActor, split_ids, visible_state
 from conformance.cluster.requests import demand
 from conformance.run.fixtures import not_applicable
-from conformance.timing.waits import bounded_get
 
 GET_TIMEOUT_S = 60.0  # knob: hang guard of live device tasks; the DP checks state no time
 pytestmark = pytest.mark.cluster("shared")
@@ -32,8 +31,8 @@ def pinned(node_id: str) -> Any:
 def run_task(ctx: DeviceCtx, units: float, **options: Any) -> dict[str, Any]:
     ray = _ray()
     fn = ray.remote(visible_state).options(**{"num_cpus": 0, **demand(ctx.resource, units), **options})
-    return bounded_get(fn.remote(ctx.env_var, ctx.resource, ctx.manager_ref), GET_TIMEOUT_S,
-                       f"result of a task requesting {units} {ctx.resource}")
+    return ctx.budget.get(fn.remote(ctx.env_var, ctx.resource, ctx.manager_ref), GET_TIMEOUT_S,
+                          f"result of a task requesting {units} {ctx.resource}")
 
 
 def require_env_var(ctx: DeviceCtx) -> None:
@@ -99,7 +98,7 @@ def test_concurrent_actors_get_disjoint_ids(device_ctx: DeviceCtx) -> None:
     try:
         seen = {}
         for node_id, actors in per_node.items():
-            states = bounded_get([a.state.remote() for a in actors], GET_TIMEOUT_S, f"state of {len(actors)} actors")
+            states = device_ctx.budget.get([a.state.remote() for a in actors], GET_TIMEOUT_S, f"state of {len(actors)} actors")
             env_ids = [split_ids(s["env_value"]) for s in states]
             seen[node_id[:8]] = [",".join(i) for i in env_ids]
             for s, ids in zip(states, env_ids):
@@ -124,7 +123,7 @@ def test_actor_keeps_its_id(device_ctx: DeviceCtx) -> None:
     try:
         first = None
         for call in range(6):
-            s = bounded_get(actor.state.remote(), GET_TIMEOUT_S, "actor state")
+            s = device_ctx.budget.get(actor.state.remote(), GET_TIMEOUT_S, "actor state")
             view = (s["env_value"], tuple(s["assigned"]), tuple(s["manager_view"] or ()))
             assert split_ids(s["env_value"]) == s["assigned"] == list(s["manager_view"] or []), (
                 f"call {call}: {device_ctx.env_var}={s['env_value']!r}, Ray assigned {s['assigned']}, "

@@ -27,13 +27,12 @@ from conformance.areas.recovery.devices import (
     wait_all_free,
     wait_dead,
     wait_free,
-    wait_restarted,
     wait_view_shows_held,
 )
 from conformance.cluster.manager import ClusterStartError
 from conformance.cluster.requests import demand
 from conformance.report.judges import judge
-from conformance.timing.clock import Clock
+from conformance.run.budget import Scenario
 
 pytestmark = pytest.mark.cluster("recovery-devices")
 
@@ -43,7 +42,7 @@ def _ray() -> Any:
     return ray
 
 
-def assert_clean(clock: Clock, problems: list[str], when: str) -> None:
+def assert_clean(clock: Scenario, problems: list[str], when: str) -> None:
     if problems:
         raise clock.fail(f"{when}: " + "; ".join(problems[:6]))
 
@@ -106,7 +105,7 @@ def test_restarted_actor_holds_a_device_again(recovery_ctx: DeviceRecoveryCtx) -
                     wait_dead(clock, holders[0].crash.remote(), "the crashing call to fail", release_s)
                 else:
                     ray.kill(holders[0], no_restart=False)
-                current = wait_restarted(clock, holders[0], current["pid"],
+                current = rc.budget.restarted(clock, holders[0], current["pid"],
                                          f"the holder to come back after {cause}", ready_s)
                 rc.metrics[f"restart_after_{cause.split('(')[0]}_s"] = clock.mark(f"restarted after {cause}")
                 problems = holder_problems(current, dev.env_var, 1, universe, f"holder restarted after {cause}")
@@ -141,7 +140,7 @@ def test_restart_storm_keeps_ids_disjoint(recovery_ctx: DeviceRecoveryCtx) -> No
                         ray.kill(holders[i], no_restart=False)
                 round_end = start + round_s
                 for i in victims:
-                    current[i] = wait_restarted(clock, holders[i], current[i]["pid"],
+                    current[i] = rc.budget.restarted(clock, holders[i], current[i]["pid"],
                                                 f"round {r + 1}: holder {i} to come back after {cause}",
                                                 max(round_end - clock.elapsed(), 0.0))
                 labels = [f"round {r + 1} holder {i}" for i in range(len(holders))]

@@ -16,12 +16,10 @@ import pytest
 from conformance.areas.recovery.actors import hold_until
 from conformance.areas.recovery.audit import holder_problems
 from conformance.areas.recovery.context import NodeRecoveryCtx
-from conformance.areas.recovery.devices import kill_quietly, make_ledger, spawn_holders, states, total, wait_dead, wait_restarted
+from conformance.areas.recovery.devices import kill_quietly, make_ledger, spawn_holders, states, total, wait_dead
 from conformance.areas.recovery.nodes import fill, labels_match, release, signature
 from conformance.cluster.requests import demand
-from conformance.run.machinery import clock_ready
-from conformance.timing.clock import Clock
-from conformance.timing.timeouts import CheckTimeout
+from conformance.run.budget import CheckTimeout, Scenario
 
 pytestmark = pytest.mark.cluster("recovery-nodes")
 LONG_S = 600.0   # knob: a call/task still running when its node dies, not a bound
@@ -32,20 +30,19 @@ def _ray() -> Any:
     return ray
 
 
-def assert_clean(clock: Clock, problems: list[str], when: str) -> None:
+def assert_clean(clock: Scenario, problems: list[str], when: str) -> None:
     if problems:
         raise clock.fail(f"{when}: " + "; ".join(problems[:6]))
 
 
-def survivor_states(clock: Clock, holders: list[Any], ready_s: float) -> list[Any]:
+def survivor_states(nc: NodeRecoveryCtx, clock: Scenario, holders: list[Any], ready_s: float) -> list[Any]:
     """Each holder's state, or why it did not answer (a dead survivor must not end the check early)."""
     from conformance.rdt.transfer import first_line
-    from conformance.timing.waits import bounded_get
 
     out: list[Any] = []
     for h in holders:
         try:
-            out.append(bounded_get(h.state.remote(), min(ready_s, max(clock.remaining(), 1.0)), "state"))
+            out.append(nc.budget.get(h.state.remote(), min(ready_s, max(clock.remaining(), 1.0)), "state"))
         except CheckTimeout:
             raise
         except Exception as exc:  # noqa: BLE001 - the finding
@@ -84,7 +81,7 @@ def test_dead_node_leaves_view_and_survivors_keep_running(recovery_ctx: NodeReco
             survivors = ["head", "c"]
             watch_end = clock.elapsed() + nc.param("survivor_watch_s")
             while True:   # a survivor that fate-shares with the dead node may go down a little later
-                after = survivor_states(clock, [holders[r] for r in survivors], nc.param("actor_ready_s"))
+                after = survivor_states(nc, clock, [holders[r] for r in survivors], nc.param("actor_ready_s"))
                 problems = []
                 for role, s in zip(survivors, after):
                     old = before[role]
@@ -138,7 +135,7 @@ def test_label_selected_work_moves_to_surviving_matching_node(recovery_ctx: Node
             total_before = total(lab.resource)
             lab.kill("b")
             lab.wait_gone(clock, "b", b.node_id, b.count, total_before, nc.param("node_gone_s"))
-            moved = wait_restarted(clock, actors[0], first["pid"], "the pool actor to run again", nc.param("reschedule_s"))
+            moved = nc.budget.restarted(clock, actors[0], first["pid"], "the pool actor to run again", nc.param("reschedule_s"))
             nc.metrics["actor_moved_s"] = clock.mark("actor rescheduled")
             results = [("pool actor", moved)]
             if with_task:
@@ -203,7 +200,7 @@ def test_work_without_matching_survivor_stays_pending(recovery_ctx: NodeRecovery
             nc.metrics["pending_window_s"] = nc.param("pending_window_s")
             nc.metrics["transient_errors"] = sorted(set(seen))
             lab.rejoin("b")
-            back = wait_restarted(clock, actors[0], first["pid"], "the pending actor to run on the rejoined node b",
+            back = nc.budget.restarted(clock, actors[0], first["pid"], "the pending actor to run on the rejoined node b",
                                   nc.param("rejoin_s"))
             nc.metrics["ran_after_rejoin_s"] = clock.mark("ran on the rejoined node")
             labels = node_labels_of(back["node_id"])
@@ -231,7 +228,7 @@ def test_placement_group_bundle_is_rescheduled(recovery_ctx: NodeRecoveryCtx) ->
             blockers = fill(clock, head, "head", nc.param("actor_ready_s"))  # so that the two bundles land on b and c
             pg = placement_group([{lab.resource: 1}, {lab.resource: 1}], strategy="STRICT_SPREAD")
             # the bundles fit b's and c's free devices by Ray's own accounting: their placement is Ray's machinery
-            clock_ready(clock, nc.param("actor_ready_s"))(pg.ready(), "the placement group to be created")
+            nc.budget.started(clock, pg.ready(), "the placement group to be created", param="actor_ready_s")
             placed = dict(placement_group_table(pg)["bundles_to_node_id"])
             if sorted(placed.values()) != sorted([b.node_id, c.node_id]):
                 raise clock.fail(f"with the head full the bundles were placed on {placed}, not on b and c")
@@ -261,7 +258,7 @@ def test_placement_group_bundle_is_rescheduled(recovery_ctx: NodeRecoveryCtx) ->
             nc.metrics["pg_rescheduled_s"] = clock.mark("bundle rescheduled")
             nc.metrics["pg_states_seen"] = sorted(set(states_seen))
             new_node = table["bundles_to_node_id"][lost]
-            moved = wait_restarted(clock, actors[lost], before[lost]["pid"], "the lost bundle's actor to run again",
+            moved = nc.budget.restarted(clock, actors[lost], before[lost]["pid"], "the lost bundle's actor to run again",
                                    nc.param("pg_reschedule_s"))
             survivor = states(clock, [actors[kept]], "the surviving bundle's actor", nc.param("actor_ready_s"))[0]
             problems = []
@@ -321,7 +318,7 @@ def test_rejoined_node_is_detected_again(recovery_ctx: NodeRecoveryCtx) -> None:
             kill_quietly(actors)
 
 
-def stays_dead(clock: Clock, node_id: str, watch_s: float) -> None:
+def stays_dead(clock: Scenario, node_id: str, watch_s: float) -> None:
     """The old node must not come back alive under its old identity while watched."""
     end = clock.elapsed() + watch_s
     while clock.elapsed() < end:
@@ -357,7 +354,7 @@ def test_partitioned_node_is_replaced_and_rejoins_as_new_node(recovery_ctx: Node
             partitioned = True
             lab.wait_gone(clock, "b", b.node_id, b.count, total_before, bound_s=nc.param("dead_within_s"))
             nc.metrics["declared_dead_s"] = round(clock.elapsed() - start, 3)
-            moved = wait_restarted(clock, actors[0], first["pid"], "the pool actor to run again on a survivor",
+            moved = nc.budget.restarted(clock, actors[0], first["pid"], "the pool actor to run again on a survivor",
                                    nc.param("reschedule_s"))
             nc.metrics["actor_moved_s"] = round(clock.elapsed() - start, 3)
             labels = node_labels_of(moved["node_id"])

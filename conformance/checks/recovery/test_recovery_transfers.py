@@ -17,7 +17,6 @@ import pytest
 
 from conformance import leftovers
 from conformance.areas.recovery.context import TransferRecoveryCtx
-from conformance.areas.recovery.devices import wait_restarted
 from conformance.areas.recovery.transfers import (
     SMALL_BYTES,
     Pair,
@@ -29,9 +28,8 @@ from conformance.areas.recovery.transfers import (
 from conformance.rdt.payloads import same_bytes
 from conformance.rdt.pool import alive, destroy_group, make_group
 from conformance.rdt.transfer import first_line, outcome, wait_dead
+from conformance.run.budget import CONTROL_CALL_S, CheckTimeout, Scenario
 from conformance.run.fixtures import not_applicable
-from conformance.timing.clock import CONTROL_CALL_S, Clock
-from conformance.timing.timeouts import CheckTimeout
 
 pytestmark = pytest.mark.cluster("recovery-transfers")
 KILL_AFTER_S = 1.0          # FR-013: the source dies this far into the held receive (held_receive_s)
@@ -57,7 +55,7 @@ def wait_process_gone(pid: int | None, limit_s: float) -> None:
         time.sleep(limit_s)
 
 
-def receiver_recovers(xc: TransferRecoveryCtx, clock: Clock, pair: Pair, seed: int) -> Pair:
+def receiver_recovers(xc: TransferRecoveryCtx, clock: Scenario, pair: Pair, seed: int) -> Pair:
     """After the source died: a transport that can abort keeps its receiver, which must receive
     from a new source; otherwise (Ray may kill the receiver) a new pair must work."""
     x = xc.x
@@ -123,7 +121,7 @@ def source_dies(xc: TransferRecoveryCtx, during: bool) -> None:
             end_pair(pair)
 
 
-def killed_source_left_nothing(xc: TransferRecoveryCtx, clock: Clock, pair: Pair, witness: leftovers.Witness) -> None:
+def killed_source_left_nothing(xc: TransferRecoveryCtx, clock: Scenario, pair: Pair, witness: leftovers.Witness) -> None:
     """A killed source frees nothing itself (Ray calls no garbage_collect for a dead process): the
     files it held while it lived (conformance.leftovers.Witness), still there and held by nobody
     leftover_bound_s after the receiver recovered, are the transport's leftovers. Judged by a live
@@ -256,7 +254,7 @@ def _restarted_actor(xc: TransferRecoveryCtx) -> None:
                 actor = pair.src if role == "source" else pair.dst
                 old = clock.get(actor.info.remote(), f"the {role}'s pid", CONTROL_CALL_S)
                 actor.crash.remote()
-                wait_restarted(clock, actor, old["pid"], f"the {role} to restart", xc.param("actor_ready_s"), method="info")
+                xc.budget.restarted(clock, actor, old["pid"], f"the {role} to restart", xc.param("actor_ready_s"), method="info")
                 if x.collective_backend:   # the application re-creates its collective group after a restart
                     destroy_group(pair.group)
                     pair.group = None

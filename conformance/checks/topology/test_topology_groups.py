@@ -18,6 +18,7 @@ import pytest
 from conformance.areas.topology.placement import try_group
 from conformance.areas.topology.pytest_support import TopologyCtx
 from conformance.areas.topology.selectors import TYPE_KEY, matches, selector_text
+from conformance.run.budget import HostNotReady
 from conformance.run.fixtures import not_applicable
 
 pytestmark = pytest.mark.cluster("shared")
@@ -36,21 +37,17 @@ def _judged(problems: list[str], what: str, metrics: dict[str, Any], host_pendin
     agree Ray can place was not placed, the host's failure (HostNotReady), never the plugin's."""
     _fail(problems, what, metrics)
     if host_pending:
-        from conformance.timing.host_load import HostNotReady
         metrics["host_pending"] = host_pending
         raise HostNotReady(host_pending[0])
 
 
 def group_wait(ctx: TopologyCtx) -> float:
     """group_timeout_s, stretched by how slowly this host starts Ray's workers and places work
-    (conformance.timing.host_load): a group Ray may place gets that long on a loaded host."""
-    from conformance.timing.host_load import scaled_bound
-    return scaled_bound(float(ctx.param("group_timeout_s")), "worker_start")
+    (its budget's ray_bound): a group Ray may place gets that long on a loaded host."""
+    return ctx.budget.ray_bound("a group Ray may place", param="group_timeout_s")
 
 @pytest.mark.check("TL-013")
 def test_bundle_label_selector_lands_on_matching_nodes(topology_ctx: TopologyCtx) -> None:
-    from conformance.timing.host_load import HostNotReady
-
     group_timeout_s, pending_wait_s = group_wait(topology_ctx), float(topology_ctx.param("pending_wait_s"))
     labels, truth = topology_ctx.labels(), topology_ctx.truth()
     devices = {f.node_id: f for f in topology_ctx.device_nodes()}
@@ -120,8 +117,6 @@ def test_topology_packing_keeps_groups_in_one_domain(topology_ctx: TopologyCtx) 
     if not capacity:
         _fail([f"no node with devices describes the domain its {key} label names"], "no domain to pack into",
               topology_ctx.metrics)
-    from conformance.timing.host_load import HostNotReady
-
     problems: list[str] = []
     host_pending: list[str] = []
     strategy = {key: "STRICT_PACK"}

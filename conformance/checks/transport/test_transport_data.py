@@ -154,9 +154,13 @@ def _received_metadata(ctx: TransportCtx, device: str) -> None:
 
 
 def _on_current_device(tctx: TransportContext, device: str, problems: list[str]) -> dict[str, Any]:
-    """Receive on an actor given two devices that made its second one current
-    (torch.<device>.set_device(1)): every received tensor must be on that device, as Ray's own
-    receive buffers are (`torch.empty(..., device=<type>)` allocates on the current device).
+    """Receive on an actor given two devices, twice: with its second one current
+    (torch.<device>.set_device(1)), then with its first (set_device(0)): every received tensor must
+    be on the current device, as Ray's own receive buffers are (`torch.empty(..., device=<type>)`
+    allocates on the current device: torch's contract for a tensor made without an index). The
+    order matters: with its second one current the current device is also the last visible one,
+    and the first is the one a process starts with, so a transport that puts received tensors on
+    the first device (ray-ascend's HCCL did) or on the last one each fail one of the two rounds.
     Returns what was seen, or why it could not run."""
     from conformance.cluster.requests import demand
     from conformance.rdt.pool import alive_nodes, start_endpoints
@@ -171,16 +175,19 @@ def _on_current_device(tctx: TransportContext, device: str, problems: list[str])
     rx = start_endpoints(tctx.setup, tctx.resource, device=device, nodes=[eps.node_of(0)], units=False,
                          group=False, what="a receiver with two devices", **demand(tctx.resource, 2))
     try:
-        state = ray_get(rx.actors[0].use_device.remote(1), what="receiver use_device(1)")
-        wrong = []
-        for case in (payloads.tensor_case("float32", "2-d"), payloads.container_case("list-mixed")):
-            _, got = tctx.transfer(eps.actors[0], rx.actors[0], case)
-            wrong += [f"{case['id']} {path}: {t['device']}:{t['device_index']}" for path, t in payloads.tensors_in(got)
-                      if t["device_index"] != state["current_device"]]
-        if wrong:
-            problems.append(f"received on another device than the receiver's current "
-                            f"{device}:{state['current_device']} (an actor given two devices): {', '.join(wrong[:3])}")
-        return {**state, "wrong": len(wrong)}
+        seen: dict[str, Any] = {}
+        for index, which in ((1, "its second, the last visible, current"), (0, "its first, not the last visible, current")):
+            state = ray_get(rx.actors[0].use_device.remote(index), what=f"receiver use_device({index})")
+            wrong = []
+            for case in (payloads.tensor_case("float32", "2-d"), payloads.container_case("list-mixed")):
+                _, got = tctx.transfer(eps.actors[0], rx.actors[0], case)
+                wrong += [f"{case['id']} {path}: {t['device']}:{t['device_index']}" for path, t in payloads.tensors_in(got)
+                          if t["device_index"] != state["current_device"]]
+            if wrong:
+                problems.append(f"received on another device than the receiver's current {device}:{state['current_device']} "
+                                f"(an actor given two devices, {which}): {', '.join(wrong[:3])}")
+            seen[f"current_{index}"] = {**state, "wrong": len(wrong)}
+        return seen
     finally:
         rx.shutdown()
 

@@ -18,13 +18,12 @@ from conformance.areas.transport.usage import UsageCtx, short
 from conformance.rdt.payloads import same_bytes
 from conformance.rdt.pool import alive
 from conformance.rdt.transfer import first_line, wait_dead
-from conformance.timing.clock import CONTROL_CALL_S, Clock
-from conformance.timing.timeouts import CheckTimeout
+from conformance.run.budget import CONTROL_CALL_S, CheckTimeout, Scenario
 
 pytestmark = pytest.mark.cluster("shared")
 
 
-def _next_receiver(u: UsageCtx, clock: Clock, src: Any, ref: Any, seed: int, nbytes: int, step: str) -> tuple[Any, Any]:
+def _next_receiver(u: UsageCtx, clock: Scenario, src: Any, ref: Any, seed: int, nbytes: int, step: str) -> tuple[Any, Any]:
     """After a receiver died: a transport that can abort keeps its source, which must serve the
     same object and a new one to a new receiver; a transport that cannot abort loses both
     actors (Ray kills them), and a new pair must transfer. Returns the (source, receiver) to go on with."""
@@ -126,7 +125,7 @@ def _producer_errors_and_retries_propagate_and_transport_keeps_working(transport
     u.metrics["elapsed_s"] = round(clock.elapsed(), 3)
 
 
-def _expect_driver_error(clock: Clock, ref: Any, use_object_store: bool, text: str, bound_s: float) -> None:
+def _expect_driver_error(clock: Scenario, ref: Any, use_object_store: bool, text: str, bound_s: float) -> None:
     """ray.get in the driver (a two-sided transport's object through the object store) must
     raise the producer's error within the bound."""
     import ray

@@ -20,8 +20,7 @@ from conformance.rdt.payloads import build, describe, same_bytes, seeded
 from conformance.rdt.pool import alive
 from conformance.rdt.stalls import Pending, StallEvidence, gather, unproduced_by
 from conformance.rdt.transfer import first_line, outcome, wait_dead
-from conformance.timing.clock import Clock
-from conformance.timing.timeouts import CheckTimeout
+from conformance.run.budget import CheckTimeout, Scenario
 
 pytestmark = pytest.mark.cluster("shared")
 RAY_ISSUE_NO_TRANSPORT = "https://github.com/ray-project/ray/issues/66264"
@@ -145,12 +144,12 @@ def _refs_as_users_pass_them(transport_ctx: UsageCtx) -> None:
     u.metrics.update({"exercised": done, "elapsed_s": round(clock.elapsed(), 3)})
 
 
-def _concurrent_wave(u: UsageCtx, clock: Clock, n: int, n_actors: int, nbytes: int, bound: float,
+def _concurrent_wave(u: UsageCtx, clock: Scenario, n: int, n_actors: int, nbytes: int, bound: float,
                      more: Callable[[float], float]) -> StallEvidence | None:
     """n transfers from half of n_actors fresh actors to the other half, all in flight at once;
     None when all arrived bit-exact (metrics recorded), else the evidence of the stall. `more`:
     asked once, when `bound` ran out with transfers still pending, after how long; the seconds the
-    wave may still wait (a host loaded meanwhile: conformance.run.machinery.more_time)."""
+    wave may still wait (a host loaded meanwhile: the budget's Wave.more)."""
     ray = __import__("ray")
     if u.x.one_sided:   # Ray's test_out_of_order_actors: asyncio actors, tasks finish out of order
         actors = u.start(clock, n_actors, kind="async", max_concurrency=int(u.param("max_concurrency")))
@@ -232,26 +231,22 @@ def test_many_async_transfers_out_of_order_and_a_busy_sender(transport_ctx: Usag
 def _many_async_transfers_out_of_order_and_a_busy_sender(transport_ctx: UsageCtx) -> None:
     u = transport_ctx
     n, n_actors = int(u.param("transfers")), int(u.param("actors"))
-    # all_bound_s waits on Ray's workers, scheduling and fetches as much as on the transport:
-    # stretched by how slow this run measured that machinery (conformance.timing.host_load)
-    from conformance.run.machinery import RESAMPLE_S, more_time
-    from conformance.timing.host_load import MAX_FACTOR, machinery_factor
-    from conformance.timing.timeouts import granted
-    factor = machinery_factor()
-    all_bound_s = float(u.param("all_bound_s"))
-    nbytes, bound = u.payload_bytes(), all_bound_s * factor
-    u.metrics["all_bound_s"] = round(bound, 1)
+    nbytes = u.payload_bytes()
     clock = u.clock("concurrent-transfers")
+    # all_bound_s waits on Ray's workers, scheduling and fetches as much as on the transport: a
+    # wave owned by Ray's machinery, stretched by what the run measured (conformance.run.budget)
+    with u.budget.wave("concurrent transfers", param="all_bound_s", clock=clock) as wave:
+        u.metrics["all_bound_s"] = round(wave.limit_s, 1)
 
-    def more(waited_s: float) -> float:
-        """A host loaded since the bound was stretched: the wave waits what the fresh sample adds."""
-        extra = more_time(all_bound_s, factor, waited_s, f"concurrent transfers pending after {waited_s:.0f}s")
-        clock.exclude(extra)
-        u.metrics["all_bound_s"] = round(waited_s + extra, 1)
-        return extra
+        def more(waited_s: float) -> float:
+            """A host loaded since the bound was stretched: the wave waits what the fresh sample adds."""
+            extra = wave.more(waited_s)
+            u.metrics["all_bound_s"] = round(wave.limit_s, 1)
+            return extra
 
-    with granted(all_bound_s * MAX_FACTOR + RESAMPLE_S, assumed_s=bound):
-        stall = _concurrent_wave(u, clock, n, n_actors, nbytes, bound, more)
+        stall = _concurrent_wave(u, clock, n, n_actors, nbytes, wave.limit_s, more)
+        if stall is not None:
+            wave.ran_out()
     if stall is not None:
         u.metrics["stall"] = stall.as_dict()
         raise clock.fail(f"{stall.pending} of {n} concurrent transfers did not finish within "

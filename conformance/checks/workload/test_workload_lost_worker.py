@@ -41,7 +41,7 @@ def test_workload_survives_a_lost_worker(workload_ctx: WorkloadCtx) -> None:
         entries, _ = rounds.state_layout(eps.actors[0], clock, size, int(ctx.param("blocks")))
         plan = SyncPlan(device=device, entries=entries, rounds=total, store_rounds=0, receivers=receivers)
         record = lost_worker.run_lost_worker(eps, plan, tctx.name, clock, float(ctx.param("round_bound_s")),
-                                             float(ctx.param("restart_bound_s")), kill_round)
+                                             float(ctx.param("restart_bound_s")), kill_round, ctx.budget.restarted)
         problems += [f"{device}: {p}" for p in record.problems]
         figures = record.figures(plan, kill_round)
         figures.update(size=format_size(plan.state_bytes))

@@ -17,7 +17,7 @@ from conformance.areas.workload.sync import SyncPlan, problems_line
 from conformance.collective.config import collective_config
 from conformance.rdt.config import format_size, max_bytes
 from conformance.rdt.pool import Endpoints
-from conformance.timing.clock import Clock
+from conformance.run.budget import Scenario
 
 pytestmark = pytest.mark.cluster("shared")
 
@@ -56,7 +56,7 @@ def test_rl_weight_sync(workload_ctx: WorkloadCtx) -> None:
     assert not (problems or broadcast_problems), problems_line([problems, broadcast_problems])
 
 
-def through_broadcast(ctx: WorkloadCtx, eps: Endpoints, plan: SyncPlan, clock: Clock, figures: dict[str, Any]) -> list[str]:
+def through_broadcast(ctx: WorkloadCtx, eps: Endpoints, plan: SyncPlan, clock: Scenario, figures: dict[str, Any]) -> list[str]:
     """The rounds through the collective's broadcast, when a collective block is declared: their
     problems; their figures (or why none ran) into `figures`."""
     cfg = collective_config(ctx.run.manifest)

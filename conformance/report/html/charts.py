@@ -17,12 +17,13 @@ Why these settings:
 """
 from __future__ import annotations
 
+import functools
 import io
 import logging
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence, TypeVar
 
 from conformance.report.html.limits import page_budget
 
@@ -90,6 +91,28 @@ def _svg(fig: Figure, salt: str, title: str) -> str:
     return svg.replace("<svg ", f'<svg role="img" aria-label="{_attr(title)}" class="chart" ', 1)
 
 
+RECOVERY_TITLE = "recovery: elapsed time against bound"
+_Draw = TypeVar("_Draw", bound=Callable[..., str])
+
+
+def capped(kind: str, title_of: Callable[..., str]) -> Callable[[_Draw], _Draw]:
+    """Every chart function is wrapped in this: the chart counts against the page's chart cap
+    (conformance.report.html.limits) before anything is drawn, and one over the cap is named where
+    it would stand and counted, by `kind`, in the page's capped notice (and so in the review
+    dashboard's row). tests/unit/test_report_html_caps.py holds every chart function to it."""
+    def wrap(draw: _Draw) -> _Draw:
+        @functools.wraps(draw)
+        def chart(*args: Any, **kwargs: Any) -> str:
+            title = title_of(*args, **kwargs)
+            if not page_budget().take_chart(title, kind):
+                return _not_drawn(title)
+            return draw(*args, **kwargs)
+
+        chart.chart_kind = kind  # type: ignore[attr-defined]
+        return chart  # type: ignore[return-value]
+    return wrap
+
+
 def _not_drawn(title: str) -> str:
     """What stands where a chart over the page's chart cap would be (conformance.report.html.limits)."""
     return f'<p class="missing capped">chart not drawn (the page\'s chart cap): {_attr(title)}</p>'
@@ -138,11 +161,11 @@ class Series:
     style: str = "-"
 
 
+@capped("bandwidth", lambda title, *args, **kwargs: str(title))
 def bandwidth_svg(title: str, series: Sequence[Series], reference: tuple[str, float] | None = None) -> str:
     """Transfer size (log) against GB/s (log): the transport beside the object store and host copy."""
     budget = page_budget()
-    if not budget.take_chart(title):
-        return _not_drawn(title)
+
     def cut(values: Sequence[float], label: str) -> list[float]:
         return budget.points(values, f"{title}: {label} points")
 
@@ -179,6 +202,7 @@ def bandwidth_svg(title: str, series: Sequence[Series], reference: tuple[str, fl
 
 
 # ---------------------------------------------------------------------- pairwise
+@capped("pairwise", lambda title, *args, **kwargs: str(title))
 def pairwise_svg(title: str, labels: Sequence[str], gbps: Sequence[Sequence[float | None]],
                  blocks: Sequence[int] = ()) -> str:
     """Source × destination heatmap of GB/s, the diagonal left blank; `blocks` are the indices where
@@ -186,8 +210,6 @@ def pairwise_svg(title: str, labels: Sequence[str], gbps: Sequence[Sequence[floa
     import numpy as np
 
     budget = page_budget()
-    if not budget.take_chart(title):
-        return _not_drawn(title)
     most = budget.limits.points // 4
     if len(labels) > most:
         budget.note(f"{title}: {most} of {len(labels)} devices per side shown (the cap per report)")
@@ -235,12 +257,10 @@ class Scenario:
     outcome: str
 
 
+@capped("recovery", lambda *args, **kwargs: RECOVERY_TITLE)
 def recovery_svg(scenarios: Sequence[Scenario]) -> str:
     """One row per scenario: the bound as a pale bar, the elapsed time as a solid bar (log time axis)."""
-    budget = page_budget()
-    if not budget.take_chart("recovery: elapsed time against bound"):
-        return _not_drawn("recovery: elapsed time against bound")
-    scenarios = budget.points(scenarios, "recovery chart: scenarios")
+    scenarios = page_budget().points(scenarios, "recovery chart: scenarios")
     with _rc_context():
         fig = _figure(9.0, 1.0 + 0.3 * len(scenarios))
         ax = fig.add_subplot(1, 1, 1)
@@ -264,7 +284,7 @@ def recovery_svg(scenarios: Sequence[Scenario]) -> str:
         ax.set_xlabel("log scale: solid = elapsed; pale bar ending in a tick = the requirement's bound")
         ax.grid(True, axis="x", color="#e0e0e0", lw=0.6)
         ax.set_axisbelow(True)
-        ax.set_title("recovery: elapsed time against bound")
+        ax.set_title(RECOVERY_TITLE)
         return _svg(fig, "recovery", "recovery timeline: elapsed time against bound")
 
 
@@ -277,8 +297,12 @@ class Line:
     style: str = "-"
 
 
+@capped("per-round", lambda title, *args, **kwargs: str(title))
 def rounds_svg(title: str, ylabel: str, lines: Sequence[Line], first_round: int = 1) -> str:
     """A figure per round (linear axes): per-round time or memory over the rounds of a workload."""
+    budget = page_budget()
+    lines = [Line(line.label, budget.points(line.ys, f"{title}: {line.label} rounds"), line.colour, line.style)
+             for line in budget.points(lines, f"{title}: lines")]
     with _rc_context():
         fig = _figure(9.0, 3.6)
         ax = fig.add_subplot(1, 1, 1)

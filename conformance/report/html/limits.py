@@ -4,8 +4,9 @@ A report.json is the submitter's: it may carry hundreds of bandwidth sweeps, a 5
 matrix or a million rows. `review --format html` renders every submission's page, and
 verification is bounded per submission (`--submission-timeout`), so drawing is bounded too:
 
-  charts       charts drawn on one page (bandwidth, pairwise, recovery, collective); the rest
-               are listed by title, not drawn
+  charts       charts drawn on one page, every kind counted (bandwidth, pairwise, recovery,
+               per-round, topology: each chart function is wrapped by charts.capped); the rest are
+               named where they would stand and counted by kind in one note
   points       points per curve, devices per pairwise matrix side, scenarios per recovery chart,
                links per topology node
   rows         items in any one list the page shows (checks, problems, notes, table rows, ...)
@@ -47,19 +48,34 @@ class Budget:
     limits: PageLimits = DEFAULT
     charts_drawn: int = 0
     capped: list[str] = field(default_factory=list)
+    # charts refused by the cap, per kind (bandwidth, pairwise, recovery, per-round, topology)
+    charts_refused: dict[str, int] = field(default_factory=dict)
+    _charts_note: int | None = None  # where in `capped` the one note about refused charts stands
 
     def note(self, text: str) -> None:
         if text not in self.capped and len(self.capped) < 200:
             self.capped.append(text)
 
-    def take_chart(self, title: str) -> bool:
-        """Whether one more chart may be drawn (counting it); a refused one is noted by title."""
-        if self.charts_drawn >= self.limits.charts:
-            self.note(f"chart {title[:120]!r} not drawn: the page already has {self.limits.charts} charts "
-                      f"(the cap per report)")
-            return False
-        self.charts_drawn += 1
-        return True
+    def take_chart(self, title: str, kind: str = "chart") -> bool:
+        """Whether one more chart may be drawn (counting it). Refused ones are counted by kind in
+        one note (each is named on the page where it would stand), so 130 charts over the cap are
+        one line of the notice, not 114."""
+        if self.charts_drawn < self.limits.charts:
+            self.charts_drawn += 1
+            return True
+        self.charts_refused[kind] = self.charts_refused.get(kind, 0) + 1
+        total = sum(self.charts_refused.values())
+        kinds = ", ".join(f"{k} {n}" for k, n in sorted(self.charts_refused.items()))
+        text = (f"charts: {total} not drawn: the page already has {self.limits.charts} charts (the cap per report); "
+                f"not drawn by kind: {kinds}; the first not drawn: {title[:120]!r}")
+        if self._charts_note is None:
+            self._charts_note = len(self.capped)
+            self.capped.append(text)
+        else:
+            first = self.capped[self._charts_note].rpartition("; the first not drawn: ")[2]
+            self.capped[self._charts_note] = text.rpartition("; the first not drawn: ")[0] + \
+                f"; the first not drawn: {first}"
+        return False
 
     def points(self, items: Sequence[T], what: str) -> list[T]:
         """The first `limits.points` of `items` (noted when cut)."""

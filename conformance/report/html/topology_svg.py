@@ -16,6 +16,8 @@ import math
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
+from conformance.report.html.charts import capped
+
 TITLE = "topology: nodes, devices, links and domains"
 KIND_PALETTE = ("#1565c0", "#6a1b9a", "#00838f", "#ef6c00", "#558b2f", "#ad1457", "#4e342e", "#37474f")
 DOMAIN_FILLS = ("#bbdefb", "#ffe0b2", "#c8e6c9", "#f8bbd0", "#d1c4e9", "#fff9c4", "#b2dfdb", "#ffccbc")
@@ -49,6 +51,7 @@ def escape(text: str) -> str:
             .replace('"', "&quot;").replace("'", "&#39;"))
 
 
+@capped("topology", lambda *args, **kwargs: TITLE)
 def topology_svg(nodes: Sequence[NodeTopology], max_nodes: int = 4) -> str:
     """One panel per node: devices on a circle, links coloured by kind, width by bandwidth."""
     shown = list(nodes)[:max_nodes]

@@ -1,0 +1,134 @@
+"""Whose time a wait is, and the record of every wait a check made (pure, apart from the recorder).
+
+A check waits for two kinds of things, and the contract decides which:
+
+* the plugin's time: what the vendor's code does (a transfer through its transport, a collective
+  op, a device coming back, a restart's constructor claiming a unit). Judged against the
+  checklist's bound as the release states it: never stretched, whatever the host.
+* Ray's and the host's time: what Ray's own machinery does before the plugin is asked anything
+  (a worker or actor starting, a placement group placed, a node registering). Its nominal bound is
+  stretched by what the run measured of that machinery (timing/host_load), a fresh sample is taken
+  before anyone is blamed, and a wait that still runs out is "not judged: host", with both
+  measurements, never a failed check of the plugin.
+
+Every wait is recorded as a `Wait` in the check's `metrics.waits` (conformance.run.budget writes
+them), and `wait_problems` judges that record against the release's params: the live check and
+`verify` read the same rule. A pass cannot record a plugin wait longer than the bound the release
+gives it, a plugin bound that is not the release's, or a stretch wider than any the suite grants.
+"""
+from __future__ import annotations
+
+import math
+from contextvars import ContextVar
+from dataclasses import asdict, dataclass
+from typing import Any, Callable, Literal, Mapping
+
+from conformance.timing.host_load import MAX_FACTOR
+
+Owner = Literal["plugin", "ray"]
+OWNERS: tuple[Owner, ...] = ("plugin", "ray")
+# what a wait ended as: within its bound, ran out of it, the host's failure, or an error raised
+VERDICTS = ("met", "ran out", "host", "error")
+# knob: the longest fresh worker-start sample any stretched wait may add (conformance.run.machinery)
+RESAMPLE_S = 60.0
+# knob: how many waits one check records in full (a wave of hundreds records its first ones and a count)
+MAX_RECORDED = 40
+# rounding of recorded seconds (1 ms) and the slack a judge allows for it
+_SLACK_S = 0.002
+
+
+@dataclass
+class Wait:
+    """One wait of a check: whose time, what for, the bound the release's params give it (and the
+    param's name when one gives it), what it was granted (the plugin: the bound; Ray: the bound
+    stretched), how long it took and how it ended."""
+    owner: Owner
+    what: str
+    bound_s: float
+    granted_s: float
+    took_s: float | None = None
+    verdict: str = "met"
+    param: str | None = None
+    factor: float = 1.0
+    excluded_s: float = 0.0     # a plugin scenario's seconds left to Ray's machinery (owned by "ray" waits)
+
+    def as_json(self) -> dict[str, Any]:
+        out = {k: (round(v, 3) if isinstance(v, float) else v) for k, v in asdict(self).items()}
+        return {k: v for k, v in out.items() if v is not None and not (k == "excluded_s" and v == 0.0)}
+
+
+# The recorder of the check running now (conformance.run.budget sets it for the check's body):
+# the waits the areas' helpers make for it (an actor start in the RDT pool) land in its record.
+RECORDER: ContextVar[Callable[[Wait], None] | None] = ContextVar("conformance_wait_recorder", default=None)
+
+
+def record(wait: Wait) -> None:
+    """Hand `wait` to the running check's record (nothing outside a check)."""
+    recorder = RECORDER.get()
+    if recorder is not None:
+        recorder(wait)
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return None
+    return float(value)
+
+
+def wait_problems(waits: Any, params: Mapping[str, Any], passed: bool) -> list[str]:
+    """What a check's recorded waits contradict under the release's `params` (pure; the live
+    check's budget and verify read this one rule):
+
+    * every wait names a known owner and a finite, non-negative bound, grant and time;
+    * a plugin wait is granted its bound and no more (plus what it recorded leaving to Ray's
+      machinery), and a bound taken from a param is that param's value in the release;
+    * a wait on Ray's machinery is granted at most its bound stretched the widest the suite
+      stretches, plus one fresh sample;
+    * a pass records no plugin wait that ran out or took longer than it was granted.
+    """
+    if waits is None:
+        return []
+    if not isinstance(waits, Mapping) or not isinstance(waits.get("each"), list):
+        return ["metrics.waits is not a record of waits ({'each': [...], 'count': N})"]
+    problems: list[str] = []
+    for i, raw in enumerate(waits["each"]):
+        if not isinstance(raw, Mapping):
+            problems.append(f"waits[{i}] is not an object")
+            continue
+        what = str(raw.get("what"))[:80]
+        owner, bound, granted, took = raw.get("owner"), _number(raw.get("bound_s")), _number(raw.get("granted_s")), \
+            raw.get("took_s")
+        excluded = _number(raw.get("excluded_s", 0.0))
+        if owner not in OWNERS:
+            problems.append(f"wait {what!r} names owner {owner!r}, not one of {list(OWNERS)}")
+            continue
+        if bound is None or granted is None or bound < 0 or granted < 0 or excluded is None or excluded < 0:
+            problems.append(f"wait {what!r} records no finite non-negative bound_s, granted_s and excluded_s")
+            continue
+        took_s = _number(took) if took is not None else None
+        if took is not None and (took_s is None or took_s < 0):
+            problems.append(f"wait {what!r} records took_s {took!r}, not a non-negative number of seconds")
+            continue
+        param = raw.get("param")
+        if param is not None:
+            released = _number(params.get(str(param)))
+            if released is None:
+                problems.append(f"wait {what!r} names param {str(param)[:40]!r}, which the release's check does not give")
+            elif not math.isclose(bound, released, rel_tol=1e-6, abs_tol=_SLACK_S):
+                problems.append(f"wait {what!r} records bound_s {bound:g}, the release's {param} is {released:g}")
+        if owner == "plugin":
+            if granted > bound + excluded + _SLACK_S:
+                problems.append(f"the plugin's wait {what!r} was granted {granted:g} s, more than its {bound:g} s bound"
+                                + (f" and the {excluded:g} s it left to Ray's machinery" if excluded else ""))
+            elif passed and (raw.get("verdict") == "ran out" or (took_s is not None and took_s > granted + _SLACK_S)):
+                problems.append(f"the plugin's wait {what!r} took {took_s if took_s is not None else '?'} s of its "
+                                f"{granted:g} s bound")
+        elif granted > bound * MAX_FACTOR + RESAMPLE_S + _SLACK_S:
+            problems.append(f"the wait on Ray's machinery {what!r} was granted {granted:g} s, more than its {bound:g} s "
+                            f"bound stretched x{MAX_FACTOR:g} and one {RESAMPLE_S:g} s fresh sample")
+        if raw.get("verdict") not in VERDICTS:
+            problems.append(f"wait {what!r} records verdict {str(raw.get('verdict'))[:20]!r}, not one of {list(VERDICTS)}")
+    count = waits.get("count")
+    if not isinstance(count, int) or isinstance(count, bool) or count < len(waits["each"]):
+        problems.append(f"metrics.waits.count {count!r} is fewer than the {len(waits['each'])} waits it lists")
+    return problems
