@@ -43,13 +43,15 @@ def batch_size(one_transfer_s: float, batch_s: float, max_batch: int) -> int:
 def stats(nbytes: int, times: list[float], *, batch: int = 1, max_cv: float | None = None) -> dict[str, Any]:
     """Median/min/max time per transfer and bandwidth of the trials, the bandwidth IQR, the
     trials' robust CV and the median's CV (`times`: one per trial, each the mean of `batch`
-    transfers)."""
+    transfers), and every trial's bandwidth, sorted (`trials_gbps`: what `ray-conformance diff`'s
+    significance test compares between runs)."""
     bw = sorted(nbytes / t / 1e9 for t in times)
     q = statistics.quantiles(bw, n=4) if len(bw) >= 2 else [bw[0]] * 3
     med = statistics.median(times)
     cv, trial_cv = median_cv(bw), robust_cv(bw)
     out = {"median_s": med, "min_s": min(times), "max_s": max(times), "median_gbps": nbytes / med / 1e9,
            "min_gbps": bw[0], "max_gbps": bw[-1], "iqr_gbps": [q[0], q[2]], "trials": len(times),
+           "trials_gbps": bw,
            "batch": batch, "cv": cv if math.isfinite(cv) else None,
            "trial_cv": trial_cv if math.isfinite(trial_cv) else None}
     if max_cv is not None:

@@ -183,6 +183,44 @@ def load_vocabulary(path: Path | None = None) -> Vocabulary:
 
 
 @dataclass(frozen=True)
+class Figure:
+    """One figure of merit `ray-conformance diff` gates (a check's `merit.figures` entry): a path
+    into the check's metrics ('*' for every key or item), the better direction, and the path of
+    the per-trial values of the plugin's own measurement behind it (None: a list-valued figure is
+    its own trials, a number one trial per run)."""
+
+    metric: str
+    better: str                        # higher | lower
+    trials: str | None = None
+    trials_better: str | None = None
+    reference: str | None = None       # the same-run reference's per-trial values (a fraction's denominator)
+    floor: float = 0.0                 # a change smaller than this (the figure's unit) never regresses
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "Figure":
+        trials = d.get("trials") or {}
+        return cls(metric=d["metric"], better=d["better"], trials=trials.get("metric"),
+                   trials_better=trials.get("better"), reference=(d.get("reference") or {}).get("metric"),
+                   floor=float(d.get("floor", 0)))
+
+
+@dataclass(frozen=True)
+class Merit:
+    """What diff gates for a check (`merit:`): its figures, and the references they were measured
+    against (reported when they moved, as the host's, never gated)."""
+
+    figures: tuple[Figure, ...]
+    references: tuple[str, ...] = ()
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any] | None) -> "Merit | None":
+        if not d:
+            return None
+        return cls(figures=tuple(Figure.from_dict(f) for f in d["figures"]),
+                   references=tuple(d.get("references", ())))
+
+
+@dataclass(frozen=True)
 class Check:
     """One checklist item."""
 
@@ -201,6 +239,8 @@ class Check:
     params: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
     # The names among `params` that come from the area's shared block (`area_params:`).
     shared: tuple[str, ...] = field(default=(), hash=False, compare=False)
+    # What `ray-conformance diff` gates (`merit:`): None for a check with no figure of merit.
+    merit: Merit | None = field(default=None, hash=False, compare=False)
 
     @classmethod
     def from_dict(cls, d: dict[str, Any], area_block: Mapping[str, Any] | None = None) -> "Check":
@@ -218,7 +258,7 @@ class Check:
                 raise UserError(f"checklist: {d['id']}.params.{name}: area {d['area']} declares it once in "
                                 f"area_params.{d['area']}; name it in {d['id']}.area_params instead")
         fields = {k: v for k, v in d.items() if k != "area_params"}
-        return cls(**{**fields, "tags": tuple(d.get("tags", ())), "shared": shared,
+        return cls(**{**fields, "tags": tuple(d.get("tags", ())), "shared": shared, "merit": Merit.from_dict(d.get("merit")),
                       "params": {**{n: block[n] for n in shared}, **own}})
 
     def param(self, name: str) -> Any:
@@ -274,6 +314,16 @@ def parse_checklist(doc: Any, sha256: str = "", vocabulary: Vocabulary | None = 
             raise UserError(f"checklist: checks: duplicate id {c.id}")
         seen.add(c.id)
         vocabulary.check_item(f"checklist: {c.id}", id=c.id, area=c.area, level=c.level, tags=c.tags)
+        for f in c.merit.figures if c.merit else ():
+            for name, path in (("trials", f.trials), ("reference", f.reference)):
+                if path and path.count("*") != f.metric.count("*"):
+                    raise UserError(f"checklist: {c.id}.merit.figures: {name} {path!r} must have as many '*' as "
+                                    f"metric {f.metric!r} (each binds the same key)")
+            if f.reference and not (f.trials and f.better == "higher"):
+                raise UserError(f"checklist: {c.id}.merit.figures: {f.metric}: a reference needs trials and a figure "
+                                "that is higher-is-better (a fraction of the reference, or a speedup over it)")
+            if not math.isfinite(f.floor):
+                raise UserError(f"checklist: {c.id}.merit.figures: floor {f.floor!r}, expected a finite number")
         for name, value in c.params.items():  # YAML's .nan/.inf pass JSON Schema's number bounds
             if isinstance(value, float) and not math.isfinite(value):
                 raise UserError(f"checklist: {c.id}.params.{name}: {value!r}, expected a finite number")

@@ -5,6 +5,7 @@ the selection; json the raw entries. Pure: data in, text out.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import textwrap
 from typing import Iterable
@@ -37,7 +38,8 @@ def render_text(checks: list[Check], width: int = WIDTH) -> str:
 def render(data: SuiteData, fmt: str, area: str | None = None, level: str | None = None) -> str:
     checks = select(data.checklist.checks, area, level)
     if fmt == "json":
-        return json.dumps([c.__dict__ | {"tags": list(c.tags)} for c in checks], indent=2)
+        return json.dumps([c.__dict__ | {"tags": list(c.tags), "merit": dataclasses.asdict(c.merit) if c.merit else None}
+                           for c in checks], indent=2)
     if fmt == "md":
         from dataclasses import replace
 

@@ -353,7 +353,10 @@ def file_signature(path: Path) -> tuple[int, int, int] | None:
 
 def main(argv: list[str] | None = None) -> int:
     try:
-        args = build_parser().parse_args(argv)   # the parser reads the vocabulary (--area, --level)
+        from conformance.cli.signing import split_diff_runs
+
+        # the parser reads the vocabulary (--area, --level); `diff OLD... -- NEW...` keeps its --
+        args = build_parser().parse_args(split_diff_runs(sys.argv[1:] if argv is None else argv))
         handler: Callable[[argparse.Namespace], int] = args.func
         return handler(args)
     except UserError as exc:

@@ -213,19 +213,52 @@ def _review(args: argparse.Namespace) -> int:
     return failed
 
 
+NEW_RUNS = "--new-runs"   # what `diff OLD... -- NEW...`'s `--` becomes before argparse (which drops it)
+
+
+def split_diff_runs(argv: Sequence[str]) -> list[str]:
+    """`diff OLD... -- NEW...`: argparse drops a bare `--`, so the first one after the diff command
+    becomes NEW_RUNS, which starts NEW's list."""
+    argv = list(argv)
+    command = next((i for i, a in enumerate(argv) if not a.startswith("-")), None)
+    if command is None or argv[command] != "diff" or "--" not in argv[command:]:
+        return argv
+    at = argv.index("--", command)
+    return argv[:at] + [NEW_RUNS] + argv[at + 1:]
+
+
+def _alpha(text: str) -> float:
+    """argparse type for --alpha: a significance level strictly between 0 and 1."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1 (e.g. 0.05), got {terminal(text, limit=40)!r}")
+    return value
+
+
 def _diff(args: argparse.Namespace) -> int:
+    if args.new_runs is None:
+        if len(args.old) != 2:
+            raise UserError(f"diff: expected OLD NEW, or OLD... -- NEW... for several runs of each side; got "
+                            f"{len(args.old)} report(s) and no --")
+        old_paths, new_paths = args.old[:1], args.old[1:]
+    else:
+        old_paths, new_paths = args.old, args.new_runs
     revocations = _revocations(args)
     if revocations is not None:
-        for label, given in (("OLD", Path(args.old)), ("NEW", Path(args.new))):
-            file = given / attestation.REPORT_JSON if given.is_dir() else given
-            listed = revocations.find(sha256_bytes(attestation.read_file(file, label)))
-            if listed:
-                raise UserError(f"diff: {label} {file}: {report_revocation.refusal(listed)}")
-    old = diff.load_report(Path(args.old), "OLD")
-    new = diff.load_report(Path(args.new), "NEW")
-    findings = diff.diff_reports(old, new, load_suite_data().ladder, args.tolerance,
-                                 allow_different_product=args.allow_different_product)
-    print(diff.render(findings, args.format, str(args.old), str(args.new), args.tolerance))
+        for label, paths in (("OLD", old_paths), ("NEW", new_paths)):
+            for given in map(Path, paths):
+                file = given / attestation.REPORT_JSON if given.is_dir() else given
+                listed = revocations.find(sha256_bytes(attestation.read_file(file, label)))
+                if listed:
+                    raise UserError(f"diff: {label} {file}: {report_revocation.refusal(listed)}")
+    olds = [diff.load_report(Path(p), "OLD") for p in old_paths]
+    news = [diff.load_report(Path(p), "NEW") for p in new_paths]
+    findings = diff.diff_runs(olds, news, load_suite_data(), args.tolerance, alpha=args.alpha,
+                              allow_different_product=args.allow_different_product)
+    print(diff.render(findings, args.format, " ".join(old_paths), " ".join(new_paths), args.tolerance, args.alpha))
     return 1 if any(f.regression for f in findings) else 0
 
 
@@ -318,17 +351,23 @@ def register(subparsers: Any) -> None:
     _passphrase_options(p, "read the decision key's passphrase from $VAR")
     p.set_defaults(func=_review)
 
-    p = subparsers.add_parser("diff", help="regressions between two reports (exit 1 on any)",
-                              description="Compare OLD and NEW (report folders or report.json files): checks "
-                                          "that stopped passing (to fail, error, skip, not_applicable or "
-                                          "waived) or disappeared, tier drops, performance figures worse than "
-                                          "the tolerance (docs/ci.md). Exit 0: no regression; 1: regressions; "
-                                          "2: unreadable input, or reports of a different vendor, product or "
-                                          "release (unless --allow-different-product).")
-    p.add_argument("old", metavar="OLD")
-    p.add_argument("new", metavar="NEW")
-    p.add_argument("--tolerance", type=_tolerance, default=0.1,
-                   help="allowed relative worsening of performance figures (default 0.1 = 10%%)")
+    p = subparsers.add_parser("diff", help="the plugin's regressions between runs (exit 1 on any)",
+                              usage="%(prog)s [options] OLD NEW | OLD... -- NEW...",
+                              description="Compare OLD and NEW (report folders or report.json files), or several "
+                                          "runs of each side: OLD... -- NEW.... Regressions: the tier or a "
+                                          "capability down, checks that stopped passing or disappeared, and "
+                                          "the plugin's figures of merit (the checklist's merit:) worse beyond "
+                                          "the tolerance and beyond the runs' own spread (a bootstrap "
+                                          "bound on the trials; docs/ci.md). References that moved are reported "
+                                          "as the host's. Exit 0: no regression; 1: regressions; 2: unreadable "
+                                          "input, or reports of a different vendor, product or release (unless "
+                                          "--allow-different-product).")
+    p.add_argument("old", metavar="OLD", nargs="+", help="OLD NEW, or OLD's runs when NEW's follow a --")
+    p.add_argument(NEW_RUNS, dest="new_runs", metavar="NEW", nargs="+", help=argparse.SUPPRESS)
+    p.add_argument("--tolerance", type=_tolerance, default=diff.DEFAULT_TOLERANCE,
+                   help=f"allowed relative worsening of a figure of merit, a fraction (default {diff.DEFAULT_TOLERANCE:g})")
+    p.add_argument("--alpha", type=_alpha, default=diff.DEFAULT_ALPHA,
+                   help=f"1 - the confidence of the bootstrap bound on the trials (default {diff.DEFAULT_ALPHA:g})")
     p.add_argument("--format", choices=diff.FORMATS, default="text")
     p.add_argument("--allow-different-product", action="store_true",
                    help="compare reports of different vendors, products or suite releases (refused by default)")
@@ -350,7 +389,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Standalone entry point with the project's error convention (one line, exit 2)."""
-    args = build_parser().parse_args(argv)
+    args = build_parser().parse_args(split_diff_runs(sys.argv[1:] if argv is None else argv))
     try:
         return int(args.func(args))
     except UserError as exc:

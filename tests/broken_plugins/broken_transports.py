@@ -583,6 +583,21 @@ class SlowLink(SimXferTransport):
         return super().recv_multiple_tensors(obj_id, tensor_transport_metadata, communicator_metadata, target_buffers)
 
 
+class SlowerPerByte(SimXferTransport):
+    """diff (issue 44): the reference transport made about 30 % slower per byte, correct in every
+    other way, as a release with a slower copy path would be: every receive also spends 0.3 x what
+    its bytes take at `per_byte_gbps` (the reference transport's largest-size bandwidth on the
+    shared 2-core host, measured: 0.56-0.98 GB/s). Every check passes; `ray-conformance diff`
+    against a run of SimXferTransport names PF-002 and PF-003."""
+
+    per_byte_gbps = 0.8
+
+    def recv_multiple_tensors(self, obj_id: str, tensor_transport_metadata: Any, communicator_metadata: Any,
+                              target_buffers: Optional[List[Any]] = None) -> List[torch.Tensor]:
+        time.sleep(0.3 * _payload_bytes(tensor_transport_metadata) / (self.per_byte_gbps * 1e9))
+        return super().recv_multiple_tensors(obj_id, tensor_transport_metadata, communicator_metadata, target_buffers)
+
+
 def _payload_bytes(meta: Any) -> int:
     """The bytes an object's tensors hold (what a link of so many bytes per second would carry)."""
     return sum(int(torch.Size(s).numel()) * torch.empty((), dtype=d).element_size() for s, d in meta.tensor_meta)

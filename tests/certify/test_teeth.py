@@ -160,6 +160,31 @@ def test_teeth(run: str, teeth_runs: Runs) -> None:
         assert result.rc == 1, f"{run}: a run with failing checks must exit 1, got {result.rc}"
 
 
+DIFF_PAIR = ("good/performance-reference-2node", "good/performance-reference-2node-again")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("run", DIFF_PAIR[1:])
+def test_two_runs_of_one_plugin_diff_clean(run: str, teeth_runs: Runs) -> None:
+    """Issue 44: two certifications of the same unchanged plugin, minutes apart on one host: the
+    CI gate (`ray-conformance diff`, the installed CLI) exits 0 with no regression; what moved is
+    the host's or within the runs' spread, never the plugin's."""
+    import subprocess
+    import sys
+
+    try:
+        old = teeth_runs.get(DIFF_PAIR[0])
+    except KeyError:
+        pytest.skip(f"select both rows ({', '.join(DIFF_PAIR)}) to diff them")
+    new = teeth_runs.get(run)
+    assert old.report is not None and new.report is not None, "a run wrote no report"
+    # the table tags each row's product with its id: the same plugin, named apart
+    proc = subprocess.run([sys.executable, "-m", "conformance.cli.main", "diff", str(old.out), str(new.out),
+                           "--allow-different-product"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and proc.stdout.rstrip().endswith("no regressions"), proc.stdout[-4000:] + proc.stderr
+    assert proc.stderr == "", proc.stderr
+
+
 def test_a_row_is_judged_by_catches_may_fail_and_the_rest_passing() -> None:
     from teeth import RunResult, TeethRun
 

@@ -463,9 +463,9 @@ def test_diff_refuses_nan_duplicates_and_bad_tolerances(tmp_path: Path, capsys) 
 
 @pytest.mark.parametrize("after", [None, "fast", True, {"x": 1}, []])
 def test_diff_metric_that_became_non_numeric_is_a_regression(tmp_path: Path, capsys, after: Any) -> None:
-    cid = check_ids()[0]
-    old = build_report(metrics={cid: {"busbw_gbps": 10.0}})
-    new = build_report(metrics={cid: {"busbw_gbps": after}})
+    figures = {"largest_size_gbps": 1.0, "reference_gbps": 2.0}   # PF-002's figure of merit: achieved_fraction
+    old = build_report(metrics={"PF-002": {**figures, "achieved_fraction": 0.5}})
+    new = build_report(metrics={"PF-002": {**figures, "achieved_fraction": after}})
     rc, out, _ = _diff(tmp_path, old, new, capsys)
     assert rc == 1 and "no longer a number" in out
 

@@ -53,6 +53,20 @@ def _suite_at(root: str) -> data.SuiteData:
     return data.load_suite_data()
 
 
+def gated_by_diff(check_id: str, figures: dict[str, Any]) -> dict[str, tuple[str, str | None]]:
+    """What `ray-conformance diff` gates of one device's workload figures (the checklist's merit:):
+    each figure's key -> (which way is better, the key of the trials its test compares)."""
+    from conformance.signing.diff import resolve
+
+    merit = next(c for c in suite().checklist.checks if c.id == check_id).merit
+    assert merit is not None, check_id
+    out: dict[str, tuple[str, str | None]] = {}
+    for f in merit.figures:
+        assert resolve({"devices": {"cpu": figures}}, f.metric), f.metric
+        out[f.metric.rsplit(".", 1)[-1]] = (f.better, f.trials.rsplit(".", 1)[-1] if f.trials else None)
+    return out
+
+
 def check_ids() -> list[str]:
     return [c.id for c in suite().checklist.active()]
 

@@ -9,7 +9,7 @@ from conformance.areas.workload.report_pipeline import html_block
 from conformance.areas.workload.stages import judge_memory
 from conformance.areas.workload.sync import SyncPlan
 from conformance.rdt import payloads
-from conformance.signing.diff import direction, metric_leaves
+from signing_support import gated_by_diff
 
 PLAN = pipeline.plan_for("cpu", stages=3, in_flight=4, waves=2, activation_bytes=16 * 1024)
 
@@ -53,14 +53,12 @@ def test_figures_are_named_for_diff_and_drawn() -> None:
     fig = PipelineRecord(wave_s=[0.3, 0.1, 0.2]).figures(PLAN)
     assert fig["median_wave_s"] == 0.2
     assert fig["pipeline_bytes_per_s"] == round(PLAN.activation_bytes * 4 * 2 / 0.2)
-    gated = {key: direction(key) for _, key, _ in metric_leaves(fig)}
-    assert gated["median_wave_s"] == "lower" and gated["pipeline_bytes_per_s"] == "higher"
-    assert gated["wave_seconds"] is None
+    assert gated_by_diff("WL-003", fig) == {"median_wave_s": ("lower", "wave_seconds")}
     fig["memory"] = {"stage 0": [{"held_bytes": 1 << 26, "device_used_bytes": None}] * 3}
     lost = LostRecord(round_s=[0.2, 0.4], kill_round_s=0.5, restart_s=3.0, killed_take="ActorUnavailableError: <x>")
     lost_fig = lost.figures(SyncPlan("cpu", [{"name": "w", "dtype": "float32", "shape": [4]}], 4, 0, 2), 2)
-    gated = {key: direction(key) for _, key, _ in metric_leaves(lost_fig)}
-    assert gated["median_round_s"] == "lower" and gated["restart_seconds"] is None and gated["kill_round_seconds"] is None
+    # the kill round and the restart are single events: diff gates the median round, tested on the rounds
+    assert gated_by_diff("WL-004", lost_fig) == {"median_round_s": ("lower", "round_seconds")}
     report = {"checks": [{"id": "WL-003", "outcome": "pass", "metrics": {"devices": {"cpu": fig}}},
                          {"id": "WL-004", "outcome": "pass", "metrics": {"devices": {"cpu": lost_fig}}}]}
     block = html_block(report)

@@ -8,6 +8,8 @@ moving (n-1)/n of the buffer), allgather and reducescatter (n-1)/n, broadcast an
 """
 from __future__ import annotations
 
+from typing import Any, Mapping, Sequence
+
 BUS_FACTOR_OPS = ("allreduce", "allgather", "reducescatter", "broadcast", "reduce")
 
 
@@ -25,3 +27,43 @@ def bus_factor(op: str, world_size: int) -> float:
 def busbw_gbps(op: str, world_size: int, nbytes: int, seconds: float) -> float:
     """GB/s (10^9 bytes per second) on the bus for one op of nbytes that took `seconds`."""
     return nbytes / seconds / 1e9 * bus_factor(op, world_size)
+
+
+def point_figures(op: str, nbytes: int, world_size: int, st: Mapping[str, Any], batch: int) -> dict[str, Any]:
+    """CC-010's row for one op at one size, from its trials' conformance.measure.stats summary:
+    algbw, busbw and its IQR, and every trial's busbw (`busbw_trials_gbps`, what diff's bootstrap
+    compares)."""
+    factor = bus_factor(op, world_size)
+    return {"op": op, "bytes": nbytes, "world_size": world_size, "algbw_gbps": st["median_gbps"],
+            "busbw_gbps": st["median_gbps"] * factor, "busbw_iqr_gbps": [q * factor for q in st["iqr_gbps"]],
+            "trials": st["trials"], "busbw_trials_gbps": [g * factor for g in st["trials_gbps"]],
+            "batch": batch, "cv": st["cv"], "cv_met": st.get("cv_met")}
+
+
+def bandwidth_figures(rows: Sequence[dict[str, Any]], peaks: Sequence[dict[str, Any]], host: float,
+                      star: Mapping[str, dict[str, Any]], star_s: float, link: float | None) -> dict[str, Any]:
+    """CC-010's metrics, from its rows, each op's peak row and the star reference's row for that
+    op at that size (`star`, by op): the weaker op's busbw against the same run's host copy and
+    the declared link, and the op furthest below the star doing the same op against the star
+    (`star_fraction`), and each op's peak against the star doing it (`star_by_op`: the figures diff
+    gates, tested on the op's trials, `busbw_trials_gbps`, and the star's, `star_trials_gbps`).
+    Sets each row's host copy and each peak's star busbw."""
+    for r in rows:
+        r["host_copy_gbps"] = host
+    for r in peaks:
+        r["star_busbw_gbps"] = star[r["op"]]["busbw_gbps"]
+    weakest = min(peaks, key=lambda r: r["busbw_gbps"])
+    # the op furthest below the star doing the same op: the one the reference bar judges
+    judged = min(peaks, key=lambda r: r["busbw_gbps"] / r["star_busbw_gbps"])
+    return {"rows": list(rows), "peak_bytes": weakest["bytes"], "weakest_op": weakest["op"],
+            "busbw_gbps": weakest["busbw_gbps"], "host_copy_gbps": host, "host_fraction": weakest["busbw_gbps"] / host,
+            "star_op": judged["op"], "star_bytes": judged["bytes"], "star_op_busbw_gbps": judged["busbw_gbps"],
+            "star_busbw_gbps": judged["star_busbw_gbps"], "star_fraction": judged["busbw_gbps"] / judged["star_busbw_gbps"],
+            # per op, its peak against the star doing that op (what diff gates: the judged op can
+            # differ between two runs of one backend)
+            "star_by_op": {r["op"]: {"bytes": r["bytes"], "star_fraction": r["busbw_gbps"] / r["star_busbw_gbps"],
+                                     "busbw_trials_gbps": r["busbw_trials_gbps"],
+                                     "star_trials_gbps": star[r["op"]]["busbw_trials_gbps"]} for r in peaks},
+            "star_rows": list(star.values()), "star_seconds": star_s,
+            "nominal_link_gbps": float(link) if link else None,
+            "link_fraction": weakest["busbw_gbps"] / float(link) if link else None}

@@ -32,7 +32,7 @@ from typing import Any, Callable
 
 import pytest
 
-from conformance.areas.collective.busbw import bus_factor
+from conformance.areas.collective.busbw import bandwidth_figures, bus_factor, point_figures
 from conformance.areas.collective.star import StarHub
 from conformance.collective.context import CollectiveCtx, CollectiveError, bounded, start_answers
 from conformance.measure import batch_size, enough_trials, stats
@@ -63,9 +63,7 @@ def sweep_point(ctx: CollectiveCtx, members: list[Any], op: str, nbytes: int,
         if stop:
             break
     st = stats(nbytes, times, batch=batch, max_cv=float(p("max_cv")))
-    return {"op": op, "bytes": nbytes, "world_size": ws, "algbw_gbps": st["median_gbps"],
-            "busbw_gbps": st["median_gbps"] * factor, "busbw_iqr_gbps": [q * factor for q in st["iqr_gbps"]],
-            "trials": st["trials"], "batch": batch, "cv": st["cv"], "cv_met": st.get("cv_met")}
+    return point_figures(op, nbytes, ws, st, batch)
 
 
 def backend_timer(ctx: CollectiveCtx, members: list[Any], group: str, op: str, nbytes: int) -> Callable[[int], list[float]]:
@@ -135,22 +133,8 @@ def test_allreduce_and_broadcast_bus_bandwidth_reach_the_host_copy_and_the_link(
         star_s = time.monotonic() - star_t0
     except CollectiveError as exc:
         pytest.fail(f"bandwidth sweep: {exc}", pytrace=False)
-    for r in rows:
-        r["host_copy_gbps"] = host
-    for r in peaks:
-        r["star_busbw_gbps"] = star[r["op"]]["busbw_gbps"]
+    metrics.update(bandwidth_figures(rows, peaks, host, star, star_s, collective_ctx.config.nominal_link_gbps))
     weakest = min(peaks, key=lambda r: r["busbw_gbps"])
-    # the op furthest below the star doing the same op: the one the reference bar judges
-    judged = min(peaks, key=lambda r: r["busbw_gbps"] / r["star_busbw_gbps"])
-    link = collective_ctx.config.nominal_link_gbps
-    metrics.update({
-        "rows": rows, "peak_bytes": weakest["bytes"], "weakest_op": weakest["op"], "busbw_gbps": weakest["busbw_gbps"],
-        "host_copy_gbps": host, "host_fraction": weakest["busbw_gbps"] / host,
-        "star_op": judged["op"], "star_bytes": judged["bytes"], "star_op_busbw_gbps": judged["busbw_gbps"],
-        "star_busbw_gbps": judged["star_busbw_gbps"], "star_fraction": judged["busbw_gbps"] / judged["star_busbw_gbps"],
-        "star_rows": list(star.values()), "star_seconds": star_s,
-        "nominal_link_gbps": float(link) if link else None,
-        "link_fraction": weakest["busbw_gbps"] / float(link) if link else None})
     cc.section["bandwidth"] = rows
     cc.note("CC-010", "peak busbw: " + ", ".join(
         f"{r['op']} {r['busbw_gbps']:.3g} GB/s at {r['bytes'] / 2**20:g} MiB "

@@ -2,9 +2,10 @@
 
 The sweep (1 KiB up to RAY_CONFORMANCE_TRANSPORT_MAX_BYTES, x4 steps) is measured once per
 module and shared by PF-001..PF-003, the way PF-001's params say (adaptive trials up to a CV
-target); see conformance/areas/performance/bench.py for the method. Figures
-land in each check's metrics with names ending in `_gbps` (higher is better) or `_latency_s`
-(lower is better), which `ray-conformance diff` compares between runs.
+target); see conformance/areas/performance/bench.py for the method. Figures land in each
+check's metrics; the checklist's `merit:` names the ones `ray-conformance diff` gates between
+runs (each bandwidth as a fraction of its same-run reference) and the per-trial bandwidths
+(`*trials_gbps`) its significance test compares.
 """
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from conformance.areas.performance import bench
+from conformance.areas.performance import bench, figures
 from conformance.areas.performance.context import PerformanceCtx
 from conformance.rdt.config import MATRIX_MAX_BYTES, format_size, max_bytes, sweep_sizes
 from conformance.rdt.context import TransportContext
@@ -53,10 +54,6 @@ def measured_sweep(performance_ctx: PerformanceCtx) -> dict[str, Any]:
     return tctx.cache["sweep"]
 
 
-def _size_key(n: int) -> str:
-    return format_size(n).replace(" ", "")
-
-
 @pytest.mark.check("PF-001")
 def test_bandwidth_sweep_verified_and_recorded(performance_ctx: PerformanceCtx) -> None:
     metrics = performance_ctx.metrics
@@ -66,33 +63,28 @@ def test_bandwidth_sweep_verified_and_recorded(performance_ctx: PerformanceCtx) 
     metrics["small_message_latency_s"] = small["rdt"]["median_s"]
     if "object_store" in small:
         metrics["object_store_small_message_latency_s"] = small["object_store"]["median_s"]
-    metrics["bandwidth"] = {
-        _size_key(r["bytes"]): {"median_gbps": r["rdt"]["median_gbps"], "min_gbps": r["rdt"]["min_gbps"],
-                                "max_gbps": r["rdt"]["max_gbps"], "iqr": r["rdt"]["iqr_gbps"],
-                                "object_store_median_gbps": r.get("object_store", {}).get("median_gbps"),
-                                "clone_median_gbps": r["clone"]["median_gbps"],
-                                "ratio_to_object_store": r.get("ratio_to_object_store"),
-                                "ratio_to_clone": r["ratio_to_clone"]} for r in rows}
+    metrics["bandwidth"] = figures.sweep_figures(rows)
     metrics["method"] = dict(sweep["method"], device=sweep["device"])
     metrics["cv_met_all_sizes"] = sweep["cv_met_all"]
-    metrics["seconds_per_size"] = {_size_key(r["bytes"]): r["seconds"] for r in rows}
+    metrics["seconds_per_size"] = {figures.size_key(r["bytes"]): r["seconds"] for r in rows}
     wrong = [f"{format_size(r['bytes'])}: {r.get('difference')}" for r in rows if not r["verified"]]
     assert not wrong, f"the sweep's verification transfers arrived wrong at {len(wrong)} size(s): {'; '.join(wrong[:3])}"
 
 
-def reference_bandwidth(tctx: TransportContext, sweep: dict[str, Any]) -> tuple[float, str]:
-    """(GB/s, what it is) the largest-size bandwidth is judged against: the transport's declared
-    nominal link bandwidth; else, for a host-memory transport, the host's copy bandwidth in this
-    run (device links in the topology do not carry host memory); else the slowest device link
-    the topology declares."""
+def reference_bandwidth(tctx: TransportContext, sweep: dict[str, Any]) -> tuple[float, str, list[float] | None]:
+    """(GB/s, what it is, its trials when measured in this run) the largest-size bandwidth is judged
+    against: the transport's declared nominal link bandwidth; else, for a host-memory transport,
+    the host's copy bandwidth in this run (device links in the topology do not carry host
+    memory); else the slowest device link the topology declares."""
     cfg = tctx.setup.config
     if cfg.link_bandwidth_gbps:
-        return cfg.link_bandwidth_gbps, "the declared nominal link bandwidth (transport.expected)"
+        return cfg.link_bandwidth_gbps, "the declared nominal link bandwidth (transport.expected)", None
     if cfg.host_memory:
         copy = sweep["host_copy"]
-        return copy["median_gbps"], f"the same-run host copy bandwidth (torch clone of {format_size(copy['bytes'])})"
+        return (copy["median_gbps"], f"the same-run host copy bandwidth (torch clone of {format_size(copy['bytes'])})",
+                copy["trials_gbps"])
     if cfg.topology_link_gbps:
-        return cfg.topology_link_gbps, "the slowest link bandwidth declared in topology.expected.links"
+        return cfg.topology_link_gbps, "the slowest link bandwidth declared in topology.expected.links", None
     raise AssertionError("unreachable: PF-002 is not applicable without a reference")   # see the check
 
 
@@ -107,10 +99,8 @@ def test_largest_size_reaches_link_fraction(performance_ctx: PerformanceCtx) -> 
                        "GB/s there")
     sweep = measured_sweep(performance_ctx)
     top = sweep["rows"][-1]
-    reference, what = reference_bandwidth(tctx, sweep)
-    got = top["rdt"]["median_gbps"]
-    metrics.update({"largest_bytes": top["bytes"], "largest_size_gbps": got, "reference_gbps": reference,
-                    "reference": what, "achieved_fraction": got / reference if reference else None})
+    reference, what, trials = reference_bandwidth(tctx, sweep)
+    metrics.update(figures.largest_figures(top, reference, what, trials))
     performance_ctx.enforce(f" ({format_size(top['bytes'])}; reference: {what})")
 
 
@@ -122,9 +112,7 @@ def test_faster_than_object_store_at_largest_size(performance_ctx: PerformanceCt
     if not rows:
         not_applicable("no size fit the object-store baseline")
     top = rows[-1]
-    rdt, store = top["rdt"]["median_gbps"], top["object_store"]["median_gbps"]
-    metrics.update({"bytes": top["bytes"], "rdt_gbps": rdt, "object_store_gbps": store,
-                    "ratio_to_object_store": rdt / store if store else None})
+    metrics.update(figures.store_figures(top))
     performance_ctx.enforce(f" (at {format_size(top['bytes'])})")
 
 
@@ -158,8 +146,7 @@ def test_pairwise_matrix(performance_ctx: PerformanceCtx) -> None:
                     "timed_waves": matrix["timed_waves"], "seconds": matrix["seconds"],
                     "matrix_gbps": matrix["gbps"], "wrong_pairs": len(matrix["wrong"]),
                     "rechecked_gbps": matrix["rechecked"],
-                    "links": {k.replace("-", "_"): {"median_gbps": statistics.median(v), "min_gbps": min(v)}
-                              for k, v in classes.items()}})
+                    "links": figures.link_figures(classes)})
     uniformity = performance_ctx.param("min_fraction_of_class_median")
     slow = []
     for cls, values in classes.items():
