@@ -161,6 +161,8 @@ def test_teeth(run: str, teeth_runs: Runs) -> None:
 
 
 DIFF_PAIR = ("good/performance-reference-2node", "good/performance-reference-2node-again")
+# knob: the tolerance of the diff pair (one run a side on CI's shared 2-core runner; see below)
+SINGLE_RUN_TOLERANCE = "0.2"
 
 
 @pytest.mark.slow
@@ -178,9 +180,14 @@ def test_two_runs_of_one_plugin_diff_clean(run: str, teeth_runs: Runs) -> None:
         pytest.skip(f"select both rows ({', '.join(DIFF_PAIR)}) to diff them")
     new = teeth_runs.get(run)
     assert old.report is not None and new.report is not None, "a run wrote no report"
-    # the table tags each row's product with its id: the same plugin, named apart
+    # the table tags each row's product with its id: the same plugin, named apart. One run a side holds
+    # no run-to-run spread: at the default 10 % two honest runs of this row minutes apart in make test
+    # (2 cores, the other lane busy) gave a false regression twice (PF-001 16 KiB -20 %, before its
+    # floor; PF-002's achieved_fraction -11 %, beyond its within-run trials); the gate a CI runs on
+    # one run a side is given 20 % here, as docs/ci.md advises (more runs a side gate tighter)
     proc = subprocess.run([sys.executable, "-m", "conformance.cli.main", "diff", str(old.out), str(new.out),
-                           "--allow-different-product"], capture_output=True, text=True, timeout=120)
+                           "--allow-different-product", "--tolerance", SINGLE_RUN_TOLERANCE],
+                          capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0 and proc.stdout.rstrip().endswith("no regressions"), proc.stdout[-4000:] + proc.stderr
     assert proc.stderr == "", proc.stderr
 
