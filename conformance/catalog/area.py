@@ -55,6 +55,8 @@ class Area:
                                           # which the preflight imports in a worker on every node
     doc_blocks: str = ""               # "module:function": SuiteData -> {block name: markdown}, the blocks
                                        # of its pages that `ray-conformance docs` fills (conformance.docgen.blocks)
+    judges: str = ""                   # module whose JUDGES (conformance.report.judges.JudgeTable) holds the
+                                       # judges its checks name (`judge:` in the checklist); pure, no Ray
 
     def checks_folder(self) -> str:
         """The check modules' folder, relative to the repository root (conformance/checks/<name>)."""

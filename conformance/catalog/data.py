@@ -241,6 +241,10 @@ class Check:
     shared: tuple[str, ...] = field(default=(), hash=False, compare=False)
     # What `ray-conformance diff` gates (`merit:`): None for a check with no figure of merit.
     merit: Merit | None = field(default=None, hash=False, compare=False)
+    # Its judge (`judge:`, a function of its area's judges module: conformance.report.judges), or
+    # why its outcome cannot be recomputed from evidence (`unjudged:`); a release declares one.
+    judge: str | None = field(default=None, hash=False, compare=False)
+    unjudged: str | None = field(default=None, hash=False, compare=False)
 
     @classmethod
     def from_dict(cls, d: dict[str, Any], area_block: Mapping[str, Any] | None = None) -> "Check":

@@ -26,7 +26,6 @@ from conformance.rdt.each_device import on_each_device
 from conformance.rdt.pool import Endpoints, PoolCache, alive_nodes, start_endpoints
 from conformance.rdt.registration import TransportSetup
 from conformance.rdt.transfer import GET_TIMEOUT_S, TransferError, ray_get
-from conformance.report.judges import Verdict, enforce, judge
 from conformance.run.check_context import CheckContext
 
 if TYPE_CHECKING:
@@ -230,15 +229,6 @@ class RdtCtx(CheckContext):
             self.device = device
             run_one(device, first)
         on_each_device(self, self.transport.devices, one)
-
-    def judge(self) -> Verdict:
-        """The check's judge (conformance.report.judges) on its metrics, under this run's params:
-        the decision `verify` re-makes from report.json."""
-        return judge(self.check.id, self.metrics, self.check.params)
-
-    def enforce(self, detail: str = "") -> None:
-        """Fail the check with its judge's reason (and `detail`) unless the judge passes it."""
-        enforce(self.check.id, self.metrics, self.check.params, detail)
 
 
 def later_bytes(nbytes: int, first: bool) -> int:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass, field
-from typing import Any, Iterable, NoReturn
+from typing import Any, Iterable, Mapping, NoReturn
 
 from conformance.catalog.data import Checklist, Waiver
 from conformance.report.judges import contradiction
@@ -63,8 +63,10 @@ def active_waiver(waivers: Iterable[Waiver], check_id: str, on: dt.date) -> Waiv
 
 
 def aggregate(records: Iterable[TestRecord], checklist: Checklist, waivers: Iterable[Waiver] = (),
-              today: dt.date | None = None, not_run_reason: str = "no test for this check ran") -> list[dict[str, Any]]:
-    """One entry per active checklist item, in checklist order."""
+              today: dt.date | None = None, not_run_reason: str = "no test for this check ran",
+              manifest: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+    """One entry per active checklist item, in checklist order (`manifest`: the run's, which
+    judges read beside the evidence)."""
     today = today or dt.date.today()
     waivers = list(waivers)
     by_check: dict[str, list[TestRecord]] = {}
@@ -88,7 +90,7 @@ def aggregate(records: Iterable[TestRecord], checklist: Checklist, waivers: Iter
             metrics.update(r.metrics)
             load = heavier(load, r.host_load)
         reason = with_types_not_run(reason, outcome, metrics)
-        verdict = contradiction(c.id, outcome, metrics, c.params)
+        verdict = contradiction(c, outcome, metrics, manifest)
         if verdict is not None:  # what verify would refuse: the suite's own defect, never the plugin's
             outcome, reason = "error", (f"this suite's defect, not the plugin's: the check reached {outcome} but its "
                                         f"recorded evidence gives {verdict.outcome} ({verdict.reason}); "

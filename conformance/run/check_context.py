@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from conformance.catalog.data import Check, SuiteData
     from conformance.catalog.manifest import Manifest
     from conformance.catalog.vendor_calls import HangRecord
+    from conformance.report.judges import Verdict
     from conformance.cluster.manager import ClusterShape
 
 C = TypeVar("C", bound="CheckContext")
@@ -103,6 +104,24 @@ class CheckContext:
     def param(self, name: str) -> Any:
         """One threshold of this check as this run loaded it (a data error when it is missing)."""
         return self.check.param(name)
+
+    # ------------------------------------------------------------------ the outcome
+    def verdict(self) -> "Verdict":
+        """What the check's judge (the checklist's `judge:`, conformance.report.judges) gives on
+        the evidence recorded so far, under this run's params and manifest: the decision `verify`
+        re-makes from report.json."""
+        from conformance.report import judges
+
+        return judges.judge(self.check, self.metrics, self.manifest.data)
+
+    def decide(self, detail: str = "", **evidence: Any) -> None:
+        """Record `evidence` in the check's metrics and decide by its judge: the check fails with
+        the judge's reason (and `detail`) unless the judge passes it. A check ends here, so its
+        outcome is what verify recomputes from the same record."""
+        self.metrics.update(evidence)
+        verdict = self.verdict()
+        if verdict.outcome != "pass":
+            raise AssertionError(f"{verdict.reason}{detail}")
 
     # ------------------------------------------------------------------ the cluster
     @property

@@ -254,7 +254,8 @@ class ConformanceRun:
                                           "not selected: this run was limited to other checks (partial)"
                                           if self.config.getoption("conformance_select") else
                                           "no test for this check ran")
-        checks = aggregate(records, self.data.checklist, self.waivers, not_run_reason=not_run)
+        checks = aggregate(records, self.data.checklist, self.waivers, not_run_reason=not_run,
+                           manifest=self.manifest.data)
         cluster: dict[str, Any] = {"mode": self.clusters.last_mode, "nodes": self.clusters.last_nodes,
                    "address": self.ray_address, "notes": list(self.clusters.notes),
                    "history": list(self.clusters.history)}

@@ -33,6 +33,7 @@ submitter's claims:
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from conformance.catalog.data import Check, Checklist
@@ -55,14 +56,38 @@ def _claimed(entry: Mapping[str, Any]) -> str:
     return outcome
 
 
-def evidence_problems(checks: list[Any], checklist: Checklist,
-                      manifest: Mapping[str, Any] | None = None, remote: bool = False) -> tuple[list[str], int]:
-    """(problems, number of judged entries) for the report's checks under the release's checklist
-    (`manifest`: the report's, for the references judged figures were measured against)."""
+@dataclass
+class Recomputed:
+    """What verify decided again of a report's passes: those its judges recomputed, and those
+    resting on the vendor's word (check id -> why: the release declares the check `unjudged`, or
+    declares no judge for it)."""
+
+    passes: int = 0
+    recomputed: list[str] = field(default_factory=list)
+    vendor_word: dict[str, str] = field(default_factory=dict)
+
+    def line(self) -> str:
+        said = f"{len(self.recomputed)} of {self.passes} pass(es) recomputed from their evidence by their judges"
+        if not self.vendor_word:
+            return said
+        return (f"{said}; on the vendor's word: "
+                + terminal(", ".join(f"{cid} ({why})" for cid, why in sorted(self.vendor_word.items())), limit=900))
+
+
+def _unjudged_why(check: Check) -> str:
+    if check.unjudged:
+        return check.unjudged
+    return "its release declares no judge for it"
+
+
+def evidence_problems(checks: list[Any], checklist: Checklist, manifest: Mapping[str, Any] | None = None,
+                      remote: bool = False) -> tuple[list[str], Recomputed]:
+    """(problems, what was recomputed) for the report's checks under the release's checklist
+    (`manifest`: the report's, which judges read beside the evidence)."""
     manifest = manifest or {}
     released = checklist.by_id()
     problems: list[str] = []
-    judged = 0
+    tally = Recomputed()
     for entry in checks:
         if not isinstance(entry, Mapping) or str(entry.get("id")) not in released:
             continue  # completeness names unknown or malformed entries
@@ -71,13 +96,19 @@ def evidence_problems(checks: list[Any], checklist: Checklist,
             problems.append(f"{check.id} records params {terminal(entry.get('params'), limit=160)}, "
                             f"the release's are {check.params}")
         problems += [f"{check.id} {p}" for p in entry_problems(entry, check, manifest, remote)]
-        if check.id not in judges.JUDGES or not set(judges.JUDGES[check.id].params) <= set(check.params):
-            continue  # no judge, or the release's check predates the params its judge reads (another definition)
         claimed = _claimed(entry)
+        if claimed == "pass":
+            tally.passes += 1
+        judge = judges.judge_for(check)
+        if judge is None:
+            if claimed == "pass":
+                tally.vendor_word[check.id] = _unjudged_why(check)
+            continue
         if claimed not in ("pass", "fail"):
             continue
-        judged += 1
-        verdict = judges.contradiction(check.id, claimed, as_map(entry.get("metrics")), check.params)
+        if claimed == "pass":
+            tally.recomputed.append(check.id)
+        verdict = judges.contradiction(check, claimed, as_map(entry.get("metrics")), manifest)
         if verdict is None:
             continue
         reason = terminal(verdict.reason, limit=240)
@@ -85,7 +116,7 @@ def evidence_problems(checks: list[Any], checklist: Checklist,
             problems.append(f"{check.id} claims pass but its evidence gives {verdict.outcome}: {reason}")
         else:
             problems.append(f"{check.id} claims {entry.get('outcome')} (failed) but its evidence gives pass: {reason}")
-    return problems, judged
+    return problems, tally
 
 
 _DURATION, _BANDWIDTH = "_s", "_gbps"
@@ -209,9 +240,9 @@ def _manifest_value(manifest: Mapping[str, Any], path: str) -> Any:
     return value
 
 
-def reference_problems(check_id: str, metrics: Mapping[str, Any], manifest: Mapping[str, Any]) -> list[str]:
+def reference_problems(check: Check, metrics: Mapping[str, Any], manifest: Mapping[str, Any]) -> list[str]:
     """A judged figure's reference that is not the manifest's (dropped, or another value)."""
-    judge = judges.JUDGES.get(check_id)
+    judge = judges.judge_for(check)
     if judge is None or not all(n in metrics for n in judge.needs):
         return []  # nothing was measured (a fail before measuring, not applicable)
     problems = []
@@ -250,7 +281,7 @@ def entry_problems(entry: Mapping[str, Any], check: Check, manifest: Mapping[str
         problems += [f"claims pass but {p}" for p in
                      scenario_problems(metrics, release_scenario_bound(check, metrics, remote))]
         problems += [f"claims pass but its metrics record a failure: {p}" for p in recorded_failures(metrics)]
-    problems += reference_problems(str(entry.get("id")), metrics, manifest)
+    problems += reference_problems(check, metrics, manifest)
     problems += test_area_problems(entry.get("tests"), area)
     return problems
 
@@ -283,10 +314,9 @@ def evidence_lines(report: Mapping[str, Any], checklist: Checklist | None,
     else:
         from conformance.signing.trust import runs_remote
 
-        problems, judged = evidence_problems(checks, checklist, as_map(report.get("manifest")), runs_remote(report))
+        problems, tally = evidence_problems(checks, checklist, as_map(report.get("manifest")), runs_remote(report))
         lines.append(("evidence", not problems, "; ".join(problems) if problems else
-                      f"{judged} judged check(s) agree with their metrics under the release's params; "
-                      "every check records the release's params"))
+                      f"{tally.line()}; every check records the release's params"))
     problems = summary_problems(report)
     lines.append(("summary", not problems, "; ".join(problems) if problems else
                   "summary counts equal the per-check outcomes"))

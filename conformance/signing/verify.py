@@ -285,8 +285,25 @@ def _check_tier(v: Verification, report: Mapping[str, Any], checklist: data.Chec
     if diff:
         v.add("tier", False, f"tier {_tier(claimed)} matches, but the per-tier detail does not: {diff}")
         return
-    v.add("tier", True, f"recomputed {_tier(recomputed)} equals the claim; per-tier detail matches ({len(detail)} tiers)")
+    v.add("tier", True, f"recomputed {_tier(recomputed)} equals the claim; per-tier detail matches ({len(detail)} tiers)"
+                        f"{_on_vendor_word(detail, checklist)}")
     _check_capabilities(v, report, checklist, inputs)
+
+
+def _on_vendor_word(detail: Sequence[Mapping[str, Any]], checklist: data.Checklist) -> str:
+    """Which checks the achieved tiers require rest on the vendor's word (no judge recomputes
+    them: conformance/report/judges.py)."""
+    from conformance.report.judges import judge_for
+
+    required = list(dict.fromkeys(c for t in detail if t.get("achieved") for c in t.get("required_checks") or []))
+    released = checklist.by_id()
+    word = sorted(c for c in required if c in released and judge_for(released[c]) is None)
+    if not required:
+        return ""
+    if not word:
+        return f"; every one of its {len(required)} required checks is recomputed from evidence"
+    return (f"; {len(word)} of its {len(required)} required checks rest on the vendor's word: "
+            f"{', '.join(word[:12])}{' ...' if len(word) > 12 else ''}")
 
 
 def _check_completeness(v: Verification, report: Mapping[str, Any], checklist: data.Checklist,

@@ -16,30 +16,16 @@ from conformance import SUITE_NAME
 from conformance.catalog import data, releases
 from conformance.catalog.ladder import compute_tiers, context_from_report
 
+import judged
+
 FINISHED_AT = "2026-03-01T12:00:00Z"
 # What `ray-conformance run` records for a whole run (conformance/run/certification.py).
 CERTIFICATION_ARGS = ["-p", "no:cacheprovider", "-p", "no:logging", "-q", "-rfE", "-c", "/dev/null",
                       "-p", "no:hypothesispytest", "--conformance-manifest=manifest.yaml", "--conformance-out=out",
                       "--rootdir=$SUITE/checks", "$SUITE/checks"]
 PUBLISHED = "2026-01-01"  # the test releases' publication date: before every run here
-# Metrics that satisfy each judged check's judge under the shipped params (conformance/report/judges.py).
-PASSING_METRICS: dict[str, dict[str, Any]] = {
-    "PF-002": {"largest_size_gbps": 5.0, "reference_gbps": 10.0, "achieved_fraction": 0.5},
-    "PF-003": {"rdt_gbps": 4.0, "object_store_gbps": 2.0, "ratio_to_object_store": 2.0},
-    "PF-004": {"wrong_pairs": 0, "links": {"same_node": {"median_gbps": 4.0, "min_gbps": 3.0}},
-               "endpoints": ["n0:0", "n0:1"], "matrix_gbps": [[None, 5.0], [3.0, None]]},
-    "TR-013": {"payload_bytes": 1 << 20, "transfers_per_round": 12, "rounds": 5,
-               "growth_per_round_bytes": {"source.held_bytes": [0, 4096, 0, 0, 0]}},
-    "TR-014": {"actor_has_transport_max_latency_s": 0.01},
-    "FR-006": {"restart_s": 12.5},
-    "FR-004": {"round_s": [1.3, 2.0, 2.0], "restarts": 6},
-    "CC-008": {"memory": {"held_mib": [[100.0, 101.0], [110.0, 111.0], [112.0, 111.5], [115.0, 112.0]],
-                          "growth_mib": [5.0, 1.0], "payload_mib": 40.0, "cycles": 4}},
-    "CC-009": {"error_s": {"0": 1.5, "1": 1.6}},
-    "CC-010": {"busbw_gbps": 2.0, "host_copy_gbps": 10.0, "host_fraction": 0.2, "nominal_link_gbps": 4.0,
-               "link_fraction": 0.5, "star_op": "allreduce", "star_op_busbw_gbps": 2.0, "star_busbw_gbps": 2.5,
-               "star_fraction": 0.8},
-}
+# Evidence that satisfies each judged check's judge under the shipped params (tests/support/judged/).
+PASSING_METRICS = judged.PASSING
 
 
 def suite() -> data.SuiteData:
@@ -101,14 +87,7 @@ def build_report(outcomes: Mapping[str, str] | None = None, *, nodes: int = 2, t
             entry["waiver"] = dict(waivers[c.id])
         checks.append(entry)
     # a manifest the release's manifest schema accepts (verify's `manifest` line)
-    manifest = {"schema_version": 1, "vendor": "ExampleCorp", "product": "NPU X1",
-                "accelerator": {"manager": "ray_npu.manager:NPUManager", "resource_name": "NPU",
-                                "expected": {"devices_per_node": 4, "accelerator_type": "NPU-X1"}},
-                "cluster": {"nodes": nodes},
-                # the reference CC-010's PASSING_METRICS were measured against
-                "collective": {"backend": "GLOO", "nominal_link_gbps": 4.0}}
-    if transport:
-        manifest["transport"] = {"name": "NPUXFER"}
+    manifest = judged.manifest(nodes=nodes, transport=transport)
     report: dict[str, Any] = {
         "schema_version": 1,
         "suite": {"name": SUITE_NAME, "version": releases.current_version(),

@@ -322,6 +322,31 @@ def problems(run: TeethRun, result: RunResult) -> list[str]:
             out.append(f"{cid} must pass in {run.id}: {o} ({(c['reason'] or '')[:500]})")
     if run.good:
         out += [f"verify would refuse this good run's evidence: {p}" for p in evidence_refusals(result.report)]
+    out += unrecomputed_failures(run, got, result.report.get("manifest") or {})
+    return out
+
+
+def unrecomputed_failures(run: TeethRun, got: dict[str, dict[str, Any]], manifest: dict[str, Any]) -> list[str]:
+    """Issue 43: a failure the row catches is one `verify` also recomputes: the judge of a check
+    whose evidence is its whole verdict gives no pass on the evidence the failing run recorded
+    (so a vendor re-signing the failure as a pass is refused)."""
+    from conformance.catalog import data
+    from conformance.report import judges
+
+    released = data.load_checklist().by_id()
+    out = []
+    for cid in run.catches:
+        entry, check = got.get(cid), released.get(cid)
+        if entry is None or check is None or entry.get("outcome") != "fail":
+            continue
+        judge = judges.judge_for(check)
+        if judge is None or not judge.decides_all:
+            continue
+        params = entry.get("params") if isinstance(entry.get("params"), dict) else None
+        verdict = judges.judge(check, entry.get("metrics") or {}, manifest, params=params)
+        if verdict.outcome == "pass":
+            out.append(f"{cid} failed in {run.id} but its judge passes the evidence it recorded "
+                       f"({verdict.reason}): verify could not recompute the failure")
     return out
 
 

@@ -21,5 +21,6 @@ AREA = Area(
     section="Collective",
     html=(HtmlSection("collective", "Collective backend", "conformance.areas.collective.report:html_block",
                       "No collective backend in this report: the manifest declares none.", nav="Collective"),),
+    judges="conformance.areas.collective.judges",
     manifest_block="collective",
 )

@@ -15,6 +15,7 @@ AREA = Area(
     doc="docs/writing-a-plugin.md#3-the-device-checks-dp",
     fixtures="conformance.areas.device.fixtures",
     shapes="conformance.areas.device.shapes",
+    judges="conformance.areas.device.judges",
     manifest_block="accelerator",
     manifest_refs=("manager",),
     state=CONTRACT,

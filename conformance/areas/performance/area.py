@@ -14,6 +14,7 @@ AREA = Area(
     section="Transport",
     html=(HtmlSection("pairwise", "Pairwise bandwidth matrix", "conformance.areas.performance.report:pairwise_section",
                       nav="Pairwise"),),
+    judges="conformance.areas.performance.judges",
     manifest_block="transport",
     manifest_refs=("manager",),
 )

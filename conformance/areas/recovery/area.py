@@ -29,4 +29,5 @@ AREA = Area(
     html=(HtmlSection("recovery", "Recovery timeline", "conformance.areas.recovery.report:recovery",
                       "No recovery scenarios in this report: the recovery checks did not run.", nav="Recovery"),),
     disrupts_cluster=True,
+    judges="conformance.areas.recovery.judges",
 )

@@ -17,6 +17,7 @@ AREA = Area(
     section="Topology",
     html=(HtmlSection("topology", "Topology", "conformance.areas.topology.report:topology",
                       "No topology data in this report: neither the topology checks nor the device census ran."),),
+    judges="conformance.areas.topology.judges",
     manifest_block="topology",
     manifest_refs=("provider",),
 )

@@ -14,6 +14,7 @@ AREA = Area(
     section="Transport",
     html=(HtmlSection("bandwidth", "Transport bandwidth by size", "conformance.areas.transport.report:bandwidth_section",
                       nav="Bandwidth"),),
+    judges="conformance.areas.transport.judges",
     manifest_block="transport",
     manifest_refs=("manager",),
 )

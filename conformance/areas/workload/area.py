@@ -14,5 +14,6 @@ AREA = Area(
     # the findings (INFO checks, whatever their area) are the core's block: conformance/report/findings.py
     html=(HtmlSection("workload", "Workload: RL weight sync", "conformance.areas.workload.report_pipeline:html_block",
                       "No workload figures in this report (WL-001 did not run or recorded none).", nav="Workload"),),
+    judges="conformance.areas.workload.judges",
     manifest_block="transport",
 )

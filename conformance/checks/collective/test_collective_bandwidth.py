@@ -36,7 +36,6 @@ from conformance.areas.collective.busbw import bandwidth_figures, bus_factor, po
 from conformance.areas.collective.star import StarHub
 from conformance.collective.context import CollectiveCtx, CollectiveError, bounded, start_answers
 from conformance.measure import batch_size, enough_trials, stats
-from conformance.report.judges import enforce
 from conformance.run.fixtures import not_applicable
 
 pytestmark = pytest.mark.cluster("shared")
@@ -141,4 +140,4 @@ def test_allreduce_and_broadcast_bus_bandwidth_reach_the_host_copy_and_the_link(
         f"(star over the object store {r['star_busbw_gbps']:.3g} GB/s)" for r in peaks) + f"; host copy {host:.3g} GB/s",
         nominal_link_gbps=metrics["nominal_link_gbps"])
     # the judge `verify` re-runs, on this run's loaded thresholds
-    enforce("CC-010", metrics, collective_ctx.check.params, f" (world size {weakest['world_size']})")
+    collective_ctx.decide(detail=f" (world size {weakest['world_size']})")

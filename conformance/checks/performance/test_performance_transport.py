@@ -101,7 +101,7 @@ def test_largest_size_reaches_link_fraction(performance_ctx: PerformanceCtx) -> 
     top = sweep["rows"][-1]
     reference, what, trials = reference_bandwidth(tctx, sweep)
     metrics.update(figures.largest_figures(top, reference, what, trials))
-    performance_ctx.enforce(f" ({format_size(top['bytes'])}; reference: {what})")
+    performance_ctx.decide(detail=f" ({format_size(top['bytes'])}; reference: {what})")
 
 
 @pytest.mark.check("PF-003")
@@ -113,7 +113,7 @@ def test_faster_than_object_store_at_largest_size(performance_ctx: PerformanceCt
         not_applicable("no size fit the object-store baseline")
     top = rows[-1]
     metrics.update(figures.store_figures(top))
-    performance_ctx.enforce(f" (at {format_size(top['bytes'])})")
+    performance_ctx.decide(detail=f" (at {format_size(top['bytes'])})")
 
 
 @pytest.mark.check("PF-004")
@@ -158,4 +158,4 @@ def test_pairwise_matrix(performance_ctx: PerformanceCtx) -> None:
                     if matrix["gbps"][i][j] < uniformity * med:
                         slow.append(f"{labels[i]}→{labels[j]} {matrix['gbps'][i][j]:.3g} GB/s ({cls} median {med:.3g})")
     wrong = f": {dict(list(matrix['wrong'].items())[:3])}" if matrix["wrong"] else ""
-    performance_ctx.enforce(wrong or (f": {'; '.join(slow[:4])}" if slow else ""))
+    performance_ctx.decide(detail=wrong or (f": {'; '.join(slow[:4])}" if slow else ""))

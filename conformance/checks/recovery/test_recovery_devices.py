@@ -31,7 +31,6 @@ from conformance.areas.recovery.devices import (
 )
 from conformance.cluster.manager import ClusterStartError
 from conformance.cluster.requests import demand
-from conformance.report.judges import judge
 from conformance.run.budget import Scenario
 
 pytestmark = pytest.mark.cluster("recovery-devices")
@@ -212,7 +211,7 @@ def test_fresh_start_in_same_process_detects_same_devices(recovery_ctx: Recovery
         except ClusterStartError as exc:
             raise clock.fail(f"the fresh start failed: {exc}") from None
         metrics["restart_s"] = clock.mark("fresh cluster up")
-        verdict = judge("FR-006", metrics, dict(ctx.check.params))
+        verdict = ctx.verdict()
         if verdict.outcome != "pass":
             raise clock.fail(str(verdict.reason))
         after = node_signature(resource)

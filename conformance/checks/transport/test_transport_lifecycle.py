@@ -234,7 +234,7 @@ def test_memory_returns_to_baseline(transport_ctx: TransportCtx) -> None:
     judged.update({"payload_bytes": size, "transfers_per_round": per_round, "rounds": rounds,
                    "growth_per_round_bytes": {}})
     transport_ctx.each_device(lambda device, first: _memory_rounds(transport_ctx, device, size, judged))
-    transport_ctx.enforce()
+    transport_ctx.decide()
 
 
 def _memory_rounds(transport_ctx: TransportCtx, device: str, size: int, judged: dict[str, Any]) -> None:
@@ -291,7 +291,7 @@ def test_actor_has_tensor_transport_answers_truthfully(transport_ctx: TransportC
     # the judged figures, over every device type (the judge `verify` re-makes reads them here)
     judged.update({"actor_has_transport_latency_s": statistics.median(latencies),
                    "actor_has_transport_max_latency_s": max(latencies)})
-    verdict = transport_ctx.judge()
+    verdict = transport_ctx.verdict()
     assert verdict.outcome == "pass", str(verdict.reason)
 
 

@@ -1,0 +1,33 @@
+"""Evidence for every judged check, per area (tests/support/judged/<area>.py): what its judge
+passes and what it must fail, with the manifest both were measured under.
+
+One module per area, so each area's judges and their evidence change together without touching
+another's table.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from judged import collective, device, performance, recovery, topology, transport, workload
+
+AREAS = (device, topology, transport, performance, recovery, collective, workload)
+PASSING: dict[str, dict[str, Any]] = {k: v for a in AREAS for k, v in a.PASSING.items()}
+FAILING: dict[str, list[dict[str, Any]]] = {k: v for a in AREAS for k, v in a.FAILING.items()}
+
+
+def manifest(nodes: int = 2, transport: bool = True) -> dict[str, Any]:
+    """A manifest the release's manifest schema accepts, the one PASSING's evidence was measured
+    under (the hand-made reports of the signing tests carry it)."""
+    out: dict[str, Any] = {
+        "schema_version": 1, "vendor": "ExampleCorp", "product": "NPU X1",
+        "accelerator": {"manager": "ray_npu.manager:NPUManager", "resource_name": "NPU",
+                        "expected": {"devices_per_node": 4, "accelerator_type": "NPU-X1"}},
+        "cluster": {"nodes": nodes},
+        # the reference CC-010's PASSING evidence was measured against
+        "collective": {"backend": "GLOO", "nominal_link_gbps": 4.0}}
+    if transport:
+        out["transport"] = {"name": "NPUXFER"}
+    return out
+
+
+MANIFEST = manifest()

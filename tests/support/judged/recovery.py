@@ -1,0 +1,20 @@
+"""The recovery area's judged checks: evidence each judge passes and evidence it fails.
+
+PASSING: check id -> evidence its judge passes under the shipped params and judged.MANIFEST
+(the hand-made reports of the signing tests carry it). FAILING: check id -> records its judge
+must not pass (each a way the check's evidence shows a failure). tests/unit/test_judges.py
+holds every judge to both tables.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+PASSING: dict[str, dict[str, Any]] = {
+    "FR-006": {"restart_s": 12.5},
+    "FR-004": {"round_s": [1.3, 2.0, 2.0], "restarts": 6},
+}
+
+FAILING: dict[str, list[dict[str, Any]]] = {
+    "FR-006": [{"restart_s": 121.0}],
+    "FR-004": [{"round_s": [1.3], "restarts": 2}],
+}
