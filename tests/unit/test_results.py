@@ -4,9 +4,12 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
+from judged import MANIFEST, PASSING
 
 from conformance.catalog.data import Waiver, load_suite_data, parse_checklist
 from conformance.report.results import TestRecord, aggregate, combine, summarize
+
+DP1 = PASSING["DP-001"]   # evidence DP-001's judge passes (a pass needs it since DP-001 is judged)
 
 
 @pytest.mark.parametrize("outs, expected", [
@@ -20,7 +23,7 @@ def test_combine(outs, expected):
 
 def test_aggregate_covers_every_check_and_marks_not_run():
     cl = load_suite_data().checklist
-    entries = aggregate([TestRecord("t::a", "DP-001", "pass", duration_s=0.5)], cl)
+    entries = aggregate([TestRecord("t::a", "DP-001", "pass", duration_s=0.5, metrics=dict(DP1))], cl, manifest=MANIFEST)
     assert [e["id"] for e in entries] == [c.id for c in cl.active()]
     first = entries[0]
     assert first["outcome"] == "pass" and first["duration_s"] == 0.5
@@ -35,7 +38,7 @@ def test_active_waiver_turns_failure_into_waived_never_pass():
     entries = aggregate([TestRecord("t::a", "DP-001", "fail", reason="boom")], cl, [w])
     assert entries[0]["outcome"] == "waived"
     assert entries[0]["waiver"]["original_outcome"] == "fail"
-    passed = aggregate([TestRecord("t::a", "DP-001", "pass")], cl, [w])
+    passed = aggregate([TestRecord("t::a", "DP-001", "pass", metrics=dict(DP1))], cl, [w], manifest=MANIFEST)
     assert passed[0]["outcome"] == "pass" and passed[0]["waiver"] is None
 
 
@@ -75,8 +78,8 @@ def test_a_pass_its_own_evidence_contradicts_is_the_suites_error_never_a_pass():
                         "growth_mib": [round(grown[-1][0] - grown[warmup - 1][0], 1), 0.0]}}
     entry = {e["id"]: e for e in aggregate([TestRecord("t::cc8", "CC-008", "pass", metrics=lying)], cl)}["CC-008"]
     assert entry["outcome"] == "error" and "this suite's defect, not the plugin's" in entry["reason"]
-    # a check without a judge, or a failed check its judge does not wholly decide, is left as it is
-    assert aggregate([TestRecord("t::a", "DP-001", "pass")], cl)[0]["outcome"] == "pass"
+    # a pass its judge passes, or a failed check its judge does not wholly decide, is left as it is
+    assert aggregate([TestRecord("t::a", "DP-001", "pass", metrics=dict(DP1))], cl, manifest=MANIFEST)[0]["outcome"] == "pass"
     failed = {e["id"]: e for e in aggregate([TestRecord("t::cc8", "CC-008", "fail", reason="leftovers",
                                                         metrics=honest)], cl)}["CC-008"]
     assert failed["outcome"] == "fail" and failed["reason"] == "leftovers"
@@ -87,10 +90,11 @@ def test_a_check_not_applicable_on_one_declared_type_says_so_in_its_reason():
     cl = load_suite_data().checklist
     check = cl.active()[0].id
     skipped = {"devices": ["acc"], "not_applicable_on": {"cpu": "the transport does not move cpu tensors"}}
-    entry = aggregate([TestRecord("t::a", check, "pass", metrics=dict(skipped))], cl)[0]
+    entry = aggregate([TestRecord("t::a", check, "pass", metrics={**PASSING[check], **skipped})], cl, manifest=MANIFEST)[0]
     assert entry["outcome"] == "pass"
     assert entry["reason"] == "passed on acc; not applicable on cpu: the transport does not move cpu tensors"
     failed = aggregate([TestRecord("t::a", check, "fail", reason="on acc: wrong bytes", metrics=dict(skipped))], cl)[0]
     assert failed["reason"] == "on acc: wrong bytes (not applicable on cpu: the transport does not move cpu tensors)"
-    plain = aggregate([TestRecord("t::a", check, "pass", metrics={"devices": ["acc"]})], cl)[0]
+    plain = aggregate([TestRecord("t::a", check, "pass", metrics={**PASSING[check], "devices": ["acc"]})], cl,
+                      manifest=MANIFEST)[0]
     assert plain["reason"] is None

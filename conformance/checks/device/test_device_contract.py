@@ -1,6 +1,9 @@
 """Device area, contract part: the manager's static methods in a fresh process, no cluster.
 
-One probe per run answers them all (device_ctx.contract(): conformance.areas.device.context)."""
+One probe per run answers them all (device_ctx.contract(): conformance.areas.device.context).
+Each check records the slice of the probe its judge reads (conformance.areas.device.evidence)
+and decides by it (conformance.areas.device.judges), as `verify` does again. DP-007, DP-013 and
+DP-014 also read the probe; their live halves decide them (test_device_live.py)."""
 from __future__ import annotations
 
 from typing import Any
@@ -8,31 +11,23 @@ from typing import Any
 import pytest
 
 from conformance.areas.device.context import DeviceCtx
-from conformance.areas.device.contract import (
-    env_var_applicable,
-    problems_env_var_written,
-    problems_no_stray_vars,
-    problems_resource_name,
-    problems_round_trip,
-    problems_types,
-    problems_unset_is_none,
-    validation_result,
-)
+from conformance.areas.device.contract import env_var_applicable
+from conformance.areas.device.evidence import contract_evidence
 from conformance.run.fixtures import not_applicable
 
 
-def assert_no_problems(problems: list[str]) -> None:
-    assert not problems, "; ".join(problems)
+def decide_on_probe(ctx: DeviceCtx, probe: dict[str, Any]) -> None:
+    ctx.decide(probe=contract_evidence(probe, ctx.check_id))
 
 
 @pytest.mark.check("DP-001")
 def test_methods_return_documented_types(device_ctx: DeviceCtx) -> None:
-    assert_no_problems(problems_types(device_ctx.contract()))
+    decide_on_probe(device_ctx, device_ctx.contract())
 
 
 @pytest.mark.check("DP-002")
 def test_resource_name_valid_and_matches_manifest(device_ctx: DeviceCtx) -> None:
-    assert_no_problems(problems_resource_name(device_ctx.contract(), device_ctx.resource))
+    decide_on_probe(device_ctx, device_ctx.contract())
 
 
 def _env_or_na(probe: dict[str, Any]) -> None:
@@ -45,67 +40,25 @@ def _env_or_na(probe: dict[str, Any]) -> None:
 def test_visible_ids_round_trip(device_ctx: DeviceCtx) -> None:
     probe = device_ctx.contract()
     _env_or_na(probe)
-    assert_no_problems(problems_round_trip(probe))
+    decide_on_probe(device_ctx, probe)
 
 
 @pytest.mark.check("DP-004")
 def test_unset_variable_reads_none(device_ctx: DeviceCtx) -> None:
     probe = device_ctx.contract()
     _env_or_na(probe)
-    assert_no_problems(problems_unset_is_none(probe))
+    decide_on_probe(device_ctx, probe)
 
 
 @pytest.mark.check("DP-005")
 def test_named_variable_is_written(device_ctx: DeviceCtx) -> None:
     probe = device_ctx.contract()
     _env_or_na(probe)
-    assert_no_problems(problems_env_var_written(probe))
+    decide_on_probe(device_ctx, probe)
 
 
 @pytest.mark.check("DP-016")
 def test_no_other_variable_is_written(device_ctx: DeviceCtx) -> None:
     probe = device_ctx.contract()
     _env_or_na(probe)
-    assert_no_problems(problems_no_stray_vars(probe))
-
-
-@pytest.mark.check("DP-007")
-def test_accelerator_type_matches_manifest(device_ctx: DeviceCtx) -> None:
-    probe = device_ctx.contract()
-    entry = probe["methods"]["get_current_node_accelerator_type"]
-    assert entry["ok"], f"get_current_node_accelerator_type() raised {entry.get('error')}"
-    got = entry["result"].get("value")
-    assert got == device_ctx.accelerator_type, (
-        f"get_current_node_accelerator_type() = {got!r}; the manifest expects {device_ctx.accelerator_type!r}")
-
-
-@pytest.mark.check("DP-013")
-def test_valid_quantities_accepted_by_validator(device_ctx: DeviceCtx) -> None:
-    probe = device_ctx.contract()
-    problems = []
-    for q in device_ctx.manifest.quantities["valid"]:
-        accepted, message, problem = validation_result(probe, q)
-        if problem:
-            problems.append(problem)
-        elif not accepted:
-            problems.append(f"validate_resource_request_quantity({q}) refused a quantity the manifest "
-                            f"declares valid: {message!r}")
-    assert_no_problems(problems)
-
-
-@pytest.mark.check("DP-014")
-def test_invalid_quantities_refused_by_validator(device_ctx: DeviceCtx) -> None:
-    probe = device_ctx.contract()
-    if not device_ctx.manifest.quantities["invalid"]:
-        not_applicable("the manifest declares no invalid quantities (accelerator.quantities.invalid)")
-    problems = []
-    for q in device_ctx.manifest.quantities["invalid"]:
-        accepted, message, problem = validation_result(probe, q)
-        if problem:
-            problems.append(problem)
-        elif accepted:
-            problems.append(f"validate_resource_request_quantity({q}) accepted a quantity the manifest "
-                            "declares invalid")
-        elif not message:
-            problems.append(f"validate_resource_request_quantity({q}) refused without a message")
-    assert_no_problems(problems)
+    decide_on_probe(device_ctx, probe)

@@ -21,7 +21,12 @@ def manifest(nodes: int = 2, transport: bool = True) -> dict[str, Any]:
     out: dict[str, Any] = {
         "schema_version": 1, "vendor": "ExampleCorp", "product": "NPU X1",
         "accelerator": {"manager": "ray_npu.manager:NPUManager", "resource_name": "NPU",
-                        "expected": {"devices_per_node": 4, "accelerator_type": "NPU-X1"}},
+                        "expected": {"devices_per_node": 4, "accelerator_type": "NPU-X1"},
+                        # what the device checks exercised (DP-013/014 quantities, DP-017/018 hosts, DP-020)
+                        "quantities": {"valid": [0.5, 1, 2], "invalid": [1.5]},
+                        "hosts": {"without_device": {"NPU_DRIVER": "absent"}, "library_error": {"NPU_DRIVER": "broken"},
+                                  "unknown_device": {"NPU_DEVICE_ID": "0xffff"}},
+                        "noset_env_var": "RAY_EXPERIMENTAL_NOSET_NPU_VISIBLE_DEVICES"},
         "cluster": {"nodes": nodes},
         # the reference CC-010's PASSING evidence was measured against
         "collective": {"backend": "GLOO", "nominal_link_gbps": 4.0}}
