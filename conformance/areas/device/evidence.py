@@ -38,9 +38,17 @@ def compact_description(desc: Any) -> Any:
     items = out.get("items")
     if isinstance(items, list):
         out["items"] = [compact_description(i) for i in items[:ITEMS_CAP]]
-    elif isinstance(items, dict):
-        out["items"] = {k: compact_description(v) for k, v in list(items.items())[:ITEMS_CAP]}
+    elif isinstance(items, dict):   # entries DP-001 refuses (not str -> number) are kept first: capping hides no failure
+        entries = sorted(items.items(), key=lambda kv: _number_entry(kv[1]))
+        out["items"] = dict(entries[:ITEMS_CAP])
+    if isinstance(items, (list, dict)) and len(items) > ITEMS_CAP:
+        out["items_dropped"] = len(items) - ITEMS_CAP
     return out
+
+
+def _number_entry(entry: Any) -> bool:
+    """A dict entry as DP-001 wants it: a str key to an int or float."""
+    return isinstance(entry, dict) and entry.get("key_type") == "str" and entry.get("type") in ("int", "float")
 
 
 def compact_call(entry: Any) -> Any:
