@@ -127,8 +127,9 @@ def test_worker_dies(device_ctx):
     ray.get(boom.remote(), timeout=60)
 
 @pytest.mark.check("DP-002")
-def test_fine():
-    pass
+def test_fine(device_ctx):
+    from conformance.areas.device.evidence import contract_evidence
+    device_ctx.decide(probe=contract_evidence(device_ctx.contract(), "DP-002"))   # DP-002 is judged
 '''
 
 

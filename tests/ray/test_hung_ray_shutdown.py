@@ -41,7 +41,9 @@ import pytest, ray
 @pytest.mark.check("DP-002")
 @pytest.mark.cluster("shared")
 def test_connected(device_ctx):
+    from conformance.areas.device.evidence import contract_evidence
     assert ray.is_initialized()
+    device_ctx.decide(probe=contract_evidence(device_ctx.contract(), "DP-002"))   # DP-002 is judged
 '''
 
 
