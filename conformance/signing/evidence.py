@@ -258,10 +258,11 @@ def reference_problems(check: Check, metrics: Mapping[str, Any], manifest: Mappi
 
 
 def test_area_problems(tests: Any, area: str) -> list[str]:
-    """Tests that are not in the area's folder of the checks (`<area>/test_*.py::…`)."""
+    """Tests that are not in the area's folder of the checks (`<area>/test_*.py::…`, directly: a
+    folder nested in it or around it is a vendor's, not the suite's)."""
     if not isinstance(tests, list):
         return []  # the selection line judges a check without tests
-    foreign = [t for t in tests if not isinstance(t, str) or t.split("::")[0].replace("\\", "/").split("/")[-2:-1] != [area]]
+    foreign = [t for t in tests if not isinstance(t, str) or t.split("::")[0].replace("\\", "/").split("/")[:-1] != [area]]
     return [f"names test(s) outside its area {area!r}: {terminal(', '.join(map(str, foreign[:2])), limit=160)}"] \
         if foreign else []
 
