@@ -42,7 +42,7 @@ def _suite_at(root: str) -> data.SuiteData:
 def gated_by_diff(check_id: str, figures: dict[str, Any]) -> dict[str, tuple[str, str | None]]:
     """What `ray-conformance diff` gates of one device's workload figures (the checklist's merit:):
     each figure's key -> (which way is better, the key of the trials its test compares)."""
-    from conformance.signing.diff import resolve
+    from conformance.signing.merit_diff import resolve
 
     merit = next(c for c in suite().checklist.checks if c.id == check_id).merit
     assert merit is not None, check_id
