@@ -12,11 +12,11 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Mapping
 
+import judged
+
 from conformance import SUITE_NAME
 from conformance.catalog import data, releases
 from conformance.catalog.ladder import compute_tiers, context_from_report
-
-import judged
 
 FINISHED_AT = "2026-03-01T12:00:00Z"
 # What `ray-conformance run` records for a whole run (conformance/run/certification.py).

@@ -9,12 +9,12 @@ from typing import Any
 
 import jsonschema
 import pytest
+from judged import FAILING, MANIFEST
 
 from conformance.catalog.data import Check, load_schema
 from conformance.catalog.selection import is_partial, partial_reasons, selection_record
 from conformance.report import judges
 from conformance.signing.evidence import evidence_lines
-from judged import FAILING, MANIFEST
 from signing_support import PASSING_METRICS, build_report, suite
 
 
