@@ -70,8 +70,11 @@ class Recomputed:
         said = f"{len(self.recomputed)} of {self.passes} pass(es) recomputed from their evidence by their judges"
         if not self.vendor_word:
             return said
-        return (f"{said}; on the vendor's word: "
-                + terminal(", ".join(f"{cid} ({why})" for cid, why in sorted(self.vendor_word.items())), limit=900))
+        by_why: dict[str, list[str]] = {}
+        for cid, why in sorted(self.vendor_word.items()):
+            by_why.setdefault(why, []).append(cid)
+        groups = "; ".join(f"{', '.join(ids)} ({why})" for why, ids in by_why.items())
+        return f"{said}; {len(self.vendor_word)} on the vendor's word: " + terminal(groups, limit=1200)
 
 
 def _unjudged_why(check: Check) -> str:
