@@ -167,6 +167,22 @@ def test_pass_resigned_over_failing_metrics_is_a_fail_evidence_line() -> None:
     assert not ok and "PF-002 claims pass" in detail and "5.0%" in detail
 
 
+def test_an_honest_hand_made_report_recomputes_every_judged_pass() -> None:
+    report = build_report()
+    ok, detail = lines_of(report)["evidence"]
+    assert ok, detail
+    assert detail.startswith(f"{len(JUDGED)} of {len(report['checks'])} pass(es) recomputed"), detail
+
+
+@pytest.mark.parametrize("cid", sorted(JUDGED))
+def test_a_pass_beside_no_evidence_or_failing_evidence_is_refused(cid: str) -> None:
+    """Issue 43, by construction: for every judged check, a vendor re-signing a pass over its
+    evidence deleted, or over any evidence its judge fails, is refused by verify's evidence line."""
+    for metrics in ({}, *FAILING[cid]):
+        ok, detail = lines_of(build_report(metrics={cid: metrics}))["evidence"]
+        assert not ok and f"{cid} claims pass" in detail, (metrics, detail)
+
+
 @pytest.mark.parametrize("cid", ["PF-002", "PF-003", "PF-004"])
 def test_fail_beside_passing_metrics_is_a_fail_evidence_line(cid: str) -> None:
     ok, detail = lines_of(build_report({cid: "fail"}))["evidence"]
