@@ -24,7 +24,10 @@ def manifest(nodes: int = 2, transport: bool = True) -> dict[str, Any]:
                         "expected": {"devices_per_node": 4, "accelerator_type": "NPU-X1"}},
         "cluster": {"nodes": nodes},
         # the reference CC-010's PASSING evidence was measured against
-        "collective": {"backend": "GLOO", "nominal_link_gbps": 4.0}}
+        "collective": {"backend": "GLOO", "nominal_link_gbps": 4.0},
+        # the provider and expectation the topology area's PASSING evidence was described under
+        "topology": {"provider": "ray_npu.topology:describe_node",
+                     "expected": {"devices_per_node": 4, "fully_connected": True, "domains": ["interconnect"]}}}
     if transport:
         out["transport"] = {"name": "NPUXFER"}
     return out
