@@ -99,8 +99,8 @@ def submissions(probes: Sequence[SelectorProbe], labels: Mapping[str, Mapping[st
         subs += [_Sub(p, "spread", None, by_labels, by_truth) for _ in range(p.spread_tasks)]
         if p.actor:
             subs.append(_Sub(p, "actor", None, by_labels, by_truth))
-        if p.pinned:
-            for node_id in labels:
+        if p.pinned:   # by node id: the record's order whatever order the report's JSON keeps the nodes in
+            for node_id in sorted(labels):
                 chain = [{**s, NODE_ID_KEY: node_id} for s in p.chain]
                 on_l = {node_id} if any(matches(s, labels[node_id]) for s in chain) else set()
                 on_t = {node_id} if any(matches(s, truth[node_id]) for s in chain) else set()
