@@ -7,13 +7,14 @@ import copy
 import json
 from typing import Any
 
+from judged import MANIFEST, manifest
+from judged import topology as t
+
 from conformance.areas.topology import plans
 from conformance.areas.topology.evidence import FULL, exact_json, facts_of, node_record
 from conformance.areas.topology.facts import NodeFacts
 from conformance.catalog.data import load_checklist
 from conformance.report import judges
-from judged import MANIFEST, manifest
-from judged import topology as t
 
 
 def verdict(cid: str, metrics: dict[str, Any], man: dict[str, Any] | None = None) -> judges.Verdict:
