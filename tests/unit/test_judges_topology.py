@@ -4,6 +4,7 @@ never a pass. Pure: no Ray (the judges read Ray's label rules, a pure module, as
 from __future__ import annotations
 
 import copy
+import functools
 import json
 from typing import Any
 
@@ -13,12 +14,17 @@ from judged import topology as t
 from conformance.areas.topology import plans
 from conformance.areas.topology.evidence import FULL, exact_json, facts_of, node_record
 from conformance.areas.topology.facts import NodeFacts
-from conformance.catalog.data import load_checklist
+from conformance.catalog.data import Check, load_checklist
 from conformance.report import judges
 
 
+@functools.cache
+def checks() -> dict[str, Check]:
+    return load_checklist().by_id()
+
+
 def verdict(cid: str, metrics: dict[str, Any], man: dict[str, Any] | None = None) -> judges.Verdict:
-    return judges.judge(load_checklist().by_id()[cid], metrics, MANIFEST if man is None else man)
+    return judges.judge(checks()[cid], metrics, MANIFEST if man is None else man)
 
 
 def test_the_report_json_decides_what_the_live_record_decided() -> None:
@@ -140,7 +146,7 @@ def test_unplaced_states_are_the_releases() -> None:
     record["reported"][0]["scheduling_state"] = "INFEASIBLE"
     record["reported"][1]["scheduling_state"] = None
     assert verdict("TL-017", record).outcome == "pass"
-    check = load_checklist().by_id()["TL-017"]
+    check = checks()["TL-017"]
     got = judges.judge(check, record, MANIFEST, params={**check.params, "unplaced_states": ["NO_RESOURCES"]})
     assert got.outcome == "fail" and "INFEASIBLE" in str(got.reason)
 
