@@ -44,13 +44,15 @@ def _failed(what: str, per_node: Mapping[str, list[str]]) -> Verdict | None:
     return Verdict(FAIL, f"{what}: " + " | ".join(parts))
 
 
-def _nodes(m: Mapping[str, Any], manifest: Mapping[str, Any]) -> tuple[list[NodeFacts], dict[str, list[str]]]:
-    """The recorded facts, and the problems of the record as a whole (keyed "record") and of
-    nodes with devices the probe did not reach."""
+def _nodes(m: Mapping[str, Any], manifest: Mapping[str, Any], probed: bool = True
+           ) -> tuple[list[NodeFacts], dict[str, list[str]]]:
+    """The recorded facts, and the problems of the record as a whole (keyed "record") and, when
+    `probed` (the checks that judge what the plugin said on each node), of nodes with devices the
+    probe did not reach (the placement checks judge such a node by its devices and the type)."""
     facts = facts_of(m, manifest)
     problems: dict[str, list[str]] = {"record": cluster_problems(m, facts, manifest)}
     for f in facts:
-        if f.probe_error and f.has_devices:
+        if probed and f.probe_error and f.has_devices:
             problems.setdefault(f.short, []).append(f"the probe did not run: {f.probe_error}")
     return facts, problems
 
@@ -196,7 +198,7 @@ def _placements(m: Mapping[str, Any], p: Mapping[str, Any], manifest: Mapping[st
     """The placement checks' one rule: the record's probes are the check's plan on the recorded
     nodes, each submitted as often as the plan says, and no run landed, failed or stayed pending
     against the nodes' labels and truth (placement.judge_submissions, the live check's rule)."""
-    facts, problems = _nodes(m, manifest)
+    facts, problems = _nodes(m, manifest, probed=False)
     failed = _failed("the record is not the manifest's cluster", problems)
     if failed:
         return failed
@@ -319,7 +321,7 @@ def feasible_primary_wins_over_fallback(m: Mapping[str, Any], p: Mapping[str, An
 # ---------------------------------------------------------------------------------------------- groups
 def _group_view(m: Mapping[str, Any], manifest: Mapping[str, Any]
                 ) -> tuple[list[NodeFacts], Vocabulary, str, dict[str, dict[str, str]], dict[str, dict[str, str]]]:
-    facts, problems = _nodes(m, manifest)
+    facts, problems = _nodes(m, manifest, probed=False)
     failed = _failed("the record is not the manifest's cluster", problems)
     if failed:
         raise _Refused(failed)
