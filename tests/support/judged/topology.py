@@ -92,7 +92,7 @@ def _groups() -> dict[str, dict[str, Any]]:
     vocabulary = load_vocabulary()
     labels = nodes_labels(FACTS)
     truth = {f.node_id: truth_labels(f, vocabulary, TYPE) for f in FACTS}
-    groups = [{"selector": sel, "bundles": k, "ready": True, "waited_s": 20.0,
+    groups = [{"selector": sel, "bundles": k, "ready": True, "wait_s": 20.0,
                "on": sorted(n[:8] for n in labels if all(truth[n].get(key) == v for key, v in sel.items()))}
               for sel, k, _ in plans.bundle_plan(FACTS, TYPE, plans.published_domains(FACTS, vocabulary), labels, truth)]
     reported = [{"selector": sel, "ready": False, "on": [], "state": "PENDING", "scheduling_state": "NO_RESOURCES"}
@@ -102,7 +102,7 @@ def _groups() -> dict[str, dict[str, Any]]:
         "TL-014": {**DESCRIBED, "key": DOMAIN_KEY, "capacity_by_domain": {"dom-a": 4, "dom-b": 4},
                    "packed": {"devices": 2, "ready": True, "on": [NODE_A[:8], NODE_A[:8]]},
                    "oversize": {"devices": 5, "placed": False, "on": [], "capacity_by_label": {"dom-a": 4, "dom-b": 4},
-                                "waited_s": 3.0}},
+                                "wait_s": 3.0}},
         "TL-017": {**DESCRIBED, "reported": reported},
     }
 
