@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from conformance.compat import interfaces
-from conformance.compat.index import ClassInfo, Index, Method, Missing, Module, Signature, Symbol, Unknown, signature_of
+from conformance.compat.index import Index, signature_of
+from conformance.compat.model import ClassInfo, Method, Missing, Module, Signature, Symbol, Unknown
 from conformance.compat.uses import CallShape, Use, scan, shape_of
 from conformance.errors import UserError
 

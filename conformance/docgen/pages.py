@@ -6,7 +6,7 @@ from typing import Any
 
 from tabulate import tabulate
 
-from conformance.catalog.data import SuiteData, load_suite_data
+from conformance.catalog.data import Check, SuiteData, load_suite_data
 from conformance.catalog.ladder import required_checks
 from conformance.docgen.blocks import DocError, check_entry, check_facts, param_text, splice
 
@@ -30,8 +30,19 @@ def checklist_markdown(data: SuiteData) -> str:
                                         break_on_hyphens=False))
 
     blocks = [f"### {c.id}: {c.title}\n\n{c.level} · area `{c.area}` · since {c.since}\n\n{wrapped(c.requirement)}"
-              f"\n\n" + wrapped(f"- params: {params_text(c.params)}") for c in data.checklist.active()]
+              f"\n\n" + wrapped(f"- params: {params_text(c.params)}") + "\n" + wrapped(f"- judged: {judged_text(c)}")
+              for c in data.checklist.active()]
     return "\n\n".join(blocks)
+
+
+def judged_text(check: Check) -> str:
+    """How a reader of the report can trust the check's outcome: the judge that recomputes it
+    from its evidence (in the run and in verify), or why it rests on the vendor's word."""
+    if check.judge:
+        return f"by `{check.judge}` (conformance/areas/{check.area}/judges.py), in the run and again in verify"
+    if check.unjudged:
+        return f"not recomputed, on the vendor's word: {check.unjudged}"
+    return "not declared"
 
 
 def tiers_markdown(data: SuiteData) -> str:

@@ -26,8 +26,8 @@ if TYPE_CHECKING:
     from conformance.catalog.data import Check, SuiteData
     from conformance.catalog.manifest import Manifest
     from conformance.catalog.vendor_calls import HangRecord
-    from conformance.report.judges import Verdict
     from conformance.cluster.manager import ClusterShape
+    from conformance.report.judges import Verdict
 
 C = TypeVar("C", bound="CheckContext")
 

@@ -114,7 +114,10 @@ class BoundedWorker(Generic[A, T]):
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _serve(self, conn: Any) -> None:
+    def _serve(self, conn: Any, parents_end: Any) -> None:
+        # the fork copied the parent's end of the pipe too: closed here, so the parent closing its
+        # own is this worker's EOF (else it waits for a call that never comes until terminated)
+        parents_end.close()
         while True:
             try:
                 arg = conn.recv()
@@ -125,7 +128,7 @@ class BoundedWorker(Generic[A, T]):
     def _start(self) -> None:
         ctx = multiprocessing.get_context("fork")
         mine, theirs = ctx.Pipe()
-        self._process = ctx.Process(target=self._serve, args=(theirs,), daemon=True)
+        self._process = ctx.Process(target=self._serve, args=(theirs, mine), daemon=True)
         self._process.start()
         theirs.close()
         self._conn = mine

@@ -8,10 +8,12 @@ derived from report.json by the verifier or states exactly what report.json stat
              its duration the sum of their times; the counts attributes are the cases' counts.
              A junit.xml of another run beside this report.json disagrees somewhere here.
   report.md  derived: this verifier renders report.json (conformance.report.build.render_markdown)
-             and the bytes must be equal; when they are not (a report of an older release, rendered
-             by that release's code), every statement report.md makes that report.json decides
-             must agree: title (vendor, product), tier, suite release, run window, and one row per
-             check with its outcome, in order.
+             and the bytes must be equal. A report of this verifier's own release must be exactly
+             that rendering (its code is the code that wrote it: anything else was written by
+             hand). A report of an older release was rendered by that release's code, so when the
+             bytes differ every statement report.md makes that report.json decides must agree:
+             title (vendor, product), tier, suite release, run window, and one row per check with
+             its outcome, in order.
 
 Pure functions over bytes and parsed JSON; a hostile file is a problem line, never an exception.
 """
@@ -194,13 +196,18 @@ def markdown_problems(report: Mapping[str, Any], text: str) -> tuple[list[str], 
     return problems[:MAX_PROBLEMS], False
 
 
-def companion_lines(report: Mapping[str, Any], junit: bytes, markdown: bytes) -> list[tuple[str, bool, str]]:
-    """verify's `companions` line."""
+def companion_lines(report: Mapping[str, Any], junit: bytes, markdown: bytes,
+                    current: str | None = None) -> list[tuple[str, bool, str]]:
+    """verify's `companions` line. `current`: this verifier's own release (report.md of a report
+    that claims it must be byte-equal to this verifier's rendering)."""
     problems = [f"junit.xml: {p}" for p in junit_problems(report, junit)]
     try:
         md_problems, derived = markdown_problems(report, markdown.decode("utf-8"))
     except UnicodeDecodeError:
         md_problems, derived = ["not UTF-8 text"], False
+    if not derived and not md_problems and current is not None and as_map(report.get("suite")).get("version") == current:
+        md_problems = [f"it is not this verifier's rendering of report.json, and the report claims this verifier's own "
+                       f"release {terminal(current, limit=40)}: a report.md the run wrote is that rendering, byte for byte"]
     problems += [f"report.md: {p}" for p in md_problems]
     if problems:
         return [("companions", False, "; ".join(problems))]

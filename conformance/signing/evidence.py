@@ -70,8 +70,11 @@ class Recomputed:
         said = f"{len(self.recomputed)} of {self.passes} pass(es) recomputed from their evidence by their judges"
         if not self.vendor_word:
             return said
-        return (f"{said}; on the vendor's word: "
-                + terminal(", ".join(f"{cid} ({why})" for cid, why in sorted(self.vendor_word.items())), limit=900))
+        by_why: dict[str, list[str]] = {}
+        for cid, why in sorted(self.vendor_word.items()):
+            by_why.setdefault(why, []).append(cid)
+        groups = "; ".join(f"{', '.join(ids)} ({why})" for why, ids in by_why.items())
+        return f"{said}; {len(self.vendor_word)} on the vendor's word: " + terminal(groups, limit=1200)
 
 
 def _unjudged_why(check: Check) -> str:
@@ -258,10 +261,11 @@ def reference_problems(check: Check, metrics: Mapping[str, Any], manifest: Mappi
 
 
 def test_area_problems(tests: Any, area: str) -> list[str]:
-    """Tests that are not in the area's folder of the checks (`<area>/test_*.py::…`)."""
+    """Tests that are not in the area's folder of the checks (`<area>/test_*.py::…`, directly: a
+    folder nested in it or around it is a vendor's, not the suite's)."""
     if not isinstance(tests, list):
         return []  # the selection line judges a check without tests
-    foreign = [t for t in tests if not isinstance(t, str) or t.split("::")[0].replace("\\", "/").split("/")[-2:-1] != [area]]
+    foreign = [t for t in tests if not isinstance(t, str) or t.split("::")[0].replace("\\", "/").split("/")[:-1] != [area]]
     return [f"names test(s) outside its area {area!r}: {terminal(', '.join(map(str, foreign[:2])), limit=160)}"] \
         if foreign else []
 

@@ -393,9 +393,10 @@ def run_problems(report: Any, *, legacy: bool | Collection[str] = False) -> list
 
 
 # A test of the suite, as pytest names it with --rootdir at the suite's checks folder:
-# <area folder>/test_<module>.py::test_<name>[<params>]. A run from another rootdir or folder names
-# its tests otherwise (../checks/..., an absolute path, a module outside the areas' folders).
-_NODE_ID = re.compile(r"^[a-z][a-z0-9_]*(/[a-z][a-z0-9_]*)*/test_[A-Za-z0-9_]+\.py::([A-Z][A-Za-z0-9_]*::)?"
+# <area folder>/test_<module>.py::test_<name>[<params>], the area's folder holding its modules
+# directly. A run from another rootdir or folder names its tests otherwise (../checks/..., an
+# absolute path, a module outside the areas' folders, a vendor's folder nested in or around one).
+_NODE_ID = re.compile(r"^[a-z][a-z0-9_]*/test_[A-Za-z0-9_]+\.py::([A-Z][A-Za-z0-9_]*::)?"
                       r"test_[A-Za-z0-9_]+(\[[^\n]*\])?$")
 
 

@@ -175,6 +175,26 @@ def test_a_companion_file_of_another_run_is_refused(world: dict[str, Path], tmp_
     assert "DP-003" in failed["companions"] or "tier" in failed["companions"], failed
 
 
+def test_report_md_of_the_verifiers_own_release_must_be_its_rendering(world: dict[str, Path], tmp_path: Path) -> None:
+    """Issue 43 (provenance): every statement kept, a line added by hand: for a report of the
+    verifier's own release the run's rendering is the only report.md there is."""
+    folder = write_report_dir(tmp_path / "r", build_report())
+    text = (folder / "report.md").read_text()
+    (folder / "report.md").write_text(text + "\nReviewed and approved by the SIG.\n")
+    sign_report_dir(folder, world["key"], releases_file=world["releases"])
+    failed = _failed(_verify(world, folder))
+    assert set(failed) == {"companions"} and "this verifier's rendering" in failed["companions"], failed
+
+
+@pytest.mark.parametrize("nodeid", ["vendor/device/test_x.py::test_dp_001", "device/vendor/test_x.py::test_dp_001"])
+def test_tests_of_a_vendor_folder_nested_in_or_around_an_areas_are_refused(
+        world: dict[str, Path], tmp_path: Path, nodeid: str) -> None:
+    report = build_report()
+    report["checks"][0]["tests"] = [nodeid]
+    failed = _failed(_verify(world, _signed(world, tmp_path / "r", report)))
+    assert "not node ids of the suite's checks folder" in failed.get("selection", ""), failed
+
+
 def test_junit_xml_with_a_doctype_is_refused(world: dict[str, Path], tmp_path: Path) -> None:
     folder = write_report_dir(tmp_path / "r", build_report())
     text = (folder / "junit.xml").read_text()

@@ -5,7 +5,7 @@ from the core worker's IO thread when the source's transport metadata arrives. W
 during `ray.shutdown()`, the actor call Ray makes there auto-inits (a new local cluster) and then
 waits for the lock `ray.shutdown()` holds, while `ray.shutdown()` waits for the IO thread: the run
 never writes its report (seen in make test: transport/SharedStaging, killed at the 900 s bound).
-The suite turns auto-init off in its driver (`conformance.cluster.manager.without_implicit_ray_init`).
+The suite turns auto-init off in its driver (`conformance.cluster.ray_start.without_implicit_ray_init`).
 
 The program queues 200 transfers whose sources return over one second and stops the cluster in
 the middle of it, so metadata lands while the stop runs (without the fix it hung in about half of

@@ -12,11 +12,11 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Mapping
 
+import judged
+
 from conformance import SUITE_NAME
 from conformance.catalog import data, releases
 from conformance.catalog.ladder import compute_tiers, context_from_report
-
-import judged
 
 FINISHED_AT = "2026-03-01T12:00:00Z"
 # What `ray-conformance run` records for a whole run (conformance/run/certification.py).
@@ -42,7 +42,7 @@ def _suite_at(root: str) -> data.SuiteData:
 def gated_by_diff(check_id: str, figures: dict[str, Any]) -> dict[str, tuple[str, str | None]]:
     """What `ray-conformance diff` gates of one device's workload figures (the checklist's merit:):
     each figure's key -> (which way is better, the key of the trials its test compares)."""
-    from conformance.signing.diff import resolve
+    from conformance.signing.merit_diff import resolve
 
     merit = next(c for c in suite().checklist.checks if c.id == check_id).merit
     assert merit is not None, check_id

@@ -9,12 +9,12 @@ from typing import Any
 
 import jsonschema
 import pytest
+from judged import FAILING, MANIFEST
 
 from conformance.catalog.data import Check, load_schema
 from conformance.catalog.selection import is_partial, partial_reasons, selection_record
 from conformance.report import judges
 from conformance.signing.evidence import evidence_lines
-from judged import FAILING, MANIFEST
 from signing_support import PASSING_METRICS, build_report, suite
 
 
@@ -60,7 +60,7 @@ def test_every_judge_of_an_area_module_decides_a_check() -> None:
     from conformance.areas import AREAS
     from conformance.catalog.area import load_ref
 
-    named = {c.judge for c in suite().checklist.active() if c.judge}
+    named = {c.judge for c in suite().checklist.active() if c.judge} | set(judges.LEGACY.values())  # reports of old releases
     for area in AREAS:
         table = load_ref(f"{area.judges}:JUDGES")
         assert set(table) <= named, f"{area.name}: judges no check names: {sorted(set(table) - named)}"
@@ -165,6 +165,22 @@ def test_pass_resigned_over_failing_metrics_is_a_fail_evidence_line() -> None:
     report = build_report(metrics={"PF-002": FAILING["PF-002"][0]})
     ok, detail = lines_of(report)["evidence"]
     assert not ok and "PF-002 claims pass" in detail and "5.0%" in detail
+
+
+def test_an_honest_hand_made_report_recomputes_every_judged_pass() -> None:
+    report = build_report()
+    ok, detail = lines_of(report)["evidence"]
+    assert ok, detail
+    assert detail.startswith(f"{len(JUDGED)} of {len(report['checks'])} pass(es) recomputed"), detail
+
+
+@pytest.mark.parametrize("cid", sorted(JUDGED))
+def test_a_pass_beside_no_evidence_or_failing_evidence_is_refused(cid: str) -> None:
+    """Issue 43, by construction: for every judged check, a vendor re-signing a pass over its
+    evidence deleted, or over any evidence its judge fails, is refused by verify's evidence line."""
+    for metrics in ({}, *FAILING[cid]):
+        ok, detail = lines_of(build_report(metrics={cid: metrics}))["evidence"]
+        assert not ok and f"{cid} claims pass" in detail, (metrics, detail)
 
 
 @pytest.mark.parametrize("cid", ["PF-002", "PF-003", "PF-004"])

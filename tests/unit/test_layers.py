@@ -6,6 +6,8 @@
   rdt/, collective/, signing/ and the docs generators (docgen/) reach the areas only through the registry
   (`conformance.areas`, which only reads the declarations). The CLI and the plugin are the shell
   above both and may import anything.
+* The registry (`conformance.areas` and each `<area>/area.py`) stands on the catalog floor: it
+  imports nothing above it, so every core layer above may read it.
 * The core in layers (CORE_LAYERS): base -> timing -> catalog -> cluster -> report -> run
   -> rdt/collective -> signing -> the shell; an import points down, with no exception.
 
@@ -128,3 +130,19 @@ def test_every_core_package_has_a_layer() -> None:
 def test_the_core_imports_only_downwards() -> None:
     up = upward_edges()
     assert not up, "core imports that point up (CORE_LAYERS):\n  " + "\n  ".join(e for v in up.values() for e in v)
+
+
+# ---------------------------------------------------------------------------- the registry's floor
+def _is_registry(module: str) -> bool:
+    return module == REGISTRY or (module.startswith(REGISTRY + ".") and module.endswith(".area"))
+
+
+def test_the_registry_stands_on_the_catalog_floor() -> None:
+    """The registry (`conformance.areas`, AREAS) and the areas' declarations (`<area>/area.py`)
+    import only the floors up to the catalog (and each other): every core layer above may read the
+    registry, and the registry reaches an area's heavy parts only by dotted reference."""
+    floor = _layer_of()["catalog"]
+    layer = _layer_of()
+    above = sorted(f"{src} -> {dst}" for src, dsts in GRAPH.items() if _is_registry(src) for dst in dsts
+                   if not _is_registry(dst) and layer.get(_package(dst), len(CORE_LAYERS)) > floor)
+    assert not above, "the registry imports above the catalog floor:\n  " + "\n  ".join(above)

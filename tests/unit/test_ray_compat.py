@@ -21,7 +21,8 @@ from conformance.compat.check import (
     override_problems,
     plugin_modules,
 )
-from conformance.compat.index import Index, Method, Missing, Signature, Symbol, Unknown
+from conformance.compat.index import Index
+from conformance.compat.model import Method, Missing, Signature, Symbol, Unknown
 from conformance.compat.source import DirTree, from_path, obtain, pip_reason, version_of
 from conformance.compat.uses import CallShape, scan
 from conformance.errors import UserError

@@ -22,7 +22,8 @@ from conformance.areas.performance import figures
 from conformance.cli.signing import main, split_diff_runs
 from conformance.errors import UserError
 from conformance.measure import stats
-from conformance.signing.diff import bind, diff_reports, diff_runs, relative_change, resolve
+from conformance.signing.diff import diff_reports, diff_runs
+from conformance.signing.merit_diff import bind, relative_change, resolve
 from signing_support import build_report, check_ids, retier, suite, write_report_dir
 
 SIZES = [1024 * 4**k for k in range(8)]   # 1 KiB .. 16 MiB: make test's sweep

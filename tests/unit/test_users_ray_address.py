@@ -1,5 +1,5 @@
 """The suite's clusters leave Ray's "current cluster" file as the user had it
-(conformance.cluster.manager.users_ray_address_kept): cluster_utils writes its head's address there
+(conformance.cluster.ray_start.users_ray_address_kept): cluster_utils writes its head's address there
 and deletes the file at shutdown, through these two Ray functions. Pure: no cluster starts."""
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import ray._common.utils as common_utils
 import ray._private.utils as private_utils
 
-from conformance.cluster.manager import users_ray_address_kept
+from conformance.cluster.ray_start import users_ray_address_kept
 
 
 def test_the_users_address_file_is_neither_replaced_nor_deleted(tmp_path: Path) -> None:

@@ -25,7 +25,8 @@ from conformance.areas.recovery.bounds import FAST_HEALTH_CHECK
 from conformance.areas.recovery.devices import DeviceNode, available, kill_quietly, spawn_holders, total
 from conformance.catalog.vendor_calls import VendorHang, bounded_call
 from conformance.cluster.faults import NODE_KEY, NODE_NAME_ENV, POOL_KEY, ROLES, ClusterUtilsFaultDriver, NodeRef
-from conformance.cluster.manager import ClusterHandle, ClusterShape, detection_args, minimal_dashboard_agents, patched_environ, shape_node_labels
+from conformance.cluster.manager import ClusterHandle, ClusterShape, detection_args, patched_environ, shape_node_labels
+from conformance.cluster.ray_start import minimal_dashboard_agents
 from conformance.run.check_context import CheckContext
 from conformance.run.machinery import clock_ready
 from conformance.run.state import stash_of

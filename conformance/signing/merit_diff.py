@@ -1,0 +1,296 @@
+"""diff's figures of merit: the checklist's `merit:` figures read from runs and judged for a
+regression beyond the runs' spread (the rules 1-3 of conformance/signing/diff.py's docstring).
+
+Pure: reports in, findings out. The statistics are scipy's (a one-sided bootstrap bound of the
+change of a figure's statistic), never hand-written.
+"""
+from __future__ import annotations
+
+import math
+import statistics
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, Iterator, Mapping, Sequence
+
+from conformance.catalog import data
+from conformance.catalog.ladder import PASSING
+
+DEFAULT_TOLERANCE = 0.1   # knob: relative worsening a figure may show (the CLI's --tolerance)
+DEFAULT_ALPHA = 0.05      # knob: 1 - the confidence of the change's bootstrap bound (the CLI's --alpha)
+BOOTSTRAP_RESAMPLES = 4000  # knob: resamples per interval (scipy.stats.bootstrap)
+
+
+@dataclass(frozen=True)
+class Finding:
+    kind: str  # tier | capability | outcome | removed | metric | untested | host | noise | added
+    regression: bool
+    check: str | None
+    old: Any
+    new: Any
+    detail: str
+
+
+def checks_by_id(report: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+    return {str(c["id"]): c for c in report["checks"]}
+
+
+def is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+# ---------------------------------------------------------------------------- metric paths
+def resolve(metrics: Any, path: str) -> dict[tuple[str, ...], Any]:
+    """Every value at `path` ('.'-joined keys, '*' for every key of an object or item of a list),
+    by the keys its '*'s bound to, in order."""
+    out: dict[tuple[str, ...], Any] = {}
+
+    def walk(node: Any, parts: list[str], bound: tuple[str, ...]) -> None:
+        if not parts:
+            out[bound] = node
+            return
+        head, rest = parts[0], parts[1:]
+        if head == "*":
+            if isinstance(node, Mapping):
+                for k, v in node.items():
+                    walk(v, rest, bound + (str(k),))
+            elif isinstance(node, list):
+                for i, v in enumerate(node):
+                    walk(v, rest, bound + (str(i),))
+        elif isinstance(node, Mapping) and head in node:
+            walk(node[head], rest, bound)
+
+    walk(metrics, path.split("."), ())
+    return out
+
+
+def bind(path: str, keys: tuple[str, ...]) -> str:
+    """`path` with its '*'s replaced, in order, by `keys`."""
+    parts, it = path.split("."), iter(keys)
+    return ".".join(next(it) if p == "*" else p for p in parts)
+
+
+def _figure_value(value: Any) -> tuple[float | None, list[float]]:
+    """(the figure, its own trials): a number is itself; a list of numbers its median and itself."""
+    if is_number(value):
+        return float(value), []
+    if isinstance(value, list) and value and all(is_number(v) for v in value):
+        return float(statistics.median(value)), [float(v) for v in value]
+    return None, []
+
+
+# ---------------------------------------------------------------------------- statistics
+def relative_change(before: float, after: float) -> float:
+    """(after - before) / |before|; from a 0 baseline any move is infinitely large (signed)."""
+    if before == 0:
+        return 0.0 if after == 0 else math.copysign(math.inf, after)
+    return (after - before) / abs(before)
+
+
+def worse(change: float, better: str, tolerance: float) -> bool:
+    return change < -tolerance if better == "higher" else change > tolerance
+
+
+def change_bound(old: Sequence[Sequence[float]], new: Sequence[Sequence[float]], better: str, toward: str,
+                 alpha: float) -> tuple[float, float] | None:
+    """(the statistic's change NEW - OLD, its one-sided (1 - alpha) bootstrap bound on the far side
+    from `toward`) (scipy.stats.bootstrap, percentile, every sample resampled on its own, a fixed
+    seed: the same reports give the same answer). The statistic is, per side, median(trials) /
+    median(reference) for higher-is-better trials (a bandwidth over its reference), the inverse for
+    times (a speedup over the reference), or median(trials) without a reference (`old` and `new`:
+    [trials] or [trials, reference]). The change is beyond the sides' own spread when the bound is
+    still on the `toward` side of 0. None when a sample has fewer than 2 values (no spread to
+    speak of) or the statistic is not finite."""
+    import numpy as np
+    from scipy.stats import bootstrap
+
+    if any(len(x) < 2 for x in (*old, *new)):
+        return None
+    k = len(old)
+
+    def side(xs: Sequence[Any], axis: int) -> Any:
+        t = np.median(xs[0], axis=axis)
+        if len(xs) == 1:
+            return t
+        r = np.median(xs[1], axis=axis)
+        return t / r if better == "higher" else r / t
+
+    def statistic(*xs: Any, axis: int = -1) -> Any:
+        with np.errstate(all="ignore"):
+            return side(xs[k:], axis) - side(xs[:k], axis)
+
+    samples = tuple(np.asarray(x, dtype=float) for x in (*old, *new))
+    point = float(statistic(*samples))
+    if not math.isfinite(point):
+        return None
+    # degenerate samples (every trial equal) and extreme magnitudes are answered by the bound,
+    # never by a warning on the CI's terminal
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = bootstrap(samples, statistic, vectorized=True, paired=False, confidence_level=1 - alpha,
+                        alternative="less" if toward == "lower" else "greater",
+                        n_resamples=BOOTSTRAP_RESAMPLES, method="percentile", rng=np.random.default_rng(0))
+    bound = float(res.confidence_interval.high if toward == "lower" else res.confidence_interval.low)
+    return (point, bound) if math.isfinite(bound) else None
+
+
+@dataclass
+class _Side:
+    """One figure instance on one side: each run's figure; every run's recorded trials and
+    reference trials (complete: every run recorded them), and the figure's own values (a
+    list-valued figure's items, else the run's one value)."""
+
+    figures: list[float] = field(default_factory=list)
+    trials: list[float] = field(default_factory=list)
+    refs: list[float] = field(default_factory=list)
+    own: list[float] = field(default_factory=list)
+    trials_complete: bool = True
+    refs_complete: bool = True
+    refs_any: bool = False
+
+    @property
+    def figure(self) -> float:
+        return float(statistics.median(self.figures))
+
+
+def _opposite(better: str) -> str:
+    return "lower" if better == "higher" else "higher"
+
+
+def _numbers_at(metrics: Any, path: str | None, keys: tuple[str, ...]) -> list[float] | None:
+    listed = resolve(metrics, bind(path, keys)).get(()) if path else None
+    if isinstance(listed, list) and listed and all(is_number(v) for v in listed):
+        return [float(v) for v in listed]
+    return None
+
+
+def _collect(runs: Sequence[Mapping[str, Any]], cid: str, fig: data.Figure) -> dict[tuple[str, ...], _Side]:
+    sides: dict[tuple[str, ...], _Side] = {}
+    for run in runs:
+        check = checks_by_id(run).get(cid)
+        if check is None:
+            continue
+        metrics = check.get("metrics") or {}
+        for keys, value in resolve(metrics, fig.metric).items():
+            figure, own = _figure_value(value)
+            side = sides.setdefault(keys, _Side())
+            if figure is None:
+                continue
+            side.figures.append(figure)
+            side.own.extend(own or [figure])
+            trials, refs = _numbers_at(metrics, fig.trials, keys), _numbers_at(metrics, fig.reference, keys)
+            side.trials.extend(trials or [])
+            side.trials_complete &= trials is not None
+            side.refs.extend(refs or [])
+            side.refs_complete &= refs is not None
+            side.refs_any |= refs is not None
+    return sides
+
+
+def _samples(fig: data.Figure, old: _Side, new: _Side) -> tuple[list[list[float]], list[list[float]], str, str]:
+    """(OLD's samples, NEW's, the statistic's better direction, what they are): the recorded trials
+    (and the reference's, when both sides have them) when both sides recorded them, else the
+    figure's own values (one per run for a number)."""
+    if fig.trials and old.trials_complete and new.trials_complete:
+        tb = fig.trials_better or fig.better
+        if old.refs_complete and new.refs_complete and fig.reference:
+            return [old.trials, old.refs], [new.trials, new.refs], "higher", "trials and their references'"
+        if not (old.refs_any or new.refs_any):
+            return [old.trials], [new.trials], tb, "trials"
+    return [old.own], [new.own], fig.better, "values" if len(old.figures) == len(old.own) else "trials"
+
+
+def figure_findings(cid: str, fig: data.Figure, olds: Sequence[Mapping[str, Any]], news: Sequence[Mapping[str, Any]],
+                     tolerance: float, alpha: float) -> Iterator[Finding]:
+    old_sides, new_sides = _collect(olds, cid, fig), _collect(news, cid, fig)
+    # one test per instance of a '*' figure (PF-001's sizes): Bonferroni, so the figure as a whole
+    # is held to alpha, not each of its instances
+    alpha = alpha / max(1, sum(1 for side in old_sides.values() if side.figures))
+    for keys, old in old_sides.items():
+        if not old.figures:
+            continue
+        name = f"metrics.{bind(fig.metric, keys)}"
+        before = old.figure
+        new = new_sides.get(keys)
+        if new is None or not new.figures:
+            if all(checks_by_id(r).get(cid, {}).get("outcome") == PASSING for r in news):   # else the outcome says it
+                yield Finding("metric", True, cid, before, None,
+                              f"{name} ({fig.better} is better) was {before:g}, is no longer a number in NEW: a "
+                              "figure that stopped being measured may hide a slowdown")
+            continue
+        after = new.figure
+        change = relative_change(before, after)
+        if abs(after - before) <= fig.floor or abs(change) <= tolerance:
+            continue
+        regressed = worse(change, fig.better, tolerance)
+        what = f"{name} ({fig.better} is better) {_pct(change)}"
+        a, b, way, kind = _samples(fig, old, new)
+        if fig.trials and old.trials_complete and new.trials_complete and fig.reference:
+            tb = fig.trials_better or fig.better
+            if old.refs_complete and new.refs_complete and old.refs and new.refs:
+                # the host's paths moved apart: its reference one way, beyond the tolerance and
+                # further than the plugin's own trials moved the other way (a loaded host slowing
+                # one process's path and not another's); a fraction cannot tell the plugin from
+                # the host then. A plugin that moved further than its reference is its own move.
+                ref_moved = relative_change(statistics.median(old.refs), statistics.median(new.refs))
+                own_moved = relative_change(statistics.median(old.trials), statistics.median(new.trials))
+                if abs(ref_moved) > max(tolerance, abs(own_moved)) and ref_moved * own_moved < 0:
+                    yield Finding("untested", False, cid, before, after,
+                                  f"{what}, but the host's paths moved apart: its reference {_pct(ref_moved)}, the "
+                                  f"plugin's own trials {_pct(own_moved)}; not comparable: rerun on a quieter host "
+                                  "or give each side more runs (diff OLD... -- NEW...)")
+                    continue
+            # the plugin's own trials must have moved the figure's way beyond their spread too: a
+            # fraction that moved only because its reference did is the host's
+            toward = _opposite(tb) if regressed else tb
+            own = change_bound([old.trials], [new.trials], tb, toward, alpha)
+            if own is None or not (own[1] < 0 if toward == "lower" else own[1] > 0):
+                moved = relative_change(statistics.median(old.trials), statistics.median(new.trials))
+                yield Finding("noise", False, cid, before, after,
+                              f"{what}, but the plugin's own trials {_pct(moved)}, within their spread: its "
+                              "reference moved, not the plugin")
+                continue
+        counts = " vs ".join(f"{len(x[0])}" for x in (a, b)) + f" {kind}"
+        toward = _opposite(way) if regressed else way     # where NEW's statistic went
+        found = change_bound(a, b, way, toward, alpha)
+        if found is None:
+            yield Finding("untested", False, cid, before, after,
+                          f"{what}, beyond the {tolerance:.0%} tolerance, but {counts} show no spread to test it "
+                          "against: give each side more runs (diff OLD... -- NEW...)")
+            continue
+        point, bound = found
+        apart = bound < 0 if toward == "lower" else bound > 0
+        spread = (f"bootstrap {1 - alpha:.1%} bound of the change {bound:+.3g} (point {point:+.3g}) over {counts}")
+        if not apart:
+            yield Finding("noise", False, cid, before, after, f"{what}, within the runs' own spread ({spread})")
+        elif regressed:
+            yield Finding("metric", True, cid, before, after,
+                          f"{what}, beyond the {tolerance:.0%} tolerance and the runs' own spread ({spread})")
+        else:
+            yield Finding("metric", False, cid, before, after, f"improved: {what} ({spread})")
+
+
+def _pct(change: float) -> str:
+    return f"changed {change:+.1%}" if math.isfinite(change) else f"changed from 0 ({'+' if change > 0 else '-'}inf)"
+
+
+def reference_findings(cid: str, merit: data.Merit, olds: Sequence[Mapping[str, Any]], news: Sequence[Mapping[str, Any]],
+                tolerance: float) -> Iterator[str]:
+    """'CHECK path OLD -> NEW (change)' for each reference that moved beyond the tolerance."""
+    def values(runs: Sequence[Mapping[str, Any]], path: str) -> dict[tuple[str, ...], float]:
+        per: dict[tuple[str, ...], list[float]] = {}
+        for run in runs:
+            check = checks_by_id(run).get(cid)
+            for keys, v in resolve((check or {}).get("metrics") or {}, path).items():
+                if is_number(v):
+                    per.setdefault(keys, []).append(float(v))
+        return {k: float(statistics.median(v)) for k, v in per.items()}
+
+    for path in merit.references:
+        old, new = values(olds, path), values(news, path)
+        for keys, before in old.items():
+            after = new.get(keys)
+            if after is not None and abs(relative_change(before, after)) > tolerance:
+                yield f"{cid} {bind(path, keys)} {before:.4g} -> {after:.4g} ({relative_change(before, after):+.0%})"
+
+
+# ---------------------------------------------------------------------------- outcomes
