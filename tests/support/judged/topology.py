@@ -74,8 +74,10 @@ def changed(record: dict[str, Any], edit: Callable[[dict[str, Any]], Any]) -> di
 
 
 def cluster_lies(record: dict[str, Any]) -> list[dict[str, Any]]:
-    """The record held to the manifest: a node dropped, another device count, another resource."""
+    """The record held to the manifest: a node dropped, another device count, another resource,
+    no node at all (Ray observed nothing)."""
     return [changed(record, lambda r: r["nodes"].pop(NODE_B)),
+            changed(record, lambda r: r.update(nodes={})),
             changed(record, lambda r: r["nodes"][NODE_A].update(devices=2)),
             changed(record, lambda r: r.update(resource="GPU"))]
 
