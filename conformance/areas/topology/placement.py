@@ -56,6 +56,8 @@ class _Sub:
     truth_nodes: set[str]      # where it belongs, by the nodes' truth labels
     actor: Any = None
     node: str | None = None    # the pinned node
+    ran_on: str | None = None  # the node it ran on (None: it did not run)
+    failed: str | None = None  # it did not run for another reason than not being placed
 
 
 @dataclass
@@ -66,6 +68,8 @@ class PlacementResult:
     host_pending: list[str] = field(default_factory=list)
     placements: dict[str, list[str]] = field(default_factory=dict)
     submitted: int = 0
+    # per probe, in order: what became of each of its submissions (the check's evidence)
+    runs: list[list[dict[str, Any]]] = field(default_factory=list)
 
     def add(self, message: str) -> None:
         if message not in self.violations:
@@ -83,6 +87,27 @@ def _short(ids: set[str] | list[str]) -> str:
     return "{" + ", ".join(sorted(i[:8] for i in ids)) + "}" if ids else "no node"
 
 
+def submissions(probes: Sequence[SelectorProbe], labels: Mapping[str, Mapping[str, str]],
+                truth: Mapping[str, Mapping[str, str]]) -> list[_Sub]:
+    """Every submission the probes make (spread tasks, the actor, one task pinned to each node),
+    with where the nodes' labels and their truth say it may run. Pure: the live check submits
+    them, the judge rebuilds them from the record."""
+    subs: list[_Sub] = []
+    for p in probes:
+        _, by_labels = first_matching(p.chain, labels)
+        _, by_truth = first_matching(p.chain, truth)
+        subs += [_Sub(p, "spread", None, by_labels, by_truth) for _ in range(p.spread_tasks)]
+        if p.actor:
+            subs.append(_Sub(p, "actor", None, by_labels, by_truth))
+        if p.pinned:   # by node id: the record's order whatever order the report's JSON keeps the nodes in
+            for node_id in sorted(labels):
+                chain = [{**s, NODE_ID_KEY: node_id} for s in p.chain]
+                on_l = {node_id} if any(matches(s, labels[node_id]) for s in chain) else set()
+                on_t = {node_id} if any(matches(s, truth[node_id]) for s in chain) else set()
+                subs.append(_Sub(p, "pinned", None, on_l, on_t, node=node_id))
+    return subs
+
+
 def run_selector_probes(probes: Sequence[SelectorProbe], labels: Mapping[str, Mapping[str, str]],
                         truth: Mapping[str, Mapping[str, str]], *, run_timeout: float,
                         pending_wait: float) -> PlacementResult:
@@ -90,29 +115,21 @@ def run_selector_probes(probes: Sequence[SelectorProbe], labels: Mapping[str, Ma
     `run_timeout`/`pending_wait`: the check's run_timeout_s and pending_wait_s."""
     import ray
 
-    result = PlacementResult()
     task: Any = ray.remote(where)        # Any: Ray's hints: pyproject.toml
     actor_cls: Any = ray.remote(Where)
-    subs: list[_Sub] = []
+    subs = submissions(probes, labels, truth)
     cancelled = False
     try:
-        for p in probes:
-            _, by_labels = first_matching(p.chain, labels)
-            _, by_truth = first_matching(p.chain, truth)
-            for _ in range(p.spread_tasks):
-                ref = task.options(**_options(p.chain), scheduling_strategy="SPREAD", max_retries=0).remote()
-                subs.append(_Sub(p, "spread", ref, by_labels, by_truth))
-            if p.actor:
-                a = actor_cls.options(**_options(p.chain), scheduling_strategy="SPREAD", max_restarts=0).remote()
-                subs.append(_Sub(p, "actor", a.node.remote(), by_labels, by_truth, actor=a))
-            if p.pinned:
-                for node_id in labels:
-                    chain = [{**s, NODE_ID_KEY: node_id} for s in p.chain]
-                    on_l = {node_id} if any(matches(s, labels[node_id]) for s in chain) else set()
-                    on_t = {node_id} if any(matches(s, truth[node_id]) for s in chain) else set()
-                    ref = task.options(**_options(chain), max_retries=0).remote()
-                    subs.append(_Sub(p, "pinned", ref, on_l, on_t, node=node_id))
-        result.submitted = len(subs)
+        for s in subs:
+            if s.kind == "spread":
+                s.ref = task.options(**_options(s.probe.chain), scheduling_strategy="SPREAD", max_retries=0).remote()
+            elif s.kind == "actor":
+                s.actor = actor_cls.options(**_options(s.probe.chain), scheduling_strategy="SPREAD",
+                                            max_restarts=0).remote()
+                s.ref = s.actor.node.remote()
+            else:
+                chain = [{**sel, NODE_ID_KEY: str(s.node)} for sel in s.probe.chain]
+                s.ref = task.options(**_options(chain), max_retries=0).remote()
         t0 = time.monotonic()
         placeable = [s.ref for s in subs if s.label_nodes]
         if placeable:
@@ -128,28 +145,57 @@ def run_selector_probes(probes: Sequence[SelectorProbe], labels: Mapping[str, Ma
         cancelled = True
         late, _ = ray.wait([s.ref for s in unfinished], num_returns=len(unfinished), timeout=0) if unfinished else ([], [])
         for s in subs:
-            state = _judge_ran(ray, s, labels, truth, result) if (s.ref in done or s.ref in late) else "pending"
-            if state == "pending" and set(s.label_nodes) & set(s.truth_nodes):
-                where_ = f"pinned to {s.node[:8]}" if s.node else s.kind
-                text = (f"{p_text(s)} ({where_}) was not placed by Ray within {run_timeout:.0f}s although the labels "
-                        f"of {_short(set(s.label_nodes) & set(s.truth_nodes))} match it and their devices and description "
-                        "say so too")
-                if text not in result.host_pending:
-                    result.host_pending.append(text)
-            elif state == "pending" and s.truth_nodes:
-                waited = run_timeout if s.label_nodes else pending_wait
-                why = ("no node's labels match it" if not s.label_nodes
-                       else f"Ray did not place it although the labels of {_short(s.label_nodes)} match")
-                where_ = f"pinned to {s.node[:8]}" if s.node else s.kind
-                result.add(f"{p_text(s)} ({where_}) stayed pending for {waited:.0f}s: {why}, yet by their devices and "
-                           f"description {_short(s.truth_nodes)} should accept it{_diff(s, labels, truth)}")
+            if s.ref in done or s.ref in late:
+                _outcome(ray, s)
     finally:
         if not cancelled:  # an exception half-way: leave nothing pending on the shared cluster
             _cancel(ray, subs)
         for s in subs:
             if s.actor is not None:
                 ray.kill(s.actor)  # idempotent
+    return judge_submissions(probes, subs, labels, truth, run_timeout=run_timeout, pending_wait=pending_wait)
+
+
+def judge_submissions(probes: Sequence[SelectorProbe], subs: Sequence[_Sub], labels: Mapping[str, Mapping[str, str]],
+                      truth: Mapping[str, Mapping[str, str]], *, run_timeout: float,
+                      pending_wait: float) -> PlacementResult:
+    """Where each submission ran (or that it did not), judged against the nodes' labels and truth:
+    the violations, the host's pending work, and the runs to record. Pure: the live check and the
+    judge (conformance.areas.topology.judges) decide with it."""
+    result = PlacementResult(submitted=len(subs), runs=[[] for _ in probes])
+    index = {id(p): i for i, p in enumerate(probes)}
+    for s in subs:
+        run: dict[str, Any] = {"kind": s.kind}
+        if s.node:
+            run["pin"] = s.node[:8]
+        if s.ran_on is not None:
+            run["ran_on"] = s.ran_on[:8]
+            _judge_ran(s, labels, truth, result)
+        elif s.failed is not None:
+            run["failed"] = s.failed
+            result.add(f"{p_text(s)} ({s.kind}) failed: {s.failed}")
+        else:
+            run["pending"] = True
+            _judge_pending(s, labels, truth, result, run_timeout=run_timeout, pending_wait=pending_wait)
+        result.runs[index[id(s.probe)]].append(run)
     return result
+
+
+def _judge_pending(s: _Sub, labels: Mapping[str, Mapping[str, str]], truth: Mapping[str, Mapping[str, str]],
+                   result: PlacementResult, *, run_timeout: float, pending_wait: float) -> None:
+    where_ = f"pinned to {s.node[:8]}" if s.node else s.kind
+    if set(s.label_nodes) & set(s.truth_nodes):
+        text = (f"{p_text(s)} ({where_}) was not placed by Ray within {run_timeout:.0f}s although the labels "
+                f"of {_short(set(s.label_nodes) & set(s.truth_nodes))} match it and their devices and description "
+                "say so too")
+        if text not in result.host_pending:
+            result.host_pending.append(text)
+    elif s.truth_nodes:
+        waited = run_timeout if s.label_nodes else pending_wait
+        why = ("no node's labels match it" if not s.label_nodes
+               else f"Ray did not place it although the labels of {_short(s.label_nodes)} match")
+        result.add(f"{p_text(s)} ({where_}) stayed pending for {waited:.0f}s: {why}, yet by their devices and "
+                   f"description {_short(s.truth_nodes)} should accept it{_diff(s, labels, truth)}")
 
 
 def p_text(s: _Sub) -> str:
@@ -158,12 +204,12 @@ def p_text(s: _Sub) -> str:
 
 def _cancel(ray: Any, subs: Sequence[_Sub]) -> None:
     for s in subs:
-        if s.actor is None:
+        if s.actor is None and s.ref is not None:
             ray.cancel(s.ref, force=True)
     for s in subs:
         if s.actor is not None:
             ray.kill(s.actor)
-    refs = [s.ref for s in subs]
+    refs = [s.ref for s in subs if s.ref is not None]
     if refs:
         ray.wait(refs, num_returns=len(refs), timeout=CANCEL_WAIT_S)
 
@@ -178,16 +224,19 @@ def _diff(s: _Sub, labels: Mapping[str, Mapping[str, str]], truth: Mapping[str, 
     return f" ({'; '.join(parts)})" if parts else ""
 
 
-def _judge_ran(ray: Any, s: _Sub, labels: Mapping[str, Mapping[str, str]], truth: Mapping[str, Mapping[str, str]],
-               result: PlacementResult) -> str:
-    """'ran' (and judged), 'pending' (cancelled before it ran) or 'failed'."""
+def _outcome(ray: Any, s: _Sub) -> None:
+    """Where a finished submission ran (s.ran_on), or why it failed (s.failed); neither: it was
+    cancelled or refused before it ran (pending)."""
     try:
-        node = ray.get(s.ref, timeout=CANCEL_WAIT_S)
+        s.ran_on = ray.get(s.ref, timeout=CANCEL_WAIT_S)
     except Exception as exc:  # noqa: BLE001 - cancelled or failed: it did not run anywhere
-        if exc.__class__.__name__ in NOT_PLACED:
-            return "pending"
-        result.add(f"{p_text(s)} ({s.kind}) failed: {exc.__class__.__name__}: {str(exc).strip()[:160]}")
-        return "failed"
+        if exc.__class__.__name__ not in NOT_PLACED:
+            s.failed = f"{exc.__class__.__name__}: {str(exc).strip()[:160]}"
+
+
+def _judge_ran(s: _Sub, labels: Mapping[str, Mapping[str, str]], truth: Mapping[str, Mapping[str, str]],
+               result: PlacementResult) -> None:
+    node = str(s.ran_on)
     result.placements.setdefault(s.probe.text, []).append(node[:8])
     if node not in s.label_nodes:
         result.add(f"{p_text(s)} ({s.kind}) ran on {node[:8]}, whose labels do not match it (Ray placed it "
@@ -195,7 +244,6 @@ def _judge_ran(ray: Any, s: _Sub, labels: Mapping[str, Mapping[str, str]], truth
     if node not in s.truth_nodes:
         result.add(f"{p_text(s)} ({s.kind}) ran on {node[:8]}, which by its devices and description should not "
                    f"match it (should run on {_short(s.truth_nodes)}){_diff(s, labels, truth)}")
-    return "ran"
 
 
 def group_nodes(pg: Any) -> list[str]:

@@ -18,9 +18,10 @@ from conformance.areas.topology.area import AREA, FACTS
 from conformance.areas.topology.collect import collect_node_facts
 from conformance.areas.topology.facts import NodeFacts
 from conformance.areas.topology.placement import nodes_labels
+from conformance.areas.topology.plans import published_domains
 from conformance.areas.topology.selectors import truth_labels
 from conformance.areas.topology.view import build_view
-from conformance.catalog.labels import Vocabulary, load_vocabulary, ray_label_problem
+from conformance.catalog.labels import Vocabulary, load_vocabulary
 from conformance.run.check_context import CheckContext
 from conformance.run.state import stash_of
 
@@ -51,14 +52,8 @@ class TopologyCtx(CheckContext):
         return {f.node_id: truth_labels(f, self.vocabulary, self.expected_type) for f in self.facts}
 
     def published_domains(self) -> list[tuple[str, str]]:
-        """(key, value) of every domain label on an alive node, vocabulary order. Values Ray's
-        label rules refuse are left out: TL-002 reports them, and no selector can name them."""
-        out = []
-        for entry in self.vocabulary.domain_keys():
-            for value in sorted({f.ray_labels[entry.key] for f in self.facts if entry.key in f.ray_labels}):
-                if ray_label_problem(entry.key, value) is None:
-                    out.append((entry.key, value))
-        return out
+        """(key, value) of every domain label on an alive node (plans.published_domains)."""
+        return published_domains(self.facts, self.vocabulary)
 
 
 def topology_section_notes(run: RunView) -> list[str]:
