@@ -102,7 +102,7 @@ def test_every_op_is_exact_at_each_world_size_across_nodes(collective_ctx: Colle
                                        "accelerator_ids": [i.get("accelerator_ids", {}) for i in infos]}
     if log is not None:
         cc.stop([log])
-    cc.note("CC-004", f"{sum(v['steps'] for k, v in metrics.items() if k.startswith('world'))} op steps "
+    cc.note("CC-004", f"{sum(v['steps'] for k, v in metrics.items() if k.startswith('world_size_'))} op steps "
                       f"over dtypes {', '.join(config.dtypes)} and {', '.join(libraries)} "
                       f"(torch on {', '.join(config.devices)})")
     reason = programs.wrong_results("CC-004", programs.each_op_first(problems), limit=len(problems)) if problems else ""
