@@ -289,7 +289,7 @@ def _findings_agree(m: Mapping[str, Any], p: Mapping[str, Any], manifest: Mappin
     findings are what its own observation gives (`derive(observed, resource, env_var, nodes)`)."""
     def decide() -> Verdict:
         took, bound = number(m, "scenario_s"), param_value(p, "scenario_bound_s")
-        if took > bound:
+        if took > bound + _WAIT_SLACK_S:
             raise _Wrong(f"the scenario took {took:g} s, past its {bound:g} s bound")
         resource = ((manifest.get("accelerator") or {}) if isinstance(manifest, Mapping) else {}).get("resource_name")
         if m.get("resource") != resource:
