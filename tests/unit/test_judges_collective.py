@@ -70,3 +70,22 @@ def test_a_rank_the_contract_says_nothing_about_does_not_count() -> None:
 def test_isolation_layouts_are_the_checks() -> None:
     assert programs.isolation_layouts(4, 3) == [([0, 1], [0, 1]), ([1, 2, 0], [2, 1, 0]), ([2, 0], [0, 1]),
                                                 ([0, 1, 2], [2, 1, 0])]
+
+
+def test_rdt_records_nest_per_device_type_when_the_block_declares_several() -> None:
+    from judged import MANIFEST
+    from judged.collective import RDT
+
+    from conformance.report import judges
+    from signing_support import suite
+
+    check = suite().checklist.by_id()["CC-011"]
+    two = copy.deepcopy(MANIFEST)
+    two["collective"]["rdt_devices"] = ["cpu", "npu"]
+    one = {k: v for k, v in RDT.items() if k not in ("devices", "transfers")}
+    nested = {"transfers": 6, "devices": ["cpu", "npu"], "cpu": one, "npu": one}
+    assert judges.judge(check, nested, two).outcome == "pass"
+    assert judges.judge(check, {**nested, "devices": ["cpu"]}, two).outcome == "fail"      # a type never exercised
+    skipped = {"transfers": 3, "devices": ["cpu"], "not_applicable_on": {"npu": "one node"}, "cpu": one}
+    assert judges.judge(check, skipped, two).outcome == "pass"
+    assert judges.judge(check, {**nested, "npu": {**one, "one_sided": True}}, two).outcome == "fail"
