@@ -163,11 +163,13 @@ def _group_wrong(what: str, ev: Any, steps: list[dict[str, Any]], ws: int) -> st
     if number(ev, "world_size") != ws:
         return f"{what}: records world size {ev['world_size']:g}, the program's is {ws}"
     found = number(ev, "problems")
+    digests = ev.get("digests")
+    if digests is None:
+        return f"{what}: no results came back (the program raised or hung; {found:g} problem(s))"
     if found:
         return f"{what}: {found:g} problem(s) in what the ranks held"
-    digests = ev.get("digests")
     if not isinstance(digests, list) or len(digests) != ws:
-        return f"{what}: records {digests!r} as its ranks' digests (one per rank of {ws} expected): no results"
+        return f"{what}: records {digests!r} as its ranks' digests, not one per rank of {ws}"
     wrong = [r for r, (got, want) in enumerate(zip(digests, programs.wanted_digests(steps, ws))) if got != want]
     if wrong:
         return f"{what}: rank(s) {wrong} did not hold what the program's steps give (their digests differ)"
@@ -265,16 +267,12 @@ def creation_paths_give_the_ranks_asked_for(m: Mapping[str, Any], p: Mapping[str
         ev = paths.get(path)
         if not isinstance(ev, Mapping):
             return Verdict(FAIL, f"{path}: no record (the path was not tried or did not finish)")
-        if ev.get("error"):
-            return Verdict(FAIL, f"{path}: {ev['error']}")
         if ev.get("ranks") != ranks:
             return Verdict(FAIL, f"{path}: records ranks {ev.get('ranks')!r}, the check gives {ranks}")
         views = ev.get("views")
-        readings = 1 if path == "declarative" else 2   # the declarative path builds its group at the first op
-        if not isinstance(views, list) or len(views) != readings:
-            return Verdict(FAIL, f"{path}: {len(views) if isinstance(views, list) else 0} reading(s) of the members' "
-                                 f"views recorded, the check reads {readings}")
-        for read in views:
+        if not isinstance(views, list):
+            return Verdict(FAIL, f"{path}: no reading of the members' views recorded")
+        for read in views:   # what the members said before anything else went wrong
             if not isinstance(read, list) or len(read) != ws:
                 return Verdict(FAIL, f"{path}: a reading of the views has {read!r}, not one per member")
             for i, view in enumerate(read):
@@ -282,6 +280,12 @@ def creation_paths_give_the_ranks_asked_for(m: Mapping[str, Any], p: Mapping[str
                     return Verdict(FAIL, f"{path}: member given rank {ranks[i]} of {ws} reports " + (
                         f"initialized={view[0]}, rank {view[1]}, size {view[2]}" if isinstance(view, list)
                         and len(view) == 3 else f"{view!r}"))
+        if ev.get("error"):
+            return Verdict(FAIL, f"{path}: {ev['error']}")
+        readings = 1 if path == "declarative" else 2   # the declarative path builds its group at the first op
+        if len(views) != readings:
+            return Verdict(FAIL, f"{path}: {len(views)} reading(s) of the members' views recorded, the check reads "
+                                 f"{readings}")
         wrong = _group_wrong(path, ev, programs.small_program(ws, 300 + 10 * k), ws)
         if wrong:
             return Verdict(FAIL, wrong)

@@ -33,9 +33,14 @@ def test_three_creation_paths_give_the_ranks_asked_for(collective_ctx: Collectiv
 
     paths: dict[str, Any] = {}
 
-    def read_views(members: list[Any], group: str, record: dict[str, Any]) -> None:
+    def read_views(path: str, members: list[Any], group: str, record: dict[str, Any]) -> None:
         views = cc.ask(members, "group_view", group, timeout_s=bound, what="get_rank/get_collective_group_size")
         record["views"].append([[bool(inited), rank, size] for inited, rank, size in views])
+        for i, (inited, rank, size) in enumerate(views):
+            found = (f"{path}: member given rank {record['ranks'][i]} of {len(members)} reports initialized={inited}, "
+                     f"rank {rank}, size {size}")
+            if (inited, rank, size) != (True, record["ranks"][i], len(members)) and found not in problems:
+                problems.append(found)
 
     for k, path in enumerate(PATHS):
         left = collective_ctx.budget.time_left()
@@ -54,9 +59,9 @@ def test_three_creation_paths_give_the_ranks_asked_for(collective_ctx: Collectiv
         try:
             handle = cc.create(members, group, path, ranks)
             if path != "declarative":   # the declarative path builds its group at the first op
-                read_views(members, group, record)
+                read_views(path, members, group, record)
             outputs = cc.execute(members, steps, group, bound, ranks)
-            read_views(members, group, record)
+            read_views(path, members, group, record)
             found = programs.judge(steps, outputs, ws)
             problems += [f"{path}: {p}" for p in found]
             record.update(programs.group_evidence(steps, outputs, ws, len(found)))
