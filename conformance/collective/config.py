@@ -24,6 +24,7 @@ ALL_OPS = ("allreduce", "reduce", "broadcast", "allgather", "reducescatter", "ba
 REDUCE_OPS = ("SUM", "PRODUCT", "MIN", "MAX")
 BUILTIN_BACKENDS = ("GLOO",)
 DEFAULT_DTYPES = ("float32",)
+POOL_SIZE = 3     # the members the checks start, rank i on node i mod nodes (CC-005: "a group of three")
 NO_BACKEND = "the manifest declares no collective backend (add a `collective` block to certify one)"
 
 

@@ -23,7 +23,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
-from conformance.collective.config import CollectiveConfig
+from conformance.collective.config import POOL_SIZE, CollectiveConfig
 from conformance.collective.members import SPEC_ENV, BarrierLog, CollectiveMember, register_backend, spec_env
 from conformance.rdt.device import is_host
 from conformance.run.check_context import CheckContext
@@ -33,7 +33,6 @@ from conformance.timing.waits import StillRunning, call_on_thread
 if TYPE_CHECKING:
     from conformance.run.check_context import RunView
 
-POOL_SIZE = 3
 START_TIMEOUT_S = ACTOR_START_S   # the one hang guard of a new actor's start (conformance.run.machinery)
 CALL_TIMEOUT_S = 30.0     # knob: hang guard of one control call (init, destroy, info)
 

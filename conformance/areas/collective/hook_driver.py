@@ -20,6 +20,7 @@ import sys
 import time
 from typing import Any
 
+from conformance.areas.collective.judges import HOOK_ELEMENTS, HOOK_MEMBERS
 from conformance.collective.context import START_TIMEOUT_S
 from conformance.run.machinery import RESAMPLE_S, await_actors
 from conformance.timing.host_load import MAX_FACTOR
@@ -46,7 +47,7 @@ def main(address: str, spec: str, backend: str, group: str, bound: str, worker_s
     name, group_class, register, path = (spec.split("|") + ["", "", ""])[:4]
     member: Any = ray.remote(num_cpus=0)(CollectiveMember)   # Any: Ray's hints: pyproject.toml
     actors = [member.remote(name, group_class or None, register or None, [p for p in path.split(os.pathsep) if p],
-                            False) for _ in range(2)]
+                            False) for _ in range(HOOK_MEMBERS)]
     started = time.monotonic()
     infos = await_actors([a.info.remote() for a in actors], START_TIMEOUT_S, "the hook job's members to start")
     start_s = time.monotonic() - started
@@ -57,10 +58,11 @@ def main(address: str, spec: str, backend: str, group: str, bound: str, worker_s
     out: dict = {"infos": infos, "start_s": round(start_s, 2)}
     if all(i["registered"] for i in infos):
         out["again"] = ray.get([a.register_again.remote() for a in actors], timeout=left())
-        steps = programs.op_matrix(2, ["float32"], ["torch"], ["allreduce"], 4)
-        ray.get([a.init_group.remote(2, r, backend, group) for r, a in enumerate(actors)], timeout=left())
-        outputs = ray.get([a.run.remote(steps, r, 2, group) for r, a in enumerate(actors)], timeout=left())
-        out["problems"] = programs.judge(steps, outputs, 2)
+        steps = programs.op_matrix(HOOK_MEMBERS, ["float32"], ["torch"], ["allreduce"], HOOK_ELEMENTS)
+        ray.get([a.init_group.remote(HOOK_MEMBERS, r, backend, group) for r, a in enumerate(actors)], timeout=left())
+        outputs = ray.get([a.run.remote(steps, r, HOOK_MEMBERS, group) for r, a in enumerate(actors)], timeout=left())
+        out["problems"] = programs.judge(steps, outputs, HOOK_MEMBERS)
+        out["digests"] = programs.held_digests(steps, outputs, HOOK_MEMBERS)
         ray.get([a.destroy.remote(group) for a in actors], timeout=left())
     for a in actors:
         ray.kill(a)

@@ -27,12 +27,14 @@ from conformance.timing.timeouts import CheckTimeout
 class BroadcastRecord:
     round_s: list[float] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    round_wrong: list[int] = field(default_factory=list)   # per round: the problems it showed (the judge's evidence)
 
     def figures(self, entries: list[dict[str, Any]]) -> dict[str, Any]:
         """Per-round seconds (not gated) and their median (`diff`: lower is better)."""
         import statistics
 
         out: dict[str, Any] = {"broadcast_round_seconds": [round(x, 4) for x in self.round_s],
+                               "broadcast_wrong_per_round": list(self.round_wrong),
                                "broadcast_tensors": model.tensor_count(entries),
                                "broadcast_state_bytes": model.nbytes(entries)}
         if self.round_s:
@@ -115,11 +117,13 @@ def run_broadcast(eps: Endpoints, cfg: CollectiveConfig, python_path: list[str],
                                                        first_line(exc))) from None
             outs, seconds = timed(broadcast)
             record.round_s.append(seconds)
+            before = len(record.problems)
             record.problems += round_problems(k, "the trainer (broadcast root)", outs[0]["digest"], expect, None, eps.device)
             for label, out in zip(labels, outs[1:]):
                 record.problems += [p.replace("(stale: the transport served", "(stale: the broadcast served")
                                     for p in round_problems(k, f"{label} through {cfg.backend}'s broadcast",
                                                             out["digest"], expect, previous, eps.device)]
+            record.round_wrong.append(len(record.problems) - before)
             previous = expect
     finally:
         try:

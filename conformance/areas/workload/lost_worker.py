@@ -77,6 +77,7 @@ class LostRecord:
     restart_s: float | None = None                           # the kill to the new process answering
     killed_take: str = ""                                    # "data" or the error the killed take ended in
     problems: list[str] = field(default_factory=list)
+    round_wrong: list[int] = field(default_factory=list)     # per round: the problems it showed (the judge's evidence)
 
     def figures(self, plan: SyncPlan, kill_round: int) -> dict[str, Any]:
         """The figures (diff gates `median_round_s`, lower is better; the kill round and the
@@ -86,7 +87,7 @@ class LostRecord:
                                "round_seconds": [round(x, 4) for x in self.round_s],
                                "kill_round_seconds": None if self.kill_round_s is None else round(self.kill_round_s, 4),
                                "restart_seconds": None if self.restart_s is None else round(self.restart_s, 4),
-                               "killed_take": self.killed_take}
+                               "killed_take": self.killed_take, "wrong_per_round": list(self.round_wrong)}
         if self.round_s:
             out["median_round_s"] = round(statistics.median(self.round_s), 4)
         return out
@@ -109,6 +110,7 @@ def run_lost_worker(eps: Endpoints, plan: SyncPlan, transport: str, clock: Clock
             restarted(clock, workers[0], victim_pid, "receiver 0 to be restarted by Ray (max_restarts)",
                       restart_bound_s, method="info")
             record.restart_s = clock.elapsed() - killed_at
+        before = len(record.problems)
         try:
             if k == kill_round:
                 killed_at = clock.elapsed()
@@ -121,6 +123,7 @@ def run_lost_worker(eps: Endpoints, plan: SyncPlan, transport: str, clock: Clock
             if k < kill_round:
                 raise
             raise ScenarioFailed(f"{BLOCKED}: {exc}") from None   # the requirement first: a stall's evidence follows it
+        record.round_wrong.append(len(record.problems) - before)
         previous = expect
     return record
 

@@ -116,13 +116,15 @@ class PipelineRecord:
     wave_s: list[float] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     memory: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    wave_wrong: list[int] = field(default_factory=list)   # per wave: the outputs' problems (the judge's evidence)
 
     def figures(self, plan: PipelinePlan) -> dict[str, Any]:
         """The figures (diff gates `median_wave_s`, lower is better, and `pipeline_bytes_per_s`,
         higher is better; the per-wave series is named so diff leaves it alone)."""
         out: dict[str, Any] = {"stages": plan.stages, "in_flight": plan.in_flight, "waves": len(self.wave_s),
                                "activation_bytes": plan.activation_bytes,
-                               "wave_seconds": [round(x, 4) for x in self.wave_s]}
+                               "wave_seconds": [round(x, 4) for x in self.wave_s],
+                               "wrong_per_wave": list(self.wave_wrong)}
         if self.wave_s:
             med = statistics.median(self.wave_s)
             out["median_wave_s"] = round(med, 4)

@@ -61,8 +61,10 @@ def run_sync(eps: Endpoints, plan: SyncPlan, transport: str, clock: Clock, round
     probe_all(eps, record, clock, round_bound_s)
     for k in range(1, plan.rounds + 1):
         expect = model.expected(plan.entries, k)
-        record.problems += one_round(trainer, workers, labels, k, expect, previous, plan.device, transport,
-                                     record.round_s, clock, round_bound_s)
+        found = one_round(trainer, workers, labels, k, expect, previous, plan.device, transport,
+                          record.round_s, clock, round_bound_s)
+        record.problems += found
+        record.round_wrong.append(len(found))
         probe_all(eps, record, clock, round_bound_s)
         previous = expect
     for k in range(plan.rounds + 1, plan.rounds + 1 + plan.store_rounds):

@@ -82,8 +82,10 @@ def run_pipeline(eps: Endpoints, plan: PipelinePlan, transport: str, clock: Cloc
     for w in range(plan.waves):
         outs, seconds = timed(functools.partial(one_wave, eps.actors, plan, w, transport, clock, wave_bound_s))
         record.wave_s.append(seconds)
+        before = len(record.problems)
         for i, got in enumerate(outs):
             record.problems += pipeline.output_problems(w, i, got, expect[w][i], plan.device)
+        record.wave_wrong.append(len(record.problems) - before)
         probe(eps, record, clock, wave_bound_s)
     return record
 

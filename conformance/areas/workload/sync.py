@@ -47,6 +47,7 @@ class SyncRecord:
     problems: list[str] = field(default_factory=list)
     memory: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    round_wrong: list[int] = field(default_factory=list)   # per round: the problems it showed (the judge's evidence)
 
     def figures(self, plan: SyncPlan) -> dict[str, Any]:
         """The figures (ray-conformance diff gates names ending in _s: lower is better; _per_s and
@@ -56,6 +57,7 @@ class SyncRecord:
         out: dict[str, Any] = {"rounds": len(self.round_s), "state_bytes": plan.state_bytes,
                                "tensors": model.tensor_count(plan.entries), "receivers": plan.receivers,
                                "round_seconds": [round(x, 4) for x in self.round_s],
+                               "wrong_per_round": list(self.round_wrong),
                                "store_round_seconds": [round(x, 4) for x in self.store_round_s]}
         if self.round_s:
             med = statistics.median(self.round_s)

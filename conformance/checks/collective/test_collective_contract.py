@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from conformance.areas.collective.contract import contract_problems, group_class
+from conformance.areas.collective.contract import contract_facts, group_class
 from conformance.collective.config import CollectiveConfig
 from conformance.collective.context import CollectiveCtx
 
@@ -25,8 +25,7 @@ def test_group_class_meets_the_contract_ray_calls(collective_ctx: CollectiveCtx)
     config = collective_ctx.config
     cls = group_class(config, collective_ctx.manifest)
     collective_ctx.metrics["class"] = f"{cls.__module__}.{cls.__qualname__}"
-    problems = contract_problems(cls, config.builtin)
-    assert not problems, "; ".join(problems)
+    collective_ctx.decide(contract=contract_facts(cls, config.builtin))
 
 
 _PROBE = """
@@ -81,19 +80,4 @@ def test_availability_is_false_exactly_where_the_library_or_device_is_missing(co
     envs.update({kind: manifest.host_overlay(kind) for kind in collective_ctx.param("unavailable_on")
                  if manifest.host_overlay(kind) is not None})
     seen = availability_on(config, manifest, envs, bound)
-    problems = []
-    here = seen.pop("manifest host")
-    if here.get("value") is not True:
-        problems.append(f"on the manifest's own host it answered {here.get('value', here.get('raised'))!r}, "
-                        "expected True")
-    want = not config.requires_device
-    for kind, got in seen.items():
-        if "raised" in got:
-            problems.append(f"on a {kind} host it raised {got['raised']} (Ray calls it before every group "
-                            f"creation: it must answer {want})")
-        elif got.get("value") is not want:
-            problems.append(f"on a {kind} host (accelerator.hosts.{kind}) it answered {got.get('value')!r}, "
-                            f"expected {want}" + ("" if want else " (the vendor library or device is missing there)"))
-    seen["manifest host"] = here
-    collective_ctx.metrics["answers"] = seen
-    assert not problems, "check_backend_availability(): " + "; ".join(problems)
+    collective_ctx.decide(detail=" (check_backend_availability())", hosts=len(seen), answers=seen)

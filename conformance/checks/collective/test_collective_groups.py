@@ -24,15 +24,6 @@ PATH_WAITS = 2          # knob: bounded waits of one path that can each run out 
 PATH_MARGIN_S = 10.0    # knob: discarding hung members and starting new ones
 
 
-def small_program(ws: int, seed0: int) -> list[dict[str, Any]]:
-    base = {"dtype": "float32", "lib": "torch", "n": 4}
-    steps = [{**base, "op": "allreduce", "reduce": "SUM"}, {**base, "op": "broadcast", "root": ws - 1},
-             {**base, "op": "sendrecv", "src": ws - 1, "dst": 0}]
-    for i, s in enumerate(steps):
-        s["seed"] = seed0 + i
-    return steps
-
-
 @pytest.mark.check("CC-006")
 def test_three_creation_paths_give_the_ranks_asked_for(collective_ctx: CollectiveCtx) -> None:
     cc = collective_ctx.backend
@@ -40,11 +31,15 @@ def test_three_creation_paths_give_the_ranks_asked_for(collective_ctx: Collectiv
     problems: list[str] = []
     hung = False
 
-    def judge_views(path: str, members: list[Any], group: str, ranks: list[int]) -> None:
+    paths: dict[str, Any] = {}
+
+    def read_views(path: str, members: list[Any], group: str, record: dict[str, Any]) -> None:
         views = cc.ask(members, "group_view", group, timeout_s=bound, what="get_rank/get_collective_group_size")
+        record["views"].append([[bool(inited), rank, size] for inited, rank, size in views])
         for i, (inited, rank, size) in enumerate(views):
-            found = f"{path}: member given rank {ranks[i]} of {len(members)} reports initialized={inited}, rank {rank}, size {size}"
-            if (inited, rank, size) != (True, ranks[i], len(members)) and found not in problems:
+            found = (f"{path}: member given rank {record['ranks'][i]} of {len(members)} reports initialized={inited}, "
+                     f"rank {rank}, size {size}")
+            if (inited, rank, size) != (True, record["ranks"][i], len(members)) and found not in problems:
                 problems.append(found)
 
     for k, path in enumerate(PATHS):
@@ -59,14 +54,17 @@ def test_three_creation_paths_give_the_ranks_asked_for(collective_ctx: Collectiv
         ws = len(members)
         ranks = [(i + 1) % ws for i in range(ws)]     # member i gets rank i+1: not the identity
         group = cc.group_name(path)
-        steps = small_program(ws, 300 + 10 * k)
+        steps = programs.small_program(ws, 300 + 10 * k)
+        record: dict[str, Any] = {"ranks": ranks, "views": []}
         try:
             handle = cc.create(members, group, path, ranks)
             if path != "declarative":   # the declarative path builds its group at the first op
-                judge_views(path, members, group, ranks)
+                read_views(path, members, group, record)
             outputs = cc.execute(members, steps, group, bound, ranks)
-            judge_views(path, members, group, ranks)
-            problems += [f"{path}: {p}" for p in programs.judge(steps, outputs, ws)]
+            read_views(path, members, group, record)
+            found = programs.judge(steps, outputs, ws)
+            problems += [f"{path}: {p}" for p in found]
+            record.update(programs.group_evidence(steps, outputs, ws, len(found)))
             if path == "experimental":
                 cc.destroy_handle(handle)
             else:
@@ -74,9 +72,12 @@ def test_three_creation_paths_give_the_ranks_asked_for(collective_ctx: Collectiv
         except Hang as exc:
             hung = True
             problems.append(f"{path}: {exc}")
+            record["error"] = str(exc)[:300]
         except CollectiveError as exc:
             problems.append(f"{path}: {exc}")
-    assert not problems, "; ".join(problems[:6])
+            record["error"] = str(exc)[:300]
+        paths[path] = record
+    collective_ctx.decide(detail=f" ({'; '.join(problems[:6])})" if problems else "", paths=paths)
 
 
 @pytest.mark.check("CC-007")
@@ -86,34 +87,34 @@ def test_named_groups_in_the_same_actors_are_isolated(collective_ctx: Collective
     cc = collective_ctx.backend
     bound = float(collective_ctx.param("op_bound_s"))
     pool = cc.pool()
-    layouts = []   # (members, ranks)
-    for g in range(int(collective_ctx.param("groups"))):
-        size = 2 + g % (len(pool) - 1)
-        members = [pool[(g + i) % len(pool)] for i in range(size)]
-        ranks = list(range(size)) if g % 2 == 0 else list(reversed(range(size)))
-        layouts.append((members, ranks, cc.group_name(f"iso{g}")))
+    layouts: list[tuple[list[Any], list[int], str, dict[str, Any]]] = [
+        ([pool[i] for i in idx], ranks, cc.group_name(f"iso{g}"), {"members": idx, "ranks": ranks, "rounds": []})
+               for g, (idx, ranks) in enumerate(programs.isolation_layouts(int(collective_ctx.param("groups")), len(pool)))]
     problems: list[str] = []
     try:
-        for members, ranks, group in layouts:
+        for members, ranks, group, _ in layouts:
             cc.create(members, group, "init", ranks)
         for rnd in range(int(collective_ctx.param("rounds"))):
-            pending = []
-            for g, (members, ranks, group) in enumerate(layouts):
-                steps = small_program(len(members), 1000 * rnd + 10 * g)
+            pending: list[tuple[list[dict[str, Any]], list[int], str, list[Any], dict[str, Any]]] = []
+            for g, (members, ranks, group, record) in enumerate(layouts):
+                steps = programs.small_program(len(members), 1000 * rnd + 10 * g)
                 refs = [m.run.remote(steps, r, len(members), group) for m, r in zip(members, ranks)]
-                pending.append((steps, ranks, group, refs))
-            for steps, ranks, group, refs in pending:
+                pending.append((steps, ranks, group, refs, record))
+            for steps, ranks, group, refs, record in pending:
                 got = cc.guard(pool, partial(bounded, refs, bound, f"round {rnd} in group {group}"))
                 by_rank: list[Any] = [None] * len(ranks)
                 for r, out in zip(ranks, got):
                     by_rank[r] = out
-                problems += [f"group {group} (size {len(ranks)}): {p}" for p in programs.judge(steps, by_rank, len(ranks))]
-        for members, _, group in layouts:
+                found = programs.judge(steps, by_rank, len(ranks))
+                problems += [f"group {group} (size {len(ranks)}): {p}" for p in found]
+                record["rounds"].append(programs.group_evidence(steps, by_rank, len(ranks), len(found)))
+        for members, _, group, _ in layouts:
             cc.destroy(members, group)
     except CollectiveError as exc:
         problems.append(str(exc))
     collective_ctx.metrics["groups"] = len(layouts)
-    assert not problems, programs.wrong_results("CC-007", problems)
+    collective_ctx.decide(detail=f" ({programs.wrong_results('CC-007', problems)})" if problems else "",
+                          layouts=[record for *_, record in layouts])
 
 
 @pytest.mark.check("CC-008")
@@ -132,7 +133,7 @@ def test_destroy_and_recreate_under_the_same_name_leaves_nothing_behind(collecti
         group = cc.group_name(f"again-{path}")
         try:
             for attempt, ranks in enumerate(([0, 1], [1, 0])):
-                steps = small_program(2, 500 + attempt)[:1]
+                steps = programs.small_program(2, 500 + attempt)[:1]
                 which = "re-created" if attempt else "first"
                 handle = cc.create(members, group, path, ranks)
                 problems += [f"{path}, {which} group: {p}"

@@ -59,8 +59,12 @@ def _run(ctx: WorkloadCtx, scenario: Callable[..., libraries.Observation], what:
     return observation
 
 
-def _record(ctx: WorkloadCtx, obs: libraries.Observation, findings: list[str]) -> None:
-    ctx.metrics.update(findings=findings, upstream=libraries.UPSTREAM[ctx.check_id], observed=obs)
+def _record(ctx: WorkloadCtx, obs: libraries.Observation, findings: list[str], resource: str, env_var: str,
+            nodes: list[str], **extra: Any) -> None:
+    """The findings with what they were derived from (the judge derives them again) and the
+    decision: the scenario answered within its bound."""
+    ctx.decide(findings=findings, upstream=libraries.UPSTREAM[ctx.check_id], observed=obs, resource=resource,
+               env_var=env_var, vendor_nodes=nodes, **extra)
 
 
 @pytest.mark.check("WL-010")
@@ -73,7 +77,9 @@ def test_train_on_the_vendor_resource(workload_ctx: WorkloadCtx) -> None:
                int(ctx.param("workers")), float(ctx.param("fit_bound_s")),
                env={"RAY_TRAIN_WORKER_GROUP_START_TIMEOUT_S": bound})
     devices = [d for d in ctx.transport.devices if not is_host(d)]
-    _record(ctx, obs, libraries.train_findings(obs, resource, env_var, nodes, devices[0] if devices else None))
+    torch_device = devices[0] if devices else None
+    _record(ctx, obs, libraries.train_findings(obs, resource, env_var, nodes, torch_device), resource, env_var, nodes,
+            torch_device=torch_device)
 
 
 @pytest.mark.check("WL-011")
@@ -82,7 +88,7 @@ def test_data_on_the_vendor_resource(workload_ctx: WorkloadCtx) -> None:
     resource, env_var, nodes = _prepare(ctx, "ray.data")
     obs = _run(ctx, libraries.data_scenario, "a Ray Data map_batches on the vendor's resource", resource, env_var,
                int(ctx.param("blocks")))
-    _record(ctx, obs, libraries.data_findings(obs, resource, env_var, nodes))
+    _record(ctx, obs, libraries.data_findings(obs, resource, env_var, nodes), resource, env_var, nodes)
 
 
 @pytest.mark.check("WL-012")
@@ -96,13 +102,13 @@ def test_serve_on_the_vendor_resource(workload_ctx: WorkloadCtx) -> None:
         from ray import serve
 
         serve.shutdown()   # the controller is detached: never leave it to the next check
-    _record(ctx, obs, libraries.serve_findings(obs, resource, env_var, nodes))
+    _record(ctx, obs, libraries.serve_findings(obs, resource, env_var, nodes), resource, env_var, nodes)
 
 
 @pytest.mark.check("WL-013")
 def test_dashboard_metrics_of_the_vendor_resource(workload_ctx: WorkloadCtx) -> None:
     ctx = workload_ctx
-    resource, _, _ = _prepare(ctx, "ray.dashboard.modules.reporter.gpu_providers")
+    resource, env_var, nodes = _prepare(ctx, "ray.dashboard.modules.reporter.gpu_providers")
     obs = _run(ctx, libraries.metrics_scenario, "the dashboard's device metrics on a vendor node", resource,
                resources={resource: 1})
-    _record(ctx, obs, libraries.metrics_findings(obs, resource))
+    _record(ctx, obs, libraries.metrics_findings(obs, resource), resource, env_var, nodes)
