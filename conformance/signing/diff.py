@@ -66,13 +66,13 @@ from conformance.errors import UserError
 from conformance.sanitize import markdown_cell, terminal
 from conformance.signing import attestation as att
 
-REGRESSED_FROM_PASS = ("fail", "error", "skip", "not_applicable", "waived")
+REGRESSED_FROM_PASS = ("fail", "error", "skip", "not_applicable", "waived", "flaky")
 FORMATS = ("text", "md", "json")
 DEFAULT_TOLERANCE = 0.1   # knob: relative worsening a figure may show (the CLI's --tolerance)
 DEFAULT_ALPHA = 0.05      # knob: 1 - the confidence of the change's bootstrap bound (the CLI's --alpha)
 BOOTSTRAP_RESAMPLES = 4000  # knob: resamples per interval (scipy.stats.bootstrap)
 # an outcome's rank, best first: OLD's best and NEW's worst over their runs are compared
-OUTCOME_RANK = {"pass": 0, "not_applicable": 1, "skip": 1, "waived": 2, "fail": 3, "error": 3}
+OUTCOME_RANK = {"pass": 0, "not_applicable": 1, "skip": 1, "waived": 2, "flaky": 2, "fail": 3, "error": 3}
 # the order findings are shown in: what a reviewer must see first
 KIND_ORDER = ("tier", "capability", "outcome", "removed", "metric", "untested", "host", "noise", "added")
 

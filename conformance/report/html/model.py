@@ -16,8 +16,8 @@ from urllib.parse import quote
 
 from conformance.sanitize import terminal
 
-OUTCOME_ORDER = ("pass", "fail", "error", "waived", "skip", "not_applicable")
-OUTCOME_LABEL = {"pass": "pass", "fail": "FAIL", "error": "ERROR", "waived": "waived", "skip": "skip",
+OUTCOME_ORDER = ("pass", "fail", "error", "flaky", "waived", "skip", "not_applicable")
+OUTCOME_LABEL = {"pass": "pass", "fail": "FAIL", "error": "ERROR", "flaky": "FLAKY", "waived": "waived", "skip": "skip",
                  "not_applicable": "N/A"}
 FAILED = ("fail", "error")
 TEXT_LIMIT = 20000
