@@ -55,10 +55,10 @@ class TestRecord:
 
     def final_outcome(self) -> str:
         """The test's outcome over its attempts: `flaky` when it passed after a failed attempt."""
-        return test_outcome([*(a["outcome"] for a in self.earlier), self.outcome])
+        return outcome_over_attempts([*(a["outcome"] for a in self.earlier), self.outcome])
 
 
-def test_outcome(attempts: list[str]) -> str:
+def outcome_over_attempts(attempts: list[str]) -> str:
     """The outcome of one test from its attempts in order (pure): the last one, except that a pass
     after a failed or errored attempt is `flaky`."""
     if not attempts:
@@ -193,7 +193,7 @@ def attempts_outcome(attempts: Iterable[Mapping[str, Any]]) -> dict[str, str]:
     by_test: dict[str, list[tuple[int, str]]] = {}
     for a in attempts:
         by_test.setdefault(str(a.get("test")), []).append((int(a.get("attempt") or 0), str(a.get("outcome"))))
-    return {t: test_outcome([o for _, o in sorted(tries)]) for t, tries in by_test.items()}
+    return {t: outcome_over_attempts([o for _, o in sorted(tries)]) for t, tries in by_test.items()}
 
 
 def attempt_problems(entry: Mapping[str, Any]) -> list[str]:

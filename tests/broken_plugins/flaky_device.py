@@ -2,8 +2,8 @@
 
 It breaks DP-019's promise one time in three, deterministically: each host probe of the
 "overcommit" kind (conformance.areas.device.host_detection.overcommit, run in a fresh process by
-the check) takes the next number of a counter kept in a file of the temp folder, one counter per
-suite process (the probe's parent), and the probes numbered 1, 4, 7, ... ignore the
+the check) takes the next number of a counter kept in a file (in the teeth row's state folder,
+$FAULTY_STATE_DIR; else in the temp folder, one per suite process: the probe's parent), and the probes numbered 1, 4, 7, ... ignore the
 visible-devices variable at node start (as broken_device.VisibleIgnoredAtStart always does). So
 the check's first attempt fails, the suite runs it again (tiers/tiers.yaml flakes.retries) and the
 second passes: the report must say `flaky`, with both attempts, and count it for nothing.
@@ -39,7 +39,10 @@ def _overcommit_probe() -> bool:
 def probe_number() -> int:
     """This probe's number in its suite process's run: the counter file, incremented under a lock."""
     if not _TAKEN:
-        path = Path(tempfile.gettempdir()) / f"flaky-device-twin-{os.getppid()}.count"
+        folder = os.environ.get("FAULTY_STATE_DIR")   # the teeth table's per-row folder
+        path = Path(folder) / "flaky-device-twin.count" if folder else \
+            Path(tempfile.gettempdir()) / f"flaky-device-twin-{os.getppid()}.count"
+        path.parent.mkdir(parents=True, exist_ok=True)
         with open(path, "a+", encoding="utf-8") as f:
             fcntl.flock(f, fcntl.LOCK_EX)
             f.seek(0)

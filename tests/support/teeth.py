@@ -234,11 +234,19 @@ def manifest_for(run: TeethRun, table: dict[str, Any] | None = None) -> dict[str
 
 
 def data_dir_for(run: TeethRun, folder: Path) -> Path:
-    """A copy of the suite's data files with the run's checklist overrides."""
+    """A copy of the suite's data files with the run's checklist overrides; a row that catches
+    defects runs with no re-runs (tiers.yaml flakes.retries 0): its twin fails every attempt alike,
+    so a re-run would only double the time of each failure it shows (and its reason is the first
+    attempt's, the one its `catches` phrase names)."""
     from conformance.catalog import data
 
     for sub in ("tiers", "schemas"):
         shutil.copytree(data.data_root() / sub, folder / sub, dirs_exist_ok=True)
+    if no_retries(run):
+        tiers = folder / "tiers" / "tiers.yaml"
+        ladder = yaml.safe_load(tiers.read_text())
+        ladder["flakes"] = {**(ladder.get("flakes") or {}), "retries": 0}
+        tiers.write_text(yaml.safe_dump(ladder, sort_keys=False))
     path = folder / "tiers" / "checklist.yaml"
     doc = yaml.safe_load(path.read_text())
     for c in doc["checks"]:
@@ -248,6 +256,11 @@ def data_dir_for(run: TeethRun, folder: Path) -> Path:
         c.update(override)
     path.write_text(yaml.safe_dump(doc, sort_keys=False))
     return folder
+
+
+def no_retries(run: TeethRun) -> bool:
+    """Whether the row runs without re-runs of failed checks: it catches defects and shows no flake."""
+    return bool(run.catches) and not run.flaky
 
 
 # ------------------------------------------------------------------------------ running
@@ -268,7 +281,7 @@ def execute(run: TeethRun, base: Path, environ: dict[str, str] | None = None) ->
     # (tests/certify/test_hosts.py runs beside the table's first runs).
     env["SIMCOLL_DIR"] = str(folder / "simcoll")
     env.update(run.env)
-    if run.data:
+    if run.data or no_retries(run):
         env["CONFORMANCE_DATA_DIR"] = str(data_dir_for(run, folder / "data"))
     cmd = suite_command(manifest, out, selection(run))
     t0 = time.monotonic()

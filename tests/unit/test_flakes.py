@@ -1,0 +1,147 @@
+"""Issue 48 item 3, the pure parts: a test's attempts give its outcome (a pass after a failure is
+`flaky`), a check's entry records every attempt, verify's recomputation refuses what the attempts
+contradict, and a flaky or provisional check counts toward no tier or profile unless the release
+says so (no Ray)."""
+from __future__ import annotations
+
+import pytest
+
+from conformance.catalog.capabilities import compute_capabilities
+from conformance.catalog.data import parse_checklist, parse_ladder
+from conformance.catalog.ladder import RunContext, compute_tiers
+from conformance.errors import UserError
+from conformance.report.results import (
+    TestRecord,
+    aggregate,
+    attempt_problems,
+    combine,
+    should_retry,
+    summarize,
+    outcome_over_attempts,
+)
+
+
+
+def check(cid: str, area: str, level: str = "MUST", **extra: object) -> dict:
+    return {"id": cid, "title": f"check {cid}", "area": area, "level": level, "requirement": "MUST do x within it.",
+            "rationale": "because of y.", "since": "0.1.0", **extra}
+
+
+def checklist(**provisional: bool):
+    return parse_checklist({"schema_version": 1, "checks": [
+        check("DP-001", "device", provisional=provisional.get("DP_001", False)),
+        check("DP-002", "device", "SHOULD", provisional=provisional.get("DP_002", False)),
+        check("DP-003", "device", "SHOULD")]})
+
+
+def ladder(cl, allow_flaky: bool = False, retries: int | None = 1):
+    doc = {"schema_version": 1, "tiers": [
+        {"name": "experimental", "summary": "s", "allow_flaky": allow_flaky,
+         "requires": [{"select": {"areas": ["device"], "levels": ["MUST"]}}],
+         "conditions": [{"kind": "should_share", "value": 1.0}]}]}
+    if retries is not None:
+        doc["flakes"] = {"retries": retries}
+    return parse_ladder(doc, checklist=cl)
+
+
+def record(outcome: str, *earlier: str, nodeid: str = "device/test_x.py::test_a", cid: str = "DP-001") -> TestRecord:
+    rec = TestRecord(nodeid, cid, outcome, reason=None if outcome == "pass" else f"{outcome} now", duration_s=0.5)
+    rec.earlier = [{"outcome": o, "reason": f"{o} then", "duration_s": 0.25} for o in earlier]
+    return rec
+
+
+@pytest.mark.parametrize("attempts, expected", [
+    (["pass"], "pass"), (["fail"], "fail"), (["fail", "pass"], "flaky"), (["error", "pass"], "flaky"),
+    (["fail", "fail"], "fail"), (["fail", "fail", "pass"], "flaky"), (["skip"], "skip"),
+    (["fail", "not_applicable"], "not_applicable"), ([], "skip"),
+])
+def test_a_tests_outcome_over_its_attempts(attempts, expected):
+    assert outcome_over_attempts(attempts) == expected
+
+
+def test_only_a_failure_with_attempts_left_runs_again():
+    assert should_retry(record("fail"), 1) and should_retry(record("error"), 1)
+    assert not should_retry(record("fail", "fail"), 1) and should_retry(record("fail", "fail"), 2)
+    assert not should_retry(record("pass"), 1) and not should_retry(record("skip"), 1)
+    assert not should_retry(record("not_applicable"), 1) and not should_retry(record("fail"), 0)
+
+
+@pytest.mark.parametrize("outs, expected", [
+    (["flaky", "pass"], "flaky"), (["flaky", "fail"], "fail"), (["flaky", "error"], "error"),
+    (["flaky", "skip"], "flaky"),
+])
+def test_a_flaky_test_makes_its_check_flaky_unless_another_failed(outs, expected):
+    assert combine(outs) == expected
+
+
+def test_the_entry_records_every_attempt_and_names_the_flake():
+    entries = {e["id"]: e for e in aggregate([record("pass", "fail"), record("pass", nodeid="device/test_x.py::test_b"),
+                                              record("pass", cid="DP-002", nodeid="device/test_y.py::test_c")],
+                                             checklist())}
+    flaky = entries["DP-001"]
+    assert flaky["outcome"] == "flaky" and flaky["duration_s"] == 1.25   # every attempt's time
+    assert [(a["test"].rsplit("::")[-1], a["attempt"], a["outcome"]) for a in flaky["attempts"]] == [
+        ("test_a", 1, "fail"), ("test_a", 2, "pass"), ("test_b", 1, "pass")]
+    assert "test_a: fail on attempt 1 (fail then), pass on attempt 2" in flaky["reason"]
+    assert "attempts" not in entries["DP-002"] and entries["DP-002"]["outcome"] == "pass"   # ran once: as before
+    assert summarize(entries.values())["flaky"] == 1 and not attempt_problems(flaky)
+
+
+def test_a_flaky_check_is_never_waived_and_a_failure_after_retries_is():
+    from conformance.catalog.data import Waiver
+
+    w = Waiver(check="DP-001", issue="https://x/1", reason="known upstream bug", expires="2099-01-01")
+    assert aggregate([record("pass", "fail")], checklist(), [w])[0]["outcome"] == "flaky"
+    waived = aggregate([record("fail", "fail")], checklist(), [w])[0]
+    assert waived["outcome"] == "waived" and len(waived["attempts"]) == 2
+
+
+def test_verify_refuses_what_the_attempts_contradict():
+    entry = aggregate([record("pass", "fail")], checklist())[0]
+    assert attempt_problems({**entry, "outcome": "pass"}) == [
+        "DP-001 claims pass but its recorded attempts show a failure (device/test_x.py::test_a): flaky at best"]
+    quiet = [{**a, "outcome": "pass"} for a in entry["attempts"]]
+    assert attempt_problems({**entry, "attempts": quiet}) == [
+        "DP-001 claims flaky but no recorded test failed and then passed"]
+    assert attempt_problems({"id": "DP-001", "outcome": "flaky"}) == ["DP-001 is flaky but records no attempts"]
+    shuffled = list(reversed(entry["attempts"]))
+    assert "numbered [2, 1], expected 1..2" in attempt_problems({**entry, "attempts": shuffled})[0]
+    assert attempt_problems({"id": "DP-001", "outcome": "pass"}) == []   # ran once: nothing to recompute
+
+
+def test_flaky_counts_as_failed_for_a_tier_unless_the_release_allows_it():
+    cl = checklist()
+    outcomes = [{"id": "DP-001", "outcome": "flaky"}, {"id": "DP-002", "outcome": "pass"},
+                {"id": "DP-003", "outcome": "pass"}]
+    tier, detail = compute_tiers(outcomes, cl, ladder(cl), RunContext(True, 2))
+    assert tier is None and detail[0]["blocking"][0]["outcome"] == "flaky"
+    assert compute_tiers(outcomes, cl, ladder(cl, allow_flaky=True), RunContext(True, 2))[0] == "experimental"
+    share = [{**o, "outcome": "flaky"} if o["id"] == "DP-003" else {**o, "outcome": "pass"} for o in outcomes]
+    assert compute_tiers(share, cl, ladder(cl), RunContext(True, 2))[0] is None   # the SHOULD share too
+    assert compute_tiers(share, cl, ladder(cl, allow_flaky=True), RunContext(True, 2))[0] == "experimental"
+
+
+def test_flaky_counts_as_failed_for_a_profile_unless_the_profile_allows_it():
+    cl = checklist()
+    results = [{"id": "DP-001", "outcome": "flaky"}]
+    profile = {"name": "device", "summary": "s", "requires": [{"select": {"areas": ["device"], "levels": ["MUST"]}}]}
+    assert compute_capabilities(results, cl, [profile], {})[0]["state"] == "not certified"
+    assert compute_capabilities(results, cl, [{**profile, "allow_flaky": True}], {})[0]["state"] == "certified"
+
+
+def test_the_release_sets_the_retries():
+    cl = checklist()
+    assert ladder(cl).retries == 1 and ladder(cl, retries=None).retries == 0   # a release without flakes: none
+    with pytest.raises(UserError, match="flakes.retries"):
+        ladder(cl, retries=-1)
+
+
+def test_a_provisional_check_counts_toward_nothing():
+    cl = checklist(DP_002=True)
+    assert [c.id for c in cl.provisional()] == ["DP-002"] and "DP-002" not in {c.id for c in cl.counted()}
+    outcomes = [{"id": "DP-001", "outcome": "pass"}, {"id": "DP-002", "outcome": "fail"},
+                {"id": "DP-003", "outcome": "pass"}]
+    tier, detail = compute_tiers(outcomes, cl, ladder(cl), RunContext(True, 2))
+    assert tier == "experimental" and "1/1 SHOULD" in detail[0]["conditions"][0]["detail"]
+    entry = {e["id"]: e for e in aggregate([], cl)}
+    assert entry["DP-002"]["provisional"] is True and "provisional" not in entry["DP-003"]
