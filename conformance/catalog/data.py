@@ -515,6 +515,11 @@ def load_suite_data() -> SuiteData:
     unselected = unselected_checks(checklist, ladder, load_profiles())
     if unselected:
         raise UserError(unselected[0])
+    from conformance.catalog.soak import load_soak, soak_problems  # soak imports this module
+
+    soaking = soak_problems(checklist, load_soak())
+    if soaking:
+        raise UserError(soaking[0])
     return SuiteData(checklist, ladder, waivers, wsha)
 
 

@@ -29,7 +29,9 @@ def checklist_markdown(data: SuiteData) -> str:
         return "\n".join(textwrap.wrap(" ".join(text.split()), width=WRAP, break_long_words=False,
                                         break_on_hyphens=False))
 
-    blocks = [f"### {c.id}: {c.title}\n\n{c.level} · area `{c.area}` · since {c.since}\n\n{wrapped(c.requirement)}"
+    blocks = [f"### {c.id}: {c.title}\n\n{c.level} · area `{c.area}` · since {c.since}"
+              + (" · **provisional** (soaking: counted toward nothing; docs/tiers.md)" if c.provisional else "")
+              + f"\n\n{wrapped(c.requirement)}"
               f"\n\n" + wrapped(f"- params: {params_text(c.params)}") for c in data.checklist.active()]
     return "\n\n".join(blocks)
 
@@ -44,15 +46,48 @@ def tiers_markdown(data: SuiteData) -> str:
                           "should_share": f">= {float(c.get('value', 0)):.0%} of SHOULD checks pass"}[c["kind"]])
         ids = required_checks(t, data.checklist)
         rows.append([t["name"], t["summary"], ", ".join(ids) or "-", "; ".join(conds) or "-",
-                     "yes" if t.get("allow_waived") else "no"])
+                     "yes" if t.get("allow_waived") else "no", "yes" if t.get("allow_flaky") else "no"])
     findings = data.checklist.findings()
     levels = ", ".join(sorted({c.level for c in findings}))
     uncounted = (f" Checks of level {levels} ({', '.join(c.id for c in findings)}) are findings for the SIG: "
                  "recorded and shown, never counted toward a tier, a SHOULD share or a capability profile, "
                  "whatever their outcome (tiers/vocabulary.yaml `uncounted_levels`)." if findings else "")
     return (tabulate(rows, headers=["tier", "summary", "requires (in addition to the tiers below)", "conditions",
-                                    "waived counts"], tablefmt="github")
-            + "\n\nTiers are cumulative. skip, not_applicable and error never count as passed." + uncounted)
+                                    "waived counts", "flaky counts"], tablefmt="github")
+            + "\n\nTiers are cumulative. skip, not_applicable and error never count as passed; flaky counts only "
+              "where the tier says so (below)." + uncounted)
+
+
+FLAKES_TEXT = """\
+A check that fails once in twenty runs of a correct plugin must not block a tier, and a check
+that passes on a retry must not hide a real intermittent bug. Two rules, both data:
+
+- **Flakes are named, never hidden.** A test of a check that fails or errors runs again in the
+  same run, at most the release's `retries` times (`tiers/tiers.yaml`, `flakes.retries`), each
+  attempt a fresh setup, call and teardown. The report records every attempt (outcome, reason,
+  duration: `checks[].attempts`). A check that failed and then passed is **`flaky`**: never
+  `pass`; it counts as not passed for a tier unless the tier says `allow_flaky: true` (and for a
+  capability profile unless the profile does, `tiers/capabilities.yaml`), the run exits 1, and
+  report.md, the terminal and `review` list it for the SIG with its attempts. `verify` recomputes
+  it from the attempts: a `pass` whose attempts record a failure is refused.
+- **A new check enters provisional.** It is added to `tiers/checklist.yaml` with
+  `provisional: true`: it runs and is reported (`checks[].provisional`), and counts toward no
+  tier, SHOULD share or capability profile, like a finding. Each CI run of the reference plugin
+  records its outcome in `tiers/soak.yaml`; a release promotes the check (drops `provisional`)
+  only once its last `soak_runs` recorded runs all passed. The loader refuses a promotion without
+  that soak and a provisional check without a record (`conformance/catalog/soak.py`)."""
+
+
+def flakes_markdown(data: SuiteData) -> str:
+    """The flakes section of docs/tiers.md: the rule, and the state from tiers.yaml and soak.yaml."""
+    from conformance.catalog.soak import load_soak, soak_markdown, soak_state
+
+    soak = load_soak()
+    allowed = [t["name"] for t in data.ladder.tiers if t.get("allow_flaky")]
+    return (FLAKES_TEXT + f"\n\nToday: a failed test runs again at most **{data.ladder.retries}** time(s); "
+            f"flaky counts toward {', '.join(allowed) if allowed else 'no tier'}; a promotion needs "
+            f"**{soak.soak_runs}** green CI runs in a row.\n\n" + soak_markdown(soak_state(data.checklist, soak),
+                                                                            soak.soak_runs))
 
 
 SHAPE_POLICY_TEXT = """\
@@ -228,7 +263,8 @@ def render_docs(out_dir: Path) -> dict[Path, str]:
             "marks and tests/teeth.yaml; do not edit by hand -->\n\n" + check_index_markdown(data, teeth) + "\n")
     for name, body, title in (("checklist.md", checklist_markdown(data), "Checklist"),
                               ("tiers.md", tiers_markdown(data) + "\n\n## Shape policy\n\n"
-                               + shape_policy_markdown(data), "Tier ladder")):
+                               + shape_policy_markdown(data) + "\n\n## Flakes and provisional checks\n\n"
+                               + flakes_markdown(data), "Tier ladder")):
         out[out_dir / name] = (f"# {title}\n\n<!-- generated by `ray-conformance docs` from tiers/*.yaml; "
                                "do not edit by hand -->\n\n" + body + "\n")
     guide = out_dir / "writing-a-plugin.md"

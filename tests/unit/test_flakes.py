@@ -15,11 +15,10 @@ from conformance.report.results import (
     aggregate,
     attempt_problems,
     combine,
+    outcome_over_attempts,
     should_retry,
     summarize,
-    outcome_over_attempts,
 )
-
 
 
 def check(cid: str, area: str, level: str = "MUST", **extra: object) -> dict:
@@ -31,7 +30,7 @@ def checklist(**provisional: bool):
     return parse_checklist({"schema_version": 1, "checks": [
         check("DP-001", "device", provisional=provisional.get("DP_001", False)),
         check("DP-002", "device", "SHOULD", provisional=provisional.get("DP_002", False)),
-        check("DP-003", "device", "SHOULD")]})
+        check("DP-003", "device", "SHOULD", provisional=provisional.get("DP_003", False))]})
 
 
 def ladder(cl, allow_flaky: bool = False, retries: int | None = 1):
@@ -145,3 +144,56 @@ def test_a_provisional_check_counts_toward_nothing():
     assert tier == "experimental" and "1/1 SHOULD" in detail[0]["conditions"][0]["detail"]
     entry = {e["id"]: e for e in aggregate([], cl)}
     assert entry["DP-002"]["provisional"] is True and "provisional" not in entry["DP-003"]
+
+
+# ------------------------------------------------------------------------------ provisional checks and their soak
+def soak(runs: dict, needed: int = 3):
+    from conformance.catalog.soak import parse_soak
+
+    return parse_soak({"schema_version": 1, "soak_runs": needed, "checks": {
+        cid: [{"date": "2026-12-0" + str(i + 1), "commit": "abc1234", "outcome": o} for i, o in enumerate(outs)]
+        for cid, outs in runs.items()}})
+
+
+def test_the_green_streak_counts_the_last_runs_in_a_row():
+    s = soak({"DP-002": ["pass", "fail", "pass", "pass"], "DP-003": ["pass", "flaky"]})
+    assert s.green_streak("DP-002") == 2 and s.green_streak("DP-003") == 0 and s.green_streak("DP-001") == 0
+    assert not s.soaked("DP-002") and soak({"DP-002": ["fail", "pass", "pass", "pass"]}).soaked("DP-002")
+
+
+def test_a_promotion_needs_its_soak_and_a_provisional_check_its_record():
+    from conformance.catalog.soak import soak_problems
+
+    assert soak_problems(checklist(DP_002=True), soak({"DP-002": ["pass"]})) == []   # still soaking: fine
+    assert soak_problems(checklist(DP_002=True), soak({})) == [
+        "soak: checks.DP-002: the provisional check has no soak record; expected a list (empty until its first CI run)"]
+    early = soak_problems(checklist(), soak({"DP-002": ["pass", "fail", "pass"]}))
+    assert early == ["checklist: DP-002.provisional: promoted after 1 green run(s) in a row; the soak needs 3 "
+                     "(tiers/soak.yaml soak_runs): keep it provisional"]
+    assert soak_problems(checklist(), soak({"DP-002": ["fail", "pass", "pass", "pass"]})) == []   # promoted, soaked
+    assert soak_problems(checklist(), soak({"TR-001": []})) == [
+        "soak: checks.TR-001: unknown check id (tiers/checklist.yaml has none)"]
+
+
+def test_a_new_check_enters_provisional():
+    from conformance.catalog.soak import entry_problems
+
+    assert entry_problems(checklist(DP_003=True), ["DP-001", "DP-002"]) == []
+    assert entry_problems(checklist(), ["DP-001", "DP-002"]) == [
+        "checklist: DP-003: a new check enters provisional (provisional: true, and a soak record in tiers/soak.yaml); "
+        "it counts once a release promotes it after its soak"]
+
+
+def test_the_shipped_data_keeps_the_rule():
+    """Every check added since the newest release entered provisional, and the soak record agrees
+    with the checklist (the loader's rule, on the shipped files)."""
+    from conformance.catalog import releases
+    from conformance.catalog.data import load_suite_data
+    from conformance.catalog.soak import entry_problems, load_soak, soak_problems
+
+    current = load_suite_data().checklist
+    known = releases.load_releases()
+    newest = known[list(known)[-1]]
+    released, _ = releases.load_release_data(newest, releases.default_path())
+    assert entry_problems(current, [c.id for c in released.checks]) == []
+    assert soak_problems(current, load_soak()) == []
