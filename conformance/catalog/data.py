@@ -19,6 +19,7 @@ from typing import Any, Iterable, Mapping
 
 import jsonschema
 
+from conformance.catalog.soak import Soak, soak_problems
 from conformance.errors import UserError
 
 
@@ -515,12 +516,27 @@ def load_suite_data() -> SuiteData:
     unselected = unselected_checks(checklist, ladder, load_profiles())
     if unselected:
         raise UserError(unselected[0])
-    from conformance.catalog.soak import load_soak, soak_problems  # soak imports this module
-
     soaking = soak_problems(checklist, load_soak())
     if soaking:
         raise UserError(soaking[0])
     return SuiteData(checklist, ladder, waivers, wsha)
+
+
+def soak_path() -> Path:
+    """tiers/soak.yaml (provisional checks' soak record); the packaged one when an override folder
+    (CONFORMANCE_DATA_DIR) does not carry its own."""
+    path = data_root() / "tiers" / "soak.yaml"
+    return path if path.exists() else packaged_data_root() / "tiers" / "soak.yaml"
+
+
+def parse_soak(doc: Any) -> Soak:
+    validate(doc, "soak", what="soak")
+    return Soak.from_doc(doc)
+
+
+def load_soak(path: Path | None = None) -> Soak:
+    """The soak record of provisional checks (conformance.catalog.soak judges it)."""
+    return parse_soak(read_yaml_or_json(path or soak_path(), what="soak"))
 
 
 def run_knobs_path() -> Path:

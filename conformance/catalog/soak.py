@@ -7,16 +7,17 @@ only after it ran flake-free for two weeks). Each CI run of the reference plugin
 outcome for each provisional check in tiers/soak.yaml; a release promotes a check (drops its
 `provisional`) only when its last `soak_runs` recorded runs all passed.
 
-Pure functions over a Checklist and the soak document, plus the loader; the loader of the suite's
-data (catalog.data.load_suite_data) and the docs (docgen) call them.
+Pure functions over a Checklist and the soak record; catalog.data loads the record (load_soak,
+validated by schemas/soak.schema.json) and refuses what soak_problems finds, the docs (docgen)
+show soak_state.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
-from conformance.catalog.data import Checklist, data_root, packaged_data_root, read_yaml_or_json, validate
+if TYPE_CHECKING:   # catalog.data loads the record with these functions: no import back at run time
+    from conformance.catalog.data import Checklist
 
 
 @dataclass(frozen=True)
@@ -38,21 +39,11 @@ class Soak:
     def soaked(self, cid: str) -> bool:
         return self.green_streak(cid) >= self.soak_runs
 
-
-def soak_path() -> Path:
-    """tiers/soak.yaml; the packaged one when an override folder (CONFORMANCE_DATA_DIR) has none."""
-    path = data_root() / "tiers" / "soak.yaml"
-    return path if path.exists() else packaged_data_root() / "tiers" / "soak.yaml"
-
-
-def parse_soak(doc: Any) -> Soak:
-    validate(doc, "soak", what="soak")
-    return Soak(soak_runs=int(doc["soak_runs"]),
-                runs={cid: tuple(dict(r) for r in runs) for cid, runs in doc["checks"].items()})
-
-
-def load_soak(path: Path | None = None) -> Soak:
-    return parse_soak(read_yaml_or_json(path or soak_path(), what="soak"))
+    @classmethod
+    def from_doc(cls, doc: Mapping[str, Any]) -> "Soak":
+        """From a schema-valid tiers/soak.yaml (catalog.data.parse_soak validates it first)."""
+        return cls(soak_runs=int(doc["soak_runs"]),
+                   runs={cid: tuple(dict(r) for r in runs) for cid, runs in doc["checks"].items()})
 
 
 def soak_problems(checklist: Checklist, soak: Soak) -> list[str]:

@@ -80,7 +80,8 @@ that passes on a retry must not hide a real intermittent bug. Two rules, both da
 
 def flakes_markdown(data: SuiteData) -> str:
     """The flakes section of docs/tiers.md: the rule, and the state from tiers.yaml and soak.yaml."""
-    from conformance.catalog.soak import load_soak, soak_markdown, soak_state
+    from conformance.catalog.data import load_soak
+    from conformance.catalog.soak import soak_markdown, soak_state
 
     soak = load_soak()
     allowed = [t["name"] for t in data.ladder.tiers if t.get("allow_flaky")]

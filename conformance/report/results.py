@@ -33,6 +33,8 @@ OUTCOMES = ("pass", "fail", "error", "skip", "not_applicable", "waived", "flaky"
 # Outcomes a later reader may not find in an older report's summary (added after the first release).
 LATER_OUTCOMES = frozenset({"flaky"})
 RETRIED = ("fail", "error")   # the outcomes of a test that the release's `retries` re-runs
+# The reason of an error the host caused (run/outcomes.py): not judged, so no failure of the plugin.
+HOST_PREFIX = "not judged: host: "
 
 
 @dataclass
@@ -55,16 +57,23 @@ class TestRecord:
 
     def final_outcome(self) -> str:
         """The test's outcome over its attempts: `flaky` when it passed after a failed attempt."""
-        return outcome_over_attempts([*(a["outcome"] for a in self.earlier), self.outcome])
+        return outcome_over_attempts([*self.earlier, self.attempt()])
 
 
-def outcome_over_attempts(attempts: list[str]) -> str:
-    """The outcome of one test from its attempts in order (pure): the last one, except that a pass
-    after a failed or errored attempt is `flaky`."""
+def plugin_failed(attempt: Mapping[str, Any]) -> bool:
+    """Whether an attempt failed or errored for the plugin: not an error the host caused ("not
+    judged: host: ...", which judged nothing of the plugin)."""
+    return attempt.get("outcome") in RETRIED and not str(attempt.get("reason") or "").startswith(HOST_PREFIX)
+
+
+def outcome_over_attempts(attempts: list[Mapping[str, Any]]) -> str:
+    """The outcome of one test from its attempts ({outcome, reason}) in order (pure): the last one,
+    except that a pass after an attempt the plugin failed is `flaky` (after the host's error only,
+    it is a pass: the earlier attempt judged nothing)."""
     if not attempts:
         return "skip"
-    last = attempts[-1]
-    return "flaky" if last == "pass" and any(a in RETRIED for a in attempts[:-1]) else last
+    last = str(attempts[-1].get("outcome"))
+    return "flaky" if last == "pass" and any(plugin_failed(a) for a in attempts[:-1]) else last
 
 
 def should_retry(rec: TestRecord, retries: int) -> bool:
@@ -171,7 +180,7 @@ def flaky_reason(recs: Iterable[TestRecord]) -> str:
     said = []
     for r in recs:
         if r.final_outcome() == "flaky":
-            n, failed = next((n, a) for n, a in enumerate(r.earlier, start=1) if a["outcome"] in RETRIED)
+            n, failed = next((n, a) for n, a in enumerate(r.earlier, start=1) if plugin_failed(a))
             said.append(f"{r.nodeid.rsplit('::', 1)[-1]}: {failed['outcome']} on attempt "
                         f"{n} ({failed['reason'] or 'no reason'}), "
                         f"pass on attempt {len(r.earlier) + 1}")
@@ -190,10 +199,11 @@ def check_attempts(recs: Iterable[TestRecord]) -> list[dict[str, Any]]:
 
 def attempts_outcome(attempts: Iterable[Mapping[str, Any]]) -> dict[str, str]:
     """test -> its outcome recomputed from the recorded attempts (pure; what verify reads)."""
-    by_test: dict[str, list[tuple[int, str]]] = {}
+    by_test: dict[str, list[tuple[int, Mapping[str, Any]]]] = {}
     for a in attempts:
-        by_test.setdefault(str(a.get("test")), []).append((int(a.get("attempt") or 0), str(a.get("outcome"))))
-    return {t: outcome_over_attempts([o for _, o in sorted(tries)]) for t, tries in by_test.items()}
+        n = a.get("attempt")
+        by_test.setdefault(str(a.get("test")), []).append((n if isinstance(n, int) else 0, a))
+    return {t: outcome_over_attempts([a for _, a in sorted(tries, key=lambda x: x[0])]) for t, tries in by_test.items()}
 
 
 def attempt_problems(entry: Mapping[str, Any]) -> list[str]:

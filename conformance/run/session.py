@@ -26,7 +26,7 @@ from conformance.cluster import shapes
 from conformance.cluster.manager import ClusterManager, ClusterShape, ClusterStartError, ClusterStopHung, prepare_driver
 from conformance.report.build import TERMINAL_BLOCKERS_WIDTH, build_report, now_iso, ran_lines, tier_table
 from conformance.report.environment import fingerprint
-from conformance.report.results import TestRecord, aggregate, should_retry
+from conformance.report.results import TestRecord, active_waiver, aggregate, should_retry
 from conformance.report.writer import ReportWriter
 from conformance.run.outcomes import apply_phase, new_record, waiver_xfail
 from conformance.run.registry_lint import lint_registry
@@ -193,7 +193,7 @@ class ConformanceRun:
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None) -> bool | None:
         """Run a check's test, and again while it failed or errored and the release's `retries`
-        (tiers/tiers.yaml `flakes`) allow: pytest's own runtest protocol once per attempt (a fresh
+        (tiers/tiers.yaml `flakes`) allow (never a check under an active waiver: its failure is known): pytest's own runtest protocol once per attempt (a fresh
         setup, call and teardown; the item's metrics and budget start empty), its record keeping
         every earlier attempt (report/results.py makes a pass after a failure `flaky`). pytest and
         the run's other hooks see the last attempt's reports only; the terminal names each re-run."""
@@ -204,10 +204,12 @@ class ConformanceRun:
         from _pytest.runner import runtestprotocol
 
         item.ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
+        waived = active_waiver(self.waivers, cid, dt.date.today()) is not None   # a known failure: never re-run
         while True:
             reports = runtestprotocol(item, nextitem=nextitem, log=False)
             rec = self.records.get(item.nodeid)
-            if rec is None or not should_retry(rec, retries) or item.session.shouldstop or item.session.shouldfail:
+            if rec is None or waived or not should_retry(rec, retries) or item.session.shouldstop \
+                    or item.session.shouldfail:
                 break
             self._next_attempt(item, rec, retries)
         for report in reports:

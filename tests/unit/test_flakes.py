@@ -55,7 +55,13 @@ def record(outcome: str, *earlier: str, nodeid: str = "device/test_x.py::test_a"
     (["fail", "not_applicable"], "not_applicable"), ([], "skip"),
 ])
 def test_a_tests_outcome_over_its_attempts(attempts, expected):
-    assert outcome_over_attempts(attempts) == expected
+    assert outcome_over_attempts([{"outcome": o, "reason": None} for o in attempts]) == expected
+
+
+def test_a_pass_after_the_hosts_error_is_a_pass():
+    host = {"outcome": "error", "reason": "not judged: host: Ray's node did not register"}
+    assert outcome_over_attempts([host, {"outcome": "pass", "reason": None}]) == "pass"
+    assert outcome_over_attempts([host, {"outcome": "fail", "reason": "x"}, {"outcome": "pass"}]) == "flaky"
 
 
 def test_only_a_failure_with_attempts_left_runs_again():
@@ -148,7 +154,7 @@ def test_a_provisional_check_counts_toward_nothing():
 
 # ------------------------------------------------------------------------------ provisional checks and their soak
 def soak(runs: dict, needed: int = 3):
-    from conformance.catalog.soak import parse_soak
+    from conformance.catalog.data import parse_soak
 
     return parse_soak({"schema_version": 1, "soak_runs": needed, "checks": {
         cid: [{"date": "2026-12-0" + str(i + 1), "commit": "abc1234", "outcome": o} for i, o in enumerate(outs)]
@@ -188,8 +194,8 @@ def test_the_shipped_data_keeps_the_rule():
     """Every check added since the newest release entered provisional, and the soak record agrees
     with the checklist (the loader's rule, on the shipped files)."""
     from conformance.catalog import releases
-    from conformance.catalog.data import load_suite_data
-    from conformance.catalog.soak import entry_problems, load_soak, soak_problems
+    from conformance.catalog.data import load_soak, load_suite_data
+    from conformance.catalog.soak import entry_problems, soak_problems
 
     current = load_suite_data().checklist
     known = releases.load_releases()
@@ -197,3 +203,10 @@ def test_the_shipped_data_keeps_the_rule():
     released, _ = releases.load_release_data(newest, releases.default_path())
     assert entry_problems(current, [c.id for c in released.checks]) == []
     assert soak_problems(current, load_soak()) == []
+
+
+def test_the_next_step_for_a_flaky_check_is_its_intermittent_failure():
+    from conformance.report.next_steps import action_for
+
+    action = action_for({"outcome": "flaky", "reason": "test_a: fail on attempt 1 (boom), pass on attempt 2"}, None)
+    assert action.startswith("find and fix the intermittent failure") and "boom" in action
