@@ -125,7 +125,7 @@ def aggregate(records: Iterable[TestRecord], checklist: Checklist, waivers: Iter
         else:
             for r in recs:
                 if r.outcome == outcome and r.reason:
-                    reason = r.reason
+                    reason = rerun_reason(r)
                     break
         metrics: dict[str, Any] = {}
         load: dict[str, Any] | None = None
@@ -173,6 +173,18 @@ def with_types_not_run(reason: str | None, outcome: str, metrics: dict[str, Any]
     if reason:
         return f"{reason} ({said})"
     return f"passed on {', '.join(map(str, ran))}; {said}" if isinstance(ran, list) and ran else said
+
+
+def rerun_reason(r: TestRecord) -> str | None:
+    """The reason of a test that ended as it ended on every re-run: its first attempt's (the defect
+    as first met; a re-run may meet what the first attempt left behind), and the last one's when it
+    differs."""
+    if not r.earlier:
+        return r.reason
+    first = r.earlier[0]
+    if first["reason"] == r.reason:
+        return f"{r.reason} (the same on {len(r.earlier)} re-run(s))"
+    return f"{first['reason']} (re-run {len(r.earlier)}: {r.outcome}: {r.reason})"
 
 
 def flaky_reason(recs: Iterable[TestRecord]) -> str:

@@ -210,3 +210,12 @@ def test_the_next_step_for_a_flaky_check_is_its_intermittent_failure():
 
     action = action_for({"outcome": "flaky", "reason": "test_a: fail on attempt 1 (boom), pass on attempt 2"}, None)
     assert action.startswith("find and fix the intermittent failure") and "boom" in action
+
+
+def test_a_check_that_failed_every_attempt_keeps_its_first_reason():
+    rec = record("fail", "fail")
+    rec.reason = "fail then"
+    same = aggregate([rec], checklist())[0]
+    assert same["outcome"] == "fail" and same["reason"] == "fail then (the same on 1 re-run(s))"
+    rec.reason = "left behind"
+    assert aggregate([rec], checklist())[0]["reason"] == "fail then (re-run 1: fail: left behind)"
