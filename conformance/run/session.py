@@ -197,7 +197,7 @@ class ConformanceRun:
         setup, call and teardown; the item's metrics and budget start empty), its record keeping
         every earlier attempt (report/results.py makes a pass after a failure `flaky`). pytest and
         the run's other hooks see the last attempt's reports only; the terminal names each re-run."""
-        retries = self.data.ladder.retries
+        retries = self.retries()
         cid = self.item_checks.get(item.nodeid)
         if cid is None or retries <= 0:
             return None     # pytest's own protocol
@@ -216,6 +216,12 @@ class ConformanceRun:
             item.ihook.pytest_runtest_logreport(report=report)
         item.ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
         return True
+
+    def retries(self) -> int:
+        """The release's re-runs of a failed test, or fewer when --conformance-retries asks (never more)."""
+        asked = self.config.getoption("conformance_retries", None)
+        release = self.data.ladder.retries
+        return release if asked is None else max(0, min(int(asked), release))
 
     def _next_attempt(self, item: pytest.Item, rec: TestRecord, retries: int) -> None:
         """Keep `rec` as an earlier attempt and start the test's next one from a clean slate."""
