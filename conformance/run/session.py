@@ -218,7 +218,9 @@ class ConformanceRun:
         return True
 
     def retries(self) -> int:
-        """The release's re-runs of a failed test, or fewer when --conformance-retries asks (never more)."""
+        """The release's re-runs of a failed test, or fewer when --conformance-retries asks (never more:
+        fewer re-runs can only turn a flake into the failure it showed, so the option is part of a
+        certification run, schemas/report.trust.yaml)."""
         asked = self.config.getoption("conformance_retries", None)
         release = self.data.ladder.retries
         return release if asked is None else max(0, min(int(asked), release))
