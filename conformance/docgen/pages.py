@@ -29,9 +29,7 @@ def checklist_markdown(data: SuiteData) -> str:
         return "\n".join(textwrap.wrap(" ".join(text.split()), width=WRAP, break_long_words=False,
                                         break_on_hyphens=False))
 
-    blocks = [f"### {c.id}: {c.title}\n\n{c.level} · area `{c.area}` · since {c.since}"
-              + (" · **provisional** (soaking: counted toward nothing; docs/tiers.md)" if c.provisional else "")
-              + f"\n\n{wrapped(c.requirement)}"
+    blocks = [f"### {c.id}: {c.title}\n\n{c.level} · area `{c.area}` · since {c.since}\n\n{wrapped(c.requirement)}"
               f"\n\n" + wrapped(f"- params: {params_text(c.params)}") for c in data.checklist.active()]
     return "\n\n".join(blocks)
 
