@@ -249,6 +249,12 @@ class RunHelp:
                 tr.write_line(summary)
 
     # ------------------------------------------------------------------ work
+    def attempt_failed(self, cid: str) -> None:
+        """A failed attempt the run re-runs (run/session.py): pytest never sees its reports, so its
+        Ray log evidence is collected here (a flaky check's report then carries it)."""
+        self._remember_session()
+        self._collect_evidence(cid)
+
     def _progress_line(self, cid: str) -> None:
         from conformance.report.results import combine
         from conformance.run.progress import progress_line, shown_outcome
@@ -315,7 +321,7 @@ class RunHelp:
             if entry.get("reason"):
                 entry["reason"] = shorten_paths(entry["reason"])
             ev = self.evidence.get(entry["id"])
-            if ev is None or entry["outcome"] not in ("fail", "error", "waived"):
+            if ev is None or entry["outcome"] not in ("fail", "error", "waived", "flaky"):
                 continue
             entry["log_files"] = list(ev.files)
             entry["log_excerpt"] = ev.excerpt

@@ -227,6 +227,8 @@ class ConformanceRun:
 
     def _next_attempt(self, item: pytest.Item, rec: TestRecord, retries: int) -> None:
         """Keep `rec` as an earlier attempt and start the test's next one from a clean slate."""
+        if self.report_extras is not None:   # Ray's logs of the failed attempt, before the next one's
+            self.report_extras.attempt_failed(rec.check_id)
         nxt = new_record(rec.nodeid, rec.check_id)
         nxt.earlier = [*rec.earlier, rec.attempt()]
         self.records[rec.nodeid] = nxt
