@@ -37,6 +37,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--conformance-hang-grace", dest="conformance_hang_grace", type=float, default=75.0,
                     metavar="SECONDS", help="after a timeout, how long to wait for the check to return before "
                                             "writing the report and ending the run")
+    group.addoption("--conformance-retries", dest="conformance_retries", type=int, default=None, metavar="N",
+                    help="re-run a failed check's test at most N times: fewer than the release's flakes.retries "
+                         "(never more), so a flake counts as the failure it showed; never laxer, so a "
+                         "certification run may ask for it")
     group.addoption("--conformance-select", dest="conformance_select", default=None, metavar="IDS",
                     help="run only these checks (comma-separated ids); the others' tests are deselected and "
                          "the report is partial (`ray-conformance run --area/--check/--last-failed`)")

@@ -6,7 +6,8 @@ plug-in interfaces does it certifiably implement" (device, topology, transport, 
 the way Khronos profiles and MLPerf categories sit beside a conformance verdict instead of
 inside it. A profile is one of three states:
 
-* "certified"      – declared, and every check its selectors pick counts (pass; waived if allowed);
+* "certified"      – declared, and every check its selectors pick counts (pass; waived or flaky
+                     where the profile allows it);
 * "not certified"  – declared, and some such check does not count (named in `blocking`);
 * "not declared"   – the manifest has no block for it: nothing was claimed, nothing is lost.
 
@@ -30,12 +31,13 @@ __all__ = ["capabilities_path", "load_profiles"]   # loaded with the suite's dat
 CERTIFIED, NOT_CERTIFIED, NOT_DECLARED = "certified", "not certified", "not declared"
 
 
-def _counts(result: Mapping[str, Any] | None, allow_waived: bool) -> bool:
+def _counts(result: Mapping[str, Any] | None, allow_waived: bool, allow_flaky: bool = False) -> bool:
     if result is None:
         return False
     outcome = result.get("outcome")
     blocks = bool((result.get("waiver") or {}).get("blocks_tier", False))
-    return outcome == "pass" or (allow_waived and outcome == "waived" and not blocks)
+    return outcome == "pass" or (allow_waived and outcome == "waived" and not blocks) or \
+        (allow_flaky and outcome == "flaky")
 
 
 def declares(manifest: Mapping[str, Any], field: str) -> bool:
@@ -64,7 +66,8 @@ def compute_capabilities(results: Iterable[Mapping[str, Any]], checklist: Checkl
                 required += [cid for cid in picked if cid not in required]
         required = [cid for cid in required if cid not in outside]
         blocking = [{"id": cid, "outcome": (by_id.get(cid) or {}).get("outcome", "skip")}
-                    for cid in required if not _counts(by_id.get(cid), bool(p.get("allow_waived", False)))]
+                    for cid in required if not _counts(by_id.get(cid), bool(p.get("allow_waived", False)),
+                                                       bool(p.get("allow_flaky", False)))]
         state = NOT_DECLARED if not declared else (CERTIFIED if required and not blocking else NOT_CERTIFIED)
         entry: dict[str, Any] = {"name": p["name"], "state": state, "declared": declared,
                                  "required_checks": required, "blocking": blocking if declared else []}

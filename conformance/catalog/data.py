@@ -19,6 +19,7 @@ from typing import Any, Iterable, Mapping
 
 import jsonschema
 
+from conformance.catalog.soak import Soak, soak_problems
 from conformance.errors import UserError
 
 
@@ -234,6 +235,10 @@ class Check:
     tags: tuple[str, ...] = ()
     timeout_s: float | None = None
     retired: bool = False
+    # A new check soaking before it counts (`provisional: true`): run and reported like any
+    # check, counted toward nothing (a tier, a SHOULD share, a profile) until a release promotes
+    # it after its soak record (tiers/soak.yaml, conformance.catalog.soak) holds enough green runs.
+    provisional: bool = False
     # Thresholds and knobs of this check (`params:` in the checklist): the only place check
     # code and judges read a pass/fail number from.
     params: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
@@ -289,8 +294,13 @@ class Checklist:
         return tuple(c for c in self.checks if not c.retired)
 
     def counted(self) -> tuple[Check, ...]:
-        """Active checks a tier, a SHOULD share or a capability profile may count: not findings."""
-        return tuple(c for c in self.active() if c.level not in self.uncounted_levels)
+        """Active checks a tier, a SHOULD share or a capability profile may count: not findings,
+        not provisional checks."""
+        return tuple(c for c in self.active() if c.level not in self.uncounted_levels and not c.provisional)
+
+    def provisional(self) -> tuple[Check, ...]:
+        """Active checks still soaking: recorded and shown, never counted (until promoted)."""
+        return tuple(c for c in self.active() if c.provisional)
 
     def findings(self) -> tuple[Check, ...]:
         """Active checks of an uncounted level: recorded and shown, never counted."""
@@ -346,6 +356,9 @@ class Ladder:
     sha256: str
     # What checks need from the hardware's shape (tiers.yaml `shape_policy`; empty: nothing).
     shape_policy: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
+    # How often a failed test runs again in the same run (tiers.yaml `flakes.retries`; a release
+    # without the block re-runs nothing).
+    retries: int = 0
 
     def names(self) -> list[str]:
         return [t["name"] for t in self.tiers]
@@ -410,7 +423,8 @@ def parse_ladder(doc: Any, sha256: str = "", checklist: Checklist | None = None)
             vocabulary.check_id("tiers: shape_policy.needs", cid)
             if checklist is not None and cid not in checklist.by_id():
                 raise UserError(f"tiers: shape_policy.needs: unknown check id {cid}")
-    return Ladder(tiers=tuple(doc["tiers"]), sha256=sha256, shape_policy=dict(doc.get("shape_policy", {})))
+    return Ladder(tiers=tuple(doc["tiers"]), sha256=sha256, shape_policy=dict(doc.get("shape_policy", {})),
+                  retries=int((doc.get("flakes") or {}).get("retries", 0)))
 
 
 def load_ladder(path: Path | None = None, checklist: Checklist | None = None) -> Ladder:
@@ -502,7 +516,27 @@ def load_suite_data() -> SuiteData:
     unselected = unselected_checks(checklist, ladder, load_profiles())
     if unselected:
         raise UserError(unselected[0])
+    soaking = soak_problems(checklist, load_soak())
+    if soaking:
+        raise UserError(soaking[0])
     return SuiteData(checklist, ladder, waivers, wsha)
+
+
+def soak_path() -> Path:
+    """tiers/soak.yaml (provisional checks' soak record); the packaged one when an override folder
+    (CONFORMANCE_DATA_DIR) does not carry its own."""
+    path = data_root() / "tiers" / "soak.yaml"
+    return path if path.exists() else packaged_data_root() / "tiers" / "soak.yaml"
+
+
+def parse_soak(doc: Any) -> Soak:
+    validate(doc, "soak", what="soak")
+    return Soak.from_doc(doc)
+
+
+def load_soak(path: Path | None = None) -> Soak:
+    """The soak record of provisional checks (conformance.catalog.soak judges it)."""
+    return parse_soak(read_yaml_or_json(path or soak_path(), what="soak"))
 
 
 def run_knobs_path() -> Path:

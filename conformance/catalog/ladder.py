@@ -13,6 +13,7 @@ from conformance.catalog.data import Check, Checklist, Ladder, select_checks  # 
 
 PASSING = "pass"
 WAIVED = "waived"
+FLAKY = "flaky"
 
 
 @dataclass(frozen=True)
@@ -102,10 +103,11 @@ def required_checks(tier: Mapping[str, Any], checklist: Checklist) -> list[str]:
     return ids
 
 
-def _counts(outcome: str, allow_waived: bool, waiver_blocks: bool = False) -> bool:
+def _counts(outcome: str, allow_waived: bool, waiver_blocks: bool = False, allow_flaky: bool = False) -> bool:
     """`pass` counts; `waived` counts only where the tier allows waivers and the waiver does not
-    say `blocks_tier`."""
-    return outcome == PASSING or (allow_waived and outcome == WAIVED and not waiver_blocks)
+    say `blocks_tier`; `flaky` (failed, then passed on a re-run) only where the tier allows flakes."""
+    return outcome == PASSING or (allow_waived and outcome == WAIVED and not waiver_blocks) or \
+        (allow_flaky and outcome == FLAKY)
 
 
 def _blocks_tier(result: Mapping[str, Any]) -> bool:
@@ -115,7 +117,8 @@ def _blocks_tier(result: Mapping[str, Any]) -> bool:
 
 def _condition(cond: Mapping[str, Any], ctx: RunContext, outcomes: Mapping[str, str],
                checklist: Checklist, allow_waived: bool,
-               blocks: Mapping[str, bool] | None = None, exempt: frozenset[str] = frozenset()) -> dict[str, Any]:
+               blocks: Mapping[str, bool] | None = None, exempt: frozenset[str] = frozenset(),
+               allow_flaky: bool = False) -> dict[str, Any]:
     blocks = blocks or {}
     kind = cond["kind"]
     if kind == "transport_declared":
@@ -126,8 +129,9 @@ def _condition(cond: Mapping[str, Any], ctx: RunContext, outcomes: Mapping[str, 
         met = ctx.nodes >= need
         detail = f"{ctx.nodes} node(s) in the run; needs >= {need}"
     elif kind == "should_share":
-        shoulds = [c.id for c in checklist.active() if c.level == "SHOULD" and c.id not in exempt]
-        passed = sum(1 for cid in shoulds if _counts(outcomes.get(cid, "skip"), allow_waived, blocks.get(cid, False)))
+        shoulds = [c.id for c in checklist.counted() if c.level == "SHOULD" and c.id not in exempt]
+        passed = sum(1 for cid in shoulds if _counts(outcomes.get(cid, "skip"), allow_waived, blocks.get(cid, False),
+                                                     allow_flaky))
         share = passed / len(shoulds) if shoulds else 1.0
         met = share >= float(cond["value"])
         detail = f"{passed}/{len(shoulds)} SHOULD checks passed ({share:.0%}); needs >= {float(cond['value']):.0%}"
@@ -143,8 +147,8 @@ def compute_tiers(results: Iterable[Mapping[str, Any]], checklist: Checklist, la
     """Return (highest achieved tier or None, per-tier detail).
 
     A check satisfies a requirement only with outcome `pass` (or `waived` when the tier allows
-    waivers, unless the check's waiver says `blocks_tier`). A check absent from `results` counts
-    as `skip`. Tiers are cumulative.
+    waivers, unless the check's waiver says `blocks_tier`; or `flaky` when the tier says
+    `allow_flaky`). A check absent from `results` counts as `skip`. Tiers are cumulative.
     """
     results = list(results)
     outcomes = {r["id"]: r["outcome"] for r in results}
@@ -159,11 +163,13 @@ def compute_tiers(results: Iterable[Mapping[str, Any]], checklist: Checklist, la
     detail = []
     for tier in ladder.tiers:
         allow_waived = bool(tier.get("allow_waived", False))
+        allow_flaky = bool(tier.get("allow_flaky", False))
         req = required_checks(tier, checklist)
         blocking = [{"id": cid, "outcome": outcomes.get(cid, "skip"),
                      "reason": reasons.get(cid) or ("not run" if cid not in outcomes else None)}
-                    for cid in req if not _counts(outcomes.get(cid, "skip"), allow_waived, blocks.get(cid, False))]
-        conditions = [_condition(c, ctx, outcomes, checklist, allow_waived, blocks, exempt)
+                    for cid in req if not _counts(outcomes.get(cid, "skip"), allow_waived, blocks.get(cid, False),
+                                                  allow_flaky)]
+        conditions = [_condition(c, ctx, outcomes, checklist, allow_waived, blocks, exempt, allow_flaky)
                       for c in tier.get("conditions", [])]
         own_ok = not blocking and all(c["met"] for c in conditions)
         ok = own_ok and below_failed is None
@@ -191,7 +197,7 @@ def should_slack(checklist: Checklist, ladder: Ladder, tier: Mapping[str, Any], 
     `limits`: every check ruled out (shape and environment); `shape_only`: those the hardware's
     shape rules out, which leave the share's denominator when the ladder exempts them.
     """
-    shoulds = [c.id for c in checklist.active() if c.level == "SHOULD"]
+    shoulds = [c.id for c in checklist.counted() if c.level == "SHOULD"]
     if ladder.shape_policy.get("exempt_from_should_share"):
         shoulds = [cid for cid in shoulds if cid not in shape_only]
     ruled_out = [cid for cid in shoulds if cid in limits]

@@ -19,11 +19,12 @@ from conformance.catalog.data import SuiteData, load_schema, schema_path, sha256
 from conformance.catalog.ladder import RunContext, compute_tiers
 from conformance.catalog.selection import is_partial, selection_record
 from conformance.report.findings import findings_markdown
+from conformance.report.flakes import flakes_markdown
 from conformance.report.results import TestRecord, summarize
 from conformance.sanitize import markdown_cell
 
 OUTCOME_MARK = {"pass": "PASS", "fail": "FAIL", "error": "ERROR", "skip": "SKIP",
-                "not_applicable": "N/A", "waived": "WAIVED"}
+                "not_applicable": "N/A", "waived": "WAIVED", "flaky": "FLAKY"}
 
 
 def now_iso() -> str:
@@ -186,6 +187,7 @@ def render_markdown(report: dict[str, Any]) -> str:
     for note in report["cluster"].get("notes", []):
         lines.insert(10, f"- Note: {markdown_cell(note)}")
     lines += findings_markdown(report)
+    lines += flakes_markdown(report)
     for title, section in sorted((report.get("sections") or {}).items()):
         if isinstance(section, dict) and section.get("markdown"):
             lines += [f"## {title}", "", section["markdown"], ""]
@@ -247,10 +249,15 @@ def write_junit(report: dict[str, Any], records: Iterable[TestRecord], out_dir: 
                                                      outcome="skip", reason=c["reason"])]
         for r in recs:
             counts["tests"] += 1
+            seconds = r.duration_s + sum(a["duration_s"] for a in r.earlier)   # every attempt's
             case = ET.SubElement(suite, "testcase", classname=c["id"], name=r.nodeid.split("::")[-1],
-                                 time=f"{r.duration_s:.3f}")
-            outcome = "waived" if c["outcome"] == "waived" and r.outcome in ("fail", "error") else r.outcome
-            if outcome == "fail":
+                                 time=f"{seconds:.3f}")
+            final = r.final_outcome()
+            outcome = "waived" if c["outcome"] == "waived" and final in ("fail", "error") else final
+            if outcome == "flaky":   # never a pass: a failure whose message says it passed on a re-run
+                counts["failures"] += 1
+                ET.SubElement(case, "failure", message=f"flaky: {c['reason'] or ''}"[:1000])
+            elif outcome == "fail":
                 counts["failures"] += 1
                 ET.SubElement(case, "failure", message=(r.reason or "")[:1000])
             elif outcome == "error":

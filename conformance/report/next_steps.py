@@ -40,6 +40,9 @@ def action_for(entry: Mapping[str, Any], shape_reason: str | None) -> str:
         return f"make it applicable: {reason}"
     if outcome == "waived":
         return f"the waiver does not count here: {reason}"
+    if outcome == "flaky":
+        return (f"find and fix the intermittent failure (it failed, then passed on a re-run; a flaky check does not "
+                f"count here; every attempt is in report.md): {reason}{logs}")
     return f"run it (it did not run: {reason or 'not selected'})"
 
 
@@ -57,7 +60,7 @@ def next_steps(report: Mapping[str, Any], checklist: Checklist, ladder: Ladder,
     ids = [b["id"] for b in tier.get("blocking", [])]
     for cond in tier.get("conditions", []):
         if cond["kind"] == "should_share" and not cond["met"]:
-            ids += [c.id for c in checklist.active() if c.level == "SHOULD" and c.id not in ids
+            ids += [c.id for c in checklist.counted() if c.level == "SHOULD" and c.id not in ids
                     and entries.get(c.id, {}).get("outcome") != "pass"]
     from conformance.catalog.manifest_gates import FIELDS_DOC, load_gates, missing
 

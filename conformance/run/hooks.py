@@ -19,6 +19,7 @@ import pytest
 
 from conformance.catalog.vendor_calls import KnownHang
 from conformance.report.findings import findings_terminal
+from conformance.report.flakes import flakes_terminal
 from conformance.report.local_paths import shorten_paths
 from conformance.sanitize import terminal
 
@@ -238,6 +239,8 @@ class RunHelp:
             tr.write_line(line)
         for line in findings_terminal(report):
             tr.write_line(line)
+        for line in flakes_terminal(report):
+            tr.write_line(line)
         host = report.get("host") or {}
         for line in left_behind_lines(host.get("left_behind") or {}):
             tr.write_line(terminal(f"left on the host: {line}", limit=400))
@@ -246,13 +249,19 @@ class RunHelp:
                 tr.write_line(summary)
 
     # ------------------------------------------------------------------ work
+    def attempt_failed(self, cid: str) -> None:
+        """A failed attempt the run re-runs (run/session.py): pytest never sees its reports, so its
+        Ray log evidence is collected here (a flaky check's report then carries it)."""
+        self._remember_session()
+        self._collect_evidence(cid)
+
     def _progress_line(self, cid: str) -> None:
         from conformance.report.results import combine
         from conformance.run.progress import progress_line, shown_outcome
 
         recs = [r for r in self.run.records.values() if r.check_id == cid]
-        outcome = shown_outcome(combine([r.outcome for r in recs]), cid, self.run.waivers)
-        seconds = sum(r.duration_s for r in recs)
+        outcome = shown_outcome(combine([r.final_outcome() for r in recs]), cid, self.run.waivers)
+        seconds = sum(r.duration_s + sum(a["duration_s"] for a in r.earlier) for r in recs)
         elapsed = time.monotonic() - self.run.t0
         check = self.run.data.checklist.by_id().get(cid)
         line = progress_line(len(self.progress.done), len(self.progress.order), cid, check.title if check else "",
@@ -312,7 +321,7 @@ class RunHelp:
             if entry.get("reason"):
                 entry["reason"] = shorten_paths(entry["reason"])
             ev = self.evidence.get(entry["id"])
-            if ev is None or entry["outcome"] not in ("fail", "error", "waived"):
+            if ev is None or entry["outcome"] not in ("fail", "error", "waived", "flaky"):
                 continue
             entry["log_files"] = list(ev.files)
             entry["log_excerpt"] = ev.excerpt

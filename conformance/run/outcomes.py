@@ -24,12 +24,13 @@ import datetime as dt
 from typing import Any, Iterable, Protocol
 
 from conformance.cluster.manager import ClusterStartError, ray_startup_timed_out
-from conformance.report.results import NOT_APPLICABLE_PREFIX, TestRecord, active_waiver
+from conformance.report.results import HOST_PREFIX, NOT_APPLICABLE_PREFIX, TestRecord, active_waiver
 from conformance.timing.host_load import HostNotReady
 from conformance.timing.waits import carried_timeout
 
 UNFINISHED = "the check did not finish (run interrupted)"
-HOST_PREFIX = "not judged: host: "   # the reason of an error the host caused (report, tiers: an error, never a pass)
+# HOST_PREFIX (report/results.py), "not judged: host: ": the reason of an error the host caused (report,
+# tiers: an error, never a pass; an attempt it ended is no failure of the plugin)
 REASON_LIMIT = 600  # knob: longest reason line kept from an exception message
 
 

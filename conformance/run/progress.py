@@ -13,7 +13,7 @@ from conformance.sanitize import terminal
 
 LINE_WIDTH = 100
 MARK = {"pass": "PASS", "fail": "FAIL", "error": "ERROR", "skip": "SKIP", "not_applicable": "N/A",
-        "waived": "WAIVED"}
+        "waived": "WAIVED", "flaky": "FLAKY"}
 PACE_BOUNDS = (0.5, 4.0)   # how far this run's pace may stretch the recorded durations
 PACE_AFTER_S = 10.0        # judge the pace only once this many recorded seconds are done
 TAIL_WIDTH = 34

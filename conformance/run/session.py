@@ -26,7 +26,7 @@ from conformance.cluster import shapes
 from conformance.cluster.manager import ClusterManager, ClusterShape, ClusterStartError, ClusterStopHung, prepare_driver
 from conformance.report.build import TERMINAL_BLOCKERS_WIDTH, build_report, now_iso, ran_lines, tier_table
 from conformance.report.environment import fingerprint
-from conformance.report.results import TestRecord, aggregate
+from conformance.report.results import TestRecord, active_waiver, aggregate, should_retry
 from conformance.report.writer import ReportWriter
 from conformance.run.outcomes import apply_phase, new_record, waiver_xfail
 from conformance.run.registry_lint import lint_registry
@@ -190,6 +190,61 @@ class ConformanceRun:
         self.deselected += [item.nodeid for item in items]
 
     # ------------------------------------------------------------------ execution
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None) -> bool | None:
+        """Run a check's test, and again while it failed or errored and the release's `retries`
+        (tiers/tiers.yaml `flakes`) allow (never a check under an active waiver: its failure is known): pytest's own runtest protocol once per attempt (a fresh
+        setup, call and teardown; the item's metrics and budget start empty), its record keeping
+        every earlier attempt (report/results.py makes a pass after a failure `flaky`). pytest and
+        the run's other hooks see the last attempt's reports only; the terminal names each re-run."""
+        retries = self.retries()
+        cid = self.item_checks.get(item.nodeid)
+        if cid is None or retries <= 0:
+            return None     # pytest's own protocol
+        from _pytest.runner import runtestprotocol
+
+        item.ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
+        waived = active_waiver(self.waivers, cid, dt.date.today()) is not None   # a known failure: never re-run
+        while True:
+            reports = runtestprotocol(item, nextitem=nextitem, log=False)
+            rec = self.records.get(item.nodeid)
+            if rec is None or waived or not should_retry(rec, retries) or item.session.shouldstop \
+                    or item.session.shouldfail:
+                break
+            self._next_attempt(item, rec, retries)
+        for report in reports:
+            item.ihook.pytest_runtest_logreport(report=report)
+        item.ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
+        return True
+
+    def retries(self) -> int:
+        """The release's re-runs of a failed test, or fewer when --conformance-retries asks (never more:
+        fewer re-runs can only turn a flake into the failure it showed, so the option is part of a
+        certification run, schemas/report.trust.yaml)."""
+        asked = self.config.getoption("conformance_retries", None)
+        release = self.data.ladder.retries
+        return release if asked is None else max(0, min(int(asked), release))
+
+    def _next_attempt(self, item: pytest.Item, rec: TestRecord, retries: int) -> None:
+        """Keep `rec` as an earlier attempt and start the test's next one from a clean slate."""
+        if self.report_extras is not None:   # Ray's logs of the failed attempt, before the next one's
+            self.report_extras.attempt_failed(rec.check_id)
+        nxt = new_record(rec.nodeid, rec.check_id)
+        nxt.earlier = [*rec.earlier, rec.attempt()]
+        self.records[rec.nodeid] = nxt
+        self.loads.pop(rec.nodeid, None)
+        if METRICS_KEY in item.stash:   # the next attempt's check context starts them afresh
+            del item.stash[METRICS_KEY]
+        if BUDGET_KEY in item.stash:
+            del item.stash[BUDGET_KEY]
+        tr = self.config.pluginmanager.get_plugin("terminalreporter")
+        if tr is not None:
+            tr.ensure_newline()
+            tr.write_line(terminal(f"{rec.check_id}: {rec.outcome} on attempt {len(nxt.earlier)} "
+                                   f"({rec.reason or 'no reason'}); running {item.name} again "
+                                   f"(re-run {len(nxt.earlier)} of at most {retries}; a pass now is flaky, "
+                                   "never pass)", limit=400))
+
     def timeout_for(self, item: pytest.Item, factor: float) -> float:
         """The check's hard timeout, stretched by `factor` as its inner bounds are
         (conformance.timing.host_load): a bound a check widened for a loaded host must not meet an
@@ -321,6 +376,9 @@ class ConformanceRun:
             self.clusters.notes.append(f"cluster shutdown failed: {exc.__class__.__name__}")
         interrupted = exitstatus == pytest.ExitCode.INTERRUPTED
         self.write_reports(interrupted=interrupted, reason="interrupted (KeyboardInterrupt or stop)" if interrupted else None)
+        if exitstatus == pytest.ExitCode.OK and self.report and (self.report.get("summary") or {}).get("flaky"):
+            # every test's last attempt passed, but a flaky check fell short: exit as a failed run
+            session.exitstatus = self.exitstatus = int(pytest.ExitCode.TESTS_FAILED)
 
     @pytest.hookimpl(trylast=True)
     def pytest_unconfigure(self, config: pytest.Config) -> None:

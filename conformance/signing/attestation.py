@@ -35,7 +35,7 @@ BUNDLE_NAME = "report.sigstore.json"
 
 # How per-check outcomes map onto the predicate's three lists (the predicate has no skip list).
 PASSED_OUTCOMES = ("pass",)
-FAILED_OUTCOMES = ("fail", "error")
+FAILED_OUTCOMES = ("fail", "error", "flaky")   # flaky: failed, then passed on a re-run (never a pass)
 WARNED_OUTCOMES = ("waived", "skip", "not_applicable")
 
 CHECKLIST_RD = "tiers/checklist.yaml"

@@ -43,6 +43,8 @@ def _case_outcome(case: ET.Element) -> str | None:
     if len(children) > 1:
         return None
     child = children[0]
+    if child.tag == "failure" and (child.get("message") or "").startswith("flaky:"):
+        return "flaky"
     if child.tag in _CASE_OUTCOME:
         return _CASE_OUTCOME[child.tag]
     message = child.get("message") or ""
@@ -129,7 +131,7 @@ def junit_problems(report: Mapping[str, Any], raw: bytes) -> list[str]:
             problems.append(f"{cid}: a test case has an outcome write_junit never writes")
             continue
         counts["tests"] += len(mine)
-        counts["failures"] += outcomes.count("fail")
+        counts["failures"] += outcomes.count("fail") + outcomes.count("flaky")
         counts["errors"] += outcomes.count("error")
         counts["skipped"] += sum(o in ("skip", "not_applicable", "waived") for o in outcomes)
         claimed = check.get("outcome")

@@ -72,10 +72,10 @@ from conformance.signing.merit_diff import (
     reference_findings,
 )
 
-REGRESSED_FROM_PASS = ("fail", "error", "skip", "not_applicable", "waived")
+REGRESSED_FROM_PASS = ("fail", "error", "skip", "not_applicable", "waived", "flaky")
 FORMATS = ("text", "md", "json")
 # an outcome's rank, best first: OLD's best and NEW's worst over their runs are compared
-OUTCOME_RANK = {"pass": 0, "not_applicable": 1, "skip": 1, "waived": 2, "fail": 3, "error": 3}
+OUTCOME_RANK = {"pass": 0, "not_applicable": 1, "skip": 1, "waived": 2, "flaky": 2, "fail": 3, "error": 3}
 # the order findings are shown in: what a reviewer must see first
 KIND_ORDER = ("tier", "capability", "outcome", "removed", "metric", "untested", "host", "noise", "added")
 

@@ -291,16 +291,25 @@ def entry_problems(entry: Mapping[str, Any], check: Check, manifest: Mapping[str
 
 
 def summary_problems(report: Mapping[str, Any]) -> list[str]:
+    """The summary's counts against the per-check outcomes, and each check's outcome against its
+    recorded attempts (a `pass` whose attempts show a failure is flaky at best: refused). An
+    outcome added later (`flaky`) may be absent from an older report's summary while no check has it."""
+    from conformance.report.results import LATER_OUTCOMES, attempt_problems
+
     checks = as_list(report.get("checks"))
     counts = {o: 0 for o in OUTCOMES}
+    problems: list[str] = []
     for entry in checks:
         outcome = entry.get("outcome") if isinstance(entry, Mapping) else None
         if outcome in counts:
             counts[outcome] += 1
+        if isinstance(entry, Mapping):
+            problems += [terminal(p, limit=300) for p in attempt_problems(entry)]
     summary = as_map(report.get("summary"))
-    problems = [f"{k} is {terminal(summary[k], limit=40)}, the checks give {counts[k]}"
-                for k in OUTCOMES if k in summary and summary[k] != counts[k]]
-    problems += [f"{k} is missing (the checks give {counts[k]})" for k in OUTCOMES if k not in summary]
+    problems += [f"{k} is {terminal(summary[k], limit=40)}, the checks give {counts[k]}"
+                 for k in OUTCOMES if k in summary and summary[k] != counts[k]]
+    problems += [f"{k} is missing (the checks give {counts[k]})" for k in OUTCOMES
+                 if k not in summary and not (k in LATER_OUTCOMES and counts[k] == 0)]
     extra = sorted(str(k) for k in summary if k not in counts)
     if extra:
         problems.append(f"unknown key(s) {terminal(', '.join(extra), limit=120)}")

@@ -243,7 +243,8 @@ def _fill(row: Row, folder: Path, trusted: Sequence[TrustedKey] | None, known: d
     row.claimed_tier = report.get("tier") if isinstance(report.get("tier"), str) else None
     checks = as_list(report.get("checks"))
     checks = [c for c in checks if isinstance(c, dict)]
-    row.failing = sorted(_short_str(c.get("id")) for c in checks if c.get("outcome") in att.FAILED_OUTCOMES)
+    row.failing = sorted(_short_str(c.get("id")) + (" (flaky)" if c.get("outcome") == "flaky" else "")
+                         for c in checks if c.get("outcome") in att.FAILED_OUTCOMES)
     row.waived = sorted(_short_str(c.get("id")) for c in checks if c.get("outcome") == "waived")
     row.outcomes = {c["id"]: c["outcome"] for c in checks if isinstance(c.get("id"), str) and isinstance(c.get("outcome"), str)}
     row.claimed_capabilities = _claimed_capabilities(report)

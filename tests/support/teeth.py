@@ -94,14 +94,17 @@ class TeethRun:
     data: dict[str, dict[str, Any]]
     slow: bool = False
     guards: tuple[str, ...] = ()   # checks whose false alarm this good run is known to catch (`guards`)
+    # check id -> the phrases its FIRST attempt's failure must contain: the row's plugin fails it
+    # intermittently, the run re-runs it (tiers/tiers.yaml flakes.retries) and it must end `flaky`
+    flaky: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     @property
     def good(self) -> bool:
-        return not self.catches
+        return not self.catches and not self.flaky
 
     @property
     def named_checks(self) -> tuple[str, ...]:
-        return tuple(dict.fromkeys([*self.catches, *self.may_fail, *self.passes, *self.waived]))
+        return tuple(dict.fromkeys([*self.catches, *self.flaky, *self.may_fail, *self.passes, *self.waived]))
 
     @property
     def judged_checks(self) -> tuple[str, ...]:
@@ -112,7 +115,7 @@ class TeethRun:
         `files` does not start its tests: it would only cost time. With `files` the module
         runs whole and `may_fail` permits those failures.
         """
-        return tuple(dict.fromkeys([*self.catches, *self.passes, *self.waived]))
+        return tuple(dict.fromkeys([*self.catches, *self.flaky, *self.passes, *self.waived]))
 
 
 @dataclass
@@ -139,7 +142,7 @@ def runs(table: dict[str, Any] | None = None) -> list[TeethRun]:
     out = []
     for r in table["runs"]:
         unknown = set(r) - {"id", "base", "set", "env", "catches", "may_fail", "passes", "not_applicable",
-                            "waived", "files", "phase", "also", "data", "slow", "guards"}
+                            "waived", "files", "phase", "also", "data", "slow", "guards", "flaky"}
         assert not unknown, f"teeth.yaml {r.get('id')}: unknown field(s) {sorted(unknown)}"
         assert r["base"] in table["bases"], f"teeth.yaml {r['id']}: unknown base {r['base']!r}"
         files: list[str] = []
@@ -151,7 +154,8 @@ def runs(table: dict[str, Any] | None = None) -> list[TeethRun]:
             may_fail=tuple(r.get("may_fail", [])), passes=tuple(r.get("passes", [])),
             not_applicable=tuple(r.get("not_applicable", [])), waived=tuple(r.get("waived", [])),
             files=tuple(files), phase=int(r.get("phase", 1)), also=tuple(r.get("also", [])),
-            data=dict(r.get("data", {})), slow=bool(r.get("slow", False)), guards=tuple(r.get("guards", []))))
+            data=dict(r.get("data", {})), slow=bool(r.get("slow", False)), guards=tuple(r.get("guards", [])),
+            flaky={k: phrases_of(v) for k, v in (r.get("flaky") or {}).items()}))
     ids = [r.id for r in out]
     assert len(ids) == len(set(ids)), "teeth.yaml: duplicate run ids"
     return out
@@ -230,11 +234,19 @@ def manifest_for(run: TeethRun, table: dict[str, Any] | None = None) -> dict[str
 
 
 def data_dir_for(run: TeethRun, folder: Path) -> Path:
-    """A copy of the suite's data files with the run's checklist overrides."""
+    """A copy of the suite's data files with the run's checklist overrides; a row that catches
+    defects runs with no re-runs (tiers.yaml flakes.retries 0): its twin fails every attempt alike,
+    so a re-run would only double the time of each failure it shows (and its reason is the first
+    attempt's, the one its `catches` phrase names)."""
     from conformance.catalog import data
 
     for sub in ("tiers", "schemas"):
         shutil.copytree(data.data_root() / sub, folder / sub, dirs_exist_ok=True)
+    if no_retries(run):
+        tiers = folder / "tiers" / "tiers.yaml"
+        ladder = yaml.safe_load(tiers.read_text())
+        ladder["flakes"] = {**(ladder.get("flakes") or {}), "retries": 0}
+        tiers.write_text(yaml.safe_dump(ladder, sort_keys=False))
     path = folder / "tiers" / "checklist.yaml"
     doc = yaml.safe_load(path.read_text())
     for c in doc["checks"]:
@@ -244,6 +256,11 @@ def data_dir_for(run: TeethRun, folder: Path) -> Path:
         c.update(override)
     path.write_text(yaml.safe_dump(doc, sort_keys=False))
     return folder
+
+
+def no_retries(run: TeethRun) -> bool:
+    """Whether the row runs without re-runs of failed checks: it catches defects and shows no flake."""
+    return bool(run.catches) and not run.flaky
 
 
 # ------------------------------------------------------------------------------ running
@@ -264,7 +281,7 @@ def execute(run: TeethRun, base: Path, environ: dict[str, str] | None = None) ->
     # (tests/certify/test_hosts.py runs beside the table's first runs).
     env["SIMCOLL_DIR"] = str(folder / "simcoll")
     env.update(run.env)
-    if run.data:
+    if run.data or no_retries(run):
         env["CONFORMANCE_DATA_DIR"] = str(data_dir_for(run, folder / "data"))
     cmd = suite_command(manifest, out, selection(run))
     t0 = time.monotonic()
@@ -305,10 +322,13 @@ def problems(run: TeethRun, result: RunResult) -> list[str]:
             for phrase in phrases:
                 if phrase not in (c["reason"] or ""):
                     out.append(f"{cid} failed for another reason than {run.id} (wanted {phrase!r}): {c['reason']}")
+    for cid, phrases in run.flaky.items():
+        if cid in got:
+            out += flaky_problems(run.id, cid, got[cid], phrases, result)
     allowed_fail = set(run.catches) | set(run.may_fail)
     for cid, c in got.items():
         o = c["outcome"]
-        if cid in run.catches:
+        if cid in run.catches or cid in run.flaky:
             continue
         if o in FAILED and cid in allowed_fail:
             continue
@@ -323,6 +343,45 @@ def problems(run: TeethRun, result: RunResult) -> list[str]:
     if run.good:
         out += [f"verify would refuse this good run's evidence: {p}" for p in evidence_refusals(result.report)]
     out += unrecomputed_failures(run, got, result.report.get("manifest") or {})
+    return out
+
+
+def flaky_problems(row: str, cid: str, entry: dict[str, Any], phrases: tuple[str, ...],
+                   result: RunResult) -> list[str]:
+    """Issue 48: a check the row's plugin fails one time in three ends `flaky` with both attempts
+    recorded (the first failed for the phrases' reason, the last passed), counts for nothing (every
+    tier and capability profile that requires it names it blocking; none achieved rests on it),
+    and report.md lists it for the SIG with its attempts."""
+    report = result.report
+    assert report is not None
+    attempts = entry.get("attempts") or []
+    if entry["outcome"] != "flaky":
+        return [f"{cid} must be flaky in {row}: {entry['outcome']} ({entry['reason']}); attempts {attempts}"]
+    out = [] if result.rc == 1 else [f"a run with a flaky check must exit 1 (it fell short), got {result.rc}"]
+    if len(attempts) < 2 or attempts[0]["outcome"] not in FAILED or attempts[-1]["outcome"] != "pass":
+        out.append(f"{cid}: flaky, but its attempts are not a failure then a pass: {attempts}")
+    elif not all(p in (attempts[0]["reason"] or "") for p in phrases):
+        out.append(f"{cid}: its first attempt failed for another reason than {row} (wanted {phrases}): "
+                   f"{attempts[0]['reason']}")
+    counted = [t["name"] for t in report["tiers"] if t["achieved"] and cid in (t.get("required_checks") or [])]
+    counted += [p["name"] for p in report.get("capabilities") or []
+                if p["state"] == "certified" and cid in (p.get("required_checks") or [])]
+    if counted:
+        out.append(f"{cid} is flaky, yet {', '.join(counted)} counted it")
+    holders = [t for t in report["tiers"] if cid in (t.get("required_checks") or [])]
+    holders += [p for p in report.get("capabilities") or [] if p.get("declared") and cid in (p.get("required_checks") or [])]
+    for h in holders:
+        if {"id": cid, "outcome": "flaky"} not in [{"id": b.get("id"), "outcome": b.get("outcome")}
+                                                   for b in h.get("blocking") or []]:
+            out.append(f"{h['name']} requires {cid} but does not name it blocking as flaky: {h.get('blocking')}")
+    if not holders:
+        out.append(f"{cid}: no tier or profile requires it; pick a counted check for a flaky row")
+    md = (result.out / "report.md").read_text()
+    listed = md.partition("## Flaky checks for the SIG")[2]
+    if f"### {cid}:" not in listed or not all(f"- attempt {n} of " in listed for n in (1, 2)):
+        out.append(f"report.md does not list {cid} for the SIG with both attempts")
+    if (report.get("summary") or {}).get("flaky") != sum(c["outcome"] == "flaky" for c in report["checks"]):
+        out.append(f"the summary's flaky count is not the checks': {report.get('summary')}")
     return out
 
 

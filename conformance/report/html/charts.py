@@ -31,7 +31,7 @@ if TYPE_CHECKING:  # hints only: matplotlib is imported by the first chart drawn
     from matplotlib.figure import Figure
     from matplotlib.typing import RcKeyType
 
-OUTCOME_COLOURS = {"pass": "#2e7d32", "ok": "#2e7d32", "fail": "#c62828", "error": "#ad1457",
+OUTCOME_COLOURS = {"pass": "#2e7d32", "ok": "#2e7d32", "fail": "#c62828", "error": "#ad1457", "flaky": "#d84315",
                    "waived": "#ef6c00", "skip": "#9e9e9e", "not_applicable": "#9e9e9e"}
 _SVG_START = re.compile(r"<svg\b")
 

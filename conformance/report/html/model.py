@@ -16,10 +16,10 @@ from urllib.parse import quote
 
 from conformance.sanitize import terminal
 
-OUTCOME_ORDER = ("pass", "fail", "error", "waived", "skip", "not_applicable")
-OUTCOME_LABEL = {"pass": "pass", "fail": "FAIL", "error": "ERROR", "waived": "waived", "skip": "skip",
+OUTCOME_ORDER = ("pass", "fail", "error", "flaky", "waived", "skip", "not_applicable")
+OUTCOME_LABEL = {"pass": "pass", "fail": "FAIL", "error": "ERROR", "flaky": "FLAKY", "waived": "waived", "skip": "skip",
                  "not_applicable": "N/A"}
-FAILED = ("fail", "error")
+FAILED = ("fail", "error", "flaky")   # shown with their reasons (a flaky one names its attempts)
 TEXT_LIMIT = 20000
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 
