@@ -30,13 +30,15 @@ SHARD_FILES = (*att.REPORT_FILES, att.ENVELOPE_NAME, att.BUNDLE_NAME, "report.ht
 
 def _signed_digest(folder: Path, name: str) -> str | None:
     """The sha256 the folder's envelope signs for `name` (None: no envelope, or not signed there)."""
-    from conformance.signing.verify import read_envelope
+    from conformance.signing import dsse
+    from conformance.signing.canonical import loads_strict
 
     envelope = folder / att.ENVELOPE_NAME
     if not envelope.is_file():
         return None
+    raw = att.read_file(envelope, "merge", max_bytes=att.MAX_ENVELOPE_BYTES, within=folder)
     try:
-        statement = json.loads(read_envelope(envelope, within=folder).body.decode("utf-8"))
+        statement = json.loads(dsse.parse_envelope(loads_strict(raw), str(envelope)).body.decode("utf-8"))
     except (UnicodeDecodeError, ValueError):
         return None
     for subject in statement.get("subject") or [] if isinstance(statement, dict) else []:
