@@ -40,6 +40,8 @@ SAME_MACHINE = (("environment.python", "shards of two machines"), ("environment.
                 ("environment.cpu_count", "shards of two machines"), ("environment.machine", "shards of two machines"),
                 ("shape", "shards of two machines"), ("cluster.nodes", "shards of two machines"),
                 ("preflight.ok", "shards of two machines"), ("preflight.nodes", "shards of two machines"))
+# The reason of a check no shard ran (the shards' --area/--check narrowed the run: it is partial).
+NOT_IN_ANY_SHARD = "not selected: no shard of this run ran it (the run was limited to other checks: partial)"
 # The facts only a shard that started a cluster states.
 _CLUSTER_FACTS = ("shape", "cluster.", "preflight.")
 # The recorded command line's options that differ between shards by design.
@@ -266,8 +268,11 @@ def merged_checks(shards: Mapping[int, ShardReport]) -> list[dict[str, Any]]:
     out = []
     for check in first.get("checks") or []:
         cid = str(check.get("id"))
-        source = check if cid in core else next((c[cid] for c in by_shard if cid in c and _ran(c[cid])), check)
-        out.append(copy.deepcopy(dict(source)))
+        source = check if cid in core else next((c[cid] for c in by_shard if cid in c and _ran(c[cid])), None)
+        if source is None:   # outside every shard's slice: the run's --area/--check left it out
+            out.append({**copy.deepcopy(dict(check)), "reason": NOT_IN_ANY_SHARD})
+        else:
+            out.append(copy.deepcopy(dict(source)))
     return out
 
 

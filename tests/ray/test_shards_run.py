@@ -5,7 +5,8 @@ The cheapest shape that has two shards: the simulated accelerator limited to thr
 a cluster (`--check DP-007,CC-001,CC-002`: the plan gives the collective contract to one shard and
 DP-007 to the other) beside the mandatory core, which runs in both. The merged report is then
 partial by its --check (verify's selection line says so), and every other line, the shards line
-included, passes: the path of a whole certification, at two short suite runs' cost.
+included, passes: the path of a whole certification, at two short suite runs' cost (side by side;
+the DP-007 shard starts a one-node cluster, so this is the ray lane's).
 """
 from __future__ import annotations
 
