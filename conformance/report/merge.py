@@ -325,6 +325,7 @@ def merge_reports(shards: Mapping[int, ShardReport], digests: Mapping[int, str],
         cluster=cluster, started_at=started_at, finished_at=finished_at, duration_s=span_s, checks=checks,
         interrupted=False, sections=sections, plugin_artifact=first.get("plugin_artifact"),
         selection=merged_selection(shards, checks, digests), shape=copy.deepcopy(first.get("shape")))
+    report["suite"] = copy.deepcopy(dict(first["suite"]))   # the release the shards ran (merge held them alike)
     for key in ("preflight", "host"):
         if key in first:
             report[key] = copy.deepcopy(first[key])
