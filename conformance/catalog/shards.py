@@ -156,9 +156,17 @@ def selection_shard(shard: Shard, plan: Sequence[Sequence[str]], core: Iterable[
     return {"index": shard.index, "count": shard.count, "plan": [list(s) for s in plan], "core": sorted(core)}
 
 
-def shard_checks(record: Mapping[str, Any]) -> set[str]:
+def ids(value: Any) -> list[str]:
+    """A recorded list of check ids as one (anything else, a hand-edited record's: none)."""
+    return [c for c in value if isinstance(c, str)] if isinstance(value, list) else []
+
+
+def shard_checks(record: Any) -> set[str]:
     """The checks a shard runs: its slice of the plan and the core."""
-    plan = record.get("plan") or []
-    index = int(record.get("index") or 0)
-    own = plan[index - 1] if 1 <= index <= len(plan) and isinstance(plan[index - 1], list) else []
-    return {str(c) for c in own} | {str(c) for c in record.get("core") or []}
+    if not isinstance(record, Mapping):
+        return set()
+    raw_plan, raw_index = record.get("plan"), record.get("index")
+    plan: list[Any] = raw_plan if isinstance(raw_plan, list) else []
+    index: int = raw_index if type(raw_index) is int else 0
+    own = ids(plan[index - 1]) if 1 <= index <= len(plan) else []
+    return set(own) | set(ids(record.get("core")))

@@ -190,7 +190,7 @@ def agreement_problems(shards: Mapping[int, ShardReport]) -> list[Problem]:
                 problems.append(Problem(f"selection.shard.{key}", f"shard {other} planned another split than shard "
                                                                   f"{name} ({why})"))
         ours, theirs = _checks(first.report), _checks(s.report)
-        for cid in _get(first.report, "selection.shard.core") or []:
+        for cid in sh.ids(_get(first.report, "selection.shard.core")):
             a, b = _get(ours.get(cid), "outcome"), _get(theirs.get(cid), "outcome")
             if a != b:
                 problems.append(Problem(f"checks[{cid}].outcome", f"the mandatory core disagrees: {_shown(b)} in shard "
@@ -206,8 +206,8 @@ def coverage_problems(shards: Mapping[int, ShardReport]) -> list[Problem]:
     core: set[str] = set()
     for i, s in shards.items():
         label = f"{i}-of-{len(shards)}"
-        record = _get(s.report, "selection.shard") or {}
-        core = {str(c) for c in record.get("core") or []}
+        record = _get(s.report, "selection.shard")
+        core = set(sh.ids(_get(record, "core")))
         own = sh.shard_checks(record) - core
         for cid in own:
             planned.setdefault(cid, label)
@@ -263,7 +263,7 @@ def merged_checks(shards: Mapping[int, ShardReport]) -> list[dict[str, Any]]:
     """The union: each check from the shard that ran it (the core from the first shard), in the
     first shard's order."""
     first = next(iter(shards.values())).report
-    core = set(_get(first, "selection.shard.core") or [])
+    core = set(sh.ids(_get(first, "selection.shard.core")))
     by_shard = [_checks(s.report) for s in shards.values()]
     out = []
     for check in first.get("checks") or []:
@@ -341,7 +341,7 @@ def merged_junit(report: Mapping[str, Any], shards: Mapping[int, ShardReport]) -
     import io
 
     first = next(iter(shards.values()))
-    core = set(_get(first.report, "selection.shard.core") or [])
+    core = set(sh.ids(_get(first.report, "selection.shard.core")))
     cases: dict[str, list[ET.Element]] = {}
     for s in shards.values():
         ran = {cid for cid, c in _checks(s.report).items() if _ran(c)}

@@ -201,3 +201,12 @@ def test_a_shard_alone_is_a_recognised_partial() -> None:
     assert reasons[0] == ("a shard (1-of-2) of a sharded run: verify the report `ray-conformance merge` "
                           "makes of all its shards")
     assert is_partial(report["selection"])
+
+
+@pytest.mark.parametrize("field, value", [("plan", "abc"), ("plan", [[1, None], 5]), ("core", 7), ("index", "1"),
+                                          ("count", None)])
+def test_a_hand_edited_shard_record_is_a_problem_never_a_traceback(field: str, value: Any) -> None:
+    def damage(r: dict[str, Any]) -> None:
+        r["selection"]["shard"][field] = value
+    got = problems([shard(1), edited(shard(2), damage)])
+    assert got, field
