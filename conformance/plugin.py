@@ -44,6 +44,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--conformance-select", dest="conformance_select", default=None, metavar="IDS",
                     help="run only these checks (comma-separated ids); the others' tests are deselected and "
                          "the report is partial (`ray-conformance run --area/--check/--last-failed`)")
+    group.addoption("--conformance-shard", dest="conformance_shard", default=None, metavar="I/N",
+                    help="run shard I of N: a deterministic slice of the checklist by area and cluster shape, "
+                         "plus the mandatory core (`ray-conformance run --shard`, then `ray-conformance merge`)")
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -556,6 +556,8 @@ def _run_knobs_at(path: str) -> dict[str, Any]:
     vocabulary = load_vocabulary()
     for cid in doc["durations"]["checks"]:
         vocabulary.check_id(f"{what}: durations.checks", cid)
+    for cid in doc["shards"]["core"]:
+        vocabulary.check_id(f"{what}: shards.core", cid)
     return doc
 
 

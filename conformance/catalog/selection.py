@@ -18,11 +18,15 @@ def not_run_checks(checks: Iterable[Mapping[str, Any]]) -> list[str]:
 
 def selection_record(checks: Sequence[Mapping[str, Any]], *, args: Sequence[str] = (),
                      deselected: Iterable[str] = (), collect_only: bool = False,
-                     whole_checklist_collected: bool = True) -> dict[str, Any]:
-    """The report's `selection`: the pytest arguments, deselected tests and checks not run."""
-    return {"args": [str(a) for a in args], "deselected": sorted(set(deselected)),
-            "not_run": not_run_checks(checks), "collect_only": bool(collect_only),
-            "whole_checklist_collected": bool(whole_checklist_collected)}
+                     whole_checklist_collected: bool = True, shard: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The report's `selection`: the pytest arguments, deselected tests and checks not run (and a
+    shard's slice: conformance.catalog.shards)."""
+    record = {"args": [str(a) for a in args], "deselected": sorted(set(deselected)),
+              "not_run": not_run_checks(checks), "collect_only": bool(collect_only),
+              "whole_checklist_collected": bool(whole_checklist_collected)}
+    if shard is not None:
+        record["shard"] = dict(shard)
+    return record
 
 
 def partial_reasons(report: Mapping[str, Any]) -> list[str]:
@@ -31,6 +35,9 @@ def partial_reasons(report: Mapping[str, Any]) -> list[str]:
     reasons = []
     raw_selection = report.get("selection")
     sel: Mapping[str, Any] = raw_selection if isinstance(raw_selection, Mapping) else {}
+    if "shard" in sel:    # a recognised kind of partial: verified only as part of its merge
+        reasons.append(f"a shard ({_shard_name(sel['shard'])}) of a sharded run: verify the report "
+                       "`ray-conformance merge` makes of all its shards")
     if report.get("partial") is not False:
         reasons.append(f"partial is {report.get('partial')!r}")
     if sel.get("collect_only"):
@@ -52,8 +59,16 @@ def partial_reasons(report: Mapping[str, Any]) -> list[str]:
     return reasons
 
 
+def _shard_name(record: Any) -> str:
+    from conformance.catalog.shards import shard_record
+
+    shard = shard_record(record)
+    return shard.label if shard else "malformed selection.shard"
+
+
 def is_partial(selection: Mapping[str, Any]) -> bool:
     return bool(selection.get("not_run") or selection.get("deselected") or selection.get("collect_only")
+                or "shard" in selection
                 or selection.get("whole_checklist_collected") is False)
 
 

@@ -161,6 +161,13 @@ def cmd_run(args: argparse.Namespace) -> int:
         passphrase = passphrase_from_env(args.passphrase_env)
     out_dir = Path(args.out) if args.out else Path("reports") / manifest.product_slug
     chosen = selected_checks(args, data, out_dir / "report.json")
+    shard = None
+    if args.shard is not None:
+        from conformance.catalog.shards import parse_shard, shard_policy
+        try:
+            shard = parse_shard(args.shard, shard_policy(data_module.load_run_knobs()).max_count)
+        except ValueError as exc:
+            raise UserError(str(exc)) from None
     if chosen == []:
         print("ray-conformance: nothing to re-run: the previous report has no failed or errored check")
         return int(Exit.OK)
@@ -171,6 +178,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     cmd = suite_command(manifest.path, out_dir.resolve(), extra, verbose=args.verbose,
                         options={"ray-address": args.ray_address, "timeout": args.timeout,
                                  "select": ",".join(chosen) if chosen is not None else None,
+                                 "shard": shard.spec if shard is not None else None,
                                  "fault-driver": args.fault_driver,
                                  "fault-driver-options": args.fault_driver_options})
     from conformance.sanitize import terminal
@@ -179,6 +187,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     if chosen is not None:
         print(f"ray-conformance: only {len(chosen)} check(s): {', '.join(chosen[:12])}"
               f"{' …' if len(chosen) > 12 else ''} (a partial run: not a certification run)", flush=True)
+    if shard is not None:
+        print(f"ray-conformance: shard {shard.label}: its slice of the checklist and the mandatory core "
+              "(sign it, then `ray-conformance merge` the shards)", flush=True)
     report_path = out_dir / "report.json"
     before = file_signature(report_path)
     returncode = _run_forwarding_signals(cmd)
@@ -219,6 +230,19 @@ def cmd_run(args: argparse.Namespace) -> int:
             return int(Exit.BELOW_TIER)
         if report.get("partial"):
             return int(Exit.BELOW_TIER)
+    return int(Exit.OK)
+
+
+def cmd_merge(args: argparse.Namespace) -> int:
+    """`merge SHARD_DIR... --out DIR`: conformance.signing.shards does the work."""
+    from conformance.areas import AREAS
+    from conformance.signing.shards import merge_folders
+
+    report = merge_folders([Path(d) for d in args.shard_dirs], Path(args.out), {a.name: a.doc for a in AREAS})
+    shards = len(report["selection"]["shards"])
+    print(f"ray-conformance: merged {shards} shards → {args.out} (tier {report.get('tier') or 'none'}"
+          f"{'; partial: ' + str(len(report['selection']['not_run'])) + ' check(s) no shard ran' if report.get('partial') else ''})"
+          f"; sign it: ray-conformance sign {args.out} --key KEY")
     return int(Exit.OK)
 
 
@@ -301,9 +325,20 @@ def build_parser() -> argparse.ArgumentParser:
                    help="only these checks, e.g. DP-003 (a partial run, never a certification)")
     p.add_argument("--last-failed", action="store_true",
                    help="only the checks that failed or errored in the previous report.json of the output folder")
+    p.add_argument("--shard", metavar="I/N",
+                   help="run shard I of N: a deterministic slice by area and cluster shape plus the mandatory "
+                        "core; sign each shard, then `ray-conformance merge` them (docs/signing.md#shards)")
     p.add_argument("-v", "--verbose", action="store_true", help="also pytest's own per-test output")
     p.add_argument("pytest_args", nargs=argparse.REMAINDER, help="after --: extra pytest arguments")
     p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("merge", allow_abbrev=False,
+                       help="merge the signed shards of one run (run --shard I/N) into one report",
+                       description="Write one report of the shards' union (tier and capabilities recomputed), "
+                                   "the shards copied into DIR/shards/<i-of-N>/; sign it, then verify it.")
+    p.add_argument("shard_dirs", nargs="+", metavar="SHARD_DIR", help="the signed shard folders, all N of them")
+    p.add_argument("--out", required=True, metavar="DIR", help="a new (or empty) folder for the merged report")
+    p.set_defaults(func=cmd_merge)
 
     p = sub.add_parser("checklist", help="print the checklist (filter by --area/--level)")
     p.add_argument("--format", choices=["text", "md", "json"], default="text")

@@ -40,7 +40,7 @@ ANSWERED_PLUGINS = frozenset({"xdist", "xdist.looponfail"})
 # How a report records the suite's own checks folder (wherever the vendor installed the suite).
 SUITE_CHECKS = "$SUITE/checks"
 # The suite's options that select checks: a run carrying one is partial (`run --area/--check`).
-NARROWING_OPTIONS = ("--conformance-select",)
+NARROWING_OPTIONS = ("--conformance-select", "--conformance-shard")
 # pytest options that take the next argument as their value: never part of the definition, named
 # with their value (`-k device`) when refused.
 VALUE_OPTIONS = frozenset({"-k", "-m", "--deselect", "-W", "-o", "--override-ini", "--maxfail", "--ignore",

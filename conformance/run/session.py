@@ -74,6 +74,7 @@ class ConformanceRun:
         self.manager_cls: type | None = None
         self.deselected: list[str] = []
         self.collected_whole = False
+        self.shard: dict[str, Any] | None = None   # selection.shard of a `--conformance-shard` run
         self.not_run_reason: str | None = None   # set when the preflight stops the run
         self.report_extras: Any = None           # conformance.run.hooks.RunHelp: adds preflight, logs, next steps
         self._fault_driver: Any = None
@@ -174,6 +175,8 @@ class ConformanceRun:
         """--conformance-select: deselect every test of another check (recorded, so the report
         is partial); the folder was collected whole, so the lint above still judged it all."""
         chosen = config.getoption("conformance_select")
+        if config.getoption("conformance_shard"):
+            return self._keep_shard(config, items, chosen)
         if not chosen:
             return
         wanted = {c.strip() for c in chosen.split(",") if c.strip()}
@@ -182,6 +185,41 @@ class ConformanceRun:
             raise pytest.UsageError(f"--conformance-select: unknown check id(s) {', '.join(unknown)}")
         keep = [i for i in items if self.item_checks.get(i.nodeid) in wanted]
         drop = [i for i in items if self.item_checks.get(i.nodeid) not in wanted]
+        if drop:
+            config.hook.pytest_deselected(items=drop)
+            items[:] = keep
+
+    def _keep_shard(self, config: pytest.Config, items: list[pytest.Item], chosen: str | None) -> None:
+        """--conformance-shard=I/N: keep this shard's slice of the (selected) checks and the core
+        (conformance.catalog.shards); every other test is deselected and recorded, and the plan goes
+        into the report (selection.shard) for the merge."""
+        from conformance.catalog import shards as sh
+        from conformance.catalog.data import load_run_knobs
+
+        knobs = load_run_knobs()
+        policy = sh.shard_policy(knobs)
+        try:
+            shard = sh.parse_shard(config.getoption("conformance_shard"), policy.max_count, "--conformance-shard")
+        except ValueError as exc:
+            raise pytest.UsageError(str(exc)) from None
+        by_id = self.data.checklist.by_id()
+        wanted = {c.strip() for c in (chosen or "").split(",") if c.strip()} or set(by_id)
+        unknown = sorted(wanted - set(by_id))
+        if unknown:
+            raise pytest.UsageError(f"--conformance-select: unknown check id(s) {', '.join(unknown)}")
+        placed: dict[str, tuple[str, str]] = {}
+        for item in items:
+            cid = self.item_checks.get(item.nodeid)
+            if cid in wanted and cid not in policy.core:
+                shape = shapes.mark_name(item) or sh.NO_SHAPE
+                area = by_id[cid].area
+                placed[cid] = (area, min(shape, placed.get(cid, (area, shape))[1]))
+        plan = sh.plan_shards(placed, shard.count, durations=knobs["durations"]["checks"],
+                              default_s=knobs["durations"]["default_s"], core=policy.core)
+        self.shard = sh.selection_shard(shard, plan, policy.core)
+        keep_ids = sh.shard_checks(self.shard)
+        keep = [i for i in items if self.item_checks.get(i.nodeid) in keep_ids]
+        drop = [i for i in items if self.item_checks.get(i.nodeid) not in keep_ids]
         if drop:
             config.hook.pytest_deselected(items=drop)
             items[:] = keep
@@ -306,6 +344,8 @@ class ConformanceRun:
             records.append(TestRecord(unfinished, self.item_checks.get(unfinished, ""), "fail",
                                       reason or "hung"))
         not_run = self.not_run_reason or ("not run: the run was interrupted" if interrupted else
+                                          f"not in this shard ({self.shard['index']}-of-{self.shard['count']}): "
+                                          "another shard runs it (ray-conformance merge)" if self.shard else
                                           "not selected: this run was limited to other checks (partial)"
                                           if self.config.getoption("conformance_select") else
                                           "no test for this check ran")
@@ -330,7 +370,7 @@ class ConformanceRun:
             sections=sections, plugin_artifact=self._plugin_artifact(),
             selection=selection_record(checks, args=recorded_args(self.config, self.checks_dir), deselected=self.deselected,
                                        collect_only=bool(self.config.getoption("collectonly", False)),
-                                       whole_checklist_collected=self.collected_whole),
+                                       whole_checklist_collected=self.collected_whole, shard=self.shard),
             shape=verified_shape(self.devices, cluster["nodes"]))
         if self.report_extras is not None:
             self.report_extras.enrich(report)

@@ -40,6 +40,9 @@ Checks, in order:
                 figures plausible, scenarios of a pass ok, references the manifest's, tests of
                 its own area (signing/evidence.py)
   summary       the summary counts are recomputed from the per-check outcomes, every key present
+  shards        a merged report (`merge`): every shard in shards/<i-of-N>/ verified, one run of one
+                machine, every check once, within the window, and this report their merge
+                (signing/shards.py, report/merge.py)
   selection     the run executed the whole checklist, uninterrupted, with no recorded pytest
                 argument that narrows it, else "not a certification run"
 
@@ -796,13 +799,21 @@ def verify_path(path: Path, trusted: Sequence[TrustedKey], *, releases_file: Pat
     for name, ok, detail in evidence.evidence_lines(report, release_data[0] if release_data else None,
                                                     release.published if release else None):
         v.add(name, ok, detail)
+    from conformance.signing import shards
+
+    if shards.is_merged(report):   # a report `merge` made: its shards travel in shards/<i-of-N>/
+        def verify_one(shard: Path) -> Verification:
+            return verify_path(shard, trusted, releases_file=releases_file, waivers_file=waivers_file, at=at, now=now)
+
+        for name, ok, detail in shards.shard_lines(folder, report, verify_one, release.published if release else None):
+            v.add(name, ok, detail)
     return _ordered(v)
 
 
 _ORDER = ["signature", "identity", "revocation", "names", "bundle", "statement", "subjects", "subject", "companions",
           "schema", "trust", "release", "superseded", "release-files", "manifest", "environment",
           "cross-check", "time", "claims", "tier", "capabilities", "completeness", "waivers", "validity", "evidence",
-          "summary", "selection"]
+          "summary", "shards", "selection"]
 
 
 def _ordered(v: Verification) -> Verification:
