@@ -6,9 +6,10 @@ rules every judge keeps). Pure: no Ray, no clock, no I/O.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import statistics
-from typing import Any, Mapping
+from typing import Any, Iterator, Mapping
 
 from conformance.rdt.payloads import ALL_DTYPES, CONTAINERS, SHAPES, VIEW_DTYPES, VIEWS
 from conformance.report.judges import FAIL, PASS, JudgeTable, MissingEvidence, Verdict, agrees, number, param_value
@@ -109,6 +110,24 @@ def refusing(fn: Any) -> Any:
         except Refused as exc:
             return Verdict(FAIL, str(exc))
     return judge
+
+
+class TypeFailures:
+    """Each declared type's failure, so a verdict names every type that fails, not the first."""
+
+    def __init__(self) -> None:
+        self.reasons: list[str] = []
+
+    @contextlib.contextmanager
+    def on(self, device: str) -> Iterator[None]:
+        try:
+            yield
+        except Refused as exc:
+            self.reasons.append(str(exc))
+
+    def end(self) -> None:
+        if self.reasons:
+            raise Refused(" | ".join(self.reasons))
 
 
 def declared_devices(manifest: Mapping[str, Any]) -> list[str]:
@@ -213,21 +232,24 @@ def every_dtype_and_shape_bit_exact(m: Mapping[str, Any], p: Mapping[str, Any], 
     records = per_type(m, manifest)
     total_agrees(m, records, "cases")
     total_agrees(m, records, "wrong")
+    found = TypeFailures()
     for d, r in records.items():
-        dtypes, shapes = names(r, "dtypes"), names(r, "shapes")
-        unsupported = r.get("unsupported_by_device", {})
-        if not isinstance(unsupported, Mapping):
-            raise MissingEvidence("metric unsupported_by_device is not an object")
-        missing = [x for x in ALL_DTYPES if x not in dtypes and not (isinstance(unsupported.get(x), str) and unsupported[x])]
-        if missing:
-            raise Refused(f"on {d}: dtypes {missing} were neither moved nor recorded unsupported by the device with why")
-        if set(dtypes) & set(unsupported):
-            raise Refused(f"on {d}: dtypes {sorted(set(dtypes) & set(unsupported))} recorded both moved and unsupported")
-        if set(shapes) != set(SHAPES):
-            raise Refused(f"on {d}: shape classes {sorted(shapes)} are not the release's {sorted(SHAPES)}")
-        if count_of(r, "cases") != len(dtypes) * len(shapes):
-            raise Refused(f"on {d}: {r['cases']} case(s) recorded for {len(dtypes)} dtype(s) x {len(shapes)} shape(s)")
-        no_mismatch(d, r, "dtype x shape payloads did not arrive bit-exact")
+        with found.on(d):
+            dtypes, shapes = names(r, "dtypes"), names(r, "shapes")
+            unsupported = r.get("unsupported_by_device", {})
+            if not isinstance(unsupported, Mapping):
+                raise MissingEvidence("metric unsupported_by_device is not an object")
+            missing = [x for x in ALL_DTYPES if x not in dtypes and not (isinstance(unsupported.get(x), str) and unsupported[x])]
+            if missing:
+                raise Refused(f"on {d}: dtypes {missing} were neither moved nor recorded unsupported by the device with why")
+            if set(dtypes) & set(unsupported):
+                raise Refused(f"on {d}: dtypes {sorted(set(dtypes) & set(unsupported))} recorded both moved and unsupported")
+            if set(shapes) != set(SHAPES):
+                raise Refused(f"on {d}: shape classes {sorted(shapes)} are not the release's {sorted(SHAPES)}")
+            if count_of(r, "cases") != len(dtypes) * len(shapes):
+                raise Refused(f"on {d}: {r['cases']} case(s) recorded for {len(dtypes)} dtype(s) x {len(shapes)} shape(s)")
+            no_mismatch(d, r, "dtype x shape payloads did not arrive bit-exact")
+    found.end()
     return Verdict(PASS, f"every dtype x shape bit-exact on {sorted(records)}")
 
 
@@ -237,14 +259,17 @@ def every_view_as_its_values(m: Mapping[str, Any], p: Mapping[str, Any], manifes
     records = per_type(m, manifest)
     total_agrees(m, records, "cases")
     total_agrees(m, records, "wrong")
+    found = TypeFailures()
     for d, r in records.items():
-        views, dtypes = names(r, "views"), names(r, "dtypes")
-        if set(views) != set(VIEWS) or set(dtypes) != set(VIEW_DTYPES):
-            raise Refused(f"on {d}: views {sorted(views)} x dtypes {sorted(dtypes)} are not the release's "
-                          f"{sorted(VIEWS)} x {sorted(VIEW_DTYPES)}")
-        if count_of(r, "cases") != len(views) * len(dtypes):
-            raise Refused(f"on {d}: {r['cases']} case(s) recorded for {len(views)} view(s) x {len(dtypes)} dtype(s)")
-        no_mismatch(d, r, "non-contiguous views did not arrive as their logical values")
+        with found.on(d):
+            views, dtypes = names(r, "views"), names(r, "dtypes")
+            if set(views) != set(VIEWS) or set(dtypes) != set(VIEW_DTYPES):
+                raise Refused(f"on {d}: views {sorted(views)} x dtypes {sorted(dtypes)} are not the release's "
+                              f"{sorted(VIEWS)} x {sorted(VIEW_DTYPES)}")
+            if count_of(r, "cases") != len(views) * len(dtypes):
+                raise Refused(f"on {d}: {r['cases']} case(s) recorded for {len(views)} view(s) x {len(dtypes)} dtype(s)")
+            no_mismatch(d, r, "non-contiguous views did not arrive as their logical values")
+    found.end()
     return Verdict(PASS, f"every view arrived as its values on {sorted(records)}")
 
 
@@ -255,11 +280,14 @@ def every_container_intact(m: Mapping[str, Any], p: Mapping[str, Any], manifest:
     total_agrees(m, records, "cases")
     total_agrees(m, records, "wrong")
     want = {f"container/{c}" for c in CONTAINERS}
+    found = TypeFailures()
     for d, r in records.items():
-        moved = names(r, "containers")
-        if set(moved) != want or count_of(r, "cases") != len(moved):
-            raise Refused(f"on {d}: containers {sorted(moved)} ({r['cases']} case(s)) are not the release's {sorted(want)}")
-        no_mismatch(d, r, "returns with several tensors and nested containers did not arrive with the same structure and bytes")
+        with found.on(d):
+            moved = names(r, "containers")
+            if set(moved) != want or count_of(r, "cases") != len(moved):
+                raise Refused(f"on {d}: containers {sorted(moved)} ({r['cases']} case(s)) are not the release's {sorted(want)}")
+            no_mismatch(d, r, "returns with several tensors and nested containers did not arrive with the same structure and bytes")
+    found.end()
     return Verdict(PASS, f"every container arrived intact on {sorted(records)}")
 
 
@@ -270,12 +298,15 @@ def large_tensor_bit_exact(m: Mapping[str, Any], p: Mapping[str, Any], manifest:
     total_agrees(m, records, "cases")
     total_agrees(m, records, "wrong")
     size = number(m, "max_bytes")
+    found = TypeFailures()
     for d, r in records.items():
-        moved = number(r, "bytes")
-        if moved != size or count_of(r, "cases") != 1:
-            raise Refused(f"on {d}: {r['cases']} tensor(s) of {moved:g} bytes moved; the run's largest payload is "
-                          f"{size:g} bytes, one tensor")
-        no_mismatch(d, r, f"transfers: a {moved:g}-byte tensor did not arrive bit-exact")
+        with found.on(d):
+            moved = number(r, "bytes")
+            if moved != size or count_of(r, "cases") != 1:
+                raise Refused(f"on {d}: {r['cases']} tensor(s) of {moved:g} bytes moved; the run's largest payload is "
+                              f"{size:g} bytes, one tensor")
+            no_mismatch(d, r, f"transfers: a {moved:g}-byte tensor did not arrive bit-exact")
+    found.end()
     return Verdict(PASS, f"a {size:g}-byte tensor arrived bit-exact on {sorted(records)}")
 
 
@@ -285,32 +316,35 @@ def received_metadata_as_sent(m: Mapping[str, Any], p: Mapping[str, Any], manife
     records = per_type(m, manifest)
     total_agrees(m, records, "cases")
     total_agrees(m, records, "wrong")
+    found = TypeFailures()
     for d, r in records.items():
-        dtypes = names(r, "dtypes")
-        if "float32" not in dtypes or set(dtypes) - set(ALL_DTYPES):
-            raise Refused(f"on {d}: dtypes {dtypes} are not among the release's (float32 included)")
-        if count_of(r, "cases") != len(dtypes) + METADATA_EXTRA_CASES:
-            raise Refused(f"on {d}: {r['cases']} case(s) recorded; {len(dtypes)} dtype(s) + {METADATA_EXTRA_CASES} shapes "
-                          "and a container are the release's")
-        no_mismatch(d, r, "cases: received tensors do not have the sent dtype, shape and device type")
-        if d == "cpu":
-            continue
-        current = r.get("current_device")
-        if not isinstance(current, Mapping):
-            raise MissingEvidence(f"metric current_device (on {d}) is missing")
-        if isinstance(current.get("not_run"), str) and current["not_run"]:
-            continue
-        for index in (1, 0):
-            seen = current.get(f"current_{index}")
-            if not isinstance(seen, Mapping):
-                raise MissingEvidence(f"metric current_device.current_{index} (on {d}) is missing")
-            if number(seen, "current_device") != index or count_of(seen, "checked") == 0:
-                raise Refused(f"on {d}: the receiver's device {index} was to be current; it was "
-                              f"{seen.get('current_device')} and {seen.get('checked')} received tensor(s) were checked")
-            if count_of(seen, "wrong"):
-                raise Refused(f"on {d}: {seen['wrong']} of {seen['checked']} tensor(s) received on another device than the "
-                              f"receiver's current {d}:{index} (an actor given two devices, {seen.get('when')}): "
-                              f"{seen.get('on_another_device')}")
+        with found.on(d):
+            dtypes = names(r, "dtypes")
+            if "float32" not in dtypes or set(dtypes) - set(ALL_DTYPES):
+                raise Refused(f"on {d}: dtypes {dtypes} are not among the release's (float32 included)")
+            if count_of(r, "cases") != len(dtypes) + METADATA_EXTRA_CASES:
+                raise Refused(f"on {d}: {r['cases']} case(s) recorded; {len(dtypes)} dtype(s) + {METADATA_EXTRA_CASES} shapes "
+                              "and a container are the release's")
+            no_mismatch(d, r, "cases: received tensors do not have the sent dtype, shape and device type")
+            if d == "cpu":
+                continue
+            current = r.get("current_device")
+            if not isinstance(current, Mapping):
+                raise MissingEvidence(f"metric current_device (on {d}) is missing")
+            if isinstance(current.get("not_run"), str) and current["not_run"]:
+                continue
+            for index in (1, 0):
+                seen = current.get(f"current_{index}")
+                if not isinstance(seen, Mapping):
+                    raise MissingEvidence(f"metric current_device.current_{index} (on {d}) is missing")
+                if number(seen, "current_device") != index or count_of(seen, "checked") == 0:
+                    raise Refused(f"on {d}: the receiver's device {index} was to be current; it was "
+                                  f"{seen.get('current_device')} and {seen.get('checked')} received tensor(s) were checked")
+                if count_of(seen, "wrong"):
+                    raise Refused(f"on {d}: {seen['wrong']} of {seen['checked']} tensor(s) received on another device than the "
+                                  f"receiver's current {d}:{index} (an actor given two devices, {seen.get('when')}): "
+                                  f"{seen.get('on_another_device')}")
+    found.end()
     return Verdict(PASS, f"dtype, shape and device type as sent on {sorted(records)}")
 
 
@@ -320,14 +354,17 @@ def transfers_between_nodes(m: Mapping[str, Any], p: Mapping[str, Any], manifest
     records = per_type(m, manifest)
     total_agrees(m, records, "cases")
     total_agrees(m, records, "wrong")
+    found = TypeFailures()
     for d, r in records.items():
-        nodes = names(r, "nodes")
-        if len(nodes) != len(set(nodes)) or len(set(nodes)) != CROSS_NODE_ENDPOINTS:
-            raise Refused(f"on {d}: the endpoints ran on nodes {nodes}, not two different nodes")
-        if count_of(r, "cases") != CROSS_NODE_CASES:
-            raise Refused(f"on {d}: {r['cases']} case(s) recorded; the check moves {CROSS_NODE_CASES}")
-        errors_of(d, r)
-        no_mismatch(d, r, "transfers between actors on two nodes failed")
+        with found.on(d):
+            nodes = names(r, "nodes")
+            if len(nodes) != len(set(nodes)) or len(set(nodes)) != CROSS_NODE_ENDPOINTS:
+                raise Refused(f"on {d}: the endpoints ran on nodes {nodes}, not two different nodes")
+            if count_of(r, "cases") != CROSS_NODE_CASES:
+                raise Refused(f"on {d}: {r['cases']} case(s) recorded; the check moves {CROSS_NODE_CASES}")
+            errors_of(d, r)
+            no_mismatch(d, r, "transfers between actors on two nodes failed")
+    found.end()
     return Verdict(PASS, f"transfers between two nodes bit-exact on {sorted(records)}")
 
 
@@ -337,14 +374,17 @@ def concurrent_transfers_each_intact(m: Mapping[str, Any], p: Mapping[str, Any],
     records = per_type(m, manifest)
     total_agrees(m, records, "cases")
     total_agrees(m, records, "wrong")
+    found = TypeFailures()
     for d, r in records.items():
-        n = count_of(r, "endpoints")
-        routes = n * (n - 1) * CONCURRENT_ROUNDS
-        if n < PAIR or count_of(r, "cases") != routes:
-            raise Refused(f"on {d}: {r['cases']} transfer(s) in flight between {n} endpoint(s); every ordered pair "
-                          f"twice is {routes}")
-        errors_of(d, r)
-        no_mismatch(d, r, "concurrent transfers did not each arrive intact")
+        with found.on(d):
+            n = count_of(r, "endpoints")
+            routes = n * (n - 1) * CONCURRENT_ROUNDS
+            if n < PAIR or count_of(r, "cases") != routes:
+                raise Refused(f"on {d}: {r['cases']} transfer(s) in flight between {n} endpoint(s); every ordered pair "
+                              f"twice is {routes}")
+            errors_of(d, r)
+            no_mismatch(d, r, "concurrent transfers did not each arrive intact")
+    found.end()
     return Verdict(PASS, f"concurrent transfers each intact on {sorted(records)}")
 
 
@@ -354,13 +394,16 @@ def same_ref_intact_every_time(m: Mapping[str, Any], p: Mapping[str, Any], manif
     records = per_type(m, manifest)
     total_agrees(m, records, "cases")
     total_agrees(m, records, "wrong")
+    found = TypeFailures()
     for d, r in records.items():
-        errors_of(d, r)
-        receives = names(r, "receives")
-        want = list(SAME_REF_RECEIVES) + ([ANOTHER_CONSUMER] if count_of(r, "endpoints") > PAIR else [])
-        if sorted(receives) != sorted(want) or count_of(r, "cases") != len(want):
-            raise Refused(f"on {d}: receives {receives} ({r['cases']}) are not the check's {want}")
-        no_mismatch(d, r, "receives of the same ref did not arrive intact")
+        with found.on(d):
+            errors_of(d, r)
+            receives = names(r, "receives")
+            want = list(SAME_REF_RECEIVES) + ([ANOTHER_CONSUMER] if count_of(r, "endpoints") > PAIR else [])
+            if sorted(receives) != sorted(want) or count_of(r, "cases") != len(want):
+                raise Refused(f"on {d}: receives {receives} ({r['cases']}) are not the check's {want}")
+            no_mismatch(d, r, "receives of the same ref did not arrive intact")
+    found.end()
     return Verdict(PASS, f"one ref received {len(SAME_REF_RECEIVES)}+ times intact on {sorted(records)}")
 
 
@@ -384,17 +427,20 @@ def driver_get_follows_ray(m: Mapping[str, Any], p: Mapping[str, Any], manifest:
     records = per_type(m, manifest)
     total_agrees(m, records, "cases")
     total_agrees(m, records, "wrong")
+    found = TypeFailures()
     for d, r in records.items():
-        one_sided = sidedness(r, manifest)
-        seen = r.get("driver")
-        if not isinstance(seen, Mapping):
-            raise MissingEvidence("metric driver (what the driver saw) is missing")
-        problems = driver_semantics_problems(one_sided, seen)
-        if count_of(r, "cases") != len(seen) or count_of(r, "wrong") != len(problems):
-            raise Refused(f"on {d}: {r['wrong']} of {r['cases']} recorded wrong, but what the driver saw gives "
-                          f"{len(problems)} of {len(seen)}")
-        if problems:
-            raise Refused(f"on {d}: " + " | ".join(problems))
+        with found.on(d):
+            one_sided = sidedness(r, manifest)
+            seen = r.get("driver")
+            if not isinstance(seen, Mapping):
+                raise MissingEvidence("metric driver (what the driver saw) is missing")
+            problems = driver_semantics_problems(one_sided, seen)
+            if count_of(r, "cases") != len(seen) or count_of(r, "wrong") != len(problems):
+                raise Refused(f"on {d}: {r['wrong']} of {r['cases']} recorded wrong, but what the driver saw gives "
+                              f"{len(problems)} of {len(seen)}")
+            if problems:
+                raise Refused(f"on {d}: " + " | ".join(problems))
+    found.end()
     return Verdict(PASS, f"the driver's ray.get follows Ray's semantics on {sorted(records)}")
 
 
@@ -404,24 +450,27 @@ def driver_get_follows_ray(m: Mapping[str, Any], p: Mapping[str, Any], manifest:
 def data_path_matches_sidedness(m: Mapping[str, Any], p: Mapping[str, Any], manifest: Mapping[str, Any]) -> Verdict:
     records = per_type(m, manifest)
     total_agrees(m, records, "transfers")
+    found = TypeFailures()
     for d, r in records.items():
-        one_sided = sidedness(r, manifest)
-        n = count_of(r, "transfers")
-        if n != SIDEDNESS_TRANSFERS:
-            raise Refused(f"on {d}: {n} transfer(s) recorded; the check makes {SIDEDNESS_TRANSFERS}")
-        errors_of(d, r, "raised")
-        sends = r.get("sends")
-        recvs = r.get("receives_per_object")
-        if not isinstance(sends, Mapping) or not isinstance(recvs, list):
-            raise MissingEvidence("metric sends or receives_per_object is missing")
-        sent = {str(k): count_of(sends, k) for k in sends}
-        want = {} if one_sided else {"0": n}
-        if {k: v for k, v in sent.items() if v} != want:
-            raise Refused(f"on {d}: send_multiple_tensors ran {sent} (by endpoint; 0 is the source) for {n} transfers of "
-                          f"a {'one' if one_sided else 'two'}-sided transport; expected {want or 'never'}")
-        if [count_of({"n": x}, "n") for x in recvs] != [1] * n:
-            raise Refused(f"on {d}: recv_multiple_tensors ran {recvs} times per object on the destination for {n} "
-                          "transfers; expected once each")
+        with found.on(d):
+            one_sided = sidedness(r, manifest)
+            n = count_of(r, "transfers")
+            if n != SIDEDNESS_TRANSFERS:
+                raise Refused(f"on {d}: {n} transfer(s) recorded; the check makes {SIDEDNESS_TRANSFERS}")
+            errors_of(d, r, "raised")
+            sends = r.get("sends")
+            recvs = r.get("receives_per_object")
+            if not isinstance(sends, Mapping) or not isinstance(recvs, list):
+                raise MissingEvidence("metric sends or receives_per_object is missing")
+            sent = {str(k): count_of(sends, k) for k in sends}
+            want = {} if one_sided else {"0": n}
+            if {k: v for k, v in sent.items() if v} != want:
+                raise Refused(f"on {d}: send_multiple_tensors ran {sent} (by endpoint; 0 is the source) for {n} transfers of "
+                              f"a {'one' if one_sided else 'two'}-sided transport; expected {want or 'never'}")
+            if [count_of({"n": x}, "n") for x in recvs] != [1] * n:
+                raise Refused(f"on {d}: recv_multiple_tensors ran {recvs} times per object on the destination for {n} "
+                              "transfers; expected once each")
+    found.end()
     return Verdict(PASS, f"the data path matches the declared sidedness on {sorted(records)}")
 
 
@@ -453,17 +502,20 @@ def extract_problems(o: Mapping[str, Any]) -> list[str]:
 def extract_once_on_source_describes(m: Mapping[str, Any], p: Mapping[str, Any], manifest: Mapping[str, Any]) -> Verdict:
     records = per_type(m, manifest)
     total_agrees(m, records, "cases")
+    found = TypeFailures()
     for d, r in records.items():
-        objects = r.get("objects")
-        if not isinstance(objects, list) or not all(isinstance(o, Mapping) for o in objects):
-            raise MissingEvidence("metric objects (one record per object) is missing")
-        if count_of(r, "cases") != len(objects) or len(objects) != len(EXTRACT_CASES) \
-                or [o.get("case") for o in objects] != list(EXTRACT_CASES):
-            raise Refused(f"on {d}: objects {[o.get('case') for o in objects]} are not the check's {list(EXTRACT_CASES)}")
-        errors_of(d, r, "transfer_errors")
-        problems = [x for o in objects for x in extract_problems(o)]
-        if count_of(r, "stray") or problems:
-            raise Refused(f"on {d}: " + "; ".join(problems[:4] or ["extract_tensor_transport_metadata ran off the source"]))
+        with found.on(d):
+            objects = r.get("objects")
+            if not isinstance(objects, list) or not all(isinstance(o, Mapping) for o in objects):
+                raise MissingEvidence("metric objects (one record per object) is missing")
+            if count_of(r, "cases") != len(objects) or len(objects) != len(EXTRACT_CASES) \
+                    or [o.get("case") for o in objects] != list(EXTRACT_CASES):
+                raise Refused(f"on {d}: objects {[o.get('case') for o in objects]} are not the check's {list(EXTRACT_CASES)}")
+            errors_of(d, r, "transfer_errors")
+            problems = [x for o in objects for x in extract_problems(o)]
+            if count_of(r, "stray") or problems:
+                raise Refused(f"on {d}: " + "; ".join(problems[:4] or ["extract_tensor_transport_metadata ran off the source"]))
+    found.end()
     return Verdict(PASS, f"extract_tensor_transport_metadata once, on the source, describing the tensors on {sorted(records)}")
 
 
@@ -473,29 +525,32 @@ def garbage_collect_once_on_source(m: Mapping[str, Any], p: Mapping[str, Any], m
     records = per_type(m, manifest)
     total_agrees(m, records, "freed_objects")
     bound = param_value(p, "leftover_bound_s")
+    found = TypeFailures()
     for d, r in records.items():
-        n = count_of(r, "freed_objects")
-        calls = r.get("gc_per_object")
-        if n != GC_OBJECTS or not isinstance(calls, list) or len(calls) != n:
-            raise Refused(f"on {d}: {n} freed object(s) with {calls} garbage_collect call(s); the check frees {GC_OBJECTS}")
-        if number(r, "leftover_bound_s") != bound:
-            raise Refused(f"on {d}: leftovers judged {r['leftover_bound_s']}s after the frees; the release's "
-                          f"leftover_bound_s is {bound:g}")
-        counted = [count_of({"n": x}, "n") for x in calls]
-        if counted != [1] * n:
-            raise Refused(f"on {d}: garbage_collect ran {counted} times per freed object on the source; expected once each")
-        raised = r.get("gc_raised")
-        if not isinstance(raised, list):
-            raise MissingEvidence("metric gc_raised is missing")
-        if raised:
-            raise Refused(f"on {d}: garbage_collect raised on the source ({len(raised)}x): {raised[0]}")
-        if count_of(r, "gc_elsewhere"):
-            raise Refused(f"on {d}: garbage_collect ran {r['gc_elsewhere']} time(s) off the source")
-        if count_of(r, "still_held"):
-            raise Refused(f"on {d}: Ray still held {r['still_held']} RDT object(s) on the source after the last ref went")
-        left = names(r, "left_behind")
-        if left:
-            raise Refused(f"on {d}: the transport left behind, {bound:g}s after every free: {', '.join(left[:5])}")
+        with found.on(d):
+            n = count_of(r, "freed_objects")
+            calls = r.get("gc_per_object")
+            if n != GC_OBJECTS or not isinstance(calls, list) or len(calls) != n:
+                raise Refused(f"on {d}: {n} freed object(s) with {calls} garbage_collect call(s); the check frees {GC_OBJECTS}")
+            if number(r, "leftover_bound_s") != bound:
+                raise Refused(f"on {d}: leftovers judged {r['leftover_bound_s']}s after the frees; the release's "
+                              f"leftover_bound_s is {bound:g}")
+            counted = [count_of({"n": x}, "n") for x in calls]
+            if counted != [1] * n:
+                raise Refused(f"on {d}: garbage_collect ran {counted} times per freed object on the source; expected once each")
+            raised = r.get("gc_raised")
+            if not isinstance(raised, list):
+                raise MissingEvidence("metric gc_raised is missing")
+            if raised:
+                raise Refused(f"on {d}: garbage_collect raised on the source ({len(raised)}x): {raised[0]}")
+            if count_of(r, "gc_elsewhere"):
+                raise Refused(f"on {d}: garbage_collect ran {r['gc_elsewhere']} time(s) off the source")
+            if count_of(r, "still_held"):
+                raise Refused(f"on {d}: Ray still held {r['still_held']} RDT object(s) on the source after the last ref went")
+            left = names(r, "left_behind")
+            if left:
+                raise Refused(f"on {d}: the transport left behind, {bound:g}s after every free: {', '.join(left[:5])}")
+    found.end()
     return Verdict(PASS, f"garbage_collect once per freed object, on the source, nothing left on {sorted(records)}")
 
 
@@ -595,17 +650,20 @@ def receiver_death_errors_and_recovers(m: Mapping[str, Any], p: Mapping[str, Any
     _, can_abort = transport_traits(m, manifest)
     t = manifest.get("transport") if isinstance(manifest, Mapping) else None
     collective = isinstance(t, Mapping) and not t.get("manager") and str(t.get("name", "")).upper() in ("GLOO", "NCCL")
+    found = TypeFailures()
     for d, r in records.items():
-        steps = scenario_record(d, r, p, ("error_bound_s", "recover_bound_s"))
-        # a source that can abort stays and serves a new receiver; otherwise (and within a
-        # collective group) Ray ends both actors and a new pair must transfer
-        after = ("the same object sent to a new receiver", "a new object to the new receiver") \
-            if can_abort and not collective else ("a transfer between new actors",)
-        missing_steps(d, ran(steps, RECEIVER_KILLED, RECEIVER_DIED,
-                             *(f"{phase}: {x}" for phase in RECOVERY_PHASES for x in after)))
-        for name in ("before_error_s", "during_error_s"):
-            if number(r, name) > param_value(p, "error_bound_s"):
-                raise Refused(f"on {d}: {name} {r[name]:g}s is past error_bound_s {p['error_bound_s']:g}")
+        with found.on(d):
+            steps = scenario_record(d, r, p, ("error_bound_s", "recover_bound_s"))
+            # a source that can abort stays and serves a new receiver; otherwise (and within a
+            # collective group) Ray ends both actors and a new pair must transfer
+            after = ("the same object sent to a new receiver", "a new object to the new receiver") \
+                if can_abort and not collective else ("a transfer between new actors",)
+            missing_steps(d, ran(steps, RECEIVER_KILLED, RECEIVER_DIED,
+                                 *(f"{phase}: {x}" for phase in RECOVERY_PHASES for x in after)))
+            for name in ("before_error_s", "during_error_s"):
+                if number(r, name) > param_value(p, "error_bound_s"):
+                    raise Refused(f"on {d}: {name} {r[name]:g}s is past error_bound_s {p['error_bound_s']:g}")
+    found.end()
     return Verdict(PASS, f"a dying receiver cost neither a hang nor the source on {sorted(records)}")
 
 
@@ -614,12 +672,15 @@ def receiver_death_errors_and_recovers(m: Mapping[str, Any], p: Mapping[str, Any
 def producer_errors_reach_consumers(m: Mapping[str, Any], p: Mapping[str, Any], manifest: Mapping[str, Any]) -> Verdict:
     records = scenario_checks(m, manifest)
     transport_traits(m, manifest)
+    found = TypeFailures()
     for d, r in records.items():
-        steps = scenario_record(d, r, p, ("error_bound_s",))
-        missing_steps(d, ran(steps, *PRODUCER_ERROR_STEPS))
-        if number(r, "retried_attempts") != RETRY_ATTEMPTS or number(r, "objects_after_retry") != 1:
-            raise Refused(f"on {d}: the retried producer ran {r['retried_attempts']:g} time(s) and left "
-                          f"{r['objects_after_retry']:g} object(s) in the source's store; expected {RETRY_ATTEMPTS} and 1")
+        with found.on(d):
+            steps = scenario_record(d, r, p, ("error_bound_s",))
+            missing_steps(d, ran(steps, *PRODUCER_ERROR_STEPS))
+            if number(r, "retried_attempts") != RETRY_ATTEMPTS or number(r, "objects_after_retry") != 1:
+                raise Refused(f"on {d}: the retried producer ran {r['retried_attempts']:g} time(s) and left "
+                              f"{r['objects_after_retry']:g} object(s) in the source's store; expected {RETRY_ATTEMPTS} and 1")
+    found.end()
     return Verdict(PASS, f"producer errors reached every consumer and the transport kept working on {sorted(records)}")
 
 
@@ -630,12 +691,15 @@ def received_tensors_stay_the_receivers(m: Mapping[str, Any], p: Mapping[str, An
     records = scenario_checks(m, manifest)
     transport_traits(m, manifest)
     later = int(param_value(p, "later_objects"))
+    found = TypeFailures()
     for d, r in records.items():
-        steps = scenario_record(d, r, p, ("step_bound_s", "free_bound_s"))
-        missing_steps(d, ran(steps, *OWNERSHIP_STEPS))
-        sent_later = [s for s in steps if str(s.get("step")).startswith(LATER_OBJECT)]
-        if len(sent_later) != later:
-            raise Refused(f"on {d}: {len(sent_later)} later object(s) sent; the release's later_objects is {later}")
+        with found.on(d):
+            steps = scenario_record(d, r, p, ("step_bound_s", "free_bound_s"))
+            missing_steps(d, ran(steps, *OWNERSHIP_STEPS))
+            sent_later = [s for s in steps if str(s.get("step")).startswith(LATER_OBJECT)]
+            if len(sent_later) != later:
+                raise Refused(f"on {d}: {len(sent_later)} later object(s) sent; the release's later_objects is {later}")
+    found.end()
     return Verdict(PASS, f"received tensors stayed the receiver's on {sorted(records)}")
 
 
@@ -644,9 +708,12 @@ def received_tensors_stay_the_receivers(m: Mapping[str, Any], p: Mapping[str, An
 def refs_passed_as_users_pass_them(m: Mapping[str, Any], p: Mapping[str, Any], manifest: Mapping[str, Any]) -> Verdict:
     records = scenario_checks(m, manifest)
     one_sided, _ = transport_traits(m, manifest)
+    found = TypeFailures()
     for d, r in records.items():
-        steps = scenario_record(d, r, p, ("step_bound_s",))
-        missing_steps(d, ran(steps, *USER_REF_STEPS, *(BORROWER_STEPS if one_sided else ())))
+        with found.on(d):
+            steps = scenario_record(d, r, p, ("step_bound_s",))
+            missing_steps(d, ran(steps, *USER_REF_STEPS, *(BORROWER_STEPS if one_sided else ())))
+    found.end()
     return Verdict(PASS, f"refs passed the ways users pass them arrived intact on {sorted(records)}")
 
 
@@ -658,21 +725,24 @@ def async_transfers_and_busy_sender(m: Mapping[str, Any], p: Mapping[str, Any], 
     transport_traits(m, manifest)
     want_n, want_actors = param_value(p, "transfers"), param_value(p, "actors")
     bound = param_value(p, "all_bound_s")
+    found = TypeFailures()
     for d, r in records.items():
-        steps = scenario_record(d, r, p, ("busy_bound_s",))
-        missing_steps(d, ran(steps, BUSY_SENDER_STEP))
-        n, actors = number(r, "transfers"), number(r, "actors")
-        if n != want_n or actors != want_actors or number(r, "payload_bytes") > param_value(p, "payload_bytes"):
-            raise Refused(f"on {d}: {n:g} transfers between {actors:g} actors of {r['payload_bytes']:g} bytes; the release "
-                          f"asks {want_n:g} between {want_actors:g} of at most {p['payload_bytes']:g}")
-        if count_of(r, "wrong"):
-            raise Refused(f"on {d}: {r['wrong']} of {n:g} concurrent transfers arrived with other bytes")
-        limit, took = number(r, "all_bound_s"), number(r, "all_done_s")
-        if limit < bound or limit > bound * WAVE_STRETCH_MAX:
-            raise Refused(f"on {d}: the wave was bounded by {limit:g}s; all_bound_s {bound:g} stretches to at most "
-                          f"{bound * WAVE_STRETCH_MAX:g}s on a loaded host")
-        if took > limit:
-            raise Refused(f"on {d}: the {n:g} concurrent transfers took {took:.1f}s, past {limit:g}s")
+        with found.on(d):
+            steps = scenario_record(d, r, p, ("busy_bound_s",))
+            missing_steps(d, ran(steps, BUSY_SENDER_STEP))
+            n, actors = number(r, "transfers"), number(r, "actors")
+            if n != want_n or actors != want_actors or number(r, "payload_bytes") > param_value(p, "payload_bytes"):
+                raise Refused(f"on {d}: {n:g} transfers between {actors:g} actors of {r['payload_bytes']:g} bytes; the release "
+                              f"asks {want_n:g} between {want_actors:g} of at most {p['payload_bytes']:g}")
+            if count_of(r, "wrong"):
+                raise Refused(f"on {d}: {r['wrong']} of {n:g} concurrent transfers arrived with other bytes")
+            limit, took = number(r, "all_bound_s"), number(r, "all_done_s")
+            if limit < bound or limit > bound * WAVE_STRETCH_MAX:
+                raise Refused(f"on {d}: the wave was bounded by {limit:g}s; all_bound_s {bound:g} stretches to at most "
+                              f"{bound * WAVE_STRETCH_MAX:g}s on a loaded host")
+            if took > limit:
+                raise Refused(f"on {d}: the {n:g} concurrent transfers took {took:.1f}s, past {limit:g}s")
+    found.end()
     return Verdict(PASS, f"concurrent transfers bit-exact in time, a busy sender served, on {sorted(records)}")
 
 
@@ -684,22 +754,25 @@ def driver_fetches_and_timeouts(m: Mapping[str, Any], p: Mapping[str, Any], mani
     transport_traits(m, manifest)
     k = param_value(p, "fetch_refs")
     late = param_value(p, "user_timeout_s") + param_value(p, "timeout_slack_s")
+    found = TypeFailures()
     for d, r in records.items():
-        steps = scenario_record(d, r, p, ("step_bound_s", "fail_fast_s"))
-        missing_steps(d, ran(steps, *FETCH_STEPS))
-        if number(r, "fetched") != k or count_of(r, "fetch_wrong"):
-            raise Refused(f"on {d}: {r['fetch_wrong']} of {r['fetched']:g} refs fetched at once came back wrong "
-                          f"(the release fetches {k:g})")
-        took = r.get("user_timeout_took_s")
-        if not isinstance(took, list) or len(took) != len(USER_TIMEOUT_GETS):
-            raise MissingEvidence(f"metric user_timeout_took_s (on {d}) is not {len(USER_TIMEOUT_GETS)} times")
-        slow = [number({"t": t}, "t") for t in took if number({"t": t}, "t") > late]
-        if slow:
-            raise Refused(f"on {d}: ray.get with the user's timeout returned after {slow}s, past {late:g}s")
-        kind = r.get("plain_receiver")
-        if kind not in ("data", "error") or number(r, "plain_receiver_s") > param_value(p, "fail_fast_s"):
-            raise Refused(f"on {d}: a receiver without the transport ended in {kind!r} after {r.get('plain_receiver_s')}s "
-                          f"(fail_fast_s {p['fail_fast_s']:g})")
-        if kind == "error" and not r.get("plain_receiver_error"):
-            raise Refused(f"on {d}: a receiver without the transport failed, but no error is recorded")
+        with found.on(d):
+            steps = scenario_record(d, r, p, ("step_bound_s", "fail_fast_s"))
+            missing_steps(d, ran(steps, *FETCH_STEPS))
+            if number(r, "fetched") != k or count_of(r, "fetch_wrong"):
+                raise Refused(f"on {d}: {r['fetch_wrong']} of {r['fetched']:g} refs fetched at once came back wrong "
+                              f"(the release fetches {k:g})")
+            took = r.get("user_timeout_took_s")
+            if not isinstance(took, list) or len(took) != len(USER_TIMEOUT_GETS):
+                raise MissingEvidence(f"metric user_timeout_took_s (on {d}) is not {len(USER_TIMEOUT_GETS)} times")
+            slow = [number({"t": t}, "t") for t in took if number({"t": t}, "t") > late]
+            if slow:
+                raise Refused(f"on {d}: ray.get with the user's timeout returned after {slow}s, past {late:g}s")
+            kind = r.get("plain_receiver")
+            if kind not in ("data", "error") or number(r, "plain_receiver_s") > param_value(p, "fail_fast_s"):
+                raise Refused(f"on {d}: a receiver without the transport ended in {kind!r} after {r.get('plain_receiver_s')}s "
+                              f"(fail_fast_s {p['fail_fast_s']:g})")
+            if kind == "error" and not r.get("plain_receiver_error"):
+                raise Refused(f"on {d}: a receiver without the transport failed, but no error is recorded")
+    found.end()
     return Verdict(PASS, f"driver fetches, the user's timeout and a plain receiver behaved on {sorted(records)}")
