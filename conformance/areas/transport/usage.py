@@ -111,13 +111,13 @@ class UsageCtx(TransportCtx):
             except ScenarioFailed as exc:
                 self.metrics["failure"] = str(exc)[:FAILURE_CHARS]
             finally:
-                self.close()
-                self.metrics.setdefault("steps", [])
-                self.metrics["step_count"] = len(self.metrics["steps"])
-                if self.current is not None:
+                if self.current is not None:   # the scenario's time, before its actors are stopped
                     self.metrics["scenario"] = {"elapsed_s": round(self.current.elapsed(), 3),
                                                 "excluded_s": round(float(self.current.marks.get("excluded_s", 0.0)), 3),
                                                 "bound_s": round(self.current.bound_s, 3)}
+                self.close()
+                self.metrics.setdefault("steps", [])
+                self.metrics["step_count"] = len(self.metrics["steps"])
         super().each_device(one)
 
     def step(self, clock: Clock, what: str, expect: str, bound_s: float, run: Callable[[], Any],
