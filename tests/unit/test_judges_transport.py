@@ -7,9 +7,10 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from judged import MANIFEST, PASSING, manifest
+
 from conformance.areas.transport import judges as J
 from conformance.report import judges
-from judged import MANIFEST, PASSING, manifest
 from signing_support import suite
 
 
