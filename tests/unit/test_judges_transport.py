@@ -148,3 +148,12 @@ def test_sweep_median_of_an_even_number_of_trials() -> None:
     short["bandwidth"]["4KiB"].update(median_gbps=3.0, min_gbps=1.0, max_gbps=9.0)
     v = verdict("PF-001", short)
     assert v.outcome == "fail" and ("is not its trials'" in (v.reason or "") or "before max_trials" in (v.reason or ""))
+
+
+def test_sweep_judged_from_a_report_whose_keys_are_sorted() -> None:
+    """report.json sorts every object's keys: the sizes' order is the sweep's, never the keys'."""
+    import json
+    sweep = json.loads(json.dumps(PASSING["PF-001"], sort_keys=True))
+    sweep["bandwidth"] = dict(reversed(list(sweep["bandwidth"].items())))
+    sweep["verification"] = dict(reversed(list(sweep["verification"].items())))
+    assert verdict("PF-001", sweep).outcome == "pass"
