@@ -23,7 +23,8 @@ def sweep_figures(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     medians and its ratios to them."""
     return {size_key(r["bytes"]): {"median_gbps": r["rdt"]["median_gbps"], "min_gbps": r["rdt"]["min_gbps"],
                                    "max_gbps": r["rdt"]["max_gbps"], "iqr": r["rdt"]["iqr_gbps"],
-                                   "trials_gbps": r["rdt"]["trials_gbps"],
+                                   "trials_gbps": r["rdt"]["trials_gbps"], "cv": r["rdt"].get("cv"),
+                                   "cv_met": r["rdt"].get("cv_met"), "batch": r["rdt"].get("batch"),
                                    "object_store_median_gbps": r.get("object_store", {}).get("median_gbps"),
                                    "object_store_trials_gbps": r.get("object_store", {}).get("trials_gbps"),
                                    "clone_median_gbps": r["clone"]["median_gbps"],

@@ -6,9 +6,13 @@ rules every judge keeps). Pure: no Ray, no clock, no I/O.
 """
 from __future__ import annotations
 
+import math
 import statistics
 from typing import Any, Mapping
 
+from conformance import measure
+from conformance.areas.performance.figures import size_key
+from conformance.rdt.config import MIN_SWEEP_BYTES, sweep_sizes
 from conformance.report.judges import FAIL, PASS, JudgeTable, MissingEvidence, Verdict, agrees, number, param_value
 
 JUDGES = JudgeTable()
@@ -96,3 +100,102 @@ def _matrix_classes(m: Mapping[str, Any]) -> dict[str, list[float]]:
             cls = "same_node" if labels[i].split(":")[0] == labels[j].split(":")[0] else "cross_node"
             out.setdefault(cls, []).append(number({"v": value}, "v"))
     return out
+
+
+# ------------------------------------------------------------------------------ PF-001
+SWEEP_METHOD = ("warmup", "min_trials", "max_trials", "max_cv", "batch_s", "max_batch", "size_budget_s",
+                "baseline_warmup", "baseline_trials")
+
+
+def primary_device(manifest: Mapping[str, Any]) -> str:
+    """The device type the sweep runs on: the first the transport declares that is not the host's,
+    else the host's (PF-001's requirement; conformance.rdt.registration picks it the same way)."""
+    t = manifest.get("transport") if isinstance(manifest, Mapping) else None
+    devices = t.get("devices") if isinstance(t, Mapping) else None
+    declared = [str(d) for d in devices] if isinstance(devices, list) and devices else ["cpu"]
+    return next((d for d in declared if d != "cpu"), "cpu")
+
+
+def _size_problem(key: str, f: Mapping[str, Any], seconds: Any, p: Mapping[str, Any]) -> str | None:
+    """What one size's figures show against the method and against their own trials, or None."""
+    trials = f.get("trials_gbps")
+    if not isinstance(trials, list) or not trials:
+        raise MissingEvidence(f"metric bandwidth.{key}.trials_gbps is missing or empty")
+    bw = sorted(number({"v": v}, "v") for v in trials)
+    lo, hi = param_value(p, "min_trials"), param_value(p, "max_trials")
+    if not lo <= len(bw) <= hi:
+        return f"{key}: {len(bw)} trial(s); the method takes {lo:g} to {hi:g}"
+    med = number(f, "median_gbps")
+    middle = bw[(len(bw) - 1) // 2], bw[len(bw) // 2]
+    if not (agrees(number(f, "min_gbps"), bw[0]) and agrees(number(f, "max_gbps"), bw[-1])
+            and (agrees(med, middle[0]) or agrees(med, middle[1]) or middle[0] <= med <= middle[1])):
+        return f"{key}: median/min/max {med:.4g}/{f['min_gbps']:.4g}/{f['max_gbps']:.4g} GB/s are not its own trials'"
+    batch = number(f, "batch")
+    if batch != int(batch) or not 1 <= batch <= param_value(p, "max_batch"):
+        return f"{key}: a batch of {batch:g} transfers per trial; the method batches 1 to max_batch = {p['max_batch']:g}"
+    cv = measure.median_cv(bw)
+    recorded = f.get("cv")
+    if (recorded is None) != (not math.isfinite(cv)) or (recorded is not None and not agrees(number(f, "cv"), cv)):
+        return f"{key}: cv {recorded} is not its trials' ({cv:.4g})"
+    met = math.isfinite(cv) and cv <= param_value(p, "max_cv")
+    if f.get("cv_met") is not met:
+        return f"{key}: cv_met {f.get('cv_met')} but its cv {cv:.4g} against max_cv {p['max_cv']:g} gives {met}"
+    spent = number(seconds, "rdt") if isinstance(seconds, Mapping) else None
+    if not met and len(bw) < hi and (spent is None or spent < param_value(p, "size_budget_s")):
+        return f"{key}: stopped after {len(bw)} trial(s) with cv {cv:.4g} above max_cv, before max_trials or size_budget_s"
+    store = f.get("object_store_trials_gbps")
+    if store is not None:
+        if not isinstance(store, list) or len(store) != param_value(p, "baseline_trials"):
+            return f"{key}: the object-store baseline has {store if not isinstance(store, list) else len(store)} trial(s); " \
+                   f"the method takes baseline_trials = {p['baseline_trials']:g}"
+        ratio, store_med = f.get("ratio_to_object_store"), number(f, "object_store_median_gbps")
+        if store_med <= 0 or not isinstance(ratio, (int, float)) or not agrees(float(ratio), med / store_med):
+            return f"{key}: ratio_to_object_store {ratio} is not {med:.4g}/{store_med:.4g}"
+    clone = number(f, "clone_median_gbps")
+    if clone <= 0 or not agrees(number(f, "ratio_to_clone"), med / clone):
+        return f"{key}: ratio_to_clone {f.get('ratio_to_clone')} is not {med:.4g}/{clone:.4g}"
+    return None
+
+
+@JUDGES.rule(needs=("max_bytes", "unverified", "bandwidth", "method", "verification", "small_message_latency_s"),
+             params=SWEEP_METHOD, decides_all=True)
+def sweep_verified_by_the_method(m: Mapping[str, Any], p: Mapping[str, Any], manifest: Mapping[str, Any]) -> Verdict:
+    top = number(m, "max_bytes")
+    sizes = sweep_sizes(int(top)) if top >= MIN_SWEEP_BYTES and top == int(top) else []
+    keys = [size_key(n) for n in sizes]
+    if m.get("sizes_bytes") != sizes:
+        return Verdict(FAIL, f"sizes_bytes {m.get('sizes_bytes')} is not the sweep up to {top:g} bytes {sizes}")
+    method = m.get("method")
+    if not isinstance(method, Mapping):
+        raise MissingEvidence("metric method is not an object")
+    off = {k: method.get(k) for k in SWEEP_METHOD if method.get(k) != p.get(k)}
+    if off:
+        return Verdict(FAIL, f"the sweep ran with {off}, not the release's method {({k: p.get(k) for k in off})}")
+    if method.get("device") != primary_device(manifest):
+        return Verdict(FAIL, f"the sweep ran on {method.get('device')!r}; the manifest's transport makes it "
+                             f"{primary_device(manifest)!r}")
+    checked, figures = m.get("verification"), m.get("bandwidth")
+    if not isinstance(checked, Mapping) or set(checked) != set(keys):   # (a report's keys are sorted)
+        return Verdict(FAIL, f"verification covers {list(checked) if isinstance(checked, Mapping) else checked}, "
+                             f"not every size {keys}")
+    wrong = [f"{k}: {checked[k]}" for k in keys if checked[k] != "ok"]
+    if number(m, "unverified") != len(wrong):
+        return Verdict(FAIL, f"unverified is {m['unverified']:g} but the verification records {len(wrong)} wrong size(s)")
+    if wrong:
+        return Verdict(FAIL, f"the sweep's verification transfers arrived wrong at {len(wrong)} size(s): {'; '.join(wrong[:3])}")
+    if not isinstance(figures, Mapping) or set(figures) != set(keys):
+        return Verdict(FAIL, f"bandwidth has sizes {list(figures) if isinstance(figures, Mapping) else figures}, not {keys}")
+    if number(m, "small_message_latency_s") <= 0:
+        return Verdict(FAIL, "small_message_latency_s is not positive")
+    recorded = m.get("seconds_per_size")
+    seconds: Mapping[str, Any] = recorded if isinstance(recorded, Mapping) else {}
+    for key in keys:
+        f = figures[key]
+        if not isinstance(f, Mapping):
+            raise MissingEvidence(f"metric bandwidth.{key} is not an object")
+        problem = _size_problem(key, f, seconds.get(key), p)
+        if problem:
+            return Verdict(FAIL, f"the sweep's figures disagree with its method or trials: {problem}")
+    if m.get("cv_met_all_sizes") is not all(figures[k].get("cv_met") for k in keys):
+        return Verdict(FAIL, f"cv_met_all_sizes {m.get('cv_met_all_sizes')} is not its sizes' cv_met")
+    return Verdict(PASS, f"{len(keys)} sizes up to {top:g} bytes verified bit-exact and measured by the release's method")

@@ -10,6 +10,7 @@ fault-injecting twin and the actors the check starts; a check asks for it by its
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from conformance.rdt.context import RdtCtx, TransportContext
 from conformance.rdt.fixtures import open_context
@@ -29,4 +30,14 @@ class TransportCtx(RdtCtx):
     def close(self) -> None:
         """After the check (the fixture's teardown): nothing per check; the module's pools are
         the module fixture's."""
+
+    def decide_over_types(self, *totals: str, **evidence: Any) -> None:
+        """End the check by its judge (CheckContext.decide) once every declared type ran: with
+        several types, each of `totals` (a count every type recorded) is also recorded over all
+        of them, the figure the judge checks the types' own against."""
+        if len(self.transport.devices) > 1:
+            per = [r for d in self.metrics.get("devices", []) if isinstance(r := self.metrics.get(d), dict)]
+            for name in totals:
+                self.metrics[name] = sum(r.get(name, 0) for r in per)
+        self.decide(**evidence)
 

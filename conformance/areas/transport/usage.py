@@ -29,10 +29,12 @@ from conformance.rdt.transfer import first_line, short
 from conformance.report.results import not_applicable
 from conformance.run.check_context import CheckContext
 from conformance.run.machinery import clock_ready
-from conformance.timing.clock import CONTROL_CALL_S, Clock
+from conformance.timing.clock import CONTROL_CALL_S, Clock, ScenarioFailed
 from conformance.timing.timeouts import CheckTimeout
 
 __all__ = ["UsageCtx", "short"]
+FAILURE_CHARS = 2000   # knob: a recorded failure's length (a stall's evidence names every pending transfer)
+STEP_ERROR_CHARS = 300   # knob: a step's recorded error or failure
 
 
 def _ray() -> Any:
@@ -63,6 +65,7 @@ class UsageCtx(TransportCtx):
     x: TransportSetup
     actors: list[Any] = field(default_factory=list)
     groups: list[Any] = field(default_factory=list)
+    current: Clock | None = None   # the scenario of the type the check is on
 
     @classmethod
     def open(cls, base: CheckContext, transport: TransportContext) -> "UsageCtx":
@@ -84,7 +87,8 @@ class UsageCtx(TransportCtx):
 
     def clock(self, scenario: str, bound_param: str = "scenario_bound_s") -> Clock:
         """The check's scenario, bounded by its `bound_param` param."""
-        return self.scenario(scenario, float(self.param(bound_param)))
+        self.current = self.scenario(scenario, float(self.param(bound_param)))
+        return self.current
 
     def payload_bytes(self, param: str = "payload_bytes", every_type: bool = False) -> int:
         """The param's payload (capped by the run's size knob); on the second and later device
@@ -96,13 +100,47 @@ class UsageCtx(TransportCtx):
 
     def each_device(self, run_one: Callable[[str, bool], None]) -> None:
         """The check's scenario on each declared device type (RdtCtx.each_device), the actors
-        one type started stopped before the next starts its own."""
+        one type started stopped before the next starts its own. Each type's evidence is its
+        steps (`step`), the scenario's time (its own, and what it left to Ray's machinery) and
+        the failure that ended it, if one did: the check then decides by its judge
+        (`decide_over_types("step_count")`), which re-reads all of it."""
         def one(device: str, first: bool) -> None:
+            self.current = None
             try:
                 run_one(device, first)
+            except ScenarioFailed as exc:
+                self.metrics["failure"] = str(exc)[:FAILURE_CHARS]
             finally:
+                if self.current is not None:   # the scenario's time, before its actors are stopped
+                    self.metrics["scenario"] = {"elapsed_s": round(self.current.elapsed(), 3),
+                                                "excluded_s": round(float(self.current.marks.get("excluded_s", 0.0)), 3),
+                                                "bound_s": round(self.current.bound_s, 3)}
                 self.close()
+                self.metrics.setdefault("steps", [])
+                self.metrics["step_count"] = len(self.metrics["steps"])
         super().each_device(one)
+
+    def step(self, clock: Clock, what: str, expect: str, bound_s: float, run: Callable[[], Any],
+             carries: str | None = None) -> Any:
+        """Run one step of the scenario and record it (what, the outcome it expects: data, an
+        error, a store's size; its bound; how long it took; the error it raised or failed with):
+        the evidence the check's judge reads. A step that fails the scenario is recorded too."""
+        t0 = clock.elapsed()
+        entry: dict[str, Any] = {"step": what, "expect": expect, "bound_s": round(float(bound_s), 3)}
+        if carries:
+            entry["carries"] = carries
+        steps = self.metrics.setdefault("steps", [])
+        try:
+            value = run()
+        except ScenarioFailed as exc:
+            entry.update(took_s=round(clock.elapsed() - t0, 3), ok=False, error=str(exc)[:STEP_ERROR_CHARS])
+            steps.append(entry)
+            raise
+        entry.update(took_s=round(clock.elapsed() - t0, 3), ok=True)
+        if expect == "error":
+            entry["error"] = str(value)[:STEP_ERROR_CHARS]
+        steps.append(entry)
+        return value
 
     # ------------------------------------------------------------------ actors
     def start(self, clock: Clock, n: int, kind: str = "peer", **options: Any) -> list[Any]:
@@ -155,11 +193,13 @@ class UsageCtx(TransportCtx):
 
     def expect_data(self, clock: Clock, submit: Callable[[], Any], sent: Any, what: str, bound_s: float,
                     stalled: list[tuple[Any, Any, Any]] | None = None) -> Any:
-        return transfer.expect_data(clock, self.name, submit, sent, what, bound_s, stalled)
+        return self.step(clock, what, "data", bound_s,
+                         lambda: transfer.expect_data(clock, self.name, submit, sent, what, bound_s, stalled))
 
     def expect_error(self, clock: Clock, submit: Callable[[], Any], what: str, bound_s: float,
                      text: str | None = None) -> str:
-        return transfer.expect_error(clock, submit, what, bound_s, text)
+        return str(self.step(clock, what, "error", bound_s,
+                             lambda: transfer.expect_error(clock, submit, what, bound_s, text), carries=text))
 
     @staticmethod
     def submitted(clock: Clock, submit: Callable[[], Any], what: str) -> Any:
@@ -169,7 +209,8 @@ class UsageCtx(TransportCtx):
         return transfer.sent(clock, src, seed)
 
     def roundtrip(self, clock: Clock, src: Any, dst: Any, nbytes: int, seed: int, what: str, bound_s: float) -> None:
-        transfer.roundtrip(clock, self.name, src, dst, nbytes, seed, what, bound_s)
+        self.step(clock, what, "data", bound_s,
+                  lambda: transfer.roundtrip(clock, self.name, src, dst, nbytes, seed, what, bound_s))
 
     def wait_store(self, clock: Clock, actor: Any, target: int, what: str, bound_s: float) -> None:
         """Wait until the actor's RDT store holds `target` objects."""
@@ -179,5 +220,6 @@ class UsageCtx(TransportCtx):
             seen.append(clock.get(actor.rdt_objects.remote(), "the RDT store's size", CONTROL_CALL_S))
             return seen[-1] == target
 
-        clock.wait_for(settled, what, bound_s, poll_s=0.2, explain=lambda: f"{seen[-1] if seen else '?'} object(s)")
+        self.step(clock, what, "store", bound_s, lambda: clock.wait_for(
+            settled, what, bound_s, poll_s=0.2, explain=lambda: f"{seen[-1] if seen else '?'} object(s)"))
 

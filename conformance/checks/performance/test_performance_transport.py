@@ -67,8 +67,12 @@ def test_bandwidth_sweep_verified_and_recorded(performance_ctx: PerformanceCtx) 
     metrics["method"] = dict(sweep["method"], device=sweep["device"])
     metrics["cv_met_all_sizes"] = sweep["cv_met_all"]
     metrics["seconds_per_size"] = {figures.size_key(r["bytes"]): r["seconds"] for r in rows}
-    wrong = [f"{format_size(r['bytes'])}: {r.get('difference')}" for r in rows if not r["verified"]]
-    assert not wrong, f"the sweep's verification transfers arrived wrong at {len(wrong)} size(s): {'; '.join(wrong[:3])}"
+    # what each size's verification transfer compared (its digest against the sent one's)
+    metrics.update({"max_bytes": max_bytes(), "sizes_bytes": [r["bytes"] for r in rows],
+                    "verification": {figures.size_key(r["bytes"]): "ok" if r["verified"] else str(r.get("difference"))[:200]
+                                     for r in rows},
+                    "unverified": sum(not r["verified"] for r in rows)})
+    performance_ctx.decide()
 
 
 def reference_bandwidth(tctx: TransportContext, sweep: dict[str, Any]) -> tuple[float, str, list[float] | None]:

@@ -49,6 +49,7 @@ def _next_receiver(u: UsageCtx, clock: Scenario, src: Any, ref: Any, seed: int, 
 @pytest.mark.check("TR-015")
 def test_receiver_death_costs_no_hang_and_not_the_source(transport_ctx: UsageCtx) -> None:
     transport_ctx.each_device(lambda device, first: _receiver_death_costs_no_hang_and_not_the_source(transport_ctx))
+    transport_ctx.decide_over_types("step_count")
 
 
 def _receiver_death_costs_no_hang_and_not_the_source(transport_ctx: UsageCtx) -> None:
@@ -85,6 +86,7 @@ def _receiver_death_costs_no_hang_and_not_the_source(transport_ctx: UsageCtx) ->
 @pytest.mark.check("TR-016")
 def test_producer_errors_and_retries_propagate_and_transport_keeps_working(transport_ctx: UsageCtx) -> None:
     transport_ctx.each_device(lambda device, first: _producer_errors_and_retries_propagate_and_transport_keeps_working(transport_ctx))
+    transport_ctx.decide_over_types("step_count")
 
 
 def _producer_errors_and_retries_propagate_and_transport_keeps_working(transport_ctx: UsageCtx) -> None:
@@ -97,7 +99,8 @@ def _producer_errors_and_retries_propagate_and_transport_keeps_working(transport
     ref = src.fail.options(tensor_transport=u.name).remote(text)
     u.expect_error(clock, lambda: dst.receive.remote(ref), "a consumer on another actor", error_s, text)
     u.expect_error(clock, lambda: src.receive.remote(ref), "a consumer on the producing actor", error_s, text)
-    _expect_driver_error(clock, ref, not u.x.one_sided, text, error_s)
+    u.step(clock, "the driver's ray.get of the failed object", "error", error_s,
+           lambda: _expect_driver_error(clock, ref, not u.x.one_sided, text, error_s), carries=text)
     del ref
     u.roundtrip(clock, src, dst, nbytes, 11, "a transfer after the producer's error", error_s)
     u.roundtrip(clock, src, src, nbytes, 12, "an intra-actor transfer after the producer's error", error_s)
@@ -125,9 +128,9 @@ def _producer_errors_and_retries_propagate_and_transport_keeps_working(transport
     u.metrics["elapsed_s"] = round(clock.elapsed(), 3)
 
 
-def _expect_driver_error(clock: Scenario, ref: Any, use_object_store: bool, text: str, bound_s: float) -> None:
+def _expect_driver_error(clock: Scenario, ref: Any, use_object_store: bool, text: str, bound_s: float) -> str:
     """ray.get in the driver (a two-sided transport's object through the object store) must
-    raise the producer's error within the bound."""
+    raise the producer's error within the bound; returns it (type and message)."""
     import ray
     from ray.exceptions import GetTimeoutError
 
@@ -141,5 +144,5 @@ def _expect_driver_error(clock: Scenario, ref: Any, use_object_store: bool, text
     except Exception as exc:  # noqa: BLE001 - the expected path
         if text not in str(exc):
             raise clock.fail(f"{how} in the driver raised {first_line(exc)!r}, not the producer's error {text!r}") from None
-        return
+        return f"{type(exc).__name__}: {text}" if text not in first_line(exc) else first_line(exc)
     raise clock.fail(f"{how} in the driver returned data for an object whose producer raised")

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from conformance import leftovers
-from conformance.areas.transport import lifecycle
+from conformance.areas.transport import judges, lifecycle
 from conformance.areas.transport.context import TransportCtx
 from conformance.rdt import payloads
 from conformance.rdt.config import max_bytes
@@ -71,6 +71,7 @@ def _side(eps: Any, key: str) -> str:
 @pytest.mark.check("TR-010")
 def test_send_called_only_for_two_sided(transport_ctx: TransportCtx) -> None:
     transport_ctx.each_device(lambda device, first: _sidedness(transport_ctx, device, first))
+    transport_ctx.decide_over_types("transfers")
 
 
 def _sidedness(transport_ctx: TransportCtx, device: str, first: bool) -> None:
@@ -78,7 +79,7 @@ def _sidedness(transport_ctx: TransportCtx, device: str, first: bool) -> None:
     T, one_sided = tctx.setup.traced_name, tctx.setup.one_sided
     eps = _pair(tctx, device)
     lifecycle.clear_calls(eps, T)
-    cases = [payloads.buffer_case(later_bytes(256 << 10, first), f"/side{k}") for k in range(4)]
+    cases = [payloads.buffer_case(later_bytes(256 << 10, first), f"/side{k}") for k in range(judges.SIDEDNESS_TRANSFERS)]
     ids = set(_transfer_all(tctx, eps, cases))
     if not one_sided:   # sends may be recorded a moment after the receive returned
         deadline = time.monotonic() + 5
@@ -90,27 +91,19 @@ def _sidedness(transport_ctx: TransportCtx, device: str, first: bool) -> None:
     recvs = lifecycle.count(calls["1"], "recv_multiple_tensors", ids)
     failed = [f"{r['m']} on {_side(eps, k)} raised {r['err']}" for k, recs in calls.items() for r in recs
               if not r["ok"] and r["m"] in ("send_multiple_tensors", "recv_multiple_tensors")]
+    # the call records, judged (data_path_matches_sidedness): sends by endpoint (0 the source;
+    # the driver's key "driver"), receives per object on the destination, what raised
     metrics.update({"one_sided": one_sided, "transfers": len(ids),
-                    "sends": {k: len(v) for k, v in sends.items() if v}, "receives_on_destination": sum(recvs.values())})
-    assert not failed, "; ".join(failed[:3])
-    if one_sided:
-        called = {_side(eps, k): len(v) for k, v in sends.items() if v}
-        assert not called, (f"send_multiple_tensors was called for a one-sided transport ({called}); Ray documents "
-                            "that it never calls it for one-sided transports")
-    else:
-        elsewhere = {_side(eps, k): len(v) for k, v in sends.items() if v and k != "0"}
-        assert not elsewhere, f"send_multiple_tensors ran outside the source: {elsewhere}"
-        assert len(sends["0"]) == len(ids), (f"{len(ids)} transfers of a two-sided transport ran "
-                                             f"send_multiple_tensors {len(sends['0'])} times on the source; expected one each")
-    assert all(recvs.get(i) == 1 for i in ids), (
-        f"recv_multiple_tensors ran {sorted(recvs.values())} times per object on the destination for {len(ids)} "
-        "transfers; expected once each")
+                    "sends": {k: len(v) for k, v in sends.items() if v},
+                    "receives_per_object": [recvs.get(i, 0) for i in sorted(ids)],
+                    "receives_on_destination": sum(recvs.values()), "raised": failed[:3]})
 
 
 @pytest.mark.check("TR-011")
 def test_extract_runs_once_on_source_and_describes_tensors(transport_ctx: TransportCtx) -> None:
     # the cases are small already (a few KiB): every type moves the same ones
     transport_ctx.each_device(lambda device, first: _extract(transport_ctx, device))
+    transport_ctx.decide_over_types("cases")
 
 
 def _extract(transport_ctx: TransportCtx, device: str) -> None:
@@ -129,40 +122,35 @@ def _extract(transport_ctx: TransportCtx, device: str) -> None:
     ids += _transfer_all(tctx, eps, cases[-1:], consume=False, errors=transfer_errors)
     lifecycle.wait_calls(eps, T, 0, "extract_tensor_transport_metadata", set(ids), timeout_s=10)  # knob: hang guard for call records
     calls = lifecycle.gather_calls(eps, T)
-    problems = []
-    for key, recs in calls.items():
-        if key != "0":
-            stray = lifecycle.count(recs, "extract_tensor_transport_metadata", set(ids))
-            if stray:
-                problems.append(f"extract_tensor_transport_metadata ran on {_side(eps, key)}, not on the source")
+    assert tuple(c["id"] for c in cases) == judges.EXTRACT_CASES   # the objects its judge expects, in order
     recv_start = {r["obj"]: r["t"] - r["dur_s"] for r in calls["1"] if r["m"] == "recv_multiple_tensors"}
+    objects = []
     for case, obj in zip(cases, ids):
         ex = [r for r in calls["0"] if r["m"] == "extract_tensor_transport_metadata" and r["obj"] == obj]
-        if len(ex) != 1:
-            problems.append(f"{case['id']}: extract_tensor_transport_metadata ran {len(ex)} times on the source; expected once")
-            continue
-        r = ex[0]
-        if not r["ok"]:
-            problems.append(f"{case['id']}: extract_tensor_transport_metadata raised {r['err']}")
-            continue
-        described = r["meta"]["tensor_meta"]
-        actual = [[shape, dtype] for shape, dtype, _ in r["tensors"]]
-        if described != actual:
-            problems.append(f"{case['id']}: its TensorTransportMetadata.tensor_meta {described} does not describe the "
-                            f"tensors {actual}")
-        devices = {dev for _, _, dev in r["tensors"]}
-        if devices and r["meta"]["tensor_device"] not in devices:
-            problems.append(f"{case['id']}: tensor_device {r['meta']['tensor_device']!r}, tensors are on {sorted(devices)}")
-        if obj in recv_start and r["t"] > recv_start[obj] + 1e-3:  # knob: 1 ms clock slack when ordering call records
-            problems.append(f"{case['id']}: the receive started before extract_tensor_transport_metadata returned")
-    metrics["objects"] = len(ids)
-    problems += [f"a transfer failed: {e}" for e in transfer_errors[:2]]
-    assert not problems, "; ".join(problems[:4])
+        elsewhere = sum(lifecycle.count(recs, "extract_tensor_transport_metadata", {obj})[obj]
+                        for key, recs in calls.items() if key != "0")
+        record: dict[str, Any] = {"case": case["id"], "on_source": len(ex), "elsewhere": elsewhere}
+        if len(ex) == 1:
+            r = ex[0]
+            if not r["ok"]:
+                record["raised"] = str(r["err"])[:300]
+            else:
+                # what the metadata says beside what the tensors were (the tracer's record of them)
+                record.update({"tensor_meta": r["meta"]["tensor_meta"],
+                               "tensors": [[shape, dtype] for shape, dtype, _ in r["tensors"]],
+                               "tensor_device": r["meta"]["tensor_device"],
+                               "tensor_devices": sorted({dev for _, _, dev in r["tensors"]}),
+                               "receive_started_first": bool(obj in recv_start
+                                                             and r["t"] > recv_start[obj] + 1e-3)})  # knob: 1 ms clock slack when ordering call records
+        objects.append(record)
+    metrics.update({"cases": len(ids), "objects": objects, "transfer_errors": [e[:300] for e in transfer_errors[:2]],
+                    "stray": sum(o["elsewhere"] for o in objects)})
 
 
 @pytest.mark.check("TR-012")
 def test_garbage_collect_once_per_freed_object_on_source(transport_ctx: TransportCtx) -> None:
     transport_ctx.each_device(lambda device, first: _garbage_collect(transport_ctx, device, first))
+    transport_ctx.decide_over_types("freed_objects")
 
 
 def _garbage_collect(transport_ctx: TransportCtx, device: str, first: bool) -> None:
@@ -195,27 +183,16 @@ def _garbage_collect(transport_ctx: TransportCtx, device: str, first: bool) -> N
     lifecycle.wait_calls(eps, T, 0, "garbage_collect", set(ids))
     calls = lifecycle.gather_calls(eps, T)
     on_src = lifecycle.count(calls["0"], "garbage_collect", set(ids))
-    problems = []
-    if held:
-        problems.append(f"Ray still holds {held} RDT object(s) on the source {lifecycle.FREE_TIMEOUT_S:.0f}s after "
-                        "the last ref was dropped")
-    wrong = {obj[:12]: on_src.get(obj, 0) for obj in ids if on_src.get(obj, 0) != 1}
-    if wrong:
-        problems.append(f"garbage_collect ran {sorted(set(wrong.values()))} times for {len(wrong)}/{len(ids)} freed "
-                        "objects on the source; expected exactly once each")
-    raised = [r["err"] for r in calls["0"] if r["m"] == "garbage_collect" and not r["ok"]]
-    if raised:
-        problems.append(f"garbage_collect raised on the source ({len(raised)}x): {raised[0]}")
-    for key, r in calls.items():
-        if key != "0" and lifecycle.count(r, "garbage_collect", set(ids)):
-            problems.append(f"garbage_collect ran on {_side(eps, key)}; Ray calls it on the source only")
+    raised = [str(r["err"])[:300] for r in calls["0"] if r["m"] == "garbage_collect" and not r["ok"]]
+    elsewhere = sum(sum(lifecycle.count(r, "garbage_collect", set(ids)).values()) for key, r in calls.items() if key != "0")
     bound = float(transport_ctx.param("leftover_bound_s"))
     left = audit.left(bound)
-    if left:
-        problems.append(f"the transport left behind after every object was freed and garbage_collect ran (still there "
-                        f"{bound:g}s later; the suite started none of it): {', '.join(left[:5])}")
-    metrics.update({"freed_objects": len(ids), "gc_calls_on_source": sum(on_src.values())})
-    assert not problems, "; ".join(problems)
+    # the evidence its judge reads (garbage_collect_once_on_source): Ray's count of objects still
+    # held, garbage_collect's calls per freed object on the source, elsewhere and what raised,
+    # and what the transport left behind `leftover_bound_s` after the frees
+    metrics.update({"freed_objects": len(ids), "gc_per_object": [on_src.get(obj, 0) for obj in ids],
+                    "gc_calls_on_source": sum(on_src.values()), "gc_raised": raised[:3], "gc_elsewhere": elsewhere,
+                    "still_held": held, "leftover_bound_s": bound, "left_behind": left[:5]})
 
 
 @pytest.mark.check("TR-013")

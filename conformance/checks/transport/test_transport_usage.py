@@ -14,6 +14,7 @@ from typing import Any, Callable
 
 import pytest
 
+from conformance.areas.transport.judges import USER_TIMEOUT_GETS
 from conformance.areas.transport.usage import UsageCtx, short
 from conformance.areas.transport.usage_actors import TENSORLESS
 from conformance.rdt.payloads import build, describe, same_bytes, seeded
@@ -35,6 +36,7 @@ def _driver_get(u: UsageCtx, refs: Any, timeout_s: float) -> Any:
 @pytest.mark.check("TR-017")
 def test_received_tensors_belong_to_the_receiver(transport_ctx: UsageCtx) -> None:
     transport_ctx.each_device(lambda device, first: _received_tensors_belong_to_the_receiver(transport_ctx))
+    transport_ctx.decide_over_types("step_count")
 
 
 def _received_tensors_belong_to_the_receiver(transport_ctx: UsageCtx) -> None:
@@ -55,18 +57,22 @@ def _received_tensors_belong_to_the_receiver(transport_ctx: UsageCtx) -> None:
         u.roundtrip(clock, src, dst, nbytes, 22 + k, f"later object {k} from the same source", step_s)
 
     def unchanged(when: str) -> None:
-        now = clock.get(dst.kept_digest.remote("kept"), "the kept tensor's digest", step_s)
-        if not same_bytes(kept, now):
-            raise clock.fail(f"the receiver's tensor changed {when}: it was {short(kept)}, now {short(now)} "
-                             "(the received tensor still aliases memory the transport reuses)")
+        def compare() -> None:
+            now = clock.get(dst.kept_digest.remote("kept"), "the kept tensor's digest", step_s)
+            if not same_bytes(kept, now):
+                raise clock.fail(f"the receiver's tensor changed {when}: it was {short(kept)}, now {short(now)} "
+                                 "(the received tensor still aliases memory the transport reuses)")
+        u.step(clock, f"the kept tensor {when}", "data", step_s, compare)
     unchanged("after the source freed the object and produced and sent others")
     # 2. the ref dropped before the receive finishes: the data arrives, nothing stays behind
     ref = u.produce(src, nbytes, 31)
     out = u.submitted(clock, lambda: dst.receive.remote(ref), "a receive whose ref is dropped at once")
     del ref
-    kind, got = outcome(clock, out, "a receive whose ref was dropped before it finished", step_s)
-    if kind != "data" or not same_bytes(u.sent(clock, src, 31), got):
-        raise clock.fail(f"a receive whose ref was dropped before it finished gave {got}")
+    def dropped() -> None:
+        kind, got = outcome(clock, out, "a receive whose ref was dropped before it finished", step_s)
+        if kind != "data" or not same_bytes(u.sent(clock, src, 31), got):
+            raise clock.fail(f"a receive whose ref was dropped before it finished gave {got}")
+    u.step(clock, "a receive whose ref was dropped before it finished", "data", step_s, dropped)
     u.wait_store(clock, src, 0, "the source to free an object dropped before its receive finished", free_s)
     # 3. the ref dropped before the object exists: freed once it does, the source keeps working
     busy = src.busy.remote(float(u.param("block_s")))
@@ -87,6 +93,7 @@ def _received_tensors_belong_to_the_receiver(transport_ctx: UsageCtx) -> None:
 @pytest.mark.check("TR-018")
 def test_refs_as_users_pass_them(transport_ctx: UsageCtx) -> None:
     transport_ctx.each_device(lambda device, first: _refs_as_users_pass_them(transport_ctx))
+    transport_ctx.decide_over_types("step_count")
 
 
 def _refs_as_users_pass_them(transport_ctx: UsageCtx) -> None:
@@ -113,14 +120,17 @@ def _refs_as_users_pass_them(transport_ctx: UsageCtx) -> None:
     # a return without tensors
     ref = a.tensorless.options(tensor_transport=u.name).remote()
     u.expect_data(clock, lambda: b.echo.remote(ref), TENSORLESS, "a tensorless return at another actor", step_s)
-    try:
-        value = _driver_get(u, ref, step_s)
-    except CheckTimeout:
-        raise
-    except Exception as exc:  # noqa: BLE001 - the finding
-        raise clock.fail(f"a tensorless return fetched by the driver raised {type(exc).__name__}: {exc}"[:400]) from None
-    if value != TENSORLESS:
-        raise clock.fail(f"a tensorless return reached the driver as {value!r}")
+
+    def tensorless_in_driver() -> None:
+        try:
+            value = _driver_get(u, ref, step_s)
+        except CheckTimeout:
+            raise
+        except Exception as exc:  # noqa: BLE001 - the finding
+            raise clock.fail(f"a tensorless return fetched by the driver raised {type(exc).__name__}: {exc}"[:400]) from None
+        if value != TENSORLESS:
+            raise clock.fail(f"a tensorless return reached the driver as {value!r}")
+    u.step(clock, "a tensorless return fetched by the driver", "data", step_s, tensorless_in_driver)
     del ref
     done.append("tensorless return")
     # refs inside lists, borrowed by other actors (one-sided: borrowers ray.get them)
@@ -129,13 +139,15 @@ def _refs_as_users_pass_them(transport_ctx: UsageCtx) -> None:
         produced = [u.produce(a, nbytes, 44), u.produce(a, nbytes, 45)]
         want = [u.sent(clock, a, s) for s in (43, 44, 45)]
         for who, actor in (("a second actor", b), ("a third actor", c)):
-            kind, got = outcome(clock, actor.get_refs.remote(put + produced, step_s),
-                                f"{who} borrowing refs passed in a list", step_s)
-            if kind != "data":
-                raise clock.fail(f"{who} borrowing an actor-put ref and produced refs in a list failed: {got}")
-            wrong = [i for i, (g, w) in enumerate(zip(got, want)) if not same_bytes(w, g)]
-            if wrong:
-                raise clock.fail(f"{who} borrowing refs in a list got other bytes for items {wrong}")
+            def borrowed(who: str = who, actor: Any = actor) -> None:
+                kind, got = outcome(clock, actor.get_refs.remote(put + produced, step_s),
+                                    f"{who} borrowing refs passed in a list", step_s)
+                if kind != "data":
+                    raise clock.fail(f"{who} borrowing an actor-put ref and produced refs in a list failed: {got}")
+                wrong = [i for i, (g, w) in enumerate(zip(got, want)) if not same_bytes(w, g)]
+                if wrong:
+                    raise clock.fail(f"{who} borrowing refs in a list got other bytes for items {wrong}")
+            u.step(clock, f"{who} borrowing refs passed in a list", "data", step_s, borrowed)
         clock.get(a.drop_put_refs.remote(), "the owner dropping its put", step_s)
         del put, produced
         done.append("actor-side ray.put and produced refs in lists, borrowed by two actors")
@@ -216,7 +228,7 @@ def _concurrent_wave(u: UsageCtx, clock: Scenario, n: int, n_actors: int, nbytes
     elapsed = time.perf_counter() - t0
     wrong = [k for k, (g, s) in enumerate(zip(got, seeds)) if not same_bytes(describe(build(seeded(nbytes, s))), g)]
     u.metrics.update({"transfers": n, "actors": n_actors, "payload_bytes": nbytes, "all_done_s": round(elapsed, 3),
-                      "completed_out_of_order": order != sorted(order)})
+                      "completed_out_of_order": order != sorted(order), "wrong": len(wrong)})
     if wrong:
         raise clock.fail(f"{len(wrong)} of {n} concurrent transfers arrived with other bytes (e.g. transfer {wrong[0]}: "
                          f"{short(got[wrong[0]])})")
@@ -226,6 +238,7 @@ def _concurrent_wave(u: UsageCtx, clock: Scenario, n: int, n_actors: int, nbytes
 @pytest.mark.check("TR-019")
 def test_many_async_transfers_out_of_order_and_a_busy_sender(transport_ctx: UsageCtx) -> None:
     transport_ctx.each_device(lambda device, first: _many_async_transfers_out_of_order_and_a_busy_sender(transport_ctx))
+    transport_ctx.decide_over_types("step_count")
 
 
 def _many_async_transfers_out_of_order_and_a_busy_sender(transport_ctx: UsageCtx) -> None:
@@ -270,6 +283,7 @@ def _many_async_transfers_out_of_order_and_a_busy_sender(transport_ctx: UsageCtx
 @pytest.mark.check("TR-020")
 def test_fetch_pipelining_user_timeout_and_a_receiver_without_the_transport(transport_ctx: UsageCtx) -> None:
     transport_ctx.each_device(lambda device, first: _fetch_pipelining_user_timeout_and_a_receiver_without_the_transport(transport_ctx))
+    transport_ctx.decide_over_types("step_count")
 
 
 def _fetch_pipelining_user_timeout_and_a_receiver_without_the_transport(transport_ctx: UsageCtx) -> None:
@@ -285,37 +299,47 @@ def _fetch_pipelining_user_timeout_and_a_receiver_without_the_transport(transpor
     refs = [u.produce(a, nbytes, 60 + i) for i in range(k)]
     clock.get(a.sent_digest.remote(60 + k - 1), "the producers", step_s)
     want = [u.sent(clock, a, 60 + i) for i in range(k)]
-    try:
-        values = _driver_get(u, refs, step_s)
-    except CheckTimeout:
-        raise
-    except Exception as exc:  # noqa: BLE001 - the finding
-        raise clock.fail(f"ray.get of {k} refs at once in the driver raised {type(exc).__name__}: {exc}"[:400]) from None
-    got: Any = [describe(v) for v in values]
-    wrong = [i for i, (g, w) in enumerate(zip(got, want)) if not same_bytes(w, g)]
-    if wrong:
-        raise clock.fail(f"ray.get of {k} refs at once returned other bytes for refs {wrong} "
-                         f"(e.g. {short(got[wrong[0]])} for {short(want[wrong[0]])})")
-    del refs, values
+
+    def fetch_all() -> None:
+        try:
+            values = _driver_get(u, refs, step_s)
+        except CheckTimeout:
+            raise
+        except Exception as exc:  # noqa: BLE001 - the finding
+            raise clock.fail(f"ray.get of {k} refs at once in the driver raised {type(exc).__name__}: {exc}"[:400]) from None
+        got: Any = [describe(v) for v in values]
+        wrong = [i for i, (g, w) in enumerate(zip(got, want)) if not same_bytes(w, g)]
+        u.metrics.update({"fetched": len(got), "fetch_wrong": len(wrong)})
+        if wrong:
+            raise clock.fail(f"ray.get of {k} refs at once returned other bytes for refs {wrong} "
+                             f"(e.g. {short(got[wrong[0]])} for {short(want[wrong[0]])})")
+    u.step(clock, "ray.get of the refs at once in the driver", "data", step_s, fetch_all)
+    del refs
     # 2. a user timeout shorter than Ray's RDT fetch timeout wins
     user_s, slack_s, block_s = (float(u.param(p)) for p in ("user_timeout_s", "timeout_slack_s", "block_s"))
     busy = a.busy.remote(block_s)
     ref = u.produce(a, nbytes, 70)
     out = b.receive.remote(ref)
-    for what, target in (("ray.get(ref, timeout)", ref), ("ray.get of a consumer, timeout", out)):
-        t0 = time.monotonic()
-        try:
-            ray.get(target, timeout=user_s, _use_object_store=(target is ref and not u.x.one_sided))  # type: ignore[call-overload]  # Ray's hints: pyproject.toml
-            raise clock.fail(f"{what}: returned although the producer was still blocked")
-        except GetTimeoutError:
-            took = time.monotonic() - t0
-        except CheckTimeout:
-            raise
-        except Exception as exc:  # noqa: BLE001 - the finding
-            raise clock.fail(f"{what}: raised {type(exc).__name__} instead of GetTimeoutError: {exc}"[:300]) from None
-        u.metrics.setdefault("user_timeout_took_s", []).append(round(took, 3))
-        if took > user_s + slack_s:
-            raise clock.fail(f"{what} with timeout={user_s:g}s returned after {took:.1f}s; the user's timeout must win")
+    for what, target in zip(USER_TIMEOUT_GETS, (ref, out)):
+        def timed_out(what: str = what, target: Any = target) -> str:
+            t0 = time.monotonic()
+            try:
+                ray.get(target, timeout=user_s, _use_object_store=(target is ref and not u.x.one_sided))  # type: ignore[call-overload]  # Ray's hints: pyproject.toml
+                raise clock.fail(f"{what}: returned although the producer was still blocked")
+            except GetTimeoutError as exc:
+                took = time.monotonic() - t0
+                error = first_line(exc)
+            except CheckTimeout:
+                raise
+            except AssertionError:   # the scenario's own failure (ScenarioFailed), raised above
+                raise
+            except Exception as exc:  # noqa: BLE001 - the finding
+                raise clock.fail(f"{what}: raised {type(exc).__name__} instead of GetTimeoutError: {exc}"[:300]) from None
+            u.metrics.setdefault("user_timeout_took_s", []).append(round(took, 3))
+            if took > user_s + slack_s:
+                raise clock.fail(f"{what} with timeout={user_s:g}s returned after {took:.1f}s; the user's timeout must win")
+            return error
+        u.step(clock, what, "error", user_s + slack_s, timed_out, carries="GetTimeoutError")
     clock.get(busy, "the blocking method", block_s + step_s)
     u.expect_data(clock, lambda: out, None, "the consumer once the producer ran", step_s)
     del ref, out
@@ -324,20 +348,23 @@ def _fetch_pipelining_user_timeout_and_a_receiver_without_the_transport(transpor
     ref = u.produce(a, nbytes, 71)
     sent = u.sent(clock, a, 71)
     fast_s = float(u.param("fail_fast_s"))
-    t0 = clock.elapsed()
-    try:
-        kind, got = outcome(clock, plain.receive.remote(ref), "a receiver without the transport", fast_s)
-    except CheckTimeout:
-        raise
-    except AssertionError:
-        raise clock.fail(f"a receiver created without enable_tensor_transport got neither the data nor an error "
-                         f"within {fast_s:g}s: it waits for Ray's RDT fetch timeout ({RAY_ISSUE_NO_TRANSPORT})") from None
-    except Exception as exc:  # noqa: BLE001 - refused at submission (e.g. no communicator): a fast failure
-        kind, got = "error", first_line(exc)
-    u.metrics.update({"plain_receiver": kind, "plain_receiver_s": round(clock.elapsed() - t0, 3)})
-    if kind == "data" and not same_bytes(sent, got):
-        raise clock.fail(f"a receiver without the transport got {short(got)}, the source sent {short(sent)}")
-    if kind == "error":
-        u.metrics["plain_receiver_error"] = got
+
+    def plain_receiver() -> None:
+        t0 = clock.elapsed()
+        try:
+            kind, got = outcome(clock, plain.receive.remote(ref), "a receiver without the transport", fast_s)
+        except CheckTimeout:
+            raise
+        except AssertionError:
+            raise clock.fail(f"a receiver created without enable_tensor_transport got neither the data nor an error "
+                             f"within {fast_s:g}s: it waits for Ray's RDT fetch timeout ({RAY_ISSUE_NO_TRANSPORT})") from None
+        except Exception as exc:  # noqa: BLE001 - refused at submission (e.g. no communicator): a fast failure
+            kind, got = "error", first_line(exc)
+        u.metrics.update({"plain_receiver": kind, "plain_receiver_s": round(clock.elapsed() - t0, 3)})
+        if kind == "data" and not same_bytes(sent, got):
+            raise clock.fail(f"a receiver without the transport got {short(got)}, the source sent {short(sent)}")
+        if kind == "error":
+            u.metrics["plain_receiver_error"] = got
+    u.step(clock, "a receiver without the transport", "either", fast_s, plain_receiver)
     del ref
     u.metrics["elapsed_s"] = round(clock.elapsed(), 3)
