@@ -47,6 +47,31 @@ ACTOR_ERRORS = ("RayActorError", "ActorDiedError", "WorkerCrashedError", "ActorU
                 "OwnerDiedError", "NodeDiedError")
 STRETCHED = ("FR-012", "FR-013", "FR-014", "FR-015", "FR-016")   # TransferRecoveryCtx.bound()
 TYPE_LABEL = "ray.io/accelerator-type"
+ROUNDING = 0.001   # recorded durations are rounded to 1 ms (conformance/areas/recovery/scenario.py)
+
+
+# ------------------------------------------------------------------------------------- legacy judges
+# Releases before declared judges (0.1.0+data.16 and earlier) judge FR-006 and FR-004 by these
+# (conformance.report.judges.LEGACY): kept as they were, so those reports are judged as they were.
+@JUDGES.rule(needs=("restart_s",), params=("restart_cluster_s",), decides_all=False)
+def fresh_cluster_in_time(m: M, p: M, manifest: M) -> Verdict:
+    took, bound = number(m, "restart_s"), param_value(p, "restart_cluster_s")
+    if took > bound:
+        return Verdict(FAIL, f"the fresh cluster took {took:.0f}s to start (bound {bound:g} s)")
+    return Verdict(PASS, f"fresh cluster up in {took:.0f}s, within {bound:g} s")
+
+
+@JUDGES.rule(needs=("round_s",), params=("stress_rounds",), decides_all=False)
+def storm_ran_release_rounds(m: M, p: M, manifest: M) -> Verdict:
+    """The restart storm ran the release's number of rounds: one recorded time per round."""
+    times, rounds = m.get("round_s"), param_value(p, "stress_rounds")
+    if not isinstance(times, list) or not times:
+        raise MissingEvidence("metric round_s is missing or not a list")
+    for t in times:
+        number({"v": t}, "v")
+    if len(times) != rounds:
+        return Verdict(FAIL, f"round_s records {len(times)} round(s) but the release's params say stress_rounds = {rounds:g}")
+    return Verdict(PASS, f"{len(times)} rounds of kills and crashes, as the release asks")
 
 
 # ------------------------------------------------------------------------------------- the machinery
@@ -108,13 +133,13 @@ def scenario_findings(check: str, m: M, p: M) -> list[str]:
         elapsed, bound = number(sc, "elapsed_s"), number(sc, "bound_s")
         steps = sc.get("steps_s") if isinstance(sc.get("steps_s"), Mapping) else {}
         excluded = number(steps, "excluded_s") if "excluded_s" in steps else 0.0
-        if excluded < 0 or excluded > elapsed + 0.001:
+        if excluded < 0 or excluded > elapsed + ROUNDING:
             out.append(f"scenario {name} leaves out {excluded:g} s of its {elapsed:g} s")
-        elif most is not None and bound > most + excluded + 0.002:
+        elif most is not None and bound > most + excluded + ROUNDING + ROUNDING:   # excluded_s is rounded too
             out.append(f"scenario {name} records bound_s {bound:g}, more than the {most:g} s the release's params give")
         elif sc.get("outcome") != "ok":
             out.append(f"scenario {name} records outcome {sc.get('outcome')!r}: {str(sc.get('detail'))[:160]}")
-        elif elapsed > bound + 0.001:
+        elif elapsed > bound + ROUNDING:
             out.append(f"scenario {name} took {elapsed:g} s of its {bound:g} s bound")
     return out
 
@@ -201,14 +226,14 @@ def within(m: M, name: str, p: M, param: str, out: list[str], what: str, extra: 
     took, bound = number(m, name), param_value(p, param) + extra
     if took < 0:
         out.append(f"{name} is {took:g} s: negative")
-    elif took > bound + 0.001:
+    elif took > bound + ROUNDING:
         out.append(f"{what} took {took:.1f}s, over its {bound:g} s bound ({param})")
     return took
 
 
 def at_least(m: M, name: str, p: M, param: str, out: list[str], what: str) -> None:
     got, want = number(m, name), param_value(p, param)
-    if got + 0.001 < want:
+    if got + ROUNDING < want:
         out.append(f"{what} lasted {got:.1f}s, less than the {want:g} s the release asks ({param})")
 
 
@@ -360,10 +385,10 @@ def restarted_holder_views_agree(m: M, p: M, manifest: M) -> Verdict:
                        "device its views agree on")
 
 
-@recovery_rule("FR-004", needs=("round_s",),   # the report schema's rule for a pass (releases before 0.1.0+data.17)
+@recovery_rule("FR-004", needs=("round_s",),   # the report schema's rule for a pass (the legacy judge's needs)
                params=("stress_rounds", "stress_round_s", "actor_ready_s", "device_release_s"))
 @guarded
-def storm_ran_release_rounds(m: M, p: M, manifest: M) -> Verdict:
+def storm_rounds_audited(m: M, p: M, manifest: M) -> Verdict:
     """stress_rounds rounds in which half of the holders were killed (alternately
     ray.kill(no_restart=False) and a crash), each ending within stress_round_s with every victim
     on a new process, every other holder on its old one, and the audit clean."""
@@ -399,8 +424,9 @@ def storm_ran_release_rounds(m: M, p: M, manifest: M) -> Verdict:
         out.extend(audit(holders, env, ids, [f"round {r + 1} holder {i}" for i in range(devices)]))
         restarts += len(victims)
         current = holders
-    if len(rounds) != want:
-        out.append(f"rounds records {len(rounds)} round(s) but the release's params say stress_rounds = {want:g}")
+    if len(rounds) != want or len(times) != want:
+        out.append(f"round_s records {len(times)} round(s), rounds {len(rounds)}, but the release's params say "
+                   f"stress_rounds = {want:g}")
     if number(m, "restarts") != restarts:
         out.append(f"restarts is {m.get('restarts')} but the rounds' victims add up to {restarts}")
     if m.get("round_s") != [r.get("round_s") for r in rounds]:
@@ -422,7 +448,7 @@ def retry_holds_crashed_attempts_device(m: M, p: M, manifest: M) -> Verdict:
     ids = sorted({i for s in others for i in assigned(s)} | set(assigned(crashed)))
     if len(ids) != devices:
         out.append(f"the holders and the crashed attempt held {len(ids)} device(s) of a node with {devices}")
-    if number(m, "attempts") < 2:
+    if number(m, "attempts") < 2:   # knob: structure: a retry is the second attempt
         out.append(f"the ledger records {m.get('attempts')} attempt(s): the task was never retried")
     within(m, "retry_done_s", p, "actor_ready_s", out, "the retried task")
     out.extend(holder_problems(result, env, 1, ids, "retried task"))
@@ -435,10 +461,10 @@ def retry_holds_crashed_attempts_device(m: M, p: M, manifest: M) -> Verdict:
     return out.verdict(f"the retry holds the crashed attempt's device {assigned(crashed)}, views agreeing")
 
 
-@recovery_rule("FR-006", needs=("restart_s",),   # the report schema's rule for a pass (releases before 0.1.0+data.17)
+@recovery_rule("FR-006", needs=("restart_s",),   # the report schema's rule for a pass (the legacy judge's needs)
                params=("restart_cluster_s", "actor_ready_s", "device_release_s"))
 @guarded
-def fresh_cluster_in_time(m: M, p: M, manifest: M) -> Verdict:
+def fresh_start_same_devices(m: M, p: M, manifest: M) -> Verdict:
     """After ray.shutdown() and a fresh start (within restart_cluster_s) the nodes advertise what
     they did before (the manifest's devices and type), and a holder starts with agreeing views."""
     out = Findings()
@@ -518,7 +544,7 @@ def pool_work_moved_to_matching_survivor(m: M, p: M, manifest: M) -> Verdict:
     within(m, "gone_s", p, "node_gone_s", out, "node b leaving the cluster view")
     view_after_loss(m, "view_after", devices, out)
     _moved_to_c(m, p, "actor", selector, env, out, "reschedule_s")
-    if devices >= 2:
+    if devices >= 2:   # knob: structure: the task needs a device beside the actor's (as the check)
         _moved_to_c(m, p, "task", selector, env, out, "reschedule_s")
     return out.verdict("the pool work ran again on node c, the surviving node matching its selector")
 
@@ -709,7 +735,7 @@ def fetch_bound(m: M, p: M) -> float:
 def ended_in_data_or_error(t: M, bound: float, out: list[str], what: str) -> None:
     """A transfer that ended within `bound`, in the exact bytes sent or an error."""
     kind, took = t.get("result"), number(t, "result_s")
-    if took > bound + 0.001:
+    if took > bound + ROUNDING:
         out.append(f"{what} ended after {took:.1f}s, over its {bound:g} s bound")
     if kind == "error":
         text(t, "error")
