@@ -131,7 +131,8 @@ def scenario_findings(check: str, m: M, p: M) -> list[str]:
     for name, sc in scenarios.items():
         sc = sc if isinstance(sc, Mapping) else {}
         elapsed, bound = number(sc, "elapsed_s"), number(sc, "bound_s")
-        steps = sc.get("steps_s") if isinstance(sc.get("steps_s"), Mapping) else {}
+        raw_steps = sc.get("steps_s")
+        steps: M = raw_steps if isinstance(raw_steps, Mapping) else {}
         excluded = number(steps, "excluded_s") if "excluded_s" in steps else 0.0
         if excluded < 0 or excluded > elapsed + ROUNDING:
             out.append(f"scenario {name} leaves out {excluded:g} s of its {elapsed:g} s")
@@ -716,7 +717,8 @@ def transport_types(m: M, manifest: M, out: list[str]) -> list[tuple[str, M]]:
         out.append(f"the transport ran on device types {tr.get('devices')}, the manifest declares {declared}")
     number(tr, "rdt_fetch_timeout_s")
     exercised = m.get("devices")
-    skipped = m.get("not_applicable_on") if isinstance(m.get("not_applicable_on"), Mapping) else {}
+    raw_skipped = m.get("not_applicable_on")
+    skipped: M = raw_skipped if isinstance(raw_skipped, Mapping) else {}
     if not isinstance(exercised, list) or not exercised:
         raise MissingEvidence("metric devices is missing or empty (no device type exercised)")
     missing = [d for d in declared if d not in exercised and d not in skipped]
