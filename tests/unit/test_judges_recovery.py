@@ -9,10 +9,11 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from conformance.areas.recovery import judges as rj
-from conformance.report import judges
 from judged import MANIFEST, manifest
 from judged.recovery import IDS, PASSING, holder, on
+
+from conformance.areas.recovery import judges as rj
+from conformance.report import judges
 from signing_support import suite
 
 
