@@ -516,19 +516,19 @@ def dead_node_left_view_survivors_kept(m: M, p: M, manifest: M) -> Verdict:
 
 
 def _moved_to_c(m: M, p: M, name: str, selector: Mapping[str, str], env: str | None, out: list[str],
-                bound: str) -> None:
-    """A piece of pool work that started on b and ran again on c (the only surviving match)."""
+                bound: str, label: str) -> None:
+    """A piece of pool work (`label`) that started on b and ran again on c (the only surviving match)."""
     work = record(m, name)
     first, moved = record(work, "first"), record(work, "moved")
-    on_node(first, "b", out, f"{name} before node b died")
-    on_node(moved, "c", out, f"{name} after node b died")
+    on_node(first, "b", out, f"{label} before node b was lost")
+    on_node(moved, "c", out, label)
     labels = record(work, "moved_labels")
     if not labels_match(labels, selector):
-        out.append(f"{name} ran on a node with labels {labels}, which do not match its selector {selector}")
+        out.append(f"{label} ran on a node with labels {labels}, which do not match its selector {selector}")
     if pid(moved, name) == pid(first, name):
-        out.append(f"{name} answers from its old process")
-    within(work, "moved_s", p, bound, out, f"{name} running again")
-    out.extend(holder_problems(dict(moved), env, 1, None, name))
+        out.append(f"{label} answers from its old process")
+    within(work, "moved_s", p, bound, out, f"{label} running again")
+    out.extend(holder_problems(dict(moved), env, 1, None, label))
 
 
 @recovery_rule("FR-008", needs=("node_b_devices", "selector", "gone_s", "view_after", "actor"),
@@ -544,9 +544,9 @@ def pool_work_moved_to_matching_survivor(m: M, p: M, manifest: M) -> Verdict:
     selector = selector_of(m, manifest, out)
     within(m, "gone_s", p, "node_gone_s", out, "node b leaving the cluster view")
     view_after_loss(m, "view_after", devices, out)
-    _moved_to_c(m, p, "actor", selector, env, out, "reschedule_s")
+    _moved_to_c(m, p, "actor", selector, env, out, "reschedule_s", "pool actor")
     if devices >= 2:   # knob: structure: the task needs a device beside the actor's (as the check)
-        _moved_to_c(m, p, "task", selector, env, out, "reschedule_s")
+        _moved_to_c(m, p, "task", selector, env, out, "reschedule_s", "pool task")
     return out.verdict("the pool work ran again on node c, the surviving node matching its selector")
 
 
@@ -663,7 +663,7 @@ def partitioned_node_replaced_and_rejoined_new(m: M, p: M, manifest: M) -> Verdi
     selector = selector_of(m, manifest, out)
     within(m, "declared_dead_s", p, "dead_within_s", out, "the partitioned node b being declared dead")
     view_after_loss(m, "view_after", devices, out)
-    _moved_to_c(m, p, "actor", selector, env, out, "reschedule_s")
+    _moved_to_c(m, p, "actor", selector, env, out, "reschedule_s", "pool actor after the partition")
     if out:
         return out.verdict("")   # the partition was not handled: what came after judges nothing more
     watch = record(m, "healed_watch")
