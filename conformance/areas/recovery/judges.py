@@ -495,7 +495,6 @@ def dead_node_left_view_survivors_kept(m: M, p: M, manifest: M) -> Verdict:
     view_after_loss(m, "view_after", devices, out)
     actor_error(m, "in_flight_call_error", out, "the call in flight on node b")
     within(m, "call_failed_s", p, "node_gone_s", out, "the call in flight on node b failing")
-    at_least(m, "survivors_watched_s", p, "survivor_watch_s", out, "the watch of the survivors")
     survivors = record(m, "survivors")
     if sorted(survivors) != ["c", "head"]:
         out.append(f"survivors records nodes {sorted(survivors)}, expected head and c")
@@ -511,6 +510,8 @@ def dead_node_left_view_survivors_kept(m: M, p: M, manifest: M) -> Verdict:
             out.append(f"holder on node {role}: was pid {old.get('pid')} with {assigned(old)}, now pid "
                        f"{now.get('pid')} with {assigned(now)}: disturbed by another node's death")
         out.extend(holder_problems(dict(now), env, 1, None, f"holder on node {role}"))
+    if not out:   # the watch ends early when a survivor is disturbed
+        at_least(m, "survivors_watched_s", p, "survivor_watch_s", out, "the watch of the survivors")
     return out.verdict("node b left the view with its devices and labels; the survivors kept their processes "
                        "and devices")
 
@@ -770,8 +771,10 @@ def no_leftovers(t: M, p: M, out: list[str]) -> None:
     number(t, "killed_source_files_held")
     left = number(t, "left_by_killed_source")
     if left:
+        names = t.get("left_files") if isinstance(t.get("left_files"), list) else []
         out.append(f"the transport left behind what its killed source held: {left:g} file(s) still there, held by "
-                   f"no process, {param_value(p, 'leftover_bound_s'):g}s after the receiver recovered")
+                   f"no process, {param_value(p, 'leftover_bound_s'):g}s after the receiver recovered"
+                   + (f": {', '.join(str(n)[:120] for n in names[:5])}" if names else ""))
 
 
 def _dead_source(t: M, m: M, p: M, device: str, during: bool) -> list[str]:
