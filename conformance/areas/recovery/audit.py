@@ -73,3 +73,16 @@ def audit(states: list[dict[str, Any]], env_var: str | None, universe: Iterable[
         label = labels[i] if labels else f"holder {i}"
         problems += holder_problems(s, env_var, 1, universe, label)
     return problems + disjointness_problems(states, env_var, universe)
+
+
+def holder_record(state: dict[str, Any], node: str | None = None) -> dict[str, Any]:
+    """What a check records of one holder's state (its evidence, which the judge audits again):
+    its process, where it ran (a role, or the node id's head), its three views of its devices and
+    whether Ray reports it restarted."""
+    view = state.get("manager_view")
+    node_id = str(state.get("node_id") or "")[:12]
+    return {"pid": state.get("pid"), "node_id": node_id, "node": node if node is not None else node_id,
+            "assigned": [str(i) for i in state.get("assigned") or []], "env_set": bool(state.get("env_set")),
+            "env_value": state.get("env_value"),
+            "manager_view": view if view is None or isinstance(view, str) else [str(v) for v in view],
+            "restarted": state.get("restarted")}

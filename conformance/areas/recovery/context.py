@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from conformance.areas.recovery.nodes import NodeLab
     from conformance.areas.recovery.transfers import Pair
     from conformance.rdt.registration import TransportSetup
+    from conformance.report.judges import Verdict
 
 
 @dataclass
@@ -45,6 +46,24 @@ class RecoveryCtx(CheckContext):
         """Run one scenario of this check under `bound_s`, recorded in its metrics and in the
         report's Recovery section whatever happens (conformance.areas.recovery.scenario)."""
         return scenario(self.run, self.metrics, self.check.id, name, bound_s, self.budget)
+
+    def judge_now(self, clock: Clock, final: bool = True) -> None:
+        """Inside the scenario, once its evidence is recorded: the evidence part of the check's
+        judge (conformance.areas.recovery.judges) decides, so a finding fails the scenario with
+        the judge's reason; `decide()` after the scenario gives the whole judge's verdict. Midway
+        (`final` False) only a finding fails it: evidence still to come is no error yet."""
+        verdict = self._evidence_verdict()
+        if verdict is not None and (verdict.outcome == "fail" or (final and verdict.outcome != "pass")):
+            raise clock.fail(str(verdict.reason))
+
+    def _evidence_verdict(self) -> "Verdict | None":
+        from conformance.areas.recovery.judges import evidence_verdict
+        from conformance.report.judges import judge_for
+
+        j = judge_for(self.check)
+        if j is None:
+            return None
+        return evidence_verdict(j, self.check.id, self.metrics, self.check.params, self.manifest.data)
 
 
 @dataclass
@@ -109,6 +128,22 @@ class TransferRecoveryCtx(RecoveryCtx):
             on_each_device(self, self.x.config.devices, one)
         finally:
             self._check_metrics = None
+
+    def _evidence_verdict(self) -> "Verdict | None":
+        """The judge's findings on the device type the scenario is on (its evidence, beside the
+        check's own: the transport, the fetch timeout)."""
+        from conformance.areas.recovery.judges import PER_TYPE
+        from conformance.report.judges import ERROR, FAIL, PASS, MissingEvidence, Verdict, judge_for
+
+        j = judge_for(self.check)
+        if j is None or j.name not in PER_TYPE:
+            return super()._evidence_verdict()
+        top = self._check_metrics if self._check_metrics is not None else self.metrics
+        try:
+            found = PER_TYPE[j.name](self.metrics, top, self.check.params, self.device or "cpu")
+        except MissingEvidence as exc:
+            return Verdict(ERROR, f"{self.check.id}: {exc}")
+        return Verdict(FAIL, "; ".join(found[:6])) if found else Verdict(PASS)
 
     def timed(self, name: str, bound_s: float) -> AbstractContextManager[Clock]:
         """The scenario on the device type it is on: with more than one declared type its name

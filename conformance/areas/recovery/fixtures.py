@@ -113,7 +113,8 @@ def _transfer_ctx(base: CheckContext, state: RecoveryState, driver: Any) -> Iter
     base.cluster()   # after the transport's n/a
     timeout_s = remote_fetch_timeout() if remote else run_fetch_timeout_s(float(base.param("rdt_fetch_timeout_s")))
     base.metrics["transport"] = {"name": x.name, "one_sided": x.one_sided, "can_abort": x.can_abort,
-                                 "devices": list(x.config.devices), "rdt_fetch_timeout_s": timeout_s}
+                                 "devices": list(x.config.devices), "rdt_fetch_timeout_s": timeout_s,
+                                 "collective": bool(x.collective_backend)}
     with (nullcontext() if remote else driver_fetch_timeout(timeout_s)):
         yield TransferRecoveryCtx.derive(base, state=state, setup=x,
                                          fetch_timeout_s=timeout_s, partition_driver=driver)

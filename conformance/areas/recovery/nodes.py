@@ -84,12 +84,13 @@ def node_shape(manifest: Any, manager: type[AcceleratorManager] | None = None) -
                         node_env=env, node_labels=labels)
 
 
-def signature(node: dict[str, Any], resource: str) -> tuple[Any, ...]:
-    """What a node advertises, independent of its id: device count, type resources, labels."""
+def signature(node: dict[str, Any], resource: str) -> dict[str, Any]:
+    """What a node advertises, independent of its id: device count, type resources, labels (the
+    evidence a rejoin is judged by: the same before and after)."""
     res = node.get("Resources", {})
-    types = tuple(sorted(k for k in res if k.startswith("accelerator_type:")))
-    labels = tuple(sorted((k, v) for k, v in (node.get("Labels") or {}).items() if k != "ray.io/node-id"))
-    return (res.get(resource, 0.0), types, labels)
+    types = sorted(k for k in res if k.startswith("accelerator_type:"))
+    labels = {k: str(v) for k, v in sorted((node.get("Labels") or {}).items()) if k != "ray.io/node-id"}
+    return {"devices": float(res.get(resource, 0.0)), "types": types, "labels": labels}
 
 
 @dataclass
@@ -175,6 +176,22 @@ class NodeLab:
         clock.wait_for(gone, f"node {role} ({node_id[:8]}) to leave the cluster view", bound_s,
                        explain=lambda: seen[0] if seen else "nothing")
         return clock.elapsed()
+
+    def view_after_loss(self, role: str, node_id: str, total_before: float) -> dict[str, Any]:
+        """What the cluster view shows of a lost node (the evidence its judge reads): whether it is
+        alive, the device total before and now, and how many live nodes carry its role's label."""
+        nodes = _ray().nodes()
+        return {"alive": any(n["NodeID"] == node_id and n.get("Alive") for n in nodes),
+                "total_before": float(total_before), "total_after": total(self.resource),
+                "labelled_live_nodes": sum(1 for n in nodes if n.get("Alive")
+                                           and (n.get("Labels") or {}).get(NODE_KEY) == role)}
+
+    def role_of(self, node_id: str) -> str:
+        """The role of a live node (or the head of its id: a node of no role)."""
+        for role, n in self.alive().items():
+            if n["NodeID"] == node_id:
+                return role
+        return f"node {node_id[:8]}"
 
     def rejoin(self, role: str) -> None:
         """Start the role's node again (through the fault driver): it joins as a new node."""

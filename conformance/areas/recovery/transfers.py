@@ -187,3 +187,17 @@ def roundtrip(clock: Clock, x: TransportSetup, src: Any, dst: Any, nbytes: int, 
 def calls(clock: Clock, actor: Any, name: str, what: str) -> list[dict[str, Any]]:
     """The transport calls the tracing wrapper recorded in the actor's process."""
     return clock.get(actor.transport_calls.remote(name), what, CONTROL_CALL_S)
+
+
+_DIGEST_KEYS = ("dtype", "shape", "nbytes", "sha256", "tensor", "seq", "items", "map")
+
+
+def digest_evidence(digest: Any) -> Any:
+    """What a check records of a payload's digest (conformance.rdt.payloads.describe): the fields
+    bit-exactness compares (dtype, shape, bytes, hash) and the structure, not where it was taken,
+    so the judge compares sent and received as `same_bytes` does."""
+    if isinstance(digest, dict):
+        return {k: digest_evidence(v) for k, v in digest.items() if k in _DIGEST_KEYS}
+    if isinstance(digest, (list, tuple)):
+        return [digest_evidence(v) for v in digest]
+    return digest if digest is None or isinstance(digest, (str, int, float, bool)) else repr(digest)[:120]

@@ -21,13 +21,14 @@ from conformance.areas.recovery.transfers import (
     SMALL_BYTES,
     Pair,
     calls,
+    digest_evidence,
     end_pair,
     judge_fetch_ran_out,
     large_bytes,
 )
 from conformance.rdt.payloads import same_bytes
 from conformance.rdt.pool import alive, destroy_group, make_group
-from conformance.rdt.transfer import first_line, outcome, wait_dead
+from conformance.rdt.transfer import first_line, outcome, short, wait_dead
 from conformance.run.budget import CONTROL_CALL_S, CheckTimeout, Scenario
 from conformance.run.fixtures import not_applicable
 
@@ -61,17 +62,19 @@ def receiver_recovers(xc: TransferRecoveryCtx, clock: Scenario, pair: Pair, seed
     x = xc.x
     if x.can_abort and not x.collective_backend:
         if not alive(pair.dst, 10):
-            raise clock.fail("the receiver died with its source although the transport can abort "
-                             "(Ray only kills actors of transports that cannot)")
+            xc.metrics["recovered"] = {"how": "receiver died", "bitexact": None}
+            xc.judge_now(clock)
         new_src = xc.peers(clock, 1)[0]
         pair.extra.append(new_src)
+        t0 = clock.elapsed()
         xc.roundtrip(clock, new_src, pair.dst, SMALL_BYTES, seed, "a transfer from a new source to the same receiver")
-        xc.metrics["after"] = "the receiver survived and received from a new source"
+        xc.metrics["recovered"] = {"how": "same receiver", "bitexact": True, "s": round(clock.elapsed() - t0, 3)}
         return pair
     end_pair(pair)
     fresh = xc.pair(clock)
+    t0 = clock.elapsed()
     xc.roundtrip(clock, fresh.src, fresh.dst, SMALL_BYTES, seed, "a transfer between new actors")
-    xc.metrics["after"] = "a new pair of actors transferred"
+    xc.metrics["recovered"] = {"how": "new pair", "bitexact": True, "s": round(clock.elapsed() - t0, 3)}
     return fresh
 
 
@@ -105,11 +108,14 @@ def source_dies(xc: TransferRecoveryCtx, during: bool) -> None:
                 kill_wall = time.time()
                 ray.kill(pair.src)
             kind, got = outcome(clock, out, "the receiver's task after its source died", wait_s)
-            xc.metrics.update({"bytes": nbytes, "result": kind, "result_s": round(clock.elapsed() - t0, 3)})
+            xc.metrics.update({"bytes": nbytes, "result": kind, "result_s": round(clock.elapsed() - t0, 3),
+                               "sent": digest_evidence(sent)})
             if kind == "error":
                 xc.metrics["error"] = got
-            elif not same_bytes(sent, got):
-                raise clock.fail(f"the receiver got {got}, but the source sent {sent}: corrupted, not an error")
+            else:
+                xc.metrics["got"] = digest_evidence(got)
+                if not same_bytes(sent, got):   # corrupted, not an error: the judge says so
+                    xc.judge_now(clock, final=False)
             if during:
                 starts = [c for c in calls(clock, pair.dst, x.fault_name, "the receiver's transport calls")
                           if c["m"] == "fault:delay" and c.get("phase") == "start"] if alive(pair.dst, 5) else []
@@ -129,26 +135,28 @@ def killed_source_left_nothing(xc: TransferRecoveryCtx, clock: Scenario, pair: P
     bound = float(xc.param("leftover_bound_s"))
     left = leftovers.orphaned(witness, lambda names, since: clock.get(
         pair.dst.leftovers_orphans.remote(names, since), "the files the killed source held", CONTROL_CALL_S), bound)
-    xc.metrics.update({"killed_source_files_held": len(witness.suspects()), "left_by_killed_source": len(left)})
-    if left:
-        raise clock.fail(f"the transport left behind what its killed source held (still there, held by no process, "
-                         f"{bound:g}s after the receiver recovered): {', '.join(leftovers.describe(files=left)[:5])}")
+    xc.metrics.update({"killed_source_files_held": len(witness.suspects()), "left_by_killed_source": len(left),
+                       "left_files": leftovers.describe(files=left)[:5]})
+    xc.judge_now(clock)
 
 
 @pytest.mark.check("FR-012")
 def test_source_dies_before_fetch(recovery_ctx: TransferRecoveryCtx) -> None:
     recovery_ctx.each_device(lambda device: source_dies(recovery_ctx, during=False))
+    recovery_ctx.decide()
 
 
 @pytest.mark.check("FR-013")
 def test_source_dies_during_large_transfer(recovery_ctx: TransferRecoveryCtx) -> None:
     recovery_ctx.each_device(lambda device: source_dies(recovery_ctx, during=True))
+    recovery_ctx.decide()
 
 
 @pytest.mark.cluster("recovery-fetch-timeout")
 @pytest.mark.check("FR-014")
 def test_transfer_past_fetch_timeout_fails_cleanly(recovery_ctx: TransferRecoveryCtx) -> None:
     recovery_ctx.each_device(lambda device: _past_fetch_timeout(recovery_ctx))
+    recovery_ctx.decide()
 
 
 def _past_fetch_timeout(xc: TransferRecoveryCtx) -> None:
@@ -165,8 +173,9 @@ def _past_fetch_timeout(xc: TransferRecoveryCtx) -> None:
                                 xc.error_bound_s)
             xc.metrics.update({"result": kind, "result_s": round(clock.elapsed() - t0, 3)})
             if kind == "data":
-                raise clock.fail("a transfer held past Ray's fetch timeout returned data instead of failing")
+                xc.judge_now(clock, final=False)
             xc.metrics["error"] = got
+            t0 = clock.elapsed()
             if x.can_abort:
                 sides = {"receiver": pair.dst} if x.one_sided else {"receiver": pair.dst, "sender": pair.src}
                 seen: dict[str, list[dict[str, Any]]] = {}
@@ -181,24 +190,28 @@ def _past_fetch_timeout(xc: TransferRecoveryCtx) -> None:
                                xc.param("abort_seen_s"), poll_s=0.5,
                                explain=lambda: f"abort calls seen: {({k: len(v) for k, v in seen.items()})}")
                 xc.metrics["abort_calls"] = {k: len(v) for k, v in seen.items()}
-                xc.metrics["abort_seen_s"] = clock.mark("abort_transport seen")
-                failed = [f"{side}: {c['err']}" for side, cs in seen.items() for c in cs if not c.get("ok")]
-                if failed:
-                    raise clock.fail(f"abort_transport raised: {'; '.join(failed)}")
-                for side, actor in sides.items():
-                    if not alive(actor, 10):
-                        raise clock.fail(f"the {side} died although the transport can abort")
+                xc.metrics["abort_seen_s"] = round(clock.elapsed() - t0, 3)
+                clock.mark("abort_transport seen")
+                xc.metrics["abort_failed"] = [f"{side}: {c['err']}" for side, cs in seen.items() for c in cs
+                                              if not c.get("ok")][:4]
+                xc.metrics["alive_after_abort"] = {side: alive(actor, 10) for side, actor in sides.items()}
+                xc.judge_now(clock, final=False)
+                again: list[str] = []
+                xc.metrics["transferred_again"] = again
                 xc.roundtrip(clock, pair.src, pair.dst, SMALL_BYTES, 22, "the same pair transferring again")
+                again.append("forward")
                 xc.roundtrip(clock, pair.dst, pair.src, SMALL_BYTES, 23, "the same pair transferring the other way")
-                xc.metrics["after"] = "aborted on both required sides; the same actors transferred again both ways"
+                again.append("backward")
             else:
                 for side, actor in (("sender", pair.src), ("receiver", pair.dst)):
                     wait_dead(clock, actor, f"Ray to kill the {side} (the transport cannot abort)", xc.param("abort_seen_s"))
-                xc.metrics["actors_killed_s"] = clock.mark("both actors killed by Ray")
+                xc.metrics["actors_killed_s"] = round(clock.elapsed() - t0, 3)
+                clock.mark("both actors killed by Ray")
                 end_pair(pair)
                 pair = xc.pair(clock)
                 xc.roundtrip(clock, pair.src, pair.dst, SMALL_BYTES, 22, "new actors after Ray killed the old ones")
-                xc.metrics["after"] = "Ray killed both actors; new actors transferred"
+                xc.metrics["transferred_again"] = ["new pair"]
+            xc.judge_now(clock)
         finally:
             end_pair(pair)
 
@@ -206,6 +219,7 @@ def _past_fetch_timeout(xc: TransferRecoveryCtx) -> None:
 @pytest.mark.check("FR-015")
 def test_receive_error_reaches_caller_and_next_transfer_works(recovery_ctx: TransferRecoveryCtx) -> None:
     recovery_ctx.each_device(lambda device: _receive_error(recovery_ctx))
+    recovery_ctx.decide()
 
 
 def _receive_error(xc: TransferRecoveryCtx) -> None:
@@ -216,24 +230,25 @@ def _receive_error(xc: TransferRecoveryCtx) -> None:
             clock.get(pair.dst.arm.remote("raise_after", {}), "arming the receiver", CONTROL_CALL_S)
             ref = xc.produce(clock, pair.src, SMALL_BYTES, 31)
             sent = clock.get(pair.src.sent_digest.remote(31), "the producer's digest", CONTROL_CALL_S)
+            xc.metrics["sent"] = digest_evidence(sent)
+            t0 = clock.elapsed()
             kind, got = outcome(clock, pair.dst.receive.remote(ref), "the receiver's task whose receive raised",
                                 xc.param("transfer_error_s"))
-            if kind == "data":
-                raise clock.fail("the receive raised, but the caller got data instead of the error")
-            xc.metrics["error"] = got
-            if "InjectedReceiveError" not in got:
+            xc.metrics["error_s"] = round(clock.elapsed() - t0, 3)
+            xc.metrics["error"] = got if kind == "error" else f"data instead of the error: {short(got)}"
+            if kind == "error" and "InjectedReceiveError" not in got:
                 judge_fetch_ran_out(got, "the receiver's task whose receive raised")
-                raise clock.fail(f"the caller saw {got!r}, not the receive's own error (InjectedReceiveError)")
-            for side, actor in (("sender", pair.src), ("receiver", pair.dst)):
-                if not alive(actor, 10):
-                    raise clock.fail(f"the {side} died after a receive error (the receive task itself completed; "
-                                     "nothing should abort or kill)")
+            xc.metrics["alive"] = {side: alive(actor, 10) for side, actor in (("sender", pair.src), ("receiver", pair.dst))}
+            xc.judge_now(clock, final=False)
+            t0 = clock.elapsed()
             kind, again = outcome(clock, pair.dst.receive.remote(ref), "the same object sent again", xc.param("transfer_error_s"))
-            if kind != "data" or not same_bytes(sent, again):
-                raise clock.fail(f"sending the same object again after the failed receive gave {again} "
-                                 f"(expected the source's data {sent}): the failed receive lost the source's copy")
+            xc.metrics["again_s"] = round(clock.elapsed() - t0, 3)
+            xc.metrics["again"] = digest_evidence(again) if kind == "data" else {"error": str(again)[:300]}
+            xc.judge_now(clock, final=False)
+            xc.metrics["new_transfer"] = False
             xc.roundtrip(clock, pair.src, pair.dst, SMALL_BYTES, 32, "a new transfer after the receive error")
-            xc.metrics["after"] = "the same object and a new one transferred bit-exact"
+            xc.metrics["new_transfer"] = True
+            xc.judge_now(clock)
         finally:
             end_pair(pair)
 
@@ -241,6 +256,7 @@ def _receive_error(xc: TransferRecoveryCtx) -> None:
 @pytest.mark.check("FR-016")
 def test_restarted_actor_transfers_again(recovery_ctx: TransferRecoveryCtx) -> None:
     recovery_ctx.each_device(lambda device: _restarted_actor(recovery_ctx))
+    recovery_ctx.decide()
 
 
 def _restarted_actor(xc: TransferRecoveryCtx) -> None:
@@ -250,11 +266,17 @@ def _restarted_actor(xc: TransferRecoveryCtx) -> None:
         try:
             pair = xc.pair(clock, max_restarts=1, max_task_retries=0)
             xc.roundtrip(clock, pair.src, pair.dst, SMALL_BYTES, 41, "a transfer before any restart")
+            restarts: dict[str, dict[str, Any]] = {}
+            xc.metrics["restarts"] = restarts
             for role in ("source", "receiver"):
                 actor = pair.src if role == "source" else pair.dst
                 old = clock.get(actor.info.remote(), f"the {role}'s pid", CONTROL_CALL_S)
+                t0 = clock.elapsed()
                 actor.crash.remote()
-                xc.budget.restarted(clock, actor, old["pid"], f"the {role} to restart", xc.param("actor_ready_s"), method="info")
+                new = xc.budget.restarted(clock, actor, old["pid"], f"the {role} to restart", xc.param("actor_ready_s"),
+                                          method="info")
+                restarts[role] = {"old_pid": old["pid"], "new_pid": new["pid"], "restart_s": round(clock.elapsed() - t0, 3),
+                                  "transferred": False}
                 if x.collective_backend:   # the application re-creates its collective group after a restart
                     destroy_group(pair.group)
                     pair.group = None
@@ -267,7 +289,8 @@ def _restarted_actor(xc: TransferRecoveryCtx) -> None:
                                          f"failed: {first_line(exc)}") from None
                 xc.roundtrip(clock, pair.src, pair.dst, SMALL_BYTES, 42 if role == "source" else 43,
                           f"a transfer with the restarted {role}")
-                xc.metrics[f"restarted_{role}"] = "transferred"
+                restarts[role]["transferred"] = True
+            xc.judge_now(clock)
         finally:
             end_pair(pair)
 
@@ -285,6 +308,7 @@ def test_transfer_across_partition_ends_in_data_or_error(recovery_ctx: TransferR
     if not {"b", "c"} <= set(roles):
         not_applicable("needs live nodes labelled conformance.areas.recovery/node=b and =c (docs/recovery.md)")
     xc.each_device(lambda device: _across_partition(xc, lab), units_per_node=1)   # one peer on b, one on c
+    xc.decide()
 
 
 def _across_partition(xc: TransferRecoveryCtx, lab: Any) -> None:
@@ -311,13 +335,16 @@ def _across_partition(xc: TransferRecoveryCtx, lab: Any) -> None:
             t0 = clock.elapsed()
             kind, got = outcome(clock, dst.receive.remote(ref), "the transfer across the partition",
                                 xc.param("transfer_end_s"))
-            xc.metrics["result"] = kind if kind == "data" else f"error: {got}"
-            xc.metrics["ended_after_s"] = round(clock.elapsed() - t0, 3)
-            if kind == "data" and not same_bytes(sent, got):
-                raise clock.fail(f"the transfer across the partition delivered {got}, not the {sent} sent")
+            xc.metrics.update(result=kind, result_s=round(clock.elapsed() - t0, 3), sent=digest_evidence(sent))
+            if kind == "data":
+                xc.metrics["got"] = digest_evidence(got)
+            else:
+                xc.metrics["error"] = got
+            xc.judge_now(clock, final=False)
             lab.heal("b")
             partitioned = False
             fresh = receiver_recovers(xc, clock, Pair(src, dst, group), seed=33)
+            xc.judge_now(clock)
         finally:
             if partitioned:
                 lab.heal("b")

@@ -1,0 +1,163 @@
+"""The recovery judges' subtler rules (conformance/areas/recovery/judges.py). Pure: no Ray.
+
+tests/unit/test_judges.py holds every judge to judged.PASSING / judged.FAILING; here: the scenario
+bounds the release's params give, the legacy judges kept for releases before declared judges, the
+evidence part the live check asks inside its scenario, device types declared vs exercised, and the
+reasons the teeth table's rows look for."""
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from judged import MANIFEST, manifest
+from judged.recovery import IDS, PASSING, holder, on
+
+from conformance.areas.recovery import judges as rj
+from conformance.report import judges
+from signing_support import suite
+
+
+def check(cid: str) -> Any:
+    return suite().checklist.by_id()[cid]
+
+
+def judged(cid: str, metrics: dict[str, Any], man: Any = None) -> judges.Verdict:
+    return judges.judge(check(cid), metrics, MANIFEST if man is None else man)
+
+
+def passing(cid: str) -> dict[str, Any]:
+    return copy.deepcopy(PASSING[cid])
+
+
+def only_scenario(m: dict[str, Any]) -> dict[str, Any]:
+    return next(iter(m["scenarios"].values()))
+
+
+def test_a_scenario_bound_the_release_does_not_give_fails() -> None:
+    m = passing("FR-001")
+    only_scenario(m).update(bound_s=151.0)      # the release gives 60 + 30 + 60
+    v = judged("FR-001", m)
+    assert v.outcome == "fail" and "more than the 150 s" in str(v.reason)
+    only_scenario(m)["steps_s"]["excluded_s"] = 1.0   # ... unless it left a second out for Ray's machinery
+    assert judged("FR-001", m).outcome == "pass"
+    only_scenario(m)["steps_s"]["excluded_s"] = 99.0  # more than the time that passed
+    assert judged("FR-001", m).outcome == "fail"
+
+
+def test_a_transfer_scenario_stretches_by_the_fetch_timeout_the_run_recorded() -> None:
+    m = passing("FR-012")
+    bound = only_scenario(m)["bound_s"]
+    only_scenario(m)["bound_s"] = bound + 10
+    assert judged("FR-012", m).outcome == "fail"
+    m["transport"]["rdt_fetch_timeout_s"] = 15.0      # the run's fetch timeout was 10 s longer
+    assert judged("FR-012", m).outcome == "pass"
+
+
+def test_a_scenario_that_failed_or_ran_over_fails_the_judge() -> None:
+    for change in ({"outcome": "fail"}, {"outcome": "timeout"}, {"elapsed_s": 151.0}):
+        m = passing("FR-001")
+        only_scenario(m).update(change)
+        assert judged("FR-001", m).outcome == "fail", change
+    m = passing("FR-001")
+    m["scenarios"] = {}
+    assert judged("FR-001", m).outcome == "error"
+
+
+def test_the_legacy_judges_stay_for_releases_before_declared_judges() -> None:
+    """A report of 0.1.0+data.16 and earlier records only round_s / restart_s: judged as it was."""
+    old = {"round_s": [1.3, 2.0, 2.0], "restarts": 6}
+    legacy = judges.area_judges("FR-004")["storm_ran_release_rounds"]
+    assert judges.run_judge(legacy, "FR-004", old, check("FR-004").params).outcome == "pass"
+    assert judged("FR-004", old).outcome == "error"      # this release's judge needs what it observed
+    assert "FR-004" in judges.LEGACY and judges.LEGACY["FR-006"] in judges.area_judges("FR-006")
+
+
+def test_the_storm_judge_recomputes_every_rounds_audit() -> None:
+    m = passing("FR-004")
+    m["rounds"][2]["holders"][3] = holder(299, "3")                 # a non-victim whose process changed
+    assert "no victim but its process changed" in str(judged("FR-004", m).reason)
+    m = passing("FR-004")
+    m["rounds"][1]["cause"] = "kill"                                  # the release alternates kill and crash
+    assert judged("FR-004", m).outcome == "fail"
+    m = passing("FR-004")
+    m["rounds"][0]["holders"][1] = holder(101, "0")                  # 0 held twice after round 1
+    assert "held by more than one live holder" in str(judged("FR-004", m).reason)
+
+
+def test_the_reasons_name_what_the_teeth_rows_look_for() -> None:
+    cases = {
+        "FR-001": ("new", {**holder(200, "0"), "env_value": ""}, "='' but Ray assigned"),
+        "FR-005": ("result", {**holder(151, "0"), "env_value": ""}, "='' but Ray assigned"),
+        "FR-006": ("after", [{"devices": 3.0, "types": [], "labels": {}}], "after a fresh start"),
+        "FR-007": ("survivors", {"head": {"before": on("head", 1), "after": "ActorDiedError: x"},
+                                 "c": {"before": on("c", 2), "after": on("c", 2)}}, "stopped answering after"),
+        "FR-012": ("left_by_killed_source", 1, "left behind what its killed source held"),
+        "FR-015": ("again", {"error": "ObjectLostError"}, "the failed receive lost the source's copy"),
+    }
+    for cid, (key, value, needle) in cases.items():
+        m = passing(cid)
+        m[key] = value
+        v = judged(cid, m)
+        assert v.outcome == "fail" and needle in str(v.reason), (cid, v)
+    m = passing("FR-012")
+    m["recovered"] = {"how": "receiver died", "bitexact": None}
+    assert "the receiver died with its source" in str(judged("FR-012", m).reason)
+    m = passing("FR-003")
+    m["restarts"][1]["holder"] = holder(202, "1", restarted=True)
+    assert "held by more than one live holder" in str(judged("FR-003", m).reason)
+
+
+def test_devices_must_be_the_manifests() -> None:
+    man = copy.deepcopy(MANIFEST)
+    man["accelerator"]["expected"]["devices_per_node"] = 8
+    v = judged("FR-001", passing("FR-001"), man)
+    assert v.outcome == "fail" and "the manifest declares 8" in str(v.reason)
+    man = copy.deepcopy(MANIFEST)
+    man["accelerator"]["expected"]["accelerator_type"] = "NPU-X2"
+    assert judged("FR-008", passing("FR-008"), man).outcome == "fail"    # its selector selects NPU-X1
+    assert judged("FR-011", passing("FR-011"), man).outcome == "fail"    # node b advertised NPU-X1
+
+
+def test_every_declared_device_type_of_the_transport_is_exercised() -> None:
+    man = manifest()
+    man["transport"]["devices"] = ["cpu", "npu"]
+    one = {k: v for k, v in passing("FR-015").items() if k not in ("transport", "devices", "scenarios")}
+    m = {"transport": {**PASSING["FR-015"]["transport"], "devices": ["cpu", "npu"]}, "devices": ["cpu", "npu"],
+         "cpu": one, "npu": copy.deepcopy(one), "scenarios": PASSING["FR-015"]["scenarios"]}
+    assert judged("FR-015", m, man).outcome == "pass"
+    m["npu"]["new_transfer"] = False
+    assert "on npu: a new transfer" in str(judged("FR-015", m, man).reason)
+    m["devices"] = ["cpu"]
+    assert "never exercised" in str(judged("FR-015", m, man).reason)
+    m["not_applicable_on"] = {"npu": "no node has 2 NPU units"}
+    m.pop("npu")
+    assert judged("FR-015", m, man).outcome == "pass"
+
+
+def test_the_live_check_asks_the_evidence_part_without_scenarios_or_later_evidence() -> None:
+    j = judges.judge_for(check("FR-009"))
+    assert j is not None
+    m = passing("FR-009")
+    m.pop("scenarios")
+    assert rj.evidence_verdict(j, "FR-009", m, check("FR-009").params, MANIFEST).outcome == "pass"
+    early = {k: m[k] for k in ("node_b_devices", "env_var", "selector", "first", "gone_s")}
+    early["window"] = {"ran_on": "c", "failed": None, "watched_s": 1.0}   # the window failed: nothing after it
+    v = rj.evidence_verdict(j, "FR-009", early, check("FR-009").params, MANIFEST)
+    assert v.outcome == "fail" and "ran on node 'c'" in str(v.reason)
+    assert judged("FR-009", early).outcome != "pass"   # the whole judge: its needs first
+
+
+def test_a_strict_spread_bundle_may_not_land_beside_the_kept_one() -> None:
+    m = passing("FR-010")
+    m.update(new_node="c", moved=on("c", 701, "2", True))
+    assert "STRICT_SPREAD" in str(judged("FR-010", m).reason)
+
+
+def test_the_retry_holds_exactly_the_crashed_attempts_device() -> None:
+    m = passing("FR-005")
+    m["others"] = [holder(101, "1"), holder(102, "2"), holder(103, "3")]
+    m["crashed"] = holder(150, "0")
+    assert judged("FR-005", m).outcome == "pass"
+    m["result"] = holder(151, "3")
+    v = judged("FR-005", m)
+    assert "the only free device was ['0']" in str(v.reason) and sorted(IDS) == IDS
