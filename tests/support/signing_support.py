@@ -80,7 +80,10 @@ def build_report(outcomes: Mapping[str, str] | None = None, *, nodes: int = 2, t
         entry: dict[str, Any] = {"id": c.id, "title": c.title, "area": c.area, "level": c.level,
                                  "outcome": outcome, "reason": None if outcome == "pass" else f"{outcome} in test",
                                  "duration_s": 0.25,
-                                 "metrics": dict((metrics or {}).get(c.id, PASSING_METRICS.get(c.id, {}))),
+                                 # a pass carries evidence its judge passes; any other outcome none
+                                 # (a fail beside passing evidence is what verify refuses)
+                                 "metrics": dict((metrics or {}).get(
+                                     c.id, PASSING_METRICS.get(c.id, {}) if outcome == "pass" else {})),
                                  "params": dict(c.params),
                                  "tests": [f"{c.area}/test_x.py::test_{c.id.lower().replace('-', '_')}"]}
         if waivers and c.id in waivers:

@@ -185,7 +185,7 @@ def test_a_pass_beside_no_evidence_or_failing_evidence_is_refused(cid: str) -> N
 
 @pytest.mark.parametrize("cid", ["PF-002", "PF-003", "PF-004"])
 def test_fail_beside_passing_metrics_is_a_fail_evidence_line(cid: str) -> None:
-    ok, detail = lines_of(build_report({cid: "fail"}))["evidence"]
+    ok, detail = lines_of(build_report({cid: "fail"}, metrics={cid: PASSING_METRICS[cid]}))["evidence"]
     assert not ok and f"{cid} claims fail" in detail and "gives pass" in detail
 
 
@@ -200,7 +200,8 @@ def test_a_fail_without_metrics_is_no_contradiction() -> None:
 
 def test_waived_checks_are_judged_as_the_fail_they_were() -> None:
     report = build_report({"PF-002": "waived"}, waivers={"PF-002": {"check": "PF-002", "issue": "x#1",
-                                                                   "original_outcome": "fail"}})
+                                                                   "original_outcome": "fail"}},
+                          metrics={"PF-002": PASSING_METRICS["PF-002"]})
     ok, detail = lines_of(report)["evidence"]
     assert not ok and "PF-002 claims waived" in detail
 
