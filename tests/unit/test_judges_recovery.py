@@ -161,3 +161,14 @@ def test_the_retry_holds_exactly_the_crashed_attempts_device() -> None:
     m["result"] = holder(151, "3")
     v = judged("FR-005", m)
     assert "the only free device was ['0']" in str(v.reason) and sorted(IDS) == IDS
+
+
+def test_no_recorded_fetch_timeout_widens_a_bound_past_what_the_release_stretches() -> None:
+    """Issue 43 (no run argument changes a bound): a fetch timeout inflated in the record (a
+    vendor's cluster configured longer, or an edited report) is refused beyond the release's
+    rdt_fetch_timeout_s x MAX_FACTOR, the most the suite stretches a wait on Ray's machinery."""
+    m = passing("FR-012")
+    most = rj.most_fetch_timeout_s(check("FR-012").params)
+    m["transport"] = {**m["transport"], "rdt_fetch_timeout_s": most + 1.0}
+    verdict = judged("FR-012", m)
+    assert verdict.outcome == "fail" and "more than the" in (verdict.reason or ""), verdict

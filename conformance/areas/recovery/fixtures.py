@@ -32,10 +32,11 @@ from conformance.areas.recovery.context import (
 )
 from conformance.areas.recovery.devices import first_device_node
 from conformance.areas.recovery.nodes import NODE_KEY, ROLES, NodeLab, known_nodes, restore_layout
-from conformance.areas.recovery.transfers import driver_fetch_timeout, run_fetch_timeout_s
+from conformance.areas.recovery.transfers import TIMEOUT_ENV, driver_fetch_timeout, run_fetch_timeout_s
 from conformance.run.check_context import CheckContext
 from conformance.run.fixtures import not_applicable, partitioning_driver, wait_devices_released
 from conformance.run.state import stash_of
+from conformance.timing.host_load import MAX_FACTOR
 
 DEVICE_SHAPES = ("recovery-devices",)
 NODE_SHAPES = ("recovery-nodes",)
@@ -112,6 +113,11 @@ def _transfer_ctx(base: CheckContext, state: RecoveryState, driver: Any) -> Iter
     remote = bool(run.ray_address)
     base.cluster()   # after the transport's n/a
     timeout_s = remote_fetch_timeout() if remote else run_fetch_timeout_s(float(base.param("rdt_fetch_timeout_s")))
+    most_s = float(base.param("rdt_fetch_timeout_s")) * MAX_FACTOR
+    if remote and timeout_s > most_s:
+        not_applicable(f"the cluster's RDT fetch timeout is {timeout_s:g} s; the release judges these checks with at most "
+                       f"{most_s:g} s (rdt_fetch_timeout_s x{MAX_FACTOR:g}): start its raylets with "
+                       f"{TIMEOUT_ENV}={int(float(base.param('rdt_fetch_timeout_s')) * 1000)}")
     base.metrics["transport"] = {"name": x.name, "one_sided": x.one_sided, "can_abort": x.can_abort,
                                  "devices": list(x.config.devices), "rdt_fetch_timeout_s": timeout_s,
                                  "collective": bool(x.collective_backend)}

@@ -38,6 +38,7 @@ from conformance.report.judges import (
     path_of,
     run_judge,
 )
+from conformance.timing.host_load import MAX_FACTOR
 
 JUDGES = JudgeTable()
 EVIDENCE: dict[str, Decide] = {}   # judge name -> its evidence part (what the live check asks in its scenario)
@@ -126,7 +127,8 @@ def scenario_findings(check: str, m: M, p: M) -> list[str]:
             most = None
         fetch = path_of(m, "transport.rdt_fetch_timeout_s")
         if most is not None and check in STRETCHED and isinstance(fetch, (int, float)) and not isinstance(fetch, bool):
-            most += max(float(fetch) - param_value(p, "rdt_fetch_timeout_s"), 0.0)
+            most += min(max(float(fetch) - param_value(p, "rdt_fetch_timeout_s"), 0.0),
+                        most_fetch_timeout_s(p) - param_value(p, "rdt_fetch_timeout_s"))
     out = []
     for name, sc in scenarios.items():
         sc = sc if isinstance(sc, Mapping) else {}
@@ -696,7 +698,7 @@ def transfer_rule(check: str, *, params: tuple[str, ...]) -> Callable[[PerType],
         @guarded
         def evidence(m: M, p: M, manifest: M) -> Verdict:
             out = Findings()
-            for device, t in transport_types(m, manifest, out):
+            for device, t in transport_types(m, p, manifest, out):
                 out.extend(fn(t, m, p, device))
             return out.verdict(str(fn.__doc__ or "").split(".")[0].strip())
 
@@ -706,7 +708,7 @@ def transfer_rule(check: str, *, params: tuple[str, ...]) -> Callable[[PerType],
     return wrap
 
 
-def transport_types(m: M, manifest: M, out: list[str]) -> list[tuple[str, M]]:
+def transport_types(m: M, p: M, manifest: M, out: list[str]) -> list[tuple[str, M]]:
     """Each device type the check ran on, with its evidence: the manifest's transport, every
     type it declares exercised (or recorded not applicable, with why)."""
     tr = record(m, "transport")
@@ -716,7 +718,11 @@ def transport_types(m: M, manifest: M, out: list[str]) -> list[tuple[str, M]]:
         out.append(f"the check ran transport {tr.get('name')!r}, the manifest declares {name!r}")
     if list(tr.get("devices") or []) != list(declared):
         out.append(f"the transport ran on device types {tr.get('devices')}, the manifest declares {declared}")
-    number(tr, "rdt_fetch_timeout_s")
+    fetch = number(tr, "rdt_fetch_timeout_s")
+    most = most_fetch_timeout_s(p) if "rdt_fetch_timeout_s" in p else fetch   # FR-018 runs with the partition's own
+    if fetch > most + 1e-6:   # knob: float rounding, no threshold
+        out.append(f"the run records an RDT fetch timeout of {fetch:g} s, more than the {most:g} s the release's "
+                   f"rdt_fetch_timeout_s may be stretched to (x{MAX_FACTOR:g}): no run, argument or cluster widens a bound further")
     exercised = m.get("devices")
     raw_skipped = m.get("not_applicable_on")
     skipped: M = raw_skipped if isinstance(raw_skipped, Mapping) else {}
@@ -728,6 +734,13 @@ def transport_types(m: M, manifest: M, out: list[str]) -> list[tuple[str, M]]:
     if len(declared) > 1:   # each type's evidence under its name (conformance.rdt.each_device)
         return [(str(d), record(m, str(d))) for d in exercised]
     return [(str(exercised[0]), m)]
+
+
+def most_fetch_timeout_s(p: M) -> float:
+    """The longest RDT fetch timeout a run may record: the release's, stretched at most as far as
+    the suite stretches any wait on Ray's machinery (a loaded host, or a vendor's own cluster
+    configured longer: that run is not applicable beyond it)."""
+    return param_value(p, "rdt_fetch_timeout_s") * MAX_FACTOR
 
 
 def fetch_bound(m: M, p: M) -> float:
