@@ -196,7 +196,9 @@ def test_installed_wheel_certifies_on_the_oldest_ray(installed: VendorVenv, tmp_
     # The floor's reason runs here: TR-009 has the driver put a tensor with a one-sided transport
     # (an RDT object whose source is the driver, which Ray 2.58 cannot make).
     assert ran.get("TR-009", {}).get("outcome") == "pass", ran.get("TR-009")
-    assert ran["TR-009"]["metrics"]["driver ray.put -> actor"] == "bit-exact", ran["TR-009"]["metrics"]
+    metrics = ran["TR-009"]["metrics"]   # what the driver saw, per device type when the transport declares several
+    seen = [metrics.get("driver")] + [v.get("driver") for v in metrics.values() if isinstance(v, dict)]
+    assert [s for s in seen if s] and all(s["driver ray.put -> actor"] == "bit-exact" for s in seen if s), metrics
     assert sum(c["outcome"] == "pass" for c in ran.values()) >= 8, sorted(ran)   # TR-006 needs two nodes
     # the tier this Ray reaches: the golden path's whole run (a partial run of transport data alone has none)
 
