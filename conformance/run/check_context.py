@@ -118,10 +118,16 @@ class CheckContext:
         """Record `evidence` in the check's metrics and decide by its judge: the check fails with
         the judge's reason (and `detail`) unless the judge passes it. A check ends here, so its
         outcome is what verify recomputes from the same record."""
+        from conformance.run.outcomes import REASON_LIMIT
+
         self.metrics.update(evidence)
         verdict = self.verdict()
         if verdict.outcome != "pass":
-            raise AssertionError(f"{verdict.reason}{detail}")
+            reason = str(verdict.reason)
+            room = REASON_LIMIT - len(detail) - 1   # the reason line is cut there: `detail` (advice) stays whole
+            if detail and len(reason) > room > 0:
+                reason = reason[:room] + "…"
+            raise AssertionError(f"{reason}{detail}")
 
     # ------------------------------------------------------------------ the cluster
     @property
