@@ -217,6 +217,54 @@ def scenario_problems(metrics: Mapping[str, Any], most: float | None = None) -> 
     return problems
 
 
+def _scenario_exclusions(metrics: Any) -> list[float]:
+    """The seconds each recorded scenario left out of its bound for Ray's machinery, at any depth
+    (`scenarios.<name>.steps_s.excluded_s`, a transport check's `scenario.excluded_s` per type)."""
+    found: list[float] = []
+    stack: list[Any] = [metrics]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, Mapping):
+            for key, inner in value.items():
+                if key == "scenarios" and isinstance(inner, Mapping):
+                    scenarios = [x for x in inner.values() if isinstance(x, Mapping)]
+                elif key == "scenario" and isinstance(inner, Mapping):
+                    scenarios = [inner]
+                else:
+                    stack.append(inner)
+                    continue
+                for sc in scenarios:
+                    raw = as_map(sc.get("steps_s")).get("excluded_s", sc.get("excluded_s", 0.0))
+                    if isinstance(raw, (int, float)) and not isinstance(raw, bool) and math.isfinite(raw):
+                        found.append(float(raw))
+        elif isinstance(value, list):
+            stack.extend(value)
+    return found
+
+
+def exclusion_problems(metrics: Mapping[str, Any]) -> list[str]:
+    """Time a check's scenarios left out of their bounds for Ray's machinery is time its recorded
+    waits on Ray left out (conformance.run.budget: each such wait records its `excluded_s`), never
+    more: a bound cannot stretch by an exclusion no recorded wait spent. Where the waits record
+    kept only the first waits (`count` above the ones listed), each one not listed may account
+    for as much as the largest listed exclusion."""
+    claimed = [x for x in _scenario_exclusions(metrics) if x > 0]
+    if not claimed:
+        return []
+    waits = as_map(metrics.get("waits"))
+    each = [as_map(e) for e in as_list(waits.get("each"))]
+    spent = [float(e["excluded_s"]) for e in each if isinstance(e.get("excluded_s"), (int, float))
+             and not isinstance(e.get("excluded_s"), bool) and math.isfinite(e["excluded_s"]) and e["excluded_s"] > 0]
+    count = waits.get("count")
+    unlisted = max(int(count) - len(each), 0) if isinstance(count, int) and not isinstance(count, bool) else 0
+    allowed = sum(spent) + unlisted * max(spent, default=0.0)
+    slack = 0.002 * (len(claimed) + len(spent))   # each figure is rounded to 1 ms
+    if sum(claimed) <= allowed + slack:
+        return []
+    return [f"its scenarios left {sum(claimed):.3f} s out of their bounds for Ray's machinery, but its recorded "
+            f"waits on Ray left out {allowed:.3f} s: a bound stretched by time no recorded wait spent"]
+
+
 FAILURE_KEYS = ("problems", "wrong", "wrong_pairs")
 
 
@@ -288,6 +336,8 @@ def entry_problems(entry: Mapping[str, Any], check: Check, manifest: Mapping[str
         problems += [f"claims pass but {p}" for p in
                      scenario_problems(metrics, release_scenario_bound(check, metrics, remote))]
         problems += [f"claims pass but its metrics record a failure: {p}" for p in recorded_failures(metrics)]
+        if check.judge or "waits" in metrics:   # releases before the waits record (and declared judges) kept none
+            problems += [f"claims pass but {p}" for p in exclusion_problems(metrics)]
     problems += reference_problems(check, metrics, manifest)
     problems += test_area_problems(entry.get("tests"), area)
     return problems

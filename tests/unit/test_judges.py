@@ -377,3 +377,32 @@ def test_a_scenario_bound_may_grow_by_the_time_it_left_out_for_rays_machinery() 
     assert "not a non-negative number" in scenario_problems(scenario(307.0, 250.0, -2.0), most=305)[0]
     assert "more than the 305 s" in scenario_problems({"scenarios": {"s": {"bound_s": 306.0, "elapsed_s": 1.0,
                                                                              "outcome": "ok"}}}, most=305)[0]
+
+
+def test_pf002_holds_the_reference_to_the_manifests_declared_link() -> None:
+    """Held out (round of 0.1.0+data.17): a reference lowered beside a declared link is refused."""
+    man = {**MANIFEST, "transport": {"name": "NPUXFER", "expected": {"link_bandwidth_gbps": 10.0}}}
+    honest = {"largest_size_gbps": 5.0, "reference_gbps": 10.0, "achieved_fraction": 0.5}
+    assert judges.judge(check("PF-002"), honest, man).outcome == "pass"
+    lowered = {"largest_size_gbps": 5.0, "reference_gbps": 5.0, "achieved_fraction": 1.0}
+    verdict = judges.judge(check("PF-002"), lowered, man)
+    assert verdict.outcome == "fail" and "link_bandwidth_gbps" in (verdict.reason or ""), verdict
+
+
+def test_a_scenario_may_leave_out_only_what_its_recorded_waits_on_ray_left_out() -> None:
+    """Held out (round of 0.1.0+data.17): a scenario's elapsed time and its exclusion both raised
+    so its bound stretches without end; the exclusion is held to the waits that spent it."""
+    from conformance.signing.evidence import exclusion_problems
+
+    wait = {"owner": "ray", "what": "actors to start", "took_s": 2.5, "excluded_s": 2.5, "bound_s": 120.0}
+    honest = {"scenarios": {"s": {"outcome": "ok", "elapsed_s": 8.0, "bound_s": 152.5, "steps_s": {"excluded_s": 2.5}}},
+              "waits": {"each": [wait], "count": 1}}
+    assert exclusion_problems(honest) == []
+    stretched = copy.deepcopy(honest)
+    stretched["scenarios"]["s"].update(elapsed_s=5000.0, bound_s=5050.0, steps_s={"excluded_s": 4900.0})
+    assert "no recorded wait spent" in exclusion_problems(stretched)[0]
+    recounted = copy.deepcopy(stretched)
+    recounted["waits"]["count"] = 2          # one unlisted wait may account for the largest listed one, no more
+    assert exclusion_problems(recounted)
+    per_type = {"cpu": {"scenario": {"elapsed_s": 9.0, "bound_s": 242.9, "excluded_s": 2.9}}, "waits": {"each": [], "count": 0}}
+    assert exclusion_problems(per_type)

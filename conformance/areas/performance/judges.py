@@ -13,7 +13,7 @@ from typing import Any, Mapping
 from conformance import measure
 from conformance.areas.performance.figures import size_key
 from conformance.rdt.config import MIN_SWEEP_BYTES, sweep_sizes
-from conformance.report.judges import FAIL, PASS, JudgeTable, MissingEvidence, Verdict, agrees, number, param_value
+from conformance.report.judges import FAIL, PASS, JudgeTable, MissingEvidence, Verdict, agrees, number, param_value, path_of
 
 JUDGES = JudgeTable()
 
@@ -21,10 +21,21 @@ JUDGES = JudgeTable()
 @JUDGES.rule(needs=("largest_size_gbps", "reference_gbps", "achieved_fraction"),
            params=("min_link_bandwidth_fraction",), decides_all=True)
 def largest_size_against_reference(m: Mapping[str, Any], p: Mapping[str, Any], manifest: Mapping[str, Any]) -> Verdict:
+    """The largest size's median against its reference: the manifest's declared link when it
+    declares one (never another figure), else a reference measured in the run, each median the
+    median of the trials recorded beside it."""
     got, ref = number(m, "largest_size_gbps"), number(m, "reference_gbps")
     need = param_value(p, "min_link_bandwidth_fraction")
     if ref <= 0:
         return Verdict(FAIL, f"reference bandwidth {ref:g} GB/s is not positive")
+    link = path_of(manifest, "transport.expected.link_bandwidth_gbps")
+    if isinstance(link, (int, float)) and not isinstance(link, bool) and link > 0 and not agrees(ref, float(link)):
+        return Verdict(FAIL, f"reference_gbps {ref:.4g} is not the manifest's transport.expected.link_bandwidth_gbps "
+                             f"{float(link):.4g}: judged against another reference than the declared link")
+    wrong = median_problems(m, (("largest_size_gbps", "largest_size_trials_gbps"),
+                                ("reference_gbps", "reference_trials_gbps")))
+    if wrong:
+        return Verdict(FAIL, wrong)
     achieved = number(m, "achieved_fraction")
     if not agrees(achieved, got / ref):
         return Verdict(FAIL, f"achieved_fraction {achieved:.4g} is not largest_size_gbps/reference_gbps "
@@ -40,6 +51,9 @@ def largest_size_against_reference(m: Mapping[str, Any], p: Mapping[str, Any], m
 def transport_against_object_store(m: Mapping[str, Any], p: Mapping[str, Any], manifest: Mapping[str, Any]) -> Verdict:
     rdt, store = number(m, "rdt_gbps"), number(m, "object_store_gbps")
     need = param_value(p, "min_ratio_to_object_store")
+    wrong = median_problems(m, (("rdt_gbps", "rdt_trials_gbps"), ("object_store_gbps", "object_store_trials_gbps")))
+    if wrong:
+        return Verdict(FAIL, wrong)
     if store <= 0:
         return Verdict(FAIL, f"object-store bandwidth {store:g} GB/s is not positive")
     ratio = number(m, "ratio_to_object_store")
@@ -49,6 +63,21 @@ def transport_against_object_store(m: Mapping[str, Any], p: Mapping[str, Any], m
         return Verdict(FAIL, f"the transport moves {rdt:.3g} GB/s, {ratio:.2f}x Ray's object store path "
                              f"({store:.3g} GB/s) between the same actors; the check needs >= {need:g}x")
     return Verdict(PASS, f"{ratio:.2f}x the object store, >= {need:g}x")
+
+
+def median_problems(m: Mapping[str, Any], pairs: tuple[tuple[str, str], ...]) -> str | None:
+    """A median that is not the median of the trials recorded beside it (reports that record
+    the trials; older ones recorded the medians alone)."""
+    for figure, trials in pairs:
+        values = m.get(trials)
+        if values is None:
+            continue
+        if not isinstance(values, list) or not values:
+            raise MissingEvidence(f"metric {trials} is not a non-empty list")
+        nums = [number({"v": v}, "v") for v in values]
+        if not agrees(number(m, figure), statistics.median(nums)):
+            return f"{figure} {number(m, figure):.4g} is not the median of its own {trials} ({statistics.median(nums):.4g})"
+    return None
 
 
 @JUDGES.rule(needs=("links", "wrong_pairs"), params=("min_fraction_of_class_median",), decides_all=True)

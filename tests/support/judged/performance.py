@@ -64,8 +64,12 @@ FAILING: dict[str, list[dict[str, Any]]] = {
                _pf001(bandwidth__4KiB__median_gbps=9.0),                                     # a median its trials do not give
                _pf001(bandwidth__4KiB__trials_gbps=[2.0, 2.0]),                              # fewer trials than min_trials
                _pf001(bandwidth__4KiB__cv_met=False)],                                       # cv_met its cv does not give
-    "PF-002": [{"largest_size_gbps": 0.5, "reference_gbps": 10.0, "achieved_fraction": 0.05}],
-    "PF-003": [{"rdt_gbps": 1.0, "object_store_gbps": 2.0, "ratio_to_object_store": 0.5}],
+    "PF-002": [{"largest_size_gbps": 0.5, "reference_gbps": 10.0, "achieved_fraction": 0.05},
+               {"largest_size_gbps": 50.0, "reference_gbps": 10.0, "achieved_fraction": 5.0,    # the median forged up
+                "largest_size_trials_gbps": [1.0, 1.1, 1.2]}],
+    "PF-003": [{"rdt_gbps": 1.0, "object_store_gbps": 2.0, "ratio_to_object_store": 0.5},
+               {"rdt_gbps": 4.0, "object_store_gbps": 0.02, "ratio_to_object_store": 200.0,   # the baseline forged down
+                "rdt_trials_gbps": [4.0, 4.0, 4.0], "object_store_trials_gbps": [2.0, 2.0, 2.0]}],
     "PF-004": [{"wrong_pairs": 0, "links": {"same_node": {"median_gbps": 2.25, "min_gbps": 0.5}},
                "endpoints": ["n0:0", "n0:1"], "matrix_gbps": [[None, 4.0], [0.5, None]]}],
 }
