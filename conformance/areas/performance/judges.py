@@ -90,6 +90,15 @@ def links_within_class_median(m: Mapping[str, Any], p: Mapping[str, Any], manife
     if wrong != 0:
         return Verdict(FAIL, f"{wrong:g} pair(s) delivered wrong data")
     raw = _matrix_classes(m)
+    unmeasured = _unmeasured_pairs(m)
+    if unmeasured:
+        return Verdict(FAIL, f"{len(unmeasured)} pair(s) of the matrix have no bandwidth ({', '.join(unmeasured[:4])}): "
+                             "every pair of the endpoints is measured, a slow one included")
+    nodes = {str(x).split(":")[0] for x in m.get("endpoints") or []}
+    want = path_of(manifest, "cluster.nodes")
+    if isinstance(want, int) and not isinstance(want, bool) and len(nodes) < min(want, 2):
+        return Verdict(FAIL, f"the endpoints span {len(nodes)} node(s) of the manifest's {want}: the cross-node links "
+                             "were never measured")
     if set(raw) != set(links):
         return Verdict(FAIL, f"links has classes {sorted(links)} but the matrix_gbps it summarises gives {sorted(raw)}")
     for cls, values in raw.items():
@@ -110,6 +119,13 @@ def links_within_class_median(m: Mapping[str, Any], p: Mapping[str, Any], manife
     if slow:
         return Verdict(FAIL, f"links slower than {need:.0%} of their class's median: {'; '.join(slow)}")
     return Verdict(PASS, f"every link class within {need:.0%} of its median")
+
+
+def _unmeasured_pairs(m: Mapping[str, Any]) -> list[str]:
+    """The off-diagonal cells of the matrix with no figure (the matrix's shape is _matrix_classes')."""
+    labels, matrix = m.get("endpoints") or [], m.get("matrix_gbps") or []
+    return [f"{labels[i]}->{labels[j]}" for i, row in enumerate(matrix) if isinstance(row, list)
+            for j, value in enumerate(row) if i != j and value is None and i < len(labels) and j < len(labels)]
 
 
 def _matrix_classes(m: Mapping[str, Any]) -> dict[str, list[float]]:

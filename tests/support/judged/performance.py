@@ -51,8 +51,10 @@ PASSING: dict[str, dict[str, Any]] = {
     "PF-001": PF001,
     "PF-002": {"largest_size_gbps": 5.0, "reference_gbps": 10.0, "achieved_fraction": 0.5},
     "PF-003": {"rdt_gbps": 4.0, "object_store_gbps": 2.0, "ratio_to_object_store": 2.0},
-    "PF-004": {"wrong_pairs": 0, "links": {"same_node": {"median_gbps": 4.0, "min_gbps": 3.0}},
-               "endpoints": ["n0:0", "n0:1"], "matrix_gbps": [[None, 5.0], [3.0, None]]},
+    "PF-004": {"wrong_pairs": 0, "links": {"same_node": {"median_gbps": 4.0, "min_gbps": 3.0},
+                                           "cross_node": {"median_gbps": 2.0, "min_gbps": 2.0}},
+               "endpoints": ["n0:0", "n0:1", "n1:0"],
+               "matrix_gbps": [[None, 5.0, 2.0], [3.0, None, 2.0], [2.0, 2.0, None]]},
 }
 
 FAILING: dict[str, list[dict[str, Any]]] = {
@@ -71,5 +73,9 @@ FAILING: dict[str, list[dict[str, Any]]] = {
                {"rdt_gbps": 4.0, "object_store_gbps": 0.02, "ratio_to_object_store": 200.0,   # the baseline forged down
                 "rdt_trials_gbps": [4.0, 4.0, 4.0], "object_store_trials_gbps": [2.0, 2.0, 2.0]}],
     "PF-004": [{"wrong_pairs": 0, "links": {"same_node": {"median_gbps": 2.25, "min_gbps": 0.5}},
-               "endpoints": ["n0:0", "n0:1"], "matrix_gbps": [[None, 4.0], [0.5, None]]}],
+               "endpoints": ["n0:0", "n0:1"], "matrix_gbps": [[None, 4.0], [0.5, None]]},
+               {"wrong_pairs": 0, "links": {"same_node": {"median_gbps": 4.0, "min_gbps": 4.0}},   # a slow pair left out
+                "endpoints": ["n0:0", "n0:1", "n1:0"], "matrix_gbps": [[None, 4.0, None], [4.0, None, None], [None, None, None]]},
+               {"wrong_pairs": 0, "links": {"same_node": {"median_gbps": 4.0, "min_gbps": 3.0}},   # one node of two
+                "endpoints": ["n0:0", "n0:1"], "matrix_gbps": [[None, 5.0], [3.0, None]]}],
 }
