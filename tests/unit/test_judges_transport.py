@@ -114,7 +114,7 @@ def test_a_recorded_failure_is_the_verdict_and_steps_keep_their_bounds() -> None
     v = verdict("TR-016", failed)
     assert v.outcome == "fail" and "a transfer after the retries ran out" in (v.reason or "")
     slow = copy.deepcopy(PASSING["TR-016"])
-    slow["steps"][3]["took_s"] = 31.0
+    slow["steps"][3]["took_s"] = slow["steps"][3]["bound_s"] * J.STEP_READ_SLACK + 1.0   # past the bound and its read slack
     assert verdict("TR-016", slow).outcome == "fail"
     two_sided = copy.deepcopy(PASSING["TR-018"])
     two_sided["transport"]["one_sided"] = False                         # borrowers are one-sided only

@@ -56,6 +56,10 @@ USER_TIMEOUT_GETS = ("ray.get(ref, timeout)", "ray.get of a consumer, timeout")
 FETCH_STEPS = ("ray.get of the refs at once in the driver", *USER_TIMEOUT_GETS, "the consumer once the producer ran",
                "a receiver without the transport")
 EXCLUDED_SLACK_S = 1.0   # knob: rounding and bookkeeping between a scenario's exclusions and the waits it records
+# knob: a step's record times the driver's own work around its bounded wait too (submitting, reading
+# back, comparing digests): the live wait itself fails the step at its bound; on a loaded 2-core
+# host a step whose wait returned in time was timed 16.9 s for its 15 s bound (TR-020, make test)
+STEP_READ_SLACK = 1.25
 WAVE_STRETCH_MAX = 2 * MAX_FACTOR   # a wave's bound stretched by the run's measurement, then once more by a fresh sample
 
 
@@ -574,7 +578,7 @@ def scenario_record(d: str, r: Mapping[str, Any], p: Mapping[str, Any], step_par
         if bound > most:
             raise Refused(f"on {d}: step {what!r} was bounded by {bound:g}s; the release bounds a step at {most:g}s "
                           f"({', '.join(step_params)})")
-        if took > bound:
+        if took > bound * STEP_READ_SLACK:
             raise Refused(f"on {d}: step {what!r} took {took:.1f}s, past its bound {bound:g}s")
         if s.get("expect") == "error":
             error, carries = s.get("error"), s.get("carries")
