@@ -16,16 +16,18 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cpu_use import CpuUse, describe
+from cpu_use import TORCH_WORKERS, WORKER_KINDS, CpuUse, births_by_mark, describe, uptime_s
 
 # Targets of issue 13 on the 2-core reference machine (printed beside the figures).
 TARGETS_S = {"builtin:simulated": 45.0, "builtin:simulated-2node": 100.0}
@@ -43,13 +45,54 @@ def bare_ray_init_s(repeats: int = 3) -> float:
     return statistics.median(times)
 
 
-def certify(manifest: str, out: Path) -> tuple[float, dict[str, Any], CpuUse]:
+# a progress line, printed when a check ends: "[ 3/67] DP-003 Visible ids ..." (conformance.run.progress)
+PROGRESS = re.compile(r"^\[\s*\d+/\d+\] (\S+) ")
+
+
+@dataclass
+class Certification:
+    wall_s: float
+    report: dict[str, Any]
+    cpu: CpuUse
+    ends: list[tuple[float, str]]    # (seconds since boot, check id) as each check's line was printed
+
+
+def certify(manifest: str, out: Path) -> Certification:
     t0 = time.monotonic()
+    ends: list[tuple[float, str]] = []
     with CpuUse() as cpu:
-        subprocess.run([sys.executable, "-m", "conformance.cli.main", "run", "--manifest", manifest, "--out", str(out)],
-                       capture_output=True, text=True, timeout=3600)
+        proc = subprocess.Popen([sys.executable, "-u", "-m", "conformance.cli.main", "run", "--manifest", manifest,
+                                 "--out", str(out)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            found = PROGRESS.match(line)
+            if found:
+                ends.append((uptime_s(), found.group(1)))
+        proc.wait(timeout=3600)
     wall = time.monotonic() - t0
-    return wall, json.loads((out / "report.json").read_text()), cpu
+    return Certification(wall, json.loads((out / "report.json").read_text()), cpu, ends)
+
+
+def worker_lines(run: Certification, top: int = 12) -> list[str]:
+    """Worker processes started (with torch / without), in all and per area, and the checks that
+    started the most: a worker is counted with the check running when it was born."""
+    by_check = births_by_mark(run.cpu.births, run.ends)
+    area_of = {c["id"]: c["area"] for c in run.report["checks"]}
+    total: Counter[str] = Counter()
+    per_area: dict[str, Counter[str]] = defaultdict(Counter)
+    for check, kinds in by_check.items():
+        total.update(kinds)
+        per_area[area_of.get(check, check)].update(kinds)
+
+    def both(kinds: Counter[str]) -> str:
+        return f"{sum(kinds[k] for k in WORKER_KINDS)} ({kinds[TORCH_WORKERS]} with torch)"
+
+    lines = [f"  worker processes started: {both(total)}; per area: "
+             + ", ".join(f"{area} {both(kinds)}" for area, kinds in
+                         sorted(per_area.items(), key=lambda kv: -sum(kv[1].values())))]
+    heavy = sorted(by_check.items(), key=lambda kv: -sum(kv[1].values()))[:top]
+    lines.append("  the checks starting the most: " + ", ".join(f"{c} {both(k)}" for c, k in heavy))
+    return lines
 
 
 def area_seconds(report: dict[str, Any]) -> dict[str, float]:
@@ -106,13 +149,16 @@ def print_spread(report: dict[str, Any]) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--manifest", action="append", help="manifest(s) to certify (default: both built-ins)")
+    parser.add_argument("--births", type=Path, help="write each check's worker processes started as JSON here "
+                        "(one file per manifest: <births>.<n>.json)")
     args = parser.parse_args(argv)
     manifests = args.manifest or list(TARGETS_S)
     base = bare_ray_init_s()
     print(f"baseline: bare ray.init()+shutdown = {base:.2f} s (median of 3, same run)")
     for manifest in manifests:
         with tempfile.TemporaryDirectory() as tmp:
-            wall, report, cpu = certify(manifest, Path(tmp) / "out")
+            run = certify(manifest, Path(tmp) / "out")
+        wall, report, cpu = run.wall_s, run.report, run.cpu
         history = report["cluster"]["history"]
         starts = sum(float(h.get("start_s") or 0.0) for h in history)
         target = TARGETS_S.get(manifest)
@@ -120,8 +166,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\n{manifest}: tier {report['tier']}, wall {wall:.1f} s = {wall / base:.1f}x bare init ({verdict})")
         print(f"  cluster starts: {len(history)} ({starts:.1f} s = {starts / base:.1f}x bare init): "
               + ", ".join(f"{h['shape']} {h.get('start_s', '-')}s" for h in history))
-        for line in describe(cpu, wall, target):
+        for line in describe(cpu, wall, target) + worker_lines(run):
             print(line)
+        if args.births:
+            by_check = births_by_mark(run.cpu.births, run.ends)
+            Path(f"{args.births}.{manifests.index(manifest)}.json").write_text(
+                json.dumps({c: dict(k) for c, k in by_check.items()}, indent=1, sort_keys=True))
         for area, seconds in sorted(area_seconds(report).items(), key=lambda kv: -kv[1]):
             print(f"  {area:<12} {seconds:7.1f} s  ({seconds / base:5.1f}x bare init)")
         slow = slowest_checks(report)

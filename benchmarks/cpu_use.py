@@ -12,6 +12,7 @@ measures both while a command runs (Linux /proc only):
 """
 from __future__ import annotations
 
+import bisect
 import os
 import re
 import threading
@@ -114,6 +115,7 @@ class CpuUse:
     processes: Counter[str] = field(default_factory=Counter)
     other: Counter[str] = field(default_factory=Counter)   # the `other` bucket, by program_label
     by_row: Counter[str] = field(default_factory=Counter)  # the teeth table's rows (teeth_row), when it runs
+    births: list[tuple[float, str]] = field(default_factory=list)  # (seconds since boot it started, kind)
     sweeps: int = 0           # passes over /proc so far
 
     def __enter__(self) -> CpuUse:
@@ -133,7 +135,8 @@ class CpuUse:
         self._stop.set()
         self._thread.join()
         self.busy_s = (machine_busy_ticks() - self._busy0) / self._hz
-        for kind, cpu, label, row in self._last.values():
+        for (_pid, started), (kind, cpu, label, row) in self._last.items():
+            self.births.append((started / self._hz, kind))
             self.by_kind[kind] += cpu
             if row:
                 self.by_row[row] += cpu
@@ -178,6 +181,31 @@ class CpuUse:
             self._last[(pid, started)] = (kind, cpu, program_label(cmdline) if kind == "other" else "", row)
         except (OSError, ValueError, IndexError):
             return              # the process ended while being read
+
+
+def uptime_s() -> float:
+    """Seconds since boot: the clock /proc gives a process's start in (births)."""
+    with open("/proc/uptime") as f:
+        return float(f.read().split()[0])
+
+
+WORKER_KINDS = ("Ray workers", TORCH_WORKERS)
+
+
+def births_by_mark(births: list[tuple[float, str]], marks: list[tuple[float, str]]) -> dict[str, Counter[str]]:
+    """Worker processes started, counted by the mark that came first after their start (`marks`:
+    (seconds since boot, name) in time order, e.g. a progress line printed when a check ended, so
+    a worker is counted with the check that was running when it was born); "after" for any born
+    after the last mark."""
+    counted: dict[str, Counter[str]] = {}
+    times = [t for t, _ in marks]
+    for started, kind in births:
+        if kind not in WORKER_KINDS:
+            continue
+        i = bisect.bisect_left(times, started)
+        name = marks[i][1] if i < len(marks) else "after"
+        counted.setdefault(name, Counter())[kind] += 1
+    return counted
 
 
 def describe(use: CpuUse, wall_s: float, target_s: float | None, top: int = 6) -> list[str]:

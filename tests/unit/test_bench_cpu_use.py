@@ -8,7 +8,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
-from cpu_use import TORCH_WORKERS, CpuUse, describe, has_torch, process_kind, program_label
+from cpu_use import TORCH_WORKERS, CpuUse, births_by_mark, describe, has_torch, process_kind, program_label
 
 
 def test_process_kinds_from_command_lines() -> None:
@@ -108,3 +108,14 @@ def test_a_teeth_rows_processes_are_counted_to_its_row(tmp_path: Path) -> None:
         burn_and_sample(use, 0.4, cwd=folder)
     assert use.by_row["transport/NoFree"] >= 0.3, dict(use.by_row)
     assert "transport/NoFree" in describe(use, wall_s=1.0, target_s=None)[-1]
+
+
+def test_a_worker_is_counted_with_the_check_running_when_it_was_born() -> None:
+    """Progress lines print as each check ends: a birth before a check's line (and after the one
+    before) is that check's; other kinds of process are not workers; after the last line, "after"."""
+    births = [(1.0, "Ray workers"), (2.0, TORCH_WORKERS), (2.5, "raylets"), (3.5, TORCH_WORKERS),
+              (9.0, "Ray workers")]
+    marks = [(3.0, "DP-001"), (4.0, "TR-001"), (5.0, "TR-002")]
+    got = births_by_mark(births, marks)
+    assert got == {"DP-001": {"Ray workers": 1, TORCH_WORKERS: 1}, "TR-001": {TORCH_WORKERS: 1},
+                   "after": {"Ray workers": 1}}
