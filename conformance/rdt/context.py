@@ -23,7 +23,6 @@ from conformance.cluster.manager import SHARED
 from conformance.rdt import payloads
 from conformance.rdt.device import is_host
 from conformance.rdt.each_device import on_each_device
-from conformance.rdt.lending import Lender
 from conformance.rdt.pool import Endpoints, PoolCache, alive_nodes, start_endpoints
 from conformance.rdt.registration import TransportSetup
 from conformance.rdt.transfer import GET_TIMEOUT_S, TransferError, ray_get
@@ -64,7 +63,6 @@ class TransportContext:
         self.setup = setup
         self.resource: str = run.manifest.resource_name
         self.pools = PoolCache()
-        self.lender = Lender()      # the warm actors the usage checks borrow (conformance.rdt.lending)
         self.cache: dict[str, Any] = {}
 
     @property
@@ -142,8 +140,7 @@ class TransportContext:
     def release_device_pools(self) -> None:
         """Stop the endpoints that hold accelerator units (pool keys are "<kind>/<device>") and
         wait until Ray has the units back, so the next check finds every device free."""
-        dropped = any(lot.key.units for lot in self.lender.idle)
-        self.lender.release(units_only=True)
+        dropped = False
         for key in list(self.pools._pools):
             if not is_host(key.rpartition("/")[2]):
                 self.pools.drop(key)
@@ -160,7 +157,6 @@ class TransportContext:
 
     def close(self) -> None:
         self.pools.close()
-        self.lender.close()
 
     # ------------------------------------------------------------------ transfers
     def produce(self, src: Any, case: dict[str, Any], transport: str | None = None) -> Any:

@@ -23,7 +23,6 @@ from conformance.rdt import transfer
 from conformance.rdt.context import TransportContext, later_bytes
 from conformance.rdt.device import is_host
 from conformance.rdt.fixtures import open_context, transport_setup
-from conformance.rdt.lending import Lot, LotKey
 from conformance.rdt.pool import START_TIMEOUT_S, destroy_group, make_group, pair_node, start_endpoints
 from conformance.rdt.registration import TransportSetup
 from conformance.rdt.transfer import first_line, short
@@ -64,9 +63,8 @@ class UsageCtx(TransportCtx):
     registered twin and the actors and groups the check started (stopped after it)."""
 
     x: TransportSetup
-    actors: list[Any] = field(default_factory=list)     # fresh ones, stopped when the check ends
+    actors: list[Any] = field(default_factory=list)
     groups: list[Any] = field(default_factory=list)
-    lots: list[Lot] = field(default_factory=list)       # borrowed (conformance.rdt.lending), given back
     current: Clock | None = None   # the scenario of the type the check is on
 
     @classmethod
@@ -145,93 +143,49 @@ class UsageCtx(TransportCtx):
         return value
 
     # ------------------------------------------------------------------ actors
-    def start(self, clock: Clock, n: int, kind: str = "peer", *, fresh: bool = False, **options: Any) -> list[Any]:
+    def start(self, clock: Clock, n: int, kind: str = "peer", **options: Any) -> list[Any]:
         """n actors on one node (the first offering the device), ready, in their own collective
-        group when the transport needs one; their tensors on the device type the check is on.
-
-        They are borrowed from the run's warm lots (conformance.rdt.lending) when an earlier check
-        gave back ones of the same kind, device, node and options, proven clean; else started
-        and lent. `fresh`: the check needs new processes (it judges what happens at a start):
-        started, and stopped when the check ends."""
+        group when the transport needs one; their tensors on the device type the check is on."""
         cls, rdt = actor_class(kind)
         device = self.device or self.x.device
         node = pair_node(self.x, self.resource, device)
-        units = rdt and not is_host(device)
-        if units:
+        if rdt and not is_host(device):
             have = _units_on(node, self.resource)
             if have < n:   # they would wait for units forever: the check cannot run on this type here
                 not_applicable(f"needs {n} actors holding a {device} device on one node; the node has {have:g} "
                                f"{self.resource}")
-        lender, cluster = self.transport.lender, self.transport.cluster()
-        key = LotKey(f"{cls.__module__}.{cls.__qualname__}", rdt, device, node, units,
-                     tuple(sorted(options.items())), grouped=bool(rdt and self.x.collective_backend))
-        told = self.metrics.setdefault("lent_actors", {"borrowed": 0, "started": 0})
-        lot = None if fresh else lender.borrow(key, n, cluster)
-        if lot is not None:
-            self.lots.append(lot)
-            told["borrowed"] += n
-            return lot.actors[:n]
-        if units:
-            lender.evict(node)   # idle lots holding this node's devices would starve the start
         eps = start_endpoints(self.x, self.resource, device=device, nodes=[node] * n,
-                              units=units, cls=cls, tensor_transport=rdt, group=False,
+                              units=rdt and not is_host(device), cls=cls, tensor_transport=rdt, group=False,
                               ready=clock_ready(clock, START_TIMEOUT_S),
                               what=f"{n} {kind} actor(s) to start", **options)
-        told["started"] += n
-        if fresh:
-            told["fresh"] = True
-            self.actors.extend(eps.actors)
-            if rdt:
-                self.group(clock, eps.actors)
-            return eps.actors
-        lot = lender.add(key, eps, cluster, transport=self.name if rdt else None)
-        self.lots.append(lot)
+        self.actors.extend(eps.actors)
         if rdt:
-            try:
-                eps.group = self._new_group(clock, eps.actors)
-            except BaseException:
-                lot.born_env = []   # never lent again: its group is not the one its key promises
-                raise
+            self.group(clock, eps.actors)
         return eps.actors
 
     def group(self, clock: Clock, actors: list[Any]) -> None:
-        """One collective group over a batch of fresh actors, destroyed when the check ends."""
-        group = self._new_group(clock, actors)
-        if group is not None:
-            self.groups.append(group)
-
-    def _new_group(self, clock: Clock, actors: list[Any]) -> Any:
-        """One collective group over a batch of new actors (GLOO/NCCL only, else None; an actor
-        joins one group per backend, so each batch forms its own, kept with a lent lot)."""
+        """One collective group over a batch of new actors (GLOO/NCCL only; an actor joins one
+        group per backend, so each batch the check starts forms its own)."""
         try:
-            return make_group(self.x, actors)
+            group = make_group(self.x, actors)
         except CheckTimeout:
             raise
         except Exception as exc:  # noqa: BLE001 - the finding
             raise clock.fail(f"creating a {self.x.collective_backend} group over {len(actors)} actors failed: "
                              f"{first_line(exc)}") from None
+        if group is not None:
+            self.groups.append(group)
 
     def close(self) -> None:
-        """Stop the fresh actors, give the borrowed lots back: a lot that is not clean is stopped,
-        and what it left is this check's evidence (`returned`: the plugin's, named here)."""
         ray = _ray()
         for g in self.groups:
             destroy_group(g)
-        self.groups.clear()
         for a in self.actors:
             try:
                 ray.kill(a)
             except Exception:  # noqa: BLE001 - already dead
                 pass
         self.actors.clear()
-        if self.lots:
-            import gc
-            gc.collect()   # refs held only by a reference cycle (a caught error's traceback) are dropped now
-        for lot in self.lots:
-            left = self.transport.lender.give_back(lot)
-            if left:
-                self.metrics.setdefault("returned", []).extend(left)
-        self.lots.clear()
 
     # ------------------------------------------------------------------ transfers (conformance.rdt.transfer)
     def produce(self, src: Any, nbytes: int, seed: int, **options: Any) -> Any:
