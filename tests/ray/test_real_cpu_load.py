@@ -60,3 +60,43 @@ def test_a_correct_plugin_under_a_cpu_hog_passes_or_is_not_judged(tmp_path: Path
     for cid, c in seen.items():
         assert c["outcome"] == "pass" or (c["outcome"] == "error" and c["reason"].startswith(HOST_PREFIX)), \
             f"{cid} under a CPU hog: {c['outcome']}: {c.get('reason')}"
+
+
+def _orphan_hogs(n: int) -> list[int]:
+    """n busy loops at nice -5 that are not below this process (as the busy loops of the test
+    above are beside the suite's process, not below it): their pids, to end them by pid."""
+    nice = "nice -n -5 " if os.geteuid() == 0 else ""
+    pids = []
+    for _ in range(n):
+        out = subprocess.run(["sh", "-c", f"{nice}{sys.executable} -c 'while True: pass' >/dev/null 2>&1 & echo $!"],
+                             capture_output=True, text=True, check=True)
+        pids.append(int(out.stdout.strip()))
+    return pids
+
+
+@pytest.mark.parametrize("work, hogs, starved", [("busy", True, True), ("asleep", True, False), ("busy", False, False)])
+def test_the_kernel_tells_a_starved_host_from_a_wedged_or_busy_plugin(work: str, hogs: bool, starved: bool) -> None:
+    """conformance.timing.starvation on real processes: busy ones beside busy loops of a higher
+    priority are the host's; asleep ones (a wedged plugin) beside the same loops, or busy ones
+    alone (a spinning plugin), are not."""
+    import time
+
+    from conformance.cluster.process_owners import descendants, parents
+    from conformance.timing import starvation
+
+    code = "while True: pass" if work == "busy" else "import time; time.sleep(60)"
+    hog_pids = _orphan_hogs(cpu_count()) if hogs else []
+    watched = [subprocess.Popen([sys.executable, "-c", code]) for _ in range(3)]
+    try:
+        time.sleep(1)
+        a = starvation.take([p.pid for p in watched], descendants([os.getpid()], parents()))
+        time.sleep(5)
+        b = starvation.take([p.pid for p in watched], descendants([os.getpid()], parents()))
+    finally:
+        for p in watched:
+            p.kill()
+            p.wait()
+        for pid in hog_pids:
+            os.kill(pid, 9)
+    window = starvation.between(a, b)
+    assert window is not None and window.host_starved is starved, window.describe() if window else "not measured"
