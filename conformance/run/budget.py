@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Callable, Iterator, NoReturn, TypeVar
 
 from conformance.run import machinery
-from conformance.timing import host_load, starvation
+from conformance.timing import host_load
 from conformance.timing.clock import CONTROL_CALL_S, Clock, ScenarioFailed
 from conformance.timing.host_load import HostNotReady
 from conformance.timing.owned import MAX_RECORDED, RECORDER, Owner, Wait
@@ -50,7 +50,6 @@ class Budget:
         self.metrics = metrics
         self._each: list[dict[str, Any]] = []
         self._count = 0
-        self._watched: starvation.Snapshot | None = None
 
     # ------------------------------------------------------------------ the record
     def note(self, wait: Wait) -> dict[str, Any]:
@@ -99,30 +98,6 @@ class Budget:
                 entry["excluded_s"] = round(float(excluded), 3)
 
         return Clock(self.check.id, name, bound, on_step=on_step)
-
-    # ------------------------------------------------------------------ the host starving the plugin's processes
-    def watch(self, pids: list[int], clock: Clock | None = None) -> None:
-        """The processes doing the check's work from now (its actors, as they answer): a wait that
-        runs out on `clock` (or a `wave`) asks first whether the host starved them over this window
-        (conformance.timing.starvation); each call starts the window again with all of them."""
-        known = list(self._watched.watched) if self._watched is not None else []
-        self._watched = starvation.take(sorted(set(known) | {int(p) for p in pids}), run_processes())
-        if clock is not None:
-            clock.starved = self.starved
-
-    def starved(self, entry: dict[str, Any] | None = None) -> str | None:
-        """Why the host, not the plugin, ran the watched processes out of time (None: it did not,
-        or nothing was watched or measurable); the window is recorded in `entry` (the wait's record)
-        or the check's metrics."""
-        if self._watched is None:
-            return None
-        window = starvation.between(self._watched, starvation.take(list(self._watched.watched), run_processes()))
-        if window is None:
-            return None
-        (entry if entry is not None else self.metrics)["starvation"] = window.as_json()
-        if not window.host_starved:
-            return None
-        return f"the host starved the check's processes ({window.describe()}); the plugin was not judged"
 
     # ------------------------------------------------------------------ Ray's and the host's time
     def factor(self, kind: str | None = "worker_start") -> float:
@@ -279,17 +254,8 @@ class Budget:
         return time_left()
 
 
-def run_processes() -> set[int]:
-    """The run's processes on this host: the suite's and every process below it (the clusters it
-    started: their daemons and workers)."""
-    import os
-
-    from conformance.cluster.process_owners import descendants, parents
-    return descendants([os.getpid()], parents())
-
-
 class Wave:
-    """A running `Budget.wave`: its stretched bound now (`limit_s`), `watch(pids)` and `more(waited)`."""
+    """A running `Budget.wave`: its stretched bound now (`limit_s`), and `more(waited)`."""
 
     def __init__(self, budget: Budget, what: str, bound_s: float, factor: float, clock: Clock | None,
                  param: str | None) -> None:
@@ -297,16 +263,10 @@ class Wave:
         self.limit_s = bound_s * factor
         self.t0 = time.monotonic()
         self.entry = budget.note(Wait("ray", what, bound_s, self.limit_s, None, "met", param, factor))
-        self.budget = budget
 
     def more(self, waited_s: float) -> float:
         """What a host loaded since the bound was stretched adds (a fresh sample; 0: none). The
-        scenario's clock leaves it out of its own bound. When the watched processes waited for a
-        CPU the host gave to work outside the run, the host ran out: HostNotReady with both
-        measurements (the window's, and the slowest worker start)."""
-        starved = self.budget.starved(self.entry)
-        if starved:
-            raise HostNotReady(f"{self.what} pending after {waited_s:.0f}s: {starved}")
+        scenario's clock leaves it out of its own bound."""
         extra = machinery.more_time(self.bound_s, self.factor, waited_s, f"{self.what} pending after {waited_s:.0f}s")
         if self.clock is not None:
             self.clock.exclude(extra)

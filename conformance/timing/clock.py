@@ -35,9 +35,6 @@ class Clock:
         # told after every step that ends (a mark, a wait, a time left out): the check's budget
         # keeps the scenario's record current (conformance.run.budget)
         self._on_step = on_step
-        # asked when a wait runs out: why the host, not the plugin, ran the scenario's processes
-        # out of time (None: judge the plugin); the check's budget sets it (Budget.watch)
-        self.starved: Callable[[], str | None] | None = None
 
     def _stepped(self) -> None:
         if self._on_step is not None:
@@ -61,16 +58,6 @@ class Clock:
         self.bound_s += max(0.0, float(seconds))
         self.marks["excluded_s"] = round(self.marks.get("excluded_s", 0.0) + max(0.0, float(seconds)), 3)
         self._stepped()
-
-    def ran_out(self, message: str) -> Exception:
-        """A wait that ran out: the plugin's failure (`fail`), unless the host starved the
-        scenario's processes meanwhile (HostNotReady: "not judged: host", with the measurements)."""
-        reason = self.starved() if self.starved is not None else None
-        if reason:
-            from conformance.timing.host_load import HostNotReady
-            self._stepped()
-            return HostNotReady(f"[{self.name}] {message}: {reason}")
-        return self.fail(message)
 
     def fail(self, message: str) -> ScenarioFailed:
         self._stepped()
@@ -98,7 +85,7 @@ class Clock:
             waited = time.monotonic() - start
             if waited >= limit:
                 seen = f"; last seen: {explain()}" if explain else ""
-                raise self.ran_out(f"{what}: not within {limit:.0f}s (waited {waited:.1f}s){seen}")
+                raise self.fail(f"{what}: not within {limit:.0f}s (waited {waited:.1f}s){seen}")
             time.sleep(min(poll_s, max(limit - waited, 0.01)))
 
     def get(self, refs: Any, what: str, bound_s: float | None = None) -> Any:
@@ -111,4 +98,4 @@ class Clock:
             self._stepped()
             return value
         except TimeoutError:
-            raise self.ran_out(f"{what}: no result within {limit:.0f}s") from None
+            raise self.fail(f"{what}: no result within {limit:.0f}s") from None

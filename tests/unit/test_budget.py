@@ -117,46 +117,6 @@ def test_a_wave_given_more_time_by_a_fresh_sample_records_the_grant(monkeypatch:
     assert wait_problems(metrics["waits"], {"all_bound_s": 10.0}, passed=True) == []
 
 
-def test_a_wave_whose_watched_processes_the_host_starved_ends_not_judged(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A bare worker still starts within the stretch (no more time), but the wave's actors waited
-    for a CPU the host gave to work outside the run: the host's, with the window recorded."""
-    from conformance.timing import starvation
-    sample(monkeypatch, host_load.NOMINAL_S["worker_start"])
-    window = starvation.Starvation(span_s=240.0, runnable_share=0.8, foreign_share=0.9, watched=2)
-    monkeypatch.setattr(starvation, "between", lambda a, b: window)
-    metrics: dict[str, Any] = {}
-    b = Budget(check(all_bound_s=10.0), metrics)
-    with pytest.raises(HostNotReady, match="the host starved the check's processes.*waited for a CPU 80%"):
-        with b.wave("transfers", param="all_bound_s") as wave:
-            b.watch([1])
-            wave.more(240.0)
-    w = metrics["waits"]["each"][0]
-    assert w["verdict"] == "host" and w["starvation"]["foreign_share"] == 0.9
-    # the same window with the CPU the run's own: the plugin's to answer (no more time, no excuse)
-    monkeypatch.setattr(starvation, "between", lambda a, b: starvation.Starvation(240.0, 0.8, 0.2, 2))
-    with b.wave("transfers", param="all_bound_s") as wave:
-        b.watch([1])
-        assert wave.more(240.0) == 0.0
-
-
-def test_a_scenario_step_that_ran_out_on_a_starved_host_is_the_hosts(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The plugin's own step (never stretched) ran out while the host gave the CPU to work outside
-    the run and the scenario's actors waited for it: not judged: host; else the plugin's failure."""
-    from conformance.timing import starvation
-    from conformance.timing.clock import ScenarioFailed
-    metrics: dict[str, Any] = {}
-    b = Budget(check(), metrics)
-    clock = b.scenario("busy sender", 0.05)
-    b.watch([1], clock)
-    monkeypatch.setattr(starvation, "between", lambda a, b: starvation.Starvation(60.0, 0.9, 0.95, 2))
-    with pytest.raises(HostNotReady, match=r"\[busy sender\] the sender: not within 0s.*90% of the time"):
-        clock.wait_for(lambda: None, "the sender")
-    assert metrics["starvation"]["runnable_share"] == 0.9
-    monkeypatch.setattr(starvation, "between", lambda a, b: starvation.Starvation(60.0, 0.05, 0.95, 2))
-    with pytest.raises(ScenarioFailed, match="the sender: not within"):
-        clock.wait_for(lambda: None, "the sender")
-
-
 # --------------------------------------------------------------------------- the judge of the record
 def record(*waits: dict[str, Any]) -> dict[str, Any]:
     return {"each": list(waits), "count": len(waits)}

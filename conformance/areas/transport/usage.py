@@ -64,7 +64,6 @@ class UsageCtx(TransportCtx):
 
     x: TransportSetup
     actors: list[Any] = field(default_factory=list)
-    pids: dict[Any, int] = field(default_factory=dict)     # each started actor's process (its first answer)
     groups: list[Any] = field(default_factory=list)
     current: Clock | None = None   # the scenario of the type the check is on
 
@@ -160,8 +159,6 @@ class UsageCtx(TransportCtx):
                               ready=clock_ready(clock, START_TIMEOUT_S),
                               what=f"{n} {kind} actor(s) to start", **options)
         self.actors.extend(eps.actors)
-        self.pids.update({id(a): int(info["pid"]) for a, info in zip(eps.actors, eps.infos)})
-        self.budget.watch(list(self.pids.values()), clock)   # a wait that runs out asks whether the host starved them
         if rdt:
             self.group(clock, eps.actors)
         return eps.actors
@@ -189,7 +186,6 @@ class UsageCtx(TransportCtx):
             except Exception:  # noqa: BLE001 - already dead
                 pass
         self.actors.clear()
-        self.pids.clear()
 
     # ------------------------------------------------------------------ transfers (conformance.rdt.transfer)
     def produce(self, src: Any, nbytes: int, seed: int, **options: Any) -> Any:

@@ -161,8 +161,7 @@ def _concurrent_wave(u: UsageCtx, clock: Scenario, n: int, n_actors: int, nbytes
     """n transfers from half of n_actors fresh actors to the other half, all in flight at once;
     None when all arrived bit-exact (metrics recorded), else the evidence of the stall. `more`:
     asked once, when `bound` ran out with transfers still pending, after how long; the seconds the
-    wave may still wait (a host loaded meanwhile, or one that starved the wave's actors: the budget's
-    Wave.more)."""
+    wave may still wait (a host loaded meanwhile: the budget's Wave.more)."""
     ray = __import__("ray")
     if u.x.one_sided:   # Ray's test_out_of_order_actors: asyncio actors, tasks finish out of order
         actors = u.start(clock, n_actors, kind="async", max_concurrency=int(u.param("max_concurrency")))
