@@ -83,13 +83,21 @@ def segment_creator(name: str) -> int | None:
 
 
 def creator_alive(pid: int) -> bool:
+    """Whether the process is alive. A zombie is not: it has released its mappings and waits only
+    for its parent to reap it, and a worker whose raylet was killed waits for a reaper it may not
+    get promptly (a cluster that ends saw its killed workers' segments kept for that moment)."""
     try:
         os.kill(pid, 0)                        # raises if no such process
     except ProcessLookupError:
         return False
     except PermissionError:
         pass                                   # alive, owned by someone else
-    return True
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            state = f.read().rsplit(b")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return True                            # no /proc to ask: the signal's answer stands
+    return state not in (b"Z", b"X")
 
 
 def reap_orphaned_segments(shm_dir: str = "/dev/shm") -> int:

@@ -150,6 +150,22 @@ def test_reaper_removes_segments_of_dead_processes_only(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([f"simxfer-{os.getpid()}-y", "simxfer-nopid", "other-1-z"])
 
 
+
+def test_a_zombie_creator_is_dead_to_the_reaper(tmp_path: Path) -> None:
+    """A killed worker whose raylet died waits, a zombie, for a reaper: its segments are orphans
+    (a cluster's stop() found them kept and then counted as left behind)."""
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and open(f"/proc/{child.pid}/stat", "rb").read().rsplit(b")", 1)[1].split()[0] != b"Z":
+        time.sleep(0.02)   # exited, not yet waited for: a zombie
+    try:
+        (tmp_path / f"simxfer-{child.pid}-x").write_bytes(b"1")
+        assert not simxfer.creator_alive(child.pid)
+        assert simxfer.creator_alive(os.getpid())
+        assert simxfer.reap_orphaned_segments(str(tmp_path)) == 1
+    finally:
+        child.wait()
+
 DYING_SOURCE = """
 import sys, torch
 from conformance.simulated import transport as simxfer
