@@ -285,10 +285,16 @@ def test_the_schema_requires_each_judges_metrics_for_a_pass() -> None:
     assert any("partial" in e.message for e in validator.iter_errors(report))
 
 
+def at_star_size(bus: float, op: str = "allreduce") -> dict[str, Any]:
+    """CC-010's evidence of the compared size: the release's star_size_mib and the op's row there."""
+    size = int(params("CC-010")["star_size_mib"] * 2**20)
+    return {"star_bytes": size, "rows": [{"op": op, "bytes": size, "busbw_gbps": bus}]}
+
+
 def test_cc010_judges_the_link_only_when_one_is_declared() -> None:
     p = params("CC-010")
     fast_host = {"busbw_gbps": 2.0, "host_copy_gbps": 10.0, "host_fraction": 0.2, "star_op": "allreduce",
-                 "star_op_busbw_gbps": 2.0, "star_busbw_gbps": 2.5, "star_fraction": 0.8}
+                 "star_op_busbw_gbps": 2.0, "star_busbw_gbps": 2.5, "star_fraction": 0.8, **at_star_size(2.0)}
     assert judged("CC-010", {**fast_host, "nominal_link_gbps": None}, p).outcome == "pass"
     slow_link = {**fast_host, "nominal_link_gbps": 100.0, "link_fraction": 0.02}
     verdict = judged("CC-010", slow_link, p)
@@ -304,7 +310,8 @@ def test_cc010_a_correct_star_backend_passes_against_the_same_op_by_the_suites_s
     p = params("CC-010")
     bus, host, star = 0.08, 2.6, 0.1
     star_backend = {"busbw_gbps": bus, "host_copy_gbps": host, "host_fraction": bus / host, "nominal_link_gbps": None,
-                    "star_op": "allreduce", "star_op_busbw_gbps": bus, "star_busbw_gbps": star, "star_fraction": bus / star}
+                    "star_op": "allreduce", "star_op_busbw_gbps": bus, "star_busbw_gbps": star, "star_fraction": bus / star,
+                    **at_star_size(bus)}
     assert judged("CC-010", star_backend, p).outcome == "pass"
     old = {k: v for k, v in p.items() if k != "min_star_fraction"} | {"min_object_store_fraction": 0.2}
     before = {**star_backend, "object_store_gbps": 0.6, "object_store_fraction": bus / 0.6}
@@ -318,7 +325,8 @@ def test_cc010_a_fixed_cost_per_byte_fails_against_the_star_though_it_clears_a_l
     p = params("CC-010")
     bus, host, star = 0.033, 2.6, 0.15
     fixed_delay = {"busbw_gbps": bus, "host_copy_gbps": host, "host_fraction": bus / host, "nominal_link_gbps": None,
-                   "star_op": "allreduce", "star_op_busbw_gbps": bus, "star_busbw_gbps": star, "star_fraction": bus / star}
+                   "star_op": "allreduce", "star_op_busbw_gbps": bus, "star_busbw_gbps": star, "star_fraction": bus / star,
+                   **at_star_size(bus)}
     verdict = judged("CC-010", fixed_delay, p)
     assert verdict.outcome == "fail" and "object store" in verdict.reason and "CC-010" not in verdict.reason
     assert "allreduce" in verdict.reason
@@ -327,6 +335,28 @@ def test_cc010_a_fixed_cost_per_byte_fails_against_the_star_though_it_clears_a_l
     assert "is not star_op_busbw_gbps/star_busbw_gbps" in judged("CC-010", lying, p).reason
     missing = {k: v for k, v in fixed_delay.items() if k != "star_busbw_gbps"}
     assert judged("CC-010", missing, p).outcome == "error"
+
+
+def test_cc010_the_star_is_met_at_the_releases_size_on_the_ops_own_row() -> None:
+    """Since 0.1.0+data.18 each op meets the star at star_size_mib: at a backend's peak, the
+    smallest size for a backend spending 40 ms of CPU per MiB, the star's fixed costs brought it
+    within the bar on a loaded host (CI of 68d7d34). A report that compares elsewhere, or whose
+    compared figure is not its own row there, fails; one of a release before the size is judged
+    at its peak as it was."""
+    p = params("CC-010")
+    bus, host, star = 0.02, 10.0, 0.06
+    at_1mib = {"busbw_gbps": bus, "host_copy_gbps": host, "host_fraction": bus / host, "nominal_link_gbps": None,
+               "star_op": "allreduce", "star_op_busbw_gbps": bus, "star_busbw_gbps": star, "star_fraction": bus / star,
+               "star_bytes": 2**20, "rows": [{"op": "allreduce", "bytes": 2**20, "busbw_gbps": bus}]}
+    verdict = judged("CC-010", at_1mib, p)
+    assert verdict.outcome == "fail" and "is not star_size_mib" in verdict.reason, verdict.reason
+    before = {k: v for k, v in p.items() if k != "star_size_mib"}
+    assert judged("CC-010", at_1mib, before).outcome == "pass"          # 33 %: the bar it met at its peak
+    other_row = {**at_1mib, **at_star_size(0.5 * bus)}
+    assert "is not the allreduce row's busbw_gbps" in judged("CC-010", other_row, p).reason
+    fair = {**at_1mib, **at_star_size(bus)}
+    assert judged("CC-010", fair, p).outcome == "pass"
+    assert "at 16 MiB" in judged("CC-010", {**fair, "star_busbw_gbps": 1.0, "star_fraction": bus}, p).reason
 
 
 def test_cc010_reports_of_releases_before_the_star_are_judged_as_they_were() -> None:

@@ -67,7 +67,7 @@ def performance_run(seed: int, *, host: float = 1.0, per_byte: float = 1.0, coll
             cc_rows.append(point_figures(op, n, 3, st, 1))
     peaks = [max((r for r in cc_rows if r["op"] == op), key=lambda r: r["busbw_gbps"]) for op in ("allreduce", "broadcast")]
     star = {r["op"]: point_figures(r["op"], r["bytes"], 3, stats(r["bytes"], _times(
-        rng, 3, path["store"] * (3e-3 + r["bytes"] * 2.5e-9), noise), batch=1), 1) for r in peaks}
+        rng, 3, path["store"] * (3e-3 + r["bytes"] * 2.5e-9), noise), batch=1), 1) for r in cc_rows if r["bytes"] == 16 * 2**20}
     cc010 = bandwidth_figures(cc_rows, peaks, host_copy["median_gbps"], star, 1.0, 4.0)
     return build_report(metrics={"PF-001": pf001, "PF-002": pf002, "PF-003": pf003, "CC-010": cc010})
 

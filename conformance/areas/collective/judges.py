@@ -17,13 +17,33 @@ HOOK_MEMBERS = 2      # the hook job's members (conformance.areas.collective.hoo
 HOOK_ELEMENTS = 4     # the elements of its allreduce
 
 
+def compared_at_star_size(m: Mapping[str, Any], op: str, size: int, op_bus: float) -> str:
+    """Why the star comparison is not the one the release asks for ('' when it is): star_bytes
+    must be the release's star_size_mib, and star_op_busbw_gbps the op's own row at that size, so
+    a submitter cannot pick the size where the star's fixed costs flatter a slow backend."""
+    got = m.get("star_bytes")
+    if isinstance(got, bool) or not isinstance(got, (int, float)) or got != size:
+        return f"star_bytes {got!r} is not star_size_mib ({size} bytes): the star comparison must be made at that size"
+    rows = m.get("rows")
+    if not isinstance(rows, list):
+        raise MissingEvidence("metric rows is missing or not a list")
+    row = next((r for r in rows if isinstance(r, Mapping) and r.get("op") == op and r.get("bytes") == size), None)
+    if row is None:
+        return f"rows has no {op} row at star_size_mib ({size} bytes): the compared figure has no measurement"
+    if not agrees(op_bus, number(row, "busbw_gbps")):
+        return (f"star_op_busbw_gbps {op_bus:.4g} is not the {op} row's busbw_gbps at {size} bytes "
+                f"({number(row, 'busbw_gbps'):.4g})")
+    return ""
+
+
 @JUDGES.rule(needs=("busbw_gbps", "host_copy_gbps", "host_fraction"),
            params=("min_host_copy_fraction", "min_link_fraction"), decides_all=True,
            references=(("nominal_link_gbps", "collective.nominal_link_gbps"),))
 def bus_bandwidth_against_references(m: Mapping[str, Any], p: Mapping[str, Any], manifest: Mapping[str, Any]) -> Verdict:
     """The weaker op's peak bus bandwidth over the sizes against the same run's host copy; the op
-    furthest below the star reference (the same op, the same run, the same members, by the
-    simplest correct implementation over Ray's object store) against it, when the release has
+    furthest below the star reference (the same op, at the same size, the same run, the same
+    members, by the simplest correct implementation over Ray's object store: at the sweep's
+    largest size since release 0.1.0+data.18, at the op's peak before) against it, when the release has
     min_star_fraction (releases before it held the weaker op to one object-store put/get of the
     same bytes, min_object_store_fraction, or to the host copy alone: their reports are judged as
     they were); and against the manifest's nominal link when one is declared."""
@@ -41,10 +61,16 @@ def bus_bandwidth_against_references(m: Mapping[str, Any], p: Mapping[str, Any],
                                  f"({op_bus:.4g}/{star:.4g})")
         need_star = param_value(p, "min_star_fraction")
         op = str(m.get("star_op") or "the op")
+        at = ""
+        if "star_size_mib" in p:   # since 0.1.0+data.18: compared at that size, the row there is the evidence
+            wrong = compared_at_star_size(m, op, int(param_value(p, "star_size_mib") * 2**20), op_bus)
+            if wrong:
+                return Verdict(FAIL, wrong)
+            at = f" at {param_value(p, 'star_size_mib'):g} MiB"
         if star_fraction < need_star:
-            return Verdict(FAIL, f"{op}'s peak bus bandwidth is {op_bus:.3g} GB/s, {star_fraction:.1%} of the simplest "
+            return Verdict(FAIL, f"{op}'s bus bandwidth{at} is {op_bus:.3g} GB/s, {star_fraction:.1%} of the simplest "
                                  f"correct {op} over Ray's object store (a star through one actor) doing the same op "
-                                 f"between the same members in this run ({star:.3g} GB/s); the check needs "
+                                 f"at that size between the same members in this run ({star:.3g} GB/s); the check needs "
                                  f">= {need_star:.0%}: the backend adds a cost per byte of its own")
         store_part = f", {star_fraction:.0%} of the star over the object store"
     elif "min_object_store_fraction" in p:   # releases before the star: one put/get of the same bytes

@@ -2,7 +2,7 @@
 
 The data (report.json `sections.Collective.data`) holds the backend, per-check notes and the
 bandwidth rows {op, bytes, world_size, algbw_gbps, busbw_gbps, host_copy_gbps, and star_busbw_gbps on
-each op's peak row: CC-010's reference, conformance/areas/collective/star.py}; report.html
+each op's row at the largest size: CC-010's reference, conformance/areas/collective/star.py}; report.html
 draws the rows as a curve (bus_bandwidth_chart, CC-010).
 """
 from __future__ import annotations

@@ -6,8 +6,8 @@ Why a star and not one put/get: an allreduce over n members through any algorith
 ring moves about 2n tensors (each member's part in, the result out), and busbw's 2(n-1)/n factor
 assumes a ring; holding a correct star-design backend (one rendezvous actor, the simplest design
 and a plausible CPU fallback) to a single put/get of the same bytes failed it for its design, not
-for a defect. The reference here does the op the backend did, at the size the backend peaked
-at, timed the same way (a batch of ops between two synchronisations, the slowest rank's time),
+for a defect. The reference here does the op the backend did, at the sweep's largest size (where
+a cost per byte dominates, not the star's own fixed costs), timed the same way (a batch of ops between two synchronisations, the slowest rank's time),
 so the bar compares like with like: a backend that adds a fixed cost per byte of its own still
 falls far below it, a correct star backend lands near it, and anything better than a star is
 above it.

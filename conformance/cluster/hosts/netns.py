@@ -134,7 +134,18 @@ def kill_namespace(namespace: str, grace_s: float = 0.0) -> int:
             break
         _signal_all(left, signal.SIGKILL)
         time.sleep(0.1)
+    while time.monotonic() < deadline and not all(_exited(p) for p in victims):
+        time.sleep(0.05)   # out of the namespace, still exiting: what it held is not yet released
     return len(victims)
+
+
+def _exited(pid: int) -> bool:
+    """Gone, or a zombie (its memory and files released; only its parent's wait is left)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[1].split()[0] in (b"Z", b"X")
+    except (OSError, IndexError):
+        return True
 
 
 def _signal_all(targets: list[int], sig: int) -> None:

@@ -95,9 +95,11 @@ PASSING: dict[str, dict[str, Any]] = {
     "CC-008": {"memory": {"held_mib": [[100.0, 101.0], [110.0, 111.0], [112.0, 111.5], [115.0, 112.0]],
                           "growth_mib": [5.0, 1.0], "payload_mib": 40.0, "cycles": 4}},
     "CC-009": {"error_s": {"0": 1.5, "1": 1.6}},
-    "CC-010": {"busbw_gbps": 2.0, "host_copy_gbps": 10.0, "host_fraction": 0.2, "nominal_link_gbps": 4.0,
-               "link_fraction": 0.5, "star_op": "allreduce", "star_op_busbw_gbps": 2.0, "star_busbw_gbps": 2.5,
-               "star_fraction": 0.8},
+    "CC-010": (CC010 := {"busbw_gbps": 2.0, "host_copy_gbps": 10.0, "host_fraction": 0.2, "nominal_link_gbps": 4.0,
+                         "link_fraction": 0.5, "star_op": "allreduce", "star_op_busbw_gbps": 2.0, "star_busbw_gbps": 2.5,
+                         "star_fraction": 0.8, "star_bytes": 16 * 2**20,
+                         "rows": [{"op": "allreduce", "bytes": n * 2**20, "busbw_gbps": 2.0 if n == 16 else 1.0}
+                                  for n in (1, 4, 16)]}),
 }
 
 FAILING: dict[str, list[dict[str, Any]]] = {
@@ -140,5 +142,12 @@ FAILING: dict[str, list[dict[str, Any]]] = {
     "CC-009": [{"error_s": {"0": 1.5, "1": 300.0}}],
     "CC-010": [{"busbw_gbps": 0.01, "host_copy_gbps": 10.0, "host_fraction": 0.001, "nominal_link_gbps": None,
                "star_op": "allreduce", "star_op_busbw_gbps": 0.01, "star_busbw_gbps": 0.02, "star_fraction": 0.5,
-               "link_fraction": None}],
+               "link_fraction": None, "star_bytes": 16 * 2**20,
+               "rows": [{"op": "allreduce", "bytes": 16 * 2**20, "busbw_gbps": 0.01}]},
+               # the star met where its fixed costs flatter the backend: at 1 MiB, not the release's 16
+               edit(CC010, "star_bytes", 2**20),
+               # the compared figure is not the op's own row at that size
+               edit(CC010, "rows.2.busbw_gbps", 1.0),
+               # no row at the compared size
+               edit(CC010, "rows", CC010["rows"][:2])],
 }
