@@ -86,6 +86,25 @@ def test_a_host_that_ran_out_is_recorded_as_the_hosts(monkeypatch: pytest.Monkey
     assert metrics["waits"]["each"][0]["verdict"] == "host"
 
 
+def test_two_runs_in_one_process_keep_their_own_record_of_rays_machinery(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The record is the run's, never a module's: what one run measured (a slow worker start, a
+    fresh sample before blaming) stretches only its own checks' bounds and shows only in its own
+    report; a second run in the same process (pytester, a test that runs pytest twice) starts from
+    nothing."""
+    loaded, idle = MachineryRecord(), MachineryRecord()
+    loaded.note("worker_start", host_load.NOMINAL_S["worker_start"] * 3)     # the first run's preflight
+    first, second = Budget(check(), {}, loaded), Budget(check(), {}, idle)
+    assert first.factor() == pytest.approx(3.0) and second.factor() == 1.0
+    assert first.measured() == pytest.approx(9.0) and second.measured() is None
+    sample(monkeypatch, host_load.NOMINAL_S["worker_start"] * 5)            # the first run's fresh sample
+    with first.active(), pytest.raises(HostNotReady):
+        first.ray(ran_out, "actors to start", 1)
+    assert loaded.slowest_s["worker_start"] == pytest.approx(15.0) and idle.slowest_s == {}
+    assert second.factor() == 1.0 and idle.as_json()["factor"] == 1.0 and loaded.as_json()["factor"] == 5.0
+    assert not [name for name, value in vars(host_load).items() if isinstance(value, MachineryRecord)], \
+        "a module-level record would be shared by every run in the process"
+
+
 def test_the_areas_helpers_waits_land_in_the_running_checks_budget(rec: MachineryRecord) -> None:
     metrics: dict[str, Any] = {}
     b = Budget(check(), metrics, rec)
