@@ -58,8 +58,9 @@ def measure(manifest_path: str, also: list[str], sizes: list[int]) -> tuple[list
     from conformance.areas.performance import bench
     from conformance.catalog.manifest import check_manifest
     from conformance.cluster.manager import ClusterShape, prepare_driver, start_cluster, stop_cluster
-    from conformance.rdt.pool import start_endpoints
+    from conformance.rdt.pool import harness_ready, start_endpoints
     from conformance.rdt.registration import ensure_registered
+    from conformance.timing.host_load import MachineryRecord
 
     manifest = check_manifest(manifest_path)
     manager = prepare_driver(manifest)
@@ -78,7 +79,8 @@ def measure(manifest_path: str, also: list[str], sizes: list[int]) -> tuple[list
     handle = start_cluster(manifest, ClusterShape(name="bench-transports"), None, manager)
     figures: dict[int, dict[str, Any]] = {}
     try:
-        eps = start_endpoints(setup, manifest.resource_name, device=device, nodes=[None, None])
+        eps = start_endpoints(setup, manifest.resource_name, device=device, nodes=[None, None],
+                              ready=harness_ready(MachineryRecord()))   # this script's own record: not a run
         try:
             for n in sizes:
                 for name in names:

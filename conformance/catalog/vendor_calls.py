@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
 from conformance.errors import UserError
+from conformance.timing.host_load import MachineryRecord
 from conformance.timing.timeouts import CheckTimeout, hard_timeout
 
 # The manager methods Ray calls in the process that starts a node: one that hangs there hangs
@@ -33,17 +34,18 @@ IMPORT = "import "   # the "method" of a module import: every probe and start im
 CALL_BOUND_ENV = "RAY_CONFORMANCE_CALL_BOUND_S"
 
 
-def knobs() -> dict[str, float]:
+def knobs(machinery: MachineryRecord | None = None) -> dict[str, float]:
     """tiers/run.yaml `vendor_calls`: call_bound_s, stuck_grace_s, probe_timeout_s.
 
-    call_bound_s and probe_timeout_s are stretched by the host's run queue per CPU
-    (conformance.timing.host_load: an `import torch` took 20.6 s on a loaded 2-core host, past a
-    fixed 20 s); RAY_CONFORMANCE_CALL_BOUND_S, when set, is the call bound itself."""
+    call_bound_s and probe_timeout_s are stretched by the host's run queue per CPU and what the
+    run's `machinery` record measured of imports (conformance.timing.host_load.import_factor: an
+    `import torch` took 20.6 s on a loaded 2-core host, past a fixed 20 s; None: no run's record at
+    hand, the run queue alone); RAY_CONFORMANCE_CALL_BOUND_S, when set, is the call bound itself."""
     from conformance.catalog.data import load_run_knobs
-    from conformance.timing.host_load import machinery_factor
+    from conformance.timing.host_load import import_factor
 
     k = {key: float(v) for key, v in load_run_knobs()["vendor_calls"].items()}
-    factor = machinery_factor("import")
+    factor = import_factor(machinery)
     k["call_bound_s"] *= factor
     k["probe_timeout_s"] = max(k["probe_timeout_s"] * factor, k["call_bound_s"])
     override = os.environ.get(CALL_BOUND_ENV)
@@ -119,12 +121,13 @@ def _stuck_exit(message: str) -> None:
 
 def bounded_call(fn: Callable[..., Any], *args: Any, method: str, bound_s: float | None = None,
                  where: str = "", on_stuck: Callable[[str], None] | None = None,
-                 grace_s: float | None = None) -> Any:
-    """`fn(*args)` within the call bound; a hang raises VendorHang naming `method`. `on_stuck`
-    (default: a command's one-line exit 2) runs when the call ignores the interrupt `grace_s`."""
+                 grace_s: float | None = None, machinery: MachineryRecord | None = None) -> Any:
+    """`fn(*args)` within the call bound (`knobs(machinery)`: stretched as the run whose record it is
+    stretches it); a hang raises VendorHang naming `method`. `on_stuck` (default: a command's
+    one-line exit 2) runs when the call ignores the interrupt `grace_s`."""
     import signal
 
-    k = knobs() if bound_s is None or grace_s is None else {}
+    k = knobs(machinery) if bound_s is None or grace_s is None else {}
     bound = float(bound_s if bound_s is not None else k["call_bound_s"])
     grace = float(grace_s if grace_s is not None else k["stuck_grace_s"])
     if on_stuck is None and signal.getitimer(signal.ITIMER_REAL)[0] <= 0:

@@ -23,6 +23,7 @@ def cmd_preflight(args: argparse.Namespace) -> int:
     from conformance.cluster.manager import SHARED, ClusterManager, ClusterStartError, prepare_driver
     from conformance.run.preflight import ERROR, Finding, host_state, render_lines, run_preflight
     from conformance.sanitize import terminal
+    from conformance.timing.host_load import MachineryRecord
 
     t0 = time.monotonic()
     manifest = check_manifest(args.manifest)
@@ -33,6 +34,7 @@ def cmd_preflight(args: argparse.Namespace) -> int:
         from conformance.run.preflight import refuse_node_start_hang
         refuse_node_start_hang(manager, manifest)
     clusters = ClusterManager(manifest, args.ray_address, manager)
+    machinery = MachineryRecord()   # this command's own record of Ray's machinery: it is not a run
     try:
         try:
             clusters.ensure(SHARED)
@@ -41,9 +43,10 @@ def cmd_preflight(args: argparse.Namespace) -> int:
             started = False
             start_error = Finding(ERROR, "cluster", str(exc))
         try:
-            result = run_preflight(manifest, cluster_ready=started, preload_expected=not args.ray_address, host=host)
+            result = run_preflight(manifest, cluster_ready=started, preload_expected=not args.ray_address,
+                                   machinery=machinery, host=host)
         except Exception as exc:  # noqa: BLE001 - one line, never a traceback
-            result = run_preflight(manifest, cluster_ready=False, preload_expected=False, host=host)
+            result = run_preflight(manifest, cluster_ready=False, preload_expected=False, machinery=machinery, host=host)
             result.findings.append(Finding(ERROR, "preflight", f"the probe itself failed: "
                                            f"{exc.__class__.__name__}: {exc}".splitlines()[0][:300]))
         if not started:

@@ -75,9 +75,14 @@ def cmd_bench_transport(args: argparse.Namespace) -> int:
     data: dict[str, Any] = {"transport": {"name": setup.name, "one_sided": setup.one_sided,
                                           "can_abort": setup.can_abort, "devices": list(setup.config.devices)},
                             "sweep": {}}
+    from conformance.rdt.pool import harness_ready
+    from conformance.timing.host_load import MachineryRecord
+
+    # this command's own record of Ray's machinery (it is not a run: nothing it measures reaches one)
+    ready = harness_ready(MachineryRecord())
     try:
         for device in setup.config.devices:     # every type the transport declares, in its order
-            _bench_device(setup, manifest.resource_name, device, sizes, method, matrix_params, args, log, data)
+            _bench_device(setup, manifest.resource_name, device, sizes, method, matrix_params, args, log, data, ready)
     finally:
         stop_cluster(handle)
     print(tables.render(data))
@@ -88,8 +93,10 @@ def cmd_bench_transport(args: argparse.Namespace) -> int:
 
 
 def _bench_device(setup: Any, resource: str, device: str, sizes: list[int], method: Any,
-                  matrix_params: dict[str, Any], args: argparse.Namespace, log: Any, data: dict[str, Any]) -> None:
-    """The sweep (and the pairwise matrix) on one device type, into data["sweep"] / data["pairs"]."""
+                  matrix_params: dict[str, Any], args: argparse.Namespace, log: Any, data: dict[str, Any],
+                  ready: Any) -> None:
+    """The sweep (and the pairwise matrix) on one device type, into data["sweep"] / data["pairs"];
+    `ready` awaits the endpoints' start (conformance.rdt.pool.harness_ready)."""
     from conformance.areas.performance import bench
     from conformance.rdt.config import MATRIX_MAX_BYTES
     from conformance.rdt.device import is_host
@@ -98,7 +105,7 @@ def _bench_device(setup: Any, resource: str, device: str, sizes: list[int], meth
     nodes = alive_nodes(None if is_host(device) else resource)
     if not nodes:
         raise UserError(f"no node offers {resource} for {device} endpoints")
-    eps = start_endpoints(setup, resource, device=device, nodes=[nodes[0]["NodeID"]] * 2)
+    eps = start_endpoints(setup, resource, device=device, nodes=[nodes[0]["NodeID"]] * 2, ready=ready)
     try:
         print(f"bench-transport: {setup.name} on {device}, sizes {sizes[0]}..{sizes[-1]} bytes", file=sys.stderr)
         cap = nodes[0].get("Resources", {}).get("object_store_memory")
@@ -110,7 +117,7 @@ def _bench_device(setup: Any, resource: str, device: str, sizes: list[int], meth
         return
     pinned, units = device_endpoint_nodes(resource, device)
     if len(pinned) >= 2:
-        eps = start_endpoints(setup, resource, device=device, nodes=pinned, units=units)
+        eps = start_endpoints(setup, resource, device=device, nodes=pinned, units=units, ready=ready)
         try:
             labels = [f"e{i}" for i in range(len(eps))]
             data.setdefault("pairs", {})[device] = bench.pairwise(setup.name, eps, labels,

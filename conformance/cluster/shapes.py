@@ -3,8 +3,9 @@
 A check names its shape only through its mark; the `cluster_shape` / `cluster` fixtures
 (conformance.run.fixtures) read the mark and get the cluster. A *kind* here is frozen data: what
 the shape is for, when it runs (its rank), what happens to it with `--ray-address`, and a pure
-function that resolves it against the run's manifest (and the vendor's manager) into a
-concrete, frozen `ClusterShape`. Two kinds whose concrete shapes have equal parameters are one
+function that resolves it against the run's manifest (and the vendor's manager, and the run's
+record of Ray's machinery, for a shape whose nodes' settings stretch with it) into a concrete,
+frozen `ClusterShape`. Two kinds whose concrete shapes have equal parameters are one
 cluster: conformance.cluster.manager.ClusterManager starts it once, and the rank keeps them adjacent
 in the run so that it does not have to start it twice.
 
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
 from conformance.cluster.manager import SHARED, ClusterShape, complete
+from conformance.timing.host_load import MachineryRecord
 
 # What a kind does on a `--ray-address` cluster (the suite cannot start, kill or configure its nodes):
 VENDOR = "vendor"              # runs on the vendor's cluster as it is
@@ -27,6 +29,10 @@ REMOTE_POLICIES = (VENDOR, FAULT_DRIVER, OWN_NODES)
 
 MARK = "cluster"
 NO_REMOTE_TAIL = "needs nodes the suite starts itself (not possible with --ray-address)"
+
+
+# (manifest, manager, the run's machinery record) -> the concrete shape
+Resolver = Callable[[Any, "type | None", MachineryRecord], ClusterShape]
 
 
 class ShapeNotApplicable(Exception):
@@ -48,7 +54,7 @@ class ShapeKind:
     name: str
     rank: int                                  # run order; kinds that resolve alike sit side by side
     summary: str                               # what the shape is for (docs, errors)
-    resolve: Callable[[Any, "type | None"], ClusterShape]   # (manifest, manager) -> concrete shape
+    resolve: Resolver                          # (manifest, manager, machinery) -> concrete shape
     on_remote: str = VENDOR
     needs: str = ""                            # OWN_NODES/FAULT_DRIVER: what only own nodes give
     starts_from: str = ""                      # a check that starts this shape afresh itself finds
@@ -67,9 +73,9 @@ def named_shape(name: str, shape: ClusterShape, manifest: Any) -> ClusterShape:
     return complete(replace(shape, name=name), manifest)
 
 
-def manifest_nodes(name: str) -> Callable[[Any, "type | None"], ClusterShape]:
+def manifest_nodes(name: str) -> Resolver:
     """The manifest's own nodes, as they are."""
-    return lambda manifest, manager: named_shape(name, SHARED, manifest)
+    return lambda manifest, manager, machinery: named_shape(name, SHARED, manifest)
 
 
 # ---------------------------------------------------------------------------------------------- the registry
@@ -111,9 +117,10 @@ def kind(name: str) -> ShapeKind:
                            "conformance/cluster/shapes.py and the areas' shapes modules)") from None
 
 
-def resolve(name: str, manifest: Any, manager: "type | None" = None) -> ClusterShape:
-    """The concrete shape of `name` for this manifest (ShapeNotApplicable when it cannot exist)."""
-    return kind(name).resolve(manifest, manager)
+def resolve(name: str, manifest: Any, manager: "type | None", machinery: MachineryRecord) -> ClusterShape:
+    """The concrete shape of `name` for this manifest and the run whose record `machinery` is
+    (ShapeNotApplicable when it cannot exist)."""
+    return kind(name).resolve(manifest, manager, machinery)
 
 
 def remote_reason(name: str, *, fault_driver: bool = False) -> str | None:
@@ -130,11 +137,12 @@ def remote_reason(name: str, *, fault_driver: bool = False) -> str | None:
     return f"{k.needs}: {NO_REMOTE_TAIL}"
 
 
-def for_run(name: str, manifest: Any, manager: "type | None", ray_address: str | None,
+def for_run(name: str, manifest: Any, manager: "type | None", ray_address: str | None, machinery: MachineryRecord,
             fault_driver: Callable[[], Any] = lambda: None) -> ClusterShape:
-    """The shape a check marked `name` gets in this run: resolved against the manifest, or, on a
-    --ray-address cluster, the vendor's cluster as it is (ShapeNotApplicable when it cannot run)."""
-    resolved = resolve(name, manifest, manager)     # the manifest can rule a shape out everywhere
+    """The shape a check marked `name` gets in this run (`machinery`: its record): resolved against
+    the manifest, or, on a --ray-address cluster, the vendor's cluster as it is (ShapeNotApplicable
+    when it cannot run)."""
+    resolved = resolve(name, manifest, manager, machinery)     # the manifest can rule a shape out everywhere
     if not ray_address:
         return resolved
     reason = remote_reason(name, fault_driver=kind(name).on_remote == FAULT_DRIVER and fault_driver() is not None)
@@ -144,11 +152,12 @@ def for_run(name: str, manifest: Any, manager: "type | None", ray_address: str |
 
 
 def first_cluster(name: str, resolved: ClusterShape, manifest: Any, manager: "type | None",
-                  ray_address: str | None, fault_driver: Callable[[], Any] = lambda: None) -> ClusterShape:
+                  ray_address: str | None, machinery: MachineryRecord,
+                  fault_driver: Callable[[], Any] = lambda: None) -> ClusterShape:
     """The shape whose cluster a check marked `name` finds when it starts: `resolved` (for_run's
     answer), or the kind's `starts_from` shape when the check starts its own afresh."""
     first = kind(name).starts_from
-    return for_run(first, manifest, manager, ray_address, fault_driver) if first else resolved
+    return for_run(first, manifest, manager, ray_address, machinery, fault_driver) if first else resolved
 
 
 def mark_name(item: Any) -> str | None:

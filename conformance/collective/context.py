@@ -32,6 +32,7 @@ from conformance.timing.waits import StillRunning, call_on_thread
 
 if TYPE_CHECKING:
     from conformance.run.check_context import RunView
+    from conformance.timing.host_load import MachineryRecord
 
 START_TIMEOUT_S = ACTOR_START_S   # the one hang guard of a new actor's start (conformance.run.machinery)
 CALL_TIMEOUT_S = 30.0     # knob: hang guard of one control call (init, destroy, info)
@@ -65,16 +66,17 @@ def bounded(refs: Any, timeout_s: float, what: str) -> Any:
         raise CollectiveError(f"{what}: {first_line(cause if isinstance(cause, BaseException) else exc)}") from None
 
 
-def start_answers(refs: Any, what: str) -> Any:
+def start_answers(refs: Any, what: str, machinery: MachineryRecord) -> Any:
     """New members' first answers, awaited as Ray's machinery (conformance.run.machinery: the
-    start guard stretched by the host's measured worker start; the host's failure, "not judged:
-    host", when it runs out); what a member raised while starting becomes CollectiveError."""
+    start guard stretched by the worker start the run measured, its `machinery` record; the host's
+    failure, "not judged: host", when it runs out); what a member raised while starting becomes
+    CollectiveError."""
     from conformance.run.machinery import await_actors
     from conformance.timing.host_load import HostNotReady
     from conformance.timing.timeouts import CheckTimeout
 
     try:
-        return await_actors(refs, START_TIMEOUT_S, what)
+        return await_actors(refs, START_TIMEOUT_S, what, machinery=machinery)
     except (CheckTimeout, HostNotReady):
         raise
     except Exception as exc:  # noqa: BLE001 - what the member raised is the finding
@@ -217,7 +219,7 @@ class CollectiveContext:
             actors.append(self._remote(rdt).options(**opts).remote(cfg.backend, cfg.group_class, cfg.register,
                                                                    self.python_path, not hook))
         self.started_ids |= {a._actor_id.hex() for a in actors}
-        self.infos = start_answers([a.info.remote() for a in actors], "starting the member actors")
+        self.infos = start_answers([a.info.remote() for a in actors], "starting the member actors", self.run.machinery)
         return actors
 
     def pool(self) -> list[Any]:
@@ -381,7 +383,7 @@ class CollectiveContext:
 
         log: Any = ray.remote(num_cpus=0)(BarrierLog).remote()
         self.started_ids.add(log._actor_id.hex())
-        start_answers([log.count.remote("")], "starting the barrier log actor")
+        start_answers([log.count.remote("")], "starting the barrier log actor", self.run.machinery)
         return log
 
     def info_actor_alive(self, group: str) -> bool:

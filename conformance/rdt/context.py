@@ -23,7 +23,7 @@ from conformance.cluster.manager import SHARED
 from conformance.rdt import payloads
 from conformance.rdt.device import is_host
 from conformance.rdt.each_device import on_each_device
-from conformance.rdt.pool import Endpoints, PoolCache, alive_nodes, start_endpoints
+from conformance.rdt.pool import Endpoints, PoolCache, alive_nodes, harness_ready, start_endpoints
 from conformance.rdt.registration import TransportSetup
 from conformance.rdt.transfer import GET_TIMEOUT_S, TransferError, ray_get
 from conformance.run.check_context import CheckContext
@@ -106,7 +106,8 @@ class TransportContext:
 
         def factory(count: int) -> Endpoints:
             node, cap = node_and_cap()
-            return start_endpoints(self.setup, self.resource, device=device, nodes=[node["NodeID"]] * min(count, cap))
+            return start_endpoints(self.setup, self.resource, device=device, nodes=[node["NodeID"]] * min(count, cap),
+                                   ready=harness_ready(self.run.machinery))
 
         eps = self.pools.get(key, handle, lambda: factory(n))
         if len(eps) >= n:
@@ -118,7 +119,8 @@ class TransportContext:
         if eps.group is not None or self.setup.collective_backend:
             self.pools.drop(key)
             return self.pools.get(key, handle, lambda: factory(want))
-        more = start_endpoints(self.setup, self.resource, device=device, nodes=[eps.node_of(0)] * (want - len(eps)))
+        more = start_endpoints(self.setup, self.resource, device=device, nodes=[eps.node_of(0)] * (want - len(eps)),
+                               ready=harness_ready(self.run.machinery))
         eps.actors.extend(more.actors)
         eps.infos.extend(more.infos)
         return eps
@@ -130,7 +132,8 @@ class TransportContext:
         if len(nodes) < 2:
             return None
         return self.pools.get(f"cross/{device}", handle, lambda: start_endpoints(
-            self.setup, self.resource, device=device, nodes=[nodes[0]["NodeID"], nodes[1]["NodeID"]]))
+            self.setup, self.resource, device=device, nodes=[nodes[0]["NodeID"], nodes[1]["NodeID"]],
+            ready=harness_ready(self.run.machinery)))
 
     def release(self, key_prefix: str = "") -> None:
         for key in list(self.pools._pools):

@@ -10,19 +10,23 @@ Endpoints ask for no CPU (they must not starve the checks' own tasks on small no
 one accelerator unit each only when the transport moves device memory, so the tensors can be
 created on a device Ray assigned to them. Every actor start waits until each actor answers, as
 a wait on Ray's machinery (conformance.run.machinery: stretched by the host's measured worker
-start, the host's failure when it runs out): the harness's own guard, or a check's (`ready`).
+start, the host's failure when it runs out): the harness's own guard (`harness_ready`, with the
+run's record of Ray's machinery), or a check's; the caller always names it (`ready`).
 """
 from __future__ import annotations
 
 import itertools
 import os
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from conformance.rdt.device import is_host
 from conformance.rdt.registration import TransportSetup
 from conformance.run.machinery import ACTOR_START_S, await_actors
 from conformance.timing.timeouts import CheckTimeout
+
+if TYPE_CHECKING:
+    from conformance.timing.host_load import MachineryRecord
 
 HEALTH_TIMEOUT_S = 15.0  # knob: hang guard of endpoint health calls
 START_TIMEOUT_S = ACTOR_START_S   # the one hang guard of a new actor's start (conformance.run.machinery)
@@ -30,6 +34,12 @@ START_TIMEOUT_S = ACTOR_START_S   # the one hang guard of a new actor's start (c
 _remote: dict[tuple[type, bool], Any] = {}
 _group_ids = itertools.count()
 Ready = Callable[[list[Any], str], Any]   # (info refs, what is awaited) -> the infos, or raises at its bound
+
+
+def harness_ready(machinery: MachineryRecord) -> Ready:
+    """The harness's own `ready`: the actors' first answers within START_TIMEOUT_S, awaited as Ray's
+    machinery, stretched by `machinery` (the record of the run, or of the command, that starts them)."""
+    return lambda refs, what: await_actors(refs, START_TIMEOUT_S, what, machinery=machinery)
 
 
 def endpoint_class(cls: type | None = None, *, tensor_transport: bool = True) -> Any:
@@ -98,15 +108,15 @@ class Endpoints:
 
 def start_endpoints(setup: TransportSetup, resource: str, *, device: str, nodes: list[str | None],
                     units: bool | None = None, cls: type | None = None, tensor_transport: bool = True,
-                    group: bool = True, ready: Ready | None = None, what: str = "endpoints to start",
+                    group: bool = True, ready: Ready, what: str = "endpoints to start",
                     init_args: tuple[Any, ...] = (), **options: Any) -> Endpoints:
     """One endpoint per entry of `nodes` (a node id to pin it to, or None for anywhere), each
     answering before this returns, in one collective group when the transport needs one (and
     `group`).
 
     Each holds one unit of the accelerator resource when `units` (default: when the tensors live
-    on a device, so Ray assigns one to it). `ready` waits for their first answers (default: within
-    START_TIMEOUT_S); `init_args` follow the device in each actor's constructor (a subclass's
+    on a device, so Ray assigns one to it). `ready` waits for their first answers (`harness_ready`:
+    within START_TIMEOUT_S; a check's budget: `ctx.budget.actors`); `init_args` follow the device in each actor's constructor (a subclass's
     own); `options` go to Ray's actor options (max_restarts, a scheduling strategy, ...). On any
     failure the endpoints started are stopped.
     """
@@ -124,9 +134,8 @@ def start_endpoints(setup: TransportSetup, resource: str, *, device: str, nodes:
         opts.update(options)
         actors.append(remote_cls.options(**opts).remote(device, *init_args))
     eps = Endpoints(actors=actors, infos=[], device=device)
-    wait = ready or (lambda refs, what: await_actors(refs, START_TIMEOUT_S, what))
     try:
-        eps.infos = wait([a.info.remote() for a in actors], what)
+        eps.infos = ready([a.info.remote() for a in actors], what)
         if group and tensor_transport:
             eps.group = make_group(setup, actors)
     except BaseException:

@@ -22,9 +22,8 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Callable, Iterator, NoReturn, TypeVar
 
 from conformance.run import machinery
-from conformance.timing import host_load
 from conformance.timing.clock import CONTROL_CALL_S, Clock, ScenarioFailed
-from conformance.timing.host_load import HostNotReady
+from conformance.timing.host_load import MAX_FACTOR, HostNotReady, MachineryRecord
 from conformance.timing.owned import MAX_RECORDED, RECORDER, Owner, Wait
 from conformance.timing.timeouts import CheckTimeout, granted, time_left
 from conformance.timing.waits import BoundRanOut, bounded_get
@@ -43,11 +42,16 @@ RESTART_PROBE_S = 2.0
 
 class Budget:
     """One check's time: the bounds its checklist entry gives, what Ray's machinery is granted,
-    the fresh sample before blaming, and the record of every wait (metrics.waits)."""
+    the fresh sample before blaming, and the record of every wait (metrics.waits).
 
-    def __init__(self, check: "Check", metrics: dict[str, Any]) -> None:
+    `machinery` is the run's record of Ray's machinery (conformance.run.session.ConformanceRun
+    .machinery), shared by every check of that run and by nothing outside it: what one check
+    measured stretches the next one's bounds, never another run's."""
+
+    def __init__(self, check: "Check", metrics: dict[str, Any], machinery: MachineryRecord) -> None:
         self.check = check
         self.metrics = metrics
+        self.machinery = machinery
         self._each: list[dict[str, Any]] = []
         self._count = 0
 
@@ -102,23 +106,23 @@ class Budget:
     # ------------------------------------------------------------------ Ray's and the host's time
     def factor(self, kind: str | None = "worker_start") -> float:
         """How far this run stretches a bound on Ray's `kind` of machinery (its measurement)."""
-        return host_load.machinery_factor(kind)
+        return self.machinery.bound_factor(kind)
 
     def measured(self, kind: str = "worker_start") -> float | None:
         """The slowest this run measured Ray's `kind` of machinery (None: not measured)."""
-        return host_load.RECORD.slowest_s.get(kind)
+        return self.machinery.slowest_s.get(kind)
 
     def ray(self, wait: Callable[[float], T], what: str, bound_s: float | None = None, *, param: str | None = None,
             kind: str = "worker_start", runs_plugin_code: bool = False) -> T:
         """`wait(limit)`'s value, a wait on Ray's machinery (conformance.run.machinery.await_machinery:
         stretched, resampled, HostNotReady when the host ran out); `wait` raises BoundRanOut."""
-        return machinery.await_machinery(wait, self._bound(bound_s, param), what, kind,
+        return machinery.await_machinery(wait, self._bound(bound_s, param), what, kind, machinery=self.machinery,
                                          runs_plugin_code=runs_plugin_code, param=param)
 
     def actors(self, refs: Any, what: str, bound_s: float | None = None, *, param: str | None = None) -> Any:
         """New actors' first answers (their info/ready refs), awaited as Ray's machinery."""
         bound = machinery.ACTOR_START_S if bound_s is None and param is None else self._bound(bound_s, param)
-        return machinery.await_actors(refs, bound, what, param=param)
+        return machinery.await_actors(refs, bound, what, machinery=self.machinery, param=param)
 
     def started(self, clock: Clock, refs: Any, what: str, bound_s: float | None = None, *,
                 param: str | None = None) -> Any:
@@ -186,7 +190,7 @@ class Budget:
         taken now (conformance.run.machinery.measure_worker_start)."""
         before = self.measured("worker_start")
         with granted(machinery.RESAMPLE_S):
-            fresh = machinery.measure_worker_start(machinery.RESAMPLE_S)
+            fresh = machinery.measure_worker_start(machinery.RESAMPLE_S, machinery=self.machinery)
         now = (f"a bare worker took {fresh:.1f}s to start just now" if fresh is not None
                else f"a bare worker did not start within {machinery.RESAMPLE_S:.0f}s just now")
         raise HostNotReady(f"{reason} (" + (f"the slowest worker start before: {before:.1f}s; " if before else "")
@@ -231,7 +235,7 @@ class Budget:
         and gives what a host loaded since adds (0: the bound fitted the host, judge the plugin)."""
         bound = self._bound(bound_s, param)
         w = Wave(self, what, bound, self.factor(None), clock, param)
-        with granted(bound * host_load.MAX_FACTOR + machinery.RESAMPLE_S, assumed_s=w.limit_s):
+        with granted(bound * MAX_FACTOR + machinery.RESAMPLE_S, assumed_s=w.limit_s):
             try:
                 yield w
             except HostNotReady:
@@ -260,6 +264,7 @@ class Wave:
     def __init__(self, budget: Budget, what: str, bound_s: float, factor: float, clock: Clock | None,
                  param: str | None) -> None:
         self.what, self.bound_s, self.factor, self.clock = what, bound_s, factor, clock
+        self.machinery = budget.machinery
         self.limit_s = bound_s * factor
         self.t0 = time.monotonic()
         self.entry = budget.note(Wait("ray", what, bound_s, self.limit_s, None, "met", param, factor))
@@ -267,7 +272,8 @@ class Wave:
     def more(self, waited_s: float) -> float:
         """What a host loaded since the bound was stretched adds (a fresh sample; 0: none). The
         scenario's clock leaves it out of its own bound."""
-        extra = machinery.more_time(self.bound_s, self.factor, waited_s, f"{self.what} pending after {waited_s:.0f}s")
+        extra = machinery.more_time(self.bound_s, self.factor, waited_s, f"{self.what} pending after {waited_s:.0f}s",
+                                    machinery=self.machinery)
         if self.clock is not None:
             self.clock.exclude(extra)
         self.limit_s = waited_s + extra

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from conformance.catalog.vendor_calls import HangRecord
     from conformance.cluster.manager import ClusterShape
     from conformance.report.judges import Verdict
+    from conformance.timing.host_load import MachineryRecord
 
 C = TypeVar("C", bound="CheckContext")
 
@@ -43,6 +44,7 @@ class RunView(Protocol):
     config: pytest.Config
     default_timeout: float      # a check's budget when its entry names none (--conformance-timeout)
     setup_timeout: float
+    machinery: "MachineryRecord"  # the run's record of Ray's machinery: what stretches its bounds
 
     def prepare(self) -> type[AcceleratorManager]: ...
     def cluster(self, shape: "ClusterShape", fresh: bool = False) -> Any: ...
@@ -77,7 +79,7 @@ class CheckContext:
         check = run.data.checklist.by_id()[str(mark.args[0])]
         name = shapes.mark_name(item)
         metrics = item.stash.setdefault(METRICS_KEY, {})
-        budget = item.stash.setdefault(BUDGET_KEY, Budget(check, metrics))
+        budget = item.stash.setdefault(BUDGET_KEY, Budget(check, metrics, run.machinery))
         return cls(run=run, check=check, metrics=metrics, shape_name=name or SHARED.name, budget=budget,
                    marked=name is not None)
 
@@ -145,7 +147,7 @@ class CheckContext:
             from conformance.cluster import shapes
 
             first = shapes.first_cluster(self.shape_name, self.shape, self.run.manifest, self.run.prepare(),
-                                         self.run.ray_address, fault_driver=self.run.fault_driver)
+                                         self.run.ray_address, self.run.machinery, fault_driver=self.run.fault_driver)
             self._cluster = use_cluster(self.run, first)
         return self._cluster
 
@@ -176,7 +178,8 @@ def resolve_shape(run: RunView, name: str) -> "ClusterShape":
         raise ClusterStartError(f"cluster {name!r} not started: {known.reason()}")
     manager = run.prepare()
     try:
-        return shapes.for_run(name, run.manifest, manager, run.ray_address, fault_driver=run.fault_driver)
+        return shapes.for_run(name, run.manifest, manager, run.ray_address, run.machinery,
+                              fault_driver=run.fault_driver)
     except shapes.ShapeNotApplicable as exc:
         not_applicable(str(exc))
         raise  # not reached: not_applicable raises

@@ -96,7 +96,7 @@ class RunHelp:
         except Exception:  # noqa: BLE001 - the cluster start reports an import failure itself
             return None
         hang = probe_node_start(manager, node_start_env(self.run.manifest), self.run.hangs, found_by="the preflight",
-                                on_stuck=self.run.abort_stuck)
+                                on_stuck=self.run.abort_stuck, machinery=self.run.machinery)
         if hang is None:
             return None
         return Finding(PROBLEM, "plugin", f"{hang.reason()}, in the process that starts the nodes: Ray calls it at "
@@ -146,10 +146,11 @@ class RunHelp:
                 start_problem = Finding(PROBLEM, "cluster", f"the cluster did not start: {exc}".splitlines()[0][:500])
         try:
             self.preflight = run_preflight(self.run.manifest, cluster_ready=cluster_ready,
-                                           preload_expected=not self.run.ray_address, host=self.host_before)
+                                           preload_expected=not self.run.ray_address, machinery=self.run.machinery,
+                                           host=self.host_before)
         except Exception as exc:  # noqa: BLE001 - a preflight bug must not cost the run
             self.preflight = run_preflight(self.run.manifest, cluster_ready=False, preload_expected=False,
-                                           host=self.host_before)
+                                           machinery=self.run.machinery, host=self.host_before)
             self.preflight.findings.append(Finding(PROBLEM, "preflight", f"the probe itself failed: "
                                                    f"{exc.__class__.__name__}: {exc}".splitlines()[0][:300]))
         if start_problem is not None:

@@ -33,7 +33,7 @@ from conformance.report.local_paths import portable_processes, shorten_paths
 from conformance.run.machinery import await_machinery, measure_worker_start
 from conformance.run.outcomes import HOST_PREFIX
 from conformance.sanitize import terminal
-from conformance.timing.host_load import HostNotReady
+from conformance.timing.host_load import HostNotReady, MachineryRecord
 from conformance.timing.waits import NO_RESULT
 
 ERROR, PROBLEM, WARNING = "error", "problem", "warning"
@@ -312,8 +312,11 @@ def manifest_refs(data: Mapping[str, Any]) -> dict[str, str]:
     return out
 
 
-def probe_cluster(manifest: Any, timeout_s: float, *, preload_expected: bool) -> tuple[list[Finding], int]:
-    """Run the probe on every alive node of the connected cluster; judge each node."""
+def probe_cluster(manifest: Any, timeout_s: float, *, preload_expected: bool,
+                  machinery: MachineryRecord) -> tuple[list[Finding], int]:
+    """Run the probe on every alive node of the connected cluster; judge each node. Its waits on
+    Ray's machinery stretch by, and its worker-start measurement goes into, `machinery` (the run's
+    record, or a command's own)."""
     import ray
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
@@ -330,9 +333,9 @@ def probe_cluster(manifest: Any, timeout_s: float, *, preload_expected: bool) ->
     for n in nodes:
         refs[n["NodeID"]] = fn.options(num_cpus=0, max_retries=0, scheduling_strategy=NodeAffinitySchedulingStrategy(
             node_id=n["NodeID"], soft=False)).remote(*args)
-    results = probe_results(refs, timeout_s)
+    results = probe_results(refs, timeout_s, machinery)
     if not any(isinstance(r, HostNotReady) for r in results.values()):
-        measure_worker_start(timeout_s)
+        measure_worker_start(timeout_s, machinery=machinery)
     cursor = LogCursor()
     cursor.remember(current_logs_dir())
     logs = {p.name: t for p, t in cursor.new_text().items() if p.name.startswith("worker-") and p.suffix == ".err"}
@@ -350,7 +353,7 @@ def probe_cluster(manifest: Any, timeout_s: float, *, preload_expected: bool) ->
     return findings, len(nodes)
 
 
-def probe_results(refs: dict[str, Any], bound_s: float) -> dict[str, Any]:
+def probe_results(refs: dict[str, Any], bound_s: float, machinery: MachineryRecord) -> dict[str, Any]:
     """node id -> its probe's result, an error string, or HostNotReady. The probe is a fresh worker
     on each node, so its wait is a wait on Ray's machinery (conformance.run.machinery): the bound
     stretches by the run's measured worker start, and when it runs out a fresh sample decides.
@@ -368,7 +371,8 @@ def probe_results(refs: dict[str, Any], bound_s: float) -> dict[str, Any]:
             raise BoundRanOut(f"no result within {limit:.0f}s")
 
     try:
-        await_machinery(wait, bound_s, f"the preflight task on {len(pending)} node(s)", runs_plugin_code=True)
+        await_machinery(wait, bound_s, f"the preflight task on {len(pending)} node(s)", machinery=machinery,
+                        runs_plugin_code=True)
     except BoundRanOut:
         results.update(cancel_pending(pending, f"{NO_RESULT} within {bound_s:.0f}s"))
     except HostNotReady as exc:
@@ -393,9 +397,10 @@ def _worker_log_for(logs: dict[str, str], result: dict[str, Any] | str | HostNot
     return shorten_paths(excerpt_around(candidates[path.name], index))
 
 
-def run_preflight(manifest: Any, *, cluster_ready: bool, preload_expected: bool,
+def run_preflight(manifest: Any, *, cluster_ready: bool, preload_expected: bool, machinery: MachineryRecord,
                   host: dict[str, Any] | None = None) -> PreflightResult:
-    """Host checks, then (with a connected cluster) the per-node probe."""
+    """Host checks, then (with a connected cluster) the per-node probe; `machinery`: the record of
+    the run (or the command) it measures Ray's machinery for."""
     from conformance.catalog.data import load_run_knobs
 
     knobs = load_run_knobs()["preflight"]
@@ -406,7 +411,7 @@ def run_preflight(manifest: Any, *, cluster_ready: bool, preload_expected: bool,
     result.findings += host_findings(state, knobs["host"])
     if cluster_ready:
         findings, result.nodes = probe_cluster(manifest, float(knobs["probe_timeout_s"]),
-                                               preload_expected=preload_expected)
+                                               preload_expected=preload_expected, machinery=machinery)
         result.findings += findings
     result.duration_s = time.monotonic() - t0
     return result
@@ -414,17 +419,19 @@ def run_preflight(manifest: Any, *, cluster_ready: bool, preload_expected: bool,
 
 # ---------------------------------------------------------------------------------- node start
 def probe_node_start(manager: type, env: Mapping[str, str], hangs: HangRecord, *, found_by: str,
-                     on_stuck: Callable[[str], None] | None = None) -> KnownHang | None:
+                     on_stuck: Callable[[str], None] | None = None,
+                     machinery: MachineryRecord | None = None) -> KnownHang | None:
     """Call each method Ray calls at a node start, in this process (the one that starts the nodes)
-    with the node's environment, each within the call bound; a hang is recorded in `hangs` and
-    returned. What the methods return or raise is not judged here (DP-001 does)."""
+    with the node's environment, each within the call bound (stretched by the run's `machinery`
+    record; None: a command's, vendor_calls.knobs); a hang is recorded in `hangs` and returned.
+    What the methods return or raise is not judged here (DP-001 does)."""
     with patched_environ(dict(env)):
         for name in NODE_START_METHODS:
             fn = getattr(manager, name, None)
             if fn is None:
                 continue
             try:
-                bounded_call(fn, method=name, on_stuck=on_stuck)
+                bounded_call(fn, method=name, on_stuck=on_stuck, machinery=machinery)
             except VendorHang as exc:
                 hang = KnownHang(name, found_by, exc.bound_s)
                 hangs.add(hang)

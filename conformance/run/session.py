@@ -33,6 +33,7 @@ from conformance.run.registry_lint import lint_registry
 from conformance.run.state import BUDGET_KEY, METRICS_KEY
 from conformance.run.watchdog import Watchdog
 from conformance.sanitize import terminal
+from conformance.timing.host_load import MachineryRecord
 from conformance.timing.timeouts import hard_timeout
 
 CHECKS_DIR = Path(__file__).resolve().parent.parent / "checks"
@@ -61,6 +62,9 @@ class ConformanceRun:
         self.setup_timeout: float = config.getoption("conformance_setup_timeout")
         self.hang_grace: float = config.getoption("conformance_hang_grace")
         self.hangs = HangRecord()                # vendor calls known to hang: later probes and starts fail at once
+        # what this run measured of Ray's machinery (conformance.timing.host_load): every bound on it
+        # stretches by this record, handed to each check's budget, the preflight and the shapes
+        self.machinery = MachineryRecord()
         self.clusters = ClusterManager(manifest, self.ray_address, hangs=self.hangs)
         self.records: dict[str, TestRecord] = {}
         self.loads: dict[str, dict[str, Any]] = {}   # nodeid -> the host's load while its call ran (host_load)
@@ -306,7 +310,7 @@ class ConformanceRun:
 
         start = host_load.read_cpu_times()
         try:
-            factor = host_load.machinery_factor()
+            factor = self.machinery.bound_factor()
             budget = item.stash.get(BUDGET_KEY, None)
             with hard_timeout(self.timeout_for(item, factor), self.item_checks.get(item.nodeid, item.nodeid),
                               on_stuck=self.abort_stuck, grace_s=self.hang_grace, stretched_by=factor), \
@@ -356,8 +360,7 @@ class ConformanceRun:
                    "history": list(self.clusters.history)}
         if cluster["mode"] is None:
             cluster["nodes"] = 0
-        from conformance.timing.host_load import RECORD
-        cluster["machinery"] = RECORD.as_json()   # what the run measured of Ray's machinery, and the factor
+        cluster["machinery"] = self.machinery.as_json()   # what the run measured of Ray's machinery, and the factor
         sections = dict(self.sections)
         from conformance.report.local_paths import display_path
         from conformance.report.next_steps import verified_shape

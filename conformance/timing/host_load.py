@@ -8,12 +8,16 @@ for Ray to place work blamed the plugin. So:
   CPU at its end, and the share of CPU time that was busy and stolen by the hypervisor between
   its start and end, from /proc/stat), shown per check in report.json, report.md and report.html;
 * a bound that waits on Ray's machinery (worker start, placement, object fetch) is multiplied by
-  `machinery_factor()`: how much slower than nominal the run MEASURED that machinery
-  (`note_machinery`: the preflight's fresh-worker start), never below 1 and at most MAX_FACTOR;
-  a module import, which nothing times in advance, reads the run queue per CPU instead. The
-  factor only widens bounds: a plugin that hangs still fails, later.
+  `MachineryRecord.bound_factor()`: how much slower than nominal the run MEASURED that machinery
+  (`MachineryRecord.note`: the preflight's fresh-worker start), never below 1 and at most
+  MAX_FACTOR; a module import, which nothing times in advance, reads the run queue per CPU
+  instead. The factor only widens bounds: a plugin that hangs still fails, later.
 
-Pure apart from reading /proc and os.getloadavg; the session keeps one `MachineryRecord`.
+Pure apart from reading /proc and os.getloadavg. The record is the run's, never this module's:
+the run (conformance.run.session.ConformanceRun.machinery) keeps one `MachineryRecord` and hands
+it to whatever stretches a bound (the checks' budgets, the preflight, the cluster shapes), so two
+runs in one process never share a measurement; a process that is not a run (a command, the CC-003
+hook job) keeps its own.
 """
 from __future__ import annotations
 
@@ -120,8 +124,10 @@ def heavier(a: dict[str, Any] | None, b: dict[str, Any] | None) -> dict[str, Any
 
 @dataclass
 class MachineryRecord:
-    """What this run measured of Ray's own machinery: the slowest time seen per kind."""
+    """What one run measured of Ray's own machinery: the slowest time seen per kind, and the
+    factors it fixed for bounds that more than one process must agree on (`fixed_factor`)."""
     slowest_s: dict[str, float] = field(default_factory=dict)
+    _fixed: dict[str, float] = field(default_factory=dict, repr=False, compare=False)
 
     def note(self, kind: str, seconds: float) -> None:
         if kind not in NOMINAL_S:
@@ -135,30 +141,34 @@ class MachineryRecord:
         measured = max((self.slowest_s.get(k, 0.0) / NOMINAL_S[k] for k in kinds), default=0.0)
         return min(MAX_FACTOR, max(1.0, measured, queue_per_cpu or 0.0))
 
+    def bound_factor(self, kind: str | None = None) -> float:
+        """This run's factor for a bound that waits on Ray's `kind` of machinery (now): what the run
+        measured of it. Only an import, which the run cannot time before it is needed, also reads the
+        run queue per CPU: a hang of vendor code must not wait longer because the host is busy
+        unless the host's own measurement says Ray itself is slow."""
+        return self.factor(kind, load_per_cpu() if kind == "import" else None)
+
+    def fixed_factor(self, kind: str) -> float:
+        """This run's factor for `kind`, fixed at its first use (`bound_factor` then): a bound that
+        several processes must agree on (a timeout in every node's environment, the driver's copy
+        of it and the checks' bounds) is stretched once per run, never again in the same run."""
+        if kind not in self._fixed:
+            self._fixed[kind] = self.bound_factor(kind)
+        return self._fixed[kind]
+
     def as_json(self) -> dict[str, Any]:
         """What the run measured and the factors its bounds used: `factor` stretched the waits on
         Ray's machinery (measured only), `import_factor` the import bound (the run queue too), as
-        machinery_factor applies them; a report must not show a stretch no bound had."""
+        bound_factor applies them; a report must not show a stretch no bound had."""
         return {"slowest_s": {k: round(v, 2) for k, v in sorted(self.slowest_s.items())},
                 "nominal_s": dict(NOMINAL_S), "factor": round(self.factor(), 2),
-                "import_factor": round(self.factor("import", load_per_cpu()), 2)}
+                "import_factor": round(self.bound_factor("import"), 2)}
 
 
-RECORD = MachineryRecord()   # this process's record (the suite's pytest process: one run)
-
-
-def note_machinery(kind: str, seconds: float) -> None:
-    RECORD.note(kind, seconds)
-
-
-def machinery_factor(kind: str | None = None) -> float:
-    """This run's factor for a bound that waits on Ray's `kind` of machinery (now): what the run
-    measured of it. Only an import, which the run cannot time before it is needed, also reads the
-    run queue per CPU: a hang of vendor code must not wait longer because the host is busy
-    unless the host's own measurement says Ray itself is slow."""
-    return RECORD.factor(kind, load_per_cpu() if kind == "import" else None)
-
-
-def scaled_bound(bound_s: float, kind: str | None = None) -> float:
-    """`bound_s` stretched by this run's measured machinery (never shorter)."""
-    return float(bound_s) * machinery_factor(kind)
+def import_factor(machinery: MachineryRecord | None) -> float:
+    """The factor of a bound on importing vendor code (conformance.catalog.vendor_calls): that of
+    `machinery`, the run's record, or, with None, what a record that measured no import gives: the
+    run queue per CPU alone. None is for code outside a run, or where no run's record is at hand (a
+    command, the manifest loaded before the run starts): there is no run's measurement to read, and
+    a process-wide record would let one run's measurements leak into another's bounds."""
+    return (machinery if machinery is not None else MachineryRecord()).bound_factor("import")

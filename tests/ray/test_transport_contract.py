@@ -18,7 +18,8 @@ from types import SimpleNamespace
 from conformance.rdt import payloads
 from conformance.rdt.config import transport_config
 from conformance.rdt.registration import ensure_registered
-from conformance.rdt.pool import start_endpoints
+from conformance.rdt.pool import harness_ready, start_endpoints
+from conformance.timing.host_load import MachineryRecord
 from conformance.areas.transport import lifecycle
 from conformance.rdt import tracing
 
@@ -28,7 +29,7 @@ manifest = SimpleNamespace(transport={"name": "CONTRACT", "manager": manager, "d
 ray.init(address="local", num_cpus=2, include_dashboard=False, object_store_memory=100 << 20)
 setup = ensure_registered(manifest)
 T = setup.traced_name
-eps = start_endpoints(setup, "SIMACC", device="cpu", nodes=[None, None], units=False)
+eps = start_endpoints(setup, "SIMACC", device="cpu", nodes=[None, None], units=False, ready=harness_ready(MachineryRecord()))
 src, dst = eps.actors
 objs = []
 for k in range(2):

@@ -20,11 +20,10 @@ from conformance.timing.waits import BoundRanOut
 CHECKS = Path(__file__).resolve().parents[2] / "conformance" / "checks"
 
 
-@pytest.fixture(autouse=True)
-def fresh_record(monkeypatch: pytest.MonkeyPatch) -> MachineryRecord:
-    rec = MachineryRecord()
-    monkeypatch.setattr(host_load, "RECORD", rec)
-    return rec
+@pytest.fixture
+def rec() -> MachineryRecord:
+    """The record of Ray's machinery of this test's run (a run owns one; no module holds it)."""
+    return MachineryRecord()
 
 
 def check(**params: Any) -> Check:
@@ -33,8 +32,8 @@ def check(**params: Any) -> Check:
 
 
 def sample(monkeypatch: pytest.MonkeyPatch, seconds: float) -> None:
-    def fake(timeout_s: float) -> float:
-        host_load.note_machinery("worker_start", seconds)
+    def fake(timeout_s: float, *, machinery: MachineryRecord) -> float:
+        machinery.note("worker_start", seconds)
         return seconds
     monkeypatch.setattr(machinery, "measure_worker_start", fake)
 
@@ -55,9 +54,9 @@ def test_no_check_module_imports_timing_internals() -> None:
     assert not found, "check modules that import timing internals:\n  " + "\n  ".join(found)
 
 
-def test_a_plugin_scenario_records_its_bound_param_and_time() -> None:
+def test_a_plugin_scenario_records_its_bound_param_and_time(rec: MachineryRecord) -> None:
     metrics: dict[str, Any] = {}
-    b = Budget(check(restart_s=5.0), metrics)
+    b = Budget(check(restart_s=5.0), metrics, rec)
     clock = b.scenario("restart", param="restart_s")
     clock.mark("done")
     [w] = metrics["waits"]["each"]
@@ -68,46 +67,65 @@ def test_a_plugin_scenario_records_its_bound_param_and_time() -> None:
     assert wait_problems(metrics["waits"], {"restart_s": 5.0}, passed=True) == []
 
 
-def test_a_wait_on_rays_machinery_is_recorded_with_its_stretch(monkeypatch: pytest.MonkeyPatch) -> None:
-    host_load.note_machinery("worker_start", host_load.NOMINAL_S["worker_start"] * 2)
+def test_a_wait_on_rays_machinery_is_recorded_with_its_stretch(monkeypatch: pytest.MonkeyPatch, rec: MachineryRecord) -> None:
+    rec.note("worker_start", host_load.NOMINAL_S["worker_start"] * 2)
     metrics: dict[str, Any] = {}
-    b = Budget(check(), metrics)
+    b = Budget(check(), metrics, rec)
     with b.active():
         assert b.ray(lambda limit: limit, "actors to start", 10) == pytest.approx(20)
     [w] = metrics["waits"]["each"]
     assert (w["owner"], w["bound_s"], w["granted_s"], w["factor"], w["verdict"]) == ("ray", 10.0, 20.0, 2.0, "met")
 
 
-def test_a_host_that_ran_out_is_recorded_as_the_hosts(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_host_that_ran_out_is_recorded_as_the_hosts(monkeypatch: pytest.MonkeyPatch, rec: MachineryRecord) -> None:
     sample(monkeypatch, host_load.NOMINAL_S["worker_start"])
     metrics: dict[str, Any] = {}
-    b = Budget(check(), metrics)
+    b = Budget(check(), metrics, rec)
     with b.active(), pytest.raises(HostNotReady):
         b.ray(ran_out, "actors to start", 1)
     assert metrics["waits"]["each"][0]["verdict"] == "host"
 
 
-def test_the_areas_helpers_waits_land_in_the_running_checks_budget() -> None:
+def test_two_runs_in_one_process_keep_their_own_record_of_rays_machinery(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The record is the run's, never a module's: what one run measured (a slow worker start, a
+    fresh sample before blaming) stretches only its own checks' bounds and shows only in its own
+    report; a second run in the same process (pytester, a test that runs pytest twice) starts from
+    nothing."""
+    loaded, idle = MachineryRecord(), MachineryRecord()
+    loaded.note("worker_start", host_load.NOMINAL_S["worker_start"] * 3)     # the first run's preflight
+    first, second = Budget(check(), {}, loaded), Budget(check(), {}, idle)
+    assert first.factor() == pytest.approx(3.0) and second.factor() == 1.0
+    assert first.measured() == pytest.approx(9.0) and second.measured() is None
+    sample(monkeypatch, host_load.NOMINAL_S["worker_start"] * 5)            # the first run's fresh sample
+    with first.active(), pytest.raises(HostNotReady):
+        first.ray(ran_out, "actors to start", 1)
+    assert loaded.slowest_s["worker_start"] == pytest.approx(15.0) and idle.slowest_s == {}
+    assert second.factor() == 1.0 and idle.as_json()["factor"] == 1.0 and loaded.as_json()["factor"] == 5.0
+    assert not [name for name, value in vars(host_load).items() if isinstance(value, MachineryRecord)], \
+        "a module-level record would be shared by every run in the process"
+
+
+def test_the_areas_helpers_waits_land_in_the_running_checks_budget(rec: MachineryRecord) -> None:
     metrics: dict[str, Any] = {}
-    b = Budget(check(), metrics)
-    machinery.await_machinery(lambda limit: None, 1, "outside any check")   # recorded nowhere
+    b = Budget(check(), metrics, rec)
+    machinery.await_machinery(lambda limit: None, 1, "outside any check", machinery=rec)   # recorded nowhere
     with b.active():
-        machinery.await_machinery(lambda limit: None, 1, "an endpoint pool's start")
+        machinery.await_machinery(lambda limit: None, 1, "an endpoint pool's start", machinery=rec)
     assert [w["what"] for w in metrics["waits"]["each"]] == ["an endpoint pool's start"]
 
 
-def test_a_long_wave_is_counted_beyond_what_it_lists() -> None:
+def test_a_long_wave_is_counted_beyond_what_it_lists(rec: MachineryRecord) -> None:
     metrics: dict[str, Any] = {}
-    b = Budget(check(), metrics)
+    b = Budget(check(), metrics, rec)
     for i in range(MAX_RECORDED + 5):
         b.note(Wait("ray", f"w{i}", 1.0, 1.0, 0.1))
     assert len(metrics["waits"]["each"]) == MAX_RECORDED and metrics["waits"]["count"] == MAX_RECORDED + 5
 
 
-def test_a_wave_given_more_time_by_a_fresh_sample_records_the_grant(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_wave_given_more_time_by_a_fresh_sample_records_the_grant(monkeypatch: pytest.MonkeyPatch, rec: MachineryRecord) -> None:
     sample(monkeypatch, host_load.NOMINAL_S["worker_start"] * 3)
     metrics: dict[str, Any] = {}
-    b = Budget(check(all_bound_s=10.0), metrics)
+    b = Budget(check(all_bound_s=10.0), metrics, rec)
     with b.wave("transfers", param="all_bound_s") as wave:
         assert wave.limit_s == pytest.approx(10.0)
         extra = wave.more(10.0)
@@ -178,11 +196,11 @@ def test_verify_refuses_a_pass_whose_recorded_plugin_wait_ran_past_the_releases_
     assert any("claims pass but records wait 'the holder to come back' records bound_s 600" in p for p in problems)
 
 
-def test_a_window_ray_did_not_fill_is_the_hosts_with_both_measurements(monkeypatch: pytest.MonkeyPatch) -> None:
-    host_load.note_machinery("worker_start", 2.0)
+def test_a_window_ray_did_not_fill_is_the_hosts_with_both_measurements(monkeypatch: pytest.MonkeyPatch, rec: MachineryRecord) -> None:
+    rec.note("worker_start", 2.0)
     sample(monkeypatch, 9.5)
     metrics: dict[str, Any] = {}
-    b = Budget(check(run_timeout_s=20.0), metrics)
+    b = Budget(check(run_timeout_s=20.0), metrics, rec)
     with pytest.raises(HostNotReady) as exc, b.ray_window("the probes to start", param="run_timeout_s") as limit:
         assert limit == pytest.approx(20.0)
         b.host_failed("a selector was not placed within 20s")

@@ -11,6 +11,7 @@ import pytest
 from conformance.rdt.context import LATER_DEVICE_BYTES, RdtCtx, later_bytes
 from conformance.report.results import NOT_APPLICABLE_PREFIX, not_applicable
 from conformance.run.budget import Budget
+from conformance.timing.host_load import MachineryRecord
 
 
 def _ctx(*devices: str) -> RdtCtx:
@@ -83,7 +84,7 @@ def test_a_recovery_transfer_scenario_runs_on_each_type_named_in_the_checks_own_
     manifest: Any = SimpleNamespace(resource_name="ACC")
     run: Any = SimpleNamespace(manifest=manifest)
     ctx = TransferRecoveryCtx(run=None, check=check, metrics={}, shape_name="recovery-transfers",
-                              budget=Budget(check, {}), setup=setup)
+                              budget=Budget(check, {}, MachineryRecord()), setup=setup)
     monkeypatch.setattr(TransferRecoveryCtx, "manifest", property(lambda self: run.manifest), raising=False)
     monkeypatch.setattr(recovery_context, "_node_with_units", lambda resource, n: resource == "ACC" and n == 2)
     seen: list[str] = []
@@ -101,7 +102,7 @@ def test_a_recovery_transfer_scenario_runs_on_each_type_named_in_the_checks_own_
     assert ctx.metrics["not_applicable_on"] == {"other": "no such device here"}
 
     ctx = TransferRecoveryCtx(run=None, check=check, metrics={}, shape_name="recovery-transfers",
-                              budget=Budget(check, {}), setup=setup)
+                              budget=Budget(check, {}, MachineryRecord()), setup=setup)
     ctx.each_device(lambda device: None, units_per_node=1)   # one peer a node: no node has the 1 unit the stub gives
     assert ctx.metrics["devices"] == ["cpu"]                  # the host needs none
     assert ctx.metrics["not_applicable_on"]["dev"] == "peers on dev need 1 ACC unit(s) on one node; no node has them"

@@ -37,15 +37,15 @@ def test_the_report_shows_the_factors_the_bounds_used(monkeypatch: pytest.Monkey
 
 
 def test_a_bound_is_only_ever_stretched(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(host_load, "RECORD", MachineryRecord())
+    rec = MachineryRecord()
     monkeypatch.setattr(host_load, "load_per_cpu", lambda: 0.1)
-    assert host_load.scaled_bound(20, "worker_start") == 20
-    host_load.note_machinery("worker_start", 19.4)          # the case seen: TL-009 waited 20 s
-    assert host_load.scaled_bound(20, "worker_start") > 19.4 * 6
+    assert 20 * rec.bound_factor("worker_start") == 20
+    rec.note("worker_start", 19.4)          # the case seen: TL-009 waited 20 s
+    assert 20 * rec.bound_factor("worker_start") > 19.4 * 6
     monkeypatch.setattr(host_load, "load_per_cpu", lambda: 5.0)       # a busy queue alone stretches no Ray bound
-    assert host_load.scaled_bound(20, "worker_start") == 20 * host_load.MAX_FACTOR
-    monkeypatch.setattr(host_load, "RECORD", MachineryRecord())
-    assert host_load.scaled_bound(20, "fetch") == 20 and host_load.scaled_bound(20, "import") == 100
+    assert 20 * rec.bound_factor("worker_start") == 20 * host_load.MAX_FACTOR
+    fresh = MachineryRecord()
+    assert 20 * fresh.bound_factor("fetch") == 20 and 20 * fresh.bound_factor("import") == 100
 
 
 def test_the_load_between_two_readings(tmp_path: Path) -> None:
@@ -64,11 +64,14 @@ def test_the_call_bound_stretches_with_load_and_the_environment_sets_it(monkeypa
     from conformance.catalog import vendor_calls
     from conformance.errors import UserError
     monkeypatch.delenv(vendor_calls.CALL_BOUND_ENV, raising=False)
-    monkeypatch.setattr(host_load, "RECORD", MachineryRecord())
     monkeypatch.setattr(host_load, "load_per_cpu", lambda: 0.2)
     idle = vendor_calls.knobs()["call_bound_s"]
     monkeypatch.setattr(host_load, "load_per_cpu", lambda: 2.5)     # an import of torch took 20.6 s here
     assert vendor_calls.knobs()["call_bound_s"] == pytest.approx(idle * 2.5)
+    measured = MachineryRecord()                                      # a run's record: its measurement counts too
+    measured.note("import", host_load.NOMINAL_S["import"] * 4)
+    assert vendor_calls.knobs(measured)["call_bound_s"] == pytest.approx(idle * 4)
+    assert vendor_calls.knobs(MachineryRecord())["call_bound_s"] == vendor_calls.knobs()["call_bound_s"]
     monkeypatch.setenv(vendor_calls.CALL_BOUND_ENV, "90")
     k = vendor_calls.knobs()
     assert k["call_bound_s"] == 90 and k["probe_timeout_s"] >= 90
@@ -146,20 +149,24 @@ def test_a_partial_runs_terminal_shows_what_ran_and_counts_what_did_not() -> Non
     assert lines[2] == "  CC-005 PASS"
 
 
-def test_the_lowered_fetch_timeout_is_stretched_once_and_the_same_everywhere(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_lowered_fetch_timeout_is_stretched_once_and_the_same_everywhere() -> None:
     """FR-015 saw Ray's fetch timeout (5 s) instead of the injected error on a loaded host: the
-    run's factor stretches it, fixed at first use, so nodes, driver and bounds agree."""
+    run's factor stretches it, fixed at first use in the run's own record, so nodes, driver and
+    bounds agree; another run in the same process fixes its own."""
     from types import SimpleNamespace
 
     from conformance.areas.recovery import transfers
-    monkeypatch.setattr(transfers, "_FETCH_SCALE", [])
-    factors = iter([3.0, 1.0])
-    monkeypatch.setattr(host_load, "machinery_factor", lambda kind=None: next(factors))
+    rec = MachineryRecord()
+    rec.note("fetch", host_load.NOMINAL_S["fetch"] * 3)            # measured before the cluster starts
     manifest = SimpleNamespace(cluster={"nodes": 2, "node_env": [{"A": "1"}]})
-    shape = transfers.transfer_shape(manifest)
+    shape = transfers.transfer_shape(manifest, rec)
+    rec.note("fetch", host_load.NOMINAL_S["fetch"] * 5)            # slower later: the fixed value holds
     want_ms = str(int(transfers.shape_fetch_timeout_s() * 3.0 * 1000))
     assert [e[transfers.TIMEOUT_ENV] for e in shape.node_env] == [want_ms, want_ms] and shape.node_env[0]["A"] == "1"
-    assert transfers.run_fetch_timeout_s(transfers.shape_fetch_timeout_s()) * 1000 == pytest.approx(float(want_ms), abs=1)
+    assert transfers.run_fetch_timeout_s(transfers.shape_fetch_timeout_s(), rec) * 1000 == pytest.approx(float(want_ms), abs=1)
+    other = MachineryRecord()                                       # a second run: nothing of the first one's
+    assert transfers.fetch_scale(other) == 1.0 and transfers.fetch_scale(rec) == 3.0
+    assert rec.as_json() == {**rec.as_json(), "factor": 5.0}       # the report still shows what was measured
 
 
 def test_the_matrix_rechecks_exactly_the_links_under_their_class_bar() -> None:

@@ -16,6 +16,7 @@ from conformance.cluster import manager as cluster_mod
 from conformance.cluster import shapes
 from conformance.cluster.manager import SHARED, ClusterHandle, ClusterManager, ClusterShape, complete, same_cluster
 from conformance.simulated.manager import SimAccManager
+from conformance.timing.host_load import MachineryRecord
 
 CHECKS = Path(__file__).resolve().parents[2] / "conformance" / "checks"
 MANIFESTS = ("builtin:simulated", "builtin:simulated-2node")
@@ -23,7 +24,7 @@ MANIFESTS = ("builtin:simulated", "builtin:simulated-2node")
 
 def resolved(manifest_ref: str) -> dict[str, ClusterShape]:
     m = load_manifest(manifest_ref)
-    return {k.name: shapes.resolve(k.name, m, SimAccManager) for k in shapes.all_kinds()}
+    return {k.name: shapes.resolve(k.name, m, SimAccManager, MachineryRecord()) for k in shapes.all_kinds()}
 
 
 @pytest.mark.parametrize("ref", MANIFESTS)
@@ -73,37 +74,35 @@ def test_a_shape_started_afresh_starts_from_an_earlier_one() -> None:
     for k in shapes.all_kinds():
         if k.starts_from:
             assert shapes.kind(k.starts_from).rank < k.rank
-    restart = shapes.resolve("recovery-restart", m, SimAccManager)
-    first = shapes.first_cluster("recovery-restart", restart, m, SimAccManager, None)
-    assert first.name == "recovery-devices" and same_cluster(first, shapes.resolve("shared", m))
-    assert shapes.first_cluster("recovery-nodes", restart, m, SimAccManager, None) is restart
+    restart = shapes.resolve("recovery-restart", m, SimAccManager, MachineryRecord())
+    first = shapes.first_cluster("recovery-restart", restart, m, SimAccManager, None, MachineryRecord())
+    assert first.name == "recovery-devices" and same_cluster(first, shapes.resolve("shared", m, None, MachineryRecord()))
+    assert shapes.first_cluster("recovery-nodes", restart, m, SimAccManager, None, MachineryRecord()) is restart
 
 
-def test_manifest_dependent_shapes(monkeypatch: pytest.MonkeyPatch) -> None:
-    from conformance.areas.recovery import transfers as fetch
-    monkeypatch.setattr(fetch, "_FETCH_SCALE", [1.0])   # an idle host's factor (a loaded one stretches it)
+def test_manifest_dependent_shapes() -> None:
     two = load_manifest("builtin:simulated-2node")
-    transfers = shapes.resolve("recovery-transfers", two, SimAccManager)
+    transfers = shapes.resolve("recovery-transfers", two, SimAccManager, MachineryRecord())
     assert transfers.nodes == 2
     for i, env in enumerate(two.cluster["node_env"]):
         assert transfers.env(i) == {**env, "RAY_rdt_fetch_fail_timeout_milliseconds": "5000"}
-    host = shapes.resolve("host-without-device", two, SimAccManager)
+    host = shapes.resolve("host-without-device", two, SimAccManager, MachineryRecord())
     assert host.env(0) == two.cluster["node_env"][0] and host.env(1) == {"SIMACC_DRIVER": "absent"}
-    preset = shapes.resolve("preset-visible", two, SimAccManager)
+    preset = shapes.resolve("preset-visible", two, SimAccManager, MachineryRecord())
     assert preset.nodes == 1 and preset.env(0) == {"SIMACC_VISIBLE_DEVICES": ",".join(device_shapes.PRESET_IDS)}
-    nodes = shapes.resolve("recovery-nodes", two, SimAccManager)
+    nodes = shapes.resolve("recovery-nodes", two, SimAccManager, MachineryRecord())
     assert nodes.nodes == 3 and nodes.system_config["health_check_period_ms"] > 0
-    assert shapes.resolve("shared", two) == complete(SHARED, two)
+    assert shapes.resolve("shared", two, None, MachineryRecord()) == complete(SHARED, two)
 
 
 def test_shapes_a_manifest_or_manager_rules_out_are_not_applicable() -> None:
     m = load_manifest("builtin:simulated")
     bare = SimpleNamespace(cluster=m.cluster, accelerator={**m.accelerator, "hosts": {}})
     with pytest.raises(shapes.ShapeNotApplicable, match="accelerator.hosts.without_device"):
-        shapes.resolve("host-without-device", bare, SimAccManager)
+        shapes.resolve("host-without-device", bare, SimAccManager, MachineryRecord())
     no_var = SimpleNamespace(get_visible_accelerator_ids_env_var=lambda: None)
     with pytest.raises(shapes.ShapeNotApplicable, match="no visible-devices variable"):
-        shapes.resolve("preset-visible", m, no_var)  # type: ignore[arg-type]
+        shapes.resolve("preset-visible", m, no_var, MachineryRecord())  # type: ignore[arg-type]
 
 
 def test_remote_reason_comes_from_the_kind() -> None:
@@ -122,13 +121,13 @@ def test_remote_reason_comes_from_the_kind() -> None:
 def test_for_run_on_a_remote_cluster() -> None:
     m = load_manifest("builtin:simulated-2node")
     addr = "10.0.0.1:6379"
-    assert shapes.for_run("recovery-transfers", m, SimAccManager, addr) == complete(SHARED, m)
-    assert shapes.for_run("recovery-transfers", m, SimAccManager, None).name == "recovery-transfers"
+    assert shapes.for_run("recovery-transfers", m, SimAccManager, addr, MachineryRecord()) == complete(SHARED, m)
+    assert shapes.for_run("recovery-transfers", m, SimAccManager, None, MachineryRecord()).name == "recovery-transfers"
     with pytest.raises(shapes.ShapeNotApplicable, match="lowered on every node: needs nodes the suite starts"):
-        shapes.for_run("recovery-fetch-timeout", m, SimAccManager, addr)
+        shapes.for_run("recovery-fetch-timeout", m, SimAccManager, addr, MachineryRecord())
     with pytest.raises(shapes.ShapeNotApplicable, match="or a fault driver"):
-        shapes.for_run("recovery-nodes", m, SimAccManager, addr, fault_driver=lambda: None)
-    assert shapes.for_run("recovery-nodes", m, SimAccManager, addr, fault_driver=lambda: object()).name == "shared"
+        shapes.for_run("recovery-nodes", m, SimAccManager, addr, MachineryRecord(), fault_driver=lambda: None)
+    assert shapes.for_run("recovery-nodes", m, SimAccManager, addr, MachineryRecord(), fault_driver=lambda: object()).name == "shared"
 
 
 class Item:
@@ -188,12 +187,12 @@ def test_manager_reuses_a_cluster_of_equal_parameters(fake_starts: list[str]) ->
     m = load_manifest("builtin:simulated-2node")
     mgr = ClusterManager(m)
     for name in ("shared", "recovery-devices"):
-        mgr.ensure(shapes.resolve(name, m, SimAccManager))
+        mgr.ensure(shapes.resolve(name, m, SimAccManager, MachineryRecord()))
     mgr.ensure(ClusterShape(name="shared"))           # written with the manifest's defaults: still equal
     assert fake_starts == ["shared"]
-    mgr.ensure(shapes.resolve("recovery-restart", m, SimAccManager), fresh=True)
-    mgr.ensure(shapes.resolve("recovery-transfers", m, SimAccManager))
-    mgr.ensure(shapes.resolve("recovery-fetch-timeout", m, SimAccManager))
+    mgr.ensure(shapes.resolve("recovery-restart", m, SimAccManager, MachineryRecord()), fresh=True)
+    mgr.ensure(shapes.resolve("recovery-transfers", m, SimAccManager, MachineryRecord()))
+    mgr.ensure(shapes.resolve("recovery-fetch-timeout", m, SimAccManager, MachineryRecord()))
     assert fake_starts == ["shared", "recovery-restart"]     # the transfer checks run on FR-006's fresh start
     assert mgr.history[0]["also"] == ["recovery-devices"]
     assert mgr.history[1]["also"] == ["recovery-transfers", "recovery-fetch-timeout"]

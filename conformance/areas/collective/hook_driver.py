@@ -6,7 +6,8 @@ it starts two members that do *not* register the backend themselves, and reports
 their registry holds, whether a second registration is harmless, and an allreduce's results.
 
 The members' start is a wait on Ray's machinery (conformance.run.machinery: the start guard
-stretched by the worker start the run measured, WORKER_START_S, and a fresh sample here); it is
+stretched by the worker start the run measured, WORKER_START_S, handed over as an argument into
+this process's own record, and a fresh sample here); it is
 left out of the job's own bound, and a host too slow for it is reported as "host" (the check
 raises HostNotReady: "not judged: host"), never as the backend's failure.
 
@@ -35,12 +36,13 @@ def main(address: str, spec: str, backend: str, group: str, bound: str, worker_s
 
     from conformance.collective import programs
     from conformance.collective.members import SPEC_ENV, CollectiveMember
-    from conformance.timing.host_load import note_machinery
+    from conformance.timing.host_load import MachineryRecord
 
     t0 = time.monotonic()
     bound_s = float(bound)   # the check's hook_bound_s: the job's own steps, its members' start left out
+    machinery = MachineryRecord()   # this job's record: the run's lives in another process
     if float(worker_start) > 0:   # the run's measurement: this process stretches its waits as the run does
-        note_machinery("worker_start", float(worker_start))
+        machinery.note("worker_start", float(worker_start))
     ray.init(address=address, runtime_env={
         "worker_process_setup_hook": "conformance.collective.members.register_from_env",
         "env_vars": {SPEC_ENV: spec}}, log_to_driver=False)
@@ -49,7 +51,8 @@ def main(address: str, spec: str, backend: str, group: str, bound: str, worker_s
     actors = [member.remote(name, group_class or None, register or None, [p for p in path.split(os.pathsep) if p],
                             False) for _ in range(HOOK_MEMBERS)]
     started = time.monotonic()
-    infos = await_actors([a.info.remote() for a in actors], START_TIMEOUT_S, "the hook job's members to start")
+    infos = await_actors([a.info.remote() for a in actors], START_TIMEOUT_S, "the hook job's members to start",
+                         machinery=machinery)
     start_s = time.monotonic() - started
 
     def left() -> float:

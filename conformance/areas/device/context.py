@@ -37,7 +37,7 @@ class ContractProbe:
                 self._result = run_contract_probe(manifest.accelerator["manager"], python_path=manifest.python_path,
                                                   env=manifest.accelerator_env, quantities=quantities,
                                                   timeout_s=probe_timeout_s(self.run), hangs=self.run.hangs,
-                                                  found_by="DP-001's contract probe")
+                                                  found_by="DP-001's contract probe", machinery=self.run.machinery)
             except ProbeFailed as exc:
                 self._result = exc
         return self._result
@@ -89,7 +89,8 @@ class DeviceCtx(CheckContext):
         try:
             return run_contract_probe(self.manager_ref, python_path=self.manifest.python_path, env=env,
                                       timeout_s=probe_timeout_s(self.run), mode=mode,
-                                      hangs=self.run.hangs, found_by=f"the {mode} probe", **options)
+                                      hangs=self.run.hangs, found_by=f"the {mode} probe", machinery=self.run.machinery,
+                                      **options)
         except ProbeFailed as exc:
             pytest.fail(str(exc), pytrace=False)
 

@@ -19,6 +19,7 @@ from conformance.catalog.vendor_calls import knobs as vendor_knobs
 
 if TYPE_CHECKING:
     from conformance.run.check_context import RunView
+    from conformance.timing.host_load import MachineryRecord
 
 # Ray's predefined resources and prefixes a custom accelerator must not use.
 # "GPU" is not here: Ray reserves it *for* accelerator managers (NVIDIA, AMD, Intel, Apple, Metax).
@@ -37,7 +38,7 @@ MODE_METHODS = {"contract": CONTRACT_METHODS, "detect": DETECTION_METHODS, "over
 def probe_timeout_s(run: RunView) -> float:
     """How long a contract probe may take in all before it counts as a hang: the check's own
     budget, less what the setup needs, and never more than tiers/run.yaml's probe_timeout_s."""
-    return min(vendor_knobs()["probe_timeout_s"], run.default_timeout, 0.75 * run.setup_timeout)
+    return min(vendor_knobs(run.machinery)["probe_timeout_s"], run.default_timeout, 0.75 * run.setup_timeout)
 
 
 class ProbeFailed(Exception):
@@ -58,13 +59,14 @@ def last_call(stderr: str | bytes | None) -> str | None:
 def run_contract_probe(manager_ref: str, *, python_path: list[str], env: dict[str, str],
                        quantities: list[float] | None = None, timeout_s: float = 60.0,  # knob: hang guard; checks pass their bound
                        mode: str = "contract", hangs: HangRecord | None = None, found_by: str = "a contract probe",
-                       **options: Any) -> dict[str, Any]:
+                       machinery: MachineryRecord | None = None, **options: Any) -> dict[str, Any]:
     """Run conformance.areas.device.contract_probe in a subprocess with the manifest's environment
     (`mode`/`options`: the host probes of conformance.areas.device.host_detection).
 
     Each manager call in it has the call bound (tiers/run.yaml vendor_calls.call_bound_s, at most
-    `timeout_s`), the whole probe `timeout_s`. With the run's `hangs`: a probe that would call a
-    method known to hang fails at once, and a hang found here is recorded for later probes."""
+    `timeout_s`; stretched as the run's `machinery` record stretches it), the whole probe
+    `timeout_s`. With the run's `hangs`: a probe that would call a method known to hang fails at
+    once, and a hang found here is recorded for later probes."""
     known = hangs.blocking(MODE_METHODS.get(mode, CONTRACT_METHODS)) if hangs is not None else None
     if known is not None:
         raise ProbeFailed(f"contract probe of {manager_ref} not run: {known.reason()}; not called again",
@@ -74,7 +76,7 @@ def run_contract_probe(manager_ref: str, *, python_path: list[str], env: dict[st
     child_env["PYTHONPATH"] = os.pathsep.join(python_path + [child_env.get("PYTHONPATH", "")]).strip(os.pathsep)
     config = json.dumps({"manager": manager_ref, "python_path": python_path, "quantities": quantities or [1],
                          "mode": mode, **options})
-    bound = min(vendor_knobs()["call_bound_s"], timeout_s)
+    bound = min(vendor_knobs(machinery)["call_bound_s"], timeout_s)
     returncode, stdout, stderr, hung = _run_bounded([sys.executable, "-m", "conformance.areas.device.contract_probe", config],
                                                     child_env, call_bound_s=bound, timeout_s=timeout_s)
     if hung is not None:

@@ -9,8 +9,11 @@ from conformance.cluster.shapes import OWN_NODES, ShapeKind, ShapeNotApplicable
 if TYPE_CHECKING:
     from ray._private.accelerators.accelerator import AcceleratorManager
 
+    from conformance.timing.host_load import MachineryRecord
 
-def _host_without_device(manifest: Any, manager: type[AcceleratorManager] | None) -> ClusterShape:
+
+def _host_without_device(manifest: Any, manager: type[AcceleratorManager] | None,
+                         machinery: MachineryRecord) -> ClusterShape:
     overlay = (manifest.accelerator.get("hosts") or {}).get("without_device")
     if overlay is None:
         raise ShapeNotApplicable("the manifest declares no accelerator.hosts.without_device (how a host without "
@@ -23,10 +26,11 @@ def _host_without_device(manifest: Any, manager: type[AcceleratorManager] | None
 PRESET_IDS = ("1", "2")   # knob: structure: two devices pre-selected, a third (id 0) stays hidden
 
 
-def _preset_visible(manifest: Any, manager: type[AcceleratorManager] | None) -> ClusterShape:
+def _preset_visible(manifest: Any, manager: type[AcceleratorManager] | None,
+                    machinery: MachineryRecord) -> ClusterShape:
     from conformance.catalog.vendor_calls import bounded_call
-    env_var = bounded_call(manager.get_visible_accelerator_ids_env_var,
-                           method="get_visible_accelerator_ids_env_var") if manager is not None else None
+    env_var = bounded_call(manager.get_visible_accelerator_ids_env_var, method="get_visible_accelerator_ids_env_var",
+                           machinery=machinery) if manager is not None else None
     if env_var is None:
         raise ShapeNotApplicable("the manager names no visible-devices variable")
     return complete(ClusterShape(name="preset-visible", nodes=1, node_env=[{env_var: ",".join(PRESET_IDS)}]),

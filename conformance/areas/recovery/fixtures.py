@@ -112,7 +112,8 @@ def _transfer_ctx(base: CheckContext, state: RecoveryState, driver: Any) -> Iter
     x = transport_setup(run, faults=True)
     remote = bool(run.ray_address)
     base.cluster()   # after the transport's n/a
-    timeout_s = remote_fetch_timeout() if remote else run_fetch_timeout_s(float(base.param("rdt_fetch_timeout_s")))
+    timeout_s = remote_fetch_timeout() if remote else run_fetch_timeout_s(float(base.param("rdt_fetch_timeout_s")),
+                                                                                 run.machinery)
     own = base.check.params.get("rdt_fetch_timeout_s")   # FR-018's partition runs with its own bounds
     most_s = float(own) * MAX_FACTOR if isinstance(own, (int, float)) else timeout_s
     if remote and timeout_s > most_s:

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from ray._private.accelerators.accelerator import AcceleratorManager
 
     from conformance.run.check_context import RunView
+    from conformance.timing.host_load import MachineryRecord
 
 SHAPE_NAME = "recovery-nodes"
 TYPE_LABEL = "ray.io/accelerator-type"
@@ -51,11 +52,13 @@ def known_nodes(run: RunView) -> dict[str, NodeRef]:
     return stash_of(run).setdefault(STATE, RecoveryState()).known_nodes
 
 
-def device_node_envs(manifest: Any, manager: type[AcceleratorManager] | None) -> list[dict[str, str]]:
+def device_node_envs(manifest: Any, manager: type[AcceleratorManager] | None,
+                     machinery: MachineryRecord | None = None) -> list[dict[str, str]]:
     """The manifest's node environments under which the plugin detects devices (in order).
 
-    Asked in this process, as Ray asks when it starts a node; an entry that gives a node no
-    devices (a CPU-only node) is left out. All of them when none or no manager can tell.
+    Asked in this process, as Ray asks when it starts a node (each call within the call bound, as
+    the run's `machinery` record stretches it); an entry that gives a node no devices (a CPU-only
+    node) is left out. All of them when none or no manager can tell.
     """
     base = manifest.cluster["node_env"] or [{}]
     if manager is None:
@@ -65,7 +68,7 @@ def device_node_envs(manifest: Any, manager: type[AcceleratorManager] | None) ->
         with patched_environ(env):
             try:
                 count = bounded_call(manager.get_current_node_num_accelerators,
-                                     method="get_current_node_num_accelerators")
+                                     method="get_current_node_num_accelerators", machinery=machinery)
             except VendorHang:
                 raise
             except Exception:  # noqa: BLE001 - detection itself is judged by the device checks
@@ -75,9 +78,10 @@ def device_node_envs(manifest: Any, manager: type[AcceleratorManager] | None) ->
     return keep or base
 
 
-def node_shape(manifest: Any, manager: type[AcceleratorManager] | None = None) -> ClusterShape:
+def node_shape(manifest: Any, manager: type[AcceleratorManager] | None = None,
+               machinery: MachineryRecord | None = None) -> ClusterShape:
     """Head + two pool nodes, fast health checks; each role takes a device-giving node_env entry."""
-    base = device_node_envs(manifest, manager)
+    base = device_node_envs(manifest, manager, machinery)
     env = [{**base[i % len(base)], NODE_NAME_ENV: role} for i, role in enumerate(ROLES)]
     labels = [{NODE_KEY: "head"}, {POOL_KEY: "x", NODE_KEY: "b"}, {POOL_KEY: "x", NODE_KEY: "c"}]
     return ClusterShape(name=SHAPE_NAME, nodes=len(ROLES), system_config=dict(FAST_HEALTH_CHECK),
@@ -231,14 +235,15 @@ def restore_layout(ctx: CheckContext, lab: NodeLab) -> None:
     lab.ensure_layout(Clock("setup", "restore the node layout", rejoin_s + 2 * release_s), rejoin_s, release_s)
 
 
-def fill(clock: Clock, dev: DeviceNode, what: str, ready_s: float) -> list[Any]:
+def fill(clock: Clock, dev: DeviceNode, what: str, ready_s: float, machinery: MachineryRecord) -> list[Any]:
     """Blockers holding every device of a node, so that placement elsewhere is forced. The node's
     devices are free by Ray's own accounting (ensure_layout), so their start is a wait on Ray's
-    machinery (conformance.run.machinery: `ready_s` stretched, a fresh sample, else the host's
-    failure), left out of the scenario's bound; a blocker that raised reaches the caller."""
+    machinery (conformance.run.machinery: `ready_s` stretched by the run's `machinery` record, a
+    fresh sample, else the host's failure), left out of the scenario's bound; a blocker that
+    raised reaches the caller."""
     blockers = spawn_holders(dev, dev.count)
     try:
-        clock_ready(clock, ready_s)([b.state.remote() for b in blockers], f"blockers to fill node {what}")
+        clock_ready(clock, ready_s, machinery)([b.state.remote() for b in blockers], f"blockers to fill node {what}")
     except BaseException:
         kill_quietly(blockers)
         raise

@@ -1,35 +1,39 @@
 """The recovery area's cluster shapes (conformance.cluster.shapes reads KINDS through the area)."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from conformance.cluster.manager import ClusterShape, complete
-from conformance.cluster.shapes import FAULT_DRIVER, OWN_NODES, ShapeKind, manifest_nodes, named_shape
+from conformance.cluster.shapes import FAULT_DRIVER, OWN_NODES, Resolver, ShapeKind, manifest_nodes, named_shape
 
 if TYPE_CHECKING:
     from ray._private.accelerators.accelerator import AcceleratorManager
 
+    from conformance.timing.host_load import MachineryRecord
 
-def _short_fetch_timeout(name: str) -> Callable[[Any, "type | None"], ClusterShape]:
-    """The manifest's nodes with Ray's RDT fetch timeout lowered in every node (FR-012..016)."""
-    def resolve(manifest: Any, manager: type[AcceleratorManager] | None) -> ClusterShape:
+
+def _short_fetch_timeout(name: str) -> Resolver:
+    """The manifest's nodes with Ray's RDT fetch timeout lowered in every node (FR-012..016), stretched
+    by the run's fixed fetch factor (its `machinery` record)."""
+    def resolve(manifest: Any, manager: type[AcceleratorManager] | None, machinery: MachineryRecord) -> ClusterShape:
         from conformance.areas.recovery.transfers import transfer_shape
-        return named_shape(name, transfer_shape(manifest), manifest)
+        return named_shape(name, transfer_shape(manifest, machinery), manifest)
     return resolve
 
 
-def _fresh_start(manifest: Any, manager: type[AcceleratorManager] | None) -> ClusterShape:
+def _fresh_start(manifest: Any, manager: type[AcceleratorManager] | None, machinery: MachineryRecord) -> ClusterShape:
     """FR-006's fresh start: the manifest's nodes again. With a transport declared, they start
     with the recovery-transfers node environment, which differs only in Ray's RDT fetch timeout
     (no device detection reads it): the transfer checks that follow then run on this cluster
     instead of starting their own."""
     resolve = _short_fetch_timeout if getattr(manifest, "transport", None) else manifest_nodes
-    return resolve("recovery-restart")(manifest, manager)
+    return resolve("recovery-restart")(manifest, manager, machinery)
 
 
-def _recovery_nodes(manifest: Any, manager: type[AcceleratorManager] | None) -> ClusterShape:
+def _recovery_nodes(manifest: Any, manager: type[AcceleratorManager] | None,
+                    machinery: MachineryRecord) -> ClusterShape:
     from conformance.areas.recovery.nodes import node_shape
-    return complete(node_shape(manifest, manager), manifest)
+    return complete(node_shape(manifest, manager, machinery), manifest)
 
 
 KINDS: tuple[ShapeKind, ...] = (

@@ -29,7 +29,7 @@ import functools
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 from conformance.cluster.manager import ClusterShape
 from conformance.rdt import transfer
@@ -37,6 +37,9 @@ from conformance.rdt.pool import destroy_group, make_group, pair_node, start_end
 from conformance.rdt.registration import TransportSetup
 from conformance.run.machinery import clock_ready
 from conformance.timing.clock import CONTROL_CALL_S, Clock
+
+if TYPE_CHECKING:
+    from conformance.timing.host_load import MachineryRecord
 
 TIMEOUT_ENV = "RAY_rdt_fetch_fail_timeout_milliseconds"
 FETCH_TIMEOUT_CHECK = "FR-014"   # the check whose requirement states the shape's lowered timeout
@@ -66,18 +69,14 @@ def _fetch_timeout_at(path: str) -> float:
     return float(load_checklist(Path(path)).by_id()[FETCH_TIMEOUT_CHECK].param("rdt_fetch_timeout_s"))
 
 
-_FETCH_SCALE: list[float] = []   # this run's factor, fixed at its first use (nodes and driver must agree)
-
-
-def fetch_scale() -> float:
-    """How far this run stretches the lowered fetch timeout: Ray must run a receive within it, and
-    on a loaded host it ran one later than 5 s (FR-015 then saw Ray's "not found in RDT object
-    store after 5.0s" instead of the injected error). Measured once (conformance.timing.host_load),
-    then fixed: the nodes' environment, the driver's copy and the checks' bounds use one value."""
-    if not _FETCH_SCALE:
-        from conformance.timing.host_load import machinery_factor
-        _FETCH_SCALE.append(machinery_factor("fetch"))
-    return _FETCH_SCALE[0]
+def fetch_scale(machinery: MachineryRecord) -> float:
+    """How far the run whose record `machinery` is stretches the lowered fetch timeout: Ray must
+    run a receive within it, and on a loaded host it ran one later than 5 s (FR-015 then saw Ray's
+    "not found in RDT object store after 5.0s" instead of the injected error). Taken once per run
+    from its record (MachineryRecord.fixed_factor), then fixed there: the nodes' environment, the
+    driver's copy and the checks' bounds use one value. The nodes get it as a number in their
+    environment (transfer_shape), never through a shared variable."""
+    return machinery.fixed_factor("fetch")
 
 
 # What the caller sees when Ray's own RDT fetch timeout ran out before the receive ran (Ray 2.60,
@@ -85,32 +84,34 @@ def fetch_scale() -> float:
 FETCH_RAN_OUT = "not found in RDT object store after"
 
 
-def judge_fetch_ran_out(seen: str, what: str) -> None:
+def judge_fetch_ran_out(seen: str, what: str, machinery: MachineryRecord) -> None:
     """Call before a check blames the plugin for what the caller saw instead of the outcome it
     expected: when that is Ray's own fetch timeout (FETCH_RAN_OUT), Ray did not run the receive
     within the lowered timeout, which was stretched once, when the cluster started (fetch_scale).
-    A fresh sample of Ray's machinery decides (conformance.run.machinery.before_blaming): the host
+    A fresh sample of Ray's machinery (noted in the run's `machinery` record) decides
+    (conformance.run.machinery.before_blaming): the host
     slower now than that stretch assumed is the host's failure (HostNotReady, "not judged: host");
     else it returns and the check judges the plugin."""
     if FETCH_RAN_OUT not in seen:
         return
     from conformance.run.machinery import before_blaming
 
-    before_blaming(shape_fetch_timeout_s(), fetch_scale(),
-                   f"{what}: Ray's RDT fetch timeout ran out before the receive ran ({seen[:160]})")
+    before_blaming(shape_fetch_timeout_s(), fetch_scale(machinery),
+                   f"{what}: Ray's RDT fetch timeout ran out before the receive ran ({seen[:160]})", machinery=machinery)
 
 
-def run_fetch_timeout_s(param_s: float) -> float:
-    """The fetch timeout of this run's transfer shape for a check whose param says `param_s`."""
-    return float(param_s) * fetch_scale()
+def run_fetch_timeout_s(param_s: float, machinery: MachineryRecord) -> float:
+    """The fetch timeout of the transfer shape of the run whose record `machinery` is, for a check
+    whose param says `param_s`."""
+    return float(param_s) * fetch_scale(machinery)
 
 
-def transfer_shape(manifest: Any) -> ClusterShape:
+def transfer_shape(manifest: Any, machinery: MachineryRecord) -> ClusterShape:
     """The manifest's nodes with a short RDT fetch timeout in every node's environment (the
-    checklist's value, stretched by this run's load: fetch_scale)."""
+    checklist's value, stretched by the run's load: fetch_scale of its `machinery` record)."""
     c = manifest.cluster
-    env = [{**(c["node_env"][i] if i < len(c["node_env"]) else {}),
-            TIMEOUT_ENV: str(int(run_fetch_timeout_s(shape_fetch_timeout_s()) * 1000))} for i in range(c["nodes"])]
+    timeout_ms = str(int(run_fetch_timeout_s(shape_fetch_timeout_s(), machinery) * 1000))
+    env = [{**(c["node_env"][i] if i < len(c["node_env"]) else {}), TIMEOUT_ENV: timeout_ms} for i in range(c["nodes"])]
     return ClusterShape(name=SHAPE_NAME, node_env=env)
 
 
@@ -142,19 +143,20 @@ class Pair:
 
 
 def start_peers(clock: Clock, x: TransportSetup, resource: str, n: int, ready_s: float, device: str,
-                **options: Any) -> list[Any]:
+                machinery: MachineryRecord, **options: Any) -> list[Any]:
     """n endpoints with their tensors on `device` (each holding a unit of `resource` when that is
     not the host) on one node (conformance.rdt.pool.pair_node, unless `options` pin them
-    elsewhere), answering within `ready_s` (the check's actor_ready_s); no collective group
-    (`make_group`)."""
+    elsewhere), answering within `ready_s` (the check's actor_ready_s, stretched by the run's
+    `machinery` record); no collective group (`make_group`)."""
     eps = start_endpoints(x, resource, device=device, nodes=[pair_node(x, resource, device)] * n, group=False,
-                          ready=clock_ready(clock, ready_s),
+                          ready=clock_ready(clock, ready_s, machinery),
                           what=f"{n} transfer peers to start", **options)
     return eps.actors
 
 
-def start_pair(clock: Clock, x: TransportSetup, resource: str, ready_s: float, device: str, **options: Any) -> Pair:
-    src, dst = start_peers(clock, x, resource, 2, ready_s, device, **options)
+def start_pair(clock: Clock, x: TransportSetup, resource: str, ready_s: float, device: str,
+               machinery: MachineryRecord, **options: Any) -> Pair:
+    src, dst = start_peers(clock, x, resource, 2, ready_s, device, machinery, **options)
     return Pair(src, dst, make_group(x, [src, dst]))
 
 

@@ -18,11 +18,14 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from conformance.areas.topology.facts import NodeFacts
 from conformance.areas.topology.probe import Where, where
 from conformance.areas.topology.selectors import NODE_ID_KEY, first_matching, matches, selector_text
+
+if TYPE_CHECKING:
+    from conformance.run.budget import Budget
 
 CANCEL_WAIT_S = 10.0  # knob: cleanup wait after cancelling, not a bound
 # Errors meaning "Ray did not place it": cancelled by us, actor killed by us, or refused outright
@@ -255,19 +258,19 @@ def group_nodes(pg: Any) -> list[str]:
     return [mapping[i] for i in sorted(mapping)]
 
 
-def try_group(bundles: list[dict[str, float]], wait_s: float, *, host_wait: str | None = None,
+def try_group(budget: Budget, bundles: list[dict[str, float]], wait_s: float, *, host_wait: str | None = None,
               **kwargs: Any) -> tuple[bool, list[str]]:
     """Create a placement group, wait at most wait_s, remove it; (ready, bundle nodes).
 
     `host_wait` (what the wait is for) when the nodes' labels and description agree that Ray can
-    place the group: the wait is then one on Ray's machinery (conformance.run.machinery: wait_s
-    stretched by the host's measured worker start, a fresh sample before blaming), and a group
-    still not placed raises HostNotReady (the host's failure, never the plugin's)."""
+    place the group: the wait is then one on Ray's machinery, through the check's `budget`
+    (Budget.ray, conformance.run.machinery: wait_s stretched by the run's measured worker start, a
+    fresh sample before blaming), and a group still not placed raises HostNotReady (the host's
+    failure, never the plugin's)."""
     import math
 
     from ray.util.placement_group import placement_group, remove_placement_group
 
-    from conformance.run.machinery import await_machinery
     from conformance.timing.waits import BoundRanOut
 
     pg = placement_group(bundles, **kwargs)
@@ -279,7 +282,7 @@ def try_group(bundles: list[dict[str, float]], wait_s: float, *, host_wait: str 
         return True
 
     try:
-        ready = pg.wait(wait_s) if host_wait is None else await_machinery(placed, wait_s, host_wait)
+        ready = pg.wait(wait_s) if host_wait is None else budget.ray(placed, host_wait, wait_s)
         return ready, group_nodes(pg) if ready else []
     finally:
         remove_placement_group(pg)

@@ -156,7 +156,7 @@ class UsageCtx(TransportCtx):
                                f"{self.resource}")
         eps = start_endpoints(self.x, self.resource, device=device, nodes=[node] * n,
                               units=rdt and not is_host(device), cls=cls, tensor_transport=rdt, group=False,
-                              ready=clock_ready(clock, START_TIMEOUT_S),
+                              ready=clock_ready(clock, START_TIMEOUT_S, self.budget.machinery),
                               what=f"{n} {kind} actor(s) to start", **options)
         self.actors.extend(eps.actors)
         if rdt:

@@ -99,7 +99,7 @@ def star_rows(ctx: CollectiveCtx, members: list[Any], compared: list[dict[str, A
         scheduling_strategy=NodeAffinitySchedulingStrategy(node, soft=False)).remote(len(members))
     cc.started_ids.add(hub._actor_id.hex())
     try:
-        start_answers([hub.ping.remote()], "starting the star reference's hub actor")
+        start_answers([hub.ping.remote()], "starting the star reference's hub actor", ctx.budget.machinery)
         return {r["op"]: sweep_point(ctx, members, r["op"], r["bytes"], star_timer(ctx, members, hub, r["op"], r["bytes"]))
                 for r in compared}
     finally:

@@ -128,7 +128,8 @@ def test_pairwise_matrix(performance_ctx: PerformanceCtx) -> None:
     if len(nodes) < 2:
         not_applicable(f"the cluster has {len(nodes)} device/node endpoint(s); a matrix needs 2")
     tctx.release_device_pools()   # endpoints holding devices would keep the matrix from getting them
-    eps = start_endpoints(tctx.setup, tctx.resource, device=device, nodes=nodes, units=with_units)
+    eps = start_endpoints(tctx.setup, tctx.resource, device=device, nodes=nodes, units=with_units,
+                          ready=performance_ctx.budget.actors)
     try:
         node_index = {nid: k for k, nid in enumerate(dict.fromkeys(eps.node_of(i) for i in range(len(eps))))}
         labels = []

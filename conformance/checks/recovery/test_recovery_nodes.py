@@ -139,7 +139,7 @@ def test_label_selected_work_moves_to_surviving_matching_node(recovery_ctx: Node
             b, c = lab.dev("b"), lab.dev("c")
             selector = lab.selector()
             nc.metrics.update(selector=selector, env_var=b.env_var)
-            blockers = fill(clock, c, "c", nc.param("actor_ready_s"))  # so that the pool work has to start on b
+            blockers = fill(clock, c, "c", nc.param("actor_ready_s"), nc.budget.machinery)  # so that the pool work has to start on b
             actors = spawn_holders(b, 1, max_restarts=2, label_selector=selector)
             first = states(clock, actors, "the pool actor to start", nc.param("actor_ready_s"))[0]
             first_role = lab.role_of(first["node_id"])
@@ -251,7 +251,7 @@ def test_placement_group_bundle_is_rescheduled(recovery_ctx: NodeRecoveryCtx) ->
             head, b, c = lab.dev("head"), lab.dev("b"), lab.dev("c")
             nc.metrics["env_var"] = b.env_var
             roles = {n["NodeID"]: role for role, n in lab.alive().items()}
-            blockers = fill(clock, head, "head", nc.param("actor_ready_s"))  # so that the two bundles land on b and c
+            blockers = fill(clock, head, "head", nc.param("actor_ready_s"), nc.budget.machinery)  # so that the two bundles land on b and c
             pg = placement_group([{lab.resource: 1}, {lab.resource: 1}], strategy="STRICT_SPREAD")
             # the bundles fit b's and c's free devices by Ray's own accounting: their placement is Ray's machinery
             nc.budget.started(clock, pg.ready(), "the placement group to be created", param="actor_ready_s")
@@ -368,7 +368,7 @@ def test_partitioned_node_is_replaced_and_rejoins_as_new_node(recovery_ctx: Node
             before = signature(lab.alive()["b"], lab.resource)
             selector = lab.selector()
             nc.metrics.update(selector=selector, env_var=b.env_var)
-            blockers = fill(clock, c, "c", nc.param("actor_ready_s"))  # so that the pool actor has to start on b
+            blockers = fill(clock, c, "c", nc.param("actor_ready_s"), nc.budget.machinery)  # so that the pool actor has to start on b
             actors = spawn_holders(b, 1, max_restarts=2, label_selector=selector)
             first = states(clock, actors, "the pool actor to start", nc.param("actor_ready_s"))[0]
             first_role = lab.role_of(first["node_id"])

@@ -237,7 +237,7 @@ def _receive_error(xc: TransferRecoveryCtx) -> None:
             xc.metrics["error_s"] = round(clock.elapsed() - t0, 3)
             xc.metrics["error"] = got if kind == "error" else f"data instead of the error: {short(got)}"
             if kind == "error" and "InjectedReceiveError" not in got:
-                judge_fetch_ran_out(got, "the receiver's task whose receive raised")
+                judge_fetch_ran_out(got, "the receiver's task whose receive raised", xc.budget.machinery)
             xc.metrics["alive"] = {side: alive(actor, 10) for side, actor in (("sender", pair.src), ("receiver", pair.dst))}
             xc.judge_now(clock, final=False)
             t0 = clock.elapsed()

@@ -59,7 +59,7 @@ def test_bundle_label_selector_lands_on_matching_nodes(topology_ctx: TopologyCtx
         wait = float(topology_ctx.param("group_timeout_s")) if agree else wait
         record: dict[str, Any] = {"selector": sel, "bundles": k, "wait_s": round(wait, 1)}
         try:
-            ready, nodes = try_group([{topology_ctx.resource: 1}] * k, wait,
+            ready, nodes = try_group(topology_ctx.budget, [{topology_ctx.resource: 1}] * k, wait,
                                      host_wait=f"{k} one-device bundles selecting {text}" if agree else None,
                                      strategy="STRICT_SPREAD", bundle_label_selector=[sel] * k)
             record.update(ready=ready, on=[x[:8] for x in nodes])
@@ -93,7 +93,7 @@ def test_topology_packing_keeps_groups_in_one_domain(topology_ctx: TopologyCtx) 
     agree = all(labels[f.node_id].get(key) == truth[f.node_id].get(key) for f in topology_ctx.device_nodes())
     packed: dict[str, Any] = {"devices": k}
     try:
-        ready, nodes = try_group([{topology_ctx.resource: 1}] * k,
+        ready, nodes = try_group(topology_ctx.budget, [{topology_ctx.resource: 1}] * k,
                                  float(topology_ctx.param("group_timeout_s")) if agree else group_timeout_s,
                                  host_wait=f"a {k}-device group with topology_strategy={strategy}" if agree else None,
                                  topology_strategy=strategy)
@@ -107,7 +107,7 @@ def test_topology_packing_keeps_groups_in_one_domain(topology_ctx: TopologyCtx) 
         # If the labels make one domain big enough, Ray may place it: give it the full time to
         # show that; otherwise Ray cannot, and a short wait only guards against a Ray bug.
         wait = group_timeout_s if max(by_label.values(), default=0) >= big else pending_wait_s
-        ready, nodes = try_group([{topology_ctx.resource: 1}] * big, wait, topology_strategy=strategy)
+        ready, nodes = try_group(topology_ctx.budget, [{topology_ctx.resource: 1}] * big, wait, topology_strategy=strategy)
         oversize = {"devices": big, "placed": ready, "on": [n[:8] for n in nodes], "capacity_by_label": by_label,
                     "wait_s": round(wait, 1)}
     _record(topology_ctx, key=key, capacity_by_domain=capacity, packed=packed, oversize=oversize)

@@ -17,7 +17,7 @@ from conformance.rdt import payloads
 from conformance.rdt.config import format_size, max_bytes
 from conformance.rdt.context import INTRA_NODE_ENDPOINTS, CaseResult, TransportContext
 from conformance.rdt.device import is_host
-from conformance.rdt.pool import Endpoints
+from conformance.rdt.pool import Endpoints, Ready
 from conformance.rdt.tables import publish
 from conformance.rdt.transfer import GET_TIMEOUT_S, TransferError, ray_get
 from conformance.run.fixtures import not_applicable
@@ -157,10 +157,10 @@ def _received_metadata(ctx: TransportCtx, device: str) -> None:
     results = tctx.run_cases(device, cases, payloads.META_FIELDS)
     record_cases(ctx, results, dtypes=dtypes)
     if not is_host(device):
-        ctx.metrics["current_device"] = _on_current_device(tctx, device)
+        ctx.metrics["current_device"] = _on_current_device(tctx, device, ctx.budget.actors)
 
 
-def _on_current_device(tctx: TransportContext, device: str) -> dict[str, Any]:
+def _on_current_device(tctx: TransportContext, device: str, ready: Ready) -> dict[str, Any]:
     """Receive on an actor given two devices, twice: with its second one current
     (torch.<device>.set_device(1)), then with its first (set_device(0)): every received tensor must
     be on the current device, as Ray's own receive buffers are (`torch.empty(..., device=<type>)`
@@ -181,7 +181,7 @@ def _on_current_device(tctx: TransportContext, device: str) -> dict[str, Any]:
     if free < 2:   # knob: the receiver holds two devices
         return {"not_run": f"needs 2 free {tctx.resource} units beside the {len(eps)} endpoints on one node"}
     rx = start_endpoints(tctx.setup, tctx.resource, device=device, nodes=[eps.node_of(0)], units=False,
-                         group=False, what="a receiver with two devices", **demand(tctx.resource, 2))
+                         group=False, ready=ready, what="a receiver with two devices", **demand(tctx.resource, 2))
     try:
         seen: dict[str, Any] = {}
         for index, which in ((1, "its second, the last visible, current"), (0, "its first, not the last visible, current")):

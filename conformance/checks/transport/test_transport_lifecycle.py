@@ -303,7 +303,7 @@ def _has_transport(transport_ctx: TransportCtx, device: str, first: bool, latenc
     if tctx.setup.config.collective_backend and first:
         # the negative case: an actor outside any collective group cannot use GLOO/NCCL (the
         # answer is about the group, not the tensors: once, on the first type)
-        out = start_endpoints(tctx.setup, tctx.resource, device=device, nodes=[None])
+        out = start_endpoints(tctx.setup, tctx.resource, device=device, nodes=[None], ready=transport_ctx.budget.actors)
         try:
             outsider_answer = mgr.actor_has_tensor_transport(out.actors[0])
             if outsider_answer is not False:
