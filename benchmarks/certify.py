@@ -17,10 +17,12 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import signal
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections import Counter, defaultdict
 from dataclasses import dataclass
@@ -48,6 +50,13 @@ def bare_ray_init_s(repeats: int = 3) -> float:
 # a progress line, printed when a check ends: "[ 3/67] DP-003 Visible ids ..." (conformance.run.progress)
 PROGRESS = re.compile(r"^\[\s*\d+/\d+\] (\S+) ")
 
+RUN_TIMEOUT_S = 3600   # a certification that runs longer is stuck: the benchmark ends it and says so
+REPORT_GRACE_S = 120   # after SIGTERM: the run writes its report (a hang is a failure with a reason)
+
+
+class StuckRun(RuntimeError):
+    """The certification did not end within RUN_TIMEOUT_S."""
+
 
 @dataclass
 class Certification:
@@ -56,27 +65,55 @@ class Certification:
     cpu: CpuUse
     ends: list[tuple[float, str]]    # (seconds since boot, check id) as each check's line was printed
 
+    def births_by_check(self) -> dict[str, Counter[str]]:
+        """Worker processes started, by kind, per check: each counts with the check running when
+        it was born (the progress line each check prints at its end is the boundary)."""
+        return births_by_mark(self.cpu.births, self.ends)
 
-def certify(manifest: str, out: Path) -> Certification:
+
+def _progress(stream: Any, ends: list[tuple[float, str]]) -> None:
+    """Note when each check's progress line is printed (a thread: reading waits for output)."""
+    for line in stream:
+        found = PROGRESS.match(line)
+        if found:
+            ends.append((uptime_s(), found.group(1)))
+
+
+def run_command(manifest: str, out: Path) -> list[str]:
+    return [sys.executable, "-u", "-m", "conformance.cli.main", "run", "--manifest", manifest, "--out", str(out)]
+
+
+def certify(manifest: str, out: Path, timeout_s: float = RUN_TIMEOUT_S, command: list[str] | None = None) -> Certification:
+    """One certification (`command`: the run's, run_command), its progress lines timed as they
+    come. A run past timeout_s is ended (SIGTERM, then SIGKILL after REPORT_GRACE_S: the process
+    we started, by its pid) and raises StuckRun, rather than leaving the benchmark waiting on
+    output that never comes."""
     t0 = time.monotonic()
     ends: list[tuple[float, str]] = []
     with CpuUse() as cpu:
-        proc = subprocess.Popen([sys.executable, "-u", "-m", "conformance.cli.main", "run", "--manifest", manifest,
-                                 "--out", str(out)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            found = PROGRESS.match(line)
-            if found:
-                ends.append((uptime_s(), found.group(1)))
-        proc.wait(timeout=3600)
+        proc = subprocess.Popen(command or run_command(manifest, out), stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, text=True)
+        reader = threading.Thread(target=_progress, args=(proc.stdout, ends), daemon=True)
+        reader.start()
+        try:
+            proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(timeout=REPORT_GRACE_S)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+            raise StuckRun(f"{manifest}: the certification did not end within {timeout_s:.0f} s "
+                           f"(last check ended: {ends[-1][1] if ends else 'none'}); its folder: {out}") from None
+        reader.join(timeout=10)
     wall = time.monotonic() - t0
     return Certification(wall, json.loads((out / "report.json").read_text()), cpu, ends)
 
 
-def worker_lines(run: Certification, top: int = 12) -> list[str]:
+def worker_lines(run: Certification, by_check: dict[str, Counter[str]], top: int = 12) -> list[str]:
     """Worker processes started (with torch / without), in all and per area, and the checks that
     started the most: a worker is counted with the check running when it was born."""
-    by_check = births_by_mark(run.cpu.births, run.ends)
     area_of = {c["id"]: c["area"] for c in run.report["checks"]}
     total: Counter[str] = Counter()
     per_area: dict[str, Counter[str]] = defaultdict(Counter)
@@ -157,7 +194,11 @@ def main(argv: list[str] | None = None) -> int:
     print(f"baseline: bare ray.init()+shutdown = {base:.2f} s (median of 3, same run)")
     for manifest in manifests:
         with tempfile.TemporaryDirectory() as tmp:
-            run = certify(manifest, Path(tmp) / "out")
+            try:
+                run = certify(manifest, Path(tmp) / "out")
+            except StuckRun as exc:
+                print(f"certify.py: {exc}", file=sys.stderr)
+                return 1
         wall, report, cpu = run.wall_s, run.report, run.cpu
         history = report["cluster"]["history"]
         starts = sum(float(h.get("start_s") or 0.0) for h in history)
@@ -166,10 +207,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\n{manifest}: tier {report['tier']}, wall {wall:.1f} s = {wall / base:.1f}x bare init ({verdict})")
         print(f"  cluster starts: {len(history)} ({starts:.1f} s = {starts / base:.1f}x bare init): "
               + ", ".join(f"{h['shape']} {h.get('start_s', '-')}s" for h in history))
-        for line in describe(cpu, wall, target) + worker_lines(run):
+        by_check = run.births_by_check()
+        for line in describe(cpu, wall, target) + worker_lines(run, by_check):
             print(line)
         if args.births:
-            by_check = births_by_mark(run.cpu.births, run.ends)
             Path(f"{args.births}.{manifests.index(manifest)}.json").write_text(
                 json.dumps({c: dict(k) for c, k in by_check.items()}, indent=1, sort_keys=True))
         for area, seconds in sorted(area_seconds(report).items(), key=lambda kv: -kv[1]):
