@@ -86,7 +86,7 @@ class _HangsCounting:
 def test_the_preflight_probe_records_the_first_node_start_hang(monkeypatch: pytest.MonkeyPatch) -> None:
     from conformance.catalog import vendor_calls
     # 3 s: the bound must end the 30 s hang, and the calls before it return at once even on a loaded machine
-    monkeypatch.setattr(vendor_calls, "knobs", lambda: {"call_bound_s": 3, "stuck_grace_s": 30,
+    monkeypatch.setattr(vendor_calls, "knobs", lambda machinery=None: {"call_bound_s": 3, "stuck_grace_s": 30,
                                                         "probe_timeout_s": 60})
     hangs = HangRecord()
     hang = probe_node_start(_HangsCounting, {}, hangs, found_by="the preflight")
@@ -134,7 +134,7 @@ def test_a_command_refuses_a_node_start_hang_in_one_line(monkeypatch: pytest.Mon
     from conformance.catalog.manifest import load_manifest
     from conformance.run.preflight import refuse_node_start_hang
     # 3 s: the bound must end the 30 s hang, and the calls before it return at once even on a loaded machine
-    monkeypatch.setattr(vendor_calls, "knobs", lambda: {"call_bound_s": 3, "stuck_grace_s": 30,
+    monkeypatch.setattr(vendor_calls, "knobs", lambda machinery=None: {"call_bound_s": 3, "stuck_grace_s": 30,
                                                         "probe_timeout_s": 60})
     with pytest.raises(VendorHang, match=r"^manifest: accelerator.manager: get_current_node_num_accelerators\(\) "
                                          r"did not return within 3s \(a hang\)$"):
