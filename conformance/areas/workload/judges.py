@@ -8,7 +8,10 @@ Every scenario records, per device type it ran on (`devices.<type>`), the counts
 params fix (rounds, waves, receivers, stages, steps), each round's seconds and the number of
 problems each round showed (`wrong_per_round`), and its actors' memory series: the judge holds
 the counts to the params, every round to its bound, every count of problems to zero, and decides
-memory flatness again from the series (sync.memory_problems, the live check's own rule). WL-002's
+memory flatness again from the series (sync.memory_problems, the live check's own rule; a device
+type's memory never read is missing evidence). The sizes are the params': the state's bytes and
+tensors are the model layout of state_bytes in blocks (model.layout, recomputed here), an
+activation's bytes the pipeline plan's of activation_bytes. WL-002's
 judge recomputes the single-process reference from the params and holds the parameters the ranks
 ended with (all equal, by their digests) to its rounding bound. The library findings (WL-010..013)
 are recomputed from what the scenario observed.
@@ -295,8 +298,9 @@ def _dp_workers(manifest: Mapping[str, Any], device: str, most: int) -> int | No
                                          "seed", "step_bound_s"), decides_all=True)
 def data_parallel_replicas_on_reference(m: Mapping[str, Any], p: Mapping[str, Any],
                                         manifest: Mapping[str, Any]) -> Verdict:
-    """On every device type the collective block declares: the release's steps by 2..workers
-    workers on at least two nodes, each within step_bound_s; after every step every rank's
+    """On every device type the collective block declares: the release's steps by its workers (as
+    many as the manifest's units give on a cluster the suite started; 2..workers on the vendor's
+    own) on at least two nodes, each within step_bound_s; after every step every rank's
     parameter digest the same; after the last, the parameters (rank 0's, recorded; every rank's
     digest is theirs) within the rounding bound of the single-process reference, both recomputed
     here from the params (the shards are seeded) for the number of workers that ran."""
