@@ -11,7 +11,7 @@ import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Mapping
 
 from conformance.catalog.data import read_yaml_or_json, sha256_bytes, validate
 from conformance.catalog.vendor_calls import IMPORT, VendorHang, bounded_call
@@ -325,3 +325,23 @@ class manifest_environment:
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = v
+
+
+def declared_device_nodes(data: Mapping[str, Any]) -> int:
+    """How many of the nodes the suite starts from the manifest `data` run under the accelerator
+    environment it declares (cluster.node_env overrides none of accelerator.env's values): each
+    of those holds accelerator.expected.devices_per_node (the preflight's rule), so a record of
+    such a cluster with fewer nodes with devices has dropped or zeroed one. A node whose
+    node_env changes a declared value (SIMACC_NUM_DEVICES: "0", a CPU-only node) may hold none."""
+    acc = data.get("accelerator") if isinstance(data, Mapping) else None
+    env = acc.get("env") if isinstance(acc, Mapping) else None
+    env = env if isinstance(env, Mapping) else {}
+    cluster = data.get("cluster") if isinstance(data, Mapping) else None
+    cluster = cluster if isinstance(cluster, Mapping) else {}
+    nodes = cluster.get("nodes", 1)
+    nodes = nodes if isinstance(nodes, int) and not isinstance(nodes, bool) and nodes >= 1 else 1
+    per_node = cluster.get("node_env")
+    per_node = per_node if isinstance(per_node, list) else []
+    changed = sum(1 for i in range(nodes) if i < len(per_node) and isinstance(per_node[i], Mapping)
+                  and any(k in env and str(v) != str(env[k]) for k, v in per_node[i].items()))
+    return nodes - changed

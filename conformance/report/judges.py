@@ -50,6 +50,25 @@ class MissingEvidence(Exception):
     """A metric the judge needs is absent or not a finite number."""
 
 
+class RunManifest(dict[str, Any]):
+    """The report's manifest as a judge reads it, with the one fact of the run a judge may need
+    beside it: whether the run was on a cluster the suite did not start (`--conformance-ray-address`,
+    as the recorded command line says: signing/trust.runs_remote; the live check: its run's
+    address). On a cluster the suite started, the cluster is the manifest's (its node count, every
+    node with its devices); on the vendor's own cluster it is whatever was there. Never read from
+    the evidence: a record cannot say which cluster it was taken on."""
+
+    def __init__(self, manifest: Mapping[str, Any] | None, remote: bool) -> None:
+        super().__init__(manifest or {})
+        self.remote = remote
+
+
+def ran_remote(manifest: Mapping[str, Any]) -> bool:
+    """The run was on the vendor's own cluster (RunManifest); a bare manifest: a cluster the suite
+    started (the stricter reading)."""
+    return bool(getattr(manifest, "remote", False))
+
+
 @dataclass(frozen=True)
 class Judge:
     name: str                       # the checklist's `judge:` for the checks it decides
@@ -163,8 +182,11 @@ def agrees(recorded: float, derived: float) -> bool:
 
 
 def run_judge(j: Judge, check_id: str, metrics: Mapping[str, Any], params: Mapping[str, Any],
-              manifest: Mapping[str, Any] | None = None) -> Verdict:
-    """The outcome `j` gives on the recorded metrics under `params` (missing evidence: error)."""
+              manifest: Mapping[str, Any] | None = None, remote: bool | None = None) -> Verdict:
+    """The outcome `j` gives on the recorded metrics under `params` (missing evidence: error).
+    `remote`: the run was on the vendor's own cluster (None: as `manifest` says, a RunManifest or not)."""
+    if remote is not None:
+        manifest = RunManifest(manifest, remote)
     try:
         for name in j.needs:
             if name not in metrics:
@@ -172,7 +194,7 @@ def run_judge(j: Judge, check_id: str, metrics: Mapping[str, Any], params: Mappi
         wrong = _count_problem(j, metrics, params)
         if wrong:
             return Verdict(FAIL, f"{check_id}: {wrong}")
-        verdict = j.decide(metrics, params, manifest or {})
+        verdict = j.decide(metrics, params, manifest if manifest is not None else {})
     except MissingEvidence as exc:
         return Verdict(ERROR, f"{check_id}: {exc}")
     if verdict.outcome not in (PASS, FAIL, ERROR):
@@ -181,17 +203,17 @@ def run_judge(j: Judge, check_id: str, metrics: Mapping[str, Any], params: Mappi
 
 
 def judge(check: "Check", metrics: Mapping[str, Any], manifest: Mapping[str, Any] | None = None,
-          params: Mapping[str, Any] | None = None) -> Verdict:
+          params: Mapping[str, Any] | None = None, remote: bool | None = None) -> Verdict:
     """The outcome the check's recorded metrics give under the release's params (`params`:
     others, for a test). KeyError: the check declares no judge."""
     j = judge_for(check)
     if j is None:
         raise KeyError(f"{check.id} has no judge")
-    return run_judge(j, check.id, metrics, check.params if params is None else params, manifest)
+    return run_judge(j, check.id, metrics, check.params if params is None else params, manifest, remote)
 
 
 def contradiction(check: "Check", claimed: str, metrics: Mapping[str, Any],
-                  manifest: Mapping[str, Any] | None = None) -> Verdict | None:
+                  manifest: Mapping[str, Any] | None = None, remote: bool | None = None) -> Verdict | None:
     """The judge's verdict when it contradicts the claimed outcome (`pass` beside evidence that
     does not pass; a `fail` beside passing evidence that is the check's whole verdict), else None.
     Verify asks it of a submitted report; the run asks it of its own entries before writing them,
@@ -199,7 +221,7 @@ def contradiction(check: "Check", claimed: str, metrics: Mapping[str, Any],
     j = judge_for(check)
     if j is None or claimed not in (PASS, FAIL):
         return None
-    verdict = run_judge(j, check.id, metrics, check.params, manifest)
+    verdict = run_judge(j, check.id, metrics, check.params, manifest, remote)
     if claimed == PASS and verdict.outcome != PASS:
         return verdict
     if claimed == FAIL and verdict.outcome == PASS and j.decides_all:

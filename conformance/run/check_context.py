@@ -114,7 +114,7 @@ class CheckContext:
         re-makes from report.json."""
         from conformance.report import judges
 
-        return judges.judge(self.check, self.metrics, self.manifest.data)
+        return judges.judge(self.check, self.metrics, self.manifest.data, remote=bool(self.run.ray_address))
 
     def decide(self, detail: str = "", **evidence: Any) -> None:
         """Record `evidence` in the check's metrics and decide by its judge: the check fails with

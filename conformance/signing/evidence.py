@@ -112,7 +112,7 @@ def evidence_problems(checks: list[Any], checklist: Checklist, manifest: Mapping
             continue
         if claimed == "pass":
             tally.recomputed.append(check.id)
-        verdict = judges.contradiction(check, claimed, as_map(entry.get("metrics")), manifest)
+        verdict = judges.contradiction(check, claimed, as_map(entry.get("metrics")), manifest, remote)
         if verdict is None:
             continue
         reason = terminal(verdict.reason, limit=240)

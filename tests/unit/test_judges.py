@@ -373,13 +373,15 @@ def test_cc010_reports_of_releases_before_the_star_are_judged_as_they_were() -> 
 
 
 def test_cc009_one_time_per_survivor_since_the_count_is_recorded() -> None:
-    """A survivor that never got its error has no time: with `survivors` recorded, a pass whose
-    error_s lacks one is refused; a report from before the count is judged on its times."""
+    """A survivor that never got its error has no time: a pass whose error_s lacks one of the
+    check's survivors (ranks 0..POOL_SIZE-2) is refused, with the count recorded or dropped."""
     p = params("CC-009")
     assert judged("CC-009", {"error_s": {"0": 1.0, "1": 1.2}, "survivors": 2}, p).outcome == "pass"
     short = judged("CC-009", {"error_s": {"0": 1.0}, "survivors": 2}, p)
-    assert short.outcome == "fail" and "records 1 survivor(s) of 2" in (short.reason or "")
-    assert judged("CC-009", {"error_s": {"0": 1.0}}, p).outcome == "pass"
+    assert short.outcome == "fail" and "survivor rank(s) ['0'] of ['0', '1']" in (short.reason or "")
+    assert judged("CC-009", {"error_s": {"0": 1.0}}, p).outcome == "fail"           # the count dropped with it
+    assert judged("CC-009", {"error_s": {"0": 1.0, "1": 1.2}}, p).outcome == "pass"  # a report before the count
+    assert judged("CC-009", {"error_s": {"0": 1.0, "7": 1.2}}, p).outcome == "fail"  # not a survivor's rank
 
 
 def test_cc008_reads_held_memory_and_the_resident_rows_of_older_reports() -> None:

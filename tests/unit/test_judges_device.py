@@ -110,7 +110,10 @@ def test_the_manifest_decides_what_a_pass_must_show() -> None:
 
 def test_host_without_device_on_a_vendor_cluster_without_such_a_node_judges_the_probe() -> None:
     m = {"probe": detection(), "resource": "NPU", "live": "the cluster has no node without devices; only the probe ran"}
-    assert judged("DP-017", m).outcome == "pass"
+    check = suite().checklist.by_id()["DP-017"]
+    assert judges.judge(check, m, MANIFEST, remote=True).outcome == "pass"
+    # the hatch claimed on a cluster the suite started (it has such a node): the node's evidence is missing
+    assert judged("DP-017", m).outcome == "fail"
     assert judged("DP-017", {**m, "probe": detection(count=2)}).outcome == "fail"
 
 
@@ -150,3 +153,18 @@ def test_a_task_state_is_recorded_as_the_judges_read_it() -> None:
     verdict = judged("DP-010", {"calls_made": 6, "calls": calls, "resource": "NPU"})
     assert verdict.outcome == "fail" and "raised RuntimeError" in (verdict.reason or "")
     assert ENV_VAR   # the evidence's variable is the one its round trips name
+
+
+def test_verify_judges_the_live_hatch_by_the_recorded_command_line() -> None:
+    """Which cluster the run was on reaches the judge from the run (verify: the recorded
+    --conformance-ray-address), never from the evidence: the same DP-017 record is a pass on the
+    vendor's own cluster and a fail on a cluster the suite started."""
+    from conformance.signing.evidence import evidence_problems
+
+    check = suite().checklist.by_id()["DP-017"]
+    m = {"probe": detection(), "resource": "NPU", "live": "the cluster has no node without devices; only the probe ran"}
+    entry = {"id": "DP-017", "outcome": "pass", "params": check.params, "metrics": m}
+    local, _ = evidence_problems([entry], suite().checklist, MANIFEST, remote=False)
+    remote, _ = evidence_problems([entry], suite().checklist, MANIFEST, remote=True)
+    assert any("DP-017 claims pass but its evidence gives fail" in p for p in local), local
+    assert not any("its evidence gives" in p for p in remote), remote

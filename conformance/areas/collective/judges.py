@@ -147,13 +147,22 @@ _WAIT_SLACK_S = 2.0   # knob: the driver reads the times after ray.wait returns 
 @JUDGES.rule(needs=("error_s",), params=("error_bound_s",), decides_all=False)
 def survivors_errored_in_time(m: Mapping[str, Any], p: Mapping[str, Any], manifest: Mapping[str, Any]) -> Verdict:
     """Every survivor got its error within error_bound_s of the member's death: one time per
-    survivor (`survivors`, recorded since the count was; earlier reports are judged on the times)."""
+    survivor, and the survivors are the check's (POOL_SIZE members, the last one killed: ranks
+    0..POOL_SIZE-2, in every release), whatever count the record carries (`survivors`, recorded
+    since, must say the same): a survivor dropped from the record, with its count or not, is a
+    hang left out, never a survivor that was not there."""
+    from conformance.collective.config import POOL_SIZE
+
     seconds, bound = m.get("error_s"), param_value(p, "error_bound_s")
     if not isinstance(seconds, Mapping) or not seconds:
         raise MissingEvidence("metric error_s is missing or empty (no survivor got an error)")
     late = {str(r): number({"v": s}, "v") for r, s in seconds.items()}
-    if "survivors" in m and len(seconds) != number(m, "survivors"):   # reports before it recorded none
-        return Verdict(FAIL, f"error_s records {len(seconds)} survivor(s) of {m['survivors']!r}: the others got no "
+    ranks = [str(r) for r in range(POOL_SIZE - 1)]   # the killed member is the pool's last
+    if "survivors" in m and number(m, "survivors") != len(ranks):
+        return Verdict(FAIL, f"records {m['survivors']!r} survivor(s); the check kills one of its {POOL_SIZE} "
+                             f"members, leaving {len(ranks)}")
+    if sorted(late) != ranks:
+        return Verdict(FAIL, f"error_s records survivor rank(s) {sorted(late)} of {ranks}: the others got no "
                              "error within the bound (a hang)")
     late = {r: s for r, s in late.items() if s > bound + _WAIT_SLACK_S}
     if late:

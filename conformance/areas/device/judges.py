@@ -37,8 +37,17 @@ from conformance.areas.device.host_detection import (
     problems_unknown_device,
     problems_warned,
 )
-from conformance.catalog.manifest import DEFAULT_QUANTITIES
-from conformance.report.judges import FAIL, PASS, JudgeTable, MissingEvidence, Verdict, number, param_value
+from conformance.catalog.manifest import DEFAULT_QUANTITIES, declared_device_nodes
+from conformance.report.judges import (
+    FAIL,
+    PASS,
+    JudgeTable,
+    MissingEvidence,
+    Verdict,
+    number,
+    param_value,
+    ran_remote,
+)
 
 JUDGES = JudgeTable()
 
@@ -309,21 +318,48 @@ def _counts(m: Metrics, name: str) -> dict[str, float]:
     return {str(k): number(counts, k) for k in counts}
 
 
-@JUDGES.rule(needs=("device_counts", "resource"))
-def nodes_advertise_expected_count(m: Metrics, p: Mapping[str, Any], manifest: Mapping[str, Any]) -> Verdict:
-    """DP-006: every alive node with devices advertises the manifest's devices per node."""
-    counts = _counts(m, "device_counts")
-    problems = _resource_recorded(m, manifest)
+def node_set_problems(counts: Mapping[str, float], manifest: Mapping[str, Any], what: str,
+                      device_nodes_only: bool) -> list[str]:
+    """The recorded node set is the cluster's. On a cluster the suite started from the manifest:
+    cluster.nodes nodes (`device_nodes_only`: the record names only the nodes with devices, so at
+    most that many), and at least as many with devices as the manifest's declared environment
+    gives (catalog.manifest.declared_device_nodes): a node dropped from the record, or recorded
+    with 0 units, is a fail, never a node without devices. On the vendor's own cluster
+    (--conformance-ray-address): at least one node with devices. Everywhere, every node with
+    devices advertises devices_per_node."""
     n, nodes = manifest_devices(manifest), manifest_nodes(manifest)
+    problems = []
+    if any(v < 0 for v in counts.values()):
+        problems.append(f"{what} records a negative count: {dict(counts)}")
     with_devices = {k: v for k, v in counts.items() if v > 0}
-    if len(counts) < nodes:
-        problems.append(f"device_counts records {len(counts)} node(s); the manifest's cluster has {nodes}")
     if not with_devices:
-        problems.append(f"no node advertises the resource (counts: {counts})")
+        problems.append(f"{what} records no node with devices ({dict(counts)})")
+    if device_nodes_only and len(with_devices) != len(counts):
+        problems.append(f"{what} records node(s) without devices among the nodes with devices: {dict(counts)}")
+    if not ran_remote(manifest):
+        if len(counts) > nodes or (not device_nodes_only and len(counts) != nodes):
+            problems.append(f"{what} records {len(counts)} node(s); the cluster the suite started from the manifest "
+                            f"has cluster.nodes = {nodes}")
+        need = declared_device_nodes(manifest)
+        if len(with_devices) < need:
+            problems.append(f"{what} records {len(with_devices)} node(s) with devices; the cluster the suite started "
+                            f"from the manifest has {need} under its declared accelerator.env, each with "
+                            f"devices_per_node = {n}")
     wrong = {k: v for k, v in with_devices.items() if v != n}
     if wrong:
-        problems.append(f"nodes advertise {wrong} units of {m.get('resource')}; expected {n} each")
-    return _verdict(problems, f"{len(with_devices)} node(s) advertise {n} each")
+        problems.append(f"{what}: nodes advertise {wrong} units; the manifest's devices_per_node is {n}")
+    return problems
+
+
+@JUDGES.rule(needs=("device_counts", "resource"))
+def nodes_advertise_expected_count(m: Metrics, p: Mapping[str, Any], manifest: Mapping[str, Any]) -> Verdict:
+    """DP-006: every alive node is recorded and every node with devices advertises the manifest's
+    devices per node; on a cluster the suite started, the nodes are the manifest's, each with its
+    devices (node_set_problems)."""
+    counts = _counts(m, "device_counts")
+    problems = _resource_recorded(m, manifest) + node_set_problems(counts, manifest, "device_counts", False)
+    with_devices = [k for k, v in counts.items() if v > 0]
+    return _verdict(problems, f"{len(with_devices)} node(s) advertise {manifest_devices(manifest)} each")
 
 
 @JUDGES.rule(needs=("probe", "node_types", "resource"))
@@ -339,8 +375,9 @@ def accelerator_type_probed_and_advertised(m: Metrics, p: Mapping[str, Any], man
         problems.append(f"get_current_node_accelerator_type() = {entry['result'].get('value')!r}; "
                         f"the manifest expects {want!r}")
     nodes = _mapping(m.get("node_types"), "metric node_types")
-    if not nodes:
-        problems.append("no node with devices was seen")
+    # node_types names the nodes with devices: as many as the cluster has (node_set_problems)
+    problems += node_set_problems({str(k): float(manifest_devices(manifest)) for k in nodes}, manifest,
+                                  "node_types", True)
     key = f"accelerator_type:{want}"
     for node, types in sorted(nodes.items()):
         found = {k: number(_mapping(types, f"node_types.{node}"), k) for k in _mapping(types, f"node_types.{node}")}
@@ -389,10 +426,8 @@ def concurrent_actors_get_disjoint_ids(m: Metrics, p: Mapping[str, Any], manifes
     assigned, covering every device."""
     devices = _counts(m, "devices_by_node")
     seen = _mapping(m.get("ids_by_node"), "metric ids_by_node")
-    problems = _resource_recorded(m, manifest)
+    problems = _resource_recorded(m, manifest) + node_set_problems(devices, manifest, "devices_by_node", True)
     n = manifest_devices(manifest)
-    if not devices:
-        problems.append("no node with devices was recorded")
     if set(seen) != set(devices):
         problems.append(f"actors were recorded on nodes {sorted(seen)}, devices on {sorted(devices)}")
     for node, count in sorted(devices.items()):
@@ -579,7 +614,13 @@ def host_without_device_detects_nothing(m: Metrics, p: Mapping[str, Any], manife
         problems.append("the manifest declares no accelerator.hosts.without_device: this check is not "
                         "applicable, no pass")
     problems += problems_detection(detection_probe(m.get("probe"), "metric probe"), "without the device", max_s)
-    if isinstance(m.get("live"), str):   # a --ray-address cluster without such a node: only the probe ran
+    if "live" in m:   # a --ray-address cluster without such a node: only the probe ran
+        if not isinstance(m.get("live"), str) or not ran_remote(manifest):
+            problems.append("records `live` (no node without the device in the cluster: only the probe ran), but the "
+                            "run started its own cluster, which has such a node: the node's and its worker's "
+                            "evidence is missing")
+        elif "node" in m or "worker" in m:
+            problems.append("records `live` (no node without the device) beside a node without the device")
         return _verdict(problems, "detection without the device finds nothing (no live node)")
     start = _mapping(m.get("start"), "metric start")
     if not _bool(start.get("ok"), "start.ok"):

@@ -716,6 +716,10 @@ def transport_types(m: M, p: M, manifest: M, out: list[str]) -> list[tuple[str, 
     name = path_of(manifest, "transport.name")
     if name is not None and tr.get("name") != name:
         out.append(f"the check ran transport {tr.get('name')!r}, the manifest declares {name!r}")
+    collective = manifest_collective(manifest)
+    if tr.get("collective", False) is not collective:
+        out.append(f"the record says the transport is{'' if tr.get('collective') else ' not'} a collective one; the "
+                   f"manifest's transport {name!r} is{'' if collective else ' not'}")
     if list(tr.get("devices") or []) != list(declared):
         out.append(f"the transport ran on device types {tr.get('devices')}, the manifest declares {declared}")
     fetch = number(tr, "rdt_fetch_timeout_s")
@@ -762,6 +766,19 @@ def ended_in_data_or_error(t: M, bound: float, out: list[str], what: str) -> Non
         out.append(f"{what} records result {kind!r}, neither data nor an error")
 
 
+def manifest_collective(manifest: M) -> bool:
+    """The manifest's transport needs a collective group (a built-in GLOO/NCCL: conformance.rdt.
+    config.TransportConfig.collective_backend): a trait of the transport the manifest names, never
+    a flag of the evidence."""
+    from conformance.rdt.config import BUILTIN_TRANSPORTS, COLLECTIVE_TRANSPORTS
+
+    block = manifest.get("transport") if isinstance(manifest, Mapping) else None
+    if not isinstance(block, Mapping) or not isinstance(block.get("name"), str):
+        raise MissingEvidence("the manifest declares no transport.name")
+    name = block["name"].upper()
+    return block.get("manager") is None and name in BUILTIN_TRANSPORTS and name in COLLECTIVE_TRANSPORTS
+
+
 def recovered(t: M, m: M, p: M, out: list[str], device: str) -> None:
     """After the failure: a transport that can abort keeps its receiver (a new source sends to it),
     one that cannot gives way to a new pair; either transfer bit-exact within transfer_error_s."""
@@ -771,6 +788,7 @@ def recovered(t: M, m: M, p: M, out: list[str], device: str) -> None:
         out.append(f"on {device}: the receiver died with its source although the transport can abort "
                    "(Ray only kills actors of transports that cannot)")
         return
+    # tr.collective is held to the manifest's transport (transport_types)
     want = "same receiver" if tr.get("can_abort") and not tr.get("collective") else "new pair"
     if rec.get("how") != want:
         out.append(f"on {device}: the transport recovered by {rec.get('how')!r}; for can_abort={tr.get('can_abort')} "

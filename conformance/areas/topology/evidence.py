@@ -15,7 +15,8 @@ from typing import Any, Iterable, Mapping
 
 from conformance.areas.topology.facts import NodeFacts
 from conformance.areas.topology.selectors import NODE_ID_KEY
-from conformance.report.judges import MissingEvidence
+from conformance.catalog.manifest import declared_device_nodes
+from conformance.report.judges import MissingEvidence, ran_remote
 
 FULL, FIELDS, NONE = "full", "fields", "none"
 # the parts of a description the label and placement checks read (described_value's fields)
@@ -125,19 +126,27 @@ def expected(manifest: Mapping[str, Any]) -> tuple[str, int | None, int, str]:
 
 
 def cluster_problems(m: Mapping[str, Any], facts: list[NodeFacts], manifest: Mapping[str, Any]) -> list[str]:
-    """The recorded cluster is the manifest's: its resource, at least its node count, a node with
-    devices, and every node with devices holding the declared devices_per_node and, where the
-    manager answered, the declared type (the preflight's rules). A report that drops a node, or records another device count, is refused here."""
+    """The recorded cluster is the manifest's: its resource, a node with devices, every node with
+    devices holding the declared devices_per_node and, where the manager answered, the declared
+    type (the preflight's rules). On a cluster the suite started from the manifest the node set is
+    exactly the manifest's (cluster.nodes nodes, each with devices_per_node devices: a node
+    dropped, or recorded with no device, is refused); on the vendor's own cluster at least its
+    node count, nodes without devices allowed. The labels the manifest's claims fix are there
+    too (domain_label_problems)."""
     kind, per_node, nodes, resource = expected(manifest)
     problems = []
     if m.get("resource") != resource:
         problems.append(f"records resource {m.get('resource')!r}; the manifest's accelerator.resource_name is "
                         f"{resource!r}")
-    if len(facts) < nodes:
+    remote = ran_remote(manifest)
+    if len(facts) < nodes or (not remote and len(facts) != nodes):
         problems.append(f"records {len(facts)} node(s); the manifest's cluster has {nodes}")
     with_devices = [f for f in facts if f.has_devices]
     if not with_devices:
         problems.append(f"no recorded node has any {resource} device")
+    if not remote and len(with_devices) < declared_device_nodes(manifest):
+        problems.append(f"records {len(with_devices)} node(s) with {resource} devices; the cluster the suite started "
+                        f"from the manifest has {declared_device_nodes(manifest)} under its declared accelerator.env")
     types = {f.short: f.manager_type for f in with_devices if f.manager_type not in (None, kind)}
     if types:
         problems.append(f"the manager reports type(s) {types}; the manifest's accelerator.expected.accelerator_type "
@@ -147,4 +156,60 @@ def cluster_problems(m: Mapping[str, Any], facts: list[NodeFacts], manifest: Map
         if wrong:
             problems.append(f"node(s) record {wrong} devices; the manifest's accelerator.expected.devices_per_node "
                             f"is {per_node}")
+    return problems + count_label_problems(facts) + domain_label_problems(with_devices, manifest, remote)
+
+
+def count_label_problems(facts: list[NodeFacts]) -> list[str]:
+    """A node's record agrees with itself: a label stating its device count (a vocabulary key
+    describing device_count) is the count recorded, and a node recorded without devices carries
+    no ids Ray assigns there (a node zeroed in the record keeps what shows its devices)."""
+    from conformance.catalog.labels import load_vocabulary
+
+    keys = load_vocabulary().keys_describing("device_count")
+    problems = []
+    for f in facts:
+        stated = {k: f.ray_labels[k] for k in keys if k in f.ray_labels}
+        count = f.device_count
+        if any(str(v) != (str(int(count)) if float(count).is_integer() else str(count)) for v in stated.values()):
+            problems.append(f"node {f.short} records {count:g} devices but its label(s) {stated} say otherwise")
+        if not f.has_devices and f.ray_ids:
+            problems.append(f"node {f.short} records no device but Ray assigned it ids {f.ray_ids}")
+    return problems
+
+
+# who sets a vocabulary key (tiers/labels.yaml `status`): Ray 2.60 never sets these itself, so on
+# a node the suite started they are there only because the suite applied the plugin's labels
+_PLUGIN_STATUSES = ("proposed", "ray-tpu", "ray-doc")
+
+
+def domain_label_problems(with_devices: list[NodeFacts], manifest: Mapping[str, Any], remote: bool) -> list[str]:
+    """What the manifest's claims fix about the labels of the nodes with devices: a manifest that
+    expects domains (topology.expected.domains) says every such node carries a label of each (a
+    vocabulary key describing domains.<name>); and on nodes the suite started, which carry only
+    the plugin's labels beside Ray's own (conformance.cluster.manager.shape_node_labels), every
+    label Ray does not set itself is one the plugin returned there: a plugin label missing from
+    the record (dropped, or the whole set recorded empty) is refused, never read as "the plugin
+    returned none"."""
+    from conformance.catalog.labels import load_vocabulary
+
+    vocabulary = load_vocabulary()
+    topology = manifest.get("topology") if isinstance(manifest, Mapping) else None
+    domains = ((topology or {}).get("expected") or {}).get("domains") if isinstance(topology, Mapping) else None
+    domains = [str(d) for d in domains] if isinstance(domains, list) else []
+    problems = []
+    for f in with_devices:
+        for name in domains:
+            keys = vocabulary.keys_describing(f"domains.{name}")
+            if not any(k in f.ray_labels for k in keys):
+                shown = " or ".join(keys) or "no vocabulary key describes it"
+                problems.append(f"node {f.short} carries no {name} domain label ({shown}); the manifest's "
+                                f"topology.expected.domains names {name!r}")
+        if remote or f.probe_error or f.plugin_labels_error:
+            continue
+        plugin = f.plugin_labels if isinstance(f.plugin_labels, Mapping) else {}
+        ours = sorted(k for k in f.ray_labels if (entry := vocabulary.lookup(k)) is not None
+                      and entry.status in _PLUGIN_STATUSES and k not in plugin)
+        if ours:
+            problems.append(f"node {f.short} carries {', '.join(ours)}, which on a node the suite started only the "
+                            "plugin's labels put there, but the plugin's recorded labels lack them")
     return problems

@@ -8,8 +8,11 @@ vocabulary (tiers/labels.yaml, a digested data file of the release, read once).
 Every TL check records `nodes` (each node's facts: devices, Ray labels, what the plugin returned
 there; conformance.areas.topology.evidence) and `resource`. The judges rebuild the facts from
 that record and run the same pure problem functions the live check ran, after holding the record
-to the manifest: its resource, at least its node count, devices_per_node on every node with
-devices, and the declared accelerator type (the type the labels are judged against is the
+to the manifest: its resource, its node count (exactly, on a cluster the suite started, with at
+least as many nodes with devices as the manifest's declared environment gives; at least, on the
+vendor's own), devices_per_node on every node with devices, the domain labels the manifest expects,
+the plugin's labels behind every label only they put on a node the suite started, and the declared
+accelerator type (the type the labels are judged against is the
 manifest's, never the record's). The placement checks also record the selectors they submitted
 and where every submission ran: the judge rebuilds the plan the check runs on the recorded nodes
 (conformance.areas.topology.plans) and refuses a record that drops a selector, a pinned node or a

@@ -8,7 +8,10 @@ Every scenario records, per device type it ran on (`devices.<type>`), the counts
 params fix (rounds, waves, receivers, stages, steps), each round's seconds and the number of
 problems each round showed (`wrong_per_round`), and its actors' memory series: the judge holds
 the counts to the params, every round to its bound, every count of problems to zero, and decides
-memory flatness again from the series (sync.memory_problems, the live check's own rule). WL-002's
+memory flatness again from the series (sync.memory_problems, the live check's own rule; a device
+type's memory never read is missing evidence). The sizes are the params': the state's bytes and
+tensors are the model layout of state_bytes in blocks (model.layout, recomputed here), an
+activation's bytes the pipeline plan's of activation_bytes. WL-002's
 judge recomputes the single-process reference from the params and holds the parameters the ranks
 ended with (all equal, by their digests) to its rounding bound. The library findings (WL-010..013)
 are recomputed from what the scenario observed.
@@ -17,9 +20,10 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from conformance.report.judges import FAIL, PASS, JudgeTable, MissingEvidence, Verdict, number, param_value
+from conformance.report.judges import FAIL, PASS, JudgeTable, MissingEvidence, Verdict, number, param_value, ran_remote
 
 JUDGES = JudgeTable()
+HOST = "cpu"   # the host device type (conformance.rdt.device.HOST): its memory is the host figure
 
 # the driver reads a round's seconds after its bounded wait returns: a loaded driver may read one a
 # little past the bound the wait itself held (the same allowance as CC-009's)
@@ -79,10 +83,50 @@ def _none_wrong(ev: Mapping[str, Any], name: str, length: int, what: str, device
         raise _Wrong(f"on {device}: {what} {bad} showed {sum(wrong):g} problem(s) in what was received")
 
 
+def _state_sizes(ev: Mapping[str, Any], p: Mapping[str, Any], device: str) -> None:
+    """The state a scenario moved is the release's: its bytes and tensor count are those of the
+    model layout (conformance.areas.workload.model) of the params' state_bytes in their blocks,
+    in the base dtypes and the optional ones the device held. Where the record names the dtypes
+    held, exactly those (and every other optional one recorded not held, with why); else any
+    choice of the optional ones. A smaller state (a run argument that shrank it, or an edit) is
+    not the release's workload."""
+    from itertools import combinations
+
+    from conformance.areas.workload import model
+
+    total, blocks = int(param_value(p, "state_bytes")), int(param_value(p, "blocks"))
+    optional = list(model.OPTIONAL_DTYPES)
+    if "dtypes" in ev:
+        dtypes = ev.get("dtypes")
+        if not isinstance(dtypes, list) or not all(isinstance(d, str) for d in dtypes):
+            raise MissingEvidence(f"metric devices.{device}.dtypes is not a list of dtype names")
+        held = [d for d in optional if d in dtypes]
+        if sorted(dtypes) != sorted([*model.BASE_DTYPES, *held]):
+            raise _Wrong(f"on {device}: the state holds dtypes {sorted(dtypes)}; the layout holds "
+                         f"{list(model.BASE_DTYPES)} and the optional ones the device holds")
+        not_held = ev.get("dtypes_not_held")
+        if not isinstance(not_held, Mapping) or sorted(map(str, not_held)) != sorted(set(optional) - set(held)) \
+                or not all(isinstance(v, str) and v for v in not_held.values()):
+            raise _Wrong(f"on {device}: dtypes_not_held {not_held!r} does not say why each optional dtype left out "
+                         f"({sorted(set(optional) - set(held))}) was")
+        choices = [held]
+    else:
+        choices = [list(c) for k in range(len(optional) + 1) for c in combinations(optional, k)]
+    layouts = [model.layout(total, blocks, [*model.BASE_DTYPES, *c]) for c in choices]
+    sizes = {(model.nbytes(e), model.tensor_count(e)) for e in layouts}
+    got = (number(ev, "state_bytes"), number(ev, "tensors"))
+    if got not in sizes:
+        want = " or ".join(f"{b:g} bytes in {t} tensors" for b, t in sorted(sizes)[:3])
+        raise _Wrong(f"on {device}: the state moved was {got[0]:g} bytes in {got[1]:g} tensors; the release's "
+                     f"state_bytes = {total} in {blocks} blocks is {want}")
+
+
 def _memory_flat(ev: Mapping[str, Any], labels: list[str], probes: int, warmup: int, max_growth: int,
                  leak: int, device: str) -> None:
     """Every actor's memory series: one probe before the first round and one after each, the host
-    figure read every time (a device figure read every time or never), flat by the live rule."""
+    figure read every time, and on a device type other than the host the device figure too (a
+    device read missing is missing evidence: the device's memory flatness cannot be judged
+    without it, so it never passes as "not measured"); flat by the live rule."""
     from conformance.areas.workload.sync import memory_problems
 
     memory = ev.get("memory")
@@ -100,6 +144,9 @@ def _memory_flat(ev: Mapping[str, Any], labels: list[str], probes: int, warmup: 
         device_reads = [s.get("device_used_bytes") is not None for s in snaps]
         if any(device_reads) and not all(device_reads):
             raise _Wrong(f"on {device}: {label}'s device memory was read in {sum(device_reads)} of {probes} probes")
+        if device != HOST and not all(device_reads):
+            raise MissingEvidence(f"metric devices.{device}.memory.{label}[].device_used_bytes is missing: the device's "
+                                  "memory was not read, so its flatness cannot be judged")
         for s in snaps:
             if s.get("device_used_bytes") is not None:
                 number(s, "device_used_bytes")
@@ -137,7 +184,8 @@ def _broadcast_expected(manifest: Mapping[str, Any], device: str, dtypes: Any) -
 # ---------------------------------------------------------------- WL-001, WL-003, WL-004
 
 @JUDGES.rule(needs=("devices",), params=("receivers", "rounds", "round_bound_s", "warmup_rounds",
-                                         "max_memory_growth_bytes", "leak_per_round_bytes", "broadcast_rounds"),
+                                         "max_memory_growth_bytes", "leak_per_round_bytes", "broadcast_rounds",
+                                         "state_bytes", "blocks"),
              decides_all=True)
 def weight_sync_rounds_exact_and_flat(m: Mapping[str, Any], p: Mapping[str, Any], manifest: Mapping[str, Any]) -> Verdict:
     """On every device type the transport declares: the release's rounds to its receivers, each
@@ -152,6 +200,7 @@ def weight_sync_rounds_exact_and_flat(m: Mapping[str, Any], p: Mapping[str, Any]
         for device, ev in records:
             _count(ev, "rounds", rounds, device)
             _count(ev, "receivers", receivers, device)
+            _state_sizes(ev, p, device)
             _in_time(_series(ev, "round_seconds", rounds, device), bound, "round(s)", device)
             _none_wrong(ev, "wrong_per_round", rounds, "round(s)", device)
             _memory_flat(ev, ["trainer", *(f"receiver {i}" for i in range(receivers))], rounds + 1,
@@ -173,6 +222,8 @@ def pipeline_waves_exact_and_flat(m: Mapping[str, Any], p: Mapping[str, Any], ma
     its waves of in_flight microbatches (activations no larger than activation_bytes), each wave
     within wave_bound_s and every output bit-exact (no problem counted), every stage's memory flat
     after the warm-up waves."""
+    from conformance.areas.workload import pipeline
+
     def decide() -> Verdict:
         stages, waves = int(param_value(p, "stages")), int(param_value(p, "waves"))
         records = _per_device(m, _declared(manifest, "transport"), "transport.devices")
@@ -181,9 +232,11 @@ def pipeline_waves_exact_and_flat(m: Mapping[str, Any], p: Mapping[str, Any], ma
             _count(ev, "in_flight", param_value(p, "in_flight"), device)
             _count(ev, "waves", waves, device)
             size = number(ev, "activation_bytes")
-            if not 0 < size <= param_value(p, "activation_bytes"):
-                raise _Wrong(f"on {device}: activations of {size:g} bytes, the release's are at most "
-                             f"{param_value(p, 'activation_bytes'):g}")
+            want = pipeline.plan_for(device, stages, int(param_value(p, "in_flight")), waves,
+                                     int(param_value(p, "activation_bytes"))).activation_bytes
+            if size != want:   # the plan's rows x 256 float32 and their int64 trace, from the param
+                raise _Wrong(f"on {device}: activations of {size:g} bytes, the release's activation_bytes = "
+                             f"{param_value(p, 'activation_bytes'):g} give {want}")
             if number(ev, "nodes") < 2:   # knob: "on at least two nodes" (the requirement's shape)
                 raise _Wrong(f"on {device}: the stages ran on {ev['nodes']:g} node(s), at least two are required")
             _in_time(_series(ev, "wave_seconds", waves, device), param_value(p, "wave_bound_s"), "wave(s)", device)
@@ -195,7 +248,8 @@ def pipeline_waves_exact_and_flat(m: Mapping[str, Any], p: Mapping[str, Any], ma
     return _judged(decide)
 
 
-@JUDGES.rule(needs=("devices",), params=("receivers", "rounds", "kill_round", "round_bound_s"), decides_all=True)
+@JUDGES.rule(needs=("devices",), params=("receivers", "rounds", "kill_round", "round_bound_s", "state_bytes", "blocks"),
+             decides_all=True)
 def lost_worker_rounds_exact(m: Mapping[str, Any], p: Mapping[str, Any], manifest: Mapping[str, Any]) -> Verdict:
     """On every device type the transport declares: the release's rounds with receiver 0 killed
     in kill_round; every other round and the survivors' kill round within round_bound_s; the
@@ -209,6 +263,7 @@ def lost_worker_rounds_exact(m: Mapping[str, Any], p: Mapping[str, Any], manifes
             _count(ev, "rounds", rounds, device)
             _count(ev, "kill_round", kill, device)
             _count(ev, "receivers", param_value(p, "receivers"), device)
+            _state_sizes(ev, p, device)
             _in_time(_series(ev, "round_seconds", rounds - 1, device), bound, "round(s)", device)
             _in_time([number(ev, "kill_round_seconds")], bound, "the kill round", device)
             number(ev, "restart_seconds")   # Ray restarted the killed receiver (its wait is bounded live)
@@ -222,12 +277,30 @@ def lost_worker_rounds_exact(m: Mapping[str, Any], p: Mapping[str, Any], manifes
 
 # ---------------------------------------------------------------- WL-002
 
+def _dp_workers(manifest: Mapping[str, Any], device: str, most: int) -> int | None:
+    """The workers WL-002 starts on `device` (dp_run.placement: the params' workers, fewer where
+    the device units run out): on a cluster the suite started, the manifest's nodes each with
+    devices_per_node units (the host: no limit); None on the vendor's own cluster (not known)."""
+    if ran_remote(manifest):
+        return None
+    if device == HOST:
+        return most
+    acc = manifest.get("accelerator") if isinstance(manifest, Mapping) else None
+    per = (acc.get("expected") or {}).get("devices_per_node") if isinstance(acc, Mapping) else None
+    cluster = manifest.get("cluster") if isinstance(manifest, Mapping) else None
+    nodes = cluster.get("nodes", 1) if isinstance(cluster, Mapping) else 1
+    if isinstance(per, bool) or not isinstance(per, int) or not isinstance(nodes, int) or isinstance(nodes, bool):
+        raise MissingEvidence("the manifest has no accelerator.expected.devices_per_node or cluster.nodes")
+    return min(most, per * nodes)
+
+
 @JUDGES.rule(needs=("devices",), params=("workers", "samples", "features", "dtype", "steps", "step_fraction",
                                          "seed", "step_bound_s"), decides_all=True)
 def data_parallel_replicas_on_reference(m: Mapping[str, Any], p: Mapping[str, Any],
                                         manifest: Mapping[str, Any]) -> Verdict:
-    """On every device type the collective block declares: the release's steps by 2..workers
-    workers on at least two nodes, each within step_bound_s; after every step every rank's
+    """On every device type the collective block declares: the release's steps by its workers (as
+    many as the manifest's units give on a cluster the suite started; 2..workers on the vendor's
+    own) on at least two nodes, each within step_bound_s; after every step every rank's
     parameter digest the same; after the last, the parameters (rank 0's, recorded; every rank's
     digest is theirs) within the rounding bound of the single-process reference, both recomputed
     here from the params (the shards are seeded) for the number of workers that ran."""
@@ -243,8 +316,12 @@ def data_parallel_replicas_on_reference(m: Mapping[str, Any], p: Mapping[str, An
         records = _per_device(m, [str(d) for d in (block.get("devices") or ["cpu"])], "collective.devices")
         for device, ev in records:
             workers = int(number(ev, "workers"))
-            if not 2 <= workers <= most:   # knob: a data-parallel group has at least two ranks
+            started = _dp_workers(manifest, device, most)
+            if started is None and not 2 <= workers <= most:   # knob: a data-parallel group has at least two ranks
                 raise _Wrong(f"on {device}: {workers} worker(s) ran, the release's params give 2..{most}")
+            if started is not None and workers != started:
+                raise _Wrong(f"on {device}: {workers} worker(s) ran; on the cluster the suite started from the "
+                             f"manifest the release's workers = {most} give {started}")
             _count(ev, "features", param_value(p, "features"), device)
             _count(ev, "samples", param_value(p, "samples"), device)
             _count(ev, "steps", steps, device)

@@ -20,6 +20,9 @@ from conformance.rdt import payloads
 # only where the device can (probed on the trainer's device: Endpoint.supported_dtypes).
 BASE_DTYPES = ("float32", "float16", "int64")
 OPTIONAL_DTYPES = ("bfloat16", "float8_e4m3fn", "float8_e5m2")
+# bytes per element of the layout's dtypes (torch's itemsize), so the layout and its size are
+# derived without torch: verify recomputes a run's state from the params (its judge is pure)
+ITEMSIZE = {"float32": 4, "float16": 2, "int64": 8, "bfloat16": 2, "float8_e4m3fn": 1, "float8_e5m2": 1}
 VIEWS_PER_BLOCK = 4          # q, k, v slices of the fused weight and the transposed projection
 
 
@@ -36,7 +39,7 @@ def layout(total_bytes: int, blocks: int, dtypes: list[str]) -> list[dict[str, A
     entries: list[dict[str, Any]] = []
 
     def square(dtype: str) -> list[int]:
-        size = payloads.torch_dtype(dtype).itemsize
+        size = itemsize(dtype)
         side = max(3, int((per_base // size) ** 0.5))
         return [side - side % 3 or 3, side]
 
@@ -58,6 +61,11 @@ def layout(total_bytes: int, blocks: int, dtypes: list[str]) -> list[dict[str, A
     return entries
 
 
+def itemsize(dtype: str) -> int:
+    """Bytes per element of `dtype` (the table, else torch's)."""
+    return ITEMSIZE.get(dtype) or int(payloads.torch_dtype(dtype).itemsize)
+
+
 def nbytes(entries: list[dict[str, Any]]) -> int:
     """The bytes of the bases (what a round rewrites; views add no storage)."""
     total = 0
@@ -66,7 +74,7 @@ def nbytes(entries: list[dict[str, Any]]) -> int:
             numel = 1
             for d in e["shape"]:
                 numel *= int(d)
-            total += numel * payloads.torch_dtype(e["dtype"]).itemsize
+            total += numel * itemsize(e["dtype"])
     return total
 
 

@@ -139,7 +139,10 @@ FAILING: dict[str, list[dict[str, Any]]] = {
                edit(CC012, "error_bound_s", 60.0)],                              # a bound not the release's
     "CC-008": [{"memory": {"held_mib": [[100.0, 101.0], [110.0, 111.0], [112.0, 111.5], [410.0, 112.0]],
                           "growth_mib": [300.0, 1.0], "payload_mib": 40.0, "cycles": 4}}],
-    "CC-009": [{"error_s": {"0": 1.5, "1": 300.0}}],
+    "CC-009": [{"error_s": {"0": 1.5, "1": 300.0}},
+               {"error_s": {"0": 1.5}},                                  # a survivor dropped with the count
+               {"error_s": {"0": 1.5}, "survivors": 1},                  # ... and the count lowered
+               {"error_s": {"0": 1.5, "5": 1.6}}],                       # not the survivors' ranks
     "CC-010": [{"busbw_gbps": 0.01, "host_copy_gbps": 10.0, "host_fraction": 0.001, "nominal_link_gbps": None,
                "star_op": "allreduce", "star_op_busbw_gbps": 0.01, "star_busbw_gbps": 0.02, "star_fraction": 0.5,
                "link_fraction": None, "star_bytes": 16 * 2**20,

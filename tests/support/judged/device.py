@@ -164,10 +164,13 @@ FAILING: dict[str, list[dict[str, Any]]] = {
     "DP-006": [with_(P["DP-006"], "device_counts/a1b2c3d4", 3.0),               # off by one
                {"device_counts": {n: 0 for n in NODES}, "resource": "NPU"},     # nothing advertised
                {"device_counts": {NODES[0]: 4.0}, "resource": "NPU"},           # a node dropped
+               with_(P["DP-006"], "device_counts/a1b2c3d4", 0.0),               # a node zeroed
+               {"device_counts": {**P["DP-006"]["device_counts"], "e5f6a7b8": 0.0}, "resource": "NPU"},  # a third node
                with_(P["DP-006"], "resource", "GPU")],                          # not the manifest's resource
     "DP-007": [with_(P["DP-007"], "probe/methods/get_current_node_accelerator_type", ok("NPU-X2")),
                with_(P["DP-007"], "node_types/a1b2c3d4", {"accelerator_type:NPU-X2": 1.0}),
                with_(P["DP-007"], "node_types", {}),
+               {**P["DP-007"], "node_types": {NODES[0]: {"accelerator_type:NPU-X1": 1.0}}},   # a node dropped
                with_(P["DP-007"], "probe/methods/get_current_node_accelerator_type", raised("RuntimeError: x"))],
     "DP-008": [with_(P["DP-008"], "tasks/1", state("1,2", ["1"])),              # an extra id
                with_(P["DP-008"], "tasks/1", state(None, ["1"])),               # no variable
@@ -177,7 +180,11 @@ FAILING: dict[str, list[dict[str, Any]]] = {
     "DP-009": [with_(P["DP-009"], f"ids_by_node/{NODES[0]}/1", state("2", ["0"])),       # collision, not Ray's
                with_(P["DP-009"], f"ids_by_node/{NODES[0]}", P["DP-009"]["ids_by_node"][NODES[0]][:3]),
                with_(P["DP-009"], f"devices_by_node/{NODES[0]}", 3.0),
-               {**P["DP-009"], "devices_by_node": {}, "ids_by_node": {}}],
+               {**P["DP-009"], "devices_by_node": {}, "ids_by_node": {}},
+               {**P["DP-009"], "devices_by_node": {NODES[0]: 4.0},                       # a node dropped
+                "ids_by_node": {NODES[0]: P["DP-009"]["ids_by_node"][NODES[0]]}},
+               {**P["DP-009"], "devices_by_node": {NODES[0]: 4.0, NODES[1]: 0.0},       # a node zeroed
+                "ids_by_node": {NODES[0]: P["DP-009"]["ids_by_node"][NODES[0]], NODES[1]: []}}],
     "DP-010": [with_(P["DP-010"], "calls/3", state("2", ["2"], manager_view=["2"])),     # moved
                with_(P["DP-010"], "calls/0", state("1", ["1"], manager_view=["0"])),     # views disagree
                {**P["DP-010"], "calls_made": 2, "calls": P["DP-010"]["calls"][:2]}],
@@ -199,7 +206,9 @@ FAILING: dict[str, list[dict[str, Any]]] = {
                with_(P["DP-015"], "task", state("0,1", ["0", "1"])),
                {**P["DP-015"], "preset": ["1", "2", "3"], "advertised": 3.0},
                without(P["DP-015"], "task")],
-    "DP-017": [with_(P["DP-017"], "probe/get_current_node_num_accelerators", failed("RuntimeError: no driver")),
+    "DP-017": [{"probe": P["DP-017"]["probe"], "resource": "NPU", "start": {"ok": True, "errors": []},   # the live
+                "live": "the cluster has no node without devices; only the probe ran"},     # hatch on a local run
+               with_(P["DP-017"], "probe/get_current_node_num_accelerators", failed("RuntimeError: no driver")),
                with_(P["DP-017"], "probe/get_current_node_num_accelerators", observed(0, seconds=9.0)),
                with_(P["DP-017"], "probe/get_current_node_num_accelerators",
                      observed(0, records=[{"level": "ERROR", "logger": "ray_npu", "message": "no driver"}])),

@@ -211,6 +211,7 @@ FAILING: dict[str, list[dict[str, Any]]] = {
     "FR-012": [but("FR-012", left_by_killed_source=1), but("FR-012", result="data", got={**DIGEST, "sha256": "0" * 64}),
                but("FR-012", result_s=90.0), but("FR-012", recovered={"how": "receiver died", "bitexact": None}),
                but("FR-012", transport={**TRANSPORT, "name": "OTHER"}),
+               but("FR-012", transport={**TRANSPORT, "collective": True}),   # a trait not the manifest's transport's
                but("FR-012", devices=None)],
     "FR-013": [but("FR-013", got={**DIGEST, "nbytes": 10}), but("FR-013", recovered=None),
                but("FR-013", left_by_killed_source=2)],

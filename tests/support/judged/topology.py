@@ -79,7 +79,14 @@ def cluster_lies(record: dict[str, Any]) -> list[dict[str, Any]]:
     return [changed(record, lambda r: r["nodes"].pop(NODE_B)),
             changed(record, lambda r: r.update(nodes={})),
             changed(record, lambda r: r["nodes"][NODE_A].update(devices=2)),
-            changed(record, lambda r: r.update(resource="GPU"))]
+            changed(record, lambda r: r.update(resource="GPU")),
+            # a node zeroed (kept in the record, without its devices and ids): fewer nodes with devices
+            # than the manifest's declared environment gives
+            changed(record, lambda r: r["nodes"][NODE_A].update(devices=0, ray_ids=[])),
+            # a node the manifest's 2-node cluster does not have
+            changed(record, lambda r: r["nodes"].__setitem__("c" * 56, {"devices": 0, "labels": {}})),
+            # the plugin's labels dropped from the record ("the plugin returned none")
+            changed(record, lambda r: [n.update(plugin_labels={}) for n in r["nodes"].values()])]
 
 
 def node_a(r: dict[str, Any]) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from conformance.areas.workload import dp, libraries
+from conformance.areas.workload import dp, libraries, model, pipeline
 
 MIB = 2 ** 20
 
@@ -35,19 +35,29 @@ def flat(labels: list[str], probes: int, grow: int = 0) -> dict[str, list[dict[s
             for label in labels}
 
 
+def state(total: int, blocks: int, held: tuple[str, ...] = ("bfloat16",)) -> dict[str, Any]:
+    """The state figures of the release's layout of `total` bytes in `blocks` blocks, the optional
+    dtypes `held` by the device (the others recorded not held, with why)."""
+    entries = model.layout(total, blocks, [*model.BASE_DTYPES, *held])
+    return {"state_bytes": model.nbytes(entries), "tensors": model.tensor_count(entries),
+            "dtypes": sorted({e["dtype"] for e in entries if "dtype" in e}),
+            "dtypes_not_held": {d: "not supported on this device" for d in model.OPTIONAL_DTYPES if d not in held}}
+
+
 SYNC_ACTORS = ["trainer", "receiver 0", "receiver 1"]
-SYNC = {"rounds": 6, "receivers": 2, "state_bytes": 4 * MIB, "tensors": 70, "dtypes": ["bfloat16", "float32", "int64"],
+SYNC = {"rounds": 6, "receivers": 2, **state(32 * MIB, 8),
         "round_seconds": [0.2] * 6, "wrong_per_round": [0] * 6, "store_round_seconds": [0.3] * 3,
         "median_round_s": 0.2, "memory": flat(SYNC_ACTORS, 7),
         "broadcast_round_seconds": [0.25, 0.25], "broadcast_wrong_per_round": [0, 0]}
 WL001 = {"devices": {"cpu": SYNC}}
 
 STAGES = ["stage 0", "stage 1", "stage 2"]
-PIPE = {"stages": 3, "in_flight": 8, "waves": 5, "activation_bytes": 261120, "nodes": 2,
+PIPE = {"stages": 3, "in_flight": 8, "waves": 5, "activation_bytes": pipeline.plan_for("cpu", 3, 8, 5, 256 * 1024).activation_bytes,
+        "nodes": 2,
         "wave_seconds": [0.5] * 5, "wrong_per_wave": [0] * 5, "median_wave_s": 0.5, "memory": flat(STAGES, 6)}
 WL003 = {"devices": {"cpu": PIPE}}
 
-LOST = {"rounds": 5, "kill_round": 2, "receivers": 2, "state_bytes": MIB, "round_seconds": [0.2] * 4,
+LOST = {"rounds": 5, "kill_round": 2, "receivers": 2, **state(4 * MIB, 4), "round_seconds": [0.2] * 4,
         "kill_round_seconds": 1.5, "restart_seconds": 4.0, "killed_take": "ActorDiedError: the actor died",
         "wrong_per_round": [0] * 5, "median_round_s": 0.2}
 WL004 = {"devices": {"cpu": LOST}}
@@ -117,20 +127,31 @@ FAILING: dict[str, list[dict[str, Any]]] = {
                edit(WL001, "devices.cpu.memory.receiver 1", []),                      # probes dropped
                edit(WL001, "devices.cpu.broadcast_wrong_per_round", [0, 1]),          # a stale broadcast
                edit(WL001, "devices.cpu.broadcast_round_seconds", []),                # broadcast rounds not run
-               {"devices": {"simacc": SYNC}}],                                        # not the declared device type
+               {"devices": {"simacc": SYNC}},                                         # not the declared device type
+               edit(WL001, "devices.cpu.state_bytes", 1024),                          # a tiny state
+               edit(WL001, "devices.cpu.tensors", 3),                                 # a state of 3 tensors
+               {"devices": {"cpu": {**SYNC, **state(MIB, 8)}}},                       # a whole smaller layout
+               {"devices": {"cpu": {**SYNC, **state(32 * MIB, 2)}}},                  # fewer blocks
+               edit(WL001, "devices.cpu.dtypes", ["float32"]),                        # dtypes dropped
+               edit(WL001, "devices.cpu.dtypes_not_held", {})],                       # left out without why
     "WL-002": [edit(WL002, "devices.cpu.digests.4.1", "f" * 16),                       # replicas drift apart
                edit(WL002, "devices.cpu.final_params.0", 0.5),                        # not what the digests name
                {"devices": {"cpu": off_reference()}},                                 # off the reference
                edit(WL002, "devices.cpu.steps", 4), edit(WL002, "devices.cpu.nodes", 1),
-               edit(WL002, "devices.cpu.step_seconds.0", 90.0), {"devices": {}}],
+               edit(WL002, "devices.cpu.step_seconds.0", 90.0), {"devices": {}},
+               {"devices": {"cpu": data_parallel(2)}}],                               # fewer workers than the params
     "WL-003": [edit(WL003, "devices.cpu.wrong_per_wave.1", 8), edit(WL003, "devices.cpu.in_flight", 2),
                edit(WL003, "devices.cpu.wave_seconds.4", 61.0 + 5), edit(WL003, "devices.cpu.nodes", 1),
                edit(WL003, "devices.cpu.memory", flat(STAGES, 6, grow=MIB)),
-               edit(WL003, "devices.cpu.activation_bytes", 10 * MIB)],
+               edit(WL003, "devices.cpu.activation_bytes", 10 * MIB),
+               edit(WL003, "devices.cpu.activation_bytes", 1),                        # a tiny activation
+               edit(WL003, "devices.cpu.activation_bytes", 261120)],                  # a smaller plan's
     "WL-004": [edit(WL004, "devices.cpu.wrong_per_round.4", 1),                        # the restarted one got old weights
                edit(WL004, "devices.cpu.kill_round_seconds", 120.0),                  # a dead reader blocked the round
                edit(WL004, "devices.cpu.restart_seconds", None),                      # never restarted
-               edit(WL004, "devices.cpu.killed_take", ""), edit(WL004, "devices.cpu.kill_round", 4)],
+               edit(WL004, "devices.cpu.killed_take", ""), edit(WL004, "devices.cpu.kill_round", 4),
+               edit(WL004, "devices.cpu.state_bytes", 1024),                          # a tiny state
+               {"devices": {"cpu": {**LOST, **state(MIB, 4)}}}],                      # a smaller layout
     "WL-010": library_lies(WL010), "WL-011": library_lies(WL011),
     "WL-012": library_lies(WL012), "WL-013": library_lies(WL013),
 }
