@@ -69,6 +69,13 @@ def size_cap_record() -> dict[str, Any] | None:
     return {"env": MAX_BYTES_ENV, "value": raw, "bytes": parse_size(raw)} if raw else None
 
 
+def record_size_cap(metrics: dict[str, Any]) -> None:
+    """Record the run's size knob in a check's metrics when it is set (what its judge reads)."""
+    cap = size_cap_record()
+    if cap is not None:
+        metrics[SIZE_CAP] = cap
+
+
 def recorded_max_bytes(metrics: Any) -> int:
     """The largest payload a check's evidence must show: the release's DEFAULT_MAX_BYTES, unless
     the evidence records that the run's knob set another (its SIZE_CAP record, which must say the

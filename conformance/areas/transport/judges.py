@@ -15,8 +15,7 @@ from typing import Any, Iterator, Mapping
 from conformance.rdt.config import INTRA_NODE_ENDPOINTS, LATER_DEVICE_BYTES, recorded_max_bytes
 from conformance.rdt.device import is_host
 from conformance.rdt.payloads import ALL_DTYPES, CONTAINERS, CORE_DTYPES, SHAPES, VIEW_DTYPES, VIEWS
-from conformance.report.judges import (FAIL, PASS, JudgeTable, MissingEvidence, Verdict, agrees, number, param_value,
-                                       path_of)
+from conformance.report.judges import FAIL, PASS, JudgeTable, MissingEvidence, Verdict, agrees, number, param_value, path_of
 from conformance.timing.host_load import MAX_FACTOR
 
 JUDGES = JudgeTable()
