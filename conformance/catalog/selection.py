@@ -8,6 +8,7 @@ run" whatever tier its outcomes give.
 """
 from __future__ import annotations
 
+import os
 from typing import Any, Iterable, Mapping, Sequence
 
 
@@ -16,16 +17,34 @@ def not_run_checks(checks: Iterable[Mapping[str, Any]]) -> list[str]:
     return [str(c.get("id")) for c in checks if not c.get("tests")]
 
 
+# the environment that changes what the checks measure (conformance.rdt.config's size knob),
+# recorded beside the command line (selection.environment)
+SIZE_KNOB = "RAY_CONFORMANCE_TRANSPORT_MAX_BYTES"
+RECORDED_ENVIRONMENT = (SIZE_KNOB,)
+
+
+def run_environment(environ: Mapping[str, str] | None = None) -> dict[str, str] | None:
+    """This run's RECORDED_ENVIRONMENT variables that are set (None: none is)."""
+    env = os.environ if environ is None else environ
+    found = {k: env[k] for k in RECORDED_ENVIRONMENT if env.get(k)}
+    return found or None
+
+
 def selection_record(checks: Sequence[Mapping[str, Any]], *, args: Sequence[str] = (),
                      deselected: Iterable[str] = (), collect_only: bool = False,
-                     whole_checklist_collected: bool = True, shard: Mapping[str, Any] | None = None) -> dict[str, Any]:
+                     whole_checklist_collected: bool = True, shard: Mapping[str, Any] | None = None,
+                     environment: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The report's `selection`: the pytest arguments, deselected tests and checks not run (and a
-    shard's slice: conformance.catalog.shards)."""
+    shard's slice: conformance.catalog.shards), and the environment that changed what the checks
+    measured (`environment`: run_environment, the size knob), beside the
+    command line, so a capped run says so where its command line does."""
     record = {"args": [str(a) for a in args], "deselected": sorted(set(deselected)),
               "not_run": not_run_checks(checks), "collect_only": bool(collect_only),
               "whole_checklist_collected": bool(whole_checklist_collected)}
     if shard is not None:
         record["shard"] = dict(shard)
+    if environment:
+        record["environment"] = dict(environment)
     return record
 
 

@@ -17,9 +17,10 @@ import re
 from dataclasses import dataclass
 from typing import Any, Mapping
 
+from conformance.catalog.selection import SIZE_KNOB
 from conformance.errors import UserError
 
-MAX_BYTES_ENV = "RAY_CONFORMANCE_TRANSPORT_MAX_BYTES"
+MAX_BYTES_ENV = SIZE_KNOB   # recorded in the report's run record (conformance.catalog.selection.run_environment)
 DEFAULT_MAX_BYTES = 256 * 1024 * 1024
 MIN_SWEEP_BYTES = 1024  # knob: the sweep's smallest size (PF-001's method), not a bound
 SWEEP_FACTOR = 4

@@ -16,7 +16,7 @@ from conformance.areas.transport import judges as J
 from conformance.rdt.payloads import ALL_DTYPES, CONTAINERS, SHAPES, VIEW_DTYPES, VIEWS
 
 ONE = {"devices": ["cpu"]}
-CAP_4MIB = {"env": "RAY_CONFORMANCE_TRANSPORT_MAX_BYTES", "value": "4MiB", "bytes": 4 << 20}   # the run's size knob
+CAP = {"env": "RAY_CONFORMANCE_TRANSPORT_MAX_BYTES", "value": "4KiB", "bytes": 4096}   # the run's size knob (as PF's)
 
 
 def _with(base: dict[str, Any], **changes: Any) -> dict[str, Any]:
@@ -75,7 +75,7 @@ PASSING: dict[str, dict[str, Any]] = {
     "TR-001": TR001,
     "TR-002": {**ONE, "cases": len(VIEWS) * len(VIEW_DTYPES), "wrong": 0, "views": list(VIEWS), "dtypes": list(VIEW_DTYPES)},
     "TR-003": {**ONE, "cases": len(CONTAINERS), "wrong": 0, "containers": [f"container/{c}" for c in CONTAINERS]},
-    "TR-004": {**ONE, "max_bytes": 4 << 20, "cases": 1, "wrong": 0, "bytes": 4 << 20, "size_cap": CAP_4MIB},
+    "TR-004": {**ONE, "max_bytes": 4096, "cases": 1, "wrong": 0, "bytes": 4096, "size_cap": CAP},
     "TR-005": TR005,
     "TR-006": {**ONE, "cases": J.CROSS_NODE_CASES, "wrong": 0, "nodes": ["a1b2c3d4", "e5f6a7b8"], "errors": []},
     "TR-007": {**ONE, "cases": 12, "wrong": 0, "endpoints": 3, "bytes_in_flight": 5111808},
@@ -86,7 +86,7 @@ PASSING: dict[str, dict[str, Any]] = {
     "TR-010": TR010,
     "TR-011": TR011,
     "TR-012": TR012,
-    "TR-013": {**ONE, "payload_bytes": 1 << 20, "transfers_per_round": 12, "rounds": 5, "size_cap": CAP_4MIB,
+    "TR-013": {**ONE, "payload_bytes": 1 << 20, "transfers_per_round": 12, "rounds": 5, "size_cap": CAP,
                "growth_per_round_bytes": {"source.held_bytes": [0, 4096, 0, 0, 0], "destination.held_bytes": [0, 0, 0, 0, 0],
                                           "node.cluster_shm_bytes": [0, 0, 0, 0, 0]}},
     "TR-014": {"actor_has_transport_max_latency_s": 0.01},
@@ -136,8 +136,8 @@ FAILING: dict[str, list[dict[str, Any]]] = {
     "TR-004": [_with(PASSING["TR-004"], wrong=1), _with(PASSING["TR-004"], bytes=1 << 20),   # a smaller tensor than the run's
                _with(PASSING["TR-004"], max_bytes=1024, bytes=1024),                            # smaller than the knob recorded
                _without(_with(PASSING["TR-004"]), "size_cap"),                                  # capped, no knob recorded
-               _with(PASSING["TR-004"], size_cap={**CAP_4MIB, "bytes": 1024}),                  # a knob that does not add up
-               _with(PASSING["TR-004"], size_cap={**CAP_4MIB, "env": "ELSEWHERE"})],
+               _with(PASSING["TR-004"], size_cap={**CAP, "bytes": 1 << 20}),                  # a knob that does not add up
+               _with(PASSING["TR-004"], size_cap={**CAP, "env": "ELSEWHERE"})],
     "TR-005": [_with(TR005, wrong=1), _with(TR005, cases=3)],
     "TR-006": [_with(PASSING["TR-006"], nodes=["a1b2c3d4", "a1b2c3d4"]),                    # both endpoints on one node
                _with(PASSING["TR-006"], wrong=1, errors=["consumer: ActorDiedError"])],
