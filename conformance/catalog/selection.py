@@ -48,6 +48,20 @@ def selection_record(checks: Sequence[Mapping[str, Any]], *, args: Sequence[str]
     return record
 
 
+def environment_reasons(environment: Any) -> list[str]:
+    """Why a run whose record names an environment (selection.environment) is not a certification
+    run: the size knob makes the checks it sizes (TR-004, TR-013, TR-019, PF-001..PF-004) move
+    the knob's sizes, not the release's (256 MiB), and their judges hold them to the recorded
+    knob; so a capped run's passes are evidence of the capped sizes only, and it certifies
+    nothing, the way a run of some checks does not."""
+    if environment is None:
+        return []
+    if not isinstance(environment, Mapping):
+        return ["selection.environment is not an object"]
+    return [f"run with {k}={str(v)[:40]}: the checks it sizes moved the knob's sizes, not the release's"
+            for k, v in sorted(environment.items())]
+
+
 def partial_reasons(report: Mapping[str, Any]) -> list[str]:
     """Why a report is not of a whole-checklist run ([] when it is); reads the claim and the
     per-check evidence, so a report that says `partial: false` beside checks nobody ran is caught."""
@@ -66,6 +80,7 @@ def partial_reasons(report: Mapping[str, Any]) -> list[str]:
     deselected = sel.get("deselected") or []
     if deselected:
         reasons.append(f"{len(deselected)} test(s) deselected")
+    reasons += environment_reasons(sel.get("environment"))
     raw_checks = report.get("checks")
     checks: list[Any] = raw_checks if isinstance(raw_checks, list) else []
     not_run = sorted(set(map(str, sel.get("not_run") or [])) | set(not_run_checks(c for c in checks

@@ -12,6 +12,8 @@ import statistics
 from typing import Any
 
 from conformance import measure
+from conformance.areas.performance.figures import size_key
+from conformance.rdt.config import DEFAULT_MAX_BYTES, MATRIX_MAX_BYTES, sweep_sizes
 
 SWEEP_METHOD = {"warmup": 2, "min_trials": 5, "max_trials": 30, "max_cv": 0.05, "batch_s": 0.05, "max_batch": 16,
                 "size_budget_s": 2.0, "baseline_warmup": 1, "baseline_trials": 3}
@@ -27,15 +29,22 @@ def _size(trials: list[float], store: list[float], clone: float) -> dict[str, An
             "ratio_to_clone": med / clone}
 
 
-CAP_4KIB = {"env": "RAY_CONFORMANCE_TRANSPORT_MAX_BYTES", "value": "4KiB", "bytes": 4096}   # the run's size knob
-PF001: dict[str, Any] = {
-    "max_bytes": 4096, "size_cap": CAP_4KIB, "sizes_bytes": [1024, 4096], "unverified": 0, "verification": {"1KiB": "ok", "4KiB": "ok"},
-    "small_message_latency_s": 0.002, "method": {**SWEEP_METHOD, "device": "cpu"}, "cv_met_all_sizes": True,
-    "bandwidth": {"1KiB": _size([0.50, 0.51, 0.52, 0.50, 0.51], [0.4, 0.41, 0.42], 2.0),
-                  "4KiB": _size([1.90, 2.00, 2.01, 1.99, 2.00], [1.5, 1.6, 1.55], 8.0)},
-    "seconds_per_size": {"1KiB": {"prepare_and_verify": 0.1, "rdt": 0.3, "object_store": 0.1, "clone": 0.1},
-                         "4KiB": {"prepare_and_verify": 0.1, "rdt": 0.3, "object_store": 0.1, "clone": 0.1}},
-}
+CAP_4KIB = {"env": "RAY_CONFORMANCE_TRANSPORT_MAX_BYTES", "value": "4KiB", "bytes": 4096}   # a run's size knob
+
+
+def _sweep(top: int) -> dict[str, Any]:
+    """PF-001's record of a sweep up to `top` bytes (each size a little faster than the one before)."""
+    sizes = sweep_sizes(top)
+    keys = [size_key(n) for n in sizes]
+    return {"max_bytes": top, "sizes_bytes": sizes, "unverified": 0, "verification": {k: "ok" for k in keys},
+            "small_message_latency_s": 0.002, "method": {**SWEEP_METHOD, "device": "cpu"}, "cv_met_all_sizes": True,
+            "bandwidth": {k: _size([g * x for x in (0.99, 1.0, 1.01, 1.0, 1.02)], [g * x for x in (0.8, 0.81, 0.82)], 4 * g)
+                          for k, g in zip(keys, (0.5 * (1 + i) for i in range(len(keys))))},
+            "seconds_per_size": {k: {"prepare_and_verify": 0.1, "rdt": 0.3, "object_store": 0.1, "clone": 0.1} for k in keys}}
+
+
+PF001: dict[str, Any] = _sweep(DEFAULT_MAX_BYTES)              # a certification run: the release's sizes
+PF001_CAPPED: dict[str, Any] = {**_sweep(4096), "size_cap": CAP_4KIB}   # a run capped by the knob, which it records
 
 
 def _pf001(**changes: Any) -> dict[str, Any]:
@@ -62,8 +71,7 @@ def _matrix(endpoints: list[str], same: float = 4.0, cross: float = 2.0) -> dict
             if value is not None:
                 classes.setdefault("same_node" if node[i] == node[j] else "cross_node", []).append(value)
     links = {c: {"median_gbps": statistics.median(v), "min_gbps": min(v)} for c, v in classes.items()}
-    return {"wrong_pairs": 0, "bytes": 4096, "size_cap": CAP_4KIB, "endpoints": endpoints, "matrix_gbps": gbps,
-            "links": links}
+    return {"wrong_pairs": 0, "bytes": MATRIX_MAX_BYTES, "endpoints": endpoints, "matrix_gbps": gbps, "links": links}
 
 
 # the judged manifest's cluster: 2 nodes of 4 devices, max_endpoints 8, round-robin over the nodes
@@ -73,9 +81,9 @@ TRIALS = [4.9, 5.0, 5.1]
 PASSING: dict[str, dict[str, Any]] = {
     "PF-001": PF001,
     # the judged manifest's transport declares no link and moves host memory: a reference measured in the run
-    "PF-002": {"largest_size_gbps": 5.0, "reference_gbps": 10.0, "achieved_fraction": 0.5, "largest_bytes": 4096,
-               "size_cap": CAP_4KIB, "largest_size_trials_gbps": TRIALS, "reference_trials_gbps": [9.0, 10.0, 11.0]},
-    "PF-003": {"rdt_gbps": 4.0, "object_store_gbps": 2.0, "ratio_to_object_store": 2.0, "bytes": 4096, "size_cap": CAP_4KIB,
+    "PF-002": {"largest_size_gbps": 5.0, "reference_gbps": 10.0, "achieved_fraction": 0.5, "largest_bytes": DEFAULT_MAX_BYTES,
+               "largest_size_trials_gbps": TRIALS, "reference_trials_gbps": [9.0, 10.0, 11.0]},
+    "PF-003": {"rdt_gbps": 4.0, "object_store_gbps": 2.0, "ratio_to_object_store": 2.0, "bytes": DEFAULT_MAX_BYTES,
                "rdt_trials_gbps": [3.9, 4.0, 4.1], "object_store_trials_gbps": [1.9, 2.0, 2.1]},
     "PF-004": PF004,
 }
@@ -95,8 +103,8 @@ FAILING: dict[str, list[dict[str, Any]]] = {
                _pf001(bandwidth__4KiB__median_gbps=9.0),                                     # a median its trials do not give
                _pf001(bandwidth__4KiB__trials_gbps=[2.0, 2.0]),                              # fewer trials than min_trials
                _pf001(bandwidth__4KiB__cv_met=False),                                        # cv_met its cv does not give
-               _drop(_pf001(), "size_cap"),                                                 # a top below the release's
-               _pf001(size_cap={**CAP_4KIB, "value": "16KiB"})],                            # a knob that does not add up
+               _drop(PF001_CAPPED, "size_cap"),                                             # a top below the release's
+               _drop(PF001_CAPPED, size_cap={**CAP_4KIB, "value": "16KiB"})],               # a knob that does not add up
     "PF-002": [_drop(PASSING["PF-002"], largest_size_gbps=0.5, largest_size_trials_gbps=[0.4, 0.5, 0.6],
                      achieved_fraction=0.05),
                {"largest_size_gbps": 50.0, "reference_gbps": 10.0, "achieved_fraction": 5.0,    # the median forged up
@@ -104,7 +112,8 @@ FAILING: dict[str, list[dict[str, Any]]] = {
                _drop(PASSING["PF-002"], "reference_trials_gbps", reference_gbps=5.0, achieved_fraction=1.0),   # no trials
                _drop(PASSING["PF-002"], "largest_size_trials_gbps"),                        # the median on its word
                _drop(PASSING["PF-002"], "largest_bytes"),                                   # at no size
-               _drop(PASSING["PF-002"], largest_bytes=1024)],                               # below the sweep's top
+               _drop(PASSING["PF-002"], largest_bytes=1024),                                # below the sweep's top
+               _drop(PASSING["PF-002"], largest_bytes=4096, size_cap={**CAP_4KIB, "bytes": 1024})],   # a knob not adding up
     "PF-003": [{"rdt_gbps": 1.0, "object_store_gbps": 2.0, "ratio_to_object_store": 0.5},
                {"rdt_gbps": 4.0, "object_store_gbps": 0.02, "ratio_to_object_store": 200.0,   # the baseline forged down
                 "rdt_trials_gbps": [4.0, 4.0, 4.0], "object_store_trials_gbps": [2.0, 2.0, 2.0]},
@@ -119,5 +128,5 @@ FAILING: dict[str, list[dict[str, Any]]] = {
                _matrix(["n0:0", "n1:0", "n0:1"]),                                           # fewer endpoints than the cluster's
                _matrix([f"n0:{k}" for k in range(8)]),                                      # every endpoint on one node
                _drop(PF004, bytes=1024),                                                    # a smaller message than the run's
-               _drop(PF004, "size_cap")],                                                   # capped, no knob recorded
+               _drop(PF004, bytes=4096)],                                                   # capped, no knob recorded
 }

@@ -75,7 +75,7 @@ PASSING: dict[str, dict[str, Any]] = {
     "TR-001": TR001,
     "TR-002": {**ONE, "cases": len(VIEWS) * len(VIEW_DTYPES), "wrong": 0, "views": list(VIEWS), "dtypes": list(VIEW_DTYPES)},
     "TR-003": {**ONE, "cases": len(CONTAINERS), "wrong": 0, "containers": [f"container/{c}" for c in CONTAINERS]},
-    "TR-004": {**ONE, "max_bytes": 4096, "cases": 1, "wrong": 0, "bytes": 4096, "size_cap": CAP},
+    "TR-004": {**ONE, "max_bytes": 256 << 20, "cases": 1, "wrong": 0, "bytes": 256 << 20},   # the release's size
     "TR-005": TR005,
     "TR-006": {**ONE, "cases": J.CROSS_NODE_CASES, "wrong": 0, "nodes": ["a1b2c3d4", "e5f6a7b8"], "errors": []},
     "TR-007": {**ONE, "cases": 12, "wrong": 0, "endpoints": 3, "bytes_in_flight": 5111808},
@@ -86,7 +86,7 @@ PASSING: dict[str, dict[str, Any]] = {
     "TR-010": TR010,
     "TR-011": TR011,
     "TR-012": TR012,
-    "TR-013": {**ONE, "payload_bytes": 1 << 20, "transfers_per_round": 12, "rounds": 5, "size_cap": CAP,
+    "TR-013": {**ONE, "payload_bytes": 16 << 20, "transfers_per_round": 12, "rounds": 5,
                "growth_per_round_bytes": {"source.held_bytes": [0, 4096, 0, 0, 0], "destination.held_bytes": [0, 0, 0, 0, 0],
                                           "node.cluster_shm_bytes": [0, 0, 0, 0, 0]}},
     "TR-014": {"actor_has_transport_max_latency_s": 0.01},
@@ -134,10 +134,10 @@ FAILING: dict[str, list[dict[str, Any]]] = {
     "TR-002": [_with(PASSING["TR-002"], wrong=1), _with(PASSING["TR-002"], cases=4, views=["transpose"])],
     "TR-003": [_with(PASSING["TR-003"], wrong=2), _with(PASSING["TR-003"], cases=1, containers=["container/list-mixed"])],
     "TR-004": [_with(PASSING["TR-004"], wrong=1), _with(PASSING["TR-004"], bytes=1 << 20),   # a smaller tensor than the run's
-               _with(PASSING["TR-004"], max_bytes=1024, bytes=1024),                            # smaller than the knob recorded
-               _without(_with(PASSING["TR-004"]), "size_cap"),                                  # capped, no knob recorded
-               _with(PASSING["TR-004"], size_cap={**CAP, "bytes": 1 << 20}),                  # a knob that does not add up
-               _with(PASSING["TR-004"], size_cap={**CAP, "env": "ELSEWHERE"})],
+               _with(PASSING["TR-004"], max_bytes=4096, bytes=4096),                            # capped, no knob recorded
+               _with(PASSING["TR-004"], max_bytes=1024, bytes=1024, size_cap=CAP),              # smaller than the knob recorded
+               _with(PASSING["TR-004"], max_bytes=4096, bytes=4096, size_cap={**CAP, "bytes": 1 << 20}),   # not adding up
+               _with(PASSING["TR-004"], max_bytes=4096, bytes=4096, size_cap={**CAP, "env": "ELSEWHERE"})],
     "TR-005": [_with(TR005, wrong=1), _with(TR005, cases=3)],
     "TR-006": [_with(PASSING["TR-006"], nodes=["a1b2c3d4", "a1b2c3d4"]),                    # both endpoints on one node
                _with(PASSING["TR-006"], wrong=1, errors=["consumer: ActorDiedError"])],
@@ -158,11 +158,11 @@ FAILING: dict[str, list[dict[str, Any]]] = {
     "TR-013": [{"payload_bytes": 1 << 20, "transfers_per_round": 12, "rounds": 5,
                 "growth_per_round_bytes": {"source.rss_bytes": [12 << 20, 12 << 20, 12 << 20, 0, 12 << 20]}},
                _growth({"source.held_bytes": [0, 0, 0, 512 << 20, 512 << 20]}),              # a leak of the last rounds only
-               _growth({"node.cluster_shm_bytes": [0, 7 << 20, 7 << 20, 7 << 20, -1 << 20]}),   # kept, given back once
+               _growth({"node.cluster_shm_bytes": [0, 70 << 20, 70 << 20, 70 << 20, -10 << 20]}),   # kept, given back once
                _with(PASSING["TR-013"], growth_per_round_bytes={"source.held_bytes": [0] * 5}),   # probes left out
                _growth({"source.device_used_bytes": [0] * 5}),                               # one end's device probe
                _with(PASSING["TR-013"], payload_bytes=4096),                                 # a tiny payload judges a tiny leak
-               _without(PASSING["TR-013"], "size_cap")],                                     # 1 MiB without the knob recorded
+               _with(PASSING["TR-013"], payload_bytes=1 << 20)],                             # 1 MiB without the knob recorded
     "TR-014": [{"actor_has_transport_max_latency_s": 2.5}],
     "TR-015": [_with(TR015, failure="[receiver-dies] the same object sent to a new receiver: failed"),
                _failing_step(TR015, 0, took_s=45.0),                                        # an error after its bound
