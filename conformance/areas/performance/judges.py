@@ -112,10 +112,10 @@ def size_problem(m: Mapping[str, Any], name: str, exact: bool) -> str | None:
     its sizes (a figure without its size is missing evidence)."""
     size, top = number(m, name), run_top(m)
     if exact and size != top:
-        return f"{name} {size:g}: the sweep's largest size in this run is {top} bytes (the release's, unless the record " \
+        return f"{name} {size:.0f}: the sweep's largest size in this run is {top} bytes (the release's, unless the record " \
                "says the run's size knob set another)"
     if not exact and size not in sweep_sizes(top):
-        return f"{name} {size:g} is not a size of this run's sweep up to {top} bytes"
+        return f"{name} {size:.0f} is not a size of this run's sweep up to {top} bytes"
     return None
 
 
@@ -239,7 +239,7 @@ def matrix_shape_problem(m: Mapping[str, Any], p: Mapping[str, Any], manifest: M
     """The matrix's endpoints and nodes against the declared cluster, its message size against the run's."""
     size, want_size = number(m, "bytes"), min(run_top(m), MATRIX_MAX_BYTES)
     if size != want_size:
-        return f"the matrix moved {size:g} bytes per transfer; this run's matrix size is {want_size} bytes"
+        return f"the matrix moved {size:.0f} bytes per transfer; this run's matrix size is {want_size} bytes"
     labels = m.get("endpoints")
     if not isinstance(labels, list) or not all(isinstance(x, str) for x in labels):
         raise MissingEvidence("metric endpoints is missing or not a list of endpoint labels")
@@ -342,7 +342,7 @@ def _size_problem(key: str, f: Mapping[str, Any], seconds: Any, p: Mapping[str, 
 def sweep_verified_by_the_method(m: Mapping[str, Any], p: Mapping[str, Any], manifest: Mapping[str, Any]) -> Verdict:
     top = number(m, "max_bytes")
     if top != run_top(m):
-        return Verdict(FAIL, f"max_bytes {top:g}: the sweep's top size in this run is {run_top(m)} bytes (the release's, "
+        return Verdict(FAIL, f"max_bytes {top:.0f}: the sweep's top size in this run is {run_top(m)} bytes (the release's, "
                              "unless the record says the run's size knob set another)")
     sizes = sweep_sizes(int(top)) if top >= MIN_SWEEP_BYTES and top == int(top) else []
     keys = [size_key(n) for n in sizes]

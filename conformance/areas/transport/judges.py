@@ -286,7 +286,7 @@ def memory_growth_per_round(m: Mapping[str, Any], p: Mapping[str, Any], manifest
     allowance; a leak that starts in the last rounds shows there, not in the median."""
     size, per_round = number(m, "payload_bytes"), number(m, "transfers_per_round")
     if "devices" in m and size != leak_payload_bytes(m):
-        raise Refused(f"payload_bytes {size:g}: the check moves {leak_payload_bytes(m)} bytes per transfer in this run "
+        raise Refused(f"payload_bytes {size:.0f}: the check moves {leak_payload_bytes(m)} bytes per transfer in this run "
                       "(a quarter of its largest payload, 1 to 16 MiB)")
     budget = param_value(p, "max_growth_fraction_of_round") * size * per_round
     growth = m.get("growth_per_round_bytes")
@@ -426,7 +426,7 @@ def large_tensor_bit_exact(m: Mapping[str, Any], p: Mapping[str, Any], manifest:
     size = number(m, "max_bytes")
     release = run_max_bytes(m)
     if size != release:
-        raise Refused(f"max_bytes {size:g}: the run's largest payload is {release} bytes (the release's, unless the record "
+        raise Refused(f"max_bytes {size:.0f}: the run's largest payload is {release} bytes (the release's, unless the record "
                       "says the run's size knob set another)")
     found = TypeFailures()
     for d, r in records.items():
