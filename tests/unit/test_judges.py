@@ -134,13 +134,13 @@ def test_tr013_a_leak_repeats_and_a_late_free_gives_back() -> None:
     a busy host freed buffers late gain and give back (median over, average under): no leak."""
     p, mib = params("TR-013"), 1 << 20
     def verdict(series: list[int]) -> str:
-        m = {"payload_bytes": 4 * mib, "transfers_per_round": 12, "rounds": 5,
-             "growth_per_round_bytes": {"destination.rss_bytes": series}}
+        good = PASSING_METRICS["TR-013"]   # 16 MiB payloads: a round moves 192 MiB, the bar is 96 MiB
+        m = dict(good, growth_per_round_bytes={**good["growth_per_round_bytes"], "destination.held_bytes": series})
         return judged("TR-013", m, p).outcome
-    assert verdict([48 * mib] * 5) == "fail"                                  # one buffer per transfer
-    assert verdict([36 * mib, 36 * mib, 36 * mib, -100 * mib, -8 * mib]) == "pass"   # held, then given back
-    assert verdict([40 * mib, 40 * mib, 40 * mib, 10 * mib, 0]) == "fail"     # kept: 26 MiB a round on average
-    assert verdict([8 * mib, -8 * mib, 0, 0, 4 * mib]) == "pass"              # a good plugin's jitter
+    assert verdict([192 * mib] * 5) == "fail"                                 # one buffer per transfer
+    assert verdict([144 * mib, 144 * mib, 144 * mib, -400 * mib, -32 * mib]) == "pass"   # held, then given back
+    assert verdict([160 * mib, 160 * mib, 160 * mib, 40 * mib, 0]) == "fail"  # kept: 104 MiB a round on average
+    assert verdict([32 * mib, -32 * mib, 0, 0, 16 * mib]) == "pass"           # a good plugin's jitter
 
 
 def test_pf004_wrong_data_fails_with_the_reason() -> None:

@@ -283,7 +283,24 @@ def memory_growth_per_round(m: Mapping[str, Any], p: Mapping[str, Any], manifest
     both show it; a round in which a busy host freed its buffers late gains once and gives it back
     in the next. Judged over the whole series too: what the rounds gained and never gave back, less
     the one largest round (a round that may still hold its buffers), stays within one round's
-    allowance; a leak that starts in the last rounds shows there, not in the median."""
+    allowance; a leak that starts in the last rounds shows there, not in the median. The payload
+    is the run's, and every type the check exercised has every probe's series."""
+    if not isinstance(m.get("devices"), list):
+        raise MissingEvidence("metric devices (the device types exercised) is missing or not a list")
+    return _memory_growth(m, p, manifest)
+
+
+@JUDGES.rule(needs=("growth_per_round_bytes", "payload_bytes", "transfers_per_round"),
+           params=("max_growth_fraction_of_round",), decides_all=False,
+           counts=(("transfers_per_round", "transfers_per_round"), ("rounds", "rounds")))
+@refusing
+def memory_growth_per_round_as_recorded(m: Mapping[str, Any], p: Mapping[str, Any], manifest: Mapping[str, Any]) -> Verdict:
+    """TR-013 of releases before judges were declared (judges.LEGACY), whose reports named no
+    device types: its probes and payload as recorded, the series judged as memory_growth_per_round's."""
+    return _memory_growth(m, p, manifest)
+
+
+def _memory_growth(m: Mapping[str, Any], p: Mapping[str, Any], manifest: Mapping[str, Any]) -> Verdict:
     size, per_round = number(m, "payload_bytes"), number(m, "transfers_per_round")
     if "devices" in m and size != leak_payload_bytes(m):
         raise Refused(f"payload_bytes {size:.0f}: the check moves {leak_payload_bytes(m)} bytes per transfer in this run "
