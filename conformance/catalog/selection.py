@@ -48,17 +48,25 @@ def selection_record(checks: Sequence[Mapping[str, Any]], *, args: Sequence[str]
     return record
 
 
-def environment_reasons(environment: Any) -> list[str]:
-    """Why a run whose record names an environment (selection.environment) is not a certification
-    run: the size knob makes the checks it sizes (TR-004, TR-013, TR-019, PF-001..PF-004) move
-    the knob's sizes, not the release's (256 MiB), and their judges hold them to the recorded
-    knob; so a capped run's passes are evidence of the capped sizes only, and it certifies
-    nothing, the way a run of some checks does not."""
+SIZED = "size_cap"   # the metric a check the size knob sized records (conformance.rdt.config.SIZE_CAP)
+
+
+def environment_reasons(environment: Any, checks: Sequence[Any]) -> list[str]:
+    """Why a run whose record names the size knob (selection.environment) is not a certification
+    run: the checks it sized (TR-004, TR-013, TR-019, PF-001..PF-004: those that record it as
+    metric size_cap) moved the knob's sizes, not the release's (256 MiB), and their judges hold
+    them to the recorded knob; so their passes are evidence of the capped sizes only, and the run
+    certifies nothing, the way a run of some checks does not. A run in which the knob sized no
+    check (no transport declared) measured what the release asks."""
     if environment is None:
         return []
     if not isinstance(environment, Mapping):
         return ["selection.environment is not an object"]
-    return [f"run with {k}={str(v)[:40]}: the checks it sizes moved the knob's sizes, not the release's"
+    sized = [str(c.get("id")) for c in checks if isinstance(c, Mapping) and isinstance(c.get("metrics"), Mapping)
+             and c["metrics"].get(SIZED) is not None]
+    if not sized:
+        return []
+    return [f"run with {k}={str(v)[:40]}: {', '.join(sized[:8])} moved the knob's sizes, not the release's"
             for k, v in sorted(environment.items())]
 
 
@@ -80,9 +88,9 @@ def partial_reasons(report: Mapping[str, Any]) -> list[str]:
     deselected = sel.get("deselected") or []
     if deselected:
         reasons.append(f"{len(deselected)} test(s) deselected")
-    reasons += environment_reasons(sel.get("environment"))
     raw_checks = report.get("checks")
     checks: list[Any] = raw_checks if isinstance(raw_checks, list) else []
+    reasons += environment_reasons(sel.get("environment"), checks)
     not_run = sorted(set(map(str, sel.get("not_run") or [])) | set(not_run_checks(c for c in checks
                                                                                  if isinstance(c, Mapping))))
     if not_run:

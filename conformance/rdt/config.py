@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from conformance.catalog.selection import SIZE_KNOB
+from conformance.catalog.selection import SIZE_KNOB, SIZED
 from conformance.errors import UserError
 
 MAX_BYTES_ENV = SIZE_KNOB   # recorded in the report's run record (conformance.catalog.selection.run_environment)
@@ -59,7 +59,7 @@ def max_bytes() -> int:
     return parse_size(raw) if raw else DEFAULT_MAX_BYTES
 
 
-SIZE_CAP = "size_cap"   # the metric a check sized by max_bytes() records when the knob is set
+SIZE_CAP = SIZED   # the metric a check sized by max_bytes() records when the knob is set
 
 
 def size_cap_record() -> dict[str, Any] | None:

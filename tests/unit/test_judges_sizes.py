@@ -54,10 +54,13 @@ def test_the_run_record_names_the_knob_and_verify_holds_the_checks_to_it() -> No
 
 
 def test_a_capped_run_is_not_a_certification_run() -> None:
-    report = {"partial": False, "checks": [], "selection": {"args": [], "environment": {MAX_BYTES_ENV: "4MiB"}}}
+    sized = [{"id": "TR-004", "metrics": {"size_cap": {**CAP, "value": "4MiB", "bytes": 4 << 20}}, "tests": ["t"]}]
+    report = {"partial": False, "checks": sized, "selection": {"args": [], "environment": {MAX_BYTES_ENV: "4MiB"}}}
     reasons = partial_reasons(report)
-    assert any(MAX_BYTES_ENV in r for r in reasons), reasons
+    assert any(MAX_BYTES_ENV in r and "TR-004" in r for r in reasons), reasons
     assert partial_reasons({**report, "selection": {"args": []}}) == []
+    # the knob set where it sized no check (no transport declared): the release's measurements
+    assert partial_reasons({**report, "checks": [{"id": "DP-001", "metrics": {}, "tests": ["t"]}]}) == []
 
 
 @pytest.mark.parametrize("cid", ["TR-004", "PF-001"])
