@@ -8,6 +8,7 @@ run" whatever tier its outcomes give.
 """
 from __future__ import annotations
 
+import os
 from typing import Any, Iterable, Mapping, Sequence
 
 
@@ -16,17 +17,57 @@ def not_run_checks(checks: Iterable[Mapping[str, Any]]) -> list[str]:
     return [str(c.get("id")) for c in checks if not c.get("tests")]
 
 
+# the environment that changes what the checks measure (conformance.rdt.config's size knob),
+# recorded beside the command line (selection.environment)
+SIZE_KNOB = "RAY_CONFORMANCE_TRANSPORT_MAX_BYTES"
+RECORDED_ENVIRONMENT = (SIZE_KNOB,)
+
+
+def run_environment(environ: Mapping[str, str] | None = None) -> dict[str, str] | None:
+    """This run's RECORDED_ENVIRONMENT variables that are set (None: none is)."""
+    env = os.environ if environ is None else environ
+    found = {k: env[k] for k in RECORDED_ENVIRONMENT if env.get(k)}
+    return found or None
+
+
 def selection_record(checks: Sequence[Mapping[str, Any]], *, args: Sequence[str] = (),
                      deselected: Iterable[str] = (), collect_only: bool = False,
-                     whole_checklist_collected: bool = True, shard: Mapping[str, Any] | None = None) -> dict[str, Any]:
+                     whole_checklist_collected: bool = True, shard: Mapping[str, Any] | None = None,
+                     environment: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The report's `selection`: the pytest arguments, deselected tests and checks not run (and a
-    shard's slice: conformance.catalog.shards)."""
+    shard's slice: conformance.catalog.shards), and the environment that changed what the checks
+    measured (`environment`: run_environment, the size knob), beside the
+    command line, so a capped run says so where its command line does."""
     record = {"args": [str(a) for a in args], "deselected": sorted(set(deselected)),
               "not_run": not_run_checks(checks), "collect_only": bool(collect_only),
               "whole_checklist_collected": bool(whole_checklist_collected)}
     if shard is not None:
         record["shard"] = dict(shard)
+    if environment:
+        record["environment"] = dict(environment)
     return record
+
+
+SIZED = "size_cap"   # the metric a check the size knob sized records (conformance.rdt.config.SIZE_CAP)
+
+
+def environment_reasons(environment: Any, checks: Sequence[Any]) -> list[str]:
+    """Why a run whose record names the size knob (selection.environment) is not a certification
+    run: the checks it sized (TR-004, TR-013, TR-019, PF-001..PF-004: those that record it as
+    metric size_cap) moved the knob's sizes, not the release's (256 MiB), and their judges hold
+    them to the recorded knob; so their passes are evidence of the capped sizes only, and the run
+    certifies nothing, the way a run of some checks does not. A run in which the knob sized no
+    check (no transport declared) measured what the release asks."""
+    if environment is None:
+        return []
+    if not isinstance(environment, Mapping):
+        return ["selection.environment is not an object"]
+    sized = [str(c.get("id")) for c in checks if isinstance(c, Mapping) and isinstance(c.get("metrics"), Mapping)
+             and c["metrics"].get(SIZED) is not None]
+    if not sized:
+        return []
+    return [f"run with {k}={str(v)[:40]}: {', '.join(sized[:8])} moved the knob's sizes, not the release's"
+            for k, v in sorted(environment.items())]
 
 
 def partial_reasons(report: Mapping[str, Any]) -> list[str]:
@@ -49,6 +90,7 @@ def partial_reasons(report: Mapping[str, Any]) -> list[str]:
         reasons.append(f"{len(deselected)} test(s) deselected")
     raw_checks = report.get("checks")
     checks: list[Any] = raw_checks if isinstance(raw_checks, list) else []
+    reasons += environment_reasons(sel.get("environment"), checks)
     not_run = sorted(set(map(str, sel.get("not_run") or [])) | set(not_run_checks(c for c in checks
                                                                                  if isinstance(c, Mapping))))
     if not_run:

@@ -15,15 +15,19 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Mapping
 
+from conformance.catalog.selection import SIZE_KNOB, SIZED
 from conformance.errors import UserError
 
-MAX_BYTES_ENV = "RAY_CONFORMANCE_TRANSPORT_MAX_BYTES"
+MAX_BYTES_ENV = SIZE_KNOB   # recorded in the report's run record (conformance.catalog.selection.run_environment)
 DEFAULT_MAX_BYTES = 256 * 1024 * 1024
 MIN_SWEEP_BYTES = 1024  # knob: the sweep's smallest size (PF-001's method), not a bound
 SWEEP_FACTOR = 4
 MATRIX_MAX_BYTES = 64 * 1024 * 1024
+# here (not in conformance.rdt.context) so that the judges, which import no Ray, read the same figures
+INTRA_NODE_ENDPOINTS = 3      # endpoints on one node a check asks for at most (conformance.rdt.context.intra_node)
+LATER_DEVICE_BYTES = 4096     # knob: payload size on the second and later device types (each_device)
 BUILTIN_TRANSPORTS = ("GLOO", "NCCL", "NIXL", "CUDA_IPC")
 COLLECTIVE_TRANSPORTS = {"GLOO": "gloo", "NCCL": "nccl"}   # need a collective group; value = backend
 
@@ -53,6 +57,47 @@ def max_bytes() -> int:
     """The largest payload of this run (RAY_CONFORMANCE_TRANSPORT_MAX_BYTES, default 256 MiB)."""
     raw = os.environ.get(MAX_BYTES_ENV)
     return parse_size(raw) if raw else DEFAULT_MAX_BYTES
+
+
+SIZE_CAP = SIZED   # the metric a check sized by max_bytes() records when the knob is set
+
+
+def size_cap_record() -> dict[str, Any] | None:
+    """What a check sized by max_bytes() records of the knob (metric SIZE_CAP), None when unset:
+    the run's sizes then are the release's (DEFAULT_MAX_BYTES). The same value is in the report's
+    run record (selection.environment), and `verify` shows every check that ran capped."""
+    raw = os.environ.get(MAX_BYTES_ENV)
+    return {"env": MAX_BYTES_ENV, "value": raw, "bytes": parse_size(raw)} if raw else None
+
+
+def record_size_cap(metrics: dict[str, Any]) -> None:
+    """Record the run's size knob in a check's metrics when it is set (what its judge reads)."""
+    cap = size_cap_record()
+    if cap is not None:
+        metrics[SIZE_CAP] = cap
+
+
+def recorded_max_bytes(metrics: Any) -> int:
+    """The largest payload a check's evidence must show: the release's DEFAULT_MAX_BYTES, unless
+    the evidence records that the run's knob set another (its SIZE_CAP record, which must say the
+    knob's name and a value that parses to the bytes it states). ValueError: a record that does not.
+
+    A capped run moved smaller payloads than the release's: its checks are judged at the cap (the
+    project's own tests run capped, and a capped pass is still evidence of what moved), but it is
+    not evidence of the release's sizes, so the cap is part of the evidence `verify` shows beside
+    the pass; a record without one is held to the release's sizes exactly."""
+    cap = metrics.get(SIZE_CAP) if isinstance(metrics, Mapping) else None
+    if cap is None:
+        return DEFAULT_MAX_BYTES
+    if not isinstance(cap, Mapping) or cap.get("env") != MAX_BYTES_ENV or not isinstance(cap.get("value"), str):
+        raise ValueError(f"{SIZE_CAP} {str(cap)[:120]} is not a record of {MAX_BYTES_ENV} (env, value, bytes)")
+    try:
+        value = parse_size(cap["value"])
+    except UserError as exc:
+        raise ValueError(f"{SIZE_CAP}: {exc}") from None
+    if cap.get("bytes") != value:
+        raise ValueError(f"{SIZE_CAP} says {cap.get('bytes')} bytes but {MAX_BYTES_ENV}={cap['value']!r} is {value}")
+    return value
 
 
 def sweep_sizes(top: int, bottom: int = MIN_SWEEP_BYTES, factor: int = SWEEP_FACTOR) -> list[int]:

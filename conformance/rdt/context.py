@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from conformance.cluster.manager import SHARED
 from conformance.rdt import payloads
+from conformance.rdt.config import INTRA_NODE_ENDPOINTS, LATER_DEVICE_BYTES
 from conformance.rdt.device import is_host
 from conformance.rdt.each_device import on_each_device
 from conformance.rdt.pool import Endpoints, PoolCache, alive_nodes, harness_ready, start_endpoints
@@ -32,8 +33,6 @@ if TYPE_CHECKING:
     from conformance.run.check_context import RunView
 
 MAX_REBUILDS = 2              # knob: endpoint rebuilds per check after transfers killed them
-INTRA_NODE_ENDPOINTS = 3
-LATER_DEVICE_BYTES = 4096     # knob: payload size on the second and later device types (each_device)
 
 
 @dataclass

@@ -97,11 +97,11 @@ class JudgeTable(dict[str, Judge]):
 
 # The checks releases before declared judges judged by id, and the judge each used.
 LEGACY: dict[str, str] = {
-    "CC-010": "bus_bandwidth_against_references", "PF-002": "largest_size_against_reference",
-    "PF-003": "transport_against_object_store", "PF-004": "links_within_class_median",
+    "CC-010": "bus_bandwidth_against_references", "PF-002": "largest_size_against_reference_as_recorded",
+    "PF-003": "transport_against_object_store_as_recorded", "PF-004": "links_as_recorded",
     "CC-008": "member_memory_growth", "CC-009": "survivors_errored_in_time",
     "FR-006": "fresh_cluster_in_time", "FR-004": "storm_ran_release_rounds",
-    "TR-013": "memory_growth_per_round", "TR-014": "transport_query_answers_in_time",
+    "TR-013": "memory_growth_per_round_as_recorded", "TR-014": "transport_query_answers_in_time",
 }
 
 

@@ -288,7 +288,8 @@ def merged_selection(shards: Mapping[int, ShardReport], checks: Sequence[Mapping
                               deselected=deselected - ran_tests,
                               collect_only=any(_get(r, "selection.collect_only") for r in reports),
                               whole_checklist_collected=all(_get(r, "selection.whole_checklist_collected") is True
-                                                            for r in reports))
+                                                            for r in reports),
+                              environment=_get(first, "selection.environment"))
     record["shards"] = [{"shard": f"{i}-of-{len(shards)}", "report_sha256": digests[i],
                          "started_at": s.report.get("started_at"), "finished_at": s.report.get("finished_at")}
                         for i, s in shards.items()]

@@ -20,7 +20,7 @@ import pytest
 
 from conformance.catalog.data import SuiteData, load_suite_data, waivers_for
 from conformance.catalog.manifest import Manifest, load_manifest
-from conformance.catalog.selection import selection_record
+from conformance.catalog.selection import run_environment, selection_record
 from conformance.catalog.vendor_calls import HangRecord
 from conformance.cluster import shapes
 from conformance.cluster.manager import ClusterManager, ClusterShape, ClusterStartError, ClusterStopHung, prepare_driver
@@ -373,7 +373,8 @@ class ConformanceRun:
             sections=sections, plugin_artifact=self._plugin_artifact(),
             selection=selection_record(checks, args=recorded_args(self.config, self.checks_dir), deselected=self.deselected,
                                        collect_only=bool(self.config.getoption("collectonly", False)),
-                                       whole_checklist_collected=self.collected_whole, shard=self.shard),
+                                       whole_checklist_collected=self.collected_whole, shard=self.shard,
+                                       environment=run_environment()),
             shape=verified_shape(self.devices, cluster["nodes"]))
         if self.report_extras is not None:
             self.report_extras.enrich(report)

@@ -23,6 +23,9 @@ submitter's claims:
                reference  a figure measured against a manifest reference records that reference
                           (CC-010's nominal_link_gbps = the manifest's collective.nominal_link_gbps)
                tests      its tests are tests of its own area (the release's area's folder)
+               size knob  a check sized by RAY_CONFORMANCE_TRANSPORT_MAX_BYTES records the value the
+                          run record (selection.environment) gives, and the line names the checks
+                          judged at a capped size (size_cap_problems)
   summary    the summary counts equal the counts of the per-check outcomes, every outcome key
              present (a deleted or altered key fails)
   selection  the run executed the whole checklist, uninterrupted; a partial run (collect-only,
@@ -369,6 +372,37 @@ def summary_problems(report: Mapping[str, Any]) -> list[str]:
     return problems
 
 
+def size_cap_problems(checks: list[Any], environment: Mapping[str, Any]) -> tuple[list[str], str]:
+    """(problems, what the evidence line adds) of the size knob (conformance.rdt.config: a check
+    sized by RAY_CONFORMANCE_TRANSPORT_MAX_BYTES records it as metric size_cap, the run record as
+    selection.environment). The two must agree: a cap in a check's evidence the run record does
+    not show, or another value, is a problem. A capped check's judge holds its sizes to the cap,
+    so its pass is evidence of the capped sizes only: the line names those checks and the cap
+    (the release's sizes were not moved), never silently."""
+    from conformance.rdt.config import DEFAULT_MAX_BYTES, MAX_BYTES_ENV, SIZE_CAP, format_size
+
+    run_cap = environment.get(MAX_BYTES_ENV)
+    problems: list[str] = []
+    capped: list[str] = []
+    for entry in checks:
+        cap = as_map(entry).get("metrics")
+        cap = cap.get(SIZE_CAP) if isinstance(cap, Mapping) else None
+        if cap is None:
+            continue
+        cid = str(as_map(entry).get("id"))
+        value = cap.get("value") if isinstance(cap, Mapping) else None
+        if run_cap is None or value != run_cap:
+            problems.append(f"{cid} records {MAX_BYTES_ENV}={terminal(repr(value), limit=40)} but the run record "
+                            f"(selection.environment) says {terminal(repr(run_cap), limit=40)}")
+        else:
+            capped.append(cid)
+    note = ""
+    if capped:
+        note = (f"; {len(capped)} check(s) ran capped by {MAX_BYTES_ENV}={terminal(str(run_cap), limit=40)} "
+                f"({', '.join(capped)}): judged at that size, not the release's {format_size(DEFAULT_MAX_BYTES)}")
+    return problems, note
+
+
 def evidence_lines(report: Mapping[str, Any], checklist: Checklist | None,
                    published: str | None = None) -> list[tuple[str, bool, str]]:
     """(name, ok, detail) lines for verify: evidence, summary, selection. `published`: the day the
@@ -381,8 +415,10 @@ def evidence_lines(report: Mapping[str, Any], checklist: Checklist | None,
         from conformance.signing.trust import runs_remote
 
         problems, tally = evidence_problems(checks, checklist, as_map(report.get("manifest")), runs_remote(report))
+        wrong_cap, capped = size_cap_problems(checks, as_map(as_map(report.get("selection")).get("environment")))
+        problems += wrong_cap
         lines.append(("evidence", not problems, "; ".join(problems) if problems else
-                      f"{tally.line()}; every check records the release's params"))
+                      f"{tally.line()}; every check records the release's params{capped}"))
     problems = summary_problems(report)
     lines.append(("summary", not problems, "; ".join(problems) if problems else
                   "summary counts equal the per-check outcomes"))

@@ -119,7 +119,8 @@ def test_nested_nan_is_an_error() -> None:
 def test_pf002_edges() -> None:
     p = params("PF-002")
     need = p["min_link_bandwidth_fraction"]
-    exact = {"largest_size_gbps": need * 10.0, "reference_gbps": 10.0, "achieved_fraction": need}
+    exact = dict(PASSING_METRICS["PF-002"], largest_size_gbps=need * 10.0, largest_size_trials_gbps=[need * 10.0] * 3,
+                 reference_gbps=10.0, reference_trials_gbps=[10.0] * 3, achieved_fraction=need)
     assert judged("PF-002", exact, p).outcome == "pass"                       # the bound itself passes
     forged = dict(PASSING_METRICS["PF-002"], achieved_fraction=0.9)                 # disagrees with its own figures
     assert judged("PF-002", forged, p).outcome == "fail"
@@ -133,13 +134,13 @@ def test_tr013_a_leak_repeats_and_a_late_free_gives_back() -> None:
     a busy host freed buffers late gain and give back (median over, average under): no leak."""
     p, mib = params("TR-013"), 1 << 20
     def verdict(series: list[int]) -> str:
-        m = {"payload_bytes": 4 * mib, "transfers_per_round": 12, "rounds": 5,
-             "growth_per_round_bytes": {"destination.rss_bytes": series}}
+        good = PASSING_METRICS["TR-013"]   # 16 MiB payloads: a round moves 192 MiB, the bar is 96 MiB
+        m = dict(good, growth_per_round_bytes={**good["growth_per_round_bytes"], "destination.held_bytes": series})
         return judged("TR-013", m, p).outcome
-    assert verdict([48 * mib] * 5) == "fail"                                  # one buffer per transfer
-    assert verdict([36 * mib, 36 * mib, 36 * mib, -100 * mib, -8 * mib]) == "pass"   # held, then given back
-    assert verdict([40 * mib, 40 * mib, 40 * mib, 10 * mib, 0]) == "fail"     # kept: 26 MiB a round on average
-    assert verdict([8 * mib, -8 * mib, 0, 0, 4 * mib]) == "pass"              # a good plugin's jitter
+    assert verdict([192 * mib] * 5) == "fail"                                 # one buffer per transfer
+    assert verdict([144 * mib, 144 * mib, 144 * mib, -400 * mib, -32 * mib]) == "pass"   # held, then given back
+    assert verdict([160 * mib, 160 * mib, 160 * mib, 40 * mib, 0]) == "fail"  # kept: 104 MiB a round on average
+    assert verdict([32 * mib, -32 * mib, 0, 0, 16 * mib]) == "pass"           # a good plugin's jitter
 
 
 def test_pf004_wrong_data_fails_with_the_reason() -> None:
@@ -149,7 +150,8 @@ def test_pf004_wrong_data_fails_with_the_reason() -> None:
 
 
 def test_thresholds_come_from_params() -> None:
-    m = {"largest_size_gbps": 3.0, "reference_gbps": 10.0, "achieved_fraction": 0.3}
+    m = dict(PASSING_METRICS["PF-002"], largest_size_gbps=3.0, largest_size_trials_gbps=[3.0] * 3, reference_gbps=10.0,
+             reference_trials_gbps=[10.0] * 3, achieved_fraction=0.3)
     assert judged("PF-002", m, {"min_link_bandwidth_fraction": 0.25}).outcome == "pass"
     assert judged("PF-002", m, {"min_link_bandwidth_fraction": 0.5}).outcome == "fail"
 
@@ -414,9 +416,10 @@ def test_a_scenario_bound_may_grow_by_the_time_it_left_out_for_rays_machinery() 
 def test_pf002_holds_the_reference_to_the_manifests_declared_link() -> None:
     """Held out (round of 0.1.0+data.17): a reference lowered beside a declared link is refused."""
     man = {**MANIFEST, "transport": {"name": "NPUXFER", "expected": {"link_bandwidth_gbps": 10.0}}}
-    honest = {"largest_size_gbps": 5.0, "reference_gbps": 10.0, "achieved_fraction": 0.5}
+    declared = {k: v for k, v in PASSING_METRICS["PF-002"].items() if k != "reference_trials_gbps"}   # not measured
+    honest = dict(declared, largest_size_gbps=5.0, reference_gbps=10.0, achieved_fraction=0.5)
     assert judges.judge(check("PF-002"), honest, man).outcome == "pass"
-    lowered = {"largest_size_gbps": 5.0, "reference_gbps": 5.0, "achieved_fraction": 1.0}
+    lowered = dict(declared, largest_size_gbps=5.0, reference_gbps=5.0, achieved_fraction=1.0)
     verdict = judges.judge(check("PF-002"), lowered, man)
     assert verdict.outcome == "fail" and "link_bandwidth_gbps" in (verdict.reason or ""), verdict
 

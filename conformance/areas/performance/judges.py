@@ -12,7 +12,7 @@ from typing import Any, Mapping
 
 from conformance import measure
 from conformance.areas.performance.figures import size_key
-from conformance.rdt.config import MIN_SWEEP_BYTES, sweep_sizes
+from conformance.rdt.config import MATRIX_MAX_BYTES, MIN_SWEEP_BYTES, recorded_max_bytes, sweep_sizes
 from conformance.report.judges import FAIL, PASS, JudgeTable, MissingEvidence, Verdict, agrees, number, param_value, path_of
 
 JUDGES = JudgeTable()
@@ -23,17 +23,30 @@ JUDGES = JudgeTable()
 def largest_size_against_reference(m: Mapping[str, Any], p: Mapping[str, Any], manifest: Mapping[str, Any]) -> Verdict:
     """The largest size's median against its reference: the manifest's declared link when it
     declares one (never another figure), else a reference measured in the run, each median the
-    median of the trials recorded beside it."""
+    median of the trials recorded beside it (which must be there), at the sweep's top size."""
+    return _largest_size(m, p, manifest, strict=True)
+
+
+@JUDGES.rule(needs=("largest_size_gbps", "reference_gbps", "achieved_fraction"),
+           params=("min_link_bandwidth_fraction",), decides_all=True)
+def largest_size_against_reference_as_recorded(m: Mapping[str, Any], p: Mapping[str, Any],
+                                               manifest: Mapping[str, Any]) -> Verdict:
+    """PF-002 of releases before judges were declared (judges.LEGACY), whose reports recorded the
+    medians alone and no size: judged as they were."""
+    return _largest_size(m, p, manifest, strict=False)
+
+
+def _largest_size(m: Mapping[str, Any], p: Mapping[str, Any], manifest: Mapping[str, Any], strict: bool) -> Verdict:
     got, ref = number(m, "largest_size_gbps"), number(m, "reference_gbps")
     need = param_value(p, "min_link_bandwidth_fraction")
     if ref <= 0:
         return Verdict(FAIL, f"reference bandwidth {ref:g} GB/s is not positive")
-    link = path_of(manifest, "transport.expected.link_bandwidth_gbps")
-    if isinstance(link, (int, float)) and not isinstance(link, bool) and link > 0 and not agrees(ref, float(link)):
-        return Verdict(FAIL, f"reference_gbps {ref:.4g} is not the manifest's transport.expected.link_bandwidth_gbps "
-                             f"{float(link):.4g}: judged against another reference than the declared link")
+    wrong = (size_problem(m, "largest_bytes", exact=True) if strict else None) or reference_problem(ref, manifest)
+    if wrong:
+        return Verdict(FAIL, wrong)
+    required = ("largest_size_trials_gbps", *(() if declared_reference(manifest) else ("reference_trials_gbps",)))
     wrong = median_problems(m, (("largest_size_gbps", "largest_size_trials_gbps"),
-                                ("reference_gbps", "reference_trials_gbps")))
+                                ("reference_gbps", "reference_trials_gbps")), required=required if strict else ())
     if wrong:
         return Verdict(FAIL, wrong)
     achieved = number(m, "achieved_fraction")
@@ -49,9 +62,25 @@ def largest_size_against_reference(m: Mapping[str, Any], p: Mapping[str, Any], m
 @JUDGES.rule(needs=("rdt_gbps", "object_store_gbps", "ratio_to_object_store"),
            params=("min_ratio_to_object_store",), decides_all=True)
 def transport_against_object_store(m: Mapping[str, Any], p: Mapping[str, Any], manifest: Mapping[str, Any]) -> Verdict:
+    """The transport against Ray's object store at the largest size both ran (a size of the run's
+    sweep), each figure the median of its own trials, which must be there."""
+    return _against_store(m, p, strict=True)
+
+
+@JUDGES.rule(needs=("rdt_gbps", "object_store_gbps", "ratio_to_object_store"),
+           params=("min_ratio_to_object_store",), decides_all=True)
+def transport_against_object_store_as_recorded(m: Mapping[str, Any], p: Mapping[str, Any],
+                                               manifest: Mapping[str, Any]) -> Verdict:
+    """PF-003 of releases before judges were declared (judges.LEGACY): medians alone, judged as they were."""
+    return _against_store(m, p, strict=False)
+
+
+def _against_store(m: Mapping[str, Any], p: Mapping[str, Any], strict: bool) -> Verdict:
     rdt, store = number(m, "rdt_gbps"), number(m, "object_store_gbps")
     need = param_value(p, "min_ratio_to_object_store")
-    wrong = median_problems(m, (("rdt_gbps", "rdt_trials_gbps"), ("object_store_gbps", "object_store_trials_gbps")))
+    wrong = (size_problem(m, "bytes", exact=False) if strict else None) or median_problems(
+        m, (("rdt_gbps", "rdt_trials_gbps"), ("object_store_gbps", "object_store_trials_gbps")),
+        required=("rdt_trials_gbps", "object_store_trials_gbps") if strict else ())
     if wrong:
         return Verdict(FAIL, wrong)
     if store <= 0:
@@ -68,11 +97,63 @@ def transport_against_object_store(m: Mapping[str, Any], p: Mapping[str, Any], m
 MEDIAN_REL_TOL = 0.01   # knob: the even-count difference between two medians of one set of trials (0.05 % seen)
 
 
-def median_problems(m: Mapping[str, Any], pairs: tuple[tuple[str, str], ...]) -> str | None:
-    """A median that is not the median of the trials recorded beside it (reports that record
-    the trials; older ones recorded the medians alone)."""
+def run_top(m: Mapping[str, Any]) -> int:
+    """The sweep's top size in this run: the release's largest payload, unless the check records
+    the run's size knob (conformance.rdt.config.recorded_max_bytes; a record that does not add up
+    is missing evidence of the size)."""
+    try:
+        return recorded_max_bytes(m)
+    except ValueError as exc:
+        raise MissingEvidence(str(exc)) from None
+
+
+def size_problem(m: Mapping[str, Any], name: str, exact: bool) -> str | None:
+    """The size a figure was measured at, against the run's sweep: its top (`exact`), else one of
+    its sizes (a figure without its size is missing evidence)."""
+    size, top = number(m, name), run_top(m)
+    if exact and size != top:
+        return f"{name} {size:.0f}: the sweep's largest size in this run is {top} bytes (the release's, unless the record " \
+               "says the run's size knob set another)"
+    if not exact and size not in sweep_sizes(top):
+        return f"{name} {size:.0f} is not a size of this run's sweep up to {top} bytes"
+    return None
+
+
+def declared_reference(manifest: Mapping[str, Any]) -> tuple[float, str] | None:
+    """The bandwidth the manifest declares for the largest size to be judged against
+    (conformance.rdt.config.transport_config and PF-002's reference_bandwidth): the transport's
+    nominal link, else for a device transport the slowest link topology.expected.links declares;
+    None for a host-memory transport without a nominal link (its reference is measured in the run).
+    (GB/s, the manifest field that declares it)."""
+    link = path_of(manifest, "transport.expected.link_bandwidth_gbps")
+    if isinstance(link, (int, float)) and not isinstance(link, bool) and link > 0:
+        return float(link), "transport.expected.link_bandwidth_gbps"
+    devices = path_of(manifest, "transport.devices")
+    if not isinstance(devices, list) or not devices or set(devices) == {"cpu"}:
+        return None
+    links = path_of(manifest, "topology.expected.links")
+    declared = [x.get("min_bandwidth_gbps") for x in links if isinstance(x, Mapping)] if isinstance(links, list) else []
+    numbers = [float(x) for x in declared if isinstance(x, (int, float)) and not isinstance(x, bool) and x > 0]
+    return (min(numbers), "the slowest of topology.expected.links[].min_bandwidth_gbps") if numbers else None
+
+
+def reference_problem(ref: float, manifest: Mapping[str, Any]) -> str | None:
+    """A reference other than the one the manifest declares (never another figure)."""
+    declared = declared_reference(manifest)
+    if declared is not None and not agrees(ref, declared[0]):
+        return f"reference_gbps {ref:.4g} is not the manifest's {declared[1]} {declared[0]:.4g}: judged against " \
+               "another reference than the declared link"
+    return None
+
+
+def median_problems(m: Mapping[str, Any], pairs: tuple[tuple[str, str], ...], required: tuple[str, ...] = ()) -> str | None:
+    """A median that is not the median of the trials recorded beside it. `required`: the trials a
+    report of this release records (a record without them is missing evidence, never a median to
+    take on its word)."""
     for figure, trials in pairs:
         values = m.get(trials)
+        if values is None and trials in required:
+            raise MissingEvidence(f"metric {trials} (the trials {figure} is the median of) is missing")
         if values is None:
             continue
         if not isinstance(values, list) or not values:
@@ -85,8 +166,22 @@ def median_problems(m: Mapping[str, Any], pairs: tuple[tuple[str, str], ...]) ->
     return None
 
 
-@JUDGES.rule(needs=("links", "wrong_pairs"), params=("min_fraction_of_class_median",), decides_all=True)
+@JUDGES.rule(needs=("links", "wrong_pairs"), params=("min_fraction_of_class_median", "max_endpoints"),
+             decides_all=True)
 def links_within_class_median(m: Mapping[str, Any], p: Mapping[str, Any], manifest: Mapping[str, Any]) -> Verdict:
+    """Every link within its class's median, over the matrix of every endpoint the cluster the
+    manifest declares gives (its nodes x devices per node, at most max_endpoints), at the run's
+    matrix size."""
+    wrong = matrix_shape_problem(m, p, manifest)
+    if wrong:
+        return Verdict(FAIL, wrong)
+    return links_as_recorded(m, p, manifest)
+
+
+@JUDGES.rule(needs=("links", "wrong_pairs"), params=("min_fraction_of_class_median",), decides_all=True)
+def links_as_recorded(m: Mapping[str, Any], p: Mapping[str, Any], manifest: Mapping[str, Any]) -> Verdict:
+    """PF-004 of releases before judges were declared (judges.LEGACY), and the links of the matrix
+    as recorded (links_within_class_median checks its shape first)."""
     need = param_value(p, "min_fraction_of_class_median")
     wrong = number(m, "wrong_pairs")
     links = m.get("links")
@@ -124,6 +219,41 @@ def links_within_class_median(m: Mapping[str, Any], p: Mapping[str, Any], manife
     if slow:
         return Verdict(FAIL, f"links slower than {need:.0%} of their class's median: {'; '.join(slow)}")
     return Verdict(PASS, f"every link class within {need:.0%} of its median")
+
+
+def matrix_endpoints(p: Mapping[str, Any], manifest: Mapping[str, Any]) -> tuple[int, int] | None:
+    """(endpoints, nodes) of the matrix on the cluster the manifest declares
+    (conformance.rdt.pool.device_endpoint_nodes: one endpoint per accelerator unit, round-robin
+    over the nodes, at most max_endpoints; one per node without units), None when it declares no
+    node count."""
+    nodes = path_of(manifest, "cluster.nodes")
+    if not isinstance(nodes, int) or isinstance(nodes, bool) or nodes < 1:
+        return None
+    units = path_of(manifest, "accelerator.expected.devices_per_node")
+    per_node = units if isinstance(units, int) and not isinstance(units, bool) and units > 0 else 1
+    n = min(int(param_value(p, "max_endpoints")), nodes * per_node)
+    return n, min(nodes, n)
+
+
+def matrix_shape_problem(m: Mapping[str, Any], p: Mapping[str, Any], manifest: Mapping[str, Any]) -> str | None:
+    """The matrix's endpoints and nodes against the declared cluster, its message size against the run's."""
+    size, want_size = number(m, "bytes"), min(run_top(m), MATRIX_MAX_BYTES)
+    if size != want_size:
+        return f"the matrix moved {size:.0f} bytes per transfer; this run's matrix size is {want_size} bytes"
+    labels = m.get("endpoints")
+    if not isinstance(labels, list) or not all(isinstance(x, str) for x in labels):
+        raise MissingEvidence("metric endpoints is missing or not a list of endpoint labels")
+    if len(set(labels)) != len(labels):
+        return f"endpoints {labels} names an endpoint twice"
+    want = matrix_endpoints(p, manifest)
+    if want is None:
+        return None
+    n, nodes = want
+    seen = {x.split(":")[0] for x in labels}
+    if len(labels) != n or seen != {f"n{k}" for k in range(nodes)}:
+        return f"the matrix has {len(labels)} endpoint(s) on {sorted(seen)}; the manifest's cluster gives {n} on " \
+               f"{nodes} node(s) (one per device, at most max_endpoints = {p.get('max_endpoints')})"
+    return None
 
 
 def _unmeasured_pairs(m: Mapping[str, Any]) -> list[str]:
@@ -211,6 +341,9 @@ def _size_problem(key: str, f: Mapping[str, Any], seconds: Any, p: Mapping[str, 
              params=SWEEP_METHOD, decides_all=True)
 def sweep_verified_by_the_method(m: Mapping[str, Any], p: Mapping[str, Any], manifest: Mapping[str, Any]) -> Verdict:
     top = number(m, "max_bytes")
+    if top != run_top(m):
+        return Verdict(FAIL, f"max_bytes {top:.0f}: the sweep's top size in this run is {run_top(m)} bytes (the release's, "
+                             "unless the record says the run's size knob set another)")
     sizes = sweep_sizes(int(top)) if top >= MIN_SWEEP_BYTES and top == int(top) else []
     keys = [size_key(n) for n in sizes]
     if m.get("sizes_bytes") != sizes:

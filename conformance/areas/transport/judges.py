@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import re
 import statistics
 from typing import Any, Iterator, Mapping
 
-from conformance.rdt.payloads import ALL_DTYPES, CONTAINERS, SHAPES, VIEW_DTYPES, VIEWS
-from conformance.report.judges import FAIL, PASS, JudgeTable, MissingEvidence, Verdict, agrees, number, param_value
+from conformance.rdt.config import INTRA_NODE_ENDPOINTS, LATER_DEVICE_BYTES, recorded_max_bytes
+from conformance.rdt.device import is_host
+from conformance.rdt.payloads import ALL_DTYPES, CONTAINERS, CORE_DTYPES, SHAPES, VIEW_DTYPES, VIEWS
+from conformance.report.judges import FAIL, PASS, JudgeTable, MissingEvidence, Verdict, agrees, number, param_value, path_of
 from conformance.timing.host_load import MAX_FACTOR
 
 JUDGES = JudgeTable()
@@ -61,43 +64,6 @@ EXCLUDED_SLACK_S = 1.0   # knob: rounding and bookkeeping between a scenario's e
 # host a step whose wait returned in time was timed 16.9 s for its 15 s bound (TR-020, make test)
 STEP_READ_SLACK = 1.25
 WAVE_STRETCH_MAX = 2 * MAX_FACTOR   # a wave's bound stretched by the run's measurement, then once more by a fresh sample
-
-
-@JUDGES.rule(needs=("growth_per_round_bytes", "payload_bytes", "transfers_per_round"),
-           params=("max_growth_fraction_of_round",), decides_all=False,
-           counts=(("transfers_per_round", "transfers_per_round"), ("rounds", "rounds")))
-def memory_growth_per_round(m: Mapping[str, Any], p: Mapping[str, Any], manifest: Mapping[str, Any]) -> Verdict:
-    size, per_round = number(m, "payload_bytes"), number(m, "transfers_per_round")
-    budget = param_value(p, "max_growth_fraction_of_round") * size * per_round
-    growth = m.get("growth_per_round_bytes")
-    if not isinstance(growth, Mapping) or not growth:
-        raise MissingEvidence("metric growth_per_round_bytes is missing or empty")
-    leaking = {}
-    for probe, values in sorted(growth.items()):
-        if not isinstance(values, list) or not values:
-            raise MissingEvidence(f"metric growth_per_round_bytes.{probe} is not a non-empty list")
-        if len(values) != number(m, "rounds"):
-            return Verdict(FAIL, f"growth_per_round_bytes.{probe} records {len(values)} round(s), rounds says {m['rounds']}")
-        nums = [number({"v": v}, "v") for v in values]
-        med = statistics.median(nums)
-        # a leak repeats every round and never gives memory back: a round that only held its
-        # buffers a moment longer (a busy host) gains once and loses it in the next round
-        if med > budget and sum(nums) / len(nums) > budget:
-            leaking[probe] = f"{med / 2**20:.1f} MiB of {[round(n / 2**20, 1) for n in nums]}"
-    if leaking:
-        return Verdict(FAIL, f"memory grows by {leaking} (median per round, and on average) while each round moves and frees "
-                             f"{per_round:g} x {size / 2**20:g} MiB; expected <= {budget / 2**20:.1f} MiB: the "
-                             "transport keeps buffers after garbage_collect")
-    return Verdict(PASS, f"median growth per round within {budget / 2**20:.1f} MiB")
-
-
-@JUDGES.rule(needs=("actor_has_transport_max_latency_s",), params=("max_answer_s",), decides_all=False)
-def transport_query_answers_in_time(m: Mapping[str, Any], p: Mapping[str, Any], manifest: Mapping[str, Any]) -> Verdict:
-    slow, bound = number(m, "actor_has_transport_max_latency_s"), param_value(p, "max_answer_s")
-    if slow > bound:
-        return Verdict(FAIL, f"actor_has_tensor_transport took {slow:.2f}s to answer (bound {bound:g} s); Ray asks "
-                             "on every .remote() with the transport")
-    return Verdict(PASS, f"answers within {bound:g} s")
 
 
 # ------------------------------------------------------------------------------ every declared type
@@ -229,7 +195,179 @@ def sidedness(record: Mapping[str, Any], manifest: Mapping[str, Any]) -> bool:
     return one_sided
 
 
+def run_max_bytes(m: Mapping[str, Any]) -> int:
+    """The largest payload the run's evidence must show (conformance.rdt.config.recorded_max_bytes:
+    the release's, unless the check records the run's size knob)."""
+    try:
+        return recorded_max_bytes(m)
+    except ValueError as exc:
+        raise Refused(str(exc)) from None
+
+
+def devices_per_node(manifest: Mapping[str, Any]) -> int | None:
+    """The accelerator units a node offers, as the manifest declares them (None: not declared)."""
+    n = path_of(manifest, "accelerator.expected.devices_per_node") if isinstance(manifest, Mapping) else None
+    return n if isinstance(n, int) and not isinstance(n, bool) and n > 0 else None
+
+
+def intra_node_endpoints(d: str, manifest: Mapping[str, Any]) -> tuple[int, int]:
+    """(fewest, most) endpoints a check that asks for INTRA_NODE_ENDPOINTS on one node gets on type
+    `d` (conformance.rdt.context.intra_node): all of them on the host; on a device as many as the
+    node's units allow, which the manifest's accelerator.expected.devices_per_node fixes when it
+    declares it."""
+    if is_host(d):
+        return INTRA_NODE_ENDPOINTS, INTRA_NODE_ENDPOINTS
+    units = devices_per_node(manifest)
+    if units is None:
+        return PAIR, INTRA_NODE_ENDPOINTS
+    n = min(INTRA_NODE_ENDPOINTS, units)
+    return n, n
+
+
+def endpoints_as_the_node_allows(d: str, r: Mapping[str, Any], manifest: Mapping[str, Any]) -> int:
+    n = count_of(r, "endpoints")
+    lo, hi = intra_node_endpoints(d, manifest)
+    if not lo <= n <= hi:
+        want = f"{lo}" if lo == hi else f"{lo} to {hi}"
+        raise Refused(f"on {d}: {n} endpoint(s) on one node; the check starts {want} there (at most "
+                      f"{INTRA_NODE_ENDPOINTS}, as many as the manifest's devices_per_node allows)")
+    return n
+
+
+def first_type_payload(d: str, param_bytes: float, m: Mapping[str, Any], manifest: Mapping[str, Any]) -> int:
+    """The payload a usage check moves on type `d` (UsageCtx.payload_bytes): the param's, capped
+    by the run's size knob, on the first declared type; the smallest real payload
+    (LATER_DEVICE_BYTES) on the later ones when that is smaller."""
+    nbytes = min(int(param_bytes), run_max_bytes(m))
+    return nbytes if d == declared_devices(manifest)[0] else min(nbytes, LATER_DEVICE_BYTES)
+
+
+# ------------------------------------------------------------------------------ memory (TR-013, TR-014)
+MiB = 1 << 20
+LEAK_PAYLOAD_MAX = 16 * MiB   # TR-013's payload: a quarter of the run's largest, between 1 MiB and this
+HELD_PROBES = ("source.held_bytes", "destination.held_bytes", "node.cluster_shm_bytes")   # read on every type
+LEGACY_HELD = {"source.held_bytes": "source.rss_bytes", "destination.held_bytes": "destination.rss_bytes"}
+
+
+def leak_payload_bytes(m: Mapping[str, Any]) -> int:
+    """TR-013's payload (conformance/checks/transport/test_transport_lifecycle): a leak is judged as
+    a fraction of a round's payload, so a smaller payload judges a smaller leak."""
+    return max(MiB, min(run_max_bytes(m) // 4, LEAK_PAYLOAD_MAX))
+
+
+def leak_probes_complete(m: Mapping[str, Any], growth: Mapping[str, Any], manifest: Mapping[str, Any]) -> None:
+    """Every exercised type's series of the probes the check reads on every host (held memory of
+    both ends, the node's cluster shared memory; the host probe named rss_bytes in earlier reports),
+    and the device probe of both ends or of neither: a series left out is not one that stayed flat."""
+    exercised = m.get("devices")
+    if not isinstance(exercised, list):
+        return   # a report of a release before the check named its types: its probes as recorded
+    declared = declared_devices(manifest)
+    for d in exercised:
+        named = f"{d}:" if len(declared) > 1 else ""
+        missing = [named + x for x in HELD_PROBES
+                   if named + x not in growth and named + LEGACY_HELD.get(x, x) not in growth]
+        if missing:
+            raise Refused(f"growth_per_round_bytes has no series {missing}: every probe read on {d} is judged")
+        ends = [named + f"{side}.device_used_bytes" in growth for side in ("source", "destination")]
+        if any(ends) and not all(ends):
+            raise Refused(f"growth_per_round_bytes has the device memory of one end on {d} only: both ends read it")
+
+
+@JUDGES.rule(needs=("growth_per_round_bytes", "payload_bytes", "transfers_per_round"),
+           params=("max_growth_fraction_of_round",), decides_all=False,
+           counts=(("transfers_per_round", "transfers_per_round"), ("rounds", "rounds")))
+@refusing
+def memory_growth_per_round(m: Mapping[str, Any], p: Mapping[str, Any], manifest: Mapping[str, Any]) -> Verdict:
+    """A leak repeats every round and never gives memory back, so the median round and the average
+    both show it; a round in which a busy host freed its buffers late gains once and gives it back
+    in the next. Judged over the whole series too: what the rounds gained and never gave back, less
+    the one largest round (a round that may still hold its buffers), stays within one round's
+    allowance; a leak that starts in the last rounds shows there, not in the median. The payload
+    is the run's, and every type the check exercised has every probe's series."""
+    if not isinstance(m.get("devices"), list):
+        raise MissingEvidence("metric devices (the device types exercised) is missing or not a list")
+    return _memory_growth(m, p, manifest)
+
+
+@JUDGES.rule(needs=("growth_per_round_bytes", "payload_bytes", "transfers_per_round"),
+           params=("max_growth_fraction_of_round",), decides_all=False,
+           counts=(("transfers_per_round", "transfers_per_round"), ("rounds", "rounds")))
+@refusing
+def memory_growth_per_round_as_recorded(m: Mapping[str, Any], p: Mapping[str, Any], manifest: Mapping[str, Any]) -> Verdict:
+    """TR-013 of releases before judges were declared (judges.LEGACY), whose reports named no
+    device types: its probes and payload as recorded, the series judged as memory_growth_per_round's."""
+    return _memory_growth(m, p, manifest)
+
+
+def _memory_growth(m: Mapping[str, Any], p: Mapping[str, Any], manifest: Mapping[str, Any]) -> Verdict:
+    size, per_round = number(m, "payload_bytes"), number(m, "transfers_per_round")
+    if "devices" in m and size != leak_payload_bytes(m):
+        raise Refused(f"payload_bytes {size:.0f}: the check moves {leak_payload_bytes(m)} bytes per transfer in this run "
+                      "(a quarter of its largest payload, 1 to 16 MiB)")
+    budget = param_value(p, "max_growth_fraction_of_round") * size * per_round
+    growth = m.get("growth_per_round_bytes")
+    if not isinstance(growth, Mapping) or not growth:
+        raise MissingEvidence("metric growth_per_round_bytes is missing or empty")
+    leak_probes_complete(m, growth, manifest)
+    leaking = {}
+    for probe, values in sorted(growth.items()):
+        if not isinstance(values, list) or not values:
+            raise MissingEvidence(f"metric growth_per_round_bytes.{probe} is not a non-empty list")
+        if len(values) != number(m, "rounds"):
+            return Verdict(FAIL, f"growth_per_round_bytes.{probe} records {len(values)} round(s), rounds says {m['rounds']}")
+        nums = [number({"v": v}, "v") for v in values]
+        med = statistics.median(nums)
+        kept = sum(nums) - max(0.0, max(nums))
+        shown = [round(n / 2**20, 1) for n in nums]
+        if med > budget and sum(nums) / len(nums) > budget:
+            leaking[probe] = f"{med / 2**20:.1f} MiB of {shown} (median per round, and on average)"
+        elif kept > budget:
+            leaking[probe] = f"{kept / 2**20:.1f} MiB kept over the rounds {shown} beyond their largest round"
+    if leaking:
+        return Verdict(FAIL, f"memory grows by {leaking} while each round moves and frees "
+                             f"{per_round:g} x {size / 2**20:g} MiB; expected <= {budget / 2**20:.1f} MiB: the "
+                             "transport keeps buffers after garbage_collect")
+    return Verdict(PASS, f"growth per round within {budget / 2**20:.1f} MiB, as the median, the average and over the series")
+
+
+@JUDGES.rule(needs=("actor_has_transport_max_latency_s",), params=("max_answer_s",), decides_all=False)
+def transport_query_answers_in_time(m: Mapping[str, Any], p: Mapping[str, Any], manifest: Mapping[str, Any]) -> Verdict:
+    slow, bound = number(m, "actor_has_transport_max_latency_s"), param_value(p, "max_answer_s")
+    if slow > bound:
+        return Verdict(FAIL, f"actor_has_tensor_transport took {slow:.2f}s to answer (bound {bound:g} s); Ray asks "
+                             "on every .remote() with the transport")
+    return Verdict(PASS, f"answers within {bound:g} s")
+
+
 # ------------------------------------------------------------------------------ data (TR-001 .. TR-009)
+PROBE_ERROR = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*: ")   # the endpoint's probe records "<exception type>: <message>"
+
+
+def unsupported_dtypes_plausible(d: str, r: Mapping[str, Any], unsupported: Mapping[str, Any]) -> None:
+    """What a device may not hold (conformance.rdt.endpoint.supported_dtypes probes it: a dtype the
+    device refuses is recorded with the exception that refused it): never a dtype of the release
+    outside its list, never one on the host (torch holds every dtype of the release there), never
+    one of the dtypes the requirement says every device holds (CORE_DTYPES: then the device fails
+    TR-001, it is not excused from it), and each with the probe's own form of reason. The record
+    of the core dtypes the probe found unsupported must agree."""
+    stray = sorted(set(unsupported) - set(ALL_DTYPES))
+    if stray:
+        raise Refused(f"on {d}: unsupported_by_device names {stray}, not dtypes of the release")
+    if unsupported and is_host(d):
+        raise Refused(f"on {d}: dtypes {sorted(unsupported)} recorded unsupported on the host, where torch holds every "
+                      "dtype of the release")
+    core = [x for x in CORE_DTYPES if x in unsupported]
+    if core:
+        raise Refused(f"on {d}: the device does not hold {core}; the requirement asks every device for {list(CORE_DTYPES)}")
+    if r.get("core_dtypes_unsupported", []) != core:
+        raise Refused(f"on {d}: core_dtypes_unsupported {r.get('core_dtypes_unsupported')} is not {core}")
+    odd = sorted(x for x, why in unsupported.items() if not PROBE_ERROR.match(str(why)))
+    if odd:
+        raise Refused(f"on {d}: dtypes {odd} recorded unsupported without the probe's error "
+                      f"(e.g. {str(unsupported[odd[0]])[:80]!r})")
+
+
 @JUDGES.rule(needs=("devices", "cases", "wrong"))
 @refusing
 def every_dtype_and_shape_bit_exact(m: Mapping[str, Any], p: Mapping[str, Any], manifest: Mapping[str, Any]) -> Verdict:
@@ -248,6 +386,7 @@ def every_dtype_and_shape_bit_exact(m: Mapping[str, Any], p: Mapping[str, Any], 
                 raise Refused(f"on {d}: dtypes {missing} were neither moved nor recorded unsupported by the device with why")
             if set(dtypes) & set(unsupported):
                 raise Refused(f"on {d}: dtypes {sorted(set(dtypes) & set(unsupported))} recorded both moved and unsupported")
+            unsupported_dtypes_plausible(d, r, unsupported)
             if set(shapes) != set(SHAPES):
                 raise Refused(f"on {d}: shape classes {sorted(shapes)} are not the release's {sorted(SHAPES)}")
             if count_of(r, "cases") != len(dtypes) * len(shapes):
@@ -302,6 +441,10 @@ def large_tensor_bit_exact(m: Mapping[str, Any], p: Mapping[str, Any], manifest:
     total_agrees(m, records, "cases")
     total_agrees(m, records, "wrong")
     size = number(m, "max_bytes")
+    release = run_max_bytes(m)
+    if size != release:
+        raise Refused(f"max_bytes {size:.0f}: the run's largest payload is {release} bytes (the release's, unless the record "
+                      "says the run's size knob set another)")
     found = TypeFailures()
     for d, r in records.items():
         with found.on(d):
@@ -381,7 +524,7 @@ def concurrent_transfers_each_intact(m: Mapping[str, Any], p: Mapping[str, Any],
     found = TypeFailures()
     for d, r in records.items():
         with found.on(d):
-            n = count_of(r, "endpoints")
+            n = endpoints_as_the_node_allows(d, r, manifest)
             routes = n * (n - 1) * CONCURRENT_ROUNDS
             if n < PAIR or count_of(r, "cases") != routes:
                 raise Refused(f"on {d}: {r['cases']} transfer(s) in flight between {n} endpoint(s); every ordered pair "
@@ -403,7 +546,7 @@ def same_ref_intact_every_time(m: Mapping[str, Any], p: Mapping[str, Any], manif
         with found.on(d):
             errors_of(d, r)
             receives = names(r, "receives")
-            want = list(SAME_REF_RECEIVES) + ([ANOTHER_CONSUMER] if count_of(r, "endpoints") > PAIR else [])
+            want = list(SAME_REF_RECEIVES) + ([ANOTHER_CONSUMER] if endpoints_as_the_node_allows(d, r, manifest) > PAIR else [])
             if sorted(receives) != sorted(want) or count_of(r, "cases") != len(want):
                 raise Refused(f"on {d}: receives {receives} ({r['cases']}) are not the check's {want}")
             no_mismatch(d, r, "receives of the same ref did not arrive intact")
@@ -735,9 +878,10 @@ def async_transfers_and_busy_sender(m: Mapping[str, Any], p: Mapping[str, Any], 
             steps = scenario_record(d, r, p, ("busy_bound_s",))
             missing_steps(d, ran(steps, BUSY_SENDER_STEP))
             n, actors = number(r, "transfers"), number(r, "actors")
-            if n != want_n or actors != want_actors or number(r, "payload_bytes") > param_value(p, "payload_bytes"):
+            size = first_type_payload(d, param_value(p, "payload_bytes"), m, manifest)
+            if n != want_n or actors != want_actors or number(r, "payload_bytes") != size:
                 raise Refused(f"on {d}: {n:g} transfers between {actors:g} actors of {r['payload_bytes']:g} bytes; the release "
-                              f"asks {want_n:g} between {want_actors:g} of at most {p['payload_bytes']:g}")
+                              f"asks {want_n:g} between {want_actors:g} of {size} bytes on {d}")
             if count_of(r, "wrong"):
                 raise Refused(f"on {d}: {r['wrong']} of {n:g} concurrent transfers arrived with other bytes")
             limit, took = number(r, "all_bound_s"), number(r, "all_done_s")

@@ -16,7 +16,7 @@ import pytest
 
 from conformance.areas.performance import bench, figures
 from conformance.areas.performance.context import PerformanceCtx
-from conformance.rdt.config import MATRIX_MAX_BYTES, format_size, max_bytes, sweep_sizes
+from conformance.rdt.config import MATRIX_MAX_BYTES, format_size, max_bytes, record_size_cap, sweep_sizes
 from conformance.rdt.context import TransportContext
 from conformance.rdt.pool import device_endpoint_nodes, start_endpoints
 from conformance.rdt.tables import publish
@@ -68,6 +68,7 @@ def test_bandwidth_sweep_verified_and_recorded(performance_ctx: PerformanceCtx) 
     metrics["cv_met_all_sizes"] = sweep["cv_met_all"]
     metrics["seconds_per_size"] = {figures.size_key(r["bytes"]): r["seconds"] for r in rows}
     # what each size's verification transfer compared (its digest against the sent one's)
+    record_size_cap(metrics)
     metrics.update({"max_bytes": max_bytes(), "sizes_bytes": [r["bytes"] for r in rows],
                     "verification": {figures.size_key(r["bytes"]): "ok" if r["verified"] else str(r.get("difference"))[:200]
                                      for r in rows},
@@ -105,6 +106,7 @@ def test_largest_size_reaches_link_fraction(performance_ctx: PerformanceCtx) -> 
     top = sweep["rows"][-1]
     reference, what, trials = reference_bandwidth(tctx, sweep)
     metrics.update(figures.largest_figures(top, reference, what, trials))
+    record_size_cap(metrics)
     performance_ctx.decide(detail=f" ({format_size(top['bytes'])}; reference: {what})")
 
 
@@ -117,6 +119,7 @@ def test_faster_than_object_store_at_largest_size(performance_ctx: PerformanceCt
         not_applicable("no size fit the object-store baseline")
     top = rows[-1]
     metrics.update(figures.store_figures(top))
+    record_size_cap(metrics)
     performance_ctx.decide(detail=f" (at {format_size(top['bytes'])})")
 
 
@@ -152,6 +155,7 @@ def test_pairwise_matrix(performance_ctx: PerformanceCtx) -> None:
                     "matrix_gbps": matrix["gbps"], "wrong_pairs": len(matrix["wrong"]),
                     "rechecked_gbps": matrix["rechecked"],
                     "links": figures.link_figures(classes)})
+    record_size_cap(metrics)
     uniformity = performance_ctx.param("min_fraction_of_class_median")
     slow = []
     for cls, values in classes.items():

@@ -14,7 +14,7 @@ import pytest
 from conformance.areas.transport import judges
 from conformance.areas.transport.context import TransportCtx
 from conformance.rdt import payloads
-from conformance.rdt.config import format_size, max_bytes
+from conformance.rdt.config import format_size, max_bytes, record_size_cap
 from conformance.rdt.context import INTRA_NODE_ENDPOINTS, CaseResult, TransportContext
 from conformance.rdt.device import is_host
 from conformance.rdt.pool import Endpoints, Ready
@@ -128,6 +128,7 @@ def test_large_tensor(transport_ctx: TransportCtx) -> None:
                        f"{needed >> 20} MiB (set RAY_CONFORMANCE_TRANSPORT_MAX_BYTES lower)")
     # the host's memory is the same for every type: checked once, before any
     transport_ctx.metrics["max_bytes"] = size
+    record_size_cap(transport_ctx.metrics)
     transport_ctx.each_device(lambda device, first: _large_tensor(transport_ctx, device, size))
     transport_ctx.decide_over_types("cases", "wrong")
 

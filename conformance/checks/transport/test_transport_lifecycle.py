@@ -19,7 +19,7 @@ from conformance import leftovers
 from conformance.areas.transport import judges, lifecycle
 from conformance.areas.transport.context import TransportCtx
 from conformance.rdt import payloads
-from conformance.rdt.config import max_bytes
+from conformance.rdt.config import max_bytes, record_size_cap
 from conformance.rdt.context import TransportContext, later_bytes
 from conformance.rdt.memory import growth
 from conformance.rdt.pool import start_endpoints
@@ -210,6 +210,7 @@ def test_memory_returns_to_baseline(transport_ctx: TransportCtx) -> None:
     per_round, rounds = int(transport_ctx.param("transfers_per_round")), int(transport_ctx.param("rounds"))
     judged.update({"payload_bytes": size, "transfers_per_round": per_round, "rounds": rounds,
                    "growth_per_round_bytes": {}})
+    record_size_cap(judged)
     transport_ctx.each_device(lambda device, first: _memory_rounds(transport_ctx, device, size, judged))
     transport_ctx.decide()
 

@@ -12,6 +12,8 @@ import statistics
 from typing import Any
 
 from conformance import measure
+from conformance.areas.performance.figures import size_key
+from conformance.rdt.config import DEFAULT_MAX_BYTES, MATRIX_MAX_BYTES, sweep_sizes
 
 SWEEP_METHOD = {"warmup": 2, "min_trials": 5, "max_trials": 30, "max_cv": 0.05, "batch_s": 0.05, "max_batch": 16,
                 "size_budget_s": 2.0, "baseline_warmup": 1, "baseline_trials": 3}
@@ -27,14 +29,22 @@ def _size(trials: list[float], store: list[float], clone: float) -> dict[str, An
             "ratio_to_clone": med / clone}
 
 
-PF001: dict[str, Any] = {
-    "max_bytes": 4096, "sizes_bytes": [1024, 4096], "unverified": 0, "verification": {"1KiB": "ok", "4KiB": "ok"},
-    "small_message_latency_s": 0.002, "method": {**SWEEP_METHOD, "device": "cpu"}, "cv_met_all_sizes": True,
-    "bandwidth": {"1KiB": _size([0.50, 0.51, 0.52, 0.50, 0.51], [0.4, 0.41, 0.42], 2.0),
-                  "4KiB": _size([1.90, 2.00, 2.01, 1.99, 2.00], [1.5, 1.6, 1.55], 8.0)},
-    "seconds_per_size": {"1KiB": {"prepare_and_verify": 0.1, "rdt": 0.3, "object_store": 0.1, "clone": 0.1},
-                         "4KiB": {"prepare_and_verify": 0.1, "rdt": 0.3, "object_store": 0.1, "clone": 0.1}},
-}
+CAP_4KIB = {"env": "RAY_CONFORMANCE_TRANSPORT_MAX_BYTES", "value": "4KiB", "bytes": 4096}   # a run's size knob
+
+
+def _sweep(top: int) -> dict[str, Any]:
+    """PF-001's record of a sweep up to `top` bytes (each size a little faster than the one before)."""
+    sizes = sweep_sizes(top)
+    keys = [size_key(n) for n in sizes]
+    return {"max_bytes": top, "sizes_bytes": sizes, "unverified": 0, "verification": {k: "ok" for k in keys},
+            "small_message_latency_s": 0.002, "method": {**SWEEP_METHOD, "device": "cpu"}, "cv_met_all_sizes": True,
+            "bandwidth": {k: _size([g * x for x in (0.99, 1.0, 1.01, 1.0, 1.02)], [g * x for x in (0.8, 0.81, 0.82)], 4 * g)
+                          for k, g in zip(keys, (0.5 * (1 + i) for i in range(len(keys))))},
+            "seconds_per_size": {k: {"prepare_and_verify": 0.1, "rdt": 0.3, "object_store": 0.1, "clone": 0.1} for k in keys}}
+
+
+PF001: dict[str, Any] = _sweep(DEFAULT_MAX_BYTES)              # a certification run: the release's sizes
+PF001_CAPPED: dict[str, Any] = {**_sweep(4096), "size_cap": CAP_4KIB}   # a run capped by the knob, which it records
 
 
 def _pf001(**changes: Any) -> dict[str, Any]:
@@ -47,15 +57,42 @@ def _pf001(**changes: Any) -> dict[str, Any]:
         node[leaf] = value
     return out
 
+def _matrix(endpoints: list[str], same: float = 4.0, cross: float = 2.0) -> dict[str, Any]:
+    """PF-004's record over `endpoints` (labels n<node>:<device>): every pair measured, its links
+    the class medians and minima of the matrix, as conformance.areas.performance.figures writes them."""
+    n = len(endpoints)
+    node = [x.split(":")[0] for x in endpoints]
+    gbps: list[list[float | None]] = [[None if i == j else (same if node[i] == node[j] else cross) * (1 + 0.01 * ((i + j) % 3))
+                                       for j in range(n)] for i in range(n)]
+    classes: dict[str, list[float]] = {}
+    for i in range(n):
+        for j in range(n):
+            value = gbps[i][j]
+            if value is not None:
+                classes.setdefault("same_node" if node[i] == node[j] else "cross_node", []).append(value)
+    links = {c: {"median_gbps": statistics.median(v), "min_gbps": min(v)} for c, v in classes.items()}
+    return {"wrong_pairs": 0, "bytes": MATRIX_MAX_BYTES, "endpoints": endpoints, "matrix_gbps": gbps, "links": links}
+
+
+# the judged manifest's cluster: 2 nodes of 4 devices, max_endpoints 8, round-robin over the nodes
+PF004 = _matrix([f"n{k % 2}:{k // 2}" for k in range(8)])
+TRIALS = [4.9, 5.0, 5.1]
+
 PASSING: dict[str, dict[str, Any]] = {
     "PF-001": PF001,
-    "PF-002": {"largest_size_gbps": 5.0, "reference_gbps": 10.0, "achieved_fraction": 0.5},
-    "PF-003": {"rdt_gbps": 4.0, "object_store_gbps": 2.0, "ratio_to_object_store": 2.0},
-    "PF-004": {"wrong_pairs": 0, "links": {"same_node": {"median_gbps": 4.0, "min_gbps": 3.0},
-                                           "cross_node": {"median_gbps": 2.0, "min_gbps": 2.0}},
-               "endpoints": ["n0:0", "n0:1", "n1:0"],
-               "matrix_gbps": [[None, 5.0, 2.0], [3.0, None, 2.0], [2.0, 2.0, None]]},
+    # the judged manifest's transport declares no link and moves host memory: a reference measured in the run
+    "PF-002": {"largest_size_gbps": 5.0, "reference_gbps": 10.0, "achieved_fraction": 0.5, "largest_bytes": DEFAULT_MAX_BYTES,
+               "largest_size_trials_gbps": TRIALS, "reference_trials_gbps": [9.0, 10.0, 11.0]},
+    "PF-003": {"rdt_gbps": 4.0, "object_store_gbps": 2.0, "ratio_to_object_store": 2.0, "bytes": DEFAULT_MAX_BYTES,
+               "rdt_trials_gbps": [3.9, 4.0, 4.1], "object_store_trials_gbps": [1.9, 2.0, 2.1]},
+    "PF-004": PF004,
 }
+
+
+def _drop(base: dict[str, Any], *keys: str, **changes: Any) -> dict[str, Any]:
+    out = {k: v for k, v in copy.deepcopy(base).items() if k not in keys}
+    out.update(changes)
+    return out
 
 FAILING: dict[str, list[dict[str, Any]]] = {
     "PF-001": [_pf001(unverified=1, verification={"1KiB": "ok", "4KiB": "sha256 differs"}),   # a size arrived wrong
@@ -65,17 +102,31 @@ FAILING: dict[str, list[dict[str, Any]]] = {
                _pf001(method={**SWEEP_METHOD, "device": "npu"}),                             # a type the manifest does not give
                _pf001(bandwidth__4KiB__median_gbps=9.0),                                     # a median its trials do not give
                _pf001(bandwidth__4KiB__trials_gbps=[2.0, 2.0]),                              # fewer trials than min_trials
-               _pf001(bandwidth__4KiB__cv_met=False)],                                       # cv_met its cv does not give
-    "PF-002": [{"largest_size_gbps": 0.5, "reference_gbps": 10.0, "achieved_fraction": 0.05},
+               _pf001(bandwidth__4KiB__cv_met=False),                                        # cv_met its cv does not give
+               _drop(PF001_CAPPED, "size_cap"),                                             # a top below the release's
+               _drop(PF001_CAPPED, size_cap={**CAP_4KIB, "value": "16KiB"})],               # a knob that does not add up
+    "PF-002": [_drop(PASSING["PF-002"], largest_size_gbps=0.5, largest_size_trials_gbps=[0.4, 0.5, 0.6],
+                     achieved_fraction=0.05),
                {"largest_size_gbps": 50.0, "reference_gbps": 10.0, "achieved_fraction": 5.0,    # the median forged up
-                "largest_size_trials_gbps": [1.0, 1.1, 1.2]}],
+                "largest_size_trials_gbps": [1.0, 1.1, 1.2]},
+               _drop(PASSING["PF-002"], "reference_trials_gbps", reference_gbps=5.0, achieved_fraction=1.0),   # no trials
+               _drop(PASSING["PF-002"], "largest_size_trials_gbps"),                        # the median on its word
+               _drop(PASSING["PF-002"], "largest_bytes"),                                   # at no size
+               _drop(PASSING["PF-002"], largest_bytes=1024),                                # below the sweep's top
+               _drop(PASSING["PF-002"], largest_bytes=4096, size_cap={**CAP_4KIB, "bytes": 1024})],   # a knob not adding up
     "PF-003": [{"rdt_gbps": 1.0, "object_store_gbps": 2.0, "ratio_to_object_store": 0.5},
                {"rdt_gbps": 4.0, "object_store_gbps": 0.02, "ratio_to_object_store": 200.0,   # the baseline forged down
-                "rdt_trials_gbps": [4.0, 4.0, 4.0], "object_store_trials_gbps": [2.0, 2.0, 2.0]}],
+                "rdt_trials_gbps": [4.0, 4.0, 4.0], "object_store_trials_gbps": [2.0, 2.0, 2.0]},
+               _drop(PASSING["PF-003"], "object_store_trials_gbps", object_store_gbps=0.02, ratio_to_object_store=200.0),
+               _drop(PASSING["PF-003"], bytes=3000)],                                        # not a size of the sweep
     "PF-004": [{"wrong_pairs": 0, "links": {"same_node": {"median_gbps": 2.25, "min_gbps": 0.5}},
                "endpoints": ["n0:0", "n0:1"], "matrix_gbps": [[None, 4.0], [0.5, None]]},
                {"wrong_pairs": 0, "links": {"same_node": {"median_gbps": 4.0, "min_gbps": 4.0}},   # a slow pair left out
                 "endpoints": ["n0:0", "n0:1", "n1:0"], "matrix_gbps": [[None, 4.0, None], [4.0, None, None], [None, None, None]]},
                {"wrong_pairs": 0, "links": {"same_node": {"median_gbps": 4.0, "min_gbps": 3.0}},   # one node of two
-                "endpoints": ["n0:0", "n0:1"], "matrix_gbps": [[None, 5.0], [3.0, None]]}],
+                "endpoints": ["n0:0", "n0:1"], "matrix_gbps": [[None, 5.0], [3.0, None]]},
+               _matrix(["n0:0", "n1:0", "n0:1"]),                                           # fewer endpoints than the cluster's
+               _matrix([f"n0:{k}" for k in range(8)]),                                      # every endpoint on one node
+               _drop(PF004, bytes=1024),                                                    # a smaller message than the run's
+               _drop(PF004, bytes=4096)],                                                   # capped, no knob recorded
 }

@@ -16,6 +16,7 @@ from conformance.areas.transport import judges as J
 from conformance.rdt.payloads import ALL_DTYPES, CONTAINERS, SHAPES, VIEW_DTYPES, VIEWS
 
 ONE = {"devices": ["cpu"]}
+CAP = {"env": "RAY_CONFORMANCE_TRANSPORT_MAX_BYTES", "value": "4KiB", "bytes": 4096}   # the run's size knob (as PF's)
 
 
 def _with(base: dict[str, Any], **changes: Any) -> dict[str, Any]:
@@ -74,7 +75,7 @@ PASSING: dict[str, dict[str, Any]] = {
     "TR-001": TR001,
     "TR-002": {**ONE, "cases": len(VIEWS) * len(VIEW_DTYPES), "wrong": 0, "views": list(VIEWS), "dtypes": list(VIEW_DTYPES)},
     "TR-003": {**ONE, "cases": len(CONTAINERS), "wrong": 0, "containers": [f"container/{c}" for c in CONTAINERS]},
-    "TR-004": {**ONE, "max_bytes": 4 << 20, "cases": 1, "wrong": 0, "bytes": 4 << 20},
+    "TR-004": {**ONE, "max_bytes": 256 << 20, "cases": 1, "wrong": 0, "bytes": 256 << 20},   # the release's size
     "TR-005": TR005,
     "TR-006": {**ONE, "cases": J.CROSS_NODE_CASES, "wrong": 0, "nodes": ["a1b2c3d4", "e5f6a7b8"], "errors": []},
     "TR-007": {**ONE, "cases": 12, "wrong": 0, "endpoints": 3, "bytes_in_flight": 5111808},
@@ -85,8 +86,9 @@ PASSING: dict[str, dict[str, Any]] = {
     "TR-010": TR010,
     "TR-011": TR011,
     "TR-012": TR012,
-    "TR-013": {"payload_bytes": 1 << 20, "transfers_per_round": 12, "rounds": 5,
-               "growth_per_round_bytes": {"source.held_bytes": [0, 4096, 0, 0, 0]}},
+    "TR-013": {**ONE, "payload_bytes": 16 << 20, "transfers_per_round": 12, "rounds": 5,
+               "growth_per_round_bytes": {"source.held_bytes": [0, 4096, 0, 0, 0], "destination.held_bytes": [0, 0, 0, 0, 0],
+                                          "node.cluster_shm_bytes": [0, 0, 0, 0, 0]}},
     "TR-014": {"actor_has_transport_max_latency_s": 0.01},
     "TR-015": TR015,
     "TR-016": TR016,
@@ -103,20 +105,45 @@ def _failing_step(base: dict[str, Any], index: int, **changes: Any) -> dict[str,
     return out
 
 
+def _without(base: dict[str, Any], key: str) -> dict[str, Any]:
+    out = copy.deepcopy(base)
+    out.pop(key, None)
+    return out
+
+
+def _unsupported(base: dict[str, Any], why: dict[str, str]) -> dict[str, Any]:
+    """TR-001's record with the dtypes of `why` moved into unsupported_by_device, the count recounted."""
+    dtypes = [x for x in base["dtypes"] if x not in why]
+    return _with(base, dtypes=dtypes, unsupported_by_device=why, cases=len(dtypes) * len(base["shapes"]))
+
+
+def _growth(series: dict[str, list[int]]) -> dict[str, Any]:
+    """TR-013's passing record with these series in place of its own."""
+    return _with(PASSING["TR-013"], growth_per_round_bytes={**PASSING["TR-013"]["growth_per_round_bytes"], **series})
+
+
 FAILING: dict[str, list[dict[str, Any]]] = {
     "TR-001": [_with(TR001, wrong=3, failures=["float16/odd-7: sha256 differs"]),          # bytes differ
                _with(TR001, cases=len(SHAPES), dtypes=["float32"]),                        # dtypes dropped, none said unsupported
                _with(TR001, cases=8, shapes=["0-d"]),                                      # shape classes dropped
                _with(TR001, devices=["npu"]),                                              # a type the manifest never declared
-               _with(TR001, devices=[])],                                                  # nothing exercised
+               _with(TR001, devices=[]),                                                   # nothing exercised
+               _unsupported(TR001, {"int16": "not supported here"}),                         # unsupported on the host
+               _with(_unsupported(TR001, {"int16": "TypeError: no"}), devices=["npu"]),      # (and undeclared)
+               _unsupported(TR001, {"int16": "TypeError: no"})],                            # on the host, in the probe's form
     "TR-002": [_with(PASSING["TR-002"], wrong=1), _with(PASSING["TR-002"], cases=4, views=["transpose"])],
     "TR-003": [_with(PASSING["TR-003"], wrong=2), _with(PASSING["TR-003"], cases=1, containers=["container/list-mixed"])],
-    "TR-004": [_with(PASSING["TR-004"], wrong=1), _with(PASSING["TR-004"], bytes=1 << 20)],   # a smaller tensor than the run's
+    "TR-004": [_with(PASSING["TR-004"], wrong=1), _with(PASSING["TR-004"], bytes=1 << 20),   # a smaller tensor than the run's
+               _with(PASSING["TR-004"], max_bytes=4096, bytes=4096),                            # capped, no knob recorded
+               _with(PASSING["TR-004"], max_bytes=1024, bytes=1024, size_cap=CAP),              # smaller than the knob recorded
+               _with(PASSING["TR-004"], max_bytes=4096, bytes=4096, size_cap={**CAP, "bytes": 1 << 20}),   # not adding up
+               _with(PASSING["TR-004"], max_bytes=4096, bytes=4096, size_cap={**CAP, "env": "ELSEWHERE"})],
     "TR-005": [_with(TR005, wrong=1), _with(TR005, cases=3)],
     "TR-006": [_with(PASSING["TR-006"], nodes=["a1b2c3d4", "a1b2c3d4"]),                    # both endpoints on one node
                _with(PASSING["TR-006"], wrong=1, errors=["consumer: ActorDiedError"])],
     "TR-007": [_with(PASSING["TR-007"], wrong=12, errors=["12 concurrent transfers: no result within 60s"]),
-               _with(PASSING["TR-007"], cases=6)],                                          # fewer in flight than every pair twice
+               _with(PASSING["TR-007"], cases=6),                                           # fewer in flight than every pair twice
+               _with(PASSING["TR-007"], cases=4, endpoints=2)],                             # fewer endpoints than the node gives
     "TR-008": [_with(PASSING["TR-008"], wrong=1), _with(PASSING["TR-008"], cases=2, receives=["first", "second (same consumer)"])],
     "TR-009": [_with(PASSING["TR-009"], driver={J.DRIVER_GET: "returned wrong data: sha", J.DRIVER_GET_STORE: J.RETURNED,
                                                 J.DRIVER_PUT: "bit-exact"}),                  # wrong=0 beside wrong data
@@ -129,7 +156,14 @@ FAILING: dict[str, list[dict[str, Any]]] = {
     "TR-012": [_with(TR012, gc_per_object=[1] * 6 + [0]), _with(TR012, left_behind=["/dev/shm/staging-1"]),
                _with(TR012, leftover_bound_s=1000), _with(TR012, gc_raised=["RuntimeError: boom"])],
     "TR-013": [{"payload_bytes": 1 << 20, "transfers_per_round": 12, "rounds": 5,
-                "growth_per_round_bytes": {"source.rss_bytes": [12 << 20, 12 << 20, 12 << 20, 0, 12 << 20]}}],
+                "growth_per_round_bytes": {"source.rss_bytes": [12 << 20, 12 << 20, 12 << 20, 0, 12 << 20]}},
+               _growth({"source.held_bytes": [0, 0, 0, 512 << 20, 512 << 20]}),              # a leak of the last rounds only
+               _growth({"node.cluster_shm_bytes": [0, 70 << 20, 70 << 20, 70 << 20, -10 << 20]}),   # kept, given back once
+               _with(PASSING["TR-013"], growth_per_round_bytes={"source.held_bytes": [0] * 5}),   # probes left out
+               _growth({"source.device_used_bytes": [0] * 5}),                               # one end's device probe
+               _with(PASSING["TR-013"], payload_bytes=4096),                                 # a tiny payload judges a tiny leak
+               _with(PASSING["TR-013"], payload_bytes=1 << 20),                              # 1 MiB without the knob recorded
+               _without(PASSING["TR-013"], "devices")],                                      # no types: nothing to hold
     "TR-014": [{"actor_has_transport_max_latency_s": 2.5}],
     "TR-015": [_with(TR015, failure="[receiver-dies] the same object sent to a new receiver: failed"),
                _failing_step(TR015, 0, took_s=45.0),                                        # an error after its bound
@@ -140,7 +174,8 @@ FAILING: dict[str, list[dict[str, Any]]] = {
                _with(TR017, scenario={"elapsed_s": 900.0, "excluded_s": 900.0, "bound_s": 1140.0})],
     "TR-018": [_with(TR018, steps=TR018["steps"][:4], step_count=4),                         # borrowers never ran
                _with(TR018, scenario={"elapsed_s": 300.0, "excluded_s": 0.0, "bound_s": 240.0})],
-    "TR-019": [_with(TR019, wrong=3), _with(TR019, transfers=10), _with(TR019, all_bound_s=10000.0, all_done_s=5000.0)],
+    "TR-019": [_with(TR019, wrong=3), _with(TR019, transfers=10), _with(TR019, all_bound_s=10000.0, all_done_s=5000.0),
+               _with(TR019, payload_bytes=1)],                                               # a payload the params do not give
     "TR-020": [_with(TR020, fetch_wrong=1), _with(TR020, user_timeout_took_s=[1.1, 9.0]),
                _with(TR020, plain_receiver_s=59.0)],
 }
