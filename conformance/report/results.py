@@ -105,9 +105,10 @@ def active_waiver(waivers: Iterable[Waiver], check_id: str, on: dt.date) -> Waiv
 
 def aggregate(records: Iterable[TestRecord], checklist: Checklist, waivers: Iterable[Waiver] = (),
               today: dt.date | None = None, not_run_reason: str = "no test for this check ran",
-              manifest: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+              manifest: Mapping[str, Any] | None = None, remote: bool = False) -> list[dict[str, Any]]:
     """One entry per active checklist item, in checklist order (`manifest`: the run's, which
-    judges read beside the evidence)."""
+    judges read beside the evidence; `remote`: the run was on a cluster it did not start, as the
+    checks themselves were judged: conformance.report.judges.RunManifest)."""
     today = today or dt.date.today()
     waivers = list(waivers)
     by_check: dict[str, list[TestRecord]] = {}
@@ -133,7 +134,7 @@ def aggregate(records: Iterable[TestRecord], checklist: Checklist, waivers: Iter
             metrics.update(r.metrics)
             load = heavier(load, r.host_load)
         reason = with_types_not_run(reason, outcome, metrics)
-        verdict = contradiction(c, outcome, metrics, manifest)
+        verdict = contradiction(c, outcome, metrics, manifest, remote)
         if verdict is not None:  # what verify would refuse: the suite's own defect, never the plugin's
             outcome, reason = "error", (f"this suite's defect, not the plugin's: the check reached {outcome} but its "
                                         f"recorded evidence gives {verdict.outcome} ({verdict.reason}); "

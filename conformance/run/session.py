@@ -354,7 +354,7 @@ class ConformanceRun:
                                           if self.config.getoption("conformance_select") else
                                           "no test for this check ran")
         checks = aggregate(records, self.data.checklist, self.waivers, not_run_reason=not_run,
-                           manifest=self.manifest.data)
+                           manifest=self.manifest.data, remote=bool(self.ray_address))
         cluster: dict[str, Any] = {"mode": self.clusters.last_mode, "nodes": self.clusters.last_nodes,
                    "address": self.ray_address, "notes": list(self.clusters.notes),
                    "history": list(self.clusters.history)}
