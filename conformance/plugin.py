@@ -71,7 +71,8 @@ def pytest_configure(config: pytest.Config) -> None:
     from conformance.run.hooks import RunHelp
     run.report_extras = RunHelp(run)
     config.pluginmanager.register(run.report_extras, "conformance-run-help")
-    _sigterm_interrupts()
+    from conformance.cluster.ray_start import sigterm_interrupts
+    sigterm_interrupts()   # and again after each ray.init of the driver (ray_start.connect_driver)
     if config.args_source != pytest.Config.ArgsSource.ARGS:
         config.args = [str(run.checks_dir)]
 
@@ -103,18 +104,3 @@ def _refuse_xdist(config: pytest.Config) -> None:
         raise pytest.UsageError("conformance runs are serial: -n/--dist (pytest-xdist) is refused; checks run "
                                 "side by side skew the timed recovery and performance results of the one "
                                 "signed report (docs/parallel-runs.md)")
-
-
-def _sigterm_interrupts() -> None:
-    """SIGTERM (a CI job cancelled, `kill PID`) ends the run like Ctrl-C: pytest unwinds, the
-    session finishes, and the report is written marked interrupted with the unrun checks named."""
-    import signal
-    import threading
-
-    if threading.current_thread() is not threading.main_thread():
-        return
-
-    def _interrupt(signum: int, frame: object) -> None:
-        raise KeyboardInterrupt(f"signal {signal.Signals(signum).name}")
-
-    signal.signal(signal.SIGTERM, _interrupt)

@@ -24,6 +24,7 @@ from conformance.cluster.injection import (
     unit_instance_resources,
 )
 from conformance.cluster.ray_start import (
+    connect_driver,
     head_without_api_server,
     minimal_dashboard_agents,
     users_ray_address_kept,
@@ -268,7 +269,7 @@ def start_cluster(manifest: Manifest, shape: ClusterShape, ray_address: str | No
     without_implicit_ray_init()
     t0 = time.monotonic()
     if ray_address:
-        ray.init(address=ray_address, log_to_driver=False, logging_level=DRIVER_LOG_LEVEL)  # type: ignore[arg-type]  # Ray's hints: pyproject.toml
+        connect_driver(ray_address, DRIVER_LOG_LEVEL)
         nodes = sum(1 for n in ray.nodes() if n.get("Alive"))
         return ClusterHandle(shape, "remote", ray_address, nodes, started_s=time.monotonic() - t0,
                              notes=["remote cluster: the vendor's nodes must load the manager themselves "
@@ -297,7 +298,7 @@ def start_cluster(manifest: Manifest, shape: ClusterShape, ray_address: str | No
                 if labels:
                     args["labels"] = labels
                 handles.append(cluster.add_node(**args))
-        ray.init(address=cluster.address, log_to_driver=False, logging_level=DRIVER_LOG_LEVEL)  # type: ignore[arg-type]  # Ray's hints: pyproject.toml
+        connect_driver(cluster.address, DRIVER_LOG_LEVEL)
         cluster.wait_for_nodes()
     except BaseException:  # noqa: BLE001 - re-raised in the finally below, after the shutdown
         try:
