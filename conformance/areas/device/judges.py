@@ -319,7 +319,7 @@ def _counts(m: Metrics, name: str) -> dict[str, float]:
 
 
 def node_set_problems(counts: Mapping[str, float], manifest: Mapping[str, Any], what: str,
-                      device_nodes_only: bool) -> list[str]:
+                      device_nodes_only: bool, resource: Any = None) -> list[str]:
     """The recorded node set is the cluster's. On a cluster the suite started from the manifest:
     cluster.nodes nodes (`device_nodes_only`: the record names only the nodes with devices, so at
     most that many), and at least as many with devices as the manifest's declared environment
@@ -347,7 +347,8 @@ def node_set_problems(counts: Mapping[str, float], manifest: Mapping[str, Any], 
                             f"devices_per_node = {n}")
     wrong = {k: v for k, v in with_devices.items() if v != n}
     if wrong:
-        problems.append(f"{what}: nodes advertise {wrong} units; the manifest's devices_per_node is {n}")
+        problems.append(f"{what}: nodes advertise {wrong} units of {resource or 'the resource'}; expected {n} each "
+                        "(the manifest's devices_per_node)")
     return problems
 
 
@@ -357,7 +358,8 @@ def nodes_advertise_expected_count(m: Metrics, p: Mapping[str, Any], manifest: M
     devices per node; on a cluster the suite started, the nodes are the manifest's, each with its
     devices (node_set_problems)."""
     counts = _counts(m, "device_counts")
-    problems = _resource_recorded(m, manifest) + node_set_problems(counts, manifest, "device_counts", False)
+    problems = _resource_recorded(m, manifest) + node_set_problems(counts, manifest, "device_counts", False,
+                                                                          m.get("resource"))
     with_devices = [k for k, v in counts.items() if v > 0]
     return _verdict(problems, f"{len(with_devices)} node(s) advertise {manifest_devices(manifest)} each")
 

@@ -183,15 +183,19 @@ _PLUGIN_STATUSES = ("proposed", "ray-tpu", "ray-doc")
 
 
 def domain_label_problems(with_devices: list[NodeFacts], manifest: Mapping[str, Any], remote: bool) -> list[str]:
-    """What the manifest's claims fix about the labels of the nodes with devices: a manifest that
-    expects domains (topology.expected.domains) says every such node carries a label of each (a
-    vocabulary key describing domains.<name>); and on nodes the suite started, which carry only
+    """What the manifest's claims fix about the labels of the nodes with devices, on nodes the suite
+    started (on the vendor's own nodes, started without the plugin's labels, their absence is
+    TL-003's and TL-008's finding, not every check's): a manifest that expects domains
+    (topology.expected.domains) says every such node carries a label of each (a vocabulary key
+    describing domains.<name>); and, as the suite started them, they carry only
     the plugin's labels beside Ray's own (conformance.cluster.manager.shape_node_labels), every
     label Ray does not set itself is one the plugin returned there: a plugin label missing from
     the record (dropped, or the whole set recorded empty) is refused, never read as "the plugin
     returned none"."""
     from conformance.catalog.labels import load_vocabulary
 
+    if remote:
+        return []
     vocabulary = load_vocabulary()
     topology = manifest.get("topology") if isinstance(manifest, Mapping) else None
     domains = ((topology or {}).get("expected") or {}).get("domains") if isinstance(topology, Mapping) else None
@@ -204,7 +208,7 @@ def domain_label_problems(with_devices: list[NodeFacts], manifest: Mapping[str, 
                 shown = " or ".join(keys) or "no vocabulary key describes it"
                 problems.append(f"node {f.short} carries no {name} domain label ({shown}); the manifest's "
                                 f"topology.expected.domains names {name!r}")
-        if remote or f.probe_error or f.plugin_labels_error:
+        if f.probe_error or f.plugin_labels_error:
             continue
         plugin = f.plugin_labels if isinstance(f.plugin_labels, Mapping) else {}
         ours = sorted(k for k in f.ray_labels if (entry := vocabulary.lookup(k)) is not None

@@ -37,8 +37,11 @@ SHOWN = 3   # knob: problems a reason shows per node
 
 
 def _failed(what: str, per_node: Mapping[str, list[str]]) -> Verdict | None:
-    """A fail naming every node and its first problems (the live check's reason), or None."""
-    per_node = {k: v for k, v in per_node.items() if v}
+    """A fail naming every node and its first problems (the live check's reason), or None. The
+    nodes' problems come first, the record's as a whole last: what the record's plausibility
+    finds (a declared domain without its label on a node) is also what a plugin that applies no
+    labels shows, and must not crowd out the check's own finding (the reason is cut for width)."""
+    per_node = {k: v for k, v in sorted(per_node.items(), key=lambda kv: kv[0] == "record") if v}
     if not per_node:
         return None
     parts = [f"{'the record' if node == 'record' else f'node {node}'}: {'; '.join(problems[:SHOWN])}"
