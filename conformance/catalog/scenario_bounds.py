@@ -37,6 +37,8 @@ _SCENARIOS: dict[str, Callable[[Callable[[str], float]], float]] = {
     "FR-017": lambda p: (2 * p("actor_ready_s") + p("device_release_s") + p("view_settle_s") + p("dead_within_s")
                          + p("reschedule_s") + p("healed_watch_s") + p("rejoin_s")),
     "FR-018": lambda p: 3 * p("actor_ready_s") + 2 * p("transfer_error_s") + p("transfer_end_s"),
+    "FR-019": lambda p: (2 * p("actor_ready_s") + p("node_gone_s") + p("pending_window_s") + p("rejoin_s")
+                         + p("pg_reschedule_s")),
 }
 SCENARIO_CHECKS = tuple(_SCENARIOS)
 

@@ -24,6 +24,9 @@ Accelerator variants (manifest `accelerator.manager: faulty:<Class>`):
                          that fate-shares with its peers) (FR-007).
 * StaleHostClaims     – node detection leaves per-host claims behind; a host that comes back
                          after a hard death detects no devices (FR-011).
+* DefaultDomainAfterRestart – a host that comes back after a hard death is labelled before its
+                         fabric is up, with a default interconnect domain instead of its own: a
+                         group packed into its domain can never get its lost bundle back (FR-019).
 
 Transport variants (manifest `transport.manager: faulty:<Class>`), subclasses of SimXferTransport:
 
@@ -235,6 +238,29 @@ class StaleHostClaims(SimAccManager):
         if not claim.exists():
             claim.write_text(str(n))
         return n
+
+
+class DefaultDomainAfterRestart(SimAccManager):
+    """The labels of a simulated host started again (its node name seen before, in the process
+    that starts the nodes) carry a default interconnect domain: what a plugin that asks the fabric
+    manager before it is up, and falls back instead of waiting, publishes after a host restart."""
+
+    SAME_START_S = 3.0   # calls within one node start come within this; a rejoin comes later
+    DEFAULT = "simlink-default"
+    DOMAIN_KEY = "ray.io/accelerator-domain"
+    _first: Dict[str, float] = {}
+
+    @staticmethod
+    def get_current_node_accelerator_labels() -> Dict[str, str]:
+        labels = SimAccManager.get_current_node_accelerator_labels()
+        host = os.environ.get(NODE_NAME_ENV)
+        cls = DefaultDomainAfterRestart
+        if not host or in_ray_worker() or cls.DOMAIN_KEY not in labels:
+            return labels
+        first = cls._first.setdefault(host, time.monotonic())
+        if time.monotonic() - first > cls.SAME_START_S:
+            return {**labels, cls.DOMAIN_KEY: cls.DEFAULT}
+        return labels
 
 
 # ------------------------------------------------------------------------------ transport

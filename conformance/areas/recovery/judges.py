@@ -2,7 +2,8 @@
 
 The checklist names a check's judge (`judge: <function name>`); the live check decides with it
 (CheckContext.decide) and `verify` decides again with it (conformance/report/judges.py says the
-rules every judge keeps). Pure: no Ray, no clock, no I/O.
+rules every judge keeps). Pure: no Ray, no clock, no I/O beyond the release's own label
+vocabulary (tiers/labels.yaml: FR-019's packing keys, read once).
 
 What a recovery check records is what it observed after each kill, crash, partition or restart:
 every holder's three views of its devices (Ray's assignment, the visible-devices variable, the
@@ -23,7 +24,9 @@ import dataclasses
 from types import SimpleNamespace
 from typing import Any, Callable, Iterable, Mapping
 
+from conformance.areas.recovery import domains
 from conformance.areas.recovery.audit import audit, holder_problems
+from conformance.catalog.labels import load_vocabulary
 from conformance.catalog.scenario_bounds import SCENARIO_CHECKS, scenario_bound
 from conformance.report.judges import (
     FAIL,
@@ -682,6 +685,81 @@ def partitioned_node_replaced_and_rejoined_new(m: M, p: M, manifest: M) -> Verdi
     out.extend(signature_findings(before, manifest, "node b before the partition"))
     within(m, "rejoin_s", p, "rejoin_s", out, "the healed host joining as a new node")
     return out.verdict("the partitioned node was replaced; the healed host joined as a new node")
+
+
+@recovery_rule("FR-019", needs=("key", "layout", "placed", "victim", "lost", "domain", "filled", "outside",
+                                "victim_devices", "gone_s", "view_after", "window", "rejoined", "after"),
+               params=("pending_window_s", "pg_reschedule_s", "rejoin_s", "node_gone_s", "actor_ready_s",
+                       "device_release_s"))
+@guarded
+def packed_group_waits_for_its_domain(m: M, p: M, manifest: M) -> Verdict:
+    """A group of two one-device bundles packed by topology_strategy (STRICT_PACK on the first
+    packing label a node carries, one bundle per node) on two nodes of one domain; the killable one
+    died with the domain's other nodes full: the lost bundle stayed pending for pending_window_s
+    (never on a node of another value), the node came back with its devices and the same value of
+    the label, and the group was CREATED again with its bundles where they were. The plan (which
+    node dies, which are filled) is rebuilt from the recorded layout (conformance.areas.recovery.domains)."""
+    out = Findings()
+    layout = record(m, "layout")
+    for role, node in layout.items():
+        if not isinstance(node, Mapping) or not isinstance(node.get("domains"), Mapping):
+            raise MissingEvidence(f"metric layout.{role} is not a node's devices and domain labels")
+        number(node, "devices")
+    keys = [k.key for k in load_vocabulary().packing_keys()]
+    why = domains.why_not_applicable(layout, keys)
+    if why:
+        raise MissingEvidence(f"the recorded layout makes no scenario: {why}")
+    key = domains.packing_key(layout, keys)
+    if m.get("key") != key:
+        raise _Wrong(f"records packing key {m.get('key')!r}; the recorded layout's first packing key is {key!r}")
+    try:
+        placed = {int(i): str(r) for i, r in record(m, "placed").items()}
+    except ValueError as exc:
+        raise MissingEvidence(f"metric placed is not bundle index -> role: {exc}") from exc
+    plan = domains.plan_after_placement(layout, str(key), placed)
+    if isinstance(plan, str):
+        raise _Wrong(plan)
+    recorded = [m.get("victim"), m.get("lost"), m.get("domain"), m.get("filled"), m.get("outside")]
+    if recorded != [plan.victim, plan.lost, plan.domain, list(plan.filled), list(plan.outside)]:
+        raise _Wrong(f"records victim, lost bundle, domain, filled and outside nodes {recorded}; for the group on "
+                     f"{placed} the check's plan is {[plan.victim, plan.lost, plan.domain, list(plan.filled), list(plan.outside)]}")
+    victim, domain = plan.victim, plan.domain
+    devices = device_count(m, "victim_devices", manifest, out)
+    if devices != number(layout[victim], "devices"):
+        out.append(f"victim_devices is {devices}; the layout records {layout[victim].get('devices')} on node {victim}")
+    within(m, "gone_s", p, "node_gone_s", out, f"node {victim} leaving the cluster view")
+    view_after_loss(m, "view_after", devices, out)
+    window = record(m, "window")
+    if window.get("lost_on") is not None:
+        out.append(f"while {key}={domain} had no room, the lost bundle was placed on {window.get('lost_on')!r} "
+                   f"({key}={window.get('lost_on_domain')!r}): the group packed with STRICT_PACK spans domains")
+    else:
+        at_least(window, "watched_s", p, "pending_window_s", out, "the wait of the lost bundle for its domain")
+    if out:
+        return out.verdict("")
+    rejoined = record(m, "rejoined")
+    got = (rejoined.get("domains") or {}).get(key)
+    if got != domain:
+        out.append(f"the rejoined node {victim} carries {key}={got!r}; before it died it carried {domain!r} (same host, "
+                   "same environment): the group's lost bundle cannot come back to its domain")
+    if number(rejoined, "devices") != devices:
+        out.append(f"the rejoined node {victim} advertises {number(rejoined, 'devices'):g} devices; before it died {devices}")
+    if rejoined.get("new_node") is not True:
+        out.append(f"the rejoined node {victim} is recorded as the node that died")
+    if out:
+        return out.verdict("")
+    after = record(m, "after")
+    if after.get("state") != "CREATED":
+        out.append(f"the group is {after.get('state')!r} after the lost bundle was placed again, not CREATED")
+    want = {str(plan.lost): victim, str(1 - plan.lost): plan.survivor}
+    if dict(after.get("placed") or {}) != want:
+        out.append(f"after the rejoin the bundles are on {after.get('placed')}; the lost one belongs on the rejoined "
+                   f"{victim}, the other stays on {plan.survivor}: {want}")
+    seen = {str(v) for v in (after.get("domains") or {}).values()}
+    if seen != {domain}:
+        out.append(f"after the rejoin the group spans {key} values {sorted(seen)}, not only {domain!r}")
+    return out.verdict(f"the group packed in {key}={domain} waited for it while node {victim} was dead and was "
+                       "placed there again when it came back")
 
 
 # ------------------------------------------------------------------------------------- transfers

@@ -50,6 +50,11 @@ TRANSPORT = {"name": "NPUXFER", "one_sided": False, "can_abort": True, "devices"
 DIGEST = {"tensor": True, "dtype": "uint8", "shape": [1024], "nbytes": 1024, "sha256": "ab" * 32}
 
 
+DOMAIN_KEY = "ray.io/accelerator-domain"
+LAYOUT = {"head": {"devices": 4.0, "domains": {DOMAIN_KEY: "fab-a"}}, "b": {"devices": 4.0, "domains": {DOMAIN_KEY: "fab-b"}},
+          "c": {"devices": 4.0, "domains": {DOMAIN_KEY: "fab-a"}}}
+
+
 def moved(pid: int = 300) -> dict[str, Any]:
     return {"first": on("b", pid), "moved": on("c", pid + 1, "1", True), "moved_labels": B_LABELS, "moved_s": 4.2}
 
@@ -128,6 +133,15 @@ PASSING: dict[str, dict[str, Any]] = {
     "FR-018": {"transport": TRANSPORT, "devices": ["cpu"], "result": "error", "error": "RayTaskError: peer gone",
                "result_s": 40.0, "sent": DIGEST, "recovered": {"how": "same receiver", "bitexact": True, "s": 0.6},
                "scenarios": scenario("transfer-from-a-partitioned-node", 300)},
+    # the demo's layout: head and c in one domain, b in another; the group packs on head and c
+    "FR-019": {"key": DOMAIN_KEY, "layout": LAYOUT, "placed": {"0": "head", "1": "c"}, "victim": "c", "lost": 1,
+               "domain": "fab-a", "filled": [], "outside": ["b"], "victim_devices": 4, "gone_s": 1.0,
+               "view_after": VIEW, "window": {"lost_on": None, "lost_on_domain": None, "watched_s": 5.2,
+                                              "states": ["RESCHEDULING"]},
+               "rejoined": {"new_node": True, "devices": 4.0, "domains": {DOMAIN_KEY: "fab-a"}},
+               "after": {"state": "CREATED", "placed": {"0": "head", "1": "c"},
+                         "domains": {"0": "fab-a", "1": "fab-a"}},
+               "scenarios": scenario("pack-in-one-domain-lose-a-node-rejoin", 275)},
 }
 
 
@@ -229,4 +243,16 @@ FAILING: dict[str, list[dict[str, Any]]] = {
                at("FR-017", "actor.moved", on("head", 901, "1", True))],
     "FR-018": [but("FR-018", result_s=130.0), but("FR-018", result="data", got={**DIGEST, "sha256": "1" * 64}),
                but("FR-018", recovered={"how": "new pair", "bitexact": True, "s": 0.5})],
+    "FR-019": [at("FR-019", "rejoined.domains", {DOMAIN_KEY: "fab-default"}),           # a stale domain on restart
+               at("FR-019", "rejoined.domains", {}),                                      # no domain on restart
+               at("FR-019", "window.lost_on", "b"),                                       # packed across domains
+               at("FR-019", "after.domains.1", "fab-b"),
+               at("FR-019", "after.placed", {"0": "head", "1": "b"}),
+               at("FR-019", "window.watched_s", 1.0),                                     # a window cut short
+               at("FR-019", "rejoined.devices", 0.0),
+               but("FR-019", victim="b", lost=0),                                         # not the plan's victim
+               but("FR-019", placed={"0": "head", "1": "b"}),                             # a group across domains
+               but("FR-019", key="ray.io/tpu-slice-name"),
+               but("FR-019", gone_s=31.0), but("FR-019", after=None),
+               but("FR-019", scenarios=scenario("pack-in-one-domain-lose-a-node-rejoin", 900))],
 }

@@ -1,0 +1,64 @@
+"""FR-019's Ray side: a placement group's bundles by node, and the waits on Ray's machinery the
+scenario makes (a node registering again, a group Ray can place by the labels), each through
+the check's budget (conformance.run.budget: stretched by the run's measurement, a fresh sample
+before blaming, recorded in metrics.waits) and left out of the scenario's own bound."""
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any, Callable, TypeVar
+
+from conformance.timing.waits import BoundRanOut
+
+if TYPE_CHECKING:
+    from conformance.run.budget import Budget
+    from conformance.timing.clock import Clock
+
+T = TypeVar("T")
+POLL_S = 0.2   # knob: polling interval of Ray's state API, not a bound
+
+
+def table(pg: Any) -> dict[str, Any]:
+    from ray.util.placement_group import placement_group_table
+
+    return dict(placement_group_table(pg))
+
+
+def bundle_nodes(tab: dict[str, Any], alive: set[str]) -> dict[int, str]:
+    """Bundle index -> node id, for the bundles Ray's table places on a live node (a lost bundle
+    is either absent from the table or still names its dead node)."""
+    mapping = tab.get("bundles_to_node_id") or {}
+    return {int(i): str(n) for i, n in mapping.items() if n and str(n) in alive}
+
+
+def alive_ids() -> set[str]:
+    import ray
+
+    return {n["NodeID"] for n in ray.nodes() if n.get("Alive")}
+
+
+def await_ray(budget: Budget, clock: Clock, probe: Callable[[], T | None], what: str, param: str,
+              runs_plugin_code: bool = False, begin: Callable[[], Any] | None = None) -> T:
+    """`probe()`'s first truthy value, polled as a wait on Ray's machinery bounded by the check's
+    `param` (Budget.ray; `runs_plugin_code` when what is awaited also runs the plugin's code, a
+    node starting: then a host that did its part leaves the failure to the plugin), after
+    `begin()` (once: what sets Ray's machinery going, a node added). Its time is left out of the
+    scenario's bound (`clock`)."""
+    pending = [begin] if begin is not None else []
+
+    def wait(limit_s: float) -> T:
+        deadline = time.monotonic() + limit_s
+        while pending:
+            pending.pop()()
+        while True:
+            got = probe()
+            if got:
+                return got
+            if time.monotonic() >= deadline:
+                raise BoundRanOut(f"{what}: not within {limit_s:.0f}s")
+            time.sleep(POLL_S)
+
+    t0 = time.monotonic()
+    try:
+        return budget.ray(wait, what, param=param, runs_plugin_code=runs_plugin_code)
+    finally:
+        clock.exclude(time.monotonic() - t0)
