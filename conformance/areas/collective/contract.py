@@ -3,16 +3,19 @@ inspecting the class): CC-001's judgement, kept here so that docs and tools can 
 from __future__ import annotations
 
 import inspect
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from conformance.collective.config import CollectiveConfig
+
+if TYPE_CHECKING:
+    from conformance.catalog.manifest import Manifest
 
 # What Ray passes to each op (collective.py wraps every tensor in a list; options by position).
 OP_ARITY = {"allreduce": 2, "barrier": 1, "reduce": 2, "allgather": 3, "broadcast": 2, "reducescatter": 3,
             "send": 2, "recv": 2}
 
 
-def group_class(config: CollectiveConfig, manifest: Any) -> type:
+def group_class(config: CollectiveConfig, manifest: Manifest) -> type:
     if config.builtin:
         from ray.util.collective.backend_registry import _global_registry
 
