@@ -24,7 +24,7 @@ import re
 import stat
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 import yaml
 
@@ -226,7 +226,10 @@ def loads_json(data: bytes | str, *, max_depth: int = MAX_DEPTH) -> Any:
     return doc
 
 
-_SAFE_BASE: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's parser when present: ~5x faster
+if TYPE_CHECKING:  # the checker reads the pure-Python loader: CSafeLoader has the same SafeConstructor
+    _SAFE_BASE = yaml.SafeLoader
+else:
+    _SAFE_BASE = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's parser when present: ~5x faster
 
 
 class _StrictSafeLoader(_SAFE_BASE):

@@ -131,7 +131,7 @@ def load_driver(spec: DriverSpec) -> FaultDriver:
     except Exception as exc:  # noqa: BLE001 - reported as a one-line usage error
         raise UserError(f"fault_driver.driver: cannot import {spec.ref!r}: {type(exc).__name__}: {exc}") from None
     try:
-        driver = cls(**spec.options)
+        driver: FaultDriver = cls(**spec.options)
     except Exception as exc:  # noqa: BLE001
         raise UserError(f"fault_driver.options: {spec.ref} rejected them: {type(exc).__name__}: {exc}") from None
     missing = [m for m in ("kill_node", "partition", "heal", "restart_node") if not callable(getattr(driver, m, None))]

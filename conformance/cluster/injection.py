@@ -55,7 +55,8 @@ def unit_instance_resources(resource_name: str) -> str:
 
 def _import_ref(ref: str) -> type:
     from conformance.imports import import_ref
-    return import_ref(ref)
+    cls: type = import_ref(ref)
+    return cls
 
 
 _pending_refs: list[str] = []
@@ -69,11 +70,11 @@ def _patch_registry() -> None:
         return
     acc._conformance_original_get_all = acc.get_all_accelerator_managers  # type: ignore[attr-defined]  # Ray's hints: pyproject.toml
 
-    def get_all_accelerator_managers() -> set:
+    def get_all_accelerator_managers() -> set[type]:
         _resolve_pending()
         return set(acc._conformance_original_get_all()) | set(_installed)  # type: ignore[attr-defined]  # Ray's hints: pyproject.toml
 
-    acc.get_all_accelerator_managers = get_all_accelerator_managers
+    acc.get_all_accelerator_managers = get_all_accelerator_managers  # type: ignore[assignment]  # Ray's hints: pyproject.toml
 
 
 def _resolve_pending() -> None:

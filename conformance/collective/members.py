@@ -303,7 +303,7 @@ class CollectiveMember:
         do not (Ray's store owns and reuses them)."""
         from conformance import host_memory
 
-        return host_memory.snapshot()["held"] / 2**20
+        return float(host_memory.snapshot()["held"]) / 2**20
 
     def timed(self, op: str, nbytes: int, iters: int, group: str, root: int = 0) -> float:
         """Seconds per op for a float32 tensor of nbytes (allreduce / broadcast), after one warm-up."""
@@ -311,7 +311,12 @@ class CollectiveMember:
         from ray.util import collective as col
 
         t = torch.ones(max(1, nbytes // 4), dtype=torch.float32)
-        call = (lambda: col.allreduce(t, group)) if op == "allreduce" else (lambda: col.broadcast(t, root, group))
+        def call() -> None:
+            if op == "allreduce":
+                col.allreduce(t, group)
+            else:
+                col.broadcast(t, root, group)
+
         call()
         col.barrier(group)
         t0 = time.perf_counter()

@@ -105,7 +105,9 @@ def container_case(name: str) -> dict[str, Any]:
 
 
 def _container(name: str, seed: int) -> Any:
-    t = lambda dtype, shape, k: random_tensor(dtype, shape, seed + k)  # noqa: E731
+    def t(dtype: str, shape: tuple[int, ...], k: int) -> Any:
+        return random_tensor(dtype, shape, seed + k)
+
     if name == "list-mixed":
         return [t("float32", (8, 16), 1), t("uint8", (1000,), 2), t("int16", (3, 4, 5), 3), t("bool", (33,), 4)]
     if name == "dict-nested":
@@ -169,7 +171,8 @@ def tensor_bytes(t: Any) -> np.ndarray:
     c = to_host(t.detach()).contiguous().reshape(-1)   # stream-ordered: waits for the device's queued work
     if c.numel() == 0:
         return np.empty(0, dtype=np.uint8)
-    return c.view(torch.uint8).numpy()
+    data: np.ndarray = c.view(torch.uint8).numpy()
+    return data
 
 
 def describe_tensor(t: Any, device: str | None = None) -> dict[str, Any]:

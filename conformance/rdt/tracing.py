@@ -133,7 +133,8 @@ class TracedTransport(TensorTransportManager):
 
     # -------------------------------------------------------------- the interface
     def tensor_transport_backend(self) -> str:
-        return self._inner.tensor_transport_backend()
+        backend: str = self._inner.tensor_transport_backend()
+        return backend
 
     @classmethod
     def is_one_sided(cls) -> bool:
@@ -145,9 +146,10 @@ class TracedTransport(TensorTransportManager):
 
     def actor_has_tensor_transport(self, actor: Any) -> bool:
         actor_id = getattr(getattr(actor, "_actor_id", None), "hex", lambda: None)()
-        return self._call("actor_has_tensor_transport", None, self._inner.actor_has_tensor_transport, actor,
-                          actor=actor_id,
-                          summarize=lambda r: {"result": repr(r)[:80], "result_type": type(r).__name__})
+        has: bool = self._call("actor_has_tensor_transport", None, self._inner.actor_has_tensor_transport, actor,
+                               actor=actor_id,
+                               summarize=lambda r: {"result": repr(r)[:80], "result_type": type(r).__name__})
+        return has
 
     def extract_tensor_transport_metadata(self, obj_id: str, rdt_object: list[Any]) -> Any:
         return self._call("extract_tensor_transport_metadata", obj_id,
@@ -161,9 +163,10 @@ class TracedTransport(TensorTransportManager):
 
     def recv_multiple_tensors(self, obj_id: str, tensor_transport_metadata: Any, communicator_metadata: Any,
                               target_buffers: list[Any] | None = None) -> list[Any]:
-        return self._call("recv_multiple_tensors", obj_id, self._inner.recv_multiple_tensors, obj_id,
-                          tensor_transport_metadata, communicator_metadata, target_buffers,
-                          summarize=lambda r: {"tensors": _tensor_summary(r)})
+        tensors: list[Any] = self._call("recv_multiple_tensors", obj_id, self._inner.recv_multiple_tensors, obj_id,
+                                        tensor_transport_metadata, communicator_metadata, target_buffers,
+                                        summarize=lambda r: {"tensors": _tensor_summary(r)})
+        return tensors
 
     def fetch_multiple_tensors(self, obj_id: str, tensor_transport_metadata: Any, communicator_metadata: Any,
                                target_buffers: list[Any] | None = None) -> Any:
@@ -171,22 +174,22 @@ class TracedTransport(TensorTransportManager):
                           tensor_transport_metadata, communicator_metadata, target_buffers)
 
     def wait_fetch_complete(self, fetch_request: Any, timeout: float = -1) -> list[Any]:
-        return self._call("wait_fetch_complete", getattr(fetch_request, "obj_id", None),
-                          self._inner.wait_fetch_complete, fetch_request, timeout,
-                          summarize=lambda r: {"tensors": _tensor_summary(r)})
+        tensors: list[Any] = self._call("wait_fetch_complete", getattr(fetch_request, "obj_id", None),
+                                        self._inner.wait_fetch_complete, fetch_request, timeout,
+                                        summarize=lambda r: {"tensors": _tensor_summary(r)})
+        return tensors
 
     def send_multiple_tensors(self, tensors: list[Any], tensor_transport_metadata: Any,
                               communicator_metadata: Any) -> None:
         # Ray does not pass the object id here; the checks match sends by tensor shapes.
-        return self._call("send_multiple_tensors", None, self._inner.send_multiple_tensors, tensors,
-                          tensor_transport_metadata, communicator_metadata, tensors_sent=_tensor_summary(tensors))
+        self._call("send_multiple_tensors", None, self._inner.send_multiple_tensors, tensors,
+                   tensor_transport_metadata, communicator_metadata, tensors_sent=_tensor_summary(tensors))
 
     def garbage_collect(self, obj_id: str, tensor_transport_meta: Any, tensors: list[Any]) -> None:
-        return self._call("garbage_collect", obj_id, self._inner.garbage_collect, obj_id, tensor_transport_meta,
-                          tensors)
+        self._call("garbage_collect", obj_id, self._inner.garbage_collect, obj_id, tensor_transport_meta, tensors)
 
     def abort_transport(self, obj_id: str, communicator_metadata: Any) -> None:
-        return self._call("abort_transport", obj_id, self._inner.abort_transport, obj_id, communicator_metadata)
+        self._call("abort_transport", obj_id, self._inner.abort_transport, obj_id, communicator_metadata)
 
 
 def traced_class(inner: type, transport_name: str, backend_name: str | None = None,

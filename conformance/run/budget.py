@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, NoReturn, TypeVar
 from conformance.run import machinery
 from conformance.timing.clock import CONTROL_CALL_S, Clock, ScenarioFailed
 from conformance.timing.host_load import MAX_FACTOR, HostNotReady, MachineryRecord
-from conformance.timing.owned import MAX_RECORDED, RECORDER, Owner, Wait
+from conformance.timing.owned import MAX_RECORDED, RECORDER, RESAMPLE_S, Owner, Wait
 from conformance.timing.timeouts import CheckTimeout, granted, time_left
 from conformance.timing.waits import BoundRanOut, bounded_get
 
@@ -189,10 +189,10 @@ class Budget:
         with both measurements: the slowest worker start this run saw before, and a fresh sample
         taken now (conformance.run.machinery.measure_worker_start)."""
         before = self.measured("worker_start")
-        with granted(machinery.RESAMPLE_S):
-            fresh = machinery.measure_worker_start(machinery.RESAMPLE_S, machinery=self.machinery)
+        with granted(RESAMPLE_S):
+            fresh = machinery.measure_worker_start(RESAMPLE_S, machinery=self.machinery)
         now = (f"a bare worker took {fresh:.1f}s to start just now" if fresh is not None
-               else f"a bare worker did not start within {machinery.RESAMPLE_S:.0f}s just now")
+               else f"a bare worker did not start within {RESAMPLE_S:.0f}s just now")
         raise HostNotReady(f"{reason} (" + (f"the slowest worker start before: {before:.1f}s; " if before else "")
                            + f"{now})")
 
@@ -235,7 +235,7 @@ class Budget:
         and gives what a host loaded since adds (0: the bound fitted the host, judge the plugin)."""
         bound = self._bound(bound_s, param)
         w = Wave(self, what, bound, self.factor(None), clock, param)
-        with granted(bound * MAX_FACTOR + machinery.RESAMPLE_S, assumed_s=w.limit_s):
+        with granted(bound * MAX_FACTOR + RESAMPLE_S, assumed_s=w.limit_s):
             try:
                 yield w
             except HostNotReady:

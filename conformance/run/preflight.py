@@ -30,8 +30,8 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
 from conformance.catalog.vendor_calls import NODE_START_METHODS, HangRecord, KnownHang, VendorHang, bounded_call
 from conformance.cluster.manager import patched_environ
 from conformance.report.local_paths import portable_processes, shorten_paths
+from conformance.report.results import HOST_PREFIX
 from conformance.run.machinery import await_machinery, measure_worker_start
-from conformance.run.outcomes import HOST_PREFIX
 from conformance.sanitize import terminal
 from conformance.timing.host_load import HostNotReady, MachineryRecord
 from conformance.timing.waits import NO_RESULT
@@ -221,7 +221,8 @@ def left_behind(before: dict[str, Any], after: dict[str, Any], sessions: Iterabl
         return name.endswith("/") or bool((detail.get(name) or {}).get("folder"))
 
     def own_user(name: str) -> bool:
-        return (detail.get(name) or {}).get("uid", os.getuid()) == os.getuid()
+        uid: int = (detail.get(name) or {}).get("uid", os.getuid())
+        return uid == os.getuid()
 
     files = [e for e in new_entries if not is_folder(e)]
     mine = [e for e in files if e in seen]

@@ -75,7 +75,8 @@ def _to_bytes(t: Any) -> bytes:
     import torch
 
     host = t.detach() if t.device.type == "cpu" else t.detach().to("cpu")
-    return host.contiguous().reshape(-1).view(torch.uint8).numpy().tobytes()
+    data: bytes = host.contiguous().reshape(-1).view(torch.uint8).numpy().tobytes()
+    return data
 
 
 def _from_bytes(data: bytes, like: Any) -> Any:

@@ -22,7 +22,8 @@ def group_class(config: CollectiveConfig, manifest: Manifest) -> type:
         return _global_registry.get(config.backend)
     from conformance.catalog.manifest import import_object
 
-    return import_object(config.group_class, field="collective.group_class", python_path=manifest.python_path)  # type: ignore[arg-type]  # not builtin: set
+    cls: type = import_object(config.group_class, field="collective.group_class", python_path=manifest.python_path)  # type: ignore[arg-type]  # not builtin: set
+    return cls
 
 
 def contract_facts(cls: Any, builtin: bool) -> dict[str, Any]:

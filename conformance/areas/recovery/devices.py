@@ -85,7 +85,8 @@ def make_ledger() -> Any:
 
 
 def states(clock: Clock, holders: list[Any], what: str, bound_s: float | None = None) -> list[dict[str, Any]]:
-    return clock.get([h.state.remote() for h in holders], what, bound_s)
+    answers: list[dict[str, Any]] = clock.get([h.state.remote() for h in holders], what, bound_s)
+    return answers
 
 
 def kill_quietly(actors: list[Any]) -> None:

@@ -189,7 +189,8 @@ def roundtrip(clock: Clock, x: TransportSetup, src: Any, dst: Any, nbytes: int, 
 
 def calls(clock: Clock, actor: Any, name: str, what: str) -> list[dict[str, Any]]:
     """The transport calls the tracing wrapper recorded in the actor's process."""
-    return clock.get(actor.transport_calls.remote(name), what, CONTROL_CALL_S)
+    recorded: list[dict[str, Any]] = clock.get(actor.transport_calls.remote(name), what, CONTROL_CALL_S)
+    return recorded
 
 
 _DIGEST_KEYS = ("dtype", "shape", "nbytes", "sha256", "tensor", "seq", "items", "map")

@@ -85,8 +85,9 @@ def store_round(trainer: Any, workers: list[Any], k: int, times: list[float], cl
     def publish_and_take() -> list[Any]:
         ref = trainer.publish_picklable.remote()
         try:
-            return clock.get([w.take.remote(ref, k) for w in workers], f"round {k}: receivers through the object store",
-                             bound_s)
+            taken: list[Any] = clock.get([w.take.remote(ref, k) for w in workers],
+                                         f"round {k}: receivers through the object store", bound_s)
+            return taken
         finally:
             del ref
     _, seconds = timed(publish_and_take)
@@ -105,7 +106,8 @@ def one_round(trainer: Any, workers: list[Any], labels: list[str], k: int, expec
     def publish_and_take() -> list[Any]:
         ref = trainer.publish.options(tensor_transport=transport).remote()
         try:
-            return clock.get([w.take.remote(ref, k) for w in workers], f"round {k}: receivers through {via}", bound_s)
+            taken: list[Any] = clock.get([w.take.remote(ref, k) for w in workers], f"round {k}: receivers through {via}", bound_s)
+            return taken
         except ScenarioFailed as exc:   # a stalled round says which actor holds it, and in what
             raise ScenarioFailed(f"{exc}; {where_they_stand([trainer, *workers], ['the trainer', *labels])}") from None
         finally:

@@ -273,7 +273,7 @@ def test_placement_group_bundle_is_rescheduled(recovery_ctx: NodeRecoveryCtx) ->
             states_seen: list[str] = []
 
             def rescheduled() -> dict[str, Any] | None:
-                table = placement_group_table(pg)
+                table: dict[str, Any] = placement_group_table(pg)
                 states_seen.append(table["state"])
                 where = table["bundles_to_node_id"].get(lost)
                 if table["state"] == "CREATED" and where and where not in (b.node_id, placed[kept]):

@@ -69,7 +69,8 @@ def _buffer_of(t: Any) -> Any:
 def read_bytes(t: Any) -> bytearray:
     """A contiguous device tensor's bytes as device memory holds them now (no stream waited for)."""
     buf = _buffer_of(t)
-    return buf.read(t.storage_offset() * t.element_size(), t.numel() * t.element_size())
+    data: bytearray = buf.read(t.storage_offset() * t.element_size(), t.numel() * t.element_size())
+    return data
 
 
 def write_bytes(t: Any, data: Any) -> None:

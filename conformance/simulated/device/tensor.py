@@ -133,7 +133,7 @@ def _alias_of_returns(func: Any) -> list[int | None]:
     return out
 
 
-def _mutated_args(func: Any, args: tuple, kwargs: dict) -> list[Any]:
+def _mutated_args(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:
     found: list[Any] = []
     for i, arg in enumerate(func._schema.arguments):
         if arg.alias_info is not None and arg.alias_info.is_write:
@@ -142,12 +142,12 @@ def _mutated_args(func: Any, args: tuple, kwargs: dict) -> list[Any]:
     return found
 
 
-def _bound_arg(func: Any, args: tuple, kwargs: dict, position: int) -> Any:
+def _bound_arg(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], position: int) -> Any:
     arg = func._schema.arguments[position]
     return args[position] if position < len(args) else kwargs.get(arg.name)
 
 
-def _execute(func: Any, args: tuple, kwargs: dict, results: list[Any]) -> Any:
+def _execute(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], results: list[Any]) -> Any:
     """Run func on the host over the current bytes of every device buffer involved; write back
     the buffers it wrote (mutated arguments) and the results' buffers. Returns func's result."""
     bases: dict[int, tuple[runtime.DeviceBuffer, bytearray, torch.Tensor]] = {}
@@ -177,7 +177,7 @@ def _execute(func: Any, args: tuple, kwargs: dict, results: list[Any]) -> Any:
     return out
 
 
-def _target_index(args: tuple, kwargs: dict) -> int | None:
+def _target_index(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int | None:
     device = kwargs.get("device")
     if device is not None:
         device = torch.device(device)
@@ -200,12 +200,12 @@ def _capture_host(x: Any) -> Any:
     return x
 
 
-def _sync_inputs(args: tuple, kwargs: dict) -> None:
+def _sync_inputs(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
     for index in {t.device.index for t in _sim_tensors((args, kwargs))}:
         runtime.default_stream(index).synchronize()
 
 
-def run(func: Any, args: tuple, kwargs: dict) -> Any:
+def run(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     if func is torch.ops.aten.detach.default or func is torch.ops.aten.alias.default:
         t = args[0]
         return SimTensor(t._buffer, t.shape, t.stride(), t.storage_offset(), t.dtype)
