@@ -75,7 +75,7 @@ def parse_label(label: str) -> Shard | None:
     return Shard(int(m.group(1)), int(m.group(2)))
 
 
-def shard_record(value: Any) -> Shard | None:
+def shard_record(value: object) -> Shard | None:
     """A report's `selection.shard` as a Shard (None when absent or malformed)."""
     if not isinstance(value, Mapping):
         return None
@@ -156,7 +156,7 @@ def selection_shard(shard: Shard, plan: Sequence[Sequence[str]], core: Iterable[
     return {"index": shard.index, "count": shard.count, "plan": [list(s) for s in plan], "core": sorted(core)}
 
 
-def ids(value: Any) -> list[str]:
+def ids(value: object) -> list[str]:
     """A recorded list of check ids as one (anything else, a hand-edited record's: none)."""
     return [c for c in value if isinstance(c, str)] if isinstance(value, list) else []
 

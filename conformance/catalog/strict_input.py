@@ -292,12 +292,12 @@ def load(path: Path, *, what: str, max_bytes: int = MAX_FILE_BYTES, within: Path
     return parse(raw, str(path), fmt="json" if path.suffix == ".json" else "yaml", what=what)
 
 
-def as_map(value: Any) -> Mapping[str, Any]:
+def as_map(value: object) -> Mapping[str, Any]:
     """`value` when it is a mapping, else an empty one: for reading a field of untrusted JSON whose
     type the schema check may not have run on yet (a verifier reports the schema error elsewhere)."""
     return value if isinstance(value, Mapping) else {}
 
 
-def as_list(value: Any) -> list[Any]:
+def as_list(value: object) -> list[Any]:
     """`value` when it is a list, else an empty one (see as_map)."""
     return value if isinstance(value, list) else []

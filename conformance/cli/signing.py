@@ -262,7 +262,7 @@ def _diff(args: argparse.Namespace) -> int:
     return 1 if any(f.regression for f in findings) else 0
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add keygen, sign, verify, verify-decision, revoke-reports, review and diff to an argparse subparsers object."""
     p = subparsers.add_parser("keygen", allow_abbrev=False, help="create a signing key pair",
                               description="Write conformance.key (0600) and conformance.pub into DIR; "

@@ -126,7 +126,7 @@ def _bench_device(setup: Any, resource: str, device: str, sizes: list[int], meth
             eps.shutdown()
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser("bench-transport", help="measure a manifest's transport (bandwidth sweep, baselines, "
                                                       "pairwise matrix) without certifying")
     p.add_argument("--manifest", required=True, help="vendor manifest with a `transport` block")

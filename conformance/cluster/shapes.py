@@ -16,11 +16,14 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from conformance.catalog.manifest import Manifest
 from conformance.cluster.manager import SHARED, ClusterShape, complete
 from conformance.timing.host_load import MachineryRecord
+
+if TYPE_CHECKING:
+    import pytest
 
 # What a kind does on a `--ray-address` cluster (the suite cannot start, kill or configure its nodes):
 VENDOR = "vendor"              # runs on the vendor's cluster as it is
@@ -161,13 +164,13 @@ def first_cluster(name: str, resolved: ClusterShape, manifest: Manifest, manager
     return for_run(first, manifest, manager, ray_address, machinery, fault_driver) if first else resolved
 
 
-def mark_name(item: Any) -> str | None:
+def mark_name(item: pytest.Item) -> str | None:
     """The shape a test's mark names (None: the test needs no cluster of its own)."""
     mark = item.get_closest_marker(MARK)
     return str(mark.args[0]) if mark is not None and mark.args else None
 
 
-def mark_problems(items: Iterable[Any]) -> list[str]:
+def mark_problems(items: Iterable[pytest.Item]) -> list[str]:
     """Registry lint: every cluster mark names exactly one registered shape."""
     problems = []
     for item in items:
@@ -182,7 +185,7 @@ def mark_problems(items: Iterable[Any]) -> list[str]:
     return problems
 
 
-def run_order(item: Any) -> tuple[int, str]:
+def run_order(item: pytest.Item) -> tuple[int, str]:
     """Sort key of a test: no cluster first, then by the rank of its shape (stable within one)."""
     name = mark_name(item)
     if name is None:

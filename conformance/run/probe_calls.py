@@ -15,7 +15,7 @@ from typing import Any, Callable
 CALLING = "CONTRACT_PROBE_CALLING "
 
 
-def describe(value: Any) -> dict[str, Any]:
+def describe(value: object) -> dict[str, Any]:
     """A JSON-safe description of a return value that keeps its Python type."""
     def typename(v: Any) -> str:
         return type(v).__name__

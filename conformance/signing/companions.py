@@ -31,7 +31,7 @@ _CASE_OUTCOME = {"failure": "fail", "error": "error"}
 MAX_PROBLEMS = 6
 
 
-def _short(value: Any) -> str:
+def _short(value: object) -> str:
     return terminal(repr(value), limit=80)
 
 

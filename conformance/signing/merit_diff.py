@@ -34,7 +34,7 @@ def checks_by_id(report: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
     return {str(c["id"]): c for c in report["checks"]}
 
 
-def is_number(value: Any) -> bool:
+def is_number(value: object) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
