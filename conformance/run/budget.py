@@ -30,6 +30,7 @@ from conformance.timing.waits import BoundRanOut, bounded_get
 
 if TYPE_CHECKING:
     from conformance.catalog.data import Check
+    from conformance.timing.waits import Refs
 
 T = TypeVar("T")
 
@@ -119,12 +120,12 @@ class Budget:
         return machinery.await_machinery(wait, self._bound(bound_s, param), what, kind, machinery=self.machinery,
                                          runs_plugin_code=runs_plugin_code, param=param)
 
-    def actors(self, refs: Any, what: str, bound_s: float | None = None, *, param: str | None = None) -> Any:
+    def actors(self, refs: Refs, what: str, bound_s: float | None = None, *, param: str | None = None) -> Any:
         """New actors' first answers (their info/ready refs), awaited as Ray's machinery."""
         bound = machinery.ACTOR_START_S if bound_s is None and param is None else self._bound(bound_s, param)
         return machinery.await_actors(refs, bound, what, machinery=self.machinery, param=param)
 
-    def started(self, clock: Clock, refs: Any, what: str, bound_s: float | None = None, *,
+    def started(self, clock: Clock, refs: Refs, what: str, bound_s: float | None = None, *,
                 param: str | None = None) -> Any:
         """Inside a scenario: new actors' first answers, or a placement group Ray can place by its
         own accounting (`pg.ready()`), awaited as Ray's machinery (`actors`); the time it took is
@@ -135,7 +136,7 @@ class Budget:
         finally:
             clock.exclude(time.monotonic() - t0)
 
-    def get(self, refs: Any, bound_s: float, what: str, owner: Owner = "ray") -> Any:
+    def get(self, refs: Refs, bound_s: float, what: str, owner: Owner = "ray") -> Any:
         """A hang guard on a result (a task or a call whose time no check judges): at most
         `bound_s`, never stretched; BoundRanOut (a TimeoutError) naming `what` when it runs out."""
         t0 = time.monotonic()

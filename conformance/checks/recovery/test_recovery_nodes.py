@@ -164,7 +164,7 @@ def test_label_selected_work_moves_to_surviving_matching_node(recovery_ctx: Node
             moved = nc.budget.restarted(clock, actors[0], first["pid"], "the pool actor to run again", nc.param("reschedule_s"))
             nc.metrics["actor"] = moved_record(lab, first_role, first, moved, clock.elapsed() - t0)
             clock.mark("actor rescheduled")
-            if with_task and task_first is not None:
+            if with_task and task_first is not None and task_ref is not None:   # task_ref is set before task_first
                 done = clock.get(task_ref, "the pool task to finish on retry", nc.param("reschedule_s"))
                 nc.metrics["task"] = moved_record(lab, task_first_role, task_first, done, clock.elapsed() - t0)
                 clock.mark("task retried")
