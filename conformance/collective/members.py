@@ -13,11 +13,14 @@ from __future__ import annotations
 import os
 import sys
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from conformance.collective import programs
 from conformance.imports import import_ref as _import
 from conformance.rdt.device import HOST, current, is_host, to_current, to_host
+
+if TYPE_CHECKING:
+    import torch
 
 SPEC_ENV = "RAY_CONFORMANCE_COLLECTIVE_SPEC"   # "NAME|pkg.mod:Class|pkg.mod:register|path1:path2"
 
@@ -96,7 +99,7 @@ def _out(x: Any, lib: str, initial: Any) -> dict[str, Any]:
     return out if is_numpy else {**out, **_placement(x)}
 
 
-def _placement(t: Any) -> dict[str, Any]:
+def _placement(t: torch.Tensor) -> dict[str, Any]:
     """Where a device tensor is beside this process's current device of its type (the one Ray
     made visible first): a backend that writes its result on another device shows here."""
     if is_host(t.device.type):

@@ -16,11 +16,14 @@ compares structure, dtype, shape and bytes. Never allclose.
 from __future__ import annotations
 
 import hashlib
-from typing import Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 import numpy as np
 
 from conformance.rdt.device import to_device, to_host
+
+if TYPE_CHECKING:
+    import torch
 
 CORE_DTYPES = ("float32", "float16", "bfloat16", "float64", "int8", "uint8", "int32", "int64", "bool")
 EXTRA_DTYPES = ("int16", "uint16", "uint32", "uint64", "complex64", "complex128", "float8_e4m3fn", "float8_e5m2")
@@ -54,12 +57,13 @@ VIEWS: dict[str, tuple[tuple[int, ...], Callable[[Any], Any]]] = {
 VIEW_DTYPES = ("float32", "uint8", "int16", "bool")
 
 
-def torch_dtype(name: str) -> Any:
+def torch_dtype(name: str) -> torch.dtype:
     import torch
-    return getattr(torch, name)
+    dtype: torch.dtype = getattr(torch, name)
+    return dtype
 
 
-def random_tensor(dtype: str, shape: tuple[int, ...], seed: int) -> Any:
+def random_tensor(dtype: str, shape: tuple[int, ...], seed: int) -> torch.Tensor:
     """Seeded random bytes viewed as `dtype` (bool: 0/1 only, the only valid bool bytes)."""
     import torch
 
@@ -73,7 +77,7 @@ def random_tensor(dtype: str, shape: tuple[int, ...], seed: int) -> Any:
     return t.reshape(shape)
 
 
-def seed_of(*parts: Any) -> int:
+def seed_of(*parts: object) -> int:
     return int.from_bytes(hashlib.sha256(repr(parts).encode()).digest()[:4], "little")
 
 
@@ -105,7 +109,7 @@ def container_case(name: str) -> dict[str, Any]:
 
 
 def _container(name: str, seed: int) -> Any:
-    def t(dtype: str, shape: tuple[int, ...], k: int) -> Any:
+    def t(dtype: str, shape: tuple[int, ...], k: int) -> torch.Tensor:
         return random_tensor(dtype, shape, seed + k)
 
     if name == "list-mixed":
@@ -163,7 +167,7 @@ def _build_pair(case: dict[str, Any], device: str) -> tuple[Any, Any]:
 
 
 # ---------------------------------------------------------------------------- digests
-def tensor_bytes(t: Any) -> np.ndarray:
+def tensor_bytes(t: torch.Tensor) -> np.ndarray:
     """The tensor's elements in row-major order as a uint8 array (every dtype; no copy when
     the tensor is a contiguous CPU tensor, so 256 MiB payloads are hashed in place)."""
     import torch
@@ -175,7 +179,7 @@ def tensor_bytes(t: Any) -> np.ndarray:
     return data
 
 
-def describe_tensor(t: Any, device: str | None = None) -> dict[str, Any]:
+def describe_tensor(t: torch.Tensor, device: str | None = None) -> dict[str, Any]:
     """A tensor's digest; `device` names the device type of the tensor `t` is a host copy of."""
     data = tensor_bytes(t)
     return {"tensor": True, "dtype": str(t.dtype).removeprefix("torch."), "shape": list(t.shape),
