@@ -3,7 +3,7 @@ object-store rounds. What is wrong is judged by the pure helpers in conformance.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from conformance.areas.workload import model
 from conformance.areas.workload.actors import WorkloadActor
@@ -14,6 +14,9 @@ from conformance.rdt.stalls import where_they_stand
 from conformance.rdt.transfer import first_line
 from conformance.run.fixtures import not_applicable
 from conformance.timing.clock import Clock, ScenarioFailed
+
+if TYPE_CHECKING:
+    from conformance.rdt.registration import TransportSetup
 
 
 def placement(resource: str, device: str, receivers: int) -> list[str]:
@@ -36,7 +39,7 @@ def receiver_nodes(resource: str, device: str, receivers: int) -> list[str]:
     return nodes
 
 
-def start(setup: Any, resource: str, device: str, nodes: list[str], clock: Clock) -> Endpoints:
+def start(setup: TransportSetup, resource: str, device: str, nodes: list[str], clock: Clock) -> Endpoints:
     """The trainer (index 0) and its receivers, each answering within the clock's bound."""
     return start_endpoints(setup, resource, device=device, nodes=list(nodes), cls=WorkloadActor,
                            ready=lambda refs, what: clock.get(refs, what), what="workload actors to start")
