@@ -101,7 +101,7 @@ def partial_reasons(report: Mapping[str, Any]) -> list[str]:
     return reasons
 
 
-def _shard_name(record: Any) -> str:
+def _shard_name(record: object) -> str:
     from conformance.catalog.shards import shard_record
 
     shard = shard_record(record)

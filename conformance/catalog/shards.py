@@ -161,7 +161,7 @@ def ids(value: object) -> list[str]:
     return [c for c in value if isinstance(c, str)] if isinstance(value, list) else []
 
 
-def shard_checks(record: Any) -> set[str]:
+def shard_checks(record: object) -> set[str]:
     """The checks a shard runs: its slice of the plan and the core."""
     if not isinstance(record, Mapping):
         return set()

@@ -153,7 +153,7 @@ def _check_string(value: str) -> str | None:
     return None
 
 
-def check_structure(doc: Any, *, max_depth: int = MAX_DEPTH, max_nodes: int = MAX_NODES) -> None:
+def check_structure(doc: object, *, max_depth: int = MAX_DEPTH, max_nodes: int = MAX_NODES) -> None:
     """Depth, size, finite numbers, int64 integers and computable date-times, walked without recursion.
 
     Raises InputLimitError naming the field. Shared YAML aliases are walked once per reference,

@@ -85,7 +85,7 @@ def start_answers(refs: Refs, what: str, machinery: MachineryRecord) -> Any:
         raise CollectiveError(f"{what}: {first_line(cause if isinstance(cause, BaseException) else exc)}") from None
 
 
-def bounded_driver_call(fn: Any, timeout_s: float, what: str) -> Any:
+def bounded_driver_call(fn: Callable[[], Any], timeout_s: float, what: str) -> Any:
     """Call `fn` (one of Ray's driver-side group calls, which wait on the members with an
     unbounded ray.get) on a daemon thread; CollectiveError naming `what` when it does not return
     within the bound. The hard timeout cannot cut a wait inside Ray's C++ get, so the driver's own

@@ -80,7 +80,7 @@ def record_size_cap(metrics: dict[str, Any]) -> None:
         metrics[SIZE_CAP] = cap
 
 
-def recorded_max_bytes(metrics: Any) -> int:
+def recorded_max_bytes(metrics: object) -> int:
     """The largest payload a check's evidence must show: the release's DEFAULT_MAX_BYTES, unless
     the evidence records that the run's knob set another (its SIZE_CAP record, which must say the
     knob's name and a value that parses to the bytes it states). ValueError: a record that does not.

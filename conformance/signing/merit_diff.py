@@ -39,7 +39,7 @@ def is_number(value: object) -> bool:
 
 
 # ---------------------------------------------------------------------------- metric paths
-def resolve(metrics: Any, path: str) -> dict[tuple[str, ...], Any]:
+def resolve(metrics: object, path: str) -> dict[tuple[str, ...], Any]:
     """Every value at `path` ('.'-joined keys, '*' for every key of an object or item of a list),
     by the keys its '*'s bound to, in order."""
     out: dict[tuple[str, ...], Any] = {}
@@ -156,7 +156,7 @@ def _opposite(better: str) -> str:
     return "lower" if better == "higher" else "higher"
 
 
-def _numbers_at(metrics: Any, path: str | None, keys: tuple[str, ...]) -> list[float] | None:
+def _numbers_at(metrics: object, path: str | None, keys: tuple[str, ...]) -> list[float] | None:
     listed = resolve(metrics, bind(path, keys)).get(()) if path else None
     if isinstance(listed, list) and listed and all(is_number(v) for v in listed):
         return [float(v) for v in listed]

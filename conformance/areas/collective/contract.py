@@ -89,6 +89,6 @@ def facts_problems(facts: Any) -> list[str]:
     return problems
 
 
-def contract_problems(cls: Any, builtin: bool) -> list[str]:
+def contract_problems(cls: type, builtin: bool) -> list[str]:
     """What Ray 2.60 would trip over in this class (pure apart from inspecting it)."""
     return facts_problems(contract_facts(cls, builtin))

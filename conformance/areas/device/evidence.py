@@ -46,7 +46,7 @@ def compact_description(desc: Any) -> Any:
     return out
 
 
-def _number_entry(entry: Any) -> bool:
+def _number_entry(entry: object) -> bool:
     """A dict entry as DP-001 wants it: a str key to an int or float."""
     return isinstance(entry, dict) and entry.get("key_type") == "str" and entry.get("type") in ("int", "float")
 

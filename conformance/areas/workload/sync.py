@@ -17,7 +17,7 @@ from __future__ import annotations
 import statistics
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from conformance.areas.workload import model
 from conformance.rdt import payloads
@@ -144,7 +144,7 @@ def problems_line(groups: list[list[str]], most: int = 4) -> str:
     return f"{total} problem(s): " + "; ".join(shown) + (f" (+{total - len(shown)} more)" if total > len(shown) else "")
 
 
-def timed(fn: Any) -> tuple[Any, float]:
+def timed(fn: Callable[[], Any]) -> tuple[Any, float]:
     t0 = time.perf_counter()
     out = fn()
     return out, time.perf_counter() - t0

@@ -25,7 +25,7 @@ from conformance.areas.recovery.devices import (
     total,
     wait_dead,
 )
-from conformance.areas.recovery.nodes import fill, release, signature
+from conformance.areas.recovery.nodes import NodeLab, fill, release, signature
 from conformance.cluster.requests import demand
 from conformance.rdt.transfer import first_line
 from conformance.run.budget import CheckTimeout, Scenario
@@ -118,7 +118,7 @@ def test_dead_node_leaves_view_and_survivors_keep_running(recovery_ctx: NodeReco
     nc.decide()
 
 
-def moved_record(lab: Any, first_role: str, first: dict[str, Any], moved: dict[str, Any],
+def moved_record(lab: NodeLab, first_role: str, first: dict[str, Any], moved: dict[str, Any],
                  moved_s: float) -> dict[str, Any]:
     """A piece of pool work before and after its node died, and the labels of where it ran again."""
     return {"first": holder_record(first, first_role),
