@@ -28,7 +28,11 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any, Callable, Iterable
+from typing import TYPE_CHECKING, Callable, Iterable, Sequence
+
+if TYPE_CHECKING:
+    from importlib.machinery import ModuleSpec
+    from types import ModuleType
 
 ENV_VAR = "RAY_CONFORMANCE_ACCELERATORS"
 DEVICE_ENV_VAR = "RAY_CONFORMANCE_TORCH_DEVICE"
@@ -172,7 +176,8 @@ class _AfterImport:
     def __init__(self, module: str, then: Callable[[], None]) -> None:
         self.module, self.then = module, then
 
-    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
+    def find_spec(self, name: str, path: Sequence[str] | None = None,
+                  target: ModuleType | None = None) -> ModuleSpec | None:
         if name != self.module:
             return None
         sys.meta_path.remove(self)
@@ -184,7 +189,7 @@ class _AfterImport:
         original_exec = spec.loader.exec_module
         then = self.then
 
-        def exec_module(module: Any) -> None:
+        def exec_module(module: ModuleType) -> None:
             original_exec(module)
             then()
 
