@@ -122,9 +122,10 @@ def units(checks: Mapping[str, tuple[str, str]], durations: Mapping[str, float],
 
 def _split(unit: Unit, durations: Mapping[str, float], default_s: float) -> tuple[Unit, Unit]:
     half = (len(unit.checks) + 1) // 2
-    parts = unit.checks[:half], unit.checks[half:]
-    return tuple(Unit(unit.shape, unit.area, p, sum(float(durations.get(c, default_s)) for c in p))
-                 for p in parts)  # type: ignore[return-value]
+    def part(checks: tuple[str, ...]) -> Unit:
+        return Unit(unit.shape, unit.area, checks, sum(float(durations.get(c, default_s)) for c in checks))
+
+    return part(unit.checks[:half]), part(unit.checks[half:])
 
 
 def plan_shards(checks: Mapping[str, tuple[str, str]], count: int, *, durations: Mapping[str, float],

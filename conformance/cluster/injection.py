@@ -193,7 +193,7 @@ class _AfterImport:
             original_exec(module)
             then()
 
-        spec.loader.exec_module = exec_module  # type: ignore[method-assign]
+        spec.loader.exec_module = exec_module  # type: ignore[method-assign]  # the loader's own method, wrapped in place: `then` runs right after the module
         return spec
 
 

@@ -156,7 +156,7 @@ def _open_existing(name: str) -> shared_memory.SharedMemory:
     would unlink it when *this* process exits; the receiver does not own it, so unregister.
     """
     seg = shared_memory.SharedMemory(name=name)
-    resource_tracker.unregister(seg._name, "shared_memory")  # type: ignore[attr-defined]
+    resource_tracker.unregister(seg._name, "shared_memory")  # type: ignore[attr-defined]  # the name as registered (leading slash): private in typeshed
     return seg
 
 

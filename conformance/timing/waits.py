@@ -28,11 +28,11 @@ SLICE_S = 0.5
 
 def carried_timeout(exc: BaseException) -> CheckTimeout | None:
     """The hard timeout behind `exc`, also when Ray's compiled code re-raised it as another error."""
-    seen = exc
+    seen: BaseException | None = exc
     while seen is not None:
         if isinstance(seen, CheckTimeout):
             return seen
-        seen = seen.__cause__ or seen.__context__  # type: ignore[assignment]
+        seen = seen.__cause__ or seen.__context__
     return None
 
 

@@ -67,7 +67,7 @@ class SimTensor(torch.Tensor):
         return (_rebuild, (self.detach().to("cpu"), self.device.index))
 
     @classmethod
-    def __torch_dispatch__(cls, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:  # type: ignore[override]
+    def __torch_dispatch__(cls, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:  # type: ignore[override]  # torch.Tensor declares it narrower; a subclass's dispatch takes any op
         return run(func, args, kwargs or {})
 
 
