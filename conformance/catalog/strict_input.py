@@ -119,7 +119,7 @@ def read_regular_check_within(path: Path, what: str, within: Path) -> None:
         raise UserError(f"{what}: {path} is a symlink leading outside {within}; refused")
 
 
-def _field(parent: str, key: Any) -> str:
+def _field(parent: str, key: object) -> str:
     return f"{parent}[{key}]" if isinstance(key, int) else f"{parent}.{key}"
 
 

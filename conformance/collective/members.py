@@ -78,7 +78,7 @@ def register_from_env() -> None:
     register_backend(name, group_class or None, register or None, [p for p in path.split(os.pathsep) if p])
 
 
-def _make(lib: str, dtype: str, data: Any, device: str = HOST) -> Any:
+def _make(lib: str, dtype: str, data: object, device: str = HOST) -> Any:
     """The step's input: a numpy array, or a torch tensor on `device` (a torch device type), on
     this member's current device of that type: the one Ray made visible to it (rdt.device.current)."""
     if lib == "numpy":

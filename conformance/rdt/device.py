@@ -62,7 +62,7 @@ def warm_up(device: str) -> None:
         torch.zeros(1, device=device).to(HOST)
 
 
-def to_device(obj: Any, device: str) -> Any:
+def to_device(obj: object, device: str) -> Any:
     """obj with every tensor (in lists, tuples, dicts) moved to `device`; the host's obj as is."""
     if is_host(device):
         return obj
@@ -90,7 +90,7 @@ def to_host(t: torch.Tensor) -> torch.Tensor:
     return t if t.device.type == HOST else t.to(HOST)
 
 
-def map_tensors(obj: Any, fn: Callable[[torch.Tensor], Any]) -> Any:
+def map_tensors(obj: object, fn: Callable[[torch.Tensor], Any]) -> Any:
     import torch
 
     if isinstance(obj, torch.Tensor):

@@ -188,7 +188,7 @@ def describe_tensor(t: torch.Tensor, device: str | None = None) -> dict[str, Any
             "head": data[:8].tobytes().hex(), "contiguous": bool(t.is_contiguous())}
 
 
-def describe(obj: Any, device: str | None = None) -> Any:
+def describe(obj: object, device: str | None = None) -> Any:
     """JSON-able tree of an object, tensors replaced by their digests (taken through a host copy:
     the device's own `.to("cpu")`, which waits for the device's queued work)."""
     import torch
@@ -206,7 +206,7 @@ def describe(obj: Any, device: str | None = None) -> Any:
     return {"value": repr(obj)}
 
 
-def tensors_in(tree: Any, path: str = "") -> Iterable[tuple[str, dict[str, Any]]]:
+def tensors_in(tree: object, path: str = "") -> Iterable[tuple[str, dict[str, Any]]]:
     """(path, tensor digest) for every tensor in a describe() tree."""
     if isinstance(tree, dict) and tree.get("tensor"):
         yield path or "<root>", tree
@@ -223,7 +223,7 @@ META_FIELDS = ("dtype", "shape", "device")
 EXACT_FIELDS = ("dtype", "shape") + DATA_FIELDS
 
 
-def compare(sent: Any, got: Any, fields: tuple[str, ...] = DATA_FIELDS, path: str = "") -> list[str]:
+def compare(sent: object, got: object, fields: tuple[str, ...] = DATA_FIELDS, path: str = "") -> list[str]:
     """Differences between two describe() trees: structure always, tensors on `fields`."""
     where = path or "<root>"
     if isinstance(sent, dict) and sent.get("tensor"):
@@ -250,13 +250,13 @@ def compare(sent: Any, got: Any, fields: tuple[str, ...] = DATA_FIELDS, path: st
     return [] if sent == got else [f"{where}: sent {_short(sent)}, received {_short(got)}"]
 
 
-def same_bytes(sent: Any, got: Any) -> bool:
+def same_bytes(sent: object, got: object) -> bool:
     """Whether `got` is `sent` bit-exact: the same structure, dtypes, shapes and bytes (the device a
     digest was taken on may differ: the driver digests what it fetched on the host)."""
     return not compare(sent, got, EXACT_FIELDS)
 
 
-def _kind(tree: Any) -> str:
+def _kind(tree: object) -> str:
     if isinstance(tree, dict):
         if tree.get("tensor"):
             return f"a tensor {tree.get('dtype')}{tree.get('shape')}"
@@ -267,5 +267,5 @@ def _kind(tree: Any) -> str:
     return _short(tree)
 
 
-def _short(tree: Any) -> str:
+def _short(tree: object) -> str:
     return repr(tree)[:120]

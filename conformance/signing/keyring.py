@@ -94,7 +94,7 @@ def schema() -> dict[str, Any]:
     return doc
 
 
-def _dates_as_text(value: Any) -> Any:
+def _dates_as_text(value: object) -> Any:
     """YAML reads an unquoted 2026-11-01 as a date: the schema sees the text it was written as."""
     if isinstance(value, date):
         return value.isoformat()

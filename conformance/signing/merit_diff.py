@@ -44,7 +44,7 @@ def resolve(metrics: object, path: str) -> dict[tuple[str, ...], Any]:
     by the keys its '*'s bound to, in order."""
     out: dict[tuple[str, ...], Any] = {}
 
-    def walk(node: Any, parts: list[str], bound: tuple[str, ...]) -> None:
+    def walk(node: object, parts: list[str], bound: tuple[str, ...]) -> None:
         if not parts:
             out[bound] = node
             return

@@ -54,7 +54,7 @@ class UsagePeer(Endpoint):
         """A return without any tensor (called with the transport)."""
         return TENSORLESS
 
-    def echo(self, obj: Any) -> Any:
+    def echo(self, obj: object) -> Any:
         return obj
 
     def put_object(self, nbytes: int, seed: int, transport: str) -> list[Any]:

@@ -131,7 +131,7 @@ def run_lost_worker(eps: Endpoints, plan: SyncPlan, transport: str, clock: Clock
     return record
 
 
-def kill_mid_round(trainer: Any, workers: list[Any], labels: list[str], k: int, expect: Any, previous: Any,
+def kill_mid_round(trainer: Any, workers: list[Any], labels: list[str], k: int, expect: object, previous: Any,
                    device: str, transport: str, clock: Clock, bound_s: float, record: LostRecord) -> float:
     """Round k with receiver 0 killed once every take is submitted: the survivors' round time."""
     import ray

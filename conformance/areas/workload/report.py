@@ -33,7 +33,7 @@ def publish_data_parallel(run: RunView, devices: dict[str, Any]) -> None:
     publish(run, {"data_parallel": devices})
 
 
-def _num(v: Any, fmt: str = ".3g") -> str:
+def _num(v: object, fmt: str = ".3g") -> str:
     return format(v, fmt) if isinstance(v, (int, float)) and not isinstance(v, bool) else "-"
 
 
@@ -68,7 +68,7 @@ def render_data_parallel(devices: Any) -> list[str]:
     return lines
 
 
-def _series(v: Any) -> list[float | None]:
+def _series(v: object) -> list[float | None]:
     if not isinstance(v, list):
         return []
     return [float(x) if isinstance(x, (int, float)) and not isinstance(x, bool) else None for x in v]

@@ -97,7 +97,7 @@ def store_round(trainer: Any, workers: list[Any], k: int, times: list[float], cl
     times.append(seconds)
 
 
-def one_round(trainer: Any, workers: list[Any], labels: list[str], k: int, expect: Any, previous: Any,
+def one_round(trainer: Any, workers: list[Any], labels: list[str], k: int, expect: object, previous: Any,
               device: str, transport: str, times: list[float], clock: Clock, bound_s: float) -> list[str]:
     """Round k: the trainer steps, publishes once through the transport, every worker takes the
     ref; the round's time (publish to the last worker's answer) is appended to `times`. The

@@ -71,7 +71,7 @@ class SyncRecord:
         return out
 
 
-def round_problems(round_no: int, label: str, got: Any, expect: Any, previous: Any | None,
+def round_problems(round_no: int, label: str, got: object, expect: object, previous: Any | None,
                    device: str) -> list[str]:
     """What is wrong with one worker's copy in round `round_no`: stale (exactly the previous
     round's bytes), mixed (some tensors of each), or other wrong bytes; tensors on another device
@@ -95,7 +95,7 @@ def round_problems(round_no: int, label: str, got: Any, expect: Any, previous: A
     return problems
 
 
-def _stale_tensors(got: Any, expect: Any, previous: Any | None) -> int:
+def _stale_tensors(got: object, expect: object, previous: Any | None) -> int:
     if previous is None:
         return 0
     now = dict(payloads.tensors_in(got))

@@ -303,7 +303,7 @@ def _same_ref_twice(ctx: TransportCtx, device: str) -> None:
         ctx.metrics["failures"] = [f"{k}: {v[0]}" for k, v in wrong.items()]
 
 
-def _driver_get(ref: Any, sent: Any, **options: Any) -> str:
+def _driver_get(ref: Any, sent: object, **options: Any) -> str:
     """What ray.get of an RDT ref does in the driver, in words ("returned bit-exact", "ValueError: ..")."""
     ray = _ray()
     try:

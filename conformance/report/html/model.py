@@ -24,7 +24,7 @@ TEXT_LIMIT = 20000
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 
 
-def clean_tree(value: Any) -> Any:
+def clean_tree(value: object) -> Any:
     """The same structure with every string (keys too) made safe to show; multi-line text kept."""
     if isinstance(value, str):
         return terminal(value, limit=TEXT_LIMIT, one_line=False)
