@@ -119,7 +119,7 @@ def _entry(c: Mapping[str, Any]) -> tuple[Any, ...]:
 _ENTRY_KEYS = {"name", "state", "declared", "required_checks", "blocking"}
 
 
-def _shown(entry: Any) -> str:
+def _shown(entry: object) -> str:
     """An entry in a verify line, cut short (verify's line printer sanitises the whole line)."""
     if not isinstance(entry, tuple):
         text = repr(entry)

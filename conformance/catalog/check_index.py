@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import functools
 from pathlib import Path
+from typing import Any
 
 CHECKS_DIR = Path(__file__).resolve().parent.parent / "checks"
 
@@ -31,7 +32,7 @@ def tests_of_checks(checks_dir: Path = CHECKS_DIR) -> dict[str, tuple[str, ...]]
     return {k: tuple(v) for k, v in found.items()}
 
 
-def variants_of_checks(teeth_table: dict) -> dict[str, list[str]]:
+def variants_of_checks(teeth_table: dict[str, Any]) -> dict[str, list[str]]:
     """check id -> the broken variants (teeth table run ids, or the test elsewhere) that must fail it."""
     found: dict[str, list[str]] = {}
     for run in teeth_table.get("runs", []):
@@ -44,7 +45,7 @@ def variants_of_checks(teeth_table: dict) -> dict[str, list[str]]:
     return found
 
 
-def guards_of_checks(teeth_table: dict) -> dict[str, list[str]]:
+def guards_of_checks(teeth_table: dict[str, Any]) -> dict[str, list[str]]:
     """check id -> the good runs that guard it against a known false alarm (a row's `guards`)."""
     found: dict[str, list[str]] = {}
     for run in teeth_table.get("runs", []):

@@ -79,7 +79,7 @@ def load_vocabulary() -> Vocabulary:
     return parse_vocabulary(read_yaml_or_json(path, what="labels vocabulary"))
 
 
-def ray_label_problem(key: Any, value: Any) -> str | None:
+def ray_label_problem(key: object, value: object) -> str | None:
     """Ray's own verdict on one node label (key and value syntax), or None when valid."""
     from ray._private import label_utils
 

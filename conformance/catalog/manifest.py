@@ -41,11 +41,13 @@ class Manifest:
 
     @property
     def accelerator(self) -> dict[str, Any]:
-        return self.data["accelerator"]
+        block: dict[str, Any] = self.data["accelerator"]
+        return block
 
     @property
     def resource_name(self) -> str:
-        return self.accelerator["resource_name"]
+        name: str = self.accelerator["resource_name"]
+        return name
 
     @property
     def devices_per_node(self) -> int:
@@ -53,7 +55,8 @@ class Manifest:
 
     @property
     def accelerator_type(self) -> str:
-        return self.accelerator["expected"]["accelerator_type"]
+        kind: str = self.accelerator["expected"]["accelerator_type"]
+        return kind
 
     @property
     def quantities(self) -> dict[str, list[float]]:

@@ -51,7 +51,7 @@ def selection_record(checks: Sequence[Mapping[str, Any]], *, args: Sequence[str]
 SIZED = "size_cap"   # the metric a check the size knob sized records (conformance.rdt.config.SIZE_CAP)
 
 
-def environment_reasons(environment: Any, checks: Sequence[Any]) -> list[str]:
+def environment_reasons(environment: object, checks: Sequence[Any]) -> list[str]:
     """Why a run whose record names the size knob (selection.environment) is not a certification
     run: the checks it sized (TR-004, TR-013, TR-019, PF-001..PF-004: those that record it as
     metric size_cap) moved the knob's sizes, not the release's (256 MiB), and their judges hold
@@ -101,7 +101,7 @@ def partial_reasons(report: Mapping[str, Any]) -> list[str]:
     return reasons
 
 
-def _shard_name(record: Any) -> str:
+def _shard_name(record: object) -> str:
     from conformance.catalog.shards import shard_record
 
     shard = shard_record(record)

@@ -75,7 +75,7 @@ def parse_label(label: str) -> Shard | None:
     return Shard(int(m.group(1)), int(m.group(2)))
 
 
-def shard_record(value: Any) -> Shard | None:
+def shard_record(value: object) -> Shard | None:
     """A report's `selection.shard` as a Shard (None when absent or malformed)."""
     if not isinstance(value, Mapping):
         return None
@@ -122,9 +122,10 @@ def units(checks: Mapping[str, tuple[str, str]], durations: Mapping[str, float],
 
 def _split(unit: Unit, durations: Mapping[str, float], default_s: float) -> tuple[Unit, Unit]:
     half = (len(unit.checks) + 1) // 2
-    parts = unit.checks[:half], unit.checks[half:]
-    return tuple(Unit(unit.shape, unit.area, p, sum(float(durations.get(c, default_s)) for c in p))
-                 for p in parts)  # type: ignore[return-value]
+    def part(checks: tuple[str, ...]) -> Unit:
+        return Unit(unit.shape, unit.area, checks, sum(float(durations.get(c, default_s)) for c in checks))
+
+    return part(unit.checks[:half]), part(unit.checks[half:])
 
 
 def plan_shards(checks: Mapping[str, tuple[str, str]], count: int, *, durations: Mapping[str, float],
@@ -156,12 +157,12 @@ def selection_shard(shard: Shard, plan: Sequence[Sequence[str]], core: Iterable[
     return {"index": shard.index, "count": shard.count, "plan": [list(s) for s in plan], "core": sorted(core)}
 
 
-def ids(value: Any) -> list[str]:
+def ids(value: object) -> list[str]:
     """A recorded list of check ids as one (anything else, a hand-edited record's: none)."""
     return [c for c in value if isinstance(c, str)] if isinstance(value, list) else []
 
 
-def shard_checks(record: Any) -> set[str]:
+def shard_checks(record: object) -> set[str]:
     """The checks a shard runs: its slice of the plan and the core."""
     if not isinstance(record, Mapping):
         return set()

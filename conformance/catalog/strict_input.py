@@ -24,7 +24,7 @@ import re
 import stat
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 import yaml
 
@@ -119,7 +119,7 @@ def read_regular_check_within(path: Path, what: str, within: Path) -> None:
         raise UserError(f"{what}: {path} is a symlink leading outside {within}; refused")
 
 
-def _field(parent: str, key: Any) -> str:
+def _field(parent: str, key: object) -> str:
     return f"{parent}[{key}]" if isinstance(key, int) else f"{parent}.{key}"
 
 
@@ -153,7 +153,7 @@ def _check_string(value: str) -> str | None:
     return None
 
 
-def check_structure(doc: Any, *, max_depth: int = MAX_DEPTH, max_nodes: int = MAX_NODES) -> None:
+def check_structure(doc: object, *, max_depth: int = MAX_DEPTH, max_nodes: int = MAX_NODES) -> None:
     """Depth, size, finite numbers, int64 integers and computable date-times, walked without recursion.
 
     Raises InputLimitError naming the field. Shared YAML aliases are walked once per reference,
@@ -226,7 +226,10 @@ def loads_json(data: bytes | str, *, max_depth: int = MAX_DEPTH) -> Any:
     return doc
 
 
-_SAFE_BASE: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's parser when present: ~5x faster
+if TYPE_CHECKING:  # the checker reads the pure-Python loader: CSafeLoader has the same SafeConstructor
+    _SAFE_BASE = yaml.SafeLoader
+else:
+    _SAFE_BASE = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's parser when present: ~5x faster
 
 
 class _StrictSafeLoader(_SAFE_BASE):
@@ -289,12 +292,12 @@ def load(path: Path, *, what: str, max_bytes: int = MAX_FILE_BYTES, within: Path
     return parse(raw, str(path), fmt="json" if path.suffix == ".json" else "yaml", what=what)
 
 
-def as_map(value: Any) -> Mapping[str, Any]:
+def as_map(value: object) -> Mapping[str, Any]:
     """`value` when it is a mapping, else an empty one: for reading a field of untrusted JSON whose
     type the schema check may not have run on yet (a verifier reports the schema error elsewhere)."""
     return value if isinstance(value, Mapping) else {}
 
 
-def as_list(value: Any) -> list[Any]:
+def as_list(value: object) -> list[Any]:
     """`value` when it is a list, else an empty one (see as_map)."""
     return value if isinstance(value, list) else []

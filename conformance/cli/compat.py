@@ -11,7 +11,6 @@ import json
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
 
 from conformance.cli import numbers as cli_numbers
 from conformance.exit_codes import Exit
@@ -46,7 +45,7 @@ def cmd_ray_compat(args: argparse.Namespace) -> int:
     return int(Exit.OK if answer.compatible else Exit.BELOW_TIER)
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser(
         "ray-compat", help="without a cluster: does every Ray interface the plugin and the suite use hold in that Ray?")
     p.add_argument("--ray", required=True, metavar="RAY",

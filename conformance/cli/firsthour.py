@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
 
 from conformance.errors import UserError
 
@@ -77,7 +76,7 @@ def cmd_init(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser("preflight", help="in seconds: can this host and cluster run the plugin? "
                                                 "(imports it in a Ray worker on every node)")
     p.add_argument("--manifest", required=True, help="vendor manifest (YAML or JSON)")

@@ -13,7 +13,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, NoReturn
 
 from conformance import __version__
 from conformance.cli import numbers as cli_numbers
@@ -33,7 +33,7 @@ EXTENSION_MODULES = ("conformance.cli.signing", "conformance.cli.topology", "con
 class _Parser(argparse.ArgumentParser):
     """argparse that reports usage errors as one line with exit 2 (its default is the same code)."""
 
-    def error(self, message: str) -> None:  # type: ignore[override]
+    def error(self, message: str) -> NoReturn:
         self.exit(2, f"ray-conformance: error: {message}\n")
 
 

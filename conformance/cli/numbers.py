@@ -12,7 +12,7 @@ from typing import Callable
 from conformance.sanitize import terminal
 
 
-def number(kind: type, minimum: float, maximum: float, *, exclusive_minimum: bool = False) -> Callable[[str], float]:
+def number(kind: type[int] | type[float], minimum: float, maximum: float, *, exclusive_minimum: bool = False) -> Callable[[str], float]:
     """An argparse `type` accepting a finite `kind` (int or float) in [minimum, maximum]."""
     low = f"> {minimum:g}" if exclusive_minimum else f">= {minimum:g}"
 

@@ -373,7 +373,7 @@ def skeleton_files(*, vendor: str, product: str, resource: str, package: str, to
 def write_skeleton(folder: Path, **options: object) -> tuple[list[Path], list[Path]]:
     """Write the skeleton into `folder`; returns (written, kept because they existed)."""
     written, kept = [], []
-    for rel, text in skeleton_files(**options).items():  # type: ignore[arg-type]
+    for rel, text in skeleton_files(**options).items():  # type: ignore[arg-type]  # skeleton_files' keywords, passed through
         path = folder / rel
         if path.exists():
             kept.append(path)

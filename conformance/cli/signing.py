@@ -22,7 +22,7 @@ from conformance.cli import numbers as cli_numbers
 from conformance.errors import UserError
 from conformance.exit_codes import Exit
 from conformance.sanitize import terminal
-from conformance.signing import attestation, decision, diff, keyring, keys, report_revocation, review, trust, validity, verify
+from conformance.signing import attestation, decision, diff, keyring, keys, merit_diff, report_revocation, review, trust, validity, verify
 from conformance.signing.sign import sign_report_dir
 
 __all__ = ["register", "main", "build_parser", "sign_report_dir"]
@@ -262,7 +262,7 @@ def _diff(args: argparse.Namespace) -> int:
     return 1 if any(f.regression for f in findings) else 0
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add keygen, sign, verify, verify-decision, revoke-reports, review and diff to an argparse subparsers object."""
     p = subparsers.add_parser("keygen", allow_abbrev=False, help="create a signing key pair",
                               description="Write conformance.key (0600) and conformance.pub into DIR; "
@@ -364,10 +364,10 @@ def register(subparsers: Any) -> None:
                                           "--allow-different-product).")
     p.add_argument("old", metavar="OLD", nargs="+", help="OLD NEW, or OLD's runs when NEW's follow a --")
     p.add_argument(NEW_RUNS, dest="new_runs", metavar="NEW", nargs="+", help=argparse.SUPPRESS)
-    p.add_argument("--tolerance", type=_tolerance, default=diff.DEFAULT_TOLERANCE,
-                   help=f"allowed relative worsening of a figure of merit, a fraction (default {diff.DEFAULT_TOLERANCE:g})")
-    p.add_argument("--alpha", type=_alpha, default=diff.DEFAULT_ALPHA,
-                   help=f"1 - the confidence of the bootstrap bound on the trials (default {diff.DEFAULT_ALPHA:g})")
+    p.add_argument("--tolerance", type=_tolerance, default=merit_diff.DEFAULT_TOLERANCE,
+                   help=f"allowed relative worsening of a figure of merit, a fraction (default {merit_diff.DEFAULT_TOLERANCE:g})")
+    p.add_argument("--alpha", type=_alpha, default=merit_diff.DEFAULT_ALPHA,
+                   help=f"1 - the confidence of the bootstrap bound on the trials (default {merit_diff.DEFAULT_ALPHA:g})")
     p.add_argument("--format", choices=diff.FORMATS, default="text")
     p.add_argument("--allow-different-product", action="store_true",
                    help="compare reports of different vendors, products or suite releases (refused by default)")

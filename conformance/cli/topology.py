@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any
 
 from conformance.errors import UserError
 
@@ -51,7 +50,7 @@ def cmd_topology(args: argparse.Namespace) -> int:
     return 1 if view["data"]["differences"] else 0
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser("topology", help="per node: what Ray sees beside what the plugin describes")
     p.add_argument("--manifest", required=True, help="vendor manifest (YAML or JSON)")
     p.add_argument("--ray-address", help="existing Ray cluster to inspect (default: start the manifest's cluster)")

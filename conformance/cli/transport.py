@@ -15,10 +15,15 @@ import dataclasses
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from conformance.cli import numbers as cli_numbers
 from conformance.errors import UserError
+
+if TYPE_CHECKING:
+    from conformance.areas.performance.bench import Method
+    from conformance.rdt.pool import Ready
+    from conformance.rdt.registration import TransportSetup
 
 MAX_SWEEP_BYTES = 4 * 1024 ** 3
 
@@ -92,9 +97,9 @@ def cmd_bench_transport(args: argparse.Namespace) -> int:
     return 0
 
 
-def _bench_device(setup: Any, resource: str, device: str, sizes: list[int], method: Any,
-                  matrix_params: dict[str, Any], args: argparse.Namespace, log: Any, data: dict[str, Any],
-                  ready: Any) -> None:
+def _bench_device(setup: TransportSetup, resource: str, device: str, sizes: list[int], method: Method,
+                  matrix_params: dict[str, Any], args: argparse.Namespace, log: Callable[[str], None] | None,
+                  data: dict[str, Any], ready: Ready) -> None:
     """The sweep (and the pairwise matrix) on one device type, into data["sweep"] / data["pairs"];
     `ready` awaits the endpoints' start (conformance.rdt.pool.harness_ready)."""
     from conformance.areas.performance import bench
@@ -126,7 +131,7 @@ def _bench_device(setup: Any, resource: str, device: str, sizes: list[int], meth
             eps.shutdown()
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser("bench-transport", help="measure a manifest's transport (bandwidth sweep, baselines, "
                                                       "pairwise matrix) without certifying")
     p.add_argument("--manifest", required=True, help="vendor manifest with a `transport` block")

@@ -24,9 +24,12 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from conformance.errors import UserError
+
+if TYPE_CHECKING:
+    from conformance.catalog.manifest import Manifest
 
 # The node roles the node-recovery checks select on, as node labels: the suite's own nodes and
 # the namespace hosts carry them, and so must the nodes of a --ray-address cluster that a fault
@@ -101,7 +104,7 @@ class DriverSpec:
     options: dict[str, Any]
 
 
-def driver_spec(manifest: Any, cli_ref: str | None, cli_options: str | None) -> DriverSpec | None:
+def driver_spec(manifest: Manifest, cli_ref: str | None, cli_options: str | None) -> DriverSpec | None:
     """The CLI wins over the manifest; None when neither names a driver."""
     configured = (manifest.cluster.get("fault_driver") if manifest is not None else None) or {}
     ref = cli_ref or configured.get("driver")
@@ -128,7 +131,7 @@ def load_driver(spec: DriverSpec) -> FaultDriver:
     except Exception as exc:  # noqa: BLE001 - reported as a one-line usage error
         raise UserError(f"fault_driver.driver: cannot import {spec.ref!r}: {type(exc).__name__}: {exc}") from None
     try:
-        driver = cls(**spec.options)
+        driver: FaultDriver = cls(**spec.options)
     except Exception as exc:  # noqa: BLE001
         raise UserError(f"fault_driver.options: {spec.ref} rejected them: {type(exc).__name__}: {exc}") from None
     missing = [m for m in ("kill_node", "partition", "heal", "restart_node") if not callable(getattr(driver, m, None))]

@@ -6,14 +6,23 @@ what makes `ray start` (raylet resources and labels) and its workers see a vendo
 With RAY_CONFORMANCE_TORCH_DEVICE set it also registers the vendor's torch device after torch's
 import (conformance.cluster.injection.install_torch_device_from_env).
 """
+from __future__ import annotations
+
 import os
 import sys
+
+TYPE_CHECKING = False   # not typing's: this runs at every interpreter start, and imports nothing it need not
+if TYPE_CHECKING:
+    from importlib.machinery import ModuleSpec
+    from types import ModuleType
+    from typing import Sequence
 
 _TARGET = "ray._private.accelerators"
 
 
 class _InstallAfterImport:
-    def find_spec(self, name, path=None, target=None):
+    def find_spec(self, name: str, path: Sequence[str] | None = None,
+                  target: ModuleType | None = None) -> ModuleSpec | None:
         if name != _TARGET:
             return None
         sys.meta_path.remove(self)
@@ -24,12 +33,12 @@ class _InstallAfterImport:
             return spec
         original_exec = spec.loader.exec_module
 
-        def exec_module(module):
+        def exec_module(module: ModuleType) -> None:
             original_exec(module)
             from conformance.cluster.injection import install_from_env
             install_from_env(lazy=True)
 
-        spec.loader.exec_module = exec_module
+        spec.loader.exec_module = exec_module  # type: ignore[method-assign]  # the loader's own method, wrapped in place: install right after Ray's module runs
         return spec
 
 

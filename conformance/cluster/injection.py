@@ -28,7 +28,11 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any, Callable, Iterable
+from typing import TYPE_CHECKING, Callable, Iterable, Sequence
+
+if TYPE_CHECKING:
+    from importlib.machinery import ModuleSpec
+    from types import ModuleType
 
 ENV_VAR = "RAY_CONFORMANCE_ACCELERATORS"
 DEVICE_ENV_VAR = "RAY_CONFORMANCE_TORCH_DEVICE"
@@ -55,7 +59,8 @@ def unit_instance_resources(resource_name: str) -> str:
 
 def _import_ref(ref: str) -> type:
     from conformance.imports import import_ref
-    return import_ref(ref)
+    cls: type = import_ref(ref)
+    return cls
 
 
 _pending_refs: list[str] = []
@@ -69,11 +74,11 @@ def _patch_registry() -> None:
         return
     acc._conformance_original_get_all = acc.get_all_accelerator_managers  # type: ignore[attr-defined]  # Ray's hints: pyproject.toml
 
-    def get_all_accelerator_managers() -> set:
+    def get_all_accelerator_managers() -> set[type]:
         _resolve_pending()
         return set(acc._conformance_original_get_all()) | set(_installed)  # type: ignore[attr-defined]  # Ray's hints: pyproject.toml
 
-    acc.get_all_accelerator_managers = get_all_accelerator_managers
+    acc.get_all_accelerator_managers = get_all_accelerator_managers  # type: ignore[assignment]  # Ray's hints: pyproject.toml
 
 
 def _resolve_pending() -> None:
@@ -171,7 +176,8 @@ class _AfterImport:
     def __init__(self, module: str, then: Callable[[], None]) -> None:
         self.module, self.then = module, then
 
-    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
+    def find_spec(self, name: str, path: Sequence[str] | None = None,
+                  target: ModuleType | None = None) -> ModuleSpec | None:
         if name != self.module:
             return None
         sys.meta_path.remove(self)
@@ -183,11 +189,11 @@ class _AfterImport:
         original_exec = spec.loader.exec_module
         then = self.then
 
-        def exec_module(module: Any) -> None:
+        def exec_module(module: ModuleType) -> None:
             original_exec(module)
             then()
 
-        spec.loader.exec_module = exec_module  # type: ignore[method-assign]
+        spec.loader.exec_module = exec_module  # type: ignore[method-assign]  # the loader's own method, wrapped in place: `then` runs right after the module
         return spec
 
 

@@ -27,11 +27,11 @@ def head_without_api_server() -> Iterator[None]:
         node._webui_url = ""
         node.get_gcs_client().internal_kv_put(b"webui:url", b"", True, ray_constants.KV_NAMESPACE_DASHBOARD)
 
-    Node.start_api_server = no_api_server  # type: ignore[method-assign,assignment]
+    Node.start_api_server = no_api_server  # type: ignore[method-assign,assignment]  # Ray's hints: pyproject.toml
     try:
         yield
     finally:
-        Node.start_api_server = start  # type: ignore[method-assign]
+        Node.start_api_server = start  # type: ignore[method-assign]  # Ray's hints: pyproject.toml
 
 
 @contextmanager
@@ -69,7 +69,7 @@ def users_ray_address_kept() -> Iterator[None]:
     import ray._private.utils as private_utils
 
     write, reset = private_utils.write_ray_address, common_utils.reset_ray_address
-    private_utils.write_ray_address = common_utils.reset_ray_address = lambda *_args, **_kwargs: None  # type: ignore[assignment]
+    private_utils.write_ray_address = common_utils.reset_ray_address = lambda *_args, **_kwargs: None  # type: ignore[assignment]  # Ray's hints: pyproject.toml
     try:
         yield
     finally:

@@ -16,10 +16,14 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
+from conformance.catalog.manifest import Manifest
 from conformance.cluster.manager import SHARED, ClusterShape, complete
 from conformance.timing.host_load import MachineryRecord
+
+if TYPE_CHECKING:
+    import pytest
 
 # What a kind does on a `--ray-address` cluster (the suite cannot start, kill or configure its nodes):
 VENDOR = "vendor"              # runs on the vendor's cluster as it is
@@ -32,7 +36,7 @@ NO_REMOTE_TAIL = "needs nodes the suite starts itself (not possible with --ray-a
 
 
 # (manifest, manager, the run's machinery record) -> the concrete shape
-Resolver = Callable[[Any, "type | None", MachineryRecord], ClusterShape]
+Resolver = Callable[[Manifest, "type | None", MachineryRecord], ClusterShape]
 
 
 class ShapeNotApplicable(Exception):
@@ -68,7 +72,7 @@ class ShapeKind:
 
 
 # ---------------------------------------------------------------------------------------------- resolvers
-def named_shape(name: str, shape: ClusterShape, manifest: Any) -> ClusterShape:
+def named_shape(name: str, shape: ClusterShape, manifest: Manifest) -> ClusterShape:
     from dataclasses import replace
     return complete(replace(shape, name=name), manifest)
 
@@ -117,7 +121,7 @@ def kind(name: str) -> ShapeKind:
                            "conformance/cluster/shapes.py and the areas' shapes modules)") from None
 
 
-def resolve(name: str, manifest: Any, manager: "type | None", machinery: MachineryRecord) -> ClusterShape:
+def resolve(name: str, manifest: Manifest, manager: "type | None", machinery: MachineryRecord) -> ClusterShape:
     """The concrete shape of `name` for this manifest and the run whose record `machinery` is
     (ShapeNotApplicable when it cannot exist)."""
     return kind(name).resolve(manifest, manager, machinery)
@@ -137,7 +141,7 @@ def remote_reason(name: str, *, fault_driver: bool = False) -> str | None:
     return f"{k.needs}: {NO_REMOTE_TAIL}"
 
 
-def for_run(name: str, manifest: Any, manager: "type | None", ray_address: str | None, machinery: MachineryRecord,
+def for_run(name: str, manifest: Manifest, manager: "type | None", ray_address: str | None, machinery: MachineryRecord,
             fault_driver: Callable[[], Any] = lambda: None) -> ClusterShape:
     """The shape a check marked `name` gets in this run (`machinery`: its record): resolved against
     the manifest, or, on a --ray-address cluster, the vendor's cluster as it is (ShapeNotApplicable
@@ -151,7 +155,7 @@ def for_run(name: str, manifest: Any, manager: "type | None", ray_address: str |
     return complete(SHARED, manifest)
 
 
-def first_cluster(name: str, resolved: ClusterShape, manifest: Any, manager: "type | None",
+def first_cluster(name: str, resolved: ClusterShape, manifest: Manifest, manager: "type | None",
                   ray_address: str | None, machinery: MachineryRecord,
                   fault_driver: Callable[[], Any] = lambda: None) -> ClusterShape:
     """The shape whose cluster a check marked `name` finds when it starts: `resolved` (for_run's
@@ -160,13 +164,13 @@ def first_cluster(name: str, resolved: ClusterShape, manifest: Any, manager: "ty
     return for_run(first, manifest, manager, ray_address, machinery, fault_driver) if first else resolved
 
 
-def mark_name(item: Any) -> str | None:
+def mark_name(item: pytest.Item) -> str | None:
     """The shape a test's mark names (None: the test needs no cluster of its own)."""
     mark = item.get_closest_marker(MARK)
     return str(mark.args[0]) if mark is not None and mark.args else None
 
 
-def mark_problems(items: Iterable[Any]) -> list[str]:
+def mark_problems(items: Iterable[pytest.Item]) -> list[str]:
     """Registry lint: every cluster mark names exactly one registered shape."""
     problems = []
     for item in items:
@@ -181,7 +185,7 @@ def mark_problems(items: Iterable[Any]) -> list[str]:
     return problems
 
 
-def run_order(item: Any) -> tuple[int, str]:
+def run_order(item: pytest.Item) -> tuple[int, str]:
     """Sort key of a test: no cluster first, then by the rank of its shape (stable within one)."""
     name = mark_name(item)
     if name is None:

@@ -18,7 +18,10 @@ not applicable, and no tier of the ladder needs one (the capability is simply no
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from conformance.catalog.manifest import Manifest
 
 ALL_OPS = ("allreduce", "reduce", "broadcast", "allgather", "reducescatter", "barrier", "sendrecv")
 REDUCE_OPS = ("SUM", "PRODUCT", "MIN", "MAX")
@@ -54,7 +57,7 @@ class CollectiveConfig:
         return op in self.ops
 
 
-def collective_config(manifest: Any) -> CollectiveConfig | None:
+def collective_config(manifest: Manifest) -> CollectiveConfig | None:
     """The manifest's collective block (already schema-validated), or None when it has none."""
     block = (getattr(manifest, "data", None) or {}).get("collective")
     if not block:

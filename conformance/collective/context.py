@@ -33,6 +33,7 @@ from conformance.timing.waits import StillRunning, call_on_thread
 if TYPE_CHECKING:
     from conformance.run.check_context import RunView
     from conformance.timing.host_load import MachineryRecord
+    from conformance.timing.waits import Refs
 
 START_TIMEOUT_S = ACTOR_START_S   # the one hang guard of a new actor's start (conformance.run.machinery)
 CALL_TIMEOUT_S = 30.0     # knob: hang guard of one control call (init, destroy, info)
@@ -50,7 +51,7 @@ def first_line(exc: BaseException) -> str:
     return type(exc).__name__
 
 
-def bounded(refs: Any, timeout_s: float, what: str) -> Any:
+def bounded(refs: Refs, timeout_s: float, what: str) -> Any:
     """ray.get with a total bound; every failure becomes CollectiveError naming `what`."""
     from conformance.timing.timeouts import CheckTimeout
     from conformance.timing.waits import bounded_get
@@ -66,7 +67,7 @@ def bounded(refs: Any, timeout_s: float, what: str) -> Any:
         raise CollectiveError(f"{what}: {first_line(cause if isinstance(cause, BaseException) else exc)}") from None
 
 
-def start_answers(refs: Any, what: str, machinery: MachineryRecord) -> Any:
+def start_answers(refs: Refs, what: str, machinery: MachineryRecord) -> Any:
     """New members' first answers, awaited as Ray's machinery (conformance.run.machinery: the
     start guard stretched by the worker start the run measured, its `machinery` record; the host's
     failure, "not judged: host", when it runs out); what a member raised while starting becomes
@@ -84,7 +85,7 @@ def start_answers(refs: Any, what: str, machinery: MachineryRecord) -> Any:
         raise CollectiveError(f"{what}: {first_line(cause if isinstance(cause, BaseException) else exc)}") from None
 
 
-def bounded_driver_call(fn: Any, timeout_s: float, what: str) -> Any:
+def bounded_driver_call(fn: Callable[[], Any], timeout_s: float, what: str) -> Any:
     """Call `fn` (one of Ray's driver-side group calls, which wait on the members with an
     unbounded ray.get) on a daemon thread; CollectiveError naming `what` when it does not return
     within the bound. The hard timeout cannot cut a wait inside Ray's C++ get, so the driver's own

@@ -13,11 +13,14 @@ from __future__ import annotations
 import os
 import sys
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from conformance.collective import programs
 from conformance.imports import import_ref as _import
 from conformance.rdt.device import HOST, current, is_host, to_current, to_host
+
+if TYPE_CHECKING:
+    import torch
 
 SPEC_ENV = "RAY_CONFORMANCE_COLLECTIVE_SPEC"   # "NAME|pkg.mod:Class|pkg.mod:register|path1:path2"
 
@@ -75,7 +78,7 @@ def register_from_env() -> None:
     register_backend(name, group_class or None, register or None, [p for p in path.split(os.pathsep) if p])
 
 
-def _make(lib: str, dtype: str, data: Any, device: str = HOST) -> Any:
+def _make(lib: str, dtype: str, data: object, device: str = HOST) -> Any:
     """The step's input: a numpy array, or a torch tensor on `device` (a torch device type), on
     this member's current device of that type: the one Ray made visible to it (rdt.device.current)."""
     if lib == "numpy":
@@ -96,7 +99,7 @@ def _out(x: Any, lib: str, initial: Any) -> dict[str, Any]:
     return out if is_numpy else {**out, **_placement(x)}
 
 
-def _placement(t: Any) -> dict[str, Any]:
+def _placement(t: torch.Tensor) -> dict[str, Any]:
     """Where a device tensor is beside this process's current device of its type (the one Ray
     made visible first): a backend that writes its result on another device shows here."""
     if is_host(t.device.type):
@@ -303,7 +306,7 @@ class CollectiveMember:
         do not (Ray's store owns and reuses them)."""
         from conformance import host_memory
 
-        return host_memory.snapshot()["held"] / 2**20
+        return float(host_memory.snapshot()["held"]) / 2**20
 
     def timed(self, op: str, nbytes: int, iters: int, group: str, root: int = 0) -> float:
         """Seconds per op for a float32 tensor of nbytes (allreduce / broadcast), after one warm-up."""
@@ -311,7 +314,12 @@ class CollectiveMember:
         from ray.util import collective as col
 
         t = torch.ones(max(1, nbytes // 4), dtype=torch.float32)
-        call = (lambda: col.allreduce(t, group)) if op == "allreduce" else (lambda: col.broadcast(t, root, group))
+        def call() -> None:
+            if op == "allreduce":
+                col.allreduce(t, group)
+            else:
+                col.broadcast(t, root, group)
+
         call()
         col.barrier(group)
         t0 = time.perf_counter()

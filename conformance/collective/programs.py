@@ -231,7 +231,7 @@ def judge(steps: list[dict[str, Any]], outputs: list[list[dict[str, Any]]], worl
 # from the release's params and the manifest and digests what each rank MUST hold: equal digests are
 # every step right on that rank, bit for bit, without a report carrying every tensor.
 
-def _plain(v: Any) -> Any:
+def _plain(v: object) -> Any:
     """Values as one canonical JSON form: an integral float is its int (3.0 and 3 hold the same)."""
     if isinstance(v, list):
         return [_plain(x) for x in v]

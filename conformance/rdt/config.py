@@ -15,10 +15,13 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from conformance.catalog.selection import SIZE_KNOB, SIZED
 from conformance.errors import UserError
+
+if TYPE_CHECKING:
+    from conformance.catalog.manifest import Manifest
 
 MAX_BYTES_ENV = SIZE_KNOB   # recorded in the report's run record (conformance.catalog.selection.run_environment)
 DEFAULT_MAX_BYTES = 256 * 1024 * 1024
@@ -77,7 +80,7 @@ def record_size_cap(metrics: dict[str, Any]) -> None:
         metrics[SIZE_CAP] = cap
 
 
-def recorded_max_bytes(metrics: Any) -> int:
+def recorded_max_bytes(metrics: object) -> int:
     """The largest payload a check's evidence must show: the release's DEFAULT_MAX_BYTES, unless
     the evidence records that the run's knob set another (its SIZE_CAP record, which must say the
     knob's name and a value that parses to the bytes it states). ValueError: a record that does not.
@@ -139,7 +142,7 @@ class TransportConfig:
         return self.devices
 
 
-def transport_config(manifest: Any) -> TransportConfig | None:
+def transport_config(manifest: Manifest) -> TransportConfig | None:
     """None when the manifest declares no transport."""
     t = manifest.transport
     if not t:

@@ -17,7 +17,10 @@ conformance.rdt.payloads (`build`, `build_with_digest`, `describe`).
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
+
+if TYPE_CHECKING:
+    import torch
 
 HOST = "cpu"
 
@@ -59,14 +62,14 @@ def warm_up(device: str) -> None:
         torch.zeros(1, device=device).to(HOST)
 
 
-def to_device(obj: Any, device: str) -> Any:
+def to_device(obj: object, device: str) -> Any:
     """obj with every tensor (in lists, tuples, dicts) moved to `device`; the host's obj as is."""
     if is_host(device):
         return obj
     return map_tensors(obj, lambda t: t.to(device))
 
 
-def current(device: str) -> Any:
+def current(device: str) -> torch.device:
     """This process's current device of type `device` as a torch.device with its index, read
     through the device module (`torch.<type>.current_device()`): the first of the devices Ray
     made visible to the process, unless it chose another. The host: torch.device("cpu")."""
@@ -77,17 +80,17 @@ def current(device: str) -> Any:
     return torch.device(device, int(module(device).current_device()))
 
 
-def to_current(t: Any, device: str) -> Any:
+def to_current(t: torch.Tensor, device: str) -> torch.Tensor:
     """A tensor on this process's current device of type `device` (see current)."""
     return t if is_host(device) else t.to(current(device))
 
 
-def to_host(t: Any) -> Any:
+def to_host(t: torch.Tensor) -> torch.Tensor:
     """A tensor's host copy through the device's own API (the tensor itself on the host)."""
     return t if t.device.type == HOST else t.to(HOST)
 
 
-def map_tensors(obj: Any, fn: Callable[[Any], Any]) -> Any:
+def map_tensors(obj: object, fn: Callable[[torch.Tensor], Any]) -> Any:
     import torch
 
     if isinstance(obj, torch.Tensor):

@@ -94,7 +94,7 @@ class Endpoint:
         self.buffers.clear()
 
     # ------------------------------------------------------------------ consuming
-    def receive(self, obj: Any) -> Any:
+    def receive(self, obj: object) -> Any:
         """The digest of what arrived."""
         return payloads.describe(obj)
 

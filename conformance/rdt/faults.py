@@ -31,6 +31,8 @@ import threading
 import time
 from typing import Any
 
+from ray.experimental.rdt.tensor_transport_manager import CommunicatorMetadata, TensorTransportMetadata
+
 from conformance.rdt.tracing import TracedTransport
 
 SUFFIX = "_RECOVERY"
@@ -71,7 +73,7 @@ def _abort_event(obj_id: str) -> threading.Event:
 class FaultInjectingTransport(TracedTransport):
     """The tracing wrapper plus armed faults on the receive path. Registered by conformance.rdt.registration."""
 
-    def recv_multiple_tensors(self, obj_id: str, tensor_transport_metadata: Any, communicator_metadata: Any,
+    def recv_multiple_tensors(self, obj_id: str, tensor_transport_metadata: TensorTransportMetadata, communicator_metadata: CommunicatorMetadata,
                               target_buffers: list[Any] | None = None) -> list[Any]:
         plan = _next_plan()
         if plan is None:
@@ -96,6 +98,6 @@ class FaultInjectingTransport(TracedTransport):
         return super().recv_multiple_tensors(obj_id, tensor_transport_metadata, communicator_metadata,
                                              target_buffers)
 
-    def abort_transport(self, obj_id: str, communicator_metadata: Any) -> None:
+    def abort_transport(self, obj_id: str, communicator_metadata: CommunicatorMetadata) -> None:
         _abort_event(obj_id).set()
         return super().abort_transport(obj_id, communicator_metadata)

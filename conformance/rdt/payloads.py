@@ -16,11 +16,14 @@ compares structure, dtype, shape and bytes. Never allclose.
 from __future__ import annotations
 
 import hashlib
-from typing import Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 import numpy as np
 
 from conformance.rdt.device import to_device, to_host
+
+if TYPE_CHECKING:
+    import torch
 
 CORE_DTYPES = ("float32", "float16", "bfloat16", "float64", "int8", "uint8", "int32", "int64", "bool")
 EXTRA_DTYPES = ("int16", "uint16", "uint32", "uint64", "complex64", "complex128", "float8_e4m3fn", "float8_e5m2")
@@ -54,12 +57,13 @@ VIEWS: dict[str, tuple[tuple[int, ...], Callable[[Any], Any]]] = {
 VIEW_DTYPES = ("float32", "uint8", "int16", "bool")
 
 
-def torch_dtype(name: str) -> Any:
+def torch_dtype(name: str) -> torch.dtype:
     import torch
-    return getattr(torch, name)
+    dtype: torch.dtype = getattr(torch, name)
+    return dtype
 
 
-def random_tensor(dtype: str, shape: tuple[int, ...], seed: int) -> Any:
+def random_tensor(dtype: str, shape: tuple[int, ...], seed: int) -> torch.Tensor:
     """Seeded random bytes viewed as `dtype` (bool: 0/1 only, the only valid bool bytes)."""
     import torch
 
@@ -73,7 +77,7 @@ def random_tensor(dtype: str, shape: tuple[int, ...], seed: int) -> Any:
     return t.reshape(shape)
 
 
-def seed_of(*parts: Any) -> int:
+def seed_of(*parts: object) -> int:
     return int.from_bytes(hashlib.sha256(repr(parts).encode()).digest()[:4], "little")
 
 
@@ -105,7 +109,9 @@ def container_case(name: str) -> dict[str, Any]:
 
 
 def _container(name: str, seed: int) -> Any:
-    t = lambda dtype, shape, k: random_tensor(dtype, shape, seed + k)  # noqa: E731
+    def t(dtype: str, shape: tuple[int, ...], k: int) -> torch.Tensor:
+        return random_tensor(dtype, shape, seed + k)
+
     if name == "list-mixed":
         return [t("float32", (8, 16), 1), t("uint8", (1000,), 2), t("int16", (3, 4, 5), 3), t("bool", (33,), 4)]
     if name == "dict-nested":
@@ -161,7 +167,7 @@ def _build_pair(case: dict[str, Any], device: str) -> tuple[Any, Any]:
 
 
 # ---------------------------------------------------------------------------- digests
-def tensor_bytes(t: Any) -> np.ndarray:
+def tensor_bytes(t: torch.Tensor) -> np.ndarray:
     """The tensor's elements in row-major order as a uint8 array (every dtype; no copy when
     the tensor is a contiguous CPU tensor, so 256 MiB payloads are hashed in place)."""
     import torch
@@ -169,10 +175,11 @@ def tensor_bytes(t: Any) -> np.ndarray:
     c = to_host(t.detach()).contiguous().reshape(-1)   # stream-ordered: waits for the device's queued work
     if c.numel() == 0:
         return np.empty(0, dtype=np.uint8)
-    return c.view(torch.uint8).numpy()
+    data: np.ndarray = c.view(torch.uint8).numpy()
+    return data
 
 
-def describe_tensor(t: Any, device: str | None = None) -> dict[str, Any]:
+def describe_tensor(t: torch.Tensor, device: str | None = None) -> dict[str, Any]:
     """A tensor's digest; `device` names the device type of the tensor `t` is a host copy of."""
     data = tensor_bytes(t)
     return {"tensor": True, "dtype": str(t.dtype).removeprefix("torch."), "shape": list(t.shape),
@@ -181,7 +188,7 @@ def describe_tensor(t: Any, device: str | None = None) -> dict[str, Any]:
             "head": data[:8].tobytes().hex(), "contiguous": bool(t.is_contiguous())}
 
 
-def describe(obj: Any, device: str | None = None) -> Any:
+def describe(obj: object, device: str | None = None) -> Any:
     """JSON-able tree of an object, tensors replaced by their digests (taken through a host copy:
     the device's own `.to("cpu")`, which waits for the device's queued work)."""
     import torch
@@ -199,7 +206,7 @@ def describe(obj: Any, device: str | None = None) -> Any:
     return {"value": repr(obj)}
 
 
-def tensors_in(tree: Any, path: str = "") -> Iterable[tuple[str, dict[str, Any]]]:
+def tensors_in(tree: object, path: str = "") -> Iterable[tuple[str, dict[str, Any]]]:
     """(path, tensor digest) for every tensor in a describe() tree."""
     if isinstance(tree, dict) and tree.get("tensor"):
         yield path or "<root>", tree
@@ -216,7 +223,7 @@ META_FIELDS = ("dtype", "shape", "device")
 EXACT_FIELDS = ("dtype", "shape") + DATA_FIELDS
 
 
-def compare(sent: Any, got: Any, fields: tuple[str, ...] = DATA_FIELDS, path: str = "") -> list[str]:
+def compare(sent: object, got: object, fields: tuple[str, ...] = DATA_FIELDS, path: str = "") -> list[str]:
     """Differences between two describe() trees: structure always, tensors on `fields`."""
     where = path or "<root>"
     if isinstance(sent, dict) and sent.get("tensor"):
@@ -243,13 +250,13 @@ def compare(sent: Any, got: Any, fields: tuple[str, ...] = DATA_FIELDS, path: st
     return [] if sent == got else [f"{where}: sent {_short(sent)}, received {_short(got)}"]
 
 
-def same_bytes(sent: Any, got: Any) -> bool:
+def same_bytes(sent: object, got: object) -> bool:
     """Whether `got` is `sent` bit-exact: the same structure, dtypes, shapes and bytes (the device a
     digest was taken on may differ: the driver digests what it fetched on the host)."""
     return not compare(sent, got, EXACT_FIELDS)
 
 
-def _kind(tree: Any) -> str:
+def _kind(tree: object) -> str:
     if isinstance(tree, dict):
         if tree.get("tensor"):
             return f"a tensor {tree.get('dtype')}{tree.get('shape')}"
@@ -260,5 +267,5 @@ def _kind(tree: Any) -> str:
     return _short(tree)
 
 
-def _short(tree: Any) -> str:
+def _short(tree: object) -> str:
     return repr(tree)[:120]

@@ -79,10 +79,12 @@ class Endpoints:
         return len(self.actors)
 
     def node_of(self, i: int) -> str:
-        return self.infos[i]["node_id"]
+        node_id: str = self.infos[i]["node_id"]
+        return node_id
 
     def pid_of(self, i: int) -> int:
-        return self.infos[i]["pid"]
+        pid: int = self.infos[i]["pid"]
+        return pid
 
     def healthy(self, timeout_s: float = HEALTH_TIMEOUT_S) -> bool:
         import ray
@@ -199,7 +201,7 @@ class PoolCache:
     def __init__(self) -> None:
         self._pools: dict[str, tuple[Any, Endpoints]] = {}
 
-    def get(self, key: str, cluster: Any, factory: Any) -> Endpoints:
+    def get(self, key: str, cluster: Any, factory: Callable[[], Endpoints]) -> Endpoints:
         entry = self._pools.get(key)
         if entry is not None:
             owner, eps = entry

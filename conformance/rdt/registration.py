@@ -24,13 +24,16 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from conformance.rdt.config import TransportConfig, transport_config
 from conformance.rdt.device import is_host
 from conformance.rdt.faults import SUFFIX as FAULTS_SUFFIX
 from conformance.rdt.faults import FaultInjectingTransport
 from conformance.rdt.tracing import TracedTransport, traced_class
+
+if TYPE_CHECKING:
+    from conformance.catalog.manifest import Manifest
 
 TRACED_SUFFIX = "_TRACED"
 # The not-applicable reason of every transport-dependent check when the manifest declares none.
@@ -136,7 +139,7 @@ def _setup(config: TransportConfig, python_path: list[str]) -> TransportSetup:
                           one_sided=bool(inner.is_one_sided()), can_abort=bool(inner.can_abort_transport()))
 
 
-def ensure_registered(manifest: Any, *, faults: bool = False) -> TransportSetup | None:
+def ensure_registered(manifest: Manifest, *, faults: bool = False) -> TransportSetup | None:
     """Register the manifest's transport (first call) and return the setup; None if none declared.
     With `faults`, also its fault-injecting twin (`setup.fault_name`), once.
 

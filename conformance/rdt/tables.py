@@ -101,7 +101,7 @@ def render(data: dict[str, Any]) -> str:
     return "\n".join(parts).strip()
 
 
-def publish(run: RunView, key: str, value: Any, device: str | None = None) -> None:
+def publish(run: RunView, key: str, value: object, device: str | None = None) -> None:
     """Store a part of the Transport section (under data[key][device] when device is given)."""
     section = run.published(SECTION) or {"markdown": "", "data": {}}
     run.publish(SECTION, section)

@@ -22,7 +22,13 @@ import time
 from collections import deque
 from typing import Any, ClassVar, Deque
 
-from ray.experimental.rdt.tensor_transport_manager import TensorTransportManager
+from ray.actor import ActorHandle
+from ray.experimental.rdt.tensor_transport_manager import (
+    CommunicatorMetadata,
+    FetchRequest,
+    TensorTransportManager,
+    TensorTransportMetadata,
+)
 
 from conformance.imports import import_ref
 
@@ -133,7 +139,8 @@ class TracedTransport(TensorTransportManager):
 
     # -------------------------------------------------------------- the interface
     def tensor_transport_backend(self) -> str:
-        return self._inner.tensor_transport_backend()
+        backend: str = self._inner.tensor_transport_backend()
+        return backend
 
     @classmethod
     def is_one_sided(cls) -> bool:
@@ -143,50 +150,52 @@ class TracedTransport(TensorTransportManager):
     def can_abort_transport(cls) -> bool:
         return bool(cls.inner_class().can_abort_transport())
 
-    def actor_has_tensor_transport(self, actor: Any) -> bool:
+    def actor_has_tensor_transport(self, actor: ActorHandle[Any]) -> bool:
         actor_id = getattr(getattr(actor, "_actor_id", None), "hex", lambda: None)()
-        return self._call("actor_has_tensor_transport", None, self._inner.actor_has_tensor_transport, actor,
-                          actor=actor_id,
-                          summarize=lambda r: {"result": repr(r)[:80], "result_type": type(r).__name__})
+        has: bool = self._call("actor_has_tensor_transport", None, self._inner.actor_has_tensor_transport, actor,
+                               actor=actor_id,
+                               summarize=lambda r: {"result": repr(r)[:80], "result_type": type(r).__name__})
+        return has
 
     def extract_tensor_transport_metadata(self, obj_id: str, rdt_object: list[Any]) -> Any:
         return self._call("extract_tensor_transport_metadata", obj_id,
                           self._inner.extract_tensor_transport_metadata, obj_id, rdt_object,
                           tensors=_tensor_summary(rdt_object), summarize=lambda r: {"meta": _meta_summary(r)})
 
-    def get_communicator_metadata(self, src_actor: Any, dst_actor: Any, backend: str | None = None) -> Any:
+    def get_communicator_metadata(self, src_actor: ActorHandle[Any], dst_actor: ActorHandle[Any], backend: str | None = None) -> Any:
         return self._call("get_communicator_metadata", None, self._inner.get_communicator_metadata,
                           src_actor, dst_actor, self.BACKEND_NAME or backend,
                           src=src_actor is not None, dst=dst_actor is not None)
 
-    def recv_multiple_tensors(self, obj_id: str, tensor_transport_metadata: Any, communicator_metadata: Any,
+    def recv_multiple_tensors(self, obj_id: str, tensor_transport_metadata: TensorTransportMetadata, communicator_metadata: CommunicatorMetadata,
                               target_buffers: list[Any] | None = None) -> list[Any]:
-        return self._call("recv_multiple_tensors", obj_id, self._inner.recv_multiple_tensors, obj_id,
-                          tensor_transport_metadata, communicator_metadata, target_buffers,
-                          summarize=lambda r: {"tensors": _tensor_summary(r)})
+        tensors: list[Any] = self._call("recv_multiple_tensors", obj_id, self._inner.recv_multiple_tensors, obj_id,
+                                        tensor_transport_metadata, communicator_metadata, target_buffers,
+                                        summarize=lambda r: {"tensors": _tensor_summary(r)})
+        return tensors
 
-    def fetch_multiple_tensors(self, obj_id: str, tensor_transport_metadata: Any, communicator_metadata: Any,
+    def fetch_multiple_tensors(self, obj_id: str, tensor_transport_metadata: TensorTransportMetadata, communicator_metadata: CommunicatorMetadata,
                                target_buffers: list[Any] | None = None) -> Any:
         return self._call("fetch_multiple_tensors", obj_id, self._inner.fetch_multiple_tensors, obj_id,
                           tensor_transport_metadata, communicator_metadata, target_buffers)
 
-    def wait_fetch_complete(self, fetch_request: Any, timeout: float = -1) -> list[Any]:
-        return self._call("wait_fetch_complete", getattr(fetch_request, "obj_id", None),
-                          self._inner.wait_fetch_complete, fetch_request, timeout,
-                          summarize=lambda r: {"tensors": _tensor_summary(r)})
+    def wait_fetch_complete(self, fetch_request: FetchRequest, timeout: float = -1) -> list[Any]:
+        tensors: list[Any] = self._call("wait_fetch_complete", getattr(fetch_request, "obj_id", None),
+                                        self._inner.wait_fetch_complete, fetch_request, timeout,
+                                        summarize=lambda r: {"tensors": _tensor_summary(r)})
+        return tensors
 
-    def send_multiple_tensors(self, tensors: list[Any], tensor_transport_metadata: Any,
-                              communicator_metadata: Any) -> None:
+    def send_multiple_tensors(self, tensors: list[Any], tensor_transport_metadata: TensorTransportMetadata,
+                              communicator_metadata: CommunicatorMetadata) -> None:
         # Ray does not pass the object id here; the checks match sends by tensor shapes.
-        return self._call("send_multiple_tensors", None, self._inner.send_multiple_tensors, tensors,
-                          tensor_transport_metadata, communicator_metadata, tensors_sent=_tensor_summary(tensors))
+        self._call("send_multiple_tensors", None, self._inner.send_multiple_tensors, tensors,
+                   tensor_transport_metadata, communicator_metadata, tensors_sent=_tensor_summary(tensors))
 
-    def garbage_collect(self, obj_id: str, tensor_transport_meta: Any, tensors: list[Any]) -> None:
-        return self._call("garbage_collect", obj_id, self._inner.garbage_collect, obj_id, tensor_transport_meta,
-                          tensors)
+    def garbage_collect(self, obj_id: str, tensor_transport_meta: TensorTransportMetadata, tensors: list[Any]) -> None:
+        self._call("garbage_collect", obj_id, self._inner.garbage_collect, obj_id, tensor_transport_meta, tensors)
 
-    def abort_transport(self, obj_id: str, communicator_metadata: Any) -> None:
-        return self._call("abort_transport", obj_id, self._inner.abort_transport, obj_id, communicator_metadata)
+    def abort_transport(self, obj_id: str, communicator_metadata: CommunicatorMetadata) -> None:
+        self._call("abort_transport", obj_id, self._inner.abort_transport, obj_id, communicator_metadata)
 
 
 def traced_class(inner: type, transport_name: str, backend_name: str | None = None,

@@ -16,11 +16,15 @@ Payloads are `payloads.seeded` buffers and "arrived" means `payloads.same_bytes`
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from conformance.rdt import payloads
 from conformance.timing.clock import Clock
 from conformance.timing.timeouts import CheckTimeout
+
+if TYPE_CHECKING:
+    from conformance.timing.waits import Refs
+
 
 GET_TIMEOUT_S = 30.0          # knob: hang guard of one transfer (or consumer call) of a small payload
 DIGEST_TIMEOUT_S = 30.0       # knob: hang guard of asking a producer for its digest
@@ -45,7 +49,7 @@ def first_line(exc: BaseException) -> str:
     return type(base).__name__
 
 
-def settle(refs: Any, bound_s: float, what: str) -> tuple[str, Any]:
+def settle(refs: Refs, bound_s: float, what: str) -> tuple[str, Any]:
     """("data", the values) or ("error", first line of what Ray raised) within bound_s (in short
     slices, interruptible by the check's hard timeout); Hang when neither came."""
     from conformance.timing.waits import bounded_get
@@ -63,7 +67,7 @@ def settle(refs: Any, bound_s: float, what: str) -> tuple[str, Any]:
         return "error", first_line(exc)
 
 
-def ray_get(refs: Any, timeout: float = GET_TIMEOUT_S, what: str = "transfer") -> Any:
+def ray_get(refs: Refs, timeout: float = GET_TIMEOUT_S, what: str = "transfer") -> Any:
     """The values within the bound; an error or a hang raises TransferError naming `what`."""
     try:
         kind, value = settle(refs, timeout, what)

@@ -58,7 +58,7 @@ class BeforeKill:
                     pass
             return original(actor, *args, **kwargs)
 
-        kill.__wrapped__ = original    # type: ignore[attr-defined]
+        kill.__wrapped__ = original    # type: ignore[attr-defined]  # what functools.wraps sets: inspect.unwrap reads it
         kill.__doc__ = original.__doc__
         module.kill = kill
 

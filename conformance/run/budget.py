@@ -24,12 +24,13 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, NoReturn, TypeVar
 from conformance.run import machinery
 from conformance.timing.clock import CONTROL_CALL_S, Clock, ScenarioFailed
 from conformance.timing.host_load import MAX_FACTOR, HostNotReady, MachineryRecord
-from conformance.timing.owned import MAX_RECORDED, RECORDER, Owner, Wait
+from conformance.timing.owned import MAX_RECORDED, RECORDER, RESAMPLE_S, Owner, Wait
 from conformance.timing.timeouts import CheckTimeout, granted, time_left
 from conformance.timing.waits import BoundRanOut, bounded_get
 
 if TYPE_CHECKING:
     from conformance.catalog.data import Check
+    from conformance.timing.waits import Refs
 
 T = TypeVar("T")
 
@@ -119,12 +120,12 @@ class Budget:
         return machinery.await_machinery(wait, self._bound(bound_s, param), what, kind, machinery=self.machinery,
                                          runs_plugin_code=runs_plugin_code, param=param)
 
-    def actors(self, refs: Any, what: str, bound_s: float | None = None, *, param: str | None = None) -> Any:
+    def actors(self, refs: Refs, what: str, bound_s: float | None = None, *, param: str | None = None) -> Any:
         """New actors' first answers (their info/ready refs), awaited as Ray's machinery."""
         bound = machinery.ACTOR_START_S if bound_s is None and param is None else self._bound(bound_s, param)
         return machinery.await_actors(refs, bound, what, machinery=self.machinery, param=param)
 
-    def started(self, clock: Clock, refs: Any, what: str, bound_s: float | None = None, *,
+    def started(self, clock: Clock, refs: Refs, what: str, bound_s: float | None = None, *,
                 param: str | None = None) -> Any:
         """Inside a scenario: new actors' first answers, or a placement group Ray can place by its
         own accounting (`pg.ready()`), awaited as Ray's machinery (`actors`); the time it took is
@@ -135,7 +136,7 @@ class Budget:
         finally:
             clock.exclude(time.monotonic() - t0)
 
-    def get(self, refs: Any, bound_s: float, what: str, owner: Owner = "ray") -> Any:
+    def get(self, refs: Refs, bound_s: float, what: str, owner: Owner = "ray") -> Any:
         """A hang guard on a result (a task or a call whose time no check judges): at most
         `bound_s`, never stretched; BoundRanOut (a TimeoutError) naming `what` when it runs out."""
         t0 = time.monotonic()
@@ -189,10 +190,10 @@ class Budget:
         with both measurements: the slowest worker start this run saw before, and a fresh sample
         taken now (conformance.run.machinery.measure_worker_start)."""
         before = self.measured("worker_start")
-        with granted(machinery.RESAMPLE_S):
-            fresh = machinery.measure_worker_start(machinery.RESAMPLE_S, machinery=self.machinery)
+        with granted(RESAMPLE_S):
+            fresh = machinery.measure_worker_start(RESAMPLE_S, machinery=self.machinery)
         now = (f"a bare worker took {fresh:.1f}s to start just now" if fresh is not None
-               else f"a bare worker did not start within {machinery.RESAMPLE_S:.0f}s just now")
+               else f"a bare worker did not start within {RESAMPLE_S:.0f}s just now")
         raise HostNotReady(f"{reason} (" + (f"the slowest worker start before: {before:.1f}s; " if before else "")
                            + f"{now})")
 
@@ -235,7 +236,7 @@ class Budget:
         and gives what a host loaded since adds (0: the bound fitted the host, judge the plugin)."""
         bound = self._bound(bound_s, param)
         w = Wave(self, what, bound, self.factor(None), clock, param)
-        with granted(bound * MAX_FACTOR + machinery.RESAMPLE_S, assumed_s=w.limit_s):
+        with granted(bound * MAX_FACTOR + RESAMPLE_S, assumed_s=w.limit_s):
             try:
                 yield w
             except HostNotReady:

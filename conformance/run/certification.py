@@ -30,7 +30,10 @@ import os
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Collection
+from typing import TYPE_CHECKING, Any, Collection
+
+if TYPE_CHECKING:
+    import pytest
 
 CHECKS_DIR = Path(__file__).resolve().parent.parent / "checks"
 SUITE_PLUGIN = "ray_conformance"   # this package's pytest11 entry point (pyproject.toml)
@@ -130,7 +133,7 @@ def _is_suite_plugin(name: str) -> bool:
     return name == SUITE_PLUGIN or name.startswith("conformance")
 
 
-def implicit_plugins(config: Any) -> list[str]:
+def implicit_plugins(config: pytest.Config) -> list[str]:
     """Plugins pytest loaded that no `-p` on the command line asked for: installed entry points the
     command did not block (the suite's own and those it answers excepted) and $PYTEST_PLUGINS."""
     pm = config.pluginmanager
@@ -156,7 +159,7 @@ def _folder_token(arg: str, checks_dir: Path) -> str:
     return arg
 
 
-def recorded_args(config: Any, checks_dir: Path = CHECKS_DIR) -> list[str]:
+def recorded_args(config: pytest.Config, checks_dir: Path = CHECKS_DIR) -> list[str]:
     """The arguments a run acted on, as its report records them (selection.args)."""
     from conformance.report.local_paths import portable_arg
 

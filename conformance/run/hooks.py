@@ -217,7 +217,7 @@ class RunHelp:
             self._progress_line(cid)
 
     @pytest.hookimpl(wrapper=True)
-    def pytest_report_teststatus(self, report: Any, config: pytest.Config) -> Generator[None, Any, Any]:
+    def pytest_report_teststatus(self, report: pytest.CollectReport | pytest.TestReport, config: pytest.Config) -> Generator[None, Any, Any]:
         result = yield
         if config.option.verbose <= 0 and isinstance(result, tuple) and len(result) == 3 and \
                 getattr(report, "nodeid", None) in self.run.item_checks:
@@ -225,7 +225,7 @@ class RunHelp:
         return result
 
     @pytest.hookimpl(trylast=True)
-    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+    def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         report = self.run.report
         if not report:
             return

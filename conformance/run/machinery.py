@@ -17,13 +17,17 @@ only that run's bounds.
 from __future__ import annotations
 
 import time
-from typing import Any, Callable, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 from conformance.timing.clock import Clock
 from conformance.timing.host_load import MAX_FACTOR, NOMINAL_S, HostNotReady, MachineryRecord
 from conformance.timing.owned import RESAMPLE_S, Wait, record
 from conformance.timing.timeouts import granted, stretch_assumed
 from conformance.timing.waits import BoundRanOut, bounded_get
+
+if TYPE_CHECKING:
+    from conformance.timing.waits import Refs
+
 
 T = TypeVar("T")
 # knob: the hang guard of a new actor's first answer (a worker process that imports torch), before
@@ -113,7 +117,7 @@ def await_machinery(wait: Callable[[float], T], bound_s: float, what: str, kind:
         record(entry)
 
 
-def await_actors(refs: Any, bound_s: float, what: str, *, machinery: MachineryRecord, param: str | None = None) -> Any:
+def await_actors(refs: Refs, bound_s: float, what: str, *, machinery: MachineryRecord, param: str | None = None) -> Any:
     """The first answers of new actors (their `info`/`ready` refs): await_machinery over a sliced,
     interruptible ray.get. An actor whose constructor raised reaches the caller as Ray's error."""
     return await_machinery(lambda limit: bounded_get(refs, limit, what), bound_s, what, machinery=machinery, param=param)
@@ -124,7 +128,7 @@ def clock_ready(clock: Clock, bound_s: float, machinery: MachineryRecord) -> Cal
     answers awaited as Ray's machinery (await_actors, `bound_s`, the run's `machinery` record), the
     time it took left out of the scenario's own bound (a slow start is the host's, judged here, not
     the plugin's)."""
-    def ready(refs: Any, what: str) -> Any:
+    def ready(refs: Refs, what: str) -> Any:
         t0 = time.monotonic()
         try:
             return await_actors(refs, bound_s, what, machinery=machinery)

@@ -25,16 +25,19 @@ import os
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
 
 from conformance.catalog.vendor_calls import NODE_START_METHODS, HangRecord, KnownHang, VendorHang, bounded_call
 from conformance.cluster.manager import patched_environ
 from conformance.report.local_paths import portable_processes, shorten_paths
+from conformance.report.results import HOST_PREFIX
 from conformance.run.machinery import await_machinery, measure_worker_start
-from conformance.run.outcomes import HOST_PREFIX
 from conformance.sanitize import terminal
 from conformance.timing.host_load import HostNotReady, MachineryRecord
 from conformance.timing.waits import NO_RESULT
+
+if TYPE_CHECKING:
+    from conformance.catalog.manifest import Manifest
 
 ERROR, PROBLEM, WARNING = "error", "problem", "warning"
 RAY_PROCESS_MARKERS = ("/raylet", "gcs_server", "default_worker.py", "ray::", "plasma_store",
@@ -218,7 +221,8 @@ def left_behind(before: dict[str, Any], after: dict[str, Any], sessions: Iterabl
         return name.endswith("/") or bool((detail.get(name) or {}).get("folder"))
 
     def own_user(name: str) -> bool:
-        return (detail.get(name) or {}).get("uid", os.getuid()) == os.getuid()
+        uid: int = (detail.get(name) or {}).get("uid", os.getuid())
+        return uid == os.getuid()
 
     files = [e for e in new_entries if not is_folder(e)]
     mine = [e for e in files if e in seen]
@@ -312,7 +316,7 @@ def manifest_refs(data: Mapping[str, Any]) -> dict[str, str]:
     return out
 
 
-def probe_cluster(manifest: Any, timeout_s: float, *, preload_expected: bool,
+def probe_cluster(manifest: Manifest, timeout_s: float, *, preload_expected: bool,
                   machinery: MachineryRecord) -> tuple[list[Finding], int]:
     """Run the probe on every alive node of the connected cluster; judge each node. Its waits on
     Ray's machinery stretch by, and its worker-start measurement goes into, `machinery` (the run's
@@ -397,7 +401,7 @@ def _worker_log_for(logs: dict[str, str], result: dict[str, Any] | str | HostNot
     return shorten_paths(excerpt_around(candidates[path.name], index))
 
 
-def run_preflight(manifest: Any, *, cluster_ready: bool, preload_expected: bool, machinery: MachineryRecord,
+def run_preflight(manifest: Manifest, *, cluster_ready: bool, preload_expected: bool, machinery: MachineryRecord,
                   host: dict[str, Any] | None = None) -> PreflightResult:
     """Host checks, then (with a connected cluster) the per-node probe; `machinery`: the record of
     the run (or the command) it measures Ray's machinery for."""
@@ -441,13 +445,13 @@ def probe_node_start(manager: type, env: Mapping[str, str], hangs: HangRecord, *
     return None
 
 
-def node_start_env(manifest: Any) -> dict[str, str]:
+def node_start_env(manifest: Manifest) -> dict[str, str]:
     """The environment Ray calls the manager in when it starts the manifest's first node."""
     node_env = manifest.cluster["node_env"]
     return {**manifest.accelerator_env, **(node_env[0] if node_env else {})}
 
 
-def refuse_node_start_hang(manager: type, manifest: Any) -> None:
+def refuse_node_start_hang(manager: type, manifest: Manifest) -> None:
     """A command about to start (or judge) a node: a node-start call that hangs is one line, exit 2,
     within the call bound, instead of a cluster start that never returns."""
     hang = probe_node_start(manager, node_start_env(manifest), HangRecord(), found_by="this command")

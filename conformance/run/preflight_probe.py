@@ -30,7 +30,7 @@ def _import(ref: str) -> tuple[Any, dict[str, Any]]:
                       "traceback": traceback.format_exc()[-4000:]}
 
 
-def _call_setter(manager: Any, env_var: Any) -> dict[str, Any]:
+def _call_setter(manager: Any, env_var: object) -> dict[str, Any]:
     """set_current_process_visible_accelerator_ids with the ids this worker already has; the
     variable is restored afterwards so the worker is left as Ray made it."""
     if not isinstance(env_var, str):
@@ -46,7 +46,7 @@ def _call_setter(manager: Any, env_var: Any) -> dict[str, Any]:
             os.environ[env_var] = saved
 
 
-def _registered(resource: str, manager: Any) -> bool | None:
+def _registered(resource: str, manager: object) -> bool | None:
     """Does Ray in this worker map the resource to the manager (what sets visible devices per task)?"""
     try:
         from ray._private.accelerators import get_accelerator_manager_for_resource

@@ -15,9 +15,9 @@ from typing import Any, Callable
 CALLING = "CONTRACT_PROBE_CALLING "
 
 
-def describe(value: Any) -> dict[str, Any]:
+def describe(value: object) -> dict[str, Any]:
     """A JSON-safe description of a return value that keeps its Python type."""
-    def typename(v: Any) -> str:
+    def typename(v: object) -> str:
         return type(v).__name__
 
     if isinstance(value, dict):

@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
 from conformance.sanitize import terminal
+
+if TYPE_CHECKING:
+    from conformance.catalog.data import Waiver
 
 LINE_WIDTH = 100
 MARK = {"pass": "PASS", "fail": "FAIL", "error": "ERROR", "skip": "SKIP", "not_applicable": "N/A",
@@ -39,12 +42,12 @@ def estimate_left(remaining: Sequence[str], done: Sequence[str], elapsed_s: floa
     return pace * sum(t(c) for c in remaining)
 
 
-def shown_outcome(outcome: str, check_id: str, waivers: Iterable[object], today: dt.date | None = None) -> str:
+def shown_outcome(outcome: str, check_id: str, waivers: Iterable[Waiver], today: dt.date | None = None) -> str:
     """The outcome the progress line prints: a failed check under an active waiver reads `waived`,
     as report.json will say (results.aggregate applies the same rule), never `FAIL`."""
     from conformance.report.results import active_waiver
 
-    if outcome == "fail" and active_waiver(waivers, check_id, today or dt.date.today()) is not None:  # type: ignore[arg-type]
+    if outcome == "fail" and active_waiver(waivers, check_id, today or dt.date.today()) is not None:
         return "waived"
     return outcome
 

@@ -434,7 +434,7 @@ class ConformanceRun:
             sys.stderr.flush()
             os._exit(self.exitstatus)
 
-    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+    def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         if not self.report:
             return
         tr = terminalreporter

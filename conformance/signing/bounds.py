@@ -17,7 +17,7 @@ import pickle
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Generic, TypeVar
+from typing import Any, Callable, Generic, TypeVar, cast
 
 from conformance.catalog import data
 from conformance.errors import UserError
@@ -171,4 +171,4 @@ class BoundedWorker(Generic[A, T]):
             raise UserError(value)
         if kind == "error":
             raise RuntimeError(value)
-        return value
+        return cast(T, value)   # what self._fn returned in the child, pickled back

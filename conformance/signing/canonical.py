@@ -13,7 +13,7 @@ from typing import Any
 from conformance.catalog import strict_input
 
 
-def _reject_floats(obj: Any, path: str = "$") -> None:
+def _reject_floats(obj: object, path: str = "$") -> None:
     if isinstance(obj, float):
         raise ValueError(f"canonical JSON: {path}: floats are not allowed (use an int or a string)")
     if isinstance(obj, dict):
@@ -26,7 +26,7 @@ def _reject_floats(obj: Any, path: str = "$") -> None:
             _reject_floats(value, f"{path}[{i}]")
 
 
-def canonical_json(obj: Any) -> bytes:
+def canonical_json(obj: object) -> bytes:
     """Encode `obj` canonically (sorted keys, compact separators, UTF-8, no NaN/floats)."""
     _reject_floats(obj)
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False,

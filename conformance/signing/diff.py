@@ -247,7 +247,7 @@ def render(findings: list[Finding], fmt: str, old_label: str, new_label: str, to
     if fmt not in FORMATS:
         raise UserError(f"--format: unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
 
-    def cell(f: Finding, value: Any) -> Any:
+    def cell(f: Finding, value: object) -> Any:
         if value is None:
             return "none" if f.kind == "tier" else "-"
         return f"{value:.4g}" if isinstance(value, float) else value

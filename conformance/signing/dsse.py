@@ -87,7 +87,7 @@ def make_bundle(envelope: dict[str, Any]) -> dict[str, Any]:
             "dsseEnvelope": envelope}
 
 
-def parse_envelope(doc: Any, source: str) -> Envelope:
+def parse_envelope(doc: object, source: str) -> Envelope:
     """Check the envelope's structure (a bare DSSE envelope or a Sigstore bundle holding one).
 
     Structural problems mean unreadable input: a one-line UserError (exit 2). A signature whose

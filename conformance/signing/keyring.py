@@ -90,10 +90,11 @@ def key_from_file(path: Path) -> TrustedKey:
 
 @functools.lru_cache(maxsize=1)
 def schema() -> dict[str, Any]:
-    return json.loads(resources.files("conformance.signing").joinpath(SCHEMA_NAME).read_text(encoding="utf-8"))
+    doc: dict[str, Any] = json.loads(resources.files("conformance.signing").joinpath(SCHEMA_NAME).read_text(encoding="utf-8"))
+    return doc
 
 
-def _dates_as_text(value: Any) -> Any:
+def _dates_as_text(value: object) -> Any:
     """YAML reads an unquoted 2026-11-01 as a date: the schema sees the text it was written as."""
     if isinstance(value, date):
         return value.isoformat()
@@ -115,7 +116,8 @@ def validate_keyring(doc: Any, where: str) -> dict[str, Any]:
                     key=lambda e: (-len(e.absolute_path), e.validator != "additionalProperties", e.message))
     if errors:
         raise UserError(f"{where}: {terminal(format_validation_error(errors[0]), limit=400)}")
-    return doc
+    keyring: dict[str, Any] = doc   # the schema's top level is an object
+    return keyring
 
 
 def utc_today() -> date:

@@ -34,17 +34,17 @@ def checks_by_id(report: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
     return {str(c["id"]): c for c in report["checks"]}
 
 
-def is_number(value: Any) -> bool:
+def is_number(value: object) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 # ---------------------------------------------------------------------------- metric paths
-def resolve(metrics: Any, path: str) -> dict[tuple[str, ...], Any]:
+def resolve(metrics: object, path: str) -> dict[tuple[str, ...], Any]:
     """Every value at `path` ('.'-joined keys, '*' for every key of an object or item of a list),
     by the keys its '*'s bound to, in order."""
     out: dict[tuple[str, ...], Any] = {}
 
-    def walk(node: Any, parts: list[str], bound: tuple[str, ...]) -> None:
+    def walk(node: object, parts: list[str], bound: tuple[str, ...]) -> None:
         if not parts:
             out[bound] = node
             return
@@ -156,7 +156,7 @@ def _opposite(better: str) -> str:
     return "lower" if better == "higher" else "higher"
 
 
-def _numbers_at(metrics: Any, path: str | None, keys: tuple[str, ...]) -> list[float] | None:
+def _numbers_at(metrics: object, path: str | None, keys: tuple[str, ...]) -> list[float] | None:
     listed = resolve(metrics, bind(path, keys)).get(()) if path else None
     if isinstance(listed, list) and listed and all(is_number(v) for v in listed):
         return [float(v) for v in listed]

@@ -68,7 +68,8 @@ class RevocationList:
 
 @functools.lru_cache(maxsize=1)
 def schema() -> dict[str, Any]:
-    return json.loads(resources.files("conformance.signing").joinpath(SCHEMA_NAME).read_text(encoding="utf-8"))
+    doc: dict[str, Any] = json.loads(resources.files("conformance.signing").joinpath(SCHEMA_NAME).read_text(encoding="utf-8"))
+    return doc
 
 
 def _validated(doc: Any, where: str) -> list[Revoked]:

@@ -174,7 +174,7 @@ def _claimed_capabilities(report: dict[str, Any]) -> list[str] | None:
     return caps.certified_names(c for c in claimed if isinstance(c, dict))
 
 
-def _short_str(value: Any) -> str:
+def _short_str(value: object) -> str:
     return value if isinstance(value, str) else "?" if value is None else f"<{type(value).__name__}>"
 
 

@@ -65,7 +65,7 @@ def report_schema_for(report: Any, releases_file: Path | None = None) -> Path:
     return found or data.schema_path("report")
 
 
-def trust_problem(section: str, doc: Any) -> str | None:
+def trust_problem(section: str, doc: object) -> str | None:
     """Fields of report.json (or the Statement) without a trust status, or None."""
     unknown = trust.unknown_fields(section, doc)
     if not unknown:

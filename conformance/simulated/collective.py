@@ -49,10 +49,14 @@ import time
 import uuid
 from datetime import timedelta
 from pathlib import Path
-from typing import Any, Callable, List
+from typing import TYPE_CHECKING, Any, Callable, List
 
 from ray.util.collective.collective_group.base_collective_group import BaseGroup
 from ray.util.collective.types import ReduceOp
+
+if TYPE_CHECKING:
+    import numpy as np
+    import torch
 
 NAME = "SIMCOLL"
 TIMEOUT_ENV_VAR = "SIMCOLL_TIMEOUT_S"
@@ -61,7 +65,7 @@ DEFAULT_TIMEOUT_S = 10.0
 POLL_S = 0.0005
 
 
-def _torch(x: Any) -> Any:
+def _torch(x: torch.Tensor | np.ndarray) -> torch.Tensor:
     """The caller's tensor as a torch tensor sharing its memory (numpy arrays included)."""
     import numpy as np
     import torch
@@ -69,16 +73,17 @@ def _torch(x: Any) -> Any:
     return torch.from_numpy(x) if isinstance(x, np.ndarray) else x
 
 
-def _to_bytes(t: Any) -> bytes:
+def _to_bytes(t: torch.Tensor) -> bytes:
     """The tensor's bytes on the host: a device tensor is copied back through the device's own
     `.to("cpu")`, which waits for the device's queued work (stream-ordered)."""
     import torch
 
     host = t.detach() if t.device.type == "cpu" else t.detach().to("cpu")
-    return host.contiguous().reshape(-1).view(torch.uint8).numpy().tobytes()
+    data: bytes = host.contiguous().reshape(-1).view(torch.uint8).numpy().tobytes()
+    return data
 
 
-def _from_bytes(data: bytes, like: Any) -> Any:
+def _from_bytes(data: bytes, like: torch.Tensor) -> torch.Tensor:
     import torch
 
     if not data:
@@ -86,17 +91,17 @@ def _from_bytes(data: bytes, like: Any) -> Any:
     return torch.frombuffer(bytearray(data), dtype=like.dtype).reshape(like.shape)
 
 
-def _combine(op: Any) -> Callable[[Any, Any], Any]:
+def _combine(op: ReduceOp) -> Callable[[torch.Tensor, torch.Tensor], torch.Tensor]:
     import torch
 
-    table: dict[Any, Callable[[Any, Any], Any]] = {ReduceOp.SUM: torch.add, ReduceOp.PRODUCT: torch.mul,
+    table: dict[ReduceOp, Callable[[torch.Tensor, torch.Tensor], torch.Tensor]] = {ReduceOp.SUM: torch.add, ReduceOp.PRODUCT: torch.mul,
              ReduceOp.MIN: torch.minimum, ReduceOp.MAX: torch.maximum}
     if op not in table:
         raise ValueError(f"SIMCOLL: unsupported reduce op {op!r}")
     return table[op]
 
 
-def _reduce(op: Any, parts: List[Any]) -> Any:
+def _reduce(op: ReduceOp, parts: List[torch.Tensor]) -> torch.Tensor:
     """Fold in rank order, keeping the dtype (torch.stack().sum() would widen integers)."""
     combine, acc = _combine(op), parts[0].clone()
     for p in parts[1:]:
@@ -104,7 +109,7 @@ def _reduce(op: Any, parts: List[Any]) -> Any:
     return acc
 
 
-def _timeout_s(options: Any) -> float:
+def _timeout_s(options: object) -> float:   # an options instance, its class, or None: read by attribute
     value = getattr(options, "timeout_ms", None)
     if isinstance(value, timedelta):
         value = value.total_seconds() * 1000
@@ -139,7 +144,7 @@ class SimCollGroup(BaseGroup):
         tmp.write_bytes(data)
         os.replace(tmp, self._dir / name)
 
-    def _wait(self, names: List[str], what: str, options: Any) -> List[bytes]:
+    def _wait(self, names: List[str], what: str, options: object) -> List[bytes]:
         deadline = time.monotonic() + _timeout_s(options)
         paths = [self._dir / n for n in names]
         while True:
@@ -152,7 +157,7 @@ class SimCollGroup(BaseGroup):
                                    "(a member died or never called the op)")
             time.sleep(POLL_S)
 
-    def _exchange(self, data: bytes, what: str, options: Any) -> List[bytes]:
+    def _exchange(self, data: bytes, what: str, options: object) -> List[bytes]:
         """Op number k: publish this rank's part, return every rank's part (rank order)."""
         k = self._seq
         self._seq += 1
@@ -168,7 +173,7 @@ class SimCollGroup(BaseGroup):
         parts = self._exchange(_to_bytes(t), "allreduce", allreduce_options)
         t.copy_(_reduce(allreduce_options.reduceOp, [_from_bytes(p, t) for p in parts]))
 
-    def barrier(self, barrier_options: Any = None) -> None:
+    def barrier(self, barrier_options: object = None) -> None:
         self._exchange(b"", "barrier", barrier_options)
 
     def reduce(self, tensors: List[Any], reduce_options: Any = None) -> None:

@@ -51,6 +51,7 @@ from multiprocessing import resource_tracker, shared_memory
 from typing import Any, Dict, List, Optional, Set, Tuple
 
 import torch
+from ray.actor import ActorHandle
 from ray.experimental.rdt import CommunicatorMetadata, TensorTransportManager, TensorTransportMetadata
 
 from conformance.simulated import device as simdev
@@ -155,7 +156,7 @@ def _open_existing(name: str) -> shared_memory.SharedMemory:
     would unlink it when *this* process exits; the receiver does not own it, so unregister.
     """
     seg = shared_memory.SharedMemory(name=name)
-    resource_tracker.unregister(seg._name, "shared_memory")  # type: ignore[attr-defined]
+    resource_tracker.unregister(seg._name, "shared_memory")  # type: ignore[attr-defined]  # the name as registered (leading slash): private in typeshed
     return seg
 
 
@@ -181,7 +182,7 @@ class SimXferTransport(TensorTransportManager):
     def can_abort_transport() -> bool:
         return True
 
-    def actor_has_tensor_transport(self, actor: Any) -> bool:
+    def actor_has_tensor_transport(self, actor: ActorHandle[Any]) -> bool:
         # Called on the owner for every `.remote()` that uses the transport, so it must be
         # cheap. Every process on this host can map /dev/shm; a transport that needs a
         # per-actor setup (a communicator, a registered agent) must answer from that state.
@@ -246,7 +247,7 @@ class SimXferTransport(TensorTransportManager):
             seg.unlink()
 
     # ---------------------------------------------------------------- owner side
-    def get_communicator_metadata(self, src_actor: Any, dst_actor: Any,
+    def get_communicator_metadata(self, src_actor: ActorHandle[Any], dst_actor: ActorHandle[Any],
                                   backend: Optional[str] = None) -> CommunicatorMetadata:
         return CommunicatorMetadata()   # the segment name in the tensor metadata is all we need
 

@@ -38,6 +38,7 @@ from multiprocessing import shared_memory
 from typing import Any, List, Optional
 
 import torch
+from ray.actor import ActorHandle
 from ray.experimental.rdt import CommunicatorMetadata
 
 from conformance.simulated.transport import SimXferMetadata, SimXferTransport, _bytes_view, _layout
@@ -67,7 +68,7 @@ class TwoSidedShm(SimXferTransport):
                                tensor_device=rdt_object[0].device.type if rdt_object else None,
                                segment="", offsets=offsets)
 
-    def get_communicator_metadata(self, src_actor: Any, dst_actor: Any, backend: Optional[str] = None) -> TransferComm:
+    def get_communicator_metadata(self, src_actor: ActorHandle[Any], dst_actor: ActorHandle[Any], backend: Optional[str] = None) -> TransferComm:
         import uuid
         return TransferComm(transfer=uuid.uuid4().hex[:16])   # one segment per transfer
 

@@ -8,7 +8,11 @@ bound, instead of hanging. The recovery scenarios and the RDT harness's transfer
 from __future__ import annotations
 
 import time
-from typing import Any, Callable, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, TypeVar
+
+if TYPE_CHECKING:
+    from conformance.timing.waits import Refs
+
 
 T = TypeVar("T")
 POLL_S = 0.1  # knob: polling interval
@@ -88,7 +92,7 @@ class Clock:
                 raise self.fail(f"{what}: not within {limit:.0f}s (waited {waited:.1f}s){seen}")
             time.sleep(min(poll_s, max(limit - waited, 0.01)))
 
-    def get(self, refs: Any, what: str, bound_s: float | None = None) -> Any:
+    def get(self, refs: Refs, what: str, bound_s: float | None = None) -> Any:
         """ray.get in short slices (interruptible), failing with the scenario's name at the bound."""
         from conformance.timing.waits import bounded_get
 

@@ -69,7 +69,7 @@ def record(wait: Wait) -> None:
         recorder(wait)
 
 
-def _number(value: Any) -> float | None:
+def _number(value: object) -> float | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         return None
     return float(value)

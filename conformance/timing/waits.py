@@ -11,20 +11,28 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Sequence, Union
 
 from conformance.timing.timeouts import CheckTimeout
+
+if TYPE_CHECKING:
+    from typing import TypeAlias
+
+    from ray import ObjectRef
+
+    # What ray.get and ray.wait take: one object ref or a list of them.
+    Refs: TypeAlias = Union["ObjectRef[Any]", Sequence["ObjectRef[Any]"]]
 
 SLICE_S = 0.5
 
 
 def carried_timeout(exc: BaseException) -> CheckTimeout | None:
     """The hard timeout behind `exc`, also when Ray's compiled code re-raised it as another error."""
-    seen = exc
+    seen: BaseException | None = exc
     while seen is not None:
         if isinstance(seen, CheckTimeout):
             return seen
-        seen = seen.__cause__ or seen.__context__  # type: ignore[assignment]
+        seen = seen.__cause__ or seen.__context__
     return None
 
 
@@ -33,7 +41,7 @@ class BoundRanOut(TimeoutError):
     its errors: conformance.run.machinery tells the two apart by this class)."""
 
 
-def bounded_get(refs: Any, timeout_s: float, what: str = "result") -> Any:
+def bounded_get(refs: Refs, timeout_s: float, what: str = "result") -> Any:
     """ray.get with a total bound, in slices; raises BoundRanOut (a TimeoutError) naming `what`
     when it runs out."""
     import ray

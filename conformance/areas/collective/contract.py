@@ -3,23 +3,27 @@ inspecting the class): CC-001's judgement, kept here so that docs and tools can 
 from __future__ import annotations
 
 import inspect
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from conformance.collective.config import CollectiveConfig
+
+if TYPE_CHECKING:
+    from conformance.catalog.manifest import Manifest
 
 # What Ray passes to each op (collective.py wraps every tensor in a list; options by position).
 OP_ARITY = {"allreduce": 2, "barrier": 1, "reduce": 2, "allgather": 3, "broadcast": 2, "reducescatter": 3,
             "send": 2, "recv": 2}
 
 
-def group_class(config: CollectiveConfig, manifest: Any) -> type:
+def group_class(config: CollectiveConfig, manifest: Manifest) -> type:
     if config.builtin:
         from ray.util.collective.backend_registry import _global_registry
 
         return _global_registry.get(config.backend)
     from conformance.catalog.manifest import import_object
 
-    return import_object(config.group_class, field="collective.group_class", python_path=manifest.python_path)  # type: ignore[arg-type]  # not builtin: set
+    cls: type = import_object(config.group_class, field="collective.group_class", python_path=manifest.python_path)  # type: ignore[arg-type]  # not builtin: set
+    return cls
 
 
 def contract_facts(cls: Any, builtin: bool) -> dict[str, Any]:
@@ -85,6 +89,6 @@ def facts_problems(facts: Any) -> list[str]:
     return problems
 
 
-def contract_problems(cls: Any, builtin: bool) -> list[str]:
+def contract_problems(cls: type, builtin: bool) -> list[str]:
     """What Ray 2.60 would trip over in this class (pure apart from inspecting it)."""
     return facts_problems(contract_facts(cls, builtin))

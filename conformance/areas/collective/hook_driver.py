@@ -23,15 +23,16 @@ from typing import Any
 
 from conformance.areas.collective.judges import HOOK_ELEMENTS, HOOK_MEMBERS
 from conformance.collective.context import START_TIMEOUT_S
-from conformance.run.machinery import RESAMPLE_S, await_actors
+from conformance.run.machinery import await_actors
 from conformance.timing.host_load import MAX_FACTOR
+from conformance.timing.owned import RESAMPLE_S
 
 # the longest the job may take beyond its bound: its members' start, awaited as Ray's machinery
 # (the start guard at its widest stretch, and a fresh sample)
 MACHINERY_ALLOWANCE_S = START_TIMEOUT_S * MAX_FACTOR + RESAMPLE_S
 
 
-def main(address: str, spec: str, backend: str, group: str, bound: str, worker_start: str = "0") -> dict:
+def main(address: str, spec: str, backend: str, group: str, bound: str, worker_start: str = "0") -> dict[str, Any]:
     import ray
 
     from conformance.collective import programs
@@ -58,7 +59,7 @@ def main(address: str, spec: str, backend: str, group: str, bound: str, worker_s
     def left() -> float:
         return max(bound_s - (time.monotonic() - t0 - start_s), 0.01)
 
-    out: dict = {"infos": infos, "start_s": round(start_s, 2)}
+    out: dict[str, Any] = {"infos": infos, "start_s": round(start_s, 2)}
     if all(i["registered"] for i in infos):
         out["again"] = ray.get([a.register_again.remote() for a in actors], timeout=left())
         steps = programs.op_matrix(HOOK_MEMBERS, ["float32"], ["torch"], ["allreduce"], HOOK_ELEMENTS)

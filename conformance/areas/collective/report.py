@@ -23,7 +23,7 @@ def publish(run: RunView, data: dict[str, Any]) -> None:
     run.publish(SECTION, {"markdown": render(data), "data": data})
 
 
-def _gb(v: Any) -> str:
+def _gb(v: object) -> str:
     return f"{v:.3g}" if isinstance(v, (int, float)) else "-"
 
 
@@ -76,7 +76,7 @@ def html_block(report: dict[str, Any]) -> dict[str, Any]:
     return {"charts": charts, "tables": tables, "notes": notes}
 
 
-def _finite(v: Any) -> float | None:
+def _finite(v: object) -> float | None:
     return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v > 0 else None
 
 

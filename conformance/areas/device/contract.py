@@ -12,10 +12,11 @@ import subprocess
 import sys
 from typing import TYPE_CHECKING, Any
 
-from conformance.areas.device.contract_probe import CALLING, MARKER, ROUND_TRIPS
+from conformance.areas.device.contract_probe import MARKER, ROUND_TRIPS
 from conformance.areas.device.host_detection import DETECTION_METHODS
 from conformance.catalog.vendor_calls import NODE_START_METHODS, HangRecord, KnownHang, hang_text
 from conformance.catalog.vendor_calls import knobs as vendor_knobs
+from conformance.run.probe_calls import CALLING
 
 if TYPE_CHECKING:
     from conformance.run.check_context import RunView
@@ -89,7 +90,7 @@ def run_contract_probe(manager_ref: str, *, python_path: list[str], env: dict[st
     if not lines:
         tail = (stderr or stdout).strip().splitlines()[-1:] or ["no output"]
         raise ProbeFailed(f"contract probe of {manager_ref} exited {returncode}: {tail[0][:300]}")
-    result = json.loads(lines[-1][len(MARKER):])
+    result: dict[str, Any] = json.loads(lines[-1][len(MARKER):])
     if "import_error" in result:
         raise ProbeFailed(f"cannot import {manager_ref}: {result['import_error']}")
     return result
@@ -215,7 +216,7 @@ def _zero_devices(probe: dict[str, Any]) -> bool:
 def _trips(probe: dict[str, Any]) -> list[dict[str, Any]]:
     """The round trips to judge. On a host with no devices, set([]) means "every device" to
     some plugins (TPU unsets its variable when the ids equal the node's count), so it is skipped."""
-    trips = probe.get("round_trips", [])
+    trips: list[dict[str, Any]] = probe.get("round_trips", [])
     if _zero_devices(probe):
         trips = [t for t in trips if t["ids"]]
     return trips

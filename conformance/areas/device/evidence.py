@@ -28,7 +28,7 @@ CONTRACT_PARTS: dict[str, tuple[str, ...]] = {
 }
 
 
-def compact_description(desc: Any) -> Any:
+def compact_description(desc: object) -> Any:
     """A probe's description of a return value (conformance.run.probe_calls.describe), capped."""
     if not isinstance(desc, dict):
         return desc
@@ -46,12 +46,12 @@ def compact_description(desc: Any) -> Any:
     return out
 
 
-def _number_entry(entry: Any) -> bool:
+def _number_entry(entry: object) -> bool:
     """A dict entry as DP-001 wants it: a str key to an int or float."""
     return isinstance(entry, dict) and entry.get("key_type") == "str" and entry.get("type") in ("int", "float")
 
 
-def compact_call(entry: Any) -> Any:
+def compact_call(entry: object) -> Any:
     """One probe call (conformance.run.probe_calls.call): its result or error, no traceback."""
     if not isinstance(entry, dict):
         return entry
@@ -77,7 +77,7 @@ def contract_evidence(probe: dict[str, Any], check_id: str) -> dict[str, Any]:
     return out
 
 
-def compact_observed(entry: Any) -> Any:
+def compact_observed(entry: object) -> Any:
     """One observed call of a host probe (conformance.areas.device.host_detection.observe), with
     its log records capped (ERROR and CRITICAL first, then WARNING), so the judge sees what decides."""
     if not isinstance(entry, dict):

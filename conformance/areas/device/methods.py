@@ -59,6 +59,6 @@ def methods_markdown(data: Any) -> str:
     return "\n".join(rows)
 
 
-def doc_blocks(data: Any) -> dict[str, str]:
+def doc_blocks(data: object) -> dict[str, str]:
     """The device area's generated blocks (Area.doc_blocks)."""
     return {"device:manager-methods": methods_markdown(data)}

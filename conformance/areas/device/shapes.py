@@ -1,7 +1,7 @@
 """The device area's cluster shapes (conformance.cluster.shapes reads KINDS through the area)."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from conformance.cluster.manager import ClusterShape, complete
 from conformance.cluster.shapes import OWN_NODES, ShapeKind, ShapeNotApplicable
@@ -9,10 +9,11 @@ from conformance.cluster.shapes import OWN_NODES, ShapeKind, ShapeNotApplicable
 if TYPE_CHECKING:
     from ray._private.accelerators.accelerator import AcceleratorManager
 
+    from conformance.catalog.manifest import Manifest
     from conformance.timing.host_load import MachineryRecord
 
 
-def _host_without_device(manifest: Any, manager: type[AcceleratorManager] | None,
+def _host_without_device(manifest: Manifest, manager: type[AcceleratorManager] | None,
                          machinery: MachineryRecord) -> ClusterShape:
     overlay = (manifest.accelerator.get("hosts") or {}).get("without_device")
     if overlay is None:
@@ -26,7 +27,7 @@ def _host_without_device(manifest: Any, manager: type[AcceleratorManager] | None
 PRESET_IDS = ("1", "2")   # knob: structure: two devices pre-selected, a third (id 0) stays hidden
 
 
-def _preset_visible(manifest: Any, manager: type[AcceleratorManager] | None,
+def _preset_visible(manifest: Manifest, manager: type[AcceleratorManager] | None,
                     machinery: MachineryRecord) -> ClusterShape:
     from conformance.catalog.vendor_calls import bounded_call
     env_var = bounded_call(manager.get_visible_accelerator_ids_env_var, method="get_visible_accelerator_ids_env_var",

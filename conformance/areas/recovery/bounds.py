@@ -31,7 +31,8 @@ from __future__ import annotations
 
 # The total bound of each scenario lives in the core (conformance/catalog/scenario_bounds.py):
 # `verify` holds a report's recorded bounds to it without importing an area.
-from conformance.catalog.scenario_bounds import SCENARIO_CHECKS, fetch_error_s, scenario_bound  # noqa: F401 - re-exported
+from conformance.catalog.scenario_bounds import SCENARIO_CHECKS, fetch_error_s  # noqa: F401 - re-exported
+from conformance.catalog.scenario_bounds import scenario_bound as scenario_bound  # re-exported
 
 # Health-check settings of the node shape (health_check_* in Ray's system config). A hard-killed
 # raylet refuses the check at once, so it is declared dead after threshold x period (~0.6 s); a

@@ -18,6 +18,7 @@ from conformance.timing.timeouts import CheckTimeout
 if TYPE_CHECKING:
     from ray._private.accelerators.accelerator import AcceleratorManager
 
+    from conformance.catalog.manifest import Manifest
 
 
 def _ray() -> Any:
@@ -44,7 +45,7 @@ def device_nodes(resource: str) -> list[dict[str, Any]]:
     return [n for n in _ray().nodes() if n.get("Alive") and n.get("Resources", {}).get(resource, 0) >= 1]
 
 
-def first_device_node(manifest: Any, manager: type[AcceleratorManager]) -> DeviceNode | None:
+def first_device_node(manifest: Manifest, manager: type[AcceleratorManager]) -> DeviceNode | None:
     nodes = device_nodes(manifest.resource_name)
     if not nodes:
         return None
@@ -84,7 +85,8 @@ def make_ledger() -> Any:
 
 
 def states(clock: Clock, holders: list[Any], what: str, bound_s: float | None = None) -> list[dict[str, Any]]:
-    return clock.get([h.state.remote() for h in holders], what, bound_s)
+    answers: list[dict[str, Any]] = clock.get([h.state.remote() for h in holders], what, bound_s)
+    return answers
 
 
 def kill_quietly(actors: list[Any]) -> None:

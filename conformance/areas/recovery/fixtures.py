@@ -31,8 +31,9 @@ from conformance.areas.recovery.context import (
     TransferRecoveryCtx,
 )
 from conformance.areas.recovery.devices import first_device_node
-from conformance.areas.recovery.nodes import NODE_KEY, ROLES, NodeLab, known_nodes, restore_layout
+from conformance.areas.recovery.nodes import NodeLab, known_nodes, restore_layout
 from conformance.areas.recovery.transfers import TIMEOUT_ENV, driver_fetch_timeout, run_fetch_timeout_s
+from conformance.cluster.faults import NODE_KEY, ROLES
 from conformance.run.check_context import CheckContext
 from conformance.run.fixtures import not_applicable, partitioning_driver, wait_devices_released
 from conformance.run.state import stash_of

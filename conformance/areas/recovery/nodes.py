@@ -35,6 +35,7 @@ from conformance.timing.clock import Clock
 if TYPE_CHECKING:
     from ray._private.accelerators.accelerator import AcceleratorManager
 
+    from conformance.catalog.manifest import Manifest
     from conformance.run.check_context import RunView
     from conformance.timing.host_load import MachineryRecord
 
@@ -52,7 +53,7 @@ def known_nodes(run: RunView) -> dict[str, NodeRef]:
     return stash_of(run).setdefault(STATE, RecoveryState()).known_nodes
 
 
-def device_node_envs(manifest: Any, manager: type[AcceleratorManager] | None,
+def device_node_envs(manifest: Manifest, manager: type[AcceleratorManager] | None,
                      machinery: MachineryRecord | None = None) -> list[dict[str, str]]:
     """The manifest's node environments under which the plugin detects devices (in order).
 
@@ -78,7 +79,7 @@ def device_node_envs(manifest: Any, manager: type[AcceleratorManager] | None,
     return keep or base
 
 
-def node_shape(manifest: Any, manager: type[AcceleratorManager] | None = None,
+def node_shape(manifest: Manifest, manager: type[AcceleratorManager] | None = None,
                machinery: MachineryRecord | None = None) -> ClusterShape:
     """Head + two pool nodes, fast health checks; each role takes a device-giving node_env entry."""
     base = device_node_envs(manifest, manager, machinery)
@@ -102,7 +103,7 @@ class NodeLab:
     """The node shape's cluster, by role: who is alive, kill a role, bring it back."""
 
     handle: ClusterHandle
-    manifest: Any
+    manifest: Manifest
     manager: type[AcceleratorManager]
     shape: ClusterShape
     driver: Any = None                     # a FaultDriver; None: the nodes started here

@@ -63,7 +63,8 @@ def recorder_for(run: RunView | None) -> Recorder:
     state = stash_of(run).setdefault(STATE, RecoveryState())
     if state.recorder is None:
         state.recorder = Recorder()
-    return state.recorder
+    recorder: Recorder = state.recorder   # RecoveryState (area.py) cannot name this module's type: scenario imports it
+    return recorder
 
 
 def section_data(records: list[ScenarioRecord]) -> dict[str, Any]:

@@ -1,7 +1,7 @@
 """The recovery area's cluster shapes (conformance.cluster.shapes reads KINDS through the area)."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from conformance.cluster.manager import ClusterShape, complete
 from conformance.cluster.shapes import FAULT_DRIVER, OWN_NODES, Resolver, ShapeKind, manifest_nodes, named_shape
@@ -9,19 +9,20 @@ from conformance.cluster.shapes import FAULT_DRIVER, OWN_NODES, Resolver, ShapeK
 if TYPE_CHECKING:
     from ray._private.accelerators.accelerator import AcceleratorManager
 
+    from conformance.catalog.manifest import Manifest
     from conformance.timing.host_load import MachineryRecord
 
 
 def _short_fetch_timeout(name: str) -> Resolver:
     """The manifest's nodes with Ray's RDT fetch timeout lowered in every node (FR-012..016), stretched
     by the run's fixed fetch factor (its `machinery` record)."""
-    def resolve(manifest: Any, manager: type[AcceleratorManager] | None, machinery: MachineryRecord) -> ClusterShape:
+    def resolve(manifest: Manifest, manager: type[AcceleratorManager] | None, machinery: MachineryRecord) -> ClusterShape:
         from conformance.areas.recovery.transfers import transfer_shape
         return named_shape(name, transfer_shape(manifest, machinery), manifest)
     return resolve
 
 
-def _fresh_start(manifest: Any, manager: type[AcceleratorManager] | None, machinery: MachineryRecord) -> ClusterShape:
+def _fresh_start(manifest: Manifest, manager: type[AcceleratorManager] | None, machinery: MachineryRecord) -> ClusterShape:
     """FR-006's fresh start: the manifest's nodes again. With a transport declared, they start
     with the recovery-transfers node environment, which differs only in Ray's RDT fetch timeout
     (no device detection reads it): the transfer checks that follow then run on this cluster
@@ -30,7 +31,7 @@ def _fresh_start(manifest: Any, manager: type[AcceleratorManager] | None, machin
     return resolve("recovery-restart")(manifest, manager, machinery)
 
 
-def _recovery_nodes(manifest: Any, manager: type[AcceleratorManager] | None,
+def _recovery_nodes(manifest: Manifest, manager: type[AcceleratorManager] | None,
                     machinery: MachineryRecord) -> ClusterShape:
     from conformance.areas.recovery.nodes import node_shape
     return complete(node_shape(manifest, manager, machinery), manifest)

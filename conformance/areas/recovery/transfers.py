@@ -39,6 +39,7 @@ from conformance.run.machinery import clock_ready
 from conformance.timing.clock import CONTROL_CALL_S, Clock
 
 if TYPE_CHECKING:
+    from conformance.catalog.manifest import Manifest
     from conformance.timing.host_load import MachineryRecord
 
 TIMEOUT_ENV = "RAY_rdt_fetch_fail_timeout_milliseconds"
@@ -106,7 +107,7 @@ def run_fetch_timeout_s(param_s: float, machinery: MachineryRecord) -> float:
     return float(param_s) * fetch_scale(machinery)
 
 
-def transfer_shape(manifest: Any, machinery: MachineryRecord) -> ClusterShape:
+def transfer_shape(manifest: Manifest, machinery: MachineryRecord) -> ClusterShape:
     """The manifest's nodes with a short RDT fetch timeout in every node's environment (the
     checklist's value, stretched by the run's load: fetch_scale of its `machinery` record)."""
     c = manifest.cluster
@@ -188,7 +189,8 @@ def roundtrip(clock: Clock, x: TransportSetup, src: Any, dst: Any, nbytes: int, 
 
 def calls(clock: Clock, actor: Any, name: str, what: str) -> list[dict[str, Any]]:
     """The transport calls the tracing wrapper recorded in the actor's process."""
-    return clock.get(actor.transport_calls.remote(name), what, CONTROL_CALL_S)
+    recorded: list[dict[str, Any]] = clock.get(actor.transport_calls.remote(name), what, CONTROL_CALL_S)
+    return recorded
 
 
 _DIGEST_KEYS = ("dtype", "shape", "nbytes", "sha256", "tensor", "seq", "items", "map")

@@ -30,7 +30,7 @@ def gather_calls(eps: Endpoints, transport: str) -> dict[str, list[dict[str, Any
     return out
 
 
-def count(recs: list[dict[str, Any]], method: str, obj_ids: set[str] | None = None) -> Counter:
+def count(recs: list[dict[str, Any]], method: str, obj_ids: set[str] | None = None) -> Counter[str | None]:
     """Per object id, how many calls of `method` (obj_ids=None: all objects)."""
     return Counter(r.get("obj") for r in recs if r["m"] == method and (obj_ids is None or r.get("obj") in obj_ids))
 

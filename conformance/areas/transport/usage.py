@@ -191,7 +191,7 @@ class UsageCtx(TransportCtx):
     def produce(self, src: Any, nbytes: int, seed: int, **options: Any) -> Any:
         return transfer.produce(src, self.name, nbytes, seed, **options)
 
-    def expect_data(self, clock: Clock, submit: Callable[[], Any], sent: Any, what: str, bound_s: float,
+    def expect_data(self, clock: Clock, submit: Callable[[], Any], sent: object, what: str, bound_s: float,
                     stalled: list[tuple[Any, Any, Any]] | None = None) -> Any:
         return self.step(clock, what, "data", bound_s,
                          lambda: transfer.expect_data(clock, self.name, submit, sent, what, bound_s, stalled))

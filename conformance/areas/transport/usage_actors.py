@@ -54,7 +54,7 @@ class UsagePeer(Endpoint):
         """A return without any tensor (called with the transport)."""
         return TENSORLESS
 
-    def echo(self, obj: Any) -> Any:
+    def echo(self, obj: object) -> Any:
         return obj
 
     def put_object(self, nbytes: int, seed: int, transport: str) -> list[Any]:
@@ -79,10 +79,12 @@ class UsagePeer(Endpoint):
     def keep(self, key: str, t: Any) -> dict[str, Any]:
         """Receive a tensor and keep it (the receiver owns it now); its digest as received."""
         self.kept[key] = t
-        return describe(t)
+        digest: dict[str, Any] = describe(t)
+        return digest
 
     def kept_digest(self, key: str) -> dict[str, Any]:
-        return describe(self.kept[key])
+        digest: dict[str, Any] = describe(self.kept[key])
+        return digest
 
     # ------------------------------------------------------------------ state
     def busy(self, seconds: float) -> bool:
@@ -105,7 +107,8 @@ class AsyncPeer:
         return build(case, self.device)
 
     async def receive(self, t: Any) -> dict[str, Any]:
-        return describe(t)
+        digest: dict[str, Any] = describe(t)
+        return digest
 
 
 class PlainPeer:
@@ -119,4 +122,5 @@ class PlainPeer:
         return {"pid": os.getpid()}
 
     def receive(self, t: Any) -> dict[str, Any]:
-        return describe(t)
+        digest: dict[str, Any] = describe(t)
+        return digest

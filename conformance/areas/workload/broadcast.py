@@ -109,7 +109,8 @@ def run_broadcast(eps: Endpoints, cfg: CollectiveConfig, python_path: list[str],
             def broadcast(k: int = k) -> list[Any]:
                 refs = [a.broadcast_weights.remote(entries, group, k) for a in actors]
                 try:
-                    return clock.get(refs, f"round {k}: broadcast through {cfg.backend}", bound_s)
+                    received: list[Any] = clock.get(refs, f"round {k}: broadcast through {cfg.backend}", bound_s)
+                    return received
                 except CheckTimeout:
                     raise
                 except Exception as exc:  # noqa: BLE001 - the backend's own error is the finding

@@ -15,7 +15,8 @@ from typing import Any
 
 from conformance.areas.workload import dp_worker
 from conformance.areas.workload.dp import DpPlan, DpRecord
-from conformance.collective.context import POOL_SIZE, CollectiveContext, bounded
+from conformance.collective.config import POOL_SIZE
+from conformance.collective.context import CollectiveContext, bounded
 from conformance.collective.members import CollectiveMember
 
 

@@ -54,7 +54,8 @@ def params(member: Any) -> list[float]:
     """The parameters as float64 values (read through the device's own copy to the host)."""
     import torch
 
-    return getattr(member, ATTR)["w"].to("cpu").to(torch.float64).tolist()
+    values: list[float] = getattr(member, ATTR)["w"].to("cpu").to(torch.float64).tolist()
+    return values
 
 
 def forget(member: Any) -> None:

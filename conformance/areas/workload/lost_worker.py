@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import statistics
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from conformance.areas.workload import model, rounds
 from conformance.areas.workload.actors import WorkloadActor
@@ -28,6 +28,9 @@ from conformance.areas.workload.sync import SyncPlan, round_problems, timed
 from conformance.rdt.pool import Endpoints, start_endpoints
 from conformance.rdt.transfer import first_line
 from conformance.timing.clock import Clock, ScenarioFailed
+
+if TYPE_CHECKING:
+    from conformance.rdt.registration import TransportSetup
 
 # What a round that did not end after the kill fails with (teeth rows name it): the requirement.
 # (clock, actor, old pid, what, bound_s, method=...) -> the new process's answer (Budget.restarted)
@@ -60,7 +63,7 @@ def custom_transports() -> dict[str, tuple[Any, list[str], Any]]:
             for name, info in util.transport_manager_info.items() if name not in util.DEFAULT_TRANSPORTS}
 
 
-def start(setup: Any, resource: str, device: str, nodes: list[str], clock: Clock) -> Endpoints:
+def start(setup: TransportSetup, resource: str, device: str, nodes: list[str], clock: Clock) -> Endpoints:
     """The trainer (index 0) and its receivers, each restartable once, task retries off (a take
     the kill interrupted fails instead of running again)."""
     return start_endpoints(setup, resource, device=device, nodes=list(nodes), cls=RestartableWorker,
@@ -128,7 +131,7 @@ def run_lost_worker(eps: Endpoints, plan: SyncPlan, transport: str, clock: Clock
     return record
 
 
-def kill_mid_round(trainer: Any, workers: list[Any], labels: list[str], k: int, expect: Any, previous: Any,
+def kill_mid_round(trainer: Any, workers: list[Any], labels: list[str], k: int, expect: object, previous: Any,
                    device: str, transport: str, clock: Clock, bound_s: float, record: LostRecord) -> float:
     """Round k with receiver 0 killed once every take is submitted: the survivors' round time."""
     import ray

@@ -94,7 +94,7 @@ def sequential(plan: PipelinePlan, wave: int, index: int) -> dict[str, Any]:
     return act
 
 
-def output_problems(wave: int, index: int, got: Any, expect: Any, device: str) -> list[str]:
+def output_problems(wave: int, index: int, got: object, expect: object, device: str) -> list[str]:
     """What is wrong with one microbatch's output: other bytes than the sequential computation's,
     or tensors on another device type than the transport's."""
     problems = []

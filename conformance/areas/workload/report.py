@@ -8,16 +8,19 @@ data-parallel step; report.html draws them over the steps.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from conformance.sanitize import markdown_cell as clean_text
+
+if TYPE_CHECKING:
+    from conformance.run.check_context import RunView
 
 SECTION = "Workload"
 COLOURS = ("#1565c0", "#2e7d32", "#6a1b9a", "#ef6c00", "#00838f", "#ad1457")
 MIB = 1 << 20
 
 
-def publish(run: Any, data: dict[str, Any]) -> None:
+def publish(run: RunView, data: dict[str, Any]) -> None:
     """Store the section (markdown + data) on the run; the report writer takes it from there.
     Each check publishes its own keys of `data`; what the others published stays."""
     merged = dict(((run.published(SECTION) or {}).get("data")) or {})
@@ -25,12 +28,12 @@ def publish(run: Any, data: dict[str, Any]) -> None:
     run.publish(SECTION, {"markdown": render(merged), "data": merged})
 
 
-def publish_data_parallel(run: Any, devices: dict[str, Any]) -> None:
+def publish_data_parallel(run: RunView, devices: dict[str, Any]) -> None:
     """WL-002's figures per device type, under `data_parallel` in the section's data."""
     publish(run, {"data_parallel": devices})
 
 
-def _num(v: Any, fmt: str = ".3g") -> str:
+def _num(v: object, fmt: str = ".3g") -> str:
     return format(v, fmt) if isinstance(v, (int, float)) and not isinstance(v, bool) else "-"
 
 
@@ -65,7 +68,7 @@ def render_data_parallel(devices: Any) -> list[str]:
     return lines
 
 
-def _series(v: Any) -> list[float | None]:
+def _series(v: object) -> list[float | None]:
     if not isinstance(v, list):
         return []
     return [float(x) if isinstance(x, (int, float)) and not isinstance(x, bool) else None for x in v]

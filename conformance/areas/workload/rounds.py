@@ -3,7 +3,7 @@ object-store rounds. What is wrong is judged by the pure helpers in conformance.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from conformance.areas.workload import model
 from conformance.areas.workload.actors import WorkloadActor
@@ -14,6 +14,9 @@ from conformance.rdt.stalls import where_they_stand
 from conformance.rdt.transfer import first_line
 from conformance.run.fixtures import not_applicable
 from conformance.timing.clock import Clock, ScenarioFailed
+
+if TYPE_CHECKING:
+    from conformance.rdt.registration import TransportSetup
 
 
 def placement(resource: str, device: str, receivers: int) -> list[str]:
@@ -36,7 +39,7 @@ def receiver_nodes(resource: str, device: str, receivers: int) -> list[str]:
     return nodes
 
 
-def start(setup: Any, resource: str, device: str, nodes: list[str], clock: Clock) -> Endpoints:
+def start(setup: TransportSetup, resource: str, device: str, nodes: list[str], clock: Clock) -> Endpoints:
     """The trainer (index 0) and its receivers, each answering within the clock's bound."""
     return start_endpoints(setup, resource, device=device, nodes=list(nodes), cls=WorkloadActor,
                            ready=lambda refs, what: clock.get(refs, what), what="workload actors to start")
@@ -85,15 +88,16 @@ def store_round(trainer: Any, workers: list[Any], k: int, times: list[float], cl
     def publish_and_take() -> list[Any]:
         ref = trainer.publish_picklable.remote()
         try:
-            return clock.get([w.take.remote(ref, k) for w in workers], f"round {k}: receivers through the object store",
-                             bound_s)
+            taken: list[Any] = clock.get([w.take.remote(ref, k) for w in workers],
+                                         f"round {k}: receivers through the object store", bound_s)
+            return taken
         finally:
             del ref
     _, seconds = timed(publish_and_take)
     times.append(seconds)
 
 
-def one_round(trainer: Any, workers: list[Any], labels: list[str], k: int, expect: Any, previous: Any,
+def one_round(trainer: Any, workers: list[Any], labels: list[str], k: int, expect: object, previous: Any,
               device: str, transport: str, times: list[float], clock: Clock, bound_s: float) -> list[str]:
     """Round k: the trainer steps, publishes once through the transport, every worker takes the
     ref; the round's time (publish to the last worker's answer) is appended to `times`. The
@@ -105,7 +109,8 @@ def one_round(trainer: Any, workers: list[Any], labels: list[str], k: int, expec
     def publish_and_take() -> list[Any]:
         ref = trainer.publish.options(tensor_transport=transport).remote()
         try:
-            return clock.get([w.take.remote(ref, k) for w in workers], f"round {k}: receivers through {via}", bound_s)
+            taken: list[Any] = clock.get([w.take.remote(ref, k) for w in workers], f"round {k}: receivers through {via}", bound_s)
+            return taken
         except ScenarioFailed as exc:   # a stalled round says which actor holds it, and in what
             raise ScenarioFailed(f"{exc}; {where_they_stand([trainer, *workers], ['the trainer', *labels])}") from None
         finally:

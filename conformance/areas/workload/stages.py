@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from conformance.areas.workload import pipeline
 from conformance.areas.workload.actors import WorkloadActor
@@ -18,6 +18,9 @@ from conformance.rdt import payloads
 from conformance.rdt.device import is_host
 from conformance.rdt.pool import Endpoints, alive_nodes, start_endpoints
 from conformance.timing.clock import Clock, ScenarioFailed
+
+if TYPE_CHECKING:
+    from conformance.rdt.registration import TransportSetup
 
 # The failure a hung wave ends in (teeth rows name it): the requirement it breaks.
 HUNG = "the pipeline hung with {n} activations in flight per stage (a transport MUST carry many in-flight objects)"
@@ -60,7 +63,7 @@ def placement(resource: str, device: str, stages: int) -> list[str]:
     return [nodes[s % len(nodes)] for s in range(stages)]
 
 
-def start(setup: Any, resource: str, plan: PipelinePlan, nodes: list[str], clock: Clock) -> Endpoints:
+def start(setup: TransportSetup, resource: str, plan: PipelinePlan, nodes: list[str], clock: Clock) -> Endpoints:
     """The stages, started and given their weights: setup, bounded like the stages' start by the
     scenario's own bound, never by wave_bound_s (a wave's hang bound: a twin's run shortens it, and
     a loaded host building the weights once took 15 s against its 10)."""

@@ -17,7 +17,7 @@ from __future__ import annotations
 import statistics
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from conformance.areas.workload import model
 from conformance.rdt import payloads
@@ -71,7 +71,7 @@ class SyncRecord:
         return out
 
 
-def round_problems(round_no: int, label: str, got: Any, expect: Any, previous: Any | None,
+def round_problems(round_no: int, label: str, got: object, expect: object, previous: Any | None,
                    device: str) -> list[str]:
     """What is wrong with one worker's copy in round `round_no`: stale (exactly the previous
     round's bytes), mixed (some tensors of each), or other wrong bytes; tensors on another device
@@ -95,7 +95,7 @@ def round_problems(round_no: int, label: str, got: Any, expect: Any, previous: A
     return problems
 
 
-def _stale_tensors(got: Any, expect: Any, previous: Any | None) -> int:
+def _stale_tensors(got: object, expect: object, previous: Any | None) -> int:
     if previous is None:
         return 0
     now = dict(payloads.tensors_in(got))
@@ -144,7 +144,7 @@ def problems_line(groups: list[list[str]], most: int = 4) -> str:
     return f"{total} problem(s): " + "; ".join(shown) + (f" (+{total - len(shown)} more)" if total > len(shown) else "")
 
 
-def timed(fn: Any) -> tuple[Any, float]:
+def timed(fn: Callable[[], Any]) -> tuple[Any, float]:
     t0 = time.perf_counter()
     out = fn()
     return out, time.perf_counter() - t0

@@ -109,7 +109,7 @@ def star_rows(ctx: CollectiveCtx, members: list[Any], compared: list[dict[str, A
 def host_copy_gbps(ctx: CollectiveCtx, member: Any) -> float:
     nbytes = int(float(ctx.param("host_copy_mib")) * 2**20)
     iters = int(ctx.param("host_copy_iters"))
-    per = [ctx.backend.ask([member], "host_copy_s", nbytes, iters, what="host copy")[0]
+    per: list[float] = [ctx.backend.ask([member], "host_copy_s", nbytes, iters, what="host copy")[0]
            for _ in range(int(ctx.param("min_trials")))]
     return nbytes / statistics.median(per) / 1e9
 

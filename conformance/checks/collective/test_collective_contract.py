@@ -11,13 +11,16 @@ import json
 import os
 import subprocess
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from conformance.areas.collective.contract import contract_facts, group_class
 from conformance.collective.config import CollectiveConfig
 from conformance.collective.context import CollectiveCtx
+
+if TYPE_CHECKING:
+    from conformance.catalog.manifest import Manifest
 
 
 @pytest.mark.check("CC-001")
@@ -48,7 +51,7 @@ except Exception as exc:
 """
 
 
-def availability_on(config: CollectiveConfig, manifest: Any, envs: dict[str, dict[str, str]],
+def availability_on(config: CollectiveConfig, manifest: Manifest, envs: dict[str, dict[str, str]],
                     timeout_s: float) -> dict[str, dict[str, Any]]:
     """check_backend_availability() in one fresh process per host kind, all at once (vendors cache
     what they detect at import, so each host needs its own process)."""

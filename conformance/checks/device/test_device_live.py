@@ -37,8 +37,9 @@ def pinned(node_id: str) -> Any:
 def run_task(ctx: DeviceCtx, units: float, **options: Any) -> dict[str, Any]:
     ray = _ray()
     fn = ray.remote(visible_state).options(**{"num_cpus": 0, **demand(ctx.resource, units), **options})
-    return ctx.budget.get(fn.remote(ctx.env_var, ctx.resource, ctx.manager_ref), GET_TIMEOUT_S,
-                          f"result of a task requesting {units} {ctx.resource}")
+    state: dict[str, Any] = ctx.budget.get(fn.remote(ctx.env_var, ctx.resource, ctx.manager_ref), GET_TIMEOUT_S,
+                                           f"result of a task requesting {units} {ctx.resource}")
+    return state
 
 
 def require_env_var(ctx: DeviceCtx) -> None:

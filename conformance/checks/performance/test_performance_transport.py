@@ -51,7 +51,8 @@ def measured_sweep(performance_ctx: PerformanceCtx) -> dict[str, Any]:
         result["device"] = device
         tctx.cache["sweep"] = result
         publish(tctx.run, "sweep", result, device)
-    return tctx.cache["sweep"]
+    sweep: dict[str, Any] = tctx.cache["sweep"]
+    return sweep
 
 
 @pytest.mark.check("PF-001")

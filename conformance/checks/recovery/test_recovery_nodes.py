@@ -28,7 +28,7 @@ from conformance.areas.recovery.devices import (
     total,
     wait_dead,
 )
-from conformance.areas.recovery.nodes import fill, release, signature
+from conformance.areas.recovery.nodes import NodeLab, fill, release, signature
 from conformance.catalog.labels import load_vocabulary
 from conformance.cluster.requests import demand
 from conformance.rdt.transfer import first_line
@@ -130,7 +130,7 @@ def test_dead_node_leaves_view_and_survivors_keep_running(recovery_ctx: NodeReco
     nc.decide()
 
 
-def moved_record(lab: Any, first_role: str, first: dict[str, Any], moved: dict[str, Any],
+def moved_record(lab: NodeLab, first_role: str, first: dict[str, Any], moved: dict[str, Any],
                  moved_s: float) -> dict[str, Any]:
     """A piece of pool work before and after its node died, and the labels of where it ran again."""
     return {"first": holder_record(first, first_role),
@@ -176,7 +176,7 @@ def test_label_selected_work_moves_to_surviving_matching_node(recovery_ctx: Node
             moved = nc.budget.restarted(clock, actors[0], first["pid"], "the pool actor to run again", nc.param("reschedule_s"))
             nc.metrics["actor"] = moved_record(lab, first_role, first, moved, clock.elapsed() - t0)
             clock.mark("actor rescheduled")
-            if with_task and task_first is not None:
+            if with_task and task_first is not None and task_ref is not None:   # task_ref is set before task_first
                 done = clock.get(task_ref, "the pool task to finish on retry", nc.param("reschedule_s"))
                 nc.metrics["task"] = moved_record(lab, task_first_role, task_first, done, clock.elapsed() - t0)
                 clock.mark("task retried")
@@ -285,7 +285,7 @@ def test_placement_group_bundle_is_rescheduled(recovery_ctx: NodeRecoveryCtx) ->
             states_seen: list[str] = []
 
             def rescheduled() -> dict[str, Any] | None:
-                table = placement_group_table(pg)
+                table: dict[str, Any] = placement_group_table(pg)
                 states_seen.append(table["state"])
                 where = table["bundles_to_node_id"].get(lost)
                 if table["state"] == "CREATED" and where and where not in (b.node_id, placed[kept]):

@@ -11,7 +11,7 @@ the vendor's transport by a fault-injecting twin registration (conformance.rdt.f
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -31,6 +31,9 @@ from conformance.rdt.pool import alive, destroy_group, make_group
 from conformance.rdt.transfer import first_line, outcome, short, wait_dead
 from conformance.run.budget import CONTROL_CALL_S, CheckTimeout, Scenario
 from conformance.run.fixtures import not_applicable
+
+if TYPE_CHECKING:
+    from conformance.areas.recovery.nodes import NodeLab
 
 pytestmark = pytest.mark.cluster("recovery-transfers")
 KILL_AFTER_S = 1.0          # FR-013: the source dies this far into the held receive (held_receive_s)
@@ -311,7 +314,7 @@ def test_transfer_across_partition_ends_in_data_or_error(recovery_ctx: TransferR
     xc.decide()
 
 
-def _across_partition(xc: TransferRecoveryCtx, lab: Any) -> None:
+def _across_partition(xc: TransferRecoveryCtx, lab: NodeLab) -> None:
     from conformance.areas.recovery.bounds import scenario_bound
     from conformance.areas.recovery.devices import pinned
 

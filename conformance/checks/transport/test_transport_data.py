@@ -14,8 +14,8 @@ import pytest
 from conformance.areas.transport import judges
 from conformance.areas.transport.context import TransportCtx
 from conformance.rdt import payloads
-from conformance.rdt.config import format_size, max_bytes, record_size_cap
-from conformance.rdt.context import INTRA_NODE_ENDPOINTS, CaseResult, TransportContext
+from conformance.rdt.config import INTRA_NODE_ENDPOINTS, format_size, max_bytes, record_size_cap
+from conformance.rdt.context import CaseResult, TransportContext
 from conformance.rdt.device import is_host
 from conformance.rdt.pool import Endpoints, Ready
 from conformance.rdt.tables import publish
@@ -38,7 +38,8 @@ def supported_dtypes(tctx: TransportContext, device: str) -> tuple[list[str], di
         probe = ray_get(eps.actors[0].supported_dtypes.remote(list(payloads.ALL_DTYPES)), what="dtype probe")
         tctx.cache[key] = ([d for d in payloads.ALL_DTYPES if probe[d] is None],
                            {d: why for d, why in probe.items() if why is not None})
-    return tctx.cache[key]
+    found: tuple[list[str], dict[str, str]] = tctx.cache[key]
+    return found
 
 
 def record_cases(ctx: TransportCtx, results: list[CaseResult], **evidence: Any) -> None:
@@ -302,7 +303,7 @@ def _same_ref_twice(ctx: TransportCtx, device: str) -> None:
         ctx.metrics["failures"] = [f"{k}: {v[0]}" for k, v in wrong.items()]
 
 
-def _driver_get(ref: Any, sent: Any, **options: Any) -> str:
+def _driver_get(ref: Any, sent: object, **options: Any) -> str:
     """What ray.get of an RDT ref does in the driver, in words ("returned bit-exact", "ValueError: ..")."""
     ray = _ray()
     try:

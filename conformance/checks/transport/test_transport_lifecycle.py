@@ -22,7 +22,7 @@ from conformance.rdt import payloads
 from conformance.rdt.config import max_bytes, record_size_cap
 from conformance.rdt.context import TransportContext, later_bytes
 from conformance.rdt.memory import growth
-from conformance.rdt.pool import start_endpoints
+from conformance.rdt.pool import Endpoints, start_endpoints
 from conformance.rdt.transfer import TransferError, ray_get
 from conformance.run.fixtures import not_applicable
 
@@ -37,7 +37,7 @@ def _pair(tctx: TransportContext, device: str) -> Any:
     return eps
 
 
-def _transfer_all(tctx: TransportContext, eps: Any, cases: list[dict[str, Any]], src: int = 0, dst: int = 1,
+def _transfer_all(tctx: TransportContext, eps: Endpoints, cases: list[dict[str, Any]], src: int = 0, dst: int = 1,
                   consume: bool = True, errors: list[str] | None = None) -> list[str]:
     """Move each case src -> dst with the traced transport; return the object ids (refs dropped).
 
@@ -64,7 +64,7 @@ def _transfer_all(tctx: TransportContext, eps: Any, cases: list[dict[str, Any]],
     return ids
 
 
-def _side(eps: Any, key: str) -> str:
+def _side(eps: Endpoints, key: str) -> str:
     return "driver" if key == "driver" else f"endpoint {key} (pid {eps.pid_of(int(key))})"
 
 

@@ -281,7 +281,8 @@ class HostCluster:
                            timeout_s=timeout_s)
         if proc.returncode != 0:
             raise HostClusterError(f"listing nodes failed: {proc.stderr.strip().splitlines()[-1:]}")
-        return json.loads(proc.stdout.strip().splitlines()[-1])
+        nodes: list[dict[str, Any]] = json.loads(proc.stdout.strip().splitlines()[-1])
+        return nodes
 
     def wait_alive(self, count: int, timeout_s: float) -> list[dict[str, Any]]:
         proc = self.run_in(0, [sys.executable, "-m", "conformance.cluster.hosts", "nodes", "--address", self.address,
@@ -289,7 +290,8 @@ class HostCluster:
         if proc.returncode != 0:
             tail = (proc.stderr or proc.stdout).strip().splitlines()[-2:]
             raise HostClusterError(f"{count} hosts not alive within {timeout_s:g}s: {' | '.join(tail)}")
-        return json.loads(proc.stdout.strip().splitlines()[-1])
+        nodes: list[dict[str, Any]] = json.loads(proc.stdout.strip().splitlines()[-1])
+        return nodes
 
     def state(self) -> dict[str, Any]:
         """What a fault driver in another process needs (conformance.cluster.hosts.faults reads it)."""

@@ -38,7 +38,8 @@ class NamespaceFaultDriver:
         self._timers: list[threading.Timer] = []
 
     def _host(self, node: NodeRef) -> dict[str, Any]:
-        for h in self.state["hosts"]:
+        hosts: list[dict[str, Any]] = self.state["hosts"]
+        for h in hosts:
             if h["address"] == node.ip:
                 return h
         raise FaultNotSupported(f"node {node.node_id[:8]} at {node.ip} is not one of the namespace hosts")

@@ -92,7 +92,7 @@ class Budget:
             return items[:cap]
         return items
 
-    def cap_lists(self, value: Any, where: str, depth: int = 0) -> Any:
+    def cap_lists(self, value: object, where: str, depth: int = 0) -> Any:
         """`value` with every list in it cut to `limits.rows` items (each cut noted with its path)."""
         if depth > 16:
             return value

@@ -24,7 +24,7 @@ TEXT_LIMIT = 20000
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 
 
-def clean_tree(value: Any) -> Any:
+def clean_tree(value: object) -> Any:
     """The same structure with every string (keys too) made safe to show; multi-line text kept."""
     if isinstance(value, str):
         return terminal(value, limit=TEXT_LIMIT, one_line=False)
@@ -35,7 +35,7 @@ def clean_tree(value: Any) -> Any:
     return value
 
 
-def safe_href(value: Any) -> str | None:
+def safe_href(value: object) -> str | None:
     """A link target only for https/http URLs and relative paths; never javascript:, data: or file:."""
     if not isinstance(value, str) or not value.strip() or any(c.isspace() for c in value.strip()):
         return None
@@ -47,7 +47,7 @@ def safe_href(value: Any) -> str | None:
     return v
 
 
-def url_href(value: Any) -> str | None:
+def url_href(value: object) -> str | None:
     """A link target only for https/http URLs (a doc reference that is a path stays text: it is
     relative to the project, not to wherever the page is opened)."""
     href = safe_href(value)
@@ -61,15 +61,15 @@ def _under(base: str, href: str | None) -> str | None:
     return (base.rstrip("/") + "/" if base else "") + quote(href, safe="/")
 
 
-def as_dict(value: Any) -> dict[str, Any]:
+def as_dict(value: object) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def as_list(value: Any) -> list[Any]:
+def as_list(value: object) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
-def as_number(value: Any) -> float | None:
+def as_number(value: object) -> float | None:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 

@@ -27,7 +27,7 @@ CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'n
 GENERATOR = "ray-accelerator-conformance"
 
 
-def _slug(value: Any) -> str:
+def _slug(value: object) -> str:
     return re.sub(r"[^A-Za-z0-9_-]+", "-", str(value)).strip("-") or "x"
 
 

@@ -19,13 +19,20 @@ a vendor's device module is imported: conformance.cluster.injection.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Sequence
 
 from conformance.simulated.device.torch_backend import DeviceSetupError, register_python_device
 
+if TYPE_CHECKING:
+    import torch
+    from torch.types import Device
+
+    from conformance.simulated.device.runtime import DeviceBuffer
+    from conformance.simulated.device.tensor import SimTensor
+
 DEVICE_TYPE = "simacc"
 __all__ = ["DEVICE_TYPE", "DeviceSetupError", "install", "read_bytes", "write_bytes"]
-_library: Any = None
+_library: torch.library.Library | None = None
 
 
 def install() -> None:
@@ -40,15 +47,16 @@ def install() -> None:
     register_python_device(DEVICE_TYPE, module)
     lib = torch.library.Library("aten", "IMPL")
 
-    def empty_memory_format(size: Any, *, dtype: Any = None, layout: Any = None, device: Any = None,
-                            pin_memory: Any = None, memory_format: Any = None) -> Any:
+    def empty_memory_format(size: Sequence[int], *, dtype: torch.dtype | None = None, layout: torch.layout | None = None,
+                            device: Device = None, pin_memory: bool | None = None,
+                            memory_format: torch.memory_format | None = None) -> SimTensor:
         return tensor.empty(size, None, dtype, _index(device))
 
-    def empty_strided(size: Any, stride: Any, *, dtype: Any = None, layout: Any = None, device: Any = None,
-                      pin_memory: Any = None) -> Any:
+    def empty_strided(size: Sequence[int], stride: Sequence[int], *, dtype: torch.dtype | None = None,
+                      layout: torch.layout | None = None, device: Device = None, pin_memory: bool | None = None) -> SimTensor:
         return tensor.empty(size, stride, dtype, _index(device))
 
-    def _index(device: Any) -> int:
+    def _index(device: Device) -> int:
         return module._index(device)
 
     lib.impl("empty.memory_format", empty_memory_format, "PrivateUse1")
@@ -56,7 +64,7 @@ def install() -> None:
     _library = lib
 
 
-def _buffer_of(t: Any) -> Any:
+def _buffer_of(t: torch.Tensor) -> DeviceBuffer:
     from conformance.simulated.device.tensor import SimTensor
 
     if not isinstance(t, SimTensor):
@@ -66,12 +74,12 @@ def _buffer_of(t: Any) -> Any:
     return t._buffer
 
 
-def read_bytes(t: Any) -> bytearray:
+def read_bytes(t: torch.Tensor) -> bytearray:
     """A contiguous device tensor's bytes as device memory holds them now (no stream waited for)."""
-    buf = _buffer_of(t)
-    return buf.read(t.storage_offset() * t.element_size(), t.numel() * t.element_size())
+    # int(): torch types a storage offset int | SymInt; a simacc tensor's is a plain int
+    return _buffer_of(t).read(int(t.storage_offset()) * t.element_size(), t.numel() * t.element_size())
 
 
-def write_bytes(t: Any, data: Any) -> None:
+def write_bytes(t: torch.Tensor, data: bytes | bytearray | memoryview) -> None:
     """Overwrite a contiguous device tensor's bytes now (no stream waited for)."""
-    _buffer_of(t).write(data, t.storage_offset() * t.element_size())
+    _buffer_of(t).write(data, int(t.storage_offset()) * t.element_size())

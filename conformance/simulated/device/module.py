@@ -9,9 +9,12 @@ per thread as in CUDA: Ray runs transfers on its own threads) and starts at 0.
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING
 
 from conformance.simulated.device import runtime
+
+if TYPE_CHECKING:
+    from torch.types import Device
 
 _current = 0
 
@@ -54,7 +57,7 @@ def current_device() -> int:
     return _current
 
 
-def set_device(device: Any) -> None:
+def set_device(device: Device) -> None:
     global _current
     index = _index(device)
     if not 0 <= index < device_count():
@@ -62,7 +65,7 @@ def set_device(device: Any) -> None:
     _current = index
 
 
-def _index(device: Any) -> int:
+def _index(device: Device) -> int:
     import torch
 
     if device is None:
@@ -73,11 +76,11 @@ def _index(device: Any) -> int:
     return d.index if d.index is not None else _current
 
 
-def current_stream(device: Any = None) -> runtime.Stream:
+def current_stream(device: Device = None) -> runtime.Stream:
     return runtime.default_stream(_index(device))
 
 
-def synchronize(device: Any = None) -> None:
+def synchronize(device: Device = None) -> None:
     """Wait for every enqueued copy and kernel of the device."""
     runtime.default_stream(_index(device)).synchronize()
 
@@ -87,24 +90,24 @@ Event = runtime.Event
 
 
 # ---------------------------------------------------------------- memory, as torch.cuda names it
-def memory_allocated(device: Any = None) -> int:
+def memory_allocated(device: Device = None) -> int:
     return runtime.ALLOCATOR.allocated.get(_index(device), 0)
 
 
-def max_memory_allocated(device: Any = None) -> int:
+def max_memory_allocated(device: Device = None) -> int:
     return runtime.ALLOCATOR.peak.get(_index(device), 0)
 
 
-def reset_peak_memory_stats(device: Any = None) -> None:
+def reset_peak_memory_stats(device: Device = None) -> None:
     runtime.ALLOCATOR.reset_peak(_index(device))
 
 
-def mem_get_info(device: Any = None) -> tuple[int, int]:
+def mem_get_info(device: Device = None) -> tuple[int, int]:
     """(free, total) bytes of the device, as this process accounts them."""
     total = runtime.ALLOCATOR.capacity()
     return total - memory_allocated(device), total
 
 
-def memory_stats(device: Any = None) -> dict[str, int]:
+def memory_stats(device: Device = None) -> dict[str, int]:
     return {"allocated_bytes.all.current": memory_allocated(device),
             "allocated_bytes.all.peak": max_memory_allocated(device)}

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import sys
 import threading
-from typing import Any, Iterator
+from typing import Any, Iterator, Sequence
 
 import torch
 from torch.utils._pytree import tree_flatten, tree_map
@@ -40,7 +40,7 @@ class SimTensor(torch.Tensor):
     _buffer: runtime.DeviceBuffer
 
     @staticmethod
-    def __new__(cls, buffer: runtime.DeviceBuffer, size: Any, stride: Any, offset: int, dtype: torch.dtype) -> "SimTensor":
+    def __new__(cls, buffer: runtime.DeviceBuffer, size: Sequence[int], stride: Sequence[int], offset: int, dtype: torch.dtype) -> "SimTensor":
         t = torch.Tensor._make_wrapper_subclass(cls, size, strides=stride, storage_offset=offset, dtype=dtype,
                                                 device=torch.device(DEVICE_TYPE, buffer.index))
         t._buffer = buffer
@@ -49,7 +49,7 @@ class SimTensor(torch.Tensor):
     def __repr__(self, *, tensor_contents: Any = None) -> str:  # type: ignore[override]  # reads no device memory
         return f"SimTensor(shape={tuple(self.shape)}, dtype={self.dtype}, device={self.device})"
 
-    def __reduce_ex__(self, protocol: Any) -> Any:
+    def __reduce_ex__(self, protocol: int) -> Any:  # type: ignore[override]  # torch's hint says str | int; pickle passes an int
         """Pickle as a torch.Tensor does: through the reducer a serializer registered for
         torch.Tensor by type when there is one (Ray's RDT registers one in cloudpickle's dispatch
         table to take tensors out of band; a C++ backend's tensors are torch.Tensor and match it
@@ -67,7 +67,7 @@ class SimTensor(torch.Tensor):
         return (_rebuild, (self.detach().to("cpu"), self.device.index))
 
     @classmethod
-    def __torch_dispatch__(cls, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:  # type: ignore[override]
+    def __torch_dispatch__(cls, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:  # type: ignore[override]  # torch.Tensor declares it narrower; a subclass's dispatch takes any op
         return run(func, args, kwargs or {})
 
 
@@ -75,7 +75,7 @@ def _rebuild(host: torch.Tensor, index: int) -> torch.Tensor:
     return host.to(torch.device(DEVICE_TYPE, index))
 
 
-def contiguous_strides(size: Any) -> list[int]:
+def contiguous_strides(size: Sequence[int]) -> list[int]:
     strides, acc = [], 1
     for n in reversed(list(size)):
         strides.append(acc)
@@ -83,14 +83,14 @@ def contiguous_strides(size: Any) -> list[int]:
     return list(reversed(strides))
 
 
-def storage_nbytes(size: Any, stride: Any, offset: int, itemsize: int) -> int:
+def storage_nbytes(size: Sequence[int], stride: Sequence[int], offset: int, itemsize: int) -> int:
     if any(int(n) == 0 for n in size):
         return offset * itemsize
     last = offset + sum((int(n) - 1) * int(s) for n, s in zip(size, stride))
     return (last + 1) * itemsize
 
 
-def empty(size: Any, stride: Any, dtype: torch.dtype | None, index: int) -> SimTensor:
+def empty(size: Sequence[int], stride: Sequence[int] | None, dtype: torch.dtype | None, index: int) -> SimTensor:
     dtype = dtype or torch.get_default_dtype()
     stride = list(stride) if stride is not None else contiguous_strides(size)
     itemsize = torch.empty((), dtype=dtype).element_size()
@@ -133,7 +133,7 @@ def _alias_of_returns(func: Any) -> list[int | None]:
     return out
 
 
-def _mutated_args(func: Any, args: tuple, kwargs: dict) -> list[Any]:
+def _mutated_args(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:
     found: list[Any] = []
     for i, arg in enumerate(func._schema.arguments):
         if arg.alias_info is not None and arg.alias_info.is_write:
@@ -142,12 +142,12 @@ def _mutated_args(func: Any, args: tuple, kwargs: dict) -> list[Any]:
     return found
 
 
-def _bound_arg(func: Any, args: tuple, kwargs: dict, position: int) -> Any:
+def _bound_arg(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], position: int) -> Any:
     arg = func._schema.arguments[position]
     return args[position] if position < len(args) else kwargs.get(arg.name)
 
 
-def _execute(func: Any, args: tuple, kwargs: dict, results: list[Any]) -> Any:
+def _execute(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], results: list[Any]) -> Any:
     """Run func on the host over the current bytes of every device buffer involved; write back
     the buffers it wrote (mutated arguments) and the results' buffers. Returns func's result."""
     bases: dict[int, tuple[runtime.DeviceBuffer, bytearray, torch.Tensor]] = {}
@@ -177,7 +177,7 @@ def _execute(func: Any, args: tuple, kwargs: dict, results: list[Any]) -> Any:
     return out
 
 
-def _target_index(args: tuple, kwargs: dict) -> int | None:
+def _target_index(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int | None:
     device = kwargs.get("device")
     if device is not None:
         device = torch.device(device)
@@ -200,12 +200,12 @@ def _capture_host(x: Any) -> Any:
     return x
 
 
-def _sync_inputs(args: tuple, kwargs: dict) -> None:
+def _sync_inputs(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
     for index in {t.device.index for t in _sim_tensors((args, kwargs))}:
         runtime.default_stream(index).synchronize()
 
 
-def run(func: Any, args: tuple, kwargs: dict) -> Any:
+def run(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     if func is torch.ops.aten.detach.default or func is torch.ops.aten.alias.default:
         t = args[0]
         return SimTensor(t._buffer, t.shape, t.stride(), t.storage_offset(), t.dtype)
