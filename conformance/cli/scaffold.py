@@ -151,7 +151,9 @@ def describe_node() -> Optional[Dict[str, Any]]:
 TRANSPORT = '''"""${product}: the Ray Direct Transport (RDT) tensor transport named in the manifest's transport.
 
 Every method raises NotImplementedError until it is written; docs/transport.md explains when Ray
-calls each one and what TR-001 .. TR-014 check. The reference is conformance/simulated/transport.py.
+calls each one and what TR-001 .. TR-020 check. The references are conformance/simulated/transport.py
+(one-sided: the receiver reads the source's buffer) and conformance/simulated/two_sided.py (two-sided:
+the source sends, the receiver receives; docs/transport.md, "Declaring the transport").
 Or remove `transport:` from the manifest (beta and stable then need a transport).
 """
 from __future__ import annotations

@@ -264,9 +264,10 @@ class RunHelp:
         outcome = shown_outcome(combine([r.final_outcome() for r in recs]), cid, self.run.waivers)
         seconds = sum(r.duration_s + sum(a["duration_s"] for a in r.earlier) for r in recs)
         elapsed = time.monotonic() - self.run.t0
+        self.progress.took(seconds)
         check = self.run.data.checklist.by_id().get(cid)
         line = progress_line(len(self.progress.done), len(self.progress.order), cid, check.title if check else "",
-                             outcome, seconds, elapsed, self.progress.left_s(elapsed))
+                             outcome, seconds, elapsed, self.progress.left_s())
         if self.tr is not None:
             self.tr.ensure_newline()
         self._write(line)
