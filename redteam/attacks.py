@@ -306,16 +306,11 @@ def t03(r):
         r["shape"]["domain_labels"] = [d for d in r["shape"]["domain_labels"] if "rack" not in d]
 
 
-@attack("T04_packing_claimed", "TL-014: groups were spread over domains (packed false); recorded packed true")
+@attack("T04_packing_host_pending", "TL-014: STRICT_PACK never placed the packed group (plugin's labels wrong); recorded as the host's "
+        "pending work (host_pending) with the outcome left pass")
 def t04(r):
     m = M(r, "TL-014")
-    p = m.get("packed")
-    if isinstance(p, bool):
-        m["packed"] = True
-    elif isinstance(p, list):
-        for g in p:
-            if isinstance(g, dict):
-                g["domains"] = g.get("domains", [None])[:1] if isinstance(g.get("domains"), list) else g.get("domains")
+    m["packed"] = {"devices": m["packed"]["devices"], "host_pending": "placement group not ready within 3.0 s", "ready": False}
 
 
 @attack("T05_provider_removed", "topology provider describes nothing sane: topology.provider removed from the manifest (TL-004..008 then?)")
@@ -420,16 +415,12 @@ def x08(r):
     s["plain_receiver_s"] = min(s.get("plain_receiver_s", 0), p["fail_fast_s"])
 
 
-@attack("X09_query_latency_max_lowered", "TR-014: actor_has_tensor_transport answers slowly; only the max figure lowered, the per-call list kept")
+@attack("X09_query_latency_max_lowered", "TR-014: actor_has_tensor_transport answers in 10x max_answer_s on simacc (its per-call "
+        "latencies_s show it); only the summary figure actor_has_transport_max_latency_s kept low")
 def x09(r):
     m = M(r, "TR-014")
     p = find(r, "TR-014")["params"]
-    lat = m.get("actor_has_transport_latency_s")
-    if isinstance(lat, list) and lat:
-        lat[-1] = p["max_answer_s"] * 10
-    elif isinstance(lat, dict):
-        k = sorted(lat)[-1]
-        lat[k] = p["max_answer_s"] * 10
+    m["simacc"]["latencies_s"] = [p["max_answer_s"] * 10] * len(m["simacc"]["latencies_s"])
 
 
 @attack("X10_cross_node_same_node", "TR-006: both endpoints ran on one node (no cross-node path); node ids relabelled distinct")
@@ -731,17 +722,6 @@ def r07(r):
         m[d]["result_s"] = p["rdt_fetch_timeout_s"] * (MAX_FACTOR - 0.5)
 
 
-@attack("R08_fr011_scenarios_emptied_one", "FR-011: keep one scenario of several (drop the failed ones) — FR-010")
-def r08(r):
-    m = M(r, "FR-010")
-    sc = m["scenarios"]
-    if len(sc) > 1:
-        keep = sorted(sc)[0]
-        m["scenarios"] = {keep: sc[keep]}
-    else:
-        raise RuntimeError("FR-010 has one scenario")
-
-
 # ------------------------------------------------------------------------------------------- evidence moved
 @attack("E01_evidence_moved_between_types", "FR-015 fails on simacc: the cpu record copied over the simacc record")
 def e01(r):
@@ -778,7 +758,7 @@ def _html_clean(out: Path, text: str) -> str:
     from conformance.report.build import write_html
     rep = json.loads((out / "report.json").read_text())
     html = write_html(rep, out).read_text()
-    bad = [s for s in ("<script>alert", "<img src=x onerror", "javascript:alert", "\x1b") if s in html]
+    bad = [s for s in ("<script>alert", "<img src=x onerror", '<a href="javascript:', "\x1b") if s in html]
     return ("report.html contains " + ", ".join(repr(b) for b in bad)) if bad else "report.html sanitised"
 
 
@@ -824,12 +804,12 @@ def h07(r):
     M(r, "DP-001")["deep"] = v
 
 
-@attack("H08_nan_like_strings", "'NaN'/'Infinity' as strings and 1e308 where judges read numbers (PF-002)")
+@attack("H08_nan_like_strings", "'NaN'/'Infinity' as strings and 1e300 where judges read numbers (PF-002)")
 def h08(r):
     m = M(r, "PF-002")
-    m["largest_size_trials_gbps"] = [1e308] * len(m["largest_size_trials_gbps"])
-    m["largest_size_gbps"] = 1e308
-    m["achieved_fraction"] = 1e308 / m["reference_gbps"]
+    m["largest_size_trials_gbps"] = [1e300] * len(m["largest_size_trials_gbps"])
+    m["largest_size_gbps"] = 1e300
+    m["achieved_fraction"] = 1e300 / m["reference_gbps"]
 
 
 @attack("H09_wrong_types_in_judged_metric", "wrong types where a judge reads (a dict for a list, a string for a count) — must be a FAIL, not a crash")
@@ -963,3 +943,85 @@ def t07(r):
     ids = sorted(nodes)
     good = copy.deepcopy(nodes[ids[0]])
     nodes[ids[1]] = good
+
+
+@attack("C07b_cc011_declared_device_not_applicable", "CC-011/CC-012: the manifest declares RDT over the backend on simacc too (looks stronger); "
+        "the simacc records are 'not applicable' with a reason, cpu's nested as each_device writes them")
+def c07b(r):
+    r["manifest"]["collective"]["rdt_devices"] = ["cpu", "simacc"]
+    for cid in ("CC-011", "CC-012"):
+        c = find(r, cid)
+        old = c["metrics"]
+        waits = old.pop("waits", None)
+        new = {"devices": ["cpu"], "not_applicable_on": {"simacc": "ValueError: the backend cannot move simacc tensors"},
+               "cpu": {k: v for k, v in old.items() if k != "devices"}}
+        for k in ("transfers", "error_bound_s"):
+            if k in old:
+                new[k] = old[k]
+        if waits is not None:
+            new["waits"] = waits
+        c["metrics"] = new
+
+
+# ------------------------------------------------------------------------------------------- hostile input verify itself meets
+# (signed by the vendor's own tool: `sign` refuses these first, so verify must meet them with a line, never a traceback)
+ATTACKS["H02r_ansi_in_vendor_raw"] = Attack("H02r_ansi_in_vendor_raw", "H02 signed by the vendor's own tool: ESC in manifest.vendor reaches verify",
+                                            h02, raw=True, post=_no_raw_escape)
+ATTACKS["H03r_zero_width_product_raw"] = Attack("H03r_zero_width_product_raw", "H03 signed by the vendor's own tool (ZWJ in the product)", h03, raw=True)
+ATTACKS["H07r_deep_nesting_raw"] = Attack("H07r_deep_nesting_raw", "H07 signed by the vendor's own tool: 200-deep nesting reaches verify", h07, raw=True)
+ATTACKS["H10r_metrics_not_object_raw"] = Attack("H10r_metrics_not_object_raw", "H10 signed by the vendor's own tool: metrics a list / a string reach the judges",
+                                                h10, raw=True)
+
+
+@attack("H11r_unknown_field_raw", "a field with no trust status (checks[0].vendor_note) signed by the vendor's own tool", raw=True)
+def h11(r):
+    r["checks"][0]["vendor_note"] = "certified by us"
+
+
+@attack("H12r_outcome_unknown_raw", "an outcome no release knows ('passed') on one check, signed by the vendor's own tool", raw=True, derive=False)
+def h12(r):
+    find(r, "DP-001")["outcome"] = "passed"
+
+
+@attack("H13r_checks_not_list_raw", "checks is an object keyed by id, signed by the vendor's own tool", raw=True, derive=False)
+def h13(r):
+    r["checks"] = {c["id"]: c for c in r["checks"]}
+
+
+@attack("H14r_tier_unknown_raw", "tier 'platinum' (no such tier), signed by the vendor's own tool", raw=True, derive=False)
+def h14(r):
+    r["tier"] = "platinum"
+
+
+@attack("H15r_params_wrong_type_raw", "PF-002 params a list, CC-010 star_size_mib a string, signed by the vendor's own tool", raw=True)
+def h15(r):
+    find(r, "PF-002")["params"] = [0.1]
+    find(r, "CC-010")["params"]["star_size_mib"] = "16"
+
+
+@attack("C10_cc010_host_copy_lowered", "CC-010: bus bandwidth is 0.1% of the host copy (fail); the top-level host_copy_gbps lowered "
+        "(every row still records the run's host copy)")
+def c10(r):
+    m = M(r, "CC-010")
+    need = find(r, "CC-010")["params"]["min_host_copy_fraction"]
+    # the broken backend: busbw at half the host-copy bar (rows, star and summary alike)
+    f = (need * 0.5 * m["host_copy_gbps"]) / m["busbw_gbps"]
+    for row in m["rows"]:
+        row["busbw_gbps"] *= f
+        row["algbw_gbps"] *= f
+        row["busbw_trials_gbps"] = [x * f for x in row["busbw_trials_gbps"]]
+    m["busbw_gbps"] *= f
+    m["star_op_busbw_gbps"] *= f
+    m["star_busbw_gbps"] *= f     # the star scaled too (star_fraction unchanged)
+    m.pop("nominal_link_gbps", None)
+    m.pop("link_fraction", None)
+    r["manifest"]["collective"].pop("nominal_link_gbps", None)
+    # the dishonest part: the host copy reference lowered at the top only
+    m["host_copy_gbps"] = m["busbw_gbps"] / (need * 2)
+    m["host_fraction"] = m["busbw_gbps"] / m["host_copy_gbps"]
+
+
+@attack("G36_at_after_waiver_expiry", "control: verify --at a date after FR-016's waiver expires must say recertification required",
+        verify_args=("--at", "2027-06-01"))
+def g36(r):
+    pass

@@ -17,6 +17,24 @@ HERE = Path(__file__).resolve().parent
 WORK = Path(os.environ.get("RT_WORK", "/tmp/rt"))
 
 
+# VERIFIED attacks that are no hole, and why (judged by hand after the round)
+NOT_HOLES = {
+    "G08_reorder_checks": "harmless: order carries no meaning (junit.xml and report.md follow it, completeness is a set)",
+    "H01_ansi_in_reason": "OK: verify printed it escaped (the check here is the sanitising)",
+    "H04_html_in_fields": "OK: report.html escaped every tag",
+    "H05_bidi_in_reason": "OK: U+202E printed escaped",
+    "H06_huge_metric": "OK: bounded (report.json cap 32 MiB); verify did not hang",
+    "G31_host_left_behind_cleared": "by design: host.left_behind is informational (schemas/report.trust.yaml)",
+    "G32_preflight_finding_removed": "by design: preflight.findings informational (and this run had none)",
+    "R06_fr016_restart_role_dropped": "raw forgery: invented pids and a restart record (the trust model's 'what it measured')",
+    "X06b_leak_last_round_only": "by design: TR-013 excuses the one largest round (a busy host frees late)",
+    "G22_waiver_extended": "verify judges by the release's waiver (wins: the release), but report.html shows the report's "
+                           "copy (expires 2099-12-31): a presentational lie, see FINDINGS.md",
+}
+POLICY = {"D06_quantity_dropped_from_manifest", "T03_expected_domains_dropped", "P07_pf002_reference_manifest_lowered",
+          "C04_cc010_nominal_dropped_from_manifest"}
+
+
 def facts(name: str) -> tuple[str, str]:
     text = (WORK / "atk" / name / "verify.txt").read_text() if (WORK / "atk" / name / "verify.txt").exists() else ""
     tier = re.search(r"tier: recomputed '([^']*)'", text)
@@ -45,6 +63,11 @@ def main() -> int:
         tier, caps = facts(name)
         if verdict.startswith("VERIFIED"):
             kind = "HOLE" if (tier, caps) == (base_tier, base_caps) else "DOWNGRADE"
+            if name in POLICY and kind == "HOLE":
+                kind = "HOLE (policy: manifest self-declaration)"
+            if name in NOT_HOLES:
+                kind, extra_note = "VERIFIED, no hole", NOT_HOLES[name]
+                verdict = verdict + " — " + extra_note
             if name == "A00_baseline":
                 kind = "CONTROL"
         elif verdict.startswith("CRASH"):
