@@ -1025,3 +1025,24 @@ def c10(r):
         verify_args=("--at", "2027-06-01"))
 def g36(r):
     pass
+
+
+@attack("G34b_downgrade_to_data16_checklist", "the report re-labelled as a run of 0.1.0+data.16 (published the same day, legacy judges: "
+        "10 checks judged): every check's params/title/area/level made data.16's; then DP-006's evidence broken (a node with 3 of 4 devices)")
+def g34b(r):
+    import yaml
+    from conformance.catalog import data
+    g34(r)
+    cl = data.load_checklist(data.data_root() / "tiers" / "releases" / "0.1.0+data.16" / "checklist.yaml")
+    by = cl.by_id()
+    keep = []
+    for c in r["checks"]:
+        e = by.get(c["id"])
+        if e is None:
+            continue
+        c["params"] = dict(e.params)
+        c["title"], c["area"], c["level"] = e.title, e.area, e.level
+        keep.append(c)
+    r["checks"] = keep
+    m = M(r, "DP-006")
+    m["device_counts"][sorted(m["device_counts"])[0]] = 3.0
