@@ -1046,3 +1046,89 @@ def g34b(r):
     r["checks"] = keep
     m = M(r, "DP-006")
     m["device_counts"][sorted(m["device_counts"])[0]] = 3.0
+
+
+# ------------------------------------------------------------------------------------------- the signed folder tampered after signing
+def _env(out: Path) -> dict:
+    return json.loads((out / "report.intoto.json").read_text())
+
+
+def _v01(out: Path) -> None:
+    text = (out / "report.intoto.json").read_text()
+    (out / "report.intoto.json").write_text(text.replace('"payload":', '"payload": "e30=", "payload":', 1))
+    (out / "report.sigstore.json").unlink()
+
+
+def _v02(out: Path) -> None:
+    e = _env(out)
+    e["signatures"] = e["signatures"] * 17
+    (out / "report.intoto.json").write_text(json.dumps(e))
+    (out / "report.sigstore.json").unlink()
+
+
+def _v03(out: Path) -> None:
+    (out / "report.md").unlink()
+    (out / "report.md").symlink_to("/etc/hostname")
+
+
+def _v04(out: Path) -> None:
+    e = _env(out)
+    e["payload"] = "not base64 !!!"
+    (out / "report.intoto.json").write_text(json.dumps(e))
+    (out / "report.sigstore.json").unlink()
+
+
+def _v05(out: Path) -> None:
+    import os
+    (out / "report.json").unlink()
+    os.mkfifo(out / "report.json")
+
+
+def _v06(out: Path) -> None:
+    """The bundle carries another (older, honest) envelope than report.intoto.json."""
+    b = json.loads((out / "report.sigstore.json").read_text())
+    b["dsseEnvelope"]["signatures"][0]["keyid"] = "SHA256:forged"
+    (out / "report.sigstore.json").write_text(json.dumps(b))
+
+
+def _noop(r):
+    pass
+
+
+for _name, _models, _fn in [
+        ("V01_envelope_duplicate_payload", "two 'payload' keys in the envelope (two parsers, two documents)", _v01),
+        ("V02_envelope_17_signatures", "17 signatures in one envelope (cap 16)", _v02),
+        ("V03_report_md_symlink_out", "report.md a symlink leaving the folder (/etc/hostname)", _v03),
+        ("V04_payload_not_base64", "payload that is not base64", _v04),
+        ("V05_report_json_fifo", "report.json replaced by a FIFO (a hang?)", _v05),
+        ("V06_bundle_keyid_differs", "report.sigstore.json's keyid differs from the envelope's (the keyid is unsigned)", _v06)]:
+    ATTACKS[_name] = Attack(_name, _models, _noop, after_sign=_fn)
+
+
+@attack("T08_tl013_group_dropped", "TL-013: the bundle selecting rack-2 landed on the rack-1 node; that group dropped from groups")
+def t08(r):
+    m = M(r, "TL-013")
+    m["groups"] = [g for g in m["groups"] if g.get("selector") != {"ray.io/rack": "rack-2"}]
+
+
+@attack("D12_dp019_request_lowered", "DP-019: a raylet asking 2 units with 1 visible started anyway (broken); request recorded 1.0, ok true")
+def d12(r):
+    m = M(r, "DP-019")
+    m["request"] = float(len(m["visible"]))
+    m["result"] = {"ok": True, "records": [], "seconds": 0.0, "type": "NoneType", "value": None}
+
+
+@attack("R10_fr006_node_dropped", "FR-006: after the fresh start one node advertises 3 devices; that node dropped from before and after")
+def r10(r):
+    m = M(r, "FR-006")
+    m["before"] = m["before"][:1]
+    m["after"] = m["after"][:1]
+
+
+@attack("R11_fr006_after_devices_zero", "FR-006: after the fresh start one node advertises no device at all (devices 0 skips the count rule) "
+        "— before and after both say 0 for it")
+def r11(r):
+    m = M(r, "FR-006")
+    for side in ("before", "after"):
+        m[side][1]["devices"] = 0.0
+        m[side][1]["types"] = []

@@ -129,10 +129,10 @@ class Attack:
     def __init__(self, name: str, models: str, edit: Callable[[dict[str, Any]], Any], *, derive: bool = True,
                  after: Callable[[Path], Any] | None = None, keyring: bool = True,
                  post: Callable[[Path, str], str] | None = None, verify_args: tuple[str, ...] = (),
-                 raw: bool = False) -> None:
+                 raw: bool = False, after_sign: Callable[[Path], Any] | None = None) -> None:
         self.name, self.models, self.edit, self.derive, self.after, self.keyring = name, models, edit, derive, after, keyring
         self.post, self.verify_args = post, verify_args
-        self.raw = raw
+        self.raw, self.after_sign = raw, after_sign
 
 
 def raw_sign(out: Path) -> None:
@@ -190,6 +190,8 @@ def run(src: Path, atk: Attack) -> str:
         verdict = f"SIGN-REFUSED rc={s.returncode}: {line[0][:300]}"
         (out / "verify.txt").write_text(s.stdout + s.stderr)
         return verdict
+    if atk.after_sign:   # tampering after signing (the envelope, the folder)
+        atk.after_sign(out)
     trust = ["--keyring", str(KEYRING)] if atk.keyring else ["--key", str(PUB)]
     v = subprocess.run([CLI, "verify", str(out), *trust, *atk.verify_args], capture_output=True, text=True, cwd=out)
     (out / "verify.txt").write_text(v.stdout + v.stderr)
