@@ -398,7 +398,6 @@ def x06b(r):
 def x07(r):
     for d in M(r, "TR-019")["devices"]:
         s = M(r, "TR-019")[d]
-        from conformance.catalog import data
         bound = find(r, "TR-019")["params"]["all_bound_s"]
         s["all_bound_s"] = bound * 8
         s["all_done_s"] = bound * 7.5
@@ -1030,7 +1029,6 @@ def g36(r):
 @attack("G34b_downgrade_to_data16_checklist", "the report re-labelled as a run of 0.1.0+data.16 (published the same day, legacy judges: "
         "10 checks judged): every check's params/title/area/level made data.16's; then DP-006's evidence broken (a node with 3 of 4 devices)")
 def g34b(r):
-    import yaml
     from conformance.catalog import data
     g34(r)
     cl = data.load_checklist(data.data_root() / "tiers" / "releases" / "0.1.0+data.16" / "checklist.yaml")
@@ -1132,3 +1130,33 @@ def r11(r):
     for side in ("before", "after"):
         m[side][1]["devices"] = 0.0
         m[side][1]["types"] = []
+
+
+def _cap(r, value="64MiB"):
+    from conformance.rdt.config import MAX_BYTES_ENV, SIZE_CAP, parse_size
+    cap = {"env": MAX_BYTES_ENV, "value": value, "bytes": parse_size(value)}
+    m = M(r, "TR-004")
+    m[SIZE_CAP] = cap
+    m["max_bytes"] = cap["bytes"]
+    for d in m["devices"]:
+        m[d]["bytes"] = cap["bytes"]
+    return MAX_BYTES_ENV
+
+
+@attack("K01_capped_run_recorded", "control: a run capped by the size knob (64MiB) recorded as such (TR-004 size_cap, selection.environment)")
+def k01(r):
+    env = _cap(r)
+    r["selection"]["environment"] = {env: "64MiB"}
+
+
+@attack("K02_capped_run_knob_scrubbed", "a capped run: selection.environment's knob removed, TR-004's size_cap kept")
+def k02(r):
+    _cap(r)
+    r["selection"].pop("environment", None)
+
+
+@attack("K03_capped_run_all_scrubbed", "a capped run: the knob and size_cap both scrubbed, TR-004 at 64 MiB (max_bytes kept at the cap)")
+def k03(r):
+    from conformance.rdt.config import SIZE_CAP
+    _cap(r)
+    M(r, "TR-004").pop(SIZE_CAP)
