@@ -1160,3 +1160,8 @@ def k03(r):
     from conformance.rdt.config import SIZE_CAP
     _cap(r)
     M(r, "TR-004").pop(SIZE_CAP)
+
+
+@attack("R02b_transfer_type_not_applicable_no_reason", "FR-013: as R02 with an empty reason string (not_applicable_on {'simacc': ''})")
+def r02b(r):
+    _hide_type(r, "FR-013", why="")

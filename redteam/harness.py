@@ -5,6 +5,7 @@ Usage:
   .venv/bin/python redteam/harness.py SRC_DIR [ATTACK ...]      (attacks defined in redteam/attacks.py)
 Environment:
   RT_WORK   where attack folders and the key live (default /tmp/rt)
+  RT_ATK    attack folders (default $RT_WORK/atk); RT_RESULTS the results file (default redteam/results.txt)
 Writes RT_WORK/atk/<name>/ (the signed folder and verify.txt) and appends to redteam/results.txt.
 
 Not a pytest module (redteam/ is outside tests/): run it by hand.
@@ -30,6 +31,8 @@ CLI = str(REPO / ".venv" / "bin" / "ray-conformance")
 KEY = WORK / "key" / "conformance.key"
 PUB = WORK / "key" / "conformance.pub"
 KEYRING = WORK / "key" / "keyring.yaml"
+ATK = Path(os.environ.get("RT_ATK", str(WORK / "atk")))          # where each attack's folder goes
+RESULTS = Path(os.environ.get("RT_RESULTS", str(HERE / "results.txt")))
 
 
 def find(report: dict[str, Any], cid: str) -> dict[str, Any]:
@@ -160,7 +163,7 @@ def raw_sign(out: Path) -> None:
 def run(src: Path, atk: Attack) -> str:
     from conformance.report.build import render_markdown
 
-    out = WORK / "atk" / atk.name
+    out = ATK / atk.name
     shutil.rmtree(out, ignore_errors=True)
     shutil.copytree(src, out, ignore=shutil.ignore_patterns("logs"))
     for f in ("report.intoto.json", "report.sigstore.json", "report.html"):
@@ -219,7 +222,7 @@ def main(argv: list[str]) -> int:
     rep = json.loads((src / "report.json").read_text())
     ensure_key(rep["manifest"]["vendor"])
     chosen = argv[1:] or list(attacks.ATTACKS)
-    results = HERE / "results.txt"
+    results = RESULTS
     for name in chosen:
         atk = attacks.ATTACKS[name]
         try:
