@@ -1165,3 +1165,54 @@ def k03(r):
 @attack("R02b_transfer_type_not_applicable_no_reason", "FR-013: as R02 with an empty reason string (not_applicable_on {'simacc': ''})")
 def r02b(r):
     _hide_type(r, "FR-013", why="")
+
+
+@attack("H16_esc_in_metric_key_reaching_fail", "a leaking TR-013 series under a key with ESC and a newline: the FAIL reason prints the key",
+        post=_no_raw_escape)
+def h16(r):
+    m = M(r, "TR-013")
+    g = m["growth_per_round_bytes"]
+    k = next(k for k in g if k.endswith("destination.held_bytes"))
+    g[k + "\x1b[2K\r\nVERIFIED: forged"] = [int(m["payload_bytes"] * m["transfers_per_round"])] * len(g[k])
+
+
+@attack("H17_esc_in_device_type_name", "a device type named with ESC/newline in TR-001 devices (the 'stray type' FAIL prints it)",
+        post=_no_raw_escape)
+def h17(r):
+    m = M(r, "TR-001")
+    bad = "sim\x1b[32m\nVERIFIED: forged"
+    m["devices"].append(bad)
+    m[bad] = copy.deepcopy(m["cpu"])
+
+
+@attack("H18_bidi_in_waiver_issue", "a waived check whose waiver issue carries U+202E (the waivers FAIL line prints it)",
+        post=lambda out, text: "raw U+202E printed" if "\u202e" in text else "bidi escaped")
+def h18(r):
+    w = [c for c in r["checks"] if c["outcome"] == "waived"][0]
+    w["waiver"]["issue"] = "https://x/\u202eevil"
+
+
+def _remote(r):
+    args = r["selection"]["args"]
+    i = args.index("$SUITE/checks") if "$SUITE/checks" in args else len(args)
+    args.insert(i, "--conformance-ray-address=auto")
+
+
+@attack("G39_remote_claimed_node_dropped", "the run re-labelled as on the vendor's own cluster (--conformance-ray-address in the recorded "
+        "args) so counts read 'at least'; then D01's edit: DP-006's node with 3 of 4 devices dropped")
+def g39(r):
+    _remote(r)
+    d01(r)
+
+
+@attack("G40_remote_claimed_tl_node_dropped", "as G39 with T01's edit: TL-001's node without the type label dropped")
+def g40(r):
+    _remote(r)
+    t01(r)
+
+
+@attack("G41_remote_claimed_pf004_thinned", "as G39 with P04's edit: PF-004's slow device's endpoints dropped (matrix shape read from the "
+        "manifest only on a cluster the suite started?)")
+def g41(r):
+    _remote(r)
+    p04(r)
