@@ -1216,3 +1216,24 @@ def g40(r):
 def g41(r):
     _remote(r)
     p04(r)
+
+
+@attack("G42_remote_claimed_dp009_one_node", "remote claimed (G39) with D03's edit: DP-009's second node's actors dropped")
+def g42(r):
+    _remote(r)
+    d03(r)
+
+
+@attack("G43_remote_claimed_dp007_one_node", "remote claimed (G39) with D09's edit: DP-007's node of another type dropped")
+def g43(r):
+    _remote(r)
+    d09(r)
+
+
+@attack("G44_remote_claimed_wl002_fewer_workers", "remote claimed: WL-002 ran 2 of the 3 workers the manifest's units give "
+        "(digests, final params and reference recomputed for 2 workers is raw data; here only the count and digests cut)")
+def g44(r):
+    _remote(r)
+    for d, ev in M(r, "WL-002")["devices"].items():
+        ev["workers"] = 2
+        ev["digests"] = [row[:2] for row in ev["digests"]]
