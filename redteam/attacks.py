@@ -1,0 +1,1239 @@
+"""Held-out red-team attacks on landed main: each is one dishonest vendor's edit of a real signed-able
+report (the 2-node simulated certification). Each edit keeps every derived field consistent
+(harness.refresh: tier, tiers, summary, capabilities, next steps; report.md re-rendered; junit.xml
+re-synced), is re-signed with the vendor's own key (bound to the vendor in a keyring) and verified.
+
+Naming: <area>_<what>. `models` says what defect the edit hides. Run:
+  .venv/bin/python redteam/harness.py SRC_DIR [NAME ...]
+"""
+from __future__ import annotations
+
+import copy
+import json
+import statistics
+from pathlib import Path
+from typing import Any
+
+from harness import Attack, find
+
+ATTACKS: dict[str, Attack] = {}
+
+
+def attack(name: str, models: str, **kw: Any):
+    def wrap(fn):
+        ATTACKS[name] = Attack(name, models, fn, **kw)
+        return fn
+    return wrap
+
+
+def M(r: dict[str, Any], cid: str) -> dict[str, Any]:
+    return find(r, cid)["metrics"]
+
+
+def set_outcome(r: dict[str, Any], cid: str, outcome: str, reason: str | None = None) -> None:
+    c = find(r, cid)
+    c["outcome"] = outcome
+    c["reason"] = reason
+    c.pop("waiver", None)
+
+
+# ------------------------------------------------------------------------------------------- control
+@attack("A00_baseline", "control: the unmodified report, re-derived, re-rendered and re-signed by the vendor")
+def a00(r):
+    pass
+
+
+# ------------------------------------------------------------------------------------------- outcome flips
+@attack("G01_flip_fail_keep_failing_evidence",
+        "a DP-006 node advertises 3 of 4 devices (broken), outcome left pass")
+def g01(r):
+    m = M(r, "DP-006")
+    k = sorted(m["device_counts"])[0]
+    m["device_counts"][k] = 3.0
+
+
+@attack("G02_waive_unlisted", "a failing MUST check (TR-001) marked waived citing an invented waiver")
+def g02(r):
+    c = find(r, "TR-001")
+    c["outcome"] = "waived"
+    c["waiver"] = {"check": "TR-001", "issue": "https://example.com/issue/1", "reason": "known", "expires": "2027-12-31",
+                   "blocks_tier": None, "original_outcome": "fail"}
+    c["metrics"]["wrong"] = c["metrics"].get("wrong", 0) + 1
+    first = c["metrics"]["devices"][0]
+    c["metrics"][first]["wrong"] = c["metrics"][first].get("wrong", 0) + 1
+
+
+@attack("G03_not_applicable_must", "a MUST recovery check whose plugin fails (FR-007 node death) claimed not_applicable")
+def g03(r):
+    c = find(r, "FR-007")
+    c["outcome"] = "not_applicable"
+    c["reason"] = "not applicable: the cluster cannot lose a node"
+    c["metrics"] = {}
+
+
+@attack("G04_not_applicable_transport_core", "TR-004 (large tensor bit-exact) failed; claimed not_applicable")
+def g04(r):
+    c = find(r, "TR-004")
+    c["outcome"] = "not_applicable"
+    c["reason"] = "not applicable: the device memory is too small for the release's largest payload"
+    c["metrics"] = {}
+
+
+@attack("G05_skip_check", "TR-020 failed; claimed skip")
+def g05(r):
+    c = find(r, "TR-020")
+    c["outcome"] = "skip"
+    c["reason"] = "skipped"
+    c["metrics"] = {}
+
+
+@attack("G06_drop_check", "CC-009 failed; its entry removed from the report")
+def g06(r):
+    r["checks"] = [c for c in r["checks"] if c["id"] != "CC-009"]
+
+
+@attack("G07_duplicate_check", "a second, passing entry for a check appended (a reader keeps one, a page shows the other)")
+def g07(r):
+    c = copy.deepcopy(find(r, "PF-002"))
+    r["checks"].append(c)
+
+
+@attack("G08_reorder_checks", "checks reordered (areas interleaved): harmless or not?")
+def g08(r):
+    r["checks"] = list(reversed(r["checks"]))
+
+
+@attack("G09_interrupted_cleared", "an interrupted run presented as whole: interrupted true -> false")
+def g09(r):
+    r["interrupted"] = True
+    r["interrupted_reason"] = "SIGTERM"
+    r["interrupted"] = False
+
+
+@attack("G11_k_filter_hidden", "control: a -k argument in selection.args (a narrowed run) must be refused")
+def g11(r):
+    r["selection"]["args"] = list(r["selection"]["args"]) + ["-k", "not FR"]
+
+
+@attack("G12_window_shrunk", "started_at moved later so the run window is smaller than the checks' durations")
+def g12(r):
+    from datetime import datetime, timedelta
+    f = datetime.fromisoformat(r["finished_at"])
+    r["started_at"] = (f - timedelta(seconds=60)).isoformat()
+    r["duration_s"] = 60.0
+
+
+@attack("G13_future_finished", "finished_at a day in the future (waiver expiry kept alive)")
+def g13(r):
+    from datetime import datetime, timedelta
+    f = datetime.fromisoformat(r["finished_at"]) + timedelta(days=1)
+    s = datetime.fromisoformat(r["started_at"]) + timedelta(days=1)
+    r["finished_at"], r["started_at"] = f.isoformat(), s.isoformat()
+
+
+@attack("G14_backdated", "the whole run backdated a year (before the release was published)")
+def g14(r):
+    from datetime import datetime, timedelta
+    for k in ("started_at", "finished_at"):
+        r[k] = (datetime.fromisoformat(r[k]) - timedelta(days=365)).isoformat()
+
+
+@attack("G15_ray_version_outside", "environment.ray claimed 2.60.0 while the run used an uncertified 2.99.0 (edit to 2.99.0 to test, control)")
+def g15(r):
+    r["environment"]["ray"] = "2.99.0"
+
+
+@attack("G16_ray_prerelease", "environment.ray a pre-release / dev build presented as release: '2.60.0rc1'")
+def g16(r):
+    r["environment"]["ray"] = r["environment"]["ray"] + "rc1"
+
+
+@attack("G17_params_laxer", "PF-002's recorded params laxer than the release's (min_link_bandwidth_fraction 0.01)")
+def g17(r):
+    find(r, "PF-002")["params"]["min_link_bandwidth_fraction"] = 0.01
+
+
+@attack("G18_suite_version_downgrade", "suite.version claims the previous release 0.1.0+data.17 (its digests), same day")
+def g18(r):
+    import yaml
+    from conformance.catalog import data
+    rel = yaml.safe_load((data.data_root() / "tiers" / "releases.yaml").read_text())["releases"]["0.1.0+data.17"]
+    r["suite"]["version"] = "0.1.0+data.17"
+    for k in ("checklist_sha256", "tiers_sha256", "report_schema_sha256", "waivers_sha256"):
+        if k in rel:
+            r["suite"][k] = rel[k]
+
+
+@attack("G19_manifest_edited_sha_kept", "the embedded manifest's nominal link lowered, manifest_sha256 left as the run's")
+def g19(r):
+    r["manifest"]["transport"].setdefault("expected", {})["link_bandwidth_gbps"] = 0.1
+
+
+@attack("G20_shards_forged", "a single run claims to be a merge: selection.shards lists shards that are not there")
+def g20(r):
+    r["selection"]["shards"] = [{"shard": "1-of-2", "report_sha256": "0" * 64, "started_at": r["started_at"],
+                                 "finished_at": r["finished_at"]}]
+
+
+@attack("G21_cluster_nodes_three", "claims a 3-node certification of a 2-node run (cluster.nodes, shape, manifest)")
+def g21(r):
+    r["cluster"]["nodes"] = 3
+    r["manifest"]["cluster"]["nodes"] = 3
+    if r.get("shape"):
+        r["shape"]["nodes"] = 3
+
+
+@attack("G22_waiver_extended", "a real waiver's expiry (report copy) extended past the release's")
+def g22(r):
+    w = [c for c in r["checks"] if c["outcome"] == "waived"]
+    if not w:
+        raise RuntimeError("no waived check in this report")
+    w[0]["waiver"]["expires"] = "2099-12-31"
+    w[0]["waiver"]["blocks_tier"] = None
+
+
+@attack("G23_waived_to_pass", "the waived check (its plugin fails) claimed pass, failing evidence untouched")
+def g23(r):
+    w = [c for c in r["checks"] if c["outcome"] == "waived"]
+    if not w:
+        raise RuntimeError("no waived check in this report")
+    w[0]["outcome"] = "pass"
+    w[0].pop("waiver", None)
+    w[0]["reason"] = None
+
+
+# ------------------------------------------------------------------------------------------- device
+@attack("D01_drop_bad_node_counts", "DP-006: one node advertises 3 of 4 devices; that node dropped from device_counts")
+def d01(r):
+    m = M(r, "DP-006")
+    k = sorted(m["device_counts"])[0]
+    del m["device_counts"][k]
+
+
+@attack("D02_concurrent_ids_thinned", "DP-009: two concurrent actors on a node got the same id; one actor's record dropped")
+def d02(r):
+    m = M(r, "DP-009")
+    k = sorted(m["ids_by_node"])[0]
+    m["ids_by_node"][k] = m["ids_by_node"][k][:-1]
+    m["devices_by_node"][k] = float(len(m["ids_by_node"][k]))
+
+
+@attack("D03_concurrent_ids_one_node", "DP-009: the second node's actors never ran; node dropped from ids_by_node and devices_by_node")
+def d03(r):
+    m = M(r, "DP-009")
+    k = sorted(m["ids_by_node"])[0]
+    del m["ids_by_node"][k]
+    del m["devices_by_node"][k]
+
+
+@attack("D04_tasks_thinned", "DP-008: tasks that failed dropped from the record (fewer tasks than the release's)")
+def d04(r):
+    m = M(r, "DP-008")
+    if isinstance(m.get("tasks"), list):
+        m["tasks"] = m["tasks"][:1]
+    m["tasks_run"] = 1
+
+
+@attack("D05_quantity_dropped", "DP-013: a declared valid quantity (2) failed; dropped from the probe and the live record")
+def d05(r):
+    m = M(r, "DP-013")
+    for where in (m.get("ran"), m.get("probe", {}).get("validate")):
+        if isinstance(where, dict):
+            for k in list(where):
+                if k.startswith("2"):
+                    del where[k]
+
+
+@attack("D06_quantity_dropped_from_manifest", "DP-013: quantity 2 fails; removed from the embedded manifest's quantities and evidence")
+def d06(r):
+    d05(r)
+    r["manifest"]["accelerator"]["quantities"]["valid"] = [q for q in r["manifest"]["accelerator"]["quantities"]["valid"] if q != 2]
+
+
+@attack("D07_fault_kind_dropped", "DP-018: detection under one fault crashes the node; that fault's probe dropped")
+def d07(r):
+    m = M(r, "DP-018")
+    for key in ("faults", "probes"):
+        v = m.get(key)
+        if isinstance(v, dict) and len(v) > 1:
+            del v[sorted(v)[-1]]
+        elif isinstance(v, list) and len(v) > 1:
+            m[key] = v[:-1]
+
+
+@attack("D08_host_overlay_dropped", "DP-018/DP-017: the manifest's unknown_device host overlay (fails) removed from the manifest")
+def d08(r):
+    r["manifest"]["accelerator"]["hosts"].pop("unknown_device", None)
+
+
+@attack("D09_type_on_one_node", "DP-007: one node advertises another accelerator type; that node dropped from node_types")
+def d09(r):
+    m = M(r, "DP-007")
+    nt = m.get("node_types")
+    if isinstance(nt, dict):
+        del nt[sorted(nt)[0]]
+    elif isinstance(nt, list):
+        m["node_types"] = nt[:1]
+
+
+# ------------------------------------------------------------------------------------------- topology
+@attack("T01_node_dropped", "TL-001: one node lacks the type label; that node dropped from the record")
+def t01(r):
+    m = M(r, "TL-001")
+    nodes = m["nodes"]
+    if isinstance(nodes, list):
+        m["nodes"] = nodes[:1]
+    else:
+        del nodes[sorted(nodes)[-1]]
+
+
+@attack("T02_selector_probe_dropped", "TL-009: a selector placed work on a non-matching node; its probe and submission dropped")
+def t02(r):
+    m = M(r, "TL-009")
+    for key in ("probes", "submitted"):
+        v = m.get(key)
+        if isinstance(v, list) and len(v) > 1:
+            m[key] = v[:-1]
+        elif isinstance(v, dict) and len(v) > 1:
+            del v[sorted(v)[-1]]
+
+
+@attack("T03_expected_domains_dropped", "TL-006/008: the plugin publishes no rack label; 'rack' removed from the manifest's expected domains")
+def t03(r):
+    r["manifest"]["topology"]["expected"]["domains"] = [d for d in r["manifest"]["topology"]["expected"]["domains"]
+                                                        if d != "rack"]
+    if r.get("shape") and isinstance(r["shape"].get("domain_labels"), list):
+        r["shape"]["domain_labels"] = [d for d in r["shape"]["domain_labels"] if "rack" not in d]
+
+
+@attack("T04_packing_host_pending", "TL-014: STRICT_PACK never placed the packed group (plugin's labels wrong); recorded as the host's "
+        "pending work (host_pending) with the outcome left pass")
+def t04(r):
+    m = M(r, "TL-014")
+    m["packed"] = {"devices": m["packed"]["devices"], "host_pending": "placement group not ready within 3.0 s", "ready": False}
+
+
+@attack("T05_provider_removed", "topology provider describes nothing sane: topology.provider removed from the manifest (TL-004..008 then?)")
+def t05(r):
+    r["manifest"]["topology"].pop("provider", None)
+
+
+# ------------------------------------------------------------------------------------------- transport
+def _hide_type(r, cid, dev="simacc", why="ValueError: the device cannot hold this payload"):
+    m = M(r, cid)
+    if dev not in m.get("devices", []):
+        raise RuntimeError(f"{cid} did not exercise {dev}")
+    m["devices"] = [d for d in m["devices"] if d != dev]
+    sub = m.pop(dev, None)
+    m.setdefault("not_applicable_on", {})[dev] = why
+    for k in ("cases", "wrong", "transfers", "freed_objects", "step_count"):
+        if k in m and isinstance(sub, dict) and k in sub and isinstance(m[k], (int, float)):
+            m[k] = m[k] - sub[k]
+    if isinstance(m.get("scenarios"), dict):
+        m["scenarios"] = {k: v for k, v in m["scenarios"].items() if not k.endswith(f"on {dev}")}
+    find(r, cid)["reason"] = f"passed on {', '.join(m['devices'])}; not applicable on {dev}: {why}"
+
+
+@attack("X01_device_type_not_applicable", "TR-001: every dtype fails on the accelerator; the simacc record replaced by 'not applicable on simacc' (cpu kept)")
+def x01(r):
+    _hide_type(r, "TR-001")
+
+
+@attack("X02_all_TR_on_cpu_only", "the whole transport broken on the accelerator: TR-001..TR-020 each 'not applicable on simacc'")
+def x02(r):
+    for c in r["checks"]:
+        if c["id"].startswith("TR-") and "simacc" in c.get("metrics", {}).get("devices", []):
+            _hide_type(r, c["id"])
+
+
+@attack("X03_dtype_declared_unsupported", "TR-001: complex64 (not a core dtype) arrives corrupt on simacc; recorded 'unsupported by device' with a probe-form error")
+def x03(r):
+    m = M(r, "TR-001")
+    s = m["simacc"]
+    dt = "complex64" if "complex64" in s["dtypes"] else s["dtypes"][-1]
+    s["dtypes"] = [d for d in s["dtypes"] if d != dt]
+    s.setdefault("unsupported_by_device", {})[dt] = f"TypeError: {dt} is not supported on simacc"
+    per = len(s["shapes"])
+    s["cases"] -= per
+    m["cases"] -= per
+
+
+@attack("X04_current_device_not_run", "TR-005: received tensors land on the wrong device of a 2-device actor; current_device replaced by not_run")
+def x04(r):
+    s = M(r, "TR-005")["simacc"]
+    s["current_device"] = {"not_run": "the node offers one device to an actor"}
+
+
+@attack("X05_device_memory_series_dropped", "TR-013: the accelerator leaks device memory; both device_used_bytes series dropped")
+def x05(r):
+    g = M(r, "TR-013")["growth_per_round_bytes"]
+    for k in list(g):
+        if k.endswith("device_used_bytes"):
+            del g[k]
+
+
+@attack("X06_leak_last_rounds", "TR-013: the destination keeps 1.5 rounds' allowance in each of the last two rounds (a leak that starts late; control)")
+def x06(r):
+    m = M(r, "TR-013")
+    p = find(r, "TR-013")["params"]
+    g = m["growth_per_round_bytes"]
+    k = next(k for k in g if k.endswith("destination.held_bytes"))
+    n = len(g[k])
+    budget = p["max_growth_fraction_of_round"] * m["payload_bytes"] * m["transfers_per_round"]
+    g[k] = [0] * (n - 2) + [int(budget * 1.5)] * 2
+
+
+@attack("X06b_leak_last_round_only", "TR-013: the destination keeps 3 rounds' allowance in the last round only (excused as 'a round that may still hold its buffers')")
+def x06b(r):
+    m = M(r, "TR-013")
+    p = find(r, "TR-013")["params"]
+    g = m["growth_per_round_bytes"]
+    k = next(k for k in g if k.endswith("destination.held_bytes"))
+    n = len(g[k])
+    budget = p["max_growth_fraction_of_round"] * m["payload_bytes"] * m["transfers_per_round"]
+    g[k] = [0] * (n - 1) + [int(budget * 3)]
+
+
+@attack("X07_wave_bound_stretched", "TR-019: 100 concurrent transfers took 5x all_bound_s; all_bound_s recorded stretched to cover it (idle host)")
+def x07(r):
+    for d in M(r, "TR-019")["devices"]:
+        s = M(r, "TR-019")[d]
+        bound = find(r, "TR-019")["params"]["all_bound_s"]
+        s["all_bound_s"] = bound * 8
+        s["all_done_s"] = bound * 7.5
+        s["scenario"]["elapsed_s"] = s["scenario"]["elapsed_s"]   # the scenario's own time unchanged
+
+
+@attack("X08_step_bound_raised", "TR-020: a fail-fast step (fail_fast_s) took 10x; its recorded bound raised to step_bound_s")
+def x08(r):
+    s = M(r, "TR-020")["simacc"]
+    p = find(r, "TR-020")["params"]
+    st = next(x for x in s["steps"] if x.get("step", "").startswith("a receiver without the transport"))
+    st["bound_s"] = p["step_bound_s"]
+    st["took_s"] = p["step_bound_s"] * 0.9
+    s["plain_receiver_s"] = min(s.get("plain_receiver_s", 0), p["fail_fast_s"])
+
+
+@attack("X09_query_latency_max_lowered", "TR-014: actor_has_tensor_transport answers in 10x max_answer_s on simacc (its per-call "
+        "latencies_s show it); only the summary figure actor_has_transport_max_latency_s kept low")
+def x09(r):
+    m = M(r, "TR-014")
+    p = find(r, "TR-014")["params"]
+    m["simacc"]["latencies_s"] = [p["max_answer_s"] * 10] * len(m["simacc"]["latencies_s"])
+
+
+@attack("X10_cross_node_same_node", "TR-006: both endpoints ran on one node (no cross-node path); node ids relabelled distinct")
+def x10(r):
+    for d in M(r, "TR-006")["devices"]:
+        s = M(r, "TR-006")[d]
+        s["nodes"] = [s["nodes"][0], s["nodes"][0][:-1] + ("x" if s["nodes"][0][-1] != "x" else "y")]
+
+
+# ------------------------------------------------------------------------------------------- performance
+def _scale(values, f):
+    return [v * f for v in values]
+
+
+@attack("P01_pf002_inflated_alone", "PF-002: the accelerator reaches 5% of its declared link (fail); PF-002's trials and median x10, "
+        "PF-001's sweep and PF-003 (the same measurement) left as run")
+def p01(r):
+    m = M(r, "PF-002")
+    need = find(r, "PF-002")["params"]["min_link_bandwidth_fraction"]
+    # first make it the broken plugin: the median at half the bar
+    f = (need * 0.5 * m["reference_gbps"]) / m["largest_size_gbps"]
+    broken = _scale(m["largest_size_trials_gbps"], f)
+    # then the dishonest vendor scales PF-002 only, back over the bar
+    g = (need * 3 * m["reference_gbps"]) / statistics.median(broken)
+    m["largest_size_trials_gbps"] = _scale(broken, g)
+    m["largest_size_gbps"] = statistics.median(m["largest_size_trials_gbps"])
+    m["achieved_fraction"] = m["largest_size_gbps"] / m["reference_gbps"]
+
+
+@attack("P02_pf003_store_lowered", "PF-003: the transport is slower than Ray's object store; the store's trials lowered in PF-003 "
+        "only (PF-001's baseline at the same size untouched)")
+def p02(r):
+    m = M(r, "PF-003")
+    need = find(r, "PF-003")["params"]["min_ratio_to_object_store"]
+    m["object_store_trials_gbps"] = _scale(m["object_store_trials_gbps"], 0.01)
+    m["object_store_gbps"] = statistics.median(m["object_store_trials_gbps"])
+    m["ratio_to_object_store"] = m["rdt_gbps"] / m["object_store_gbps"]
+    assert m["ratio_to_object_store"] >= need
+
+
+@attack("P03_pf003_smaller_size", "PF-003: at the largest size the transport loses; the comparison moved to a smaller sweep size (bytes)")
+def p03(r):
+    m = M(r, "PF-003")
+    pf1 = M(r, "PF-001")
+    key = "64MiB" if "64MiB" in pf1["bandwidth"] else sorted(pf1["bandwidth"])[0]
+    f = pf1["bandwidth"][key]
+    m["bytes"] = 64 * 2**20
+    m["rdt_trials_gbps"] = f["trials_gbps"]
+    m["rdt_gbps"] = statistics.median(f["trials_gbps"])
+    m["object_store_trials_gbps"] = f["object_store_trials_gbps"]
+    m["object_store_gbps"] = statistics.median(f["object_store_trials_gbps"])
+    m["ratio_to_object_store"] = m["rdt_gbps"] / m["object_store_gbps"]
+
+
+@attack("P04_pf004_endpoints_thinned", "PF-004: one device's links are slow; its endpoints (both nodes) dropped from the matrix")
+def p04(r):
+    m = M(r, "PF-004")
+    keep = [i for i, e in enumerate(m["endpoints"]) if not e.endswith(":3")]
+    m["endpoints"] = [m["endpoints"][i] for i in keep]
+    m["matrix_gbps"] = [[m["matrix_gbps"][i][j] for j in keep] for i in keep]
+    _relink(m)
+
+
+def _relink(m):
+    classes = {}
+    for i, row in enumerate(m["matrix_gbps"]):
+        for j, v in enumerate(row):
+            if i == j or v is None:
+                continue
+            cls = "same_node" if m["endpoints"][i].split(":")[0] == m["endpoints"][j].split(":")[0] else "cross_node"
+            classes.setdefault(cls, []).append(v)
+    for cls, vals in classes.items():
+        med = statistics.median(vals)
+        m["links"][cls] = {"median_gbps": med, "min_gbps": min(vals), "min_fraction": min(vals) / med}
+
+
+@attack("P05_pf004_slow_link_raised", "PF-004: one link at 5% of its class median; the cell raised to the median, rechecked_gbps kept showing it slow")
+def p05(r):
+    m = M(r, "PF-004")
+    m["matrix_gbps"][0][1] = m["links"]["cross_node"]["median_gbps"] * 0.05
+    if isinstance(m.get("rechecked_gbps"), dict):
+        m["rechecked_gbps"]["n0:0->n1:0"] = m["matrix_gbps"][0][1]
+    m["matrix_gbps"][0][1] = m["links"]["cross_node"]["median_gbps"]
+    _relink(m)
+
+
+@attack("P06_pf001_top_cv_lied", "PF-001: the top size's trials spread past max_cv; cv and cv_met rewritten")
+def p06(r):
+    m = M(r, "PF-001")
+    key = max(m["bandwidth"], key=lambda k: m["bandwidth"][k].get("median_gbps", 0) * 0 + len(k))
+    f = m["bandwidth"]["256MiB"] if "256MiB" in m["bandwidth"] else m["bandwidth"][key]
+    f["trials_gbps"] = sorted(f["trials_gbps"][:-1] + [f["trials_gbps"][-1] * 3])
+    f["cv_met"] = True
+
+
+@attack("P07_pf002_reference_manifest_lowered", "PF-002: reaches 5% of the true link; the manifest's declared link_bandwidth_gbps lowered "
+        "to make it 50% (manifest_sha256 recomputed as the run would)")
+def p07(r):
+    import hashlib
+    m = M(r, "PF-002")
+    ref = m["largest_size_gbps"] / 0.5
+    r["manifest"]["transport"]["expected"]["link_bandwidth_gbps"] = ref
+    m["reference_gbps"] = ref
+    m["achieved_fraction"] = m["largest_size_gbps"] / ref
+    import yaml
+    r["manifest_sha256"] = hashlib.sha256(yaml.safe_dump(r["manifest"]).encode()).hexdigest()
+
+
+# ------------------------------------------------------------------------------------------- collective
+@attack("C01_cc010_busbw_not_rows", "CC-010: the backend's bus bandwidth is 1/50 of the claim at every size but the star size; "
+        "rows lowered (the measurement), busbw_gbps/host_fraction/link_fraction kept")
+def c01(r):
+    m = M(r, "CC-010")
+    star = m.get("star_bytes")
+    for row in m["rows"]:
+        if row["bytes"] == star:
+            continue
+        for k in ("algbw_gbps", "busbw_gbps"):
+            row[k] = row[k] / 50
+        row["busbw_trials_gbps"] = [x / 50 for x in row["busbw_trials_gbps"]]
+        if isinstance(row.get("busbw_iqr_gbps"), list):
+            row["busbw_iqr_gbps"] = [x / 50 for x in row["busbw_iqr_gbps"]]
+
+
+@attack("C02_cc010_star_reference_lowered", "CC-010: the backend is at 10% of the star reference (fail); star_busbw_gbps lowered "
+        "(star_rows untouched) so star_fraction clears min_star_fraction")
+def c02(r):
+    m = M(r, "CC-010")
+    need = find(r, "CC-010")["params"]["min_star_fraction"]
+    # the broken backend: its op row at the star size at 10% of the star
+    op_bus = m["star_busbw_gbps"] * 0.10
+    for row in m["rows"]:
+        if row["op"] == m["star_op"] and row["bytes"] == m["star_bytes"]:
+            f = op_bus / row["busbw_gbps"]
+            row["busbw_gbps"] = op_bus
+            row["busbw_trials_gbps"] = [x * f for x in row["busbw_trials_gbps"]]
+    m["star_op_busbw_gbps"] = op_bus
+    m["star_busbw_gbps"] = op_bus / (need * 1.5)
+    m["star_fraction"] = op_bus / m["star_busbw_gbps"]
+    if isinstance(m.get("star_by_op"), dict) and m["star_op"] in m["star_by_op"]:
+        pass   # left as measured: contradicts star_busbw_gbps
+
+
+@attack("C03_cc010_nominal_dropped", "CC-010: busbw is 1% of the nominal link; nominal_link_gbps removed from the metrics (manifest keeps it)")
+def c03(r):
+    m = M(r, "CC-010")
+    m.pop("nominal_link_gbps", None)
+    m.pop("link_fraction", None)
+
+
+@attack("C04_cc010_nominal_dropped_from_manifest", "CC-010: busbw far below the nominal link; nominal_link_gbps removed from the manifest and the metrics")
+def c04(r):
+    c03(r)
+    r["manifest"]["collective"].pop("nominal_link_gbps", None)
+
+
+@attack("C05_cc008_member_dropped", "CC-008: one member leaks 500 MiB over the cycles; its column dropped from held_mib and growth_mib")
+def c05(r):
+    mem = M(r, "CC-008")["memory"]
+    mem["held_mib"] = [row[:1] for row in mem["held_mib"]]
+    mem["growth_mib"] = mem["growth_mib"][:1]
+
+
+@attack("C07_cc011_device_not_applicable", "CC-011: RDT over the backend fails on simacc; simacc moved to not_applicable_on")
+def c07(r):
+    m = M(r, "CC-011")
+    if "simacc" in m.get("devices", []):
+        m["devices"] = [d for d in m["devices"] if d != "simacc"] or ["cpu"]
+        m["not_applicable_on"] = {"simacc": "ValueError: not supported"}
+    else:
+        r["manifest"]["collective"]["rdt_devices"] = ["cpu", "simacc"]
+        m["not_applicable_on"] = {"simacc": "ValueError: not supported"}
+
+
+@attack("C08_cc009_survivor_count_dropped", "CC-009: one survivor hung; its time dropped and survivors lowered to 1")
+def c08(r):
+    m = M(r, "CC-009")
+    k = sorted(m["error_s"])[-1]
+    del m["error_s"][k]
+    m["survivors"] = len(m["error_s"])
+
+
+@attack("C09_cc010_star_at_peak_size", "CC-010: compared at the op's peak size instead of star_size_mib (where the star's fixed costs flatter)")
+def c09(r):
+    m = M(r, "CC-010")
+    rows = [x for x in m["rows"] if x["op"] == m["star_op"]]
+    best = max(rows, key=lambda x: x["busbw_gbps"])
+    m["star_bytes"] = best["bytes"]
+    m["star_op_busbw_gbps"] = best["busbw_gbps"]
+    m["star_fraction"] = best["busbw_gbps"] / m["star_busbw_gbps"]
+
+
+# ------------------------------------------------------------------------------------------- workload
+@attack("W01_wl002_empty_digests", "WL-002: replicas diverge (allreduce wrong on one rank); every digest recorded as '' (prefix of any digest)")
+def w01(r):
+    for d, ev in M(r, "WL-002")["devices"].items():
+        ev["digests"] = [["" for _ in row] for row in ev["digests"]]
+
+
+@attack("W02_wl002_divergent_ranks", "WL-002: rank 2 diverged from step 3; recorded as is (control: must be refused)")
+def w02(r):
+    for d, ev in M(r, "WL-002")["devices"].items():
+        for row in ev["digests"][2:]:
+            row[-1] = "deadbeefdeadbeef"
+
+
+@attack("W03_wl004_killed_take_hang", "WL-004: the killed receiver's take hung; killed_take recorded 'hang' (any non-empty string)")
+def w03(r):
+    for d, ev in M(r, "WL-004")["devices"].items():
+        ev["killed_take"] = "hang: no result within the bound"
+
+
+@attack("W04_wl004_restart_never", "WL-004: Ray never restarted the killed receiver; restart_seconds a huge number")
+def w04(r):
+    for d, ev in M(r, "WL-004")["devices"].items():
+        ev["restart_seconds"] = 1e9
+
+
+@attack("W05_wl001_device_memory_none", "WL-001: device memory leaks on simacc; every device_used_bytes read set to null (as if not read)")
+def w05(r):
+    ev = M(r, "WL-001")["devices"].get("simacc")
+    for snaps in ev["memory"].values():
+        for s in snaps:
+            s["device_used_bytes"] = None
+
+
+@attack("W07_wl001_transport_devices_trimmed", "WL-001..004 fail on simacc: simacc removed from the manifest's transport.devices and its records dropped")
+def w07(r):
+    r["manifest"]["transport"]["devices"] = ["cpu"]
+    for cid in ("WL-001", "WL-003", "WL-004"):
+        M(r, cid)["devices"].pop("simacc", None)
+
+
+# ------------------------------------------------------------------------------------------- recovery
+@attack("R01_failed_scenario_dropped", "FR-012: the scenario on simacc failed (outcome fail); that scenario dropped, simacc evidence kept")
+def r01(r):
+    m = M(r, "FR-012")
+    sc = m["scenarios"]
+    k = next(k for k in sc if "simacc" in k)
+    del sc[k]
+
+
+@attack("R02_transfer_type_not_applicable", "FR-013: the accelerator's mid-transfer death hangs; simacc recorded not applicable")
+def r02(r):
+    _hide_type(r, "FR-013")
+
+
+@attack("R03_scenario_bound_with_exclusion", "FR-001: the kill-then-reuse scenario took 3x its bound; bound_s raised and excluded_s "
+        "claimed as Ray's machinery")
+def r03(r):
+    m = M(r, "FR-001")
+    for name, sc in m["scenarios"].items():
+        over = sc["bound_s"] * 2
+        sc["elapsed_s"] = sc["bound_s"] + over
+        sc.setdefault("steps_s", {})["excluded_s"] = over
+        sc["bound_s"] = sc["bound_s"] + over
+
+
+@attack("R04_storm_rounds_thinned", "FR-004: the storm's later rounds failed; rounds/round_s cut to the ones that passed")
+def r04(r):
+    m = M(r, "FR-004")
+    m["rounds"] = m["rounds"][:2]
+    m["round_s"] = m["round_s"][:2]
+    m["restarts"] = sum(len(x["victims"]) for x in m["rounds"])
+
+
+@attack("R05_fr007_survivor_dropped", "FR-007: the holder on node c was disturbed by b's death; its survivor record dropped")
+def r05(r):
+    s = M(r, "FR-007")["survivors"]
+    s.pop("c", None)
+
+
+@attack("R06_fr016_restart_role_dropped", "FR-016 (waived: the receiver never restarts): pass claimed, failing receiver role and failed scenarios removed")
+def r06(r):
+    c = find(r, "FR-016")
+    c["outcome"], c["reason"] = "pass", None
+    c.pop("waiver", None)
+    m = c["metrics"]
+    for d in m["devices"]:
+        t = m[d]
+        for k, v in list(t.get("restarts", {}).items()):
+            v.update({"transferred": True})
+            if v.get("old_pid") == v.get("new_pid"):
+                v["new_pid"] = v["old_pid"] + 1
+        t["restarts"].setdefault("receiver", {"old_pid": 1000, "new_pid": 1001, "restart_s": 1.0, "transferred": True})
+    for sc in m["scenarios"].values():
+        sc["outcome"] = "ok"
+        sc.pop("detail", None)
+
+
+@attack("R07_fetch_timeout_stretched", "FR-014: the transfer ended after 5x the release's fetch timeout; the run's rdt_fetch_timeout_s recorded "
+        "stretched to the most the suite allows (on an idle host, a cluster the suite started)")
+def r07(r):
+    from conformance.timing.host_load import MAX_FACTOR
+    m = M(r, "FR-014")
+    p = find(r, "FR-014")["params"]
+    m["transport"]["rdt_fetch_timeout_s"] = p["rdt_fetch_timeout_s"] * MAX_FACTOR
+    for d in m["devices"]:
+        m[d]["result_s"] = p["rdt_fetch_timeout_s"] * (MAX_FACTOR - 0.5)
+
+
+# ------------------------------------------------------------------------------------------- evidence moved
+@attack("E01_evidence_moved_between_types", "FR-015 fails on simacc: the cpu record copied over the simacc record")
+def e01(r):
+    m = M(r, "FR-015")
+    m["simacc"] = copy.deepcopy(m["cpu"])
+
+
+@attack("E02_evidence_moved_between_checks", "TR-002's failing record replaced by TR-001's (another check's evidence)")
+def e02(r):
+    a, b = find(r, "TR-001"), find(r, "TR-002")
+    b["metrics"] = copy.deepcopy(a["metrics"])
+
+
+@attack("E03_tests_of_another_check", "TR-004 did not run: its tests list names TR-003's test")
+def e03(r):
+    a, b = find(r, "TR-003"), find(r, "TR-004")
+    b["tests"] = list(a["tests"])
+
+
+# ------------------------------------------------------------------------------------------- hostile strings
+ANSI = "\x1b[2K\r\x1b[32mPASS evidence: 99 of 99 recomputed\x1b[0m\nVERIFIED: forged\n"
+
+
+def _no_raw_escape(out: Path, text: str) -> str:
+    bad = []
+    if "\x1b" in text:
+        bad.append("raw ESC in verify output")
+    if any(line.startswith("VERIFIED: forged") for line in text.splitlines()):
+        bad.append("forged VERIFIED line printed")
+    return "; ".join(bad) or "output sanitised"
+
+
+def _html_clean(out: Path, text: str) -> str:
+    from conformance.report.build import write_html
+    rep = json.loads((out / "report.json").read_text())
+    html = write_html(rep, out).read_text()
+    bad = [s for s in ("<script>alert", "<img src=x onerror", '<a href="javascript:', "\x1b") if s in html]
+    return ("report.html contains " + ", ".join(repr(b) for b in bad)) if bad else "report.html sanitised"
+
+
+@attack("H01_ansi_in_reason", "a check's reason carries ANSI escapes and a newline forging a VERIFIED line", post=_no_raw_escape)
+def h01(r):
+    find(r, "DP-001")["reason"] = ANSI
+
+
+@attack("H02_ansi_in_vendor", "the vendor name carries ANSI escapes (keyring binds the same string)", post=_no_raw_escape)
+def h02(r):
+    r["manifest"]["vendor"] = r["manifest"]["vendor"] + "\x1b[31m"
+
+
+@attack("H03_zero_width_product", "the product name carries a zero-width joiner (two products that print alike)")
+def h03(r):
+    r["manifest"]["product"] = r["manifest"]["product"].replace(" ", " \u200d", 1)
+
+
+@attack("H04_html_in_fields", "HTML/JS in the reason, a metric key and the product: report.html must escape it", post=_html_clean)
+def h04(r):
+    find(r, "TL-001")["reason"] = "<script>alert(1)</script><img src=x onerror=alert(2)>"
+    r["manifest"]["product"] = r["manifest"]["product"] + " <script>alert(3)</script>"
+    r["cluster"].setdefault("notes", []).append("<a href=\"javascript:alert(4)\">click</a>")
+
+
+@attack("H05_bidi_in_reason", "a bidi override (U+202E) in a reason and a cluster note, reversing what the reviewer reads",
+        post=lambda out, text: "raw U+202E printed" if "\u202e" in text else "bidi escaped")
+def h05(r):
+    find(r, "DP-002")["reason"] = "ok \u202eSSAP\u202c"
+    r["cluster"].setdefault("notes", []).append("note \u202e LIAF")
+
+
+@attack("H06_huge_metric", "a 10 MB string inside one metric (review/verify must bound it, not hang)")
+def h06(r):
+    M(r, "DP-001")["junk"] = "A" * 10_000_000
+
+
+@attack("H07_deep_nesting", "a 200-deep nested list inside a metric (the strict reader's depth bound)")
+def h07(r):
+    v: Any = 0
+    for _ in range(200):
+        v = [v]
+    M(r, "DP-001")["deep"] = v
+
+
+@attack("H08_nan_like_strings", "'NaN'/'Infinity' as strings and 1e300 where judges read numbers (PF-002)")
+def h08(r):
+    m = M(r, "PF-002")
+    m["largest_size_trials_gbps"] = [1e300] * len(m["largest_size_trials_gbps"])
+    m["largest_size_gbps"] = 1e300
+    m["achieved_fraction"] = 1e300 / m["reference_gbps"]
+
+
+@attack("H09_wrong_types_in_judged_metric", "wrong types where a judge reads (a dict for a list, a string for a count) — must be a FAIL, not a crash")
+def h09(r):
+    M(r, "CC-008")["memory"]["held_mib"] = {"a": 1}
+    M(r, "DP-006")["device_counts"] = "4"
+    M(r, "PF-004")["matrix_gbps"] = [[None, "x"], [1]]
+    M(r, "TR-007")["simacc"]["endpoints"] = [1, 2]
+    M(r, "WL-002")["devices"]["simacc"]["digests"] = 7
+
+
+@attack("H10_metrics_not_object", "metrics of a judged pass replaced by a list / a string (crash?)")
+def h10(r):
+    find(r, "FR-001")["metrics"] = ["x"]
+    find(r, "TL-001")["metrics"] = "nodes"
+
+
+# ------------------------------------------------------------------------------------------- more: waits, flags, identity
+@attack("G24_provisional_flag", "FR-007 fails (evidence shows it); the entry flagged provisional: true (soaking checks count toward nothing)")
+def g24(r):
+    c = find(r, "FR-007")
+    c["provisional"] = True
+    c["outcome"] = "fail"
+    c["reason"] = "node b's death disturbed the survivors"
+    c["metrics"]["survivors"].pop("c", None)
+
+
+@attack("G25_wait_dropped", "WL-003: the pipeline wait on simacc ran past its bound (missed); that wait dropped from metrics.waits")
+def g25(r):
+    w = M(r, "WL-003")["waits"]
+    w["each"] = [e for e in w["each"] if not (e["owner"] == "plugin" and "simacc" in e["what"])]
+    w["count"] = len(w["each"])
+
+
+@attack("G26_wait_bound_widened", "WL-004: the lost-worker scenario took 3x round bound; its plugin wait recorded with bound/granted widened")
+def g26(r):
+    for e in M(r, "WL-004")["waits"]["each"]:
+        if e["owner"] == "plugin":
+            e["bound_s"] = e["granted_s"] = e["bound_s"] * 3
+            e["took_s"] = e["bound_s"] * 0.9
+
+
+@attack("G27_wait_factor_claimed", "WL-001: the weight sync took 3x its bound; the plugin wait records factor 3 (a 'loaded host' stretch)")
+def g27(r):
+    for e in M(r, "WL-001")["waits"]["each"]:
+        if e["owner"] == "plugin":
+            e["factor"] = 3.0
+            e["granted_s"] = e["bound_s"] * 3
+            e["took_s"] = e["bound_s"] * 2.5
+
+
+@attack("G28_other_vendor", "the report re-labelled as another vendor's product (vendor name changed), signed by our key (bound to ours)")
+def g28(r):
+    r["manifest"]["vendor"] = "NVIDIA"
+
+
+@attack("G29_machinery_factor_raised", "cluster.machinery.factor raised to 4 (a 'loaded host') to excuse stretched Ray waits and a slow wave (with X07)")
+def g29(r):
+    r["cluster"].setdefault("machinery", {})["factor"] = 4.0
+    x07(r)
+
+
+@attack("G30_environment_devices_node_dropped", "environment.devices lists one node only (a node with the wrong device count hidden)")
+def g30(r):
+    d = r["environment"]["devices"]
+    if isinstance(d.get("nodes"), list) and len(d["nodes"]) > 1:
+        d["nodes"] = d["nodes"][:1]
+
+
+@attack("G31_host_left_behind_cleared", "the run left shared-memory segments and processes on the host; host.left_behind emptied")
+def g31(r):
+    h = r.get("host") or {}
+    if isinstance(h.get("left_behind"), dict):
+        for k in h["left_behind"]:
+            h["left_behind"][k] = [] if isinstance(h["left_behind"][k], list) else h["left_behind"][k]
+
+
+@attack("G32_preflight_finding_removed", "a fatal preflight finding removed from preflight.findings")
+def g32(r):
+    p = r.get("preflight") or {}
+    p["findings"] = []
+
+
+@attack("G33_duration_inflated_check", "a check's duration_s inflated 100x (to hide where time went); junit re-synced")
+def g33(r):
+    find(r, "TR-001")["duration_s"] = find(r, "TR-001")["duration_s"] * 100
+
+
+@attack("G34_older_release_same_day", "claims the older release 0.1.0+data.16 (legacy judges: 10 checks judged) for a run the same day; "
+        "params and digests made data.16's where the checklist allows (expect: refused on params/completeness, else a hole)")
+def g34(r):
+    import yaml
+    from conformance.catalog import data
+    rel = yaml.safe_load((data.data_root() / "tiers" / "releases.yaml").read_text())["releases"]["0.1.0+data.16"]
+    r["suite"]["version"] = "0.1.0+data.16"
+    for k in ("checklist_sha256", "tiers_sha256", "report_schema_sha256", "waivers_sha256"):
+        if k in rel:
+            r["suite"][k] = rel[k]
+
+
+@attack("G35_superseded_by_clock", "finished_at/started_at moved a day back to before data.18 was published (the release is the same day)")
+def g35(r):
+    from datetime import datetime, timedelta
+    for k in ("started_at", "finished_at"):
+        r[k] = (datetime.fromisoformat(r[k]) - timedelta(hours=14)).isoformat()
+
+
+@attack("D10_dp014_invalid_accepted", "DP-014: an invalid quantity (1.5) was accepted; the invalid list in the manifest emptied")
+def d10(r):
+    r["manifest"]["accelerator"]["quantities"]["invalid"] = []
+
+
+@attack("D11_dp017_detects_device", "DP-017: the host without a device detects one; the manifest's without_device host overlay removed")
+def d11(r):
+    r["manifest"]["accelerator"]["hosts"].pop("without_device", None)
+
+
+@attack("T06_tl017_reported_thinned", "TL-017: an unschedulable group was never reported pending; dropped from reported")
+def t06(r):
+    m = M(r, "TL-017")
+    v = m.get("reported")
+    if isinstance(v, list) and len(v) > 1:
+        m["reported"] = v[:-1]
+    elif isinstance(v, dict) and len(v) > 1:
+        del v[sorted(v)[-1]]
+
+
+@attack("T07_node_id_relabelled", "TL-001: the node lacking the label swapped for a copy of the good node under a new id")
+def t07(r):
+    nodes = M(r, "TL-001")["nodes"]
+    ids = sorted(nodes)
+    good = copy.deepcopy(nodes[ids[0]])
+    nodes[ids[1]] = good
+
+
+@attack("C07b_cc011_declared_device_not_applicable", "CC-011/CC-012: the manifest declares RDT over the backend on simacc too (looks stronger); "
+        "the simacc records are 'not applicable' with a reason, cpu's nested as each_device writes them")
+def c07b(r):
+    r["manifest"]["collective"]["rdt_devices"] = ["cpu", "simacc"]
+    for cid in ("CC-011", "CC-012"):
+        c = find(r, cid)
+        old = c["metrics"]
+        waits = old.pop("waits", None)
+        new = {"devices": ["cpu"], "not_applicable_on": {"simacc": "ValueError: the backend cannot move simacc tensors"},
+               "cpu": {k: v for k, v in old.items() if k != "devices"}}
+        for k in ("transfers", "error_bound_s"):
+            if k in old:
+                new[k] = old[k]
+        if waits is not None:
+            new["waits"] = waits
+        c["metrics"] = new
+
+
+# ------------------------------------------------------------------------------------------- hostile input verify itself meets
+# (signed by the vendor's own tool: `sign` refuses these first, so verify must meet them with a line, never a traceback)
+ATTACKS["H02r_ansi_in_vendor_raw"] = Attack("H02r_ansi_in_vendor_raw", "H02 signed by the vendor's own tool: ESC in manifest.vendor reaches verify",
+                                            h02, raw=True, post=_no_raw_escape)
+ATTACKS["H03r_zero_width_product_raw"] = Attack("H03r_zero_width_product_raw", "H03 signed by the vendor's own tool (ZWJ in the product)", h03, raw=True)
+ATTACKS["H07r_deep_nesting_raw"] = Attack("H07r_deep_nesting_raw", "H07 signed by the vendor's own tool: 200-deep nesting reaches verify", h07, raw=True)
+ATTACKS["H10r_metrics_not_object_raw"] = Attack("H10r_metrics_not_object_raw", "H10 signed by the vendor's own tool: metrics a list / a string reach the judges",
+                                                h10, raw=True)
+
+
+@attack("H11r_unknown_field_raw", "a field with no trust status (checks[0].vendor_note) signed by the vendor's own tool", raw=True)
+def h11(r):
+    r["checks"][0]["vendor_note"] = "certified by us"
+
+
+@attack("H12r_outcome_unknown_raw", "an outcome no release knows ('passed') on one check, signed by the vendor's own tool", raw=True, derive=False)
+def h12(r):
+    find(r, "DP-001")["outcome"] = "passed"
+
+
+@attack("H13r_checks_not_list_raw", "checks is an object keyed by id, signed by the vendor's own tool", raw=True, derive=False)
+def h13(r):
+    r["checks"] = {c["id"]: c for c in r["checks"]}
+
+
+@attack("H14r_tier_unknown_raw", "tier 'platinum' (no such tier), signed by the vendor's own tool", raw=True, derive=False)
+def h14(r):
+    r["tier"] = "platinum"
+
+
+@attack("H15r_params_wrong_type_raw", "PF-002 params a list, CC-010 star_size_mib a string, signed by the vendor's own tool", raw=True)
+def h15(r):
+    find(r, "PF-002")["params"] = [0.1]
+    find(r, "CC-010")["params"]["star_size_mib"] = "16"
+
+
+@attack("C10_cc010_host_copy_lowered", "CC-010: bus bandwidth is 0.1% of the host copy (fail); the top-level host_copy_gbps lowered "
+        "(every row still records the run's host copy)")
+def c10(r):
+    m = M(r, "CC-010")
+    need = find(r, "CC-010")["params"]["min_host_copy_fraction"]
+    # the broken backend: busbw at half the host-copy bar (rows, star and summary alike)
+    f = (need * 0.5 * m["host_copy_gbps"]) / m["busbw_gbps"]
+    for row in m["rows"]:
+        row["busbw_gbps"] *= f
+        row["algbw_gbps"] *= f
+        row["busbw_trials_gbps"] = [x * f for x in row["busbw_trials_gbps"]]
+    m["busbw_gbps"] *= f
+    m["star_op_busbw_gbps"] *= f
+    m["star_busbw_gbps"] *= f     # the star scaled too (star_fraction unchanged)
+    m.pop("nominal_link_gbps", None)
+    m.pop("link_fraction", None)
+    r["manifest"]["collective"].pop("nominal_link_gbps", None)
+    # the dishonest part: the host copy reference lowered at the top only
+    m["host_copy_gbps"] = m["busbw_gbps"] / (need * 2)
+    m["host_fraction"] = m["busbw_gbps"] / m["host_copy_gbps"]
+
+
+@attack("G36_at_after_waiver_expiry", "control: verify --at a date after FR-016's waiver expires must say recertification required",
+        verify_args=("--at", "2027-06-01"))
+def g36(r):
+    pass
+
+
+@attack("G34b_downgrade_to_data16_checklist", "the report re-labelled as a run of 0.1.0+data.16 (published the same day, legacy judges: "
+        "10 checks judged): every check's params/title/area/level made data.16's; then DP-006's evidence broken (a node with 3 of 4 devices)")
+def g34b(r):
+    from conformance.catalog import data
+    g34(r)
+    cl = data.load_checklist(data.data_root() / "tiers" / "releases" / "0.1.0+data.16" / "checklist.yaml")
+    by = cl.by_id()
+    keep = []
+    for c in r["checks"]:
+        e = by.get(c["id"])
+        if e is None:
+            continue
+        c["params"] = dict(e.params)
+        c["title"], c["area"], c["level"] = e.title, e.area, e.level
+        keep.append(c)
+    r["checks"] = keep
+    m = M(r, "DP-006")
+    m["device_counts"][sorted(m["device_counts"])[0]] = 3.0
+
+
+# ------------------------------------------------------------------------------------------- the signed folder tampered after signing
+def _env(out: Path) -> dict:
+    return json.loads((out / "report.intoto.json").read_text())
+
+
+def _v01(out: Path) -> None:
+    text = (out / "report.intoto.json").read_text()
+    (out / "report.intoto.json").write_text(text.replace('"payload":', '"payload": "e30=", "payload":', 1))
+    (out / "report.sigstore.json").unlink()
+
+
+def _v02(out: Path) -> None:
+    e = _env(out)
+    e["signatures"] = e["signatures"] * 17
+    (out / "report.intoto.json").write_text(json.dumps(e))
+    (out / "report.sigstore.json").unlink()
+
+
+def _v03(out: Path) -> None:
+    (out / "report.md").unlink()
+    (out / "report.md").symlink_to("/etc/hostname")
+
+
+def _v04(out: Path) -> None:
+    e = _env(out)
+    e["payload"] = "not base64 !!!"
+    (out / "report.intoto.json").write_text(json.dumps(e))
+    (out / "report.sigstore.json").unlink()
+
+
+def _v05(out: Path) -> None:
+    import os
+    (out / "report.json").unlink()
+    os.mkfifo(out / "report.json")
+
+
+def _v06(out: Path) -> None:
+    """The bundle carries another (older, honest) envelope than report.intoto.json."""
+    b = json.loads((out / "report.sigstore.json").read_text())
+    b["dsseEnvelope"]["signatures"][0]["keyid"] = "SHA256:forged"
+    (out / "report.sigstore.json").write_text(json.dumps(b))
+
+
+def _noop(r):
+    pass
+
+
+for _name, _models, _fn in [
+        ("V01_envelope_duplicate_payload", "two 'payload' keys in the envelope (two parsers, two documents)", _v01),
+        ("V02_envelope_17_signatures", "17 signatures in one envelope (cap 16)", _v02),
+        ("V03_report_md_symlink_out", "report.md a symlink leaving the folder (/etc/hostname)", _v03),
+        ("V04_payload_not_base64", "payload that is not base64", _v04),
+        ("V05_report_json_fifo", "report.json replaced by a FIFO (a hang?)", _v05),
+        ("V06_bundle_keyid_differs", "report.sigstore.json's keyid differs from the envelope's (the keyid is unsigned)", _v06)]:
+    ATTACKS[_name] = Attack(_name, _models, _noop, after_sign=_fn)
+
+
+@attack("T08_tl013_group_dropped", "TL-013: the bundle selecting rack-2 landed on the rack-1 node; that group dropped from groups")
+def t08(r):
+    m = M(r, "TL-013")
+    m["groups"] = [g for g in m["groups"] if g.get("selector") != {"ray.io/rack": "rack-2"}]
+
+
+@attack("D12_dp019_request_lowered", "DP-019: a raylet asking 2 units with 1 visible started anyway (broken); request recorded 1.0, ok true")
+def d12(r):
+    m = M(r, "DP-019")
+    m["request"] = float(len(m["visible"]))
+    m["result"] = {"ok": True, "records": [], "seconds": 0.0, "type": "NoneType", "value": None}
+
+
+@attack("R10_fr006_node_dropped", "FR-006: after the fresh start one node advertises 3 devices; that node dropped from before and after")
+def r10(r):
+    m = M(r, "FR-006")
+    m["before"] = m["before"][:1]
+    m["after"] = m["after"][:1]
+
+
+@attack("R11_fr006_after_devices_zero", "FR-006: after the fresh start one node advertises no device at all (devices 0 skips the count rule) "
+        "— before and after both say 0 for it")
+def r11(r):
+    m = M(r, "FR-006")
+    for side in ("before", "after"):
+        m[side][1]["devices"] = 0.0
+        m[side][1]["types"] = []
+
+
+def _cap(r, value="64MiB"):
+    from conformance.rdt.config import MAX_BYTES_ENV, SIZE_CAP, parse_size
+    cap = {"env": MAX_BYTES_ENV, "value": value, "bytes": parse_size(value)}
+    m = M(r, "TR-004")
+    m[SIZE_CAP] = cap
+    m["max_bytes"] = cap["bytes"]
+    for d in m["devices"]:
+        m[d]["bytes"] = cap["bytes"]
+    return MAX_BYTES_ENV
+
+
+@attack("K01_capped_run_recorded", "control: a run capped by the size knob (64MiB) recorded as such (TR-004 size_cap, selection.environment)")
+def k01(r):
+    env = _cap(r)
+    r["selection"]["environment"] = {env: "64MiB"}
+
+
+@attack("K02_capped_run_knob_scrubbed", "a capped run: selection.environment's knob removed, TR-004's size_cap kept")
+def k02(r):
+    _cap(r)
+    r["selection"].pop("environment", None)
+
+
+@attack("K03_capped_run_all_scrubbed", "a capped run: the knob and size_cap both scrubbed, TR-004 at 64 MiB (max_bytes kept at the cap)")
+def k03(r):
+    from conformance.rdt.config import SIZE_CAP
+    _cap(r)
+    M(r, "TR-004").pop(SIZE_CAP)
+
+
+@attack("R02b_transfer_type_not_applicable_no_reason", "FR-013: as R02 with an empty reason string (not_applicable_on {'simacc': ''})")
+def r02b(r):
+    _hide_type(r, "FR-013", why="")
+
+
+@attack("H16_esc_in_metric_key_reaching_fail", "a leaking TR-013 series under a key with ESC and a newline: the FAIL reason prints the key",
+        post=_no_raw_escape)
+def h16(r):
+    m = M(r, "TR-013")
+    g = m["growth_per_round_bytes"]
+    k = next(k for k in g if k.endswith("destination.held_bytes"))
+    g[k + "\x1b[2K\r\nVERIFIED: forged"] = [int(m["payload_bytes"] * m["transfers_per_round"])] * len(g[k])
+
+
+@attack("H17_esc_in_device_type_name", "a device type named with ESC/newline in TR-001 devices (the 'stray type' FAIL prints it)",
+        post=_no_raw_escape)
+def h17(r):
+    m = M(r, "TR-001")
+    bad = "sim\x1b[32m\nVERIFIED: forged"
+    m["devices"].append(bad)
+    m[bad] = copy.deepcopy(m["cpu"])
+
+
+@attack("H18_bidi_in_waiver_issue", "a waived check whose waiver issue carries U+202E (the waivers FAIL line prints it)",
+        post=lambda out, text: "raw U+202E printed" if "\u202e" in text else "bidi escaped")
+def h18(r):
+    w = [c for c in r["checks"] if c["outcome"] == "waived"][0]
+    w["waiver"]["issue"] = "https://x/\u202eevil"
+
+
+def _remote(r):
+    args = r["selection"]["args"]
+    i = args.index("$SUITE/checks") if "$SUITE/checks" in args else len(args)
+    args.insert(i, "--conformance-ray-address=auto")
+
+
+@attack("G39_remote_claimed_node_dropped", "the run re-labelled as on the vendor's own cluster (--conformance-ray-address in the recorded "
+        "args) so counts read 'at least'; then D01's edit: DP-006's node with 3 of 4 devices dropped")
+def g39(r):
+    _remote(r)
+    d01(r)
+
+
+@attack("G40_remote_claimed_tl_node_dropped", "as G39 with T01's edit: TL-001's node without the type label dropped")
+def g40(r):
+    _remote(r)
+    t01(r)
+
+
+@attack("G41_remote_claimed_pf004_thinned", "as G39 with P04's edit: PF-004's slow device's endpoints dropped (matrix shape read from the "
+        "manifest only on a cluster the suite started?)")
+def g41(r):
+    _remote(r)
+    p04(r)
+
+
+@attack("G42_remote_claimed_dp009_one_node", "remote claimed (G39) with D03's edit: DP-009's second node's actors dropped")
+def g42(r):
+    _remote(r)
+    d03(r)
+
+
+@attack("G43_remote_claimed_dp007_one_node", "remote claimed (G39) with D09's edit: DP-007's node of another type dropped")
+def g43(r):
+    _remote(r)
+    d09(r)
+
+
+@attack("G44_remote_claimed_wl002_fewer_workers", "remote claimed: WL-002 ran 2 of the 3 workers the manifest's units give "
+        "(digests, final params and reference recomputed for 2 workers is raw data; here only the count and digests cut)")
+def g44(r):
+    _remote(r)
+    for d, ev in M(r, "WL-002")["devices"].items():
+        ev["workers"] = 2
+        ev["digests"] = [row[:2] for row in ev["digests"]]
