@@ -139,7 +139,9 @@ FAILING: dict[str, list[dict[str, Any]]] = {
                {"devices": {"cpu": off_reference()}},                                 # off the reference
                edit(WL002, "devices.cpu.steps", 4), edit(WL002, "devices.cpu.nodes", 1),
                edit(WL002, "devices.cpu.step_seconds.0", 90.0), {"devices": {}},
-               {"devices": {"cpu": data_parallel(2)}}],                               # fewer workers than the params
+               {"devices": {"cpu": data_parallel(2)}},                                # fewer workers than the params
+               edit(WL002, "devices.cpu.digests", [[""] * 3] * 8),                    # every digest a prefix of any
+               edit(WL002, "devices.cpu.digests.4.0", "09bf")],                       # a short one
     "WL-003": [edit(WL003, "devices.cpu.wrong_per_wave.1", 8), edit(WL003, "devices.cpu.in_flight", 2),
                edit(WL003, "devices.cpu.wave_seconds.4", 61.0 + 5), edit(WL003, "devices.cpu.nodes", 1),
                edit(WL003, "devices.cpu.memory", flat(STAGES, 6, grow=MIB)),
@@ -150,6 +152,9 @@ FAILING: dict[str, list[dict[str, Any]]] = {
                edit(WL004, "devices.cpu.kill_round_seconds", 120.0),                  # a dead reader blocked the round
                edit(WL004, "devices.cpu.restart_seconds", None),                      # never restarted
                edit(WL004, "devices.cpu.killed_take", ""), edit(WL004, "devices.cpu.kill_round", 4),
+               edit(WL004, "devices.cpu.killed_take", "hang: the take never ended"),  # no error the check records
+               edit(WL004, "devices.cpu.killed_take", "ValueError: not Ray's"),       # not a Ray error
+               edit(WL004, "devices.cpu.restart_seconds", 1e9),                       # never restarted in time
                edit(WL004, "devices.cpu.state_bytes", 1024),                          # a tiny state
                {"devices": {"cpu": {**LOST, **state(MIB, 4)}}}],                      # a smaller layout
     "WL-010": library_lies(WL010), "WL-011": library_lies(WL011),
