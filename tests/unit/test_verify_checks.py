@@ -44,6 +44,12 @@ def _case(tmp_path: Path, report: dict[str, Any] | None = None, *, signed: bool 
                   releases_file, datafiles.schema_path("report"), None, NOW, at, lambda p: Verification(p))
 
 
+@pytest.fixture(scope="module")
+def good(tmp_path_factory: pytest.TempPathFactory) -> Judged:
+    """A good signed report's case, shared by the tests that only read it."""
+    return _case(tmp_path_factory.mktemp("good"), signed=True)
+
+
 def _run(check: Any, case: Any, v: Verification | None = None) -> dict[str, tuple[bool, str]]:
     v = v or Verification(Path("x"))
     check(v, case)
@@ -126,14 +132,14 @@ def test_each_signed_file_digest_is_the_file_beside_the_envelope(tmp_path: Path)
     assert lines["subject report.md"][1].startswith("file has sha256 ")
 
 
-def test_a_key_not_revoked_writes_no_revocation_line(tmp_path: Path) -> None:
-    assert _run(signature.revoked_key_signed_before_its_revocation, _case(tmp_path)) == {}
+def test_a_key_not_revoked_writes_no_revocation_line(good: Judged) -> None:
+    assert _run(signature.revoked_key_signed_before_its_revocation, good) == {}
 
 
 # ---------------------------------------------------------------------------- the release
 
-def test_trust_every_field_of_a_good_report_has_a_status(tmp_path: Path) -> None:
-    assert _run(release.every_field_has_a_trust_status, _case(tmp_path))["trust"][0]
+def test_trust_every_field_of_a_good_report_has_a_status(good: Judged) -> None:
+    assert _run(release.every_field_has_a_trust_status, good)["trust"][0]
 
 
 def test_an_unknown_suite_version_is_no_release(tmp_path: Path) -> None:
@@ -148,8 +154,8 @@ def test_a_data_digest_that_is_not_the_releases_fails_release(tmp_path: Path) ->
     assert not ok and detail.startswith("tiers_sha256 000000000000… is not the release's ")
 
 
-def test_release_files_and_embedded_manifest_of_a_good_report_pass(tmp_path: Path) -> None:
-    case = _case(tmp_path)
+def test_release_files_and_embedded_manifest_of_a_good_report_pass(good: Judged) -> None:
+    case = good
     assert _run(release.release_files_are_available, case)["release-files"][0]
     lines = _run(release.embedded_manifest_and_environment_are_supported, case)
     assert lines["manifest"][0] and lines["environment"][0], lines
@@ -162,8 +168,8 @@ def test_an_unknown_release_writes_no_release_files_line_and_fails_manifest(tmp_
         (False, "cannot check: unknown release")
 
 
-def test_the_newest_release_is_not_superseded(tmp_path: Path) -> None:
-    assert _run(release.release_not_superseded_when_the_run_started, _case(tmp_path))["superseded"][0]
+def test_the_newest_release_is_not_superseded(good: Judged) -> None:
+    assert _run(release.release_not_superseded_when_the_run_started, good)["superseded"][0]
 
 
 # ---------------------------------------------------------------------------- the record
@@ -183,26 +189,26 @@ def test_a_run_that_finished_before_it_started_fails_time(tmp_path: Path) -> Non
     assert not ok and "is after finished_at" in detail
 
 
-def test_companions_written_by_the_run_state_what_the_report_states(tmp_path: Path) -> None:
-    lines = _run(record.companions_state_what_the_report_states, _case(tmp_path))
+def test_companions_written_by_the_run_state_what_the_report_states(good: Judged) -> None:
+    lines = _run(record.companions_state_what_the_report_states, good)
     assert lines and all(ok for ok, _ in lines.values()), lines
 
 
-def test_the_evidence_of_a_good_report_gives_its_outcomes(tmp_path: Path) -> None:
-    lines = _run(record.evidence_gives_each_outcome, _case(tmp_path))
+def test_the_evidence_of_a_good_report_gives_its_outcomes(good: Judged) -> None:
+    lines = _run(record.evidence_gives_each_outcome, good)
     assert {"evidence", "summary", "selection"} <= {name.split(" ")[0] for name in lines}
     assert all(ok for ok, _ in lines.values()), [n for n, (ok, _) in lines.items() if not ok]
 
 
-def test_a_report_that_is_not_merged_writes_no_shards_line(tmp_path: Path) -> None:
-    assert _run(record.shards_each_verify, _case(tmp_path)) == {}
+def test_a_report_that_is_not_merged_writes_no_shards_line(good: Judged) -> None:
+    assert _run(record.shards_each_verify, good) == {}
 
 
 # ---------------------------------------------------------------------------- tier and completeness
 
-def test_the_tier_of_a_good_report_recomputes_and_so_do_its_capabilities(tmp_path: Path) -> None:
+def test_the_tier_of_a_good_report_recomputes_and_so_do_its_capabilities(good: Judged) -> None:
     v = Verification(Path("x"))
-    lines = _run(tier.tier_recomputes_from_the_results, _case(tmp_path), v)
+    lines = _run(tier.tier_recomputes_from_the_results, good, v)
     assert lines["tier"][0] and "capabilities" in lines, lines
     assert v.tier_known and v.recomputed_tier == build_report()["tier"]
 
@@ -241,13 +247,13 @@ def test_unknown_release_cannot_recompute_the_tier(tmp_path: Path) -> None:
 
 # ---------------------------------------------------------------------------- claims
 
-def test_the_statement_sign_writes_matches_the_report(tmp_path: Path) -> None:
-    ok, detail = _run(claims.statement_claims_match_the_report, _case(tmp_path, signed=True))["claims"]
+def test_the_statement_sign_writes_matches_the_report(good: Judged) -> None:
+    ok, detail = _run(claims.statement_claims_match_the_report, good)["claims"]
     assert ok, detail
 
 
-def test_a_statement_tier_that_is_not_the_reports_fails_claims(tmp_path: Path) -> None:
-    case = _case(tmp_path, signed=True)
+def test_a_statement_tier_that_is_not_the_reports_fails_claims(good: Judged) -> None:
+    case = good
     st = copy.deepcopy(case.sealed.statement)
     assert st is not None
     st["predicate"][att.EXTENSION]["tier"] = "nonsense"
@@ -260,8 +266,8 @@ def test_a_statement_tier_that_is_not_the_reports_fails_claims(tmp_path: Path) -
 
 # ---------------------------------------------------------------------------- waivers and validity
 
-def test_no_waived_check_passes_waivers(tmp_path: Path) -> None:
-    assert _run(waivers.waivers_are_the_releases, _case(tmp_path)) == {"waivers": (True, "no waived checks")}
+def test_no_waived_check_passes_waivers(good: Judged) -> None:
+    assert _run(waivers.waivers_are_the_releases, good) == {"waivers": (True, "no waived checks")}
 
 
 def test_a_check_waived_without_a_waiver_fails_waivers(tmp_path: Path) -> None:
@@ -287,6 +293,6 @@ def test_an_unlisted_waiver_blocks_the_tier_in_effective_checks() -> None:
 
 @pytest.mark.parametrize("check", [c for c in registry.CHECKS if isinstance(c, registry.ReportCheck)],
                          ids=lambda c: c.holds.__name__)
-def test_every_report_check_passes_a_good_signed_report(tmp_path: Path, check: registry.ReportCheck) -> None:
-    lines = _run(check.holds, _case(tmp_path, signed=True))
+def test_every_report_check_passes_a_good_signed_report(good: Judged, check: registry.ReportCheck) -> None:
+    lines = _run(check.holds, good)
     assert all(ok for ok, _ in lines.values()), {n: d for n, (ok, d) in lines.items() if not ok}
