@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Mapping
 
 from conformance.catalog import datafiles, releases
 from conformance.sanitize import terminal
@@ -19,7 +19,6 @@ class SchemaVerdict:
     """The `schema` line's judgement: the claimed release (None: unknown), the schema file used,
     and the most specific error (None: valid)."""
 
-    version: Any
     release: releases.Release | None
     schema_file: Path
     problem: str | None
@@ -37,7 +36,7 @@ def report_is_schema_valid(v: Verification, case: Sealed, known: Mapping[str, re
     schema_file = schema_file or datafiles.schema_path("report")
     problem = submission.schema_problem(report, schema_file)
     v.add("schema", problem is None, f"report.json: {problem}" if problem else f"report.json is valid{schema_note}")
-    return SchemaVerdict(version, release, schema_file, problem)
+    return SchemaVerdict(release, schema_file, problem)
 
 
 def every_field_has_a_trust_status(v: Verification, case: Judged) -> None:
