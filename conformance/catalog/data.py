@@ -1,135 +1,40 @@
-"""Loading the suite's data files (checklist, tier ladder, waivers, schemas) with validation.
+"""The suite's data as types: the vocabulary, the checklist, the tier ladder, the waivers, and
+the other data files (capability profiles, soak record, run knobs), each loaded and validated.
 
 The data lives in files (the repository's top-level `tiers/` and `schemas/`, shipped inside the
 package as the data packages `conformance.catalog.tiers` and `.schemas`) so that
 reviewers read and diff requirements, not code, and so that an installed wheel carries them: they
-are found with `importlib.resources`, never relative to a source checkout. Everything here
-validates against its JSON Schema before use.
+are found with `importlib.resources`, never relative to a source checkout (catalog/datafiles.py:
+the data root, the strict reader and schema validation). Everything here validates against its
+JSON Schema before use.
 """
 from __future__ import annotations
 
 import functools
-import hashlib
-import importlib.resources
 import math
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-import jsonschema
-
+from conformance.catalog import datafiles
 from conformance.catalog.soak import Soak, soak_problems
 from conformance.errors import UserError
 
 
-def data_root() -> Path:
-    """The folder holding `tiers/` and `schemas/` (override with CONFORMANCE_DATA_DIR)."""
-    override = os.environ.get("CONFORMANCE_DATA_DIR")
-    if override:
-        return Path(override)
-    return packaged_data_root()
-
-
-def packaged_data_root() -> Path:
-    """The folder holding the installed data packages `conformance.catalog.tiers` and `.schemas`.
-
-    The build maps both from the repository's top-level tiers/ and schemas/ (setup.py), so they are
-    siblings wherever they are found: conformance/catalog/ in a wheel, the checkout's root in an
-    editable install. The package is installed unzipped, so its resources are plain files on disk.
-    """
-    return Path(str(importlib.resources.files("conformance.catalog.tiers"))).parent
-
-
 def checklist_path() -> Path:
-    return data_root() / "tiers" / "checklist.yaml"
+    return datafiles.data_root() / "tiers" / "checklist.yaml"
 
 
 def tiers_path() -> Path:
-    return data_root() / "tiers" / "tiers.yaml"
+    return datafiles.data_root() / "tiers" / "tiers.yaml"
 
 
 def waivers_path() -> Path:
-    return data_root() / "tiers" / "waivers.yaml"
+    return datafiles.data_root() / "tiers" / "waivers.yaml"
 
 
 def vocabulary_path() -> Path:
-    return data_root() / "tiers" / "vocabulary.yaml"
-
-
-def schema_path(name: str) -> Path:
-    return data_root() / "schemas" / f"{name}.schema.json"
-
-
-def sha256_file(path: Path) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-
-
-def sha256_bytes(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
-@functools.lru_cache(maxsize=None)
-def load_schema(name: str) -> dict[str, Any]:
-    return read_yaml_or_json(schema_path(name), what="schema")
-
-
-# What the schemas' regular expressions mean, for people (a schema's own `description` wins).
-PATTERN_HELP = {
-    "^[A-Za-z_][A-Za-z0-9_.]*:[A-Za-z_][A-Za-z0-9_.]*$": "a reference 'package.module:Name' (module path, a colon, "
-                                                          "then the class or function)",
-    "^[A-Za-z_][A-Za-z0-9_]*$": "a name of letters, digits and _ that does not start with a digit",
-    "^[A-Za-z][A-Za-z0-9_]*$": "a name that starts with a letter, then letters, digits and _",
-    "^[a-z][a-z0-9_-]*$": "a lower-case name (a letter, then a-z, 0-9, _ or -)",
-    "^[A-Z]{2}-[0-9]{3}$": "a check id such as DP-001 (an area's prefix from tiers/vocabulary.yaml, a dash, "
-                           "three digits)",
-    "^[0-9a-f]{64}$": "a sha256 digest (64 lower-case hex digits)",
-}
-
-
-def _human_pattern(err: jsonschema.ValidationError) -> str:
-    """A pattern failure explained without the raw regular expression."""
-    described = err.schema.get("description") if isinstance(err.schema, dict) else None
-    help_text = PATTERN_HELP.get(str(err.validator_value))
-    if help_text is None and described:
-        help_text = str(described)
-    expected = help_text or "the expected form (see the schema)"
-    return f"{err.instance!r} is not {expected}"
-
-
-def format_validation_error(err: jsonschema.ValidationError, root: str = "") -> str:
-    """One line: the JSON path of the offending field and what was expected (never a raw regex)."""
-    path = root + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in err.absolute_path)
-    path = path.lstrip(".") or "(top level)"
-    message = err.message
-    if err.validator == "pattern":
-        message = _human_pattern(err)
-        if isinstance(err.instance, str) and err.parent is None and err.relative_schema_path and \
-                "propertyNames" in err.relative_schema_path:
-            message = f"key {message}"
-    elif err.validator == "propertyNames":
-        message = "a key is not allowed here"
-    return f"{path}: {message}"
-
-
-def validate(instance: Any, schema_name: str, *, what: str) -> None:
-    """Validate against a schema; raise UserError naming the first (most specific) bad field."""
-    validator = jsonschema.Draft202012Validator(load_schema(schema_name),
-                                                format_checker=jsonschema.FormatChecker())
-    errors = sorted(validator.iter_errors(instance), key=lambda e: (-len(e.absolute_path), e.message))
-    if errors:
-        raise UserError(f"{what}: {format_validation_error(errors[0])}")
-
-
-def read_yaml_or_json(path: Path, *, what: str) -> Any:
-    """Parse a YAML or JSON file strictly (conformance.catalog.strict_input); errors are one-line UserErrors.
-
-    Duplicate keys, NaN/Infinity, non-UTF-8 text, over-deep nesting, oversize files and
-    non-regular files (FIFO, device) are refused.
-    """
-    from conformance.catalog import strict_input
-
-    return strict_input.load(Path(path), what=what)
+    return datafiles.data_root() / "tiers" / "vocabulary.yaml"
 
 
 @dataclass(frozen=True)
@@ -167,7 +72,7 @@ class Vocabulary:
 
 
 def parse_vocabulary(doc: Any) -> Vocabulary:
-    validate(doc, "vocabulary", what="vocabulary")
+    datafiles.validate(doc, "vocabulary", what="vocabulary")
     prefixes = [a["prefix"] for a in doc["areas"].values()]
     if len(set(prefixes)) != len(prefixes):
         raise UserError("vocabulary: areas: two areas share an id prefix")
@@ -180,7 +85,7 @@ def parse_vocabulary(doc: Any) -> Vocabulary:
 
 
 def load_vocabulary(path: Path | None = None) -> Vocabulary:
-    return parse_vocabulary(read_yaml_or_json(path or vocabulary_path(), what="vocabulary"))
+    return parse_vocabulary(datafiles.read_yaml_or_json(path or vocabulary_path(), what="vocabulary"))
 
 
 @dataclass(frozen=True)
@@ -308,7 +213,7 @@ class Checklist:
 
 
 def parse_checklist(doc: Any, sha256: str = "", vocabulary: Vocabulary | None = None) -> Checklist:
-    validate(doc, "checklist", what="checklist")
+    datafiles.validate(doc, "checklist", what="checklist")
     vocabulary = vocabulary or load_vocabulary()
     blocks: dict[str, dict[str, Any]] = doc.get("area_params") or {}
     for area in blocks:
@@ -347,7 +252,7 @@ def parse_checklist(doc: Any, sha256: str = "", vocabulary: Vocabulary | None = 
 
 def load_checklist(path: Path | None = None) -> Checklist:
     path = path or checklist_path()
-    return parse_checklist(read_yaml_or_json(path, what="checklist"), sha256_file(path))
+    return parse_checklist(datafiles.read_yaml_or_json(path, what="checklist"), datafiles.sha256_file(path))
 
 
 @dataclass(frozen=True)
@@ -386,7 +291,7 @@ def select_checks(checklist: Checklist, select: Mapping[str, Any], findings: boo
 
 
 def parse_ladder(doc: Any, sha256: str = "", checklist: Checklist | None = None) -> Ladder:
-    validate(doc, "tiers", what="tiers")
+    datafiles.validate(doc, "tiers", what="tiers")
     names = [t["name"] for t in doc["tiers"]]
     if len(set(names)) != len(names):
         raise UserError("tiers: tiers: duplicate tier name")
@@ -429,7 +334,7 @@ def parse_ladder(doc: Any, sha256: str = "", checklist: Checklist | None = None)
 
 def load_ladder(path: Path | None = None, checklist: Checklist | None = None) -> Ladder:
     path = path or tiers_path()
-    return parse_ladder(read_yaml_or_json(path, what="tiers"), sha256_file(path), checklist)
+    return parse_ladder(datafiles.read_yaml_or_json(path, what="tiers"), datafiles.sha256_file(path), checklist)
 
 
 @dataclass(frozen=True)
@@ -456,9 +361,9 @@ def load_waivers(path: Path | None = None) -> tuple[list[Waiver], str]:
     path = path or waivers_path()
     if not Path(path).exists():
         return [], ""
-    doc = read_yaml_or_json(path, what="waivers")
-    validate(doc, "waivers", what="waivers")
-    return [_waiver(w) for w in doc.get("waivers", [])], sha256_file(path)
+    doc = datafiles.read_yaml_or_json(path, what="waivers")
+    datafiles.validate(doc, "waivers", what="waivers")
+    return [_waiver(w) for w in doc.get("waivers", [])], datafiles.sha256_file(path)
 
 
 def _waiver(entry: Mapping[str, Any]) -> Waiver:
@@ -481,14 +386,14 @@ class SuiteData:
 def capabilities_path() -> Path:
     """tiers/capabilities.yaml; the packaged one when an override folder (CONFORMANCE_DATA_DIR)
     does not carry its own (as run.yaml)."""
-    path = data_root() / "tiers" / "capabilities.yaml"
-    return path if path.exists() else packaged_data_root() / "tiers" / "capabilities.yaml"
+    path = datafiles.data_root() / "tiers" / "capabilities.yaml"
+    return path if path.exists() else datafiles.packaged_data_root() / "tiers" / "capabilities.yaml"
 
 
 def load_profiles(path: Path | None = None) -> list[dict[str, Any]]:
     """The capability profiles (conformance.catalog.capabilities computes them)."""
-    doc = read_yaml_or_json(path or capabilities_path(), what="capabilities")
-    validate(doc, "capabilities", what="capabilities")
+    doc = datafiles.read_yaml_or_json(path or capabilities_path(), what="capabilities")
+    datafiles.validate(doc, "capabilities", what="capabilities")
     return list(doc["capabilities"])
 
 
@@ -525,34 +430,34 @@ def load_suite_data() -> SuiteData:
 def soak_path() -> Path:
     """tiers/soak.yaml (provisional checks' soak record); the packaged one when an override folder
     (CONFORMANCE_DATA_DIR) does not carry its own."""
-    path = data_root() / "tiers" / "soak.yaml"
-    return path if path.exists() else packaged_data_root() / "tiers" / "soak.yaml"
+    path = datafiles.data_root() / "tiers" / "soak.yaml"
+    return path if path.exists() else datafiles.packaged_data_root() / "tiers" / "soak.yaml"
 
 
 def parse_soak(doc: Any) -> Soak:
-    validate(doc, "soak", what="soak")
+    datafiles.validate(doc, "soak", what="soak")
     return Soak.from_doc(doc)
 
 
 def load_soak(path: Path | None = None) -> Soak:
     """The soak record of provisional checks (conformance.catalog.soak judges it)."""
-    return parse_soak(read_yaml_or_json(path or soak_path(), what="soak"))
+    return parse_soak(datafiles.read_yaml_or_json(path or soak_path(), what="soak"))
 
 
 def run_knobs_path() -> Path:
     """tiers/run.yaml (preflight limits, typical durations); the packaged one when an override
     folder (CONFORMANCE_DATA_DIR) does not carry its own."""
-    path = data_root() / "tiers" / "run.yaml"
+    path = datafiles.data_root() / "tiers" / "run.yaml"
     if not path.exists():
-        path = packaged_data_root() / "tiers" / "run.yaml"
+        path = datafiles.packaged_data_root() / "tiers" / "run.yaml"
     return path
 
 
 @functools.lru_cache(maxsize=2)
 def _run_knobs_at(path: str) -> dict[str, Any]:
-    doc = read_yaml_or_json(Path(path), what="run knobs")
+    doc = datafiles.read_yaml_or_json(Path(path), what="run knobs")
     what = f"run knobs ({Path(path).name})"
-    validate(doc, "run", what=what)
+    datafiles.validate(doc, "run", what=what)
     vocabulary = load_vocabulary()
     for cid in doc["durations"]["checks"]:
         vocabulary.check_id(f"{what}: durations.checks", cid)

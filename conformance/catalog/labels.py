@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
-from conformance.catalog.data import data_root, read_yaml_or_json, validate
+from conformance.catalog.datafiles import data_root, read_yaml_or_json, validate
 
 RAY_PREFIX = "ray.io/"
 INTEGER = re.compile(r"^(0|[1-9][0-9]*)$")

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
-from conformance.catalog.data import read_yaml_or_json, sha256_bytes, validate
+from conformance.catalog.datafiles import read_yaml_or_json, sha256_bytes, validate
 from conformance.catalog.vendor_calls import IMPORT, VendorHang, bounded_call
 from conformance.errors import UserError
 

@@ -14,7 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from conformance.catalog.data import Checklist, load_schema, select_checks
+from conformance.catalog.data import Checklist, select_checks
+from conformance.catalog.datafiles import load_schema
 
 GATES_KEY = "x-not-applicable-without"
 FIELDS_DOC = "docs/writing-a-plugin.md#manifest-fields-that-decide-what-can-pass"   # explains every gate

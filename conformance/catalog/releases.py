@@ -37,7 +37,7 @@ from typing import Any, Sequence
 import yaml
 
 import conformance
-from conformance.catalog import data
+from conformance.catalog import data, datafiles
 from conformance.errors import UserError
 
 HEADER = """\
@@ -120,13 +120,13 @@ class Release:
 
 
 def default_path() -> Path:
-    return data.data_root() / "tiers" / "releases.yaml"
+    return datafiles.data_root() / "tiers" / "releases.yaml"
 
 
 def _current_paths() -> dict[str, Path]:
     return {"checklist_sha256": data.checklist_path(), "tiers_sha256": data.tiers_path(),
-            "report_schema_sha256": data.schema_path("report"), "waivers_sha256": data.waivers_path(),
-            "labels_sha256": data.data_root() / "tiers" / "labels.yaml",
+            "report_schema_sha256": datafiles.schema_path("report"), "waivers_sha256": data.waivers_path(),
+            "labels_sha256": datafiles.data_root() / "tiers" / "labels.yaml",
             "vocabulary_sha256": data.vocabulary_path(),
             "capabilities_sha256": _capabilities_path(),
             "confusables_sha256": _confusables_path()}
@@ -145,7 +145,7 @@ def _confusables_path() -> Path:
 
 
 def _schema_files() -> list[Path]:
-    return sorted((data.data_root() / "schemas").glob("*.schema.json"))
+    return sorted((datafiles.data_root() / "schemas").glob("*.schema.json"))
 
 
 def pinned_ray_series() -> list[str]:
@@ -177,14 +177,14 @@ def pinned_ray_series() -> list[str]:
 
 def current_entry() -> dict[str, object]:
     """Digests of the data files in this installation (the current release's entry, less ray_versions)."""
-    entry: dict[str, object] = {field: data.sha256_file(path) for field, path in _current_paths().items()}
-    entry["schemas_sha256"] = {p.name: data.sha256_file(p) for p in _schema_files()}
+    entry: dict[str, object] = {field: datafiles.sha256_file(path) for field, path in _current_paths().items()}
+    entry["schemas_sha256"] = {p.name: datafiles.sha256_file(p) for p in _schema_files()}
     return entry
 
 
 def load_releases(path: Path | None = None) -> dict[str, Release]:
     path = Path(path or default_path())
-    doc = data.read_yaml_or_json(path, what="releases")
+    doc = datafiles.read_yaml_or_json(path, what="releases")
     if not isinstance(doc, dict) or doc.get("schema_version") != 1 or not isinstance(doc.get("releases"), dict):
         raise UserError(f"releases: {path}: expected schema_version: 1 and a 'releases' mapping")
     for version, entry in doc["releases"].items():
@@ -193,7 +193,7 @@ def load_releases(path: Path | None = None) -> dict[str, Release]:
         if not isinstance(entry, dict) or any(not isinstance(entry.get(f), str) or len(entry[f]) != 64
                                               for f in DIGEST_FIELDS):
             raise UserError(f"releases: {path}: {version}: needs {', '.join(DIGEST_FIELDS)} (sha256 hex)")
-    data.validate(doc, "releases", what=f"releases: {path}")
+    datafiles.validate(doc, "releases", what=f"releases: {path}")
     return {version: Release(version=version, **{f: entry[f] for f in DIGEST_FIELDS},
                              **{f: entry[f] for f in OPTIONAL_DIGEST_FIELDS if f in entry},
                              schemas_sha256=tuple(sorted(entry["schemas_sha256"].items())),
@@ -207,7 +207,7 @@ def load_certificates(path: Path | None = None) -> dict[str, Any] | None:
     not a release entry), schema-validated with the file; None when the file sets none."""
     path = Path(path or default_path())
     load_releases(path)  # validates the whole file, the block included
-    doc = data.read_yaml_or_json(path, what="releases")
+    doc = datafiles.read_yaml_or_json(path, what="releases")
     block = doc.get("certificates")
     return dict(block) if isinstance(block, dict) else None
 
@@ -257,11 +257,11 @@ def _archive(path: Path, release: Release) -> list[Path]:
     written = []
     wanted = [(archived_path(path, release.version, f), current, getattr(release, f), _ARCHIVE_NAMES[f])
               for f, current in _current_paths().items()]
-    wanted += [(_archive_dir(path, release.version) / name, data.data_root() / "schemas" / name,
+    wanted += [(_archive_dir(path, release.version) / name, datafiles.data_root() / "schemas" / name,
                 release.schema_digest(name), name) for name in VERIFIED_SCHEMAS]
     for target, current, digest, name in wanted:
-        if digest is None or target.exists() or not current.is_file() or data.sha256_file(current) != digest \
-                or any(data.sha256_file(p) == digest for p in _archived_named(path, name)):
+        if digest is None or target.exists() or not current.is_file() or datafiles.sha256_file(current) != digest \
+                or any(datafiles.sha256_file(p) == digest for p in _archived_named(path, name)):
             continue  # not this release's file, or already archived (by this or another release)
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(current, target)
@@ -364,7 +364,7 @@ def _file_with_digest(want: str | None, candidates: Sequence[Path]) -> Path | No
     if want is None:
         return None
     for candidate in candidates:
-        if candidate.is_file() and data.sha256_file(candidate) == want:
+        if candidate.is_file() and datafiles.sha256_file(candidate) == want:
             return candidate
     return None
 
@@ -382,7 +382,7 @@ def release_schema_file(release: Release, name: str, releases_file: Path) -> Pat
     """schemas/<name> with the release's digest: current, archived with the release, or archived
     with another release (tiers/releases/*/<name>)."""
     return _file_with_digest(release.schema_digest(name),
-                             (data.data_root() / "schemas" / name, _archive_dir(releases_file, release.version) / name,
+                             (datafiles.data_root() / "schemas" / name, _archive_dir(releases_file, release.version) / name,
                               *_archived_named(releases_file, name)))
 
 

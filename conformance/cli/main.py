@@ -143,6 +143,7 @@ def _run_forwarding_signals(cmd: list[str]) -> int:
 
 def cmd_run(args: argparse.Namespace) -> int:
     from conformance.catalog import data as data_module
+    from conformance.catalog import datafiles
     from conformance.catalog.data import load_suite_data
     from conformance.catalog.manifest import check_manifest
 
@@ -200,7 +201,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if not report_path.exists() or file_signature(report_path) == before:
         print(f"ray-conformance: error: the run wrote no report (pytest exit {returncode})", file=sys.stderr)
         return int(Exit.NO_REPORT)
-    report = data_module.read_yaml_or_json(report_path, what="report")
+    report = datafiles.read_yaml_or_json(report_path, what="report")
     if ended is not None:
         print(f"ray-conformance: {_ENDED[ended]}; the report in {out_dir} says which checks did not run",
               file=sys.stderr)
@@ -255,7 +256,7 @@ def selected_checks(args: argparse.Namespace, data: Any, previous_report: Path) 
         return None
     last_failed: list[str] = []
     if args.last_failed:
-        from conformance.catalog.data import read_yaml_or_json, validate
+        from conformance.catalog.datafiles import read_yaml_or_json, validate
         if not previous_report.is_file():
             raise UserError(f"--last-failed: no previous report at {previous_report} (run once without it first, "
                             "with the same --out)")

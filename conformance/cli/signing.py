@@ -17,7 +17,8 @@ from datetime import date
 from pathlib import Path
 from typing import Any, Sequence
 
-from conformance.catalog.data import load_suite_data, sha256_bytes
+from conformance.catalog.data import load_suite_data
+from conformance.catalog.datafiles import sha256_bytes
 from conformance.cli import numbers as cli_numbers
 from conformance.errors import UserError
 from conformance.exit_codes import Exit

@@ -220,7 +220,7 @@ def check_index_markdown(data: SuiteData, teeth_table: dict[str, Any]) -> str:
 
 def load_teeth_table(docs_dir: Path) -> dict[str, Any] | None:
     """tests/teeth.yaml of the source checkout beside `docs_dir` (None in an installed package)."""
-    from conformance.catalog.data import read_yaml_or_json
+    from conformance.catalog.datafiles import read_yaml_or_json
 
     path = Path(docs_dir).resolve().parent / "tests" / "teeth.yaml"
     return read_yaml_or_json(path, what="teeth table") if path.is_file() else None
@@ -232,7 +232,7 @@ TRUST_END = "<!-- end of trust table -->"
 
 def with_trust_table(text: str) -> str:
     """signing.md's text with the generated trust table between its markers (appended if absent)."""
-    from conformance.signing.trust import markdown_table
+    from conformance.signing.trust_table import markdown_table
 
     block = f"{TRUST_BEGIN}\n\n{markdown_table()}\n\n{TRUST_END}"
     if TRUST_BEGIN in text and TRUST_END in text:

@@ -15,7 +15,8 @@ from typing import Any, Iterable
 from tabulate import tabulate
 
 from conformance import SUITE_NAME
-from conformance.catalog.data import SuiteData, load_schema, schema_path, sha256_file
+from conformance.catalog.data import SuiteData
+from conformance.catalog.datafiles import load_schema, schema_path, sha256_file
 from conformance.catalog.ladder import RunContext, compute_tiers
 from conformance.catalog.selection import is_partial, selection_record
 from conformance.report.findings import findings_markdown

@@ -74,17 +74,17 @@ class Definition:
 
 
 def _table_path() -> Path:
-    from conformance.catalog import data
+    from conformance.catalog import datafiles
 
-    return data.data_root() / "schemas" / "report.trust.yaml"
+    return datafiles.data_root() / "schemas" / "report.trust.yaml"
 
 
 @functools.lru_cache(maxsize=4)
 def _load(path: str, mtime_ns: int) -> Definition:
-    from conformance.catalog import data
+    from conformance.catalog import datafiles
 
-    doc = data.read_yaml_or_json(Path(path), what="trust table")
-    data.validate(doc, "trust", what=f"trust table {path}")
+    doc = datafiles.read_yaml_or_json(Path(path), what="trust table")
+    datafiles.validate(doc, "trust", what=f"trust table {path}")
     args = doc["certification_args"]
     return Definition(flags=tuple(args["flags"]), with_value=tuple(args["with_value"]),
                       allowed_values={k: tuple(v) for k, v in args["value_flags_allowed"].items()},

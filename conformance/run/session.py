@@ -384,7 +384,7 @@ class ConformanceRun:
         artifact = self.manifest.data.get("plugin", {}).get("artifact")
         if not artifact:
             return None
-        from conformance.catalog.data import sha256_file
+        from conformance.catalog.datafiles import sha256_file
         path = self.manifest.base_dir / artifact
         return {"name": path.name, "sha256": sha256_file(path)} if path.is_file() else None
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from conformance import SUITE_NAME
-from conformance.catalog import data
+from conformance.catalog import datafiles
 from conformance.errors import UserError
 from conformance.signing.canonical import loads_strict
 
@@ -114,7 +114,7 @@ def environment_sha256(report: Mapping[str, Any]) -> str:
     """sha256 of report.json's environment block, JSON with sorted keys (what the statement binds)."""
     text = json.dumps(report.get("environment"), sort_keys=True, separators=(",", ":"), ensure_ascii=False,
                       allow_nan=False)
-    return data.sha256_bytes(text.encode("utf-8"))
+    return datafiles.sha256_bytes(text.encode("utf-8"))
 
 
 def build_statement(report: Mapping[str, Any], digests: Mapping[str, str], schema_sha256: str,

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Generic, TypeVar, cast
 
-from conformance.catalog import data
+from conformance.catalog import datafiles
 from conformance.errors import UserError
 from conformance.signing import attestation as att
 
@@ -45,14 +45,14 @@ class ReviewBounds:
 
 def bounds_path() -> Path:
     """tiers/review.yaml; the packaged one when an override folder (CONFORMANCE_DATA_DIR) lacks it."""
-    path = data.data_root() / "tiers" / "review.yaml"
-    return path if path.exists() else data.packaged_data_root() / "tiers" / "review.yaml"
+    path = datafiles.data_root() / "tiers" / "review.yaml"
+    return path if path.exists() else datafiles.packaged_data_root() / "tiers" / "review.yaml"
 
 
 @functools.lru_cache(maxsize=2)
 def _bounds_at(path: str) -> ReviewBounds:
-    doc = data.read_yaml_or_json(Path(path), what="review bounds")
-    data.validate(doc, "review", what=f"review bounds ({Path(path).name})")
+    doc = datafiles.read_yaml_or_json(Path(path), what="review bounds")
+    datafiles.validate(doc, "review", what=f"review bounds ({Path(path).name})")
     return ReviewBounds(int(doc["submission"]["max_bytes"]), float(doc["submission"]["timeout_s"]))
 
 

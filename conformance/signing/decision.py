@@ -41,7 +41,7 @@ from typing import Any, Mapping, Sequence
 
 from conformance import __version__
 from conformance.catalog import capabilities as caps
-from conformance.catalog import data, releases
+from conformance.catalog import datafiles, releases
 from conformance.catalog.strict_input import as_list, as_map
 from conformance.errors import UserError
 from conformance.sanitize import terminal
@@ -71,7 +71,7 @@ def levels(tier: str | None, capabilities: Sequence[str]) -> list[str]:
 
 def policy_digest(release_data: Mapping[str, str]) -> str:
     """sha256 of the release's data digests, canonical JSON: the VSA policy's digest."""
-    return data.sha256_bytes(canonical_json(dict(release_data)))
+    return datafiles.sha256_bytes(canonical_json(dict(release_data)))
 
 
 def build(*, report: Mapping[str, Any], report_sha256: str, statement_sha256: str, release: releases.Release,
@@ -144,7 +144,7 @@ def decide(folder: Path, envelope: Path, report: Mapping[str, Any], *, ok: bool,
                         "finished_at is not a date; a decision must say how long it holds")
     certified = caps.certified_names(c for c in as_list(report.get("capabilities")) if isinstance(c, dict))
     return build(report=report, report_sha256=read.digests()[att.REPORT_JSON],
-                 statement_sha256=data.sha256_bytes(env.body), release=release,
+                 statement_sha256=datafiles.sha256_bytes(env.body), release=release,
                  tier=recomputed_tier if ok else None, capabilities=certified if ok else [],
                  failed=[] if ok else (list(failed) or ["verify"]), valid=valid,
                  signer_keyid=sig_keyid(key_path, passphrase), time_verified=now)

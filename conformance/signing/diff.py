@@ -55,7 +55,7 @@ from typing import Any, Iterator, Mapping, Sequence
 
 from tabulate import tabulate
 
-from conformance.catalog import data
+from conformance.catalog import data, datafiles
 from conformance.catalog.capabilities import CERTIFIED
 from conformance.catalog.ladder import PASSING, tier_rank
 from conformance.catalog.strict_input import as_map
@@ -85,7 +85,7 @@ def load_report(path: Path, label: str) -> dict[str, Any]:
     path = Path(path)
     file = path / att.REPORT_JSON if path.is_dir() else path
     report = att.parse_report(att.read_file(file, label), f"{label} {file}")
-    data.validate(report, "report", what=f"{label} {file}")
+    datafiles.validate(report, "report", what=f"{label} {file}")
     _no_duplicates(report, f"{label} {file}")
     return report
 

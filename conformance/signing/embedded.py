@@ -18,7 +18,7 @@ from typing import Any, Mapping
 import jsonschema
 
 from conformance import SUITE_NAME
-from conformance.catalog import data
+from conformance.catalog import datafiles
 from conformance.sanitize import terminal
 
 
@@ -30,13 +30,13 @@ def manifest_problem(report: Mapping[str, Any], schema_file: Path) -> str | None
     stat = Path(schema_file).stat()
     validator = _validator(str(schema_file), stat.st_mtime_ns, stat.st_size)
     errors = sorted(validator.iter_errors(manifest), key=lambda e: (-len(e.absolute_path), e.message))
-    return terminal(data.format_validation_error(errors[0]), limit=300) if errors else None
+    return terminal(datafiles.format_validation_error(errors[0]), limit=300) if errors else None
 
 
 @functools.lru_cache(maxsize=8)
 def _validator(path: str, mtime_ns: int, size: int) -> jsonschema.Draft202012Validator:
     """The release's manifest schema, read and compiled once per file version."""
-    schema = data.read_yaml_or_json(Path(path), what="manifest schema")
+    schema = datafiles.read_yaml_or_json(Path(path), what="manifest schema")
     return jsonschema.Draft202012Validator(schema, format_checker=jsonschema.FormatChecker())
 
 

@@ -45,7 +45,7 @@ from typing import Any
 import jsonschema
 
 from conformance import identity
-from conformance.catalog.data import format_validation_error, read_yaml_or_json
+from conformance.catalog.datafiles import format_validation_error, read_yaml_or_json
 from conformance.errors import UserError
 from conformance.sanitize import terminal
 from conformance.signing.keys import PublicKey, algorithm_of, keyid, load_public_key, load_public_key_pem

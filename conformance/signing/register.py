@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Sequence
 
 from conformance import identity
-from conformance.catalog import data
+from conformance.catalog import data, datafiles
 from conformance.catalog.strict_input import utc_datetime
 
 if TYPE_CHECKING:
@@ -30,7 +30,7 @@ MAX_CHANGED = 10  # checks named in a demotion line (the rest counted)
 
 def tier_order() -> list[str]:
     """Tier names, lowest first (tiers/tiers.yaml)."""
-    doc = data.read_yaml_or_json(data.tiers_path(), what="tiers")
+    doc = datafiles.read_yaml_or_json(data.tiers_path(), what="tiers")
     return [str(t["name"]) for t in doc["tiers"]]
 
 

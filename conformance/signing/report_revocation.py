@@ -30,7 +30,7 @@ from typing import Any, Sequence
 
 import jsonschema
 
-from conformance.catalog.data import format_validation_error, read_yaml_or_json
+from conformance.catalog.datafiles import format_validation_error, read_yaml_or_json
 from conformance.catalog.strict_input import as_map
 from conformance.errors import UserError
 from conformance.sanitize import terminal

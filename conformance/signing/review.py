@@ -26,17 +26,20 @@ from tabulate import tabulate
 
 from conformance import identity
 from conformance.catalog import capabilities as caps
-from conformance.catalog import data, releases
+from conformance.catalog import datafiles, releases
 from conformance.catalog.ladder import compute_tiers
 from conformance.catalog.strict_input import as_list, as_map
 from conformance.errors import UserError
+from conformance.report.view import Report
 from conformance.sanitize import markdown_cell, terminal
 from conformance.signing import attestation as att
 from conformance.signing import bounds, decision, register, trust, validity
 from conformance.signing.bounds import SubmissionTimeout
 from conformance.signing.keyring import TrustedKey
 from conformance.signing.report_revocation import RevocationList
-from conformance.signing.verify import _finished_date, _release_waivers, effective_checks, release_inputs, verify_path
+from conformance.signing.verify import verify_path
+from conformance.signing.verify.release_files import release_inputs, release_waivers
+from conformance.signing.verify.waivers import effective_checks, finished_date
 
 FORMATS = ("text", "md", "json")
 _HEADERS = ["submission", "vendor", "product", "suite", "date", "claimed tier", "recomputed tier",
@@ -133,9 +136,9 @@ class Row:
 
 
 def _schema_problem(report: Any) -> str | None:
-    validator = jsonschema.Draft202012Validator(data.load_schema("report"), format_checker=jsonschema.FormatChecker())
+    validator = jsonschema.Draft202012Validator(datafiles.load_schema("report"), format_checker=jsonschema.FormatChecker())
     errors = sorted(validator.iter_errors(report), key=lambda e: (-len(e.absolute_path), e.message))
-    return data.format_validation_error(errors[0]) if errors else None
+    return datafiles.format_validation_error(errors[0]) if errors else None
 
 
 def _recompute(report: dict[str, Any], known: dict[str, releases.Release], releases_file: Path,
@@ -147,21 +150,21 @@ def _recompute(report: dict[str, Any], known: dict[str, releases.Release], relea
     problem = _schema_problem(report)
     if problem:
         return None, None, f"{_NOT_VALID}{problem}"
-    version = report["suite"]["version"]
+    view = Report.from_json(report)
+    version = view.suite.version
     release = known.get(version)
     if release is None:
         return None, None, f"unknown suite release {version!r}"
     try:
         checklist, ladder = releases.load_release_data(release, releases_file)
-        waivers, _ = _release_waivers(release, releases_file, waivers_file)
-        checks = effective_checks(report["checks"], waivers or [], _finished_date(report))
+        waivers, _ = release_waivers(release, releases_file, waivers_file)
+        checks = effective_checks([c.document for c in view.checks], waivers or [], finished_date(view.finished_at))
         inputs, missing = release_inputs(release, releases_file)
         profiles = inputs.profiles_for(report)
         if missing or profiles is None:
             return None, None, f"cannot recompute: this reviewer lacks release {version}'s {' and '.join(missing)}"
         tier, _ = compute_tiers(checks, checklist, ladder, trust.tier_context(report, inputs.domain_keys))
-        certified = caps.certified_names(caps.compute_capabilities(checks, checklist, profiles,
-                                                                   report.get("manifest") or {}))
+        certified = caps.certified_names(caps.compute_capabilities(checks, checklist, profiles, view.manifest))
     except UserError as exc:
         return None, None, f"cannot recompute: {exc}"
     return tier, certified, ""
@@ -231,7 +234,7 @@ def _fill(row: Row, folder: Path, trusted: Sequence[TrustedKey] | None, known: d
     ctx = ctx or Context(trust.utc_now().date())
     raw = att.read_file(folder / att.REPORT_JSON, "review", within=folder)
     report = att.parse_report(raw, str(folder / att.REPORT_JSON))
-    row.report_sha256 = data.sha256_bytes(raw)
+    row.report_sha256 = datafiles.sha256_bytes(raw)
     manifest = as_map(report.get("manifest"))
     suite = as_map(report.get("suite"))
     row.vendor = _short_str(manifest.get("vendor"))

@@ -15,11 +15,11 @@ from typing import Any
 
 import jsonschema
 
-from conformance.catalog import data
+from conformance.catalog import datafiles
 from conformance.errors import UserError
 from conformance.sanitize import terminal
 from conformance.signing import attestation as att
-from conformance.signing import trust
+from conformance.signing import trust_table
 
 WHAT = "report folder"  # the prefix of every refusal, the same for sign and verify
 
@@ -31,7 +31,7 @@ class Folder:
     report: dict[str, Any]
 
     def digests(self) -> dict[str, str]:
-        return {name: data.sha256_bytes(content) for name, content in self.raw.items()}
+        return {name: datafiles.sha256_bytes(content) for name, content in self.raw.items()}
 
 
 def read_folder(folder: Path) -> Folder:
@@ -44,10 +44,10 @@ def read_folder(folder: Path) -> Folder:
 
 def schema_problem(report: Any, schema_path: Path) -> str | None:
     """The most specific schema error of report.json, or None."""
-    schema = data.read_yaml_or_json(schema_path, what="report schema")
+    schema = datafiles.read_yaml_or_json(schema_path, what="report schema")
     validator = jsonschema.Draft202012Validator(schema, format_checker=jsonschema.FormatChecker())
     errors = sorted(validator.iter_errors(report), key=lambda e: (-len(e.absolute_path), e.message))
-    return data.format_validation_error(errors[0]) if errors else None
+    return datafiles.format_validation_error(errors[0]) if errors else None
 
 
 def report_schema_for(report: Any, releases_file: Path | None = None) -> Path:
@@ -62,12 +62,12 @@ def report_schema_for(report: Any, releases_file: Path | None = None) -> Path:
     except UserError:  # an unreadable releases file: verify reports it; validate with ours meanwhile
         release = None
     found = releases.release_file(release, "report_schema_sha256", path) if release else None
-    return found or data.schema_path("report")
+    return found or datafiles.schema_path("report")
 
 
 def trust_problem(section: str, doc: object) -> str | None:
     """Fields of report.json (or the Statement) without a trust status, or None."""
-    unknown = trust.unknown_fields(section, doc)
+    unknown = trust_table.unknown_fields(section, doc)
     if not unknown:
         return None
     name = "report.json" if section == "report" else "the Statement"

@@ -1,11 +1,8 @@
-"""What verify may believe: the trust status of every field (schemas/report.trust.yaml), applied.
+"""What verify may believe of the run's record: the trust table (signing/trust_table.py) applied.
 
-The vendor owns its signing key, so a signature cannot make a field true. Each field of
-report.json and of the Statement is recomputed, cross-checked, a signed claim, or
-informational (the data file says which, and why). This module is the engine over that file:
+The vendor owns its signing key, so a signature cannot make a field true. The fields the table
+marks cross-checked are held to each other here, and the record of the run to itself:
 
-  status / unknown_fields   the status of a field; the fields of a document that have none
-                            (verify refuses them: a new field cannot slip through unjudged)
   facts / tier_context      facts several fields state (nodes, devices per node, domain
                             labels): every source present must agree, the winner feeds the tier
   run_problems              why the run is not a whole, uninterrupted certification run
@@ -28,102 +25,15 @@ from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Collection, Mapping
 
-from conformance.catalog import data
+from conformance.catalog import datafiles
 from conformance.catalog.strict_input import utc_datetime
 from conformance.sanitize import terminal
+from conformance.signing.trust_table import fact_sources
 
 if TYPE_CHECKING:
     from conformance.catalog.ladder import RunContext
 
-STATUSES = ("recomputed", "cross-checked", "signed claim", "informational")
-SECTIONS = ("report", "statement")
 CLOCK_SKEW = timedelta(minutes=5)  # a signer's clock may run this far ahead of the verifier's
-
-
-def table_path() -> Path:
-    return data.data_root() / "schemas" / "report.trust.yaml"
-
-
-@functools.lru_cache(maxsize=4)
-def _load(path: str, mtime_ns: int) -> dict[str, Any]:
-    doc = data.read_yaml_or_json(table_path(), what="trust table")
-    data.validate(doc, "trust", what=f"trust table {table_path()}")
-    return doc
-
-
-def load_table() -> dict[str, Any]:
-    """schemas/report.trust.yaml, schema-validated (cached per file version)."""
-    path = table_path()
-    return _load(str(path), path.stat().st_mtime_ns)
-
-
-# ---------------------------------------------------------------------------- statuses
-
-def _parent(path: str) -> str | None:
-    if path.endswith("[]"):
-        return path[:-2]
-    cut = path.rfind(".")
-    return path[:cut] if cut > 0 else None
-
-
-def status(section: str, path: str, table: Mapping[str, Any] | None = None) -> dict[str, Any] | None:
-    """The entry that gives `path` its status: its own, else the nearest ancestor's `subtree`
-    entry or `ancestor.*` entry (an open object's other keys). None: the field has no status."""
-    fields = (table or load_table())[section]
-    if path in fields:
-        return fields[path]
-    if path.endswith("[]"):  # a list's items have the list's status
-        return status(section, path[:-2], table)
-    child, parent = path, _parent(path)
-    while parent is not None:
-        wildcard = fields.get(f"{parent}.*")
-        if wildcard is not None and not child.endswith("[]"):
-            return wildcard
-        entry = fields.get(parent)
-        if entry is not None and entry.get("subtree"):
-            return entry
-        child, parent = parent, _parent(parent)
-    return None
-
-
-def _covered_below(section: str, path: str, table: Mapping[str, Any]) -> bool:
-    """True when `path`'s status also covers everything below it (no need to look further)."""
-    fields = table[section]
-    entry = fields.get(path)
-    if entry is None:  # a list's items: as the list; otherwise inherited from a subtree or wildcard entry
-        return _covered_below(section, path[:-2], table) if path.endswith("[]") else True
-    return bool(entry.get("subtree")) and not any(k.startswith(path + ".") or k.startswith(path + "[]")
-                                                  for k in fields)
-
-
-def unknown_fields(section: str, doc: Any, table: Mapping[str, Any] | None = None, limit: int = 10) -> list[str]:
-    """Paths of `doc` (report.json or the Statement) that have no trust status, at most `limit`."""
-    table = table or load_table()
-    found: list[str] = []
-    stack: list[tuple[str, Any]] = []
-
-    def children(prefix: str, value: Any) -> None:
-        if isinstance(value, dict):
-            for k, v in value.items():
-                stack.append((f"{prefix}.{k}" if prefix else str(k), v))
-        elif isinstance(value, list) and prefix:
-            for v in value:
-                stack.append((f"{prefix}[]", v))
-
-    children("", doc)
-    seen: set[str] = set()
-    while stack and len(found) < limit:
-        path, value = stack.pop()
-        if path in seen and not isinstance(value, (dict, list)):
-            continue
-        seen.add(path)
-        if status(section, path, table) is None:
-            if path not in found:
-                found.append(path)
-            continue
-        if not _covered_below(section, path, table):
-            children(path, value)
-    return sorted(found)
 
 
 # ---------------------------------------------------------------------------- facts
@@ -239,7 +149,7 @@ def _domain_keys_at(path: str, mtime_ns: int, size: int) -> frozenset[str]:
     """Parsed and validated once per file version (verify reads it for every submission)."""
     from conformance.catalog.labels import parse_vocabulary
 
-    vocabulary = parse_vocabulary(data.read_yaml_or_json(Path(path), what="labels vocabulary"))
+    vocabulary = parse_vocabulary(datafiles.read_yaml_or_json(Path(path), what="labels vocabulary"))
     return frozenset(k.key for k in vocabulary.domain_keys())
 
 
@@ -311,15 +221,6 @@ class Fact:
     value: Any  # the winner's value (None: no field states it)
     sources: dict[str, Any]  # every source that states it -> its value
     problem: str | None  # a contradiction (naming both fields) or a lone uncorroborated source
-
-
-def fact_sources(table: Mapping[str, Any] | None = None) -> dict[str, list[tuple[str, bool]]]:
-    """fact name -> [(report field, wins)] in the table's order."""
-    out: dict[str, list[tuple[str, bool]]] = {}
-    for path, entry in (table or load_table())["report"].items():
-        if entry.get("fact"):
-            out.setdefault(entry["fact"], []).append((path, entry.get("wins") is True))
-    return out
 
 
 def _shown(value: Any) -> str:
@@ -518,30 +419,3 @@ def ray_version_problem(value: Any) -> str | None:
     if v.is_postrelease or v.local or len(v.release) != 3 or str(v) != value:
         return f"environment.ray {_shown(value)} is not a Ray release version (N.N.N)"
     return None
-
-
-# ---------------------------------------------------------------------------- docs
-
-def markdown_table(table: Mapping[str, Any] | None = None) -> str:
-    """docs/signing.md's trust table (generated; `ray-conformance docs`)."""
-    from tabulate import tabulate
-
-    table = table or load_table()
-    rows = []
-    for section in SECTIONS:
-        for path, e in table[section].items():
-            if e["status"] == "cross-checked":
-                if e.get("fact"):
-                    others = [p for p, _ in fact_sources(table)[e["fact"]] if p != path]
-                    winner = next((p for p, w in fact_sources(table)[e["fact"]] if w), None)
-                    detail = f"fact *{e['fact']}*: agrees with {', '.join(others)}; {winner} wins"
-                else:
-                    detail = f"agrees with {', '.join(e.get('with', [])) or 'the fields below'}" + \
-                             (f"; {e['wins']} wins" if isinstance(e.get("wins"), str) else "")
-            else:
-                detail = ""
-            rows.append([f"`{path}`" if section == "report" else f"Statement `{path}`",
-                         e["status"] + (" (and below)" if e.get("subtree") else ""),
-                         detail.replace("|", "/"), e.get("checked_by", "-"), e["why"].replace("|", "/")])
-    return tabulate(rows, headers=["field", "status", "cross-checked with / wins", "verify line", "why"],
-                    tablefmt="github")

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conformance.catalog.data import validate
+from conformance.catalog.datafiles import validate
 from conformance.catalog.manifest import check_manifest
 
 ROOT = Path(__file__).resolve().parents[2]

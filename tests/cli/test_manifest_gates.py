@@ -11,7 +11,8 @@ from pathlib import Path
 
 import yaml
 
-from conformance.catalog.data import load_schema, load_suite_data
+from conformance.catalog.data import load_suite_data
+from conformance.catalog.datafiles import load_schema
 from conformance.catalog.manifest_gates import load_gates, missing_lines
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -14,7 +14,7 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from conformance.catalog import data
+from conformance.catalog import datafiles
 from conformance.cli.signing import main
 from conformance.report.html import limits
 from conformance.signing import bounds, keys
@@ -40,8 +40,8 @@ def subs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 
 
 def test_the_bounds_are_data() -> None:
-    doc = yaml.safe_load((data.data_root() / "tiers" / "review.yaml").read_text())
-    data.validate(doc, "review", what="review bounds")
+    doc = yaml.safe_load((datafiles.data_root() / "tiers" / "review.yaml").read_text())
+    datafiles.validate(doc, "review", what="review bounds")
     got = bounds.load_bounds()
     assert (got.max_bytes, got.timeout_s) == (doc["submission"]["max_bytes"], doc["submission"]["timeout_s"])
     assert got.max_bytes < MAX_REPORT_FILE_BYTES   # a submission over it is never parsed

@@ -13,7 +13,7 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 
 from conformance.catalog import (
-    data,
+    datafiles,
     releases,
     strict_input,
 )
@@ -515,7 +515,7 @@ def test_reports_are_written_without_nan(tmp_path: Path) -> None:
 def test_plugin_artifact_or_envelope_symlinked_outside_is_refused(world, tmp_path: Path, capsys) -> None:
     wheel = tmp_path / "elsewhere.whl"
     wheel.write_bytes(b"wheel")
-    art = {"name": "plugin.whl", "sha256": data.sha256_bytes(b"wheel")}
+    art = {"name": "plugin.whl", "sha256": datafiles.sha256_bytes(b"wheel")}
     folder = _signed(world, tmp_path / "r", build_report(plugin_artifact=art))
     (folder / "plugin.whl").symlink_to(wheel)
     rc, out, _ = _verify(world, folder, capsys)

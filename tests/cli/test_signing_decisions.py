@@ -19,7 +19,7 @@ from typing import Any, Callable
 
 import pytest
 
-from conformance.catalog import data
+from conformance.catalog import datafiles
 from conformance.cli.signing import main
 from conformance.signing import decision, dsse, keys, validity
 from conformance.signing.canonical import canonical_json
@@ -43,7 +43,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     folder = d / "example"
     shutil.copytree(EXAMPLE, folder)
     return {"dir": d, "sig": sig, "other": other, "folder": folder,
-            "report_sha256": data.sha256_file(folder / "report.json")}
+            "report_sha256": datafiles.sha256_file(folder / "report.json")}
 
 
 @pytest.fixture(scope="module")

@@ -27,7 +27,7 @@ from typing import Any, Callable
 import pytest
 import yaml
 
-from conformance.catalog import capabilities, data, releases
+from conformance.catalog import capabilities, data, datafiles, releases
 from conformance.catalog.ladder import compute_tiers
 from conformance.signing import attestation as att
 from conformance.signing import dsse, keys, submission, trust
@@ -81,7 +81,7 @@ def sign_as_vendor(folder: Path, report: dict[str, Any], private_key: Path, rele
     release = releases.load_releases(releases_file)[report["suite"]["version"]]
     schema = releases.release_file(release, "report_schema_sha256", releases_file)
     read = submission.read_folder(folder)
-    statement = att.build_statement(report, read.digests(), data.sha256_file(schema), release.descriptors())
+    statement = att.build_statement(report, read.digests(), datafiles.sha256_file(schema), release.descriptors())
     envelope = dsse.make_envelope(canonical_json(statement), keys.load_private_key(private_key))
     (folder / att.ENVELOPE_NAME).write_text(json.dumps(envelope))
     (folder / att.BUNDLE_NAME).write_text(json.dumps(dsse.make_bundle(envelope)))
@@ -339,7 +339,7 @@ def _release_copy(tmp_path: Path, **replace: Path) -> Path:
     for field, path in replace.items():
         target = root / "releases" / "0.1.0+data.6" / path.name
         shutil.copy(path, target)
-        entry[field] = data.sha256_file(target)
+        entry[field] = datafiles.sha256_file(target)
     (root / "releases.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
     return root / "releases.yaml"
 
@@ -347,7 +347,7 @@ def _release_copy(tmp_path: Path, **replace: Path) -> Path:
 def test_the_label_vocabulary_is_the_releases(tmp_path: Path, key: keys.KeyPair) -> None:
     """The release's labels.yaml names no domain keys: the real nodes' rack/domain labels are no
     domain labels under it, whatever this verifier's own labels.yaml says."""
-    labels = yaml.safe_load((data.data_root() / "tiers" / "labels.yaml").read_text())
+    labels = yaml.safe_load((datafiles.data_root() / "tiers" / "labels.yaml").read_text())
     for k in labels["keys"]:
         k.pop("domain", None)
         k.pop("packing", None)

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 import conformance
-from conformance.catalog import data, releases
+from conformance.catalog import data, datafiles, releases
 from conformance.catalog.capabilities import capabilities_path
 from conformance.errors import UserError
 from conformance.signing import keys
@@ -58,7 +58,7 @@ def test_write_appends_a_release_and_never_rewrites_one(tmp_path: Path) -> None:
     assert releases.write_release(path) == (False, version)
     assert (tmp_path / "releases" / version / "checklist.yaml").read_bytes() == data.checklist_path().read_bytes()
     # a published name asked for with other digests is refused, never overwritten
-    path.write_text(path.read_text().replace(data.sha256_file(data.tiers_path()), "c" * 64))
+    path.write_text(path.read_text().replace(datafiles.sha256_file(data.tiers_path()), "c" * 64))
     with pytest.raises(UserError, match="never rewritten"):
         releases.write_release(path, version=conformance.__version__)
 
@@ -74,7 +74,7 @@ def test_check_mode_reports_stale_data_and_lost_release_files(tmp_path: Path) ->
     releases.write_release(path)
     assert releases.main(["--file", str(path), "--check"]) == 0
     # the current files' digests in no release: a data change without --write
-    path.write_text(path.read_text().replace(data.sha256_file(data.tiers_path()), "b" * 64))
+    path.write_text(path.read_text().replace(datafiles.sha256_file(data.tiers_path()), "b" * 64))
     assert releases.main(["--file", str(path), "--check"]) == 1
 
 
@@ -146,20 +146,20 @@ def test_an_archived_release_still_verifies(tmp_path: Path) -> None:
     archive.mkdir(parents=True)
     (archive / "checklist.yaml").write_text(old_checklist)
     shutil.copy(data.tiers_path(), archive / "tiers.yaml")
-    shutil.copy(data.schema_path("report"), archive / "report.schema.json")
+    shutil.copy(datafiles.schema_path("report"), archive / "report.schema.json")
     rel = tmp_path / "releases.yaml"
     rel.write_text(yaml.safe_dump({"schema_version": 1, "releases": {"0.0.9": {
-        "checklist_sha256": data.sha256_file(archive / "checklist.yaml"),
-        "tiers_sha256": data.sha256_file(archive / "tiers.yaml"),
-        "report_schema_sha256": data.sha256_file(archive / "report.schema.json"),
-        "waivers_sha256": data.sha256_file(data.waivers_path()),
-        "labels_sha256": data.sha256_file(data.data_root() / "tiers" / "labels.yaml"),
-        "vocabulary_sha256": data.sha256_file(data.vocabulary_path()),
-        "capabilities_sha256": data.sha256_file(capabilities_path()),
+        "checklist_sha256": datafiles.sha256_file(archive / "checklist.yaml"),
+        "tiers_sha256": datafiles.sha256_file(archive / "tiers.yaml"),
+        "report_schema_sha256": datafiles.sha256_file(archive / "report.schema.json"),
+        "waivers_sha256": datafiles.sha256_file(data.waivers_path()),
+        "labels_sha256": datafiles.sha256_file(datafiles.data_root() / "tiers" / "labels.yaml"),
+        "vocabulary_sha256": datafiles.sha256_file(data.vocabulary_path()),
+        "capabilities_sha256": datafiles.sha256_file(capabilities_path()),
         "schemas_sha256": releases.current_entry()["schemas_sha256"], "ray_versions": ["2.60"]}}}))
     report = build_report()
     report["suite"]["version"] = "0.0.9"
-    report["suite"]["checklist_sha256"] = data.sha256_file(archive / "checklist.yaml")
+    report["suite"]["checklist_sha256"] = datafiles.sha256_file(archive / "checklist.yaml")
     folder = write_report_dir(tmp_path / "r", report)
     pair = keys.write_keypair(tmp_path / "k")
     sign_report_dir(folder, pair.private_path, releases_file=rel)

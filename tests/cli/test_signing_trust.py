@@ -19,14 +19,15 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from conformance.catalog import data
+from conformance.catalog import datafiles
 from conformance.errors import UserError
 from conformance.signing import attestation as att
-from conformance.signing import dsse, keys, trust
+from conformance.signing import dsse, keys, trust, trust_table
 from conformance.signing.canonical import canonical_json
 from conformance.signing.keyring import key_from_file, trusted_key
 from conformance.signing.sign import sign_report_dir
-from conformance.signing.verify import _ORDER, verify_path
+from conformance.signing.verify import verify_path
+from conformance.signing.verify.lines import ORDER
 from signing_support import build_report, write_releases, write_report_dir
 
 NOW = datetime(2026, 3, 2, tzinfo=timezone.utc)  # the verifier's clock: a day after the test runs
@@ -45,8 +46,8 @@ def schema_paths(node: dict[str, Any], prefix: str = "") -> list[str]:
 
 
 def test_every_report_schema_field_has_a_trust_status() -> None:
-    table = trust.load_table()
-    paths = schema_paths(data.load_schema("report"))
+    table = trust_table.load_table()
+    paths = schema_paths(datafiles.load_schema("report"))
     assert len(paths) > 80
     missing = [p for p in paths if p not in table["report"]]
     assert not missing, f"fields of report.schema.json with no status in schemas/report.trust.yaml: {missing}"
@@ -54,8 +55,8 @@ def test_every_report_schema_field_has_a_trust_status() -> None:
 
 def test_every_table_entry_names_a_field_that_exists() -> None:
     """No stale entry: each is a schema field, or lies below a schema field that is an open object."""
-    table = trust.load_table()
-    schema = data.load_schema("report")
+    table = trust_table.load_table()
+    schema = datafiles.load_schema("report")
     declared = set(schema_paths(schema))
     for path in table["report"]:
         if path in declared or ("." not in path and "[" not in path and schema.get("additionalProperties", True)):
@@ -69,29 +70,29 @@ def test_every_statement_field_has_a_status() -> None:
     st = att.build_statement(report, {n: "cd" * 32 for n in att.REPORT_FILES}, "ef" * 32,
                              att.release_descriptors(__import__("conformance.catalog.releases", fromlist=["x"])
                                                      .current_entry()))
-    assert trust.unknown_fields("statement", st) == []
-    leaves = [p for p in trust.load_table()["statement"]]
+    assert trust_table.unknown_fields("statement", st) == []
+    leaves = [p for p in trust_table.load_table()["statement"]]
     assert "predicate.rayAcceleratorConformance.tier" in leaves
 
 
 def test_fact_sources_in_code_and_table_are_the_same() -> None:
     """A source named in the table without an extractor (or the reverse) cannot be forgotten."""
-    in_table = {p for sources in trust.fact_sources().values() for p, _ in sources}
+    in_table = {p for sources in trust_table.fact_sources().values() for p, _ in sources}
     assert in_table == set(trust.FACT_SOURCES)
-    for name, sources in trust.fact_sources().items():
+    for name, sources in trust_table.fact_sources().items():
         assert sum(wins for _, wins in sources) == 1, f"fact {name}: exactly one field wins"
 
 
 def test_checked_by_names_a_verify_line() -> None:
-    for section in trust.SECTIONS:
-        for path, entry in trust.load_table()[section].items():
+    for section in trust_table.SECTIONS:
+        for path, entry in trust_table.load_table()[section].items():
             if "checked_by" in entry:
-                assert entry["checked_by"].split(" ")[0] in _ORDER, f"{section} {path}: {entry['checked_by']}"
+                assert entry["checked_by"].split(" ")[0] in ORDER, f"{section} {path}: {entry['checked_by']}"
 
 
 def test_the_docs_show_the_generated_trust_table() -> None:
     text = (Path(__file__).resolve().parents[2] / "docs" / "signing.md").read_text()
-    assert trust.markdown_table() in text, "run `make docs` (ray-conformance docs)"
+    assert trust_table.markdown_table() in text, "run `make docs` (ray-conformance docs)"
 
 
 # ----------------------------------------------------------------------------- signing helpers
@@ -205,7 +206,7 @@ def full_report() -> dict[str, Any]:
 
 
 def _report_cases() -> list[str]:
-    return [p for p in trust.load_table()["report"] if "*" not in p]
+    return [p for p in trust_table.load_table()["report"] if "*" not in p]
 
 
 @pytest.mark.parametrize("path", _report_cases())
@@ -216,7 +217,7 @@ def test_each_report_field_perturbed_alone_and_resigned(env: dict[str, Any], pat
     steps = _concrete(report, path)
     if steps is None:
         pytest.skip(f"{path} is not in the test report")
-    entry = trust.status("report", path)
+    entry = trust_table.status("report", path)
     container, key = steps[-1]
     container[key] = _perturbed(container[key], entry["status"], path)
     try:
@@ -231,14 +232,14 @@ def test_each_report_field_perturbed_alone_and_resigned(env: dict[str, Any], pat
         assert v.ok, (path, failing(v))
 
 
-@pytest.mark.parametrize("path", list(trust.load_table()["statement"]))
+@pytest.mark.parametrize("path", list(trust_table.load_table()["statement"]))
 def test_each_statement_field_perturbed_alone_and_resigned(env: dict[str, Any], path: str) -> None:
     folder = signed(env, build_report())
     report = json.loads((folder / "report.json").read_text())
-    digests = {n: data.sha256_file(folder / n) for n in att.REPORT_FILES}
+    digests = {n: datafiles.sha256_file(folder / n) for n in att.REPORT_FILES}
     from conformance.catalog import releases
 
-    st = att.build_statement(report, digests, data.sha256_file(data.schema_path("report")),
+    st = att.build_statement(report, digests, datafiles.sha256_file(datafiles.schema_path("report")),
                              att.release_descriptors(releases.current_entry()))
     steps = _concrete(st, path)
     assert steps is not None, path

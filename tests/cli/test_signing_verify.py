@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conformance.catalog import data, releases
+from conformance.catalog import data, datafiles, releases
 from conformance.catalog.capabilities import capabilities_path
 from conformance.catalog.ladder import required_checks
 from conformance.cli.signing import main
@@ -115,7 +115,7 @@ def test_statement_contents(env_dir: Path, tmp_path: Path) -> None:
     assert envelope["payloadType"] == "application/vnd.in-toto+json"
     assert statement["_type"] == "https://in-toto.io/Statement/v1"
     assert statement["predicateType"] == "https://in-toto.io/attestation/test-result/v0.1"
-    assert statement["subject"] == [{"name": n, "digest": {"sha256": data.sha256_file(folder / n)}}
+    assert statement["subject"] == [{"name": n, "digest": {"sha256": datafiles.sha256_file(folder / n)}}
                                     for n in ("report.json", "junit.xml", "report.md")]
     pred = statement["predicate"]
     assert pred["result"] == "WARNED"
@@ -127,21 +127,21 @@ def test_statement_contents(env_dir: Path, tmp_path: Path) -> None:
     digests = {rd["name"]: rd["digest"]["sha256"] for rd in pred["configuration"] if "digest" in rd}
     # every data file that decides a tier is bound: checklist, tiers, waivers, labels, vocabulary, profiles, all schemas
     assert digests == {"tiers/checklist.yaml": s.checklist.sha256, "tiers/tiers.yaml": s.ladder.sha256,
-                       "tiers/capabilities.yaml": data.sha256_file(capabilities_path()),
-                       "tiers/waivers.yaml": data.sha256_file(data.waivers_path()),
-                       "tiers/labels.yaml": data.sha256_file(data.data_root() / "tiers" / "labels.yaml"),
-                       "tiers/vocabulary.yaml": data.sha256_file(data.vocabulary_path()),
-                       **{f"schemas/{p.name}": data.sha256_file(p)
-                          for p in (data.data_root() / "schemas").glob("*.schema.json")}}
+                       "tiers/capabilities.yaml": datafiles.sha256_file(capabilities_path()),
+                       "tiers/waivers.yaml": datafiles.sha256_file(data.waivers_path()),
+                       "tiers/labels.yaml": datafiles.sha256_file(datafiles.data_root() / "tiers" / "labels.yaml"),
+                       "tiers/vocabulary.yaml": datafiles.sha256_file(data.vocabulary_path()),
+                       **{f"schemas/{p.name}": datafiles.sha256_file(p)
+                          for p in (datafiles.data_root() / "schemas").glob("*.schema.json")}}
     ext = pred["rayAcceleratorConformance"]
-    assert ext["tier"] == report["tier"] and ext["reportSha256"] == data.sha256_file(folder / "report.json")
+    assert ext["tier"] == report["tier"] and ext["reportSha256"] == datafiles.sha256_file(folder / "report.json")
     assert ext["vendor"] == "ExampleCorp" and ext["finishedAt"] == FINISHED_AT
     assert ext["manifestSha256"] == report["manifest_sha256"] and ext["rayVersion"] == report["environment"]["ray"]
 
 
 def test_plugin_artifact_is_a_subject_and_checked_when_present(env_dir: Path, tmp_path: Path, capsys) -> None:
     wheel = b"plugin wheel bytes"
-    art = {"name": "ray_examplenpu-0.3.0-py3-none-any.whl", "sha256": data.sha256_bytes(wheel)}
+    art = {"name": "ray_examplenpu-0.3.0-py3-none-any.whl", "sha256": datafiles.sha256_bytes(wheel)}
     folder = signed(env_dir, tmp_path / "r", build_report(plugin_artifact=art))
     assert statement_of(folder)["subject"][0] == {"name": art["name"], "digest": {"sha256": art["sha256"]}}
     rc, out, _ = run_verify(env_dir, folder, capsys)
@@ -348,7 +348,7 @@ def test_schema_invalid_report_is_rejected(env_dir: Path, tmp_path: Path, capsys
     del report["environment"]
     (folder / "report.json").write_text(json.dumps(report))
     resign_statement(env_dir, folder, lambda s: s["subject"][0]["digest"].update(
-        sha256=data.sha256_file(folder / "report.json")))
+        sha256=datafiles.sha256_file(folder / "report.json")))
     rc, out, _ = run_verify(env_dir, folder, capsys)
     got = lines(out)
     assert rc == 1 and got["schema"].startswith("FAIL") and "environment" in got["schema"]

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.catalog.data import data_root
+from conformance.catalog.datafiles import data_root
 from conformance.exit_codes import WATCHDOG_EXIT, Exit
 from conformance.run.command import suite_command
 from suite_runner import CHECKS, SIM_MANIFEST, broken_manifest, run_suite, write_manifest

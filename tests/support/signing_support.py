@@ -15,7 +15,7 @@ from typing import Any, Mapping
 import judged
 
 from conformance import SUITE_NAME
-from conformance.catalog import data, releases
+from conformance.catalog import data, datafiles, releases
 from conformance.catalog.ladder import compute_tiers, context_from_report
 
 FINISHED_AT = "2026-03-01T12:00:00Z"
@@ -31,7 +31,7 @@ PASSING_METRICS = judged.PASSING
 def suite() -> data.SuiteData:
     """The suite data in force, loaded once per data folder (CONFORMANCE_DATA_DIR honoured): each
     load re-validates the whole checklist, which cost the judge tests a second apiece."""
-    return _suite_at(str(data.data_root()))
+    return _suite_at(str(datafiles.data_root()))
 
 
 @functools.lru_cache(maxsize=4)
@@ -95,7 +95,7 @@ def build_report(outcomes: Mapping[str, str] | None = None, *, nodes: int = 2, t
         "schema_version": 1,
         "suite": {"name": SUITE_NAME, "version": releases.current_version(),
                   "checklist_sha256": s.checklist.sha256, "tiers_sha256": s.ladder.sha256,
-                  "report_schema_sha256": data.sha256_file(data.schema_path("report"))},
+                  "report_schema_sha256": datafiles.sha256_file(datafiles.schema_path("report"))},
         "manifest": manifest,
         "manifest_sha256": "ab" * 32,
         "environment": {"ray": "2.60.0", "torch": "2.13.0", "python": "3.11.7", "os": "Linux",

@@ -238,10 +238,10 @@ def data_dir_for(run: TeethRun, folder: Path) -> Path:
     defects runs with no re-runs (tiers.yaml flakes.retries 0): its twin fails every attempt alike,
     so a re-run would only double the time of each failure it shows (and its reason is the first
     attempt's, the one its `catches` phrase names)."""
-    from conformance.catalog import data
+    from conformance.catalog import datafiles
 
     for sub in ("tiers", "schemas"):
-        shutil.copytree(data.data_root() / sub, folder / sub, dirs_exist_ok=True)
+        shutil.copytree(datafiles.data_root() / sub, folder / sub, dirs_exist_ok=True)
     if no_retries(run):
         tiers = folder / "tiers" / "tiers.yaml"
         ladder = yaml.safe_load(tiers.read_text())

@@ -11,7 +11,8 @@ import jsonschema
 import pytest
 from judged import FAILING, MANIFEST
 
-from conformance.catalog.data import Check, load_schema
+from conformance.catalog.data import Check
+from conformance.catalog.datafiles import load_schema
 from conformance.catalog.selection import is_partial, partial_reasons, selection_record
 from conformance.report import judges
 from conformance.signing.evidence import evidence_lines

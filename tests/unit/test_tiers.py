@@ -147,9 +147,9 @@ def test_the_loader_refuses_an_unselected_must_in_one_line(tmp_path, monkeypatch
 
     import yaml
 
-    from conformance.catalog import data
+    from conformance.catalog import datafiles
 
-    root = data.data_root()
+    root = datafiles.data_root()
     for sub in ("tiers", "schemas"):
         shutil.copytree(root / sub, tmp_path / sub)
     # the collective checks are selected by their capability profile alone: without it they count nowhere

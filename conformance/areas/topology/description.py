@@ -12,7 +12,7 @@ from typing import Any, Iterable, Mapping
 
 import jsonschema
 
-from conformance.catalog.data import format_validation_error, load_schema
+from conformance.catalog.datafiles import format_validation_error, load_schema
 
 MAX_SCHEMA_ERRORS = 8  # knob: how many schema errors a reason shows
 

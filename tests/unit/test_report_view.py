@@ -1,0 +1,107 @@
+"""The typed report (conformance/report/view.py) and schemas/report.schema.json cannot drift: each
+view class's fields are properties the schema declares for that object, each typed as the schema
+types it (a field the schema does not require, or allows null, is `| None`)."""
+from __future__ import annotations
+
+import dataclasses
+import json
+import types
+import typing
+from typing import Any, Mapping, Union
+
+import pytest
+
+from conformance.catalog import datafiles
+from conformance.report import view
+from signing_support import build_report
+
+SCHEMA = json.loads(datafiles.schema_path("report").read_text())
+
+# view class -> where the schema declares the object it types
+OBJECTS: dict[type, tuple[str, ...]] = {
+    view.Report: (),
+    view.Suite: ("suite",),
+    view.Environment: ("environment",),
+    view.Selection: ("selection",),
+    view.CheckResult: ("checks", "[]"),
+    view.TierDetail: ("tiers", "[]"),
+    view.Blocking: ("tiers", "[]", "blocking", "[]"),
+    view.Condition: ("tiers", "[]", "conditions", "[]"),
+}
+# the JSON itself, kept for the helpers that judge the report as it was signed
+NOT_SCHEMA_FIELDS = {"document"}
+
+
+def _node(path: tuple[str, ...]) -> dict[str, Any]:
+    node = SCHEMA
+    for step in path:
+        node = node["items"] if step == "[]" else node["properties"][step]
+    return node
+
+
+def _schema_types(node: Mapping[str, Any]) -> set[str]:
+    if "$ref" in node:
+        return _schema_types(SCHEMA["$defs"][node["$ref"].split("/")[-1]])
+    if "const" in node:
+        return {{str: "string", int: "integer", bool: "boolean"}[type(node["const"])]}
+    if "enum" in node:
+        return {"string"}
+    kinds = node["type"]
+    return set(kinds) if isinstance(kinds, list) else {kinds}
+
+
+def _annotation_types(hint: Any) -> set[str]:
+    if typing.get_origin(hint) in (Union, types.UnionType):
+        return set().union(*(_annotation_types(a) for a in typing.get_args(hint)))
+    if hint is type(None):
+        return {"null"}
+    origin = typing.get_origin(hint) or hint
+    if dataclasses.is_dataclass(origin) or origin in (dict, Mapping, typing.Mapping) or \
+            (isinstance(origin, type) and issubclass(origin, Mapping)):
+        return {"object"}
+    return {str: {"string"}, bool: {"boolean"}, int: {"integer"}, float: {"number"}, tuple: {"array"},
+            list: {"array"}}[origin]
+
+
+def test_every_view_class_is_held_to_the_schema() -> None:
+    classes = {c for c in vars(view).values() if isinstance(c, type) and dataclasses.is_dataclass(c)
+               and c.__module__ == view.__name__}
+    assert classes == set(OBJECTS), "a view class the test does not hold to the schema (add it to OBJECTS)"
+
+
+@pytest.mark.parametrize("cls", list(OBJECTS), ids=lambda c: c.__name__)
+def test_view_fields_are_the_schemas_properties_with_its_types(cls: type) -> None:
+    node = _node(OBJECTS[cls])
+    declared, required = node["properties"], set(node.get("required", []))
+    hints = typing.get_type_hints(cls)
+    for f in dataclasses.fields(cls):
+        if f.name in NOT_SCHEMA_FIELDS:
+            continue
+        assert f.name in declared, f"{cls.__name__}.{f.name}: no such property in the report schema"
+        want = _schema_types(declared[f.name]) | ({"null"} if f.name not in required else set())
+        got = _annotation_types(hints[f.name])
+        if "number" in want:
+            want |= {"integer"}
+            got |= {"integer"}
+        assert got == want, f"{cls.__name__}.{f.name}: typed {got}, the schema says {want}"
+
+
+def test_a_field_the_schema_requires_is_in_the_view_where_verify_reads_its_object() -> None:
+    """Report, Suite and the tier detail carry every property verify compares (the rest stays JSON)."""
+    for cls in (view.Suite, view.TierDetail, view.Blocking, view.Condition):
+        node = _node(OBJECTS[cls])
+        names = {f.name for f in dataclasses.fields(cls)}
+        missing = set(node.get("required", [])) - names
+        assert not missing, (cls.__name__, missing)
+
+
+def test_a_built_report_reads_into_the_view() -> None:
+    doc = build_report()
+    report = view.Report.from_json(doc)
+    assert report.suite.version == doc["suite"]["version"] and report.tier == doc["tier"]
+    assert [c.id for c in report.checks] == [c["id"] for c in doc["checks"]]
+    assert [t.name for t in report.tiers] == [t["name"] for t in doc["tiers"]]
+    assert report.suite.digest("tiers_sha256") == doc["suite"]["tiers_sha256"]
+    assert report.environment.ray == doc["environment"]["ray"] and report.document is doc
+    with pytest.raises(KeyError):
+        report.suite.digest("name")
