@@ -455,7 +455,7 @@ def run_knobs_path() -> Path:
 
 @functools.lru_cache(maxsize=2)
 def _run_knobs_at(path: str) -> dict[str, Any]:
-    doc = datafiles.read_yaml_or_json(Path(path), what="run knobs")
+    doc: dict[str, Any] = datafiles.read_yaml_or_json(Path(path), what="run knobs")   # an object (validated below)
     what = f"run knobs ({Path(path).name})"
     datafiles.validate(doc, "run", what=what)
     vocabulary = load_vocabulary()

@@ -51,7 +51,8 @@ def sha256_bytes(data: bytes) -> str:
 
 @functools.lru_cache(maxsize=None)
 def load_schema(name: str) -> dict[str, Any]:
-    return read_yaml_or_json(schema_path(name), what="schema")
+    doc: dict[str, Any] = read_yaml_or_json(schema_path(name), what="schema")   # a schema file is an object
+    return doc
 
 
 # What the schemas' regular expressions mean, for people (a schema's own `description` wins).

@@ -28,7 +28,7 @@ def table_path() -> Path:
 
 @functools.lru_cache(maxsize=4)
 def _load(path: str, mtime_ns: int) -> dict[str, Any]:
-    doc = datafiles.read_yaml_or_json(table_path(), what="trust table")
+    doc: dict[str, Any] = datafiles.read_yaml_or_json(table_path(), what="trust table")   # an object (validated)
     datafiles.validate(doc, "trust", what=f"trust table {table_path()}")
     return doc
 
@@ -51,7 +51,7 @@ def _parent(path: str) -> str | None:
 def status(section: str, path: str, table: Mapping[str, Any] | None = None) -> dict[str, Any] | None:
     """The entry that gives `path` its status: its own, else the nearest ancestor's `subtree`
     entry or `ancestor.*` entry (an open object's other keys). None: the field has no status."""
-    fields = (table or load_table())[section]
+    fields: Mapping[str, dict[str, Any]] = (table or load_table())[section]   # path -> entry (the trust schema)
     if path in fields:
         return fields[path]
     if path.endswith("[]"):  # a list's items have the list's status
