@@ -54,20 +54,33 @@ def why_not(detail: Sequence[Mapping[str, Any]]) -> str:
     return ""
 
 
-def on_vendor_word(detail: Sequence[Mapping[str, Any]], checklist: data.Checklist) -> str:
-    """Which checks the achieved tiers require rest on the vendor's word (no judge recomputes
-    them: conformance/report/judges.py)."""
+def vendor_word(detail: Sequence[Mapping[str, Any]], checklist: data.Checklist) -> tuple[list[str], list[str]]:
+    """(the checks the achieved tiers require, those of them resting on the vendor's word: no judge
+    of the release recomputes them, conformance/report/judges.py)."""
     from conformance.report.judges import judge_for
 
     required = list(dict.fromkeys(c for t in detail if t.get("achieved") for c in t.get("required_checks") or []))
     released = checklist.by_id()
-    word = sorted(c for c in required if c in released and judge_for(released[c]) is None)
+    return required, sorted(c for c in required if c in released and judge_for(released[c]) is None)
+
+
+def on_vendor_word(required: Sequence[str], word: Sequence[str]) -> str:
+    """The tier line's account of what its required checks rest on."""
     if not required:
         return ""
     if not word:
         return f"; every one of its {len(required)} required checks is recomputed from evidence"
     return (f"; {len(word)} of its {len(required)} required checks rest on the vendor's word: "
             f"{', '.join(word[:12])}{' ...' if len(word) > 12 else ''}")
+
+
+def refuses_vendor_word(case: Judged) -> bool:
+    """The SIG's policy (the releases file's certificates.vendor_word): a tier resting on the
+    vendor's word is refused."""
+    from conformance.catalog import releases
+
+    block = releases.load_certificates(case.releases_file) or {}
+    return block.get("vendor_word") == "refuse"
 
 
 def _release_data(v: Verification, case: Judged, name: str, cannot: str) -> tuple[data.Checklist, data.Ladder] | None:
@@ -99,8 +112,16 @@ def tier_recomputes_from_the_results(v: Verification, case: Judged) -> None:
     if diff:
         v.add("tier", False, f"tier {tier_name(report.tier)} matches, but the per-tier detail does not: {diff}")
         return
+    required, word = vendor_word(detail, checklist)
+    if word and refuses_vendor_word(case):
+        v.add("tier", False, f"recomputed {tier_name(recomputed)} equals the claim, but {len(word)} of its "
+                             f"{len(required)} required checks rest on the vendor's word (release "
+                             f"{terminal(str(report.suite.version), limit=40)} has no judge for them: "
+                             f"{', '.join(word[:8])}{' ...' if len(word) > 8 else ''}); the SIG certifies only "
+                             "what it recomputes (certificates.vendor_word: refuse): re-run on a release that judges them")
+        return
     v.add("tier", True, f"recomputed {tier_name(recomputed)} equals the claim; per-tier detail matches "
-                        f"({len(detail)} tiers){on_vendor_word(detail, checklist)}")
+                        f"({len(detail)} tiers){on_vendor_word(required, word)}")
     capabilities_recompute(v, case, checklist)
 
 
