@@ -56,6 +56,11 @@ def format_size(n: int) -> str:
     return f"{n} B"
 
 
+def size_key(n: int) -> str:
+    """A size as a key of the performance sweep's record ("256MiB")."""
+    return format_size(n).replace(" ", "")
+
+
 def max_bytes() -> int:
     """The largest payload of this run (RAY_CONFORMANCE_TRANSPORT_MAX_BYTES, default 256 MiB)."""
     raw = os.environ.get(MAX_BYTES_ENV)

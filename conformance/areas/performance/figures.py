@@ -11,11 +11,7 @@ from __future__ import annotations
 import statistics
 from typing import Any, Mapping, Sequence
 
-from conformance.rdt.config import format_size
-
-
-def size_key(n: int) -> str:
-    return format_size(n).replace(" ", "")
+from conformance.rdt.config import size_key
 
 
 def sweep_figures(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:

@@ -11,8 +11,7 @@ import statistics
 from typing import Any, Mapping
 
 from conformance import measure
-from conformance.areas.performance.figures import size_key
-from conformance.rdt.config import MATRIX_MAX_BYTES, MIN_SWEEP_BYTES, recorded_max_bytes, sweep_sizes
+from conformance.rdt.config import MATRIX_MAX_BYTES, MIN_SWEEP_BYTES, recorded_max_bytes, size_key, sweep_sizes
 from conformance.report.judges import FAIL, PASS, JudgeTable, MissingEvidence, Verdict, agrees, number, param_value, path_of
 
 JUDGES = JudgeTable()

@@ -16,7 +16,7 @@ import pytest
 
 from conformance.areas.performance import bench, figures
 from conformance.areas.performance.context import PerformanceCtx
-from conformance.rdt.config import MATRIX_MAX_BYTES, format_size, max_bytes, record_size_cap, sweep_sizes
+from conformance.rdt.config import MATRIX_MAX_BYTES, format_size, max_bytes, record_size_cap, size_key, sweep_sizes
 from conformance.rdt.context import TransportContext
 from conformance.rdt.pool import device_endpoint_nodes, start_endpoints
 from conformance.rdt.tables import publish
@@ -67,11 +67,11 @@ def test_bandwidth_sweep_verified_and_recorded(performance_ctx: PerformanceCtx) 
     metrics["bandwidth"] = figures.sweep_figures(rows)
     metrics["method"] = dict(sweep["method"], device=sweep["device"])
     metrics["cv_met_all_sizes"] = sweep["cv_met_all"]
-    metrics["seconds_per_size"] = {figures.size_key(r["bytes"]): r["seconds"] for r in rows}
+    metrics["seconds_per_size"] = {size_key(r["bytes"]): r["seconds"] for r in rows}
     # what each size's verification transfer compared (its digest against the sent one's)
     record_size_cap(metrics)
     metrics.update({"max_bytes": max_bytes(), "sizes_bytes": [r["bytes"] for r in rows],
-                    "verification": {figures.size_key(r["bytes"]): "ok" if r["verified"] else str(r.get("difference"))[:200]
+                    "verification": {size_key(r["bytes"]): "ok" if r["verified"] else str(r.get("difference"))[:200]
                                      for r in rows},
                     "unverified": sum(not r["verified"] for r in rows)})
     performance_ctx.decide()

@@ -12,8 +12,7 @@ import statistics
 from typing import Any
 
 from conformance import measure
-from conformance.areas.performance.figures import size_key
-from conformance.rdt.config import DEFAULT_MAX_BYTES, MATRIX_MAX_BYTES, sweep_sizes
+from conformance.rdt.config import DEFAULT_MAX_BYTES, MATRIX_MAX_BYTES, size_key, sweep_sizes
 
 SWEEP_METHOD = {"warmup": 2, "min_trials": 5, "max_trials": 30, "max_cv": 0.05, "batch_s": 0.05, "max_batch": 16,
                 "size_budget_s": 2.0, "baseline_warmup": 1, "baseline_trials": 3}
