@@ -170,6 +170,42 @@ def survivors_errored_in_time(m: Mapping[str, Any], p: Mapping[str, Any], manife
     return Verdict(PASS, f"{len(seconds)} survivor(s) got their error within {bound:g} s")
 
 
+# What each survivor's call ended in (CC-009's metric `outcomes`, the check's own words): the
+# contract's is an error; the others name what a survivor saw instead.
+SURVIVOR_ERROR = "error"
+SURVIVOR_RETURNED = "returned as if the op had succeeded"
+SURVIVOR_HUNG = "no answer within error_bound_s (a hang)"
+
+
+# needs: the one the report schema requires of CC-009's pass (schemas/report.schema.json, every
+# release's); `outcomes` and `survivors` are read below (missing: no pass either)
+@JUDGES.rule(needs=("error_s",), params=("error_bound_s",), decides_all=False)
+def every_survivor_errored_in_time(m: Mapping[str, Any], p: Mapping[str, Any], manifest: Mapping[str, Any]) -> Verdict:
+    """CC-009 from the release after 0.1.0+data.18 on: survivors_errored_in_time's rules (one time
+    per survivor, each within error_bound_s, the survivors the check's), and every survivor's
+    recorded outcome (`outcomes`, rank -> what its call ended in) the contract's, an error: a call
+    that returned as if the op had succeeded is a fail whatever its time, and an outcome missing
+    for a survivor is a survivor whose end the record does not show. (Earlier releases' reports
+    recorded the times alone; their checklists name survivors_errored_in_time, kept as it was.)"""
+    number(m, "survivors")   # the count the check records beside error_s, held to the check's by survivors_errored_in_time
+    outcomes = m.get("outcomes")
+    if not isinstance(outcomes, Mapping):
+        raise MissingEvidence("metric outcomes (what each survivor's call ended in) is missing or not a record")
+    ranks = [str(r) for r in range(POOL_SIZE - 1)]
+    ended = {str(r): o for r, o in outcomes.items()}
+    if sorted(ended) != ranks:
+        return Verdict(FAIL, f"outcomes records survivor rank(s) {sorted(ended)} of {ranks}: a survivor's end is not "
+                             "recorded")
+    wrong = {r: o for r, o in sorted(ended.items()) if o != SURVIVOR_ERROR}
+    if wrong:
+        return Verdict(FAIL, "; ".join(f"survivor rank {r} {o if isinstance(o, str) else repr(o)}" for r, o in wrong.items())
+                       + f" (the contract: every survivor's call ends in an error within {param_value(p, 'error_bound_s'):g} s)")
+    timed = survivors_errored_in_time(m, p, manifest)
+    if timed.outcome != PASS:
+        return timed
+    return Verdict(PASS, f"every survivor's call ended in an error within {param_value(p, 'error_bound_s'):g} s")
+
+
 # ---------------------------------------------------------------- the op checks (CC-003..CC-007)
 # Each group a check ran records programs.group_evidence: its step count, one digest per rank of
 # what the rank held after every step, and the live judging's problem count. The judge regenerates
