@@ -710,12 +710,14 @@ def transfer_rule(check: str, *, params: tuple[str, ...]) -> Callable[[PerType],
 
 def transport_types(m: M, p: M, manifest: M, out: list[str]) -> list[tuple[str, M]]:
     """Each device type the check ran on, with its evidence: the manifest's transport, every
-    type it declares exercised (or recorded not applicable, with why)."""
+    type it declares exercised (or recorded not applicable, with why), and its traits
+    (transport_traits)."""
     tr = record(m, "transport")
     declared = path_of(manifest, "transport.devices") or ["cpu"]
     name = path_of(manifest, "transport.name")
     if name is not None and tr.get("name") != name:
         out.append(f"the check ran transport {tr.get('name')!r}, the manifest declares {name!r}")
+    out.extend(transport_traits(tr, manifest))
     collective = manifest_collective(manifest)
     if tr.get("collective", False) is not collective:
         out.append(f"the record says the transport is{'' if tr.get('collective') else ' not'} a collective one; the "
@@ -738,6 +740,45 @@ def transport_types(m: M, p: M, manifest: M, out: list[str]) -> list[tuple[str, 
     if len(declared) > 1:   # each type's evidence under its name (conformance.rdt.each_device)
         return [(str(d), record(m, str(d))) for d in exercised]
     return [(str(exercised[0]), m)]
+
+
+def transport_traits(tr: M, manifest: M) -> list[str]:
+    """The transport's recorded traits (one_sided: is_one_sided(); can_abort: can_abort_transport();
+    what the vendor's class returned) decide which recovery a judge asks for (recovered, FR-014), so
+    they are held to what the submitter cannot edit alone: both must be recorded (a trait dropped is
+    missing evidence, never "cannot abort"); a built-in transport the manifest names has Ray's
+    (conformance.rdt.config.BUILTIN_TRAITS); a vendor's own has no declaration in the manifest, so
+    the branch's evidence holds it (the recovery `recovered.how`, FR-014's abort calls: abort_branch)
+    and verify holds every record of it in the report to the others (signing/evidence.py
+    transport_trait_problems)."""
+    from conformance.rdt.config import TRAITS, builtin_traits
+
+    for trait in TRAITS:
+        if not isinstance(tr.get(trait), bool):
+            raise MissingEvidence(f"metric transport.{trait} is missing or not a bool")
+    fixed = builtin_traits(manifest)
+    if fixed is None:
+        return []
+    return [f"the record says {t} is {tr.get(t)}, but Ray's built-in {path_of(manifest, 'transport.name')} returns {fixed[t]}"
+            for t in TRAITS if tr.get(t) != fixed[t]]
+
+
+ABORT_EVIDENCE = ("abort_calls", "abort_seen_s", "abort_failed", "alive_after_abort")   # FR-014, can abort
+NO_ABORT_EVIDENCE = ("actors_killed_s",)                                              # FR-014, cannot abort
+
+
+def abort_branch(t: M, can_abort: bool, device: str) -> list[str]:
+    """FR-014's record is the branch of its can_abort: Ray calls abort_transport only on a
+    transport whose class says it can abort, and kills both actors only of one that cannot, and
+    the check records each only in its branch. An abort observed (abort_calls, abort_seen_s, ...)
+    beside can_abort False, or the actors killed beside True, is a trait edited after the run."""
+    other = NO_ABORT_EVIDENCE if can_abort else ABORT_EVIDENCE
+    seen = [k for k in other if t.get(k) is not None]
+    if not seen:
+        return []
+    what = "Ray killing both actors" if can_abort else "an abort Ray made"
+    return [f"on {device}: the record says can_abort is {can_abort}, but it records {what} ({', '.join(seen)}), "
+            "which happens only to a transport whose class answers the other way"]
 
 
 def most_fetch_timeout_s(p: M) -> float:
@@ -838,13 +879,19 @@ def dead_source_mid_transfer_ended(t: M, m: M, p: M, device: str) -> list[str]:
 def fetch_timeout_failed_and_transport_recovered(t: M, m: M, p: M, device: str) -> list[str]:
     """The receive held past the fetch timeout failed the task in time; a transport that can abort
     got abort_transport on the required sides within abort_seen_s without raising and both actors
-    transferred both ways; one that cannot had both actors killed and a new pair transferred."""
+    transferred both ways; one that cannot had both actors killed and a new pair transferred.
+    can_abort (and one_sided, which names the sides) are the recorded ones, held by
+    transport_traits, and the record must be their branch's (abort_branch): an abort that raised
+    cannot be excused as "abort not supported" beside the abort calls the run saw."""
     out: list[str] = []
     tr = record(m, "transport")
     if t.get("result") != "error":
         out.append(f"on {device}: a transfer held past Ray's fetch timeout ended in {t.get('result')!r}, not an error")
     else:
         ended_in_data_or_error(t, fetch_bound(m, p), out, f"on {device}: the receiver's task")
+    if out:
+        return out
+    out.extend(abort_branch(t, bool(tr.get("can_abort")), device))
     if out:
         return out
     if tr.get("can_abort"):

@@ -12,7 +12,7 @@ import re
 import statistics
 from typing import Any, Iterator, Mapping
 
-from conformance.rdt.config import INTRA_NODE_ENDPOINTS, LATER_DEVICE_BYTES, recorded_max_bytes
+from conformance.rdt.config import INTRA_NODE_ENDPOINTS, LATER_DEVICE_BYTES, builtin_traits, recorded_max_bytes
 from conformance.rdt.device import is_host
 from conformance.rdt.payloads import ALL_DTYPES, CONTAINERS, CORE_DTYPES, SHAPES, VIEW_DTYPES, VIEWS
 from conformance.report.judges import FAIL, PASS, JudgeTable, MissingEvidence, Verdict, agrees, number, param_value, path_of
@@ -22,7 +22,6 @@ JUDGES = JudgeTable()
 
 # What the checks do, shared with them (the live check imports these, so its record and its
 # judge cannot drift apart): counts of cases and transfers the code fixes, and step labels.
-BUILTIN_ONE_SIDED = {"GLOO": False, "NCCL": False, "NIXL": True, "CUDA_IPC": True}   # Ray's built-ins' is_one_sided
 PAIR = 2                       # endpoints of a transfer
 METADATA_EXTRA_CASES = 5       # TR-005: four float32 shape classes and a container beside one case per dtype
 CROSS_NODE_ENDPOINTS = 2       # TR-006: two endpoints on two nodes
@@ -38,6 +37,8 @@ GC_OBJECTS = 7                 # TR-012: five moved, one never received, one rec
 RECEIVER_KILLED = "the caller of a receiver killed before the transfer"
 RECEIVER_DIED = "the caller of a receiver that died mid-transfer"
 RECOVERY_PHASES = ("killed before the transfer", "died during the transfer")
+SOURCE_KEPT_STEPS = ("the same object sent to a new receiver", "a new object to the new receiver")   # can abort
+NEW_PAIR_STEPS = ("a transfer between new actors",)   # cannot abort (or a collective group): Ray ends both actors
 PRODUCER_ERROR_STEPS = ("a consumer on another actor", "a consumer on the producing actor", "the driver's ray.get",
                         "a transfer after the producer's error", "an intra-actor transfer after the producer's error",
                         "a consumer of a producer retried once", "a consumer of a producer whose retries ran out",
@@ -181,18 +182,29 @@ def errors_of(d: str, record: Mapping[str, Any], key: str = "errors") -> None:
         raise Refused(f"on {d}: {len(errs)} transfer(s) raised: {'; '.join(str(e) for e in errs[:3])}")
 
 
+def trait(record: Mapping[str, Any], name: str, manifest: Mapping[str, Any]) -> bool:
+    """A recorded trait of the transport (`one_sided`: its is_one_sided(); `can_abort`: its
+    can_abort_transport()), held to what Ray fixes when the manifest names a built-in transport
+    (conformance.rdt.config.BUILTIN_TRAITS). A vendor's own transport's traits are what its class
+    returned: the manifest declares none, so the judges that branch on one also hold it to the
+    evidence of that branch (the steps the live check runs only for that trait, the calls Ray makes
+    only for it) and verify holds every record of it in the report to the others (signing/evidence.py
+    transport_trait_problems): a trait flipped in one record to make a judge lenient contradicts the rest."""
+    value = record.get(name)
+    if not isinstance(value, bool):
+        raise MissingEvidence(f"metric {name} is missing or not a bool")
+    fixed = builtin_traits(manifest)
+    if fixed is not None and fixed[name] != value:
+        block = manifest.get("transport") if isinstance(manifest, Mapping) else {}
+        raise Refused(f"{name} is {value} but Ray's built-in {str(block.get('name')).upper()} returns {fixed[name]}")
+    return value
+
+
 def sidedness(record: Mapping[str, Any], manifest: Mapping[str, Any]) -> bool:
-    """The recorded sidedness (the transport's is_one_sided), refused when the manifest names a
-    built-in transport whose sidedness Ray fixes."""
-    one_sided = record.get("one_sided")
-    if not isinstance(one_sided, bool):
-        raise MissingEvidence("metric one_sided is missing or not a bool")
-    t = manifest.get("transport") if isinstance(manifest, Mapping) else None
-    name = str(t.get("name", "")).upper() if isinstance(t, Mapping) and not t.get("manager") else ""
-    fixed = BUILTIN_ONE_SIDED.get(name)
-    if fixed is not None and fixed != one_sided:
-        raise Refused(f"one_sided is {one_sided} but Ray's built-in {name} is {'one' if fixed else 'two'}-sided")
-    return one_sided
+    """The recorded sidedness (the transport's is_one_sided), held as `trait` says: TR-009 and
+    TR-010 judge it by what the driver saw and by the calls Ray made (a one-sided transport's
+    source never sends), so their records are the behaviour that shows it."""
+    return trait(record, "one_sided", manifest)
 
 
 def run_max_bytes(m: Mapping[str, Any]) -> int:
@@ -782,17 +794,36 @@ def scenario_checks(m: Mapping[str, Any], manifest: Mapping[str, Any]) -> dict[s
 
 
 def transport_traits(m: Mapping[str, Any], manifest: Mapping[str, Any]) -> tuple[bool, bool]:
-    """(one_sided, can_abort) as the usage checks recorded them (metrics.transport)."""
+    """(one_sided, can_abort) as the usage checks recorded them (metrics.transport: what the
+    vendor's class returned), each held as `trait` says: Ray's for a built-in; for a vendor's own
+    transport, to the steps the check ran (a judge that branches on a trait refuses a record whose
+    steps are the other branch's: branch_steps) and, in verify, to every other record of it."""
     t = m.get("transport")
     if not isinstance(t, Mapping) or not isinstance(t.get("can_abort"), bool):
         raise MissingEvidence("metric transport (one_sided, can_abort) is missing")
-    return sidedness(t, manifest), bool(t["can_abort"])
+    return sidedness(t, manifest), trait(t, "can_abort", manifest)
+
+
+def branch_steps(d: str, steps: list[Mapping[str, Any]], name: str, value: bool, other: tuple[str, ...],
+                 only: str) -> None:
+    """The record's steps are its trait's branch: `other` are step labels the live check runs only
+    when the trait `name` is not `value` (`only` says when): one recorded beside `value` is evidence
+    that the class returned the other answer, and the record's trait was edited."""
+    found = [x for x in other if not ran(steps, x)]
+    if found:
+        raise Refused(f"on {d}: the record says {name} is {value}, but its steps include {found[0]!r}, which the check "
+                      f"runs only {only}: the trait contradicts what ran")
 
 
 @JUDGES.rule(needs=("devices", "step_count", "transport"),
              params=("error_bound_s", "recover_bound_s", "scenario_bound_s", "during_bytes"))
 @refusing
 def receiver_death_errors_and_recovers(m: Mapping[str, Any], p: Mapping[str, Any], manifest: Mapping[str, Any]) -> Verdict:
+    """TR-015: both receivers' callers got their error within error_bound_s, and the transport
+    recovered as its can_abort says (the source kept, serving a new receiver; or, for one that
+    cannot abort or in a collective group, a new pair). can_abort is the recorded one, held to
+    Ray's for a built-in and to the steps that ran (branch_steps: a source-kept step beside
+    can_abort False is a class that answered True), and in verify to every other record of it."""
     records = scenario_checks(m, manifest)
     _, can_abort = transport_traits(m, manifest)
     t = manifest.get("transport") if isinstance(manifest, Mapping) else None
@@ -803,10 +834,13 @@ def receiver_death_errors_and_recovers(m: Mapping[str, Any], p: Mapping[str, Any
             steps = scenario_record(d, r, p, ("error_bound_s", "recover_bound_s"))
             # a source that can abort stays and serves a new receiver; otherwise (and within a
             # collective group) Ray ends both actors and a new pair must transfer
-            after = ("the same object sent to a new receiver", "a new object to the new receiver") \
-                if can_abort and not collective else ("a transfer between new actors",)
+            keeps = can_abort and not collective
+            after, other = (SOURCE_KEPT_STEPS, NEW_PAIR_STEPS) if keeps else (NEW_PAIR_STEPS, SOURCE_KEPT_STEPS)
             missing_steps(d, ran(steps, RECEIVER_KILLED, RECEIVER_DIED,
                                  *(f"{phase}: {x}" for phase in RECOVERY_PHASES for x in after)))
+            branch_steps(d, steps, "can_abort", can_abort, tuple(f"{phase}: {x}" for phase in RECOVERY_PHASES for x in other),
+                         "for a transport that can abort (outside a collective group)" if not keeps
+                         else "for a transport that cannot abort (or in a collective group)")
             for name in ("before_error_s", "during_error_s"):
                 if number(r, name) > param_value(p, "error_bound_s"):
                     raise Refused(f"on {d}: {name} {r[name]:g}s is past error_bound_s {p['error_bound_s']:g}")
@@ -853,6 +887,11 @@ def received_tensors_stay_the_receivers(m: Mapping[str, Any], p: Mapping[str, An
 @JUDGES.rule(needs=("devices", "step_count", "transport"), params=("step_bound_s", "scenario_bound_s"))
 @refusing
 def refs_passed_as_users_pass_them(m: Mapping[str, Any], p: Mapping[str, Any], manifest: Mapping[str, Any]) -> Verdict:
+    """TR-018: refs passed through a chain, to their own actor and as tensorless returns arrived,
+    and for a one-sided transport (the only one whose refs Ray lets actors borrow in a list) the
+    borrowers' too. one_sided is the recorded one, held to Ray's for a built-in and to the steps
+    that ran (a borrower step beside one_sided False is a class that answered True), and in verify
+    to every other record of it (TR-009/TR-010's are judged by what the driver saw and Ray called)."""
     records = scenario_checks(m, manifest)
     one_sided, _ = transport_traits(m, manifest)
     found = TypeFailures()
@@ -860,6 +899,8 @@ def refs_passed_as_users_pass_them(m: Mapping[str, Any], p: Mapping[str, Any], m
         with found.on(d):
             steps = scenario_record(d, r, p, ("step_bound_s",))
             missing_steps(d, ran(steps, *USER_REF_STEPS, *(BORROWER_STEPS if one_sided else ())))
+            if not one_sided:
+                branch_steps(d, steps, "one_sided", one_sided, BORROWER_STEPS, "for a one-sided transport")
     found.end()
     return Verdict(PASS, f"refs passed the ways users pass them arrived intact on {sorted(records)}")
 
