@@ -195,8 +195,8 @@ def trait(record: Mapping[str, Any], name: str, manifest: Mapping[str, Any]) -> 
         raise MissingEvidence(f"metric {name} is missing or not a bool")
     fixed = builtin_traits(manifest)
     if fixed is not None and fixed[name] != value:
-        block = manifest.get("transport") if isinstance(manifest, Mapping) else {}
-        raise Refused(f"{name} is {value} but Ray's built-in {str(block.get('name')).upper()} returns {fixed[name]}")
+        raise Refused(f"{name} is {value} but Ray's built-in {str(path_of(manifest, 'transport.name')).upper()} "
+                      f"returns {fixed[name]}")
     return value
 
 
