@@ -53,7 +53,7 @@ SIZED = "size_cap"   # the metric a check the size knob sized records (conforman
 
 def environment_reasons(environment: object, checks: Sequence[Any]) -> list[str]:
     """Why a run whose record names the size knob (selection.environment) is not a certification
-    run: the checks it sized (TR-004, TR-013, TR-019, PF-001..PF-004: those that record it as
+    run: the checks it sized (TR-004, TR-013, TR-019, PF-001..PF-004, WL-001/003/004: those that record it as
     metric size_cap) moved the knob's sizes, not the release's (256 MiB), and their judges hold
     them to the recorded knob; so their passes are evidence of the capped sizes only, and the run
     certifies nothing, the way a run of some checks does not. A run in which the knob sized no

@@ -35,11 +35,20 @@ def checklist_markdown(data: SuiteData) -> str:
     return "\n\n".join(blocks)
 
 
+def judges_path(area: str) -> str:
+    """Where an area's judges live: its judges module, or its judges package (split by check group)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec(f"conformance.areas.{area}.judges")
+    package = spec is not None and spec.submodule_search_locations is not None
+    return f"conformance/areas/{area}/judges{'/' if package else '.py'}"
+
+
 def judged_text(check: Check) -> str:
     """How a reader of the report can trust the check's outcome: the judge that recomputes it
     from its evidence (in the run and in verify), or why it rests on the vendor's word."""
     if check.judge:
-        return f"by `{check.judge}` (conformance/areas/{check.area}/judges.py), in the run and again in verify"
+        return f"by `{check.judge}` ({judges_path(check.area)}), in the run and again in verify"
     if check.unjudged:
         return f"not recomputed, on the vendor's word: {check.unjudged}"
     return "not declared"

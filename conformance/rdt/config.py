@@ -33,6 +33,20 @@ INTRA_NODE_ENDPOINTS = 3      # endpoints on one node a check asks for at most (
 LATER_DEVICE_BYTES = 4096     # knob: payload size on the second and later device types (each_device)
 BUILTIN_TRANSPORTS = ("GLOO", "NCCL", "NIXL", "CUDA_IPC")
 COLLECTIVE_TRANSPORTS = {"GLOO": "gloo", "NCCL": "nccl"}   # need a collective group; value = backend
+# What Ray's built-in transports' classes return (is_one_sided(), can_abort_transport()): Ray fixes
+# them, so a record of a built-in named by the manifest is held to these (the judges' traits rules)
+BUILTIN_TRAITS = {"GLOO": {"one_sided": False, "can_abort": False}, "NCCL": {"one_sided": False, "can_abort": False},
+                  "NIXL": {"one_sided": True, "can_abort": True}, "CUDA_IPC": {"one_sided": True, "can_abort": False}}
+TRAITS = ("one_sided", "can_abort")   # the transport's traits a check records (metrics.transport)
+
+
+def builtin_traits(manifest: Any) -> dict[str, bool] | None:
+    """The traits Ray fixes for the transport the manifest names, when it names a built-in (no
+    manager of the vendor's): None for a transport of the vendor's own, whose class answers."""
+    block = manifest.get("transport") if isinstance(manifest, Mapping) else None
+    if not isinstance(block, Mapping) or block.get("manager") or not isinstance(block.get("name"), str):
+        return None
+    return BUILTIN_TRAITS.get(block["name"].upper())
 
 _UNITS = {"": 1, "b": 1, "k": 1024, "kb": 1024, "kib": 1024, "m": 1024 ** 2, "mb": 1024 ** 2, "mib": 1024 ** 2,
           "g": 1024 ** 3, "gb": 1024 ** 3, "gib": 1024 ** 3}

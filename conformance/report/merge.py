@@ -4,8 +4,9 @@ Pure: shard reports in, problems or the merged report out. The rules are Khronos
 verify's for shard logs, on this suite's reports:
   - every shard is one of the same N (N at most the policy's), each i-of-N once: no hole, no
     duplicate; its recorded command line carries `--conformance-shard=I/N` equal to its record
-  - the same run: release, suite data digests, manifest, plugin, Ray version, the command line
-    (out folder and shard aside) and the plan are every shard's
+  - the same run: release, suite data digests, manifest, plugin, Ray version, the recorded
+    environment (selection.environment: the size knob, which sizes the transport checks), the
+    command line (out folder and shard aside) and the plan are every shard's
   - the same machine: the mandatory core's outcomes, the preflight's facts and the hardware's
     shape and environment agree across shards
   - every check of the plan exactly once ("Multiple results for X", "Missing result for X"),
@@ -34,7 +35,8 @@ SAME_RUN = (("suite.version", "a shard from another release"),
             ("manifest_sha256", "a shard of another manifest"),
             ("manifest.plugin", "a shard of another plugin"),
             ("plugin_artifact", "a shard of another plugin"),
-            ("environment.ray", "a shard on another Ray version"))
+            ("environment.ray", "a shard on another Ray version"),
+            ("selection.environment", "a shard run with another size knob: its checks moved other sizes"))
 SAME_MACHINE = (("environment.python", "shards of two machines"), ("environment.torch", "shards of two machines"),
                 ("environment.os", "shards of two machines"), ("environment.cpu", "shards of two machines"),
                 ("environment.cpu_count", "shards of two machines"), ("environment.machine", "shards of two machines"),
@@ -289,7 +291,7 @@ def merged_selection(shards: Mapping[int, ShardReport], checks: Sequence[Mapping
                               collect_only=any(_get(r, "selection.collect_only") for r in reports),
                               whole_checklist_collected=all(_get(r, "selection.whole_checklist_collected") is True
                                                             for r in reports),
-                              environment=_get(first, "selection.environment"))
+                              environment=_get(first, "selection.environment"))   # every shard's (SAME_RUN)
     record["shards"] = [{"shard": f"{i}-of-{len(shards)}", "report_sha256": digests[i],
                          "started_at": s.report.get("started_at"), "finished_at": s.report.get("finished_at")}
                         for i, s in shards.items()]

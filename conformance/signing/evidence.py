@@ -26,6 +26,10 @@ submitter's claims:
                size knob  a check sized by RAY_CONFORMANCE_TRANSPORT_MAX_BYTES records the value the
                           run record (selection.environment) gives, and the line names the checks
                           judged at a capped size (size_cap_problems)
+               traits     every record of the transport's traits (one_sided, can_abort: what the
+                          vendor's class returned, which several judges branch on) agrees with the
+                          report's Transport section and with every other record of them
+                          (transport_trait_problems)
   summary    the summary counts equal the counts of the per-check outcomes, every outcome key
              present (a deleted or altered key fails)
   selection  the run executed the whole checklist, uninterrupted; a partial run (collect-only,
@@ -403,6 +407,59 @@ def size_cap_problems(checks: list[Any], environment: Mapping[str, Any]) -> tupl
     return problems, note
 
 
+TRAIT_AREAS = ("transport", "recovery")   # the areas whose checks record the manifest's transport's traits
+
+
+def _trait_records(check_id: str, metrics: Mapping[str, Any]) -> list[tuple[str, str, Any]]:
+    """(where, trait, value) of every record of the transport's traits in one check's metrics: its
+    `transport` record (the usage and recovery checks), and one_sided where a check records it
+    beside its behaviour (TR-009, TR-010: the metrics, or each device type's under its name)."""
+    from conformance.rdt.config import TRAITS
+
+    found: list[tuple[str, str, Any]] = []
+    record = metrics.get("transport")
+    if isinstance(record, Mapping):
+        found += [(f"{check_id} transport.{t}", t, record[t]) for t in TRAITS if t in record]
+    if "one_sided" in metrics:
+        found.append((f"{check_id} one_sided", "one_sided", metrics["one_sided"]))
+    devices = metrics.get("devices")
+    for d in devices if isinstance(devices, list) else []:
+        per = metrics.get(d) if isinstance(d, str) else None
+        if isinstance(per, Mapping) and "one_sided" in per:
+            found.append((f"{check_id} {d}.one_sided", "one_sided", per["one_sided"]))
+    return found
+
+
+def transport_trait_problems(checks: list[Any], sections: Mapping[str, Any], checklist: Checklist) -> list[str]:
+    """Every record of the transport's traits in the report says the same. The manifest declares
+    no trait of a vendor's own transport; its class's answers are recorded by every check that
+    reads them (and by the run in the Transport section), and judges branch on them (a failure
+    that is no failure for a transport that cannot abort). A trait flipped in one check's record
+    to make its judge lenient contradicts the run's other records of it, which their own judges
+    hold to behaviour (TR-010: the source never sends for a one-sided transport; FR-014: Ray calls
+    abort_transport only for one that can abort). Held to the Transport section when it records
+    the trait, else to the first record."""
+    from conformance.rdt.config import TRAITS
+    from conformance.rdt.tables import SECTION
+
+    section = as_map(as_map(as_map(sections).get(SECTION)).get("data")).get("transport")
+    want: dict[str, tuple[str, Any]] = {t: (f"the report's {SECTION} section", section[t]) for t in TRAITS
+                                        if isinstance(section, Mapping) and t in section}
+    released = checklist.by_id()
+    problems: list[str] = []
+    for entry in checks:
+        check = released.get(str(as_map(entry).get("id")))
+        metrics = as_map(entry).get("metrics")
+        if check is None or check.area not in TRAIT_AREAS or not isinstance(metrics, Mapping):
+            continue
+        for where, trait, value in _trait_records(check.id, metrics):
+            first = want.setdefault(trait, (where, value))
+            if value != first[1] or not isinstance(value, bool):
+                problems.append(f"{where} is {terminal(repr(value), limit=20)} but {first[0]} says "
+                                f"{terminal(repr(first[1]), limit=20)}: the transport's {trait} is one answer of its class")
+    return problems[:4]
+
+
 def evidence_lines(report: Mapping[str, Any], checklist: Checklist | None,
                    published: str | None = None) -> list[tuple[str, bool, str]]:
     """(name, ok, detail) lines for verify: evidence, summary, selection. `published`: the day the
@@ -417,6 +474,7 @@ def evidence_lines(report: Mapping[str, Any], checklist: Checklist | None,
         problems, tally = evidence_problems(checks, checklist, as_map(report.get("manifest")), runs_remote(report))
         wrong_cap, capped = size_cap_problems(checks, as_map(as_map(report.get("selection")).get("environment")))
         problems += wrong_cap
+        problems += transport_trait_problems(checks, as_map(report.get("sections")), checklist)
         lines.append(("evidence", not problems, "; ".join(problems) if problems else
                       f"{tally.line()}; every check records the release's params{capped}"))
     problems = summary_problems(report)

@@ -13,6 +13,7 @@ from judged import FAILING, MANIFEST
 
 from conformance.catalog.data import Check
 from conformance.catalog.datafiles import load_schema
+from conformance.catalog.releases import default_path, load_release_data, load_releases
 from conformance.catalog.selection import is_partial, partial_reasons, selection_record
 from conformance.report import judges
 from conformance.signing.evidence import evidence_lines
@@ -375,16 +376,42 @@ def test_cc010_reports_of_releases_before_the_star_are_judged_as_they_were() -> 
     assert "is not busbw_gbps/object_store_gbps" in (judged("CC-010", lying, store_bar).reason or "")
 
 
+def _cc009_times_alone(metrics: Any) -> judges.Verdict:
+    """CC-009 as releases up to 0.1.0+data.18 judge it (their checklists name survivors_errored_in_time)."""
+    return judges.run_judge(judges.area_judges("CC-009")["survivors_errored_in_time"], "CC-009", metrics, params("CC-009"))
+
+
 def test_cc009_one_time_per_survivor_since_the_count_is_recorded() -> None:
     """A survivor that never got its error has no time: a pass whose error_s lacks one of the
     check's survivors (ranks 0..POOL_SIZE-2) is refused, with the count recorded or dropped."""
-    p = params("CC-009")
-    assert judged("CC-009", {"error_s": {"0": 1.0, "1": 1.2}, "survivors": 2}, p).outcome == "pass"
-    short = judged("CC-009", {"error_s": {"0": 1.0}, "survivors": 2}, p)
+    assert _cc009_times_alone({"error_s": {"0": 1.0, "1": 1.2}, "survivors": 2}).outcome == "pass"
+    short = _cc009_times_alone({"error_s": {"0": 1.0}, "survivors": 2})
     assert short.outcome == "fail" and "survivor rank(s) ['0'] of ['0', '1']" in (short.reason or "")
-    assert judged("CC-009", {"error_s": {"0": 1.0}}, p).outcome == "fail"           # the count dropped with it
-    assert judged("CC-009", {"error_s": {"0": 1.0, "1": 1.2}}, p).outcome == "pass"  # a report before the count
-    assert judged("CC-009", {"error_s": {"0": 1.0, "7": 1.2}}, p).outcome == "fail"  # not a survivor's rank
+    assert _cc009_times_alone({"error_s": {"0": 1.0}}).outcome == "fail"           # the count dropped with it
+    assert _cc009_times_alone({"error_s": {"0": 1.0, "1": 1.2}}).outcome == "pass"  # a report before the count
+    assert _cc009_times_alone({"error_s": {"0": 1.0, "7": 1.2}}).outcome == "fail"  # not a survivor's rank
+    both = {"error_s": {"0": 1.0, "1": 1.2}, "survivors": 2}
+    assert judged("CC-009", {**both, "outcomes": {"0": "error", "1": "error"}}).outcome == "pass"
+    short = judged("CC-009", {**both, "error_s": {"0": 1.0}, "outcomes": {"0": "error", "1": "error"}})
+    assert short.outcome == "fail" and "survivor rank(s) ['0'] of ['0', '1']" in (short.reason or "")
+
+
+def test_cc009_every_survivors_outcome_is_the_contracts() -> None:
+    """Since the release after 0.1.0+data.18 the check records what each survivor's call ended in
+    (outcomes): a survivor whose call returned as if the op had succeeded is a fail beside a time in
+    bound, an end not recorded is one the record does not show, and a report without outcomes
+    gives no pass; a report of 0.1.0+data.18 (times alone) is judged as it was."""
+    in_time = {"error_s": {"0": 1.0, "1": 1.2}, "survivors": 2}
+    returned = judged("CC-009", {**in_time, "outcomes": {"0": "error", "1": "returned as if the op had succeeded"}})
+    assert returned.outcome == "fail" and "survivor rank 1 returned as if the op had succeeded" in (returned.reason or "")
+    assert judged("CC-009", {**in_time, "outcomes": {"0": "error"}}).outcome == "fail"
+    assert judged("CC-009", {**in_time, "outcomes": ["error", "error"]}).outcome == "error"
+    assert judged("CC-009", in_time).outcome == "error"            # no outcomes: the evidence cannot decide
+    assert _cc009_times_alone(in_time).outcome == "pass"           # ... which data.18's judge never read
+    releases = default_path()
+    old = load_release_data(load_releases(releases)["0.1.0+data.18"], releases)[0].by_id()["CC-009"]
+    assert judges.judge_name(old) == "survivors_errored_in_time"
+    assert judges.judge(old, in_time, MANIFEST).outcome == "pass"
 
 
 def test_cc008_reads_held_memory_and_the_resident_rows_of_older_reports() -> None:

@@ -13,6 +13,7 @@ import pytest
 from judged import MANIFEST, PASSING, manifest
 from judged import performance as pf
 from judged import transport as tr
+from judged import workload as wl
 
 from conformance.catalog.data import load_checklist
 from conformance.catalog.selection import partial_reasons, run_environment, selection_record
@@ -69,6 +70,41 @@ def test_a_capped_record_passes_only_with_its_knob(cid: str) -> None:
               "PF-001": pf.PF001_CAPPED}[cid]
     assert outcome(cid, capped) == "pass"
     assert outcome(cid, {k: v for k, v in capped.items() if k != "size_cap"}) != "pass"
+
+
+def _cap(value: str, nbytes: int) -> dict[str, Any]:
+    return {"env": MAX_BYTES_ENV, "value": value, "bytes": nbytes}
+
+
+def _workload_capped(cid: str) -> dict[str, Any]:
+    """WL-001/WL-004's state and WL-003's activations as a run capped below the param sizes them."""
+    from conformance.areas.workload import pipeline
+
+    if cid == "WL-003":
+        pipe = {**wl.PIPE, "activation_bytes": pipeline.plan_for("cpu", 3, 8, 5, 64 * 1024).activation_bytes}
+        return {"devices": {"cpu": pipe}, "size_cap": _cap("64KiB", 64 * 1024)}
+    base, blocks = (wl.SYNC, 8) if cid == "WL-001" else (wl.LOST, 4)
+    return {"devices": {"cpu": {**base, **wl.state(MIB, blocks)}}, "size_cap": _cap("1MiB", MIB)}
+
+
+MIB = 1 << 20
+
+
+@pytest.mark.parametrize("cid", ["WL-001", "WL-003", "WL-004"])
+def test_a_workload_sized_by_the_knob_passes_only_with_its_record(cid: str) -> None:
+    """The workloads the size knob sizes (min(param, knob)) record it as the transport checks do:
+    their judges hold the sizes to the recorded cap, every other record to the release's; a cap
+    record that is not the knob's, or a cap above the size moved, is a fail."""
+    capped = _workload_capped(cid)
+    assert outcome(cid, capped) == "pass"
+    assert outcome(cid, {k: v for k, v in capped.items() if k != "size_cap"}) == "fail"     # the release's size
+    assert outcome(cid, {**capped, "size_cap": {**capped["size_cap"], "bytes": 4096}}) == "fail"   # not the knob's
+    assert outcome(cid, {**capped, "size_cap": _cap("16MiB", 16 * MIB)}) == "fail"   # a cap that did not size it
+    assert outcome(cid, {**wl.PASSING[cid], "size_cap": _cap("256MiB", 256 * MIB)}) == "pass"   # a cap above the param
+    # verify holds the recorded cap to the run record, and names the capped check
+    problems, note = size_cap_problems([{"id": cid, "metrics": capped}], {MAX_BYTES_ENV: capped["size_cap"]["value"]})
+    assert problems == [] and cid in note
+    assert size_cap_problems([{"id": cid, "metrics": capped}], {})[0]
 
 
 # ------------------------------------------------------------------------------ transport

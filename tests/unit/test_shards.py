@@ -149,6 +149,8 @@ def test_a_duplicated_and_a_missing_check() -> None:
     ("environment.ray", "2.59.0", "a shard on another Ray version"),
     ("environment.cpu", "Y", "shards of two machines"),
     ("shape.devices_per_node", 8, "shards of two machines"),
+    ("selection.environment", {"RAY_CONFORMANCE_TRANSPORT_MAX_BYTES": "4MiB"},
+     "a shard run with another size knob: its checks moved other sizes"),
 ])
 def test_a_shard_of_another_run_or_machine_is_refused(field: str, value: Any, why: str) -> None:
     def change(r: dict[str, Any]) -> None:
@@ -160,6 +162,23 @@ def test_a_shard_of_another_run_or_machine_is_refused(field: str, value: Any, wh
     got = problems([shard(1), edited(shard(2), change)])
     top = field if field != "shape.devices_per_node" else "shape"
     assert got and got[0].startswith(f"{top}: shard 2-of-2 says") and got[0].endswith(f"({why})"), got
+
+
+def test_shards_run_with_another_size_knob_are_refused_in_one_line() -> None:
+    """The merged run record takes the first shard's selection.environment: a set whose shards ran
+    with other sizes (one capped, one not; two caps) is not one run, whichever shard comes first."""
+    def capped(value: str) -> Any:
+        return lambda r: r["selection"].__setitem__("environment", {"RAY_CONFORMANCE_TRANSPORT_MAX_BYTES": value})
+    assert problems([shard(1), edited(shard(2), capped("4MiB"))]) == [
+        "selection.environment: shard 2-of-2 says {'RAY_CONFORMANCE_TRANSPORT_MAX_BYTES': '4MiB'}, shard 1-of-2 None "
+        "(a shard run with another size knob: its checks moved other sizes)"]
+    assert problems([edited(shard(1), capped("4MiB")), shard(2)])[0].startswith(
+        "selection.environment: shard 2-of-2 says None, shard 1-of-2 {'RAY_CONFORMANCE_TRANSPORT_MAX_BYTES': '4MiB'}")
+    assert len(problems([edited(shard(1), capped("4MiB")), edited(shard(2), capped("16MiB"))])) == 1
+    found, none = mg.shard_set_problems([edited(shard(1), capped("4MiB")), edited(shard(2), capped("4MiB"))], POLICY)
+    assert none == []
+    assert mg.merged_selection(found, mg.merged_checks(found), {1: "a" * 64, 2: "b" * 64})["environment"] == {
+        "RAY_CONFORMANCE_TRANSPORT_MAX_BYTES": "4MiB"}
 
 
 def test_the_core_must_agree_and_a_shard_without_a_cluster_states_no_shape() -> None:

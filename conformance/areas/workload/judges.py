@@ -11,7 +11,9 @@ the counts to the params, every round to its bound, every count of problems to z
 memory flatness again from the series (sync.memory_problems, the live check's own rule; a device
 type's memory never read is missing evidence). The sizes are the params': the state's bytes and
 tensors are the model layout of state_bytes in blocks (model.layout, recomputed here), an
-activation's bytes the pipeline plan's of activation_bytes. WL-002's
+activation's bytes the pipeline plan's of activation_bytes, each capped by the run's size knob
+only where the check records it (metric size_cap, as the transport checks do: verify holds it to
+the run record's selection.environment, and a capped run is not a certification run). WL-002's
 judge recomputes the single-process reference from the params and holds the parameters the ranks
 ended with (all equal, by their digests) to its rounding bound. The library findings (WL-010..013)
 are recomputed from what the scenario observed.
@@ -94,9 +96,23 @@ def _none_wrong(ev: Mapping[str, Any], name: str, length: int, what: str, device
         raise _Wrong(f"on {device}: {what} {bad} showed {sum(wrong):g} problem(s) in what was received")
 
 
-def _state_sizes(ev: Mapping[str, Any], p: Mapping[str, Any], device: str) -> None:
+def _sized(m: Mapping[str, Any], p: Mapping[str, Any], name: str) -> int:
+    """The param `name` (bytes) as the check sized it: the release's, capped by the run's size knob
+    only where the check records the knob (metric size_cap: conformance.rdt.config.recorded_max_bytes;
+    a record that is not the knob's is a fail). Without the record, the release's size exactly."""
+    from conformance.rdt.config import recorded_max_bytes
+
+    try:
+        cap = recorded_max_bytes(m)
+    except ValueError as exc:
+        raise _Wrong(str(exc)) from None
+    return min(int(param_value(p, name)), cap)
+
+
+def _state_sizes(ev: Mapping[str, Any], p: Mapping[str, Any], device: str, total: int) -> None:
     """The state a scenario moved is the release's: its bytes and tensor count are those of the
-    model layout (conformance.areas.workload.model) of the params' state_bytes in their blocks,
+    model layout (conformance.areas.workload.model) of `total` (the params' state_bytes, capped by
+    a recorded size knob: _sized) in their blocks,
     in the base dtypes and the optional ones the device held. Where the record names the dtypes
     held, exactly those (and every other optional one recorded not held, with why); else any
     choice of the optional ones. A smaller state (a run argument that shrank it, or an edit) is
@@ -105,7 +121,7 @@ def _state_sizes(ev: Mapping[str, Any], p: Mapping[str, Any], device: str) -> No
 
     from conformance.areas.workload import model
 
-    total, blocks = int(param_value(p, "state_bytes")), int(param_value(p, "blocks"))
+    blocks = int(param_value(p, "blocks"))
     optional = list(model.OPTIONAL_DTYPES)
     if "dtypes" in ev:
         dtypes = ev.get("dtypes")
@@ -129,7 +145,7 @@ def _state_sizes(ev: Mapping[str, Any], p: Mapping[str, Any], device: str) -> No
     if got not in sizes:
         want = " or ".join(f"{b:g} bytes in {t} tensors" for b, t in sorted(sizes)[:3])
         raise _Wrong(f"on {device}: the state moved was {got[0]:g} bytes in {got[1]:g} tensors; the release's "
-                     f"state_bytes = {total} in {blocks} blocks is {want}")
+                     f"state_bytes (as the run sized it: {total}) in {blocks} blocks is {want}")
 
 
 def _memory_flat(ev: Mapping[str, Any], labels: list[str], probes: int, warmup: int, max_growth: int,
@@ -208,10 +224,11 @@ def weight_sync_rounds_exact_and_flat(m: Mapping[str, Any], p: Mapping[str, Any]
         rounds, receivers = int(param_value(p, "rounds")), int(param_value(p, "receivers"))
         bound = param_value(p, "round_bound_s")
         records = _per_device(m, _declared(manifest, "transport"), "transport.devices")
+        total = _sized(m, p, "state_bytes")
         for device, ev in records:
             _count(ev, "rounds", rounds, device)
             _count(ev, "receivers", receivers, device)
-            _state_sizes(ev, p, device)
+            _state_sizes(ev, p, device, total)
             _in_time(_series(ev, "round_seconds", rounds, device), bound, "round(s)", device)
             _none_wrong(ev, "wrong_per_round", rounds, "round(s)", device)
             _memory_flat(ev, ["trainer", *(f"receiver {i}" for i in range(receivers))], rounds + 1,
@@ -238,16 +255,16 @@ def pipeline_waves_exact_and_flat(m: Mapping[str, Any], p: Mapping[str, Any], ma
     def decide() -> Verdict:
         stages, waves = int(param_value(p, "stages")), int(param_value(p, "waves"))
         records = _per_device(m, _declared(manifest, "transport"), "transport.devices")
+        activation = _sized(m, p, "activation_bytes")
         for device, ev in records:
             _count(ev, "stages", stages, device)
             _count(ev, "in_flight", param_value(p, "in_flight"), device)
             _count(ev, "waves", waves, device)
             size = number(ev, "activation_bytes")
-            want = pipeline.plan_for(device, stages, int(param_value(p, "in_flight")), waves,
-                                     int(param_value(p, "activation_bytes"))).activation_bytes
+            want = pipeline.plan_for(device, stages, int(param_value(p, "in_flight")), waves, activation).activation_bytes
             if size != want:   # the plan's rows x 256 float32 and their int64 trace, from the param
                 raise _Wrong(f"on {device}: activations of {size:g} bytes, the release's activation_bytes = "
-                             f"{param_value(p, 'activation_bytes'):g} give {want}")
+                             f"{param_value(p, 'activation_bytes'):g} (as the run sized it: {activation}) give {want}")
             if number(ev, "nodes") < 2:   # knob: "on at least two nodes" (the requirement's shape)
                 raise _Wrong(f"on {device}: the stages ran on {ev['nodes']:g} node(s), at least two are required")
             _in_time(_series(ev, "wave_seconds", waves, device), param_value(p, "wave_bound_s"), "wave(s)", device)
@@ -272,11 +289,12 @@ def lost_worker_rounds_exact(m: Mapping[str, Any], p: Mapping[str, Any], manifes
         rounds, kill = int(param_value(p, "rounds")), int(param_value(p, "kill_round"))
         bound = param_value(p, "round_bound_s")
         records = _per_device(m, _declared(manifest, "transport"), "transport.devices")
+        total = _sized(m, p, "state_bytes")
         for device, ev in records:
             _count(ev, "rounds", rounds, device)
             _count(ev, "kill_round", kill, device)
             _count(ev, "receivers", param_value(p, "receivers"), device)
-            _state_sizes(ev, p, device)
+            _state_sizes(ev, p, device, total)
             _in_time(_series(ev, "round_seconds", rounds - 1, device), bound, "round(s)", device)
             _in_time([number(ev, "kill_round_seconds")], bound, "the kill round", device)
             # Ray restarted the killed receiver: from the kill, the rest of the kill round, then the

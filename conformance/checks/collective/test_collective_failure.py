@@ -11,6 +11,7 @@ import time
 
 import pytest
 
+from conformance.areas.collective.judges import SURVIVOR_ERROR, SURVIVOR_HUNG, SURVIVOR_RETURNED
 from conformance.collective import programs
 from conformance.collective.context import CollectiveCtx, CollectiveError
 
@@ -47,14 +48,18 @@ def test_a_member_killed_mid_op_costs_survivors_an_error_not_a_hang(collective_c
             seconds[r] = round(time.monotonic() - t0, 2)
             try:
                 ray.get(ref)
-                outcome[r] = "returned as if the op had succeeded"
+                outcome[r] = SURVIVOR_RETURNED
             except Exception:  # noqa: BLE001 - the error we want
-                outcome[r] = "error"
+                outcome[r] = SURVIVOR_ERROR
+    for ref in remaining:
+        outcome[refs.index(ref)] = SURVIVOR_HUNG
     collective_ctx.metrics["error_s"] = seconds
     collective_ctx.metrics["survivors"] = len(survivors)   # verify holds error_s to one time per survivor
+    # every survivor's end, the judge's evidence beside its time (every_survivor_errored_in_time)
+    collective_ctx.metrics["outcomes"] = {str(r): o for r, o in sorted(outcome.items())}
     problems = [f"survivor rank {refs.index(ref)} still waits {error_s:.0f}s after the member's death (a hang)"
                 for ref in remaining]
-    problems += [f"survivor rank {r} {o}" for r, o in outcome.items() if o != "error"]
+    problems += [f"survivor rank {r} {o}" for r, o in outcome.items() if o not in (SURVIVOR_ERROR, SURVIVOR_HUNG)]
     for ref in remaining:
         ray.cancel(ref, force=False)
     cc.replace(victim)

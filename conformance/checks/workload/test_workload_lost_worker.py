@@ -13,7 +13,7 @@ import pytest
 from conformance.areas.workload import lost_worker, rounds
 from conformance.areas.workload.context import WorkloadCtx
 from conformance.areas.workload.sync import SyncPlan, problems_line
-from conformance.rdt.config import format_size, max_bytes
+from conformance.rdt.config import format_size, max_bytes, record_size_cap
 from conformance.run.fixtures import not_applicable
 
 pytestmark = pytest.mark.cluster("shared")
@@ -32,6 +32,7 @@ def test_workload_survives_a_lost_worker(workload_ctx: WorkloadCtx) -> None:
     if not 1 <= kill_round <= total - 2:   # knob: a blocked source shows within two rounds after the kill
         raise ValueError(f"WL-004: kill_round {kill_round} must leave two rounds after it (rounds {total})")
     size = min(int(ctx.param("state_bytes")), max_bytes())
+    record_size_cap(ctx.metrics)   # the state is the param's, capped by the size knob: the judge reads it
     problems: list[str] = []
     per_device = {}
     for device in tctx.devices:

@@ -12,7 +12,7 @@ import pytest
 
 from conformance.areas.workload import pipeline, stages
 from conformance.areas.workload.context import WorkloadCtx
-from conformance.rdt.config import format_size, max_bytes
+from conformance.rdt.config import format_size, max_bytes, record_size_cap
 from conformance.rdt.device import is_host
 from conformance.run.fixtures import not_applicable
 
@@ -48,4 +48,5 @@ def test_pipeline_many_in_flight(workload_ctx: WorkloadCtx) -> None:
         eps.shutdown()   # its devices free before the next device type starts its stages
     shown = f" ({len(problems)} problem(s): " + "; ".join(problems[:4]) + \
         (f" (+{len(problems) - 4} more))" if len(problems) > 4 else ")")
+    record_size_cap(ctx.metrics)   # an activation is the param's, capped by the size knob: the judge reads it
     ctx.decide(detail=shown if problems else "", devices=per_device)

@@ -94,7 +94,7 @@ PASSING: dict[str, dict[str, Any]] = {
     "CC-012": CC012,
     "CC-008": {"memory": {"held_mib": [[100.0, 101.0], [110.0, 111.0], [112.0, 111.5], [115.0, 112.0]],
                           "growth_mib": [5.0, 1.0], "payload_mib": 40.0, "cycles": 4}},
-    "CC-009": {"error_s": {"0": 1.5, "1": 1.6}},
+    "CC-009": (CC009 := {"error_s": {"0": 1.5, "1": 1.6}, "survivors": 2, "outcomes": {"0": "error", "1": "error"}}),
     "CC-010": (CC010 := {"busbw_gbps": 2.0, "host_copy_gbps": 10.0, "host_fraction": 0.2, "nominal_link_gbps": 4.0,
                          "link_fraction": 0.5, "star_op": "allreduce", "star_op_busbw_gbps": 2.0, "star_busbw_gbps": 2.5,
                          "star_fraction": 0.8, "star_bytes": 16 * 2**20,
@@ -139,10 +139,14 @@ FAILING: dict[str, list[dict[str, Any]]] = {
                edit(CC012, "error_bound_s", 60.0)],                              # a bound not the release's
     "CC-008": [{"memory": {"held_mib": [[100.0, 101.0], [110.0, 111.0], [112.0, 111.5], [410.0, 112.0]],
                           "growth_mib": [300.0, 1.0], "payload_mib": 40.0, "cycles": 4}}],
-    "CC-009": [{"error_s": {"0": 1.5, "1": 300.0}},
-               {"error_s": {"0": 1.5}},                                  # a survivor dropped with the count
-               {"error_s": {"0": 1.5}, "survivors": 1},                  # ... and the count lowered
-               {"error_s": {"0": 1.5, "5": 1.6}}],                       # not the survivors' ranks
+    "CC-009": [edit(CC009, "error_s", {"0": 1.5, "1": 300.0}),
+               edit(CC009, "error_s", {"0": 1.5}),                       # a survivor's time dropped
+               edit(edit(CC009, "error_s", {"0": 1.5}), "survivors", 1),  # ... and the count lowered
+               edit(CC009, "error_s", {"0": 1.5, "5": 1.6}),              # not the survivors' ranks
+               edit(CC009, "outcomes", {"0": "error", "1": "returned as if the op had succeeded"}),  # no error, in time
+               edit(CC009, "outcomes", {"0": "error"}),                   # a survivor's end dropped
+               edit(CC009, "outcomes", {"0": "error", "1": "error", "2": "error"}),   # the killed member counted
+               {k: v for k, v in CC009.items() if k != "outcomes"}],     # the outcomes dropped whole
     "CC-010": [{"busbw_gbps": 0.01, "host_copy_gbps": 10.0, "host_fraction": 0.001, "nominal_link_gbps": None,
                "star_op": "allreduce", "star_op_busbw_gbps": 0.01, "star_busbw_gbps": 0.02, "star_fraction": 0.5,
                "link_fraction": None, "star_bytes": 16 * 2**20,

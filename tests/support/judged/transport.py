@@ -168,11 +168,17 @@ FAILING: dict[str, list[dict[str, Any]]] = {
     "TR-015": [_with(TR015, failure="[receiver-dies] the same object sent to a new receiver: failed"),
                _failing_step(TR015, 0, took_s=45.0),                                        # an error after its bound
                _failing_step(TR015, 0, bound_s=500.0, took_s=45.0),                          # a bound the release does not have
-               _with(TR015, steps=TR015["steps"][:1], step_count=1)],                      # steps dropped
+               _with(TR015, steps=TR015["steps"][:1], step_count=1),                       # steps dropped
+               # "abort not supported" claimed beside the steps only a transport that can abort runs
+               _with(TR015, transport={"name": "NPUXFER", "one_sided": True, "can_abort": False},
+                     steps=[*TR015["steps"], *[_step(f"{phase}: a transfer between new actors") for phase in J.RECOVERY_PHASES]],
+                     step_count=len(TR015["steps"]) + 2),
+               _with(TR015, transport={"name": "NPUXFER", "one_sided": True})],             # can_abort dropped
     "TR-016": [_with(TR016, retried_attempts=3), _failing_step(TR016, 0, error="RayTaskError: something else")],
     "TR-017": [_with(TR017, steps=TR017["steps"][:-1], step_count=len(TR017["steps"]) - 1),   # a later object fewer
                _with(TR017, scenario={"elapsed_s": 900.0, "excluded_s": 900.0, "bound_s": 1140.0})],
     "TR-018": [_with(TR018, steps=TR018["steps"][:4], step_count=4),                         # borrowers never ran
+               _with(TR018, transport={"name": "NPUXFER", "one_sided": False, "can_abort": True}),   # two-sided beside borrowers
                _with(TR018, scenario={"elapsed_s": 300.0, "excluded_s": 0.0, "bound_s": 240.0})],
     "TR-019": [_with(TR019, wrong=3), _with(TR019, transfers=10), _with(TR019, all_bound_s=10000.0, all_done_s=5000.0),
                _with(TR019, payload_bytes=1)],                                               # a payload the params do not give
