@@ -30,6 +30,9 @@ submitter's claims:
                           vendor's class returned, which several judges branch on) agrees with the
                           report's Transport section and with every other record of them
                           (transport_trait_problems)
+               copies     PF-002's and PF-003's copies of the PF-001 sweep are the sweep's: its
+                          largest size, the largest the object store held, their trials
+                          (conformance.signing.same_measurement)
   summary    the summary counts equal the counts of the per-check outcomes, every outcome key
              present (a deleted or altered key fails)
   selection  the run executed the whole checklist, uninterrupted; a partial run (collect-only,
@@ -469,12 +472,14 @@ def evidence_lines(report: Mapping[str, Any], checklist: Checklist | None,
     if checklist is None:
         lines.append(("evidence", False, "cannot judge: the release's checklist is not available"))
     else:
+        from conformance.signing.same_measurement import same_measurement_problems
         from conformance.signing.trust import runs_remote
 
         problems, tally = evidence_problems(checks, checklist, as_map(report.get("manifest")), runs_remote(report))
         wrong_cap, capped = size_cap_problems(checks, as_map(as_map(report.get("selection")).get("environment")))
         problems += wrong_cap
         problems += transport_trait_problems(checks, as_map(report.get("sections")), checklist)
+        problems += same_measurement_problems(checks, merged=bool(as_map(report.get("selection")).get("shards")))
         lines.append(("evidence", not problems, "; ".join(problems) if problems else
                       f"{tally.line()}; every check records the release's params{capped}"))
     problems = summary_problems(report)
