@@ -156,8 +156,8 @@ def g17(r):
 @attack("G18_suite_version_downgrade", "suite.version claims the previous release 0.1.0+data.17 (its digests), same day")
 def g18(r):
     import yaml
-    from conformance.catalog import data
-    rel = yaml.safe_load((data.data_root() / "tiers" / "releases.yaml").read_text())["releases"]["0.1.0+data.17"]
+    from conformance.catalog import data, datafiles
+    rel = yaml.safe_load((datafiles.data_root() / "tiers" / "releases.yaml").read_text())["releases"]["0.1.0+data.17"]
     r["suite"]["version"] = "0.1.0+data.17"
     for k in ("checklist_sha256", "tiers_sha256", "report_schema_sha256", "waivers_sha256"):
         if k in rel:
@@ -901,8 +901,8 @@ def g33(r):
         "params and digests made data.16's where the checklist allows (expect: refused on params/completeness, else a hole)")
 def g34(r):
     import yaml
-    from conformance.catalog import data
-    rel = yaml.safe_load((data.data_root() / "tiers" / "releases.yaml").read_text())["releases"]["0.1.0+data.16"]
+    from conformance.catalog import data, datafiles
+    rel = yaml.safe_load((datafiles.data_root() / "tiers" / "releases.yaml").read_text())["releases"]["0.1.0+data.16"]
     r["suite"]["version"] = "0.1.0+data.16"
     for k in ("checklist_sha256", "tiers_sha256", "report_schema_sha256", "waivers_sha256"):
         if k in rel:
@@ -1029,9 +1029,9 @@ def g36(r):
 @attack("G34b_downgrade_to_data16_checklist", "the report re-labelled as a run of 0.1.0+data.16 (published the same day, legacy judges: "
         "10 checks judged): every check's params/title/area/level made data.16's; then DP-006's evidence broken (a node with 3 of 4 devices)")
 def g34b(r):
-    from conformance.catalog import data
+    from conformance.catalog import data, datafiles
     g34(r)
-    cl = data.load_checklist(data.data_root() / "tiers" / "releases" / "0.1.0+data.16" / "checklist.yaml")
+    cl = data.load_checklist(datafiles.data_root() / "tiers" / "releases" / "0.1.0+data.16" / "checklist.yaml")
     by = cl.by_id()
     keep = []
     for c in r["checks"]:

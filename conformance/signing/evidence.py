@@ -33,6 +33,8 @@ submitter's claims:
                copies     PF-002's and PF-003's copies of the PF-001 sweep are the sweep's: its
                           largest size, the largest the object store held, their trials
                           (conformance.signing.same_measurement)
+               nodes      DP-006's, DP-007's and DP-009's node records are the nodes (and devices)
+                          of the run's own description of its cluster (environment.devices)
   summary    the summary counts equal the counts of the per-check outcomes, every outcome key
              present (a deleted or altered key fails)
   selection  the run executed the whole checklist, uninterrupted; a partial run (collect-only,
@@ -472,14 +474,16 @@ def evidence_lines(report: Mapping[str, Any], checklist: Checklist | None,
     if checklist is None:
         lines.append(("evidence", False, "cannot judge: the release's checklist is not available"))
     else:
-        from conformance.signing.same_measurement import same_measurement_problems
+        from conformance.signing.same_measurement import same_measurement_problems, same_nodes_problems
         from conformance.signing.trust import runs_remote
 
         problems, tally = evidence_problems(checks, checklist, as_map(report.get("manifest")), runs_remote(report))
         wrong_cap, capped = size_cap_problems(checks, as_map(as_map(report.get("selection")).get("environment")))
         problems += wrong_cap
         problems += transport_trait_problems(checks, as_map(report.get("sections")), checklist)
-        problems += same_measurement_problems(checks, merged=bool(as_map(report.get("selection")).get("shards")))
+        merged = bool(as_map(report.get("selection")).get("shards"))
+        problems += same_measurement_problems(checks, merged=merged)
+        problems += same_nodes_problems(checks, as_map(report.get("environment")), merged=merged)
         lines.append(("evidence", not problems, "; ".join(problems) if problems else
                       f"{tally.line()}; every check records the release's params{capped}"))
     problems = summary_problems(report)

@@ -1,4 +1,4 @@
-"""One measurement, recorded twice, says the same twice.
+"""One measurement, or one observation of the cluster, recorded twice, says the same twice.
 
 The performance checks share one sweep of the transport (PF-001's): PF-002 judges its largest
 size against the link, PF-003 the largest size the object store held against Ray's object store
@@ -7,8 +7,16 @@ that add up. A copy scaled in one check (PF-002's trials times ten, PF-003's sto
 lowered) or a comparison moved to a smaller size still adds up inside that check; only the
 sweep the copy came from shows it (issue 43's held-out round: P01, P02, P03).
 
+The device checks' node records (DP-006's device counts, DP-007's node types, DP-009's devices by
+node) are the same cluster the run's preflight described (environment.devices: every alive node,
+its id and its device count, which the report's cross-checks hold to the cluster and preflight
+records): a node dropped from a check's record, or recorded with other devices, while the run's
+own description of its cluster still names it, is the same edit however the run claims to have
+been started (issue 43's held-out round: G39, G42, G43 added --conformance-ray-address to the
+recorded command line, which relaxes the node counts the manifest fixes, and dropped the bad node).
+
 Pure: the report's checks in, the contradictions out. A merged report (shards) is left alone:
-its checks may come from different runs' sweeps.
+its checks may come from different runs' sweeps and clusters.
 """
 from __future__ import annotations
 
@@ -78,3 +86,44 @@ def same_measurement_problems(checks: Sequence[Any], merged: bool) -> list[str]:
             problems.append(_same(f"{STORE} object_store_trials_gbps", store.get("object_store_trials_gbps"),
                                   row.get("object_store_trials_gbps")) or "")
     return [p for p in problems if p]
+
+
+# check id -> (its record of the cluster's nodes, whether it names every node or those with devices)
+NODE_RECORDS = {"DP-006": ("device_counts", False), "DP-007": ("node_types", True), "DP-009": ("devices_by_node", True)}
+SHORT_ID = 8   # the node id characters a check's record keys a node by
+
+
+def _cluster_nodes(environment: Mapping[str, Any]) -> dict[str, float] | None:
+    """environment.devices.nodes as short node id -> devices (None: not recorded, nothing to hold to)."""
+    nodes = as_map(environment.get("devices")).get("nodes")
+    if not isinstance(nodes, list) or not nodes:
+        return None
+    out: dict[str, float] = {}
+    for n in nodes:
+        node, count = as_map(n).get("node_id"), as_map(n).get("count")
+        if not isinstance(node, str) or isinstance(count, bool) or not isinstance(count, (int, float)):
+            return None
+        out[node[:SHORT_ID]] = float(count)
+    return out
+
+
+def same_nodes_problems(checks: Sequence[Any], environment: Mapping[str, Any], merged: bool) -> list[str]:
+    """DP-006's, DP-007's and DP-009's node records name the nodes of the run's own description of
+    its cluster, with its device counts (when they passed)."""
+    cluster = None if merged else _cluster_nodes(environment)
+    if cluster is None:
+        return []
+    problems: list[str] = []
+    for check_id, (name, with_devices_only) in NODE_RECORDS.items():
+        metrics = _metrics(checks, check_id)
+        record = as_map(metrics.get(name)) if metrics is not None else None
+        if not record:
+            continue
+        want = {k: v for k, v in cluster.items() if v > 0 or not with_devices_only}
+        if sorted(map(str, record)) != sorted(want):
+            problems.append(f"{check_id} {name} names nodes {terminal(sorted(map(str, record)), limit=80)}; the run's "
+                            f"description of its cluster (environment.devices) has {sorted(want)}")
+        elif check_id != "DP-007" and any(record[k] != want[k] for k in want):
+            problems.append(f"{check_id} {name} records {terminal(dict(record), limit=80)}; environment.devices gives "
+                            f"{want}")
+    return problems

@@ -67,3 +67,45 @@ def test_a_merged_report_or_a_check_that_did_not_pass_is_left_alone() -> None:
     failed[1]["outcome"] = "fail"
     assert same_measurement_problems(failed, merged=False) == []
     assert same_measurement_problems(run()[1:], merged=False) == []      # no sweep in the report
+
+
+# ---------------------------------------------------------------- the cluster's nodes, observed twice
+from conformance.signing.same_measurement import same_nodes_problems
+
+A, B = "937177266d2aaa3825f1ca1867476a42e3b050bc3e0ba83968edd007", "05605f1fac981f24611b9704674286de9445f1890f429b560d2a5637"
+ENVIRONMENT = {"devices": {"resource": "SIMACC", "total": 8.0, "nodes": [{"node_id": A, "count": 4.0}, {"node_id": B, "count": 4.0}]}}
+
+
+def nodes_run() -> list[dict[str, Any]]:
+    """A real 2-node run's node records (main at b2c55b1)."""
+    counts = {A[:8]: 4.0, B[:8]: 4.0}
+    return [{"id": "DP-006", "outcome": "pass", "metrics": {"device_counts": dict(counts), "resource": "SIMACC"}},
+            {"id": "DP-007", "outcome": "pass", "metrics": {"node_types": {k: {"accelerator_type:SIMACC-X1": 1.0} for k in counts}}},
+            {"id": "DP-009", "outcome": "pass", "metrics": {"devices_by_node": dict(counts)}}]
+
+
+def test_the_device_checks_name_the_cluster_the_run_described() -> None:
+    assert same_nodes_problems(nodes_run(), ENVIRONMENT, merged=False) == []
+    for k, name in ((0, "device_counts"), (1, "node_types"), (2, "devices_by_node")):
+        checks = nodes_run()
+        del checks[k]["metrics"][name][B[:8]]              # the bad node dropped (G39, G43, G42)
+        [problem] = same_nodes_problems(checks, ENVIRONMENT, merged=False)
+        assert problem.startswith(f"{checks[k]['id']} {name} names nodes") and "environment.devices" in problem
+    checks = nodes_run()
+    checks[0]["metrics"]["device_counts"][B[:8]] = 3.0     # another count than the run's description
+    assert same_nodes_problems(checks, ENVIRONMENT, merged=False)[0].startswith("DP-006 device_counts records")
+
+
+def test_a_node_without_devices_is_in_the_counts_only() -> None:
+    cpu_node = {"node_id": "c" * 56, "count": 0.0}
+    env = {"devices": {**ENVIRONMENT["devices"], "nodes": [*ENVIRONMENT["devices"]["nodes"], cpu_node]}}
+    checks = nodes_run()
+    checks[0]["metrics"]["device_counts"]["c" * 8] = 0.0
+    assert same_nodes_problems(checks, env, merged=False) == []
+
+
+def test_no_description_or_a_merge_holds_nothing() -> None:
+    checks = nodes_run()
+    del checks[0]["metrics"]["device_counts"][B[:8]]
+    assert same_nodes_problems(checks, {}, merged=False) == []
+    assert same_nodes_problems(checks, ENVIRONMENT, merged=True) == []
