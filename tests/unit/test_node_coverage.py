@@ -1,0 +1,82 @@
+"""The per-node coverage record (conformance.report.coverage, conformance.run.nodes): what a check
+records of the nodes it used, how report.md and report.html show it, and the node mode."""
+from __future__ import annotations
+
+import pytest
+
+from conformance.report import coverage
+from conformance.report.coverage import COVERAGE
+from conformance.run import nodes
+
+
+def test_record_merges_short_ids_and_keeps_the_largest_alive_count() -> None:
+    metrics: dict = {}
+    nodes.record(metrics, ["a" * 56, None, "b" * 8], 3, "sample")
+    nodes.record(metrics, ["a" * 8, "c" * 40], 2, "sample")
+    assert metrics[COVERAGE] == {"nodes": ["a" * 8, "b" * 8, "c" * 8], "alive": 3, "mode": "sample"}
+    assert coverage.coverage_text(metrics) == "nodes: 3 of 3"
+
+
+@pytest.mark.parametrize("metrics", [None, {}, {COVERAGE: "x"}, {COVERAGE: {"nodes": [1], "alive": 2}},
+                                     {COVERAGE: {"nodes": ["a"], "alive": True}},
+                                     {COVERAGE: {"nodes": ["a"], "alive": -1}}])
+def test_a_missing_or_malformed_record_shows_nothing(metrics: object) -> None:
+    assert coverage.coverage_text(metrics) == ""
+
+
+def report_with(*checks: dict, selection: dict | None = None) -> dict:
+    return {"checks": list(checks), "selection": selection or {}}
+
+
+def test_markdown_section_only_when_a_check_records_coverage() -> None:
+    old = report_with({"id": "DP-006", "metrics": {"device_counts": {}}})
+    assert coverage.coverage_markdown(old) == []   # an older report's page is unchanged
+    new = report_with({"id": "DP-006", "metrics": {COVERAGE: {"nodes": ["ab12cd34", "ef56ab78"], "alive": 4,
+                                                                "mode": "all"}}},
+                      {"id": "DP-001", "metrics": {}}, selection={"nodes": {"mode": "all"}})
+    text = "\n".join(coverage.coverage_markdown(new))
+    assert "## Nodes exercised" in text and "node mode: all" in text
+    assert "| DP-006  | nodes: 2 of 4 | ab12cd34, ef56ab78 |" in text
+    assert "DP-001" not in text
+
+
+def test_markdown_rows_are_not_read_as_the_checks_table() -> None:
+    """verify's companions line reads report.md's check rows (id, area, level, outcome): the
+    coverage table must not look like one."""
+    from conformance.signing.companions import _ROW
+
+    new = report_with({"id": "TL-001", "metrics": {COVERAGE: {"nodes": ["ab12cd34"], "alive": 1, "mode": "sample"}}})
+    assert not [line for line in coverage.coverage_markdown(new) if _ROW.match(line)]
+
+
+def test_parse_mode() -> None:
+    assert nodes.parse_mode(None) == nodes.SAMPLE
+    assert nodes.parse_mode("ALL") == nodes.ALL
+    with pytest.raises(ValueError, match=r"--nodes: unknown node mode 'every'; expected one of sample, all"):
+        nodes.parse_mode("every")
+
+
+def test_wave_submits_everything_before_one_get() -> None:
+    calls: list = []
+
+    def submit(nid: str) -> list[str]:
+        calls.append(("submit", nid))
+        return [f"{nid}-1", f"{nid}-2"] if nid == "a" else [f"{nid}-1"]
+
+    def get(refs: list[str], what: str) -> list[str]:
+        calls.append(("get", tuple(refs)))
+        return [r.upper() for r in refs]
+
+    out = nodes.wave(submit, ["a", "b"], get, "probes")
+    assert out == {"a": ["A-1", "A-2"], "b": ["B-1"]}
+    assert calls == [("submit", "a"), ("submit", "b"), ("get", ("a-1", "a-2", "b-1"))]
+
+
+def test_first_failing_picks_the_first_bad_node() -> None:
+    by_node = {"a": {"ok": True}, "b": {"ok": False}, "c": {"ok": False}}
+    assert nodes.first_failing(by_node, lambda ev: not ev["ok"]) == "b"
+    assert nodes.first_failing({"a": {"ok": True}}, lambda ev: not ev["ok"]) is None
+
+
+def test_run_mode_of_a_stand_in_is_sample() -> None:
+    assert nodes.run_mode(object()) == nodes.SAMPLE
