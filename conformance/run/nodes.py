@@ -21,12 +21,12 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping, MutableMapping, Sequence
 
+from conformance.catalog.selection import NODE_MODES, NODES_OPTION
 from conformance.report.coverage import COVERAGE, merged
 
-SAMPLE = "sample"
-ALL = "all"
-MODES = (SAMPLE, ALL)
-OPTION = "--conformance-nodes"   # the pytest option `ray-conformance run --nodes` forwards
+MODES = NODE_MODES                  # the modes, default first (the selection record checks them)
+SAMPLE, ALL = MODES
+OPTION = NODES_OPTION.rstrip("=")   # the pytest option `ray-conformance run --nodes` forwards
 
 
 def parse_mode(value: Any, field: str = "--nodes") -> str:

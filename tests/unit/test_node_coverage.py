@@ -80,3 +80,39 @@ def test_first_failing_picks_the_first_bad_node() -> None:
 
 def test_run_mode_of_a_stand_in_is_sample() -> None:
     assert nodes.run_mode(object()) == nodes.SAMPLE
+
+
+# ------------------------------------------------------------------ the selection record
+
+def test_selection_records_the_node_mode() -> None:
+    from conformance.catalog.selection import selection_record
+
+    assert "nodes" not in selection_record([])            # a caller that passes none (merge, older code)
+    assert selection_record([], nodes=nodes.selection_nodes("all"))["nodes"] == {"mode": "all"}
+
+
+@pytest.mark.parametrize("selection, wanted", [
+    ({"args": []}, []),                                                              # an older report: no record
+    ({"args": [], "nodes": {"mode": "sample"}}, []),                                 # the default, no option
+    ({"args": ["--conformance-nodes=all"], "nodes": {"mode": "all"}}, []),
+    ({"args": ["--conformance-nodes=ALL"], "nodes": {"mode": "all"}}, []),
+    ({"args": [], "nodes": {"mode": "all"}}, ["but the recorded command line says none (sample)"]),
+    ({"args": ["--conformance-nodes=all"], "nodes": {"mode": "sample"}},
+     ["selection.nodes.mode is 'sample' but the recorded command line says --conformance-nodes=all"]),
+    ({"args": [], "nodes": {"mode": "every"}}, ["selection.nodes.mode is 'every'; expected one of sample, all"]),
+    ({"args": [], "nodes": "all"}, ["selection.nodes.mode is 'None'; expected one of sample, all"]),
+])
+def test_an_edited_node_record_is_not_a_certification_run(selection: dict, wanted: list[str]) -> None:
+    from conformance.catalog.selection import nodes_reasons
+
+    got = nodes_reasons(selection)
+    assert len(got) == len(wanted) and all(w in g for w, g in zip(wanted, got)), got
+
+
+def test_the_node_option_is_part_of_a_certification_run() -> None:
+    from conformance.run.certification import arg_problems, classify_option
+
+    assert classify_option("--conformance-nodes") == "definition"
+    args = ["-p", "no:cacheprovider", "-q", "-c", "/dev/null", "--conformance-manifest=m.yaml",
+            "--conformance-nodes=all", "$SUITE/checks"]
+    assert arg_problems(args) == []
