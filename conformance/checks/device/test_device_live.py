@@ -144,6 +144,24 @@ def test_concurrent_actors_get_disjoint_ids(device_ctx: DeviceCtx) -> None:
 def test_actor_keeps_its_id(device_ctx: DeviceCtx) -> None:
     require_env_var(device_ctx)
     ray = _ray()
+    nodes = every_device_node(device_ctx)
+    if nodes is not None:   # --nodes all: one actor per device node, each call a wave over all of them
+        on = {nid: ray.remote(StateActor).options(num_cpus=0, **demand(device_ctx.resource, 1), scheduling_strategy=pinned(nid))
+              .remote(device_ctx.env_var, device_ctx.resource, device_ctx.manager_ref) for nid in nodes}
+        per_node: dict[str, list[dict[str, Any]]] = {nid: [] for nid in nodes}
+        try:
+            for _ in range(int(device_ctx.param("calls"))):
+                got = wave(lambda nid: [on[nid].state.remote()], nodes,
+                           lambda refs, what: device_ctx.budget.get(refs, GET_TIMEOUT_S, what),
+                           f"state of {len(nodes)} actor(s), one per node")
+                for nid, states in got.items():
+                    per_node[nid].append(seen(states[0], manager_view=True))
+        finally:
+            for a in on.values():
+                ray.kill(a)
+        device_ctx.decide_per_node({nid: {"calls_made": len(c), "calls": c} for nid, c in per_node.items()},
+                                   resource=device_ctx.resource)
+        return
     actor = ray.remote(StateActor).options(num_cpus=0, **demand(device_ctx.resource, 1)).remote(
         device_ctx.env_var, device_ctx.resource, device_ctx.manager_ref)
     try:
