@@ -131,12 +131,13 @@ class CheckContext:
                 reason = reason[:room] + "…"
             raise AssertionError(f"{reason}{detail}")
 
-    def decide_per_node(self, by_node: Mapping[str, Mapping[str, Any]], **common: Any) -> None:
+    def decide_per_node(self, by_node: Mapping[str, Mapping[str, Any]], alive: int | None = None,
+                        **common: Any) -> None:
         """Decide a check that ran its scenario on each node (`--nodes all`): every node's evidence
         (`by_node`: node id -> the evidence the judge reads, e.g. tasks_run and tasks) is recorded
         under `per_node` (short ids), and where the judge reads goes the first node whose evidence
         fails it (else the first node's), so the verdict verify recomputes from the record is the
-        worst node's; the reason names that node. `common`: evidence every node shares."""
+        worst node's; the reason names that node. `common`: evidence every node shares; `alive`: as `exercised` takes it."""
         from conformance.report.coverage import short_id
         from conformance.run.nodes import first_failing
 
@@ -146,7 +147,7 @@ class CheckContext:
         worst = first_failing(by_node, lambda ev: self._verdict_on({**common, **ev}).outcome != "pass")
         chosen = worst if worst is not None else next(iter(by_node))
         self.metrics["per_node"] = {short_id(n): dict(ev) for n, ev in by_node.items()}
-        self.exercised(list(by_node))
+        self.exercised(list(by_node), alive)
         self.decide(f" (node {short_id(chosen)}, of {len(by_node)} node(s) run)" if worst is not None else "",
                     **common, **by_node[chosen])
 

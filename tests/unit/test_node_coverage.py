@@ -2,6 +2,8 @@
 records of the nodes it used, how report.md and report.html show it, and the node mode."""
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from conformance.report import coverage
@@ -116,3 +118,42 @@ def test_the_node_option_is_part_of_a_certification_run() -> None:
     args = ["-p", "no:cacheprovider", "-q", "-c", "/dev/null", "--conformance-manifest=m.yaml",
             "--conformance-nodes=all", "$SUITE/checks"]
     assert arg_problems(args) == []
+
+
+# ------------------------------------------------------------------ a check run on every node
+
+def _dp008_ctx() -> Any:
+    from types import SimpleNamespace
+
+    from conformance.catalog.data import load_suite_data
+    from conformance.catalog.manifest import load_manifest
+    from conformance.run.budget import Budget
+    from conformance.run.check_context import CheckContext
+    from conformance.timing.host_load import MachineryRecord
+
+    check = load_suite_data().checklist.by_id()["DP-008"]
+    run = SimpleNamespace(manifest=load_manifest("builtin:simulated"), ray_address=None, nodes="all")
+    metrics: dict = {}
+    return CheckContext(run=run, check=check, metrics=metrics, shape_name="shared",
+                        budget=Budget(check, metrics, MachineryRecord()))
+
+
+def _tasks(n: int, good: bool = True) -> dict:
+    seen = {"env_set": True, "env_value": "1", "assigned": ["1"] if good else ["2"]}
+    return {"tasks_run": n, "tasks": [seen] * n}
+
+
+def test_per_node_decision_records_every_node_and_judges_the_worst() -> None:
+    ctx = _dp008_ctx()
+    n = int(ctx.param("tasks"))
+    ctx.decide_per_node({"a" * 20: _tasks(n), "b" * 20: _tasks(n)}, alive=3, resource="SIMACC")
+    m = ctx.metrics
+    assert set(m["per_node"]) == {"a" * 8, "b" * 8} and m["tasks_run"] == n
+    assert m[COVERAGE] == {"nodes": ["a" * 8, "b" * 8], "alive": 3, "mode": "all"}
+
+    bad = _dp008_ctx()
+    with pytest.raises(AssertionError, match=r"sees '1' but Ray assigned \['2'\].*\(node bbbbbbbb, of 2 node\(s\) run\)"):
+        bad.decide_per_node({"a" * 20: _tasks(n), "b" * 20: _tasks(n, good=False)}, alive=2,
+                            resource="SIMACC")
+    # what the judge reads (and verify re-judges) is the failing node's record
+    assert bad.metrics["tasks"] == _tasks(n, good=False)["tasks"]
