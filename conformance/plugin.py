@@ -44,6 +44,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--conformance-select", dest="conformance_select", default=None, metavar="IDS",
                     help="run only these checks (comma-separated ids); the others' tests are deselected and "
                          "the report is partial (`ray-conformance run --area/--check/--last-failed`)")
+    group.addoption("--conformance-nodes", dest="conformance_nodes", default=None, metavar="all|sample",
+                    help="which nodes the per-node checks cover: sample (the default: where each scenario puts "
+                         "them) or all (every alive node, in waves the cluster takes at once); recorded in "
+                         "the report's selection (`ray-conformance run --nodes`)")
     group.addoption("--conformance-shard", dest="conformance_shard", default=None, metavar="I/N",
                     help="run shard I of N: a deterministic slice of the checklist by area and cluster shape, "
                          "plus the mandatory core (`ray-conformance run --shard`, then `ray-conformance merge`)")

@@ -33,11 +33,14 @@ def run_environment(environ: Mapping[str, str] | None = None) -> dict[str, str] 
 def selection_record(checks: Sequence[Mapping[str, Any]], *, args: Sequence[str] = (),
                      deselected: Iterable[str] = (), collect_only: bool = False,
                      whole_checklist_collected: bool = True, shard: Mapping[str, Any] | None = None,
-                     environment: Mapping[str, str] | None = None) -> dict[str, Any]:
+                     environment: Mapping[str, str] | None = None,
+                     nodes: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The report's `selection`: the pytest arguments, deselected tests and checks not run (and a
     shard's slice: conformance.catalog.shards), and the environment that changed what the checks
     measured (`environment`: run_environment, the size knob), beside the
-    command line, so a capped run says so where its command line does."""
+    command line, so a capped run says so where its command line does; and which nodes the per-node
+    checks covered (`nodes`: conformance.run.nodes, {"mode": "sample"|"all"}), beside the
+    `--conformance-nodes=` that gave it."""
     record = {"args": [str(a) for a in args], "deselected": sorted(set(deselected)),
               "not_run": not_run_checks(checks), "collect_only": bool(collect_only),
               "whole_checklist_collected": bool(whole_checklist_collected)}
@@ -45,6 +48,8 @@ def selection_record(checks: Sequence[Mapping[str, Any]], *, args: Sequence[str]
         record["shard"] = dict(shard)
     if environment:
         record["environment"] = dict(environment)
+    if nodes is not None:
+        record["nodes"] = dict(nodes)
     return record
 
 
@@ -70,6 +75,31 @@ def environment_reasons(environment: object, checks: Sequence[Any]) -> list[str]
             for k, v in sorted(environment.items())]
 
 
+# `run --nodes`: which nodes the per-node checks cover (conformance.run.nodes), default first
+NODES_OPTION = "--conformance-nodes="
+NODE_MODES = ("sample", "all")
+
+
+def nodes_reasons(selection: Mapping[str, Any]) -> list[str]:
+    """Why a run's node record (selection.nodes, conformance.run.nodes) contradicts itself or the
+    command line it records ([] when it agrees, or a report of a release before the record): the
+    mode is one of NODE_MODES and is the recorded `--conformance-nodes=` (the default, sample, when
+    the command line names none), so an edited record is not a certification run."""
+    if "nodes" not in selection:
+        return []
+    record = selection.get("nodes")
+    mode = record.get("mode") if isinstance(record, Mapping) else None
+    if mode not in NODE_MODES:
+        return [f"selection.nodes.mode is {str(mode)[:40]!r}; expected one of {', '.join(NODE_MODES)}"]
+    given = [a.partition("=")[2] for a in selection.get("args") or []
+             if isinstance(a, str) and a.startswith(NODES_OPTION)]
+    said = given[-1].strip().lower() if given else NODE_MODES[0]
+    if said != mode:
+        return [f"selection.nodes.mode is {mode!r} but the recorded command line says "
+                f"{(NODES_OPTION + given[-1])[:60] if given else 'none (sample)'}"]
+    return []
+
+
 def partial_reasons(report: Mapping[str, Any]) -> list[str]:
     """Why a report is not of a whole-checklist run ([] when it is); reads the claim and the
     per-check evidence, so a report that says `partial: false` beside checks nobody ran is caught."""
@@ -91,6 +121,7 @@ def partial_reasons(report: Mapping[str, Any]) -> list[str]:
     raw_checks = report.get("checks")
     checks: list[Any] = raw_checks if isinstance(raw_checks, list) else []
     reasons += environment_reasons(sel.get("environment"), checks)
+    reasons += nodes_reasons(sel)
     not_run = sorted(set(map(str, sel.get("not_run") or [])) | set(not_run_checks(c for c in checks
                                                                                  if isinstance(c, Mapping))))
     if not_run:

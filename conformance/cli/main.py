@@ -169,6 +169,13 @@ def cmd_run(args: argparse.Namespace) -> int:
             shard = parse_shard(args.shard, shard_policy(data_module.load_run_knobs()).max_count)
         except ValueError as exc:
             raise UserError(str(exc)) from None
+    nodes = None
+    if args.nodes is not None:
+        from conformance.run.nodes import parse_mode
+        try:
+            nodes = parse_mode(args.nodes)
+        except ValueError as exc:
+            raise UserError(str(exc)) from None
     if chosen == []:
         print("ray-conformance: nothing to re-run: the previous report has no failed or errored check")
         return int(Exit.OK)
@@ -180,6 +187,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                         options={"ray-address": args.ray_address, "timeout": args.timeout,
                                  "select": ",".join(chosen) if chosen is not None else None,
                                  "shard": shard.spec if shard is not None else None,
+                                 "nodes": nodes,
                                  "fault-driver": args.fault_driver,
                                  "fault-driver-options": args.fault_driver_options})
     from conformance.sanitize import terminal
@@ -326,6 +334,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="only these checks, e.g. DP-003 (a partial run, never a certification)")
     p.add_argument("--last-failed", action="store_true",
                    help="only the checks that failed or errored in the previous report.json of the output folder")
+    p.add_argument("--nodes", metavar="all|sample",
+                   help="which nodes the per-node checks cover: sample (default: where each check's scenario "
+                        "puts them) or all (every alive node, in waves); recorded in the report's selection, "
+                        "and each per-node check's evidence names its nodes (docs/scale.md)")
     p.add_argument("--shard", metavar="I/N",
                    help="run shard I of N: a deterministic slice by area and cluster shape plus the mandatory "
                         "core; sign each shard, then `ray-conformance merge` them (docs/signing.md#shards)")

@@ -62,6 +62,8 @@ class TransportContext:
         self.setup = setup
         self.resource: str = run.manifest.resource_name
         self.pools = PoolCache()
+        # the check now using these pools records the nodes of the endpoints it gets (rdt.fixtures.open_context)
+        self.observer: Callable[[Endpoints], None] | None = None
         self.cache: dict[str, Any] = {}
 
     @property
@@ -110,19 +112,19 @@ class TransportContext:
 
         eps = self.pools.get(key, handle, lambda: factory(n))
         if len(eps) >= n:
-            return eps
+            return self.observed(eps)
         node, cap = node_and_cap()
         want = min(n, cap)
         if len(eps) >= want:
-            return eps
+            return self.observed(eps)
         if eps.group is not None or self.setup.collective_backend:
             self.pools.drop(key)
-            return self.pools.get(key, handle, lambda: factory(want))
+            return self.observed(self.pools.get(key, handle, lambda: factory(want)))
         more = start_endpoints(self.setup, self.resource, device=device, nodes=[eps.node_of(0)] * (want - len(eps)),
                                ready=harness_ready(self.run.machinery))
         eps.actors.extend(more.actors)
         eps.infos.extend(more.infos)
-        return eps
+        return self.observed(eps)
 
     def cross_node(self, device: str) -> Endpoints | None:
         """Two endpoints on two different nodes, or None when the cluster has one node."""
@@ -130,9 +132,15 @@ class TransportContext:
         nodes = alive_nodes(None if is_host(device) else self.resource)
         if len(nodes) < 2:
             return None
-        return self.pools.get(f"cross/{device}", handle, lambda: start_endpoints(
+        return self.observed(self.pools.get(f"cross/{device}", handle, lambda: start_endpoints(
             self.setup, self.resource, device=device, nodes=[nodes[0]["NodeID"], nodes[1]["NodeID"]],
-            ready=harness_ready(self.run.machinery)))
+            ready=harness_ready(self.run.machinery))))
+
+    def observed(self, eps: Endpoints) -> Endpoints:
+        """`eps`, after the check using the pools recorded the nodes its endpoints are on."""
+        if self.observer is not None:
+            self.observer(eps)
+        return eps
 
     def release(self, key_prefix: str = "") -> None:
         for key in list(self.pools._pools):

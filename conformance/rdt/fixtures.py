@@ -67,4 +67,6 @@ def open_context(kind: type[R], base: CheckContext, transport: TransportContext,
     """The check's context of `kind`, its cluster (the shape its mark names) started or reused."""
     ctx = kind.derive(base, transport=transport, **extra)
     ctx.cluster()
+    # the endpoints the pools hand this check are the nodes it exercises (its coverage record)
+    transport.observer = lambda eps: ctx.exercised([eps.node_of(i) for i in range(len(eps))])
     return ctx

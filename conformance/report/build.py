@@ -19,6 +19,7 @@ from conformance.catalog.data import SuiteData
 from conformance.catalog.datafiles import load_schema, schema_path, sha256_file
 from conformance.catalog.ladder import RunContext, compute_tiers
 from conformance.catalog.selection import is_partial, selection_record
+from conformance.report.coverage import coverage_markdown
 from conformance.report.findings import findings_markdown
 from conformance.report.flakes import flakes_markdown
 from conformance.report.results import TestRecord, summarize
@@ -189,6 +190,7 @@ def render_markdown(report: dict[str, Any]) -> str:
         lines.insert(10, f"- Note: {markdown_cell(note)}")
     lines += findings_markdown(report)
     lines += flakes_markdown(report)
+    lines += coverage_markdown(report)
     for title, section in sorted((report.get("sections") or {}).items()):
         if isinstance(section, dict) and section.get("markdown"):
             lines += [f"## {title}", "", section["markdown"], ""]

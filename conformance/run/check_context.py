@@ -12,7 +12,7 @@ the shape the check's `@pytest.mark.cluster(...)` names (the shared cluster with
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Mapping, Protocol, TypeVar
 
 import pytest
 
@@ -130,6 +130,54 @@ class CheckContext:
             if detail and len(reason) > room > 0:
                 reason = reason[:room] + "…"
             raise AssertionError(f"{reason}{detail}")
+
+    def decide_per_node(self, by_node: Mapping[str, Mapping[str, Any]], alive: int | None = None,
+                        **common: Any) -> None:
+        """Decide a check that ran its scenario on each node (`--nodes all`): every node's evidence
+        (`by_node`: node id -> the evidence the judge reads, e.g. tasks_run and tasks) is recorded
+        under `per_node` (short ids), and where the judge reads goes the first node whose evidence
+        fails it (else the first node's), so the verdict verify recomputes from the record is the
+        worst node's; the reason names that node. `common`: evidence every node shares; `alive`: as `exercised` takes it."""
+        from conformance.report.coverage import short_id
+        from conformance.run.nodes import first_failing
+
+        if not by_node:
+            self.decide(**common)
+            return
+        worst = first_failing(by_node, lambda ev: self._verdict_on({**common, **ev}).outcome != "pass")
+        chosen = worst if worst is not None else next(iter(by_node))
+        self.metrics["per_node"] = {short_id(n): dict(ev) for n, ev in by_node.items()}
+        self.exercised(list(by_node), alive)
+        self.decide(f" (node {short_id(chosen)}, of {len(by_node)} node(s) run)" if worst is not None else "",
+                    **common, **by_node[chosen])
+
+    def _verdict_on(self, evidence: Mapping[str, Any]) -> "Verdict":
+        """The judge's verdict on the metrics with `evidence` over them, recording nothing."""
+        from conformance.report import judges
+
+        return judges.judge(self.check, {**self.metrics, **evidence}, self.manifest.data,
+                            remote=bool(self.run.ray_address))
+
+    # ------------------------------------------------------------------ the nodes it used
+    @property
+    def node_mode(self) -> str:
+        """The run's node mode (conformance.run.nodes: "sample", today's behaviour, or "all")."""
+        from conformance.run.nodes import run_mode
+
+        return run_mode(self.run)
+
+    def exercised(self, node_ids: Any, alive: int | None = None) -> None:
+        """Record the nodes (ids, full or short) this check used, with the count of alive nodes
+        (`alive`; None: what this check read before, else Ray's view read once now): the one coverage record per check
+        (conformance.report.coverage, "nodes: k of N" in the report). Calls add up."""
+        from conformance.report.coverage import coverage_of
+        from conformance.run.nodes import alive_nodes, record
+
+        ids = [node_ids] if isinstance(node_ids, str) else list(node_ids)
+        if alive is None:   # Ray's view is read once per check, not once per call
+            before = coverage_of(self.metrics)
+            alive = before[1] if before is not None else len(alive_nodes())
+        record(self.metrics, ids, alive, self.node_mode)
 
     # ------------------------------------------------------------------ the cluster
     @property

@@ -28,6 +28,7 @@ from conformance.report.build import TERMINAL_BLOCKERS_WIDTH, build_report, now_
 from conformance.report.environment import fingerprint
 from conformance.report.results import TestRecord, active_waiver, aggregate, should_retry
 from conformance.report.writer import ReportWriter
+from conformance.run.nodes import selection_nodes
 from conformance.run.outcomes import apply_phase, new_record, waiver_xfail
 from conformance.run.registry_lint import lint_registry
 from conformance.run.state import BUDGET_KEY, METRICS_KEY
@@ -79,6 +80,7 @@ class ConformanceRun:
         self.deselected: list[str] = []
         self.collected_whole = False
         self.shard: dict[str, Any] | None = None   # selection.shard of a `--conformance-shard` run
+        self.nodes = node_mode(config)             # which nodes the per-node checks cover (conformance.run.nodes)
         self.not_run_reason: str | None = None   # set when the preflight stops the run
         self.report_extras: Any = None           # conformance.run.hooks.RunHelp: adds preflight, logs, next steps
         self._fault_driver: Any = None
@@ -374,7 +376,7 @@ class ConformanceRun:
             selection=selection_record(checks, args=recorded_args(self.config, self.checks_dir), deselected=self.deselected,
                                        collect_only=bool(self.config.getoption("collectonly", False)),
                                        whole_checklist_collected=self.collected_whole, shard=self.shard,
-                                       environment=run_environment()),
+                                       environment=run_environment(), nodes=selection_nodes(self.nodes)),
             shape=verified_shape(self.devices, cluster["nodes"]))
         if self.report_extras is not None:
             self.report_extras.enrich(report)
@@ -451,3 +453,13 @@ class ConformanceRun:
             tr.write_line(f"partial run ({len(self.report['selection']['not_run'])} check(s) not run): "
                           "not a certification run")
         tr.write_line(f"reports: {self.out_dir}/report.json, report.md, junit.xml, report.html")
+
+
+def node_mode(config: pytest.Config) -> str:
+    """--conformance-nodes, checked (a usage error naming the option and the choices otherwise)."""
+    from conformance.run.nodes import OPTION, parse_mode
+
+    try:
+        return parse_mode(config.getoption("conformance_nodes", None), OPTION)
+    except ValueError as exc:
+        raise pytest.UsageError(str(exc)) from None

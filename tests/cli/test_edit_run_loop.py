@@ -44,6 +44,7 @@ def test_id_ranges_and_failed_checks() -> None:
     (["--area", "nope"], "argument --area: invalid choice: 'nope' (choose from 'device', "),
     (["--check", "DP-001,DP-999"], "--check: unknown check id 'DP-999'; expected one of "),
     (["--last-failed"], "--last-failed: no previous report at "),
+    (["--nodes", "every"], "--nodes: unknown node mode 'every'; expected one of sample, all"),
 ])
 def test_bad_choices_are_one_line_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str],
                                         message: str) -> None:

@@ -174,13 +174,13 @@ class TransferRecoveryCtx(RecoveryCtx):
         """A source and a receiver, answering within actor_ready_s."""
         from conformance.areas.recovery.transfers import start_pair
         return start_pair(clock, self.x, self.resource, float(self.param("actor_ready_s")), self.device or self.x.device,
-                          self.budget.machinery, **options)
+                          self.budget.machinery, self.exercised, **options)
 
     def peers(self, clock: Clock, n: int, **options: Any) -> list[Any]:
         """n endpoints, answering within actor_ready_s (no collective group)."""
         from conformance.areas.recovery.transfers import start_peers
         return start_peers(clock, self.x, self.resource, n, float(self.param("actor_ready_s")),
-                           self.device or self.x.device, self.budget.machinery, **options)
+                           self.device or self.x.device, self.budget.machinery, self.exercised, **options)
 
     def produce(self, clock: Clock, src: Any, nbytes: int, seed: int) -> Any:
         """The producer's object, existing within transfer_error_s."""

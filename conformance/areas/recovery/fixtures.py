@@ -74,6 +74,7 @@ def _device_ctx(base: CheckContext, state: RecoveryState) -> Iterator[DeviceReco
     wait_devices_released(dev.resource, release_s)
     base.metrics["node"] = dev.node_id[:8]
     base.metrics["devices_on_node"] = dev.count
+    base.exercised([dev.node_id])
     yield DeviceRecoveryCtx.derive(base, state=state, dev=dev)
     # A scenario's devices must all be back before the next one (a leak fails here at the latest).
     wait_devices_released(dev.resource, release_s)
@@ -92,7 +93,9 @@ def _node_ctx(base: CheckContext, state: RecoveryState) -> NodeRecoveryCtx:
             not_applicable(f"no live node labelled {NODE_KEY}={'|'.join(unknown)}: on a --ray-address cluster the "
                            f"nodes the fault driver may fail carry the roles {', '.join(ROLES)} as labels")
     restore_layout(base, lab)
-    return NodeRecoveryCtx.derive(base, state=state, node_lab=lab)
+    ctx = NodeRecoveryCtx.derive(base, state=state, node_lab=lab)
+    ctx.exercised([n["NodeID"] for n in lab.alive().values()])   # the scenario's roles, each a node
+    return ctx
 
 
 def remote_fetch_timeout() -> float:

@@ -29,7 +29,7 @@ import functools
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from conformance.cluster.manager import ClusterShape
 from conformance.rdt import transfer
@@ -144,20 +144,24 @@ class Pair:
 
 
 def start_peers(clock: Clock, x: TransportSetup, resource: str, n: int, ready_s: float, device: str,
-                machinery: MachineryRecord, **options: Any) -> list[Any]:
+                machinery: MachineryRecord, seen: Callable[[list[str]], None] | None = None,
+                **options: Any) -> list[Any]:
     """n endpoints with their tensors on `device` (each holding a unit of `resource` when that is
     not the host) on one node (conformance.rdt.pool.pair_node, unless `options` pin them
     elsewhere), answering within `ready_s` (the check's actor_ready_s, stretched by the run's
-    `machinery` record); no collective group (`make_group`)."""
+    `machinery` record); no collective group (`make_group`). `seen`: told the nodes the peers are on
+    (the check's coverage record, CheckContext.exercised)."""
     eps = start_endpoints(x, resource, device=device, nodes=[pair_node(x, resource, device)] * n, group=False,
                           ready=clock_ready(clock, ready_s, machinery),
                           what=f"{n} transfer peers to start", **options)
+    if seen is not None:
+        seen([eps.node_of(i) for i in range(len(eps))])
     return eps.actors
 
 
 def start_pair(clock: Clock, x: TransportSetup, resource: str, ready_s: float, device: str,
-               machinery: MachineryRecord, **options: Any) -> Pair:
-    src, dst = start_peers(clock, x, resource, 2, ready_s, device, machinery, **options)
+               machinery: MachineryRecord, seen: Callable[[list[str]], None] | None = None, **options: Any) -> Pair:
+    src, dst = start_peers(clock, x, resource, 2, ready_s, device, machinery, seen, **options)
     return Pair(src, dst, make_group(x, [src, dst]))
 
 

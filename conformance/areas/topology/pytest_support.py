@@ -85,6 +85,7 @@ def context_for(base: CheckContext) -> TopologyCtx:
     ctx = TopologyCtx.derive(base, facts=facts, vocabulary=load_vocabulary(), resource=manifest.resource_name,
                              expected_type=manifest.accelerator_type, provider_ref=topo.get("provider"),
                              expected_topology=topo.get("expected"), remote=bool(run.ray_address))
+    ctx.exercised([f.node_id for f in facts], alive=len(key))   # every alive node's facts, probed in one wave
     run.publish(AREA.section, build_view(facts, resource=ctx.resource, vocabulary=ctx.vocabulary,
                                           expected_type=ctx.expected_type, expected_topology=ctx.expected_topology,
                                           notes=topology_section_notes(run)))

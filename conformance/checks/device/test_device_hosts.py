@@ -68,6 +68,7 @@ def test_host_without_device_detects_nothing_and_runs_work(device_ctx: DeviceCtx
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
         node = candidates[0]
+        ctx.exercised([node["NodeID"]])
         evidence["node"] = {"id": node["NodeID"][:8], "advertises": node.get("Resources", {}).get(resource, 0),
                             "accelerator_types": sorted(k for k in node.get("Resources", {})
                                                         if k.startswith("accelerator_type:"))}

@@ -15,6 +15,7 @@ from conformance.areas.device.evidence import contract_evidence, error_text, see
 from conformance.cluster.probes import StateActor, visible_state
 from conformance.cluster.requests import demand
 from conformance.run.fixtures import not_applicable
+from conformance.run.nodes import ALL, alive_nodes, holding, node_of, wave
 
 GET_TIMEOUT_S = 60.0  # knob: hang guard of live device tasks; the DP checks state no time
 pytestmark = pytest.mark.cluster("shared")
@@ -34,12 +35,35 @@ def pinned(node_id: str) -> Any:
     return NodeAffinitySchedulingStrategy(node_id=node_id, soft=False)
 
 
+def submit_task(ctx: DeviceCtx, units: float, **options: Any) -> Any:
+    fn = _ray().remote(visible_state).options(**{"num_cpus": 0, **demand(ctx.resource, units), **options})
+    return fn.remote(ctx.env_var, ctx.resource, ctx.manager_ref)
+
+
 def run_task(ctx: DeviceCtx, units: float, **options: Any) -> dict[str, Any]:
-    ray = _ray()
-    fn = ray.remote(visible_state).options(**{"num_cpus": 0, **demand(ctx.resource, units), **options})
-    state: dict[str, Any] = ctx.budget.get(fn.remote(ctx.env_var, ctx.resource, ctx.manager_ref), GET_TIMEOUT_S,
+    state: dict[str, Any] = ctx.budget.get(submit_task(ctx, units, **options), GET_TIMEOUT_S,
                                            f"result of a task requesting {units} {ctx.resource}")
+    ctx.exercised([node_of(state)])
     return state
+
+
+def task_wave(ctx: DeviceCtx, nodes: list[str], units: float, count: int = 1) -> dict[str, list[dict[str, Any]]]:
+    """`count` tasks of `units` pinned on each of `nodes`, all submitted at once, one bounded get
+    (conformance.run.nodes.wave): node id -> what its tasks saw."""
+    return wave(lambda nid: [submit_task(ctx, units, scheduling_strategy=pinned(nid)) for _ in range(count)],
+                nodes, lambda refs, what: ctx.budget.get(refs, GET_TIMEOUT_S, what),
+                f"results of {count} task(s) requesting {units} {ctx.resource} on each of {len(nodes)} node(s)")
+
+
+def every_device_node(ctx: DeviceCtx, units: float = 1) -> list[str] | None:
+    """`--nodes all`: the alive nodes offering `units` of the resource (one read of Ray's view); None
+    in the default mode, where the check runs where Ray puts it."""
+    if ctx.node_mode != ALL:
+        return None
+    nodes = holding(alive_nodes(), ctx.resource, units)
+    if not nodes:
+        pytest.fail(f"no node offers {units:g} {ctx.resource}, so no task can hold them", pytrace=False)
+    return nodes
 
 
 def require_env_var(ctx: DeviceCtx) -> None:
@@ -57,23 +81,34 @@ def require_devices(ctx: DeviceCtx) -> None:
 
 @pytest.mark.check("DP-006")
 def test_nodes_advertise_expected_count(device_ctx: DeviceCtx) -> None:
-    nodes = [n for n in _ray().nodes() if n.get("Alive")]
+    nodes = alive_nodes()
     counts = {n["NodeID"][:8]: n.get("Resources", {}).get(device_ctx.resource, 0) for n in nodes}
+    device_ctx.exercised([n["NodeID"] for n in nodes], alive=len(nodes))
     device_ctx.decide(resource=device_ctx.resource, device_counts=counts)
 
 
 @pytest.mark.check("DP-007")
 def test_nodes_advertise_accelerator_type(device_ctx: DeviceCtx) -> None:
     probe = contract_evidence(device_ctx.contract(), "DP-007")
+    alive = alive_nodes()
+    with_devices = [n for n in alive if n.get("Resources", {}).get(device_ctx.resource, 0) > 0]
     node_types = {n["NodeID"][:8]: {k: v for k, v in n.get("Resources", {}).items() if k.startswith("accelerator_type:")}
-                  for n in device_nodes(device_ctx.resource)}
+                  for n in with_devices}
+    device_ctx.exercised([n["NodeID"] for n in with_devices], alive=len(alive))
     device_ctx.decide(resource=device_ctx.resource, probe=probe, node_types=node_types)
 
 
 @pytest.mark.check("DP-008")
 def test_one_device_task_sees_one_id(device_ctx: DeviceCtx) -> None:
     require_env_var(device_ctx)
-    tasks = [seen(run_task(device_ctx, 1)) for _ in range(int(device_ctx.param("tasks")))]
+    count = int(device_ctx.param("tasks"))
+    nodes = every_device_node(device_ctx)
+    if nodes is not None:   # --nodes all: the same tasks on every device node, in one wave
+        by_node = task_wave(device_ctx, nodes, 1, count)
+        device_ctx.decide_per_node({nid: {"tasks_run": len(states), "tasks": [seen(s) for s in states]}
+                                    for nid, states in by_node.items()}, resource=device_ctx.resource)
+        return
+    tasks = [seen(run_task(device_ctx, 1)) for _ in range(count)]
     device_ctx.decide(resource=device_ctx.resource, tasks_run=len(tasks), tasks=tasks)
 
 
@@ -81,7 +116,9 @@ def test_one_device_task_sees_one_id(device_ctx: DeviceCtx) -> None:
 def test_concurrent_actors_get_disjoint_ids(device_ctx: DeviceCtx) -> None:
     require_env_var(device_ctx)
     ray = _ray()
-    nodes = device_nodes(device_ctx.resource)
+    alive = alive_nodes()
+    nodes = [n for n in alive if n.get("Resources", {}).get(device_ctx.resource, 0) > 0]
+    device_ctx.exercised([n["NodeID"] for n in nodes], alive=len(alive))
     Actor = ray.remote(StateActor)
     per_node: dict[str, list[Any]] = {}
     devices = {n["NodeID"][:8]: n["Resources"][device_ctx.resource] for n in nodes}
@@ -91,10 +128,11 @@ def test_concurrent_actors_get_disjoint_ids(device_ctx: DeviceCtx) -> None:
                                                scheduling_strategy=pinned(n["NodeID"]))
                                  .remote(device_ctx.env_var, device_ctx.resource, device_ctx.manager_ref) for _ in range(count)]
     try:
-        ids_by_node = {}
-        for node_id, actors in per_node.items():
-            states = device_ctx.budget.get([a.state.remote() for a in actors], GET_TIMEOUT_S, f"state of {len(actors)} actors")
-            ids_by_node[node_id[:8]] = [seen(s) for s in states]
+        # one wave: every node's actors asked at once, one bounded get
+        states = wave(lambda nid: [a.state.remote() for a in per_node[nid]], list(per_node),
+                      lambda refs, what: device_ctx.budget.get(refs, GET_TIMEOUT_S, what),
+                      f"state of {sum(map(len, per_node.values()))} actors on {len(per_node)} node(s)")
+        ids_by_node = {node_id[:8]: [seen(s) for s in node_states] for node_id, node_states in states.items()}
     finally:
         for actors in per_node.values():
             for a in actors:
@@ -106,11 +144,31 @@ def test_concurrent_actors_get_disjoint_ids(device_ctx: DeviceCtx) -> None:
 def test_actor_keeps_its_id(device_ctx: DeviceCtx) -> None:
     require_env_var(device_ctx)
     ray = _ray()
+    nodes = every_device_node(device_ctx)
+    if nodes is not None:   # --nodes all: one actor per device node, each call a wave over all of them
+        on = {nid: ray.remote(StateActor).options(num_cpus=0, **demand(device_ctx.resource, 1), scheduling_strategy=pinned(nid))
+              .remote(device_ctx.env_var, device_ctx.resource, device_ctx.manager_ref) for nid in nodes}
+        per_node: dict[str, list[dict[str, Any]]] = {nid: [] for nid in nodes}
+        try:
+            for _ in range(int(device_ctx.param("calls"))):
+                got = wave(lambda nid: [on[nid].state.remote()], nodes,
+                           lambda refs, what: device_ctx.budget.get(refs, GET_TIMEOUT_S, what),
+                           f"state of {len(nodes)} actor(s), one per node")
+                for nid, states in got.items():
+                    per_node[nid].append(seen(states[0], manager_view=True))
+        finally:
+            for a in on.values():
+                ray.kill(a)
+        device_ctx.decide_per_node({nid: {"calls_made": len(c), "calls": c} for nid, c in per_node.items()},
+                                   resource=device_ctx.resource)
+        return
     actor = ray.remote(StateActor).options(num_cpus=0, **demand(device_ctx.resource, 1)).remote(
         device_ctx.env_var, device_ctx.resource, device_ctx.manager_ref)
     try:
-        calls = [seen(device_ctx.budget.get(actor.state.remote(), GET_TIMEOUT_S, "actor state"), manager_view=True)
-                 for _ in range(int(device_ctx.param("calls")))]
+        states = [device_ctx.budget.get(actor.state.remote(), GET_TIMEOUT_S, "actor state")
+                  for _ in range(int(device_ctx.param("calls")))]
+        device_ctx.exercised([node_of(s) for s in states])
+        calls = [seen(s, manager_view=True) for s in states]
     finally:
         ray.kill(actor)
     device_ctx.decide(resource=device_ctx.resource, calls_made=len(calls), calls=calls)
@@ -121,12 +179,28 @@ def test_two_device_task_sees_both_ids(device_ctx: DeviceCtx) -> None:
     require_env_var(device_ctx)
     if device_ctx.n < 2:  # knob: structure: DP-011 requests 2 units
         not_applicable("fewer than 2 devices per node")
+    nodes = every_device_node(device_ctx, 2)  # knob: structure: DP-011 requests 2 units
+    if nodes is not None:
+        by_node = task_wave(device_ctx, nodes, 2)
+        device_ctx.decide_per_node({nid: {"task": seen(states[0])} for nid, states in by_node.items()},
+                                   resource=device_ctx.resource, requested=2)
+        return
     device_ctx.decide(resource=device_ctx.resource, requested=2, task=seen(run_task(device_ctx, 2)))
 
 
 @pytest.mark.check("DP-012")
 def test_task_without_resource_sees_no_variable(device_ctx: DeviceCtx) -> None:
     require_env_var(device_ctx)
+    nodes = every_device_node(device_ctx)
+    if nodes is not None:   # --nodes all: each round is two waves over every device node
+        per_node: dict[str, list[dict[str, Any]]] = {nid: [] for nid in nodes}
+        for _ in range(int(device_ctx.param("rounds"))):
+            task_wave(device_ctx, nodes, 1)
+            for nid, states in task_wave(device_ctx, nodes, 0).items():
+                per_node[nid].append(seen(states[0]))
+        device_ctx.decide_per_node({nid: {"rounds_run": len(r), "rounds": r} for nid, r in per_node.items()},
+                                   resource=device_ctx.resource)
+        return
     rounds = []
     for _ in range(int(device_ctx.param("rounds"))):
         run_task(device_ctx, 1)  # a device task first, on the same workers: visibility must not leak

@@ -1,6 +1,6 @@
 """`python -m conformance.cluster.hosts`: the multi-host demo, and the node listing the harness uses.
 
-* `demo [--manifest M] [--hosts N] [--out DIR]` – start N namespace hosts, certify them with
+* `demo [--manifest M] [--hosts N] [--out DIR] [--nodes all|sample]` – start N namespace hosts, certify them with
   `ray-conformance run --ray-address` (and the namespace fault driver) from inside the head
   host, print the tier, tear down.
 * `nodes --address A [--wait-alive N --timeout S]` – print ray.nodes() as JSON (run inside a
@@ -52,7 +52,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
         proc = hc.run_in(0, [bin_path("ray-conformance"), "run", "--manifest", str(Path(args.manifest).resolve()),
                              "--ray-address", hc.address, "--out", str(out),
                              "--fault-driver", "conformance.cluster.hosts.faults:NamespaceFaultDriver",
-                             "--fault-driver-options", json.dumps({"state": str(state)})],
+                             "--fault-driver-options", json.dumps({"state": str(state)}),
+                             *(["--nodes", args.nodes] if args.nodes else [])],
                          timeout_s=1800, cwd=str(ROOT))
         print(proc.stdout[-4000:])
         if proc.returncode not in (0, 1):
@@ -76,6 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--manifest", default=str(ROOT / "conformance" / "simulated" / "manifest.yaml"))
     p.add_argument("--hosts", type=int, default=3)
     p.add_argument("--out", default=str(ROOT / "reports" / "hosts-demo"))
+    p.add_argument("--nodes", metavar="all|sample", help="passed to `ray-conformance run --nodes` (docs/scale.md)")
     p.set_defaults(fn=cmd_demo)
     args = parser.parse_args(argv)
     return int(args.fn(args))

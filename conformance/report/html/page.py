@@ -37,8 +37,10 @@ def environment() -> jinja2.Environment:
                              autoescape=True,
                              trim_blocks=True, lstrip_blocks=True)
     env.filters["slug"] = _slug
+    from conformance.report.coverage import coverage_text
     from conformance.timing.host_load import load_text
     env.filters["load"] = load_text
+    env.filters["coverage"] = coverage_text
     env.filters["num"] = lambda v, fmt="{:.1f}": fmt.format(v) if isinstance(v, (int, float)) else "?"
     env.globals["CSP"] = markupsafe.Markup(CSP)  # a constant of ours, not outside text
     env.globals["OUTCOME_LABEL"] = model.OUTCOME_LABEL
