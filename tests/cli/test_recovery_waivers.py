@@ -114,6 +114,8 @@ def write_data(folder: Path, blocks: bool) -> Path:
     (folder / "tiers").mkdir(parents=True)
     for name in ("vocabulary.yaml", "labels.yaml"):
         shutil.copy(CATALOG / "tiers" / name, folder / "tiers" / name)
+    # no check of this 3-check checklist is soaking (the release's soak names its own provisional ones)
+    (folder / "tiers" / "soak.yaml").write_text("schema_version: 1\nsoak_runs: 10\nchecks: {}\n")
     base = {"rationale": "because of y.", "since": "0.1.0"}
     (folder / "tiers" / "checklist.yaml").write_text(yaml.safe_dump({"schema_version": 1, "checks": [
         {"id": "DP-001", "title": "dev", "area": "device", "level": "MUST", "requirement": "MUST do x.", **base},
