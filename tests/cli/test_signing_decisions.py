@@ -89,7 +89,7 @@ def test_a_verified_report_gets_a_decision_the_sig_key_alone_accepts(world, deci
     rc, out = _run(capsys, "verify-decision", str(only_sig / "d.json"), "--key", str(world["sig"].public_path),
                    "--at", str(start + timedelta(days=30)))
     assert rc == 0 and out.startswith("DECISION PASSED:"), out
-    assert "tier stable" in out and "capabilities device, topology, transport" in out and f"valid {start} .. {until}" in out
+    assert "tier stable" in out and "capabilities collective, device, topology, transport, workload" in out and f"valid {start} .. {until}" in out
     rc, out = _run(capsys, "verify", str(only_sig / "d.json"), "--key", str(world["sig"].public_path),
                    "--at", str(start + timedelta(days=30)))
     assert rc == 0 and "tier stable" in out

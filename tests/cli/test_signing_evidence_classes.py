@@ -36,7 +36,18 @@ from conformance.signing.keyring import key_from_file
 from conformance.signing.verify import Verification, effective_checks, verify_path
 from signing_support import build_report, write_releases, write_report_dir
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "reports" / "example"
+# A real run's report (the committed example of release 0.1.0+data.6, kept as it was): the attacks
+# below edit it. Its release predates declared judges, so the SIG's policy of refusing a tier on
+# the vendor's word (certificates.vendor_word, verify's tier line) would refuse it before any line
+# these tests are about: they run with that policy off (the policy has its own tests).
+EXAMPLE = Path(__file__).resolve().parents[1] / "support" / "real_run_data6"
+
+
+@pytest.fixture(autouse=True)
+def _vendor_word_accepted(monkeypatch: pytest.MonkeyPatch) -> None:
+    from conformance.signing.verify import tier
+
+    monkeypatch.setattr(tier, "refuses_vendor_word", lambda case: False)
 RELEASES = releases.default_path()
 
 
@@ -75,9 +86,11 @@ def sign_as_vendor(folder: Path, report: dict[str, Any], private_key: Path, rele
     """Write the run's three files with `report` and sign them for the report's own release
     (what `sign` writes for a report of that release: its data digests in the configuration)."""
     folder.mkdir(parents=True, exist_ok=True)
+    from conformance.report.build import render_markdown
+
     (folder / "report.json").write_text(json.dumps(report, indent=2) + "\n")
-    for name in ("junit.xml", "report.md"):
-        shutil.copy(EXAMPLE / name, folder / name)
+    shutil.copy(EXAMPLE / "junit.xml", folder / "junit.xml")
+    (folder / "report.md").write_text(render_markdown(report))   # the vendor re-renders it, as run does
     release = releases.load_releases(releases_file)[report["suite"]["version"]]
     schema = releases.release_file(release, "report_schema_sha256", releases_file)
     read = submission.read_folder(folder)
