@@ -317,6 +317,6 @@ def _has_transport(transport_ctx: TransportCtx, device: str, first: bool, latenc
                 pass
         finally:
             out.shutdown()
-    metrics.update({"answers_checked": len(answers) + len(eps.actors), "latencies_s": [round(x, 4) for x in mine],
+    metrics.update({"answers_checked": len(answers) + len(eps.actors), "latencies_s": [round(x, judges.LATENCY_DECIMALS) for x in mine],
                     "outsider_answer": repr(outsider_answer)})
     assert not problems, "; ".join(problems)

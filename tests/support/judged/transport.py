@@ -58,7 +58,7 @@ TR015 = _scenario([_step(J.RECEIVER_KILLED, "error", error="ActorDiedError: the 
 TR016 = _scenario([_step(s, "error", error="RayTaskError(ValueError): conformance-app-error-1", carries="conformance-app-error")
                    if i < 3 else _step(s) for i, s in enumerate(J.PRODUCER_ERROR_STEPS)],
                   retried_attempts=J.RETRY_ATTEMPTS, objects_after_retry=1)
-TR017 = _scenario([_step(s, bound=60.0) for s in J.OWNERSHIP_STEPS]
+TR017 = _scenario([_step(s, bound=15.0 if s.startswith("the source to free") else 60.0) for s in J.OWNERSHIP_STEPS]
                   + [_step(f"{J.LATER_OBJECT}{k} from the same source", bound=60.0) for k in range(3)])
 TR018 = _scenario([_step(s, bound=60.0) for s in J.USER_REF_STEPS + J.BORROWER_STEPS],
                   exercised=["chain of three", "own ref", "tensorless return", "borrowers"])
@@ -89,7 +89,8 @@ PASSING: dict[str, dict[str, Any]] = {
     "TR-013": {**ONE, "payload_bytes": 16 << 20, "transfers_per_round": 12, "rounds": 5,
                "growth_per_round_bytes": {"source.held_bytes": [0, 4096, 0, 0, 0], "destination.held_bytes": [0, 0, 0, 0, 0],
                                           "node.cluster_shm_bytes": [0, 0, 0, 0, 0]}},
-    "TR-014": {"actor_has_transport_max_latency_s": 0.01},
+    "TR-014": (TR014 := {**ONE, "actor_has_transport_max_latency_s": 0.01, "actor_has_transport_latency_s": 0.002,
+                         "cpu": {"latencies_s": [0.001, 0.002, 0.01], "answers_checked": 4, "outsider_answer": "None"}}),
     "TR-015": TR015,
     "TR-016": TR016,
     "TR-017": TR017,
@@ -164,7 +165,10 @@ FAILING: dict[str, list[dict[str, Any]]] = {
                _with(PASSING["TR-013"], payload_bytes=4096),                                 # a tiny payload judges a tiny leak
                _with(PASSING["TR-013"], payload_bytes=1 << 20),                              # 1 MiB without the knob recorded
                _without(PASSING["TR-013"], "devices")],                                      # no types: nothing to hold
-    "TR-014": [{"actor_has_transport_max_latency_s": 2.5}],
+    "TR-014": [{"actor_has_transport_max_latency_s": 2.5},
+               _with(TR014, cpu={"latencies_s": [0.001, 0.002, 25.0]}),              # the summary not its samples' max
+               _without(TR014, "cpu")],                                              # the samples dropped
+
     "TR-015": [_with(TR015, failure="[receiver-dies] the same object sent to a new receiver: failed"),
                _failing_step(TR015, 0, took_s=45.0),                                        # an error after its bound
                _failing_step(TR015, 0, bound_s=500.0, took_s=45.0),                          # a bound the release does not have
@@ -176,12 +180,15 @@ FAILING: dict[str, list[dict[str, Any]]] = {
                _with(TR015, transport={"name": "NPUXFER", "one_sided": True})],             # can_abort dropped
     "TR-016": [_with(TR016, retried_attempts=3), _failing_step(TR016, 0, error="RayTaskError: something else")],
     "TR-017": [_with(TR017, steps=TR017["steps"][:-1], step_count=len(TR017["steps"]) - 1),   # a later object fewer
-               _with(TR017, scenario={"elapsed_s": 900.0, "excluded_s": 900.0, "bound_s": 1140.0})],
+               _with(TR017, scenario={"elapsed_s": 900.0, "excluded_s": 900.0, "bound_s": 1140.0}),
+               _with(TR017, steps=[{**x, "bound_s": 60.0} for x in TR017["steps"]])],          # a free step at the step bound
     "TR-018": [_with(TR018, steps=TR018["steps"][:4], step_count=4),                         # borrowers never ran
                _with(TR018, transport={"name": "NPUXFER", "one_sided": False, "can_abort": True}),   # two-sided beside borrowers
                _with(TR018, scenario={"elapsed_s": 300.0, "excluded_s": 0.0, "bound_s": 240.0})],
     "TR-019": [_with(TR019, wrong=3), _with(TR019, transfers=10), _with(TR019, all_bound_s=10000.0, all_done_s=5000.0),
                _with(TR019, payload_bytes=1)],                                               # a payload the params do not give
     "TR-020": [_with(TR020, fetch_wrong=1), _with(TR020, user_timeout_took_s=[1.1, 9.0]),
-               _with(TR020, plain_receiver_s=59.0)],
+               _with(TR020, plain_receiver_s=59.0),
+               # the fail-fast step recorded under the step bound (held-out X08)
+               _with(TR020, steps=[*TR020["steps"][:-1], {**TR020["steps"][-1], "bound_s": 60.0, "took_s": 54.0}])],
 }

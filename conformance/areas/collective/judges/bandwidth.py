@@ -7,7 +7,7 @@ from typing import Any, Mapping
 from conformance.areas.collective.judges.common import (
     JUDGES,
 )
-from conformance.report.judges import FAIL, PASS, MissingEvidence, Verdict, agrees, number, param_value
+from conformance.report.judges import FAIL, PASS, MissingEvidence, Verdict, agrees, is_median_of, number, param_value
 
 
 def compared_at_star_size(m: Mapping[str, Any], op: str, size: int, op_bus: float) -> str:
@@ -29,6 +29,75 @@ def compared_at_star_size(m: Mapping[str, Any], op: str, size: int, op_bus: floa
     return ""
 
 
+def _trials(row: Mapping[str, Any], name: str, where: str) -> list[float]:
+    values = row.get(name)
+    if not isinstance(values, list) or not values:
+        raise MissingEvidence(f"metric {where}.{name} is missing or empty")
+    return [number({"v": v}, "v") for v in values]
+
+
+def _row_medians(rows: list[Mapping[str, Any]], where: str) -> str:
+    """Each row's busbw_gbps is the median of its own busbw_trials_gbps ('' when every one is)."""
+    for i, row in enumerate(rows):
+        bus, trials = number(row, "busbw_gbps"), _trials(row, "busbw_trials_gbps", f"{where}[{i}]")
+        if not is_median_of(bus, trials):
+            return (f"{where}[{i}] ({row.get('op')} at {row.get('bytes')} bytes): busbw_gbps {bus:.4g} is not the median "
+                    f"of its own busbw_trials_gbps")
+    return ""
+
+
+def summaries_from_rows(m: Mapping[str, Any]) -> str:
+    """Why CC-010's summary figures are not what its rows give ('' when they are: every summary
+    recomputed from the raw trials recorded beside it, as conformance.areas.collective.busbw makes
+    them): each row's and star row's busbw the median of its trials; busbw_gbps the weaker op's peak
+    over the rows; host_copy_gbps the one every row records; star_busbw_gbps the star row's (the
+    median of the star's trials star_by_op records) and star_op the op furthest below its star;
+    star_by_op's trials the rows' own (issue 43's held-out C01, C02, C10)."""
+    rows, star_rows = m.get("rows"), m.get("star_rows")
+    if not isinstance(rows, list) or not rows or not all(isinstance(r, Mapping) for r in rows):
+        raise MissingEvidence("metric rows is missing or not a list of rows")
+    if not isinstance(star_rows, list) or not star_rows or not all(isinstance(r, Mapping) for r in star_rows):
+        raise MissingEvidence("metric star_rows is missing or not a list of rows")
+    wrong = _row_medians(rows, "rows") or _row_medians(star_rows, "star_rows")
+    if wrong:
+        return wrong
+    host = number(m, "host_copy_gbps")
+    others = sorted({number(r, "host_copy_gbps") for r in rows if not agrees(number(r, "host_copy_gbps"), host)})
+    if others:
+        return f"host_copy_gbps {host:.4g} is not the host copy its rows record ({others[0]:.4g} GB/s): one measurement"
+    ops = list(dict.fromkeys(str(r.get("op")) for r in rows))
+    peaks = [max((r for r in rows if str(r.get("op")) == op), key=lambda r: number(r, "busbw_gbps")) for op in ops]
+    weakest = min(peaks, key=lambda r: number(r, "busbw_gbps"))
+    bus = number(m, "busbw_gbps")
+    if not agrees(bus, number(weakest, "busbw_gbps")) or m.get("weakest_op") != weakest.get("op"):
+        return (f"busbw_gbps {bus:.4g} ({m.get('weakest_op')}) is not the weaker op's peak over its rows "
+                f"({weakest.get('op')} {number(weakest, 'busbw_gbps'):.4g} GB/s at {weakest.get('bytes')} bytes)")
+    star_by_op = m.get("star_by_op")
+    if not isinstance(star_by_op, Mapping) or not star_by_op:
+        raise MissingEvidence("metric star_by_op is missing or empty")
+    fractions: dict[str, float] = {}
+    for star in star_rows:
+        op = str(star.get("op"))
+        row = next((r for r in rows if str(r.get("op")) == op and r.get("bytes") == star.get("bytes")), None)
+        by_op = star_by_op.get(op)
+        if row is None or not isinstance(by_op, Mapping):
+            return f"star_rows has {op} at {star.get('bytes')} bytes, which rows or star_by_op do not record"
+        star_bus = number(star, "busbw_gbps")
+        if _trials(by_op, "star_trials_gbps", f"star_by_op.{op}") != _trials(star, "busbw_trials_gbps", "star_rows") \
+                or _trials(by_op, "busbw_trials_gbps", f"star_by_op.{op}") != _trials(row, "busbw_trials_gbps", "rows"):
+            return f"star_by_op.{op}'s trials are not those its star row and its row at {star.get('bytes')} bytes record"
+        if "star_busbw_gbps" in row and not agrees(number(row, "star_busbw_gbps"), star_bus):
+            return f"the {op} row's star_busbw_gbps {number(row, 'star_busbw_gbps'):.4g} is not its star row's {star_bus:.4g}"
+        fractions[op] = number(row, "busbw_gbps") / star_bus if star_bus > 0 else 0.0
+    judged = min(fractions, key=lambda op: fractions[op])
+    star_op = str(m.get("star_op"))
+    star = next(r for r in star_rows if str(r.get("op")) == judged)
+    if star_op != judged or not agrees(number(m, "star_busbw_gbps"), number(star, "busbw_gbps")):
+        return (f"star_op {star_op} with star_busbw_gbps {number(m, 'star_busbw_gbps'):.4g} is not what the star rows give: "
+                f"{judged} is furthest below its star, whose trials' median is {number(star, 'busbw_gbps'):.4g} GB/s")
+    return ""
+
+
 @JUDGES.rule(needs=("busbw_gbps", "host_copy_gbps", "host_fraction"),
            params=("min_host_copy_fraction", "min_link_fraction"), decides_all=True,
            references=(("nominal_link_gbps", "collective.nominal_link_gbps"),))
@@ -39,7 +108,17 @@ def bus_bandwidth_against_references(m: Mapping[str, Any], p: Mapping[str, Any],
     largest size since release 0.1.0+data.18, at the op's peak before) against it, when the release has
     min_star_fraction (releases before it held the weaker op to one object-store put/get of the
     same bytes, min_object_store_fraction, or to the host copy alone: their reports are judged as
-    they were); and against the manifest's nominal link when one is declared."""
+    they were); and against the manifest's nominal link when one is declared. Since 0.1.0+data.18
+    (star_size_mib) a pass's summaries are also what its rows give (summaries_from_rows)."""
+    verdict = _against_references(m, p, manifest)
+    if verdict.outcome == PASS and "star_size_mib" in p and "min_star_fraction" in p:
+        wrong = summaries_from_rows(m)
+        if wrong:
+            return Verdict(FAIL, wrong)
+    return verdict
+
+
+def _against_references(m: Mapping[str, Any], p: Mapping[str, Any], manifest: Mapping[str, Any]) -> Verdict:
     bus, host = number(m, "busbw_gbps"), number(m, "host_copy_gbps")
     if host <= 0:
         return Verdict(FAIL, f"host copy bandwidth {host:g} GB/s is not positive")

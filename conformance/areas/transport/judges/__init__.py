@@ -84,15 +84,18 @@ from conformance.areas.transport.judges.lifecycle import (  # noqa: F401 - regis
 )
 from conformance.areas.transport.judges.memory import (  # noqa: F401 - registers its judges
     HELD_PROBES,
+    LATENCY_DECIMALS,
     LEAK_PAYLOAD_MAX,
     LEGACY_HELD,
     MiB,
     _memory_growth,
+    latencies_recorded,
     leak_payload_bytes,
     leak_probes_complete,
     memory_growth_per_round,
     memory_growth_per_round_as_recorded,
     transport_query_answers_in_time,
+    transport_query_answers_in_time_as_recorded,
 )
 from conformance.areas.transport.judges.usage import (  # noqa: F401 - registers its judges
     async_transfers_and_busy_sender,

@@ -49,14 +49,15 @@ def scenario_record(d: str, r: Mapping[str, Any], p: Mapping[str, Any], step_par
     steps = r.get("steps")
     if not isinstance(steps, list) or not steps or not all(isinstance(s, Mapping) for s in steps):
         raise MissingEvidence(f"metric steps (on {d}) is missing or empty")
-    most = max(param_value(p, name) for name in step_params)
     for s in steps:
         what, took, bound = s.get("step"), number(s, "took_s"), number(s, "bound_s")
         if s.get("ok") is not True:
             raise Refused(f"on {d}: step {what!r} did not end as expected: {s.get('error')}")
-        if bound > most:
-            raise Refused(f"on {d}: step {what!r} was bounded by {bound:g}s; the release bounds a step at {most:g}s "
-                          f"({', '.join(step_params)})")
+        own = step_bound_params(str(what), step_params)
+        most = sum(param_value(p, name) for name in own)
+        if bound > most + STEP_BOUND_ROUNDING_S:
+            raise Refused(f"on {d}: step {what!r} was bounded by {bound:g}s; the release bounds that step at {most:g}s "
+                          f"({' + '.join(own)})")
         if took > bound * STEP_READ_SLACK:
             raise Refused(f"on {d}: step {what!r} took {took:.1f}s, past its bound {bound:g}s")
         if s.get("expect") == "error":
@@ -76,6 +77,29 @@ def scenario_record(d: str, r: Mapping[str, Any], p: Mapping[str, Any], step_par
         raise Refused(f"on {d}: the scenario took {elapsed - excluded:.1f}s of its own (elapsed {elapsed:.1f}s, "
                       f"{excluded:.1f}s Ray's machinery); scenario_bound_s is {bound:g}")
     return steps
+
+
+STEP_BOUND_ROUNDING_S = 0.0005   # knob: a step records its bound rounded to 1 ms (UsageCtx.step), no threshold
+# The steps whose bound is not their check's first step param (the live checks, test_transport_usage.py
+# and test_transport_failures.py): (label prefixes, the step param of the checks that run them, the
+# params whose sum bounds them).
+OWN_STEP_PARAMS: tuple[tuple[tuple[str, ...], str, tuple[str, ...]], ...] = (
+    (("the source to free",), "free_bound_s", ("free_bound_s",)),
+    (("a receiver without the transport",), "fail_fast_s", ("fail_fast_s",)),
+    (USER_TIMEOUT_GETS, "fail_fast_s", ("user_timeout_s", "timeout_slack_s")),
+    ((RECEIVER_KILLED, RECEIVER_DIED), "error_bound_s", ("error_bound_s",)),
+    (RECOVERY_PHASES, "recover_bound_s", ("recover_bound_s",)),
+)
+
+
+def step_bound_params(what: str, step_params: tuple[str, ...]) -> tuple[str, ...]:
+    """The params whose sum bounds the step labelled `what` in a check whose steps `step_params`
+    bound: the step's own (OWN_STEP_PARAMS), else the check's first. Never the largest of them: a
+    fail-fast step recorded with the bound of a slow one is a stretched bound (issue 43's held-out X08)."""
+    for prefixes, signal, params in OWN_STEP_PARAMS:
+        if signal in step_params and any(what.startswith(x) for x in prefixes):
+            return params
+    return step_params[:1]
 
 
 def ran(steps: list[Mapping[str, Any]], *labels: str) -> list[str]:
