@@ -138,22 +138,29 @@ def evidence_problems(checks: list[Any], checklist: Checklist, manifest: Mapping
 _DURATION, _BANDWIDTH = "_s", "_gbps"
 
 
+# knob: 100 TB/s, above any link or memory one transfer or collective crosses (HBM3e moves about
+# 8 TB/s a device) by more than ten times: a bandwidth beyond it is no measurement (issue 43's
+# held-out H08 recorded 1e300 GB/s); a bound of plausibility, not a threshold a plugin meets
+MAX_PLAUSIBLE_GBPS = 1e5
+
+
 def implausible_figures(metrics: Any, under: str = "", limit: int = 3) -> list[str]:
     """Durations and bandwidths (any number under a key ending in _s or _gbps, at any depth) that
-    are negative or not finite: no clock runs backwards, no link moves negative bytes."""
+    are negative or not finite, and bandwidths beyond MAX_PLAUSIBLE_GBPS: no clock runs backwards,
+    no link moves negative bytes, none moves a petabyte a second."""
     found: list[str] = []
-    stack: list[tuple[str, Any, bool]] = [(under, metrics, False)]
+    stack: list[tuple[str, Any, str]] = [(under, metrics, "")]   # (path, value, the figure's unit: _s, _gbps or '')
     while stack and len(found) < limit:
-        path, value, figure = stack.pop()
+        path, value, unit = stack.pop()
         if isinstance(value, Mapping):
             for k, v in value.items():
                 key = str(k)
                 stack.append((f"{path}.{key}" if path else key, v,
-                              figure or key.endswith(_DURATION) or key.endswith(_BANDWIDTH)))
+                              unit or next((u for u in (_DURATION, _BANDWIDTH) if key.endswith(u)), "")))
         elif isinstance(value, list):
-            stack.extend((f"{path}[{i}]", v, figure) for i, v in enumerate(value))
-        elif figure and isinstance(value, (int, float)) and not isinstance(value, bool) \
-                and (not math.isfinite(value) or value < 0):
+            stack.extend((f"{path}[{i}]", v, unit) for i, v in enumerate(value))
+        elif unit and isinstance(value, (int, float)) and not isinstance(value, bool) \
+                and (not math.isfinite(value) or value < 0 or (unit == _BANDWIDTH and value > MAX_PLAUSIBLE_GBPS)):
             found.append(f"{path} = {value!r}")
     return found
 
@@ -343,7 +350,8 @@ def entry_problems(entry: Mapping[str, Any], check: Check, manifest: Mapping[str
         if implausible_figures(metrics) else []
     passed = _claimed(entry) == "pass"
     problems += [f"{'claims pass but ' if passed else ''}records {p}"
-                 for p in wait_problems(metrics.get("waits"), check.params, passed=passed)]
+                 for p in wait_problems(metrics.get("waits"), check.params, passed=passed,
+                                        plugin_bound_s=release_scenario_bound(check, metrics, remote))]
     if passed:
         problems += [f"claims pass but {p}" for p in
                      scenario_problems(metrics, release_scenario_bound(check, metrics, remote))]
@@ -474,7 +482,12 @@ def evidence_lines(report: Mapping[str, Any], checklist: Checklist | None,
     if checklist is None:
         lines.append(("evidence", False, "cannot judge: the release's checklist is not available"))
     else:
-        from conformance.signing.same_measurement import same_measurement_problems, same_nodes_problems
+        from conformance.signing.same_measurement import (
+            identity_problems,
+            same_measurement_problems,
+            same_nodes_problems,
+            stretch_problems,
+        )
         from conformance.signing.trust import runs_remote
 
         problems, tally = evidence_problems(checks, checklist, as_map(report.get("manifest")), runs_remote(report))
@@ -484,6 +497,8 @@ def evidence_lines(report: Mapping[str, Any], checklist: Checklist | None,
         merged = bool(as_map(report.get("selection")).get("shards"))
         problems += same_measurement_problems(checks, merged=merged)
         problems += same_nodes_problems(checks, as_map(report.get("environment")), merged=merged)
+        problems += identity_problems(checks, as_map(report.get("environment")), merged=merged)
+        problems += stretch_problems(checks, as_map(report.get("cluster")), runs_remote(report), merged=merged)
         lines.append(("evidence", not problems, "; ".join(problems) if problems else
                       f"{tally.line()}; every check records the release's params{capped}"))
     problems = summary_problems(report)

@@ -20,11 +20,14 @@ its checks may come from different runs' sweeps and clusters.
 """
 from __future__ import annotations
 
+import math
+import re
 from typing import Any, Mapping, Sequence
 
 from conformance.catalog.strict_input import as_map
 from conformance.rdt.config import size_key
 from conformance.sanitize import terminal
+from conformance.timing.host_load import MAX_FACTOR
 
 SWEEP, LINK, STORE = "PF-001", "PF-002", "PF-003"
 
@@ -126,4 +129,170 @@ def same_nodes_problems(checks: Sequence[Any], environment: Mapping[str, Any], m
         elif check_id != "DP-007" and any(record[k] != want[k] for k in want):
             problems.append(f"{check_id} {name} records {terminal(dict(record), limit=80)}; environment.devices gives "
                             f"{want}")
+    return problems
+
+
+# ------------------------------------------------------------------------------ a record's own identity
+# (issue 43's held-out T07, X10, E01): a node a record names is a node of the run, a node's record
+# is that node's, and a device type's record is that type's own.
+TOPOLOGY_NODES = "TL-001"
+NODE_LISTS_AREA = "TR-"   # the transport checks ran on the run's own cluster: their per-type `nodes` name its nodes
+RAY_ID = re.compile(r"(?<![0-9a-f])[0-9a-f]{56}(?![0-9a-f])")   # an ObjectRef's or a node's id as Ray prints it
+
+
+def _environment_nodes(environment: Mapping[str, Any]) -> dict[str, Mapping[str, Any]] | None:
+    """environment.devices.nodes as full node id -> its labels (None: not recorded)."""
+    nodes = as_map(environment.get("devices")).get("nodes")
+    if not isinstance(nodes, list) or not nodes:
+        return None
+    out: dict[str, Mapping[str, Any]] = {}
+    for n in nodes:
+        node = as_map(n).get("node_id")
+        if isinstance(node, str) and node:
+            out[node] = as_map(as_map(n).get("labels"))
+    return out or None
+
+
+def _per_type(metrics: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+    devices = metrics.get("devices")
+    if not isinstance(devices, list):
+        return {}
+    return {str(d): rec for d in devices if isinstance(rec := metrics.get(str(d)), Mapping)}
+
+
+def identity_problems(checks: Sequence[Any], environment: Mapping[str, Any], merged: bool) -> list[str]:
+    """TL-001's node records are keyed by nodes of the run (environment.devices.nodes), each with
+    that node's own labels; the transport checks' per-type `nodes` are short ids of the run's
+    nodes; and no device type's record of a check is another type's (copied_type_problems)."""
+    problems: list[str] = []
+    nodes = None if merged else _environment_nodes(environment)
+    if nodes is not None:
+        topo = _metrics(checks, TOPOLOGY_NODES)
+        for node, rec in as_map(topo.get("nodes") if topo is not None else None).items():
+            labels, own = as_map(as_map(rec).get("labels")), nodes.get(str(node))
+            if own is None:
+                problems.append(f"{TOPOLOGY_NODES} records node {terminal(str(node), limit=60)}, which is not a node of the "
+                                "run (environment.devices)")
+                continue
+            wrong = sorted(k for k, v in labels.items() if k in own and own[k] != v)
+            if labels.get("ray.io/node-id", node) != node or wrong:
+                problems.append(f"{TOPOLOGY_NODES} node {str(node)[:SHORT_ID]}'s record has labels "
+                                f"{terminal({k: labels.get(k) for k in wrong or ['ray.io/node-id']}, limit=120)}; the node's "
+                                f"own (environment.devices) are {terminal({k: own.get(k) for k in wrong}, limit=120)}")
+        short = {n[:SHORT_ID] for n in nodes}
+        for entry in checks:
+            c = as_map(entry)
+            if not str(c.get("id", "")).startswith(NODE_LISTS_AREA) or c.get("outcome") != "pass":
+                continue
+            for d, rec in _per_type(as_map(c.get("metrics"))).items():
+                named = rec.get("nodes")
+                odd = [str(x) for x in named if str(x)[:SHORT_ID] not in short] if isinstance(named, list) else []
+                if odd:
+                    problems.append(f"{c.get('id')} on {d} names node(s) {terminal(odd, limit=80)}, not nodes of the run "
+                                    f"(environment.devices: {sorted(short)})")
+    problems += copied_type_problems(checks)
+    return problems
+
+
+def _error_ids(value: Any, out: set[str]) -> set[str]:
+    """The Ray ids every `error` text in `value` (at any depth) names."""
+    if isinstance(value, Mapping):
+        for k, v in value.items():
+            if k == "error" and isinstance(v, str):
+                out.update(RAY_ID.findall(v))
+            else:
+                _error_ids(v, out)
+    elif isinstance(value, list):
+        for v in value:
+            _error_ids(v, out)
+    return out
+
+
+def copied_type_problems(checks: Sequence[Any]) -> list[str]:
+    """A passed check whose record of one device type is another type's: its error names the Ray
+    object another type's error names (issue 43's held-out E01: FR-015's cpu record copied over
+    simacc's). Records of counts alone are alike on every type by design: only the run's own ids
+    tell a copy."""
+    problems: list[str] = []
+    for entry in checks:
+        c = as_map(entry)
+        if c.get("outcome") != "pass":
+            continue
+        records = _per_type(as_map(c.get("metrics")))
+        seen: dict[str, str] = {}
+        for d, rec in records.items():
+            ids = _error_ids(rec, set())
+            other = next((seen[i] for i in sorted(ids) if i in seen), None)
+            if other is not None:
+                problems.append(f"{c.get('id')}'s record on {d} names the Ray object its record on {other} names in its "
+                                "error: one object is never received on two device types (each type's evidence is its own)")
+            seen.update({i: d for i in ids if i not in seen})
+    return problems
+
+
+# ------------------------------------------------------------------------------ bounds the run stretched
+# (issue 43's held-out X07/G29, R07): a bound on Ray's machinery is stretched at most by the factor
+# the run itself recorded (cluster.machinery: what it measured), which is recomputed from its
+# measurements; a run that recorded none stretched nothing.
+FACTOR_ROUNDING = 0.005        # knob: cluster.machinery.factor is recorded to 2 decimals, no threshold
+SECONDS_ROUNDING = 0.05        # knob: TR-019 records its wave bound to 0.1 s, no threshold
+WAVE = ("TR-019", "all_bound_s")
+FETCH_CHECKS = ("FR-012", "FR-013", "FR-014", "FR-015", "FR-016")   # the suite's lowered RDT fetch timeout
+
+
+def run_factor(cluster: Mapping[str, Any]) -> tuple[float, str | None]:
+    """(the factor the run stretched its bounds on Ray's machinery by, why its record cannot be
+    believed): cluster.machinery.factor, which must be what its slowest_s over nominal_s give
+    (conformance.timing.host_load.MachineryRecord.factor); 1.0 when the run recorded none."""
+    machinery = cluster.get("machinery")
+    if machinery is None:
+        return 1.0, None
+    rec = as_map(machinery)
+    slowest, nominal, factor = as_map(rec.get("slowest_s")), as_map(rec.get("nominal_s")), rec.get("factor")
+    ratios = []
+    for kind, seconds in slowest.items():
+        base = nominal.get(kind)
+        if not _seconds(seconds) or not _seconds(base) or float(base) <= 0:
+            return 1.0, f"cluster.machinery records slowest_s.{terminal(str(kind), limit=20)} without its nominal_s"
+        ratios.append(float(seconds) / float(base))
+    derived = min(MAX_FACTOR, max([1.0, *ratios]))
+    if not _seconds(factor) or abs(float(factor) - derived) > FACTOR_ROUNDING + 1e-9:
+        return derived, (f"cluster.machinery.factor {terminal(repr(factor), limit=20)} is not what its slowest_s over "
+                         f"nominal_s give ({derived:.2f})")
+    return float(factor), None
+
+
+def _seconds(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value >= 0
+
+
+def _param(checks: Sequence[Any], check_id: str, name: str) -> tuple[Mapping[str, Any] | None, float | None]:
+    metrics = _metrics(checks, check_id)
+    entry = next((as_map(e) for e in checks if as_map(e).get("id") == check_id), {})
+    value = as_map(entry.get("params")).get(name)
+    return metrics, float(value) if _seconds(value) else None
+
+
+def stretch_problems(checks: Sequence[Any], cluster: Mapping[str, Any], remote: bool, merged: bool) -> list[str]:
+    """TR-019's wave bound on each type, and on a cluster the suite started the RDT fetch timeout
+    FR-012..FR-016 ran with, no wider than their param stretched by the run's own factor."""
+    if merged:
+        return []
+    factor, wrong = run_factor(cluster)
+    problems = [wrong] if wrong else []
+    most = factor + FACTOR_ROUNDING
+    metrics, bound = _param(checks, *WAVE)
+    if metrics is not None and bound is not None:
+        for d, rec in _per_type(metrics).items():
+            got = rec.get(WAVE[1])
+            if _seconds(got) and float(got) > bound * most + SECONDS_ROUNDING:
+                problems.append(f"{WAVE[0]} on {d} bounded its wave by {got:g} s; {WAVE[1]} {bound:g} s stretches at most "
+                                f"by the run's own factor x{factor:g} (cluster.machinery)")
+    if not remote:   # on the vendor's own cluster the timeout is its raylets' (at most x MAX_FACTOR: the judges)
+        for check_id in FETCH_CHECKS:
+            metrics, param = _param(checks, check_id, "rdt_fetch_timeout_s")
+            fetch = as_map(as_map(metrics).get("transport")).get("rdt_fetch_timeout_s")
+            if param is not None and _seconds(fetch) and float(fetch) > param * most + 1e-6:
+                problems.append(f"{check_id} ran with an RDT fetch timeout of {fetch:g} s on a cluster the suite started; "
+                                f"rdt_fetch_timeout_s {param:g} s stretches at most by the run's own factor x{factor:g}")
     return problems

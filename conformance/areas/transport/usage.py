@@ -87,7 +87,7 @@ class UsageCtx(TransportCtx):
 
     def clock(self, scenario: str, bound_param: str = "scenario_bound_s") -> Clock:
         """The check's scenario, bounded by its `bound_param` param."""
-        self.current = self.scenario(scenario, float(self.param(bound_param)))
+        self.current = self.scenario(scenario, param=bound_param)   # the wait records its param
         return self.current
 
     def payload_bytes(self, param: str = "payload_bytes", every_type: bool = False) -> int:

@@ -47,7 +47,7 @@ def _run(ctx: WorkloadCtx, scenario: Callable[..., libraries.Observation], what:
     it; `env` reaches the library's own actors too (a runtime_env is inherited)."""
     import ray
 
-    clock = ctx.scenario(what, float(ctx.param("scenario_bound_s")))
+    clock = ctx.scenario(what, param="scenario_bound_s")
     options: dict[str, Any] = {"runtime_env": {"env_vars": env}} if env else {}
     host_cls: Any = ray.remote(num_cpus=0, max_restarts=0, resources=resources or {}, **options)(libraries.ScenarioHost)
     host = host_cls.remote()

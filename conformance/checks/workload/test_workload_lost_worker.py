@@ -37,7 +37,7 @@ def test_workload_survives_a_lost_worker(workload_ctx: WorkloadCtx) -> None:
     per_device = {}
     for device in tctx.devices:
         nodes = rounds.receiver_nodes(tctx.resource, device, receivers)
-        clock = ctx.scenario(f"lost worker on {device}", float(ctx.param("scenario_bound_s")))
+        clock = ctx.scenario(f"lost worker on {device}", param="scenario_bound_s")
         eps = ctx.own(lost_worker.start(tctx.setup, tctx.resource, device, nodes, clock))
         entries, _ = rounds.state_layout(eps.actors[0], clock, size, int(ctx.param("blocks")))
         plan = SyncPlan(device=device, entries=entries, rounds=total, store_rounds=0, receivers=receivers)
