@@ -250,27 +250,31 @@ def run_factor(cluster: Mapping[str, Any]) -> tuple[float, str | None]:
     rec = as_map(machinery)
     slowest, nominal, factor = as_map(rec.get("slowest_s")), as_map(rec.get("nominal_s")), rec.get("factor")
     ratios = []
-    for kind, seconds in slowest.items():
-        base = nominal.get(kind)
-        if not _seconds(seconds) or not _seconds(base) or float(base) <= 0:
+    for kind, raw in slowest.items():
+        seconds, base = _seconds(raw), _seconds(nominal.get(kind))
+        if seconds is None or not base:
             return 1.0, f"cluster.machinery records slowest_s.{terminal(str(kind), limit=20)} without its nominal_s"
-        ratios.append(float(seconds) / float(base))
+        ratios.append(seconds / base)
     derived = min(MAX_FACTOR, max([1.0, *ratios]))
-    if not _seconds(factor) or abs(float(factor) - derived) > FACTOR_ROUNDING + 1e-9:
+    recorded = _seconds(factor)
+    if recorded is None or abs(recorded - derived) > FACTOR_ROUNDING + 1e-9:
         return derived, (f"cluster.machinery.factor {terminal(repr(factor), limit=20)} is not what its slowest_s over "
                          f"nominal_s give ({derived:.2f})")
-    return float(factor), None
+    return recorded, None
 
 
-def _seconds(value: object) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value >= 0
+def _seconds(value: object) -> float | None:
+    """A finite non-negative number (seconds, a factor), else None."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value >= 0:
+        return float(value)
+    return None
 
 
 def _param(checks: Sequence[Any], check_id: str, name: str) -> tuple[Mapping[str, Any] | None, float | None]:
     metrics = _metrics(checks, check_id)
     entry = next((as_map(e) for e in checks if as_map(e).get("id") == check_id), {})
     value = as_map(entry.get("params")).get(name)
-    return metrics, float(value) if _seconds(value) else None
+    return metrics, _seconds(value)
 
 
 def stretch_problems(checks: Sequence[Any], cluster: Mapping[str, Any], remote: bool, merged: bool) -> list[str]:
@@ -284,15 +288,15 @@ def stretch_problems(checks: Sequence[Any], cluster: Mapping[str, Any], remote: 
     metrics, bound = _param(checks, *WAVE)
     if metrics is not None and bound is not None:
         for d, rec in _per_type(metrics).items():
-            got = rec.get(WAVE[1])
-            if _seconds(got) and float(got) > bound * most + SECONDS_ROUNDING:
+            got = _seconds(rec.get(WAVE[1]))
+            if got is not None and got > bound * most + SECONDS_ROUNDING:
                 problems.append(f"{WAVE[0]} on {d} bounded its wave by {got:g} s; {WAVE[1]} {bound:g} s stretches at most "
                                 f"by the run's own factor x{factor:g} (cluster.machinery)")
     if not remote:   # on the vendor's own cluster the timeout is its raylets' (at most x MAX_FACTOR: the judges)
         for check_id in FETCH_CHECKS:
             metrics, param = _param(checks, check_id, "rdt_fetch_timeout_s")
-            fetch = as_map(as_map(metrics).get("transport")).get("rdt_fetch_timeout_s")
-            if param is not None and _seconds(fetch) and float(fetch) > param * most + 1e-6:
+            fetch = _seconds(as_map(as_map(metrics).get("transport")).get("rdt_fetch_timeout_s"))
+            if param is not None and fetch is not None and fetch > param * most + 1e-6:
                 problems.append(f"{check_id} ran with an RDT fetch timeout of {fetch:g} s on a cluster the suite started; "
                                 f"rdt_fetch_timeout_s {param:g} s stretches at most by the run's own factor x{factor:g}")
     return problems
