@@ -277,9 +277,35 @@ def _param(checks: Sequence[Any], check_id: str, name: str) -> tuple[Mapping[str
     return metrics, _seconds(value)
 
 
+WAIT_ROUNDING_S = 0.002   # knob: a wait records its seconds to 1 ms (conformance.timing.owned), no threshold
+
+
+def ray_wait_problems(checks: Sequence[Any], factor: float) -> list[str]:
+    """Every wait on Ray's machinery a passed check records used a factor no larger than the run's
+    own and was granted no more than its bound stretched by it (conformance.run.machinery stretches
+    by the run's measurement then, which only grows; timing/owned holds each wait alone to x
+    MAX_FACTOR, the widest any run may stretch)."""
+    problems: list[str] = []
+    most = factor + FACTOR_ROUNDING
+    for entry in checks:
+        c = as_map(entry)
+        waits = as_map(as_map(c.get("metrics")).get("waits")).get("each") if c.get("outcome") == "pass" else None
+        for w in waits if isinstance(waits, list) else []:
+            w = as_map(w)
+            used, bound, granted = _seconds(w.get("factor", 1.0)), _seconds(w.get("bound_s")), _seconds(w.get("granted_s"))
+            if w.get("owner") != "ray" or used is None or bound is None or granted is None:
+                continue   # timing/owned names a malformed wait
+            if used > most or granted > bound * most + WAIT_ROUNDING_S:
+                problems.append(f"{c.get('id')}'s wait on Ray's machinery {terminal(str(w.get('what')), limit=60)!r} was "
+                                f"stretched x{used:g} to {granted:g} s; the run's own factor is x{factor:g} (cluster.machinery)")
+                break
+    return problems[:4]
+
+
 def stretch_problems(checks: Sequence[Any], cluster: Mapping[str, Any], remote: bool, merged: bool) -> list[str]:
-    """TR-019's wave bound on each type, and on a cluster the suite started the RDT fetch timeout
-    FR-012..FR-016 ran with, no wider than their param stretched by the run's own factor."""
+    """TR-019's wave bound on each type, every wait on Ray's machinery, and on a cluster the suite
+    started the RDT fetch timeout FR-012..FR-016 ran with, no wider than their param (bound)
+    stretched by the run's own factor."""
     if merged:
         return []
     factor, wrong = run_factor(cluster)
@@ -292,6 +318,7 @@ def stretch_problems(checks: Sequence[Any], cluster: Mapping[str, Any], remote: 
             if got is not None and got > bound * most + SECONDS_ROUNDING:
                 problems.append(f"{WAVE[0]} on {d} bounded its wave by {got:g} s; {WAVE[1]} {bound:g} s stretches at most "
                                 f"by the run's own factor x{factor:g} (cluster.machinery)")
+    problems += ray_wait_problems(checks, factor)
     if not remote:   # on the vendor's own cluster the timeout is its raylets' (at most x MAX_FACTOR: the judges)
         for check_id in FETCH_CHECKS:
             metrics, param = _param(checks, check_id, "rdt_fetch_timeout_s")

@@ -225,3 +225,12 @@ def test_h08_no_bandwidth_past_the_plausible() -> None:
     m["largest_size_trials_gbps"] = [1e300] * len(m["largest_size_trials_gbps"])
     m["largest_size_gbps"] = 1e300
     assert implausible_figures(m)[0].startswith("largest_size")
+
+
+def test_a_wait_on_rays_machinery_stretched_past_the_runs_own_factor() -> None:
+    r = run()
+    wait = next(w for w in entry(r, "TR-019")["metrics"]["waits"]["each"] if w.get("param") == "all_bound_s")
+    wait.update(factor=MAX_FACTOR, granted_s=wait["bound_s"] * MAX_FACTOR)   # within x MAX_FACTOR: timing/owned's bound
+    assert wait_problems(entry(r, "TR-019")["metrics"]["waits"], entry(r, "TR-019")["params"], passed=True) == []
+    [problem] = stretch(r)
+    assert "concurrent transfers" in problem and "the run's own factor is x1" in problem
