@@ -137,7 +137,9 @@ def same_nodes_problems(checks: Sequence[Any], environment: Mapping[str, Any], m
 # is that node's, and a device type's record is that type's own.
 TOPOLOGY_NODES = "TL-001"
 NODE_LISTS_AREA = "TR-"   # the transport checks ran on the run's own cluster: their per-type `nodes` name its nodes
-RAY_ID = re.compile(r"(?<![0-9a-f])[0-9a-f]{56}(?![0-9a-f])")   # an ObjectRef's or a node's id as Ray prints it
+# an object's id as Ray prints it (ObjectRef(...)): its task's 24 bytes, then its 4-byte little-endian
+# index (a small one: "01000000"); a node's or an actor's id, which two types' errors may share, is not one
+RAY_OBJECT_ID = re.compile(r"(?<![0-9a-f])[0-9a-f]{50}000000(?![0-9a-f])")
 
 
 def _environment_nodes(environment: Mapping[str, Any]) -> dict[str, Mapping[str, Any]] | None:
@@ -195,11 +197,11 @@ def identity_problems(checks: Sequence[Any], environment: Mapping[str, Any], mer
 
 
 def _error_ids(value: Any, out: set[str]) -> set[str]:
-    """The Ray ids every `error` text in `value` (at any depth) names."""
+    """The Ray objects every `error` text in `value` (at any depth) names."""
     if isinstance(value, Mapping):
         for k, v in value.items():
             if k == "error" and isinstance(v, str):
-                out.update(RAY_ID.findall(v))
+                out.update(RAY_OBJECT_ID.findall(v))
             else:
                 _error_ids(v, out)
     elif isinstance(value, list):

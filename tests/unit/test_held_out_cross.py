@@ -170,6 +170,15 @@ def test_e01_fr015_one_types_record_copied_over_anothers() -> None:
     assert problem.startswith("FR-015's record on") and "names the Ray object" in problem
 
 
+def test_two_types_errors_may_name_one_node() -> None:
+    """A node's id (random 28 bytes) in both types' errors is the cluster's, not a copied record."""
+    r = run()
+    node = r["environment"]["devices"]["nodes"][0]["node_id"]
+    for d in ("simacc", "cpu"):
+        entry(r, "FR-015")["metrics"][d]["error"] += f" (the receiver ran on node {node})"
+    assert identity(r) == []
+
+
 # ------------------------------------------------------------------------------ class 4: bounds held
 def test_x07_g29_tr019_wave_bound_within_the_runs_own_factor() -> None:
     r = run()
