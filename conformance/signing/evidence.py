@@ -35,6 +35,15 @@ submitter's claims:
                           (conformance.signing.same_measurement)
                nodes      DP-006's, DP-007's and DP-009's node records are the nodes (and devices)
                           of the run's own description of its cluster (environment.devices)
+               identity   TL-001's node records are nodes of the run with their own labels, the
+                          transport checks' per-type nodes are the run's, and no two device types'
+                          errors name one Ray object (same_measurement.identity_problems)
+               stretch    the run's machinery factor is what its measurements give, and TR-019's
+                          wave bound, every wait on Ray's machinery and (on a cluster the suite
+                          started) the RDT fetch timeout stretch no further than it
+                          (same_measurement.stretch_problems); a plugin wait naming no param is held
+                          to its scenario's bound (timing/owned.plugin_bound); no bandwidth is past
+                          MAX_PLAUSIBLE_GBPS (plausible)
   summary    the summary counts equal the counts of the per-check outcomes, every outcome key
              present (a deleted or altered key fails)
   selection  the run executed the whole checklist, uninterrupted; a partial run (collect-only,

@@ -15,6 +15,13 @@ own description of its cluster still names it, is the same edit however the run 
 been started (issue 43's held-out round: G39, G42, G43 added --conformance-ray-address to the
 recorded command line, which relaxes the node counts the manifest fixes, and dropped the bad node).
 
+A record names its own identity and the run's bounds, which the rest of the report records too
+(issue 43's held-out classes 3 and 4): a node a record names is a node of the run (TL-001, the
+transport checks), a device type's record is that type's own (FR-015's cpu record copied over
+simacc's named the cpu's objects), and a bound on Ray's machinery is stretched no further than the
+run's own measurement (cluster.machinery, recomputed), however far the suite may stretch on a host
+that measured slower (TR-019's wave, FR-012..016's fetch timeout, every recorded wait on Ray).
+
 Pure: the report's checks in, the contradictions out. A merged report (shards) is left alone:
 its checks may come from different runs' sweeps and clusters.
 """
