@@ -163,9 +163,13 @@ def _environment_nodes(environment: Mapping[str, Any]) -> dict[str, Mapping[str,
 
 
 def _per_type(metrics: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+    """{device type: its record} (conformance.rdt.each_device: metrics[<type>] with several types,
+    the metrics themselves with one)."""
     devices = metrics.get("devices")
     if not isinstance(devices, list):
         return {}
+    if len(devices) == 1 and not isinstance(metrics.get(str(devices[0])), Mapping):
+        return {str(devices[0]): metrics}
     return {str(d): rec for d in devices if isinstance(rec := metrics.get(str(d)), Mapping)}
 
 

@@ -243,3 +243,20 @@ def test_a_wait_on_rays_machinery_stretched_past_the_runs_own_factor() -> None:
     assert wait_problems(entry(r, "TR-019")["metrics"]["waits"], entry(r, "TR-019")["params"], passed=True) == []
     [problem] = stretch(r)
     assert "concurrent transfers" in problem and "the run's own factor is x1" in problem
+
+
+def test_a_single_type_run_records_its_evidence_unnested() -> None:
+    """With one declared type the type's record is the metrics themselves (conformance.rdt.each_device):
+    the rules read it there (a live run of the cpu-only reference transport, teeth good/transport-reference-2node)."""
+    r = run()
+    r["manifest"]["transport"]["devices"] = ["cpu"]
+    for cid in ("TR-014", "TR-006"):
+        m = entry(r, cid)["metrics"]
+        entry(r, cid)["metrics"] = {**{k: v for k, v in m.items() if k not in ("simacc", "cpu")}, **m["cpu"], "devices": ["cpu"]}
+    m = entry(r, "TR-014")["metrics"]
+    m["actor_has_transport_max_latency_s"] = max(m["latencies_s"])
+    m["actor_has_transport_latency_s"] = statistics.median(m["latencies_s"])
+    assert judged(transport_query_answers_in_time, r, "TR-014").outcome == "pass"
+    assert identity(r) == []
+    entry(r, "TR-006")["metrics"]["nodes"][1] = "0" * 8
+    assert "TR-006 on cpu names node(s) ['00000000']" in identity(r)[0]

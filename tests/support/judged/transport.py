@@ -90,7 +90,7 @@ PASSING: dict[str, dict[str, Any]] = {
                "growth_per_round_bytes": {"source.held_bytes": [0, 4096, 0, 0, 0], "destination.held_bytes": [0, 0, 0, 0, 0],
                                           "node.cluster_shm_bytes": [0, 0, 0, 0, 0]}},
     "TR-014": (TR014 := {**ONE, "actor_has_transport_max_latency_s": 0.01, "actor_has_transport_latency_s": 0.002,
-                         "cpu": {"latencies_s": [0.001, 0.002, 0.01], "answers_checked": 4, "outsider_answer": "None"}}),
+                         "latencies_s": [0.001, 0.002, 0.01], "answers_checked": 4, "outsider_answer": "None"}),
     "TR-015": TR015,
     "TR-016": TR016,
     "TR-017": TR017,
@@ -166,8 +166,8 @@ FAILING: dict[str, list[dict[str, Any]]] = {
                _with(PASSING["TR-013"], payload_bytes=1 << 20),                              # 1 MiB without the knob recorded
                _without(PASSING["TR-013"], "devices")],                                      # no types: nothing to hold
     "TR-014": [{"actor_has_transport_max_latency_s": 2.5},
-               _with(TR014, cpu={"latencies_s": [0.001, 0.002, 25.0]}),              # the summary not its samples' max
-               _without(TR014, "cpu")],                                              # the samples dropped
+               _with(TR014, latencies_s=[0.001, 0.002, 25.0]),                      # the summary not its samples' max
+               _without(TR014, "latencies_s")],                                      # the samples dropped
 
     "TR-015": [_with(TR015, failure="[receiver-dies] the same object sent to a new receiver: failed"),
                _failing_step(TR015, 0, took_s=45.0),                                        # an error after its bound

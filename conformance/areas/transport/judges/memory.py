@@ -9,6 +9,7 @@ from conformance.areas.transport.judges.common import (
     JUDGES,
     Refused,
     declared_devices,
+    per_type,
     refusing,
     run_max_bytes,
 )
@@ -111,13 +112,9 @@ def latencies_recorded(m: Mapping[str, Any], manifest: Mapping[str, Any]) -> lis
     actor_has_transport_max_latency_s and actor_has_transport_latency_s must be the max and median
     of (up to the record's rounding): a summary is recomputed from the samples beside it, never
     taken alone (issue 43's held-out X09: the samples said 10x the bound, the summary kept low)."""
-    devices = m.get("devices")
-    if not isinstance(devices, list) or not devices:
-        raise MissingEvidence("metric devices is missing or empty (no device type exercised)")
     samples: list[float] = []
-    for d in devices:
-        record = m.get(str(d))
-        values = record.get("latencies_s") if isinstance(record, Mapping) else None
+    for d, record in per_type(m, manifest).items():
+        values = record.get("latencies_s")
         if not isinstance(values, list) or not values:
             raise MissingEvidence(f"metric {d}.latencies_s (the answers' latencies on {d}) is missing or empty")
         samples += [number({"v": v}, "v") for v in values]
