@@ -122,6 +122,7 @@ class TransferRecoveryCtx(RecoveryCtx):
         buffers an abort frees, what a dead source leaves on the device). Not applicable on a
         type whose peers the cluster cannot place (`units_per_node` units of the resource on a
         node: a pair shares one)."""
+        from conformance.rdt.accelerator_rule import peers_reason
         from conformance.rdt.device import is_host
         from conformance.rdt.each_device import on_each_device
         from conformance.run.fixtures import not_applicable
@@ -129,8 +130,7 @@ class TransferRecoveryCtx(RecoveryCtx):
         def one(device: str, first: bool) -> None:
             self.device = device
             if not is_host(device) and not _node_with_units(self.resource, units_per_node):
-                not_applicable(f"peers on {device} need {units_per_node} {self.resource} unit(s) on one node; "
-                               "no node has them")
+                not_applicable(peers_reason(device, units_per_node, self.resource))
             run_one(device)
 
         self._check_metrics = self.metrics

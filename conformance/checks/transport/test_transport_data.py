@@ -14,6 +14,7 @@ import pytest
 from conformance.areas.transport import judges
 from conformance.areas.transport.context import TransportCtx
 from conformance.rdt import payloads
+from conformance.rdt.accelerator_rule import endpoints_reason, one_node_reason
 from conformance.rdt.config import INTRA_NODE_ENDPOINTS, format_size, max_bytes, record_size_cap
 from conformance.rdt.context import CaseResult, TransportContext
 from conformance.rdt.device import is_host
@@ -53,7 +54,7 @@ def record_cases(ctx: TransportCtx, results: list[CaseResult], **evidence: Any) 
 
 def require_pair(tctx: TransportContext, device: str) -> None:
     if len(tctx.intra_node(device)) < 2:
-        not_applicable(f"needs 2 endpoints with a {device} device on one node")
+        not_applicable(endpoints_reason(device, 2))
 
 
 @pytest.mark.check("TR-001")
@@ -177,13 +178,21 @@ def _on_current_device(tctx: TransportContext, device: str, ready: Ready) -> dic
 
     eps = tctx.intra_node(device)
     if tctx.setup.collective_backend:
-        return {"not_run": "the transport moves within a collective group the pool's actors already belong to"}
-    node = next((n for n in alive_nodes(tctx.resource) if n["NodeID"] == eps.node_of(0)), None)
-    free = int(node["Resources"].get(tctx.resource, 0)) - len(eps) if node else 0
-    if free < 2:   # knob: the receiver holds two devices
-        return {"not_run": f"needs 2 free {tctx.resource} units beside the {len(eps)} endpoints on one node"}
+        return {"not_run": judges.CURRENT_IN_GROUP}
+
+    def free_units() -> int:
+        node = next((n for n in alive_nodes(tctx.resource) if n["NodeID"] == eps.node_of(0)), None)
+        return int(node["Resources"].get(tctx.resource, 0)) - len(eps) if node else 0
+
+    if free_units() < judges.CURRENT_UNITS and len(eps) > judges.PAIR:
+        # a pool an earlier check grew holds the units this round needs: its judge asks for the
+        # round wherever the node's units leave room beside a pair, so a pair it is
+        tctx.pools.drop(f"intra/{device}")
+        eps = tctx.intra_node(device)
+    if free_units() < judges.CURRENT_UNITS:
+        return {"not_run": judges.current_units_not_run(tctx.resource, len(eps))}
     rx = start_endpoints(tctx.setup, tctx.resource, device=device, nodes=[eps.node_of(0)], units=False,
-                         group=False, ready=ready, what="a receiver with two devices", **demand(tctx.resource, 2))
+                         group=False, ready=ready, what="a receiver with two devices", **demand(tctx.resource, judges.CURRENT_UNITS))
     try:
         seen: dict[str, Any] = {}
         for index, which in ((1, "its second, the last visible, current"), (0, "its first, not the last visible, current")):
@@ -212,7 +221,7 @@ def _between_nodes(ctx: TransportCtx, device: str) -> None:
     tctx = ctx.transport
     eps = tctx.cross_node(device)
     if eps is None:
-        not_applicable(f"the cluster has one node{'' if is_host(device) else ' with ' + tctx.resource}; needs two")
+        not_applicable(one_node_reason(device, tctx.resource))
     def cross() -> Endpoints:
         again = tctx.cross_node(device)
         if again is None:
