@@ -21,7 +21,7 @@ from __future__ import annotations
 import hashlib
 import secrets
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping
 
 SHORT_ID = 8          # node ids as the house records them (conformance.report.coverage.SHORT_ID)
 SEED_BITS = 32        # a drawn seed is below 2**SEED_BITS (readable, and plenty for a sample)
@@ -159,15 +159,3 @@ def choice_problems(report: Mapping[str, Any], policy: NodePolicy) -> tuple[list
     summary = (f"{checked} per-node check(s) exercised " + (f"seed {seed}'s choice of {policy.sample_size} node(s)"
                                                              if mode == "sample" else "every device node"))
     return problems, summary
-
-
-def agreement(records: Sequence[Any]) -> str | None:
-    """Why shards' selection.nodes records are not one run's (None when every one is the first's):
-    every shard must run the same mode, seed and size, or the checks of one shard ran on other
-    nodes than another's sample."""
-    first = records[0] if records else None
-    for i, r in enumerate(records[1:], start=2):
-        if r != first:
-            return (f"shard {i} ran with selection.nodes {str(r)[:80]}, shard 1 with {str(first)[:80]}: every shard "
-                    "needs the same --nodes and --node-seed")
-    return None
