@@ -27,6 +27,10 @@ SHORT_ID = 8          # node ids as the house records them (conformance.report.c
 SEED_BITS = 32        # a drawn seed is below 2**SEED_BITS (readable, and plenty for a sample)
 # The checks whose scenario runs per node in waves, and the units of the resource a node must
 # offer to hold it (DP-011 asks for 2): the checks the seed's choice, and `all`, apply to.
+# The checks whose evidence is a pair of endpoints on two nodes: under `all`, a wave of pairs
+# every node is in (`pair_wave`; conformance.run.nodes.ring_pairs).
+PAIR_CHECKS = ("TR-006",)
+PAIR_WAVE = "pair_wave"
 SAMPLED_CHECKS: dict[str, float] = {"DP-008": 1, "DP-010": 1, "DP-011": 2, "DP-012": 1}  # knob: structure: units each scenario requests
 
 
@@ -156,6 +160,37 @@ def choice_problems(report: Mapping[str, Any], policy: NodePolicy) -> tuple[list
             missing = sorted(set(want) - set(per_node))
             problems.append(f"{cid} exercised nodes {covered[:8]} (per_node {per_node[:8]}); {what} is {want[:8]}"
                             + (f": node(s) {missing[:8]} missing from per_node" if missing else ""))
+    if mode == "all":
+        wave_problems, waves = pair_wave_problems(report.get("checks") or [], eligible(listed, 1))
+        problems += wave_problems
+        checked += waves
     summary = (f"{checked} per-node check(s) exercised " + (f"seed {seed}'s choice of {policy.sample_size} node(s)"
                                                              if mode == "sample" else "every device node"))
     return problems, summary
+
+
+def pair_wave_problems(checks: Any, nodes: list[str]) -> tuple[list[str], int]:
+    """Under `all`, each passed pair check (PAIR_CHECKS) ran, on every device type it exercised, a
+    wave of endpoint pairs (metrics `pair_wave`, conformance.run.nodes.ring_pairs) in which each of
+    `nodes` (the run's device nodes) is an endpoint: (problems, how many checks were held)."""
+    problems: list[str] = []
+    held = 0
+    for check in checks if isinstance(checks, list) else []:
+        if not isinstance(check, Mapping) or check.get("id") not in PAIR_CHECKS or check.get("outcome") != "pass":
+            continue
+        metrics = check.get("metrics") if isinstance(check.get("metrics"), Mapping) else {}
+        types = metrics.get("devices") if isinstance(metrics.get("devices"), list) else []
+        held += 1
+        for d in types:
+            record = metrics.get(d) if len(types) > 1 else metrics
+            wave = record.get(PAIR_WAVE) if isinstance(record, Mapping) else None
+            pairs = wave.get("pairs") if isinstance(wave, Mapping) else None
+            if not isinstance(pairs, list):
+                problems.append(f"{check['id']} on {str(d)[:20]} records no {PAIR_WAVE} in a run whose selection.nodes says all")
+                continue
+            ends = {str(n) for pr in pairs if isinstance(pr, list) for n in pr}
+            missing = sorted(set(nodes) - ends)
+            if missing:
+                problems.append(f"{check['id']} on {str(d)[:20]}: node(s) {missing[:8]} of environment.devices.nodes are "
+                                "in no pair of its wave")
+    return problems, held

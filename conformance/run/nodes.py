@@ -133,3 +133,17 @@ def first_failing(by_node: Mapping[str, Mapping[str, Any]], failing: Any) -> str
         if failing(evidence):
             return nid
     return None
+
+
+def ring_pairs(node_ids: Sequence[str]) -> list[tuple[str, str]]:
+    """One wave of endpoint pairs in which every node is an endpoint (a transport check's pairs
+    under `--nodes all`): (n0, n1), (n2, n3), ..., and with an odd count (n_last, n0); each pair two
+    different nodes, ceil(N/2) pairs; [] with fewer than two nodes. Disjoint but for that last pair,
+    so the wave's transfers do not queue behind one another on a node."""
+    nodes = list(dict.fromkeys(node_ids))
+    if len(nodes) < 2:
+        return []
+    pairs = [(nodes[i], nodes[i + 1]) for i in range(0, len(nodes) - 1, 2)]
+    if len(nodes) % 2:
+        pairs.append((nodes[-1], nodes[0]))
+    return pairs

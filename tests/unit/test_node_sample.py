@@ -14,6 +14,7 @@ import pytest
 from conformance.catalog import node_sample as ns
 from conformance.catalog.data import load_run_knobs
 from conformance.catalog.selection import nodes_reasons
+from conformance.run.nodes import ring_pairs
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = json.loads((ROOT / "reports" / "example" / "report.json").read_text())
@@ -83,6 +84,10 @@ def _report(mode: str, seed: int | None = 99, exercised: dict[str, list[str]] | 
         m = check["metrics"]
         m["per_node"] = {n: {} for n in want}
         m["node_coverage"] = {"nodes": sorted(want), "alive": 4, "mode": mode}
+    if mode == "all":   # TR-006's wave of pairs, on each device type it moved
+        tr = next(c for c in report["checks"] if c["id"] == "TR-006")["metrics"]
+        for d in tr["devices"]:
+            tr[d]["pair_wave"] = {"pairs": [[a[:8], b[:8]] for a, b in ring_pairs(IDS[:4])], "moved": 2, "wrong": 0}
     return report
 
 
@@ -90,7 +95,7 @@ def test_the_seeds_choice_and_every_node_under_all_pass() -> None:
     problems, summary = ns.choice_problems(_report("sample"), POLICY)
     assert problems == [] and summary == "4 per-node check(s) exercised seed 99's choice of 2 node(s)"
     problems, summary = ns.choice_problems(_report("all"), POLICY)
-    assert problems == [] and summary == "4 per-node check(s) exercised every device node"
+    assert problems == [] and summary == "5 per-node check(s) exercised every device node"
 
 
 def test_nodes_other_than_the_seeds_choice_are_refused() -> None:
@@ -145,3 +150,21 @@ def test_the_example_report_verifies_its_nodes_line() -> None:
     """A report of a release before the seed (the committed example) passes the line."""
     problems, summary = ns.choice_problems(EXAMPLE, ns.node_policy(load_run_knobs()))
     assert problems == [] and "without a recorded seed" in summary
+
+
+def test_a_pair_wave_missing_a_node_or_missing_under_all_is_named() -> None:
+    report = _report("all")
+    tr = next(c for c in report["checks"] if c["id"] == "TR-006")["metrics"]
+    tr["cpu"]["pair_wave"]["pairs"] = [[IDS[0][:8], IDS[1][:8]], [IDS[2][:8], IDS[0][:8]]]
+    del tr["simacc"]["pair_wave"]
+    problems, _ = ns.choice_problems(report, POLICY)
+    assert problems == ["TR-006 on simacc records no pair_wave in a run whose selection.nodes says all",
+                        f"TR-006 on cpu: node(s) {[IDS[3][:8]]} of environment.devices.nodes are in no pair of its wave"]
+
+
+@pytest.mark.parametrize("count, pairs", [(0, []), (1, []), (2, [(0, 1)]), (3, [(0, 1), (2, 0)]),
+                                          (4, [(0, 1), (2, 3)]), (5, [(0, 1), (2, 3), (4, 0)])])
+def test_ring_pairs_make_every_node_an_endpoint_in_one_wave(count: int, pairs: list[tuple[int, int]]) -> None:
+    got = ring_pairs(IDS[:count] + IDS[:1])   # a repeated id counts once
+    assert got == [(IDS[a], IDS[b]) for a, b in pairs]
+    assert all(a != b for a, b in got) and ({n for pr in got for n in pr} == set(IDS[:count]) or count < 2)

@@ -107,3 +107,39 @@ def test_a_record_without_per_node_is_judged_as_before() -> None:
     metrics = next(c["metrics"] for c in EXAMPLE["checks"] if c["id"] == "DP-008")
     verdict = _judge("DP-008", copy.deepcopy(metrics))
     assert verdict.outcome == "pass" and "node(s)" not in (verdict.reason or "")
+
+
+# ------------------------------------------------------------------ TR-006's wave of pairs (--nodes all)
+
+def _tr006(wave: dict[str, Any] | None) -> dict[str, Any]:
+    metrics = copy.deepcopy(next(c["metrics"] for c in EXAMPLE["checks"] if c["id"] == "TR-006"))
+    for d in metrics["devices"]:
+        if wave is not None:
+            metrics[d]["pair_wave"] = copy.deepcopy(wave)
+    return metrics
+
+
+GOOD_WAVE = {"pairs": [[NODES[0], NODES[1]], [NODES[2], NODES[0]]], "moved": 2, "wrong": 0}
+
+
+def test_a_pair_wave_that_moved_intact_passes_and_says_so() -> None:
+    verdict = _judge("TR-006", _tr006(GOOD_WAVE))
+    assert verdict.outcome == "pass" and "a wave of 4 node pair(s) every node is in" in (verdict.reason or "")
+    assert _judge("TR-006", _tr006(None)).outcome == "pass"   # the default run: no wave, judged as before
+
+
+@pytest.mark.parametrize("edit, said", [
+    (lambda w: w.update(wrong=1, failures=["a->b: sha256 differs"]), "1 of 2 pair(s) moved the buffer wrong"),
+    (lambda w: w.update(moved=1), "moved is 1, the wave has 2 pair(s)"),
+    (lambda w: w["pairs"].append([NODES[1], NODES[1]]), "are one node, not two"),
+    (lambda w: w.update(pairs=[]), "names no pair"),
+])
+def test_a_pair_wave_that_did_not_move_intact_fails(edit: Any, said: str) -> None:
+    wave = copy.deepcopy(GOOD_WAVE)
+    edit(wave)
+    verdict = _judge("TR-006", _tr006(wave))
+    assert verdict.outcome == "fail" and said in (verdict.reason or ""), verdict.reason
+
+
+def test_a_pair_wave_that_is_not_evidence_is_an_error() -> None:
+    assert _judge("TR-006", _tr006({"pairs": "all of them", "moved": 2, "wrong": 0})).outcome == "error"

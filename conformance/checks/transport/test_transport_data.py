@@ -17,10 +17,11 @@ from conformance.rdt import payloads
 from conformance.rdt.config import INTRA_NODE_ENDPOINTS, format_size, max_bytes, record_size_cap
 from conformance.rdt.context import CaseResult, TransportContext
 from conformance.rdt.device import is_host
-from conformance.rdt.pool import Endpoints, Ready
+from conformance.rdt.pool import Endpoints, Ready, alive_nodes, harness_ready, start_endpoints
 from conformance.rdt.tables import publish
 from conformance.rdt.transfer import GET_TIMEOUT_S, TransferError, ray_get
 from conformance.run.fixtures import not_applicable
+from conformance.run.nodes import ALL, ring_pairs
 
 pytestmark = pytest.mark.cluster("shared")
 
@@ -227,10 +228,56 @@ def _between_nodes(ctx: TransportCtx, device: str) -> None:
         back = tctx.run_cases(device, [payloads.buffer_case(1 << 20, "/cross-back")], payloads.DATA_FIELDS,
                               endpoints=cross, src=1, dst=0)
         assert len(cases) + 1 == judges.CROSS_NODE_CASES   # the judge's count of this check's cases
-        record_cases(ctx, fwd + back, nodes=[eps.node_of(0)[:8], eps.node_of(1)[:8]],
-                     errors=[r.error for r in fwd + back if r.error][:4])
     finally:
         tctx.release("cross/")
+    wave: dict[str, Any] = {}
+    if ctx.node_mode == ALL:   # the pair's units back first: the wave's endpoints need every node's
+        if not is_host(device):
+            tctx.wait_units_free()
+        wave = _pair_wave(ctx, device)
+    record_cases(ctx, fwd + back, nodes=[eps.node_of(0)[:8], eps.node_of(1)[:8]],
+                 errors=[r.error for r in fwd + back if r.error][:4], **wave)
+
+
+def _pair_wave(ctx: TransportCtx, device: str) -> dict[str, Any]:
+    """`--nodes all`: every node an endpoint of a pair (conformance.run.nodes.ring_pairs, one read of
+    Ray's view), each pair moving one buffer between its nodes; the endpoints start together (one
+    ready wait), every pair's transfer is submitted at once and gathered with one bounded wait,
+    never pair by pair. The evidence (`pair_wave`: the pairs by short id, how many moved, which
+    arrived other than sent) is judged beside the check's own pair (areas/transport/judges/pair_wave)."""
+    import ray
+
+    tctx = ctx.transport
+    nodes = [str(n["NodeID"]) for n in alive_nodes(None if is_host(device) else tctx.resource)]
+    pairs = ring_pairs(nodes)
+    ctx.exercised(nodes)
+    case = payloads.buffer_case(1 << 20, "/pair-wave")
+    eps = start_endpoints(tctx.setup, tctx.resource, device=device, nodes=[n for pair in pairs for n in pair],
+                          ready=harness_ready(ctx.run.machinery), what=f"endpoints of {len(pairs)} node pair(s)")
+    failures: list[str] = []
+    try:
+        sources, sinks = eps.actors[0::2], eps.actors[1::2]
+        made = [tctx.produce(src, case) for src in sources]
+        got_refs = [dst.receive.remote(ref) for dst, ref in zip(sinks, made)]
+        sent_refs = [src.sent_digest.remote(case["id"]) for src in sources]
+        ready, _ = ray.wait(got_refs + sent_refs, num_returns=len(got_refs) + len(sent_refs), timeout=GET_TIMEOUT_S)
+        done = set(ready)
+        for (a, b), got_ref, sent_ref in zip(pairs, got_refs, sent_refs):
+            name = f"{a[:8]}->{b[:8]}"
+            if got_ref not in done or sent_ref not in done:
+                failures.append(f"{name}: no answer within {GET_TIMEOUT_S:g} s")
+                continue
+            try:
+                problems = payloads.compare(ray.get(sent_ref), ray.get(got_ref), payloads.DATA_FIELDS)
+            except Exception as exc:  # noqa: BLE001 - a transfer that raised is this pair's failure
+                problems = [f"{type(exc).__name__}: {str(exc)[:200]}"]
+            if problems:
+                failures.append(f"{name}: {'; '.join(problems)[:200]}")
+        del made
+    finally:
+        eps.shutdown()
+    return {"pair_wave": {"pairs": [[a[:8], b[:8]] for a, b in pairs], "moved": len(pairs),
+                          "wrong": len(failures), **({"failures": failures[:4]} if failures else {})}}
 
 
 @pytest.mark.check("TR-007")
