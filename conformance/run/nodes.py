@@ -139,7 +139,7 @@ def ring_pairs(node_ids: Sequence[str]) -> list[tuple[str, str]]:
     """One wave of endpoint pairs in which every node is an endpoint (a transport check's pairs
     under `--nodes all`): (n0, n1), (n2, n3), ..., and with an odd count (n_last, n0); each pair two
     different nodes, ceil(N/2) pairs; [] with fewer than two nodes. Disjoint but for that last pair,
-    so the wave's transfers do not queue behind one another on a node."""
+    so at most one node's endpoint takes part in two of the wave's transfers."""
     nodes = list(dict.fromkeys(node_ids))
     if len(nodes) < 2:
         return []
