@@ -97,9 +97,13 @@ def sample_record(seed: int, size: int) -> dict[str, Any]:
     return {"mode": "sample", "seed": int(seed), "size": int(size)}
 
 
-def _nodes_of(selection: Mapping[str, Any]) -> Mapping[str, Any]:
-    record = selection.get("nodes") if isinstance(selection, Mapping) else None
-    return record if isinstance(record, Mapping) else {}
+def _map(value: Any) -> Mapping[str, Any]:
+    """`value` when it is an object, else {} (a hostile report is a problem, never an exception)."""
+    return value if isinstance(value, Mapping) else {}
+
+
+def _items(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
 
 
 def _coverage(check: Mapping[str, Any]) -> list[str] | None:
@@ -120,18 +124,15 @@ def choice_problems(report: Mapping[str, Any], policy: NodePolicy) -> tuple[list
     held when nothing is wrong (problems, summary). A check that did not pass is left alone (it
     may have failed before reaching a node); a report without a seed (a release before the
     seeded sample) or without its node list has nothing to recompute from."""
-    selection = report.get("selection") if isinstance(report.get("selection"), Mapping) else {}
-    record = _nodes_of(selection)
+    record = _map(_map(report.get("selection")).get("nodes"))
     mode = record.get("mode")
-    environment = report.get("environment") if isinstance(report.get("environment"), Mapping) else {}
-    devices = environment.get("devices") if isinstance(environment.get("devices"), Mapping) else {}
-    listed = devices.get("nodes")
+    listed = _map(_map(report.get("environment")).get("devices")).get("nodes")
     if mode not in ("sample", "all"):
         return [], "no node mode recorded (a report of a release before run --nodes)"
     if not isinstance(listed, list) or not listed:
         return [], "the run records no list of its nodes (environment.devices.nodes): nothing to recompute"
     problems: list[str] = []
-    seed = record.get("seed")
+    seed: Any = record.get("seed")
     if mode == "sample":
         if seed is None:
             return [], "a sample without a recorded seed (a release before the seeded sample)"
@@ -178,13 +179,12 @@ def pair_wave_problems(checks: Any, nodes: list[str]) -> tuple[list[str], int]:
     for check in checks if isinstance(checks, list) else []:
         if not isinstance(check, Mapping) or check.get("id") not in PAIR_CHECKS or check.get("outcome") != "pass":
             continue
-        metrics = check.get("metrics") if isinstance(check.get("metrics"), Mapping) else {}
-        types = metrics.get("devices") if isinstance(metrics.get("devices"), list) else []
+        metrics = _map(check.get("metrics"))
+        types = _items(metrics.get("devices"))
         held += 1
         for d in types:
-            record = metrics.get(d) if len(types) > 1 else metrics
-            wave = record.get(PAIR_WAVE) if isinstance(record, Mapping) else None
-            pairs = wave.get("pairs") if isinstance(wave, Mapping) else None
+            record = _map(metrics.get(d)) if len(types) > 1 else metrics
+            pairs = _map(record.get(PAIR_WAVE)).get("pairs")
             if not isinstance(pairs, list):
                 problems.append(f"{check['id']} on {str(d)[:20]} records no {PAIR_WAVE} in a run whose selection.nodes says all")
                 continue

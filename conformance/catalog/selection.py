@@ -97,7 +97,7 @@ def nodes_reasons(selection: Mapping[str, Any]) -> list[str]:
     if said != mode:
         return [f"selection.nodes.mode is {mode!r} but the recorded command line says "
                 f"{(NODES_OPTION + given[-1])[:60] if given else 'none (sample)'}"]
-    return node_seed_reasons(selection, record)
+    return node_seed_reasons(selection, record if isinstance(record, Mapping) else {})
 
 
 NODE_SEED_OPTION = "--conformance-node-seed="

@@ -6,9 +6,10 @@ under `all` it also records, per device type, `pair_wave`: the pairs (short ids)
 which every node is an endpoint (conformance.run.nodes.ring_pairs), how many moved one buffer, and
 which arrived other than sent. `with_pair_wave` wraps the check's judge: a record with a wave
 fails when it names no pair, a pair is not two nodes, the wave has more than ceil(N/2) pairs over
-its N nodes, the count moved is not the pairs', or a pair's buffer arrived wrong, naming the pairs. Whether the wave covered every node of the run's own node list is verify's `nodes`
-line (conformance.catalog.node_sample): a judge does not see that list. A record without a wave
-(the default run, an older release) is judged as before.
+its N nodes, the count moved is not the pairs', or a pair's buffer arrived wrong, naming the
+pairs. Whether the wave covered every node of the run's own node list is verify's `nodes` line
+(conformance.catalog.node_sample): a judge does not see that list. A record without a wave (the
+default run, an older release) is judged as before.
 
 Pure: no Ray, no I/O.
 """
