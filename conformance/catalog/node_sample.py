@@ -54,6 +54,13 @@ def new_seed() -> int:
     return secrets.randbelow(2 ** SEED_BITS)
 
 
+def shard_seed(manifest_sha256: str) -> int:
+    """The seed of a sharded run given none (`run --shard I/N` without --node-seed): derived from the
+    manifest's digest, so every shard of the run records the same seed and `merge` (which requires
+    one seed across shards) takes them; --node-seed chooses another."""
+    return int(hashlib.sha256(f"node-seed:{manifest_sha256}".encode()).hexdigest()[:8], 16)
+
+
 def parse_seed(value: Any, field: str = "--node-seed") -> int | None:
     """A seed a command line gives (None: none given); ValueError naming the field otherwise."""
     if value is None or value == "":
@@ -129,6 +136,8 @@ def choice_problems(report: Mapping[str, Any], policy: NodePolicy) -> tuple[list
     listed = _map(_map(report.get("environment")).get("devices")).get("nodes")
     if mode not in ("sample", "all"):
         return [], "no node mode recorded (a report of a release before run --nodes)"
+    if "shards" in _map(report.get("selection")):
+        return [], "a merged report: each shard's own nodes line held its checks to its own cluster's nodes"
     if not isinstance(listed, list) or not listed:
         return [], "the run records no list of its nodes (environment.devices.nodes): nothing to recompute"
     problems: list[str] = []

@@ -185,6 +185,9 @@ def cmd_run(args: argparse.Namespace) -> int:
             raise UserError(str(exc)) from None
         if nodes == "all":
             raise UserError("--node-seed: a seed chooses the nodes of --nodes sample; --nodes all runs on every node")
+    elif shard is not None and nodes != "all":
+        from conformance.catalog.node_sample import shard_seed
+        node_seed = shard_seed(manifest.sha256)   # every shard of the run draws the same sample (merge holds it)
     if chosen == []:
         print("ray-conformance: nothing to re-run: the previous report has no failed or errored check")
         return int(Exit.OK)

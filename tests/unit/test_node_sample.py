@@ -168,3 +168,12 @@ def test_ring_pairs_make_every_node_an_endpoint_in_one_wave(count: int, pairs: l
     got = ring_pairs(IDS[:count] + IDS[:1])   # a repeated id counts once
     assert got == [(IDS[a], IDS[b]) for a, b in pairs]
     assert all(a != b for a, b in got) and ({n for pr in got for n in pr} == set(IDS[:count]) or count < 2)
+
+
+def test_a_sharded_runs_default_seed_is_every_shards_and_a_merged_report_defers_to_its_shards() -> None:
+    assert ns.shard_seed("ab" * 32) == ns.shard_seed("ab" * 32) != ns.shard_seed("cd" * 32)
+    assert 0 <= ns.shard_seed("ab" * 32) < 2 ** ns.SEED_BITS
+    merged = _report("all", exercised={"DP-008": [IDS[0][:8]]})
+    merged["selection"]["shards"] = [{"shard": "1-of-2"}, {"shard": "2-of-2"}]
+    assert ns.choice_problems(merged, POLICY) == ([], "a merged report: each shard's own nodes line held its checks "
+                                                      "to its own cluster's nodes")
