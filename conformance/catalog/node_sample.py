@@ -11,8 +11,8 @@ eligible node; there a check whose per-node record misses a node of that list fa
 
 The choice ranks each node by sha256("<seed>:<short id>") and takes the first K: no library's
 random stream (whose algorithm may change between versions) decides what a signed report claims.
-The sample size and the recovery sample per failure domain are run knobs (tiers/run.yaml `nodes`,
-schemas/run.schema.json), read by the run and by verify alike.
+The sample size is a run knob (tiers/run.yaml `nodes.sample_size`, schemas/run.schema.json), read
+by the run and by verify alike.
 
 Pure: no Ray, no I/O.
 """
@@ -36,17 +36,15 @@ SAMPLED_CHECKS: dict[str, float] = {"DP-008": 1, "DP-010": 1, "DP-011": 2, "DP-0
 
 @dataclass(frozen=True)
 class NodePolicy:
-    """tiers/run.yaml `nodes`: how many device nodes `sample` picks, and how many nodes per
-    failure domain the node-killing recovery scenarios take under `all`."""
+    """tiers/run.yaml `nodes`: how many device nodes `sample` picks."""
 
     sample_size: int
-    recovery_per_domain: int
 
 
 def node_policy(knobs: Mapping[str, Any]) -> NodePolicy:
     """The policy of the run knobs (conformance.catalog.data.load_run_knobs(), schema-validated)."""
     n = knobs["nodes"]
-    return NodePolicy(int(n["sample_size"]), int(n["recovery_per_domain"]))
+    return NodePolicy(int(n["sample_size"]))
 
 
 def new_seed() -> int:

@@ -19,7 +19,7 @@ from conformance.run.nodes import ring_pairs
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = json.loads((ROOT / "reports" / "example" / "report.json").read_text())
 IDS = [f"{i:02x}" * 28 for i in range(16, 32)]     # 16 full node ids (56 hex characters)
-POLICY = ns.NodePolicy(sample_size=2, recovery_per_domain=1)
+POLICY = ns.NodePolicy(sample_size=2)
 
 
 def test_the_choice_is_deterministic_order_free_and_sized() -> None:
@@ -38,7 +38,7 @@ def test_every_node_is_someones_choice() -> None:
 
 def test_the_shipped_policy_and_the_seed_option() -> None:
     policy = ns.node_policy(load_run_knobs())
-    assert policy.sample_size == 1 and policy.recovery_per_domain >= 1   # 1: the default run's cost as before
+    assert policy.sample_size == 1   # the default run's cost as before: one node
     assert ns.parse_seed(None) is None and ns.parse_seed(" 42 ") == 42
     for bad in ("-1", "x", "1.5", str(2 ** 32)):
         with pytest.raises(ValueError, match=r"^--node-seed: expected a whole number 0 <= seed < 4294967296"):
