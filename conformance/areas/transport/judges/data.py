@@ -33,6 +33,7 @@ from conformance.areas.transport.judges.common import (
     sidedness,
     total_agrees,
 )
+from conformance.areas.transport.judges.pair_wave import with_pair_wave
 from conformance.rdt.device import is_host
 from conformance.rdt.payloads import ALL_DTYPES, CONTAINERS, CORE_DTYPES, SHAPES, VIEW_DTYPES, VIEWS
 from conformance.report.judges import PASS, MissingEvidence, Verdict, number
@@ -229,6 +230,7 @@ def current_round_not_run(d: str, why: Any, manifest: Mapping[str, Any]) -> None
 
 
 @JUDGES.rule(needs=("devices", "cases", "wrong"))
+@with_pair_wave   # --nodes all: the wave of pairs every node is in (judges/pair_wave.py)
 @refusing
 def transfers_between_nodes(m: Mapping[str, Any], p: Mapping[str, Any], manifest: Mapping[str, Any]) -> Verdict:
     records = per_type(m, manifest)
