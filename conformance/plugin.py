@@ -48,6 +48,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="which nodes the per-node checks cover: sample (the default: where each scenario puts "
                          "them) or all (every alive node, in waves the cluster takes at once); recorded in "
                          "the report's selection (`ray-conformance run --nodes`)")
+    group.addoption("--conformance-node-seed", dest="conformance_node_seed", default=None, metavar="SEED",
+                    help="the seed of the sample's nodes (--conformance-nodes=sample; drawn when not given, "
+                         "recorded as selection.nodes.seed; give every shard of a run the same one)")
     group.addoption("--conformance-shard", dest="conformance_shard", default=None, metavar="I/N",
                     help="run shard I of N: a deterministic slice of the checklist by area and cluster shape, "
                          "plus the mandatory core (`ray-conformance run --shard`, then `ray-conformance merge`)")

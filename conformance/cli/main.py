@@ -176,6 +176,18 @@ def cmd_run(args: argparse.Namespace) -> int:
             nodes = parse_mode(args.nodes)
         except ValueError as exc:
             raise UserError(str(exc)) from None
+    node_seed = None
+    if args.node_seed is not None:
+        from conformance.catalog.node_sample import parse_seed
+        try:
+            node_seed = parse_seed(args.node_seed)
+        except ValueError as exc:
+            raise UserError(str(exc)) from None
+        if nodes == "all":
+            raise UserError("--node-seed: a seed chooses the nodes of --nodes sample; --nodes all runs on every node")
+    elif shard is not None and nodes != "all":
+        from conformance.catalog.node_sample import shard_seed
+        node_seed = shard_seed(manifest.sha256)   # every shard of the run draws the same sample (merge holds it)
     if chosen == []:
         print("ray-conformance: nothing to re-run: the previous report has no failed or errored check")
         return int(Exit.OK)
@@ -188,6 +200,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                                  "select": ",".join(chosen) if chosen is not None else None,
                                  "shard": shard.spec if shard is not None else None,
                                  "nodes": nodes,
+                                 "node-seed": str(node_seed) if node_seed is not None else None,
                                  "fault-driver": args.fault_driver,
                                  "fault-driver-options": args.fault_driver_options})
     from conformance.sanitize import terminal
@@ -335,9 +348,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--last-failed", action="store_true",
                    help="only the checks that failed or errored in the previous report.json of the output folder")
     p.add_argument("--nodes", metavar="all|sample",
-                   help="which nodes the per-node checks cover: sample (default: where each check's scenario "
-                        "puts them) or all (every alive node, in waves); recorded in the report's selection, "
+                   help="which nodes the per-node checks cover: sample (default: a sample of the device nodes chosen "
+                        "with a recorded seed, the size tiers/run.yaml fixes) or all (every alive node, in waves); "
+                        "recorded in the report's selection, "
                         "and each per-node check's evidence names its nodes (docs/scale.md)")
+    p.add_argument("--node-seed", metavar="SEED",
+                   help="the seed that chooses the sample's nodes under --nodes sample (drawn when not given; "
+                        "recorded in the report, which verify recomputes the choice from; give every shard "
+                        "the same one)")
     p.add_argument("--shard", metavar="I/N",
                    help="run shard I of N: a deterministic slice by area and cluster shape plus the mandatory "
                         "core; sign each shard, then `ray-conformance merge` them (docs/signing.md#shards)")

@@ -180,6 +180,7 @@ class CollectiveContext:
     def need_units(self, n: int, why: str) -> None:
         """Not applicable unless the alive nodes offering the resource can give n members one
         unit each, placed round-robin as `start` places them (the reason names what is missing)."""
+        from conformance.rdt.accelerator_rule import members_reason
         from conformance.run.fixtures import not_applicable
 
         nodes = node_units(self.resource)
@@ -188,9 +189,7 @@ class CollectiveContext:
             if nodes:
                 want[i % len(nodes)] += 1
         if not nodes or any(w > have for w, (_, have) in zip(want, nodes)):
-            not_applicable(f"{why}: {n} members each holding one {self.resource} unit (so Ray sets their visible "
-                           f"devices) over the nodes that offer it; the cluster has "
-                           f"{', '.join(str(have) for _, have in nodes) or 'none'} per node")
+            not_applicable(members_reason(why, n, self.resource, [have for _, have in nodes]))
 
     def start(self, n: int, *, hook: bool = False, offset: int = 0, rdt: bool = False,
               units: bool = False) -> list[Any]:

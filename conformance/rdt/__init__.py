@@ -22,4 +22,7 @@ each (docs/transport.md explains the method):
                    TransportContext under CONTEXT in the stash, per module) and `transport_setup`,
                    the one way a check gets the registered transport.
 * `tables`       – the report's Transport section (markdown tables; also `bench-transport`).
+* `each_device`  – the one loop a check runs on each declared device type (per-type records).
+* `accelerator_rule` – the accelerator-exercised rule every judge of those records and verify
+                   apply: the accelerator's type ran, or the reason is the suite's and the manifest's.
 """

@@ -200,6 +200,22 @@ def agreement_problems(shards: Mapping[int, ShardReport]) -> list[Problem]:
     return problems
 
 
+def node_selection_problems(shards: Mapping[int, ShardReport]) -> list[Problem]:
+    """Every shard ran the same node mode, seed and size (selection.nodes): the merged report's
+    per-node checks were run on one choice of nodes, which verify recomputes from the one seed
+    (conformance.catalog.node_sample). A sample's seed is drawn per run unless `--node-seed` gives
+    it, so shards of one run name the same seed. Shards do not split nodes: a per-node check runs
+    in one shard, on every node its mode gives (splitting it would give one check several results)."""
+    records = {i: _get(s.report, "selection.nodes") for i, s in shards.items()}
+    first_i, first = next(iter(records.items()), (0, None))
+    for i, record in records.items():
+        if record != first:
+            return [Problem("selection.nodes", f"shard {i}-of-{len(shards)} ran with nodes {_shown(record)}, shard "
+                                               f"{first_i}-of-{len(shards)} with {_shown(first)}: every shard needs "
+                                               "the same --nodes and --node-seed")]
+    return []
+
+
 def coverage_problems(shards: Mapping[int, ShardReport]) -> list[Problem]:
     """Every check of the plan exactly once; the core in every shard; nothing outside a slice."""
     problems: list[Problem] = []
@@ -250,6 +266,7 @@ def shard_set_problems(shards: Sequence[ShardReport], policy: sh.ShardPolicy) ->
     found, problems = identify(shards, policy)
     if problems:
         return found, problems
+    problems += node_selection_problems(found)
     problems += agreement_problems(found)
     problems += coverage_problems(found)
     problems += window_problems(found, policy)
@@ -291,7 +308,8 @@ def merged_selection(shards: Mapping[int, ShardReport], checks: Sequence[Mapping
                               collect_only=any(_get(r, "selection.collect_only") for r in reports),
                               whole_checklist_collected=all(_get(r, "selection.whole_checklist_collected") is True
                                                             for r in reports),
-                              environment=_get(first, "selection.environment"))   # every shard's (SAME_RUN)
+                              environment=_get(first, "selection.environment"),   # every shard's (SAME_RUN)
+                              nodes=_get(first, "selection.nodes"))   # every shard's (node_selection_problems)
     record["shards"] = [{"shard": f"{i}-of-{len(shards)}", "report_sha256": digests[i],
                          "started_at": s.report.get("started_at"), "finished_at": s.report.get("finished_at")}
                         for i, s in shards.items()]

@@ -1,11 +1,13 @@
 """Which nodes a run's per-node checks cover (`ray-conformance run --nodes all|sample`), and the one
 way a check records the nodes it exercised.
 
-  sample  (the default) each per-node check runs where its scenario puts it, as before: the tasks
-          of a visibility check where Ray places them, a transport pair on the node its pool
-          picked, a recovery scenario on its roles' nodes; the checks whose scenario already
-          spans the cluster (DP-006, DP-007, DP-009, the topology collection) still cover every
-          alive node.
+  sample  (the default) the visibility checks' per-node scenarios (DP-008/010/011/012) run on a
+          sample of the device nodes chosen with the run's seed (drawn, or `--node-seed`), the
+          size the run knobs fix (tiers/run.yaml nodes.sample_size; conformance.catalog.node_sample,
+          which verify recomputes); the other per-node checks run where their scenario puts them:
+          a transport pair on the nodes its pool picked, a recovery scenario on its roles' nodes;
+          the checks whose scenario already spans the cluster (DP-006, DP-007, DP-009, the
+          topology collection) still cover every alive node.
   all     the checks whose scenario is per node (the device visibility probes; the topology
           collection already is) run it on every alive node that can hold it, in waves the cluster
           takes at once: one probe per node submitted together and gathered with one bounded get,
@@ -21,8 +23,9 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping, MutableMapping, Sequence
 
+from conformance.catalog.node_sample import choose, eligible, sample_record
 from conformance.catalog.selection import NODE_MODES, NODES_OPTION
-from conformance.report.coverage import COVERAGE, merged
+from conformance.report.coverage import COVERAGE, SHORT_ID, merged
 
 MODES = NODE_MODES                  # the modes, default first (the selection record checks them)
 SAMPLE, ALL = MODES
@@ -40,9 +43,30 @@ def parse_mode(value: Any, field: str = "--nodes") -> str:
     return mode
 
 
-def selection_nodes(mode: str) -> dict[str, Any]:
-    """The report's `selection.nodes` for a run in `mode`."""
+def selection_nodes(mode: str, seed: int | None = None, size: int | None = None) -> dict[str, Any]:
+    """The report's `selection.nodes` for a run in `mode` (a sample also records its seed and size:
+    conformance.catalog.node_sample, which verify recomputes the choice with)."""
+    if mode == SAMPLE and seed is not None and size is not None:
+        return sample_record(seed, size)
     return {"mode": mode}
+
+
+def run_seed(run: Any) -> int | None:
+    """The node seed of a run (ConformanceRun.node_seed; None for a stand-in without one)."""
+    seed = getattr(run, "node_seed", None)
+    return seed if isinstance(seed, int) and not isinstance(seed, bool) else None
+
+
+def sampled(recorded: Any, alive: Sequence[Mapping[str, Any]], resource: str, units: float, seed: int,
+            size: int) -> list[str]:
+    """The sample's nodes (full ids) for a check asking `units` of `resource`: the seed's choice
+    among the run's recorded nodes (environment.devices.nodes, `recorded`; verify recomputes it
+    from the same list), mapped onto Ray's view `alive` (a recorded node no longer alive is left
+    out, so the check's record shows the sample it could run). Without a recorded list (a run
+    object that has none), the choice is among the alive nodes holding the units."""
+    pool = eligible(recorded, units) if recorded else [n[:SHORT_ID] for n in holding(alive, resource, units)]
+    chosen = set(choose(pool, seed, size))
+    return [str(n["NodeID"]) for n in alive if str(n["NodeID"])[:SHORT_ID] in chosen]
 
 
 def run_mode(run: Any) -> str:
@@ -109,3 +133,17 @@ def first_failing(by_node: Mapping[str, Mapping[str, Any]], failing: Any) -> str
         if failing(evidence):
             return nid
     return None
+
+
+def ring_pairs(node_ids: Sequence[str]) -> list[tuple[str, str]]:
+    """One wave of endpoint pairs in which every node is an endpoint (a transport check's pairs
+    under `--nodes all`): (n0, n1), (n2, n3), ..., and with an odd count (n_last, n0); each pair two
+    different nodes, ceil(N/2) pairs; [] with fewer than two nodes. Disjoint but for that last pair,
+    so at most one node's endpoint takes part in two of the wave's transfers."""
+    nodes = list(dict.fromkeys(node_ids))
+    if len(nodes) < 2:
+        return []
+    pairs = [(nodes[i], nodes[i + 1]) for i in range(0, len(nodes) - 1, 2)]
+    if len(nodes) % 2:
+        pairs.append((nodes[-1], nodes[0]))
+    return pairs

@@ -81,6 +81,7 @@ class ConformanceRun:
         self.collected_whole = False
         self.shard: dict[str, Any] | None = None   # selection.shard of a `--conformance-shard` run
         self.nodes = node_mode(config)             # which nodes the per-node checks cover (conformance.run.nodes)
+        self.node_seed, self.node_sample_size = node_sample(config, self.nodes)   # the sample's seed and size
         self.not_run_reason: str | None = None   # set when the preflight stops the run
         self.report_extras: Any = None           # conformance.run.hooks.RunHelp: adds preflight, logs, next steps
         self._fault_driver: Any = None
@@ -376,7 +377,8 @@ class ConformanceRun:
             selection=selection_record(checks, args=recorded_args(self.config, self.checks_dir), deselected=self.deselected,
                                        collect_only=bool(self.config.getoption("collectonly", False)),
                                        whole_checklist_collected=self.collected_whole, shard=self.shard,
-                                       environment=run_environment(), nodes=selection_nodes(self.nodes)),
+                                       environment=run_environment(), nodes=selection_nodes(self.nodes, self.node_seed,
+                                                                                self.node_sample_size)),
             shape=verified_shape(self.devices, cluster["nodes"]))
         if self.report_extras is not None:
             self.report_extras.enrich(report)
@@ -463,3 +465,20 @@ def node_mode(config: pytest.Config) -> str:
         return parse_mode(config.getoption("conformance_nodes", None), OPTION)
     except ValueError as exc:
         raise pytest.UsageError(str(exc)) from None
+
+
+def node_sample(config: pytest.Config, mode: str) -> tuple[int | None, int]:
+    """The seed (--conformance-node-seed, else drawn; None under `all`) and size (the run knobs'
+    nodes.sample_size) of the per-node checks' sample (conformance.catalog.node_sample)."""
+    from conformance.catalog.data import load_run_knobs
+    from conformance.catalog.node_sample import new_seed, node_policy, parse_seed
+    from conformance.run.nodes import SAMPLE
+
+    size = node_policy(load_run_knobs()).sample_size
+    try:
+        given = parse_seed(config.getoption("conformance_node_seed", None), "--conformance-node-seed")
+    except ValueError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    if mode != SAMPLE:
+        return None, size
+    return (given if given is not None else new_seed()), size

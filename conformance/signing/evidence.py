@@ -15,11 +15,14 @@ submitter's claims:
                failures   a pass records no failure of its own: every `problems`, `wrong` and
                           `wrong_pairs` in its metrics (at any depth) is empty or zero, as every
                           check that records them asserts
+               types      a pass recording the accelerator's type not applicable records a reason
+                          the suite gives and the manifest bears out (conformance.rdt.accelerator_rule)
                waits      every wait it recorded (conformance.timing.owned: whose time, its bound,
                           what it was granted, how long it took) holds under the release's params:
                           a plugin's bound is the param's value and never stretched, a wait on Ray's
                           machinery no wider than the suite stretches, and a pass records no
-                          plugin wait past its bound
+                          plugin wait past its bound, and every per-type scenario's plugin wait on
+                          every type it exercised (per_type_wait_problems)
                reference  a figure measured against a manifest reference records that reference
                           (CC-010's nominal_link_gbps = the manifest's collective.nominal_link_gbps)
                tests      its tests are tests of its own area (the release's area's folder)
@@ -44,6 +47,8 @@ submitter's claims:
                           (same_measurement.stretch_problems); a plugin wait naming no param is held
                           to its scenario's bound (timing/owned.plugin_bound); no bandwidth is past
                           MAX_PLAUSIBLE_GBPS (plausible)
+               dtypes     TR-001's and TR-005's dtypes on each type are the one probe's answer
+                          (conformance.signing.same_probe)
   summary    the summary counts equal the counts of the per-check outcomes, every outcome key
              present (a deleted or altered key fails)
   selection  the run executed the whole checklist, uninterrupted; a partial run (collect-only,
@@ -60,11 +65,12 @@ from typing import Any, Mapping
 from conformance.catalog.data import Check, Checklist
 from conformance.catalog.selection import partial_reasons
 from conformance.catalog.strict_input import as_list, as_map
+from conformance.rdt import accelerator_rule
 from conformance.report import judges
 from conformance.report.results import OUTCOMES
 from conformance.sanitize import terminal
 from conformance.timing.host_load import MAX_FACTOR
-from conformance.timing.owned import wait_problems
+from conformance.timing.owned import per_type_wait_problems, wait_problems
 
 NOT_CERTIFICATION = "not a certification run"
 
@@ -361,10 +367,14 @@ def entry_problems(entry: Mapping[str, Any], check: Check, manifest: Mapping[str
     problems += [f"{'claims pass but ' if passed else ''}records {p}"
                  for p in wait_problems(metrics.get("waits"), check.params, passed=passed,
                                         plugin_bound_s=release_scenario_bound(check, metrics, remote))]
+    problems += [f"claims pass but {p}" for p in per_type_wait_problems(metrics.get("waits"), metrics.get("devices"))
+                 if passed]
     if passed:
         problems += [f"claims pass but {p}" for p in
                      scenario_problems(metrics, release_scenario_bound(check, metrics, remote))]
         problems += [f"claims pass but its metrics record a failure: {p}" for p in recorded_failures(metrics)]
+        not_run = accelerator_rule.recorded_problem(metrics, manifest)
+        problems += [f"claims pass but {not_run}"] if not_run else []
         if check.judge or "waits" in metrics:   # releases before the waits record (and declared judges) kept none
             problems += [f"claims pass but {p}" for p in exclusion_problems(metrics)]
     problems += reference_problems(check, metrics, manifest)
@@ -497,6 +507,7 @@ def evidence_lines(report: Mapping[str, Any], checklist: Checklist | None,
             same_nodes_problems,
             stretch_problems,
         )
+        from conformance.signing.same_probe import dtype_probe_problems
         from conformance.signing.trust import runs_remote
 
         problems, tally = evidence_problems(checks, checklist, as_map(report.get("manifest")), runs_remote(report))
@@ -508,6 +519,7 @@ def evidence_lines(report: Mapping[str, Any], checklist: Checklist | None,
         problems += same_nodes_problems(checks, as_map(report.get("environment")), merged=merged)
         problems += identity_problems(checks, as_map(report.get("environment")), merged=merged)
         problems += stretch_problems(checks, as_map(report.get("cluster")), runs_remote(report), merged=merged)
+        problems += dtype_probe_problems(checks, merged=merged)
         lines.append(("evidence", not problems, "; ".join(problems) if problems else
                       f"{tally.line()}; every check records the release's params{capped}"))
     problems = summary_problems(report)

@@ -154,3 +154,21 @@ def wait_problems(waits: Any, params: Mapping[str, Any], passed: bool, plugin_bo
     if not isinstance(count, int) or isinstance(count, bool) or count < len(waits["each"]):
         problems.append(f"metrics.waits.count {count!r} is fewer than the {len(waits['each'])} waits it lists")
     return problems
+
+
+def per_type_wait_problems(waits: Any, devices: Any) -> list[str]:
+    """A check run on each declared device type waits on the plugin once per type for each of its
+    scenarios, naming it "<scenario> on <type>" (the workload and recovery transfer checks): the
+    waits it must record are every scenario named for one type on every type it exercised
+    (`devices`: metrics.devices, a list of types or a record per type), never what the record kept.
+    A plugin wait dropped for one type (one that ran past its bound, say) is a finding."""
+    types = [str(d) for d in devices] if isinstance(devices, (list, Mapping)) else []
+    if len(types) < 2 or not isinstance(waits, Mapping) or not isinstance(waits.get("each"), list):
+        return []
+    named = {str(w.get("what")) for w in waits["each"] if isinstance(w, Mapping) and w.get("owner") == "plugin"}
+    scenarios = {what[: -len(f" on {t}")] for what in named for t in types if what.endswith(f" on {t}")}
+    missing = sorted(f"{s} on {t}" for s in scenarios for t in types if f"{s} on {t}" not in named)
+    if not missing:
+        return []
+    return [f"metrics.waits has no plugin wait {', '.join(repr(x[:80]) for x in missing[:3])}: the check waits on the "
+            f"plugin for each scenario on every type it exercised ({', '.join(types)})"]

@@ -16,6 +16,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from conformance.catalog import node_sample
+from conformance.catalog.data import load_run_knobs
 from conformance.cluster.injection import ENV_VAR, install_pth, uninstall_pth, unit_instance_resources
 from suite_runner import CHECKS, SIM_MANIFEST, outcomes, run_suite
 
@@ -65,3 +67,7 @@ def test_device_checks_pass_on_a_ray_start_cluster(tmp_path: Path) -> None:
     device = outcomes(report, "device")
     assert device.pop("DP-015") == "not_applicable"  # needs nodes the suite starts itself
     assert set(device.values()) == {"pass"}, device
+    # the default run's per-node checks ran on its seed's choice (verify's `nodes` line recomputes it)
+    assert report["selection"]["nodes"]["mode"] == "sample" and isinstance(report["selection"]["nodes"]["seed"], int)
+    problems, said = node_sample.choice_problems(report, node_sample.node_policy(load_run_knobs()))
+    assert problems == [] and said.startswith("4 per-node check(s) exercised seed"), (problems, said)

@@ -106,3 +106,28 @@ def test_a_recovery_transfer_scenario_runs_on_each_type_named_in_the_checks_own_
     ctx.each_device(lambda device: None, units_per_node=1)   # one peer a node: no node has the 1 unit the stub gives
     assert ctx.metrics["devices"] == ["cpu"]                  # the host needs none
     assert ctx.metrics["not_applicable_on"]["dev"] == "peers on dev need 1 ACC unit(s) on one node; no node has them"
+
+
+def test_a_recovery_reason_naming_the_fault_twin_says_what_the_twin_is(monkeypatch: pytest.MonkeyPatch) -> None:
+    """FR-016 fails (and is waived) with Ray's own error, which names the suite's fault-injecting
+    twin `<NAME>_RECOVERY`: the reason says that name is the suite's wrapper of the vendor's class."""
+    from conformance.areas.recovery.context import TransferRecoveryCtx
+    from conformance.report.judges import FAIL, PASS, Verdict
+
+    check: Any = SimpleNamespace(id="FR-016")
+    setup: Any = SimpleNamespace(config=SimpleNamespace(name="TACHYON"), fault_name="TACHYON_RECOVERY")
+    ctx = TransferRecoveryCtx(run=None, check=check, metrics={}, shape_name="recovery-transfers",
+                              budget=Budget(check, {}, MachineryRecord()), setup=setup)
+    said = "a transfer with the restarted source: Unsupported tensor transport protocol TACHYON_RECOVERY"
+    monkeypatch.setattr(TransferRecoveryCtx, "verdict", lambda self: Verdict(FAIL, said))
+    with pytest.raises(AssertionError) as failed:
+        ctx.decide()
+    assert str(failed.value).startswith(said)
+    assert "TACHYON_RECOVERY is the suite's fault-injecting twin of TACHYON" in str(failed.value)
+    monkeypatch.setattr(TransferRecoveryCtx, "verdict", lambda self: Verdict(FAIL, "the source did not restart"))
+    with pytest.raises(AssertionError) as failed:
+        ctx.decide()
+    assert str(failed.value) == "the source did not restart"
+    monkeypatch.setattr(TransferRecoveryCtx, "verdict", lambda self: Verdict(PASS, ""))
+    ctx.decide(extra=1)
+    assert ctx.metrics["extra"] == 1

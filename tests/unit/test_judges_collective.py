@@ -76,6 +76,7 @@ def test_rdt_records_nest_per_device_type_when_the_block_declares_several() -> N
     from judged import MANIFEST
     from judged.collective import RDT
 
+    from conformance.rdt.accelerator_rule import members_reason
     from conformance.report import judges
     from signing_support import suite
 
@@ -86,6 +87,10 @@ def test_rdt_records_nest_per_device_type_when_the_block_declares_several() -> N
     nested = {"transfers": 6, "devices": ["cpu", "npu"], "cpu": one, "npu": one}
     assert judges.judge(check, nested, two).outcome == "pass"
     assert judges.judge(check, {**nested, "devices": ["cpu"]}, two).outcome == "fail"      # a type never exercised
-    skipped = {"transfers": 3, "devices": ["cpu"], "not_applicable_on": {"npu": "one node"}, "cpu": one}
-    assert judges.judge(check, skipped, two).outcome == "pass"
+    why = members_reason("RDT over GLOO on npu", 2, "NPU", [1.0])    # the check's own reason (need_units)
+    skipped = {"transfers": 3, "devices": ["cpu"], "not_applicable_on": {"npu": why}, "cpu": one}
+    assert judges.judge(check, skipped, two).outcome == "fail"          # the manifest's 2 nodes of 4 units hold a pair
+    two["accelerator"]["expected"]["devices_per_node"], two["cluster"]["nodes"] = 1, 1
+    assert judges.judge(check, skipped, two).outcome == "pass"          # one node of one unit: the reason holds
+    two["accelerator"]["expected"]["devices_per_node"], two["cluster"]["nodes"] = 4, 2
     assert judges.judge(check, {**nested, "npu": {**one, "one_sided": True}}, two).outcome == "fail"

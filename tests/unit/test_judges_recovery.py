@@ -13,6 +13,7 @@ from judged import MANIFEST, manifest
 from judged.recovery import IDS, PASSING, holder, on
 
 from conformance.areas.recovery import judges as rj
+from conformance.rdt.accelerator_rule import peers_reason
 from conformance.report import judges
 from signing_support import suite
 
@@ -122,15 +123,20 @@ def test_every_declared_device_type_of_the_transport_is_exercised() -> None:
     man = manifest()
     man["transport"]["devices"] = ["cpu", "npu"]
     one = {k: v for k, v in passing("FR-015").items() if k not in ("transport", "devices", "scenarios")}
+    (base, sc), = PASSING["FR-015"]["scenarios"].items()
     m = {"transport": {**PASSING["FR-015"]["transport"], "devices": ["cpu", "npu"]}, "devices": ["cpu", "npu"],
-         "cpu": one, "npu": copy.deepcopy(one), "scenarios": PASSING["FR-015"]["scenarios"]}
+         "cpu": one, "npu": copy.deepcopy(one), "scenarios": {f"{base} on cpu": sc, f"{base} on npu": sc}}
     assert judged("FR-015", m, man).outcome == "pass"
     m["npu"]["new_transfer"] = False
     assert "on npu: a new transfer" in str(judged("FR-015", m, man).reason)
     m["devices"] = ["cpu"]
-    assert "never exercised" in str(judged("FR-015", m, man).reason)
-    m["not_applicable_on"] = {"npu": "no node has 2 NPU units"}
+    assert "accelerator's type npu was not exercised" in str(judged("FR-015", m, man).reason)
+    m["not_applicable_on"] = {"npu": peers_reason("npu", 2, "NPU")}   # the check's own reason (RecoveryCtx.each_device)
     m.pop("npu")
+    m["scenarios"] = {f"{base} on cpu": sc}
+    v = judged("FR-015", m, man)                                        # the manifest's nodes have 4 units each
+    assert v.outcome == "fail" and "accelerator's type npu was not exercised" in str(v.reason)
+    man["accelerator"]["expected"]["devices_per_node"] = 1              # a node of one unit: the reason holds
     assert judged("FR-015", m, man).outcome == "pass"
 
 

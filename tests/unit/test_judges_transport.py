@@ -87,7 +87,11 @@ def test_received_metadata_on_a_device_needs_both_current_devices() -> None:
     rounds = {f"current_{i}": {"current_device": i, "device_count": 2, "checked": 5, "wrong": 0, "when": "w"} for i in (0, 1)}
     good = dict(PASSING["TR-005"], devices=["npu"], current_device=rounds)
     assert verdict("TR-005", good, man).outcome == "pass"
-    assert verdict("TR-005", dict(good, current_device={"not_run": "needs 2 free NPU units"}), man).outcome == "pass"
+    not_run = {"not_run": J.current_units_not_run("NPU", 2)}
+    assert verdict("TR-005", dict(good, current_device=not_run), man).outcome == "fail"   # 4 units leave room for it
+    three = copy.deepcopy(man)
+    three["accelerator"]["expected"]["devices_per_node"] = 3
+    assert verdict("TR-005", dict(good, current_device=not_run), three).outcome == "pass"
     first = copy.deepcopy(good)
     first["current_device"]["current_0"].update(wrong=5, on_another_device=["float32/2-d <root>: npu:1"])
     v = verdict("TR-005", first, man)

@@ -229,3 +229,25 @@ def test_a_hand_edited_shard_record_is_a_problem_never_a_traceback(field: str, v
         r["selection"]["shard"][field] = value
     got = problems([shard(1), edited(shard(2), damage)])
     assert got, field
+
+
+# ------------------------------------------------------------------ the node selection (issue 48 item 2)
+
+def _nodes(record: dict[str, Any] | None) -> Any:
+    return lambda r: r["selection"].__setitem__("nodes", record)
+
+
+def test_shards_of_one_node_choice_merge_and_carry_it() -> None:
+    sample = {"mode": "sample", "seed": 7, "size": 1}
+    found, none = mg.shard_set_problems([edited(shard(1), _nodes(sample)), edited(shard(2), _nodes(sample))], POLICY)
+    assert none == []
+    assert mg.merged_selection(found, mg.merged_checks(found), {1: "a" * 64, 2: "b" * 64})["nodes"] == sample
+
+
+@pytest.mark.parametrize("other", [{"mode": "sample", "seed": 8, "size": 1}, {"mode": "all"},
+                                   {"mode": "sample", "seed": 7, "size": 2}, None])
+def test_shards_with_another_node_mode_or_seed_are_refused_in_one_line(other: Any) -> None:
+    got = problems([edited(shard(1), _nodes({"mode": "sample", "seed": 7, "size": 1})), edited(shard(2), _nodes(other))])
+    assert got[0].startswith("selection.nodes: shard 2-of-2 ran with nodes ") and got[0].endswith(
+        "every shard needs the same --nodes and --node-seed"), got
+    assert "\n" not in got[0]

@@ -296,3 +296,19 @@ def test_an_unlisted_waiver_blocks_the_tier_in_effective_checks() -> None:
 def test_every_report_check_passes_a_good_signed_report(good: Judged, check: registry.ReportCheck) -> None:
     lines = _run(check.holds, good)
     assert all(ok for ok, _ in lines.values()), {n: d for n, (ok, d) in lines.items() if not ok}
+
+
+def test_a_waivers_copy_is_held_to_what_the_release_published() -> None:
+    """A page drawn from the report shows its copy of a waiver: a copy that outlives the release's
+    (G22: expires 2099) or says another reason is named; the copy the run writes is not."""
+    from conformance.catalog import data
+
+    listed = data.Waiver(check="FR-016", issue="https://example.org/1", reason="Ray cannot", expires="2027-05-31")
+    copy = {"check": "FR-016", "issue": "https://example.org/1", "reason": "Ray cannot", "expires": "2027-05-31",
+            "blocks_tier": False, "original_outcome": "fail"}
+    assert waivers.copy_problems("FR-016", copy, [listed]) == []
+    assert waivers.copy_problems("FR-016", {**copy, "expires": "2099-12-31"}, [listed]) == [
+        "FR-016: the report's copy of waiver https://example.org/1 says expires '2099-12-31', the release published "
+        "'2027-05-31'"]
+    assert len(waivers.copy_problems("FR-016", {**copy, "reason": "fine", "blocks_tier": None}, [listed])) == 2
+    assert waivers.copy_problems("FR-016", {**copy, "expires": "2099-12-31"}, None) == []   # no file to hold it to

@@ -56,6 +56,16 @@ class RecoveryCtx(CheckContext):
         if verdict is not None and (verdict.outcome == "fail" or (final and verdict.outcome != "pass")):
             raise clock.fail(str(verdict.reason))
 
+    def decide(self, detail: str = "", **evidence: Any) -> None:
+        """As every check decides; a reason that names the transport's fault-injecting twin
+        (`<NAME>_RECOVERY`, in Ray's own errors) says what that name is, so a vendor reading its
+        report does not look for a transport it never wrote (docs/recovery.md)."""
+        self.metrics.update(evidence)
+        if self.setup is not None and self.setup.fault_name in str(self.verdict().reason):
+            detail += (f" ({self.setup.fault_name} is the suite's fault-injecting twin of {self.setup.config.name}: "
+                       "the vendor's class, registered a second time so faults can be armed; docs/recovery.md)")
+        super().decide(detail)
+
     def _evidence_verdict(self) -> "Verdict | None":
         from conformance.areas.recovery.judges import evidence_verdict
         from conformance.report.judges import judge_for
@@ -112,6 +122,7 @@ class TransferRecoveryCtx(RecoveryCtx):
         buffers an abort frees, what a dead source leaves on the device). Not applicable on a
         type whose peers the cluster cannot place (`units_per_node` units of the resource on a
         node: a pair shares one)."""
+        from conformance.rdt.accelerator_rule import peers_reason
         from conformance.rdt.device import is_host
         from conformance.rdt.each_device import on_each_device
         from conformance.run.fixtures import not_applicable
@@ -119,8 +130,7 @@ class TransferRecoveryCtx(RecoveryCtx):
         def one(device: str, first: bool) -> None:
             self.device = device
             if not is_host(device) and not _node_with_units(self.resource, units_per_node):
-                not_applicable(f"peers on {device} need {units_per_node} {self.resource} unit(s) on one node; "
-                               "no node has them")
+                not_applicable(peers_reason(device, units_per_node, self.resource))
             run_one(device)
 
         self._check_metrics = self.metrics

@@ -20,6 +20,7 @@ from typing import Any, Callable
 
 from conformance.areas.transport.context import TransportCtx
 from conformance.rdt import transfer
+from conformance.rdt.accelerator_rule import actors_reason
 from conformance.rdt.context import TransportContext, later_bytes
 from conformance.rdt.device import is_host
 from conformance.rdt.fixtures import open_context, transport_setup
@@ -152,8 +153,7 @@ class UsageCtx(TransportCtx):
         if rdt and not is_host(device):
             have = _units_on(node, self.resource)
             if have < n:   # they would wait for units forever: the check cannot run on this type here
-                not_applicable(f"needs {n} actors holding a {device} device on one node; the node has {have:g} "
-                               f"{self.resource}")
+                not_applicable(actors_reason(device, n, have, self.resource))
         eps = start_endpoints(self.x, self.resource, device=device, nodes=[node] * n,
                               units=rdt and not is_host(device), cls=cls, tensor_transport=rdt, group=False,
                               ready=clock_ready(clock, START_TIMEOUT_S, self.budget.machinery),

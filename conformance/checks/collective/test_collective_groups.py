@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from conformance import leftovers
+from conformance.areas.collective.judges import LEAK_MEMBERS
 from conformance.collective import programs
 from conformance.collective.context import CollectiveCtx, CollectiveError, Hang, bounded, wait_until
 
@@ -199,7 +200,7 @@ def memory_left_behind(ctx: CollectiveCtx) -> list[str]:
     cycles, payload = int(ctx.param("leak_cycles")), float(ctx.param("leak_payload_mib"))
     warmup = int(ctx.param("leak_warmup_cycles"))
     allowed = float(ctx.param("max_growth_mib"))
-    members = cc.pool()[:2]
+    members = cc.pool()[:LEAK_MEMBERS]   # the judge's count of members (member_memory_growth)
     held: list[list[float]] = []
     for cycle in range(cycles):
         group = cc.group_name(f"cycle{cycle}")

@@ -15,7 +15,7 @@ from conformance.areas.device.evidence import contract_evidence, error_text, see
 from conformance.cluster.probes import StateActor, visible_state
 from conformance.cluster.requests import demand
 from conformance.run.fixtures import not_applicable
-from conformance.run.nodes import ALL, alive_nodes, holding, node_of, wave
+from conformance.run.nodes import ALL, alive_nodes, holding, node_of, run_seed, sampled, wave
 
 GET_TIMEOUT_S = 60.0  # knob: hang guard of live device tasks; the DP checks state no time
 pytestmark = pytest.mark.cluster("shared")
@@ -56,11 +56,18 @@ def task_wave(ctx: DeviceCtx, nodes: list[str], units: float, count: int = 1) ->
 
 
 def every_device_node(ctx: DeviceCtx, units: float = 1) -> list[str] | None:
-    """`--nodes all`: the alive nodes offering `units` of the resource (one read of Ray's view); None
-    in the default mode, where the check runs where Ray puts it."""
-    if ctx.node_mode != ALL:
+    """The nodes the check's per-node scenario runs on (one read of Ray's view): `--nodes all`, every
+    alive node offering `units` of the resource; a sample (the default), the run's seed's choice
+    among them (conformance.run.nodes.sampled, which verify recomputes); None for a run without a
+    seed (a stand-in), where the check runs where Ray puts it."""
+    seed = run_seed(ctx.run)
+    if ctx.node_mode == ALL:
+        nodes = holding(alive_nodes(), ctx.resource, units)
+    elif seed is None:
         return None
-    nodes = holding(alive_nodes(), ctx.resource, units)
+    else:
+        recorded = (getattr(ctx.run, "devices", None) or {}).get("nodes")
+        nodes = sampled(recorded, alive_nodes(), ctx.resource, units, seed, int(getattr(ctx.run, "node_sample_size", 1)))
     if not nodes:
         pytest.fail(f"no node offers {units:g} {ctx.resource}, so no task can hold them", pytrace=False)
     return nodes
@@ -103,7 +110,7 @@ def test_one_device_task_sees_one_id(device_ctx: DeviceCtx) -> None:
     require_env_var(device_ctx)
     count = int(device_ctx.param("tasks"))
     nodes = every_device_node(device_ctx)
-    if nodes is not None:   # --nodes all: the same tasks on every device node, in one wave
+    if nodes is not None:   # the same tasks on every device node (all) or the sample's, in one wave
         by_node = task_wave(device_ctx, nodes, 1, count)
         device_ctx.decide_per_node({nid: {"tasks_run": len(states), "tasks": [seen(s) for s in states]}
                                     for nid, states in by_node.items()}, resource=device_ctx.resource)
@@ -145,7 +152,7 @@ def test_actor_keeps_its_id(device_ctx: DeviceCtx) -> None:
     require_env_var(device_ctx)
     ray = _ray()
     nodes = every_device_node(device_ctx)
-    if nodes is not None:   # --nodes all: one actor per device node, each call a wave over all of them
+    if nodes is not None:   # one actor per node (all, or the sample's), each call a wave over all of them
         on = {nid: ray.remote(StateActor).options(num_cpus=0, **demand(device_ctx.resource, 1), scheduling_strategy=pinned(nid))
               .remote(device_ctx.env_var, device_ctx.resource, device_ctx.manager_ref) for nid in nodes}
         per_node: dict[str, list[dict[str, Any]]] = {nid: [] for nid in nodes}
@@ -192,7 +199,7 @@ def test_two_device_task_sees_both_ids(device_ctx: DeviceCtx) -> None:
 def test_task_without_resource_sees_no_variable(device_ctx: DeviceCtx) -> None:
     require_env_var(device_ctx)
     nodes = every_device_node(device_ctx)
-    if nodes is not None:   # --nodes all: each round is two waves over every device node
+    if nodes is not None:   # each round is two waves over the nodes (all, or the sample's)
         per_node: dict[str, list[dict[str, Any]]] = {nid: [] for nid in nodes}
         for _ in range(int(device_ctx.param("rounds"))):
             task_wave(device_ctx, nodes, 1)

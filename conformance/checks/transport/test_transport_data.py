@@ -7,6 +7,7 @@ the concurrency check, so each failure names one case.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -14,13 +15,15 @@ import pytest
 from conformance.areas.transport import judges
 from conformance.areas.transport.context import TransportCtx
 from conformance.rdt import payloads
+from conformance.rdt.accelerator_rule import endpoints_reason, one_node_reason
 from conformance.rdt.config import INTRA_NODE_ENDPOINTS, format_size, max_bytes, record_size_cap
 from conformance.rdt.context import CaseResult, TransportContext
 from conformance.rdt.device import is_host
-from conformance.rdt.pool import Endpoints, Ready
+from conformance.rdt.pool import Endpoints, Ready, alive_nodes, harness_ready, start_endpoints
 from conformance.rdt.tables import publish
 from conformance.rdt.transfer import GET_TIMEOUT_S, TransferError, ray_get
 from conformance.run.fixtures import not_applicable
+from conformance.run.nodes import ALL, ring_pairs
 
 pytestmark = pytest.mark.cluster("shared")
 
@@ -53,7 +56,7 @@ def record_cases(ctx: TransportCtx, results: list[CaseResult], **evidence: Any) 
 
 def require_pair(tctx: TransportContext, device: str) -> None:
     if len(tctx.intra_node(device)) < 2:
-        not_applicable(f"needs 2 endpoints with a {device} device on one node")
+        not_applicable(endpoints_reason(device, 2))
 
 
 @pytest.mark.check("TR-001")
@@ -177,13 +180,21 @@ def _on_current_device(tctx: TransportContext, device: str, ready: Ready) -> dic
 
     eps = tctx.intra_node(device)
     if tctx.setup.collective_backend:
-        return {"not_run": "the transport moves within a collective group the pool's actors already belong to"}
-    node = next((n for n in alive_nodes(tctx.resource) if n["NodeID"] == eps.node_of(0)), None)
-    free = int(node["Resources"].get(tctx.resource, 0)) - len(eps) if node else 0
-    if free < 2:   # knob: the receiver holds two devices
-        return {"not_run": f"needs 2 free {tctx.resource} units beside the {len(eps)} endpoints on one node"}
+        return {"not_run": judges.CURRENT_IN_GROUP}
+
+    def free_units() -> int:
+        node = next((n for n in alive_nodes(tctx.resource) if n["NodeID"] == eps.node_of(0)), None)
+        return int(node["Resources"].get(tctx.resource, 0)) - len(eps) if node else 0
+
+    if free_units() < judges.CURRENT_UNITS and len(eps) > judges.PAIR:
+        # a pool an earlier check grew holds the units this round needs: its judge asks for the
+        # round wherever the node's units leave room beside a pair, so a pair it is
+        tctx.pools.drop(f"intra/{device}")
+        eps = tctx.intra_node(device)
+    if free_units() < judges.CURRENT_UNITS:
+        return {"not_run": judges.current_units_not_run(tctx.resource, len(eps))}
     rx = start_endpoints(tctx.setup, tctx.resource, device=device, nodes=[eps.node_of(0)], units=False,
-                         group=False, ready=ready, what="a receiver with two devices", **demand(tctx.resource, 2))
+                         group=False, ready=ready, what="a receiver with two devices", **demand(tctx.resource, judges.CURRENT_UNITS))
     try:
         seen: dict[str, Any] = {}
         for index, which in ((1, "its second, the last visible, current"), (0, "its first, not the last visible, current")):
@@ -210,11 +221,12 @@ def test_between_nodes(transport_ctx: TransportCtx) -> None:
 
 def _between_nodes(ctx: TransportCtx, device: str) -> None:
     tctx = ctx.transport
-    eps = tctx.cross_node(device)
+    wave = _start_wave(ctx, device) if ctx.node_mode == ALL else None
+    eps = tctx.cross_node(device) if wave is None else wave.first_pair()
     if eps is None:
-        not_applicable(f"the cluster has one node{'' if is_host(device) else ' with ' + tctx.resource}; needs two")
+        not_applicable(one_node_reason(device, tctx.resource))
     def cross() -> Endpoints:
-        again = tctx.cross_node(device)
+        again = tctx.cross_node(device) if wave is None else wave.first_pair()
         if again is None:
             raise TransferError("the cluster lost its second node during the check")
         return again
@@ -227,10 +239,74 @@ def _between_nodes(ctx: TransportCtx, device: str) -> None:
         back = tctx.run_cases(device, [payloads.buffer_case(1 << 20, "/cross-back")], payloads.DATA_FIELDS,
                               endpoints=cross, src=1, dst=0)
         assert len(cases) + 1 == judges.CROSS_NODE_CASES   # the judge's count of this check's cases
-        record_cases(ctx, fwd + back, nodes=[eps.node_of(0)[:8], eps.node_of(1)[:8]],
-                     errors=[r.error for r in fwd + back if r.error][:4])
+        evidence = wave.transfer(ctx) if wave is not None else {}
     finally:
+        if wave is not None:
+            wave.eps.shutdown()
         tctx.release("cross/")
+    record_cases(ctx, fwd + back, nodes=[eps.node_of(0)[:8], eps.node_of(1)[:8]],
+                 errors=[r.error for r in fwd + back if r.error][:4], **evidence)
+
+
+@dataclass
+class PairWave:
+    """`--nodes all`: one endpoint on every node (started together, one ready wait) and a wave of
+    node pairs in which every node is an endpoint (conformance.run.nodes.ring_pairs, one read of
+    Ray's view); the check's own pair is the wave's first (the two nodes cross_node would pick), so
+    no endpoint starts twice, and with an odd count the first node's endpoint also receives."""
+
+    nodes: list[str]
+    pairs: list[tuple[str, str]]
+    eps: Endpoints
+
+    def first_pair(self) -> Endpoints:
+        return Endpoints(actors=self.eps.actors[:2], infos=self.eps.infos[:2], device=self.eps.device,
+                         group=self.eps.group)
+
+    def transfer(self, ctx: TransportCtx) -> dict[str, Any]:
+        """Each pair moves one buffer, every transfer submitted at once and gathered with one
+        bounded wait (never pair by pair): the evidence `pair_wave` (the pairs by short id, how
+        many moved, which arrived other than sent), judged beside the check's own pair
+        (areas/transport/judges/pair_wave)."""
+        import ray
+
+        on = dict(zip(self.nodes, self.eps.actors))
+        cases = [payloads.buffer_case(1 << 20, f"/pair-wave-{i}") for i in range(len(self.pairs))]
+        made = [ctx.transport.produce(on[a], case) for (a, _), case in zip(self.pairs, cases)]
+        got_refs = [on[b].receive.remote(ref) for (_, b), ref in zip(self.pairs, made)]
+        sent_refs = [on[a].sent_digest.remote(case["id"]) for (a, _), case in zip(self.pairs, cases)]
+        ready, _ = ray.wait(got_refs + sent_refs, num_returns=len(got_refs) + len(sent_refs), timeout=GET_TIMEOUT_S)
+        done, failures = set(ready), []
+        for (a, b), got_ref, sent_ref in zip(self.pairs, got_refs, sent_refs):
+            name = f"{a[:8]}->{b[:8]}"
+            if got_ref not in done or sent_ref not in done:
+                failures.append(f"{name}: no answer within {GET_TIMEOUT_S:g} s")
+                continue
+            try:
+                problems = payloads.compare(ray.get(sent_ref), ray.get(got_ref), payloads.DATA_FIELDS)
+            except Exception as exc:  # noqa: BLE001 - a transfer that raised is this pair's failure
+                problems = [f"{type(exc).__name__}: {str(exc)[:200]}"]
+            if problems:
+                failures.append(f"{name}: {'; '.join(problems)[:200]}")
+        del made
+        return {"pair_wave": {"pairs": [[a[:8], b[:8]] for a, b in self.pairs], "moved": len(self.pairs),
+                              "wrong": len(failures), **({"failures": failures[:4]} if failures else {})}}
+
+
+def _start_wave(ctx: TransportCtx, device: str) -> PairWave | None:
+    """One endpoint on every node offering the device, and the wave's pairs (None with fewer than two nodes)."""
+    tctx = ctx.transport
+    nodes = [str(n["NodeID"]) for n in alive_nodes(None if is_host(device) else tctx.resource)]
+    pairs = ring_pairs(nodes)
+    if not pairs:
+        return None
+    tctx.release("cross/")   # the default pair's units back first: the wave's endpoints take every node's
+    if not is_host(device):
+        tctx.wait_units_free()
+    ctx.exercised(nodes)
+    eps = start_endpoints(tctx.setup, tctx.resource, device=device, nodes=list(nodes),
+                          ready=harness_ready(ctx.run.machinery), what=f"endpoints on {len(nodes)} node(s), {len(pairs)} pair(s)")
+    return PairWave(nodes, pairs, eps)
 
 
 @pytest.mark.check("TR-007")

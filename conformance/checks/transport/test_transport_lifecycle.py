@@ -19,6 +19,7 @@ from conformance import leftovers
 from conformance.areas.transport import judges, lifecycle
 from conformance.areas.transport.context import TransportCtx
 from conformance.rdt import payloads
+from conformance.rdt.accelerator_rule import endpoints_reason
 from conformance.rdt.config import max_bytes, record_size_cap
 from conformance.rdt.context import TransportContext, later_bytes
 from conformance.rdt.memory import growth
@@ -33,7 +34,7 @@ MiB = 1 << 20
 def _pair(tctx: TransportContext, device: str) -> Any:
     eps = tctx.intra_node(device)
     if len(eps) < 2:
-        not_applicable(f"needs 2 endpoints with a {device} device on one node")
+        not_applicable(endpoints_reason(device, 2))
     return eps
 
 

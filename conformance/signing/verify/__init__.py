@@ -40,6 +40,9 @@ Checks, in order:
                 figures plausible, scenarios of a pass ok, references the manifest's, tests of
                 its own area (signing/evidence.py)
   summary       the summary counts are recomputed from the per-check outcomes, every key present
+  nodes         the per-node checks (DP-008/010/011/012) ran on the seed's choice of the run's recorded
+                nodes (sample: recomputed from selection.nodes.seed), or on every one of them (all)
+                (catalog/node_sample.py)
   shards        a merged report (`merge`): every shard in shards/<i-of-N>/ verified, one run of one
                 machine, every check once, within the window, and this report their merge
                 (signing/shards.py, report/merge.py)

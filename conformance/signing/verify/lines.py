@@ -15,7 +15,7 @@ NOT_CHECKED = "not checked: report.json is not schema-valid"
 ORDER = ["signature", "identity", "revocation", "names", "bundle", "statement", "subjects", "subject", "companions",
          "schema", "trust", "release", "superseded", "release-files", "manifest", "environment",
          "cross-check", "time", "claims", "tier", "capabilities", "completeness", "waivers", "validity", "evidence",
-         "summary", "shards", "selection"]
+         "summary", "nodes", "shards", "selection"]
 
 
 @dataclass(frozen=True)

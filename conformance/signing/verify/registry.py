@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Union
 
-from conformance.signing.verify import claims, record, release, signature, tier, waivers
+from conformance.signing.verify import claims, nodes, record, release, signature, tier, waivers
 from conformance.signing.verify.case import Judged, Sealed
 from conformance.signing.verify.lines import Verification
 
@@ -71,5 +71,6 @@ CHECKS: tuple[Check, ...] = (
     ReportCheck(("validity",), waivers.certificate_still_holds, unchecked=("validity",)),
     ReportCheck(("evidence", "summary", "selection"), record.evidence_gives_each_outcome,
                 unchecked=("evidence", "summary", "selection")),
+    ReportCheck(("nodes",), nodes.exercised_nodes_are_the_runs_choice, unchecked=("nodes",)),
     ReportCheck(("shards",), record.shards_each_verify),
 )

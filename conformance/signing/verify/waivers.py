@@ -11,6 +11,7 @@ from conformance.catalog.strict_input import as_map
 from conformance.signing import trust
 from conformance.signing.verify.case import Judged
 from conformance.signing.verify.lines import Verification, tier_name
+from conformance.signing.verify.release_files import release_waivers
 
 
 def finished_date(finished_at: Any) -> date | None:
@@ -45,6 +46,21 @@ def effective_checks(checks: Sequence[Mapping[str, Any]], known: Sequence[data.W
     return out
 
 
+_COPIED = ("reason", "expires", "blocks_tier")
+
+
+def copy_problems(check_id: str, copy: Mapping[str, Any], published: Sequence[data.Waiver] | None) -> list[str]:
+    """The report's copy of a waiver against the entry the release published (the run copies it
+    whole): a page drawn from the report shows the copy, so a copy that says more (a later expiry,
+    a milder reason) would mislead its reader while verify judges the release's. Nothing to hold
+    it to when this verifier lacks the release's file (the `waivers` line says so already)."""
+    listed = next((k for k in published or () if k.check == copy.get("check") and k.issue == copy.get("issue")), None)
+    if listed is None:
+        return []
+    return [f"{check_id}: the report's copy of waiver {listed.issue} says {field} {copy.get(field)!r}, the release "
+            f"published {getattr(listed, field)!r}" for field in _COPIED if copy.get(field) != getattr(listed, field)]
+
+
 def waivers_are_the_releases(v: Verification, case: Judged) -> None:
     """`waivers`: each waived check cites a waiver listed in the release's waivers.yaml, unexpired at finished_at."""
     known, why_unknown = case.waivers
@@ -56,6 +72,7 @@ def waivers_are_the_releases(v: Verification, case: Judged) -> None:
         v.add("waivers", False, f"cannot check: {why_unknown}")
         return
     when = finished_date(case.report.finished_at)
+    published, _ = release_waivers(case.release, case.releases_file, None)
     problems = []
     if when is None:
         problems.append(f"finished_at {case.report.finished_at!r} is not a date-time")
@@ -75,6 +92,7 @@ def waivers_are_the_releases(v: Verification, case: Judged) -> None:
         # The listed expiry is authoritative, not the copy in the report.
         if when is not None and when > date.fromisoformat(listed.expires):
             problems.append(f"{c.id}: waiver {w['issue']} expired {listed.expires}, before finished_at {when}")
+        problems += copy_problems(c.id, w, published)
     v.judge("waivers", problems, f"{len(waived)} waived check(s), each listed in the release's tiers/waivers.yaml "
                                 f"and unexpired at {when}")
 

@@ -21,6 +21,7 @@ from conformance.areas.collective.judges.common import (  # noqa: F401 - the tab
     HOOK_ELEMENTS,
     HOOK_MEMBERS,
     JUDGES,
+    LEAK_MEMBERS,
     _block,
     _claimed,
 )

@@ -6,6 +6,7 @@ from typing import Any, Mapping
 
 from conformance.areas.collective.judges.common import (
     JUDGES,
+    LEAK_MEMBERS,
 )
 from conformance.report.judges import FAIL, PASS, MissingEvidence, Verdict, agrees, is_median_of, number, param_value
 
@@ -178,6 +179,16 @@ def _against_references(m: Mapping[str, Any], p: Mapping[str, Any], manifest: Ma
 
 
 
+def members_short(rows: list[list[float]], growth: list[Any], key: str) -> str | None:
+    """CC-008's cycles run in LEAK_MEMBERS members, so every row and the growth hold one figure per
+    member of those: the count is the check's, never what the record kept (a leaking member's
+    column dropped is a finding)."""
+    if any(len(r) != LEAK_MEMBERS for r in rows) or len(growth) != LEAK_MEMBERS:
+        return (f"memory.{key} / memory.growth_mib record {sorted({len(r) for r in rows})} / {len(growth)} member(s); "
+                f"the cycles run in {LEAK_MEMBERS}")
+    return None
+
+
 @JUDGES.rule(needs=("memory",), params=("max_growth_mib", "leak_warmup_cycles"), decides_all=False,
            counts=(("memory.cycles", "leak_cycles"), ("memory.payload_mib", "leak_payload_mib")))
 def member_memory_growth(m: Mapping[str, Any], p: Mapping[str, Any], manifest: Mapping[str, Any]) -> Verdict:
@@ -200,6 +211,9 @@ def member_memory_growth(m: Mapping[str, Any], p: Mapping[str, Any], manifest: M
     first, last = rows[warmup - 1], rows[-1]
     if len(first) != len(growth) or len(last) != len(growth):
         return Verdict(FAIL, f"memory.growth_mib does not have one figure per member of memory.{key}")
+    short = members_short(rows, growth, key)
+    if short is not None:
+        return Verdict(FAIL, short)
     for i, g in enumerate(growth):
         g = number({"v": g}, "v")
         derived = last[i] - first[i]

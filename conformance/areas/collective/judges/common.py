@@ -11,6 +11,7 @@ JUDGES = JudgeTable()
 
 HOOK_MEMBERS = 2      # the hook job's members (conformance.areas.collective.hook_driver)
 HOOK_ELEMENTS = 4     # the elements of its allreduce
+LEAK_MEMBERS = 2      # CC-008: the members its create/allreduce/destroy cycles run in (memory_left_behind)
 
 
 # the survivors' error times are taken after ray.wait returns: a loaded driver may read one a little

@@ -10,13 +10,16 @@ from conformance.areas.collective.judges.common import (
     _claimed,
 )
 from conformance.collective.config import DEFAULT_DTYPES
+from conformance.rdt.accelerator_rule import coverage_problem
 from conformance.report.judges import FAIL, PASS, MissingEvidence, Verdict, number, param_value
 
 # ---------------------------------------------------------------- RDT over the backend (CC-011, CC-012)
 
 def _per_device(m: Mapping[str, Any], manifest: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
     """Each exercised device type's record (conformance.rdt.each_device: nested under the type
-    when the block declares more than one); every declared type exercised or not applicable."""
+    when the block declares more than one); every declared type exercised or not applicable with
+    a reason, the accelerator's type exercised unless the manifest gives its reason
+    (conformance.rdt.accelerator_rule)."""
     declared = _claimed(manifest, "rdt_devices", ("cpu",))
     exercised = m.get("devices")
     skipped = m.get("not_applicable_on") or {}
@@ -25,6 +28,9 @@ def _per_device(m: Mapping[str, Any], manifest: Mapping[str, Any]) -> list[tuple
     if not isinstance(skipped, Mapping) or sorted(map(str, exercised)) != sorted(d for d in declared if d not in skipped):
         raise _Wrong(f"exercised {exercised}, but the manifest's collective.rdt_devices are {declared} "
                      f"(not applicable on {sorted(skipped) if isinstance(skipped, Mapping) else skipped!r})")
+    problem = coverage_problem(declared, exercised, skipped, manifest)
+    if problem is not None:
+        raise _Wrong(problem)
     if len(declared) == 1:
         return [(declared[0], m)]
     out = []

@@ -25,6 +25,7 @@ from conformance.areas.device.judges.common import (
     manifest_quantities,
     manifest_type,
 )
+from conformance.areas.device.judges.per_node import each_node
 from conformance.catalog.manifest import declared_device_nodes
 from conformance.report.judges import (
     Verdict,
@@ -124,6 +125,7 @@ def split_ids(value: str | None) -> list[str]:
 
 
 @JUDGES.rule(needs=("tasks_run", "tasks", "resource"), params=("tasks",), counts=(("tasks_run", "tasks"),))
+@each_node((("tasks_run", "tasks"),))
 def one_device_task_sees_its_id(m: Metrics, p: Mapping[str, Any], manifest: Mapping[str, Any]) -> Verdict:
     """DP-008: each 1-unit task sees exactly one id in the variable, the one Ray assigned."""
     tasks = _list(m.get("tasks"), "metric tasks")
@@ -175,6 +177,7 @@ def concurrent_actors_get_disjoint_ids(m: Metrics, p: Mapping[str, Any], manifes
 
 
 @JUDGES.rule(needs=("calls_made", "calls", "resource"), params=("calls",), counts=(("calls_made", "calls"),))
+@each_node((("calls_made", "calls"),))
 def actor_keeps_its_id(m: Metrics, p: Mapping[str, Any], manifest: Mapping[str, Any]) -> Verdict:
     """DP-010: in every call the variable, Ray's assignment and the manager's view agree, on one
     id that never changes."""
@@ -201,6 +204,7 @@ def actor_keeps_its_id(m: Metrics, p: Mapping[str, Any], manifest: Mapping[str, 
 
 
 @JUDGES.rule(needs=("requested", "task", "resource"))
+@each_node(())
 def two_device_task_sees_both_ids(m: Metrics, p: Mapping[str, Any], manifest: Mapping[str, Any]) -> Verdict:
     """DP-011: a 2-unit task sees exactly the two distinct ids Ray assigned."""
     requested = number(m, "requested")
@@ -219,6 +223,7 @@ def two_device_task_sees_both_ids(m: Metrics, p: Mapping[str, Any], manifest: Ma
 
 
 @JUDGES.rule(needs=("rounds_run", "rounds", "resource"), params=("rounds",), counts=(("rounds_run", "rounds"),))
+@each_node((("rounds_run", "rounds"),))
 def task_without_resource_sees_no_variable(m: Metrics, p: Mapping[str, Any], manifest: Mapping[str, Any]) -> Verdict:
     """DP-012: after a device task on the same workers, a task without the resource has no variable."""
     rounds = _list(m.get("rounds"), "metric rounds")

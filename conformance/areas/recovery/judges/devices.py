@@ -3,7 +3,7 @@ judges name (conformance.report.judges.LEGACY), kept as they were.
 """
 from __future__ import annotations
 
-from typing import Mapping
+from typing import Mapping, Sequence
 
 from conformance.areas.recovery.audit import audit, holder_problems
 from conformance.areas.recovery.judges.common import (
@@ -207,6 +207,29 @@ def retry_holds_crashed_attempts_device(m: M, p: M, manifest: M) -> Verdict:
     return out.verdict(f"the retry holds the crashed attempt's device {assigned(crashed)}, views agreeing")
 
 
+def node_signatures_complete(sigs: Sequence[M], manifest: M, what: str) -> list[str]:
+    """FR-006 runs on the nodes the suite starts from the manifest (the recovery-restart shape:
+    never a --ray-address cluster), so the signatures it must record are the manifest's: cluster.nodes
+    of them, at least as many with devices as its declared environment gives
+    (catalog.manifest.declared_device_nodes, each with devices_per_node: signature_findings). A
+    node dropped from the record, or recorded with no device, is a finding, never a smaller cluster."""
+    from conformance.catalog.manifest import declared_device_nodes
+
+    cluster = manifest.get("cluster") if isinstance(manifest, Mapping) else None
+    nodes = cluster.get("nodes", 1) if isinstance(cluster, Mapping) else 1
+    nodes = nodes if isinstance(nodes, int) and not isinstance(nodes, bool) and nodes >= 1 else 1
+    out = []
+    if len(sigs) != nodes:
+        out.append(f"{what}: {len(sigs)} node signature(s); the cluster the suite starts from the manifest has "
+                   f"cluster.nodes = {nodes}")
+    with_devices = sum(1 for s in sigs if number(s, "devices") > 0)
+    need = declared_device_nodes(manifest)
+    if with_devices < need:
+        out.append(f"{what}: {with_devices} node(s) advertise devices; the manifest's declared environment gives "
+                   f"{need} with devices_per_node each")
+    return out
+
+
 @recovery_rule("FR-006", needs=("restart_s",),   # the report schema's rule for a pass (the legacy judge's needs)
                params=("restart_cluster_s", "actor_ready_s", "device_release_s"))
 @guarded
@@ -219,6 +242,7 @@ def fresh_start_same_devices(m: M, p: M, manifest: M) -> Verdict:
     if before != after:
         out.append(f"after a fresh start the nodes advertise {after}; before the shutdown: {before}")
     out.extend(signature_findings(before, manifest, "before the shutdown"))
+    out.extend(node_signatures_complete(before, manifest, "before the shutdown"))
     within(m, "holder_s", p, "actor_ready_s", out, "a holder on the fresh cluster")
     holder_audit(m, "holder", env_var(m), None, out, "holder on the fresh cluster")
     return out.verdict("the fresh cluster advertises the same devices, type and labels; a holder's views agree")

@@ -16,6 +16,7 @@ from conformance.areas.recovery.judges.common import (
     text,
     within,
 )
+from conformance.rdt.accelerator_rule import coverage_problem
 from conformance.report.judges import (
     MissingEvidence,
     Verdict,
@@ -39,8 +40,10 @@ def transfer_rule(check: str, *, params: tuple[str, ...]) -> Callable[[PerType],
         @guarded
         def evidence(m: M, p: M, manifest: M) -> Verdict:
             out = Findings()
-            for device, t in transport_types(m, p, manifest, out):
+            types = transport_types(m, p, manifest, out)
+            for device, t in types:
                 out.extend(fn(t, m, p, device))
+            out.extend(scenario_per_type(m, manifest, [d for d, _ in types]))
             return out.verdict(str(fn.__doc__ or "").split(".")[0].strip())
 
         evidence.__name__, evidence.__doc__ = fn.__name__, fn.__doc__
@@ -51,8 +54,9 @@ def transfer_rule(check: str, *, params: tuple[str, ...]) -> Callable[[PerType],
 
 def transport_types(m: M, p: M, manifest: M, out: list[str]) -> list[tuple[str, M]]:
     """Each device type the check ran on, with its evidence: the manifest's transport, every
-    type it declares exercised (or recorded not applicable, with why), and its traits
-    (transport_traits)."""
+    type it declares exercised (or recorded not applicable, with why; the accelerator's type
+    exercised unless the manifest gives its reason: conformance.rdt.accelerator_rule), and its
+    traits (transport_traits)."""
     tr = record(m, "transport")
     declared = path_of(manifest, "transport.devices") or ["cpu"]
     name = path_of(manifest, "transport.name")
@@ -75,12 +79,31 @@ def transport_types(m: M, p: M, manifest: M, out: list[str]) -> list[tuple[str, 
     skipped: M = raw_skipped if isinstance(raw_skipped, Mapping) else {}
     if not isinstance(exercised, list) or not exercised:
         raise MissingEvidence("metric devices is missing or empty (no device type exercised)")
-    missing = [d for d in declared if d not in exercised and d not in skipped]
-    if missing:
-        out.append(f"declared device type(s) {missing} were never exercised")
+    problem = coverage_problem([str(d) for d in declared], exercised, skipped, manifest)
+    if problem is not None:
+        out.append(problem)
     if len(declared) > 1:   # each type's evidence under its name (conformance.rdt.each_device)
         return [(str(d), record(m, str(d))) for d in exercised]
     return [(str(exercised[0]), m)]
+
+
+def scenario_per_type(m: M, manifest: M, exercised: list[str]) -> list[str]:
+    """A transfer check runs its one scenario on each type it exercised (RecoveryCtx.timed: named
+    "<scenario> on <type>" when the transport declares several), so the scenarios it must record
+    are those the manifest's types and the exercised ones give, never what the record kept: a
+    scenario dropped (one that failed, say) is a finding, not a type without one."""
+    scenarios = m.get("scenarios")
+    if not isinstance(scenarios, Mapping) or not scenarios:
+        raise MissingEvidence("metric scenarios is missing or empty")
+    declared = path_of(manifest, "transport.devices") or ["cpu"]
+    names = [str(k) for k in scenarios]
+    if len(declared) < 2:
+        return [] if len(names) == 1 else [f"records scenarios {names}; the check runs one"]
+    bases = {k.rsplit(" on ", 1)[0] for k in names}
+    want = {f"{b} on {d}" for b in bases for d in exercised} if len(bases) == 1 else set()
+    if set(names) != want or len(names) != len(exercised):
+        return [f"records scenarios {sorted(names)}; the check runs one on each type it exercised ({exercised})"]
+    return []
 
 
 def transport_traits(tr: M, manifest: M) -> list[str]:

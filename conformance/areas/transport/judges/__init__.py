@@ -63,8 +63,12 @@ from conformance.areas.transport.judges.common import (  # noqa: F401 - the tabl
     trait,
 )
 from conformance.areas.transport.judges.data import (  # noqa: F401 - registers its judges
+    CURRENT_IN_GROUP,
+    CURRENT_UNITS,
     PROBE_ERROR,
     concurrent_transfers_each_intact,
+    current_round_not_run,
+    current_units_not_run,
     driver_get_follows_ray,
     driver_semantics_problems,
     every_container_intact,

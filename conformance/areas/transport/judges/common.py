@@ -8,6 +8,7 @@ import contextlib
 import functools
 from typing import Any, Iterator, Mapping
 
+from conformance.rdt.accelerator_rule import coverage_problem
 from conformance.rdt.config import INTRA_NODE_ENDPOINTS, LATER_DEVICE_BYTES, builtin_traits, recorded_max_bytes
 from conformance.rdt.device import is_host
 from conformance.report.judges import FAIL, JudgeTable, MissingEvidence, Verdict, agrees, number, path_of
@@ -107,7 +108,8 @@ def per_type(m: Mapping[str, Any], manifest: Mapping[str, Any]) -> dict[str, Map
     """{device type: its evidence} for every type the check exercised (conformance.rdt.each_device:
     with several declared types each type's evidence is metrics[<type>], with one it is the
     metrics themselves). Every declared type must be exercised or recorded not applicable with
-    its reason; a type the manifest does not declare is not evidence of it."""
+    its reason, the accelerator's type exercised unless the manifest gives its reason
+    (conformance.rdt.accelerator_rule); a type the manifest does not declare is not evidence of it."""
     declared = declared_devices(manifest)
     exercised = m.get("devices")
     if not isinstance(exercised, list) or not all(isinstance(d, str) for d in exercised):
@@ -120,10 +122,9 @@ def per_type(m: Mapping[str, Any], manifest: Mapping[str, Any]) -> dict[str, Map
         raise Refused(f"the evidence names device type(s) {stray} the manifest's transport.devices {declared} does not declare")
     if len(set(exercised)) != len(exercised):
         raise Refused(f"devices {exercised} names a type twice")
-    for d in declared:
-        if d not in exercised and not (isinstance(skipped.get(d), str) and skipped[d].strip()):
-            raise Refused(f"the declared device type {d} was neither exercised nor recorded not applicable with a reason "
-                          f"(devices: {exercised})")
+    problem = coverage_problem(declared, exercised, skipped, manifest)
+    if problem is not None:
+        raise Refused(f"{problem} (devices: {exercised})")
     if not exercised:
         raise Refused(f"no declared device type was exercised (not applicable on {sorted(skipped)})")
     nested = len(declared) > 1

@@ -22,6 +22,7 @@ from conformance.areas.transport.judges.common import (
     Refused,
     TypeFailures,
     count_of,
+    devices_per_node,
     endpoints_as_the_node_allows,
     errors_of,
     names,
@@ -32,6 +33,7 @@ from conformance.areas.transport.judges.common import (
     sidedness,
     total_agrees,
 )
+from conformance.areas.transport.judges.pair_wave import with_pair_wave
 from conformance.rdt.device import is_host
 from conformance.rdt.payloads import ALL_DTYPES, CONTAINERS, CORE_DTYPES, SHAPES, VIEW_DTYPES, VIEWS
 from conformance.report.judges import PASS, MissingEvidence, Verdict, number
@@ -174,7 +176,8 @@ def received_metadata_as_sent(m: Mapping[str, Any], p: Mapping[str, Any], manife
             current = r.get("current_device")
             if not isinstance(current, Mapping):
                 raise MissingEvidence(f"metric current_device (on {d}) is missing")
-            if isinstance(current.get("not_run"), str) and current["not_run"]:
+            if "not_run" in current:
+                current_round_not_run(d, current["not_run"], manifest)
                 continue
             for index in (1, 0):
                 seen = current.get(f"current_{index}")
@@ -191,7 +194,43 @@ def received_metadata_as_sent(m: Mapping[str, Any], p: Mapping[str, Any], manife
     return Verdict(PASS, f"dtype, shape and device type as sent on {sorted(records)}")
 
 
+# TR-005's round on an actor given two devices, and the reasons the check gives for not running
+# it (the live check builds them here, so its record and its judge cannot drift apart)
+CURRENT_UNITS = 2   # the receiver of that round holds two units
+CURRENT_IN_GROUP = "the transport moves within a collective group the pool's actors already belong to"
+
+
+def current_units_not_run(resource: str, endpoints: int) -> str:
+    return f"needs {CURRENT_UNITS} free {resource} units beside the {endpoints} endpoints on one node"
+
+
+_CURRENT_UNITS = re.compile(r"needs (\d+) free \S+ units beside the (\d+) endpoints on one node")
+
+
+def current_round_not_run(d: str, why: Any, manifest: Mapping[str, Any]) -> None:
+    """TR-005's current-device round not run on `d`, for a reason the manifest gives: the
+    transport is a built-in that moves within a collective group (rdt.config.COLLECTIVE_TRANSPORTS),
+    or a node's units (accelerator.expected.devices_per_node) leave fewer than CURRENT_UNITS
+    beside the check's pair. Any other reason, or one the manifest contradicts, is a round the
+    record left out."""
+    from conformance.rdt.config import BUILTIN_TRANSPORTS, COLLECTIVE_TRANSPORTS
+
+    block = manifest.get("transport") if isinstance(manifest, Mapping) else None
+    name = str(block.get("name", "")).upper() if isinstance(block, Mapping) else ""
+    in_group = isinstance(block, Mapping) and block.get("manager") is None and name in BUILTIN_TRANSPORTS \
+        and name in COLLECTIVE_TRANSPORTS
+    if why == CURRENT_IN_GROUP and in_group:
+        return
+    m = _CURRENT_UNITS.fullmatch(why) if isinstance(why, str) else None
+    units = devices_per_node(manifest)
+    if m is not None and int(m[1]) == CURRENT_UNITS and units is not None and units - PAIR < CURRENT_UNITS:
+        return
+    raise Refused(f"on {d}: the round on an actor given two devices was not run ({str(why)[:120]!r}); the manifest "
+                  f"declares {units} unit(s) per node and transport {name or '?'}, which leave room for it")
+
+
 @JUDGES.rule(needs=("devices", "cases", "wrong"))
+@with_pair_wave   # --nodes all: the wave of pairs every node is in (judges/pair_wave.py)
 @refusing
 def transfers_between_nodes(m: Mapping[str, Any], p: Mapping[str, Any], manifest: Mapping[str, Any]) -> Verdict:
     records = per_type(m, manifest)

@@ -13,6 +13,7 @@ from conformance.areas.transport.judges.common import (
     refusing,
     run_max_bytes,
 )
+from conformance.rdt.device import is_host
 from conformance.report.judges import FAIL, PASS, MissingEvidence, Verdict, number, param_value
 
 # ------------------------------------------------------------------------------ memory (TR-013, TR-014)
@@ -31,7 +32,8 @@ def leak_payload_bytes(m: Mapping[str, Any]) -> int:
 def leak_probes_complete(m: Mapping[str, Any], growth: Mapping[str, Any], manifest: Mapping[str, Any]) -> None:
     """Every exercised type's series of the probes the check reads on every host (held memory of
     both ends, the node's cluster shared memory; the host probe named rss_bytes in earlier reports),
-    and the device probe of both ends or of neither: a series left out is not one that stayed flat."""
+    and the device probe of both ends (of neither only on the host): a series left out is not one
+    that stayed flat."""
     exercised = m.get("devices")
     if not isinstance(exercised, list):
         return   # a report of a release before the check named its types: its probes as recorded
@@ -45,6 +47,17 @@ def leak_probes_complete(m: Mapping[str, Any], growth: Mapping[str, Any], manife
         ends = [named + f"{side}.device_used_bytes" in growth for side in ("source", "destination")]
         if any(ends) and not all(ends):
             raise Refused(f"growth_per_round_bytes has the device memory of one end on {d} only: both ends read it")
+        device_series_required(d, named, ends)
+
+
+def device_series_required(d: str, named: str, ends: list[bool]) -> None:
+    """On a type other than the host, both ends' device memory series: the device's own memory is
+    what a transport leaks there, and a series left out is missing evidence, never memory that
+    stayed flat (the workload judges' _memory_flat asks the same of every device read)."""
+    if not is_host(d) and not all(ends):
+        raise MissingEvidence(f"metric growth_per_round_bytes.{named}source.device_used_bytes / "
+                              f"{named}destination.device_used_bytes is missing: the device memory of both ends on {d} "
+                              "is read and judged")
 
 
 @JUDGES.rule(needs=("growth_per_round_bytes", "payload_bytes", "transfers_per_round"),
@@ -60,6 +73,7 @@ def memory_growth_per_round(m: Mapping[str, Any], p: Mapping[str, Any], manifest
     is the run's, and every type the check exercised has every probe's series."""
     if not isinstance(m.get("devices"), list):
         raise MissingEvidence("metric devices (the device types exercised) is missing or not a list")
+    per_type(m, manifest)   # every declared type exercised, the accelerator's unless the manifest says why not
     return _memory_growth(m, p, manifest)
 
 
@@ -140,6 +154,11 @@ def transport_query_answers_in_time_as_recorded(m: Mapping[str, Any], p: Mapping
                                                 manifest: Mapping[str, Any]) -> Verdict:
     """TR-014 of releases before judges were declared (judges.LEGACY), whose reports recorded the
     summary alone: judged as they were."""
+    if "devices" in m:   # a release's record naming its types: every declared one exercised (per_type)
+        try:
+            per_type(m, manifest)
+        except Refused as exc:
+            return Verdict(FAIL, str(exc))
     slow, bound = number(m, "actor_has_transport_max_latency_s"), param_value(p, "max_answer_s")
     if slow > bound:
         return Verdict(FAIL, f"actor_has_tensor_transport took {slow:.2f}s to answer (bound {bound:g} s); Ray asks "
