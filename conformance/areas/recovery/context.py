@@ -61,8 +61,9 @@ class RecoveryCtx(CheckContext):
         (`<NAME>_RECOVERY`, in Ray's own errors) says what that name is, so a vendor reading its
         report does not look for a transport it never wrote (docs/recovery.md)."""
         self.metrics.update(evidence)
-        if self.setup is not None and self.setup.fault_name in str(self.verdict().reason):
-            detail += (f" ({self.setup.fault_name} is the suite's fault-injecting twin of {self.setup.config.name}: "
+        setup: "TransportSetup | None" = getattr(self, "setup", None)   # a transfer check's (TransferRecoveryCtx)
+        if setup is not None and setup.fault_name in str(self.verdict().reason):
+            detail += (f" ({setup.fault_name} is the suite's fault-injecting twin of {setup.config.name}: "
                        "the vendor's class, registered a second time so faults can be armed; docs/recovery.md)")
         super().decide(detail)
 
