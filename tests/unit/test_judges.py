@@ -158,6 +158,25 @@ def test_thresholds_come_from_params() -> None:
     assert judged("PF-002", m, {"min_link_bandwidth_fraction": 0.5}).outcome == "fail"
 
 
+def test_an_even_count_of_spread_trials_gives_the_rate_of_their_median_time() -> None:
+    """PF-002/PF-003 record the rate of the trials' median time (conformance/measure.stats): with an
+    even count, the harmonic mean of the two middle rates, which under load lies far from their
+    plain median (a real good run: 0.0574 against 0.126 GB/s, once a false alarm); a figure outside
+    the middle pair is still refused."""
+    from conformance.measure import stats
+
+    nbytes = 256 * 2**20
+    recorded = stats(nbytes, [nbytes / 0.03e9, nbytes / 0.22e9])   # two trials, one loaded
+    m = dict(PASSING_METRICS["PF-002"], largest_size_gbps=recorded["median_gbps"],
+             largest_size_trials_gbps=recorded["trials_gbps"], reference_gbps=0.5,
+             reference_trials_gbps=[0.5] * 3, achieved_fraction=recorded["median_gbps"] / 0.5)
+    assert judged("PF-002", m, {"min_link_bandwidth_fraction": 0.1}).outcome == "pass"
+    forged = dict(m, largest_size_gbps=0.3, achieved_fraction=0.6)
+    verdict = judged("PF-002", forged, {"min_link_bandwidth_fraction": 0.1})
+    assert verdict.outcome == "fail" and "is not the median of its own largest_size_trials_gbps (0.03 to 0.22)" in \
+        str(verdict.reason)
+
+
 # ------------------------------------------------------------------------------ verify: evidence
 def test_an_honest_report_has_clean_evidence_summary_and_selection() -> None:
     got = lines_of(build_report())
