@@ -36,7 +36,7 @@ class HtmlSection:
 
 
 @dataclass(frozen=True)
-class Context:
+class ContextDecl:
     """How an area's checks get their context, declared once: the one fixture `<area>_ctx` (built
     for every area by conformance.run.contexts.open_check_context) gives a check `base`, or the
     kind its DATA picks: the first of `by_tag` whose tag its checklist entry carries, else the
@@ -76,7 +76,7 @@ class Area:
     package: str                       # its helpers, e.g. conformance.areas.transport
     checks: str                        # its check modules, e.g. conformance.checks.transport
     doc: str                           # where a vendor reads how its checks work (docs/..., with anchor)
-    context: Context | None = None     # what its checks receive as `<area>_ctx` (see Context)
+    context: ContextDecl | None = None  # what its checks receive as `<area>_ctx` (see ContextDecl)
     shapes: str = ""                   # module whose KINDS tuple holds the cluster shapes it adds
     state: "pytest.StashKey[Any] | None" = None   # its per-run state in config.stash
     section: str = ""                  # the report.json `sections` key it publishes

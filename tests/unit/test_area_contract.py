@@ -9,7 +9,7 @@ from types import SimpleNamespace
 import pytest
 
 from conformance.areas import AREAS
-from conformance.catalog.area import Area, Context, load_ref, registry_problems
+from conformance.catalog.area import Area, ContextDecl, load_ref, registry_problems
 from conformance.run.preflight import manifest_refs
 from conformance.run.session import ConformanceRun, declared_sections
 
@@ -43,7 +43,7 @@ def test_publish_accepts_only_a_section_an_area_declares() -> None:
 def test_the_registry_lint_holds_state_keys_and_manifest_refs() -> None:
     key = pytest.StashKey[int]()
     a = Area(name="a", prefix="AA", package="conformance.areas.a", checks="conformance.checks.a", doc="docs/a.md",
-             state=key, context=Context(base="conformance.areas.a.context:ACtx", opens="conformance.areas.a.fixtures:open"))
+             state=key, context=ContextDecl(base="conformance.areas.a.context:ACtx", opens="conformance.areas.a.fixtures:open"))
     b = dataclasses.replace(a, name="b", prefix="BB", package="conformance.areas.b", checks="conformance.checks.b",
                             manifest_refs=("manager",))
     problems = registry_problems((a, b), {"a": "AA", "b": "BB"})
@@ -54,7 +54,7 @@ def test_the_registry_lint_holds_state_keys_and_manifest_refs() -> None:
     assert registry_problems((bare,), {"a": "AA"}) == [
         "area 'a': declares no context (Area.context: the base class its checks receive as a_ctx and the function "
         "that opens it)"]
-    typo = dataclasses.replace(a, context=Context(base="ACtx", opens="conformance.areas.a.fixtures:open"))
+    typo = dataclasses.replace(a, context=ContextDecl(base="ACtx", opens="conformance.areas.a.fixtures:open"))
     assert registry_problems((typo,), {"a": "AA"}) == [
         "area 'a': context references must be \"conformance.module:Name\" (got 'ACtx')"]
 

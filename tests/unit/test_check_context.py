@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from conformance.areas import AREAS
-from conformance.catalog.area import Area, Context, load_ref
+from conformance.catalog.area import Area, ContextDecl, load_ref
 from conformance.catalog.data import load_suite_data, load_vocabulary
 from conformance.cluster.manager import SHARED
 from conformance.run.check_context import CheckContext
@@ -101,7 +101,7 @@ def test_the_rules_read_only_declared_tags_and_shapes() -> None:
 
 
 def test_the_rule_is_a_tag_then_the_shape_then_the_base() -> None:
-    rule = Context(base="m:Base", opens="m:opens", by_tag={"t1": "m:T1", "t2": "m:T2"}, by_shape={"s": "m:S"})
+    rule = ContextDecl(base="m:Base", opens="m:opens", by_tag={"t1": "m:T1", "t2": "m:T2"}, by_shape={"s": "m:S"})
     assert rule.kind_ref((), "shared") == "m:Base"
     assert rule.kind_ref(("x",), "s") == "m:S"
     assert rule.kind_ref(("t2", "t1"), "s") == "m:T1"      # the declaration's order decides, then the tag beats the shape

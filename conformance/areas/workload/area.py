@@ -2,15 +2,15 @@
 
 Its checks move tensors with the manifest's transport (the RDT harness, conformance.rdt), so the
 area certifies the manifest's `transport` block: without one its checks are not applicable."""
-from conformance.catalog.area import Area, Context, HtmlSection
+from conformance.catalog.area import Area, ContextDecl, HtmlSection
 
 AREA = Area(
     name="workload", prefix="WL",
     package="conformance.areas.workload", checks="conformance.checks.workload",
     doc="docs/workload.md#the-checks",
-    context=Context(base="conformance.areas.workload.context:WorkloadCtx",
-                    opens="conformance.areas.workload.fixtures:open_context",
-                    by_tag={"collective-backend": "conformance.areas.workload.dp_context:DataParallelCtx"}),
+    context=ContextDecl(base="conformance.areas.workload.context:WorkloadCtx",
+                        opens="conformance.areas.workload.fixtures:open_context",
+                        by_tag={"collective-backend": "conformance.areas.workload.dp_context:DataParallelCtx"}),
     section="Workload",
     # the title and notice stay as the committed example page has them (WL-003/004's charts follow WL-001's)
     # the findings (INFO checks, whatever their area) are the core's block: conformance/report/findings.py
