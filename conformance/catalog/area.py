@@ -1,10 +1,11 @@
 """What an area is: the one declaration the rest of the suite reads about it.
 
 An area (device, topology, transport, ...) is a unit: its helpers in one package, its checks in
-one folder, its fixtures in one module, its cluster shapes, its per-run state under one stash
-key, its report section, its manifest block and its doc. Each area declares all of that once, as
+one folder, its checks' context (its type, how it is opened, which kind a check gets), its
+cluster shapes, its per-run state under one stash key, its report section, its manifest block
+and its doc. Each area declares all of that once, as
 an `Area` (in `conformance/areas/<name>/area.py`), and `conformance.areas.AREAS` lists them. The
-threshold lint, the plugin's fixture registration, the shape registry, fault isolation, the
+threshold lint, the core's `<area>_ctx` fixtures, the shape registry, fault isolation, the
 report's links and the HTML page iterate that list; nothing else names the areas. The registry
 lint checks it against tiers/vocabulary.yaml at every run.
 

@@ -1,7 +1,9 @@
 """The workload area's declaration (conformance.areas.AREAS lists it).
 
 Its checks move tensors with the manifest's transport (the RDT harness, conformance.rdt), so the
-area certifies the manifest's `transport` block: without one its checks are not applicable."""
+area certifies the manifest's `transport` block: without one its checks are not applicable. A
+check tagged `collective-backend` (WL-002) runs over the collective backend instead: its context
+is a DataParallelCtx over the core's collective harness (conformance.collective.harness)."""
 from conformance.catalog.area import Area, ContextDecl, HtmlSection
 
 AREA = Area(
