@@ -59,7 +59,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "check(id): the checklist item (e.g. DP-003) this test evidences")
     config.addinivalue_line("markers", "cluster(shape): the cluster shape this test needs (default: none)")
-    import conformance.run.fixtures as fixtures
+    import conformance.run.fixtures as fixtures  # the core's fixtures, every area's `<area>_ctx` among them
     if not config.pluginmanager.is_registered(fixtures):
         config.pluginmanager.register(fixtures, "conformance-fixtures")
     if not config.getoption("conformance_manifest", None):
@@ -74,7 +74,6 @@ def pytest_configure(config: pytest.Config) -> None:
     from conformance.run.state import RUN
     config.stash[RUN] = run
     config.pluginmanager.register(run, "conformance-run")
-    _register_area_fixtures(config)
     from conformance.run.hooks import RunHelp
     run.report_extras = RunHelp(run)
     config.pluginmanager.register(run.report_extras, "conformance-run-help")
@@ -82,19 +81,6 @@ def pytest_configure(config: pytest.Config) -> None:
     sigterm_interrupts()   # and again after each ray.init of the driver (ray_start.connect_driver)
     if config.args_source != pytest.Config.ArgsSource.ARGS:
         config.args = [str(run.checks_dir)]
-
-
-def _register_area_fixtures(config: pytest.Config) -> None:
-    """Each area's one fixture module (its Area.fixtures), registered once as a plugin: check modules
-    use the fixtures by name and import none of them."""
-    import importlib
-
-    from conformance.areas import AREAS
-
-    for module in dict.fromkeys(a.fixtures for a in AREAS if a.fixtures):
-        plugin = importlib.import_module(module)
-        if not config.pluginmanager.is_registered(plugin):
-            config.pluginmanager.register(plugin, f"conformance-fixtures:{module}")
 
 
 def _refuse_xdist(config: pytest.Config) -> None:

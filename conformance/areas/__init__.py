@@ -1,7 +1,7 @@
 """The check areas, each a declared unit: the one list of them.
 
-`AREAS` is the registry: every part of the suite that needs to know the areas (the plugin's
-fixture registration, the cluster shape registry, the threshold lint, fault isolation, the
+`AREAS` is the registry: every part of the suite that needs to know the areas (the core's
+`<area>_ctx` fixtures, the cluster shape registry, the threshold lint, fault isolation, the
 report's links, the HTML page) iterates it; nothing else names them. Each area declares itself in
 `conformance/areas/<name>/area.py` (see conformance.catalog.area.Area), which imports nothing heavy.
 The registry lint checks AREAS against tiers/vocabulary.yaml at every run, both ways.

@@ -1,10 +1,11 @@
 """What an area is: the one declaration the rest of the suite reads about it.
 
 An area (device, topology, transport, ...) is a unit: its helpers in one package, its checks in
-one folder, its fixtures in one module, its cluster shapes, its per-run state under one stash
-key, its report section, its manifest block and its doc. Each area declares all of that once, as
+one folder, its checks' context (its type, how it is opened, which kind a check gets), its
+cluster shapes, its per-run state under one stash key, its report section, its manifest block
+and its doc. Each area declares all of that once, as
 an `Area` (in `conformance/areas/<name>/area.py`), and `conformance.areas.AREAS` lists them. The
-threshold lint, the plugin's fixture registration, the shape registry, fault isolation, the
+threshold lint, the core's `<area>_ctx` fixtures, the shape registry, fault isolation, the
 report's links and the HTML page iterate that list; nothing else names the areas. The registry
 lint checks it against tiers/vocabulary.yaml at every run.
 
@@ -16,7 +17,7 @@ from __future__ import annotations
 import importlib
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterable, Mapping
 
 import pytest
 
@@ -36,6 +37,38 @@ class HtmlSection:
 
 
 @dataclass(frozen=True)
+class ContextDecl:
+    """How an area's checks get their context, declared once: the one fixture `<area>_ctx` (built
+    for every area by conformance.run.contexts.open_check_context) gives a check `base`, or the
+    kind its DATA picks: the first of `by_tag` whose tag its checklist entry carries, else the
+    kind `by_shape` names for its cluster mark's shape. A check's annotation (`recovery_ctx:
+    NodeRecoveryCtx`) is held equal to that kind by a test; it never chooses it.
+
+    Classes are "module:Class" and `opens` "module:function", imported when used: `opens(kind,
+    base, lifetimes)` yields the check's context of `kind` (a CheckContext subclass) after the
+    area's setup and runs its teardown after the check (conformance.run.contexts.Lifetimes: what
+    outlives the check, closed when the module or the session ends)."""
+
+    base: str
+    opens: str
+    by_tag: Mapping[str, str] = field(default_factory=dict, hash=False)
+    by_shape: Mapping[str, str] = field(default_factory=dict, hash=False)
+
+    def kind_ref(self, tags: Iterable[str], shape_name: str) -> str:
+        """The pure rule: the kind (a "module:Class") a check with these tags and this cluster
+        mark's shape ("shared" without a mark) receives."""
+        carried = set(tags)
+        for tag, ref in self.by_tag.items():
+            if tag in carried:
+                return ref
+        return self.by_shape.get(shape_name, self.base)
+
+    def kinds(self) -> tuple[str, ...]:
+        """Every kind the rule can pick, base first."""
+        return tuple(dict.fromkeys((self.base, *self.by_tag.values(), *self.by_shape.values())))
+
+
+@dataclass(frozen=True)
 class Area:
     """One check area, declared once (see the module docstring)."""
 
@@ -44,7 +77,7 @@ class Area:
     package: str                       # its helpers, e.g. conformance.areas.transport
     checks: str                        # its check modules, e.g. conformance.checks.transport
     doc: str                           # where a vendor reads how its checks work (docs/..., with anchor)
-    fixtures: str = ""                 # its ONE fixture module, registered as a pytest plugin
+    context: ContextDecl | None = None  # what its checks receive as `<area>_ctx` (see ContextDecl)
     shapes: str = ""                   # module whose KINDS tuple holds the cluster shapes it adds
     state: "pytest.StashKey[Any] | None" = None   # its per-run state in config.stash
     section: str = ""                  # the report.json `sections` key it publishes
@@ -105,6 +138,15 @@ def registry_problems(areas: tuple[Area, ...], vocabulary_areas: dict[str, str])
                             f"(got {area.doc!r})")
         if area.state is not None and not isinstance(area.state, pytest.StashKey):
             problems.append(f"area {area.name!r}: state must be a pytest.StashKey (got {type(area.state).__name__})")
+        if area.context is None:
+            problems.append(f"area {area.name!r}: declares no context (Area.context: the base class its checks "
+                            f"receive as {area.name}_ctx and the function that opens it)")
+        else:
+            refs = (area.context.opens, *area.context.kinds())
+            bad = [r for r in refs if not re.fullmatch(r"conformance\.[a-z0-9_.]+:[A-Za-z_][A-Za-z0-9_]*", r)]
+            if bad:
+                problems.append(f"area {area.name!r}: context references must be \"conformance.module:Name\" "
+                                f"(got {', '.join(map(repr, bad))})")
         if area.manifest_refs and not area.manifest_block:
             problems.append(f"area {area.name!r}: manifest_refs {list(area.manifest_refs)} name fields of no "
                             "manifest_block")

@@ -9,6 +9,9 @@ base). Modules, one job each (docs/collective.md explains the method):
 * `members`  – the member actor and the backend registration it runs (importable by workers, and
                by a worker_process_setup_hook).
 * `context`  – the run's CollectiveContext (member pool, Ray's three group-creation paths, bounded
-               waits) and CollectiveCtx, the check context holding it. The collective area passes
-               in how its report section is published; the harness renders no section.
+               waits) and CollectiveCtx, the check context holding it.
+* `harness`  – how a check's context gets the block and the run's CollectiveContext (n/a without a
+               block; built once; closed when the module and the session end): the collective and
+               workload areas' `opens` both call it, neither reaches the other.
+* `report`   – the report's Collective section (its data and markdown; the area draws its html).
 """

@@ -1,17 +1,17 @@
 """What a collective check works with: the backend registered in the driver, a pool of member
 actors spread over the cluster's nodes, groups made by any of Ray's three paths, and bounded waits.
 
-One `CollectiveContext` per run (kept in `config.stash` under the area's key, area.STATE; built by
-fixtures.collective_state). When the collective block declares a device type (`devices`), each
+One `CollectiveContext` per run (kept in the run's stash under harness.STATE; built by
+harness.run_backend the first time a check needs it). When the collective block declares a device type (`devices`), each
 member holds one unit of the manifest's resource, as a real backend's members would, so Ray sets
 its visible devices and its device tensors live on the device Ray gave it; on a cluster without
 the units the checks that need the pool are not applicable, with the reason. A pool holding no
 units lives across the area's modules and costs one start of three actors per cluster; one holding
-units is stopped when each module ends (fixtures.collective_member_units), so other areas find
+units is stopped when each module ends (harness.run_backend hands it to the module), so other areas find
 every device free. A check that kills a member replaces it. Group names carry a per-run token, so runs side
 by side never share a name.
 
-What one check receives is a `CollectiveCtx` (fixtures.collective_ctx): the common CheckContext
+What one check receives is a `CollectiveCtx` (`collective_ctx`, opened by the collective area): the common CheckContext
 (its thresholds through `param(name)`, its metrics, the cluster its mark names) with the manifest's
 collective block and a typed reference to the run's CollectiveContext.
 """
@@ -127,7 +127,7 @@ class CollectiveContext:
                  publish: Callable[[RunView, dict[str, Any]], None]) -> None:
         self.run = run
         self.config = config
-        self._publish = publish           # the collective area's report section (its report.publish)
+        self._publish = publish           # the Collective section's publisher (conformance.collective.report.publish)
         self.python_path = list(run.manifest.python_path)
         self.token = uuid.uuid4().hex[:8]
         self._names = itertools.count()
@@ -144,8 +144,7 @@ class CollectiveContext:
                                         "checks": {}, "bandwidth": []}
 
     def note(self, cid: str, text: str, **data: Any) -> None:
-        """One line about a check for the report's Collective section (published at once, through
-        the publisher the collective area gave: the harness is core and renders no section)."""
+        """One line about a check for the report's Collective section (published at once)."""
         self.section["checks"][cid] = text
         self.section.update(data)
         self._publish(self.run, self.section)
@@ -408,7 +407,7 @@ def wait_until(predicate: Any, timeout_s: float, interval_s: float = 0.2) -> boo
 
 @dataclass(kw_only=True)
 class CollectiveCtx(CheckContext):
-    """What a collective check receives (fixtures.collective_ctx), and nothing else.
+    """What a collective check receives (`collective_ctx`), and nothing else.
 
     `config` is the manifest's collective block. A check with a cluster mark works on the live
     cluster with the backend registered in the driver: `backend` is then the run's one

@@ -5,17 +5,16 @@ way a check gets the registered transport.
 * `transport_setup(run, faults=...)`: the driver prepared and the manifest's transport registered
   (with its fault-injecting twin for the usage and recovery scenarios); not applicable when the
   manifest declares no transport; a failure naming the cause when it cannot be registered.
-* `module_context(run)`: the body of each area's module-scoped fixture: the run's
-  TransportContext, kept under CONTEXT in the run's stash, its device-holding pools stopped when
-  the module ends.
+* `run_transport(run, lifetimes)`: the run's TransportContext, kept under CONTEXT in the run's
+  stash, its device-holding pools stopped when the check's module ends (Lifetimes.module).
 * `open_context(kind, base, transport)`: the check's context (an RdtCtx subclass) on the shared
   cluster, which, unlike other areas' checks, does not wait for devices to be released after
   each check: the module's endpoints may hold devices until the module ends (then
-  `module_context` stops them).
+  `run_transport`'s closer stops them).
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterator, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import pytest
 
@@ -28,6 +27,7 @@ from conformance.run.state import stash_of
 
 if TYPE_CHECKING:
     from conformance.run.check_context import RunView
+    from conformance.run.contexts import Lifetimes
 
 CONTEXT: "pytest.StashKey[TransportContext]" = pytest.StashKey()
 """One TransportContext per run, shared by the transport and performance check modules."""
@@ -48,10 +48,11 @@ def transport_setup(run: RunView, *, faults: bool = False) -> TransportSetup:
     return setup
 
 
-def module_context(run: RunView) -> Iterator[TransportContext]:
-    """One context per run, shared by the transport/performance modules: endpoints that hold no
-    device are reused by the next module (starting them is the slow part); endpoints holding
-    devices are stopped when the module ends, so other areas' checks find every device free."""
+def run_transport(run: RunView, lifetimes: Lifetimes) -> TransportContext:
+    """The run's one TransportContext, shared by the transport, performance and workload checks:
+    endpoints that hold no device are reused by the next module (starting them is the slow part);
+    endpoints holding devices are stopped when the check's module ends, so other areas' checks
+    find every device free. N/a without a transport, a failure when it cannot be registered."""
     setup = transport_setup(run)
     stash = stash_of(run)
     ctx = stash.get(CONTEXT, None)
@@ -59,8 +60,8 @@ def module_context(run: RunView) -> Iterator[TransportContext]:
         ctx = stash[CONTEXT] = TransportContext(run, setup)
         publish(run, "transport", {"name": setup.name, "one_sided": setup.one_sided, "can_abort": setup.can_abort,
                                    "devices": list(setup.config.devices), "manager": setup.config.manager_ref})
-    yield ctx
-    ctx.release_device_pools()
+    lifetimes.module.once("rdt: device pools", ctx.release_device_pools)
+    return ctx
 
 
 def open_context(kind: type[R], base: CheckContext, transport: TransportContext, **extra: Any) -> R:

@@ -9,7 +9,7 @@ from types import SimpleNamespace
 import pytest
 
 from conformance.areas import AREAS
-from conformance.catalog.area import Area, load_ref, registry_problems
+from conformance.catalog.area import Area, ContextDecl, load_ref, registry_problems
 from conformance.run.preflight import manifest_refs
 from conformance.run.session import ConformanceRun, declared_sections
 
@@ -43,13 +43,20 @@ def test_publish_accepts_only_a_section_an_area_declares() -> None:
 def test_the_registry_lint_holds_state_keys_and_manifest_refs() -> None:
     key = pytest.StashKey[int]()
     a = Area(name="a", prefix="AA", package="conformance.areas.a", checks="conformance.checks.a", doc="docs/a.md",
-             state=key)
+             state=key, context=ContextDecl(base="conformance.areas.a.context:ACtx", opens="conformance.areas.a.fixtures:open"))
     b = dataclasses.replace(a, name="b", prefix="BB", package="conformance.areas.b", checks="conformance.checks.b",
                             manifest_refs=("manager",))
     problems = registry_problems((a, b), {"a": "AA", "b": "BB"})
     assert "area 'b': manifest_refs ['manager'] name fields of no manifest_block" in problems
     assert sum("its state key is another area's too" in p for p in problems) == 2
     assert registry_problems((a,), {"a": "AA"}) == []
+    bare = dataclasses.replace(a, context=None)
+    assert registry_problems((bare,), {"a": "AA"}) == [
+        "area 'a': declares no context (Area.context: the base class its checks receive as a_ctx and the function "
+        "that opens it)"]
+    typo = dataclasses.replace(a, context=ContextDecl(base="ACtx", opens="conformance.areas.a.fixtures:open"))
+    assert registry_problems((typo,), {"a": "AA"}) == [
+        "area 'a': context references must be \"conformance.module:Name\" (got 'ACtx')"]
 
 
 def test_every_report_html_block_is_drawn_by_its_own_area() -> None:

@@ -5,7 +5,6 @@ from types import SimpleNamespace
 
 import pytest
 
-from conformance.areas.collective.report import render
 from conformance.catalog.capabilities import (
     CERTIFIED,
     NOT_CERTIFIED,
@@ -18,6 +17,7 @@ from conformance.catalog.data import load_checklist
 from conformance.catalog.manifest import load_manifest
 from conformance.collective import programs
 from conformance.collective.config import collective_config
+from conformance.collective.report import render
 
 
 def test_expected_results_follow_rays_semantics() -> None:

@@ -128,8 +128,9 @@ def test_every_area_declares_what_the_suite_reads_and_it_resolves() -> None:
     for a in AREAS:
         importlib.import_module(a.package)
         importlib.import_module(a.checks)
-        if a.fixtures:
-            importlib.import_module(a.fixtures)
+        assert a.context is not None, a.name
+        for ref in (a.context.opens, *a.context.kinds()):
+            assert load_ref(ref), ref
         if a.shapes:
             assert load_ref(a.shapes + ":KINDS")
         for block in a.html:

@@ -1,48 +1,13 @@
-"""The report's Collective section: one renderer from the section's data to markdown (pure).
-
-The data (report.json `sections.Collective.data`) holds the backend, per-check notes and the
-bandwidth rows {op, bytes, world_size, algbw_gbps, busbw_gbps, host_copy_gbps, and star_busbw_gbps on
-each op's row at the largest size: CC-010's reference, conformance/areas/collective/star.py}; report.html
-draws the rows as a curve (bus_bandwidth_chart, CC-010).
+"""The report's Collective block in report.html (pure): from the section's data, which the
+collective harness publishes with its markdown (conformance.collective.report), tables, notes and
+the rows drawn as a curve (bus_bandwidth_chart, CC-010).
 """
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from conformance.sanitize import markdown_cell as clean_text
-
-if TYPE_CHECKING:
-    from conformance.run.check_context import RunView
-
-SECTION = "Collective"
-
-
-def publish(run: RunView, data: dict[str, Any]) -> None:
-    """Store the section (markdown + data) on the run; the report writer takes it from there."""
-    run.publish(SECTION, {"markdown": render(data), "data": data})
-
-
-def _gb(v: object) -> str:
-    return f"{v:.3g}" if isinstance(v, (int, float)) else "-"
-
-
-def render(data: dict[str, Any]) -> str:
-    lines = [f"Backend **{clean_text(str(data.get('backend')))}** "
-             f"({clean_text(str(data.get('group_class')))})."]
-    for cid, note in sorted((data.get("checks") or {}).items()):
-        lines.append(f"- {cid}: {clean_text(str(note))}")
-    rows = data.get("bandwidth") or []
-    if rows:
-        lines += ["", "| op | world size | bytes | algbw GB/s | busbw GB/s | host copy GB/s | star busbw GB/s |",
-                  "|---|---|---|---|---|---|---|"]
-        for r in rows:
-            lines.append(f"| {clean_text(str(r.get('op')))} | {r.get('world_size')} | {r.get('bytes')} | "
-                         f"{_gb(r.get('algbw_gbps'))} | {_gb(r.get('busbw_gbps'))} | {_gb(r.get('host_copy_gbps'))} | "
-                         f"{_gb(r.get('star_busbw_gbps'))} |")
-        if data.get("nominal_link_gbps"):
-            lines.append(f"\nNominal link (manifest): {_gb(data['nominal_link_gbps'])} GB/s.")
-    return "\n".join(lines)
+from conformance.collective.report import SECTION, gbps
 
 
 def html_block(report: dict[str, Any]) -> dict[str, Any]:
@@ -64,8 +29,8 @@ def html_block(report: dict[str, Any]) -> dict[str, Any]:
         tables.append({"caption": "bus bandwidth (nccl-tests definitions)",
                        "columns": ["op", "world size", "bytes", "algbw GB/s", "busbw GB/s", "host copy GB/s",
                                    "star busbw GB/s"],
-                       "rows": [[r.get("op"), r.get("world_size"), r.get("bytes"), _gb(r.get("algbw_gbps")),
-                                 _gb(r.get("busbw_gbps")), _gb(r.get("host_copy_gbps")), _gb(r.get("star_busbw_gbps"))]
+                       "rows": [[r.get("op"), r.get("world_size"), r.get("bytes"), gbps(r.get("algbw_gbps")),
+                                 gbps(r.get("busbw_gbps")), gbps(r.get("host_copy_gbps")), gbps(r.get("star_busbw_gbps"))]
                                 for r in rows]})
     notes = [f"{cid}: {note}" for cid, note in sorted((data.get("checks") or {}).items())]
     if capability:

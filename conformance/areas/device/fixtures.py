@@ -1,18 +1,17 @@
-"""The device area's fixture module (its Area.fixtures): `device_ctx`, the one argument of every DP check.
+"""How a device check's context is opened (the area's Area.context `opens`; the core's one fixture
+`device_ctx` calls it): a DeviceCtx, the one argument of every DP check.
 
-What the fixture does before a check is what the check's cluster mark asks for:
+What is done before a check is what the check's cluster mark asks for:
 * no mark (the contract and host probes): nothing; the probes run the manager in processes of
   their own, and the contract probe runs once per run, on the first check that asks for it;
 * `shared` (the live checks): the shared cluster is up before the check starts, and afterwards
-  the fixture waits until every device is free again, so the next check starts clean;
+  every device must be free again before the next check starts;
 * another shape (DP-015's preset-visible, DP-017's host-without-device): the shape is resolved
   before the check starts (not applicable when it cannot exist here); the check starts it itself.
 """
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Iterator
-
-import pytest
 
 from conformance.areas.device.area import CONTRACT
 from conformance.areas.device.context import ContractProbe, DeviceCtx
@@ -21,6 +20,7 @@ from conformance.run.state import stash_of
 
 if TYPE_CHECKING:
     from conformance.run.check_context import RunView
+    from conformance.run.contexts import Lifetimes
 
 
 def contract_probe(run: RunView) -> ContractProbe:
@@ -32,12 +32,11 @@ def contract_probe(run: RunView) -> ContractProbe:
     return probe
 
 
-@pytest.fixture
-def device_ctx(check_context: CheckContext) -> Iterator[DeviceCtx]:
+def open_context(kind: type[DeviceCtx], base: CheckContext, lifetimes: Lifetimes) -> Iterator[DeviceCtx]:
     """The check's DeviceCtx, with what its cluster mark asks for done first (the module docstring)."""
     from conformance.cluster.manager import SHARED
 
-    ctx = DeviceCtx.derive(check_context, contract_probe=contract_probe(check_context.run))
+    ctx = kind.derive(base, contract_probe=contract_probe(base.run))
     if not ctx.marked:
         yield ctx
         return

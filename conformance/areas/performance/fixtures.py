@@ -1,30 +1,20 @@
-"""The performance area's one fixture module (its Area.fixtures): `performance_ctx`.
-
-* `performance_run_context` (module scope): the run's TransportContext (conformance.rdt.fixtures:
-  kept under CONTEXT in the run's stash, shared with the transport area); the endpoints that hold
-  devices are stopped when the module ends.
-* `performance_ctx` (function scope): the check's context on the shared cluster.
+"""How a performance check's context is opened (the area's Area.context `opens`; the core's one
+fixture `performance_ctx` calls it): a PerformanceCtx on the shared cluster over the run's
+TransportContext (conformance.rdt.fixtures.run_transport: shared with the transport and workload
+areas; the endpoints that hold devices are stopped when the module ends).
 """
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Iterator
 
-import pytest
-
 from conformance.areas.performance.context import PerformanceCtx
-from conformance.rdt.context import TransportContext
-from conformance.rdt.fixtures import module_context, open_context
+from conformance.rdt.fixtures import open_context as open_rdt
+from conformance.rdt.fixtures import run_transport
 from conformance.run.check_context import CheckContext
 
 if TYPE_CHECKING:
-    from conformance.run.check_context import RunView
+    from conformance.run.contexts import Lifetimes
 
 
-@pytest.fixture(scope="module")
-def performance_run_context(conformance_run: RunView) -> Iterator[TransportContext]:
-    yield from module_context(conformance_run)
-
-
-@pytest.fixture
-def performance_ctx(check_context: CheckContext, performance_run_context: TransportContext) -> PerformanceCtx:
-    return open_context(PerformanceCtx, check_context, performance_run_context)
+def open_context(kind: type[PerformanceCtx], base: CheckContext, lifetimes: Lifetimes) -> Iterator[PerformanceCtx]:
+    yield open_rdt(kind, base, run_transport(base.run, lifetimes))

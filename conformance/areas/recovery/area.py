@@ -4,7 +4,7 @@ from typing import Any
 
 import pytest
 
-from conformance.catalog.area import Area, HtmlSection
+from conformance.catalog.area import Area, ContextDecl, HtmlSection
 
 
 @dataclass
@@ -22,7 +22,12 @@ AREA = Area(
     name="recovery", prefix="FR",
     package="conformance.areas.recovery", checks="conformance.checks.recovery",
     doc="docs/recovery.md#checks",
-    fixtures="conformance.areas.recovery.fixtures",
+    context=ContextDecl(base="conformance.areas.recovery.context:RecoveryCtx",
+                        opens="conformance.areas.recovery.fixtures:open_context",
+                        by_shape={"recovery-devices": "conformance.areas.recovery.context:DeviceRecoveryCtx",
+                                  "recovery-nodes": "conformance.areas.recovery.context:NodeRecoveryCtx",
+                                  "recovery-transfers": "conformance.areas.recovery.context:TransferRecoveryCtx",
+                                  "recovery-fetch-timeout": "conformance.areas.recovery.context:TransferRecoveryCtx"}),
     shapes="conformance.areas.recovery.shapes",
     state=STATE,
     section="Recovery",

@@ -1,17 +1,16 @@
-"""The recovery area's one fixture module (its Area.fixtures): `recovery_ctx`, the context every
-recovery check receives.
+"""How a recovery check's context is opened (the area's Area.context `opens`; the core's one
+fixture `recovery_ctx` calls it), for the kind the area's rule gives the check's cluster mark
+(Area.context.by_shape in area.py; conformance.areas.recovery.context):
 
-The check's cluster mark decides what the context carries (conformance.areas.recovery.context):
-
-* recovery-devices: the live cluster, the first node that advertises the resource (its devices
+* DeviceRecoveryCtx (recovery-devices): the live cluster, the first node that advertises the resource (its devices
   all free before the scenario, within device_release_s, and again after it: a leak fails here at
   the latest);
-* recovery-nodes: the node lab, the node layout restored (roles an earlier check killed rejoin);
+* NodeRecoveryCtx (recovery-nodes): the node lab, the node layout restored (roles an earlier check killed rejoin);
   on a --ray-address cluster its fault driver, whose nodes must carry the role labels;
-* recovery-transfers / recovery-fetch-timeout: the transport registered with its
+* TransferRecoveryCtx (recovery-transfers, recovery-fetch-timeout): the transport registered with its
   fault-injecting twin (not applicable without one, decided before the cluster starts), then
   the cluster, and the driver's copy of Ray's RDT fetch timeout lowered for the check;
-* recovery-restart (FR-006): the cluster it starts from; the check starts the fresh one itself.
+* RecoveryCtx itself (recovery-restart, FR-006): the cluster it starts from; the check starts the fresh one itself.
 
 A partition check (tag `partition`) first needs a fault driver that can partition a node; without
 one it is not applicable, decided before any cluster starts.
@@ -19,7 +18,7 @@ one it is not applicable, decided before any cluster starts.
 from __future__ import annotations
 
 from contextlib import nullcontext
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 import pytest
 
@@ -39,26 +38,23 @@ from conformance.run.fixtures import not_applicable, partitioning_driver, wait_d
 from conformance.run.state import stash_of
 from conformance.timing.host_load import MAX_FACTOR
 
-DEVICE_SHAPES = ("recovery-devices",)
-NODE_SHAPES = ("recovery-nodes",)
-TRANSFER_SHAPES = ("recovery-transfers", "recovery-fetch-timeout")
+if TYPE_CHECKING:
+    from conformance.run.contexts import Lifetimes
 
 
-@pytest.fixture
-def recovery_ctx(check_context: CheckContext) -> Iterator[RecoveryCtx]:
-    """The running recovery check's context, of the kind its cluster mark calls for."""
-    base = check_context
+def open_context(kind: type[RecoveryCtx], base: CheckContext, lifetimes: Lifetimes) -> Iterator[RecoveryCtx]:
+    """The running recovery check's context of `kind` (the module docstring)."""
     run = base.run
     state = stash_of(run).setdefault(STATE, RecoveryState())
     driver = partitioning_driver(run) if "partition" in base.check.tags else None
-    if base.shape_name in DEVICE_SHAPES:
+    if issubclass(kind, DeviceRecoveryCtx):
         yield from _device_ctx(base, state)
-    elif base.shape_name in NODE_SHAPES:
+    elif issubclass(kind, NodeRecoveryCtx):
         yield _node_ctx(base, state)
-    elif base.shape_name in TRANSFER_SHAPES:
+    elif issubclass(kind, TransferRecoveryCtx):
         yield from _transfer_ctx(base, state, driver)
     else:
-        ctx = RecoveryCtx.derive(base, state=state)
+        ctx = kind.derive(base, state=state)
         ctx.cluster()
         yield ctx
 

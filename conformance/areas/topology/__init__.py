@@ -15,6 +15,6 @@ without Ray:
 * placement    label-selector and placement-group probes against that ground truth
 * view         the per-node hardware view (report section and CLI)
 * facts        what one node's probe found (Ray's view and the plugin's)
-* pytest_support  the area's one fixture module: `topology_ctx` (a TopologyCtx), every check's one argument
+* pytest_support  TopologyCtx (`topology_ctx`, every check's one argument), how it is opened, the checks' helpers
 * area         the topology area's declaration (conformance.areas.AREAS)
 """

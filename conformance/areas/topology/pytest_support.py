@@ -1,5 +1,6 @@
-"""The topology area's fixture module (its Area.fixtures): `topology_ctx`, the one argument of
-every TL check, a TopologyCtx holding the shared cluster's per-node facts.
+"""The topology area's check context: TopologyCtx, the one argument of every TL check
+(`topology_ctx`, the core's one fixture; `open_context` opens it, the area's Area.context
+`opens`), holding the shared cluster's per-node facts, and the helpers its checks share.
 
 The facts are collected once per cluster and shared: they are kept in the run's config stash
 (conformance.areas.topology.area.FACTS), keyed by the set of alive node ids, so every topology
@@ -11,8 +12,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterator
-
-import pytest
 
 from conformance.areas.topology.area import AREA, FACTS
 from conformance.areas.topology.collect import collect_node_facts
@@ -27,6 +26,7 @@ from conformance.run.state import stash_of
 
 if TYPE_CHECKING:
     from conformance.run.check_context import RunView
+    from conformance.run.contexts import Lifetimes
 
 
 @dataclass(kw_only=True)
@@ -92,18 +92,17 @@ def context_for(base: CheckContext) -> TopologyCtx:
     return ctx
 
 
-@pytest.fixture
-def topology_ctx(check_context: CheckContext) -> Iterator[TopologyCtx]:
+def open_context(kind: type[TopologyCtx], base: CheckContext, lifetimes: Lifetimes) -> Iterator[TopologyCtx]:
     """The shared cluster's per-node facts (Ray's view and the plugin's, per node). Every TL check
     runs on the shared cluster (its mark); afterwards every device must be free again."""
     from conformance.run.fixtures import wait_devices_released
 
-    check_context.cluster()
+    base.cluster()
     try:
-        check_context.manager()
-        yield context_for(check_context)
+        base.manager()
+        yield context_for(base)
     finally:
-        wait_devices_released(check_context.manifest.resource_name)
+        wait_devices_released(base.manifest.resource_name)
 
 
 def require_provider(ctx: TopologyCtx) -> None:

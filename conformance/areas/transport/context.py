@@ -1,11 +1,12 @@
-"""The transport area's check context (`transport_ctx`, conformance.areas.transport.fixtures).
+"""The transport area's check context (`transport_ctx`, opened by conformance.areas.transport.fixtures).
 
 `TransportCtx` is what the data and lifecycle checks (TR-001..TR-014) receive: the check's
 context plus the run's TransportContext (`.transport`: the registered transport, its endpoint
 pools on the shared cluster, the transfers). The usage and failure checks (TR-015..TR-020)
 receive its subclass `UsageCtx` (conformance.areas.transport.usage), which adds the
-fault-injecting twin and the actors the check starts; a check asks for it by its annotation
-(`transport_ctx: UsageCtx`), and the fixture builds the kind the annotation names.
+fault-injecting twin and the actors the check starts: the checklist tags them `fault-twin`, and
+the area's rule (Area.context in area.py) gives a check so tagged a UsageCtx; its annotation
+(`transport_ctx: UsageCtx`) is held to that by a test, it does not choose.
 """
 from __future__ import annotations
 
