@@ -68,6 +68,7 @@ from conformance.signing.merit_diff import (
     Finding,
     checks_by_id,
     figure_findings,
+    host_change,
     is_number,
     reference_findings,
 )
@@ -202,17 +203,20 @@ def diff_runs(olds: Sequence[Mapping[str, Any]], news: Sequence[Mapping[str, Any
                 raise UserError(f"diff: {label} run {i + 1}: {problem}")
             _no_duplicates(report, label if len(runs) == 1 else f"{label} run {i + 1}")
     findings = [*_tier_findings(olds, news, suite.ladder), *_outcome_findings(olds, news)]
-    moved: list[str] = []
+    host = host_change(suite.checklist, olds, news)
+    moved = list(reference_findings(None, suite.checklist.host_references, olds, news, tolerance))
     for check in suite.checklist.checks:
         if check.merit is None:
             continue
         for fig in check.merit.figures:
-            findings.extend(figure_findings(check.id, fig, olds, news, tolerance, alpha))
-        moved.extend(reference_findings(check.id, check.merit, olds, news, tolerance))
+            findings.extend(figure_findings(check.id, fig, olds, news, tolerance, alpha, host=host,
+                                            references=check.merit.references))
+        moved.extend(reference_findings(check.id, check.merit.references, olds, news, tolerance))
     if moved:
         findings.append(Finding("host", False, None, None, None,
                                 f"the host differed: {len(moved)} reference(s) moved beyond the {tolerance:.0%} "
-                                f"tolerance (the plugin is judged against them in each run): {'; '.join(moved)}"))
+                                f"tolerance, up to x{host.factor:.2f} (the plugin is judged against "
+                                f"them in each run): {'; '.join(moved)}"))
     return sorted(findings, key=lambda f: (not f.regression, KIND_ORDER.index(f.kind)))
 
 
