@@ -103,7 +103,7 @@ class Figure:
     floor: float = 0.0                 # a change smaller than this (the figure's unit) never regresses
     # what normalises it (`normalised_by:`): "reference" (a fraction of the same-run `reference`),
     # "host" (no same-run reference of the same work: the pair's host change may explain a move),
-    # "itself" (the host's speed does not set it: a memory growth, a ratio within one matrix)
+    # "itself" (the host's speed does not set it: a memory growth)
     normalised_by: str = "itself"
 
     @classmethod

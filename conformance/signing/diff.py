@@ -35,7 +35,12 @@ moved one way, beyond the tolerance and further than the plugin's own trials mov
 (the host's paths moved apart, as on a loaded host: no fraction tells the plugin from the host).
 A figure that improved the same way is shown as improved. Everything else in `metrics` (raw samples, references, counts, bounds,
 latencies of Ray's own paths) is never gated. References that moved by more than the tolerance
-are reported once, as "the host differed", with each reference and how far it moved.
+(each check's merit `references` and the checklist's `host_references`: Ray's machinery record)
+are reported once, as "the host differed", with each reference and how far it moved; the furthest
+any moved, either way, is the pair's host change. A figure that would regress by 1-3 but that no
+same-run reference normalises (its `normalised_by: host`, or a `reference` fraction whose
+reference was not recorded on both sides or itself moved beyond the tolerance) and got worse by
+no more than the host's change is listed as the host's, never as a regression.
 
 With several runs per side, a side's figure is the median of its runs' figures and its trials are
 all its runs' trials; OLD's outcome of a check is its best over OLD's runs and NEW's its worst (so
