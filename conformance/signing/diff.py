@@ -214,8 +214,7 @@ def diff_runs(olds: Sequence[Mapping[str, Any]], news: Sequence[Mapping[str, Any
         if check.merit is None:
             continue
         for fig in check.merit.figures:
-            findings.extend(figure_findings(check.id, fig, olds, news, tolerance, alpha, host=host,
-                                            references=check.merit.references))
+            findings.extend(figure_findings(check.id, fig, olds, news, tolerance, alpha, host=host))
         moved.extend(reference_findings(check.id, check.merit.references, olds, news, tolerance))
     if moved:
         findings.append(Finding("host", False, None, None, None,

@@ -259,27 +259,25 @@ def _samples(fig: data.Figure, old: _Side, new: _Side) -> tuple[list[list[float]
     return [old.own], [new.own], fig.better, "values" if len(old.figures) == len(old.own) else "trials"
 
 
-def _references_moved(cid: str, references: Sequence[str], fig: data.Figure, old: _Side, new: _Side,
-                      olds: Sequence[Mapping[str, Any]], news: Sequence[Mapping[str, Any]], tolerance: float) -> str | None:
+def _references_moved(old: _Side, new: _Side, tolerance: float) -> str | None:
     """Why a fraction cannot be trusted to tell the plugin from the host (None: it can): its
-    reference was not recorded on both sides (PF-002 against the declared link), or its own
-    reference or another reference of its check moved beyond the tolerance."""
+    reference was not recorded on both sides (PF-002 against the declared link), or moved beyond
+    the tolerance. Another reference of its check that moved is not its: CC-010's star moved up to
+    119 % between runs while the host copy its fraction is of held."""
     if not (old.refs_complete and new.refs_complete and old.refs and new.refs):
         return "no reference measured in the same run on both sides"
     ref_moved = relative_change(statistics.median(old.refs), statistics.median(new.refs))
     return f"its same-run reference {_pct(ref_moved)}" if abs(ref_moved) > tolerance else None
 
 
-def _host_explanation(cid: str, fig: data.Figure, references: Sequence[str], old: _Side, new: _Side,
-                      olds: Sequence[Mapping[str, Any]], news: Sequence[Mapping[str, Any]], host: HostChange,
-                      tolerance: float) -> str | None:
+def _host_explanation(fig: data.Figure, old: _Side, new: _Side, host: HostChange, tolerance: float) -> str | None:
     """Why a figure's worsening is the host's (None: it is the plugin's): nothing in the same run
     normalises it (normalised_by 'host', or a fraction whose references did not hold) and it got
     worse by no more than the host's paths moved (HostChange), the tolerance on top."""
     if fig.normalised_by == "host":
         why = "no reference of the same work was measured in the same run"
     elif fig.normalised_by == "reference":
-        why = _references_moved(cid, references, fig, old, new, olds, news, tolerance) or ""
+        why = _references_moved(old, new, tolerance) or ""
     else:
         return None
     factor = _host_explains(fig, old.figure, new.figure, host, tolerance) if why else None
@@ -290,11 +288,10 @@ def _host_explanation(cid: str, fig: data.Figure, references: Sequence[str], old
 
 
 def figure_findings(cid: str, fig: data.Figure, olds: Sequence[Mapping[str, Any]], news: Sequence[Mapping[str, Any]],
-                    tolerance: float, alpha: float, *, host: HostChange = HostChange(),
-                    references: Sequence[str] = ()) -> Iterator[Finding]:
+                    tolerance: float, alpha: float, *, host: HostChange = HostChange()) -> Iterator[Finding]:
     """The findings of one figure (rules 1-3 of conformance/signing/diff.py's docstring). `host`
-    is the pair's HostChange and `references` the check's: a figure the host's change explains
-    (normalised_by 'host', or a 'reference' fraction whose reference did not hold) is the host's."""
+    is the pair's HostChange: a figure it explains (normalised_by 'host', or a 'reference'
+    fraction whose reference did not hold) is the host's."""
     old_sides, new_sides = _collect(olds, cid, fig), _collect(news, cid, fig)
     # one test per instance of a '*' figure (PF-001's sizes): Bonferroni, so the figure as a whole
     # is held to alpha, not each of its instances
@@ -356,8 +353,7 @@ def figure_findings(cid: str, fig: data.Figure, olds: Sequence[Mapping[str, Any]
         spread = (f"bootstrap {1 - alpha:.1%} bound of the change {bound:+.3g} (point {point:+.3g}) over {counts}")
         if not apart:
             yield Finding("noise", False, cid, before, after, f"{what}, within the runs' own spread ({spread})")
-        elif regressed and (explained := _host_explanation(cid, fig, references, old, new, olds, news, host,
-                                                           tolerance)):
+        elif regressed and (explained := _host_explanation(fig, old, new, host, tolerance)):
             # the host's: a figure no same-run reference normalises (or whose references did not
             # hold) that got worse by no more than the host's paths moved between the runs
             yield Finding("host", False, cid, before, after, f"{what}, beyond the runs' own spread ({spread}), "

@@ -198,6 +198,24 @@ def test_a_fraction_whose_reference_held_is_gated_on_the_fraction() -> None:
     assert all("host_fraction" in f.detail for f in found)
 
 
+def test_cli_lists_the_hosts_change_and_still_fails_the_plugins(tmp_path: Path, capsys) -> None:
+    """The path users take: report folders, the installed entry point, its exit code and lines."""
+    from conformance.cli.main import main as ray_conformance
+
+    old = write_report_dir(tmp_path / "old", workload_run(1, link=True))
+    # a loaded host as data.18's runs recorded one: Ray's worker start moved furthest (x8 there)
+    loaded = write_report_dir(tmp_path / "loaded", workload_run(2, host=2.0, link=True, worker_start=1.5))
+    slower = write_report_dir(tmp_path / "slower", workload_run(3, rounds=2.0, link=True))
+    assert ray_conformance(["diff", str(old), str(loaded)]) == 0
+    out = capsys.readouterr().out
+    assert out.rstrip().endswith("no regressions")
+    assert any(line.startswith("host") and "WL-004" in line and "within the host's change" in line
+               for line in out.splitlines()), out
+    assert ray_conformance(["diff", str(old), str(slower), "--format", "json"]) == 1
+    found = json.loads(capsys.readouterr().out)["findings"]
+    assert any(f["kind"] == "metric" and f["regression"] and f["check"] == "WL-004" for f in found)
+
+
 def test_host_change_is_the_furthest_reference_move_either_way() -> None:
     from conformance.signing.merit_diff import host_change
 
