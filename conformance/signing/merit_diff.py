@@ -273,7 +273,7 @@ def _references_moved(old: _Side, new: _Side, tolerance: float) -> str | None:
 def _host_explanation(fig: data.Figure, old: _Side, new: _Side, host: HostChange, tolerance: float) -> str | None:
     """Why a figure's worsening is the host's (None: it is the plugin's): nothing in the same run
     normalises it (normalised_by 'host', or a fraction whose references did not hold) and it got
-    worse by no more than the host's paths moved (HostChange), the tolerance on top."""
+    worse by no more than the host's paths moved (HostChange)."""
     if fig.normalised_by == "host":
         why = "no reference of the same work was measured in the same run"
     elif fig.normalised_by == "reference":
