@@ -101,13 +101,19 @@ class Figure:
     trials_better: str | None = None
     reference: str | None = None       # the same-run reference's per-trial values (a fraction's denominator)
     floor: float = 0.0                 # a change smaller than this (the figure's unit) never regresses
+    # what normalises it (`normalised_by:`): "reference" (a fraction of the same-run `reference`),
+    # "host" (no same-run reference of the same work: the pair's host change may explain a move),
+    # "itself" (the host's speed does not set it: a memory growth)
+    normalised_by: str = "itself"
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "Figure":
         trials = d.get("trials") or {}
         return cls(metric=d["metric"], better=d["better"], trials=trials.get("metric"),
                    trials_better=trials.get("better"), reference=(d.get("reference") or {}).get("metric"),
-                   floor=float(d.get("floor", 0)))
+                   floor=float(d.get("floor", 0)),
+                   # releases before normalised_by (0.1.0+data.19 and older) read as what they gated
+                   normalised_by=d.get("normalised_by", "reference" if d.get("reference") else "itself"))
 
 
 @dataclass(frozen=True)
@@ -191,6 +197,9 @@ class Checklist:
     area_params: dict[str, dict[str, Any]] = field(default_factory=dict, hash=False, compare=False)
     # The vocabulary's uncounted levels (INFO): their checks are findings, never counted.
     uncounted_levels: frozenset[str] = field(default=frozenset(), hash=False, compare=False)
+    # paths into a report (`host_references:`) of what a run measured of the host beside the checks'
+    # own references (Ray's machinery record): diff's "the host differed" reads them too
+    host_references: tuple[str, ...] = field(default=(), hash=False, compare=False)
 
     def by_id(self) -> dict[str, Check]:
         return {c.id: c for c in self.checks}
@@ -238,6 +247,9 @@ def parse_checklist(doc: Any, sha256: str = "", vocabulary: Vocabulary | None = 
                 if path and path.count("*") != f.metric.count("*"):
                     raise UserError(f"checklist: {c.id}.merit.figures: {name} {path!r} must have as many '*' as "
                                     f"metric {f.metric!r} (each binds the same key)")
+            if (f.normalised_by == "reference") != bool(f.reference):
+                raise UserError(f"checklist: {c.id}.merit.figures: {f.metric}: normalised_by 'reference' goes with a "
+                                "reference (and a reference with normalised_by 'reference')")
             if f.reference and not (f.trials and f.better == "higher"):
                 raise UserError(f"checklist: {c.id}.merit.figures: {f.metric}: a reference needs trials and a figure "
                                 "that is higher-is-better (a fraction of the reference, or a speedup over it)")
@@ -247,7 +259,7 @@ def parse_checklist(doc: Any, sha256: str = "", vocabulary: Vocabulary | None = 
             if isinstance(value, float) and not math.isfinite(value):
                 raise UserError(f"checklist: {c.id}.params.{name}: {value!r}, expected a finite number")
     return Checklist(checks=checks, sha256=sha256, area_params={a: dict(b) for a, b in blocks.items()},
-                     uncounted_levels=vocabulary.uncounted)
+                     uncounted_levels=vocabulary.uncounted, host_references=tuple(doc.get("host_references", ())))
 
 
 def load_checklist(path: Path | None = None) -> Checklist:

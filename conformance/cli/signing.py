@@ -360,7 +360,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                                           "the plugin's figures of merit (the checklist's merit:) worse beyond "
                                           "the tolerance and beyond the runs' own spread (a bootstrap "
                                           "bound on the trials; docs/ci.md). References that moved are reported "
-                                          "as the host's. Exit 0: no regression; 1: regressions; 2: unreadable "
+                                          "as the host's, and so is a figure no same-run reference "
+                                          "normalises that moved within the host's change. Exit 0: no regression; 1: regressions; 2: unreadable "
                                           "input, or reports of a different vendor, product or release (unless "
                                           "--allow-different-product).")
     p.add_argument("old", metavar="OLD", nargs="+", help="OLD NEW, or OLD's runs when NEW's follow a --")

@@ -31,8 +31,23 @@ def checklist_markdown(data: SuiteData) -> str:
 
     blocks = [f"### {c.id}: {c.title}\n\n{c.level} · area `{c.area}` · since {c.since}\n\n{wrapped(c.requirement)}"
               f"\n\n" + wrapped(f"- params: {params_text(c.params)}") + "\n" + wrapped(f"- judged: {judged_text(c)}")
+              + ("\n" + wrapped(f"- diff gates: {merit_text(c)}") if c.merit else "")
               for c in data.checklist.active()]
     return "\n\n".join(blocks)
+
+
+NORMALISED = {"reference": "a fraction of `{ref}`, measured in the same run",
+              "host": "no same-run reference: within the host's change it is the host's",
+              "itself": "as it is"}
+
+
+def merit_text(check: Check) -> str:
+    """What `ray-conformance diff` gates for the check (its merit figures) and what normalises
+    each (docs/ci.md)."""
+    if check.merit is None:
+        return "nothing"
+    return "; ".join(f"`{f.metric}` ({f.better} is better), " + NORMALISED[f.normalised_by].format(ref=f.reference)
+                     for f in check.merit.figures)
 
 
 def judges_path(area: str) -> str:

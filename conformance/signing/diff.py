@@ -35,7 +35,12 @@ moved one way, beyond the tolerance and further than the plugin's own trials mov
 (the host's paths moved apart, as on a loaded host: no fraction tells the plugin from the host).
 A figure that improved the same way is shown as improved. Everything else in `metrics` (raw samples, references, counts, bounds,
 latencies of Ray's own paths) is never gated. References that moved by more than the tolerance
-are reported once, as "the host differed", with each reference and how far it moved.
+(each check's merit `references` and the checklist's `host_references`: Ray's machinery record)
+are reported once, as "the host differed", with each reference and how far it moved; the furthest
+any moved, either way, is the pair's host change. A figure that would regress by 1-3 but that no
+same-run reference normalises (its `normalised_by: host`, or a `reference` fraction whose
+reference was not recorded on both sides or itself moved beyond the tolerance) and got worse by
+no more than the host's change is listed as the host's, never as a regression.
 
 With several runs per side, a side's figure is the median of its runs' figures and its trials are
 all its runs' trials; OLD's outcome of a check is its best over OLD's runs and NEW's its worst (so
@@ -68,6 +73,7 @@ from conformance.signing.merit_diff import (
     Finding,
     checks_by_id,
     figure_findings,
+    host_change,
     is_number,
     reference_findings,
 )
@@ -202,17 +208,19 @@ def diff_runs(olds: Sequence[Mapping[str, Any]], news: Sequence[Mapping[str, Any
                 raise UserError(f"diff: {label} run {i + 1}: {problem}")
             _no_duplicates(report, label if len(runs) == 1 else f"{label} run {i + 1}")
     findings = [*_tier_findings(olds, news, suite.ladder), *_outcome_findings(olds, news)]
-    moved: list[str] = []
+    host = host_change(suite.checklist, olds, news)
+    moved = list(reference_findings(None, suite.checklist.host_references, olds, news, tolerance))
     for check in suite.checklist.checks:
         if check.merit is None:
             continue
         for fig in check.merit.figures:
-            findings.extend(figure_findings(check.id, fig, olds, news, tolerance, alpha))
-        moved.extend(reference_findings(check.id, check.merit, olds, news, tolerance))
+            findings.extend(figure_findings(check.id, fig, olds, news, tolerance, alpha, host=host))
+        moved.extend(reference_findings(check.id, check.merit.references, olds, news, tolerance))
     if moved:
         findings.append(Finding("host", False, None, None, None,
                                 f"the host differed: {len(moved)} reference(s) moved beyond the {tolerance:.0%} "
-                                f"tolerance (the plugin is judged against them in each run): {'; '.join(moved)}"))
+                                f"tolerance, up to x{host.factor:.2f} (the plugin is judged against "
+                                f"them in each run): {'; '.join(moved)}"))
     return sorted(findings, key=lambda f: (not f.regression, KIND_ORDER.index(f.kind)))
 
 

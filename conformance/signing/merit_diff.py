@@ -133,6 +133,66 @@ def change_bound(old: Sequence[Sequence[float]], new: Sequence[Sequence[float]],
     return (point, bound) if math.isfinite(bound) else None
 
 
+@dataclass(frozen=True)
+class HostChange:
+    """How far the host differed between OLD's runs and NEW's: the largest factor (>= 1, either
+    way) by which a reference the pair recorded moved (every check's merit `references` and the
+    checklist's `host_references`: host copy, Ray's object store, Ray's own timings, the machinery
+    record), and which reference moved so. A loaded host moves its paths both ways (the pair of
+    data.18 runs 2 and 3: the host copy 2.5 times slower, Ray's object store 1.8 times faster), so
+    the factor is taken either way: it is how far the host's paths moved, not which way."""
+
+    factor: float = 1.0
+    what: str = ""
+
+    def differed(self, tolerance: float) -> bool:
+        return self.factor > 1 + tolerance
+
+
+def _median_at(runs: Sequence[Mapping[str, Any]], node: Any, path: str) -> dict[tuple[str, ...], float]:
+    """The median over `runs` of each value at `path` (a list of numbers is its median), by key;
+    `node(run)` is what the path starts from (a check's metrics, or the report)."""
+    per: dict[tuple[str, ...], list[float]] = {}
+    for run in runs:
+        for keys, v in resolve(node(run), path).items():
+            value, _ = _figure_value(v)
+            if value is not None:
+                per.setdefault(keys, []).append(value)
+    return {k: float(statistics.median(v)) for k, v in per.items()}
+
+
+def host_change(checklist: data.Checklist, olds: Sequence[Mapping[str, Any]],
+                news: Sequence[Mapping[str, Any]]) -> HostChange:
+    """The pair's HostChange (pure): every reference recorded on both sides, compared as
+    reference_findings compares them; 1.0 when none was."""
+    best = HostChange()
+    sources: list[tuple[str, str, Any]] = [("", path, lambda r: r) for path in checklist.host_references]
+    for check in checklist.checks:
+        for path in check.merit.references if check.merit else ():
+            sources.append((f"{check.id} ", path, lambda r, cid=check.id: (checks_by_id(r).get(cid) or {}).get("metrics") or {}))
+    for label, path, node in sources:
+        old, new = _median_at(olds, node, path), _median_at(news, node, path)
+        for keys, before in old.items():
+            after = new.get(keys)
+            if after is None or before <= 0 or after <= 0:
+                continue
+            factor = max(after / before, before / after)
+            if factor > best.factor:
+                best = HostChange(factor, f"{label}{bind(path, keys)} {before:.4g} -> {after:.4g}")
+    return best
+
+
+def _host_explains(fig: data.Figure, before: float, after: float, host: HostChange, tolerance: float) -> float | None:
+    """The factor by which the figure got worse when the host's change explains it (None: it does
+    not): the host differed (a reference moved beyond the tolerance) and the figure moved the wrong
+    way by no more than the host's paths moved. Nothing on top: a transport 30 % slower per byte on
+    a host whose references moved up to 18 % is still the plugin's (tests/unit/test_signing_diff.py)."""
+    if not host.differed(tolerance) or before <= 0 or after <= 0:
+        return None
+    factor = before / after if fig.better == "higher" else after / before
+    return factor if factor <= host.factor else None
+
+
 @dataclass
 class _Side:
     """One figure instance on one side: each run's figure; every run's recorded trials and
@@ -199,8 +259,39 @@ def _samples(fig: data.Figure, old: _Side, new: _Side) -> tuple[list[list[float]
     return [old.own], [new.own], fig.better, "values" if len(old.figures) == len(old.own) else "trials"
 
 
+def _references_moved(old: _Side, new: _Side, tolerance: float) -> str | None:
+    """Why a fraction cannot be trusted to tell the plugin from the host (None: it can): its
+    reference was not recorded on both sides (PF-002 against the declared link), or moved beyond
+    the tolerance. Another reference of its check that moved is not its: CC-010's star moved up to
+    119 % between runs while the host copy its fraction is of held."""
+    if not (old.refs_complete and new.refs_complete and old.refs and new.refs):
+        return "no reference measured in the same run on both sides"
+    ref_moved = relative_change(statistics.median(old.refs), statistics.median(new.refs))
+    return f"its same-run reference {_pct(ref_moved)}" if abs(ref_moved) > tolerance else None
+
+
+def _host_explanation(fig: data.Figure, old: _Side, new: _Side, host: HostChange, tolerance: float) -> str | None:
+    """Why a figure's worsening is the host's (None: it is the plugin's): nothing in the same run
+    normalises it (normalised_by 'host', or a fraction whose references did not hold) and it got
+    worse by no more than the host's paths moved (HostChange)."""
+    if fig.normalised_by == "host":
+        why = "no reference of the same work was measured in the same run"
+    elif fig.normalised_by == "reference":
+        why = _references_moved(old, new, tolerance) or ""
+    else:
+        return None
+    factor = _host_explains(fig, old.figure, new.figure, host, tolerance) if why else None
+    if factor is None:
+        return None
+    return (f"within the host's change: {why}, and it got x{factor:.2f} worse where the pair's references "
+            f"moved up to x{host.factor:.2f} ({host.what})")
+
+
 def figure_findings(cid: str, fig: data.Figure, olds: Sequence[Mapping[str, Any]], news: Sequence[Mapping[str, Any]],
-                     tolerance: float, alpha: float) -> Iterator[Finding]:
+                    tolerance: float, alpha: float, *, host: HostChange = HostChange()) -> Iterator[Finding]:
+    """The findings of one figure (rules 1-3 of conformance/signing/diff.py's docstring). `host`
+    is the pair's HostChange: a figure it explains (normalised_by 'host', or a 'reference'
+    fraction whose reference did not hold) is the host's."""
     old_sides, new_sides = _collect(olds, cid, fig), _collect(news, cid, fig)
     # one test per instance of a '*' figure (PF-001's sizes): Bonferroni, so the figure as a whole
     # is held to alpha, not each of its instances
@@ -262,6 +353,11 @@ def figure_findings(cid: str, fig: data.Figure, olds: Sequence[Mapping[str, Any]
         spread = (f"bootstrap {1 - alpha:.1%} bound of the change {bound:+.3g} (point {point:+.3g}) over {counts}")
         if not apart:
             yield Finding("noise", False, cid, before, after, f"{what}, within the runs' own spread ({spread})")
+        elif regressed and (explained := _host_explanation(fig, old, new, host, tolerance)):
+            # the host's: a figure no same-run reference normalises (or whose references did not
+            # hold) that got worse by no more than the host's paths moved between the runs
+            yield Finding("host", False, cid, before, after, f"{what}, beyond the runs' own spread ({spread}), "
+                          f"but {explained}; rerun on a steadier host or give each side more runs (diff OLD... -- NEW...)")
         elif regressed:
             yield Finding("metric", True, cid, before, after,
                           f"{what}, beyond the {tolerance:.0%} tolerance and the runs' own spread ({spread})")
@@ -273,24 +369,20 @@ def _pct(change: float) -> str:
     return f"changed {change:+.1%}" if math.isfinite(change) else f"changed from 0 ({'+' if change > 0 else '-'}inf)"
 
 
-def reference_findings(cid: str, merit: data.Merit, olds: Sequence[Mapping[str, Any]], news: Sequence[Mapping[str, Any]],
-                tolerance: float) -> Iterator[str]:
-    """'CHECK path OLD -> NEW (change)' for each reference that moved beyond the tolerance."""
-    def values(runs: Sequence[Mapping[str, Any]], path: str) -> dict[tuple[str, ...], float]:
-        per: dict[tuple[str, ...], list[float]] = {}
-        for run in runs:
-            check = checks_by_id(run).get(cid)
-            for keys, v in resolve((check or {}).get("metrics") or {}, path).items():
-                if is_number(v):
-                    per.setdefault(keys, []).append(float(v))
-        return {k: float(statistics.median(v)) for k, v in per.items()}
+def reference_findings(cid: str | None, references: Sequence[str], olds: Sequence[Mapping[str, Any]],
+                       news: Sequence[Mapping[str, Any]], tolerance: float) -> Iterator[str]:
+    """'CHECK path OLD -> NEW (change)' for each reference of check `cid` (None: of the report, the
+    checklist's host_references) that moved beyond the tolerance."""
+    def node(run: Mapping[str, Any]) -> Any:
+        return run if cid is None else (checks_by_id(run).get(cid) or {}).get("metrics") or {}
 
-    for path in merit.references:
-        old, new = values(olds, path), values(news, path)
+    for path in references:
+        old, new = _median_at(olds, node, path), _median_at(news, node, path)
         for keys, before in old.items():
             after = new.get(keys)
             if after is not None and abs(relative_change(before, after)) > tolerance:
-                yield f"{cid} {bind(path, keys)} {before:.4g} -> {after:.4g} ({relative_change(before, after):+.0%})"
+                yield (f"{cid + ' ' if cid else ''}{bind(path, keys)} {before:.4g} -> {after:.4g} "
+                       f"({relative_change(before, after):+.0%})")
 
 
 # ---------------------------------------------------------------------------- outcomes

@@ -452,20 +452,21 @@ class StaleRegisteredBroadcast(SimCollGroup):
 
 class SlowerCollective(SimCollGroup):
     """diff (issue 44): the reference backend made 30 % slower, correct in every other way, as a
-    release whose copy path got slower would be: every allreduce and broadcast waits, after its
-    own work, 0.3 x what that work took. Every check passes. Measured on the real path (docs/ci.md,
-    2026-12-05, CC-010 alone on the SIMCOLL manifest, two runs a side, load 2-4): its allreduce
-    busbw read 6-16 % below the reference's and CC-010's star fraction 13-30 % lower, while the
-    star over the object store (its reference) moved up to 41 % between runs of the same backend,
-    so `diff` called every pair noise or "the host's paths moved apart": the gate does not yet
-    see this backend (issue 44 open)."""
+    release whose copy path got slower would be: every allreduce and broadcast does, after its own
+    work, 0.3 x the CPU time that work took, more CPU work (a busy loop), never a sleep. A sleep
+    was no slower on the real path: on a 2-core host running three ranks, a sleeping rank hands
+    its core to the others, and the twin's busbw read within 5 % of the reference's (CC-010 alone on
+    the SIMCOLL manifest, load 6-11, 2026-12-05). Every check passes; `diff` against the reference
+    backend names CC-010 (its busbw as a fraction of the same run's host copy, docs/ci.md)."""
 
     SLOWER = 0.3
 
     def _slower(self, op: Any, tensors: List[Any], options: Any) -> None:
-        t0 = time.monotonic()
+        t0 = time.thread_time()
         op(tensors, options)
-        time.sleep(self.SLOWER * (time.monotonic() - t0))
+        until = time.thread_time() + self.SLOWER * (time.thread_time() - t0)
+        while time.thread_time() < until:
+            pass
 
     def allreduce(self, tensors: List[Any], allreduce_options: Any = None) -> None:
         self._slower(super().allreduce, tensors, allreduce_options)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import json
 import random
+import statistics
 from pathlib import Path
 from typing import Any
 
@@ -68,7 +69,7 @@ def performance_run(seed: int, *, host: float = 1.0, per_byte: float = 1.0, coll
     peaks = [max((r for r in cc_rows if r["op"] == op), key=lambda r: r["busbw_gbps"]) for op in ("allreduce", "broadcast")]
     star = {r["op"]: point_figures(r["op"], r["bytes"], 3, stats(r["bytes"], _times(
         rng, 3, path["store"] * (3e-3 + r["bytes"] * 2.5e-9), noise), batch=1), 1) for r in cc_rows if r["bytes"] == 16 * 2**20}
-    cc010 = bandwidth_figures(cc_rows, peaks, host_copy["median_gbps"], star, 1.0, 4.0)
+    cc010 = bandwidth_figures(cc_rows, peaks, host_copy["median_gbps"], star, 1.0, 4.0, host_copy["trials_gbps"])
     return build_report(metrics={"PF-001": pf001, "PF-002": pf002, "PF-003": pf003, "CC-010": cc010})
 
 
@@ -79,13 +80,17 @@ def _regressions(olds: list[dict[str, Any]], news: list[dict[str, Any]]) -> list
 # ---------------------------------------------------------------------------- the gate's promise
 def test_two_runs_of_one_plugin_on_a_host_that_moved_have_no_regression() -> None:
     """Pairs of runs of the same plugin, the host up to 10 % faster or slower between them: never a
-    regression; the references that moved are reported once, as the host's."""
+    regression at the 20 % docs/ci.md gives one run a side (at 10 % this model's 3-trial figures
+    gave 2 false regressions in 132 pairs, each fraction, none at 20 %), nor two runs a side at
+    10 %; the references that moved are reported once, as the host's."""
     hosts = [1.0, 0.9, 1.1, 0.93, 1.07, 1.0]
     reports = [performance_run(seed, host=h) for seed, h in enumerate(hosts)]
     for i in range(len(reports)):
         for j in range(len(reports)):
             if i != j:
-                assert _regressions([reports[i]], [reports[j]]) == [], (i, j)
+                assert [f for f in diff_runs([reports[i]], [reports[j]], suite(), 0.2) if f.regression] == [], (i, j)
+    for i, j in ((0, 2), (2, 4), (4, 0), (2, 0)):
+        assert _regressions(reports[i:i + 2], reports[j:j + 2]) == [], (i, j)
     found = diff_reports(reports[1], reports[2], suite())
     host = [f for f in found if f.kind == "host"]
     assert len(host) == 1 and "the host differed" in host[0].detail
@@ -109,6 +114,120 @@ def test_a_collective_backend_30_percent_slower_is_a_regression_of_cc010() -> No
         found = diff_reports(performance_run(seed), performance_run(50 + seed, collective=1.3), suite())
         assert {f.check for f in found if f.regression} == {"CC-010"}, found
         assert "metrics.star_by_op." in next(f for f in found if f.regression).detail
+
+
+# ---------------------------------------------------------------------------- the host's change
+def workload_run(seed: int, *, host: float = 1.0, rounds: float = 1.0, link: bool = False,
+                 worker_start: float = 0.6) -> dict[str, Any]:
+    """performance_run's report plus what a whole certification records beside it: WL-004's round
+    times (an absolute time, no same-run reference: lower is better, its rounds its trials; x
+    `rounds`, a slower plugin), PF-002 against the manifest's declared link when `link` (no
+    reference trials, as data.18's 2-node runs record it) and Ray's machinery record (the slowest
+    worker start); every time scaled by `host`."""
+    rng = random.Random(seed + 7919)
+    report = performance_run(seed, host=host)
+    times = _times(rng, 4, host * rounds * 0.08, 0.05)
+    wl = {"devices": {"simacc": {"round_seconds": times, "median_round_s": statistics.median(times), "rounds": 5}}}
+    next(c for c in report["checks"] if c["id"] == "WL-004")["metrics"] = wl
+    if link:
+        pf2 = next(c for c in report["checks"] if c["id"] == "PF-002")["metrics"]
+        pf2.pop("reference_trials_gbps")
+        pf2.update(reference="the declared nominal link bandwidth (transport.expected)", reference_gbps=0.5,
+                   achieved_fraction=pf2["largest_size_gbps"] / 0.5)
+    report["cluster"]["machinery"] = {"factor": 1.0, "slowest_s": {"worker_start": worker_start * host}}
+    return report
+
+
+def test_a_figure_without_a_same_run_reference_moved_within_the_hosts_change_is_the_hosts() -> None:
+    """Issue 44, the benchmark of four whole certifications (docs/ci.md): WL's round times and
+    PF-002 against the declared link have no reference measured in the same run, so a host twice as
+    slow in NEW moved them beyond their spread; the pair's references (host copy, Ray's object
+    store, Ray's worker start) moved as far, so it is the host's: listed, never a regression."""
+    for seed in range(3):
+        old, new = workload_run(seed, link=True), workload_run(40 + seed, host=2.0, link=True)
+        found = diff_reports(old, new, suite())
+        assert not [f for f in found if f.regression], found
+        host = {f.check: f.detail for f in found if f.kind == "host" and f.check}
+        assert {"WL-004", "PF-002"} <= set(host), found
+        assert "no reference of the same work was measured in the same run" in host["WL-004"]
+        assert "no reference measured in the same run on both sides" in host["PF-002"]
+        assert "within the host's change" in host["WL-004"] and "moved up to x" in host["WL-004"]
+
+
+def test_a_slower_plugin_on_a_steady_host_is_still_the_plugins() -> None:
+    """The same figures twice as slow on a host whose references held: the plugin's, by name; and
+    on a host 30 % slower, a plugin twice as slow is beyond what the host's change explains."""
+    for seed in range(3):
+        old = workload_run(seed, link=True)
+        gated = _regressions([old], [workload_run(60 + seed, rounds=2.0, link=True)])
+        assert "WL-004" in gated, gated
+        slower_host = diff_reports(old, workload_run(80 + seed, host=1.3, rounds=2.0, link=True), suite())
+        assert ("metric", True, "WL-004") in [(f.kind, f.regression, f.check) for f in slower_host], slower_host
+
+
+def test_the_machinery_record_is_a_host_reference() -> None:
+    """Ray's own timings the run recorded (cluster.machinery, the checklist's host_references) say
+    the host differed even when no check's reference moved: worker starts 3 times slower explain
+    rounds 2 times slower."""
+    old = workload_run(3)
+    new = copy.deepcopy(old)
+    wl = next(c for c in new["checks"] if c["id"] == "WL-004")["metrics"]["devices"]["simacc"]
+    wl["round_seconds"] = [2 * t for t in wl["round_seconds"]]
+    wl["median_round_s"] *= 2
+    assert _regressions([old], [new]) == ["WL-004"]
+    new["cluster"]["machinery"]["slowest_s"]["worker_start"] *= 3
+    found = diff_reports(old, new, suite())
+    assert not any(f.regression for f in found)
+    assert "cluster.machinery.slowest_s.worker_start" in next(f for f in found if f.check == "WL-004").detail
+    assert "cluster.machinery.slowest_s.worker_start" in next(f for f in found if f.kind == "host" and not f.check).detail
+
+
+def test_a_fraction_whose_reference_held_is_gated_on_the_fraction() -> None:
+    """A fraction of a reference that held is the plugin's even on a host whose other references
+    moved far: CC-010's busbw over the same run's host copy, the backend 30 % slower while Ray's
+    worker start (not CC-010's reference) took 3 times longer."""
+    old, new = workload_run(5), workload_run(6)
+    for c in new["checks"]:
+        if c["id"] == "CC-010":
+            for op in c["metrics"]["star_by_op"].values():
+                op["busbw_trials_gbps"] = [g / 1.3 for g in op["busbw_trials_gbps"]]
+                op["host_fraction"] /= 1.3
+    new["cluster"]["machinery"]["slowest_s"]["worker_start"] *= 3
+    found = [f for f in diff_reports(old, new, suite()) if f.regression]
+    assert found and {f.check for f in found} == {"CC-010"}
+    assert all("host_fraction" in f.detail for f in found)
+
+
+def test_cli_lists_the_hosts_change_and_still_fails_the_plugins(tmp_path: Path, capsys) -> None:
+    """The path users take: report folders, the installed entry point, its exit code and lines."""
+    from conformance.cli.main import main as ray_conformance
+
+    old = write_report_dir(tmp_path / "old", workload_run(1, link=True))
+    # a loaded host as data.18's runs recorded one: Ray's worker start moved furthest (x8 there)
+    loaded = write_report_dir(tmp_path / "loaded", workload_run(2, host=2.0, link=True, worker_start=1.5))
+    slower = write_report_dir(tmp_path / "slower", workload_run(3, rounds=2.0, link=True))
+    assert ray_conformance(["diff", str(old), str(loaded)]) == 0
+    out = capsys.readouterr().out
+    assert out.rstrip().endswith("no regressions")
+    assert any(line.startswith("host") and "WL-004" in line and "within the host's change" in line
+               for line in out.splitlines()), out
+    assert ray_conformance(["diff", str(old), str(slower), "--format", "json"]) == 1
+    found = json.loads(capsys.readouterr().out)["findings"]
+    assert any(f["kind"] == "metric" and f["regression"] and f["check"] == "WL-004" for f in found)
+
+
+def test_host_change_is_the_furthest_reference_move_either_way() -> None:
+    from conformance.signing.merit_diff import host_change
+
+    old = workload_run(11)
+    faster, slower = copy.deepcopy(old), copy.deepcopy(old)
+    next(c for c in faster["checks"] if c["id"] == "CC-010")["metrics"]["host_copy_gbps"] *= 2.5
+    next(c for c in slower["checks"] if c["id"] == "PF-003")["metrics"]["object_store_gbps"] /= 1.8
+    checklist = suite().checklist
+    assert host_change(checklist, [old], [old]).factor == 1.0
+    up, down = host_change(checklist, [old], [faster]), host_change(checklist, [old], [slower])
+    assert up.factor == pytest.approx(2.5) and "CC-010 host_copy_gbps" in up.what
+    assert down.factor == pytest.approx(1.8) and "PF-003 object_store_gbps" in down.what
 
 
 def test_an_improvement_is_shown_not_gated() -> None:
@@ -354,6 +473,8 @@ def test_cli_several_runs_each_side(tmp_path: Path, capsys) -> None:
     (lambda f: (f.pop("trials"), f.update(reference={"metric": "r"})), "a reference needs trials"),
     (lambda f: f.update(better="sideways"), "better"),
     (lambda f: f.update(metric="a..b"), "metric"),
+    (lambda f: f.update(normalised_by="host"), "normalised_by 'reference' goes with a reference"),
+    (lambda f: f.update(normalised_by="the link"), "normalised_by"),
 ])
 def test_the_checklist_refuses_a_merit_it_cannot_gate(edit: Any, message: str) -> None:
     import yaml
@@ -365,6 +486,20 @@ def test_the_checklist_refuses_a_merit_it_cannot_gate(edit: Any, message: str) -
     edit(entry["merit"]["figures"][0])
     with pytest.raises(UserError, match=message):
         data.parse_checklist(doc)
+
+
+def test_every_figure_of_the_checklist_says_what_normalises_it() -> None:
+    """Issue 44: each figure's declaration names its normaliser (the schema leaves it optional only
+    for the releases before it)."""
+    import yaml
+
+    from conformance.catalog import data
+
+    doc = yaml.safe_load(data.checklist_path().read_text())
+    figures = [(c["id"], f) for c in doc["checks"] for f in (c.get("merit") or {}).get("figures", ())]
+    assert figures and all("normalised_by" in f for _, f in figures), [cid for cid, f in figures if "normalised_by" not in f]
+    by = {cid: f["normalised_by"] for cid, f in figures}
+    assert by["PF-002"] == "reference" and by["WL-004"] == "host" and by["CC-008"] == "itself"
 
 
 def test_cli_unreadable_input_is_exit_2(tmp_path: Path, capsys) -> None:

@@ -41,7 +41,8 @@ def point_figures(op: str, nbytes: int, world_size: int, st: Mapping[str, Any], 
 
 
 def bandwidth_figures(rows: Sequence[dict[str, Any]], peaks: Sequence[dict[str, Any]], host: float,
-                      star: Mapping[str, dict[str, Any]], star_s: float, link: float | None) -> dict[str, Any]:
+                      star: Mapping[str, dict[str, Any]], star_s: float, link: float | None,
+                      host_trials: Sequence[float] | None = None) -> dict[str, Any]:
     """CC-010's metrics, from its rows, each op's peak row and the star reference's row for each
     op (`star`, by op, at the size it was measured: the sweep's largest): the weaker op's peak
     against the same run's host copy and the declared link; each op's row at the star's size
@@ -53,7 +54,12 @@ def bandwidth_figures(rows: Sequence[dict[str, Any]], peaks: Sequence[dict[str, 
     both sides, while at a small size the star's own fixed costs (actor calls, object puts: work
     that waits on other processes and slows more than a backend's own loop on a loaded host) bring
     it near a backend that spends 40 ms of CPU per MiB (make test: such a backend peaked at 1 MiB,
-    where the star read 15% of it quiet and under 25% loaded; at 16 MiB it read 1-4%)."""
+    where the star read 15% of it quiet and under 25% loaded; at 16 MiB it read 1-4%).
+
+    `star_by_op` also holds each op's row at that size as a fraction of the host copy measured in
+    the same run (`host_fraction`, over `host_copy_trials_gbps`, the host copy's trials: `host_trials`,
+    else the one `host`): the figure diff gates (issue 44: the star moved up to 41 % between two
+    runs of one backend, the host copy under 10 % on a steady host)."""
     for r in rows:
         r["host_copy_gbps"] = host
     compared = [next(r for r in rows if r["op"] == op and r["bytes"] == s["bytes"]) for op, s in star.items()]
@@ -70,7 +76,9 @@ def bandwidth_figures(rows: Sequence[dict[str, Any]], peaks: Sequence[dict[str, 
             # differ between two runs of one backend)
             "star_by_op": {r["op"]: {"bytes": r["bytes"], "star_fraction": r["busbw_gbps"] / r["star_busbw_gbps"],
                                      "busbw_trials_gbps": r["busbw_trials_gbps"],
-                                     "star_trials_gbps": star[r["op"]]["busbw_trials_gbps"]} for r in compared},
+                                     "star_trials_gbps": star[r["op"]]["busbw_trials_gbps"],
+                                     "host_fraction": r["busbw_gbps"] / host,
+                                     "host_copy_trials_gbps": list(host_trials or [host])} for r in compared},
             "star_rows": list(star.values()), "star_seconds": star_s,
             "nominal_link_gbps": float(link) if link else None,
             "link_fraction": weakest["busbw_gbps"] / float(link) if link else None}
