@@ -16,6 +16,8 @@ class RemoteMethod(Protocol):
 
     def remote(self, *args: Any, **kwargs: Any) -> Any: ...   # an ObjectRef (Any: Ray types its refs loosely)
 
+    def options(self, **options: Any) -> RemoteMethod: ...   # the call's options (tensor_transport=...)
+
 
 class Actor(Protocol):
     """A Ray actor handle whose methods the suite calls (any name: the actor's class decides)."""
