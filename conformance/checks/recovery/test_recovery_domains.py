@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import inspect
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:
+    from ray.util.placement_group import PlacementGroup
 
 from conformance.areas.recovery import domains, groups
 from conformance.areas.recovery.context import NodeRecoveryCtx
@@ -90,7 +93,7 @@ def test_packed_group_waits_for_its_domain_when_a_node_dies(recovery_ctx: NodeRe
     nc.decide()
 
 
-def domain_window(nc: NodeRecoveryCtx, clock: Scenario, pg: Any, lost: int, key: str) -> dict[str, Any]:
+def domain_window(nc: NodeRecoveryCtx, clock: Scenario, pg: PlacementGroup, lost: int, key: str) -> dict[str, Any]:
     """Watch the group for pending_window_s after its node died: its domain has no room, nodes of
     other values (or none) have; where the lost bundle went, if anywhere, and the states seen."""
     states: set[str] = set()
@@ -108,7 +111,7 @@ def domain_window(nc: NodeRecoveryCtx, clock: Scenario, pg: Any, lost: int, key:
     return window
 
 
-def placed_whole(pg: Any) -> dict[str, Any] | None:
+def placed_whole(pg: PlacementGroup) -> dict[str, Any] | None:
     """The group's table once it is CREATED with every bundle on a live node."""
     tab = groups.table(pg)
     where = groups.bundle_nodes(tab, groups.alive_ids())
