@@ -2,10 +2,8 @@
 
 A document the suite reads (report.json, a manifest, a data file under tiers/) is JSON until a
 schema has passed it and a typed view (conformance/report/view.py, catalog/manifest.Manifest,
-catalog/data.py's parsers) has read it. These aliases say which of three things a value is:
+catalog/data.py's parsers) has read it. These aliases say which of two things a value is:
 
-  JsonValue   any JSON value (json.loads gives one): code that passes it on or inspects it with
-              isinstance, never assuming a shape
   JsonObject  a JSON object whose shape a schema holds (values read by key as that schema says;
               mypy cannot see a JSON Schema, so the values stay unchecked here, and the schema
               test of each typed view holds the names)
@@ -14,8 +12,7 @@ catalog/data.py's parsers) has read it. These aliases say which of three things 
 """
 from __future__ import annotations
 
-from typing import Any, Mapping, TypeAlias, Union
+from typing import Any, Mapping, TypeAlias
 
-JsonValue: TypeAlias = Union[None, bool, int, float, str, list["JsonValue"], dict[str, "JsonValue"]]
 JsonObject: TypeAlias = Mapping[str, Any]
 Untrusted: TypeAlias = object
