@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Callable, Protocol, cast
 if TYPE_CHECKING:
     from ray.actor import ActorHandle
 
+
 class _Killing(Protocol):
     """A module with Ray's `kill` (the `ray` module; a test's stand-in)."""
 

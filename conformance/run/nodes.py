@@ -21,15 +21,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, MutableMapping, Sequence
 
-if TYPE_CHECKING:
-    from ray import ObjectRef
-
 from conformance.catalog.selection import NODE_MODES, NODES_OPTION
 from conformance.report.coverage import COVERAGE, merged
 
 MODES = NODE_MODES                  # the modes, default first (the selection record checks them)
 SAMPLE, ALL = MODES
 OPTION = NODES_OPTION.rstrip("=")   # the pytest option `ray-conformance run --nodes` forwards
+
+if TYPE_CHECKING:
+    from ray import ObjectRef
 
 
 def parse_mode(value: object, field: str = "--nodes") -> str:

@@ -138,7 +138,7 @@ def evidence_problems(checks: list[Any], checklist: Checklist, manifest: Mapping
 _DURATION, _BANDWIDTH = "_s", "_gbps"
 
 
-def implausible_figures(metrics: object, under: str = "", limit: int = 3) -> list[str]:
+def implausible_figures(metrics: Any, under: str = "", limit: int = 3) -> list[str]:
     """Durations and bandwidths (any number under a key ending in _s or _gbps, at any depth) that
     are negative or not finite: no clock runs backwards, no link moves negative bytes."""
     found: list[str] = []
@@ -229,7 +229,7 @@ def scenario_problems(metrics: Mapping[str, Any], most: float | None = None) -> 
     return problems
 
 
-def _scenario_exclusions(metrics: object) -> list[float]:
+def _scenario_exclusions(metrics: Any) -> list[float]:
     """The seconds each recorded scenario left out of its bound for Ray's machinery, at any depth
     (`scenarios.<name>.steps_s.excluded_s`, a transport check's `scenario.excluded_s` per type)."""
     found: list[float] = []
@@ -280,7 +280,7 @@ def exclusion_problems(metrics: Mapping[str, Any]) -> list[str]:
 FAILURE_KEYS = ("problems", "wrong", "wrong_pairs")
 
 
-def recorded_failures(metrics: object, limit: int = 3) -> list[str]:
+def recorded_failures(metrics: Any, limit: int = 3) -> list[str]:
     """Paths of `problems` / `wrong` / `wrong_pairs` figures that record a failure (anything but
     empty, zero or null): the checks that record them fail whenever one is not."""
     found: list[str] = []
@@ -323,7 +323,7 @@ def reference_problems(check: Check, metrics: Mapping[str, Any], manifest: Mappi
     return problems
 
 
-def test_area_problems(tests: object, area: str) -> list[str]:
+def test_area_problems(tests: Any, area: str) -> list[str]:
     """Tests that are not in the area's folder of the checks (`<area>/test_*.py::…`, directly: a
     folder nested in it or around it is a vendor's, not the suite's)."""
     if not isinstance(tests, list):

@@ -75,7 +75,7 @@ def _number(value: object) -> float | None:
     return float(value)
 
 
-def wait_problems(waits: object, params: Mapping[str, Any], passed: bool) -> list[str]:
+def wait_problems(waits: Any, params: Mapping[str, Any], passed: bool) -> list[str]:
     """What a check's recorded waits contradict under the release's `params` (pure; the live
     check's budget and verify read this one rule):
 
