@@ -48,7 +48,7 @@ def selection_nodes(mode: str) -> dict[str, Any]:
     return {"mode": mode}
 
 
-def run_mode(run: object) -> str:
+def run_mode(run: Any) -> str:
     """The node mode of a run (conformance.run.session.ConformanceRun.nodes; SAMPLE for a run
     object that has none, e.g. a test's stand-in)."""
     mode = getattr(run, "nodes", SAMPLE)
