@@ -107,7 +107,7 @@ def star_rows(ctx: CollectiveCtx, members: list[Any], compared: list[dict[str, A
         cc.stop([hub])
 
 
-def host_copy_gbps(ctx: CollectiveCtx, member: Actor) -> float:
+def host_copy_gbps(ctx: CollectiveCtx, member: Any) -> float:
     nbytes = int(float(ctx.param("host_copy_mib")) * 2**20)
     iters = int(ctx.param("host_copy_iters"))
     per: list[float] = [ctx.backend.ask([member], "host_copy_s", nbytes, iters, what="host copy")[0]
