@@ -71,8 +71,8 @@ class Vocabulary:
             raise UserError(f"{where}: unknown tag {tag!r} (tags are declared in tiers/vocabulary.yaml)")
 
 
-def parse_vocabulary(doc: Any) -> Vocabulary:
-    datafiles.validate(doc, "vocabulary", what="vocabulary")
+def parse_vocabulary(raw: object) -> Vocabulary:
+    doc = datafiles.validated_object(raw, "vocabulary", what="vocabulary")
     prefixes = [a["prefix"] for a in doc["areas"].values()]
     if len(set(prefixes)) != len(prefixes):
         raise UserError("vocabulary: areas: two areas share an id prefix")
@@ -221,8 +221,8 @@ class Checklist:
         return tuple(c for c in self.active() if c.level in self.uncounted_levels)
 
 
-def parse_checklist(doc: Any, sha256: str = "", vocabulary: Vocabulary | None = None) -> Checklist:
-    datafiles.validate(doc, "checklist", what="checklist")
+def parse_checklist(raw: object, sha256: str = "", vocabulary: Vocabulary | None = None) -> Checklist:
+    doc = datafiles.validated_object(raw, "checklist", what="checklist")
     vocabulary = vocabulary or load_vocabulary()
     blocks: dict[str, dict[str, Any]] = doc.get("area_params") or {}
     for area in blocks:
@@ -302,8 +302,8 @@ def select_checks(checklist: Checklist, select: Mapping[str, Any], findings: boo
     return chosen
 
 
-def parse_ladder(doc: Any, sha256: str = "", checklist: Checklist | None = None) -> Ladder:
-    datafiles.validate(doc, "tiers", what="tiers")
+def parse_ladder(raw: object, sha256: str = "", checklist: Checklist | None = None) -> Ladder:
+    doc = datafiles.validated_object(raw, "tiers", what="tiers")
     names = [t["name"] for t in doc["tiers"]]
     if len(set(names)) != len(names):
         raise UserError("tiers: tiers: duplicate tier name")
@@ -446,8 +446,8 @@ def soak_path() -> Path:
     return path if path.exists() else datafiles.packaged_data_root() / "tiers" / "soak.yaml"
 
 
-def parse_soak(doc: Any) -> Soak:
-    datafiles.validate(doc, "soak", what="soak")
+def parse_soak(raw: object) -> Soak:
+    doc = datafiles.validated_object(raw, "soak", what="soak")
     return Soak.from_doc(doc)
 
 

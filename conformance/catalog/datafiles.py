@@ -12,11 +12,12 @@ import hashlib
 import importlib.resources
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 import jsonschema
 
 from conformance.errors import UserError
+from conformance.jsontypes import JsonObject
 
 
 def data_root() -> Path:
@@ -93,13 +94,22 @@ def format_validation_error(err: jsonschema.ValidationError, root: str = "") -> 
     return f"{path}: {message}"
 
 
-def validate(instance: Any, schema_name: str, *, what: str) -> None:
+def validate(instance: object, schema_name: str, *, what: str) -> None:
     """Validate against a schema; raise UserError naming the first (most specific) bad field."""
     validator = jsonschema.Draft202012Validator(load_schema(schema_name),
                                                 format_checker=jsonschema.FormatChecker())
     errors = sorted(validator.iter_errors(instance), key=lambda e: (-len(e.absolute_path), e.message))
     if errors:
         raise UserError(f"{what}: {format_validation_error(errors[0])}")
+
+
+def validated_object(instance: object, schema_name: str, *, what: str) -> JsonObject:
+    """`instance` once the schema `schema_name` (whose root is an object) passed it: the one step
+    from a parsed document to the JSON object the parsers read by key."""
+    validate(instance, schema_name, what=what)
+    if not isinstance(instance, Mapping):   # a schema whose root is not an object: the caller's mistake
+        raise TypeError(f"{schema_name}: the schema passed a {type(instance).__name__}, not an object")
+    return instance
 
 
 def read_yaml_or_json(path: Path, *, what: str) -> Any:

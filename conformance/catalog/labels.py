@@ -12,9 +12,9 @@ import functools
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Mapping
 
-from conformance.catalog.datafiles import data_root, read_yaml_or_json, validate
+from conformance.catalog.datafiles import data_root, read_yaml_or_json, validated_object
 
 RAY_PREFIX = "ray.io/"
 INTEGER = re.compile(r"^(0|[1-9][0-9]*)$")
@@ -64,8 +64,8 @@ def labels_path() -> Path:
     return data_root() / "tiers" / "labels.yaml"
 
 
-def parse_vocabulary(doc: Any) -> Vocabulary:
-    validate(doc, "labels", what="labels vocabulary")
+def parse_vocabulary(raw: object) -> Vocabulary:
+    doc = validated_object(raw, "labels", what="labels vocabulary")
     keys = tuple(LabelKey(**k) for k in doc["keys"])
     prefixes = tuple(LabelKey(key=p["prefix"], status=p["status"], plugin_may_set=p["plugin_may_set"],
                               value=p["value"], summary=p["summary"], is_prefix=True)
@@ -107,7 +107,7 @@ def value_problem(entry: LabelKey, key: str, value: str) -> str | None:
     return None
 
 
-def plugin_label_problems(labels: Any, vocabulary: Vocabulary | None = None) -> tuple[list[str], list[str]]:
+def plugin_label_problems(labels: object, vocabulary: Vocabulary | None = None) -> tuple[list[str], list[str]]:
     """Problems (each fails TL-002) and notes (advice) for the labels a plugin returned."""
     vocabulary = vocabulary or load_vocabulary()
     if labels is None:

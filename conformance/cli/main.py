@@ -13,12 +13,16 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any, Callable, NoReturn
+from typing import TYPE_CHECKING, Callable, NoReturn
 
 from conformance import __version__
 from conformance.cli import numbers as cli_numbers
 from conformance.errors import UserError
 from conformance.exit_codes import Exit, from_pytest
+
+if TYPE_CHECKING:
+    from conformance.catalog.data import SuiteData
+    from conformance.catalog.manifest import Manifest
 
 _ENDED = {Exit.HUNG: "a check hung and could not be interrupted; the run ended early",
           Exit.INTERRUPTED: "the run was interrupted",
@@ -101,7 +105,7 @@ def cmd_validate_manifest(args: argparse.Namespace) -> int:
     return 0
 
 
-def reach_lines_of(m: Any, data: Any) -> list[str]:
+def reach_lines_of(m: Manifest, data: SuiteData) -> list[str]:
     """What this manifest's run can reach on a cluster the suite starts (conformance.catalog.ladder
     reach_lines): the manifest's nodes and devices, the checks its missing fields close."""
     from conformance.catalog.ladder import planned_context, reach_lines
@@ -268,7 +272,7 @@ def cmd_merge(args: argparse.Namespace) -> int:
     return int(Exit.OK)
 
 
-def selected_checks(args: argparse.Namespace, data: Any, previous_report: Path) -> list[str] | None:
+def selected_checks(args: argparse.Namespace, data: SuiteData, previous_report: Path) -> list[str] | None:
     """The check ids `--area/--check/--last-failed` limit the run to (None: no such option, the
     whole checklist). Unknown ids and a missing or invalid previous report are one-line errors."""
     from conformance.catalog.selection import chosen_checks, failed_checks

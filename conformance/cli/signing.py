@@ -32,7 +32,7 @@ __all__ = ["register", "main", "build_parser", "sign_report_dir"]
 class _RefusePassphrase(argparse.Action):
     """`--passphrase VALUE` must fail without echoing VALUE (argparse would print it back)."""
 
-    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: str | Sequence[Any] | None,
                  option_string: str | None = None) -> None:
         parser.error("passphrases are never taken from the command line; put it in an environment "
                      "variable and pass its name with --passphrase-env VAR")

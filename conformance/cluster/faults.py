@@ -73,13 +73,21 @@ class FaultDriver(Protocol):
     def restart_node(self, node: NodeRef) -> None: ...
 
 
+class LocalLab(Protocol):
+    """What the cluster_utils driver needs of the suite's own cluster: kill and restart a node it started."""
+
+    def kill_local(self, node: NodeRef) -> None: ...
+
+    def restart_local(self, node: NodeRef) -> None: ...
+
+
 class ClusterUtilsFaultDriver:
     """Nodes the suite started itself (ray.cluster_utils); `lab` knows how to start each role."""
 
     name = "cluster_utils"
     supports = frozenset({"kill", "restart"})
 
-    def __init__(self, lab: Any) -> None:
+    def __init__(self, lab: LocalLab) -> None:
         self.lab = lab
 
     def kill_node(self, node: NodeRef) -> None:

@@ -46,7 +46,7 @@ def _frozen(d: Mapping[str, Any] | None) -> Mapping[str, Any]:
     return MappingProxyType({str(k): v for k, v in (d or {}).items()})
 
 
-def _frozen_list(entries: Any) -> tuple[Env, ...] | None:
+def _frozen_list(entries: Sequence[Mapping[str, object]] | None) -> tuple[Env, ...] | None:
     return None if entries is None else tuple(_frozen({k: str(v) for k, v in e.items()}) for e in entries)
 
 

@@ -23,7 +23,7 @@ def head_without_api_server() -> Iterator[None]:
 
     start = Node.start_api_server
 
-    def no_api_server(node: Any, *_args: Any, **_kwargs: Any) -> None:
+    def no_api_server(node: Node, *_args: Any, **_kwargs: Any) -> None:  # Node.start_api_server's arguments, unused
         node._webui_url = ""
         node.get_gcs_client().internal_kv_put(b"webui:url", b"", True, ray_constants.KV_NAMESPACE_DASHBOARD)
 

@@ -25,12 +25,15 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from conformance.collective.config import POOL_SIZE, CollectiveConfig
 from conformance.collective.members import SPEC_ENV, BarrierLog, CollectiveMember, register_backend, spec_env
+from conformance.handles import Actor
 from conformance.rdt.device import is_host
 from conformance.run.check_context import CheckContext
 from conformance.run.machinery import ACTOR_START_S
 from conformance.timing.waits import StillRunning, call_on_thread
 
 if TYPE_CHECKING:
+    from ray.experimental.collective.communicator import CommunicatorHandle
+
     from conformance.run.check_context import RunView
     from conformance.timing.host_load import MachineryRecord
     from conformance.timing.waits import Refs
@@ -132,8 +135,8 @@ class CollectiveContext:
         self.token = uuid.uuid4().hex[:8]
         self._names = itertools.count()
         self._pool: list[Any] = []
-        self._pool_cluster: Any = None
-        self._cluster: Any = None         # the cluster the running check's mark gave it (on_cluster)
+        self._pool_cluster: object = None
+        self._cluster: object = None         # the cluster the running check's mark gave it (on_cluster)
         self._rdt_registered = False
         self._rdt_pairs: dict[str, list[Any]] = {}   # by device type
         self.resource = str(run.manifest.resource_name)
@@ -150,7 +153,7 @@ class CollectiveContext:
         self._publish(self.run, self.section)
 
     # ------------------------------------------------------------------ members
-    def on_cluster(self, handle: Any) -> None:
+    def on_cluster(self, handle: object) -> None:
         """The live cluster of the check about to run (its shape mark's, CheckContext.cluster):
         the pool is rebuilt when it is not the one the members were started on."""
         self._cluster = handle
@@ -245,7 +248,7 @@ class CollectiveContext:
         if any(m in self._pool for m in members):
             self._pool = []
 
-    def guard(self, members: list[Any], call: Any) -> Any:
+    def guard(self, members: list[Any], call: Callable[..., Any]) -> Any:  # call() with no arguments (a lambda may bind defaults); its result
         """Run `call()`; on a hang, discard `members` before the Hang goes on (see discard)."""
         try:
             return call()
@@ -279,7 +282,7 @@ class CollectiveContext:
         self._rdt_pairs[device] = self.start(2, rdt=True, units=units)
         return self._rdt_pairs[device]
 
-    def replace(self, dead: Any) -> None:
+    def replace(self, dead: Actor) -> None:
         """Put a fresh member in the pool where `dead` was (same node slot, holding a unit as the
         pool's members do)."""
         i = self._pool.index(dead)
@@ -356,7 +359,7 @@ class CollectiveContext:
         self.guard(members, lambda: bounded([m.destroy.remote(group) for m in members], timeout_s,
                                             f"destroy_collective_group({group!r})"))
 
-    def destroy_handle(self, handle: Any) -> None:
+    def destroy_handle(self, handle: CommunicatorHandle) -> None:
         from ray.experimental import collective as xcol
 
         self.guard(list(handle.actors), lambda: bounded_driver_call(
@@ -364,7 +367,7 @@ class CollectiveContext:
             "ray.experimental.collective.destroy_collective_group"))
 
     def execute(self, members: list[Any], steps: list[dict[str, Any]], group: str, bound_s: float,
-                ranks: list[int] | None = None, log: Any = None) -> list[list[dict[str, Any]]]:
+                ranks: list[int] | None = None, log: Actor | None = None) -> list[list[dict[str, Any]]]:
         """Run the program on every member at once; outputs indexed by rank. `log`: a BarrierLog
         (barrier_log) the program's barriers report to."""
         ranks = list(range(len(members))) if ranks is None else ranks
@@ -396,7 +399,7 @@ class CollectiveContext:
         return True
 
 
-def wait_until(predicate: Any, timeout_s: float, interval_s: float = 0.2) -> bool:
+def wait_until(predicate: Callable[..., object], timeout_s: float, interval_s: float = 0.2) -> bool:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if predicate():

@@ -16,6 +16,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from conformance.collective import programs
+from conformance.handles import Actor
 from conformance.imports import import_ref as _import
 from conformance.rdt.device import HOST, current, is_host, to_current, to_host
 
@@ -190,7 +191,7 @@ class CollectiveMember:
         return _import(ref)(self, *args)
 
     def run(self, steps: list[dict[str, Any]], rank: int, world_size: int, group: str,
-            log: Any = None) -> list[dict[str, Any]]:
+            log: Actor | None = None) -> list[dict[str, Any]]:
         """Run the program as `rank`; a step that raises names itself in the error. `log`: a
         BarrierLog handle that every barrier step reports to (None: the members' clocks only)."""
         out = []
@@ -205,7 +206,7 @@ class CollectiveMember:
                                    f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}") from exc
         return out
 
-    def _barrier(self, step: dict[str, Any], rank: int, group: str, log: Any, key: str) -> dict[str, Any]:
+    def _barrier(self, step: dict[str, Any], rank: int, group: str, log: Actor | None, key: str) -> dict[str, Any]:
         """One barrier, the late rank entering after its delay: when each member entered and left
         (its clock), and how many members the log had seen enter once it had left."""
         import ray

@@ -18,7 +18,7 @@ Pure functions.
 from __future__ import annotations
 
 import re
-from typing import Any, Callable, Mapping
+from typing import Callable, Mapping
 
 from conformance.catalog.data import Check, SuiteData
 
@@ -33,7 +33,7 @@ class DocError(ValueError):
     """A page's marker names a block or a value the generators do not know."""
 
 
-def format_value(value: Any, fmt: str | None) -> str:
+def format_value(value: float | str, fmt: str | None) -> str:
     """A param as a page shows it: the number as the checklist writes it, or a fraction as percent."""
     if fmt == "%":
         return f"{float(value) * 100:g} %"

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 from conformance.catalog.selection import SIZE_KNOB, SIZED
 from conformance.errors import UserError
+from conformance.jsontypes import Untrusted
 
 if TYPE_CHECKING:
     from conformance.catalog.manifest import Manifest
@@ -40,9 +41,10 @@ BUILTIN_TRAITS = {"GLOO": {"one_sided": False, "can_abort": False}, "NCCL": {"on
 TRAITS = ("one_sided", "can_abort")   # the transport's traits a check records (metrics.transport)
 
 
-def builtin_traits(manifest: Any) -> dict[str, bool] | None:
+def builtin_traits(manifest: Untrusted) -> dict[str, bool] | None:
     """The traits Ray fixes for the transport the manifest names, when it names a built-in (no
-    manager of the vendor's): None for a transport of the vendor's own, whose class answers."""
+    manager of the vendor's): None for a transport of the vendor's own, whose class answers.
+    `manifest`: the manifest as a report records it (JSON a judge reads, so narrowed here)."""
     block = manifest.get("transport") if isinstance(manifest, Mapping) else None
     if not isinstance(block, Mapping) or block.get("manager") or not isinstance(block.get("name"), str):
         return None

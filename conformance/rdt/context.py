@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from conformance.cluster.manager import SHARED
+from conformance.handles import Actor
 from conformance.rdt import payloads
 from conformance.rdt.config import INTRA_NODE_ENDPOINTS, LATER_DEVICE_BYTES
 from conformance.rdt.device import is_host
@@ -169,10 +170,10 @@ class TransportContext:
         self.pools.close()
 
     # ------------------------------------------------------------------ transfers
-    def produce(self, src: Any, case: dict[str, Any], transport: str | None = None) -> Any:
+    def produce(self, src: Actor, case: dict[str, Any], transport: str | None = None) -> Any:
         return src.make.options(tensor_transport=transport or self.name).remote(case)
 
-    def transfer(self, src: Any, dst: Any, case: dict[str, Any], transport: str | None = None,
+    def transfer(self, src: Actor, dst: Actor, case: dict[str, Any], transport: str | None = None,
                  timeout: float = GET_TIMEOUT_S) -> tuple[Any, Any]:
         """(sent digest, received digest) of one case moved src -> dst."""
         ref = self.produce(src, case, transport)

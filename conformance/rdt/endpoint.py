@@ -14,10 +14,13 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from conformance.rdt import device as devices
 from conformance.rdt import faults, memory, payloads, tracing
+
+if TYPE_CHECKING:
+    import torch
 
 CLONE_MAX_BATCH = 4096  # knob: caps a clone baseline trial of tiny tensors (a few ms at most)
 
@@ -101,7 +104,7 @@ class Endpoint:
     def receive_many(self, *objs: Any) -> list[Any]:
         return [payloads.describe(o) for o in objs]
 
-    def sink(self, obj: Any) -> int:
+    def sink(self, obj: torch.Tensor) -> int:
         """Touch nothing: the cheapest consumer (benchmarks). Returns the bytes received."""
         return int(obj.numel() * obj.element_size())
 

@@ -20,12 +20,15 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
+from conformance.handles import Actor
 from conformance.rdt.device import is_host
 from conformance.rdt.registration import TransportSetup
 from conformance.run.machinery import ACTOR_START_S, await_actors
 from conformance.timing.timeouts import CheckTimeout
 
 if TYPE_CHECKING:
+    from ray.experimental.collective.communicator import CommunicatorHandle
+
     from conformance.timing.host_load import MachineryRecord
 
 HEALTH_TIMEOUT_S = 15.0  # knob: hang guard of endpoint health calls
@@ -170,7 +173,7 @@ def make_group(setup: TransportSetup, actors: list[Any]) -> Any:
                                    name=f"conformance-{backend}-{os.getpid()}-{next(_group_ids)}")
 
 
-def destroy_group(group: Any) -> None:
+def destroy_group(group: CommunicatorHandle | None) -> None:
     """Destroy a collective group (None: nothing); never raises but the hard timeout."""
     if group is None:
         return
@@ -183,7 +186,7 @@ def destroy_group(group: Any) -> None:
         pass
 
 
-def alive(actor: Any, timeout_s: float = 5.0) -> bool:  # knob: liveness probe of one call
+def alive(actor: Actor, timeout_s: float = 5.0) -> bool:  # knob: liveness probe of one call
     """Whether the actor answers within timeout_s (dead, restarting or unreachable: False)."""
     from conformance.timing.waits import bounded_get
     try:
@@ -199,9 +202,9 @@ class PoolCache:
     """At most one live Endpoints per key (e.g. "intra-node"), rebuilt when stale."""
 
     def __init__(self) -> None:
-        self._pools: dict[str, tuple[Any, Endpoints]] = {}
+        self._pools: dict[str, tuple[object, Endpoints]] = {}
 
-    def get(self, key: str, cluster: Any, factory: Callable[[], Endpoints]) -> Endpoints:
+    def get(self, key: str, cluster: object, factory: Callable[[], Endpoints]) -> Endpoints:
         entry = self._pools.get(key)
         if entry is not None:
             owner, eps = entry

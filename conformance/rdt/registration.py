@@ -90,7 +90,7 @@ def _registry() -> dict[str, Any]:
     return util.transport_manager_info
 
 
-def _register(name: str, devices: list[str], cls: Any) -> None:
+def _register(name: str, devices: list[str], cls: type[TracedTransport]) -> None:
     import torch
     from ray.experimental.rdt import register_tensor_transport
 

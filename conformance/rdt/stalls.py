@@ -32,7 +32,7 @@ Ray's private RDT state; unknown on another Ray), `gather` and `where_they_stand
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 VIEW_TIMEOUT_S = 5.0   # knob: hang guard of the actors' answers about their transport calls
 PRODUCED = "extract_tensor_transport_metadata"
@@ -112,7 +112,7 @@ def classify(pending: list[Pending], views: dict[int, dict[str, Any] | None],
     return StallEvidence(pending=len(pending), silent=silent, **counts)
 
 
-def transport_view(actor_self: Any, transport: str, obj_ids: list[str]) -> dict[str, Any]:
+def transport_view(actor_self: object, transport: str, obj_ids: list[str]) -> dict[str, Any]:
     """Runs in an actor (via __ray_call__): which transport calls returned, and which still run,
     for these objects."""
     from conformance.rdt import tracing
@@ -153,7 +153,7 @@ _TASK_MARKS = ("actor_method_executor", "serialization.py", "/rdt/")
 _IDLE_FILES = ("threading.py", "selectors.py", "queue.py")
 
 
-def busy_threads_at(actor_self: Any, frames: int = 4) -> str:
+def busy_threads_at(actor_self: object, frames: int = 4) -> str:
     """Runs in an actor (via __ray_call__, on a thread of its own): where each thread that holds a
     task or its argument's fetch stands, innermost frames first, the waits of threading itself left
     out ("idle" when none does)."""
@@ -177,7 +177,7 @@ def busy_threads_at(actor_self: Any, frames: int = 4) -> str:
     return " | ".join(said) or "idle"
 
 
-def ask_each(actors: dict[Any, Any], fn: Any, *args: Any) -> dict[Any, Any]:
+def ask_each(actors: dict[Any, Any], fn: Callable[..., Any], *args: Any) -> dict[Any, Any]:
     """`fn(actor_self, *args)` in each actor, asked on Ray's `_ray_system_error` concurrency group
     (a task blocked on the actor's own threads does not hold it), all at once and waited for once
     (VIEW_TIMEOUT_S): {key: answer} for the actors that answered; one without that group, gone,

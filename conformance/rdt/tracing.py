@@ -20,7 +20,7 @@ import os
 import threading
 import time
 from collections import deque
-from typing import Any, ClassVar, Deque
+from typing import Any, Callable, ClassVar, Deque, Iterable
 
 from ray.actor import ActorHandle
 from ray.experimental.rdt.tensor_transport_manager import (
@@ -73,7 +73,7 @@ def in_flight(transport: str, obj_ids: list[str] | None = None) -> list[dict[str
             if wanted is None or obj in wanted]
 
 
-def _tensor_summary(tensors: Any) -> list[list[Any]]:
+def _tensor_summary(tensors: Iterable[object] | None) -> list[list[Any]]:
     out = []
     for t in tensors or []:
         shape = getattr(t, "shape", None)
@@ -82,7 +82,7 @@ def _tensor_summary(tensors: Any) -> list[list[Any]]:
     return out
 
 
-def _meta_summary(meta: Any) -> dict[str, Any]:
+def _meta_summary(meta: object) -> dict[str, Any]:
     tm = getattr(meta, "tensor_meta", None) or []
     return {"tensor_meta": [[list(s) if s is not None else None, str(d)] for s, d in tm],
             "tensor_device": getattr(meta, "tensor_device", None), "type": type(meta).__name__}
@@ -119,7 +119,8 @@ class TracedTransport(TensorTransportManager):
         entry.update(extra)
         record(self.TRANSPORT_NAME, entry)
 
-    def _call(self, method: str, obj_id: str | None, fn: Any, *args: Any, summarize: Any = None,
+    def _call(self, method: str, obj_id: str | None, fn: Callable[..., Any], *args: Any,
+              summarize: Callable[[Any], Any] | None = None,
               **extra: Any) -> Any:
         t0 = time.monotonic()
         with _lock:

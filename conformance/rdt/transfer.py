@@ -18,11 +18,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable
 
+from conformance.handles import Actor
 from conformance.rdt import payloads
 from conformance.timing.clock import Clock
 from conformance.timing.timeouts import CheckTimeout
 
 if TYPE_CHECKING:
+    from ray import ObjectRef
+
     from conformance.timing.waits import Refs
 
 
@@ -78,7 +81,7 @@ def ray_get(refs: Refs, timeout: float = GET_TIMEOUT_S, what: str = "transfer") 
     return value
 
 
-def outcome(clock: Clock, ref: Any, what: str, bound_s: float,
+def outcome(clock: Clock, ref: ObjectRef[Any], what: str, bound_s: float,
             evidence: Callable[[], str] | None = None) -> tuple[str, Any]:
     """('data', digest) or ('error', first line) within the bound (and the clock's); a hang fails
     the scenario, with what `evidence()` says about where it stopped (asked only then)."""
@@ -100,24 +103,24 @@ def submitted(clock: Clock, submit: Callable[[], Any], what: str) -> Any:
         raise clock.fail(f"{what}: submitting it raised {first_line(exc)}") from None
 
 
-def short(d: Any) -> str:
+def short(d: object) -> str:
     """A digest in a few words (for failure messages)."""
     if isinstance(d, dict) and "sha256" in d:
         return f"sha256 {d['sha256'][:12]} ({d.get('nbytes')} B {d.get('dtype')} {d.get('shape')})"
     return repr(d)[:120]
 
 
-def produce(src: Any, transport: str, nbytes: int, seed: int, **options: Any) -> Any:
+def produce(src: Actor, transport: str, nbytes: int, seed: int, **options: Any) -> Any:
     """The ref of a seeded payload `src` returns through `transport` (its digest: `sent`)."""
     return src.make.options(tensor_transport=transport, **options).remote(payloads.seeded(nbytes, seed))
 
 
-def sent(clock: Clock, src: Any, seed: int, bound_s: float = DIGEST_TIMEOUT_S) -> Any:
+def sent(clock: Clock, src: Actor, seed: int, bound_s: float = DIGEST_TIMEOUT_S) -> Any:
     """The digest of what `src` produced for `seed`."""
     return clock.get(src.sent_digest.remote(seed), "the producer's digest", bound_s)
 
 
-def expect_data(clock: Clock, transport: str, submit: Callable[[], Any], expected: Any, what: str, bound_s: float,
+def expect_data(clock: Clock, transport: str, submit: Callable[[], Any], expected: object, what: str, bound_s: float,
                 stalled: list[tuple[Any, Any, Any]] | None = None) -> Any:
     """The task `submit()` starts must return `expected` (a digest; None: any data) within the
     bound. `stalled`: the transfers behind it as (ref, source actor, receiver actor); a hang then
@@ -147,7 +150,7 @@ def expect_error(clock: Clock, submit: Callable[[], Any], what: str, bound_s: fl
     return str(got)
 
 
-def roundtrip(clock: Clock, transport: str, src: Any, dst: Any, nbytes: int, seed: int, what: str,
+def roundtrip(clock: Clock, transport: str, src: Actor, dst: Actor, nbytes: int, seed: int, what: str,
               bound_s: float) -> None:
     """A transfer that must work: src -> dst bit-exact within the bound."""
     ref = submitted(clock, lambda: produce(src, transport, nbytes, seed), f"{what}: the producer")
@@ -160,7 +163,7 @@ def roundtrip(clock: Clock, transport: str, src: Any, dst: Any, nbytes: int, see
         del ref   # a ref kept alive by a traceback would pin the object on the source
 
 
-def wait_dead(clock: Clock, actor: Any, what: str, bound_s: float) -> None:
+def wait_dead(clock: Clock, actor: Actor, what: str, bound_s: float) -> None:
     """Wait until the actor stops answering (dead, or not answering within a second)."""
     from conformance.rdt.pool import alive
     clock.wait_for(lambda: not alive(actor, 1.0), what, bound_s, poll_s=0.2)

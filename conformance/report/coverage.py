@@ -23,12 +23,12 @@ COVERAGE = "node_coverage"   # the metrics key
 SHORT_ID = 8                 # how many characters of a node id the house prints (evidence, pages)
 
 
-def short_id(node_id: Any) -> str:
+def short_id(node_id: object) -> str:
     """A node id as the house prints it: its first SHORT_ID characters."""
     return str(node_id)[:SHORT_ID]
 
 
-def merged(previous: Any, node_ids: Iterable[Any], alive: int, mode: str) -> dict[str, Any]:
+def merged(previous: object, node_ids: Iterable[object], alive: int, mode: str) -> dict[str, Any]:
     """The coverage record after a check used `node_ids` (full or short ids) on a cluster of `alive`
     alive nodes: the union with what it recorded before (a check may call in several phases), the
     largest alive count it saw, and the run's node mode."""
@@ -40,7 +40,7 @@ def merged(previous: Any, node_ids: Iterable[Any], alive: int, mode: str) -> dic
     return {"nodes": nodes, "alive": most, "mode": str(mode)}
 
 
-def coverage_of(metrics: Any) -> tuple[list[str], int] | None:
+def coverage_of(metrics: object) -> tuple[list[str], int] | None:
     """(node short ids, alive count) a check's metrics record; None when it records none, or a
     malformed record (a hostile report is a missing line, never an exception)."""
     record = metrics.get(COVERAGE) if isinstance(metrics, Mapping) else None
@@ -54,7 +54,7 @@ def coverage_of(metrics: Any) -> tuple[list[str], int] | None:
     return nodes, alive
 
 
-def coverage_text(metrics: Any) -> str:
+def coverage_text(metrics: object) -> str:
     """'nodes: 2 of 4' for a check's metrics ('' when it records no coverage)."""
     found = coverage_of(metrics)
     if found is None:

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from conformance.catalog import shards as sh
+from conformance.catalog.data import SuiteData
 from conformance.catalog.selection import selection_record
 
 # Fields every shard states alike: (where, why it must agree).
@@ -71,13 +72,13 @@ class ShardReport:
     junit: bytes = b""
 
 
-def _get(doc: Any, path: str) -> Any:
+def _get(doc: object, path: str) -> Any:  # the JSON value at `path` (None: absent), for the caller to narrow
     for part in path.split("."):
         doc = doc.get(part) if isinstance(doc, Mapping) else None
     return doc
 
 
-def _shown(value: Any) -> str:
+def _shown(value: object) -> str:
     text = repr(value)
     return text if len(text) <= 80 else text[:77] + "..."
 
@@ -103,7 +104,7 @@ def _command(report: Mapping[str, Any]) -> list[Any]:
     return [a for a in _get(report, "selection.args") or [] if not (isinstance(a, str) and a.startswith(_OWN_OPTIONS))]
 
 
-def _observed(value: Any) -> bool:
+def _observed(value: object) -> bool:
     """Whether a shard observed a hardware fact: a shard that started no cluster states none
     (nodes 0, a shape of None): its core and environment still say which machine it ran on."""
     if isinstance(value, Mapping):
@@ -323,7 +324,7 @@ def first_last(shards: Mapping[int, ShardReport]) -> tuple[str, str, float]:
     return starts[0][1], ends[-1][1], (ends[-1][0] - starts[0][0]).total_seconds()   # type: ignore[operator]
 
 
-def merge_reports(shards: Mapping[int, ShardReport], digests: Mapping[int, str], data: Any,
+def merge_reports(shards: Mapping[int, ShardReport], digests: Mapping[int, str], data: SuiteData,
                   area_docs: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The merged report of shards that passed shard_set_problems: recomputed over the union with
     `data` (the suite data of the shards' release); `area_docs` (each area's doc link): the

@@ -186,7 +186,7 @@ def collect_evidence(texts: dict[Path, str], out_dir: Path, check_id: str) -> Lo
 class _StdstreamPrinter(Protocol):
     """The shape of Ray's `ray._private.worker.print_to_stdstream`, which DriverNoise wraps."""
 
-    def __call__(self, data: Any, ignore_prefix: bool) -> Any: ...
+    def __call__(self, data: dict[str, Any], ignore_prefix: bool) -> None: ...
 
 
 class DriverNoise:

@@ -17,7 +17,17 @@ the run lasts; a reading that fails costs only attribution, never the kill.
 from __future__ import annotations
 
 import time
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Protocol, cast
+
+if TYPE_CHECKING:
+    from ray.actor import ActorHandle
+
+
+class _Killing(Protocol):
+    """A module with Ray's `kill` (the `ray` module; a test's stand-in)."""
+
+    kill: Callable[..., Any]
+
 
 # A loop that kills a pool's actors one after another needs one reading, not one per actor: the
 # first saw every process the loop then kills.
@@ -35,19 +45,24 @@ class BeforeKill:
         self.clock = clock
         self.count = 0          # readings taken
         self._last: float | None = None
-        self._module: Any = None
+        self._module: _Killing | None = None
         self._original: Callable[..., Any] | None = None
 
-    def install(self, module: Any = None) -> None:
+    def install(self, module: _Killing | None = None) -> None:
         """Wrap `module.kill` (default: the `ray` module); idempotent."""
         if self._original is not None:
             return
+        target: _Killing
         if module is None:
-            import ray as module
-        original = module.kill
-        self._module, self._original = module, original
+            import ray
 
-        def kill(actor: Any, *args: Any, **kwargs: Any) -> Any:
+            target = cast(_Killing, ray)   # the module as the protocol: mypy narrows to it, which has no settable kill
+        else:
+            target = module
+        original = target.kill
+        self._module, self._original = target, original
+
+        def kill(actor: ActorHandle[Any], *args: Any, **kwargs: Any) -> Any:  # ray.kill's own arguments, passed on
             now = self.clock()
             if self._last is None or now - self._last >= self.interval_s:
                 self._last = now
@@ -60,9 +75,10 @@ class BeforeKill:
 
         kill.__wrapped__ = original    # type: ignore[attr-defined]  # what functools.wraps sets: inspect.unwrap reads it
         kill.__doc__ = original.__doc__
-        module.kill = kill
+        target.kill = kill
 
     def uninstall(self) -> None:
         if self._original is not None:
+            assert self._module is not None  # installed together with _original
             self._module.kill = self._original
             self._module, self._original = None, None

@@ -29,6 +29,8 @@ from conformance.timing.timeouts import CheckTimeout, granted, time_left
 from conformance.timing.waits import BoundRanOut, bounded_get
 
 if TYPE_CHECKING:
+    from ray.actor import ActorHandle
+
     from conformance.catalog.data import Check
     from conformance.timing.waits import Refs
 
@@ -197,7 +199,7 @@ class Budget:
         raise HostNotReady(f"{reason} (" + (f"the slowest worker start before: {before:.1f}s; " if before else "")
                            + f"{now})")
 
-    def restarted(self, clock: Clock, actor: Any, old_pid: int, what: str, bound_s: float | None = None, *,
+    def restarted(self, clock: Clock, actor: ActorHandle[Any], old_pid: int, what: str, bound_s: float | None = None, *,
                   method: str = "state", param: str | None = None) -> dict[str, Any]:
         """An actor Ray restarts (a kill with restarts left, a crash, a node lost) answering from a
         new process: `method` returns a dict with its "pid" (a call right after the kill may still

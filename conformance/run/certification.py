@@ -30,7 +30,7 @@ import os
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Collection
+from typing import TYPE_CHECKING, Collection
 
 if TYPE_CHECKING:
     import pytest
@@ -216,7 +216,7 @@ def _allowed(option: str, d: Definition, forms: Collection[str]) -> tuple[str, .
     return (*d.allowed_values.get(option, ()), *legacy)
 
 
-def arg_problems(args: Any, *, legacy: bool | Collection[str] = False) -> list[str]:
+def arg_problems(args: object, *, legacy: bool | Collection[str] = False) -> list[str]:
     """Why recorded pytest arguments are not a certification run's ([] when they are one).
 
     `legacy`: the older records the report's release may carry (legacy_forms; True: every one):

@@ -12,7 +12,7 @@ the shape the check's `@pytest.mark.cluster(...)` names (the shared cluster with
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
-from typing import TYPE_CHECKING, Any, Mapping, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Protocol, TypeVar
 
 import pytest
 
@@ -166,7 +166,7 @@ class CheckContext:
 
         return run_mode(self.run)
 
-    def exercised(self, node_ids: Any, alive: int | None = None) -> None:
+    def exercised(self, node_ids: str | Iterable[object], alive: int | None = None) -> None:
         """Record the nodes (ids, full or short) this check used, with the count of alive nodes
         (`alive`; None: what this check read before, else Ray's view read once now): the one coverage record per check
         (conformance.report.coverage, "nodes: k of N" in the report). Calls add up."""

@@ -21,7 +21,7 @@ conformance.report.coverage's record, shown per check as "nodes: k of N").
 """
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping, MutableMapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, MutableMapping, Sequence
 
 from conformance.catalog.node_sample import choose, eligible, sample_record
 from conformance.catalog.selection import NODE_MODES, NODES_OPTION
@@ -31,8 +31,11 @@ MODES = NODE_MODES                  # the modes, default first (the selection re
 SAMPLE, ALL = MODES
 OPTION = NODES_OPTION.rstrip("=")   # the pytest option `ray-conformance run --nodes` forwards
 
+if TYPE_CHECKING:
+    from ray import ObjectRef
 
-def parse_mode(value: Any, field: str = "--nodes") -> str:
+
+def parse_mode(value: object, field: str = "--nodes") -> str:
     """The node mode a command line names (None: the default, SAMPLE); ValueError naming the field
     and the choices otherwise."""
     if value is None or value == "":
@@ -97,7 +100,7 @@ def record(metrics: MutableMapping[str, Any], node_ids: Iterable[Any], alive: in
     metrics[COVERAGE] = merged(metrics.get(COVERAGE), node_ids, alive, mode)
 
 
-def node_of(state: Any) -> str | None:
+def node_of(state: object) -> str | None:
     """The node id a probe's answer names (conformance.cluster.probes.visible_state's `node_id`)."""
     return str(state["node_id"]) if isinstance(state, Mapping) and state.get("node_id") else None
 
@@ -110,11 +113,12 @@ def pinned(node_id: str) -> Any:
     return NodeAffinitySchedulingStrategy(node_id=node_id, soft=False)
 
 
-def wave(submit: Any, node_ids: Sequence[str], get: Any, what: str) -> dict[str, Any]:
+def wave(submit: Callable[[str], Iterable[ObjectRef[Any]]], node_ids: Sequence[str],
+         get: Callable[[list[ObjectRef[Any]], str], Iterable[Any]], what: str) -> dict[str, Any]:
     """One wave: `submit(node_id)` for every node (each returns a list of refs; nothing waits
     between submissions), then one bounded `get` (a check's `ctx.budget.get(refs, bound, what)`
     partial: get(refs, what)) over all of them. Returns node id -> its results, in submission order."""
-    refs: dict[str, list[Any]] = {nid: list(submit(nid)) for nid in node_ids}
+    refs: dict[str, list[ObjectRef[Any]]] = {nid: list(submit(nid)) for nid in node_ids}
     flat = [r for rs in refs.values() for r in rs]
     results = list(get(flat, what)) if flat else []
     out: dict[str, Any] = {}
@@ -125,7 +129,7 @@ def wave(submit: Any, node_ids: Sequence[str], get: Any, what: str) -> dict[str,
     return out
 
 
-def first_failing(by_node: Mapping[str, Mapping[str, Any]], failing: Any) -> str | None:
+def first_failing(by_node: Mapping[str, Mapping[str, Any]], failing: Callable[[Mapping[str, Any]], object]) -> str | None:
     """The first node (in order) whose evidence `failing(evidence)` says fails; None when none does.
     A check that ran per node records that node's evidence where its judge reads (the release's
     judge judges one node's record), so the verdict verify recomputes is the worst node's."""

@@ -85,7 +85,7 @@ def new_record(nodeid: str, check_id: str) -> TestRecord:
     return TestRecord(nodeid, check_id, "error", UNFINISHED)
 
 
-def skip_text(longrepr: Any) -> str:
+def skip_text(longrepr: object) -> str:
     """The reason of a skip, without pytest's "Skipped: " prefix."""
     text = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
     return text.removeprefix("Skipped: ")

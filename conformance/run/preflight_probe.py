@@ -30,6 +30,7 @@ def _import(ref: str) -> tuple[Any, dict[str, Any]]:
                       "traceback": traceback.format_exc()[-4000:]}
 
 
+# Any: the vendor's manager class, imported by reference; the probe calls it to see how it behaves
 def _call_setter(manager: Any, env_var: object) -> dict[str, Any]:
     """set_current_process_visible_accelerator_ids with the ids this worker already has; the
     variable is restored afterwards so the worker is left as Ray made it."""

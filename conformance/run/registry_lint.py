@@ -7,7 +7,10 @@ conformance.run.session turns the problems into one pytest.UsageError.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
+
+if TYPE_CHECKING:
+    from conformance.catalog.data import Checklist
 
 USAGE_HEADER = "conformance registry is inconsistent:\n  "
 
@@ -22,7 +25,7 @@ class LintResult:
         return USAGE_HEADER + "\n  ".join(self.problems)
 
 
-def lint_registry(items: Iterable[tuple[str, Sequence[Sequence[Any]]]], checklist: Any, *,
+def lint_registry(items: Iterable[tuple[str, Sequence[Sequence[Any]]]], checklist: Checklist, *,
                   whole_checklist: bool) -> LintResult:
     """Map each test to its check; list what is wrong.
 

@@ -410,7 +410,7 @@ class ConformanceRun:
         """Watchdog: a check hung uninterruptibly. Write the report, then end the process."""
         self.watchdog.abort(reason)
 
-    def pytest_runtest_logstart(self, nodeid: str, location: Any) -> None:
+    def pytest_runtest_logstart(self, nodeid: str, location: tuple[str, int | None, str]) -> None:
         self.watchdog.started(nodeid)
 
     @pytest.hookimpl(trylast=True)

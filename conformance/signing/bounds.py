@@ -16,6 +16,7 @@ import os
 import pickle
 import time
 from dataclasses import dataclass
+from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any, Callable, Generic, TypeVar, cast
 
@@ -114,7 +115,7 @@ class BoundedWorker(Generic[A, T]):
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _serve(self, conn: Any, parents_end: Any) -> None:
+    def _serve(self, conn: Connection, parents_end: Connection) -> None:
         # the fork copied the parent's end of the pipe too: closed here, so the parent closing its
         # own is this worker's EOF (else it waits for a call that never comes until terminated)
         parents_end.close()

@@ -192,7 +192,7 @@ def is_decision(path: Path) -> bool:
     return isinstance(st, dict) and st.get("predicateType") == PREDICATE_TYPE
 
 
-def _problem(st: Any, signer: TrustedKey) -> str | None:
+def _problem(st: object, signer: TrustedKey) -> str | None:
     """Why the signed statement is not a decision this suite writes, or None."""
     if not isinstance(st, dict) or st.get("_type") != att.STATEMENT_TYPE or st.get("predicateType") != PREDICATE_TYPE:
         return f"not an in-toto Statement with predicateType {PREDICATE_TYPE}"

@@ -65,13 +65,13 @@ from conformance.catalog.capabilities import CERTIFIED
 from conformance.catalog.ladder import PASSING, tier_rank
 from conformance.catalog.strict_input import as_map
 from conformance.errors import UserError
+from conformance.report.view import CheckResult, Report
 from conformance.sanitize import markdown_cell, terminal
 from conformance.signing import attestation as att
 from conformance.signing.merit_diff import (
     DEFAULT_ALPHA,
     DEFAULT_TOLERANCE,
     Finding,
-    checks_by_id,
     figure_findings,
     host_change,
     is_number,
@@ -102,61 +102,68 @@ def _no_duplicates(report: Mapping[str, Any], label: str) -> None:
         raise UserError(f"{label}: checks: duplicate id {', '.join(dups[:5])}")
 
 
-def _rank(ladder: data.Ladder, tier: Any, label: str) -> int:
+def _rank(ladder: data.Ladder, tier: str | None, label: str) -> int:
     try:
         return tier_rank(ladder, tier)
     except ValueError:
         raise UserError(f"{label}: tier {tier!r} is not in the tier ladder ({', '.join(ladder.names())})") from None
 
 
+def _checks(runs: Sequence[Mapping[str, Any]]) -> list[dict[str, CheckResult]]:
+    """Each run's checks by id, read through the typed report (the runs passed the schema: load_report)."""
+    return [{c.id: c for c in Report.from_json(r).checks} for r in runs]
+
+
 def _outcome_findings(olds: Sequence[Mapping[str, Any]], news: Sequence[Mapping[str, Any]]) -> Iterator[Finding]:
-    old_ids = list(dict.fromkeys(cid for r in olds for cid in checks_by_id(r)))
-    new_ids = list(dict.fromkeys(cid for r in news for cid in checks_by_id(r)))
+    old_checks, new_checks = _checks(olds), _checks(news)
+    old_ids = list(dict.fromkeys(cid for r in old_checks for cid in r))
+    new_ids = list(dict.fromkeys(cid for r in new_checks for cid in r))
     for cid in old_ids:
-        old_runs = [c for r in olds if (c := checks_by_id(r).get(cid)) is not None]
-        new_runs = [c for r in news if (c := checks_by_id(r).get(cid)) is not None]
-        best = min(old_runs, key=lambda c: OUTCOME_RANK.get(c["outcome"], 3))
+        old_runs = [c for r in old_checks if (c := r.get(cid)) is not None]
+        new_runs = [c for r in new_checks if (c := r.get(cid)) is not None]
+        best = min(old_runs, key=lambda c: OUTCOME_RANK.get(c.outcome, 3))
         if len(new_runs) < len(news):
-            yield Finding("removed", True, cid, best["outcome"], None,
+            yield Finding("removed", True, cid, best.outcome, None,
                           "check absent from NEW" if not new_runs else
                           f"check absent from {len(news) - len(new_runs)} of NEW's {len(news)} runs")
             if not new_runs:
                 continue
-        worst = max(new_runs, key=lambda c: OUTCOME_RANK.get(c["outcome"], 3))
-        before, after = best["outcome"], worst["outcome"]
-        newly_na = after == "not_applicable" and all(c["outcome"] != "not_applicable" for c in old_runs)
+        worst = max(new_runs, key=lambda c: OUTCOME_RANK.get(c.outcome, 3))
+        before, after = best.outcome, worst.outcome
+        newly_na = after == "not_applicable" and all(c.outcome != "not_applicable" for c in old_runs)
         if before == after and not newly_na:
             continue
         regressed = before == PASSING and after in REGRESSED_FROM_PASS
-        reason = worst.get("reason") or ""
+        reason = worst.reason or ""
         detail = (f"newly not applicable: {reason}" if newly_na else reason if regressed else "outcome changed")
-        spread = sorted({c["outcome"] for c in new_runs})
+        spread = sorted({c.outcome for c in new_runs})
         if len(spread) > 1:
             detail += f" (NEW's runs: {', '.join(spread)})"
         yield Finding("outcome", regressed, cid, before, after, detail.strip())
     for cid in new_ids:
         if cid not in old_ids:
-            outcome = max((checks_by_id(r)[cid]["outcome"] for r in news if cid in checks_by_id(r)),
+            outcome = max((r[cid].outcome for r in new_checks if cid in r),
                           key=lambda o: OUTCOME_RANK.get(o, 3))
             yield Finding("added", False, cid, None, outcome, "check new in NEW")
 
 
 def _tier_findings(olds: Sequence[Mapping[str, Any]], news: Sequence[Mapping[str, Any]],
                    ladder: data.Ladder) -> Iterator[Finding]:
-    old = max(olds, key=lambda r: _rank(ladder, r.get("tier"), "OLD"))
-    new = min(news, key=lambda r: _rank(ladder, r.get("tier"), "NEW"))
-    old_rank, new_rank = _rank(ladder, old.get("tier"), "OLD"), _rank(ladder, new.get("tier"), "NEW")
+    old_views, new_views = [Report.from_json(r) for r in olds], [Report.from_json(r) for r in news]
+    old = max(old_views, key=lambda r: _rank(ladder, r.tier, "OLD"))
+    new = min(new_views, key=lambda r: _rank(ladder, r.tier, "NEW"))
+    old_rank, new_rank = _rank(ladder, old.tier, "OLD"), _rank(ladder, new.tier, "NEW")
     if new_rank != old_rank:
-        yield Finding("tier", new_rank < old_rank, None, old.get("tier"), new.get("tier"),
+        yield Finding("tier", new_rank < old_rank, None, old.tier, new.tier,
                       "tier dropped" if new_rank < old_rank else "tier rose")
 
-    def certified(r: Mapping[str, Any]) -> set[str]:
-        caps = r.get("capabilities")
+    def certified(r: Report) -> set[str]:
+        caps = r.document.get("capabilities")   # not a field the report schema declares: read as JSON
         return {str(c.get("name")) for c in caps if isinstance(c, Mapping) and c.get("state") == CERTIFIED} \
             if isinstance(caps, list) else set()
 
-    had = set().union(*(certified(r) for r in olds))
-    has = set.intersection(*(certified(r) for r in news))
+    had = set().union(*(certified(r) for r in old_views))
+    has = set.intersection(*(certified(r) for r in new_views))
     for name in sorted(had - has):
         yield Finding("capability", True, None, CERTIFIED, "not certified", f"capability {name} no longer certified")
     for name in sorted(has - had):
@@ -185,7 +192,7 @@ def same_product_problem(old: Mapping[str, Any], new: Mapping[str, Any]) -> str 
             f"pass --allow-different-product to compare them anyway")
 
 
-def check_knobs(tolerance: Any, alpha: Any) -> None:
+def check_knobs(tolerance: float, alpha: float) -> None:
     if not is_number(tolerance) or tolerance < 0:
         raise UserError(f"--tolerance: expected a finite number >= 0, got {tolerance!r}")
     if not is_number(alpha) or not 0 < alpha < 1:

@@ -105,10 +105,10 @@ def _dates_as_text(value: object) -> Any:
     return value
 
 
-def validate_keyring(doc: Any, where: str) -> dict[str, Any]:
+def validate_keyring(raw: object, where: str) -> dict[str, Any]:
     """The keyring document checked against keyring.schema.json; the first (most specific)
     problem is a one-line UserError naming the field (`keys[1].revoked.from: ...`)."""
-    doc = _dates_as_text(doc)
+    doc = _dates_as_text(raw)
     validator = jsonschema.Draft202012Validator(schema(), format_checker=jsonschema.FormatChecker())
     # the deepest problem first; at one depth an unknown field before a missing one (a misspelt
     # field is then named as what it is)

@@ -72,8 +72,8 @@ def schema() -> dict[str, Any]:
     return doc
 
 
-def _validated(doc: Any, where: str) -> list[Revoked]:
-    doc = _dates_as_text(doc)
+def _validated(raw: object, where: str) -> list[Revoked]:
+    doc = _dates_as_text(raw)
     validator = jsonschema.Draft202012Validator(schema(), format_checker=jsonschema.FormatChecker())
     errors = sorted(validator.iter_errors(doc), key=lambda e: (-len(e.absolute_path), e.message))
     if errors:

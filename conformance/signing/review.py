@@ -30,6 +30,7 @@ from conformance.catalog import datafiles, releases
 from conformance.catalog.ladder import compute_tiers
 from conformance.catalog.strict_input import as_list, as_map
 from conformance.errors import UserError
+from conformance.jsontypes import Untrusted
 from conformance.report.view import Report
 from conformance.sanitize import markdown_cell, terminal
 from conformance.signing import attestation as att
@@ -38,6 +39,7 @@ from conformance.signing.bounds import SubmissionTimeout
 from conformance.signing.keyring import TrustedKey
 from conformance.signing.report_revocation import RevocationList
 from conformance.signing.verify import verify_path
+from conformance.signing.verify.lines import Verification
 from conformance.signing.verify.release_files import release_inputs, release_waivers
 from conformance.signing.verify.waivers import effective_checks, finished_date
 
@@ -135,7 +137,7 @@ class Row:
         return text
 
 
-def _schema_problem(report: Any) -> str | None:
+def _schema_problem(report: Untrusted) -> str | None:
     validator = jsonschema.Draft202012Validator(datafiles.load_schema("report"), format_checker=jsonschema.FormatChecker())
     errors = sorted(validator.iter_errors(report), key=lambda e: (-len(e.absolute_path), e.message))
     return datafiles.format_validation_error(errors[0]) if errors else None
@@ -209,7 +211,7 @@ def _dates(row: Row, report: dict[str, Any], known: dict[str, releases.Release],
         row.valid_until, row.validity = valid.valid_until.isoformat(), valid.state(ctx.today, ctx.policy)
 
 
-def _decide(row: Row, folder: Path, v: Any, releases_file: Path, sign: DecisionSigning) -> None:
+def _decide(row: Row, folder: Path, v: Verification, releases_file: Path, sign: DecisionSigning) -> None:
     """Sign the SIG's decision on this submission as verify judged it (an existing one is kept)."""
     name = re.sub(r"[^A-Za-z0-9._-]+", "-", row.submission).strip(".-") or "submission"
     target = sign.folder / f"{name}.{decision.DECISION_NAME}"
@@ -218,6 +220,7 @@ def _decide(row: Row, folder: Path, v: Any, releases_file: Path, sign: DecisionS
         return
     sign.folder.mkdir(parents=True, exist_ok=True)
     failed = list(dict.fromkeys(v.failed()))
+    assert v.report is not None  # the caller decides only on a report verify read
     try:
         statement = decision.decide(folder, v.envelope, v.report, ok=not failed, failed=failed,
                                     recomputed_tier=v.recomputed_tier, releases_file=releases_file,

@@ -17,6 +17,7 @@ import jsonschema
 
 from conformance.catalog import datafiles
 from conformance.errors import UserError
+from conformance.jsontypes import Untrusted
 from conformance.sanitize import terminal
 from conformance.signing import attestation as att
 from conformance.signing import trust_table
@@ -42,7 +43,7 @@ def read_folder(folder: Path) -> Folder:
     return Folder(folder, raw, att.parse_report(raw[att.REPORT_JSON], str(folder / att.REPORT_JSON)))
 
 
-def schema_problem(report: Any, schema_path: Path) -> str | None:
+def schema_problem(report: Untrusted, schema_path: Path) -> str | None:
     """The most specific schema error of report.json, or None."""
     schema = datafiles.read_yaml_or_json(schema_path, what="report schema")
     validator = jsonschema.Draft202012Validator(schema, format_checker=jsonschema.FormatChecker())
@@ -50,7 +51,7 @@ def schema_problem(report: Any, schema_path: Path) -> str | None:
     return datafiles.format_validation_error(errors[0]) if errors else None
 
 
-def report_schema_for(report: Any, releases_file: Path | None = None) -> Path:
+def report_schema_for(report: Untrusted, releases_file: Path | None = None) -> Path:
     """The schema verify validates `report` with: its release's, else this installation's."""
     from conformance.catalog import releases
 
@@ -75,7 +76,7 @@ def trust_problem(section: str, doc: object) -> str | None:
             f"(schemas/report.trust.yaml); verify believes no field it was not told how to judge")
 
 
-def name_problem(report: Any) -> str | None:
+def name_problem(report: Untrusted) -> str | None:
     """Why the manifest's vendor or product could print like another name (verify's `names` line;
     conformance/identity.py), or None. For sign to refuse first, as it does the other lines here."""
     from conformance import identity

@@ -27,18 +27,20 @@ from typing import TYPE_CHECKING, Any, Callable, Collection, Mapping
 
 from conformance.catalog import datafiles
 from conformance.catalog.strict_input import utc_datetime
+from conformance.jsontypes import Untrusted
 from conformance.sanitize import terminal
 from conformance.signing.trust_table import fact_sources
 
 if TYPE_CHECKING:
     from conformance.catalog.ladder import RunContext
+    from conformance.catalog.releases import Release
 
 CLOCK_SKEW = timedelta(minutes=5)  # a signer's clock may run this far ahead of the verifier's
 
 
 # ---------------------------------------------------------------------------- facts
 
-def _get(doc: Any, *keys: str) -> Any:
+def _get(doc: Untrusted, *keys: str) -> Untrusted:
     for k in keys:
         if not isinstance(doc, dict):
             return None
@@ -57,7 +59,7 @@ class Invalid:
         return self.why
 
 
-def _count(value: Any, zero_absent: bool = False) -> int | None | Invalid:
+def _count(value: Untrusted, zero_absent: bool = False) -> int | None | Invalid:
     """A positive whole number (int, or a float such as Ray's 4.0); None when absent (or 0 where
     the report writes 0 for "not observed"); anything else present is Invalid (a "2" must not
     drop out of the cross-check)."""
@@ -69,17 +71,17 @@ def _count(value: Any, zero_absent: bool = False) -> int | None | Invalid:
     return int(value)
 
 
-def _device_nodes(report: Any) -> list[Any]:
+def _device_nodes(report: Untrusted) -> list[Untrusted]:
     nodes = _get(report, "environment", "devices", "nodes")
     return list(nodes) if isinstance(nodes, list) else []
 
 
-def _node_id(node: Any) -> str | None:
+def _node_id(node: Untrusted) -> str | None:
     return node.get("node_id") if isinstance(node, dict) and isinstance(node.get("node_id"), str) \
         and node["node_id"] else None
 
 
-def _distinct_nodes(report: Any) -> int | None | Invalid:
+def _distinct_nodes(report: Untrusted) -> int | None | Invalid:
     """The alive Ray nodes Ray listed, each once: a node id listed twice (or a node whose
     ray.io/node-id label names another node) is the same node counted twice."""
     nodes = _device_nodes(report)
@@ -93,6 +95,8 @@ def _distinct_nodes(report: Any) -> int | None | Invalid:
     if dup:
         return Invalid(f"node {terminal(dup[0][:16], limit=20)} listed {ids.count(dup[0])} times")
     for n in nodes:
+        if not isinstance(n, dict):  # every entry has a node_id (above): an object
+            continue
         own = n.get("labels", {}).get("ray.io/node-id") if isinstance(n.get("labels"), dict) else None
         if own is not None and own != n["node_id"]:
             return Invalid(f"node {terminal(n['node_id'][:16], limit=20)} carries ray.io/node-id "
@@ -100,7 +104,7 @@ def _distinct_nodes(report: Any) -> int | None | Invalid:
     return len(nodes)
 
 
-def _every_node(report: Any, what: str, read: Callable[[dict[str, Any]], Any]) -> Any:
+def _every_node(report: Untrusted, what: str, read: Callable[[dict[str, Any]], Any]) -> Any:
     """The value `read` gives on EVERY node Ray listed (a per-node fact holds on every node, never
     on the best one): None when no node is listed, Invalid when nodes disagree or one is unreadable."""
     nodes = _device_nodes(report)
@@ -135,7 +139,7 @@ def _node_type(node: dict[str, Any]) -> str | Invalid:
     return value
 
 
-def domain_keys_of(labels_file: Any = None) -> frozenset[str]:
+def domain_keys_of(labels_file: str | Path | None = None) -> frozenset[str]:
     """The domain label keys of a label vocabulary file (default: this installation's
     tiers/labels.yaml; verify passes the release's)."""
     from conformance.catalog.labels import labels_path
@@ -157,18 +161,18 @@ def _node_has_domains(keys: frozenset[str]) -> Callable[[dict[str, Any]], bool]:
     return lambda n: isinstance(n.get("labels"), dict) and bool(set(n["labels"]) & keys)
 
 
-def _flag(value: Any) -> bool | None | Invalid:
+def _flag(value: Untrusted) -> bool | None | Invalid:
     return value if value is None or isinstance(value, bool) else Invalid(f"{_shown(value)} is not true or false")
 
 
-def _name(value: Any) -> str | None | Invalid:
+def _name(value: Untrusted) -> str | None | Invalid:
     return value if value is None or (isinstance(value, str) and value) else Invalid(f"{_shown(value)} is not a name")
 
 
 RAY_ADDRESS_OPTION = "--conformance-ray-address"
 
 
-def runs_remote(report: Any) -> bool:
+def runs_remote(report: Untrusted) -> bool:
     """The run was pointed at a cluster the suite did not start, as its recorded command line
     (selection.args) says; never as the informational cluster.mode says."""
     args = _get(report, "selection", "args")
@@ -177,7 +181,7 @@ def runs_remote(report: Any) -> bool:
                                           for a in args)
 
 
-def _domains_claimed(report: Any) -> bool | None | Invalid:
+def _domains_claimed(report: Untrusted) -> bool | None | Invalid:
     domains = _get(report, "manifest", "topology", "expected", "domains")
     if domains is None:
         return None
@@ -223,11 +227,11 @@ class Fact:
     problem: str | None  # a contradiction (naming both fields) or a lone uncorroborated source
 
 
-def _shown(value: Any) -> str:
+def _shown(value: Untrusted) -> str:
     return terminal(repr(value), limit=60)
 
 
-def facts(report: Any, table: Mapping[str, Any] | None = None,
+def facts(report: Untrusted, table: Mapping[str, Any] | None = None,
           domain_keys: frozenset[str] | None = None) -> dict[str, Fact]:
     """Every fact of the table, cross-checked across the fields that state it. `domain_keys`: the
     release's domain label keys (default: this installation's)."""
@@ -250,7 +254,7 @@ def facts(report: Any, table: Mapping[str, Any] | None = None,
     return out
 
 
-def tier_context(report: Any, domain_keys: frozenset[str] | None = None) -> RunContext:
+def tier_context(report: Untrusted, domain_keys: frozenset[str] | None = None) -> RunContext:
     """The tier inputs verify believes: the cross-checked facts (their winners) and the manifest's
     transport claim; never cluster.nodes or shape alone, nothing from a contradicted fact."""
     from conformance.catalog.ladder import RunContext
@@ -264,7 +268,7 @@ def tier_context(report: Any, domain_keys: frozenset[str] | None = None) -> RunC
 
 # ---------------------------------------------------------------------------- the run
 
-def arg_problems(args: Any, *, legacy: bool | Collection[str] = False) -> list[str]:
+def arg_problems(args: Untrusted, *, legacy: bool | Collection[str] = False) -> list[str]:
     """Recorded pytest arguments a certification run may not carry: the one definition of a
     certification run (conformance/run/certification.py, which also builds the run's command)."""
     from conformance.run.certification import arg_problems as definition_problems
@@ -272,7 +276,7 @@ def arg_problems(args: Any, *, legacy: bool | Collection[str] = False) -> list[s
     return [terminal(p, limit=400) for p in definition_problems(args, legacy=legacy)]
 
 
-def run_problems(report: Any, *, legacy: bool | Collection[str] = False) -> list[str]:
+def run_problems(report: Untrusted, *, legacy: bool | Collection[str] = False) -> list[str]:
     """Why this is not a whole, uninterrupted run, beyond what conformance.selection reads.
     `legacy`: the older records the report's release may carry (certification.legacy_forms)."""
     problems = []
@@ -301,7 +305,7 @@ _NODE_ID = re.compile(r"^[a-z][a-z0-9_]*/test_[A-Za-z0-9_]+\.py::([A-Z][A-Za-z0-
                       r"test_[A-Za-z0-9_]+(\[[^\n]*\])?$")
 
 
-def node_id_problems(report: Any) -> list[str]:
+def node_id_problems(report: Untrusted) -> list[str]:
     """Each check's tests must be node ids of the suite's checks folder, each test once."""
     checks = _get(report, "checks")
     ids: list[Any] = []
@@ -322,7 +326,7 @@ def node_id_problems(report: Any) -> list[str]:
 
 # ---------------------------------------------------------------------------- time
 
-def parse_time(report: Any, field: str) -> tuple[datetime | None, str | None]:
+def parse_time(report: Untrusted, field: str) -> tuple[datetime | None, str | None]:
     value = _get(report, field)
     if not isinstance(value, str):
         return None, f"{field} is not a date-time string"
@@ -332,7 +336,7 @@ def parse_time(report: Any, field: str) -> tuple[datetime | None, str | None]:
         return None, f"{field}: {terminal(str(exc), limit=160)}"
 
 
-def time_problems(report: Any, *, now: datetime, at: date | None = None,
+def time_problems(report: Untrusted, *, now: datetime, at: date | None = None,
                   published: date | None = None) -> list[str]:
     """started_at <= finished_at <= the verifier's clock (and --at), started_at on or after the
     release's publication: a backdated run cannot keep an expired waiver alive, and a run
@@ -361,7 +365,7 @@ def time_problems(report: Any, *, now: datetime, at: date | None = None,
 WINDOW_SLACK_S = 2.0
 
 
-def window_problems(report: Any, window_s: float) -> list[str]:
+def window_problems(report: Untrusted, window_s: float) -> list[str]:
     """The run's window must hold what it says happened in it: checks run one after another (the
     suite refuses -n), so their recorded durations add up to at most started_at..finished_at, and
     duration_s (the run's own clock) is at most the window too. A negative duration is no duration."""
@@ -369,7 +373,7 @@ def window_problems(report: Any, window_s: float) -> list[str]:
     durations = [c.get("duration_s") for c in checks if isinstance(c, dict)] if isinstance(checks, list) else []
     numbers = [d for d in durations if isinstance(d, (int, float)) and not isinstance(d, bool)]
     problems = []
-    negative = [str(c.get("id")) for c in checks or [] if isinstance(c, dict)
+    negative = [str(c.get("id")) for c in (checks if isinstance(checks, list) else []) if isinstance(c, dict)
                 and isinstance(c.get("duration_s"), (int, float)) and c["duration_s"] < 0]
     if negative:
         problems.append(f"check(s) {terminal(', '.join(negative[:5]), limit=80)} record a negative duration_s")
@@ -383,7 +387,7 @@ def window_problems(report: Any, window_s: float) -> list[str]:
     return problems
 
 
-def superseded_problem(version: Any, started: datetime | None, listed: Mapping[str, Any]) -> str | None:
+def superseded_problem(version: Untrusted, started: datetime | None, listed: Mapping[str, Release]) -> str | None:
     """A run that started after a later release was published claims a superseded release (the
     releases file is append-only: later entries are newer). Days compare whole: a release published
     the day the run started does not supersede it. `listed`: version -> releases.Release, in order."""
@@ -404,7 +408,7 @@ def utc_now() -> datetime:
 
 # ---------------------------------------------------------------------------- Ray version
 
-def ray_version_problem(value: Any) -> str | None:
+def ray_version_problem(value: Untrusted) -> str | None:
     """None when `value` is a Ray release version (N.N.N); otherwise what it is instead."""
     from packaging.version import InvalidVersion, Version
 

@@ -78,13 +78,13 @@ def _covered_below(section: str, path: str, table: Mapping[str, Any]) -> bool:
                                                   for k in fields)
 
 
-def unknown_fields(section: str, doc: Any, table: Mapping[str, Any] | None = None, limit: int = 10) -> list[str]:
+def unknown_fields(section: str, doc: object, table: Mapping[str, Any] | None = None, limit: int = 10) -> list[str]:
     """Paths of `doc` (report.json or the Statement) that have no trust status, at most `limit`."""
     table = table or load_table()
     found: list[str] = []
     stack: list[tuple[str, Any]] = []
 
-    def children(prefix: str, value: Any) -> None:
+    def children(prefix: str, value: object) -> None:
         if isinstance(value, dict):
             for k, v in value.items():
                 stack.append((f"{prefix}.{k}" if prefix else str(k), v))

@@ -52,7 +52,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, List
 
 from ray.util.collective.collective_group.base_collective_group import BaseGroup
-from ray.util.collective.types import ReduceOp
+from ray.util.collective.types import (
+    AllGatherOptions,
+    AllReduceOptions,
+    BroadcastOptions,
+    RecvOptions,
+    ReduceOp,
+    ReduceOptions,
+    ReduceScatterOptions,
+    SendOptions,
+)
 
 if TYPE_CHECKING:
     import numpy as np
@@ -168,7 +177,8 @@ class SimCollGroup(BaseGroup):
         return parts
 
     # ------------------------------------------------------------------ collectives
-    def allreduce(self, tensors: List[Any], allreduce_options: Any = None) -> None:
+    def allreduce(self, tensors: List[Any], allreduce_options: AllReduceOptions | None = None) -> None:
+        allreduce_options = allreduce_options or AllReduceOptions()   # Ray's default
         t = _torch(tensors[0])
         parts = self._exchange(_to_bytes(t), "allreduce", allreduce_options)
         t.copy_(_reduce(allreduce_options.reduceOp, [_from_bytes(p, t) for p in parts]))
@@ -176,26 +186,29 @@ class SimCollGroup(BaseGroup):
     def barrier(self, barrier_options: object = None) -> None:
         self._exchange(b"", "barrier", barrier_options)
 
-    def reduce(self, tensors: List[Any], reduce_options: Any = None) -> None:
+    def reduce(self, tensors: List[Any], reduce_options: ReduceOptions | None = None) -> None:
+        reduce_options = reduce_options or ReduceOptions()   # Ray's default
         t = _torch(tensors[0])
         parts = self._exchange(_to_bytes(t), "reduce", reduce_options)
         if self.rank == reduce_options.root_rank:
             t.copy_(_reduce(reduce_options.reduceOp, [_from_bytes(p, t) for p in parts]))
 
-    def broadcast(self, tensors: List[Any], broadcast_options: Any = None) -> None:
+    def broadcast(self, tensors: List[Any], broadcast_options: BroadcastOptions | None = None) -> None:
+        broadcast_options = broadcast_options or BroadcastOptions()   # Ray's default
         t, root = _torch(tensors[0]), broadcast_options.root_rank
         parts = self._exchange(_to_bytes(t) if self.rank == root else b"", "broadcast", broadcast_options)
         if self.rank != root:
             t.copy_(_from_bytes(parts[root], t))
 
-    def allgather(self, tensor_lists: List[List[Any]], tensors: List[Any], allgather_options: Any = None) -> None:
+    def allgather(self, tensor_lists: List[List[Any]], tensors: List[Any], allgather_options: AllGatherOptions | None = None) -> None:
         mine, out = _torch(tensors[0]), [_torch(x) for x in tensor_lists[0]]
         parts = self._exchange(_to_bytes(mine), "allgather", allgather_options)
         for dst, part in zip(out, parts):
             dst.copy_(_from_bytes(part, dst))
 
     def reducescatter(self, tensors: List[Any], tensor_lists: List[List[Any]],
-                      reducescatter_options: Any = None) -> None:
+                      reducescatter_options: ReduceScatterOptions | None = None) -> None:
+        reducescatter_options = reducescatter_options or ReduceScatterOptions()   # Ray's default
         out, inputs = _torch(tensors[0]), [_torch(x) for x in tensor_lists[0]]
         parts = self._exchange(b"".join(_to_bytes(x) for x in inputs), "reducescatter", reducescatter_options)
         size = len(_to_bytes(out))
@@ -203,13 +216,13 @@ class SimCollGroup(BaseGroup):
         out.copy_(_reduce(reducescatter_options.reduceOp, chunks))
 
     # ------------------------------------------------------------------ point to point
-    def send(self, tensors: List[Any], send_options: Any) -> None:
+    def send(self, tensors: List[Any], send_options: SendOptions) -> None:
         dst = send_options.dst_rank
         n = self._sent.get(dst, 0)
         self._sent[dst] = n + 1
         self._write(f"p{self.rank}-{dst}.{n}", _to_bytes(_torch(tensors[0])))
 
-    def recv(self, tensors: List[Any], recv_options: Any) -> None:
+    def recv(self, tensors: List[Any], recv_options: RecvOptions) -> None:
         t, src = _torch(tensors[0]), recv_options.src_rank
         n = self._received.get(src, 0)
         self._received[src] = n + 1

@@ -39,7 +39,7 @@ from typing import Any, List, Optional
 
 import torch
 from ray.actor import ActorHandle
-from ray.experimental.rdt import CommunicatorMetadata
+from ray.experimental.rdt import CommunicatorMetadata, TensorTransportMetadata
 
 from conformance.simulated.transport import SimXferMetadata, SimXferTransport, _bytes_view, _layout
 
@@ -72,8 +72,10 @@ class TwoSidedShm(SimXferTransport):
         import uuid
         return TransferComm(transfer=uuid.uuid4().hex[:16])   # one segment per transfer
 
-    def send_multiple_tensors(self, tensors: List[Any], tensor_transport_metadata: Any, communicator_metadata: Any) -> None:
+    def send_multiple_tensors(self, tensors: List[Any], tensor_transport_metadata: TensorTransportMetadata,
+                              communicator_metadata: CommunicatorMetadata) -> None:
         from multiprocessing import resource_tracker
+        assert isinstance(communicator_metadata, TransferComm), "TwoSidedShm got foreign communicator metadata"
         name = f"simxfer-{os.getpid()}-t{communicator_metadata.transfer}"
         offsets, size = _layout(tensors)
         seg = shared_memory.SharedMemory(name=name, create=True, size=size)
@@ -92,9 +94,11 @@ class TwoSidedShm(SimXferTransport):
         for n in (name, name + "-done"):       # the receiver owns and removes them
             resource_tracker.unregister("/" + n, "shared_memory")
 
-    def recv_multiple_tensors(self, obj_id: str, tensor_transport_metadata: Any, communicator_metadata: Any,
+    def recv_multiple_tensors(self, obj_id: str, tensor_transport_metadata: TensorTransportMetadata,
+                              communicator_metadata: CommunicatorMetadata,
                               target_buffers: Optional[List[Any]] = None) -> List[torch.Tensor]:
         import glob
+        assert isinstance(communicator_metadata, TransferComm), "TwoSidedShm got foreign communicator metadata"
         pattern = f"/dev/shm/simxfer-*-t{communicator_metadata.transfer}-done"
         deadline = time.monotonic() + RECEIVE_BOUND_S
         while not glob.glob(pattern):
@@ -103,6 +107,7 @@ class TwoSidedShm(SimXferTransport):
             time.sleep(POLL_S)
         marker = os.path.basename(glob.glob(pattern)[0])
         name = marker[:-len("-done")]
+        assert isinstance(tensor_transport_metadata, SimXferMetadata), "TwoSidedShm got foreign metadata"
         meta = dataclasses.replace(tensor_transport_metadata, segment=name)
         try:
             return super().recv_multiple_tensors(obj_id, meta, communicator_metadata, target_buffers)
@@ -113,5 +118,5 @@ class TwoSidedShm(SimXferTransport):
                 except FileNotFoundError:
                     pass
 
-    def garbage_collect(self, obj_id: str, tensor_transport_meta: Any, tensors: List[Any]) -> None:
+    def garbage_collect(self, obj_id: str, tensor_transport_meta: TensorTransportMetadata, tensors: List[Any]) -> None:
         pass   # nothing staged per object; receivers remove what they read

@@ -23,7 +23,7 @@ from conformance.import_graph import import_graph
 GRAPH = import_graph()
 CORE = ("conformance.run", "conformance.catalog", "conformance.cluster", "conformance.report", "conformance.measure",
         "conformance.signing", "conformance.rdt", "conformance.collective", "conformance.timing", "conformance.sanitize",
-        "conformance.identity", "conformance.exit_codes", "conformance.unicode", "conformance.docgen",
+        "conformance.identity", "conformance.exit_codes", "conformance.jsontypes", "conformance.handles", "conformance.unicode", "conformance.docgen",
         "conformance.compat")
 REGISTRY = "conformance.areas"
 
@@ -87,7 +87,7 @@ def test_an_area_declaration_imports_nothing_heavy() -> None:
 # one above (lazy imports count; `if TYPE_CHECKING:` hints do not). The shell (cli, plugin, the
 # example, the reference plugin) sits on top and may import anything.
 CORE_LAYERS: tuple[tuple[str, ...], ...] = (
-    ("", "errors", "exit_codes", "imports", "measure", "import_graph", "host_memory", "sanitize",
+    ("", "errors", "exit_codes", "handles", "imports", "jsontypes", "measure", "import_graph", "host_memory", "sanitize",
      "identity", "unicode"),   # "": conformance/__init__.py (the version)
     ("timing",),       # bounds on waiting: hard timeouts, bounded waits, the scenario clock, the host's load
     ("catalog",),      # the data and its loaders; the vendor's code loaded and called under bounds

@@ -26,6 +26,7 @@ def group_class(config: CollectiveConfig, manifest: Manifest) -> type:
     return cls
 
 
+# Any: the vendor's backend class (or whatever its reference names), inspected, never trusted
 def contract_facts(cls: Any, builtin: bool) -> dict[str, Any]:
     """What Ray 2.60 calls, read off the class (inspecting it, never running it): CC-001's
     evidence, pure JSON, from which `facts_problems` decides."""
@@ -56,7 +57,7 @@ def contract_facts(cls: Any, builtin: bool) -> dict[str, Any]:
     return facts
 
 
-def facts_problems(facts: Any) -> list[str]:
+def facts_problems(facts: object) -> list[str]:
     """What Ray 2.60 would trip over in a class with these facts (pure: CC-001's judge and the
     live check both decide by it). Facts that do not say (an op not read, a field missing) are a
     problem, never a pass."""

@@ -23,6 +23,8 @@ import asyncio
 import time
 from typing import Any
 
+from conformance.handles import Actor
+
 
 class StarHub:
     """The rendezvous actor (async: every member's call waits inside it for the others)."""
@@ -63,7 +65,7 @@ class StarHub:
         return True
 
 
-def timed(member: Any, op: str, nbytes: int, iters: int, hub: Any, rank: int, tag: str) -> float:
+def timed(member: object, op: str, nbytes: int, iters: int, hub: Actor, rank: int, tag: str) -> float:
     """Seconds per op of the star reference for a float32 tensor of nbytes, after one warm-up, as
     CollectiveMember.timed times the backend (run on a member through CollectiveMember.call)."""
     import numpy as np

@@ -43,6 +43,7 @@ import time
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
+from conformance.handles import Actor, RemoteMethod
 from conformance.measure import batch_size, enough_trials, stats
 from conformance.rdt import payloads
 from conformance.rdt.pool import Endpoints
@@ -99,11 +100,11 @@ def should_stop(trial_gbps: list[float], elapsed_s: float, method: Method) -> tu
                          max_cv=method.max_cv, budget_s=method.size_budget_s)
 
 
-def _held(src: Any) -> int:
+def _held(src: Actor) -> int:
     return int(ray_get(src.rdt_objects.remote(), what="RDT store size"))
 
 
-def _settle(src: Any, baseline: int = 0, timeout_s: float = SETTLE_TIMEOUT_S) -> None:
+def _settle(src: Actor, baseline: int = 0, timeout_s: float = SETTLE_TIMEOUT_S) -> None:
     """Wait until the source holds no more RDT objects than before the measurement (the
     previous transfer was freed)."""
     deadline = time.monotonic() + timeout_s
@@ -113,7 +114,7 @@ def _settle(src: Any, baseline: int = 0, timeout_s: float = SETTLE_TIMEOUT_S) ->
         time.sleep(0.002)
 
 
-def _one_transfer(src: Any, producer: Any, dst: Any, nbytes: int, transport: str | None, timeout: float,
+def _one_transfer(src: Actor, producer: RemoteMethod, dst: Actor, nbytes: int, transport: str | None, timeout: float,
                   baseline: int) -> float:
     """Seconds for one end-to-end transfer; then, untimed, wait until the source freed it."""
     t0 = time.perf_counter()
@@ -128,7 +129,7 @@ def _one_transfer(src: Any, producer: Any, dst: Any, nbytes: int, transport: str
     return elapsed
 
 
-def time_transfers(src: Any, dst: Any, nbytes: int, transport: str | None, method: Method,
+def time_transfers(src: Actor, dst: Actor, nbytes: int, transport: str | None, method: Method,
                    timeout: float, *, adaptive: bool = True) -> dict[str, Any]:
     """Trials of end-to-end transfers (transport=None: Ray's object store path): stats() of the
     per-transfer seconds, plus the warm-up and trial seconds spent. adaptive=False is a
@@ -158,7 +159,7 @@ def time_transfers(src: Any, dst: Any, nbytes: int, transport: str | None, metho
     return result
 
 
-def verify(src: Any, dst: Any, nbytes: int, transport: str, timeout: float) -> list[str]:
+def verify(src: Actor, dst: Actor, nbytes: int, transport: str, timeout: float) -> list[str]:
     """Differences between the source's buffer and what one transfer delivered ([] = exact)."""
     baseline = _held(src)
     ref = src.buffer.options(tensor_transport=transport).remote(nbytes)
@@ -225,14 +226,14 @@ def _method_dict(method: Method) -> dict[str, Any]:
     return {f.name: getattr(method, f.name) for f in fields(method)}
 
 
-def _clone_stats(src: Any, nbytes: int, method: Method, timeout: float) -> dict[str, Any]:
+def _clone_stats(src: Actor, nbytes: int, method: Method, timeout: float) -> dict[str, Any]:
     """The local clone baseline: min_trials trials, each batched to last about batch_s."""
     times, batch = ray_get(src.clone_times.remote(nbytes, method.min_trials, method.warmup, method.batch_s),
                            timeout, "clone baseline")
     return stats(nbytes, times, batch=batch)
 
 
-def host_copy(src: Any, top: int, top_clone: dict[str, Any], method: Method) -> dict[str, Any]:
+def host_copy(src: Actor, top: int, top_clone: dict[str, Any], method: Method) -> dict[str, Any]:
     """The source host's sustained copy bandwidth: clone of max(top, 64 MiB) bytes.
 
     The reference for host-memory transports (PF-002). A clone small enough to stay in the CPU

@@ -9,6 +9,7 @@ import time
 from typing import Any
 
 from conformance.cluster.probes import visible_state
+from conformance.handles import Actor
 
 
 def holder_state(env_var: str | None, resource: str, manager_ref: str | None) -> dict[str, Any]:
@@ -57,7 +58,7 @@ class Ledger:
         return list(self.attempts)
 
 
-def crash_first_attempt(ledger: Any, env_var: str | None, resource: str, manager_ref: str | None) -> dict[str, Any]:
+def crash_first_attempt(ledger: Actor, env_var: str | None, resource: str, manager_ref: str | None) -> dict[str, Any]:
     """Task body: report the device state to the ledger; the first attempt's worker then dies."""
     import ray
 
@@ -69,7 +70,7 @@ def crash_first_attempt(ledger: Any, env_var: str | None, resource: str, manager
     return state
 
 
-def hold_until(ledger: Any, env_var: str | None, resource: str, manager_ref: str | None,
+def hold_until(ledger: Actor, env_var: str | None, resource: str, manager_ref: str | None,
                hold_s: float) -> dict[str, Any]:
     """Task body: report where it runs, then hold its device for up to `hold_s` (a long task)."""
     import ray

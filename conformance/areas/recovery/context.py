@@ -22,6 +22,7 @@ from conformance.areas.recovery.area import RecoveryState
 from conformance.areas.recovery.bounds import scenario_bound
 from conformance.areas.recovery.devices import DeviceNode
 from conformance.areas.recovery.scenario import scenario
+from conformance.handles import Actor
 from conformance.run.check_context import CheckContext
 from conformance.timing.clock import Clock
 
@@ -193,12 +194,12 @@ class TransferRecoveryCtx(RecoveryCtx):
         return start_peers(clock, self.x, self.resource, n, float(self.param("actor_ready_s")),
                            self.device or self.x.device, self.budget.machinery, self.exercised, **options)
 
-    def produce(self, clock: Clock, src: Any, nbytes: int, seed: int) -> Any:
+    def produce(self, clock: Clock, src: Actor, nbytes: int, seed: int) -> Any:
         """The producer's object, existing within transfer_error_s."""
         from conformance.areas.recovery.transfers import produce
         return produce(clock, self.x, src, nbytes, seed, float(self.param("transfer_error_s")))
 
-    def roundtrip(self, clock: Clock, src: Any, dst: Any, nbytes: int, seed: int, what: str) -> None:
+    def roundtrip(self, clock: Clock, src: Actor, dst: Actor, nbytes: int, seed: int, what: str) -> None:
         """A transfer that must work: bit-exact within transfer_error_s."""
         from conformance.areas.recovery.transfers import roundtrip
         roundtrip(clock, self.x, src, dst, nbytes, seed, what, float(self.param("transfer_error_s")))

@@ -16,6 +16,7 @@ from conformance.timing.clock import Clock
 from conformance.timing.timeouts import CheckTimeout
 
 if TYPE_CHECKING:
+    from ray import ObjectRef
     from ray._private.accelerators.accelerator import AcceleratorManager
 
     from conformance.catalog.manifest import Manifest
@@ -164,7 +165,7 @@ def census(clock: Clock, dev: DeviceNode, holders: list[Any], bound_s: float) ->
     return got, universe
 
 
-def wait_dead(clock: Clock, ref: Any, what: str, bound_s: float | None = None) -> str:
+def wait_dead(clock: Clock, ref: ObjectRef[Any], what: str, bound_s: float | None = None) -> str:
     """A call on a dying actor must end in an actor error (not hang, not succeed)."""
     ray = _ray()
     from ray.exceptions import GetTimeoutError, RayActorError, WorkerCrashedError

@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Any, Callable, TypeVar
 from conformance.timing.waits import BoundRanOut
 
 if TYPE_CHECKING:
+    from ray.util.placement_group import PlacementGroup
+
     from conformance.run.budget import Budget
     from conformance.timing.clock import Clock
 
@@ -17,7 +19,7 @@ T = TypeVar("T")
 POLL_S = 0.2   # knob: polling interval of Ray's state API, not a bound
 
 
-def table(pg: Any) -> dict[str, Any]:
+def table(pg: PlacementGroup) -> dict[str, Any]:
     from ray.util.placement_group import placement_group_table
 
     return dict(placement_group_table(pg))

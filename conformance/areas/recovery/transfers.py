@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from conformance.cluster.manager import ClusterShape
+from conformance.handles import Actor
 from conformance.rdt import transfer
 from conformance.rdt.pool import destroy_group, make_group, pair_node, start_endpoints
 from conformance.rdt.registration import TransportSetup
@@ -174,7 +175,7 @@ def end_pair(pair: Pair | None) -> None:
 
 
 # ---------------------------------------------------------------------------------- transfers
-def produce(clock: Clock, x: TransportSetup, src: Any, nbytes: int, seed: int, bound_s: float) -> Any:
+def produce(clock: Clock, x: TransportSetup, src: Actor, nbytes: int, seed: int, bound_s: float) -> Any:
     """Run the producer and wait until its result exists (so a later kill is 'before fetch'),
     within `bound_s` (the check's transfer_error_s)."""
     import ray
@@ -185,13 +186,13 @@ def produce(clock: Clock, x: TransportSetup, src: Any, nbytes: int, seed: int, b
     return ref
 
 
-def roundtrip(clock: Clock, x: TransportSetup, src: Any, dst: Any, nbytes: int, seed: int, what: str,
+def roundtrip(clock: Clock, x: TransportSetup, src: Actor, dst: Actor, nbytes: int, seed: int, what: str,
               bound_s: float) -> None:
     """A transfer that must work: bit-exact within `bound_s` (the check's transfer_error_s)."""
     transfer.roundtrip(clock, x.fault_name, src, dst, nbytes, seed, what, bound_s)
 
 
-def calls(clock: Clock, actor: Any, name: str, what: str) -> list[dict[str, Any]]:
+def calls(clock: Clock, actor: Actor, name: str, what: str) -> list[dict[str, Any]]:
     """The transport calls the tracing wrapper recorded in the actor's process."""
     recorded: list[dict[str, Any]] = clock.get(actor.transport_calls.remote(name), what, CONTROL_CALL_S)
     return recorded
@@ -200,7 +201,7 @@ def calls(clock: Clock, actor: Any, name: str, what: str) -> list[dict[str, Any]
 _DIGEST_KEYS = ("dtype", "shape", "nbytes", "sha256", "tensor", "seq", "items", "map")
 
 
-def digest_evidence(digest: Any) -> Any:
+def digest_evidence(digest: object) -> Any:
     """What a check records of a payload's digest (conformance.rdt.payloads.describe): the fields
     bit-exactness compares (dtype, shape, bytes, hash) and the structure, not where it was taken,
     so the judge compares sent and received as `same_bytes` does."""

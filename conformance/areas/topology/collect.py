@@ -8,6 +8,7 @@ Every wait is bounded.
 """
 from __future__ import annotations
 
+from types import ModuleType
 from typing import Any
 
 from conformance.areas.topology.facts import NodeFacts
@@ -17,7 +18,7 @@ from conformance.timing.waits import NO_RESULT, per_node_results
 PROBE_TIMEOUT_S = 45.0  # knob: hang guard of the per-node probe
 
 
-def _schedule(ray: Any, node_id: str, resources: dict[str, float], args: tuple[Any, ...]) -> Any:
+def _schedule(ray: ModuleType, node_id: str, resources: dict[str, float], args: tuple[Any, ...]) -> Any:
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
     from conformance.cluster.requests import demand_all

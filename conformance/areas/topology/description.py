@@ -22,7 +22,7 @@ def _validator() -> jsonschema.Draft202012Validator:
     return jsonschema.Draft202012Validator(load_schema("topology"))
 
 
-def schema_problems(desc: Any) -> list[str]:
+def schema_problems(desc: object) -> list[str]:
     errors = sorted(_validator().iter_errors(desc), key=lambda e: (list(e.absolute_path), e.message))
     return [format_validation_error(e) for e in errors[:MAX_SCHEMA_ERRORS]]
 

@@ -25,7 +25,7 @@ _ERRORS = ("probe_error", "ray_ids_error", "manager_error", "plugin_labels_error
 _TEXT_CAP = 300   # knob: an error string's recorded length (the report is read by people)
 
 
-def exact_json(value: Any) -> bool:
+def exact_json(value: object) -> bool:
     """The value survives a JSON round trip unchanged (str keys, finite numbers, lists)."""
     if value is None or isinstance(value, (str, bool, int)):
         return True
@@ -38,7 +38,7 @@ def exact_json(value: Any) -> bool:
     return False
 
 
-def _described(desc: Any, mode: str) -> Any:
+def _described(desc: object, mode: str) -> Any:
     if mode == FULL or not isinstance(desc, dict):
         return desc
     out = {k: desc[k] for k in DESCRIBED_FIELDS if k in desc}

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from conformance.areas.topology.facts import NodeFacts
@@ -25,6 +26,8 @@ from conformance.areas.topology.probe import Where, where
 from conformance.areas.topology.selectors import NODE_ID_KEY, first_matching, matches, selector_text
 
 if TYPE_CHECKING:
+    from ray.util.placement_group import PlacementGroup
+
     from conformance.run.budget import Budget
 
 CANCEL_WAIT_S = 10.0  # knob: cleanup wait after cancelling, not a bound
@@ -205,7 +208,7 @@ def p_text(s: _Sub) -> str:
     return f"selector {s.probe.text}"
 
 
-def _cancel(ray: Any, subs: Sequence[_Sub]) -> None:
+def _cancel(ray: ModuleType, subs: Sequence[_Sub]) -> None:
     for s in subs:
         if s.actor is None and s.ref is not None:
             ray.cancel(s.ref, force=True)
@@ -227,7 +230,7 @@ def _diff(s: _Sub, labels: Mapping[str, Mapping[str, str]], truth: Mapping[str, 
     return f" ({'; '.join(parts)})" if parts else ""
 
 
-def _outcome(ray: Any, s: _Sub) -> None:
+def _outcome(ray: ModuleType, s: _Sub) -> None:
     """Where a finished submission ran (s.ran_on), or why it failed (s.failed); neither: it was
     cancelled or refused before it ran (pending)."""
     try:
@@ -249,7 +252,7 @@ def _judge_ran(s: _Sub, labels: Mapping[str, Mapping[str, str]], truth: Mapping[
                    f"match it (should run on {_short(s.truth_nodes)}){_diff(s, labels, truth)}")
 
 
-def group_nodes(pg: Any) -> list[str]:
+def group_nodes(pg: PlacementGroup) -> list[str]:
     """The node of every bundle of a ready placement group, in bundle order."""
     from ray.util.placement_group import placement_group_table
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from conformance.areas.transport.context import TransportCtx
+from conformance.handles import Actor
 from conformance.rdt import transfer
 from conformance.rdt.accelerator_rule import actors_reason
 from conformance.rdt.context import TransportContext, later_bytes
@@ -188,7 +189,7 @@ class UsageCtx(TransportCtx):
         self.actors.clear()
 
     # ------------------------------------------------------------------ transfers (conformance.rdt.transfer)
-    def produce(self, src: Any, nbytes: int, seed: int, **options: Any) -> Any:
+    def produce(self, src: Actor, nbytes: int, seed: int, **options: Any) -> Any:
         return transfer.produce(src, self.name, nbytes, seed, **options)
 
     def expect_data(self, clock: Clock, submit: Callable[[], Any], sent: object, what: str, bound_s: float,
@@ -205,14 +206,14 @@ class UsageCtx(TransportCtx):
     def submitted(clock: Clock, submit: Callable[[], Any], what: str) -> Any:
         return transfer.submitted(clock, submit, what)
 
-    def sent(self, clock: Clock, src: Any, seed: int) -> Any:
+    def sent(self, clock: Clock, src: Actor, seed: int) -> Any:
         return transfer.sent(clock, src, seed)
 
-    def roundtrip(self, clock: Clock, src: Any, dst: Any, nbytes: int, seed: int, what: str, bound_s: float) -> None:
+    def roundtrip(self, clock: Clock, src: Actor, dst: Actor, nbytes: int, seed: int, what: str, bound_s: float) -> None:
         self.step(clock, what, "data", bound_s,
                   lambda: transfer.roundtrip(clock, self.name, src, dst, nbytes, seed, what, bound_s))
 
-    def wait_store(self, clock: Clock, actor: Any, target: int, what: str, bound_s: float) -> None:
+    def wait_store(self, clock: Clock, actor: Actor, target: int, what: str, bound_s: float) -> None:
         """Wait until the actor's RDT store holds `target` objects."""
         seen: list[int] = []
 

@@ -9,12 +9,16 @@ tensorless return, and a long-running method. Importable by workers (by referenc
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import ray
 
 from conformance.rdt.endpoint import Endpoint
 from conformance.rdt.payloads import build, describe, seeded
+
+if TYPE_CHECKING:
+    import torch
+
 
 RETRIES = 1   # retries of `flaky` (Ray's test_rdt_retry_*: max_task_retries=1)
 TENSORLESS = {"n": 3, "text": "no tensors here", "nested": [1.5, {"k": b"bytes"}]}
@@ -46,7 +50,7 @@ class UsagePeer(Endpoint):
     def attempts_of(self, seed: int) -> int:
         return self.attempts.get(seed, 0)
 
-    def forward(self, t: Any) -> Any:
+    def forward(self, t: torch.Tensor) -> torch.Tensor:
         """Receive a tensor and return it again (called with the transport: the next hop)."""
         return t
 
@@ -76,7 +80,7 @@ class UsagePeer(Endpoint):
         """A borrower: ray.get each ref passed inside a list (one-sided transports)."""
         return [describe(ray.get(r, timeout=timeout_s)) for r in refs]
 
-    def keep(self, key: str, t: Any) -> dict[str, Any]:
+    def keep(self, key: str, t: torch.Tensor) -> dict[str, Any]:
         """Receive a tensor and keep it (the receiver owns it now); its digest as received."""
         self.kept[key] = t
         digest: dict[str, Any] = describe(t)
@@ -106,7 +110,7 @@ class AsyncPeer:
     async def make(self, case: dict[str, Any]) -> Any:
         return build(case, self.device)
 
-    async def receive(self, t: Any) -> dict[str, Any]:
+    async def receive(self, t: torch.Tensor) -> dict[str, Any]:
         digest: dict[str, Any] = describe(t)
         return digest
 
@@ -121,6 +125,6 @@ class PlainPeer:
         import os
         return {"pid": os.getpid()}
 
-    def receive(self, t: Any) -> dict[str, Any]:
+    def receive(self, t: torch.Tensor) -> dict[str, Any]:
         digest: dict[str, Any] = describe(t)
         return digest

@@ -17,7 +17,7 @@ FORGET = "conformance.areas.workload.dp_worker:forget"
 ATTR = "_wl_data_parallel"
 
 
-def setup(member: Any, plan: dict[str, Any], rank: int, device: str) -> dict[str, Any]:
+def setup(member: object, plan: dict[str, Any], rank: int, device: str) -> dict[str, Any]:
     """Build this rank's shard and the zero parameters on `device` (a torch device type); where
     they live, so the driver sees the device the manifest declared."""
     import torch
@@ -33,7 +33,7 @@ def setup(member: Any, plan: dict[str, Any], rank: int, device: str) -> dict[str
     return {"device": w.device.type, "dtype": str(w.dtype).removeprefix("torch.")}
 
 
-def step(member: Any, group: str) -> dict[str, Any]:
+def step(member: object, group: str) -> dict[str, Any]:
     """One step: the local gradient of 0.5*||X w - y||^2, allreduce SUM over the group, the
     update in place; the digest of the parameters after it and the seconds inside the allreduce."""
     from ray.util import collective as col
@@ -50,7 +50,7 @@ def step(member: Any, group: str) -> dict[str, Any]:
     return {"digest": dp.digest(params(member)), "allreduce_s": took}
 
 
-def params(member: Any) -> list[float]:
+def params(member: object) -> list[float]:
     """The parameters as float64 values (read through the device's own copy to the host)."""
     import torch
 
@@ -58,7 +58,7 @@ def params(member: Any) -> list[float]:
     return values
 
 
-def forget(member: Any) -> None:
+def forget(member: object) -> None:
     """Drop the shard and the replica (the member goes back to the pool as it came)."""
     if hasattr(member, ATTR):
         delattr(member, ATTR)

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from conformance.areas.workload import model, rounds
 from conformance.areas.workload.actors import WorkloadActor
 from conformance.areas.workload.sync import SyncPlan, round_problems, timed
+from conformance.handles import Actor
 from conformance.rdt.pool import Endpoints, start_endpoints
 from conformance.rdt.transfer import first_line
 from conformance.timing.clock import Clock, ScenarioFailed
@@ -131,7 +132,7 @@ def run_lost_worker(eps: Endpoints, plan: SyncPlan, transport: str, clock: Clock
     return record
 
 
-def kill_mid_round(trainer: Any, workers: list[Any], labels: list[str], k: int, expect: object, previous: Any,
+def kill_mid_round(trainer: Actor, workers: list[Any], labels: list[str], k: int, expect: object, previous: Any,
                    device: str, transport: str, clock: Clock, bound_s: float, record: LostRecord) -> float:
     """Round k with receiver 0 killed once every take is submitted: the survivors' round time."""
     import ray

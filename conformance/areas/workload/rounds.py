@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from conformance.areas.workload import model
 from conformance.areas.workload.actors import WorkloadActor
 from conformance.areas.workload.sync import SyncPlan, SyncRecord, memory_problems, round_problems, timed
+from conformance.handles import Actor
 from conformance.rdt.device import is_host
 from conformance.rdt.pool import Endpoints, alive_nodes, start_endpoints
 from conformance.rdt.stalls import where_they_stand
@@ -45,7 +46,7 @@ def start(setup: TransportSetup, resource: str, device: str, nodes: list[str], c
                            ready=lambda refs, what: clock.get(refs, what), what="workload actors to start")
 
 
-def state_layout(trainer: Any, clock: Clock, size: int, blocks: int) -> tuple[list[dict[str, Any]], dict[str, str]]:
+def state_layout(trainer: Actor, clock: Clock, size: int, blocks: int) -> tuple[list[dict[str, Any]], dict[str, str]]:
     """The model-shaped state's layout (`size` bytes in `blocks` blocks) in the base dtypes and the
     optional ones the trainer's device holds, and why the others are left out."""
     probe = clock.get(trainer.supported_dtypes.remote(list(model.OPTIONAL_DTYPES)), "the trainer's dtype probe")
@@ -79,7 +80,7 @@ def run_sync(eps: Endpoints, plan: SyncPlan, transport: str, clock: Clock, round
     return record
 
 
-def store_round(trainer: Any, workers: list[Any], k: int, times: list[float], clock: Clock, bound_s: float) -> None:
+def store_round(trainer: Actor, workers: list[Any], k: int, times: list[float], clock: Clock, bound_s: float) -> None:
     """Round k of the baseline: the same bytes through Ray's object store (float8 tensors as uint8
     views: torch cannot pickle float8), timed like a transport round; only timed, since what the
     object store delivers is Ray's guarantee, not the vendor's."""
@@ -97,7 +98,7 @@ def store_round(trainer: Any, workers: list[Any], k: int, times: list[float], cl
     times.append(seconds)
 
 
-def one_round(trainer: Any, workers: list[Any], labels: list[str], k: int, expect: object, previous: Any,
+def one_round(trainer: Actor, workers: list[Any], labels: list[str], k: int, expect: object, previous: Any,
               device: str, transport: str, times: list[float], clock: Clock, bound_s: float) -> list[str]:
     """Round k: the trainer steps, publishes once through the transport, every worker takes the
     ref; the round's time (publish to the last worker's answer) is appended to `times`. The

@@ -38,6 +38,7 @@ import pytest
 from conformance.areas.collective.busbw import bandwidth_figures, bus_factor, point_figures
 from conformance.areas.collective.star import StarHub
 from conformance.collective.context import CollectiveCtx, CollectiveError, bounded, start_answers
+from conformance.handles import Actor
 from conformance.measure import batch_size, enough_trials, stats
 from conformance.run.fixtures import not_applicable
 
@@ -75,7 +76,7 @@ def backend_timer(ctx: CollectiveCtx, members: list[Any], group: str, op: str, n
                                 what=f"{op} of {nbytes} bytes")
 
 
-def star_timer(ctx: CollectiveCtx, members: list[Any], hub: Any, op: str, nbytes: int) -> Callable[[int], list[float]]:
+def star_timer(ctx: CollectiveCtx, members: list[Any], hub: Actor, op: str, nbytes: int) -> Callable[[int], list[float]]:
     """The star reference doing `op` on nbytes through `hub`, member i as rank i (star.timed)."""
     cc, bound = ctx.backend, float(ctx.param("op_bound_s"))
     calls = itertools.count()

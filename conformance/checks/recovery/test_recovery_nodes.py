@@ -4,36 +4,32 @@ rejoin behave as Ray documents, with the plugin's devices correct throughout.
 Needs nodes the suite starts and can kill (ray.cluster_utils, shape "recovery-nodes": head + two
 pool nodes "b" and "c", fast health checks), or, with --conformance-ray-address, a fault driver
 for that cluster (conformance.cluster.faults) and nodes labelled with the roles head, b, c. The
-head is never killed; each check kills node "b" and the next check's setup brings it back (FR-019
-kills a node of the domain its group was packed into, and brings it back itself).
+head is never killed; each check kills node "b" and the next check's setup brings it back (FR-019,
+in test_recovery_domains.py, kills a node of the domain its group was packed into and brings it
+back itself).
 """
 from __future__ import annotations
 
-import inspect
 import time
 from typing import Any
 
 import pytest
 
-from conformance.areas.recovery import domains, groups
 from conformance.areas.recovery.actors import hold_until
 from conformance.areas.recovery.audit import holder_record
 from conformance.areas.recovery.context import NodeRecoveryCtx
 from conformance.areas.recovery.devices import (
-    DeviceNode,
     kill_quietly,
     make_ledger,
     spawn_holders,
     states,
-    total,
     wait_dead,
 )
+from conformance.areas.recovery.losses import lose_b, node_labels_of, survivor_states
 from conformance.areas.recovery.nodes import NodeLab, fill, release, signature
-from conformance.catalog.labels import load_vocabulary
 from conformance.cluster.requests import demand
 from conformance.rdt.transfer import first_line
 from conformance.run.budget import CheckTimeout, Scenario
-from conformance.run.fixtures import not_applicable
 
 pytestmark = pytest.mark.cluster("recovery-nodes")
 LONG_S = 600.0   # knob: a call/task still running when its node dies, not a bound
@@ -43,52 +39,6 @@ def _ray() -> Any:
     import ray
     return ray
 
-
-def survivor_states(nc: NodeRecoveryCtx, clock: Scenario, holders: list[Any], ready_s: float) -> list[Any]:
-    """Each holder's state, or why it did not answer (a dead survivor must not end the check early)."""
-    from conformance.rdt.transfer import first_line
-
-    out: list[Any] = []
-    for h in holders:
-        try:
-            out.append(nc.budget.get(h.state.remote(), min(ready_s, max(clock.remaining(), 1.0)), "state"))
-        except CheckTimeout:
-            raise
-        except Exception as exc:  # noqa: BLE001 - the finding
-            out.append(first_line(exc))
-    return out
-
-
-def node_labels_of(node_id: str) -> dict[str, str]:
-    for n in _ray().nodes():
-        if n["NodeID"] == node_id:
-            return {k: str(v) for k, v in (n.get("Labels") or {}).items()}
-    return {}
-
-
-def lose_b(nc: NodeRecoveryCtx, clock: Scenario, bound: str = "node_gone_s", partition: bool = False) -> DeviceNode:
-    """Kill (or partition) node b and wait until it left the cluster view (lose_node)."""
-    return lose_node(nc, clock, "b", bound, partition)
-
-
-def lose_node(nc: NodeRecoveryCtx, clock: Scenario, role: str, bound: str = "node_gone_s", partition: bool = False,
-              devices_key: str = "node_b_devices") -> DeviceNode:
-    """Kill (or partition) the node of `role` and wait until it left the cluster view; records its
-    device count (as `devices_key`), how long that took and what the view then shows (the
-    evidence of the loss)."""
-    lab = nc.lab
-    node = lab.dev(role)
-    total_before = total(lab.resource)
-    nc.metrics[devices_key] = node.count
-    t0 = clock.elapsed()
-    if partition:
-        lab.partition(role)
-    else:
-        lab.kill(role)
-    lab.wait_gone(clock, role, node.node_id, node.count, total_before, nc.param(bound))
-    nc.metrics["declared_dead_s" if partition else "gone_s"] = round(clock.elapsed() - t0, 3)
-    nc.metrics["view_after"] = lab.view_after_loss(role, node.node_id, total_before)
-    return node
 
 
 @pytest.mark.check("FR-007")
@@ -354,95 +304,6 @@ def test_rejoined_node_is_detected_again(recovery_ctx: NodeRecoveryCtx) -> None:
             kill_quietly(actors)
     nc.decide()
 
-
-@pytest.mark.check("FR-019")
-def test_packed_group_waits_for_its_domain_when_a_node_dies(recovery_ctx: NodeRecoveryCtx) -> None:
-    nc = recovery_ctx
-    lab = nc.lab
-    from ray.util.placement_group import placement_group, remove_placement_group
-
-    if "topology_strategy" not in inspect.signature(placement_group).parameters:
-        not_applicable("this Ray has no placement_group(topology_strategy=...) (Ray 2.57+): no topology-aware packing")
-    keys = [k.key for k in load_vocabulary().packing_keys()]
-    layout = domains.layout_of(lab.alive(), lab.resource, keys)
-    why = domains.why_not_applicable(layout, keys)
-    if why:
-        not_applicable(why)
-    key = str(domains.packing_key(layout, keys))
-    nc.metrics.update(key=key, layout=layout)
-    blockers: list[Any] = []
-    pg = None
-    with nc.timed("pack-in-one-domain-lose-a-node-rejoin", nc.bound()) as clock:
-        try:
-            roles = {n["NodeID"]: role for role, n in lab.alive().items()}
-            pg = placement_group([{lab.resource: 1}] * domains.BUNDLES, topology_strategy=domains.strategy(key))
-            # by the labels two nodes with free devices share a value: the placement is Ray's machinery
-            nc.budget.started(clock, pg.ready(), "the packed group to be created", param="actor_ready_s")
-            where = groups.bundle_nodes(groups.table(pg), set(roles))
-            placed = {i: roles[n] for i, n in where.items()}
-            nc.metrics["placed"] = {str(i): r for i, r in sorted(placed.items())}
-            plan = domains.plan_after_placement(layout, key, placed)
-            if isinstance(plan, str):
-                nc.judge_now(clock)
-                raise clock.fail(plan)
-            nc.metrics.update(victim=plan.victim, lost=plan.lost, domain=plan.domain, filled=list(plan.filled),
-                              outside=list(plan.outside))
-            for role in plan.filled:   # the domain keeps no room: the lost bundle can only wait for it
-                blockers += fill(clock, lab.dev(role), role, nc.param("actor_ready_s"), nc.budget.machinery)
-            victim = lose_node(nc, clock, plan.victim, devices_key="victim_devices")
-            nc.metrics["window"] = domain_window(nc, clock, pg, plan.lost, key)
-            nc.judge_now(clock, final=False)
-            node = groups.await_ray(nc.budget, clock, lambda: lab.alive().get(plan.victim),
-                                    f"the killed node {plan.victim}, added again, to register", "rejoin_s",
-                                    runs_plugin_code=True, begin=lambda: lab.rejoin(plan.victim))
-            labels = node.get("Labels") or {}
-            nc.metrics["rejoined"] = {"new_node": node["NodeID"] != victim.node_id,
-                                      "devices": float((node.get("Resources") or {}).get(lab.resource, 0.0)),
-                                      "domains": {k: str(labels[k]) for k in keys if k in labels}}
-            nc.judge_now(clock, final=False)
-            # the rejoined node carries the group's value and has room: Ray's machinery places the bundle
-            tab = groups.await_ray(nc.budget, clock, lambda: placed_whole(pg), "the lost bundle to be placed again "
-                                   f"in {key}={plan.domain}", "pg_reschedule_s")
-            where = groups.bundle_nodes(tab, groups.alive_ids())
-            nc.metrics["after"] = {"state": tab.get("state"),
-                                   "placed": {str(i): lab.role_of(n) for i, n in sorted(where.items())},
-                                   "domains": {str(i): node_labels_of(n).get(key) for i, n in sorted(where.items())}}
-            nc.judge_now(clock)
-        finally:
-            kill_quietly(blockers)
-            if pg is not None:
-                try:
-                    remove_placement_group(pg)
-                except CheckTimeout:
-                    raise
-                except Exception:  # noqa: BLE001 - already removed
-                    pass
-    nc.decide()
-
-
-def domain_window(nc: NodeRecoveryCtx, clock: Scenario, pg: Any, lost: int, key: str) -> dict[str, Any]:
-    """Watch the group for pending_window_s after its node died: its domain has no room, nodes of
-    other values (or none) have; where the lost bundle went, if anywhere, and the states seen."""
-    states: set[str] = set()
-    window: dict[str, Any] = {"lost_on": None, "lost_on_domain": None}
-    start = clock.elapsed()
-    while clock.elapsed() - start < nc.param("pending_window_s"):
-        tab = groups.table(pg)
-        states.add(str(tab.get("state")))
-        where = groups.bundle_nodes(tab, groups.alive_ids())
-        if lost in where:
-            window.update(lost_on=nc.lab.role_of(where[lost]), lost_on_domain=node_labels_of(where[lost]).get(key))
-            break
-        time.sleep(0.2)  # knob: polling slice of the window
-    window.update(watched_s=round(clock.elapsed() - start, 3), states=sorted(states))
-    return window
-
-
-def placed_whole(pg: Any) -> dict[str, Any] | None:
-    """The group's table once it is CREATED with every bundle on a live node."""
-    tab = groups.table(pg)
-    where = groups.bundle_nodes(tab, groups.alive_ids())
-    return tab if tab.get("state") == "CREATED" and len(where) == len(tab.get("bundles") or where) else None
 
 
 def stays_dead(clock: Scenario, node_id: str, watch_s: float) -> dict[str, Any]:

@@ -14,6 +14,7 @@ import pytest
 
 from conformance.areas.transport import judges
 from conformance.areas.transport.context import TransportCtx
+from conformance.handles import Actor
 from conformance.rdt import payloads
 from conformance.rdt.accelerator_rule import endpoints_reason, one_node_reason
 from conformance.rdt.config import INTRA_NODE_ENDPOINTS, format_size, max_bytes, record_size_cap
@@ -392,7 +393,7 @@ def _driver_get(ref: Any, sent: object, **options: Any) -> str:
     return "returned bit-exact" if not diff else f"returned wrong data: {diff[0]}"
 
 
-def _driver_put_to_actor(tctx: TransportContext, device: str, dst: Any) -> str:
+def _driver_put_to_actor(tctx: TransportContext, device: str, dst: Actor) -> str:
     """ray.put(_tensor_transport=...) in the driver, received by an actor: "bit-exact" or what went wrong."""
     ray = _ray()
     t = payloads.build(payloads.tensor_case("float32", "4-d"), device)

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from conformance.areas.transport.usage import UsageCtx, short
+from conformance.handles import Actor
 from conformance.rdt.payloads import same_bytes
 from conformance.rdt.pool import alive
 from conformance.rdt.transfer import first_line, wait_dead
@@ -23,7 +24,7 @@ from conformance.run.budget import CONTROL_CALL_S, CheckTimeout, Scenario
 pytestmark = pytest.mark.cluster("shared")
 
 
-def _next_receiver(u: UsageCtx, clock: Scenario, src: Any, ref: Any, seed: int, nbytes: int, step: str) -> tuple[Any, Any]:
+def _next_receiver(u: UsageCtx, clock: Scenario, src: Actor, ref: Any, seed: int, nbytes: int, step: str) -> tuple[Any, Any]:
     """After a receiver died: a transport that can abort keeps its source, which must serve the
     same object and a new one to a new receiver; a transport that cannot abort loses both
     actors (Ray kills them), and a new pair must transfer. Returns the (source, receiver) to go on with."""

@@ -17,6 +17,7 @@ import pytest
 from conformance.areas.transport.judges import USER_TIMEOUT_GETS
 from conformance.areas.transport.usage import UsageCtx, short
 from conformance.areas.transport.usage_actors import TENSORLESS
+from conformance.handles import Actor
 from conformance.rdt.config import record_size_cap
 from conformance.rdt.payloads import build, describe, same_bytes, seeded
 from conformance.rdt.pool import alive
@@ -140,7 +141,7 @@ def _refs_as_users_pass_them(transport_ctx: UsageCtx) -> None:
         produced = [u.produce(a, nbytes, 44), u.produce(a, nbytes, 45)]
         want = [u.sent(clock, a, s) for s in (43, 44, 45)]
         for who, actor in (("a second actor", b), ("a third actor", c)):
-            def borrowed(who: str = who, actor: Any = actor) -> None:
+            def borrowed(who: str = who, actor: Actor = actor) -> None:
                 kind, got = outcome(clock, actor.get_refs.remote(put + produced, step_s),
                                     f"{who} borrowing refs passed in a list", step_s)
                 if kind != "data":

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence, TypeVar
 from conformance.report.html.limits import page_budget
 
 if TYPE_CHECKING:  # hints only: matplotlib is imported by the first chart drawn (0.7 s of CPU)
+    from matplotlib.axis import Axis
     from matplotlib.figure import Figure
     from matplotlib.typing import RcKeyType
 
@@ -122,7 +123,7 @@ def _attr(text: str) -> str:
     return text.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;").replace(">", "&gt;")
 
 
-def _plain_log_ticks(axis: Any, unit: str = "") -> None:
+def _plain_log_ticks(axis: Axis, unit: str = "") -> None:
     """Decade ticks written as plain numbers (mathtext is off, so the default `10^n` labels would
     print their markup)."""
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter

@@ -66,10 +66,10 @@ class Verification:
         return self
 
 
-def short(digest: Any) -> str:
+def short(digest: object) -> str:
     """A digest as a line shows it: its first 12 characters."""
     return f"{digest[:12]}…" if isinstance(digest, str) else repr(digest)
 
 
-def tier_name(name: Any) -> str:
+def tier_name(name: object) -> str:
     return "no tier" if name is None else repr(name)

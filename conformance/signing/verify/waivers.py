@@ -14,7 +14,7 @@ from conformance.signing.verify.lines import Verification, tier_name
 from conformance.signing.verify.release_files import release_waivers
 
 
-def finished_date(finished_at: Any) -> date | None:
+def finished_date(finished_at: object) -> date | None:
     """finished_at's UTC date (None when it is not a date-time the code can compute with)."""
     try:
         return strict_input.utc_date(finished_at) if isinstance(finished_at, str) else None

@@ -26,6 +26,7 @@ import threading
 from typing import Any, Iterator, Sequence
 
 import torch
+from torch._ops import OpOverload
 from torch.utils._pytree import tree_flatten, tree_map
 
 from conformance.simulated.device import runtime
@@ -46,7 +47,7 @@ class SimTensor(torch.Tensor):
         t._buffer = buffer
         return t
 
-    def __repr__(self, *, tensor_contents: Any = None) -> str:  # type: ignore[override]  # reads no device memory
+    def __repr__(self, *, tensor_contents: object = None) -> str:  # type: ignore[override]  # reads no device memory
         return f"SimTensor(shape={tuple(self.shape)}, dtype={self.dtype}, device={self.device})"
 
     def __reduce_ex__(self, protocol: int) -> Any:  # type: ignore[override]  # torch's hint says str | int; pickle passes an int
@@ -67,7 +68,8 @@ class SimTensor(torch.Tensor):
         return (_rebuild, (self.detach().to("cpu"), self.device.index))
 
     @classmethod
-    def __torch_dispatch__(cls, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:  # type: ignore[override]  # torch.Tensor declares it narrower; a subclass's dispatch takes any op
+    def __torch_dispatch__(cls, func: OpOverload, types: Sequence[type], args: tuple[Any, ...] = (),  # type: ignore[override]  # torch.Tensor declares it narrower; a subclass's dispatch takes any op
+                           kwargs: dict[str, Any] | None = None) -> Any:
         return run(func, args, kwargs or {})
 
 
@@ -114,11 +116,11 @@ def _meta(t: SimTensor) -> torch.Tensor:
     return torch.empty(n, dtype=t.dtype, device="meta").as_strided(t.shape, t.stride(), t.storage_offset())
 
 
-def _sim_tensors(tree: Any) -> Iterator[SimTensor]:
+def _sim_tensors(tree: object) -> Iterator[SimTensor]:
     return (x for x in tree_flatten(tree)[0] if isinstance(x, SimTensor))
 
 
-def _alias_of_returns(func: Any) -> list[int | None]:
+def _alias_of_returns(func: OpOverload) -> list[int | None]:
     """For each result, the position of the argument it aliases (views, in-place ops), else None."""
     schema = func._schema
     out: list[int | None] = []
@@ -133,7 +135,7 @@ def _alias_of_returns(func: Any) -> list[int | None]:
     return out
 
 
-def _mutated_args(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:
+def _mutated_args(func: OpOverload, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:
     found: list[Any] = []
     for i, arg in enumerate(func._schema.arguments):
         if arg.alias_info is not None and arg.alias_info.is_write:
@@ -142,17 +144,17 @@ def _mutated_args(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> l
     return found
 
 
-def _bound_arg(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], position: int) -> Any:
+def _bound_arg(func: OpOverload, args: tuple[Any, ...], kwargs: dict[str, Any], position: int) -> Any:
     arg = func._schema.arguments[position]
     return args[position] if position < len(args) else kwargs.get(arg.name)
 
 
-def _execute(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], results: list[Any]) -> Any:
+def _execute(func: OpOverload, args: tuple[Any, ...], kwargs: dict[str, Any], results: list[Any]) -> Any:
     """Run func on the host over the current bytes of every device buffer involved; write back
     the buffers it wrote (mutated arguments) and the results' buffers. Returns func's result."""
     bases: dict[int, tuple[runtime.DeviceBuffer, bytearray, torch.Tensor]] = {}
 
-    def to_host(x: Any) -> Any:
+    def to_host(x: object) -> object:
         if not isinstance(x, SimTensor):
             return x
         key = id(x._buffer)
@@ -161,7 +163,7 @@ def _execute(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], results: 
             bases[key] = (x._buffer, data, base)
         return host_view(bases[key][2], x)
 
-    def buffer_id(t: Any) -> int:
+    def buffer_id(t: SimTensor) -> int:
         return id(t._buffer)
 
     out = func(*tree_map(to_host, args), **tree_map(to_host, kwargs))
@@ -193,7 +195,7 @@ def current_index() -> int:
     return module.current_device()
 
 
-def _capture_host(x: Any) -> Any:
+def _capture_host(x: object) -> object:
     """A private copy of a host tensor an enqueued operator reads (pageable memory is staged)."""
     if isinstance(x, torch.Tensor) and not isinstance(x, SimTensor) and x.device.type == "cpu":
         return x.clone()
@@ -205,7 +207,7 @@ def _sync_inputs(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         runtime.default_stream(index).synchronize()
 
 
-def run(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+def run(func: OpOverload, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     if func is torch.ops.aten.detach.default or func is torch.ops.aten.alias.default:
         t = args[0]
         return SimTensor(t._buffer, t.shape, t.stride(), t.storage_offset(), t.dtype)
@@ -233,7 +235,8 @@ def run(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         position = aliases[i] if i < len(aliases) else None
         source = _bound_arg(func, args, kwargs, position) if position is not None else None
         if isinstance(source, SimTensor):
-            results.append(source if func._schema.returns[i].alias_info.is_write else
+            alias = func._schema.returns[i].alias_info   # set: `position` came from it (_alias_of_returns)
+            results.append(source if alias is not None and alias.is_write else
                            SimTensor(source._buffer, m.shape, m.stride(), int(m.storage_offset()), m.dtype))
         else:
             results.append(empty(m.shape, m.stride(), m.dtype, index))
@@ -249,7 +252,7 @@ def run(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     return spec.unflatten(results) if len(results) != 1 or not isinstance(meta_out, torch.Tensor) else results[0]
 
 
-def _capture_meta(x: Any) -> Any:
+def _capture_meta(x: object) -> object:
     if isinstance(x, torch.Tensor) and x.device.type == "cpu" and x.dim() > 0:
         return x.to("meta")
     return x

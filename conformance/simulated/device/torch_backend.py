@@ -11,7 +11,7 @@ renamed to another name (once per process), this raises DeviceSetupError saying 
 """
 from __future__ import annotations
 
-from typing import Any
+from types import ModuleType
 
 
 class DeviceSetupError(RuntimeError):
@@ -25,7 +25,7 @@ def backend_name() -> str:
     return str(torch._C._get_privateuse1_backend_name())
 
 
-def register_python_device(name: str, device_module: Any) -> None:
+def register_python_device(name: str, device_module: ModuleType) -> None:
     """Make `name` a torch device type backed by Python, with `device_module` as torch.<name>.
     Idempotent for the same name; raises DeviceSetupError otherwise."""
     import torch
