@@ -59,7 +59,7 @@ def shard_seed(manifest_sha256: str) -> int:
     return int(hashlib.sha256(f"node-seed:{manifest_sha256}".encode()).hexdigest()[:8], 16)
 
 
-def parse_seed(value: Any, field: str = "--node-seed") -> int | None:
+def parse_seed(value: object, field: str = "--node-seed") -> int | None:
     """A seed a command line gives (None: none given); ValueError naming the field otherwise."""
     if value is None or value == "":
         return None
@@ -69,7 +69,7 @@ def parse_seed(value: Any, field: str = "--node-seed") -> int | None:
     return int(text)
 
 
-def short(node_id: Any) -> str:
+def short(node_id: object) -> str:
     return str(node_id)[:SHORT_ID]
 
 
@@ -84,7 +84,7 @@ def choose(node_ids: Iterable[Any], seed: int, size: int) -> list[str]:
     return sorted(sorted(nodes, key=lambda n: _rank(seed, n))[:max(0, int(size))])
 
 
-def eligible(devices_nodes: Any, units: float) -> list[str]:
+def eligible(devices_nodes: object, units: float) -> list[str]:
     """Short ids of a run's recorded nodes (environment.devices.nodes: [{node_id, count}, ...])
     offering at least `units` devices; [] for a record that is not a list of such entries."""
     out: list[str] = []
@@ -102,12 +102,12 @@ def sample_record(seed: int, size: int) -> dict[str, Any]:
     return {"mode": "sample", "seed": int(seed), "size": int(size)}
 
 
-def _map(value: Any) -> Mapping[str, Any]:
+def _map(value: object) -> Mapping[str, Any]:
     """`value` when it is an object, else {} (a hostile report is a problem, never an exception)."""
     return value if isinstance(value, Mapping) else {}
 
 
-def _items(value: Any) -> list[Any]:
+def _items(value: object) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
@@ -177,7 +177,7 @@ def choice_problems(report: Mapping[str, Any], policy: NodePolicy) -> tuple[list
     return problems, summary
 
 
-def pair_wave_problems(checks: Any, nodes: list[str]) -> tuple[list[str], int]:
+def pair_wave_problems(checks: object, nodes: list[str]) -> tuple[list[str], int]:
     """Under `all`, each passed pair check (PAIR_CHECKS) ran, on every device type it exercised, a
     wave of endpoint pairs (metrics `pair_wave`, conformance.run.nodes.ring_pairs) in which each of
     `nodes` (the run's device nodes) is an endpoint: (problems, how many checks were held)."""

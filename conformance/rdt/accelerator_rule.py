@@ -124,7 +124,7 @@ def accelerator_type(declared: Sequence[str]) -> str | None:
     return next((str(d) for d in declared if not is_host(str(d))), None)
 
 
-def _list(block: Any, key: str) -> list[str]:
+def _list(block: object, key: str) -> list[str]:
     value = block.get(key) if isinstance(block, Mapping) else None
     return [str(v) for v in value] if isinstance(value, list) else []
 
@@ -138,7 +138,7 @@ def accelerator_types(manifest: Mapping[str, Any]) -> set[str]:
     return {a for a in (accelerator_type(d) for d in lists) if a is not None}
 
 
-def not_run_problem(device: str, skipped: Any, manifest: Mapping[str, Any]) -> str | None:
+def not_run_problem(device: str, skipped: object, manifest: Mapping[str, Any]) -> str | None:
     """Why `device` (the accelerator's type) not running fails the check (None: the manifest gives
     the recorded reason)."""
     why = skipped.get(device) if isinstance(skipped, Mapping) else None
@@ -151,7 +151,7 @@ def not_run_problem(device: str, skipped: Any, manifest: Mapping[str, Any]) -> s
             f"the manifest bears out ({RULE}: a pass needs the accelerator exercised)")
 
 
-def coverage_problem(declared: Sequence[str], exercised: Any, skipped: Any, manifest: Mapping[str, Any]) -> str | None:
+def coverage_problem(declared: Sequence[str], exercised: object, skipped: object, manifest: Mapping[str, Any]) -> str | None:
     """The rule on one check's per-type record: every declared type exercised or recorded not
     applicable with a reason, and the accelerator's type exercised unless the manifest gives its
     reason (None: it holds)."""

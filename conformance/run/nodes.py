@@ -54,13 +54,13 @@ def selection_nodes(mode: str, seed: int | None = None, size: int | None = None)
     return {"mode": mode}
 
 
-def run_seed(run: Any) -> int | None:
+def run_seed(run: object) -> int | None:
     """The node seed of a run (ConformanceRun.node_seed; None for a stand-in without one)."""
     seed = getattr(run, "node_seed", None)
     return seed if isinstance(seed, int) and not isinstance(seed, bool) else None
 
 
-def sampled(recorded: Any, alive: Sequence[Mapping[str, Any]], resource: str, units: float, seed: int,
+def sampled(recorded: object, alive: Sequence[Mapping[str, Any]], resource: str, units: float, seed: int,
             size: int) -> list[str]:
     """The sample's nodes (full ids) for a check asking `units` of `resource`: the seed's choice
     among the run's recorded nodes (environment.devices.nodes, `recorded`; verify recomputes it
@@ -72,7 +72,7 @@ def sampled(recorded: Any, alive: Sequence[Mapping[str, Any]], resource: str, un
     return [str(n["NodeID"]) for n in alive if str(n["NodeID"])[:SHORT_ID] in chosen]
 
 
-def run_mode(run: Any) -> str:
+def run_mode(run: object) -> str:
     """The node mode of a run (conformance.run.session.ConformanceRun.nodes; SAMPLE for a run
     object that has none, e.g. a test's stand-in)."""
     mode = getattr(run, "nodes", SAMPLE)

@@ -55,10 +55,12 @@ submitter's claims:
              -k, -m, --deselect, node ids, a subset of modules, checks no test ran for, the
              collection record missing) is "not a certification run" (conformance.selection
              and signing/trust.run_problems)
+
+The figure rules of one check's record (plausible, scenarios, failures, reference, tests) live in
+conformance/signing/entry_rules.py; entry_problems here applies them with the rest.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
@@ -69,7 +71,15 @@ from conformance.rdt import accelerator_rule
 from conformance.report import judges
 from conformance.report.results import OUTCOMES
 from conformance.sanitize import terminal
-from conformance.timing.host_load import MAX_FACTOR
+from conformance.signing.entry_rules import (
+    exclusion_problems,
+    implausible_figures,
+    recorded_failures,
+    reference_problems,
+    release_scenario_bound,
+    scenario_problems,
+    test_area_problems,
+)
 from conformance.timing.owned import per_type_wait_problems, wait_problems
 
 NOT_CERTIFICATION = "not a certification run"
@@ -148,211 +158,6 @@ def evidence_problems(checks: list[Any], checklist: Checklist, manifest: Mapping
         else:
             problems.append(f"{check.id} claims {entry.get('outcome')} (failed) but its evidence gives pass: {reason}")
     return problems, tally
-
-
-_DURATION, _BANDWIDTH = "_s", "_gbps"
-
-
-# knob: 100 TB/s, above any link or memory one transfer or collective crosses (HBM3e moves about
-# 8 TB/s a device) by more than ten times: a bandwidth beyond it is no measurement (issue 43's
-# held-out H08 recorded 1e300 GB/s); a bound of plausibility, not a threshold a plugin meets
-MAX_PLAUSIBLE_GBPS = 1e5
-
-
-def implausible_figures(metrics: Any, under: str = "", limit: int = 3) -> list[str]:
-    """Durations and bandwidths (any number under a key ending in _s or _gbps, at any depth) that
-    are negative or not finite, and bandwidths beyond MAX_PLAUSIBLE_GBPS: no clock runs backwards,
-    no link moves negative bytes, none moves a petabyte a second."""
-    found: list[str] = []
-    stack: list[tuple[str, Any, str]] = [(under, metrics, "")]   # (path, value, the figure's unit: _s, _gbps or '')
-    while stack and len(found) < limit:
-        path, value, unit = stack.pop()
-        if isinstance(value, Mapping):
-            for k, v in value.items():
-                key = str(k)
-                stack.append((f"{path}.{key}" if path else key, v,
-                              unit or next((u for u in (_DURATION, _BANDWIDTH) if key.endswith(u)), "")))
-        elif isinstance(value, list):
-            stack.extend((f"{path}[{i}]", v, unit) for i, v in enumerate(value))
-        elif unit and isinstance(value, (int, float)) and not isinstance(value, bool) \
-                and (not math.isfinite(value) or value < 0 or (unit == _BANDWIDTH and value > MAX_PLAUSIBLE_GBPS)):
-            found.append(f"{path} = {value!r}")
-    return found
-
-
-def release_scenario_bound(check: Check, metrics: Mapping[str, Any], remote: bool) -> float | None:
-    """The most a scenario of `check` may be given under the release's params
-    (conformance/catalog/scenario_bounds.scenario_bound), stretched on a vendor's own cluster by
-    its longer RDT fetch timeout (FR-012..016, as the live check does); None when the release's
-    params do not give it (a release whose check predates the bound's params)."""
-    from conformance.catalog.scenario_bounds import SCENARIO_CHECKS, scenario_bound
-    from conformance.errors import UserError
-
-    if check.id not in SCENARIO_CHECKS:
-        return None
-    try:
-        bound = scenario_bound(check)
-    except (UserError, KeyError, TypeError, ValueError):
-        return None
-    fetch = as_map(metrics.get("transport")).get("rdt_fetch_timeout_s")
-    param = check.params.get("rdt_fetch_timeout_s")
-    if remote and check.id in _STRETCHED and isinstance(fetch, (int, float)) and isinstance(param, (int, float)):
-        # never further than the suite stretches a wait on Ray's machinery: a cluster configured
-        # longer is not applicable (conformance/areas/recovery/fixtures.py), so no argument widens it
-        bound += min(max(float(fetch) - float(param), 0.0), float(param) * (MAX_FACTOR - 1.0))
-    return bound
-
-
-_STRETCHED = ("FR-012", "FR-013", "FR-014", "FR-015", "FR-016")  # TransferRecoveryCtx.bound()
-
-
-def _excluded_s(scenario: Mapping[str, Any]) -> float | str:
-    """The seconds a scenario left out of its bound for Ray's own machinery (an actor's start:
-    conformance/timing/clock.Clock.exclude records them as steps_s.excluded_s and adds them to
-    bound_s), or why that record cannot be believed: it is a finite, non-negative figure no larger
-    than the scenario's own elapsed time (time that did not pass cannot have gone to Ray)."""
-    value = as_map(scenario.get("steps_s")).get("excluded_s", 0.0)
-    elapsed = scenario.get("elapsed_s")
-    if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value) or value < 0:
-        return f"records steps_s.excluded_s {terminal(repr(value), limit=20)}, not a non-negative number of seconds"
-    if isinstance(elapsed, (int, float)) and not isinstance(elapsed, bool) and value > elapsed + 0.001:
-        return f"records steps_s.excluded_s {value:g}, more than its elapsed {elapsed:g} s"
-    return float(value)
-
-
-def scenario_problems(metrics: Mapping[str, Any], most: float | None = None) -> list[str]:
-    """Scenarios a pass records as failed or over their bound (conformance/areas/recovery/scenario.py:
-    the scenario is `ok` only when it ended within bound_s), or given a bound larger than the
-    release's params give (`most`) plus the seconds it recorded leaving out for Ray's machinery."""
-    scenarios = metrics.get("scenarios")
-    if scenarios is None:
-        return []
-    if not isinstance(scenarios, Mapping):
-        return ["metrics.scenarios is not an object"]
-    problems = []
-    for name, sc in scenarios.items():
-        sc = as_map(sc)
-        outcome, elapsed, bound = sc.get("outcome"), sc.get("elapsed_s"), sc.get("bound_s")
-        excluded = _excluded_s(sc)
-        if isinstance(excluded, str):
-            problems.append(f"scenario {terminal(name, limit=60)} {excluded}")
-        elif most is not None and isinstance(bound, (int, float)) and not isinstance(bound, bool) \
-                and bound > most + excluded + (0.001 if excluded else 1e-6):   # excluded_s is rounded to 1 ms
-            problems.append(f"scenario {terminal(name, limit=60)} records bound_s {bound:g}, more than the "
-                            f"{most:g} s the release's params give"
-                            + (f" plus the {excluded:g} s it left out for Ray's machinery" if excluded else ""))
-        elif outcome != "ok":
-            problems.append(f"scenario {terminal(name, limit=60)} records outcome {terminal(repr(outcome), limit=40)}")
-        elif not isinstance(elapsed, (int, float)) or not isinstance(bound, (int, float)) \
-                or isinstance(elapsed, bool) or isinstance(bound, bool) \
-                or elapsed > bound + 0.001:  # elapsed is rounded to 1 ms
-            problems.append(f"scenario {terminal(name, limit=60)} took {terminal(repr(elapsed), limit=20)} s "
-                            f"of its {terminal(repr(bound), limit=20)} s bound")
-    return problems
-
-
-def _scenario_exclusions(metrics: Any) -> list[float]:
-    """The seconds each recorded scenario left out of its bound for Ray's machinery, at any depth
-    (`scenarios.<name>.steps_s.excluded_s`, a transport check's `scenario.excluded_s` per type)."""
-    found: list[float] = []
-    stack: list[Any] = [metrics]
-    while stack:
-        value = stack.pop()
-        if isinstance(value, Mapping):
-            for key, inner in value.items():
-                if key == "scenarios" and isinstance(inner, Mapping):
-                    scenarios = [x for x in inner.values() if isinstance(x, Mapping)]
-                elif key == "scenario" and isinstance(inner, Mapping):
-                    scenarios = [inner]
-                else:
-                    stack.append(inner)
-                    continue
-                for sc in scenarios:
-                    raw = as_map(sc.get("steps_s")).get("excluded_s", sc.get("excluded_s", 0.0))
-                    if isinstance(raw, (int, float)) and not isinstance(raw, bool) and math.isfinite(raw):
-                        found.append(float(raw))
-        elif isinstance(value, list):
-            stack.extend(value)
-    return found
-
-
-def exclusion_problems(metrics: Mapping[str, Any]) -> list[str]:
-    """Time a check's scenarios left out of their bounds for Ray's machinery is time its recorded
-    waits on Ray left out (conformance.run.budget: each such wait records its `excluded_s`), never
-    more: a bound cannot stretch by an exclusion no recorded wait spent. Where the waits record
-    kept only the first waits (`count` above the ones listed), each one not listed may account
-    for as much as the largest listed exclusion."""
-    claimed = [x for x in _scenario_exclusions(metrics) if x > 0]
-    if not claimed:
-        return []
-    waits = as_map(metrics.get("waits"))
-    each = [as_map(e) for e in as_list(waits.get("each"))]
-    spent = [float(e["excluded_s"]) for e in each if isinstance(e.get("excluded_s"), (int, float))
-             and not isinstance(e.get("excluded_s"), bool) and math.isfinite(e["excluded_s"]) and e["excluded_s"] > 0]
-    count = waits.get("count")
-    unlisted = max(int(count) - len(each), 0) if isinstance(count, int) and not isinstance(count, bool) else 0
-    allowed = sum(spent) + unlisted * max(spent, default=0.0)
-    slack = 0.002 * (len(claimed) + len(spent))   # each figure is rounded to 1 ms
-    if sum(claimed) <= allowed + slack:
-        return []
-    return [f"its scenarios left {sum(claimed):.3f} s out of their bounds for Ray's machinery, but its recorded "
-            f"waits on Ray left out {allowed:.3f} s: a bound stretched by time no recorded wait spent"]
-
-
-FAILURE_KEYS = ("problems", "wrong", "wrong_pairs")
-
-
-def recorded_failures(metrics: Any, limit: int = 3) -> list[str]:
-    """Paths of `problems` / `wrong` / `wrong_pairs` figures that record a failure (anything but
-    empty, zero or null): the checks that record them fail whenever one is not."""
-    found: list[str] = []
-    stack: list[tuple[str, Any]] = [("", metrics)]
-    while stack and len(found) < limit:
-        path, value = stack.pop()
-        if isinstance(value, Mapping):
-            for k, v in value.items():
-                key, here = str(k), f"{path}.{k}" if path else str(k)
-                if key in FAILURE_KEYS and v not in (None, 0, [], {}) and not isinstance(v, bool):
-                    found.append(f"{terminal(here, limit=80)} = {terminal(repr(v), limit=80)}")
-                else:
-                    stack.append((here, v))
-        elif isinstance(value, list):
-            stack.extend((f"{path}[{i}]", v) for i, v in enumerate(value))
-    return found
-
-
-def _manifest_value(manifest: Mapping[str, Any], path: str) -> Any:
-    value: Any = manifest
-    for key in path.split("."):
-        value = value.get(key) if isinstance(value, Mapping) else None
-    return value
-
-
-def reference_problems(check: Check, metrics: Mapping[str, Any], manifest: Mapping[str, Any]) -> list[str]:
-    """A judged figure's reference that is not the manifest's (dropped, or another value)."""
-    judge = judges.judge_for(check)
-    if judge is None or not all(n in metrics for n in judge.needs):
-        return []  # nothing was measured (a fail before measuring, not applicable)
-    problems = []
-    for metric, path in judge.references:
-        declared, recorded = _manifest_value(manifest, path), metrics.get(metric)
-        same = (declared is None and recorded is None) or (
-            isinstance(declared, (int, float)) and isinstance(recorded, (int, float))
-            and not isinstance(recorded, bool) and math.isclose(float(declared), float(recorded), rel_tol=1e-9))
-        if not same:
-            problems.append(f"records {metric} {terminal(repr(recorded), limit=30)} but the manifest's {path} is "
-                            f"{terminal(repr(declared), limit=30)}: judged without the reference it was measured against")
-    return problems
-
-
-def test_area_problems(tests: Any, area: str) -> list[str]:
-    """Tests that are not in the area's folder of the checks (`<area>/test_*.py::…`, directly: a
-    folder nested in it or around it is a vendor's, not the suite's)."""
-    if not isinstance(tests, list):
-        return []  # the selection line judges a check without tests
-    foreign = [t for t in tests if not isinstance(t, str) or t.split("::")[0].replace("\\", "/").split("/")[:-1] != [area]]
-    return [f"names test(s) outside its area {area!r}: {terminal(', '.join(map(str, foreign[:2])), limit=160)}"] \
-        if foreign else []
 
 
 def entry_problems(entry: Mapping[str, Any], check: Check, manifest: Mapping[str, Any],

@@ -10,7 +10,7 @@ import math
 import statistics
 import warnings
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence, TypeGuard
 
 from conformance.catalog import data
 from conformance.catalog.ladder import PASSING
@@ -34,7 +34,8 @@ def checks_by_id(report: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
     return {str(c["id"]): c for c in report["checks"]}
 
 
-def is_number(value: object) -> bool:
+def is_number(value: object) -> TypeGuard[float]:
+    """A finite int or float, not a bool (a TypeGuard: the caller reads it as a number)."""
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
@@ -69,7 +70,7 @@ def bind(path: str, keys: tuple[str, ...]) -> str:
     return ".".join(next(it) if p == "*" else p for p in parts)
 
 
-def _figure_value(value: Any) -> tuple[float | None, list[float]]:
+def _figure_value(value: object) -> tuple[float | None, list[float]]:
     """(the figure, its own trials): a number is itself; a list of numbers its median and itself."""
     if is_number(value):
         return float(value), []
@@ -149,7 +150,7 @@ class HostChange:
         return self.factor > 1 + tolerance
 
 
-def _median_at(runs: Sequence[Mapping[str, Any]], node: Any, path: str) -> dict[tuple[str, ...], float]:
+def _median_at(runs: Sequence[Mapping[str, Any]], node: Callable[[Mapping[str, Any]], object], path: str) -> dict[tuple[str, ...], float]:
     """The median over `runs` of each value at `path` (a list of numbers is its median), by key;
     `node(run)` is what the path starts from (a check's metrics, or the report)."""
     per: dict[tuple[str, ...], list[float]] = {}

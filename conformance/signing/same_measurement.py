@@ -207,7 +207,7 @@ def identity_problems(checks: Sequence[Any], environment: Mapping[str, Any], mer
     return problems
 
 
-def _error_ids(value: Any, out: set[str]) -> set[str]:
+def _error_ids(value: object, out: set[str]) -> set[str]:
     """The Ray objects every `error` text in `value` (at any depth) names."""
     if isinstance(value, Mapping):
         for k, v in value.items():

@@ -91,7 +91,7 @@ def plugin_bound(params: Mapping[str, Any], plugin_bound_s: float | None) -> tup
     return (value, PLUGIN_PARAM) if value is not None else None
 
 
-def wait_problems(waits: Any, params: Mapping[str, Any], passed: bool, plugin_bound_s: float | None = None) -> list[str]:
+def wait_problems(waits: object, params: Mapping[str, Any], passed: bool, plugin_bound_s: float | None = None) -> list[str]:
     """What a check's recorded waits contradict under the release's `params` (pure; the live
     check's budget and verify read this one rule):
 
@@ -156,7 +156,7 @@ def wait_problems(waits: Any, params: Mapping[str, Any], passed: bool, plugin_bo
     return problems
 
 
-def per_type_wait_problems(waits: Any, devices: Any) -> list[str]:
+def per_type_wait_problems(waits: object, devices: object) -> list[str]:
     """A check run on each declared device type waits on the plugin once per type for each of its
     scenarios, naming it "<scenario> on <type>" (the workload and recovery transfer checks): the
     waits it must record are every scenario named for one type on every type it exercised

@@ -74,38 +74,38 @@ def _key(q: float) -> str:
 
 
 # ------------------------------------------------------------------------------ evidence shapes
-def _mapping(value: Any, where: str) -> Mapping[str, Any]:
+def _mapping(value: object, where: str) -> Mapping[str, Any]:
     if not isinstance(value, Mapping):
         raise MissingEvidence(f"{where} is missing or not an object")
     return value
 
 
-def _list(value: Any, where: str) -> list[Any]:
+def _list(value: object, where: str) -> list[Any]:
     if not isinstance(value, list):
         raise MissingEvidence(f"{where} is missing or not a list")
     return value
 
 
-def _str_or_none(value: Any, where: str) -> str | None:
+def _str_or_none(value: object, where: str) -> str | None:
     if value is not None and not isinstance(value, str):
         raise MissingEvidence(f"{where} is not a string or null")
     return value
 
 
-def _bool(value: Any, where: str) -> bool:
+def _bool(value: object, where: str) -> bool:
     if not isinstance(value, bool):
         raise MissingEvidence(f"{where} is missing or not true/false")
     return value
 
 
-def _ids(value: Any, where: str) -> list[str]:
+def _ids(value: object, where: str) -> list[str]:
     items = _list(value, where)
     if not all(isinstance(i, str) for i in items):
         raise MissingEvidence(f"{where} holds something other than id strings")
     return items
 
 
-def _typed_value(kind: Any, value: Any, where: str) -> None:
+def _typed_value(kind: object, value: object, where: str) -> None:
     """A value beside its recorded Python type name: they must agree (a forged `int` that is NaN,
     a string or a bool is malformed evidence)."""
     if not isinstance(kind, str):
@@ -118,7 +118,7 @@ def _typed_value(kind: Any, value: Any, where: str) -> None:
         raise MissingEvidence(f"{where}.value {value!r} is not a {kind}")
 
 
-def _description(d: Any, where: str) -> None:
+def _description(d: object, where: str) -> None:
     """A return value as the contract probe describes it (conformance.run.probe_calls.describe)."""
     d = _mapping(d, where)
     kind = d.get("type")
@@ -134,7 +134,7 @@ def _description(d: Any, where: str) -> None:
         _typed_value(kind, d.get("value"), where)
 
 
-def _call(entry: Any, where: str) -> Mapping[str, Any]:
+def _call(entry: object, where: str) -> Mapping[str, Any]:
     """One call of the contract probe: ok and its described result, or the error it raised."""
     entry = _mapping(entry, where)
     if _bool(entry.get("ok"), f"{where}.ok"):
@@ -167,7 +167,7 @@ def contract_probe(m: Metrics, parts: tuple[str, ...] = ()) -> dict[str, Any]:
     return probe
 
 
-def _observed(entry: Any, where: str) -> Mapping[str, Any]:
+def _observed(entry: object, where: str) -> Mapping[str, Any]:
     """One observed call of a host probe (conformance.areas.device.host_detection.observe)."""
     entry = _mapping(entry, where)
     seconds = number(entry, "seconds") if "seconds" in entry else None
@@ -184,7 +184,7 @@ def _observed(entry: Any, where: str) -> Mapping[str, Any]:
     return entry
 
 
-def detection_probe(value: Any, where: str) -> dict[str, Any]:
+def detection_probe(value: object, where: str) -> dict[str, Any]:
     """A host's detection probe: every detection method observed."""
     probe = dict(_mapping(value, where))
     for method in DETECTION_METHODS:
