@@ -99,7 +99,7 @@ def test_signed_report_verifies(env_dir: Path, tmp_path: Path, capsys, alg: str)
                         "cross-check domain_labels", "cross-check resource", "cross-check accelerator_type", "time",
                         "claims", "tier", "capabilities",
                         "completeness", "waivers",
-                        "validity", "evidence", "summary", "selection"}
+                        "validity", "evidence", "summary", "nodes", "selection"}
     assert all(v.startswith("PASS") for v in got.values())
     assert out.rstrip().splitlines()[-1].startswith("VERIFIED")
     assert keys.keyid(keys.load_public_key(_pub(env_dir, alg))) in got["signature"]
