@@ -146,10 +146,18 @@ def test_a_hostile_seed_is_a_problem_never_a_traceback() -> None:
         assert problems and problems[0].startswith("selection.nodes.seed is")
 
 
-def test_the_example_report_verifies_its_nodes_line() -> None:
-    """A report of a release before the seed (the committed example) passes the line."""
+def test_a_real_report_passes_its_nodes_line_with_and_without_a_seed() -> None:
+    """The committed example (a run of the release that records the seed) passes the line with the
+    seed's choice; a real run of a release before the seed (data.6) passes it, saying so."""
     problems, summary = ns.choice_problems(EXAMPLE, ns.node_policy(load_run_knobs()))
+    assert problems == [] and "choice of" in summary
+    data19 = copy.deepcopy(EXAMPLE)   # what a run of 0.1.0+data.19 recorded: the mode, no seed or size
+    data19["selection"]["nodes"] = {"mode": EXAMPLE["selection"]["nodes"]["mode"]}
+    problems, summary = ns.choice_problems(data19, ns.node_policy(load_run_knobs()))
     assert problems == [] and "without a recorded seed" in summary
+    data6 = json.loads((ROOT / "tests" / "support" / "real_run_data6" / "report.json").read_text())
+    problems, summary = ns.choice_problems(data6, ns.node_policy(load_run_knobs()))
+    assert problems == [] and "no node mode recorded" in summary
 
 
 def test_a_pair_wave_missing_a_node_or_missing_under_all_is_named() -> None:
