@@ -197,13 +197,6 @@ def recorded_failures(metrics: object, limit: int = 3) -> list[str]:
     return found
 
 
-def _manifest_value(manifest: Mapping[str, Any], path: str) -> Any:
-    value: Any = manifest
-    for key in path.split("."):
-        value = value.get(key) if isinstance(value, Mapping) else None
-    return value
-
-
 def reference_problems(check: Check, metrics: Mapping[str, Any], manifest: Mapping[str, Any]) -> list[str]:
     """A judged figure's reference that is not the manifest's (dropped, or another value)."""
     judge = judges.judge_for(check)
@@ -211,7 +204,7 @@ def reference_problems(check: Check, metrics: Mapping[str, Any], manifest: Mappi
         return []  # nothing was measured (a fail before measuring, not applicable)
     problems = []
     for metric, path in judge.references:
-        declared, recorded = _manifest_value(manifest, path), metrics.get(metric)
+        declared, recorded = judges.path_of(manifest, path), metrics.get(metric)
         same = (declared is None and recorded is None) or (
             isinstance(declared, (int, float)) and isinstance(recorded, (int, float))
             and not isinstance(recorded, bool) and math.isclose(float(declared), float(recorded), rel_tol=1e-9))

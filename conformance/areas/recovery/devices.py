@@ -102,6 +102,20 @@ def kill_quietly(actors: list[Any]) -> None:
             pass
 
 
+def remove_group_quietly(pg: Any) -> None:
+    """Clean-up: remove a placement group if there is one (never raises but a check's timeout)."""
+    if pg is None:
+        return
+    from ray.util.placement_group import remove_placement_group
+
+    try:
+        remove_placement_group(pg)
+    except CheckTimeout:
+        raise
+    except Exception:  # noqa: BLE001 - already removed
+        pass
+
+
 def available(resource: str, node_id: str | None = None) -> float:
     """Free units of `resource` (on one node when given; Ray's per-node view where it has one)."""
     ray = _ray()

@@ -18,11 +18,11 @@ if TYPE_CHECKING:
 
 from conformance.areas.recovery import domains, groups
 from conformance.areas.recovery.context import NodeRecoveryCtx
-from conformance.areas.recovery.devices import kill_quietly
+from conformance.areas.recovery.devices import kill_quietly, remove_group_quietly
 from conformance.areas.recovery.losses import lose_node, node_labels_of
 from conformance.areas.recovery.nodes import fill
 from conformance.catalog.labels import load_vocabulary
-from conformance.run.budget import CheckTimeout, Scenario
+from conformance.run.budget import Scenario
 from conformance.run.fixtures import not_applicable
 
 pytestmark = pytest.mark.cluster("recovery-nodes")
@@ -32,7 +32,7 @@ pytestmark = pytest.mark.cluster("recovery-nodes")
 def test_packed_group_waits_for_its_domain_when_a_node_dies(recovery_ctx: NodeRecoveryCtx) -> None:
     nc = recovery_ctx
     lab = nc.lab
-    from ray.util.placement_group import placement_group, remove_placement_group
+    from ray.util.placement_group import placement_group
 
     if "topology_strategy" not in inspect.signature(placement_group).parameters:
         not_applicable("this Ray has no placement_group(topology_strategy=...) (Ray 2.57+): no topology-aware packing")
@@ -83,13 +83,7 @@ def test_packed_group_waits_for_its_domain_when_a_node_dies(recovery_ctx: NodeRe
             nc.judge_now(clock)
         finally:
             kill_quietly(blockers)
-            if pg is not None:
-                try:
-                    remove_placement_group(pg)
-                except CheckTimeout:
-                    raise
-                except Exception:  # noqa: BLE001 - already removed
-                    pass
+            remove_group_quietly(pg)
     nc.decide()
 
 

@@ -21,6 +21,7 @@ from conformance.areas.recovery.context import NodeRecoveryCtx
 from conformance.areas.recovery.devices import (
     kill_quietly,
     make_ledger,
+    remove_group_quietly,
     spawn_holders,
     states,
     wait_dead,
@@ -202,7 +203,7 @@ def test_work_without_matching_survivor_stays_pending(recovery_ctx: NodeRecovery
 def test_placement_group_bundle_is_rescheduled(recovery_ctx: NodeRecoveryCtx) -> None:
     nc = recovery_ctx
     lab = nc.lab
-    from ray.util.placement_group import placement_group, placement_group_table, remove_placement_group
+    from ray.util.placement_group import placement_group, placement_group_table
     from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
 
     blockers: list[Any] = []
@@ -259,13 +260,7 @@ def test_placement_group_bundle_is_rescheduled(recovery_ctx: NodeRecoveryCtx) ->
             nc.judge_now(clock)
         finally:
             kill_quietly(blockers + actors)
-            if pg is not None:
-                try:
-                    remove_placement_group(pg)
-                except CheckTimeout:
-                    raise
-                except Exception:  # noqa: BLE001 - already removed
-                    pass
+            remove_group_quietly(pg)
     nc.decide()
 
 
