@@ -9,27 +9,29 @@ import importlib
 import importlib.resources
 import re
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
 from conformance.catalog.datafiles import read_yaml_or_json, sha256_bytes, validate
+from conformance.catalog.manifest_view import ManifestView
 from conformance.catalog.vendor_calls import IMPORT, VendorHang, bounded_call
 from conformance.errors import UserError
 
 if TYPE_CHECKING:  # hints only: importing Ray here would slow every CLI command
     from ray._private.accelerators.accelerator import AcceleratorManager
 
-DEFAULT_QUANTITIES = {"valid": [1], "invalid": []}
-
-
 @dataclass
 class Manifest:
-    """A validated manifest plus where it came from."""
+    """A validated manifest plus where it came from; `view` is its typed form (built once, here)."""
 
     data: dict[str, Any]
     path: Path
     sha256: str
+    view: ManifestView = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self.view = ManifestView.from_json(self.data)
 
     @property
     def base_dir(self) -> Path:
@@ -37,66 +39,67 @@ class Manifest:
 
     @property
     def product_slug(self) -> str:
-        return slugify(self.data["product"])
+        return slugify(self.view.product)
 
     @property
     def accelerator(self) -> dict[str, Any]:
+        """The accelerator block as JSON (typed: `view.accelerator`)."""
         block: dict[str, Any] = self.data["accelerator"]
         return block
 
     @property
     def resource_name(self) -> str:
-        name: str = self.accelerator["resource_name"]
-        return name
+        return self.view.accelerator.resource_name
 
     @property
     def devices_per_node(self) -> int:
-        return int(self.accelerator["expected"]["devices_per_node"])
+        return int(self.view.accelerator.expected.devices_per_node)
 
     @property
     def accelerator_type(self) -> str:
-        kind: str = self.accelerator["expected"]["accelerator_type"]
-        return kind
+        return self.view.accelerator.expected.accelerator_type
 
     @property
     def quantities(self) -> dict[str, list[float]]:
-        q = self.accelerator.get("quantities", {})
-        return {"valid": list(q.get("valid", DEFAULT_QUANTITIES["valid"])),
-                "invalid": list(q.get("invalid", DEFAULT_QUANTITIES["invalid"]))}
+        q = self.view.accelerator.quantities
+        return {"valid": list(q.valid), "invalid": list(q.invalid)}
 
     @property
     def accelerator_env(self) -> dict[str, str]:
-        return dict(self.accelerator.get("env", {}))
+        return dict(self.view.accelerator.env)
 
     def host_overlay(self, kind: str) -> dict[str, str] | None:
         """accelerator.env with the manifest's overlay for a host of `kind` (accelerator.hosts), or None."""
-        overlay = self.accelerator.get("hosts", {}).get(kind)
+        overlay = self.view.accelerator.hosts.overlay(kind)
         return None if overlay is None else {**self.accelerator_env, **overlay}
 
     @property
     def torch_device(self) -> str | None:
         """accelerator.torch_device: "pkg.mod:fn" registering the vendor's torch device, or None."""
-        return self.accelerator.get("torch_device")
+        return self.view.accelerator.torch_device
 
     @property
     def noset_env_var(self) -> str | None:
-        return self.accelerator.get("noset_env_var")
+        return self.view.accelerator.noset_env_var
 
     @property
     def transport(self) -> dict[str, Any] | None:
+        """The transport block as JSON (typed: `view.transport`)."""
         return self.data.get("transport")
 
     @property
     def cluster(self) -> dict[str, Any]:
-        c = self.data.get("cluster", {})
-        return {"nodes": c.get("nodes", 1), "num_cpus_per_node": c.get("num_cpus_per_node", 2),
-                "object_store_memory_mb": c.get("object_store_memory_mb", 300),
-                "node_env": list(c.get("node_env", [])), "fault_driver": c.get("fault_driver")}
+        """The cluster block with its defaults, as a dict (typed: `view.cluster`)."""
+        c = self.view.cluster
+        driver = c.fault_driver
+        return {"nodes": c.nodes, "num_cpus_per_node": c.num_cpus_per_node,
+                "object_store_memory_mb": c.object_store_memory_mb, "node_env": [dict(e) for e in c.node_env],
+                "fault_driver": self.data.get("cluster", {}).get("fault_driver") if driver is not None else None}
 
     @property
     def python_path(self) -> list[str]:
         """Absolute folders to put on sys.path / PYTHONPATH for driver, nodes and workers."""
-        return [str((self.base_dir / p).resolve()) for p in self.data.get("plugin", {}).get("python_path", [])]
+        return [str((self.base_dir / p).resolve()) for p in self.view.plugin.python_path]
 
 
 def slugify(text: str) -> str:
