@@ -35,7 +35,7 @@ def cmd_topology(args: argparse.Namespace) -> int:
         except ClusterStartError as exc:
             where = f"connect to {args.ray_address}" if args.ray_address else "start the manifest's cluster"
             raise UserError(f"could not {where}: {exc}") from None
-        facts = collect_node_facts(manifest.resource_name, manifest.accelerator["manager"], topo.get("provider"))
+        facts = collect_node_facts(manifest.resource_name, manifest.view.accelerator.manager, topo.get("provider"))
         notes = list(clusters.notes) or list(clusters.current.notes if clusters.current else [])
         view = build_view(facts, resource=manifest.resource_name, vocabulary=load_vocabulary(),
                           expected_type=manifest.accelerator_type, expected_topology=topo.get("expected"),
@@ -45,7 +45,7 @@ def cmd_topology(args: argparse.Namespace) -> int:
     if args.format == "json":
         print(json.dumps(view["data"], indent=2, default=str))
     else:
-        print(f"# Topology: {manifest.data['vendor']} / {manifest.data['product']}\n")
+        print(f"# Topology: {manifest.view.vendor} / {manifest.view.product}\n")
         print(view["markdown"])
     return 1 if view["data"]["differences"] else 0
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from conformance.areas.device import shapes as device_shapes
-from conformance.catalog.manifest import load_manifest
+from conformance.catalog.manifest import Manifest, load_manifest
 from conformance.cluster import manager as cluster_mod
 from conformance.cluster import shapes
 from conformance.cluster.manager import SHARED, ClusterHandle, ClusterManager, ClusterShape, complete, same_cluster
@@ -97,7 +97,8 @@ def test_manifest_dependent_shapes() -> None:
 
 def test_shapes_a_manifest_or_manager_rules_out_are_not_applicable() -> None:
     m = load_manifest("builtin:simulated")
-    bare = SimpleNamespace(cluster=m.cluster, accelerator={**m.accelerator, "hosts": {}})
+    accelerator = {k: v for k, v in m.data["accelerator"].items() if k != "hosts"}
+    bare = Manifest(data={**m.data, "accelerator": accelerator}, path=m.path, sha256=m.sha256)
     with pytest.raises(shapes.ShapeNotApplicable, match="accelerator.hosts.without_device"):
         shapes.resolve("host-without-device", bare, SimAccManager, MachineryRecord())
     no_var = SimpleNamespace(get_visible_accelerator_ids_env_var=lambda: None)

@@ -80,7 +80,7 @@ def context_for(base: CheckContext) -> TopologyCtx:
     if cached is not None and cached[0] == key:
         facts = cached[1]
     else:
-        facts = collect_node_facts(manifest.resource_name, manifest.accelerator["manager"], topo.get("provider"))
+        facts = collect_node_facts(manifest.resource_name, manifest.view.accelerator.manager, topo.get("provider"))
         stash[FACTS] = (key, facts)
     ctx = TopologyCtx.derive(base, facts=facts, vocabulary=load_vocabulary(), resource=manifest.resource_name,
                              expected_type=manifest.accelerator_type, provider_ref=topo.get("provider"),
