@@ -42,12 +42,6 @@ class Manifest:
         return slugify(self.view.product)
 
     @property
-    def accelerator(self) -> dict[str, Any]:
-        """The accelerator block as JSON (typed: `view.accelerator`)."""
-        block: dict[str, Any] = self.data["accelerator"]
-        return block
-
-    @property
     def resource_name(self) -> str:
         return self.view.accelerator.resource_name
 
@@ -81,20 +75,6 @@ class Manifest:
     @property
     def noset_env_var(self) -> str | None:
         return self.view.accelerator.noset_env_var
-
-    @property
-    def transport(self) -> dict[str, Any] | None:
-        """The transport block as JSON (typed: `view.transport`)."""
-        return self.data.get("transport")
-
-    @property
-    def cluster(self) -> dict[str, Any]:
-        """The cluster block with its defaults, as a dict (typed: `view.cluster`)."""
-        c = self.view.cluster
-        driver = c.fault_driver
-        return {"nodes": c.nodes, "num_cpus_per_node": c.num_cpus_per_node,
-                "object_store_memory_mb": c.object_store_memory_mb, "node_env": [dict(e) for e in c.node_env],
-                "fault_driver": self.data.get("cluster", {}).get("fault_driver") if driver is not None else None}
 
     @property
     def python_path(self) -> list[str]:

@@ -141,6 +141,6 @@ def test_the_loader_builds_the_view_and_the_manifest_reads_through_it() -> None:
     m = load_manifest("builtin:simulated-2node")
     assert isinstance(m.view, mv.ManifestView) and m.view.product == m.data["product"]
     assert m.resource_name == m.view.accelerator.resource_name == m.data["accelerator"]["resource_name"]
-    assert m.cluster["nodes"] == m.view.cluster.nodes == m.data["cluster"]["nodes"]
+    assert m.view.cluster.nodes == m.data["cluster"]["nodes"] and m.view.cluster.num_cpus_per_node == 2
     assert m.quantities == {k: list(m.data["accelerator"]["quantities"][k]) for k in ("valid", "invalid")}
     assert m.view.accelerator.hosts.overlay("no_such_kind") is None

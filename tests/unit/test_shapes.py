@@ -47,7 +47,7 @@ def test_shapes_with_equal_parameters_share_a_cluster(ref: str) -> None:
         key = next((i for i, other in enumerate(r.values()) if same_cluster(other, shape)), -1)
         groups.setdefault(key, set()).add(name)
     together = sorted(sorted(g) for g in groups.values())
-    if load_manifest(ref).transport:   # FR-006's fresh start is the cluster the transfer checks run on
+    if load_manifest(ref).view.transport is not None:   # FR-006's fresh start is the cluster the transfer checks run on
         assert ["recovery-devices", "shared"] in together
         assert ["recovery-fetch-timeout", "recovery-restart", "recovery-transfers"] in together
     else:
@@ -84,10 +84,10 @@ def test_manifest_dependent_shapes() -> None:
     two = load_manifest("builtin:simulated-2node")
     transfers = shapes.resolve("recovery-transfers", two, SimAccManager, MachineryRecord())
     assert transfers.nodes == 2
-    for i, env in enumerate(two.cluster["node_env"]):
+    for i, env in enumerate(two.view.cluster.node_env):
         assert transfers.env(i) == {**env, "RAY_rdt_fetch_fail_timeout_milliseconds": "5000"}
     host = shapes.resolve("host-without-device", two, SimAccManager, MachineryRecord())
-    assert host.env(0) == two.cluster["node_env"][0] and host.env(1) == {"SIMACC_DRIVER": "absent"}
+    assert host.env(0) == two.view.cluster.node_env[0] and host.env(1) == {"SIMACC_DRIVER": "absent"}
     preset = shapes.resolve("preset-visible", two, SimAccManager, MachineryRecord())
     assert preset.nodes == 1 and preset.env(0) == {"SIMACC_VISIBLE_DEVICES": ",".join(device_shapes.PRESET_IDS)}
     nodes = shapes.resolve("recovery-nodes", two, SimAccManager, MachineryRecord())
