@@ -21,6 +21,7 @@ from conformance.errors import UserError
 if TYPE_CHECKING:  # hints only: importing Ray here would slow every CLI command
     from ray._private.accelerators.accelerator import AcceleratorManager
 
+
 @dataclass
 class Manifest:
     """A validated manifest plus where it came from; `view` is its typed form (built once, here)."""
