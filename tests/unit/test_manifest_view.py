@@ -70,6 +70,25 @@ def test_view_fields_are_the_schemas_properties_with_its_types(cls: type) -> Non
         assert same_types(want, got), f"{cls.__name__}.{name}: typed {got}, the schema says {want}"
 
 
+def _items_hint(hint: Any) -> Any:
+    """X of `tuple[X, ...]` (or of `tuple[X, ...] | None`), else None."""
+    for arg in (hint, *typing.get_args(hint)):
+        if typing.get_origin(arg) is tuple:
+            return typing.get_args(arg)[0]
+    return None
+
+
+@pytest.mark.parametrize("cls", list(OBJECTS), ids=lambda c: c.__name__)
+def test_array_fields_hold_the_schemas_item_type(cls: type) -> None:
+    declared = schema_node(SCHEMA, OBJECTS[cls])["properties"]
+    for name, hint in typing.get_type_hints(cls).items():
+        items, node = _items_hint(hint), declared[name]
+        while items is not None and "items" in node:      # arrays of arrays (topology's device_domains) too
+            node = node["items"]
+            assert same_types(schema_types(SCHEMA, node), annotation_types(items)), f"{cls.__name__}.{name}[]"
+            items = _items_hint(items)
+
+
 def test_filled_paths_are_properties_the_schema_leaves_without_a_default() -> None:
     for path in mv.FILLED:
         *parent, name = path
