@@ -9,27 +9,30 @@ import importlib
 import importlib.resources
 import re
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
 from conformance.catalog.datafiles import read_yaml_or_json, sha256_bytes, validate
+from conformance.catalog.manifest_view import ManifestView
 from conformance.catalog.vendor_calls import IMPORT, VendorHang, bounded_call
 from conformance.errors import UserError
 
 if TYPE_CHECKING:  # hints only: importing Ray here would slow every CLI command
     from ray._private.accelerators.accelerator import AcceleratorManager
 
-DEFAULT_QUANTITIES = {"valid": [1], "invalid": []}
-
 
 @dataclass
 class Manifest:
-    """A validated manifest plus where it came from."""
+    """A validated manifest plus where it came from; `view` is its typed form (built once, here)."""
 
     data: dict[str, Any]
     path: Path
     sha256: str
+    view: ManifestView = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self.view = ManifestView.from_json(self.data)
 
     @property
     def base_dir(self) -> Path:
@@ -37,66 +40,47 @@ class Manifest:
 
     @property
     def product_slug(self) -> str:
-        return slugify(self.data["product"])
-
-    @property
-    def accelerator(self) -> dict[str, Any]:
-        block: dict[str, Any] = self.data["accelerator"]
-        return block
+        return slugify(self.view.product)
 
     @property
     def resource_name(self) -> str:
-        name: str = self.accelerator["resource_name"]
-        return name
+        return self.view.accelerator.resource_name
 
     @property
     def devices_per_node(self) -> int:
-        return int(self.accelerator["expected"]["devices_per_node"])
+        return int(self.view.accelerator.expected.devices_per_node)
 
     @property
     def accelerator_type(self) -> str:
-        kind: str = self.accelerator["expected"]["accelerator_type"]
-        return kind
+        return self.view.accelerator.expected.accelerator_type
 
     @property
     def quantities(self) -> dict[str, list[float]]:
-        q = self.accelerator.get("quantities", {})
-        return {"valid": list(q.get("valid", DEFAULT_QUANTITIES["valid"])),
-                "invalid": list(q.get("invalid", DEFAULT_QUANTITIES["invalid"]))}
+        q = self.view.accelerator.quantities
+        return {"valid": list(q.valid), "invalid": list(q.invalid)}
 
     @property
     def accelerator_env(self) -> dict[str, str]:
-        return dict(self.accelerator.get("env", {}))
+        return dict(self.view.accelerator.env)
 
     def host_overlay(self, kind: str) -> dict[str, str] | None:
         """accelerator.env with the manifest's overlay for a host of `kind` (accelerator.hosts), or None."""
-        overlay = self.accelerator.get("hosts", {}).get(kind)
+        overlay = self.view.accelerator.hosts.overlay(kind)
         return None if overlay is None else {**self.accelerator_env, **overlay}
 
     @property
     def torch_device(self) -> str | None:
         """accelerator.torch_device: "pkg.mod:fn" registering the vendor's torch device, or None."""
-        return self.accelerator.get("torch_device")
+        return self.view.accelerator.torch_device
 
     @property
     def noset_env_var(self) -> str | None:
-        return self.accelerator.get("noset_env_var")
-
-    @property
-    def transport(self) -> dict[str, Any] | None:
-        return self.data.get("transport")
-
-    @property
-    def cluster(self) -> dict[str, Any]:
-        c = self.data.get("cluster", {})
-        return {"nodes": c.get("nodes", 1), "num_cpus_per_node": c.get("num_cpus_per_node", 2),
-                "object_store_memory_mb": c.get("object_store_memory_mb", 300),
-                "node_env": list(c.get("node_env", [])), "fault_driver": c.get("fault_driver")}
+        return self.view.accelerator.noset_env_var
 
     @property
     def python_path(self) -> list[str]:
         """Absolute folders to put on sys.path / PYTHONPATH for driver, nodes and workers."""
-        return [str((self.base_dir / p).resolve()) for p in self.data.get("plugin", {}).get("python_path", [])]
+        return [str((self.base_dir / p).resolve()) for p in self.view.plugin.python_path]
 
 
 def slugify(text: str) -> str:
@@ -145,21 +129,22 @@ def _check_names(raw: dict[str, Any]) -> None:
 
 
 def load_manifest(path: str | Path) -> Manifest:
-    """Read and schema-validate a manifest (no imports)."""
+    """Read and schema-validate a manifest (no imports), and build its typed view."""
     path = resolve_manifest_path(path)
     raw = read_yaml_or_json(path, what="manifest")
     if not isinstance(raw, dict):
         raise UserError(f"manifest: {path}: expected a mapping at the top level, got {type(raw).__name__}")
     validate(raw, "manifest", what="manifest")
     _check_names(raw)
-    nodes = raw.get("cluster", {}).get("nodes", 1)
-    if len(raw.get("cluster", {}).get("node_env", [])) > nodes:
-        raise UserError(f"manifest: cluster.node_env: {len(raw['cluster']['node_env'])} entries for {nodes} node(s); "
+    manifest = Manifest(data=copy.deepcopy(raw), path=path, sha256=sha256_bytes(path.read_bytes()))
+    cluster = manifest.view.cluster
+    if len(cluster.node_env) > cluster.nodes:
+        raise UserError(f"manifest: cluster.node_env: {len(cluster.node_env)} entries for {cluster.nodes} node(s); "
                         "expected at most one per node")
-    for folder in raw.get("plugin", {}).get("python_path", []):
+    for folder in manifest.view.plugin.python_path:
         if not (path.parent / folder).is_dir():
             raise UserError(f"manifest: plugin.python_path: folder not found: {folder} (relative to {path.parent})")
-    return Manifest(data=copy.deepcopy(raw), path=path, sha256=sha256_bytes(path.read_bytes()))
+    return manifest
 
 
 def import_object(ref: str, *, field: str, python_path: list[str]) -> Any:
@@ -188,7 +173,7 @@ def resolve_manager(manifest: Manifest) -> type[AcceleratorManager]:
     """Import the AcceleratorManager class and check it against the manifest (resource name)."""
     from ray._private.accelerators.accelerator import AcceleratorManager
 
-    ref = manifest.accelerator["manager"]
+    ref = manifest.view.accelerator.manager
     cls = import_object(ref, field="accelerator.manager", python_path=manifest.python_path)
     if not (isinstance(cls, type) and issubclass(cls, AcceleratorManager)):
         raise UserError(f"manifest: accelerator.manager: {ref} is not an AcceleratorManager subclass")
@@ -210,47 +195,47 @@ def resolve_manager(manifest: Manifest) -> type[AcceleratorManager]:
 
 def resolve_transport(manifest: Manifest) -> type | None:
     """Import the TensorTransportManager class of a custom transport (None for built-ins)."""
-    t = manifest.transport
-    if not t or not t.get("manager"):
+    t = manifest.view.transport
+    if t is None or not t.manager:
         return None
     from ray.experimental.rdt.tensor_transport_manager import TensorTransportManager
 
-    cls = import_object(t["manager"], field="transport.manager", python_path=manifest.python_path)
+    cls = import_object(t.manager, field="transport.manager", python_path=manifest.python_path)
     if not (isinstance(cls, type) and issubclass(cls, TensorTransportManager)):
-        raise UserError(f"manifest: transport.manager: {t['manager']} is not a TensorTransportManager subclass")
+        raise UserError(f"manifest: transport.manager: {t.manager} is not a TensorTransportManager subclass")
     return cls
 
 
 def resolve_collective(manifest: Manifest) -> None:
     """Import what the collective block names (group_class, register, rdt_transport) and check each
     is what Ray takes: a name that does not exist is refused here, not found by CC-001 mid-run."""
-    block = manifest.data.get("collective") or {}
-    if not block:
+    block = manifest.view.collective
+    if block is None:
         return
     from ray.util.collective.collective_group.base_collective_group import BaseGroup
 
-    if block.get("group_class"):
-        cls = import_object(block["group_class"], field="collective.group_class", python_path=manifest.python_path)
+    if block.group_class:
+        cls = import_object(block.group_class, field="collective.group_class", python_path=manifest.python_path)
         if not (isinstance(cls, type) and issubclass(cls, BaseGroup)):
-            raise UserError(f"manifest: collective.group_class: {block['group_class']} is not a "
+            raise UserError(f"manifest: collective.group_class: {block.group_class} is not a "
                             "ray.util.collective BaseGroup subclass")
-    if block.get("register"):
-        helper = import_object(block["register"], field="collective.register", python_path=manifest.python_path)
+    if block.register:
+        helper = import_object(block.register, field="collective.register", python_path=manifest.python_path)
         if isinstance(helper, type) or not callable(helper):
-            raise UserError(f"manifest: collective.register: {block['register']} is not a function (expected a "
+            raise UserError(f"manifest: collective.register: {block.register} is not a function (expected a "
                             "helper the suite calls with no arguments to register the backend)")
-    if block.get("rdt_transport"):
+    if block.rdt_transport:
         from ray.experimental.rdt.tensor_transport_manager import TensorTransportManager
 
-        rdt = import_object(block["rdt_transport"], field="collective.rdt_transport", python_path=manifest.python_path)
+        rdt = import_object(block.rdt_transport, field="collective.rdt_transport", python_path=manifest.python_path)
         if not (isinstance(rdt, type) and issubclass(rdt, TensorTransportManager)):
-            raise UserError(f"manifest: collective.rdt_transport: {block['rdt_transport']} is not a "
+            raise UserError(f"manifest: collective.rdt_transport: {block.rdt_transport} is not a "
                             "TensorTransportManager subclass")
 
 
 def resolve_provider(manifest: Manifest) -> Any:
     """Import the topology provider (a callable the suite runs on every node), if one is named."""
-    ref = (manifest.data.get("topology") or {}).get("provider")
+    ref = manifest.view.topology.provider if manifest.view.topology else None
     if not ref:
         return None
     obj = import_object(ref, field="topology.provider", python_path=manifest.python_path)
@@ -298,9 +283,9 @@ def check_manifest(path: str | Path) -> Manifest:
     manifest = load_manifest(path)
     with manifest_environment(manifest):
         resolve_manager(manifest)
-        t = manifest.transport
-        if t and not t.get("manager") and t["name"].upper() not in BUILTIN_TRANSPORTS:
-            raise UserError(f"manifest: transport.manager: required for custom transport {t['name']!r} "
+        t = manifest.view.transport
+        if t is not None and not t.manager and t.name.upper() not in BUILTIN_TRANSPORTS:
+            raise UserError(f"manifest: transport.manager: required for custom transport {t.name!r} "
                             f"(built-ins: {', '.join(BUILTIN_TRANSPORTS)})")
         resolve_transport(manifest)
         resolve_provider(manifest)

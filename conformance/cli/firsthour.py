@@ -27,7 +27,7 @@ def cmd_preflight(args: argparse.Namespace) -> int:
     t0 = time.monotonic()
     manifest = check_manifest(args.manifest)
     host = host_state()
-    print(terminal(f"preflight: {manifest.data['vendor']} / {manifest.data['product']}"), flush=True)
+    print(terminal(f"preflight: {manifest.view.vendor} / {manifest.view.product}"), flush=True)
     manager = prepare_driver(manifest)
     if not args.ray_address:        # a node-start call that hangs: one line, exit 2, before any cluster
         from conformance.run.preflight import refuse_node_start_hang

@@ -23,6 +23,7 @@ from conformance.exit_codes import Exit, from_pytest
 if TYPE_CHECKING:
     from conformance.catalog.data import SuiteData
     from conformance.catalog.manifest import Manifest
+    from conformance.catalog.manifest_view import Collective
 
 _ENDED = {Exit.HUNG: "a check hung and could not be interrupted; the run ended early",
           Exit.INTERRUPTED: "the run was interrupted",
@@ -61,14 +62,14 @@ def cmd_tiers(args: argparse.Namespace) -> int:
     return 0
 
 
-def collective_summary(block: object) -> str:
+def collective_summary(block: Collective | None) -> str:
     """'SIMCOLL (conformance.simulated.collective:SimCollGroup, RDT over it)' or 'none'."""
-    if not isinstance(block, dict) or not block:
+    if block is None:
         return "none"
-    parts = [str(block.get("group_class") or "Ray's built-in")]
-    if block.get("rdt_transport"):
+    parts = [block.group_class or "Ray's built-in"]
+    if block.rdt_transport:
         parts.append("RDT over it")
-    return f"{block.get('backend')} ({', '.join(parts)})"
+    return f"{block.backend} ({', '.join(parts)})"
 
 
 def cmd_validate_manifest(args: argparse.Namespace) -> int:
@@ -85,11 +86,12 @@ def cmd_validate_manifest(args: argparse.Namespace) -> int:
     contradictions = expected_contradictions(m, manager)
     if contradictions:
         raise UserError("manifest: " + "; ".join(contradictions))
-    provider = (m.data.get("topology") or {}).get("provider") or "none"
-    print(terminal(f"manifest OK: {m.data['vendor']} / {m.data['product']} (resource {m.resource_name}, "
+    v = m.view
+    provider = (v.topology.provider if v.topology else None) or "none"
+    print(terminal(f"manifest OK: {v.vendor} / {v.product} (resource {m.resource_name}, "
                    f"{m.devices_per_node} devices/node, topology provider {provider}, "
-                   f"transport {m.transport['name'] if m.transport else 'none'}, "
-                   f"collective {collective_summary(m.data.get('collective'))})"))
+                   f"transport {v.transport.name if v.transport else 'none'}, "
+                   f"collective {collective_summary(v.collective)})"))
     from conformance.catalog.data import load_suite_data
     from conformance.catalog.manifest_gates import missing_lines
 
@@ -111,7 +113,7 @@ def reach_lines_of(m: Manifest, data: SuiteData) -> list[str]:
     from conformance.catalog.ladder import planned_context, reach_lines
     from conformance.catalog.manifest_gates import load_gates, missing
 
-    ctx = planned_context(bool(m.transport), int(m.cluster["nodes"]), m.devices_per_node)
+    ctx = planned_context(m.view.transport is not None, m.view.cluster.nodes, m.devices_per_node)
     closed = {cid: f"the manifest leaves out {(' and ' if g.when == 'all_missing' else ' / ').join(g.fields)}"
               for g in missing(m.data, load_gates(data.checklist)) for cid in g.checks}
     lines = reach_lines(data.checklist, data.ladder, ctx, closed)
@@ -208,7 +210,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                                  "fault-driver": args.fault_driver,
                                  "fault-driver-options": args.fault_driver_options})
     from conformance.sanitize import terminal
-    print(terminal(f"ray-conformance: certifying {manifest.data['vendor']} / {manifest.data['product']} → {out_dir}"),
+    print(terminal(f"ray-conformance: certifying {manifest.view.vendor} / {manifest.view.product} → {out_dir}"),
           flush=True)
     if chosen is not None:
         print(f"ray-conformance: only {len(chosen)} check(s): {', '.join(chosen[:12])}"

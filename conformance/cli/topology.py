@@ -23,7 +23,8 @@ def cmd_topology(args: argparse.Namespace) -> int:
     from conformance.cluster.manager import SHARED, ClusterManager, ClusterStartError, prepare_driver
 
     manifest = check_manifest(args.manifest)
-    topo = manifest.data.get("topology") or {}
+    topo = manifest.data.get("topology") or {}     # `expected` stays JSON: the topology judges read it so
+    provider = manifest.view.topology.provider if manifest.view.topology else None
     manager = prepare_driver(manifest)
     if not args.ray_address:        # a node-start call that hangs: one line, exit 2, before any cluster
         from conformance.run.preflight import refuse_node_start_hang
@@ -35,7 +36,7 @@ def cmd_topology(args: argparse.Namespace) -> int:
         except ClusterStartError as exc:
             where = f"connect to {args.ray_address}" if args.ray_address else "start the manifest's cluster"
             raise UserError(f"could not {where}: {exc}") from None
-        facts = collect_node_facts(manifest.resource_name, manifest.accelerator["manager"], topo.get("provider"))
+        facts = collect_node_facts(manifest.resource_name, manifest.view.accelerator.manager, provider)
         notes = list(clusters.notes) or list(clusters.current.notes if clusters.current else [])
         view = build_view(facts, resource=manifest.resource_name, vocabulary=load_vocabulary(),
                           expected_type=manifest.accelerator_type, expected_topology=topo.get("expected"),
@@ -45,7 +46,7 @@ def cmd_topology(args: argparse.Namespace) -> int:
     if args.format == "json":
         print(json.dumps(view["data"], indent=2, default=str))
     else:
-        print(f"# Topology: {manifest.data['vendor']} / {manifest.data['product']}\n")
+        print(f"# Topology: {manifest.view.vendor} / {manifest.view.product}\n")
         print(view["markdown"])
     return 1 if view["data"]["differences"] else 0
 

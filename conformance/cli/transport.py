@@ -61,7 +61,7 @@ def cmd_bench_transport(args: argparse.Namespace) -> int:
     matrix_params = {k: matrix_check.param(k) for k in ("min_trials", "max_trials", "max_spread")}
     sizes = _sizes(args)
     manifest = check_manifest(args.manifest)
-    if not manifest.transport:
+    if manifest.view.transport is None:
         raise UserError(f"manifest: {args.manifest}: declares no transport (add a `transport` block)")
     from conformance.catalog.vendor_calls import bounded_call
     from conformance.run.preflight import refuse_node_start_hang

@@ -112,13 +112,13 @@ class DriverSpec:
     options: dict[str, Any]
 
 
-def driver_spec(manifest: Manifest, cli_ref: str | None, cli_options: str | None) -> DriverSpec | None:
+def driver_spec(manifest: Manifest | None, cli_ref: str | None, cli_options: str | None) -> DriverSpec | None:
     """The CLI wins over the manifest; None when neither names a driver."""
-    configured = (manifest.cluster.get("fault_driver") if manifest is not None else None) or {}
-    ref = cli_ref or configured.get("driver")
+    configured = manifest.view.cluster.fault_driver if manifest is not None else None
+    ref = cli_ref or (configured.driver if configured else None)
     if not ref:
         return None
-    options = dict(configured.get("options") or {}) if not cli_ref else {}
+    options = dict(configured.options or {}) if configured and not cli_ref else {}
     if cli_options:
         try:
             parsed = json.loads(cli_options)

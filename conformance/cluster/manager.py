@@ -89,9 +89,9 @@ SHARED = ClusterShape(name="shared")   # the manifest's own cluster, shared by c
 def complete(shape: ClusterShape, manifest: Manifest) -> ClusterShape:
     """The shape with every "the manifest's" (None) field filled in: a concrete shape, so that
     shapes that start the same cluster compare equal however they were written."""
-    c = manifest.cluster
-    nodes = shape.nodes or int(c["nodes"])
-    base = shape.node_env if shape.node_env is not None else c["node_env"]
+    c = manifest.view.cluster
+    nodes = shape.nodes or int(c.nodes)
+    base = shape.node_env if shape.node_env is not None else c.node_env
     env = [dict(base[i]) if i < len(base) else {} for i in range(nodes)]
     labels = None if not any(shape.labels(i) for i in range(nodes)) else [shape.labels(i) for i in range(nodes)]
     return replace(shape, nodes=nodes, node_env=env, node_labels=labels)
@@ -164,7 +164,7 @@ def prepare_driver(manifest: Manifest) -> type:
     os.environ.update(manifest.accelerator_env)
     for var in SEMANTICS_ENV_VARS:
         os.environ.pop(var, None)
-    os.environ[ENV_VAR] = manifest.accelerator["manager"]
+    os.environ[ENV_VAR] = manifest.view.accelerator.manager
     manager = resolve_manager(manifest)
     install_managers([manager])
     if manifest.torch_device:
@@ -274,11 +274,11 @@ def start_cluster(manifest: Manifest, shape: ClusterShape, ray_address: str | No
         return ClusterHandle(shape, "remote", ray_address, nodes, started_s=time.monotonic() - t0,
                              notes=["remote cluster: the vendor's nodes must load the manager themselves "
                                     "(ray-conformance inject install, RAY_CONFORMANCE_ACCELERATORS)"])
-    c = manifest.cluster
-    n = shape.nodes or c["nodes"]
-    node_env = shape.node_env if shape.node_env is not None else c["node_env"]
-    mem = c["object_store_memory_mb"] * 1024 * 1024
-    cpus = c["num_cpus_per_node"]
+    c = manifest.view.cluster
+    n = shape.nodes or c.nodes
+    node_env = shape.node_env if shape.node_env is not None else c.node_env
+    mem = c.object_store_memory_mb * 1024 * 1024
+    cpus = c.num_cpus_per_node
     syscfg = _system_config(manifest, shape)
     from ray.cluster_utils import Cluster
 

@@ -59,13 +59,14 @@ class CollectiveConfig:
 
 def collective_config(manifest: Manifest) -> CollectiveConfig | None:
     """The manifest's collective block (already schema-validated), or None when it has none."""
-    block = (getattr(manifest, "data", None) or {}).get("collective")
-    if not block:
+    view = getattr(manifest, "view", None)
+    block = view.collective if view is not None else None
+    if block is None:
         return None
-    return CollectiveConfig(backend=str(block["backend"]).upper(), group_class=block.get("group_class"),
-                            register=block.get("register"), dtypes=tuple(block.get("dtypes", DEFAULT_DTYPES)),
-                            ops=tuple(block.get("ops", ALL_OPS)),
-                            nominal_link_gbps=block.get("nominal_link_gbps"), rdt_transport=block.get("rdt_transport"),
-                            rdt_devices=tuple(block.get("rdt_devices", ("cpu",))),
-                            requires_device=bool(block.get("requires_device", True)),
-                            devices=tuple(block.get("devices", ("cpu",))))
+    return CollectiveConfig(backend=block.backend.upper(), group_class=block.group_class, register=block.register,
+                            dtypes=DEFAULT_DTYPES if block.dtypes is None else block.dtypes,
+                            ops=ALL_OPS if block.ops is None else block.ops,
+                            nominal_link_gbps=block.nominal_link_gbps, rdt_transport=block.rdt_transport,
+                            rdt_devices=("cpu",) if block.rdt_devices is None else block.rdt_devices,
+                            requires_device=True if block.requires_device is None else block.requires_device,
+                            devices=("cpu",) if block.devices is None else block.devices)

@@ -63,7 +63,7 @@ def _shown(where: str) -> str:
 
 
 def render_text(answer: Answer, manifest: Manifest, *, notes: bool) -> str:
-    product = manifest.data.get("product", "")
+    product = manifest.view.product
     lines = [f"ray-compat: {product} against Ray {answer.target_version} ({answer.target_where}); "
              f"baseline Ray {answer.baseline_version} (installed)"]
     for f in answer.breaks:
@@ -87,7 +87,7 @@ def render_json(answer: Answer, manifest: Manifest) -> str:
     def one(f: Finding) -> dict[str, str]:
         return {"who": f.who, "kind": f.kind, "subject": f.subject, "detail": f.detail, "where": f.where}
     return json.dumps({"verdict": "compatible" if answer.compatible else "incompatible",
-                       "product": manifest.data.get("product"), "ray": answer.target_version,
+                       "product": manifest.view.product, "ray": answer.target_version,
                        "ray_source": answer.target_where, "baseline_ray": answer.baseline_version,
                        "breaks": [one(f) for f in answer.breaks], "notes": [one(f) for f in answer.notes],
                        "held": answer.held, "undecided": answer.undecided}, indent=2)

@@ -165,13 +165,12 @@ class TransportConfig:
 
 def transport_config(manifest: Manifest) -> TransportConfig | None:
     """None when the manifest declares no transport."""
-    t = manifest.transport
-    if not t:
+    t, topology = manifest.view.transport, manifest.view.topology
+    if t is None:
         return None
-    nominal = (t.get("expected") or {}).get("link_bandwidth_gbps")
-    links = ((manifest.data.get("topology") or {}).get("expected") or {}).get("links") or []
-    declared = [link["min_bandwidth_gbps"] for link in links if link.get("min_bandwidth_gbps")]
-    return TransportConfig(name=t["name"].upper(), manager_ref=t.get("manager"),
-                           devices=tuple(t.get("devices") or ["cpu"]),
+    nominal = t.expected.link_bandwidth_gbps
+    links = (topology.expected.links if topology is not None and topology.expected is not None else None) or ()
+    declared = [link.min_bandwidth_gbps for link in links if link.min_bandwidth_gbps]
+    return TransportConfig(name=t.name.upper(), manager_ref=t.manager, devices=t.devices,
                            link_bandwidth_gbps=float(nominal) if nominal else None,
                            topology_link_gbps=float(min(declared)) if declared else None)

@@ -38,6 +38,7 @@ from conformance.timing.waits import NO_RESULT
 
 if TYPE_CHECKING:
     from conformance.catalog.manifest import Manifest
+    from conformance.catalog.manifest_view import Expected
 
 ERROR, PROBLEM, WARNING = "error", "problem", "warning"
 RAY_PROCESS_MARKERS = ("/raylet", "gcs_server", "default_worker.py", "ray::", "plasma_store",
@@ -251,9 +252,10 @@ def _result_value(call: dict[str, Any] | None) -> Any:
     return (call.get("result") or {}).get("value")
 
 
-def judge_node(where: str, result: dict[str, Any] | str | HostNotReady, *, ray_count: float, expected: dict[str, Any],
+def judge_node(where: str, result: dict[str, Any] | str | HostNotReady, *, ray_count: float, expected: Expected | None,
                preload_expected: bool, worker_log: str | None = None) -> list[Finding]:
-    """Findings for one node's probe result (pure). `ray_count`: the devices Ray registered there.
+    """Findings for one node's probe result (pure). `ray_count`: the devices Ray registered there;
+    `expected`: the manifest's accelerator.expected (None: nothing to compare the calls with).
     HostNotReady: Ray's machinery did not run the probe on a host too slow for it: an error that
     stops the run, worded as the host's ("not judged: host: ..."), never as the plugin's."""
     if isinstance(result, HostNotReady):
@@ -285,7 +287,7 @@ def judge_node(where: str, result: dict[str, Any] | str | HostNotReady, *, ray_c
                                shorten_paths(call.get("traceback", ""))))
     calls = result.get("calls", {})
     count = _result_value(calls.get("get_current_node_num_accelerators"))
-    want = expected.get("devices_per_node")
+    want = expected.devices_per_node if expected is not None else None
     if ray_count > 0 and want is not None:
         if count is not None and count != want:
             out.append(Finding(PROBLEM, where, f"get_current_node_num_accelerators() = {count!r} but the manifest "
@@ -294,7 +296,7 @@ def judge_node(where: str, result: dict[str, Any] | str | HostNotReady, *, ray_c
             out.append(Finding(PROBLEM, where, f"Ray registered {ray_count:g} devices on the node but the manifest "
                                f"expects devices_per_node = {want}"))
         kind = _result_value(calls.get("get_current_node_accelerator_type"))
-        want_type = expected.get("accelerator_type")
+        want_type = expected.accelerator_type if expected is not None else None
         if want_type is not None and calls.get("get_current_node_accelerator_type", {}).get("ok") and kind != want_type:
             out.append(Finding(PROBLEM, where, f"get_current_node_accelerator_type() = {kind!r} but the manifest "
                                f"expects accelerator_type = {want_type!r}"))
@@ -329,8 +331,8 @@ def probe_cluster(manifest: Manifest, timeout_s: float, *, preload_expected: boo
 
     nodes = [n for n in ray.nodes() if n.get("Alive")]
     refs = {}
-    args = (manifest_refs(manifest.data), manifest.resource_name,
-            float(manifest.quantities["valid"][0] if manifest.quantities["valid"] else 1))
+    valid = manifest.view.accelerator.quantities.valid
+    args = (manifest_refs(manifest.data), manifest.resource_name, float(valid[0] if valid else 1))
     # max_calls=1: the worker exits afterwards, so nothing the plugin's methods did in it
     # (a stray variable, a thread) reaches a later check through a reused worker.
     fn = ray.remote(max_calls=1)(preflight_probe)
@@ -349,7 +351,7 @@ def probe_cluster(manifest: Manifest, timeout_s: float, *, preload_expected: boo
         r = results.get(nid, "no result")
         log = _worker_log_for(logs, r)
         findings += judge_node(f"node {nid[:8]}", r, ray_count=float((n.get("Resources") or {}).get(
-            manifest.resource_name, 0)), expected=manifest.accelerator["expected"],
+            manifest.resource_name, 0)), expected=manifest.view.accelerator.expected,
             preload_expected=preload_expected, worker_log=log)
     if not any(float((n.get("Resources") or {}).get(manifest.resource_name, 0)) > 0 for n in nodes):
         findings.append(Finding(PROBLEM, "cluster", f"no node registered any {manifest.resource_name} device: "
@@ -447,7 +449,7 @@ def probe_node_start(manager: type, env: Mapping[str, str], hangs: HangRecord, *
 
 def node_start_env(manifest: Manifest) -> dict[str, str]:
     """The environment Ray calls the manager in when it starts the manifest's first node."""
-    node_env = manifest.cluster["node_env"]
+    node_env = manifest.view.cluster.node_env
     return {**manifest.accelerator_env, **(node_env[0] if node_env else {})}
 
 

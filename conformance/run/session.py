@@ -55,7 +55,7 @@ class ConformanceRun:
         self.manifest = manifest
         self.data = data
         # the waivers that apply to this run: a waiver scoped to some transports only for theirs
-        self.waivers = waivers_for(data.waivers, (manifest.transport or {}).get("name"))
+        self.waivers = waivers_for(data.waivers, manifest.view.transport.name if manifest.view.transport else None)
         self.out_dir = out_dir
         self.checks_dir = CHECKS_DIR
         self.ray_address: str | None = config.getoption("conformance_ray_address")
@@ -385,7 +385,7 @@ class ConformanceRun:
         return report
 
     def _plugin_artifact(self) -> dict[str, str] | None:
-        artifact = self.manifest.data.get("plugin", {}).get("artifact")
+        artifact = self.manifest.view.plugin.artifact
         if not artifact:
             return None
         from conformance.catalog.datafiles import sha256_file

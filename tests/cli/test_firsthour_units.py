@@ -270,9 +270,10 @@ def test_doc_links_of_next_steps_exist() -> None:
 
 # ------------------------------------------------------------------ preflight judging
 def test_judge_node() -> None:
+    from conformance.catalog.manifest_view import Expected
     from conformance.run.preflight import ERROR, PROBLEM, judge_node
 
-    expected = {"devices_per_node": 4, "accelerator_type": "X1"}
+    expected = Expected(devices_per_node=4, accelerator_type="X1")
     crashed = judge_node("node a", "probe failed: WorkerCrashedError: boom", ray_count=4, expected=expected,
                          preload_expected=True, worker_log="Traceback ...\nModuleNotFoundError: No module named 'sdk'")
     assert crashed[0].level == ERROR and crashed[0].message.endswith("No module named 'sdk'")

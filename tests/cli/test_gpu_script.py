@@ -46,7 +46,7 @@ def test_each_committed_manifest_validates_and_declares_cuda(name: str, transpor
     validate(doc, "manifest", what=str(path))
     manifest = check_manifest(str(path))
     assert doc["accelerator"]["manager"] == NVIDIA_MANAGER
-    assert manifest.transport == {"name": transport, "devices": ["cuda"]}
+    assert manifest.data["transport"] == {"name": transport, "devices": ["cuda"]}
 
 
 def test_generate_only_writes_one_valid_manifest_per_transport_with_what_was_detected(tmp_path: Path) -> None:

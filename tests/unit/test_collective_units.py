@@ -15,8 +15,9 @@ from conformance.catalog.capabilities import (
 )
 from conformance.catalog.data import load_checklist
 from conformance.catalog.manifest import load_manifest
+from conformance.catalog.manifest_view import ManifestView
 from conformance.collective import programs
-from conformance.collective.config import collective_config
+from conformance.collective.config import ALL_OPS, collective_config
 from conformance.collective.report import render
 
 
@@ -79,9 +80,12 @@ def test_collective_config_defaults_and_builtin() -> None:
     m = load_manifest("builtin:simulated-collective")
     cfg = collective_config(m)
     assert cfg is not None and cfg.backend == "SIMCOLL" and not cfg.builtin and cfg.claims("sendrecv")
-    gloo = collective_config(SimpleNamespace(data={"collective": {"backend": "gloo"}}))
+    bare = {**m.data, "collective": {"backend": "gloo"}}
+    gloo = collective_config(SimpleNamespace(view=ManifestView.from_json(bare)))
     assert gloo is not None and gloo.builtin and gloo.ray_backend == "gloo" and gloo.dtypes == ("float32",)
-    assert collective_config(SimpleNamespace(data={})) is None
+    assert gloo.ops == ALL_OPS and gloo.devices == gloo.rdt_devices == ("cpu",) and gloo.requires_device
+    without = {k: v for k, v in m.data.items() if k != "collective"}
+    assert collective_config(SimpleNamespace(view=ManifestView.from_json(without))) is None
 
 
 def test_contract_finds_the_constructor_ray_cannot_call() -> None:

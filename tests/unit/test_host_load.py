@@ -158,7 +158,7 @@ def test_the_lowered_fetch_timeout_is_stretched_once_and_the_same_everywhere() -
     from conformance.areas.recovery import transfers
     rec = MachineryRecord()
     rec.note("fetch", host_load.NOMINAL_S["fetch"] * 3)            # measured before the cluster starts
-    manifest = SimpleNamespace(cluster={"nodes": 2, "node_env": [{"A": "1"}]})
+    manifest = SimpleNamespace(view=SimpleNamespace(cluster=SimpleNamespace(nodes=2, node_env=({"A": "1"},))))
     shape = transfers.transfer_shape(manifest, rec)
     rec.note("fetch", host_load.NOMINAL_S["fetch"] * 5)            # slower later: the fixed value holds
     want_ms = str(int(transfers.shape_fetch_timeout_s() * 3.0 * 1000))

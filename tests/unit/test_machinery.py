@@ -149,7 +149,7 @@ def test_the_preflights_probe_that_a_slow_host_did_not_run_is_the_hosts(monkeypa
     sampler(monkeypatch, host_load.NOMINAL_S["worker_start"] * 5)
     results = preflight.probe_results({"n1": object(), "n2": object()}, 40, rec)
     assert set(results) == {"n1", "n2"} and all(isinstance(r, HostNotReady) for r in results.values())
-    findings = preflight.judge_node("node n1", results["n1"], ray_count=1, expected={}, preload_expected=False)
+    findings = preflight.judge_node("node n1", results["n1"], ray_count=1, expected=None, preload_expected=False)
     assert [f.level for f in findings] == ["error"] and findings[0].message.startswith("not judged: host: ")
     result = preflight.PreflightResult(findings=findings)
     reason = result.host_reason()
@@ -159,7 +159,7 @@ def test_the_preflights_probe_that_a_slow_host_did_not_run_is_the_hosts(monkeypa
     sampler(monkeypatch, 0.4)                                  # the host is fast: the probe's own failure
     results = preflight.probe_results({"n1": object()}, 40, MachineryRecord())   # another run's record
     assert results == {"n1": "no result within 40s"}
-    findings = preflight.judge_node("node n1", results["n1"], ray_count=1, expected={}, preload_expected=False)
+    findings = preflight.judge_node("node n1", results["n1"], ray_count=1, expected=None, preload_expected=False)
     assert preflight.PreflightResult(findings=findings).host_reason() is None
 
 

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import types
 import typing
-from typing import Any, Mapping, Union
+from typing import Any, Mapping
 
 import pytest
 
 from conformance.catalog import datafiles
 from conformance.report import view
+from schema_view_support import annotation_types, same_types, schema_node, schema_types
 from signing_support import build_report
 
 SCHEMA = json.loads(datafiles.schema_path("report").read_text())
@@ -32,35 +32,8 @@ OBJECTS: dict[type, tuple[str, ...]] = {
 NOT_SCHEMA_FIELDS = {"document"}
 
 
-def _node(path: tuple[str, ...]) -> dict[str, Any]:
-    node = SCHEMA
-    for step in path:
-        node = node["items"] if step == "[]" else node["properties"][step]
-    return node
-
-
-def _schema_types(node: Mapping[str, Any]) -> set[str]:
-    if "$ref" in node:
-        return _schema_types(SCHEMA["$defs"][node["$ref"].split("/")[-1]])
-    if "const" in node:
-        return {{str: "string", int: "integer", bool: "boolean"}[type(node["const"])]}
-    if "enum" in node:
-        return {"string"}
-    kinds = node["type"]
-    return set(kinds) if isinstance(kinds, list) else {kinds}
-
-
-def _annotation_types(hint: Any) -> set[str]:
-    if typing.get_origin(hint) in (Union, types.UnionType):
-        return set().union(*(_annotation_types(a) for a in typing.get_args(hint)))
-    if hint is type(None):
-        return {"null"}
-    origin = typing.get_origin(hint) or hint
-    if dataclasses.is_dataclass(origin) or origin in (dict, Mapping, typing.Mapping) or \
-            (isinstance(origin, type) and issubclass(origin, Mapping)):
-        return {"object"}
-    return {str: {"string"}, bool: {"boolean"}, int: {"integer"}, float: {"number"}, tuple: {"array"},
-            list: {"array"}}[origin]
+def _node(path: tuple[str, ...]) -> Mapping[str, Any]:
+    return schema_node(SCHEMA, path)
 
 
 def test_every_view_class_is_held_to_the_schema() -> None:
@@ -78,12 +51,9 @@ def test_view_fields_are_the_schemas_properties_with_its_types(cls: type) -> Non
         if f.name in NOT_SCHEMA_FIELDS:
             continue
         assert f.name in declared, f"{cls.__name__}.{f.name}: no such property in the report schema"
-        want = _schema_types(declared[f.name]) | ({"null"} if f.name not in required else set())
-        got = _annotation_types(hints[f.name])
-        if "number" in want:
-            want |= {"integer"}
-            got |= {"integer"}
-        assert got == want, f"{cls.__name__}.{f.name}: typed {got}, the schema says {want}"
+        want = schema_types(SCHEMA, declared[f.name]) | ({"null"} if f.name not in required else set())
+        got = annotation_types(hints[f.name])
+        assert same_types(want, got), f"{cls.__name__}.{f.name}: typed {got}, the schema says {want}"
 
 
 def test_a_field_the_schema_requires_is_in_the_view_where_verify_reads_its_object() -> None:

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from conformance.areas.device import shapes as device_shapes
-from conformance.catalog.manifest import load_manifest
+from conformance.catalog.manifest import Manifest, load_manifest
 from conformance.cluster import manager as cluster_mod
 from conformance.cluster import shapes
 from conformance.cluster.manager import SHARED, ClusterHandle, ClusterManager, ClusterShape, complete, same_cluster
@@ -47,7 +47,7 @@ def test_shapes_with_equal_parameters_share_a_cluster(ref: str) -> None:
         key = next((i for i, other in enumerate(r.values()) if same_cluster(other, shape)), -1)
         groups.setdefault(key, set()).add(name)
     together = sorted(sorted(g) for g in groups.values())
-    if load_manifest(ref).transport:   # FR-006's fresh start is the cluster the transfer checks run on
+    if load_manifest(ref).view.transport is not None:   # FR-006's fresh start is the cluster the transfer checks run on
         assert ["recovery-devices", "shared"] in together
         assert ["recovery-fetch-timeout", "recovery-restart", "recovery-transfers"] in together
     else:
@@ -84,10 +84,10 @@ def test_manifest_dependent_shapes() -> None:
     two = load_manifest("builtin:simulated-2node")
     transfers = shapes.resolve("recovery-transfers", two, SimAccManager, MachineryRecord())
     assert transfers.nodes == 2
-    for i, env in enumerate(two.cluster["node_env"]):
+    for i, env in enumerate(two.view.cluster.node_env):
         assert transfers.env(i) == {**env, "RAY_rdt_fetch_fail_timeout_milliseconds": "5000"}
     host = shapes.resolve("host-without-device", two, SimAccManager, MachineryRecord())
-    assert host.env(0) == two.cluster["node_env"][0] and host.env(1) == {"SIMACC_DRIVER": "absent"}
+    assert host.env(0) == two.view.cluster.node_env[0] and host.env(1) == {"SIMACC_DRIVER": "absent"}
     preset = shapes.resolve("preset-visible", two, SimAccManager, MachineryRecord())
     assert preset.nodes == 1 and preset.env(0) == {"SIMACC_VISIBLE_DEVICES": ",".join(device_shapes.PRESET_IDS)}
     nodes = shapes.resolve("recovery-nodes", two, SimAccManager, MachineryRecord())
@@ -97,7 +97,8 @@ def test_manifest_dependent_shapes() -> None:
 
 def test_shapes_a_manifest_or_manager_rules_out_are_not_applicable() -> None:
     m = load_manifest("builtin:simulated")
-    bare = SimpleNamespace(cluster=m.cluster, accelerator={**m.accelerator, "hosts": {}})
+    accelerator = {k: v for k, v in m.data["accelerator"].items() if k != "hosts"}
+    bare = Manifest(data={**m.data, "accelerator": accelerator}, path=m.path, sha256=m.sha256)
     with pytest.raises(shapes.ShapeNotApplicable, match="accelerator.hosts.without_device"):
         shapes.resolve("host-without-device", bare, SimAccManager, MachineryRecord())
     no_var = SimpleNamespace(get_visible_accelerator_ids_env_var=lambda: None)

@@ -34,7 +34,7 @@ class ContractProbe:
             try:
                 # The run's hang record: a call known to hang fails this probe at once; a hang found here
                 # (in a method Ray calls at every node start) fails every later cluster start at once.
-                self._result = run_contract_probe(manifest.accelerator["manager"], python_path=manifest.python_path,
+                self._result = run_contract_probe(manifest.view.accelerator.manager, python_path=manifest.python_path,
                                                   env=manifest.accelerator_env, quantities=quantities,
                                                   timeout_s=probe_timeout_s(self.run), hangs=self.run.hangs,
                                                   found_by="DP-001's contract probe", machinery=self.run.machinery)
@@ -63,7 +63,7 @@ class DeviceCtx(CheckContext):
     @property
     def manager_ref(self) -> str:
         """"pkg.module:Class" of the vendor's AcceleratorManager."""
-        return str(self.manifest.accelerator["manager"])
+        return self.manifest.view.accelerator.manager
 
     @property
     def accelerator_type(self) -> str:

@@ -15,11 +15,11 @@ if TYPE_CHECKING:
 
 def _host_without_device(manifest: Manifest, manager: type[AcceleratorManager] | None,
                          machinery: MachineryRecord) -> ClusterShape:
-    overlay = (manifest.accelerator.get("hosts") or {}).get("without_device")
+    overlay = manifest.view.accelerator.hosts.without_device
     if overlay is None:
         raise ShapeNotApplicable("the manifest declares no accelerator.hosts.without_device (how a host without "
                                  "the device or its driver looks)")
-    head_env = (manifest.cluster.get("node_env") or [{}])[0]
+    head_env = (manifest.view.cluster.node_env or ({},))[0]
     return complete(ClusterShape(name="host-without-device", nodes=2,  # knob: structure: a head + the host
                                  node_env=[dict(head_env), dict(overlay)]), manifest)
 

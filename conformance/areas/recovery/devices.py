@@ -52,7 +52,7 @@ def first_device_node(manifest: Manifest, manager: type[AcceleratorManager]) -> 
         return None
     n = nodes[0]
     return DeviceNode(manifest.resource_name, manager.get_visible_accelerator_ids_env_var(),
-                      manifest.accelerator["manager"], n["NodeID"], int(n["Resources"][manifest.resource_name]))
+                      manifest.view.accelerator.manager, n["NodeID"], int(n["Resources"][manifest.resource_name]))
 
 
 def pinned(node_id: str) -> Any:

@@ -61,7 +61,7 @@ def device_node_envs(manifest: Manifest, manager: type[AcceleratorManager] | Non
     the run's `machinery` record stretches it); an entry that gives a node no devices (a CPU-only
     node) is left out. All of them when none or no manager can tell.
     """
-    base = manifest.cluster["node_env"] or [{}]
+    base = [dict(env) for env in manifest.view.cluster.node_env] or [{}]
     if manager is None:
         return base
     keep = []
@@ -129,7 +129,7 @@ class NodeLab:
     def dev(self, role: str) -> DeviceNode:
         n = self.alive()[role]
         return DeviceNode(self.resource, self.manager.get_visible_accelerator_ids_env_var(),
-                          self.manifest.accelerator["manager"], n["NodeID"], int(n["Resources"].get(self.resource, 0)))
+                          self.manifest.view.accelerator.manager, n["NodeID"], int(n["Resources"].get(self.resource, 0)))
 
     def selector(self, role: str | None = None) -> dict[str, str]:
         """A label selector for the pool (role None) or for one node, plus the accelerator type."""
@@ -206,11 +206,11 @@ class NodeLab:
         """ClusterUtilsFaultDriver.restart_node: add the role's node again, same env, resources, labels."""
         role = node.labels.get(NODE_KEY, "")
         i = ROLES.index(role)
-        c = self.manifest.cluster
+        c = self.manifest.view.cluster
         with patched_environ(self.shape.env(i)), minimal_dashboard_agents():
             labels = shape_node_labels(self.shape, i, self.manager)
-            added = self.handle.cluster.add_node(num_cpus=c["num_cpus_per_node"],
-                                                 object_store_memory=c["object_store_memory_mb"] * 1024 * 1024,
+            added = self.handle.cluster.add_node(num_cpus=c.num_cpus_per_node,
+                                                 object_store_memory=c.object_store_memory_mb * 1024 * 1024,
                                                  labels=labels or None, **detection_args(self.manifest))
         self.handle.node_handles[i] = added
         return added

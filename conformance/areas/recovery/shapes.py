@@ -27,7 +27,7 @@ def _fresh_start(manifest: Manifest, manager: type[AcceleratorManager] | None, m
     with the recovery-transfers node environment, which differs only in Ray's RDT fetch timeout
     (no device detection reads it): the transfer checks that follow then run on this cluster
     instead of starting their own."""
-    resolve = _short_fetch_timeout if getattr(manifest, "transport", None) else manifest_nodes
+    resolve = _short_fetch_timeout if manifest.view.transport is not None else manifest_nodes
     return resolve("recovery-restart")(manifest, manager, machinery)
 
 

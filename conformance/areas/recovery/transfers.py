@@ -111,9 +111,9 @@ def run_fetch_timeout_s(param_s: float, machinery: MachineryRecord) -> float:
 def transfer_shape(manifest: Manifest, machinery: MachineryRecord) -> ClusterShape:
     """The manifest's nodes with a short RDT fetch timeout in every node's environment (the
     checklist's value, stretched by the run's load: fetch_scale of its `machinery` record)."""
-    c = manifest.cluster
+    c = manifest.view.cluster
     timeout_ms = str(int(run_fetch_timeout_s(shape_fetch_timeout_s(), machinery) * 1000))
-    env = [{**(c["node_env"][i] if i < len(c["node_env"]) else {}), TIMEOUT_ENV: timeout_ms} for i in range(c["nodes"])]
+    env = [{**(c.node_env[i] if i < len(c.node_env) else {}), TIMEOUT_ENV: timeout_ms} for i in range(c.nodes)]
     return ClusterShape(name=SHAPE_NAME, node_env=env)
 
 

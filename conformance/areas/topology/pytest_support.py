@@ -73,17 +73,18 @@ def context_for(base: CheckContext) -> TopologyCtx:
 
     run = base.run
     manifest = run.manifest
-    topo = manifest.data.get("topology") or {}
+    topo = manifest.data.get("topology") or {}     # `expected` stays JSON: the topology judges read it so
+    provider = manifest.view.topology.provider if manifest.view.topology else None
     key = tuple(sorted(n["NodeID"] for n in ray.nodes() if n.get("Alive")))
     stash = stash_of(run)
     cached = stash.get(FACTS, None)
     if cached is not None and cached[0] == key:
         facts = cached[1]
     else:
-        facts = collect_node_facts(manifest.resource_name, manifest.accelerator["manager"], topo.get("provider"))
+        facts = collect_node_facts(manifest.resource_name, manifest.view.accelerator.manager, provider)
         stash[FACTS] = (key, facts)
     ctx = TopologyCtx.derive(base, facts=facts, vocabulary=load_vocabulary(), resource=manifest.resource_name,
-                             expected_type=manifest.accelerator_type, provider_ref=topo.get("provider"),
+                             expected_type=manifest.accelerator_type, provider_ref=provider,
                              expected_topology=topo.get("expected"), remote=bool(run.ray_address))
     ctx.exercised([f.node_id for f in facts], alive=len(key))   # every alive node's facts, probed in one wave
     run.publish(AREA.section, build_view(facts, resource=ctx.resource, vocabulary=ctx.vocabulary,

@@ -202,10 +202,10 @@ class HostCluster:
         from conformance.cluster.manager import patched_environ, plugin_node_labels
 
         manifest = load_manifest(self.manifest_path)
-        node_env = manifest.cluster["node_env"]
+        node_env = manifest.view.cluster.node_env
         env = {**(node_env[h.index] if h.index < len(node_env) else {}), NODE_NAME_ENV: role(h.index)}
         pythonpath = [p for p in manifest.python_path]
-        host_env = {ENV_VAR: manifest.accelerator["manager"],
+        host_env = {ENV_VAR: manifest.view.accelerator.manager,
                     "RAY_custom_unit_instance_resources": unit_instance_resources(manifest.resource_name),
                     **manifest.accelerator_env, **env, **self.extra_env}
         if manifest.torch_device:

@@ -10,7 +10,7 @@ from conformance.areas.device.evidence import BASIC_METHODS
 from conformance.areas.device.host_detection import (
     DETECTION_METHODS,
 )
-from conformance.catalog.manifest import DEFAULT_QUANTITIES
+from conformance.catalog.manifest_view import DEFAULT_QUANTITIES
 from conformance.report.judges import (
     FAIL,
     PASS,
