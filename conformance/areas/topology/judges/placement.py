@@ -105,17 +105,19 @@ def _runs_onto(plan: list[_Sub], runs: list[Any], facts: Sequence[NodeFacts], te
     return None
 
 
-_PLACEMENT = dict(needs=NODE_RECORD + ("probes",), params=("run_timeout_s", "pending_wait_s"))
+# what the four placement judges read: the node record, the probes, and two params
+_PLACEMENT_NEEDS = NODE_RECORD + ("probes",)
+_PLACEMENT_PARAMS = ("run_timeout_s", "pending_wait_s")
 
 
-@JUDGES.rule(**_PLACEMENT)  # type: ignore[arg-type]
+@JUDGES.rule(needs=_PLACEMENT_NEEDS, params=_PLACEMENT_PARAMS)
 def selectors_place_only_on_matching_nodes(m: Mapping[str, Any], p: Mapping[str, Any],
                                            manifest: Mapping[str, Any]) -> Verdict:
     """TL-009: the type and every published domain, spread, pinned to each node, as an actor."""
     return _placements(m, p, manifest, "TL-009", "a label selector placed work on the wrong node")
 
 
-@JUDGES.rule(**_PLACEMENT)  # type: ignore[arg-type]
+@JUDGES.rule(needs=_PLACEMENT_NEEDS, params=_PLACEMENT_PARAMS)
 def negative_selectors_avoid_matching_nodes(m: Mapping[str, Any], p: Mapping[str, Any],
                                             manifest: Mapping[str, Any]) -> Verdict:
     """TL-010: "!v" and "!in(...)" on the type and the published domains (two nodes at least)."""
@@ -125,26 +127,26 @@ def negative_selectors_avoid_matching_nodes(m: Mapping[str, Any], p: Mapping[str
     return _placements(m, p, manifest, "TL-010", "a negative selector placed work wrongly")
 
 
-@JUDGES.rule(**_PLACEMENT)  # type: ignore[arg-type]
+@JUDGES.rule(needs=_PLACEMENT_NEEDS, params=_PLACEMENT_PARAMS)
 def unmatched_selectors_stay_pending(m: Mapping[str, Any], p: Mapping[str, Any], manifest: Mapping[str, Any]) -> Verdict:
     """TL-011: absent values, and the type or a domain restricted to the nodes without it."""
     return _placements(m, p, manifest, "TL-011", "a selector no node should match was placed")
 
 
-@JUDGES.rule(**_PLACEMENT)  # type: ignore[arg-type]
+@JUDGES.rule(needs=_PLACEMENT_NEEDS, params=_PLACEMENT_PARAMS)
 def fallback_strategy_is_honoured(m: Mapping[str, Any], p: Mapping[str, Any], manifest: Mapping[str, Any]) -> Verdict:
     """TL-012: absent primaries falling back to the type, or to a published domain."""
     return _placements(m, p, manifest, "TL-012", "fallback_strategy placed work on the wrong node")
 
 
-@JUDGES.rule(**_PLACEMENT)  # type: ignore[arg-type]
+@JUDGES.rule(needs=_PLACEMENT_NEEDS, params=_PLACEMENT_PARAMS)
 def in_and_multi_key_selectors_place_rightly(m: Mapping[str, Any], p: Mapping[str, Any],
                                              manifest: Mapping[str, Any]) -> Verdict:
     """TL-015: in(...) on the type and the domains; the type AND a domain (or the device nodes)."""
     return _placements(m, p, manifest, "TL-015", "an in() or multi-key selector placed work wrongly")
 
 
-@JUDGES.rule(**_PLACEMENT)  # type: ignore[arg-type]
+@JUDGES.rule(needs=_PLACEMENT_NEEDS, params=_PLACEMENT_PARAMS)
 def feasible_primary_wins_over_fallback(m: Mapping[str, Any], p: Mapping[str, Any],
                                         manifest: Mapping[str, Any]) -> Verdict:
     """TL-016: a feasible primary (the type, a domain) with a fallback that matches the others."""
