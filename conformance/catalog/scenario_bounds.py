@@ -51,4 +51,10 @@ def fetch_error_s(p: Callable[[str], float]) -> float:
 def scenario_bound(check: "Check") -> float:
     """The total bound of `check`'s scenario (the catalog Check as the run loaded it), from its
     params (a data error names the param it lacks)."""
-    return float(_SCENARIOS[check.id](lambda name: float(check.param(name))))
+    return scenario_bound_of(check.id, lambda name: float(check.param(name)))
+
+
+def scenario_bound_of(check_id: str, param: Callable[[str], float]) -> float:
+    """The same bound from a check id and a reader of its params (a judge holds a record's params,
+    not a catalog Check); KeyError: `check_id` has no scenario formula."""
+    return float(_SCENARIOS[check_id](param))

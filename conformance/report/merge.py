@@ -318,10 +318,17 @@ def merged_selection(shards: Mapping[int, ShardReport], checks: Sequence[Mapping
 
 
 def first_last(shards: Mapping[int, ShardReport]) -> tuple[str, str, float]:
-    """The earliest started_at and the latest finished_at as the shards wrote them, and the span."""
-    starts = sorted((_time(s.report, "started_at"), s.report["started_at"]) for s in shards.values())
-    ends = sorted((_time(s.report, "finished_at"), s.report["finished_at"]) for s in shards.values())
-    return starts[0][1], ends[-1][1], (ends[-1][0] - starts[0][0]).total_seconds()   # type: ignore[operator]
+    """The earliest started_at and the latest finished_at as the shards wrote them, and the span
+    (of a shard set `window_problems` passed: every time readable)."""
+    def when(report: Mapping[str, Any], field: str) -> tuple[dt.datetime, str]:
+        parsed = _time(report, field)
+        if parsed is None:
+            raise ValueError(f"{field} {report.get(field)!r} is not a date-time (window_problems refuses it first)")
+        return parsed, str(report[field])
+
+    starts = sorted(when(s.report, "started_at") for s in shards.values())
+    ends = sorted(when(s.report, "finished_at") for s in shards.values())
+    return starts[0][1], ends[-1][1], (ends[-1][0] - starts[0][0]).total_seconds()
 
 
 def merge_reports(shards: Mapping[int, ShardReport], digests: Mapping[int, str], data: SuiteData,

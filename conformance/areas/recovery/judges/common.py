@@ -5,11 +5,10 @@ of the evidence every check records (holders, devices, nodes, labels, errors, bo
 from __future__ import annotations
 
 import dataclasses
-from types import SimpleNamespace
 from typing import Any, Callable, Iterable, Mapping
 
 from conformance.areas.recovery.audit import holder_problems
-from conformance.catalog.scenario_bounds import SCENARIO_CHECKS, scenario_bound
+from conformance.catalog.scenario_bounds import SCENARIO_CHECKS, scenario_bound_of
 from conformance.report.judges import (
     FAIL,
     PASS,
@@ -83,7 +82,7 @@ def scenario_findings(check: str, m: M, p: M) -> list[str]:
     most = None
     if check in SCENARIO_CHECKS:
         try:
-            most = scenario_bound(SimpleNamespace(id=check, param=lambda n: param_value(p, n)))  # type: ignore[arg-type]
+            most = scenario_bound_of(check, lambda n: param_value(p, n))
         except KeyError:
             most = None
         fetch = path_of(m, "transport.rdt_fetch_timeout_s")
