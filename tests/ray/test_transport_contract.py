@@ -13,8 +13,10 @@ BROKEN = ROOT / "tests" / "broken_plugins"
 SCRIPT = r'''
 import json, os, sys, time
 sys.path.insert(0, sys.argv[2])
+import copy
 import ray
-from types import SimpleNamespace
+import conformance
+from conformance.catalog.manifest import Manifest, load_manifest
 from conformance.rdt import payloads
 from conformance.rdt.config import transport_config
 from conformance.rdt.registration import ensure_registered
@@ -24,8 +26,13 @@ from conformance.areas.transport import lifecycle
 from conformance.rdt import tracing
 
 manager = sys.argv[1]
-manifest = SimpleNamespace(transport={"name": "CONTRACT", "manager": manager, "devices": ["cpu"]},
-                           python_path=[sys.argv[2]], data={"transport": {"name": "CONTRACT", "manager": manager}})
+# the reference transport manifest with the transport under observation in its place (a real Manifest:
+# the harness reads its typed view)
+base = load_manifest(os.path.join(os.path.dirname(conformance.__file__), "simulated", "manifest-transport.yaml"))
+data = copy.deepcopy(base.data)
+data["transport"] = {"name": "CONTRACT", "manager": manager, "devices": ["cpu"]}
+data.setdefault("plugin", {})["python_path"] = [sys.argv[2]]
+manifest = Manifest(data=data, path=base.path, sha256=base.sha256)
 ray.init(address="local", num_cpus=2, include_dashboard=False, object_store_memory=100 << 20)
 setup = ensure_registered(manifest)
 T = setup.traced_name
