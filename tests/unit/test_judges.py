@@ -472,6 +472,9 @@ def test_a_scenario_bound_may_grow_by_the_time_it_left_out_for_rays_machinery() 
                                     "steps_s": {"excluded_s": excluded}}}}
 
     assert scenario_problems(scenario(307.0, 250.0, 2.0), most=305) == []
+    # both figures are recorded to 1 ms (a good FR-019 run: bound 277.348, 275 + 2.347 left out)
+    assert scenario_problems(scenario(277.348, 60.0, 2.347), most=275) == []
+    assert scenario_problems(scenario(277.352, 60.0, 2.347), most=275) != []
     assert "more than the 305 s the release's params give plus the 1 s" in \
         scenario_problems(scenario(307.0, 250.0, 1.0), most=305)[0]
     assert "more than its elapsed 1 s" in scenario_problems(scenario(400.0, 1.0, 95.0), most=305)[0]
