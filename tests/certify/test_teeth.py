@@ -272,6 +272,11 @@ def test_a_lone_phase_waits_for_the_other_tests_and_close_starts_nothing_more(mo
     assert r.get("alone").rc == 0 and started == ["a", "alone"]
     assert seen["alone"] is None, "a run inherited another test's temporary environment"
     r.close()
+    # the summary says when each phase ran, what the lone phase waited for, and every run's span
+    timeline = r.summary()
+    assert any(line.startswith("teeth phase 2 (1 lane), waited for the other tests ") and "ended on alone " in line
+               for line in timeline), timeline
+    assert sum(1 for line in timeline if line.endswith("s  a") or line.endswith("s  alone")) == 4, timeline
 
     r = teeth.Runs([lone], tmp_path, **fakes)
     r.close()   # the session ended (-x, Ctrl-C) before the other tests were done

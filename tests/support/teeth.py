@@ -506,6 +506,8 @@ class Runs:
         self.lane_limit: int | None = 0 if paused else None   # None: the phase's lanes
         self.in_flight = 0
         self.walls: dict[str, float] = {}    # run id -> seconds, in the order they finished
+        self.spans: dict[str, tuple[float, float]] = {}   # run id -> (start, end), seconds after self.started
+        self.phase_spans: list[tuple[int, int, float, float, float]] = []   # (phase, lanes, waited from, start, end)
         self.started = time.monotonic()
         self.finished: float | None = None
         self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="teeth-phases")
@@ -542,9 +544,11 @@ class Runs:
 
     def _run(self, run: TeethRun, base: Path, lanes: int = 1, ticket: int = 0) -> RunResult:
         self._admit(run, lanes, ticket)
+        t0 = time.monotonic() - self.started
         try:
             return self.execute_run(run, base, self.environ)
         finally:
+            self.spans[run.id] = (t0, time.monotonic() - self.started)
             with self.state:
                 self.in_flight -= 1
                 self.state.notify_all()
@@ -570,8 +574,10 @@ class Runs:
         if reap is None:
             reap = reap_leftovers
         for lanes, rs in phases:
+            waited = time.monotonic() - self.started
             if lanes == 1:
                 self.quiet.wait()
+            begun = time.monotonic() - self.started
             spare = 1 if self.spare_idle is not None and lanes > 1 else 0
             with ThreadPoolExecutor(lanes + spare, thread_name_prefix="teeth") as pool:
                 for r, fut in [(r, pool.submit(self._run, r, base, lanes, i)) for i, r in enumerate(rs)]:
@@ -583,6 +589,7 @@ class Runs:
                     self.walls[r.id] = result.wall_s
                     self.futures[r.id].set_result(result)
             reap()   # leaking variants' segments, once their processes are gone
+            self.phase_spans.append((rs[0].phase if rs else 0, lanes, waited, begun, time.monotonic() - self.started))
         self.finished = time.monotonic()
 
     def get(self, run_id: str) -> RunResult:
@@ -598,6 +605,22 @@ class Runs:
         lines = [f"teeth: {len(self.walls)} runs in {span:.0f}s (runs' own times add up to "
                  f"{sum(self.walls.values()):.0f}s; {len(self.spare_starts)} started in the spare lane); slowest:"]
         lines += [f"  {w:5.0f}s  {rid}" for rid, w in sorted(self.walls.items(), key=lambda kv: -kv[1])[:slowest]]
+        return lines + self.timeline()
+
+    def timeline(self, every_run: bool = True) -> list[str]:
+        """When each phase ran (a lone phase first waits for the project's other tests), the runs
+        each phase ended on (what a phase's tail waited for while lanes stood idle), and with
+        `every_run` every run's start and end: where the table's wall time went, not only its sum."""
+        lines = []
+        for phase, lanes, waited, begun, ended in self.phase_spans:
+            inside = sorted(((rid, span) for rid, span in self.spans.items()
+                             if begun - 1e-6 <= span[0] <= ended + 1e-6), key=lambda kv: -kv[1][1])
+            wait = f", waited for the other tests {waited:.0f}-{begun:.0f}s" if lanes == 1 else ""
+            last = ", ".join(f"{rid} {s:.0f}-{e:.0f}s" for rid, (s, e) in inside[:3])
+            lines.append(f"teeth phase {phase} ({lanes} lane{'s' if lanes > 1 else ''}){wait}: "
+                         f"{begun:.0f}-{ended:.0f}s, {len(inside)} runs; ended on {last}")
+        if every_run:
+            lines += [f"  {s:5.0f}-{e:5.0f}s  {rid}" for rid, (s, e) in sorted(self.spans.items(), key=lambda kv: kv[1])]
         return lines
 
     def close(self) -> None:
