@@ -33,9 +33,11 @@ def times_are_ordered(v: Verification, case: Judged) -> None:
 def companions_state_what_the_report_states(v: Verification, case: Judged) -> None:
     """`companions`: junit.xml and report.md are signed too: each states exactly what report.json states."""
     from conformance.signing.companions import companion_lines
+    from conformance.signing.page import page_lines
 
     raw = case.sealed.files.raw
     v.extend(companion_lines(case.report.document, raw["junit.xml"], raw["report.md"], releases.current_version()))
+    v.extend(page_lines(case.sealed.folder, case.report.document, releases.current_version()))
 
 
 def evidence_gives_each_outcome(v: Verification, case: Judged) -> None:
