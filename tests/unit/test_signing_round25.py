@@ -62,3 +62,59 @@ def test_a_node_record_dropped_or_without_its_seed_is_refused_by_the_checks_own_
     other = _per_node_report()
     other["selection"]["nodes"] = {"mode": "all"}
     assert "DP-006, DP-008" in recorded_mode_problems(other)[0]
+
+
+def _example_like_report() -> dict[str, Any]:
+    """A report of this verifier's own release (the page renders any report the schema admits; the
+    figures are reports/example's)."""
+    from conformance.catalog import releases
+
+    return {"suite": {"name": "ray-accelerator-conformance", "version": releases.current_version()},
+            "manifest": {"vendor": "Ray Accelerator SIG (simulated)", "product": "SimAcc X1 two-node"},
+            "tier": "stable", "started_at": "2026-12-05T17:26:58+00:00", "finished_at": "2026-12-05T17:40:12+00:00",
+            "duration_s": 794.2, "selection": copy.deepcopy(SELECTION),
+            "summary": {"error": 0, "fail": 0, "flaky": 0, "not_applicable": 2, "pass": 97, "skip": 0, "waived": 1},
+            "checks": [{"id": "DP-001", "area": "device", "level": "MUST", "outcome": "pass", "duration_s": 0.426,
+                        "title": "Manager methods return the documented types", "params": {}, "reason": None,
+                        "tests": ["device/test_device_contract.py::test_methods_return_documented_types"],
+                        "waiver": None, "metrics": {},
+                        "host_load": {"busy_pct": 97.6, "cpus": 2, "load1": 1.89, "steal_pct": 0.0}}]}
+
+
+def test_report_html_must_be_the_page_of_report_json(tmp_path: Path) -> None:
+    """N25_19/N25_20: report.html is no signed subject; a page edited after signing (or another
+    run's) verified beside an honest report.json."""
+    from conformance.report.html import render_report_html
+    from conformance.signing.page import page_lines
+
+    report = _example_like_report()
+    current = report["suite"]["version"]
+    assert page_lines(tmp_path, report, current)[0][1]   # no page: nothing shown
+    (tmp_path / "report.html").write_text(render_report_html(dict(report)), encoding="utf-8")
+    assert page_lines(tmp_path, report, current)[0][:2] == ("page", True)
+    (tmp_path / "report.html").write_text("<html><body><h1>SimAcc X1: stable, 100/100 pass</h1></body></html>")
+    name, ok, detail = page_lines(tmp_path, report, current)[0]
+    assert (name, ok) == ("page", False) and "not this verifier's page" in detail
+    older = dict(report, suite={"name": "ray-accelerator-conformance", "version": "0.1.0+data.16"})
+    assert page_lines(tmp_path, older, current)[0][1]   # an older release's page: its code's, not judged
+    (tmp_path / "report.html").unlink()
+    (tmp_path / "report.html").symlink_to("/etc/hostname")
+    assert not page_lines(tmp_path, report, current)[0][1]
+
+
+def test_provisional_flag_is_the_releases() -> None:
+    """N25_28/N25_29: FR-019 (provisional in data.20) recorded without the flag; a failing DP-006
+    flagged provisional. The example run's entries carry exactly the release's flags."""
+    from conformance.catalog import data
+    from conformance.signing.soak_flag import provisional_problems
+
+    checklist = data.load_suite_data().checklist
+    assert checklist.by_id()["FR-019"].provisional and not checklist.by_id()["DP-006"].provisional
+    fr019 = {"id": "FR-019", "area": "recovery", "level": "SHOULD", "outcome": "pass", "provisional": True}
+    dp006 = {"id": "DP-006", "area": "device", "level": "MUST", "outcome": "pass"}
+    assert provisional_problems([fr019, dp006], checklist) == []
+    dropped = dict(fr019)
+    del dropped["provisional"]
+    assert "FR-019 (provisional in the release)" in provisional_problems([dropped, dp006], checklist)[0]
+    claimed = dict(dp006, outcome="fail", provisional=True)
+    assert "DP-006 (counted in the release)" in provisional_problems([fr019, claimed], checklist)[0]
