@@ -118,3 +118,36 @@ def test_provisional_flag_is_the_releases() -> None:
     assert "FR-019 (provisional in the release)" in provisional_problems([dropped, dp006], checklist)[0]
     claimed = dict(dp006, outcome="fail", provisional=True)
     assert "DP-006 (counted in the release)" in provisional_problems([fr019, claimed], checklist)[0]
+
+
+# reports/example's DP-008 wait on Ray, FR-001's plugin wait and TL-013's wait on a group Ray may place
+DP008_WAIT = {"bound_s": 60.0, "factor": 1.0, "granted_s": 60.0, "owner": "ray", "took_s": 0.719, "verdict": "met",
+              "what": "results of 3 task(s) requesting 1 SIMACC on each of 1 node(s)"}
+FR001_WAIT = {"bound_s": 150.0, "factor": 1.0, "granted_s": 150.0, "owner": "plugin", "took_s": 1.53, "verdict": "met",
+              "what": "kill-holder-then-reuse"}
+TL013_WAIT = {"bound_s": 20.0, "factor": 1.0, "granted_s": 20.0, "owner": "ray", "param": "group_timeout_s",
+              "verdict": "met", "what": "a group Ray may place"}
+
+
+def test_the_real_runs_waits_hold() -> None:
+    from conformance.signing.passed_waits import passed_wait_problems
+
+    for wait in (DP008_WAIT, FR001_WAIT, TL013_WAIT):
+        assert passed_wait_problems({"count": 1, "each": [wait]}) == []
+    assert passed_wait_problems(None) == []
+
+
+def test_a_pass_whose_waits_ran_over_lost_their_time_or_were_dropped_is_refused() -> None:
+    """N25_10 (a wait on Ray that took 10x its grant, verdict met), N25_12 (a plugin wait's took_s
+    null), N25_11 (FR-001's only plugin wait dropped, count kept)."""
+    from conformance.signing.passed_waits import passed_wait_problems
+
+    over = dict(DP008_WAIT, took_s=600.0)
+    assert "took 600 s of the 60 s" in passed_wait_problems({"count": 1, "each": [over]})[0]
+    host = dict(DP008_WAIT, verdict="host")
+    assert "not met" in passed_wait_problems({"count": 1, "each": [host]})[0]
+    untimed = dict(FR001_WAIT, took_s=None)
+    assert "records no took_s" in passed_wait_problems({"count": 1, "each": [untimed]})[0]
+    assert "was dropped" in passed_wait_problems({"count": 1, "each": []})[0]
+    wave = {"count": 100, "each": [DP008_WAIT] * 40}   # a wave keeps its first 40 in full
+    assert passed_wait_problems(wave) == []
