@@ -151,3 +151,24 @@ def test_a_pass_whose_waits_ran_over_lost_their_time_or_were_dropped_is_refused(
     assert "was dropped" in passed_wait_problems({"count": 1, "each": []})[0]
     wave = {"count": 100, "each": [DP008_WAIT] * 40}   # a wave keeps its first 40 in full
     assert passed_wait_problems(wave) == []
+
+
+def _ray_wait(factor: float) -> dict[str, Any]:
+    return dict(DP008_WAIT, factor=factor, granted_s=round(60.0 * factor, 3))
+
+
+def test_a_machinery_factor_no_wait_used_is_refused() -> None:
+    """N25_14: an idle run (every wait on Ray at x1, as reports/example's 116) claims a worker start
+    of 4x its nominal 3 s (factor 4 recomputes from slowest_s) to stretch TR-019's wave x3.5. The
+    loaded run of data.18 (tmp dn-runs/run3: slowest 4.58 s, factor 1.53) recorded waits at x1.527."""
+    from conformance.signing.machinery_evidence import unmeasured_factor_problems
+
+    idle = [{"id": "DP-008", "outcome": "pass", "metrics": {"waits": {"count": 1, "each": [_ray_wait(1.0)]}}}]
+    assert unmeasured_factor_problems(idle, 1.0) == []
+    assert "largest its recorded waits" in unmeasured_factor_problems(idle, 4.0)[0]
+    loaded = [{"id": "DP-008", "outcome": "pass", "metrics": {"waits": {"count": 1, "each": [_ray_wait(1.527)]}}}]
+    assert unmeasured_factor_problems(loaded, 1.53) == []
+    host = idle + [{"id": "CC-009", "outcome": "error", "metrics": {},
+                    "reason": "not judged: host: the members to start: Ray's machinery did not do it within 90s"}]
+    assert unmeasured_factor_problems(host, 2.0) == []   # its wait may not record the factor it grew to
+    assert unmeasured_factor_problems([{"id": "DP-001", "outcome": "pass", "metrics": {}}], 4.0) == []   # no waits
