@@ -172,3 +172,16 @@ def test_a_machinery_factor_no_wait_used_is_refused() -> None:
                     "reason": "not judged: host: the members to start: Ray's machinery did not do it within 90s"}]
     assert unmeasured_factor_problems(host, 2.0) == []   # its wait may not record the factor it grew to
     assert unmeasured_factor_problems([{"id": "DP-001", "outcome": "pass", "metrics": {}}], 4.0) == []   # no waits
+
+
+def test_a_product_in_full_width_letters_is_refused() -> None:
+    """N25_31: reports/example's product 'SimAcc X1 two-node' with a full-width X verified."""
+    from conformance.signing.compat_forms import compat_name_problems
+    from conformance.signing.submission import name_problem
+
+    real = {"manifest": {"vendor": "Ray Accelerator SIG (simulated)", "product": "SimAcc X1 two-node"}}
+    assert compat_name_problems(real) == [] and name_problem(real) is None
+    assert compat_name_problems({"manifest": {"vendor": "Acme\u2122", "product": "X1"}}) == []   # a symbol NFKC spells out
+    forged = {"manifest": {"vendor": "Ray Accelerator SIG (simulated)", "product": "SimAcc \uff381 two-node"}}
+    problem = name_problem(forged)
+    assert problem is not None and "FULLWIDTH LATIN CAPITAL LETTER X" in problem and "'SimAcc X1 two-node'" in problem
