@@ -37,7 +37,9 @@ def compat_name_problems(report: Mapping[str, Any]) -> list[str]:
     problems = []
     for field in ("vendor", "product"):
         name = manifest.get(field) if isinstance(manifest, Mapping) else None
-        found = compatibility_letters(name) if isinstance(name, str) else []
+        if not isinstance(name, str):
+            continue
+        found = compatibility_letters(name)
         if found:
             shown = ", ".join(f"{describe(ch)} for {unicodedata.normalize('NFKC', ch)!r}" for ch in found[:3])
             problems.append(f"manifest.{field} writes a letter or digit in a compatibility form ({shown}): it prints "
