@@ -33,10 +33,16 @@ def times_are_ordered(v: Verification, case: Judged) -> None:
 def companions_state_what_the_report_states(v: Verification, case: Judged) -> None:
     """`companions`: junit.xml and report.md are signed too: each states exactly what report.json states."""
     from conformance.signing.companions import companion_lines
-    from conformance.signing.page import page_lines
 
     raw = case.sealed.files.raw
     v.extend(companion_lines(case.report.document, raw["junit.xml"], raw["report.md"], releases.current_version()))
+
+
+def page_is_the_reports_page(v: Verification, case: Judged) -> None:
+    """`page`: the folder's report.html, which no signature covers, is this verifier's page of
+    report.json (a report of its own release) or absent (conformance/signing/page.py)."""
+    from conformance.signing.page import page_lines
+
     v.extend(page_lines(case.sealed.folder, case.report.document, releases.current_version()))
 
 
