@@ -1237,3 +1237,419 @@ def g44(r):
     for d, ev in M(r, "WL-002")["devices"].items():
         ev["workers"] = 2
         ev["digests"] = [row[:2] for row in ev["digests"]]
+
+
+# =========================================================================================== round 25
+# Held-out round 25 (release 0.1.0+data.20): per-node evidence, selection.nodes, waits' owners and
+# verdicts, the machinery record, companions (report.html), diff's figures, summary/ids, strings.
+def _dp006_fails(r: dict[str, Any]) -> None:
+    """An honest failure with its evidence: a DP-006 node advertises 3 of its 4 devices."""
+    m = M(r, "DP-006")
+    m["device_counts"][sorted(m["device_counts"])[0]] = 3.0
+    set_outcome(r, "DP-006", "fail", "a node advertises 3 of 4 devices")
+
+
+def _short_nodes(r: dict[str, Any]) -> list[str]:
+    return sorted(str(n["node_id"])[:8] for n in r["environment"]["devices"]["nodes"])
+
+
+def _unsampled(r: dict[str, Any]) -> str:
+    """A device node the run's seed did not choose for DP-008 (the 'good' node a vendor prefers)."""
+    covered = set(M(r, "DP-008")["node_coverage"]["nodes"])
+    return next(n for n in _short_nodes(r) if n not in covered)
+
+
+def _move_sample(r: dict[str, Any], to: str) -> None:
+    """DP-008/010/011/012's per-node evidence relabelled onto node `to` (as if the scenario ran there)."""
+    from conformance.catalog.node_sample import SAMPLED_CHECKS
+    for cid in SAMPLED_CHECKS:
+        m = M(r, cid)
+        if "per_node" not in m:
+            continue
+        rec = next(iter(m["per_node"].values()))
+        m["per_node"] = {to: rec}
+        m["node_coverage"]["nodes"] = [to]
+
+
+@attack("N25_01_nodes_record_dropped", "the seed's sampled node fails DP-008/010/011/012; the vendor re-runs on the node it "
+        "likes, relabels the per-node evidence onto it and drops selection.nodes (read as 'a release before run --nodes')")
+def n25_01(r):
+    to = _unsampled(r)
+    _move_sample(r, to)
+    del r["selection"]["nodes"]
+
+
+@attack("N25_02_nodes_seed_dropped", "as N25_01, keeping mode/size but dropping the seed (read as 'a release before the seeded sample')")
+def n25_02(r):
+    _move_sample(r, _unsampled(r))
+    del r["selection"]["nodes"]["seed"]
+
+
+@attack("N25_03_nodes_mode_unknown", "as N25_01 with selection.nodes.mode 'chosen' (a mode no release knows)")
+def n25_03(r):
+    _move_sample(r, _unsampled(r))
+    r["selection"]["nodes"]["mode"] = "chosen"
+
+
+@attack("N25_04_nodes_all_claimed_from_sample", "a sampled run (1 node) claimed as --nodes all: each per-node record copied onto "
+        "every node, node_coverage lists them all, TR-006 given a pair wave over both nodes")
+def n25_04(r):
+    from conformance.catalog.node_sample import SAMPLED_CHECKS
+    nodes = _short_nodes(r)
+    r["selection"]["nodes"] = {"mode": "all"}
+    for cid in SAMPLED_CHECKS:
+        m = M(r, cid)
+        rec = next(iter(m["per_node"].values()))
+        m["per_node"] = {n: copy.deepcopy(rec) for n in nodes}
+        m["node_coverage"]["nodes"] = nodes
+        m["node_coverage"]["mode"] = "all"
+    m = M(r, "TR-006")
+    for d in m["devices"]:
+        m[d]["pair_wave"] = {"pairs": [[nodes[0], nodes[1]], [nodes[1], nodes[0]]]}
+
+
+@attack("N25_05_nodes_seed_rechosen", "the seed's node fails; the seed rewritten to one that chooses the other node and the "
+        "per-node evidence relabelled onto it (the choice recomputes)")
+def n25_05(r):
+    from conformance.catalog.node_sample import choose
+    to = _unsampled(r)
+    nodes = _short_nodes(r)
+    seed = next(s for s in range(10_000) if choose(nodes, s, 1) == [to])
+    r["selection"]["nodes"]["seed"] = seed
+    _move_sample(r, to)
+
+
+@attack("N25_06_coverage_foreign_node", "DP-013, PF-001 and FR-001..005 ran on a node that is not the run's: their "
+        "node_coverage names 'deadbeef' (no node of environment.devices / cluster)")
+def n25_06(r):
+    for cid in ("DP-013", "PF-001", "FR-001", "FR-002", "FR-003", "FR-004", "FR-005"):
+        M(r, cid)["node_coverage"]["nodes"] = ["deadbeef"]
+
+
+@attack("N25_07_coverage_alive_lowered", "DP-006/TL-001 node_coverage says 1 node alive and lists one (a node hidden from "
+        "the coverage a page shows; the judged records keep both)")
+def n25_07(r):
+    for cid in ("DP-006", "DP-007", "DP-009", "TL-001"):
+        cov = M(r, cid)["node_coverage"]
+        cov["alive"], cov["nodes"] = 1, cov["nodes"][:1]
+
+
+@attack("N25_08_merged_claimed_to_skip_nodes", "as N25_05 without the seed change, plus selection.shards = [] (a 'merged report' "
+        "skips the nodes line)")
+def n25_08(r):
+    _move_sample(r, _unsampled(r))
+    r["selection"]["shards"] = []
+
+
+# ------------------------------------------------------------------------------------------- waits
+def _plugin_wait(r: dict[str, Any], cid: str, what_prefix: str = "") -> dict[str, Any]:
+    return next(w for w in M(r, cid)["waits"]["each"] if w["owner"] == "plugin" and w["what"].startswith(what_prefix))
+
+
+@attack("N25_09_plugin_wait_owned_by_ray", "WL-004's lost-worker scenario on simacc took 3x its bound: its wait relabelled "
+        "owner 'ray' (a Ray wait's time is never compared with its grant), verdict met")
+def n25_09(r):
+    w = _plugin_wait(r, "WL-004", "lost worker on simacc")
+    w["owner"] = "ray"
+    w.pop("param", None)
+    w["bound_s"] = w["granted_s"] = 60.0
+    w["took_s"] = round(3 * 420.0, 3)
+
+
+@attack("N25_10_ray_wait_ran_out_in_pass", "DP-008's wait on Ray ran out (took 10x its grant: the host's 'not judged'); "
+        "recorded verdict met in a pass")
+def n25_10(r):
+    w = M(r, "DP-008")["waits"]["each"][0]
+    w["took_s"] = round(10 * w["granted_s"], 3)
+
+
+@attack("N25_11_plugin_wait_dropped_count_kept", "FR-001's only plugin wait (the scenario ran past its bound) dropped; "
+        "waits.count kept at 1, each []")
+def n25_11(r):
+    M(r, "FR-001")["waits"]["each"] = [w for w in M(r, "FR-001")["waits"]["each"] if w["owner"] != "plugin"]
+
+
+@attack("N25_12_plugin_wait_took_null", "TR-015's scenario wait on simacc never returned: took_s null (not measured), verdict met")
+def n25_12(r):
+    w = _plugin_wait(r, "TR-015")
+    w["took_s"] = None
+
+
+@attack("N25_13_host_prefix_error_hides_fail", "CC-009 failed (its survivors hung); recorded error 'not judged: host: ...' "
+        "(the host's, not the plugin's), metrics emptied: honest tier?")
+def n25_13(r):
+    c = find(r, "CC-009")
+    c["outcome"], c["reason"], c["metrics"] = "error", "not judged: host: Ray's node did not register within 30 s", {}
+
+
+# ------------------------------------------------------------------------------------------- machinery
+@attack("N25_14_machinery_slowest_raised_stretch", "an idle run: cluster.machinery.slowest_s.worker_start raised to 4x its nominal "
+        "(factor recomputed 4.0) so TR-019's wave bound may stretch x3.5 (X07's 100 transfers took 3.4x all_bound_s)")
+def n25_14(r):
+    mach = r["cluster"]["machinery"]
+    mach["slowest_s"]["worker_start"] = 4 * mach["nominal_s"]["worker_start"]
+    mach["factor"] = 4.0
+    mach["import_factor"] = 4.0
+    for d in M(r, "TR-019")["devices"]:
+        s = M(r, "TR-019")[d]
+        bound = find(r, "TR-019")["params"]["all_bound_s"]
+        s["all_bound_s"] = bound * 3.5
+        s["all_done_s"] = bound * 3.4
+
+
+@attack("N25_15_host_load_idle_claimed", "every check's host_load rewritten to an idle host (busy 0 %, load 0): diff and the "
+        "page read it; judged?")
+def n25_15(r):
+    for c in r["checks"]:
+        if c.get("host_load"):
+            c["host_load"] = {"busy_pct": 0.0, "cpus": c["host_load"].get("cpus", 2), "load1": 0.0, "steal_pct": 0.0}
+
+
+# ------------------------------------------------------------------------------------------- diff's figures
+def _pf004_regressed(r: dict[str, Any], fraction: float = 0.4) -> None:
+    """PF-004's slowest cross-node link at `fraction` of its class median (a regression diff must
+    report; the judge still passes it above min_fraction_of_class_median 0.25)."""
+    m = M(r, "PF-004")
+    ends = [e.split(":")[0] for e in m["endpoints"]]
+    cells = [(i, j) for i in range(len(ends)) for j in range(len(ends)) if i != j and ends[i] != ends[j]
+             and m["matrix_gbps"][i][j] is not None]
+    median = m["links"]["cross_node"]["median_gbps"]
+    i, j = min(cells, key=lambda ij: m["matrix_gbps"][ij[0]][ij[1]])
+    m["matrix_gbps"][i][j] = fraction * median
+    vals = [m["matrix_gbps"][a][b] for a, b in cells]
+    m["links"]["cross_node"] = {"median_gbps": statistics.median(vals), "min_gbps": min(vals),
+                                "min_fraction": min(vals) / statistics.median(vals)}
+
+
+def _diff_post(out: Path, text: str) -> str:
+    import subprocess
+    from harness import CLI, ATK
+    src = Path(__import__("os").environ.get("RT_DIFF_OLD", str(ATK / "A00_baseline")))
+    d = subprocess.run([CLI, "diff", str(src), str(out)], capture_output=True, text=True)
+    (out / "diff.txt").write_text(d.stdout + d.stderr)
+    pf = [ln.strip() for ln in (d.stdout + d.stderr).splitlines() if "PF-004" in ln][:1]
+    return f"diff rc={d.returncode}: {pf[0][:200] if pf else 'no PF-004 line'}"
+
+
+@attack("N25_16_diff_pf004_regression_control", "control: PF-004's slowest cross-node link fell to 0.4 of its class median "
+        "(was ~0.7): diff against the baseline must call it a regression", post=_diff_post)
+def n25_16(r):
+    _pf004_regressed(r)
+
+
+@attack("N25_17_diff_regression_hidden_by_machinery", "N25_16's regression, plus cluster.machinery.slowest_s.worker_start "
+        "raised 2x its nominal (factor 2.0 recomputed): diff's host change explains PF-004 (normalised_by host)",
+        post=_diff_post)
+def n25_17(r):
+    _pf004_regressed(r)
+    mach = r["cluster"]["machinery"]
+    mach["slowest_s"]["worker_start"] = 2 * mach["nominal_s"]["worker_start"]
+    mach["factor"] = 2.0
+
+
+@attack("N25_18_diff_figure_removed", "N25_16's regression hidden by removing PF-004's links record (diff: untested?); the "
+        "judge reads links (expect refused by verify)", post=_diff_post)
+def n25_18(r):
+    _pf004_regressed(r)
+    del M(r, "PF-004")["links"]
+
+
+# ------------------------------------------------------------------------------------------- companions
+def _html_forged(out: Path) -> None:
+    """report.html (not a signed subject) replaced by the page of the run's own report, which
+    says what report.json no longer says."""
+    src = Path(__import__("os").environ.get("RT_SRC", "/tmp/rt25/src/run1"))
+    if (src / "report.html").exists():
+        (out / "report.html").write_bytes((src / "report.html").read_bytes())
+    else:
+        (out / "report.html").write_text("<html><body><h1>Tier: stable</h1></body></html>")
+
+
+@attack("N25_19_html_page_not_the_report", "DP-006 fails (a node advertises 3 of 4 devices: report.json honest, the tier falls); the folder's report.html is the "
+        "page of a stable run (report.html is not a signed subject)", after_sign=_html_forged)
+def n25_19(r):
+    _dp006_fails(r)
+
+
+@attack("N25_20_html_page_edited_only", "an honest report; report.html edited after signing to say the tier is 'stable' "
+        "and every capability certified with a vendor footnote", after_sign=lambda out: (out / "report.html").write_text(
+            "<html><body><h1>SimAcc X1: stable, 100/100 pass</h1></body></html>"))
+def n25_20(r):
+    pass
+
+
+@attack("N25_21_junit_extra_suite", "junit.xml given a second <testsuite> of 20 passing cases (a CI dashboard counts them)",
+        after=lambda out: (out / "junit.xml").write_text((out / "junit.xml").read_text().replace(
+            "</testsuites>", "<testsuite name='extra' tests='20' failures='0' errors='0' skipped='0'>"
+            + "".join(f"<testcase classname='XX-{i:03d}' name='t' time='0.1'/>" for i in range(20)) + "</testsuite></testsuites>")))
+def n25_21(r):
+    pass
+
+
+# ------------------------------------------------------------------------------------------- summary / ids / level
+@attack("N25_22_level_lowered_on_fail", "CC-009 fails (its outcome) but its recorded level is MAY (a MAY check's fail "
+        "blocks nothing on the page)")
+def n25_22(r):
+    set_outcome(r, "CC-009", "fail", "a survivor hung")
+    find(r, "CC-009")["level"] = "MAY"
+
+
+@attack("N25_23_area_moved", "DP-006 fails (its evidence shows it); its recorded area moved to 'workload' (the device capability's "
+        "required list read from the report?)")
+def n25_23(r):
+    _dp006_fails(r)
+    find(r, "DP-006")["area"] = "workload"
+
+
+def _summary_extra(out: Path) -> None:
+    rep = json.loads((out / "report.json").read_text())
+    rep["summary"]["certified_checks"] = 100
+    rep["summary"]["pass"] = rep["summary"]["pass"] + rep["summary"].get("waived", 0) + rep["summary"].get("not_applicable", 0)
+    (out / "report.json").write_text(json.dumps(rep, indent=2, sort_keys=True) + "\n")
+
+
+@attack("N25_24_summary_extra_key", "summary says every check passed ('pass' counts the waived and not_applicable) and an "
+        "extra 'certified_checks': 100 (a dashboard reads it); report.md left the run's", after=_summary_extra)
+def n25_24(r):
+    pass
+
+
+@attack("N25_25_id_trailing_space", "TR-020 fails; its id becomes 'TR-020 ' (a look-alike) and a passing copy of TR-019 "
+        "takes the id 'TR-020'")
+def n25_25(r):
+    c = find(r, "TR-020")
+    c["id"] = "TR-020 "
+    c["outcome"], c["reason"] = "fail", "hung"
+    dup = copy.deepcopy(find(r, "TR-019"))
+    dup["id"] = "TR-020"
+    r["checks"].append(dup)
+
+
+# ------------------------------------------------------------------------------------------- waivers / provisional / capabilities
+@attack("N25_26_waiver_on_other_check", "FR-012 fails; FR-016's published waiver copied onto it (check field kept FR-016)")
+def n25_26(r):
+    c = find(r, "FR-012")
+    c["outcome"] = "waived"
+    c["waiver"] = copy.deepcopy(find(r, "FR-016")["waiver"])
+    c["reason"] = find(r, "FR-016").get("reason")
+
+
+@attack("N25_27_waived_check_passes_claimed_by_copy", "FR-016's waiver kept, outcome 'waived', but its original_outcome "
+        "rewritten 'pass' and reason emptied (the page says the plugin passed and was waived anyway)")
+def n25_27(r):
+    c = find(r, "FR-016")
+    c["waiver"]["original_outcome"] = "pass"
+    c["reason"] = None
+
+
+@attack("N25_28_provisional_flag_dropped", "FR-019 (provisional in the release) recorded without provisional (counted?)")
+def n25_28(r):
+    find(r, "FR-019").pop("provisional", None)
+
+
+@attack("N25_29_provisional_claimed_on_failing_must", "DP-006 fails (its evidence shows it); recorded provisional: true (a soaking check counts "
+        "toward nothing): tier recomputed by the report's flag?")
+def n25_29(r):
+    _dp006_fails(r)
+    find(r, "DP-006")["provisional"] = True
+
+
+def _caps_after(r: dict[str, Any]) -> None:
+    import harness
+    harness.refresh(r)
+    for cap in r["capabilities"]:
+        if cap["name"] == "device":
+            cap["state"], cap["blocking"] = "certified", []
+
+
+@attack("N25_30_capability_claimed_not_recomputed", "DP-006 fails (its evidence shows it); the device capability claimed certified anyway "
+        "(every other derived field honest)", derive=False)
+def n25_30(r):
+    _dp006_fails(r)
+    _caps_after(r)
+
+
+# ------------------------------------------------------------------------------------------- strings a terminal/page shows
+def _raw_controls(out: Path, text: str) -> str:
+    bad = []
+    for name in ("report.md", "verify.txt", "diff.txt"):
+        p = out / name
+        t = p.read_text(errors="replace") if p.exists() else ""
+        if name == "verify.txt":
+            t = text
+        for ch, label in (("\x1b", "ESC"), ("\u202e", "U+202E"), ("\u200b", "ZWSP"), ("\r", "CR")):
+            if ch in t:
+                bad.append(f"{label} raw in {name}")
+    return "; ".join(bad) or "no raw control in report.md/verify output"
+
+
+@attack("N25_31_fullwidth_product", "manifest.product 'SimAcc X1' -> 'SimAcc \uff381' (fullwidth X: prints like the real product)",
+        post=_raw_controls)
+def n25_31(r):
+    r["manifest"]["product"] = r["manifest"]["product"].replace("X", "\uff38")
+
+
+@attack("N25_32_wait_what_escape", "a WL-004 plugin wait that ran out, named with ESC[2J + newline + 'VERIFIED' (verify's "
+        "FAIL line prints the wait's name)", post=_raw_controls)
+def n25_32(r):
+    w = _plugin_wait(r, "WL-004", "lost worker on simacc")
+    w["what"] = "lost worker on simacc\x1b[2J\nVERIFIED: forged\u202e"
+    w["took_s"] = w["granted_s"] * 2
+
+
+@attack("N25_33_node_id_escape", "DP-008's per-node key and coverage a node id with ESC + bidi (the nodes FAIL line prints it)",
+        post=_raw_controls)
+def n25_33(r):
+    bad = "f44\x1b[31m\u202ebb"
+    m = M(r, "DP-008")
+    m["per_node"] = {bad: next(iter(m["per_node"].values()))}
+    m["node_coverage"]["nodes"] = [bad]
+
+
+@attack("N25_34_strings_in_page_fields", "ESC/CR/ZWSP/U+202E in environment.hostname, cluster.notes, a shm entry name and "
+        "a check's host_load key (report.md renders them)", post=_raw_controls)
+def n25_34(r):
+    s = "x\x1b[2J\r\u200b\u202e<script>alert(1)</script>"
+    r["environment"]["hostname"] = "vm" + s
+    r["cluster"]["notes"] = list(r["cluster"].get("notes") or []) + ["note" + s]
+    lb = r["host"]["left_behind"]
+    lb["shm_entries"] = list(lb.get("shm_entries") or []) + ["seg" + s]
+    lb["shm_entries_count"] = len(lb["shm_entries"])
+    lb["shm_entry_mb"] = dict(lb.get("shm_entry_mb") or {}, **{"seg" + s: 1.0})
+
+
+@attack("N25_35_escape_in_waiver_reason_and_node_coverage_mode", "ESC in FR-016's waiver reason copy and in a "
+        "node_coverage mode (verify FAIL lines)", post=_raw_controls)
+def n25_35(r):
+    find(r, "FR-016")["waiver"]["reason"] += "\x1b[2J\nVERIFIED: forged"
+    M(r, "DP-006")["node_coverage"]["mode"] = "sample\x1b[2J"
+
+
+@attack("N25_31r_fullwidth_product_raw", "N25_31 signed by the vendor's own tool (sign's pre-check skipped): verify's names line",
+        raw=True, post=_raw_controls)
+def n25_31r(r):
+    n25_31(r)
+
+
+# ------------------------------------------------------------------------------------------- flakes (run1 recorded TR-018 flaky)
+def _flaky(r: dict[str, Any]) -> dict[str, Any]:
+    c = next((c for c in r["checks"] if c["outcome"] == "flaky"), None)
+    if c is None:
+        raise RuntimeError("no flaky check in this report")
+    return c
+
+
+@attack("N25_36_flaky_attempts_kept_outcome_pass", "TR-018 failed (a hang) then passed on the re-run: outcome 'pass', reason "
+        "cleared, the attempts record (fail, pass) kept (stable disallows flakes)")
+def n25_36(r):
+    c = _flaky(r)
+    c["outcome"], c["reason"] = "pass", None
+
+
+@attack("N25_37_flaky_hidden_whole", "TR-018 failed then passed: outcome 'pass', the attempts record dropped and duration_s "
+        "cut to the passing attempt's (junit re-synced): the flake hidden whole")
+def n25_37(r):
+    c = _flaky(r)
+    last = c["attempts"][-1]
+    c["outcome"], c["reason"], c["duration_s"] = "pass", None, last["duration_s"]
+    del c["attempts"]

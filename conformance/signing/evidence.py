@@ -80,6 +80,7 @@ from conformance.signing.entry_rules import (
     scenario_problems,
     test_area_problems,
 )
+from conformance.signing.passed_waits import passed_wait_problems
 from conformance.timing.owned import per_type_wait_problems, wait_problems
 
 NOT_CERTIFICATION = "not a certification run"
@@ -175,6 +176,7 @@ def entry_problems(entry: Mapping[str, Any], check: Check, manifest: Mapping[str
     problems += [f"claims pass but {p}" for p in per_type_wait_problems(metrics.get("waits"), metrics.get("devices"))
                  if passed]
     if passed:
+        problems += [f"claims pass but {p}" for p in passed_wait_problems(metrics.get("waits"))]
         problems += [f"claims pass but {p}" for p in
                      scenario_problems(metrics, release_scenario_bound(check, metrics, remote))]
         problems += [f"claims pass but its metrics record a failure: {p}" for p in recorded_failures(metrics)]

@@ -34,6 +34,7 @@ from typing import Any, Mapping, Sequence
 from conformance.catalog.strict_input import as_map
 from conformance.rdt.config import size_key
 from conformance.sanitize import terminal
+from conformance.signing.machinery_evidence import unmeasured_factor_problems
 from conformance.timing.host_load import MAX_FACTOR
 
 SWEEP, LINK, STORE = "PF-001", "PF-002", "PF-003"
@@ -322,7 +323,7 @@ def stretch_problems(checks: Sequence[Any], cluster: Mapping[str, Any], remote: 
     if merged:
         return []
     factor, wrong = run_factor(cluster)
-    problems = [wrong] if wrong else []
+    problems = [wrong] if wrong else unmeasured_factor_problems(checks, factor)
     most = factor + FACTOR_ROUNDING
     metrics, bound = _param(checks, *WAVE)
     if metrics is not None and bound is not None:

@@ -141,6 +141,8 @@ def shard_lines(folder: Path, report: Mapping[str, Any],
     present = sorted(p.name for p in root.iterdir()) if root.is_dir() else []
     names = [str(e.get("shard")) for e in listed]
     problems: list[str] = []
+    if not listed:   # a merge of nothing is no run (and the set's rules read at least one shard)
+        problems.append("selection.shards lists no shard: a merged report names every shard it merges")
     if sorted(names) != present:
         problems.append(f"{SHARDS_DIR}/ holds {', '.join(present) or 'nothing'}; selection.shards lists "
                         f"{', '.join(names) or 'none'}")
@@ -170,7 +172,7 @@ def shard_lines(folder: Path, report: Mapping[str, Any],
         problems += [f"shard {name}: selection: {p}" for p in shard_run_problems(shard.report, published)]
         shard_reports.append(shard)
         digests[name] = digest
-    if not problems:
+    if not problems and shard_reports:
         found, rules = mg.shard_set_problems(shard_reports, _policy())
         problems += [p.line() for p in rules]
         if not rules:

@@ -80,8 +80,9 @@ def name_problem(report: Untrusted) -> str | None:
     """Why the manifest's vendor or product could print like another name (verify's `names` line;
     conformance/identity.py), or None. For sign to refuse first, as it does the other lines here."""
     from conformance import identity
+    from conformance.signing.compat_forms import compat_name_problems
 
-    problems = identity.report_name_problems(report) if isinstance(report, dict) else []
+    problems = identity.report_name_problems(report) + compat_name_problems(report) if isinstance(report, dict) else []
     return "; ".join(problems) or None
 
 

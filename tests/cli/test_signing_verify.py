@@ -94,7 +94,7 @@ def test_signed_report_verifies(env_dir: Path, tmp_path: Path, capsys, alg: str)
     got = lines(out)
     assert rc == 0, out
     assert set(got) == {"signature", "identity", "names", "bundle", "statement", "subject report.json", "subject junit.xml",
-                        "subject report.md", "companions", "schema", "trust", "release", "superseded", "release-files",
+                        "subject report.md", "companions", "page", "schema", "trust", "release", "superseded", "release-files",
                         "manifest", "environment", "cross-check nodes", "cross-check devices_per_node",
                         "cross-check domain_labels", "cross-check resource", "cross-check accelerator_type", "time",
                         "claims", "tier", "capabilities",

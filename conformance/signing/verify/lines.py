@@ -12,7 +12,7 @@ NOT_CHECKED = "not checked: report.json is not schema-valid"
 
 # The printed order, by a line's first word (a check's lines are written in the order the
 # registry runs them, which a later check's inputs decide; the reader gets this one).
-ORDER = ["signature", "identity", "revocation", "names", "bundle", "statement", "subjects", "subject", "companions",
+ORDER = ["signature", "identity", "revocation", "names", "bundle", "statement", "subjects", "subject", "companions", "page",
          "schema", "trust", "release", "superseded", "release-files", "manifest", "environment",
          "cross-check", "time", "claims", "tier", "capabilities", "completeness", "waivers", "validity", "evidence",
          "summary", "nodes", "shards", "selection"]

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from conformance.catalog import data as data_module
 from conformance.catalog.node_sample import choice_problems, node_policy
+from conformance.signing.node_mode import recorded_mode_problems
 from conformance.signing.verify.case import Judged
 from conformance.signing.verify.lines import Verification
 
@@ -20,4 +21,4 @@ from conformance.signing.verify.lines import Verification
 def exercised_nodes_are_the_runs_choice(v: Verification, case: Judged) -> None:
     """`nodes`: the per-node checks' exercised nodes are the seed's choice (sample) or every node (all)."""
     problems, summary = choice_problems(case.report.document, node_policy(data_module.load_run_knobs()))
-    v.judge("nodes", problems, summary)
+    v.judge("nodes", recorded_mode_problems(case.report.document) + problems, summary)

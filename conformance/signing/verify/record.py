@@ -38,6 +38,14 @@ def companions_state_what_the_report_states(v: Verification, case: Judged) -> No
     v.extend(companion_lines(case.report.document, raw["junit.xml"], raw["report.md"], releases.current_version()))
 
 
+def page_is_the_reports_page(v: Verification, case: Judged) -> None:
+    """`page`: the folder's report.html, which no signature covers, is this verifier's page of
+    report.json (a report of its own release) or absent (conformance/signing/page.py)."""
+    from conformance.signing.page import page_lines
+
+    v.extend(page_lines(case.sealed.folder, case.report.document, releases.current_version()))
+
+
 def evidence_gives_each_outcome(v: Verification, case: Judged) -> None:
     """`evidence`, `summary`, `selection`: each judged check's outcome is what its judge gives on
     its metrics (signing/evidence.py), the summary counts and the run's selection."""

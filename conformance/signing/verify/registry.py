@@ -64,6 +64,7 @@ CHECKS: tuple[Check, ...] = (
     ReportCheck(("time",), record.times_are_ordered),
     ReportCheck(("superseded",), release.release_not_superseded_when_the_run_started),
     ReportCheck(("companions",), record.companions_state_what_the_report_states),
+    ReportCheck(("page",), record.page_is_the_reports_page),
     ReportCheck(("tier", "capabilities"), tier.tier_recomputes_from_the_results, unchecked=("tier",)),
     ReportCheck(("completeness",), tier.checklist_is_complete, unchecked=("completeness",)),
     ReportCheck(("claims",), claims.statement_claims_match_the_report, unchecked=("claims",), needs_statement=True),

@@ -10,6 +10,7 @@ from conformance.catalog.ladder import compute_tiers, required_checks
 from conformance.report.view import TierDetail
 from conformance.sanitize import terminal
 from conformance.signing import trust
+from conformance.signing.soak_flag import provisional_problems
 from conformance.signing.verify.case import Judged
 from conformance.signing.verify.lines import Verification, tier_name
 from conformance.signing.verify.waivers import effective_checks, finished_date
@@ -173,4 +174,5 @@ def checklist_is_complete(v: Verification, case: Judged) -> None:
     if differing:
         problems.append(f"title/area/level differ from the release's checklist: "
                         f"{terminal(', '.join(differing[:8]), limit=300)}{' …' if len(differing) > 8 else ''}")
+    problems += provisional_problems(case.report.document.get("checks"), checklist)
     v.judge("completeness", problems, f"all {len(expected)} checks of the release are present")
