@@ -192,6 +192,12 @@ def test_x07_g29_tr019_wave_bound_within_the_runs_own_factor() -> None:
     r["cluster"]["machinery"].update(factor=1.53, slowest_s={"worker_start": 4.58})
     for d in entry(r, "TR-019")["metrics"]["devices"]:
         entry(r, "TR-019")["metrics"][d].update(all_bound_s=91.6, all_done_s=11.4)
+    # as that run recorded: its waits on Ray's machinery stretched by the factor it measured
+    # (conformance.signing.machinery_evidence holds the factor to them)
+    for c in r["checks"]:
+        for w in ((c.get("metrics") or {}).get("waits") or {}).get("each") or []:
+            if w.get("owner") == "ray":
+                w["factor"] = 1.53
     assert stretch(r) == []
 
 
