@@ -468,17 +468,15 @@ def node_mode(config: pytest.Config) -> str:
 
 
 def node_sample(config: pytest.Config, mode: str) -> tuple[int | None, int]:
-    """The seed (--conformance-node-seed, else drawn; None under `all`) and size (the run knobs'
-    nodes.sample_size) of the per-node checks' sample (conformance.catalog.node_sample)."""
+    """The seed (--conformance-node-seed, else drawn) and size (the run knobs' nodes.sample_size) of
+    the per-node checks' sample (conformance.catalog.node_sample); under `all` the seed chooses the
+    recovery scenarios' nodes per failure domain."""
     from conformance.catalog.data import load_run_knobs
     from conformance.catalog.node_sample import new_seed, node_policy, parse_seed
-    from conformance.run.nodes import SAMPLE
 
     size = node_policy(load_run_knobs()).sample_size
     try:
         given = parse_seed(config.getoption("conformance_node_seed", None), "--conformance-node-seed")
     except ValueError as exc:
         raise pytest.UsageError(str(exc)) from None
-    if mode != SAMPLE:
-        return None, size
     return (given if given is not None else new_seed()), size
