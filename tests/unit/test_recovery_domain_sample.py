@@ -1,7 +1,7 @@
 """The recovery scenarios' nodes per failure domain (issue 48 item 2: conformance.catalog.node_sample
 per_domain and its readers, verify's `nodes` line on the recovery checks) and their judges over each
 node's record (conformance.report.per_node.each_node with every_covered, as the recovery judges of
-FR-001 and FR-002 wrap theirs): pure, on records shaped as a run writes them."""
+FR-001, FR-002, FR-003 and FR-005 wrap theirs): pure, on records shaped as a run writes them."""
 from __future__ import annotations
 
 import copy
@@ -90,7 +90,7 @@ POLICY = ns.NodePolicy(sample_size=1)
 
 def test_the_seeds_choice_per_domain_holds() -> None:
     problems, summary = ns.choice_problems(_report(), POLICY, [RACK])
-    assert problems == [] and f"2 recovery check(s) ran on seed {SEED}'s choice of 1 node(s) per failure domain" in summary
+    assert problems == [] and f"{len(ns.RECOVERY_CHECKS)} recovery check(s) ran on seed {SEED}'s choice of 1 node(s) per failure domain" in summary
     problems, _ = ns.choice_problems(_report("sample"), POLICY, [RACK])
     assert problems == []
     assert ns.choice_problems(_report(), POLICY)[0] == []   # without keys: the line as before
@@ -99,7 +99,7 @@ def test_the_seeds_choice_per_domain_holds() -> None:
 def test_a_dropped_or_swapped_node_is_refused() -> None:
     want = ns.per_domain(ns.node_domains(NODES, 1, [RACK]), SEED, 1)
     problems, _ = ns.choice_problems(_report(per_node=want[1:]), POLICY, [RACK])
-    assert len(problems) == 2 and f"node(s) {[want[0]]} have no scenario record" in problems[0]
+    assert len(problems) == len(ns.RECOVERY_CHECKS) and f"node(s) {[want[0]]} have no scenario record" in problems[0]
     other = next(n for n in ns.node_domains(NODES, 1, [RACK]) if n not in want)
     problems, _ = ns.choice_problems(_report(per_node=[other, *want[1:]]), POLICY, [RACK])
     assert problems and "seed 99's choice of 1 per failure domain among 11 node(s) in 4 domain(s)" in problems[0]
@@ -122,12 +122,26 @@ def test_a_seed_is_needed_to_hold_the_choice_and_a_bad_one_is_refused() -> None:
 
 # ------------------------------------------------------------------ the judges over each node's record
 
+# one step over its bound in a node's record, and the phrase the judge says it with
+OVER: dict[str, tuple[dict[str, Any], str]] = {
+    "FR-001": ({"release_s": 31.0}, "over its 30 s bound"),
+    "FR-002": ({"release_s": 31.0}, "over its 30 s bound"),
+    "FR-003": ({"restarts": [{**PASSING["FR-003"]["restarts"][0], "restart_s": 61.0}, PASSING["FR-003"]["restarts"][1]]},
+               "over its 60 s bound"),
+    "FR-005": ({"retry_done_s": 61.0}, "over its 60 s bound"),
+}
+
+
+def test_every_recovery_check_per_node_has_its_case() -> None:
+    assert sorted(OVER) == sorted(ns.RECOVERY_CHECKS)
+
+
 def _record(cid: str, nodes: tuple[str, ...] = ("aaaaaaaa", "bbbbbbbb"), bad: str | None = None) -> dict[str, Any]:
-    """FR-001/FR-002's passing evidence recorded over `nodes` (decide_per_node: per_node, the top
-    level a copy of the first node's), one node's release over its bound when `bad`."""
+    """The check's passing evidence recorded over `nodes` (decide_per_node: per_node, the top
+    level a copy of the first node's), one node's step over its bound when `bad` (OVER)."""
     metrics = copy.deepcopy(PASSING[cid])
     own = {k: v for k, v in metrics.items() if k not in ("env_var", "scenarios")}
-    per_node = {n: {**copy.deepcopy(own), "node": n, **({"release_s": 31.0} if n == bad else {})} for n in nodes}
+    per_node = {n: {**copy.deepcopy(own), "node": n, **(copy.deepcopy(OVER[cid][0]) if n == bad else {})} for n in nodes}
     return {**metrics, **per_node[nodes[0]], "per_node": per_node,
             "node_coverage": {"nodes": sorted(nodes), "alive": 3, "mode": "all"}}
 
@@ -141,7 +155,7 @@ def _judge(cid: str, metrics: dict[str, Any]) -> judges.Verdict:
 def test_each_nodes_record_is_judged(cid: str) -> None:
     assert _judge(cid, _record(cid)).outcome == "pass"
     verdict = _judge(cid, _record(cid, bad="bbbbbbbb"))   # the top level is a passing node's copy
-    assert verdict.outcome == "fail" and "node bbbbbbbb:" in verdict.reason and "over its 30 s bound" in verdict.reason
+    assert verdict.outcome == "fail" and "node bbbbbbbb:" in verdict.reason and OVER[cid][1] in verdict.reason, verdict
 
 
 @pytest.mark.parametrize("cid", sorted(ns.RECOVERY_CHECKS))

@@ -10,12 +10,11 @@ Every scenario is timed against the bound its requirement states (conformance.ar
 Which nodes (issue 48, `run --nodes sample|all`): the run's seed chooses nodes.sample_size nodes
 of every failure domain (the label keys of the domains the manifest declares;
 conformance.run.nodes.domain_choice, recorded as selection.nodes.seed, which verify's `nodes`
-line recomputes). FR-001 and FR-002 run their scenario on each of them in one wave (every step
+line recomputes). FR-001, FR-002, FR-003 and FR-005 run their scenario on each of them in one wave (every step
 submitted on all nodes at once; each node's record in metrics.per_node, each judged, none
 droppable: the judge wants a record for every node the coverage names, verify the choice).
-FR-003, FR-004 and FR-005 run on the first of them only (metrics.node_scope): their scenarios
-are sequences on one holder (restarts in turn, rounds of a storm, a retried task) not yet
-written as waves. FR-006 restarts the whole cluster: nothing per node to choose.
+FR-004 runs on the first of them only (metrics.node_scope): its storm's rounds (half the holders
+killed or crashed, each round bounded, every holder audited) are not yet written as a wave. FR-006 restarts the whole cluster: nothing per node to choose.
 """
 from __future__ import annotations
 
@@ -46,6 +45,7 @@ from conformance.run.nodes import wave
 
 pytestmark = pytest.mark.cluster("recovery-devices")
 ANSWER_FLOOR_S = 0.5   # knob: the least a round's last state read may wait (its round's bound judges it)
+LEDGER_READ_S = 10     # knob: hang guard of reading the attempt ledgers (the retries already returned)
 
 
 def _ray() -> Any:
@@ -55,6 +55,11 @@ def _ray() -> Any:
 
 def recorded(states_: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [holder_record(s) for s in states_]
+
+
+def on_nodes(nodes: list[Any]) -> str:
+    """The scenario name's suffix of a wave over several nodes ("" on one: the name as before)."""
+    return f"-on-{len(nodes)}-nodes" if len(nodes) > 1 else ""
 
 
 def kill_then_reuse(rc: DeviceRecoveryCtx, how: str) -> None:
@@ -70,8 +75,7 @@ def kill_then_reuse(rc: DeviceRecoveryCtx, how: str) -> None:
     holders: dict[str, list[Any]] = {}
     rc.metrics["env_var"] = nodes[0].env_var
     by_node: dict[str, dict[str, Any]] = {d.node_id: {"node": d.node_id[:8], "devices_on_node": d.count} for d in nodes}
-    name = f"{how}-holder-then-reuse" + (f"-on-{len(nodes)}-nodes" if len(nodes) > 1 else "")
-    with rc.timed(name, rc.bound()) as clock:
+    with rc.timed(f"{how}-holder-then-reuse" + on_nodes(nodes), rc.bound()) as clock:
         try:
             holders = {d.node_id: spawn_holders(d, d.count) for d in nodes}
             got = wave(lambda nid: [h.state.remote() for h in holders[nid]], list(holders),
@@ -128,37 +132,53 @@ def test_crashed_actor_returns_its_device(recovery_ctx: DeviceRecoveryCtx) -> No
 
 @pytest.mark.check("FR-003")
 def test_restarted_actor_holds_a_device_again(recovery_ctx: DeviceRecoveryCtx) -> None:
+    """On each chosen node in one wave: a restartable holder beside holders of the node's other
+    devices; it crashes (all nodes at once), then is killed with restarts left (all at once), and
+    comes back each time from a new process holding one device no live holder holds."""
     rc = recovery_ctx
-    dev = rc.node
+    nodes = list(rc.nodes)
     ray = _ray()
     ready_s, release_s = rc.param("actor_ready_s"), rc.param("device_release_s")
-    holders: list[Any] = []
-    restarts: list[dict[str, Any]] = []
-    rc.metrics.update(env_var=dev.env_var, restarts=restarts)
-    with rc.timed("crash-and-kill-restartable-holder", rc.bound()) as clock:
+    holders: dict[str, list[Any]] = {}
+    rc.metrics["env_var"] = nodes[0].env_var
+    by_node: dict[str, dict[str, Any]] = {d.node_id: {"node": d.node_id[:8], "devices_on_node": d.count, "restarts": []}
+                                          for d in nodes}
+    with rc.timed("crash-and-kill-restartable-holder" + on_nodes(nodes), rc.bound()) as clock:
         try:
-            holders = spawn_holders(dev, 1, max_restarts=2) + spawn_holders(dev, dev.count - 1)
-            before, universe = census(clock, dev, holders, ready_s)
-            rc.metrics.update(before=recorded(before), universe=universe)
-            current = before[0]
+            holders = {d.node_id: spawn_holders(d, 1, max_restarts=2) + spawn_holders(d, d.count - 1) for d in nodes}
+            got = wave(lambda nid: [h.state.remote() for h in holders[nid]], list(holders),
+                       lambda refs, what: clock.get(refs, what, ready_s),
+                       f"{sum(d.count for d in nodes)} holders on {len(nodes)} node(s) to start")
+            before: dict[str, list[dict[str, Any]]] = {}
+            universe: dict[str, list[str]] = {}
+            for d in nodes:
+                before[d.node_id], universe[d.node_id] = census_of(clock, d, got[d.node_id])
+                by_node[d.node_id].update(before=recorded(before[d.node_id]), universe=universe[d.node_id])
+            current = {d.node_id: before[d.node_id][0] for d in nodes}
             for cause in ("crash", "kill"):
                 t0 = clock.elapsed()
                 if cause == "crash":
-                    wait_dead(clock, holders[0].crash.remote(), "the crashing call to fail", release_s)
+                    calls = {d.node_id: holders[d.node_id][0].crash.remote() for d in nodes}
+                    for d in nodes:
+                        wait_dead(clock, calls[d.node_id], f"the crashing call on node {d.node_id[:8]} to fail", release_s)
                     t0 = clock.elapsed()
                 else:
-                    ray.kill(holders[0], no_restart=False)
-                current = rc.budget.restarted(clock, holders[0], current["pid"],
-                                              f"the holder to come back after {cause}", ready_s)
-                restarts.append({"cause": cause, "restart_s": round(clock.elapsed() - t0, 3),
-                                 "holder": holder_record(current)})
+                    for d in nodes:
+                        ray.kill(holders[d.node_id][0], no_restart=False)
+                for d in nodes:
+                    current[d.node_id] = rc.budget.restarted(clock, holders[d.node_id][0], current[d.node_id]["pid"],
+                                                             f"the holder on node {d.node_id[:8]} to come back after "
+                                                             f"{cause}", ready_s)
+                    by_node[d.node_id]["restarts"].append({"cause": cause, "restart_s": round(clock.elapsed() - t0, 3),
+                                                           "holder": holder_record(current[d.node_id])})
                 rc.metrics[f"restart_after_{cause}_s"] = clock.mark(f"restarted after {cause}")
-                if audit(before[1:] + [current], dev.env_var, universe):   # stop here: the judge says why
-                    rc.judge_now(clock, final=False)
-            rc.judge_now(clock)
+                if any(audit(before[d.node_id][1:] + [current[d.node_id]], d.env_var, universe[d.node_id])
+                       for d in nodes):   # stop here: the judge says why
+                    rc.judge_nodes_now(clock, by_node, final=False)
+            rc.judge_nodes_now(clock, by_node)
         finally:
-            kill_quietly(holders)
-    rc.decide()
+            kill_quietly([h for hs in holders.values() for h in hs])
+    rc.decide_per_node(by_node)
 
 
 @pytest.mark.check("FR-004")
@@ -207,32 +227,43 @@ def test_restart_storm_keeps_ids_disjoint(recovery_ctx: DeviceRecoveryCtx) -> No
 
 @pytest.mark.check("FR-005")
 def test_retried_task_gets_a_valid_device(recovery_ctx: DeviceRecoveryCtx) -> None:
+    """On each chosen node in one wave: every other device held, a one-device task whose first
+    worker dies (each node's its own ledger of attempts) is retried holding the crashed attempt's device."""
     rc = recovery_ctx
-    dev = rc.node
+    nodes = list(rc.nodes)
     ray = _ray()
     ready_s = rc.param("actor_ready_s")
-    holders: list[Any] = []
-    ledger = None
-    rc.metrics["env_var"] = dev.env_var
-    with rc.timed("task-worker-crash-then-retry", rc.bound()) as clock:
+    holders: dict[str, list[Any]] = {}
+    ledgers: dict[str, Any] = {}
+    rc.metrics["env_var"] = nodes[0].env_var
+    by_node: dict[str, dict[str, Any]] = {d.node_id: {"node": d.node_id[:8], "devices_on_node": d.count} for d in nodes}
+    with rc.timed("task-worker-crash-then-retry" + on_nodes(nodes), rc.bound()) as clock:
         try:
-            holders = spawn_holders(dev, dev.count - 1)
-            others = states(clock, holders, "holders of the other devices to start", ready_s)
-            rc.metrics["others"] = recorded(others)
-            ledger = make_ledger()
-            task = ray.remote(crash_first_attempt).options(
-                num_cpus=0, **demand(dev.resource, 1), max_retries=2, scheduling_strategy=pinned(dev.node_id))
+            holders = {d.node_id: spawn_holders(d, d.count - 1) for d in nodes}
+            ledgers = {d.node_id: make_ledger() for d in nodes}
+            others = wave(lambda nid: [h.state.remote() for h in holders[nid]], list(holders),
+                          lambda refs, what: clock.get(refs, what, ready_s),
+                          f"holders of the other devices on {len(nodes)} node(s) to start")
+            for d in nodes:
+                by_node[d.node_id]["others"] = recorded(others[d.node_id])
             t0 = clock.elapsed()
-            result = clock.get(task.remote(ledger, *dev.probe_args),
-                               "the retried task's result (its first worker crashed)", ready_s)
-            rc.metrics["retry_done_s"] = round(clock.elapsed() - t0, 3)
+            results = wave(lambda nid: [ray.remote(crash_first_attempt).options(
+                num_cpus=0, **demand(nodes[0].resource, 1), max_retries=2,
+                scheduling_strategy=pinned(nid)).remote(ledgers[nid], *nodes[0].probe_args)], list(holders),
+                lambda refs, what: clock.get(refs, what, ready_s),
+                f"the retried tasks' results on {len(nodes)} node(s) (each one's first worker crashed)")
+            done_s = round(clock.elapsed() - t0, 3)
             clock.mark("retry returned")
-            attempts = clock.get(ledger.history.remote(), "the attempt ledger", 10)
-            rc.metrics.update(attempts=len(attempts), crashed=holder_record(attempts[0]), result=holder_record(result))
-            rc.judge_now(clock)
+            attempts = wave(lambda nid: [ledgers[nid].history.remote()], list(ledgers),
+                            lambda refs, what: clock.get(refs, what, LEDGER_READ_S), "the attempt ledgers")
+            for d in nodes:
+                history = attempts[d.node_id][0]
+                by_node[d.node_id].update(retry_done_s=done_s, attempts=len(history), crashed=holder_record(history[0]),
+                                          result=holder_record(results[d.node_id][0]))
+            rc.judge_nodes_now(clock, by_node)
         finally:
-            kill_quietly(holders + ([ledger] if ledger is not None else []))
-    rc.decide()
+            kill_quietly([h for hs in holders.values() for h in hs] + list(ledgers.values()))
+    rc.decide_per_node(by_node)
 
 
 def node_signature(resource: str) -> list[dict[str, Any]]:
