@@ -38,7 +38,7 @@ SAMPLED_CHECKS: dict[str, float] = {"DP-008": 1, "DP-010": 1, "DP-011": 2, "DP-0
 # The recovery checks whose scenario kills a process on each node of the failure-domain choice
 # (`per_domain`: sample_size nodes of every failure domain, under either mode), in one wave
 # (conformance/checks/recovery/test_recovery_devices.py), and the devices a node must offer.
-RECOVERY_CHECKS: dict[str, float] = {"FR-001": 1, "FR-002": 1, "FR-003": 1, "FR-005": 1}  # knob: structure: a node whose devices its holders hold
+RECOVERY_CHECKS: dict[str, float] = {"FR-001": 1, "FR-002": 1, "FR-003": 1, "FR-004": 1, "FR-005": 1}  # knob: structure: a node whose devices its holders hold
 DOMAIN_KINDS = ("interconnect", "slice", "rack", "zone")   # manifest topology.expected.domains (the schema's enum)
 
 

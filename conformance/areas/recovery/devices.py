@@ -184,18 +184,13 @@ def wait_all_free(clock: Clock, resource: str, what: str, bound_s: float | None 
     clock.wait_for(lambda: available(resource) >= total(resource) - 1e-9, what, bound_s)
 
 
-def census(clock: Clock, dev: DeviceNode, holders: list[Any], bound_s: float) -> tuple[list[dict[str, Any]], list[str]]:
-    """States of holders that together hold every device of the node, and the node's id set.
+def census(clock: Clock, dev: DeviceNode, got: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[str]]:
+    """The states of holders that together hold every device of the node (read already: a wave's
+    share of one node), and the node's id set.
 
     Fails the scenario if the holders' views disagree or overlap: recovery cannot be judged on a
     node whose devices are not handed out correctly in the first place.
     """
-    return census_of(clock, dev, states(clock, holders, f"{len(holders)} holders on node {dev.node_id[:8]} to start",
-                                        bound_s))
-
-
-def census_of(clock: Clock, dev: DeviceNode, got: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[str]]:
-    """census on the states already read (a wave's share of one node)."""
     problems = audit(got, dev.env_var)
     if problems:
         raise clock.fail(f"before any failure, the holders' devices on node {dev.node_id[:8]} were already wrong: "

@@ -10,14 +10,15 @@ Every scenario is timed against the bound its requirement states (conformance.ar
 Which nodes (issue 48, `run --nodes sample|all`): the run's seed chooses nodes.sample_size nodes
 of every failure domain (the label keys of the domains the manifest declares;
 conformance.run.nodes.domain_choice, recorded as selection.nodes.seed, which verify's `nodes`
-line recomputes). FR-001, FR-002, FR-003 and FR-005 run their scenario on each of them in one wave (every step
+line recomputes). FR-001..FR-005 run their scenario on each of them in one wave (every step
 submitted on all nodes at once; each node's record in metrics.per_node, each judged, none
 droppable: the judge wants a record for every node the coverage names, verify the choice).
-FR-004 runs on the first of them only (metrics.node_scope): its storm's rounds (half the holders
-killed or crashed, each round bounded, every holder audited) are not yet written as a wave. FR-006 restarts the whole cluster: nothing per node to choose.
+FR-004's storm runs its rounds on all of them too: each round one wave (half the holders on every
+node killed or crashed at once, every holder read back in one get), bounded as one round. FR-006 restarts the whole cluster: nothing per node to choose.
 """
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import pytest
@@ -27,7 +28,6 @@ from conformance.areas.recovery.audit import audit, holder_record
 from conformance.areas.recovery.context import DeviceRecoveryCtx, RecoveryCtx
 from conformance.areas.recovery.devices import (
     census,
-    census_of,
     first_device_node,
     kill_quietly,
     make_ledger,
@@ -41,6 +41,7 @@ from conformance.areas.recovery.devices import (
 )
 from conformance.cluster.manager import ClusterStartError
 from conformance.cluster.requests import demand
+from conformance.run.budget import Scenario
 from conformance.run.nodes import wave
 
 pytestmark = pytest.mark.cluster("recovery-devices")
@@ -55,6 +56,12 @@ def _ray() -> Any:
 
 def recorded(states_: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [holder_record(s) for s in states_]
+
+
+def left_of_round(clock: Scenario, round_end: float, refs: list[Any], what: str) -> list[Any]:
+    """A round's last read: what is left of its time, at least ANSWER_FLOOR_S (its bound judges it)."""
+    got: list[Any] = clock.get(refs, what, max(round_end - clock.elapsed(), ANSWER_FLOOR_S))
+    return got
 
 
 def on_nodes(nodes: list[Any]) -> str:
@@ -83,7 +90,7 @@ def kill_then_reuse(rc: DeviceRecoveryCtx, how: str) -> None:
                        f"{sum(d.count for d in nodes)} holders on {len(nodes)} node(s) to start")
             before: dict[str, list[dict[str, Any]]] = {}
             for d in nodes:
-                before[d.node_id], universe = census_of(clock, d, got[d.node_id])
+                before[d.node_id], universe = census(clock, d, got[d.node_id])
                 by_node[d.node_id].update(before=recorded(before[d.node_id]), universe=universe)
             clock.mark("all devices held")
             free_before = {d.node_id: wait_view_shows_held(clock, d, len(holders[d.node_id]), release_s) for d in nodes}
@@ -152,7 +159,7 @@ def test_restarted_actor_holds_a_device_again(recovery_ctx: DeviceRecoveryCtx) -
             before: dict[str, list[dict[str, Any]]] = {}
             universe: dict[str, list[str]] = {}
             for d in nodes:
-                before[d.node_id], universe[d.node_id] = census_of(clock, d, got[d.node_id])
+                before[d.node_id], universe[d.node_id] = census(clock, d, got[d.node_id])
                 by_node[d.node_id].update(before=recorded(before[d.node_id]), universe=universe[d.node_id])
             current = {d.node_id: before[d.node_id][0] for d in nodes}
             for cause in ("crash", "kill"):
@@ -183,46 +190,62 @@ def test_restarted_actor_holds_a_device_again(recovery_ctx: DeviceRecoveryCtx) -
 
 @pytest.mark.check("FR-004")
 def test_restart_storm_keeps_ids_disjoint(recovery_ctx: DeviceRecoveryCtx) -> None:
+    """On each chosen node in one wave: every device held by restartable holders; each round kills
+    (or crashes) half of them on every node at once, waits for each to come back and reads every
+    holder in one get; a round's time is the wave's, bounded by stress_round_s."""
     rc = recovery_ctx
-    dev = rc.node
+    nodes = list(rc.nodes)
     ray = _ray()
     rounds, round_s = rc.param("stress_rounds"), rc.param("stress_round_s")
-    holders: list[Any] = []
-    audited: list[dict[str, Any]] = []
-    rc.metrics.update(env_var=dev.env_var, rounds=audited)
-    with rc.timed(f"{rounds}-rounds-of-kills-and-crashes", rc.bound()) as clock:
+    holders: dict[str, list[Any]] = {}
+    rc.metrics["env_var"] = nodes[0].env_var
+    by_node: dict[str, dict[str, Any]] = {d.node_id: {"node": d.node_id[:8], "devices_on_node": d.count, "restarts": 0,
+                                                      "rounds": [], "round_s": []} for d in nodes}
+    with rc.timed(f"{rounds}-rounds-of-kills-and-crashes" + on_nodes(nodes), rc.bound()) as clock:
         try:
-            holders = spawn_holders(dev, dev.count, max_restarts=rounds)
-            current, universe = census(clock, dev, holders, rc.param("actor_ready_s"))
-            rc.metrics.update(before=recorded(current), universe=universe, restarts=0)
-            round_times = []
+            holders = {d.node_id: spawn_holders(d, d.count, max_restarts=rounds) for d in nodes}
+            got = wave(lambda nid: [h.state.remote() for h in holders[nid]], list(holders),
+                       lambda refs, what: clock.get(refs, what, rc.param("actor_ready_s")),
+                       f"{sum(d.count for d in nodes)} holders on {len(nodes)} node(s) to start")
+            current: dict[str, list[dict[str, Any]]] = {}
+            universe: dict[str, list[str]] = {}
+            for d in nodes:
+                current[d.node_id], universe[d.node_id] = census(clock, d, got[d.node_id])
+                by_node[d.node_id].update(before=recorded(current[d.node_id]), universe=universe[d.node_id])
             for r in range(rounds):
                 start = clock.elapsed()
-                victims = [i for i in range(len(holders)) if i % 2 == r % 2] or [0]
+                victims = {nid: [i for i in range(len(hs)) if i % 2 == r % 2] or [0] for nid, hs in holders.items()}
                 cause = "kill" if r % 2 == 0 else "crash"
-                for i in victims:
-                    if cause == "crash":
-                        holders[i].crash.remote()
-                    else:
-                        ray.kill(holders[i], no_restart=False)
+                for nid, vs in victims.items():
+                    for i in vs:
+                        if cause == "crash":
+                            holders[nid][i].crash.remote()
+                        else:
+                            ray.kill(holders[nid][i], no_restart=False)
                 round_end = start + round_s
-                for i in victims:
-                    current[i] = rc.budget.restarted(clock, holders[i], current[i]["pid"],
-                                                     f"round {r + 1}: holder {i} to come back after {cause}",
-                                                     max(round_end - clock.elapsed(), 0.0))
-                current = states(clock, holders, f"round {r + 1}: every holder answering",
-                                 max(round_end - clock.elapsed(), ANSWER_FLOOR_S))
-                round_times.append(round(clock.elapsed() - start, 2))
-                audited.append({"cause": cause, "victims": victims, "round_s": round_times[-1],
-                                "holders": recorded(current)})
-                rc.metrics["restarts"] += len(victims)
-                rc.metrics["round_s"] = round_times
-                if audit(current, dev.env_var, universe):   # stop at the first bad round: the judge says why
-                    rc.judge_now(clock, final=False)
-            rc.judge_now(clock)
+                for nid, vs in victims.items():
+                    for i in vs:
+                        current[nid][i] = rc.budget.restarted(clock, holders[nid][i], current[nid][i]["pid"],
+                                                              f"round {r + 1}: holder {i} on node {nid[:8]} to come back "
+                                                              f"after {cause}", max(round_end - clock.elapsed(), 0.0))
+                answers = wave(lambda nid: [h.state.remote() for h in holders[nid]], list(holders),
+                               partial(left_of_round, clock, round_end),
+                               f"round {r + 1}: every holder answering on {len(nodes)} node(s)")
+                took = round(clock.elapsed() - start, 2)
+                for d in nodes:
+                    nid = d.node_id
+                    current[nid] = answers[nid]
+                    record = by_node[nid]
+                    record["rounds"].append({"cause": cause, "victims": victims[nid], "round_s": took,
+                                             "holders": recorded(current[nid])})
+                    record["restarts"] += len(victims[nid])
+                    record["round_s"].append(took)
+                if any(audit(current[d.node_id], d.env_var, universe[d.node_id]) for d in nodes):
+                    rc.judge_nodes_now(clock, by_node, final=False)   # stop at the first bad round: the judge says why
+            rc.judge_nodes_now(clock, by_node)
         finally:
-            kill_quietly(holders)
-    rc.decide()
+            kill_quietly([h for hs in holders.values() for h in hs])
+    rc.decide_per_node(by_node)
 
 
 @pytest.mark.check("FR-005")
