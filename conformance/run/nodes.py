@@ -14,7 +14,7 @@ way a check records the nodes it exercised.
           the cluster's view read once per wave (never a node-by-node round trip, never
           `ray.nodes()` polled in a loop).
 
-Under either mode the recovery scenarios that kill a process on a node (FR-001, FR-002, FR-003, FR-005) run on
+Under either mode the recovery scenarios that kill a process on a node (FR-001..FR-005) run on
 the seed's choice of `nodes.sample_size` nodes per failure domain (`domain_choice`; the seed is
 drawn or `--node-seed` under `all` too, and recorded), all of them in one wave.
 

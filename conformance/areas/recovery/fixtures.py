@@ -45,8 +45,8 @@ if TYPE_CHECKING:
 
 # Why a recovery check's scenario runs where it does (metrics.node_scope: the evidence says it,
 # beside node_coverage; conformance.catalog.node_sample.RECOVERY_CHECKS run on each chosen node).
-ONE_NODE = ("one node: the first of the run's seed's choice per failure domain; this scenario is not yet run on "
-            "each chosen node in one wave (FR-001, FR-002, FR-003 and FR-005 are: docs/scale.md)")
+ONE_NODE = ("one node: the first of the run's seed's choice per failure domain; this scenario is not run on each "
+            "chosen node in one wave (FR-001..FR-005 are: docs/scale.md)")
 ROLE_NODES = ("the roles head, b and c (node labels the shape or the vendor gives): the scenario kills or partitions "
               "node b and places work by the roles' labels, so it is not sampled per failure domain (docs/scale.md)")
 WHOLE_CLUSTER = "the whole cluster: the scenario shuts Ray down and starts every node again"

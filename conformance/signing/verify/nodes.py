@@ -6,7 +6,7 @@ must be the seed's choice among the run's own list of its nodes (environment.dev
 conformance.catalog.node_sample recomputes it, so a vendor cannot run the sample on the nodes it
 likes. A run under `--nodes all` must have run them on every node of that list that can hold the
 scenario: a node missing from a check's per_node is a failure. Under either mode the recovery
-checks that kill a process on each node (FR-001, FR-002, FR-003, FR-005) must have run on the seed's choice of
+checks that kill a process on each node (FR-001..FR-005) must have run on the seed's choice of
 sample_size node(s) per failure domain (the label keys of the domains the manifest declares). The sample size is the run knobs'
 (tiers/run.yaml nodes.sample_size, read as the shards' window is). A report of a release before
 the seeded sample (no seed) passes with a line saying so.
