@@ -104,14 +104,12 @@ NODE_SEED_OPTION = "--conformance-node-seed="
 
 
 def node_seed_reasons(selection: Mapping[str, Any], record: Mapping[str, Any]) -> list[str]:
-    """The sample's seed (selection.nodes.seed, conformance.catalog.node_sample) is the recorded
-    `--conformance-node-seed=` when the command line gives one, and only a sample has one."""
+    """The run's seed (selection.nodes.seed, conformance.catalog.node_sample: a sample's nodes, and
+    under either mode the recovery scenarios' nodes per failure domain) is the recorded
+    `--conformance-node-seed=` when the command line gives one."""
     seeds = [a.partition("=")[2].strip() for a in selection.get("args") or []
              if isinstance(a, str) and a.startswith(NODE_SEED_OPTION)]
     seed = record.get("seed")
-    if record.get("mode") != NODE_MODES[0]:
-        return [f"selection.nodes records a seed under mode {record.get('mode')!r}: only a sample has one"] \
-            if seed is not None or seeds else []
     if seeds and str(seed) != seeds[-1]:
         return [f"selection.nodes.seed is {str(seed)[:40]!r} but the recorded command line says "
                 f"{(NODE_SEED_OPTION + seeds[-1])[:60]}"]

@@ -189,9 +189,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             node_seed = parse_seed(args.node_seed)
         except ValueError as exc:
             raise UserError(str(exc)) from None
-        if nodes == "all":
-            raise UserError("--node-seed: a seed chooses the nodes of --nodes sample; --nodes all runs on every node")
-    elif shard is not None and nodes != "all":
+    elif shard is not None:
         from conformance.catalog.node_sample import shard_seed
         node_seed = shard_seed(manifest.sha256)   # every shard of the run draws the same sample (merge holds it)
     if chosen == []:
@@ -359,9 +357,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "recorded in the report's selection, "
                         "and each per-node check's evidence names its nodes (docs/scale.md)")
     p.add_argument("--node-seed", metavar="SEED",
-                   help="the seed that chooses the sample's nodes under --nodes sample (drawn when not given; "
-                        "recorded in the report, which verify recomputes the choice from; give every shard "
-                        "the same one)")
+                   help="the seed that chooses the sample's nodes under --nodes sample, and under either mode "
+                        "the recovery scenarios' nodes per failure domain (drawn when not given; recorded in the "
+                        "report, which verify recomputes the choices from; give every shard the same one)")
     p.add_argument("--shard", metavar="I/N",
                    help="run shard I of N: a deterministic slice by area and cluster shape plus the mandatory "
                         "core; sign each shard, then `ray-conformance merge` them (docs/signing.md#shards)")

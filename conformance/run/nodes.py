@@ -5,7 +5,7 @@ way a check records the nodes it exercised.
           sample of the device nodes chosen with the run's seed (drawn, or `--node-seed`), the
           size the run knobs fix (tiers/run.yaml nodes.sample_size; conformance.catalog.node_sample,
           which verify recomputes); the other per-node checks run where their scenario puts them:
-          a transport pair on the nodes its pool picked, a recovery scenario on its roles' nodes;
+          a transport pair on the nodes its pool picked, a node-recovery scenario on its roles' nodes;
           the checks whose scenario already spans the cluster (DP-006, DP-007, DP-009, the
           topology collection) still cover every alive node.
   all     the checks whose scenario is per node (the device visibility probes; the topology
@@ -13,6 +13,10 @@ way a check records the nodes it exercised.
           takes at once: one probe per node submitted together and gathered with one bounded get,
           the cluster's view read once per wave (never a node-by-node round trip, never
           `ray.nodes()` polled in a loop).
+
+Under either mode the recovery scenarios that kill a process on a node (FR-001..FR-005) run on
+the seed's choice of `nodes.sample_size` nodes per failure domain (`domain_choice`; the seed is
+drawn or `--node-seed` under `all` too, and recorded), all of them in one wave.
 
 The mode goes into the report's selection (`selection.nodes`, conformance.catalog.selection) beside
 the command line that gave it (`--conformance-nodes=`), both signed with the report. Whatever the
@@ -23,7 +27,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, MutableMapping, Sequence
 
-from conformance.catalog.node_sample import choose, eligible, sample_record
+from conformance.catalog.node_sample import choose, eligible, node_domains, per_domain, sample_record
 from conformance.catalog.selection import NODE_MODES, NODES_OPTION
 from conformance.report.coverage import COVERAGE, SHORT_ID, merged
 
@@ -47,10 +51,11 @@ def parse_mode(value: object, field: str = "--nodes") -> str:
 
 
 def selection_nodes(mode: str, seed: int | None = None, size: int | None = None) -> dict[str, Any]:
-    """The report's `selection.nodes` for a run in `mode` (a sample also records its seed and size:
-    conformance.catalog.node_sample, which verify recomputes the choice with)."""
-    if mode == SAMPLE and seed is not None and size is not None:
-        return sample_record(seed, size)
+    """The report's `selection.nodes` for a run in `mode`, with its seed and size when it has them
+    (conformance.catalog.node_sample, which verify recomputes the choices with): a sample's choose
+    its nodes, and under either mode the recovery scenarios' nodes per failure domain."""
+    if seed is not None and size is not None:
+        return sample_record(seed, size, mode)
     return {"mode": mode}
 
 
@@ -69,6 +74,24 @@ def sampled(recorded: object, alive: Sequence[Mapping[str, Any]], resource: str,
     object that has none), the choice is among the alive nodes holding the units."""
     pool = eligible(recorded, units) if recorded else [n[:SHORT_ID] for n in holding(alive, resource, units)]
     chosen = set(choose(pool, seed, size))
+    return [str(n["NodeID"]) for n in alive if str(n["NodeID"])[:SHORT_ID] in chosen]
+
+
+def domain_choice(run: object, alive: Sequence[Mapping[str, Any]], resource: str, units: float,
+                  keys: Sequence[str]) -> list[str] | None:
+    """The recovery scenarios' nodes (full ids, in Ray's order): the run's seed's choice of its
+    sample size per failure domain (conformance.catalog.node_sample.per_domain, domains by the
+    label `keys`) among the run's recorded nodes (environment.devices.nodes, which verify
+    recomputes it from), mapped onto Ray's view `alive` (one read); without a recorded list, among
+    the alive nodes holding `units`. None for a run without a seed (a stand-in)."""
+    seed = run_seed(run)
+    if seed is None:
+        return None
+    recorded = (getattr(run, "devices", None) or {}).get("nodes")
+    listed = recorded if recorded else [{"node_id": str(n["NodeID"]), "labels": n.get("Labels") or {},
+                                         "count": float((n.get("Resources") or {}).get(resource, 0))} for n in alive]
+    size = getattr(run, "node_sample_size", 1)
+    chosen = set(per_domain(node_domains(listed, units, keys), seed, size if isinstance(size, int) else 1))
     return [str(n["NodeID"]) for n in alive if str(n["NodeID"])[:SHORT_ID] in chosen]
 
 

@@ -81,7 +81,7 @@ class ConformanceRun:
         self.collected_whole = False
         self.shard: dict[str, Any] | None = None   # selection.shard of a `--conformance-shard` run
         self.nodes = node_mode(config)             # which nodes the per-node checks cover (conformance.run.nodes)
-        self.node_seed, self.node_sample_size = node_sample(config, self.nodes)   # the sample's seed and size
+        self.node_seed, self.node_sample_size = node_sample(config)   # the seed (sample and recovery) and size
         self.not_run_reason: str | None = None   # set when the preflight stops the run
         self.report_extras: Any = None           # conformance.run.hooks.RunHelp: adds preflight, logs, next steps
         self._fault_driver: Any = None
@@ -467,18 +467,16 @@ def node_mode(config: pytest.Config) -> str:
         raise pytest.UsageError(str(exc)) from None
 
 
-def node_sample(config: pytest.Config, mode: str) -> tuple[int | None, int]:
-    """The seed (--conformance-node-seed, else drawn; None under `all`) and size (the run knobs'
-    nodes.sample_size) of the per-node checks' sample (conformance.catalog.node_sample)."""
+def node_sample(config: pytest.Config) -> tuple[int, int]:
+    """The seed (--conformance-node-seed, else drawn) and size (the run knobs' nodes.sample_size) of
+    the per-node checks' sample (conformance.catalog.node_sample); under `all` the seed chooses the
+    recovery scenarios' nodes per failure domain."""
     from conformance.catalog.data import load_run_knobs
     from conformance.catalog.node_sample import new_seed, node_policy, parse_seed
-    from conformance.run.nodes import SAMPLE
 
     size = node_policy(load_run_knobs()).sample_size
     try:
         given = parse_seed(config.getoption("conformance_node_seed", None), "--conformance-node-seed")
     except ValueError as exc:
         raise pytest.UsageError(str(exc)) from None
-    if mode != SAMPLE:
-        return None, size
     return (given if given is not None else new_seed()), size

@@ -46,7 +46,6 @@ def test_id_ranges_and_failed_checks() -> None:
     (["--last-failed"], "--last-failed: no previous report at "),
     (["--nodes", "every"], "--nodes: unknown node mode 'every'; expected one of sample, all"),
     (["--node-seed", "x"], "--node-seed: expected a whole number 0 <= seed < 4294967296, got 'x'"),
-    (["--nodes", "all", "--node-seed", "3"], "--node-seed: a seed chooses the nodes of --nodes sample"),
 ])
 def test_bad_choices_are_one_line_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str],
                                         message: str) -> None:

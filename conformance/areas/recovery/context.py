@@ -80,14 +80,35 @@ class RecoveryCtx(CheckContext):
 
 @dataclass
 class DeviceRecoveryCtx(RecoveryCtx):
-    """A device scenario's context: the node it works on (the first that advertises the resource)."""
+    """A device scenario's context: the nodes it works on, the run's seed's choice per failure
+    domain (conformance.areas.recovery.devices.chosen_device_nodes). A check whose scenario runs
+    on each of them in one wave (conformance.catalog.node_sample.RECOVERY_CHECKS) reads `nodes`;
+    the others read `node`, the first of them."""
 
-    dev: DeviceNode | None = None
+    devs: tuple[DeviceNode, ...] = ()
 
     @property
     def node(self) -> DeviceNode:
-        assert self.dev is not None, "recovery_ctx sets the node of a device scenario"
-        return self.dev
+        assert self.devs, "recovery_ctx sets the nodes of a device scenario"
+        return self.devs[0]
+
+    @property
+    def nodes(self) -> tuple[DeviceNode, ...]:
+        assert self.devs, "recovery_ctx sets the nodes of a device scenario"
+        return self.devs
+
+    def judge_nodes_now(self, clock: Clock, by_node: dict[str, dict[str, Any]], final: bool = True) -> None:
+        """judge_now on each node's evidence (over the check's own metrics): a finding on any node
+        fails the scenario naming the node."""
+        top = self.metrics
+        for node, evidence in by_node.items():
+            self.metrics = {**top, **evidence}
+            try:
+                verdict = self._evidence_verdict()
+            finally:
+                self.metrics = top
+            if verdict is not None and (verdict.outcome == "fail" or (final and verdict.outcome != "pass")):
+                raise clock.fail(f"node {node[:8]}: {verdict.reason}")
 
 
 @dataclass

@@ -46,13 +46,32 @@ def device_nodes(resource: str) -> list[dict[str, Any]]:
     return [n for n in _ray().nodes() if n.get("Alive") and n.get("Resources", {}).get(resource, 0) >= 1]
 
 
+def device_node(manifest: Manifest, manager: type[AcceleratorManager], node: dict[str, Any]) -> DeviceNode:
+    """The DeviceNode of one ray.nodes() entry."""
+    return DeviceNode(manifest.resource_name, manager.get_visible_accelerator_ids_env_var(),
+                      manifest.view.accelerator.manager, node["NodeID"], int(node["Resources"][manifest.resource_name]))
+
+
 def first_device_node(manifest: Manifest, manager: type[AcceleratorManager]) -> DeviceNode | None:
     nodes = device_nodes(manifest.resource_name)
-    if not nodes:
-        return None
-    n = nodes[0]
-    return DeviceNode(manifest.resource_name, manager.get_visible_accelerator_ids_env_var(),
-                      manifest.view.accelerator.manager, n["NodeID"], int(n["Resources"][manifest.resource_name]))
+    return device_node(manifest, manager, nodes[0]) if nodes else None
+
+
+def chosen_device_nodes(run: object, manifest: Manifest, manager: type[AcceleratorManager]) -> list[DeviceNode]:
+    """The nodes a device scenario runs on (one read of Ray's view): the run's seed's choice of
+    its sample size per failure domain (conformance.run.nodes.domain_choice, by the label keys of
+    the domains the manifest declares; verify's `nodes` line recomputes it); the first device node
+    for a run without a seed (a stand-in); [] when no node advertises the resource."""
+    from conformance.catalog.labels import load_vocabulary
+    from conformance.catalog.node_sample import manifest_domain_keys
+    from conformance.run.nodes import domain_choice
+
+    nodes = device_nodes(manifest.resource_name)
+    keys = manifest_domain_keys(manifest.data, load_vocabulary())
+    chosen = domain_choice(run, nodes, manifest.resource_name, 1, keys)
+    by_id = {n["NodeID"]: n for n in nodes}
+    picked = [by_id[i] for i in chosen if i in by_id] if chosen is not None else nodes[:1]
+    return [device_node(manifest, manager, n) for n in picked]
 
 
 def pinned(node_id: str) -> Any:
@@ -165,16 +184,17 @@ def wait_all_free(clock: Clock, resource: str, what: str, bound_s: float | None 
     clock.wait_for(lambda: available(resource) >= total(resource) - 1e-9, what, bound_s)
 
 
-def census(clock: Clock, dev: DeviceNode, holders: list[Any], bound_s: float) -> tuple[list[dict[str, Any]], list[str]]:
-    """States of holders that together hold every device of the node, and the node's id set.
+def census(clock: Clock, dev: DeviceNode, got: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[str]]:
+    """The states of holders that together hold every device of the node (read already: a wave's
+    share of one node), and the node's id set.
 
     Fails the scenario if the holders' views disagree or overlap: recovery cannot be judged on a
     node whose devices are not handed out correctly in the first place.
     """
-    got = states(clock, holders, f"{len(holders)} holders on node {dev.node_id[:8]} to start", bound_s)
     problems = audit(got, dev.env_var)
     if problems:
-        raise clock.fail("before any failure, the holders' devices were already wrong: " + "; ".join(problems[:4]))
+        raise clock.fail(f"before any failure, the holders' devices on node {dev.node_id[:8]} were already wrong: "
+                         + "; ".join(problems[:4]))
     universe = sorted({i for s in got for i in s["assigned"]})
     return got, universe
 

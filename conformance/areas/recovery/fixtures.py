@@ -2,9 +2,9 @@
 fixture `recovery_ctx` calls it), for the kind the area's rule gives the check's cluster mark
 (Area.context.by_shape in area.py; conformance.areas.recovery.context):
 
-* DeviceRecoveryCtx (recovery-devices): the live cluster, the first node that advertises the resource (its devices
-  all free before the scenario, within device_release_s, and again after it: a leak fails here at
-  the latest);
+* DeviceRecoveryCtx (recovery-devices): the live cluster, the nodes of the run's seed's choice per
+  failure domain (conformance.run.nodes.domain_choice; the devices all free before the scenario,
+  within device_release_s, and again after it: a leak fails here at the latest);
 * NodeRecoveryCtx (recovery-nodes): the node lab, the node layout restored (roles an earlier check killed rejoin);
   on a --ray-address cluster its fault driver, whose nodes must carry the role labels;
 * TransferRecoveryCtx (recovery-transfers, recovery-fetch-timeout): the transport registered with its
@@ -29,9 +29,10 @@ from conformance.areas.recovery.context import (
     RecoveryCtx,
     TransferRecoveryCtx,
 )
-from conformance.areas.recovery.devices import first_device_node
+from conformance.areas.recovery.devices import chosen_device_nodes
 from conformance.areas.recovery.nodes import NodeLab, known_nodes, restore_layout
 from conformance.areas.recovery.transfers import TIMEOUT_ENV, driver_fetch_timeout, run_fetch_timeout_s
+from conformance.catalog.node_sample import RECOVERY_CHECKS
 from conformance.cluster.faults import NODE_KEY, ROLES
 from conformance.run.check_context import CheckContext
 from conformance.run.fixtures import not_applicable, partitioning_driver, wait_devices_released
@@ -40,6 +41,17 @@ from conformance.timing.host_load import MAX_FACTOR
 
 if TYPE_CHECKING:
     from conformance.run.contexts import Lifetimes
+
+
+# Why a recovery check's scenario runs where it does (metrics.node_scope: the evidence says it,
+# beside node_coverage; conformance.catalog.node_sample.RECOVERY_CHECKS run on each chosen node).
+ONE_NODE = ("one node: the first of the run's seed's choice per failure domain; this scenario is not run on each "
+            "chosen node in one wave (FR-001..FR-005 are: docs/scale.md)")
+ROLE_NODES = ("the roles head, b and c (node labels the shape or the vendor gives): the scenario kills or partitions "
+              "node b and places work by the roles' labels, so it is not sampled per failure domain (docs/scale.md)")
+WHOLE_CLUSTER = "the whole cluster: the scenario shuts Ray down and starts every node again"
+TRANSFER_PAIR = ("the nodes the RDT pool placed the scenario's endpoints on; not sampled per failure domain "
+                 "(no wave of pairs per domain yet: docs/scale.md)")
 
 
 def open_context(kind: type[RecoveryCtx], base: CheckContext, lifetimes: Lifetimes) -> Iterator[RecoveryCtx]:
@@ -56,22 +68,26 @@ def open_context(kind: type[RecoveryCtx], base: CheckContext, lifetimes: Lifetim
     else:
         ctx = kind.derive(base, state=state)
         ctx.cluster()
+        ctx.metrics["node_scope"] = WHOLE_CLUSTER
         yield ctx
 
 
 def _device_ctx(base: CheckContext, state: RecoveryState) -> Iterator[DeviceRecoveryCtx]:
     base.cluster()
     manifest = base.manifest
-    dev = first_device_node(manifest, base.manager())
-    if dev is None:
+    devs = chosen_device_nodes(base.run, manifest, base.manager())
+    if not devs:
         pytest.fail(f"no node advertises the {manifest.resource_name} resource; no device can fail over",
                     pytrace=False)
+    dev = devs[0]
     release_s = float(base.param("device_release_s"))
     wait_devices_released(dev.resource, release_s)
-    base.metrics["node"] = dev.node_id[:8]
-    base.metrics["devices_on_node"] = dev.count
-    base.exercised([dev.node_id])
-    yield DeviceRecoveryCtx.derive(base, state=state, dev=dev)
+    if base.check.id not in RECOVERY_CHECKS:   # else its scenario runs on each chosen node: decide_per_node records them
+        base.metrics["node"] = dev.node_id[:8]
+        base.metrics["devices_on_node"] = dev.count
+        base.metrics["node_scope"] = ONE_NODE
+        base.exercised([dev.node_id])
+    yield DeviceRecoveryCtx.derive(base, state=state, devs=tuple(devs))
     # A scenario's devices must all be back before the next one (a leak fails here at the latest).
     wait_devices_released(dev.resource, release_s)
 
@@ -91,6 +107,7 @@ def _node_ctx(base: CheckContext, state: RecoveryState) -> NodeRecoveryCtx:
     restore_layout(base, lab)
     ctx = NodeRecoveryCtx.derive(base, state=state, node_lab=lab)
     ctx.exercised([n["NodeID"] for n in lab.alive().values()])   # the scenario's roles, each a node
+    ctx.metrics["node_scope"] = ROLE_NODES
     return ctx
 
 
@@ -120,6 +137,7 @@ def _transfer_ctx(base: CheckContext, state: RecoveryState, driver: Any) -> Iter
         not_applicable(f"the cluster's RDT fetch timeout is {timeout_s:g} s; the release judges these checks with at most "
                        f"{most_s:g} s (rdt_fetch_timeout_s x{MAX_FACTOR:g}): start its raylets with "
                        f"{TIMEOUT_ENV}={int(float(base.param('rdt_fetch_timeout_s')) * 1000)}")
+    base.metrics["node_scope"] = TRANSFER_PAIR
     base.metrics["transport"] = {"name": x.name, "one_sided": x.one_sided, "can_abort": x.can_abort,
                                  "devices": list(x.config.devices), "rdt_fetch_timeout_s": timeout_s,
                                  "collective": bool(x.collective_backend)}

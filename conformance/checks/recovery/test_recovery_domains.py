@@ -4,6 +4,10 @@ the node rejoins (FR-019).
 
 Runs on the cluster of shape "recovery-nodes", as test_recovery_nodes does: it
 kills a node of the domain its group was packed into, and brings it back itself.
+
+Which nodes (issue 48): the domain is the one Ray packed the group into on the node shape, the
+victim a node of it the fault driver may kill (never the head); it is not one scenario per
+failure domain (metrics.node_scope, as the node scenarios of test_recovery_nodes).
 """
 from __future__ import annotations
 

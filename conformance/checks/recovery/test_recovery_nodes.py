@@ -7,6 +7,13 @@ for that cluster (conformance.cluster.faults) and nodes labelled with the roles 
 head is never killed; each check kills node "b" and the next check's setup brings it back (FR-019,
 in test_recovery_domains.py, kills a node of the domain its group was packed into and brings it
 back itself).
+
+Which nodes (issue 48, `run --nodes`): these scenarios are not sampled per failure domain (their
+evidence says so, metrics.node_scope; node_coverage names the roles' nodes). They address their
+nodes by the role labels (head, b, c): label selectors place the pool and pinned work, the fault
+driver kills the node of role b, and the head carries the driver. Running one per failure domain
+needs the node lab to address a node by id (selectors by ray.io/node-id, the driver's NodeRef)
+and a survivor of the same pool beside each victim: not built (docs/scale.md).
 """
 from __future__ import annotations
 

@@ -7,6 +7,12 @@ RAY_rdt_fetch_fail_timeout_milliseconds lowered to 5 s in every node) with the d
 that timeout lowered too (see
 conformance.areas.recovery.transfers for which process enforces what). Faults are injected around
 the vendor's transport by a fault-injecting twin registration (conformance.rdt.faults).
+
+Which nodes (issue 48, `run --nodes`): a scenario's source and receiver are wherever the RDT
+pool places its pair (their nodes are in node_coverage); the scenarios are not run per failure
+domain: a dead source or a failed transfer is a property of the transport between two endpoints,
+and a wave of pairs per domain (as TR-006's `--nodes all` pair wave) is not built for them yet
+(metrics.node_scope says so; docs/scale.md).
 """
 from __future__ import annotations
 

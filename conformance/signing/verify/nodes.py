@@ -5,14 +5,17 @@ the nodes its visibility checks ran on (DP-008/010/011/012: metrics.node_coverag
 must be the seed's choice among the run's own list of its nodes (environment.devices.nodes), as
 conformance.catalog.node_sample recomputes it, so a vendor cannot run the sample on the nodes it
 likes. A run under `--nodes all` must have run them on every node of that list that can hold the
-scenario: a node missing from a check's per_node is a failure. The sample size is the run knobs'
+scenario: a node missing from a check's per_node is a failure. Under either mode the recovery
+checks that kill a process on each node (FR-001..FR-005) must have run on the seed's choice of
+sample_size node(s) per failure domain (the label keys of the domains the manifest declares). The sample size is the run knobs'
 (tiers/run.yaml nodes.sample_size, read as the shards' window is). A report of a release before
 the seeded sample (no seed) passes with a line saying so.
 """
 from __future__ import annotations
 
 from conformance.catalog import data as data_module
-from conformance.catalog.node_sample import choice_problems, node_policy
+from conformance.catalog.labels import load_vocabulary
+from conformance.catalog.node_sample import choice_problems, manifest_domain_keys, node_policy
 from conformance.signing.node_mode import recorded_mode_problems
 from conformance.signing.verify.case import Judged
 from conformance.signing.verify.lines import Verification
@@ -20,5 +23,7 @@ from conformance.signing.verify.lines import Verification
 
 def exercised_nodes_are_the_runs_choice(v: Verification, case: Judged) -> None:
     """`nodes`: the per-node checks' exercised nodes are the seed's choice (sample) or every node (all)."""
-    problems, summary = choice_problems(case.report.document, node_policy(data_module.load_run_knobs()))
-    v.judge("nodes", recorded_mode_problems(case.report.document) + problems, summary)
+    report = case.report.document
+    keys = manifest_domain_keys(report.get("manifest"), load_vocabulary())
+    problems, summary = choice_problems(report, node_policy(data_module.load_run_knobs()), keys)
+    v.judge("nodes", recorded_mode_problems(report) + problems, summary)

@@ -25,7 +25,6 @@ from conformance.areas.device.judges.common import (
     manifest_quantities,
     manifest_type,
 )
-from conformance.areas.device.judges.per_node import each_node
 from conformance.catalog.manifest import declared_device_nodes
 from conformance.report.judges import (
     Verdict,
@@ -33,6 +32,7 @@ from conformance.report.judges import (
     param_value,
     ran_remote,
 )
+from conformance.report.per_node import each_node
 
 
 # ------------------------------------------------------------------------------ live (DP-006 .. DP-015)

@@ -8,6 +8,7 @@ import dataclasses
 from typing import Any, Callable, Iterable, Mapping
 
 from conformance.areas.recovery.audit import holder_problems
+from conformance.catalog.node_sample import RECOVERY_CHECKS
 from conformance.catalog.scenario_bounds import SCENARIO_CHECKS, scenario_bound_of
 from conformance.report.judges import (
     FAIL,
@@ -22,6 +23,7 @@ from conformance.report.judges import (
     path_of,
     run_judge,
 )
+from conformance.report.per_node import each_node
 from conformance.timing.host_load import MAX_FACTOR
 
 JUDGES = JudgeTable()
@@ -46,9 +48,14 @@ class Findings(list[str]):
 def recovery_rule(check: str, *, needs: tuple[str, ...] = (), params: tuple[str, ...] = ()
                   ) -> Callable[[Decide], Decide]:
     """A judge of one recovery check: its evidence part (the decorated function), then every
-    scenario the check recorded ok within a bound the release's params give."""
+    scenario the check recorded ok within a bound the release's params give. A check whose
+    scenario runs on each node of the run's failure-domain choice (node_sample.RECOVERY_CHECKS)
+    has both judged on the top-level record and on each node's (metrics.per_node over the
+    check's shared fields: conformance.report.per_node.each_node), and each node its coverage
+    names must have its record, so a node's scenario cannot be dropped from the evidence."""
     def wrap(fn: Decide) -> Decide:
-        EVIDENCE[fn.__name__] = fn
+        per_node = each_node(every_covered=True) if check in RECOVERY_CHECKS else (lambda f: f)
+        EVIDENCE[fn.__name__] = per_node(fn)
 
         def whole(m: M, p: M, manifest: M) -> Verdict:
             verdict = fn(m, p, manifest)
@@ -58,7 +65,7 @@ def recovery_rule(check: str, *, needs: tuple[str, ...] = (), params: tuple[str,
             return Verdict(FAIL, "; ".join(bad[:3])) if bad else verdict
 
         whole.__name__, whole.__doc__ = fn.__name__, fn.__doc__
-        JUDGES.rule(needs=needs, params=params, decides_all=True)(whole)
+        JUDGES.rule(needs=needs, params=params, decides_all=True)(per_node(whole))
         return fn
     return wrap
 

@@ -1,7 +1,8 @@
 """Every node's record judged, not the worst one's alone (issue 48).
 
-A visibility check that ran its scenario on several nodes (`run --nodes all`, or the seed's
-sample: conformance.run.nodes) records each node's evidence under `per_node` (short id -> the
+A check that ran its scenario on several nodes (the device visibility checks under `run --nodes
+all` or the seed's sample, the recovery scenarios on the seed's failure-domain choice:
+conformance.run.nodes) records each node's evidence under `per_node` (short id -> the
 evidence its judge reads) and one node's evidence at the top level (CheckContext.decide_per_node:
 the first failing node's). A judge that read only the top level would pass a report whose
 per_node holds a failing node beside a passing copy on top, so `each_node` wraps a live judge:
@@ -10,7 +11,10 @@ judged alike, each entry's counts held to the release's params as run_judge hold
 the verdict names every failing node. A record without per_node (a run of one node, a report of
 an older release) is judged as before. Which nodes per_node must name (all of them, or the seed's
 choice) is the `nodes` line of verify (conformance.catalog.node_sample): a judge does not see the
-run's node list.
+run's node list; with `every_covered` it holds per_node to name every node the check's coverage
+names (a recovery check: a scenario record for each node it says it exercised).
+
+Core, since two areas' judges wrap theirs with it (the device and recovery areas).
 
 Pure: no Ray, no I/O.
 """
@@ -19,13 +23,19 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable, Mapping
 
-from conformance.areas.device.judges.common import Metrics, _mapping
 from conformance.report.judges import ERROR, FAIL, PASS, MissingEvidence, Verdict, number, param_value, path_of
 
 PER_NODE = "per_node"       # the metrics key decide_per_node writes
 SHOWN = 4                   # failing nodes named in full in a verdict before "and k more"
 
+Metrics = Mapping[str, Any]
 Judge = Callable[[Metrics, Mapping[str, Any], Mapping[str, Any]], Verdict]
+
+
+def _mapping(value: object, where: str) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise MissingEvidence(f"{where} is missing or not an object")
+    return value
 
 
 def _count_problem(entry: Mapping[str, Any], params: Mapping[str, Any], counts: tuple[tuple[str, str], ...]) -> str | None:
@@ -58,19 +68,24 @@ def node_verdicts(judge: Judge, m: Metrics, p: Mapping[str, Any], manifest: Mapp
     return out
 
 
-def _coverage_problem(m: Metrics, nodes: Mapping[str, Verdict]) -> str | None:
-    """per_node names only nodes the check's coverage record names (when it keeps one)."""
+def _coverage_problem(m: Metrics, nodes: Mapping[str, Verdict], every_covered: bool = False) -> str | None:
+    """per_node names only nodes the check's coverage record names (when it keeps one), and with
+    `every_covered` each of them."""
     record = m.get("node_coverage")
     covered = record.get("nodes") if isinstance(record, Mapping) else None
     if not isinstance(covered, list):
-        return None
+        return "per_node beside no node_coverage record of its nodes" if every_covered else None
     extra = sorted(set(nodes) - set(map(str, covered)))
-    return f"per_node names node(s) {extra[:SHOWN]} its node_coverage does not" if extra else None
+    if extra:
+        return f"per_node names node(s) {extra[:SHOWN]} its node_coverage does not"
+    missing = sorted(set(map(str, covered)) - set(nodes)) if every_covered else []
+    return f"node(s) {missing[:SHOWN]} of its node_coverage have no per_node record" if missing else None
 
 
-def each_node(counts: tuple[tuple[str, str], ...] = ()) -> Callable[[Judge], Judge]:
+def each_node(counts: tuple[tuple[str, str], ...] = (), every_covered: bool = False) -> Callable[[Judge], Judge]:
     """Wrap a live judge so it judges the top-level record and every per_node entry (`counts`: the
-    counts its JUDGES.rule holds to the params, held per node too); fail naming the failing nodes."""
+    counts its JUDGES.rule holds to the params, held per node too); fail naming the failing nodes.
+    `every_covered`: every node the coverage record names has its per_node entry."""
     def wrap(judge: Judge) -> Judge:
         @functools.wraps(judge)
         def judged(m: Metrics, p: Mapping[str, Any], manifest: Mapping[str, Any]) -> Verdict:
@@ -82,7 +97,7 @@ def each_node(counts: tuple[tuple[str, str], ...] = ()) -> Callable[[Judge], Jud
             problems = [f"node {n}: {v.reason}" for n, v in list(bad.items())[:SHOWN]]
             if len(bad) > SHOWN:
                 problems.append(f"and {len(bad) - SHOWN} more node(s)")
-            wrong = _coverage_problem(m, nodes)
+            wrong = _coverage_problem(m, nodes, every_covered)
             if wrong:
                 problems.append(wrong)
             if top.outcome != PASS and not bad:
