@@ -170,10 +170,22 @@ class Report:
                                 whole_checklist_collected=sel.get("whole_checklist_collected")),
             checks=tuple(_check(c) for c in doc["checks"]), tier=doc["tier"],
             tiers=tuple(TierDetail.from_json(t) for t in doc["tiers"]), summary=doc["summary"],
-            capabilities=None if caps is None else tuple(Capability.from_json(c) for c in caps), document=doc)
+            capabilities=_capabilities(caps), document=doc)
 
     def waived(self) -> list[CheckResult]:
         return [c for c in self.checks if c.waived]
+
+
+def _capabilities(caps: Any) -> tuple[Capability, ...] | None:
+    """The claimed capabilities, typed; None when the report claims none, or claims them in a form
+    the view cannot read: a release whose report schema predates declaring `capabilities` let any
+    value through, and verify's capabilities line judges that JSON itself (document)."""
+    if caps is None:
+        return None
+    try:
+        return tuple(Capability.from_json(c) for c in caps)
+    except (KeyError, TypeError, AttributeError):
+        return None
 
 
 def _check(doc: Mapping[str, Any]) -> CheckResult:

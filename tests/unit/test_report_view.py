@@ -87,3 +87,11 @@ def test_a_real_report_reads_into_the_view_with_its_capabilities() -> None:
     assert report.capabilities is not None
     assert [(c.name, c.state) for c in report.capabilities] == [(c["name"], c["state"]) for c in doc["capabilities"]]
     assert [c.id for c in report.checks] == [c["id"] for c in doc["checks"]]
+
+
+def test_capabilities_the_view_cannot_read_stay_json() -> None:
+    """A release whose schema predates declaring capabilities let any value through: the view reads
+    none, never a traceback (verify's capabilities line judges the JSON)."""
+    doc = build_report()
+    doc["capabilities"] = [{"name": "device"}]
+    assert view.Report.from_json(doc).capabilities is None
