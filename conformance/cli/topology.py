@@ -23,8 +23,8 @@ def cmd_topology(args: argparse.Namespace) -> int:
     from conformance.cluster.manager import SHARED, ClusterManager, ClusterStartError, prepare_driver
 
     manifest = check_manifest(args.manifest)
-    topo = manifest.data.get("topology") or {}     # `expected` stays JSON: the topology judges read it so
-    provider = manifest.view.topology.provider if manifest.view.topology else None
+    topology = manifest.view.topology
+    provider, expected = (topology.provider, topology.expected) if topology else (None, None)
     manager = prepare_driver(manifest)
     if not args.ray_address:        # a node-start call that hangs: one line, exit 2, before any cluster
         from conformance.run.preflight import refuse_node_start_hang
@@ -39,7 +39,7 @@ def cmd_topology(args: argparse.Namespace) -> int:
         facts = collect_node_facts(manifest.resource_name, manifest.view.accelerator.manager, provider)
         notes = list(clusters.notes) or list(clusters.current.notes if clusters.current else [])
         view = build_view(facts, resource=manifest.resource_name, vocabulary=load_vocabulary(),
-                          expected_type=manifest.accelerator_type, expected_topology=topo.get("expected"),
+                          expected_type=manifest.accelerator_type, expected_topology=expected,
                           notes=notes)
     finally:
         clusters.shutdown()

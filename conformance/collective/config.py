@@ -20,13 +20,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from conformance.catalog.manifest_view import COLLECTIVE_DEFAULTS
+
 if TYPE_CHECKING:
     from conformance.catalog.manifest import Manifest
 
-ALL_OPS = ("allreduce", "reduce", "broadcast", "allgather", "reducescatter", "barrier", "sendrecv")
+# the schema's defaults of an absent `ops` / `dtypes` (catalog/manifest_view.py COLLECTIVE_DEFAULTS)
+ALL_OPS: tuple[str, ...] = tuple(COLLECTIVE_DEFAULTS["ops"])
 REDUCE_OPS = ("SUM", "PRODUCT", "MIN", "MAX")
 BUILTIN_BACKENDS = ("GLOO",)
-DEFAULT_DTYPES = ("float32",)
+DEFAULT_DTYPES: tuple[str, ...] = tuple(COLLECTIVE_DEFAULTS["dtypes"])
 POOL_SIZE = 3     # the members the checks start, rank i on node i mod nodes (CC-005: "a group of three")
 NO_BACKEND = "the manifest declares no collective backend (add a `collective` block to certify one)"
 
@@ -64,9 +67,6 @@ def collective_config(manifest: Manifest) -> CollectiveConfig | None:
     if block is None:
         return None
     return CollectiveConfig(backend=block.backend.upper(), group_class=block.group_class, register=block.register,
-                            dtypes=DEFAULT_DTYPES if block.dtypes is None else block.dtypes,
-                            ops=ALL_OPS if block.ops is None else block.ops,
-                            nominal_link_gbps=block.nominal_link_gbps, rdt_transport=block.rdt_transport,
-                            rdt_devices=("cpu",) if block.rdt_devices is None else block.rdt_devices,
-                            requires_device=True if block.requires_device is None else block.requires_device,
-                            devices=("cpu",) if block.devices is None else block.devices)
+                            dtypes=block.dtypes, ops=block.ops, nominal_link_gbps=block.nominal_link_gbps,
+                            rdt_transport=block.rdt_transport, rdt_devices=block.rdt_devices,
+                            requires_device=block.requires_device, devices=block.devices)

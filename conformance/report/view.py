@@ -117,6 +117,24 @@ class TierDetail:
 
 
 @dataclass(frozen=True)
+class Capability:
+    """One capability profile's entry (tiers/capabilities.yaml) as the report claims it; verify
+    recomputes the whole list (catalog/capabilities.verify_claim) and compares."""
+
+    name: str
+    state: str
+    declared: bool
+    required_checks: tuple[str, ...]
+    blocking: tuple[Blocking, ...]
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> Capability:
+        return cls(name=doc["name"], state=doc["state"], declared=doc["declared"],
+                   required_checks=tuple(doc["required_checks"]),
+                   blocking=tuple(Blocking(b["id"], b["outcome"]) for b in doc["blocking"]))
+
+
+@dataclass(frozen=True)
 class Report:
     """A schema-valid report.json, typed where verify reads it."""
 
@@ -132,12 +150,13 @@ class Report:
     tier: str | None
     tiers: tuple[TierDetail, ...]
     summary: Mapping[str, int]
+    capabilities: tuple[Capability, ...] | None   # None: a report written before capability profiles
     document: Mapping[str, Any]  # report.json as parsed: for the helpers that judge the JSON as signed
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> Report:
         """The typed view of `doc`, which must have passed the report schema (KeyError otherwise)."""
-        suite, env, sel = doc["suite"], doc["environment"], doc["selection"]
+        suite, env, sel, caps = doc["suite"], doc["environment"], doc["selection"], doc.get("capabilities")
         return cls(
             suite=Suite(name=suite["name"], version=suite["version"], checklist_sha256=suite["checklist_sha256"],
                         tiers_sha256=suite["tiers_sha256"], waivers_sha256=suite.get("waivers_sha256"),
@@ -150,10 +169,23 @@ class Report:
                                 not_run=tuple(sel["not_run"]), collect_only=sel["collect_only"],
                                 whole_checklist_collected=sel.get("whole_checklist_collected")),
             checks=tuple(_check(c) for c in doc["checks"]), tier=doc["tier"],
-            tiers=tuple(TierDetail.from_json(t) for t in doc["tiers"]), summary=doc["summary"], document=doc)
+            tiers=tuple(TierDetail.from_json(t) for t in doc["tiers"]), summary=doc["summary"],
+            capabilities=_capabilities(caps), document=doc)
 
     def waived(self) -> list[CheckResult]:
         return [c for c in self.checks if c.waived]
+
+
+def _capabilities(caps: Any) -> tuple[Capability, ...] | None:
+    """The claimed capabilities, typed; None when the report claims none, or claims them in a form
+    the view cannot read: a release whose report schema predates declaring `capabilities` let any
+    value through, and verify's capabilities line judges that JSON itself (document)."""
+    if caps is None:
+        return None
+    try:
+        return tuple(Capability.from_json(c) for c in caps)
+    except (KeyError, TypeError, AttributeError):
+        return None
 
 
 def _check(doc: Mapping[str, Any]) -> CheckResult:

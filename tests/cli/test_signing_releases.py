@@ -10,6 +10,7 @@ import pytest
 import yaml
 
 import conformance
+import dev_release
 from conformance.catalog import data, datafiles, releases
 from conformance.catalog.capabilities import capabilities_path
 from conformance.errors import UserError
@@ -32,11 +33,14 @@ def test_published_releases_are_intact_and_the_data_released_or_awaiting_the_rel
     """A published release's files are never lost or rewritten (always a failure). Data files that
     no release holds yet are a data edit awaiting the release step (`make release`, once per
     release, at merge): not a failure here, so a threshold edit is one edit plus `make docs`; the
-    landing gate is `make release-check` in .ci/run, which refuses them with the same one line."""
-    assert releases.missing_files() == []
-    if releases.current_version().endswith("+unreleased"):
+    landing gate is `make release-check` in .ci/run, which refuses them with the same one line.
+    The checkout's own releases file, never the development release the lane signs with
+    (tests/cli/conftest.py): this is the one test that says the release step is pending."""
+    shipped = dev_release.checkout_releases_file()
+    assert releases.missing_files(shipped) == []
+    if dev_release.unreleased():
         pytest.skip(releases.UNRELEASED_HINT)
-    proc = subprocess.run([sys.executable, "-m", "conformance.catalog.releases", "--check"],
+    proc = subprocess.run([sys.executable, "-m", "conformance.catalog.releases", "--check", "--file", str(shipped)],
                           capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert proc.returncode == 0, proc.stderr
 

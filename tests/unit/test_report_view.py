@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import typing
+from pathlib import Path
 from typing import Any, Mapping
 
 import pytest
@@ -27,6 +28,7 @@ OBJECTS: dict[type, tuple[str, ...]] = {
     view.TierDetail: ("tiers", "[]"),
     view.Blocking: ("tiers", "[]", "blocking", "[]"),
     view.Condition: ("tiers", "[]", "conditions", "[]"),
+    view.Capability: ("capabilities", "[]"),
 }
 # the JSON itself, kept for the helpers that judge the report as it was signed
 NOT_SCHEMA_FIELDS = {"document"}
@@ -58,7 +60,7 @@ def test_view_fields_are_the_schemas_properties_with_its_types(cls: type) -> Non
 
 def test_a_field_the_schema_requires_is_in_the_view_where_verify_reads_its_object() -> None:
     """Report, Suite and the tier detail carry every property verify compares (the rest stays JSON)."""
-    for cls in (view.Suite, view.TierDetail, view.Blocking, view.Condition):
+    for cls in (view.Suite, view.TierDetail, view.Blocking, view.Condition, view.Capability):
         node = _node(OBJECTS[cls])
         names = {f.name for f in dataclasses.fields(cls)}
         missing = set(node.get("required", [])) - names
@@ -75,3 +77,21 @@ def test_a_built_report_reads_into_the_view() -> None:
     assert report.environment.ray == doc["environment"]["ray"] and report.document is doc
     with pytest.raises(KeyError):
         report.suite.digest("name")
+
+
+def test_a_real_report_reads_into_the_view_with_its_capabilities() -> None:
+    """The signed example (reports/example): every field the view types, the capabilities included."""
+    path = Path(__file__).resolve().parents[2] / "reports" / "example" / "report.json"
+    doc = json.loads(path.read_text())
+    report = view.Report.from_json(doc)
+    assert report.capabilities is not None
+    assert [(c.name, c.state) for c in report.capabilities] == [(c["name"], c["state"]) for c in doc["capabilities"]]
+    assert [c.id for c in report.checks] == [c["id"] for c in doc["checks"]]
+
+
+def test_capabilities_the_view_cannot_read_stay_json() -> None:
+    """A release whose schema predates declaring capabilities let any value through: the view reads
+    none, never a traceback (verify's capabilities line judges the JSON)."""
+    doc = build_report()
+    doc["capabilities"] = [{"name": "device"}]
+    assert view.Report.from_json(doc).capabilities is None

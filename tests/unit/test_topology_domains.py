@@ -8,6 +8,7 @@ import copy
 import pytest
 
 from conformance.areas.topology.description import description_problems, expected_problems, schema_problems
+from conformance.catalog.manifest_view import TopologyExpected
 
 EIGHT = {"SIMACC_NUM_DEVICES": "8", "SIMACC_ISLANDS": "0,1,2,3;4,5,6,7", "SIMACC_TYPE": "SIMACC-X1"}
 
@@ -25,7 +26,7 @@ def eight(monkeypatch: pytest.MonkeyPatch) -> dict:
 def test_the_good_provider_describes_two_islands_and_passes(eight: dict) -> None:
     assert [d["devices"] for d in eight["device_domains"]] == [["0", "1", "2", "3"], ["4", "5", "6", "7"]]
     assert description_problems(eight) == []
-    assert expected_problems(eight, {"device_domains": [["4", "5", "6", "7"], ["0", "1", "2", "3"]]}) == []
+    assert expected_problems(eight, TopologyExpected.from_json({"device_domains": [["4", "5", "6", "7"], ["0", "1", "2", "3"]]})) == []
 
 
 def test_the_schema_refuses_malformed_domains(eight: dict) -> None:
@@ -60,7 +61,7 @@ def test_the_broken_provider_variant_is_caught(monkeypatch: pytest.MonkeyPatch, 
     problems = description_problems(desc)
     assert any("device_domains say simlink stays inside" in p for p in problems)
     assert any("no simlink link joins" in p for p in problems)
-    assert expected_problems(desc, {"device_domains": [["0", "1", "2", "3"], ["4", "5", "6", "7"]]})
+    assert expected_problems(desc, TopologyExpected.from_json({"device_domains": [["0", "1", "2", "3"], ["4", "5", "6", "7"]]}))
 
 
 def test_report_html_draws_each_island(eight: dict) -> None:

@@ -25,13 +25,15 @@ from conformance.areas.topology.facts import NodeFacts
 from conformance.areas.topology.selectors import first_matching, matches, parse_value, truth_labels
 from conformance.areas.topology.view import build_view, description_checks
 from conformance.catalog.labels import load_vocabulary, plugin_label_problems
+from conformance.catalog.manifest_view import TopologyExpected
 
 ROOT = Path(__file__).resolve().parents[2]
 CATALOG = ROOT  # the data folders tiers/ and schemas/ are at the repository's top level
 VOCAB = load_vocabulary()
 ISLAND_ENV = {"SIMACC_NUM_DEVICES": "4", "SIMACC_TYPE": "SIMACC-X1", "SIMACC_ISLANDS": "0,1;2,3",
               "SIMACC_DOMAIN": "simlink-a", "SIMACC_RACK": "rack-1"}
-EXPECTED = yaml.safe_load((ROOT / "conformance/simulated/manifest-2node.yaml").read_text())["topology"]["expected"]
+EXPECTED = TopologyExpected.from_json(
+    yaml.safe_load((ROOT / "conformance/simulated/manifest-2node.yaml").read_text())["topology"]["expected"])
 
 
 @pytest.fixture
@@ -157,7 +159,7 @@ def test_expectation_comparison(desc: dict[str, Any]) -> None:
     no_rack = copy.deepcopy(desc)
     del no_rack["domains"]["rack"]
     assert expected_problems(no_rack, EXPECTED) == ["describes no rack domain; topology.expected.domains requires it"]
-    assert "devices_per_node is 2" in expected_problems(desc, {"devices_per_node": 2})[0]
+    assert "devices_per_node is 2" in expected_problems(desc, TopologyExpected.from_json({"devices_per_node": 2}))[0]
 
 
 def test_described_value(desc: dict[str, Any]) -> None:

@@ -13,6 +13,7 @@ from typing import Any, Iterable, Mapping
 import jsonschema
 
 from conformance.catalog.datafiles import format_validation_error, load_schema
+from conformance.catalog.manifest_view import TopologyExpected
 
 MAX_SCHEMA_ERRORS = 8  # knob: how many schema errors a reason shows
 
@@ -137,37 +138,37 @@ def links_between(desc: Mapping[str, Any], a: str, b: str) -> list[Mapping[str, 
     return out
 
 
-def expected_problems(desc: Mapping[str, Any], expected: Mapping[str, Any]) -> list[str]:
-    """Compare with the manifest's topology.expected (see schemas/manifest.schema.json)."""
+def expected_problems(desc: Mapping[str, Any], expected: TopologyExpected) -> list[str]:
+    """Compare with the manifest's topology.expected (its typed view: catalog/manifest_view.py)."""
     problems = []
     ids = device_ids(desc)
-    want = expected.get("devices_per_node")
+    want = expected.devices_per_node
     if want is not None and len(ids) != want:
         problems.append(f"describes {len(ids)} devices; topology.expected.devices_per_node is {want}")
-    for spec in expected.get("links", []):
-        a, b, kind = spec["a"], spec["b"], spec["kind"]
+    for spec in expected.links or ():
+        a, b, kind = spec.a, spec.b, spec.kind
         found = [lk for lk in links_between(desc, a, b) if lk["kind"] == kind]
-        floor = spec.get("min_bandwidth_gbps")
+        floor = spec.min_bandwidth_gbps
         if not found:
             kinds = sorted({lk["kind"] for lk in links_between(desc, a, b)})
             problems.append(f"no {kind} link {a}-{b} described (kinds between them: {kinds or 'none'})")
         elif floor is not None and max(lk["bandwidth_gbps"] for lk in found) < floor:
             best = max(lk["bandwidth_gbps"] for lk in found)
             problems.append(f"{kind} link {a}-{b} is described at {best:g} GB/s; expected at least {floor:g} GB/s")
-    if expected.get("fully_connected"):
+    if expected.fully_connected:
         lonely = [f"{a}-{b}" for i, a in enumerate(ids) for b in ids[i + 1:]
                   if not links_between(desc, a, b) and not links_between(desc, b, a)]
         if lonely:
             problems.append(f"expected every device pair to be linked; no link for {lonely[:6]}"
                             + (f" (+{len(lonely) - 6} more)" if len(lonely) > 6 else ""))
-    want_islands = sorted(sorted(str(d) for d in group) for group in expected.get("device_domains", []))
+    want_islands = sorted(sorted(str(d) for d in group) for group in expected.device_domains or ())
     if want_islands:
         have = sorted(sorted(str(d) for d in dom["devices"]) for dom in desc.get("device_domains") or [])
         if have != want_islands:
             problems.append(f"device_domains group the devices as {have or 'nothing'}; topology.expected.device_domains "
                             f"is {want_islands}")
     domains = desc.get("domains", {})
-    for kind in expected.get("domains", []):
+    for kind in expected.domains or ():
         if not domains.get(kind):
             problems.append(f"describes no {kind} domain; topology.expected.domains requires it")
     return problems

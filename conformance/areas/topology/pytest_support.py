@@ -21,6 +21,7 @@ from conformance.areas.topology.plans import published_domains
 from conformance.areas.topology.selectors import truth_labels
 from conformance.areas.topology.view import build_view
 from conformance.catalog.labels import Vocabulary, load_vocabulary
+from conformance.catalog.manifest_view import TopologyExpected
 from conformance.run.check_context import CheckContext
 from conformance.run.state import stash_of
 
@@ -39,7 +40,7 @@ class TopologyCtx(CheckContext):
     resource: str
     expected_type: str
     provider_ref: str | None
-    expected_topology: dict[str, Any] | None
+    expected_topology: TopologyExpected | None
     remote: bool
 
     def device_nodes(self) -> list[NodeFacts]:
@@ -73,8 +74,8 @@ def context_for(base: CheckContext) -> TopologyCtx:
 
     run = base.run
     manifest = run.manifest
-    topo = manifest.data.get("topology") or {}     # `expected` stays JSON: the topology judges read it so
-    provider = manifest.view.topology.provider if manifest.view.topology else None
+    topology = manifest.view.topology
+    provider, expected = (topology.provider, topology.expected) if topology else (None, None)
     key = tuple(sorted(n["NodeID"] for n in ray.nodes() if n.get("Alive")))
     stash = stash_of(run)
     cached = stash.get(FACTS, None)
@@ -85,7 +86,7 @@ def context_for(base: CheckContext) -> TopologyCtx:
         stash[FACTS] = (key, facts)
     ctx = TopologyCtx.derive(base, facts=facts, vocabulary=load_vocabulary(), resource=manifest.resource_name,
                              expected_type=manifest.accelerator_type, provider_ref=provider,
-                             expected_topology=topo.get("expected"), remote=bool(run.ray_address))
+                             expected_topology=expected, remote=bool(run.ray_address))
     ctx.exercised([f.node_id for f in facts], alive=len(key))   # every alive node's facts, probed in one wave
     run.publish(AREA.section, build_view(facts, resource=ctx.resource, vocabulary=ctx.vocabulary,
                                           expected_type=ctx.expected_type, expected_topology=ctx.expected_topology,

@@ -14,11 +14,12 @@ from conformance.areas.topology import consistency
 from conformance.areas.topology.description import expected_problems, ray_view_problems, schema_problems, semantic_problems
 from conformance.areas.topology.facts import NodeFacts
 from conformance.catalog.labels import Vocabulary
+from conformance.catalog.manifest_view import TopologyExpected
 
 TYPE_PREFIX = "accelerator_type:"
 
 
-def description_checks(node: NodeFacts, expected_topology: Mapping[str, Any] | None) -> dict[str, list[str]]:
+def description_checks(node: NodeFacts, expected_topology: TopologyExpected | None) -> dict[str, list[str]]:
     """TL-004/005/006 problems for one node. "uncomparable" holds why TL-005/006 could not
     compare on a node with devices (no schema-valid description); those checks then report
     not_applicable rather than pass, and TL-004 carries the failure."""
@@ -41,21 +42,21 @@ def description_checks(node: NodeFacts, expected_topology: Mapping[str, Any] | N
     return out
 
 
-def _compare(node: NodeFacts, expected_topology: Mapping[str, Any] | None, out: dict[str, list[str]]) -> None:
+def _compare(node: NodeFacts, expected_topology: TopologyExpected | None, out: dict[str, list[str]]) -> None:
     desc = node.description
     if node.has_devices:
         if node.ray_ids is None:
             out["TL-005"].append(node.ray_ids_error or "the ids Ray assigns on this node are unknown")
         else:
             out["TL-005"] = ray_view_problems(desc, node.ray_ids, node.manager_type)
-        if expected_topology:
+        if expected_topology is not None:
             out["TL-006"] = expected_problems(desc, expected_topology)
     elif desc.get("devices"):
         out["TL-005"].append(f"describes {len(desc['devices'])} devices on a node where Ray schedules none")
 
 
 def node_differences(node: NodeFacts, vocabulary: Vocabulary, expected_type: str,
-                     expected_topology: Mapping[str, Any] | None) -> list[tuple[str, str]]:
+                     expected_topology: TopologyExpected | None) -> list[tuple[str, str]]:
     """(check id, problem) for everything the topology checks find on this node."""
     if node.probe_error:
         return [("probe", f"the probe did not run: {node.probe_error}")]
@@ -140,7 +141,7 @@ def node_markdown(node: NodeFacts, resource: str, diffs: list[tuple[str, str]], 
 
 
 def build_view(facts: Sequence[NodeFacts], *, resource: str, vocabulary: Vocabulary, expected_type: str,
-               expected_topology: Mapping[str, Any] | None, notes: Sequence[str] = ()) -> dict[str, Any]:
+               expected_topology: TopologyExpected | None, notes: Sequence[str] = ()) -> dict[str, Any]:
     """{"markdown": ..., "data": ...}: the report section (and what the CLI prints)."""
     per_node = [(f, node_differences(f, vocabulary, expected_type, expected_topology)) for f in facts]
     total = sum(len(d) for _, d in per_node)

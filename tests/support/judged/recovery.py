@@ -32,6 +32,14 @@ def on(role: str, pid: int, dev: str = "0", restarted: bool | None = False) -> d
     return rec
 
 
+def shipped(cid: str, name: str) -> float:
+    """A param of `cid` as the shipped checklist sets it: evidence just over a bound follows the bound
+    (a threshold edit is one edit: docs/architecture.md, "Change a threshold")."""
+    from conformance.catalog import data
+
+    return float(data.load_checklist().by_id()[cid].params[name])
+
+
 def scenario(name: str, bound: float, elapsed: float = 20.0) -> dict[str, Any]:
     return {name: {"bound_s": bound, "elapsed_s": elapsed, "outcome": "ok", "steps_s": {"done": elapsed}}}
 
@@ -182,7 +190,7 @@ _DISAGREE = {**holder(200, "0"), "env_value": "1"}           # the variable name
 _TWICE = holder(200, "1")                                   # the released device is not the one reused: 1 held twice
 
 FAILING: dict[str, list[dict[str, Any]]] = {
-    "FR-001": [but("FR-001", new=_DISAGREE), but("FR-001", new=_TWICE), but("FR-001", release_s=31.0),
+    "FR-001": [but("FR-001", new=_DISAGREE), but("FR-001", new=_TWICE), but("FR-001", release_s=shipped("FR-001", "device_release_s") + 1),
                but("FR-001", devices_on_node=2, universe=IDS[:2], before=BEFORE[:2]),   # not the manifest's 4
                but("FR-001", new=None), but("FR-001", scenarios=None), _lost_scenario("FR-001", 900.0),
                but("FR-001", new=holder(101, "0"))],                                  # an old holder's process

@@ -8,6 +8,7 @@ from conformance.areas.topology import consistency
 from conformance.areas.topology.evidence import expected
 from conformance.areas.topology.judges.common import JUDGES, NODE_RECORD, _failed, _nodes, _per_node, _provider, _vocabulary
 from conformance.areas.topology.view import description_checks
+from conformance.catalog.manifest_view import TopologyExpected
 from conformance.report.judges import ERROR, PASS, MissingEvidence, Verdict
 
 
@@ -60,7 +61,7 @@ def described_domains_are_published(m: Mapping[str, Any], p: Mapping[str, Any], 
 
 # ---------------------------------------------------------------------------------------------- description
 def _description(m: Mapping[str, Any], manifest: Mapping[str, Any], check_id: str, what: str,
-                 topology_expected: Mapping[str, Any] | None = None) -> Verdict:
+                 topology_expected: TopologyExpected | None = None) -> Verdict:
     _provider(manifest)
     facts, problems = _nodes(m, manifest)
     uncomparable = []
@@ -100,4 +101,8 @@ def description_matches_manifest_expectation(m: Mapping[str, Any], p: Mapping[st
     want = (manifest.get("topology") or {}).get("expected")
     if not want:
         raise MissingEvidence("the manifest declares no topology.expected (the check is not applicable)")
-    return _description(m, manifest, "TL-006", "the description differs from topology.expected", want)
+    try:   # the embedded manifest as the typed view reads it (verify's `manifest` line holds it to the schema)
+        declared = TopologyExpected.from_json(want)
+    except (KeyError, TypeError, AttributeError):
+        raise MissingEvidence("the manifest's topology.expected is not what the manifest schema allows") from None
+    return _description(m, manifest, "TL-006", "the description differs from topology.expected", declared)
