@@ -56,6 +56,29 @@ class ProcessSeen:
     command: str
 
 
+# the states of an actor Ray is still creating or restarting: not yet answering its calls
+STARTING = ("DEPENDENCIES_UNREADY", "PENDING_CREATION", "RESTARTING")
+
+
+def starting_actors(owners: Iterable[str]) -> list[ActorSeen]:
+    """The actors Ray is still creating or restarting (Ray's GCS actor table; needs ray.init) that
+    the actors with ids `owners` asked for (their owner's address is one of theirs): what a call
+    into those actors that started an actor of the backend's own (a rendezvous or store actor)
+    waits on Ray's machinery for. Actors anyone else started are not theirs to wait on."""
+    from ray._private import state
+
+    table = state.actors() or {}
+
+    def address(info: Mapping[str, Any]) -> tuple[str, int]:
+        return str(info.get("IPAddress") or ""), int(info.get("Port") or 0)
+
+    theirs = {address(table[i].get("Address") or {}) for i in owners if i in table}
+    return [ActorSeen(actor_id, str(info.get("ActorClassName") or "?"), str(info.get("Name") or ""),
+                      bool(info.get("IsDetached")))
+            for actor_id, info in table.items()
+            if info.get("State") in STARTING and address(info.get("OwnerAddress") or {}) in theirs]
+
+
 def live_actors() -> dict[str, ActorSeen]:
     """The cluster's actors that are not dead, by id (Ray's GCS actor table; needs ray.init)."""
     from ray._private import state

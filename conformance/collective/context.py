@@ -40,6 +40,8 @@ if TYPE_CHECKING:
 
 START_TIMEOUT_S = ACTOR_START_S   # the one hang guard of a new actor's start (conformance.run.machinery)
 CALL_TIMEOUT_S = 30.0     # knob: hang guard of one control call (init, destroy, info)
+# knob: how often a call into the backend still pending looks for actors it asked Ray to start (CollectiveContext.op)
+BIRTH_CHECK_S = 2.0
 
 
 class CollectiveError(Exception):
@@ -256,11 +258,74 @@ class CollectiveContext:
             self.discard(members)
             raise
 
+    def op(self, members: list[Any], refs: Refs, bound_s: float, what: str) -> Any:
+        """The members' answers to a call into the backend (`refs`), within the plugin's bound
+        `bound_s` (the checklist's, never stretched); Hang, with the members discarded (guard),
+        when they do not come.
+
+        A backend may start actors of its own inside a call (a rendezvous or store actor per
+        group): starting them is Ray's machinery (a worker start, the class's imports), whose time
+        on a loaded host the plugin does not own. So a call still pending looks, every
+        BIRTH_CHECK_S and when its bound runs out, for actors the members asked for that Ray is still starting
+        (leftovers.starting_actors); the wait until they answer is Ray's (machinery.await_births:
+        stretched by the run's measurement, a fresh sample, "not judged: host" when the host ran
+        out) and is left out of the call's bound. Such a call is recorded in the check's budget
+        (metrics.waits: the plugin's wait with what it left to Ray, beside Ray's)."""
+        from conformance.leftovers import starting_actors
+        from conformance.run.machinery import await_births
+        from conformance.timing.host_load import HostNotReady
+        from conformance.timing.owned import Wait, record
+        from conformance.timing.timeouts import granted
+        from conformance.timing.waits import BoundRanOut
+
+        ids = [m._actor_id.hex() for m in members]
+
+        def born_for_them() -> list[str]:
+            return [f"{a.class_name} {a.name!r}" if a.name else a.class_name for a in starting_actors(ids)]
+
+        t0 = time.monotonic()
+        entry = Wait("plugin", what, float(bound_s), float(bound_s), None, "met")
+        try:
+            while True:
+                looked = time.monotonic()
+                left = float(bound_s) + entry.excluded_s - (looked - t0)
+                if left > 0:
+                    try:
+                        return bounded(refs, min(BIRTH_CHECK_S, left), what)
+                    except Hang:
+                        pass
+                starting = born_for_them()
+                if not starting and left <= BIRTH_CHECK_S:
+                    entry.verdict = "ran out"
+                    raise Hang(f"{what}: no answer within {bound_s:.0f}s (a hang)")
+                if starting:
+                    # the slice in which they were first seen counts as theirs (they began in it)
+                    with granted(ACTOR_START_S):
+                        entry.excluded_s += min(BIRTH_CHECK_S, left) + await_births(
+                            born_for_them, f"Ray to start the actor(s) the backend asked for during {what} "
+                            f"({', '.join(starting[:3])})", machinery=self.run.machinery)
+                    entry.granted_s = float(bound_s) + entry.excluded_s
+        except BoundRanOut as exc:   # its actors never answered, on a host that was not slower: the plugin's
+            entry.verdict = "ran out"
+            self.discard(members)
+            raise Hang(f"{what}: no answer within {bound_s:.0f}s (a hang): {exc}") from None
+        except (Hang, HostNotReady) as exc:
+            entry.verdict = "host" if isinstance(exc, HostNotReady) else entry.verdict
+            self.discard(members)
+            raise
+        except BaseException:
+            entry.verdict = "error"
+            raise
+        finally:
+            if entry.excluded_s:
+                entry.took_s = time.monotonic() - t0
+                record(entry)
+
     def ask(self, members: list[Any], method: str, *args: Any, timeout_s: float = CALL_TIMEOUT_S,
             what: str | None = None) -> list[Any]:
-        """`method(*args)` on every member at once, bounded and guarded (see guard)."""
+        """`method(*args)` on every member at once, within `timeout_s` (see op)."""
         refs = [getattr(m, method).remote(*args) for m in members]
-        return list(self.guard(members, lambda: bounded(refs, timeout_s, what or method)))
+        return list(self.op(members, refs, timeout_s, what or method))
 
     def rdt_pair(self, device: str) -> list[Any]:
         """Two members created for RDT (after register_rdt, with enable_tensor_transport) on two
@@ -372,7 +437,7 @@ class CollectiveContext:
         (barrier_log) the program's barriers report to."""
         ranks = list(range(len(members))) if ranks is None else ranks
         refs = [m.run.remote(steps, r, len(members), group, log) for m, r in zip(members, ranks)]
-        got = self.guard(members, lambda: bounded(refs, bound_s, f"{len(steps)} op(s) in group of {len(members)}"))
+        got = self.op(members, refs, bound_s, f"{len(steps)} op(s) in group of {len(members)}")
         by_rank: list[Any] = [None] * len(members)
         for r, out in zip(ranks, got):
             by_rank[r] = out

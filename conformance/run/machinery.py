@@ -33,6 +33,8 @@ T = TypeVar("T")
 # knob: the hang guard of a new actor's first answer (a worker process that imports torch), before
 # the run's stretch: the RDT endpoints, the collective members and the probes all start under it
 ACTOR_START_S = 120.0
+# knob: how often await_births reads Ray's actor table (one GCS call)
+BIRTH_POLL_S = 0.5
 
 
 def _noop() -> None:
@@ -121,6 +123,29 @@ def await_actors(refs: Refs, bound_s: float, what: str, *, machinery: MachineryR
     """The first answers of new actors (their `info`/`ready` refs): await_machinery over a sliced,
     interruptible ray.get. An actor whose constructor raised reaches the caller as Ray's error."""
     return await_machinery(lambda limit: bounded_get(refs, limit, what), bound_s, what, machinery=machinery, param=param)
+
+
+def await_births(starting: Callable[[], list[str]], what: str, *, machinery: MachineryRecord) -> float:
+    """Wait until Ray has started the actors a plugin's call asked for (`starting()`: what is still
+    starting, empty when nothing is), as Ray's machinery: ACTOR_START_S stretched by the run's
+    measurement, a fresh sample before blaming (await_machinery). Their constructors are the
+    plugin's code, so when the fresh sample says the host was no slower than the bound assumed,
+    BoundRanOut reaches the caller (the plugin's to answer); else HostNotReady. The seconds it took
+    (the caller leaves them out of the plugin's own bound)."""
+    t0 = time.monotonic()
+
+    def wait(limit: float) -> None:
+        deadline = time.monotonic() + limit
+        while True:
+            left = starting()
+            if not left:
+                return
+            if time.monotonic() >= deadline:
+                raise BoundRanOut(f"{what}: {', '.join(left[:3])} still starting after {limit:.0f}s")
+            time.sleep(BIRTH_POLL_S)
+
+    await_machinery(wait, ACTOR_START_S, what, machinery=machinery, runs_plugin_code=True)
+    return time.monotonic() - t0
 
 
 def clock_ready(clock: Clock, bound_s: float, machinery: MachineryRecord) -> Callable[[Any, str], Any]:

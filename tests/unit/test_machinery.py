@@ -232,3 +232,28 @@ def test_a_wait_that_can_go_on_is_given_what_a_host_loaded_since_adds(monkeypatc
     sampler(monkeypatch, nominal * cap)
     with pytest.raises(HostNotReady, match="past the x6"):
         machinery.more_time(25, cap, 150, "100 of 100 concurrent transfers", machinery=rec)
+
+
+def test_births_the_plugin_asked_for_are_awaited_as_rays_machinery(monkeypatch: pytest.MonkeyPatch,
+                                                                   rec: MachineryRecord) -> None:
+    """A backend's own actor still starting when its call's bound ran out: the wait until Ray has
+    started it is Ray's (returned, for the caller to leave out of the plugin's bound)."""
+    monkeypatch.setattr(machinery, "BIRTH_POLL_S", 0.01)
+    reads = iter([["_Hub 'star-g'"], ["_Hub 'star-g'"], []])
+    took = machinery.await_births(lambda: next(reads), "Ray to start the backend's actor", machinery=rec)
+    assert 0 <= took < 5
+
+
+def test_a_birth_that_never_ends_on_a_host_that_was_not_slower_is_the_plugins(monkeypatch: pytest.MonkeyPatch,
+                                                                              rec: MachineryRecord) -> None:
+    """The actor's constructor is the plugin's code: when the fresh sample says the host is no
+    slower than the bound assumed, BoundRanOut reaches the caller (a hang of the plugin), naming
+    what was still starting; a slower host makes it the host's failure."""
+    monkeypatch.setattr(machinery, "BIRTH_POLL_S", 0.01)
+    monkeypatch.setattr(machinery, "ACTOR_START_S", 0.05)
+    sampler(monkeypatch, 0.5)
+    with pytest.raises(BoundRanOut, match="_Hub 'star-g' still starting"):
+        machinery.await_births(lambda: ["_Hub 'star-g'"], "Ray to start the backend's actor", machinery=rec)
+    sampler(monkeypatch, host_load.NOMINAL_S["worker_start"] * 4)
+    with pytest.raises(HostNotReady):
+        machinery.await_births(lambda: ["_Hub 'star-g'"], "Ray to start the backend's actor", machinery=rec)

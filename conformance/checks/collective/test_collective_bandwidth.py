@@ -37,7 +37,7 @@ import pytest
 
 from conformance.areas.collective.busbw import bandwidth_figures, bus_factor, point_figures
 from conformance.areas.collective.star import StarHub
-from conformance.collective.context import CollectiveCtx, CollectiveError, bounded, start_answers
+from conformance.collective.context import CollectiveCtx, CollectiveError, start_answers
 from conformance.handles import Actor
 from conformance.measure import batch_size, enough_trials, stats
 from conformance.run.fixtures import not_applicable
@@ -84,7 +84,7 @@ def star_timer(ctx: CollectiveCtx, members: list[Any], hub: Actor, op: str, nbyt
     def run(iters: int) -> list[float]:
         tag = f"{op}.{nbytes}.{next(calls)}"
         refs = [m.call.remote(STAR_TIMED, op, nbytes, iters, hub, rank, tag) for rank, m in enumerate(members)]
-        return list(cc.guard(members, lambda: bounded(refs, bound, f"the star reference's {op} of {nbytes} bytes")))
+        return list(cc.op(members, refs, bound, f"the star reference's {op} of {nbytes} bytes"))
     return run
 
 

@@ -8,7 +8,6 @@ and test_gloo_group_isolation.py, for the manifest's backend.
 """
 from __future__ import annotations
 
-from functools import partial
 from typing import Any
 
 import pytest
@@ -16,7 +15,7 @@ import pytest
 from conformance import leftovers
 from conformance.areas.collective.judges import LEAK_MEMBERS
 from conformance.collective import programs
-from conformance.collective.context import CollectiveCtx, CollectiveError, Hang, bounded, wait_until
+from conformance.collective.context import CollectiveCtx, CollectiveError, Hang, wait_until
 
 pytestmark = pytest.mark.cluster("shared")
 
@@ -102,7 +101,7 @@ def test_named_groups_in_the_same_actors_are_isolated(collective_ctx: Collective
                 refs = [m.run.remote(steps, r, len(members), group) for m, r in zip(members, ranks)]
                 pending.append((steps, ranks, group, refs, record))
             for steps, ranks, group, refs, record in pending:
-                got = cc.guard(pool, partial(bounded, refs, bound, f"round {rnd} in group {group}"))
+                got = cc.op(pool, refs, bound, f"round {rnd} in group {group}")
                 by_rank: list[Any] = [None] * len(ranks)
                 for r, out in zip(ranks, got):
                     by_rank[r] = out
