@@ -102,6 +102,14 @@ def same_cluster(a: ClusterShape, b: ClusterShape) -> bool:
     return a.params == b.params
 
 
+def manifests_own(shape: ClusterShape, manifest: Manifest) -> bool:
+    """Whether `shape` starts the manifest's own nodes as they are (the shared cluster's parameters,
+    whatever its name: recovery-devices is one): a cluster the run's description of its nodes
+    (environment.devices) may be read from, so a run that never names the shared shape (a
+    recovery-only run) records the same node list a full run does."""
+    return same_cluster(complete(shape, manifest), complete(SHARED, manifest))
+
+
 @dataclass
 class ClusterHandle:
     shape: ClusterShape

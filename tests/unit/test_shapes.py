@@ -57,6 +57,17 @@ def test_shapes_with_equal_parameters_share_a_cluster(ref: str) -> None:
 
 
 @pytest.mark.parametrize("ref", MANIFESTS)
+def test_the_runs_nodes_are_read_on_any_cluster_of_the_manifests_own_nodes(ref: str) -> None:
+    """environment.devices is read on the first cluster of the manifest's nodes as they are (session.cluster):
+    the shared one, or recovery-devices in a recovery-only run; never on a shape that changes them."""
+    m = load_manifest(ref)
+    own = {name for name, shape in resolved(ref).items() if cluster_mod.manifests_own(shape, m)}
+    assert {"shared", "recovery-devices"} <= own
+    assert not own & {"recovery-nodes", "host-without-device", "preset-visible", "recovery-transfers"}
+    assert cluster_mod.manifests_own(SHARED, m)   # the preflight's unresolved SHARED too
+
+
+@pytest.mark.parametrize("ref", MANIFESTS)
 def test_rank_keeps_shapes_of_one_cluster_side_by_side(ref: str) -> None:
     r = resolved(ref)
     ordered = [r[k.name] for k in sorted(shapes.all_kinds(), key=lambda k: k.rank)]
