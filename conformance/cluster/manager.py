@@ -473,8 +473,10 @@ class ClusterManager:
         self._note_shared(shape)
 
     def _note_shared(self, shape: ClusterShape) -> None:
-        """The report's cluster mode and node count are those of the manifest's own cluster."""
-        if shape.name == SHARED.name and self.last_mode is None and self.current is not None:
+        """The report's cluster mode and node count are those of the manifest's own cluster: the
+        first of its nodes as they are, whichever shape named it (a recovery-only run's
+        recovery-devices; the tier's node count and verify's recomputed one then agree)."""
+        if manifests_own(shape, self.manifest) and self.last_mode is None and self.current is not None:
             self.last_mode, self.last_nodes = self.current.mode, self.current.nodes
             self.notes.extend(self.current.notes)
 

@@ -123,6 +123,9 @@ def test_a_recovery_only_run_records_the_nodes_a_full_run_records(run_all: tuple
     assert len(report["environment"]["devices"]["nodes"]) == NODES
     assert node_facts(report) == node_facts(run_all[0])
     assert report["environment"]["devices"]["total"] == run_all[0]["environment"]["devices"]["total"] == 2 * NODES
+    # the cluster the report describes is the manifest's (the tier's node count, verify's shape): as the full run's
+    assert (report["cluster"]["mode"], report["cluster"]["nodes"]) == (run_all[0]["cluster"]["mode"], NODES)
+    assert report["shape"] == run_all[0]["shape"] and report["shape"]["nodes"] == NODES
     assert (out / "report.md").read_text().count(f"nodes: 2 of {NODES}") == len(RECOVERY)   # one per rack
 
 

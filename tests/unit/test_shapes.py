@@ -211,3 +211,16 @@ def test_manager_reuses_a_cluster_of_equal_parameters(fake_starts: list[str]) ->
     mgr.shutdown()
     assert all("stop_s" in h for h in mgr.history)
     assert (mgr.last_mode, mgr.last_nodes) == ("simulated", 2)
+
+
+def test_a_run_without_the_shared_shape_records_the_manifests_cluster(fake_starts: list[str]) -> None:
+    """A recovery-only run starts recovery-devices (the manifest's nodes), never "shared": the report's
+    cluster mode and nodes are still its (the tier's min_nodes then agrees with verify's, which counts
+    environment.devices), and never a shape's that changes the nodes."""
+    m = load_manifest("builtin:simulated-2node")
+    mgr = ClusterManager(m)
+    mgr.ensure(shapes.resolve("recovery-nodes", m, SimAccManager, MachineryRecord()))
+    assert (mgr.last_mode, mgr.last_nodes) == (None, 0)
+    mgr.ensure(shapes.resolve("recovery-devices", m, SimAccManager, MachineryRecord()))
+    assert fake_starts == ["recovery-nodes", "recovery-devices"] and (mgr.last_mode, mgr.last_nodes) == ("simulated", 2)
+    mgr.shutdown()
