@@ -102,6 +102,14 @@ def same_cluster(a: ClusterShape, b: ClusterShape) -> bool:
     return a.params == b.params
 
 
+def manifests_own(shape: ClusterShape, manifest: Manifest) -> bool:
+    """Whether `shape` starts the manifest's own nodes as they are (the shared cluster's parameters,
+    whatever its name: recovery-devices is one): a cluster the run's description of its nodes
+    (environment.devices) may be read from, so a run that never names the shared shape (a
+    recovery-only run) records the same node list a full run does."""
+    return same_cluster(complete(shape, manifest), complete(SHARED, manifest))
+
+
 @dataclass
 class ClusterHandle:
     shape: ClusterShape
@@ -465,8 +473,10 @@ class ClusterManager:
         self._note_shared(shape)
 
     def _note_shared(self, shape: ClusterShape) -> None:
-        """The report's cluster mode and node count are those of the manifest's own cluster."""
-        if shape.name == SHARED.name and self.last_mode is None and self.current is not None:
+        """The report's cluster mode and node count are those of the manifest's own cluster: the
+        first of its nodes as they are, whichever shape named it (a recovery-only run's
+        recovery-devices; the tier's node count and verify's recomputed one then agree)."""
+        if manifests_own(shape, self.manifest) and self.last_mode is None and self.current is not None:
             self.last_mode, self.last_nodes = self.current.mode, self.current.nodes
             self.notes.extend(self.current.notes)
 

@@ -23,7 +23,7 @@ from conformance.catalog.manifest import Manifest, load_manifest
 from conformance.catalog.selection import run_environment, selection_record
 from conformance.catalog.vendor_calls import HangRecord
 from conformance.cluster import shapes
-from conformance.cluster.manager import ClusterManager, ClusterShape, ClusterStartError, ClusterStopHung, prepare_driver
+from conformance.cluster.manager import ClusterManager, ClusterShape, ClusterStartError, ClusterStopHung, manifests_own, prepare_driver
 from conformance.report.build import TERMINAL_BLOCKERS_WIDTH, build_report, now_iso, ran_lines, tier_table
 from conformance.report.environment import fingerprint
 from conformance.report.results import TestRecord, active_waiver, aggregate, should_retry
@@ -119,8 +119,8 @@ class ConformanceRun:
         if self.ray_address or self.hangs.blocks_node_start() is None:
             self.prepare()      # else the start fails at once with the known hang: no import again
         handle = self.clusters.ensure(shape, fresh=fresh)
-        if shape.name == "shared" and not self.devices:
-            self.devices = self._detect_devices()
+        if not self.devices and manifests_own(shape, self.manifest):
+            self.devices = self._detect_devices()   # the first cluster of the manifest's own nodes, whichever shape named it
         return handle
 
     def publish(self, section: str, value: dict[str, Any]) -> None:

@@ -1,19 +1,22 @@
 """`ray-conformance run --nodes all` on a real 3-node cluster (cluster_utils, the simulated
 accelerator): the per-node checks name every node in their evidence, the report's selection
 records the mode and the seed beside the command line that gave them, report.md says "nodes: 3 of
-3", and the recovery scenarios that kill a process on a node run on the seed's choice of one node
-per failure domain.
+3"; and a recovery-only run (`run --check FR-001`: no check of the shared cluster, the path of
+`--area recovery` and of a recovery shard) records the same nodes a full run does, its scenario
+on the seed's choice of one node per failure domain.
 
-One run of a few cheap checks on the smallest shape that has more nodes than the old scenarios
-used (a pair, one node): DP-006 reads the view, DP-008/011/012 run their tasks on every node in
-waves (conformance.run.nodes), TL-001 reads the facts the topology collection probed on every
-node, TR-006 moves a buffer in a wave of node pairs every node is in (on simacc only: the host
-type's wave is the same code), FR-001 kills a holder on each node the seed chose per rack (the
-nodes sit in two racks, one node and two), in one wave, on the same cluster (the recovery-devices
-shape is the manifest's nodes; FR-002's wave is the same code with a crash, held by the unit tests
-and the example run: leaving it out saves its holders' starts). DP-009 and DP-010 (one actor per device,
-per node) are left out: their actors cost most of the time on a loaded host, and their records
-are the same helper's. The default sample's seeded choice is held by
+Two runs on the smallest shape that has more nodes than the old scenarios used (a pair, one
+node). The first, of a few cheap checks under `--nodes all`: DP-006 reads the view, DP-008/011/012
+run their tasks on every node in waves (conformance.run.nodes), TL-001 reads the facts the
+topology collection probed on every node, TR-006 moves a buffer in a wave of node pairs every node
+is in (on simacc only: the host type's wave is the same code). DP-009 and DP-010 (one actor per
+device, per node) are left out: their actors cost most of the time on a loaded host, and their
+records are the same helper's. The second, of FR-001 alone (the default `sample` mode, the seed
+given): its cluster is the recovery-devices shape (the manifest's nodes), the run's description
+of its nodes (environment.devices) is read there, and FR-001 kills a holder on each node the seed
+chose per rack (the nodes sit in two racks, one node and two), in one wave (FR-002..FR-004 start
+with the same helper, held by the unit tests and the example run: leaving them out saves their
+holders' starts). The default sample's seeded choice of the visibility checks is held by
 tests/ray/test_remote_cluster.py's run (at no cost of its own) and by the unit tests
 (tests/unit/test_node_sample.py, tests/unit/test_recovery_domain_sample.py)."""
 from __future__ import annotations
@@ -56,17 +59,33 @@ def three_nodes(tmp_path: Path) -> Path:
     return write_manifest(data, tmp_path)
 
 
-@pytest.fixture(scope="module")
-def run_all(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], Path]:
-    """One `run --nodes all --node-seed SEED` of WAVES and RECOVERY: (report.json, its folder)."""
-    tmp_path = tmp_path_factory.mktemp("every_node")
+def run_cli(tmp_path: Path, *options: str) -> tuple[dict[str, Any], Path]:
+    """`ray-conformance run` on the three-node manifest with `options`: (report.json, its folder)."""
     out = tmp_path / "out"
     proc = subprocess.run([sys.executable, "-m", "conformance.cli.main", "run", "--manifest", str(three_nodes(tmp_path)),
-                           "--out", str(out), "--nodes", "all", "--node-seed", str(SEED), "--check", *WAVES, *RECOVERY],
+                           "--out", str(out), "--node-seed", str(SEED), *options],
                           capture_output=True, text=True, timeout=420, cwd=tmp_path)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     report: dict[str, Any] = json.loads((out / "report.json").read_text())
     return report, out
+
+
+@pytest.fixture(scope="module")
+def run_all(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], Path]:
+    """One `run --nodes all --node-seed SEED` of WAVES: (report.json, its folder)."""
+    return run_cli(tmp_path_factory.mktemp("every_node"), "--nodes", "all", "--check", *WAVES)
+
+
+@pytest.fixture(scope="module")
+def run_recovery(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], Path]:
+    """One recovery-only `run --node-seed SEED --check` RECOVERY (no shared check): (report.json, its folder)."""
+    return run_cli(tmp_path_factory.mktemp("recovery_only"), "--check", *RECOVERY)
+
+
+def node_facts(report: dict[str, Any]) -> list[tuple[Any, ...]]:
+    """What a report's environment.devices says of each node but its id: devices, type, labels."""
+    return sorted((n["count"], n["accelerator_type"], sorted((k, v) for k, v in n["labels"].items() if k != "ray.io/node-id"))
+                  for n in report["environment"]["devices"]["nodes"])
 
 
 def test_nodes_all_names_every_node_in_each_per_node_check(run_all: tuple[dict[str, Any], Path]) -> None:
@@ -90,16 +109,31 @@ def test_nodes_all_names_every_node_in_each_per_node_check(run_all: tuple[dict[s
     assert node_sample.choice_problems(report, policy)[0] == []   # verify's `nodes` line
     text = (out / "report.md").read_text()
     assert "## Nodes exercised" in text and text.count(f"nodes: {NODES} of {NODES}") == len(WAVES)
-    assert text.count(f"nodes: 2 of {NODES}") == len(RECOVERY)   # one per rack
     assert "node mode: all" in text
     assert f"nodes: {NODES} of {NODES}" in (out / "report.html").read_text()
 
 
-def test_recovery_scenarios_run_on_the_seeds_choice_per_failure_domain(run_all: tuple[dict[str, Any], Path]) -> None:
+def test_a_recovery_only_run_records_the_nodes_a_full_run_records(run_all: tuple[dict[str, Any], Path],
+                                                                  run_recovery: tuple[dict[str, Any], Path]) -> None:
+    """No shared check ran, yet the run describes its nodes as the full run does (environment.devices
+    read on the recovery-devices cluster, the manifest's nodes) and records its node mode and seed."""
+    report, out = run_recovery
+    assert report["partial"] and [c["id"] for c in report["checks"] if c.get("tests")] == list(RECOVERY)
+    assert report["selection"]["nodes"] == {"mode": "sample", "seed": SEED, "size": 1}
+    assert len(report["environment"]["devices"]["nodes"]) == NODES
+    assert node_facts(report) == node_facts(run_all[0])
+    assert report["environment"]["devices"]["total"] == run_all[0]["environment"]["devices"]["total"] == 2 * NODES
+    # the cluster the report describes is the manifest's (the tier's node count, verify's shape): as the full run's
+    assert (report["cluster"]["mode"], report["cluster"]["nodes"]) == (run_all[0]["cluster"]["mode"], NODES)
+    assert report["shape"] == run_all[0]["shape"] and report["shape"]["nodes"] == NODES
+    assert (out / "report.md").read_text().count(f"nodes: 2 of {NODES}") == len(RECOVERY)   # one per rack
+
+
+def test_recovery_scenarios_run_on_the_seeds_choice_per_failure_domain(run_recovery: tuple[dict[str, Any], Path]) -> None:
     """FR-001 ran its scenario in one wave on the seed's choice of one node per rack, with each
-    node's evidence recorded; verify's `nodes` line recomputes the choice; a report whose per_node
-    drops a node is refused by the judge and by that line."""
-    report, _ = run_all
+    node's evidence recorded; verify's `nodes` line recomputes the choice from the run's own node
+    list; a report whose per_node drops a node is refused by the judge and by that line."""
+    report, _ = run_recovery
     keys = node_sample.manifest_domain_keys(report["manifest"], load_vocabulary())
     assert keys == ["ray.io/rack"]
     domains = node_sample.node_domains(report["environment"]["devices"]["nodes"], 1, keys)
@@ -115,6 +149,7 @@ def test_recovery_scenarios_run_on_the_seeds_choice_per_failure_domain(run_all: 
     policy = node_sample.node_policy(load_run_knobs())
     problems, summary = node_sample.choice_problems(report, policy, keys)   # verify's `nodes` line
     assert problems == [] and "1 recovery check(s) ran on seed 7's choice of 1 node(s) per failure domain" in summary
+    assert "0 per-node check(s) exercised seed 7's choice" in summary   # the sample mode: no visibility check ran
     dropped = copy.deepcopy(report)   # a vendor drops one node's scenario record
     gone = want[1]
     check = next(c for c in dropped["checks"] if c["id"] == "FR-001")

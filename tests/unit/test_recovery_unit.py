@@ -193,3 +193,56 @@ def test_a_scenario_the_host_could_not_run_is_recorded_as_the_hosts_not_failed()
             raise HostNotReady("a bare worker did not start within 60s just now")
     recorded = metrics["scenarios"]["a holder's start"]
     assert recorded["outcome"] == "host"
+
+
+class _Answers(Clock):
+    """A clock whose bounded get hands back what the stand-in holders answered (no Ray): the wave
+    and its bound are Ray's plumbing; what is judged here is the census and the record it leaves."""
+
+    def __init__(self) -> None:
+        super().__init__("FR-001", "demo", 10)
+        self.waited_for: list[str] = []
+
+    def get(self, refs: Any, what: str, bound_s: float | None = None) -> Any:
+        self.waited_for.append(what)
+        return list(refs)
+
+
+def _holder(answer: dict[str, Any]) -> Any:
+    return SimpleNamespace(state=SimpleNamespace(remote=lambda: answer))
+
+
+def _node(node_id: str, count: int) -> Any:
+    from conformance.areas.recovery.devices import DeviceNode
+    return DeviceNode("SIMACC", ENV, None, node_id, count)
+
+
+def test_the_shared_start_takes_each_nodes_census_in_one_wave_and_records_it() -> None:
+    """FR-001..FR-004's one start (hold_every_device): every node's holders answer in one get, each
+    node's record gets its holders' records and its id set."""
+    from conformance.areas.recovery.audit import holder_records
+    from conformance.areas.recovery.devices import hold_every_device
+
+    nodes = [_node("aaaaaaaa11", 2), _node("bbbbbbbb22", 2)]
+    answers = {d.node_id: [state([str(i)], node=d.node_id) for i in range(2)] for d in nodes}
+    holders = {nid: [_holder(a) for a in states_] for nid, states_ in answers.items()}
+    by_node: dict[str, dict[str, Any]] = {d.node_id: {"node": d.node_id[:8]} for d in nodes}
+    clock = _Answers()
+    before, universe = hold_every_device(clock, nodes, holders, 5.0, by_node)
+    assert clock.waited_for == ["4 holders on 2 node(s) to start"]   # one wave, named as before the merge
+    assert before == answers and universe == {d.node_id: ["0", "1"] for d in nodes}
+    for d in nodes:
+        assert by_node[d.node_id] == {"node": d.node_id[:8], "before": holder_records(answers[d.node_id]),
+                                      "universe": ["0", "1"]}
+
+
+def test_the_shared_start_fails_on_a_node_whose_devices_are_wrong_before_any_failure() -> None:
+    from conformance.areas.recovery.devices import census_of, hold_every_device
+
+    nodes = [_node("aaaaaaaa11", 2), _node("bbbbbbbb22", 2)]
+    twice = [state(["0"], node="bbbbbbbb22"), state(["0"], node="bbbbbbbb22")]   # one id held twice
+    assert census_of(twice, ENV)[1] == ["0"] and "held by more than one live holder" in census_of(twice, ENV)[0][0]
+    holders = {"aaaaaaaa11": [_holder(state([str(i)], node="aaaaaaaa11")) for i in range(2)],
+               "bbbbbbbb22": [_holder(s) for s in twice]}
+    with pytest.raises(ScenarioFailed, match="before any failure, the holders' devices on node bbbbbbbb were already wrong"):
+        hold_every_device(_Answers(), nodes, holders, 5.0, {d.node_id: {} for d in nodes})

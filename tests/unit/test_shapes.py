@@ -57,6 +57,17 @@ def test_shapes_with_equal_parameters_share_a_cluster(ref: str) -> None:
 
 
 @pytest.mark.parametrize("ref", MANIFESTS)
+def test_the_runs_nodes_are_read_on_any_cluster_of_the_manifests_own_nodes(ref: str) -> None:
+    """environment.devices is read on the first cluster of the manifest's nodes as they are (session.cluster):
+    the shared one, or recovery-devices in a recovery-only run; never on a shape that changes them."""
+    m = load_manifest(ref)
+    own = {name for name, shape in resolved(ref).items() if cluster_mod.manifests_own(shape, m)}
+    assert {"shared", "recovery-devices"} <= own
+    assert not own & {"recovery-nodes", "host-without-device", "preset-visible", "recovery-transfers"}
+    assert cluster_mod.manifests_own(SHARED, m)   # the preflight's unresolved SHARED too
+
+
+@pytest.mark.parametrize("ref", MANIFESTS)
 def test_rank_keeps_shapes_of_one_cluster_side_by_side(ref: str) -> None:
     r = resolved(ref)
     ordered = [r[k.name] for k in sorted(shapes.all_kinds(), key=lambda k: k.rank)]
@@ -200,3 +211,16 @@ def test_manager_reuses_a_cluster_of_equal_parameters(fake_starts: list[str]) ->
     mgr.shutdown()
     assert all("stop_s" in h for h in mgr.history)
     assert (mgr.last_mode, mgr.last_nodes) == ("simulated", 2)
+
+
+def test_a_run_without_the_shared_shape_records_the_manifests_cluster(fake_starts: list[str]) -> None:
+    """A recovery-only run starts recovery-devices (the manifest's nodes), never "shared": the report's
+    cluster mode and nodes are still its (the tier's min_nodes then agrees with verify's, which counts
+    environment.devices), and never a shape's that changes the nodes."""
+    m = load_manifest("builtin:simulated-2node")
+    mgr = ClusterManager(m)
+    mgr.ensure(shapes.resolve("recovery-nodes", m, SimAccManager, MachineryRecord()))
+    assert (mgr.last_mode, mgr.last_nodes) == (None, 0)
+    mgr.ensure(shapes.resolve("recovery-devices", m, SimAccManager, MachineryRecord()))
+    assert fake_starts == ["recovery-nodes", "recovery-devices"] and (mgr.last_mode, mgr.last_nodes) == ("simulated", 2)
+    mgr.shutdown()

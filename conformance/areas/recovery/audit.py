@@ -86,3 +86,8 @@ def holder_record(state: dict[str, Any], node: str | None = None) -> dict[str, A
             "env_value": state.get("env_value"),
             "manager_view": view if view is None or isinstance(view, str) else [str(v) for v in view],
             "restarted": state.get("restarted")}
+
+
+def holder_records(states: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """holder_record of each state, in order (a node's holders, as a device scenario records them)."""
+    return [holder_record(s) for s in states]

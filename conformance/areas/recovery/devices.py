@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Mapping, MutableMapping, Sequence
 
 from conformance.areas.recovery.actors import Holder
-from conformance.areas.recovery.audit import audit
+from conformance.areas.recovery.audit import audit, holder_records
+from conformance.run.nodes import wave
 from conformance.timing.clock import Clock
 from conformance.timing.timeouts import CheckTimeout
 
@@ -184,6 +185,12 @@ def wait_all_free(clock: Clock, resource: str, what: str, bound_s: float | None 
     clock.wait_for(lambda: available(resource) >= total(resource) - 1e-9, what, bound_s)
 
 
+def census_of(got: list[dict[str, Any]], env_var: str | None) -> tuple[list[str], list[str]]:
+    """Pure: what is wrong with the states of holders that together hold every device of one node
+    (their views disagree or overlap), and the node's id set (the ids they were assigned)."""
+    return audit(got, env_var), sorted({i for s in got for i in s["assigned"]})
+
+
 def census(clock: Clock, dev: DeviceNode, got: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[str]]:
     """The states of holders that together hold every device of the node (read already: a wave's
     share of one node), and the node's id set.
@@ -191,12 +198,34 @@ def census(clock: Clock, dev: DeviceNode, got: list[dict[str, Any]]) -> tuple[li
     Fails the scenario if the holders' views disagree or overlap: recovery cannot be judged on a
     node whose devices are not handed out correctly in the first place.
     """
-    problems = audit(got, dev.env_var)
+    problems, universe = census_of(got, dev.env_var)
     if problems:
         raise clock.fail(f"before any failure, the holders' devices on node {dev.node_id[:8]} were already wrong: "
                          + "; ".join(problems[:4]))
-    universe = sorted({i for s in got for i in s["assigned"]})
     return got, universe
+
+
+def starting(nodes: Sequence[DeviceNode]) -> str:
+    """Pure: what the first wave of a device scenario waits for (its timeout names it)."""
+    return f"{sum(d.count for d in nodes)} holders on {len(nodes)} node(s) to start"
+
+
+def hold_every_device(clock: Clock, nodes: Sequence[DeviceNode], holders: Mapping[str, list[Any]], ready_s: float,
+                      by_node: Mapping[str, MutableMapping[str, Any]]
+                      ) -> tuple[dict[str, list[dict[str, Any]]], dict[str, list[str]]]:
+    """The start FR-001..FR-004 share: `holders` (node id -> the holders spawned there, which
+    together hold every device of the node) answer in one wave (one bounded get of `ready_s`), each
+    node's census is taken (`census`: a node whose devices are wrong before any failure fails the
+    scenario) and each node's record in `by_node` gets its `before` (holder_record of each holder)
+    and `universe` (the node's ids). Returns (the holders' states, the node's ids), by node id."""
+    got = wave(lambda nid: [h.state.remote() for h in holders[nid]], list(holders),
+               lambda refs, what: clock.get(refs, what, ready_s), starting(nodes))
+    before: dict[str, list[dict[str, Any]]] = {}
+    universe: dict[str, list[str]] = {}
+    for d in nodes:
+        before[d.node_id], universe[d.node_id] = census(clock, d, got[d.node_id])
+        by_node[d.node_id].update(before=holder_records(before[d.node_id]), universe=universe[d.node_id])
+    return before, universe
 
 
 def wait_dead(clock: Clock, ref: ObjectRef[Any], what: str, bound_s: float | None = None) -> str:

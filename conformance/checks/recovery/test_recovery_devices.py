@@ -24,11 +24,11 @@ from typing import Any
 import pytest
 
 from conformance.areas.recovery.actors import crash_first_attempt
-from conformance.areas.recovery.audit import audit, holder_record
+from conformance.areas.recovery.audit import audit, holder_record, holder_records
 from conformance.areas.recovery.context import DeviceRecoveryCtx, RecoveryCtx
 from conformance.areas.recovery.devices import (
-    census,
     first_device_node,
+    hold_every_device,
     kill_quietly,
     make_ledger,
     pinned,
@@ -52,10 +52,6 @@ LEDGER_READ_S = 10     # knob: hang guard of reading the attempt ledgers (the re
 def _ray() -> Any:
     import ray
     return ray
-
-
-def recorded(states_: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [holder_record(s) for s in states_]
 
 
 def left_of_round(clock: Scenario, round_end: float, refs: list[Any], what: str) -> list[Any]:
@@ -85,13 +81,7 @@ def kill_then_reuse(rc: DeviceRecoveryCtx, how: str) -> None:
     with rc.timed(f"{how}-holder-then-reuse" + on_nodes(nodes), rc.bound()) as clock:
         try:
             holders = {d.node_id: spawn_holders(d, d.count) for d in nodes}
-            got = wave(lambda nid: [h.state.remote() for h in holders[nid]], list(holders),
-                       lambda refs, what: clock.get(refs, what, ready_s),
-                       f"{sum(d.count for d in nodes)} holders on {len(nodes)} node(s) to start")
-            before: dict[str, list[dict[str, Any]]] = {}
-            for d in nodes:
-                before[d.node_id], universe = census(clock, d, got[d.node_id])
-                by_node[d.node_id].update(before=recorded(before[d.node_id]), universe=universe)
+            before, _ = hold_every_device(clock, nodes, holders, ready_s, by_node)
             clock.mark("all devices held")
             free_before = {d.node_id: wait_view_shows_held(clock, d, len(holders[d.node_id]), release_s) for d in nodes}
             t0 = clock.elapsed()
@@ -153,14 +143,7 @@ def test_restarted_actor_holds_a_device_again(recovery_ctx: DeviceRecoveryCtx) -
     with rc.timed("crash-and-kill-restartable-holder" + on_nodes(nodes), rc.bound()) as clock:
         try:
             holders = {d.node_id: spawn_holders(d, 1, max_restarts=2) + spawn_holders(d, d.count - 1) for d in nodes}
-            got = wave(lambda nid: [h.state.remote() for h in holders[nid]], list(holders),
-                       lambda refs, what: clock.get(refs, what, ready_s),
-                       f"{sum(d.count for d in nodes)} holders on {len(nodes)} node(s) to start")
-            before: dict[str, list[dict[str, Any]]] = {}
-            universe: dict[str, list[str]] = {}
-            for d in nodes:
-                before[d.node_id], universe[d.node_id] = census(clock, d, got[d.node_id])
-                by_node[d.node_id].update(before=recorded(before[d.node_id]), universe=universe[d.node_id])
+            before, universe = hold_every_device(clock, nodes, holders, ready_s, by_node)
             current = {d.node_id: before[d.node_id][0] for d in nodes}
             for cause in ("crash", "kill"):
                 t0 = clock.elapsed()
@@ -204,14 +187,7 @@ def test_restart_storm_keeps_ids_disjoint(recovery_ctx: DeviceRecoveryCtx) -> No
     with rc.timed(f"{rounds}-rounds-of-kills-and-crashes" + on_nodes(nodes), rc.bound()) as clock:
         try:
             holders = {d.node_id: spawn_holders(d, d.count, max_restarts=rounds) for d in nodes}
-            got = wave(lambda nid: [h.state.remote() for h in holders[nid]], list(holders),
-                       lambda refs, what: clock.get(refs, what, rc.param("actor_ready_s")),
-                       f"{sum(d.count for d in nodes)} holders on {len(nodes)} node(s) to start")
-            current: dict[str, list[dict[str, Any]]] = {}
-            universe: dict[str, list[str]] = {}
-            for d in nodes:
-                current[d.node_id], universe[d.node_id] = census(clock, d, got[d.node_id])
-                by_node[d.node_id].update(before=recorded(current[d.node_id]), universe=universe[d.node_id])
+            current, universe = hold_every_device(clock, nodes, holders, rc.param("actor_ready_s"), by_node)
             for r in range(rounds):
                 start = clock.elapsed()
                 victims = {nid: [i for i in range(len(hs)) if i % 2 == r % 2] or [0] for nid, hs in holders.items()}
@@ -237,7 +213,7 @@ def test_restart_storm_keeps_ids_disjoint(recovery_ctx: DeviceRecoveryCtx) -> No
                     current[nid] = answers[nid]
                     record = by_node[nid]
                     record["rounds"].append({"cause": cause, "victims": victims[nid], "round_s": took,
-                                             "holders": recorded(current[nid])})
+                                             "holders": holder_records(current[nid])})
                     record["restarts"] += len(victims[nid])
                     record["round_s"].append(took)
                 if any(audit(current[d.node_id], d.env_var, universe[d.node_id]) for d in nodes):
@@ -268,7 +244,7 @@ def test_retried_task_gets_a_valid_device(recovery_ctx: DeviceRecoveryCtx) -> No
                           lambda refs, what: clock.get(refs, what, ready_s),
                           f"holders of the other devices on {len(nodes)} node(s) to start")
             for d in nodes:
-                by_node[d.node_id]["others"] = recorded(others[d.node_id])
+                by_node[d.node_id]["others"] = holder_records(others[d.node_id])
             t0 = clock.elapsed()
             results = wave(lambda nid: [ray.remote(crash_first_attempt).options(
                 num_cpus=0, **demand(nodes[0].resource, 1), max_retries=2,
