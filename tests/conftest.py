@@ -17,6 +17,7 @@ run first, with the table paused (or down to one lane) until they are done.
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -25,8 +26,16 @@ import pytest
 for _folder in ("support", "broken_plugins"):
     sys.path.insert(0, str(Path(__file__).resolve().parent / _folder))
 
+if TYPE_CHECKING:
+    from teeth import BesideJob
+
 TEETH_RUNS = pytest.StashKey()   # teeth.Runs of this session, set when collection ends
+BESIDE_JOBS = pytest.StashKey()  # ids of the teeth.BesideJob runs holding this session's unit lane
 TEETH_MODULE = "test_teeth.py"
+# The lane whose tests run in a lane of the table when the session runs the table (BESIDE=0: in the
+# main thread, as before), and the module whose one test judges them, after the main thread's other tests.
+BESIDE_LANE = "unit"
+BESIDE_MODULE = "test_unit_lane.py"
 # Modules that run first, before the project's other tests, with the table held back:
 # test_firsthour_runs times the preflight and a whole failed run against a minute and asserts
 # that the run left no Ray process behind when its report was written (a loaded host delays
@@ -52,6 +61,8 @@ def _order(item: pytest.Item) -> tuple[int, int]:
     name = Path(str(item.fspath)).name
     if name in QUIET_HOST_MODULES:
         return 0, QUIET_HOST_MODULES[name]
+    if name == BESIDE_MODULE:
+        return 1, 1
     return (2 if name == TEETH_MODULE and "run" in getattr(getattr(item, "callspec", None), "params", {}) else 1), 0
 
 
@@ -92,7 +103,25 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     # TEETH_OVERLAP=0: the table waits for the other tests (its first judgement resumes it), as before
     serial = os.environ.get("TEETH_OVERLAP", "1") == "0"
     quiet_first = serial or any(_order(item)[0] == 0 for item in session.items)
-    session.config.stash[TEETH_RUNS] = Runs([r for r in runs() if r.id in wanted], base, paused=quiet_first)
+    beside = () if serial else _beside_jobs(session)
+    session.config.stash[BESIDE_JOBS] = tuple(job.id for job in beside)
+    session.config.stash[TEETH_RUNS] = Runs([r for r in runs() if r.id in wanted], base, paused=quiet_first,
+                                            beside=beside)
+
+
+def _beside_jobs(session: pytest.Session) -> tuple["BesideJob", ...]:
+    """The unit lane's tests, taken out of this session's own run and handed to the table as one
+    job (teeth.BesideJob): pure tests, ~2 CPU-minutes that the main thread ran serially after the
+    table's phases had ended (docs/test-time.md). BESIDE=0, or no judging module collected: none."""
+    from teeth import BesideJob
+
+    if os.environ.get("BESIDE", "1") == "0" or not any(Path(str(i.fspath)).name == BESIDE_MODULE for i in session.items):
+        return ()
+    moved = [item for item in session.items if lane_of(item) == BESIDE_LANE]
+    if not moved:
+        return ()
+    session.items[:] = [item for item in session.items if lane_of(item) != BESIDE_LANE]
+    return (BesideJob(f"beside:tests/{BESIDE_LANE}", tuple(item.nodeid for item in moved)),)
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
@@ -103,6 +132,11 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
     teeth_runs = config.stash.get(TEETH_RUNS, None)
+    for job_id in config.stash.get(BESIDE_JOBS, ()):   # the unit lane's own count, which the session's omits
+        done = teeth_runs.futures[job_id] if teeth_runs is not None else None
+        if done is not None and done.done() and done.exception() is None:
+            lines = done.result().output.strip().splitlines()
+            terminalreporter.write_line(f"{job_id} (in a lane of the table): {lines[-1] if lines else 'no output'}")
     # all runs with -v, the slowest 8 otherwise
     for line in teeth_runs.summary(999 if config.option.verbose > 0 else 8) if teeth_runs is not None else []:
         terminalreporter.write_line(line)

@@ -366,6 +366,41 @@ def test_narrow_lets_that_many_runs_go_on_at_once(tmp_path: Path) -> None:
     r.close()
 
 
+def test_the_unit_lane_runs_first_in_a_lane_of_the_main_phase(tmp_path: Path) -> None:
+    """A job of the project's own tests (the unit lane, tests/conftest.py) takes a lane of the
+    first multi-lane phase after phase 0, before that phase's rows, and is judged like a run;
+    the runs of phase 0 do not wait for it."""
+    import threading
+
+    import teeth
+
+    started: list[str] = []
+    lock = threading.Lock()
+
+    def fake_execute(run: TeethRun, base: Path, environ: dict[str, str]) -> RunResult:
+        with lock:
+            started.append(run.id)
+        return RunResult(0, {}, "")
+
+    def fake_job(job: teeth.BesideJob, base: Path, environ: dict[str, str]) -> RunResult:
+        with lock:
+            started.append(job.id)
+        return RunResult(1, None, f"{len(job.nodeids)} failed")
+
+    row = TeethRun(id="zero", base="sim", set={}, env={}, catches={}, may_fail=(), passes=("DP-001",),
+                   not_applicable=(), waived=(), files=(), phase=0, also=(), data={})
+    rows = [row] + [TeethRun(**{**row.__dict__, "id": x, "phase": 1}) for x in "ab"]
+    job = teeth.BesideJob("beside:tests/unit", ("tests/unit/test_x.py::test_y",))
+    r = teeth.Runs(rows, tmp_path, execute_run=fake_execute, run_job=fake_job, table={"phases": {0: 2, 1: 2}},
+                   reap=lambda: 0, beside=(job,))
+    r.quiet.set()
+    assert r.get(job.id).rc == 1 and r.get(job.id).output == "1 failed"
+    assert all(r.get(x).rc == 0 for x in ("zero", "a", "b"))
+    r.close()
+    assert started[0] == "zero" and started[1] == job.id, started
+    assert any(line.endswith(f"s  {job.id}") for line in r.timeline()), r.timeline()
+
+
 def test_a_spare_lane_opens_only_while_the_machine_is_idle(tmp_path: Path) -> None:
     """Two lanes and an idle machine: a third run starts; a busy machine: it waits for a lane.
     Runs start in the phase's order either way."""

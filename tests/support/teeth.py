@@ -15,7 +15,7 @@ import time
 from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import lru_cache, partial
 from pathlib import Path
 from typing import Any, Callable
 
@@ -295,6 +295,36 @@ def execute(run: TeethRun, base: Path, environ: dict[str, str] | None = None) ->
     return RunResult(rc, report, output, time.monotonic() - t0, out)
 
 
+@dataclass(frozen=True)
+class BesideJob:
+    """Tests of the project's own run as one pytest process in a lane of the table, instead of in
+    the session's main thread (tests/conftest.py: the unit lane). The main thread's serial tests
+    are make test's critical path once the table's phases end (docs/test-time.md): a lane of the
+    table, used from its busy middle, gives them back to the two cores while the main thread does
+    the rest."""
+    id: str
+    nodeids: tuple[str, ...]
+    options: tuple[str, ...] = ()
+
+
+def run_beside(job: BesideJob, base: Path, environ: dict[str, str]) -> RunResult:
+    """`job`'s tests in a fresh pytest process from the project's root (its node ids in an
+    arguments file); the result's `output` is pytest's."""
+    folder = base / job.id.replace("/", "__").replace(":", "_")
+    folder.mkdir(parents=True, exist_ok=True)
+    listed = folder / "tests.txt"
+    listed.write_text("\n".join(job.nodeids) + "\n")
+    cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", *job.options, f"@{listed}"]
+    env = {k: v for k, v in environ.items() if k != "PYTEST_ADDOPTS"}
+    t0 = time.monotonic()
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=RUN_TIMEOUT_S, env=env, cwd=str(ROOT))
+        rc, output = proc.returncode, proc.stdout + proc.stderr
+    except subprocess.TimeoutExpired as exc:
+        rc, output = -1, f"the tests did not finish within {RUN_TIMEOUT_S}s: {exc}"
+    return RunResult(rc, None, output, time.monotonic() - t0, folder)
+
+
 # ------------------------------------------------------------------------------ judging
 def ran(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """The checks whose tests ran in this run."""
@@ -484,7 +514,8 @@ class Runs:
     def __init__(self, selected: list[TeethRun], base: Path, paused: bool = False, *,
                  execute_run: Callable[[TeethRun, Path, dict[str, str]], RunResult] | None = None,
                  table: dict[str, Any] | None = None, reap: Callable[[], int] | None = None,
-                 idle: Callable[[], float] | None = None) -> None:
+                 idle: Callable[[], float] | None = None, beside: tuple[BesideJob, ...] = (),
+                 run_job: Callable[[BesideJob, Path, dict[str, str]], RunResult] | None = None) -> None:
         # execute_run / table / reap / idle: what a run does, the phases' lanes, the clean-up after
         # a phase, the machine's idle share. The table's own tests pass fakes here: patching this
         # module's globals instead would hand the fakes to the real table, whose runs go on beside
@@ -492,6 +523,10 @@ class Runs:
         table = table or load_table()
         phases = schedule(selected, table)
         self.execute_run = execute_run or execute
+        self.run_job = run_job or run_beside
+        self.beside = beside    # jobs of the project's own tests, first in the table's main phase (beside_phase)
+        self.beside_phase = next((rs[0].phase for lanes, rs in phases if lanes > 1 and rs[0].phase >= 1),
+                                 phases[0][1][0].phase if phases else None)
         self.reap = reap
         spare = table.get("spare_lane") or {}
         self.spare_idle: float | None = float(spare["idle_fraction"]) if spare else None
@@ -499,6 +534,7 @@ class Runs:
         self.spare_starts: list[str] = []    # runs that started in the spare lane
         self.waiting: list[int] = []         # tickets of the runs waiting to start, in order
         self.futures: dict[str, Future[RunResult]] = {r.id: Future() for _, rs in phases for r in rs}
+        self.futures.update({job.id: Future() for job in beside})
         self.environ = dict(os.environ)      # before any test changed it
         self.stopping = threading.Event()
         self.quiet = threading.Event()
@@ -513,7 +549,7 @@ class Runs:
         self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="teeth-phases")
         self.driver = self.pool.submit(self._drive, phases, base)
 
-    def _admit(self, run: TeethRun, lanes: int, ticket: int) -> None:
+    def _admit(self, job_id: str, lanes: int, ticket: int) -> None:
         """Wait for this run's turn (runs start in the phase's order) and a free lane.
 
         A phase of two or more lanes has one spare lane (`spare_lane` in the table): it opens
@@ -527,14 +563,14 @@ class Runs:
             try:
                 while True:
                     if self.stopping.is_set():
-                        raise RuntimeError(f"{run.id}: not run, the session is ending")
+                        raise RuntimeError(f"{job_id}: not run, the session is ending")
                     if ticket == min(self.waiting):
                         limit = lanes if self.lane_limit is None else min(lanes, self.lane_limit)
                         if self.in_flight < limit:
                             break
                         if (self.spare_idle is not None and lanes > 1 and limit > 0
                                 and self.in_flight == min(limit, lanes) and self.idle() >= self.spare_idle):
-                            self.spare_starts.append(run.id)
+                            self.spare_starts.append(job_id)
                             break
                     self.state.wait(timeout=1.0)
             finally:
@@ -543,12 +579,15 @@ class Runs:
             self.state.notify_all()
 
     def _run(self, run: TeethRun, base: Path, lanes: int = 1, ticket: int = 0) -> RunResult:
-        self._admit(run, lanes, ticket)
+        return self._lane(run.id, lambda: self.execute_run(run, base, self.environ), lanes, ticket)
+
+    def _lane(self, job_id: str, call: Callable[[], RunResult], lanes: int, ticket: int) -> RunResult:
+        self._admit(job_id, lanes, ticket)
         t0 = time.monotonic() - self.started
         try:
-            return self.execute_run(run, base, self.environ)
+            return call()
         finally:
-            self.spans[run.id] = (t0, time.monotonic() - self.started)
+            self.spans[job_id] = (t0, time.monotonic() - self.started)
             with self.state:
                 self.in_flight -= 1
                 self.state.notify_all()
@@ -579,15 +618,19 @@ class Runs:
                 self.quiet.wait()
             begun = time.monotonic() - self.started
             spare = 1 if self.spare_idle is not None and lanes > 1 else 0
-            with ThreadPoolExecutor(lanes + spare, thread_name_prefix="teeth") as pool:
-                for r, fut in [(r, pool.submit(self._run, r, base, lanes, i)) for i, r in enumerate(rs)]:
+            jobs = list(self.beside) if rs and rs[0].phase == self.beside_phase else []
+            with ThreadPoolExecutor(lanes + spare + len(jobs), thread_name_prefix="teeth") as pool:
+                submitted = [(job.id, pool.submit(self._lane, job.id, partial(self.run_job, job, base, self.environ),
+                                                  lanes, k - len(jobs))) for k, job in enumerate(jobs)]
+                submitted += [(r.id, pool.submit(self._run, r, base, lanes, i)) for i, r in enumerate(rs)]
+                for job_id, fut in submitted:
                     try:
                         result = fut.result()
                     except BaseException as exc:  # noqa: BLE001 - hand it to the test that waits
-                        self.futures[r.id].set_exception(exc)
+                        self.futures[job_id].set_exception(exc)
                         continue
-                    self.walls[r.id] = result.wall_s
-                    self.futures[r.id].set_result(result)
+                    self.walls[job_id] = result.wall_s
+                    self.futures[job_id].set_result(result)
             reap()   # leaking variants' segments, once their processes are gone
             self.phase_spans.append((rs[0].phase if rs else 0, lanes, waited, begun, time.monotonic() - self.started))
         self.finished = time.monotonic()
