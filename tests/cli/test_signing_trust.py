@@ -20,6 +20,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 
 from conformance.catalog import datafiles
+from conformance.catalog.capabilities import compute_capabilities, load_profiles
 from conformance.errors import UserError
 from conformance.signing import attestation as att
 from conformance.signing import dsse, keys, trust, trust_table
@@ -28,7 +29,7 @@ from conformance.signing.keyring import key_from_file, trusted_key
 from conformance.signing.sign import sign_report_dir
 from conformance.signing.verify import verify_path
 from conformance.signing.verify.lines import ORDER
-from signing_support import build_report, write_releases, write_report_dir
+from signing_support import build_report, suite, write_releases, write_report_dir
 
 NOW = datetime(2026, 3, 2, tzinfo=timezone.utc)  # the verifier's clock: a day after the test runs
 
@@ -187,9 +188,21 @@ def _perturbed(value: Any, status: str, path: str) -> Any:
     raise AssertionError(type(value))
 
 
+def _profile_only_check() -> str:
+    """A check a capability profile requires and no tier does: failing it blocks the profile (its
+    `blocking` entry) and leaves the tier as it was."""
+    from conformance.catalog.ladder import required_checks
+
+    s = suite()
+    tiered = {cid for t in s.ladder.tiers for cid in required_checks(t, s.checklist)}
+    profiles = compute_capabilities(build_report()["checks"], s.checklist, load_profiles(), {})
+    return next(cid for p in profiles for cid in p["required_checks"] if cid not in tiered)
+
+
 def full_report() -> dict[str, Any]:
-    """build_report with the optional parts a real run writes, so every table field is present."""
-    report = build_report()
+    """build_report with the optional parts a real run writes, so every table field is present
+    (one profile's check failing, so the profiles and the tiers name what blocks them)."""
+    report = build_report({_profile_only_check(): "fail"})
     report["manifest_path"] = "manifest.yaml"
     report["manifest"]["accelerator"]["expected"] = {"devices_per_node": 4, "accelerator_type": "NPU-X1"}
     report["environment"]["hostname"] = "host"
@@ -208,6 +221,11 @@ def full_report() -> dict[str, Any]:
     report["environment"].update(cpu_count=real["environment"]["cpu_count"], machine=real["environment"]["machine"])
     report["preflight"]["host"] = real["preflight"]["host"]
     report["next_steps"]["shape_ceiling"]["slack"] = real["next_steps"]["shape_ceiling"]["slack"]
+    # as conformance/report/build.py writes them: the profiles of the release, and the artifact a
+    # run given --plugin-artifact names
+    report["capabilities"] = compute_capabilities(report["checks"], suite().checklist, load_profiles(),
+                                                  report["manifest"])
+    report["plugin_artifact"] = {"name": "plugin.whl", "sha256": "ab" * 32}
     return report
 
 
