@@ -20,7 +20,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from conformance.catalog import datafiles
+from conformance.catalog import data, datafiles
 from conformance.catalog.capabilities import compute_capabilities, load_profiles
 from conformance.cli.main import main
 from conformance.errors import UserError
@@ -31,7 +31,7 @@ from conformance.signing.keyring import key_from_file, trusted_key
 from conformance.signing.sign import sign_report_dir
 from conformance.signing.verify import verify_path
 from conformance.signing.verify.lines import ORDER
-from signing_support import build_report, shard_reports, suite, write_releases, write_report_dir
+from signing_support import build_report, retier, shard_reports, suite, write_releases, write_report_dir
 
 NOW = datetime(2026, 3, 2, tzinfo=timezone.utc)  # the verifier's clock: a day after the test runs
 
@@ -202,8 +202,11 @@ def _profile_only_check() -> str:
 
 
 def full_report() -> dict[str, Any]:
-    """build_report with the optional parts a real run writes, so every table field is present
-    (one profile's check failing, so the profiles and the tiers name what blocks them)."""
+    """build_report with the optional parts a real run writes (one profile's check failing, so the
+    profiles name what blocks them; one waived). Still absent, each skipped by name: a sampled run's
+    selection.nodes (its per-node evidence), selection.environment (a size knob), a flaky run's
+    attempts and summary.flaky, a tier's blocking entries, cluster.history's reason and retried, the
+    manifest's expected domains. The shard records are perturbed in a merge (below)."""
     report = build_report({_profile_only_check(): "fail"})
     report["manifest_path"] = "manifest.yaml"
     report["manifest"]["accelerator"]["expected"] = {"devices_per_node": 4, "accelerator_type": "NPU-X1"}
@@ -228,7 +231,17 @@ def full_report() -> dict[str, Any]:
     report["capabilities"] = compute_capabilities(report["checks"], suite().checklist, load_profiles(),
                                                   report["manifest"])
     report["plugin_artifact"] = {"name": "plugin.whl", "sha256": "ab" * 32}
-    return report
+    # a failure the release waives, as conformance/report/results.py records it, the release's
+    # waivers digest beside it (build.py), and the host's load while a check ran
+    waivers, waivers_sha256 = data.load_waivers()
+    w = waivers[0]
+    waived = next(c for c in report["checks"] if c["id"] == w.check)
+    waived.update(outcome="waived", reason=f"waived ({w.issue}, expires {w.expires}): {w.reason}; was fail: f",
+                  metrics={}, waiver={"check": w.check, "issue": w.issue, "reason": w.reason, "expires": w.expires,
+                                      "blocks_tier": w.blocks_tier, "original_outcome": "fail"})
+    report["suite"]["waivers_sha256"] = waivers_sha256
+    report["checks"][0]["host_load"] = real["checks"][0]["host_load"]
+    return retier(report)
 
 
 # The shard records: a merged report's selection.shards and each merged shard's selection.shard
