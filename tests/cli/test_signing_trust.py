@@ -31,7 +31,7 @@ from conformance.signing.keyring import key_from_file, trusted_key
 from conformance.signing.sign import sign_report_dir
 from conformance.signing.verify import verify_path
 from conformance.signing.verify.lines import ORDER
-from signing_support import build_report, retier, shard_reports, suite, write_releases, write_report_dir
+from signing_support import build_report, retier, shard_reports, stable_only_check, suite, write_releases, write_report_dir
 
 NOW = datetime(2026, 3, 2, tzinfo=timezone.utc)  # the verifier's clock: a day after the test runs
 
@@ -190,6 +190,9 @@ def _perturbed(value: Any, status: str, path: str) -> Any:
     raise AssertionError(type(value))
 
 
+FLAKY = "DP-020"   # a SHOULD no profile requires: flaky, it costs the top tier's SHOULD share at most
+
+
 def _profile_only_check() -> str:
     """A check a capability profile requires and no tier does: failing it blocks the profile (its
     `blocking` entry) and leaves the tier as it was."""
@@ -203,11 +206,14 @@ def _profile_only_check() -> str:
 
 def full_report() -> dict[str, Any]:
     """build_report with the optional parts a real run writes (one profile's check failing, so the
-    profiles name what blocks them; one waived). Still absent, each skipped by name: a sampled run's
-    selection.nodes (its per-node evidence), selection.environment (a size knob), a flaky run's
-    attempts and summary.flaky, a tier's blocking entries, cluster.history's reason and retried, the
-    manifest's expected domains. The shard records are perturbed in a merge (below)."""
-    report = build_report({_profile_only_check(): "fail"})
+    profiles name what blocks them; a top-tier check failing, so the tiers do; one waived; one
+    flaky with its attempts). Still absent, each skipped by name: a sampled run's selection.nodes
+    (its per-node evidence), selection.environment (a size knob), cluster.history's reason and
+    retried, the manifest's expected domains. The shard records are perturbed in a merge (below)."""
+    report = build_report({_profile_only_check(): "fail", stable_only_check(): "fail", FLAKY: "flaky"})
+    flaky = next(c for c in report["checks"] if c["id"] == FLAKY)   # as tests/cli/test_flakes_verify.py records one
+    flaky["attempts"] = [{"test": flaky["tests"][0], "attempt": 1, "outcome": "fail", "reason": "r", "duration_s": 0.1},
+                         {"test": flaky["tests"][0], "attempt": 2, "outcome": "pass", "reason": None, "duration_s": 0.15}]
     report["manifest_path"] = "manifest.yaml"
     report["manifest"]["accelerator"]["expected"] = {"devices_per_node": 4, "accelerator_type": "NPU-X1"}
     report["environment"]["hostname"] = "host"

@@ -79,6 +79,8 @@ def retier(report: dict[str, Any]) -> dict[str, Any]:
                                                       report["manifest"])
     counts = Counter(c["outcome"] for c in report["checks"])
     report["summary"] = {k: counts.get(k, 0) for k in ("pass", "fail", "error", "skip", "not_applicable", "waived")}
+    if counts.get("flaky"):   # as a run counts them (results.summarize); absent where none, as in older reports
+        report["summary"]["flaky"] = counts["flaky"]
     return report
 
 
