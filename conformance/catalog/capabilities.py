@@ -108,15 +108,22 @@ def verify_claim(report: Mapping[str, Any], checklist: Checklist,
     return True, f"recomputed capabilities equal the claim; certified: {names}"
 
 
+def _pairs(items: object, first: str, second: str) -> object:
+    """A list of {first, second} entries as pairs (anything else as it is, to differ)."""
+    if not isinstance(items, list):
+        return items
+    return [(i.get(first), i.get(second)) if isinstance(i, Mapping) else i for i in items]
+
+
 def _entry(c: Mapping[str, Any]) -> tuple[Any, ...]:
-    """What a profile entry says, every part of it (a page shows all of it)."""
-    blocking = c.get("blocking")
+    """What a profile entry says, every part of it (a page shows all of it): out_of_scope by
+    value too, so a report cannot move a check out of a profile's scope by editing its entry."""
     return (c.get("state"), c.get("declared"), c.get("required_checks"),
-            [(b.get("id"), b.get("outcome")) if isinstance(b, Mapping) else b for b in blocking]
-            if isinstance(blocking, list) else blocking, sorted(set(c) - _ENTRY_KEYS))
+            _pairs(c.get("blocking"), "id", "outcome"), sorted(set(c) - _ENTRY_KEYS),
+            _pairs(c.get("out_of_scope"), "id", "declared_by"))
 
 
-_ENTRY_KEYS = {"name", "state", "declared", "required_checks", "blocking"}
+_ENTRY_KEYS = {"name", "state", "declared", "required_checks", "blocking", "out_of_scope"}
 
 
 def _shown(entry: object) -> str:
@@ -124,6 +131,7 @@ def _shown(entry: object) -> str:
     if not isinstance(entry, tuple):
         text = repr(entry)
     else:
-        state, declared, _, blocking, extra = entry
-        text = f"{state!r} (declared {declared}, blocking {blocking}{', extra fields ' + str(extra) if extra else ''})"
+        state, declared, _, blocking, extra, outside = entry
+        text = (f"{state!r} (declared {declared}, blocking {blocking}"
+                f"{', out of scope ' + str(outside) if outside else ''}{', extra fields ' + str(extra) if extra else ''})")
     return text if len(text) <= 160 else text[:159] + "…"

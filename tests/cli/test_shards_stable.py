@@ -7,45 +7,13 @@ and verifies. tests/ray/test_shards_run.py takes the same path through real suit
 """
 from __future__ import annotations
 
-import copy
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from conformance.catalog import shards as sh
-from conformance.catalog.data import load_run_knobs
 from conformance.cli.main import main
-from signing_support import build_report, retier, write_releases, write_report_dir
-
-SPANS = {1: ("2026-03-01T11:00:00Z", "2026-03-01T11:40:00Z"), 2: ("2026-03-01T11:10:00Z", "2026-03-01T11:55:00Z")}
-
-
-def shard_reports(whole: dict[str, Any], count: int = 2) -> list[dict[str, Any]]:
-    """`whole` as `count` shards would have recorded it: each its slice and the core."""
-    policy = sh.shard_policy(load_run_knobs())
-    plan = sh.plan_shards({c["id"]: (c["area"], "shared") for c in whole["checks"]}, count, durations={},
-                          default_s=1.0, core=policy.core)
-    out = []
-    for i in range(1, count + 1):
-        report = copy.deepcopy(whole)
-        record = sh.selection_shard(sh.Shard(i, count), plan, policy.core)
-        mine = sh.shard_checks(record)
-        deselected = []
-        for c in report["checks"]:
-            if c["id"] not in mine:
-                deselected += c["tests"]
-                c.update(outcome="skip", reason=f"not in this shard ({i}-of-{count})", tests=[], duration_s=0.0)
-        report["started_at"], report["finished_at"] = SPANS[i]
-        report["duration_s"] = 2000.0
-        report["selection"] = {"args": [*whole["selection"]["args"], f"--conformance-shard={i}/{count}"],
-                               "deselected": sorted(deselected), "not_run": sorted(c["id"] for c in report["checks"]
-                                                                                   if not c["tests"]),
-                               "collect_only": False, "whole_checklist_collected": True, "shard": record}
-        report["partial"] = True
-        out.append(retier(report))
-    return out
+from signing_support import SPANS, build_report, shard_reports, write_releases, write_report_dir
 
 
 @pytest.fixture()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import json
+import shutil
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
@@ -19,7 +20,9 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from conformance.catalog import datafiles
+from conformance.catalog import data, datafiles
+from conformance.catalog.capabilities import compute_capabilities, load_profiles
+from conformance.cli.main import main
 from conformance.errors import UserError
 from conformance.signing import attestation as att
 from conformance.signing import dsse, keys, trust, trust_table
@@ -28,7 +31,7 @@ from conformance.signing.keyring import key_from_file, trusted_key
 from conformance.signing.sign import sign_report_dir
 from conformance.signing.verify import verify_path
 from conformance.signing.verify.lines import ORDER
-from signing_support import build_report, write_releases, write_report_dir
+from signing_support import build_report, retier, shard_reports, stable_only_check, suite, write_releases, write_report_dir
 
 NOW = datetime(2026, 3, 2, tzinfo=timezone.utc)  # the verifier's clock: a day after the test runs
 
@@ -187,9 +190,30 @@ def _perturbed(value: Any, status: str, path: str) -> Any:
     raise AssertionError(type(value))
 
 
+FLAKY = "DP-020"   # a SHOULD no profile requires: flaky, it costs the top tier's SHOULD share at most
+
+
+def _profile_only_check() -> str:
+    """A check a capability profile requires and no tier does: failing it blocks the profile (its
+    `blocking` entry) and leaves the tier as it was."""
+    from conformance.catalog.ladder import required_checks
+
+    s = suite()
+    tiered = {cid for t in s.ladder.tiers for cid in required_checks(t, s.checklist)}
+    profiles = compute_capabilities(build_report()["checks"], s.checklist, load_profiles(), {})
+    return next(cid for p in profiles for cid in p["required_checks"] if cid not in tiered)
+
+
 def full_report() -> dict[str, Any]:
-    """build_report with the optional parts a real run writes, so every table field is present."""
-    report = build_report()
+    """build_report with the optional parts a real run writes (one profile's check failing, so the
+    profiles name what blocks them; a top-tier check failing, so the tiers do; one waived; one
+    flaky with its attempts). Still absent, each skipped by name: a sampled run's selection.nodes
+    (its per-node evidence), selection.environment (a size knob), cluster.history's reason and
+    retried, the manifest's expected domains. The shard records are perturbed in a merge (below)."""
+    report = build_report({_profile_only_check(): "fail", stable_only_check(): "fail", FLAKY: "flaky"})
+    flaky = next(c for c in report["checks"] if c["id"] == FLAKY)   # as tests/cli/test_flakes_verify.py records one
+    flaky["attempts"] = [{"test": flaky["tests"][0], "attempt": 1, "outcome": "fail", "reason": "r", "duration_s": 0.1},
+                         {"test": flaky["tests"][0], "attempt": 2, "outcome": "pass", "reason": None, "duration_s": 0.15}]
     report["manifest_path"] = "manifest.yaml"
     report["manifest"]["accelerator"]["expected"] = {"devices_per_node": 4, "accelerator_type": "NPU-X1"}
     report["environment"]["hostname"] = "host"
@@ -208,11 +232,35 @@ def full_report() -> dict[str, Any]:
     report["environment"].update(cpu_count=real["environment"]["cpu_count"], machine=real["environment"]["machine"])
     report["preflight"]["host"] = real["preflight"]["host"]
     report["next_steps"]["shape_ceiling"]["slack"] = real["next_steps"]["shape_ceiling"]["slack"]
-    return report
+    # as conformance/report/build.py writes them: the profiles of the release, and the artifact a
+    # run given --plugin-artifact names
+    report["capabilities"] = compute_capabilities(report["checks"], suite().checklist, load_profiles(),
+                                                  report["manifest"])
+    report["plugin_artifact"] = {"name": "plugin.whl", "sha256": "ab" * 32}
+    # a failure the release waives, as conformance/report/results.py records it, the release's
+    # waivers digest beside it (build.py), and the host's load while a check ran
+    waivers, waivers_sha256 = data.load_waivers()
+    w = waivers[0]
+    waived = next(c for c in report["checks"] if c["id"] == w.check)
+    waived.update(outcome="waived", reason=f"waived ({w.issue}, expires {w.expires}): {w.reason}; was fail: f",
+                  metrics={}, waiver={"check": w.check, "issue": w.issue, "reason": w.reason, "expires": w.expires,
+                                      "blocks_tier": w.blocks_tier, "original_outcome": "fail"})
+    report["suite"]["waivers_sha256"] = waivers_sha256
+    report["checks"][0]["host_load"] = real["checks"][0]["host_load"]
+    return retier(report)
+
+
+# The shard records: a merged report's selection.shards and each merged shard's selection.shard
+# (a shard alone is no certification, so they are perturbed where verify meets them: in a merge).
+SHARD_RECORDS = ("selection.shards", "selection.shard")
+
+
+def _is_shard_record(path: str) -> bool:
+    return any(path == r or path.startswith((r + ".", r + "[")) for r in SHARD_RECORDS)
 
 
 def _report_cases() -> list[str]:
-    return [p for p in trust_table.load_table()["report"] if "*" not in p]
+    return [p for p in trust_table.load_table()["report"] if "*" not in p and not _is_shard_record(p)]
 
 
 @pytest.mark.parametrize("path", _report_cases())
@@ -369,3 +417,64 @@ def test_numbers_and_dates_the_code_cannot_compute_with_are_one_line(env: dict[s
     assert "\n" not in str(exc.value) and "$.junk.a" in str(exc.value)
     with pytest.raises(UserError, match=needle):
         sign_report_dir(folder, env["key"], overwrite=True)
+
+
+# ----------------------------------------------------------------------------- the shard records
+
+@pytest.fixture(scope="module")
+def merged(env: dict[str, Any]) -> Path:
+    """full_report run as two shards (`run --shard 1/2`, `2/2`), each signed, merged by the real
+    `merge` command and signed: the folder verify meets, the shards under shards/<i-of-N>/."""
+    folders = [signed(env, shard) for shard in shard_reports(full_report())]
+    out = env["dir"] / "merged"
+    assert main(["merge", *map(str, folders), "--out", str(out)]) == 0
+    sign_report_dir(out, env["key"])
+    return out
+
+
+def _write_signed(env: dict[str, Any], folder: Path, report: dict[str, Any]) -> None:
+    """What a vendor holding the key does after an edit: report.json and report.md again, signed."""
+    from conformance.report.build import render_markdown
+
+    (folder / "report.json").write_text(json.dumps(report, indent=2) + "\n")
+    (folder / "report.md").write_text(render_markdown(report), encoding="utf-8")
+    sign_report_dir(folder, env["key"], overwrite=True)
+
+
+def test_the_honest_merged_report_verifies(env: dict[str, Any], merged: Path) -> None:
+    report = json.loads((merged / "report.json").read_text())
+    assert [s["shard"] for s in report["selection"]["shards"]] == ["1-of-2", "2-of-2"]
+    v = verify(env, merged)
+    assert v.ok, failing(v)
+
+
+@pytest.mark.parametrize("path", [p for p in trust_table.load_table()["report"] if _is_shard_record(p)])
+def test_each_shard_record_perturbed_alone_and_resigned(env: dict[str, Any], merged: Path, path: str) -> None:
+    """selection.shards in the merged report, selection.shard in its first shard: changed there and
+    every signature made again (the shard's, the merged report's digest of it, the merged
+    report's); a cross-checked record must be rejected."""
+    env["n"] += 1
+    folder = env["dir"] / f"m{env['n']}"
+    shutil.copytree(merged, folder)
+    report = json.loads((folder / "report.json").read_text())
+    shard_dir = folder / "shards" / report["selection"]["shards"][0]["shard"]
+    in_merged = path.startswith("selection.shards")
+    target = report if in_merged else json.loads((shard_dir / "report.json").read_text())
+    steps = _concrete(target, path)
+    assert steps is not None, f"{path} is not in the {'merged report' if in_merged else 'shard'}"
+    entry = trust_table.status("report", path)
+    container, key = steps[-1]
+    container[key] = _perturbed(container[key], entry["status"], path)
+    try:
+        if not in_merged:
+            _write_signed(env, shard_dir, target)
+            report["selection"]["shards"][0]["report_sha256"] = datafiles.sha256_file(shard_dir / "report.json")
+        _write_signed(env, folder, report)
+    except UserError as exc:  # sign refuses first what verify would refuse
+        assert entry["status"] != "informational", str(exc)
+        return
+    v = verify(env, folder)
+    if entry["status"] in ("recomputed", "cross-checked"):
+        assert not v.ok, f"{path} ({entry['status']}) was changed and re-signed, yet the merged report verified"
+    elif entry["status"] == "informational":
+        assert v.ok, (path, failing(v))

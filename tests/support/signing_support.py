@@ -6,6 +6,7 @@ folders, releases files and waiver files into temporary directories.
 """
 from __future__ import annotations
 
+import copy
 import functools
 import json
 from collections import Counter
@@ -66,12 +67,20 @@ def check_ids() -> list[str]:
 
 
 def retier(report: dict[str, Any]) -> dict[str, Any]:
-    """Set tier, tiers and summary from the report's checks (what an honest plugin writes)."""
+    """Set tier, tiers and summary (and capabilities, where the report has them) from the report's
+    checks (what an honest plugin writes)."""
     s = suite()
     tier, detail = compute_tiers(report["checks"], s.checklist, s.ladder, context_from_report(report))
     report["tier"], report["tiers"] = tier, detail
+    if "capabilities" in report:
+        from conformance.catalog.capabilities import compute_capabilities, load_profiles
+
+        report["capabilities"] = compute_capabilities(report["checks"], s.checklist, load_profiles(),
+                                                      report["manifest"])
     counts = Counter(c["outcome"] for c in report["checks"])
     report["summary"] = {k: counts.get(k, 0) for k in ("pass", "fail", "error", "skip", "not_applicable", "waived")}
+    if counts.get("flaky"):   # as a run counts them (results.summarize); absent where none, as in older reports
+        report["summary"]["flaky"] = counts["flaky"]
     return report
 
 
@@ -203,3 +212,37 @@ def write_product_history(root: Path) -> tuple[Path, Path, Path, Any]:
     keyring = root / "keyring.yaml"
     keyring.write_text(f"keys:\n  - name: examplecorp\n    public_key: {pair.public_path}\n    vendors: [ExampleCorp]\n")
     return subs, releases, keyring, pair
+
+
+# The shards' spans (started_at, finished_at) in shard_reports: the second starts before the first ends.
+SPANS = {1: ("2026-03-01T11:00:00Z", "2026-03-01T11:40:00Z"), 2: ("2026-03-01T11:10:00Z", "2026-03-01T11:55:00Z")}
+
+
+def shard_reports(whole: dict[str, Any], count: int = 2) -> list[dict[str, Any]]:
+    """`whole` as `count` shards would have recorded it (`run --shard I/N`): each its slice and the
+    core, the others' checks skipped and deselected, its own span of SPANS."""
+    from conformance.catalog import shards as sh
+    from conformance.catalog.data import load_run_knobs
+
+    policy = sh.shard_policy(load_run_knobs())
+    plan = sh.plan_shards({c["id"]: (c["area"], "shared") for c in whole["checks"]}, count, durations={},
+                          default_s=1.0, core=policy.core)
+    out = []
+    for i in range(1, count + 1):
+        report = copy.deepcopy(whole)
+        record = sh.selection_shard(sh.Shard(i, count), plan, policy.core)
+        mine = sh.shard_checks(record)
+        deselected = []
+        for c in report["checks"]:
+            if c["id"] not in mine:
+                deselected += c["tests"]
+                c.update(outcome="skip", reason=f"not in this shard ({i}-of-{count})", tests=[], duration_s=0.0)
+        report["started_at"], report["finished_at"] = SPANS[i]
+        report["duration_s"] = 2000.0
+        report["selection"] = {"args": [*whole["selection"]["args"], f"--conformance-shard={i}/{count}"],
+                               "deselected": sorted(deselected), "not_run": sorted(c["id"] for c in report["checks"]
+                                                                                   if not c["tests"]),
+                               "collect_only": False, "whole_checklist_collected": True, "shard": record}
+        report["partial"] = True
+        out.append(retier(report))
+    return out

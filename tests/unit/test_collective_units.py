@@ -166,6 +166,18 @@ def test_verify_recomputes_capabilities(checklist) -> None:  # type: ignore[no-u
     assert verify_claim({"checks": results, "manifest": manifest}, checklist)[0]   # older report
 
 
+def test_verify_recomputes_what_a_profile_leaves_out_of_scope(checklist) -> None:  # type: ignore[no-untyped-def]
+    """out_of_scope is compared by value: a claim naming other checks (or another field) out of
+    scope is refused, not only one that drops the key (the trust table's perturbation caught it)."""
+    results, manifest = _results(checklist), {"collective": {"backend": "B"}}
+    honest = compute_capabilities(results, checklist, load_profiles(), manifest)
+    collective = next(c for c in honest if c["name"] == "collective")
+    forged = [{**c, "out_of_scope": [{**c["out_of_scope"][0], "id": "CC-001"}, *c["out_of_scope"][1:]]}
+              if c is collective else c for c in honest]
+    ok, detail = verify_claim({"checks": results, "manifest": manifest, "capabilities": forged}, checklist)
+    assert not ok and "out of scope" in detail and "CC-001" in detail
+
+
 def test_judge_names_a_device_tensor_left_off_the_members_visible_device() -> None:
     """A member's device tensor must stay on its current device (the one Ray made visible to it)."""
     steps = [{"op": "allreduce", "reduce": "SUM", "dtype": "float32", "lib": "torch", "device": "dev", "n": 2, "seed": 0}]

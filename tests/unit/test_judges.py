@@ -90,6 +90,8 @@ def test_a_missing_metric_is_an_error_never_a_pass(cid: str) -> None:
 def test_a_non_finite_or_non_numeric_metric_is_an_error(cid: str, bad: Any) -> None:
     metrics = copy.deepcopy(PASSING_METRICS[cid])
     container, key = _first_number(metrics, JUDGED[cid].needs)
+    if container is None:   # a judge may need no number (a new area's first judge met this: a TypeError then)
+        pytest.skip(f"{cid}: its judge's needs {JUDGED[cid].needs} hold no number of its passing evidence")
     container[key] = bad
     assert judged(cid, metrics).outcome == "error"
 

@@ -20,7 +20,8 @@ ERROR_CAP = 500      # knob: characters of an exception message kept
 BASIC_METHODS = ("get_resource_name", "get_visible_accelerator_ids_env_var", "get_current_node_num_accelerators",
                  "get_current_node_accelerator_type", "get_current_node_additional_resources")
 
-# The probe parts each contract check's judge reads, beside `manager`, `env_var` and BASIC_METHODS.
+# The probe parts each contract check's judge reads, beside `manager`, `env_var` and BASIC_METHODS
+# (a contract check not listed reads only those: a new one that judges the basic methods needs no row).
 CONTRACT_PARTS: dict[str, tuple[str, ...]] = {
     "DP-001": ("validate",), "DP-002": (), "DP-003": ("round_trips",), "DP-004": ("unset_get",),
     "DP-005": ("round_trips",), "DP-016": ("round_trips",), "DP-007": (), "DP-013": ("validate",),
@@ -66,7 +67,7 @@ def contract_evidence(probe: dict[str, Any], check_id: str) -> dict[str, Any]:
     methods = probe.get("methods", {})
     out: dict[str, Any] = {"manager": probe.get("manager"), "env_var": probe.get("env_var"),
                            "methods": {m: compact_call(methods[m]) for m in BASIC_METHODS if m in methods}}
-    for part in CONTRACT_PARTS[check_id]:
+    for part in CONTRACT_PARTS.get(check_id, ()):
         if part == "validate" and "validate" in probe:
             out["validate"] = {q: compact_call(e) for q, e in probe["validate"].items()}
         elif part == "unset_get" and "unset_get" in probe:

@@ -6,11 +6,27 @@ another's table.
 """
 from __future__ import annotations
 
+import importlib
+from types import ModuleType
 from typing import Any
 
-from judged import collective, device, performance, recovery, topology, transport, workload
+from conformance.areas import AREAS as REGISTRY
 
-AREAS = (device, topology, transport, performance, recovery, collective, workload)
+
+def _area_module(name: str) -> ModuleType:
+    """tests/support/judged/<name>.py, or a ModuleNotFoundError that names the file to write."""
+    try:
+        return importlib.import_module(f"judged.{name}")
+    except ModuleNotFoundError as exc:
+        if exc.name != f"judged.{name}":
+            raise
+        raise ModuleNotFoundError(f"tests/support/judged/{name}.py is missing: the {name} area declares judges, "
+                                  "their evidence (PASSING, FAILING) goes there (docs/architecture.md, Add an area)",
+                                  name=exc.name) from exc
+
+
+# One module per area that declares judges, found by the area's name (conformance.areas.AREAS).
+AREAS = tuple(_area_module(a.name) for a in REGISTRY if a.judges)
 PASSING: dict[str, dict[str, Any]] = {k: v for a in AREAS for k, v in a.PASSING.items()}
 FAILING: dict[str, list[dict[str, Any]]] = {k: v for a in AREAS for k, v in a.FAILING.items()}
 
