@@ -221,7 +221,8 @@ def diff_runs(olds: Sequence[Mapping[str, Any]], news: Sequence[Mapping[str, Any
         if check.merit is None:
             continue
         for fig in check.merit.figures:
-            findings.extend(figure_findings(check.id, fig, olds, news, tolerance, alpha, host=host))
+            findings.extend(figure_findings(check.id, fig, olds, news, tolerance, alpha, host=host,
+                                            siblings=check.merit.references))
         moved.extend(reference_findings(check.id, check.merit.references, olds, news, tolerance))
     if moved:
         findings.append(Finding("host", False, None, None, None,
