@@ -177,12 +177,13 @@ class RendezvousStar(SimCollGroup):
     object is gone, and they are Ray's (good/collective-rendezvous-star)."""
 
     HUB_RANK = 0   # the rank that starts the rendezvous actor, on its own node
+    HUB_START_S = 900.0   # how long the backend waits for its rendezvous actor to start (Ray's machinery)
 
     def __init__(self, world_size: int, rank: int, group_name: str) -> None:
         import ray
 
         super().__init__(world_size, rank, group_name)
-        self._name, self._k = f"star-{group_name}", 0
+        self._name, self._k, self._hub_ready = f"star-{group_name}", 0, False
         if rank == self.HUB_RANK:    # on its own node; the others look it up by name, bounded
             from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
@@ -209,6 +210,14 @@ class RendezvousStar(SimCollGroup):
 
         if t.device.type != "cpu" or t.dtype == torch.bfloat16:
             return False
+        if not self._hub_ready:
+            # the rendezvous actor's start is Ray's (a worker start, this module's imports): waited
+            # for apart from the op's own timeout, as long as Ray may take on a loaded host (the
+            # suite grants Ray's births up to ACTOR_START_S stretched x6 and a fresh sample); a
+            # backend that held its rendezvous' start to its op timeout failed its first op on a
+            # loaded host (make test s26b: 10 s, declarative path)
+            ray.get(self._hub.__ray_ready__.remote(), timeout=self.HUB_START_S)
+            self._hub_ready = True
         k, self._k = self._k, self._k + 1
         mine = t.numpy()
         part = [ray.put(mine)] if op == "allreduce" or self.rank == root else []
