@@ -264,6 +264,16 @@ def no_retries(run: TeethRun) -> bool:
 
 
 # ------------------------------------------------------------------------------ running
+def bounded_process(cmd: list[str], env: dict[str, str], cwd: Path, what: str) -> tuple[int, str]:
+    """(exit code, stdout + stderr) of `cmd`, at most RUN_TIMEOUT_S; -1 and a line naming `what`
+    when it ran past that."""
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=RUN_TIMEOUT_S, env=env, cwd=str(cwd))
+        return proc.returncode, proc.stdout + proc.stderr
+    except subprocess.TimeoutExpired as exc:
+        return -1, f"{what} did not finish within {RUN_TIMEOUT_S}s: {exc}"
+
+
 def execute(run: TeethRun, base: Path, environ: dict[str, str] | None = None) -> RunResult:
     """One run in a fresh pytest process. `environ`: the environment to start from (default: this
     process's now); Runs passes the one it saw at its start, because tests running beside the table
@@ -285,11 +295,7 @@ def execute(run: TeethRun, base: Path, environ: dict[str, str] | None = None) ->
         env["CONFORMANCE_DATA_DIR"] = str(data_dir_for(run, folder / "data"))
     cmd = suite_command(manifest, out, selection(run))
     t0 = time.monotonic()
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=RUN_TIMEOUT_S, env=env, cwd=str(folder))
-        rc, output = proc.returncode, proc.stdout + proc.stderr
-    except subprocess.TimeoutExpired as exc:
-        rc, output = -1, f"the run did not finish within {RUN_TIMEOUT_S}s: {exc}"
+    rc, output = bounded_process(cmd, env, folder, "the run")
     report_path = out / "report.json"
     report = json.loads(report_path.read_text()) if report_path.exists() else None
     return RunResult(rc, report, output, time.monotonic() - t0, out)
@@ -304,7 +310,6 @@ class BesideJob:
     the rest."""
     id: str
     nodeids: tuple[str, ...]
-    options: tuple[str, ...] = ()
 
 
 def run_beside(job: BesideJob, base: Path, environ: dict[str, str]) -> RunResult:
@@ -314,14 +319,10 @@ def run_beside(job: BesideJob, base: Path, environ: dict[str, str]) -> RunResult
     folder.mkdir(parents=True, exist_ok=True)
     listed = folder / "tests.txt"
     listed.write_text("\n".join(job.nodeids) + "\n")
-    cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", *job.options, f"@{listed}"]
+    cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", f"@{listed}"]
     env = {k: v for k, v in environ.items() if k != "PYTEST_ADDOPTS"}
     t0 = time.monotonic()
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=RUN_TIMEOUT_S, env=env, cwd=str(ROOT))
-        rc, output = proc.returncode, proc.stdout + proc.stderr
-    except subprocess.TimeoutExpired as exc:
-        rc, output = -1, f"the tests did not finish within {RUN_TIMEOUT_S}s: {exc}"
+    rc, output = bounded_process(cmd, env, ROOT, "the tests")
     return RunResult(rc, None, output, time.monotonic() - t0, folder)
 
 
