@@ -274,3 +274,39 @@ def test_cc008_growth_says_where_retention_usually_hides() -> None:
     [problem] = memory_left_behind(ctx)   # type: ignore[arg-type]
     assert problem.startswith("the host memory member 1 holds") and "grew by 80 MiB" in problem
     assert "allocator arenas of the backend's reader threads" in problem and "malloc_trim" in problem
+
+
+def test_every_call_into_the_backend_is_recorded_as_the_plugins_wait_under_its_param(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 42: each op lands in the check's metrics.waits (owner plugin, the param that bounds it,
+    what it took), whether or not Ray started actors inside it, so verify holds a pass to its bound
+    and the bound to the release's; an op that hangs is recorded as ran out."""
+    from conformance import leftovers
+    from conformance.collective import context
+    from conformance.timing.owned import RECORDER, Wait, wait_problems
+
+    state = context.CollectiveContext.__new__(context.CollectiveContext)
+    state.discard = lambda members: None  # type: ignore[method-assign]  # the pool is not what is tested
+    member = SimpleNamespace(_actor_id=SimpleNamespace(hex=lambda: "a1"))
+    monkeypatch.setattr(leftovers, "starting_actors", lambda ids: [])
+    kept: list[Wait] = []
+    token = RECORDER.set(kept.append)
+    try:
+        monkeypatch.setattr(context, "bounded", lambda refs, timeout_s, what: ["ok"])
+        assert state.op([member], ["ref"], 60.0, "2 op(s) in group of 1", param="op_bound_s") == ["ok"]
+
+        def hangs(refs: object, timeout_s: float, what: str) -> object:
+            raise context.Hang(f"{what}: no answer")
+        monkeypatch.setattr(context, "bounded", hangs)
+        monkeypatch.setattr(context, "BIRTH_CHECK_S", 0.01)
+        with pytest.raises(context.Hang):
+            state.op([member], ["ref"], 0.02, "round 1 in group g", param="op_bound_s")
+    finally:
+        RECORDER.reset(token)
+    met, ran_out = (w.as_json() for w in kept)
+    assert (met["owner"], met["param"], met["verdict"], met["bound_s"]) == ("plugin", "op_bound_s", "met", 60.0)
+    assert met["took_s"] < 1.0 and ran_out["verdict"] == "ran out"
+    waits = {"each": [met], "count": 1}
+    assert wait_problems(waits, {"op_bound_s": 60}, passed=True) == []
+    assert wait_problems(waits, {"op_bound_s": 30}, passed=True) == [
+        "wait '2 op(s) in group of 1' records bound_s 60, the release's op_bound_s is 30"]
+    assert wait_problems({"each": [ran_out], "count": 1}, {"op_bound_s": 0.02}, passed=True) != []

@@ -72,7 +72,7 @@ def sweep_point(ctx: CollectiveCtx, members: list[Any], op: str, nbytes: int,
 def backend_timer(ctx: CollectiveCtx, members: list[Any], group: str, op: str, nbytes: int) -> Callable[[int], list[float]]:
     """The vendor's backend doing `op` on nbytes in `group` (CollectiveMember.timed)."""
     cc, bound = ctx.backend, float(ctx.param("op_bound_s"))
-    return lambda iters: cc.ask(members, "timed", op, nbytes, iters, group, timeout_s=bound,
+    return lambda iters: cc.ask(members, "timed", op, nbytes, iters, group, timeout_s=bound, param="op_bound_s",
                                 what=f"{op} of {nbytes} bytes")
 
 
@@ -84,7 +84,7 @@ def star_timer(ctx: CollectiveCtx, members: list[Any], hub: Actor, op: str, nbyt
     def run(iters: int) -> list[float]:
         tag = f"{op}.{nbytes}.{next(calls)}"
         refs = [m.call.remote(STAR_TIMED, op, nbytes, iters, hub, rank, tag) for rank, m in enumerate(members)]
-        return list(cc.op(members, refs, bound, f"the star reference's {op} of {nbytes} bytes"))
+        return list(cc.op(members, refs, bound, f"the star reference's {op} of {nbytes} bytes", param="op_bound_s"))
     return run
 
 

@@ -74,7 +74,7 @@ def test_a_member_killed_mid_op_costs_survivors_an_error_not_a_hang(collective_c
         fresh = cc.group_name("after-death")
         again = programs.op_matrix(ws, ["float32"], ["torch"], ["allreduce"], 4)[:1]
         cc.create(members, fresh)
-        found = programs.judge(again, cc.execute(members, again, fresh, bound), ws)
+        found = programs.judge(again, cc.execute(members, again, fresh, bound, param="op_bound_s"), ws)
         cc.destroy(members, fresh)
     except CollectiveError as exc:
         found = [f"after the death: {exc}"]

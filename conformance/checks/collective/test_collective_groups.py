@@ -34,7 +34,7 @@ def test_three_creation_paths_give_the_ranks_asked_for(collective_ctx: Collectiv
     paths: dict[str, Any] = {}
 
     def read_views(path: str, members: list[Any], group: str, record: dict[str, Any]) -> None:
-        views = cc.ask(members, "group_view", group, timeout_s=bound, what="get_rank/get_collective_group_size")
+        views = cc.ask(members, "group_view", group, timeout_s=bound, param="op_bound_s", what="get_rank/get_collective_group_size")
         record["views"].append([[bool(inited), rank, size] for inited, rank, size in views])
         for i, (inited, rank, size) in enumerate(views):
             found = (f"{path}: member given rank {record['ranks'][i]} of {len(members)} reports initialized={inited}, "
@@ -60,7 +60,7 @@ def test_three_creation_paths_give_the_ranks_asked_for(collective_ctx: Collectiv
             handle = cc.create(members, group, path, ranks)
             if path != "declarative":   # the declarative path builds its group at the first op
                 read_views(path, members, group, record)
-            outputs = cc.execute(members, steps, group, bound, ranks)
+            outputs = cc.execute(members, steps, group, bound, ranks, param="op_bound_s")
             read_views(path, members, group, record)
             found = programs.judge(steps, outputs, ws)
             problems += [f"{path}: {p}" for p in found]
@@ -101,7 +101,7 @@ def test_named_groups_in_the_same_actors_are_isolated(collective_ctx: Collective
                 refs = [m.run.remote(steps, r, len(members), group) for m, r in zip(members, ranks)]
                 pending.append((steps, ranks, group, refs, record))
             for steps, ranks, group, refs, record in pending:
-                got = cc.op(pool, refs, bound, f"round {rnd} in group {group}")
+                got = cc.op(pool, refs, bound, f"round {rnd} in group {group}", param="op_bound_s")
                 by_rank: list[Any] = [None] * len(ranks)
                 for r, out in zip(ranks, got):
                     by_rank[r] = out
@@ -137,17 +137,17 @@ def test_destroy_and_recreate_under_the_same_name_leaves_nothing_behind(collecti
                 which = "re-created" if attempt else "first"
                 handle = cc.create(members, group, path, ranks)
                 problems += [f"{path}, {which} group: {p}"
-                             for p in programs.judge(steps, cc.execute(members, steps, group, bound, ranks), 2)]
+                             for p in programs.judge(steps, cc.execute(members, steps, group, bound, ranks, param="op_bound_s"), 2)]
                 if audit is not None:
                     audit.sample()   # what the members hold while a group lives: still there, unheld, after destroy?
-                views = cc.ask(members, "group_view", group, timeout_s=bound, what="get_rank")
+                views = cc.ask(members, "group_view", group, timeout_s=bound, param="op_bound_s", what="get_rank")
                 problems += [f"{path}, {which} group: a member given rank {r} reports rank {v[1]}"
                              for r, v in zip(ranks, views) if v[1] != r]
                 if path == "experimental":
                     cc.destroy_handle(handle)
                 else:
                     cc.destroy(members, group)
-                views = cc.ask(members, "group_view", group, timeout_s=bound, what="is_group_initialized")
+                views = cc.ask(members, "group_view", group, timeout_s=bound, param="op_bound_s", what="is_group_initialized")
                 if any(v[0] for v in views):
                     problems.append(f"{path}: a member still has group {group!r} after destroy_collective_group")
                 if path == "declarative" and not wait_until(lambda g=group: not cc.info_actor_alive(g), gone_s):
@@ -204,7 +204,7 @@ def memory_left_behind(ctx: CollectiveCtx) -> list[str]:
     for cycle in range(cycles):
         group = cc.group_name(f"cycle{cycle}")
         cc.create(members, group)
-        right = cc.ask(members, "payload_allreduce", int(payload * 2**20), group, timeout_s=bound,
+        right = cc.ask(members, "payload_allreduce", int(payload * 2**20), group, timeout_s=bound, param="op_bound_s",
                          what=f"allreduce of {payload:g} MiB")
         cc.destroy(members, group)
         if not all(right):

@@ -62,7 +62,7 @@ def test_backend_registers_in_driver_and_workers(collective_ctx: CollectiveCtx) 
     bound = float(collective_ctx.param("op_bound_s"))
     driver = bool(is_backend_available(config.backend))
     pool = cc.pool()
-    infos = cc.ask(pool, "info", timeout_s=bound, what="the members' registry")
+    infos = cc.ask(pool, "info", timeout_s=bound, param="op_bound_s", what="the members' registry")
     hooked = hook_job(collective_ctx, float(collective_ctx.param("hook_bound_s")))
     metrics["registration"] = {"driver": cc.driver_registration, "workers": infos[0]["how"] if infos else None}
     collective_ctx.decide(pool_size=len(pool), driver_available=driver, hook_job=hooked,
@@ -80,7 +80,7 @@ def test_every_op_is_exact_at_each_world_size_across_nodes(collective_ctx: Colle
     for ws in collective_ctx.param("world_sizes"):
         metrics["world_sizes"].append(ws)
         members = cc.pool()[:ws]   # fresh members when a hang at the previous size discarded them
-        infos = cc.ask(members, "info", timeout_s=bound, what="member nodes")
+        infos = cc.ask(members, "info", timeout_s=bound, param="op_bound_s", what="member nodes")
         nodes = len({i["node"] for i in infos})
         steps = programs.op_matrix(ws, config.dtypes, libraries, config.ops,
                                    int(collective_ctx.param("elements")), seed0=100 * ws, devices=config.devices,
@@ -90,7 +90,7 @@ def test_every_op_is_exact_at_each_world_size_across_nodes(collective_ctx: Colle
             if log is None:
                 log = cc.barrier_log()
             cc.create(members, group)
-            outputs: list[list[dict[str, Any]]] | None = cc.execute(members, steps, group, bound, log=log)
+            outputs: list[list[dict[str, Any]]] | None = cc.execute(members, steps, group, bound, log=log, param="op_bound_s")
             found = programs.judge(steps, outputs or [], ws)
             cc.destroy(members, group)
         except CollectiveError as exc:
@@ -123,7 +123,7 @@ def test_point_to_point_interleaved_with_collectives_stays_in_order(collective_c
     outputs: list[list[dict[str, Any]]] | None = None
     try:
         cc.create(members, group)
-        outputs = cc.execute(members, steps, group, bound)
+        outputs = cc.execute(members, steps, group, bound, param="op_bound_s")
         problems = programs.judge(steps, outputs, ws)
         cc.destroy(members, group)
     except CollectiveError as exc:
