@@ -454,3 +454,16 @@ def test_the_idle_meter_reads_the_machine() -> None:
     assert meter.idle_fraction() == 0.0          # no window yet
     time.sleep(0.4)
     assert 0.0 <= meter.idle_fraction() <= 1.0
+
+
+def test_make_test_check_finds_the_tests_the_checklist_parametrizes_with_a_check() -> None:
+    """Issue 47: a brand-new check has its judge's generated unit tests before anyone writes one
+    naming it; `make test-check ID=...` selects them by their parameter, never another check's."""
+    from teeth import ids_parametrized_by
+
+    collected = ["tests/unit/test_judges.py::test_judge_passes_good_and_fails_bad_evidence[DP-021]",
+                 "tests/unit/test_judges.py::test_a_non_finite_or_non_numeric_metric_is_an_error[DP-021-nan]",
+                 "tests/unit/test_judges.py::test_judge_passes_good_and_fails_bad_evidence[DP-0210]",
+                 "tests/unit/test_judges.py::test_judge_passes_good_and_fails_bad_evidence[DP-002]",
+                 "tests/unit/test_other.py::test_x[case-DP-021]", "tests/unit/test_other.py::test_DP_021_plain"]
+    assert ids_parametrized_by("DP-021", collected) == [collected[0], collected[1], collected[4]]

@@ -200,9 +200,29 @@ def unit_tests_naming(cid: str, folder: Path = UNIT_TESTS) -> list[str]:
     return out
 
 
+def ids_parametrized_by(cid: str, node_ids: list[str]) -> list[str]:
+    """Of the collected `node_ids`, those a parameter names check `cid` in (`test_x[FR-001]`,
+    `test_y[FR-001-nan]`): the tests the checklist generates per check (its judge, its params),
+    which name no check in their text, so a brand-new check has them before anyone writes one."""
+    import re
+
+    own = re.compile(rf"\[(?:.*-)?{re.escape(cid)}(?:-.*)?\]$")
+    return [n for n in node_ids if own.search(n)]
+
+
+def collected_unit_tests(folder: Path = UNIT_TESTS) -> list[str]:
+    """The node ids pytest collects in `folder` (a collection only: seconds, nothing runs)."""
+    out = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--collect-only", "-q",
+                          str(folder.relative_to(ROOT))], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    return [line.strip() for line in out.stdout.splitlines() if "::" in line]
+
+
 def check_selection(cid: str) -> list[str]:
-    """What `make test-check ID=cid` runs: the check's unit tests and its teeth rows, as pytest node ids."""
-    return unit_tests_naming(cid) + [f"tests/certify/test_teeth.py::test_teeth[{row}]" for row in rows_for_check(cid)]
+    """What `make test-check ID=cid` runs: the check's unit tests (those naming it, and those the
+    checklist parametrizes with it) and its teeth rows, as pytest node ids."""
+    named = unit_tests_naming(cid)
+    unit = named + [n for n in ids_parametrized_by(cid, collected_unit_tests()) if n.partition("[")[0] not in named]
+    return unit + [f"tests/certify/test_teeth.py::test_teeth[{row}]" for row in rows_for_check(cid)]
 
 
 def selection(run: TeethRun) -> list[str]:
