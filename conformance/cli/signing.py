@@ -260,7 +260,7 @@ def _diff(args: argparse.Namespace) -> int:
     findings = diff.diff_runs(olds, news, load_suite_data(), args.tolerance, alpha=args.alpha,
                               allow_different_product=args.allow_different_product)
     print(diff.render(findings, args.format, " ".join(old_paths), " ".join(new_paths), args.tolerance, args.alpha))
-    return 1 if any(f.regression for f in findings) else 0
+    return diff.exit_code(findings)
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -314,6 +314,9 @@ def evidence_lines(report: Mapping[str, Any], checklist: Checklist | None,
             same_nodes_problems,
             stretch_problems,
         )
+        from conformance.signing.coverage_rule import coverage_problems
+        from conformance.signing.host_load_rule import host_load_problems
+        from conformance.signing.host_verdict import host_verdict_problems
         from conformance.signing.same_probe import dtype_probe_problems
         from conformance.signing.trust import runs_remote
 
@@ -327,6 +330,10 @@ def evidence_lines(report: Mapping[str, Any], checklist: Checklist | None,
         problems += identity_problems(checks, as_map(report.get("environment")), merged=merged)
         problems += stretch_problems(checks, as_map(report.get("cluster")), runs_remote(report), merged=merged)
         problems += dtype_probe_problems(checks, merged=merged)
+        problems += coverage_problems(checks, as_map(report.get("environment")), as_map(report.get("cluster")),
+                                      remote=runs_remote(report), merged=merged)
+        problems += host_verdict_problems(checks, as_map(report.get("cluster")), as_map(report.get("preflight")))
+        problems += host_load_problems(checks, as_map(report.get("environment")))
         lines.append(("evidence", not problems, "; ".join(problems) if problems else
                       f"{tally.line()}; every check records the release's params{capped}"))
     problems = summary_problems(report)
