@@ -52,9 +52,11 @@ def shapes_in_source(source: str) -> dict[str, str]:
     module's `pytestmark`, else "shared" (a test with no shape runs on the run's cluster)."""
     tree = ast.parse(source)
     module_shape = SHARED
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "pytestmark" for t in node.targets):
-            marks = node.value.elts if isinstance(node.value, (ast.List, ast.Tuple)) else [node.value]
+    for statement in tree.body:
+        if isinstance(statement, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "pytestmark"
+                                                     for t in statement.targets):
+            value = statement.value
+            marks = value.elts if isinstance(value, (ast.List, ast.Tuple)) else [value]
             module_shape = next((s for s in (_mark(m, "cluster") for m in marks) if s), module_shape)
     out: dict[str, str] = {}
     for node in ast.walk(tree):

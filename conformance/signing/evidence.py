@@ -315,15 +315,15 @@ def evidence_lines(report: Mapping[str, Any], checklist: Checklist | None,
     if checklist is None:
         lines.append(("evidence", False, "cannot judge: the release's checklist is not available"))
     else:
+        from conformance.signing.coverage_rule import coverage_problems
+        from conformance.signing.host_load_rule import host_load_problems
+        from conformance.signing.host_verdict import host_verdict_problems
         from conformance.signing.same_measurement import (
             identity_problems,
             same_measurement_problems,
             same_nodes_problems,
             stretch_problems,
         )
-        from conformance.signing.coverage_rule import coverage_problems
-        from conformance.signing.host_load_rule import host_load_problems
-        from conformance.signing.host_verdict import host_verdict_problems
         from conformance.signing.same_probe import dtype_probe_problems
         from conformance.signing.trust import runs_remote
 

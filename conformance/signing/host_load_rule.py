@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from conformance.catalog.strict_input import as_list, as_map
+from conformance.catalog.strict_input import as_map
 from conformance.sanitize import terminal
 
 ROUNDING_PCT = 0.2   # busy_pct and steal_pct are each rounded to 0.1
