@@ -14,11 +14,15 @@ without measuring the host, and verify holds each honest form to the measurement
   or "did not start within 30s just now"), and the run's machinery record, which notes every such
   sample (measure_worker_start), holds a slowest worker start at least that long;
 * a placement group Ray left pending within a granted wait (TL-013/TL-014: metrics.host_pending
-  beside the granted wait on Ray the check recorded);
+  beside the granted wait on Ray the check recorded; an earlier attempt, which keeps only its
+  reason, in the suite's words with the grant);
 * Ray's own node registration ran out starting a cluster: cluster.history records the failed start
   of the check's shape (ok false); checks that start nodes themselves (NODE_STARTING_SHAPES, the
   recovery node lab's add_node) may meet it inside the check, with Ray's fixed 30 s as their grant;
 * the preflight: the report's preflight section failed (ok false) with a finding of the host.
+
+The text forms (an earlier attempt keeps only {outcome, reason, duration_s}) are the vendor's word up
+to the machinery record they are held to (docs/signing.md, "What verify cannot recompute").
 
 Pure: the report's parts in, problem lines out.
 """
@@ -37,6 +41,8 @@ FRESH_NONE = re.compile(r"a bare worker did not start within (\d+(?:\.\d+)?)s ju
 # budget.host_failed's "the slowest worker start before: 2.3s"
 GRANT = re.compile(r"within (\d+(?:\.\d+)?)s \(the (\d+(?:\.\d+)?)s bound stretched x(\d+(?:\.\d+)?)")
 BEFORE = re.compile(r"the slowest worker start before: (\d+(?:\.\d+)?)s")
+# conformance.areas.topology.placement: a group the labels and the description agree Ray can place
+PENDING = re.compile(r"was not placed by Ray within \d+s although the labels of .+ match it")
 RAY_REGISTRATION = "Ray's node did not register within Ray's own fixed 30 s startup wait"
 PREFLIGHT = HOST_PREFIX + "the preflight: "
 NODE_STARTING_SHAPES = frozenset({"recovery-nodes"})   # the node lab starts nodes inside its checks
@@ -79,11 +85,12 @@ def _fresh_sample(reason: str, cluster: Mapping[str, Any]) -> bool:
     return before is not None and float(before.group(1)) <= slowest + ROUNDING_S
 
 
-def _pending_group(metrics: Mapping[str, Any]) -> bool:
-    """A group Ray left pending within a wait on Ray the check recorded the grant of."""
+def _pending_group(reason: str, metrics: Mapping[str, Any]) -> bool:
+    """A group Ray left pending within a wait on Ray the check recorded the grant of (an earlier
+    attempt, which keeps only its reason, says the grant in the suite's words: PENDING)."""
     pending = metrics.get("host_pending")
     granted = any(w.get("owner") == "ray" and (_number(w.get("granted_s")) or 0) > 0 for w in _waits(metrics))
-    return isinstance(pending, list) and bool(pending) and granted
+    return (isinstance(pending, list) and bool(pending) and granted) or PENDING.search(reason) is not None
 
 
 def _failed_start(reason: str, shape: str, cluster: Mapping[str, Any]) -> bool:
@@ -104,7 +111,7 @@ def _preflight_failed(reason: str, preflight: Mapping[str, Any]) -> bool:
 def carries_host_measurement(reason: str, metrics: Mapping[str, Any], shape: str, cluster: Mapping[str, Any],
                              preflight: Mapping[str, Any]) -> bool:
     """Whether a "not judged: host" verdict carries one of the host measurements the run records."""
-    return (_ran_out_wait(metrics) or _fresh_sample(reason, cluster) or _pending_group(metrics)
+    return (_ran_out_wait(metrics) or _fresh_sample(reason, cluster) or _pending_group(reason, metrics)
             or _failed_start(reason, shape, cluster) or _preflight_failed(reason, preflight))
 
 

@@ -193,3 +193,17 @@ def test_a_figure_without_spread_that_regressed_is_unconfirmed_and_exits_3() -> 
     assert [(f.kind, f.regression) for f in pf] == [("unconfirmed", False)], found
     assert exit_code(found) == EXIT_UNCONFIRMED
     assert exit_code(diff_reports(new, example, suite)) == 0           # it got better: untested, exit 0
+
+
+def test_an_earlier_host_attempt_in_the_suites_words_is_accepted() -> None:
+    """An earlier attempt keeps only its reason: the topology groups' pending text (its grant) and
+    machinery.host_reason's text (grant and fresh sample) are the run's own forms; a bare claim is not."""
+    pending = ("not judged: host: a group of 2 bundles (pinned to 31bf8eb2) was not placed by Ray within 60s although "
+               "the labels of 31bf8eb2 match it and their devices and description say so too")
+    for reason in (pending, HOST_REASON):
+        entry = {"id": "TL-013", "outcome": "pass", "metrics": {},
+                 "attempts": [{"outcome": "error", "reason": reason, "duration_s": 70.0}]}
+        assert _host(entry) == [], reason
+    bare = {"id": "TL-013", "outcome": "pass", "metrics": {},
+            "attempts": [{"outcome": "error", "reason": "not judged: host: the group hung", "duration_s": 70.0}]}
+    assert "(attempt 1)" in _host(bare)[0]
