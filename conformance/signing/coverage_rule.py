@@ -118,7 +118,9 @@ def _named_nodes(metrics: Mapping[str, Any]) -> set[str]:
 
 def coverage_problems(checks: Sequence[Any], environment: Mapping[str, Any], cluster: Mapping[str, Any], *,
                       remote: bool, merged: bool, shapes: Mapping[str, str] | None = None) -> list[str]:
-    """Why a check's recorded node coverage is not the run's record of its clusters ([] when each is).
+    """Why a passed check's recorded node coverage is not the run's record of its clusters ([] when
+    each is). A check that did not pass is left alone: a node lost mid-run is its failure to show,
+    not a coverage verify refuses an honest report for.
 
     `remote`: the run was pointed at the vendor's cluster (its recorded command line): the suite
     started no cluster, so no history is required, the alive count is the vendor's cluster's, and
@@ -133,7 +135,7 @@ def coverage_problems(checks: Sequence[Any], environment: Mapping[str, Any], clu
     for raw in checks:
         entry = as_map(raw)
         metrics = as_map(entry.get("metrics"))
-        if COVERAGE not in metrics:
+        if COVERAGE not in metrics or entry.get("outcome") != "pass":
             continue
         cid = terminal(str(entry.get("id")), limit=12)
         found = coverage_of(metrics)

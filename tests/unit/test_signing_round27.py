@@ -76,6 +76,8 @@ def test_a_coverage_with_a_node_hidden_is_refused_by_the_judged_record() -> None
         problems = _coverage(checks)
         assert any("its own record names node(s) ['7ee44d4b']" in p for p in problems), problems
         assert any("says 1 node(s) alive" in p for p in problems), problems
+        checks[index]["outcome"] = "fail"          # a node lost mid-run is a failed check's to show
+        assert _coverage(checks) == []
 
 
 def test_a_lab_cluster_is_held_to_its_recorded_start() -> None:
