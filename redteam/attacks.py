@@ -1653,3 +1653,70 @@ def n25_37(r):
     last = c["attempts"][-1]
     c["outcome"], c["reason"], c["duration_s"] = "pass", None, last["duration_s"]
     del c["attempts"]
+
+
+# ------------------------------------------------------------------------------------------- round 27
+# The same classes as N25_06/07/13/16, on records no other rule of main a49dc81 reads (FR-001..005's
+# coverage is held since round 25 by their per_node records and the nodes line; DP-013's and PF-001's
+# was not), and the limits the round-27 rules leave, said in FINDINGS.md.
+@attack("N27_01_coverage_foreign_no_record", "DP-013's and PF-001's node_coverage names 'deadbeef' (no node of the run); "
+        "neither records a per-node record that names its node")
+def n27_01(r):
+    for cid in ("DP-013", "PF-001"):
+        M(r, cid)["node_coverage"]["nodes"] = ["deadbeef"]
+
+
+@attack("N27_02_coverage_lab_unrecorded", "the recovery node lab's start dropped from cluster.history and FR-007..011's "
+        "coverage rewritten to nodes nowhere else in the report ('deadbeef', alive 9)")
+def n27_02(r):
+    r["cluster"]["history"] = [h for h in r["cluster"]["history"] if h.get("shape") != "recovery-nodes"]
+    for cid in ("FR-007", "FR-008", "FR-009", "FR-010", "FR-011"):
+        M(r, cid)["node_coverage"].update(nodes=["deadbeef"], alive=9)
+
+
+@attack("N27_03_host_suite_text_no_start", "CC-009 failed; its error rewritten to the suite's own Ray-registration text "
+        "('not judged: host: Ray's node did not register within Ray's own fixed 30 s startup wait ...'), metrics emptied; "
+        "cluster.history records no failed start")
+def n27_03(r):
+    c = find(r, "CC-009")
+    c["outcome"], c["metrics"] = "error", {}
+    c["reason"] = ("not judged: host: Ray's node did not register within Ray's own fixed 30 s startup wait (a loaded "
+                   "host; the plugin was not judged; rerun on a less loaded host): node timed out")
+
+
+@attack("N27_04_host_sample_beyond_machinery", "CC-009 failed; its error rewritten in machinery.host_reason's form with a "
+        "fresh worker start of 30 s (the run's machinery record's slowest is under 1 s), metrics emptied")
+def n27_04(r):
+    c = find(r, "CC-009")
+    c["outcome"], c["metrics"] = "error", {}
+    c["reason"] = ("not judged: host: starting the member actors: Ray's machinery did not do it within 121s (the 120s "
+                   "bound stretched x1.0 by this run's measured worker start); a bare worker took 30.0s to start just now; "
+                   "the host was too slow for Ray, the plugin was not judged")
+
+
+@attack("N27_05_host_text_consistent_forgery", "limit: as N27_04 with a fresh sample no slower than the machinery record's "
+        "slowest worker start and the grant waited out (the text form is the vendor's word up to that record)")
+def n27_05(r):
+    slowest = r["cluster"]["machinery"]["slowest_s"]["worker_start"]
+    c = find(r, "CC-009")
+    c["outcome"], c["metrics"] = "error", {}
+    c["reason"] = ("not judged: host: starting the member actors: Ray's machinery did not do it within 121s (the 120s "
+                   f"bound stretched x1.0 by this run's measured worker start); a bare worker took {slowest:.1f}s to start "
+                   "just now; the host was too slow for Ray, the plugin was not judged")
+
+
+def _diff_post_fr(out: Path, text: str) -> str:
+    import subprocess
+    from harness import CLI, ATK
+    src = Path(__import__("os").environ.get("RT_DIFF_OLD", str(ATK / "A00_baseline")))
+    d = subprocess.run([CLI, "diff", str(src), str(out)], capture_output=True, text=True)
+    (out / "diff.txt").write_text(d.stdout + d.stderr)
+    fr = [ln.strip() for ln in (d.stdout + d.stderr).splitlines() if "FR-003" in ln][:1]
+    return f"diff rc={d.returncode}: {fr[0][:200] if fr else 'no FR-003 line'}"
+
+
+@attack("N27_06_diff_recovery_time_regressed", "FR-003's recovery scenario took 1.6x as long (one value a run, no spread), "
+        "every reference unchanged: diff against the baseline must not exit 0", post=_diff_post_fr)
+def n27_06(r):
+    for s in M(r, "FR-003")["scenarios"].values():
+        s["elapsed_s"] = round(s["elapsed_s"] * 1.6, 3)

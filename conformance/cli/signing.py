@@ -260,7 +260,7 @@ def _diff(args: argparse.Namespace) -> int:
     findings = diff.diff_runs(olds, news, load_suite_data(), args.tolerance, alpha=args.alpha,
                               allow_different_product=args.allow_different_product)
     print(diff.render(findings, args.format, " ".join(old_paths), " ".join(new_paths), args.tolerance, args.alpha))
-    return 1 if any(f.regression for f in findings) else 0
+    return diff.exit_code(findings)
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -363,7 +363,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                                           "as the host's, and so is a figure no same-run reference "
                                           "normalises that moved within the host's change. Exit 0: no regression; 1: regressions; 2: unreadable "
                                           "input, or reports of a different vendor, product or release (unless "
-                                          "--allow-different-product).")
+                                          "--allow-different-product); 3: no regression confirmed, but a figure "
+                                          "with no spread to test it (one run a side) got worse beyond the "
+                                          "tolerance and the host's change: UNCONFIRMED, give each side two runs.")
     p.add_argument("old", metavar="OLD", nargs="+", help="OLD NEW, or OLD's runs when NEW's follow a --")
     p.add_argument(NEW_RUNS, dest="new_runs", metavar="NEW", nargs="+", help=argparse.SUPPRESS)
     p.add_argument("--tolerance", type=_tolerance, default=merit_diff.DEFAULT_TOLERANCE,

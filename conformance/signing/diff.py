@@ -3,7 +3,8 @@
 `ray-conformance diff OLD NEW`, or several runs of each side: `diff OLD... -- NEW...` (all their
 trials are used). Exit codes: 0 no regression; 1 at least one regression; 2 unreadable input, or
 runs of a different vendor, product or suite release (refused unless `--allow-different-product`:
-comparing two products says nothing about either).
+comparing two products says nothing about either); 3 no regression confirmed, but a figure of merit
+got worse beyond the tolerance and the host's change with no spread recorded to test it (below).
 
 Regressions, loudest first:
   * the tier dropped, or a capability certified in OLD is not in NEW;
@@ -29,8 +30,12 @@ all of these hold:
      median of its reference's, for a fraction), stays on the worse side of 0 (asv and Google
      Benchmark's compare.py likewise refuse a change the repetitions cannot tell from noise).
      A figure with a '*' (PF-001's sizes) is one figure: each instance is tested at alpha / n.
-A figure with no spread recorded (a recovery time is one value per run) is listed as untested,
-never as a regression, until each side has two runs or more; so is a fraction whose reference
+A figure with no spread recorded (a recovery time is one value per run, PF-004's slowest link one
+per run) cannot be tested until each side has two runs or more: it is listed as untested when it got
+better or when the host's change explains it (as below), else as an UNCONFIRMED regression: not
+counted among the regressions, but diff exits 3, so a gate on one run a side never passes it
+silently (held-out round 25, N25_16: PF-004's slowest link 0.71 -> 0.40 of its class median exited 0).
+A fraction is listed as untested too when its reference
 moved one way, beyond the tolerance and further than the plugin's own trials moved the other
 (the host's paths moved apart, as on a loaded host: no fraction tells the plugin from the host).
 A figure that improved the same way is shown as improved. Everything else in `metrics` (raw samples, references, counts, bounds,
@@ -83,7 +88,7 @@ FORMATS = ("text", "md", "json")
 # an outcome's rank, best first: OLD's best and NEW's worst over their runs are compared
 OUTCOME_RANK = {"pass": 0, "not_applicable": 1, "skip": 1, "waived": 2, "flaky": 2, "fail": 3, "error": 3}
 # the order findings are shown in: what a reviewer must see first
-KIND_ORDER = ("tier", "capability", "outcome", "removed", "metric", "untested", "host", "noise", "added")
+KIND_ORDER = ("tier", "capability", "outcome", "removed", "metric", "unconfirmed", "untested", "host", "noise", "added")
 
 
 def load_report(path: Path, label: str) -> dict[str, Any]:
@@ -239,10 +244,23 @@ def diff_reports(old: Mapping[str, Any], new: Mapping[str, Any], suite: data.Sui
     return diff_runs([old], [new], suite, tolerance, alpha=alpha, allow_different_product=allow_different_product)
 
 
+EXIT_UNCONFIRMED = 3   # no regression, but a figure got worse beyond what one run a side can test
+
+
+def exit_code(findings: Sequence[Finding]) -> int:
+    """1 on a regression; 3 when none but a figure is an unconfirmed regression (a CI gate that
+    accepts those says so explicitly); else 0."""
+    if any(f.regression for f in findings):
+        return 1
+    return EXIT_UNCONFIRMED if any(f.kind == "unconfirmed" for f in findings) else 0
+
+
 def verdict(findings: Sequence[Finding]) -> str:
     regressions = [f for f in findings if f.regression]
     if not regressions:
-        return "no regressions"
+        unconfirmed = sum(1 for f in findings if f.kind == "unconfirmed")
+        return (f"UNCONFIRMED: no regression confirmed, but {unconfirmed} figure(s) got worse beyond the tolerance "
+                "with no spread to test them: give each side two runs or more" if unconfirmed else "no regressions")
     kinds = Counter("figure" if f.kind == "metric" else f.kind for f in regressions)
     return f"REGRESSION: {len(regressions)} regression(s) ({', '.join(f'{n} {k}' for k, n in kinds.items())})"
 
@@ -250,7 +268,8 @@ def verdict(findings: Sequence[Finding]) -> str:
 def _label(f: Finding) -> str:
     if f.regression:
         return "REGRESSION"
-    return {"metric": "improved", "host": "host", "untested": "untested", "noise": "noise"}.get(f.kind, "info")
+    return {"metric": "improved", "host": "host", "unconfirmed": "UNCONFIRMED", "untested": "untested",
+            "noise": "noise"}.get(f.kind, "info")
 
 
 def render(findings: list[Finding], fmt: str, old_label: str, new_label: str, tolerance: float,
@@ -259,6 +278,7 @@ def render(findings: list[Finding], fmt: str, old_label: str, new_label: str, to
     if fmt == "json":
         return json.dumps({"old": old_label, "new": new_label, "tolerance": tolerance, "alpha": alpha,
                            "regression": any(f.regression for f in findings),
+                           "unconfirmed": any(f.kind == "unconfirmed" for f in findings),
                            "findings": [asdict(f) for f in findings]}, indent=2)
     if fmt not in FORMATS:
         raise UserError(f"--format: unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")

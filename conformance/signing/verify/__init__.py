@@ -38,7 +38,9 @@ Checks, in order:
                 still unexpired and the tier still holds on that date ("recertification required")
   evidence      each judged check's outcome is what its judge gives on its metrics; every check's
                 figures plausible, scenarios of a pass ok, references the manifest's, tests of
-                its own area (signing/evidence.py)
+                its own area (signing/evidence.py); each check's node coverage is the run's record
+                of its clusters (signing/coverage_rule.py), a "not judged: host" verdict carries the
+                host's measurements (signing/host_verdict.py)
   summary       the summary counts are recomputed from the per-check outcomes, every key present
   nodes         the per-node checks (DP-008/010/011/012) ran on the seed's choice of the run's recorded
                 nodes (sample: recomputed from selection.nodes.seed), or on every one of them (all)

@@ -26,4 +26,20 @@ def exercised_nodes_are_the_runs_choice(v: Verification, case: Judged) -> None:
     report = case.report.document
     keys = manifest_domain_keys(report.get("manifest"), load_vocabulary())
     problems, summary = choice_problems(report, node_policy(data_module.load_run_knobs()), keys)
-    v.judge("nodes", recorded_mode_problems(report) + problems, summary)
+    v.judge("nodes", recorded_mode_problems(report) + problems, summary + sample_word(report))
+
+
+# Held-out round 25, N25_05: the sample's seed is the vendor's. Its run draws it (or takes --node-seed),
+# and the per-node records name no fact of their node that another record holds (the tasks' device ids are
+# alike on every node), so a run redrawn until its sample passes, or its records relabelled with a seed
+# that chooses another node, reads as an honest sample. Only a seed from another party, or --nodes all,
+# leaves nothing to choose (redteam/FINDINGS.md, round 27; docs/signing.md "What verify cannot recompute").
+SAMPLE_WORD = ("; which nodes the sample covered rests on the vendor's word (its seed is the vendor's: drawn by its "
+               "run or given with --node-seed); --nodes all leaves nothing to choose")
+
+
+def sample_word(report: object) -> str:
+    """The nodes line's note on a sampled run (nothing for --nodes all or a release before it)."""
+    from conformance.report.coverage import node_mode
+
+    return SAMPLE_WORD if isinstance(report, dict) and node_mode(report) == "sample" else ""
