@@ -1425,7 +1425,7 @@ def _diff_post(out: Path, text: str) -> str:
     import subprocess
     from harness import CLI, ATK
     src = Path(__import__("os").environ.get("RT_DIFF_OLD", str(ATK / "A00_baseline")))
-    d = subprocess.run([CLI, "diff", str(src), str(out)], capture_output=True, text=True)
+    d = subprocess.run([CLI, "diff", "--fail-unconfirmed", str(src), str(out)], capture_output=True, text=True)
     (out / "diff.txt").write_text(d.stdout + d.stderr)
     pf = [ln.strip() for ln in (d.stdout + d.stderr).splitlines() if "PF-004" in ln][:1]
     return f"diff rc={d.returncode}: {pf[0][:200] if pf else 'no PF-004 line'}"
@@ -1709,7 +1709,7 @@ def _diff_post_fr(out: Path, text: str) -> str:
     import subprocess
     from harness import CLI, ATK
     src = Path(__import__("os").environ.get("RT_DIFF_OLD", str(ATK / "A00_baseline")))
-    d = subprocess.run([CLI, "diff", str(src), str(out)], capture_output=True, text=True)
+    d = subprocess.run([CLI, "diff", "--fail-unconfirmed", str(src), str(out)], capture_output=True, text=True)
     (out / "diff.txt").write_text(d.stdout + d.stderr)
     fr = [ln.strip() for ln in (d.stdout + d.stderr).splitlines() if "FR-003" in ln][:1]
     return f"diff rc={d.returncode}: {fr[0][:200] if fr else 'no FR-003 line'}"

@@ -260,7 +260,7 @@ def _diff(args: argparse.Namespace) -> int:
     findings = diff.diff_runs(olds, news, load_suite_data(), args.tolerance, alpha=args.alpha,
                               allow_different_product=args.allow_different_product)
     print(diff.render(findings, args.format, " ".join(old_paths), " ".join(new_paths), args.tolerance, args.alpha))
-    return diff.exit_code(findings)
+    return diff.exit_code(findings, fail_unconfirmed=args.fail_unconfirmed)
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -363,9 +363,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                                           "as the host's, and so is a figure no same-run reference "
                                           "normalises that moved within the host's change. Exit 0: no regression; 1: regressions; 2: unreadable "
                                           "input, or reports of a different vendor, product or release (unless "
-                                          "--allow-different-product); 3: no regression confirmed, but a figure "
-                                          "with no spread to test it (one run a side) got worse beyond the "
-                                          "tolerance and the host's change: UNCONFIRMED, give each side two runs.")
+                                          "--allow-different-product); 3 (with --fail-unconfirmed): no regression "
+                                          "confirmed, but a figure with no spread to test it (one run a side) got "
+                                          "worse beyond the tolerance and the host's change: UNCONFIRMED, give "
+                                          "each side two runs.")
     p.add_argument("old", metavar="OLD", nargs="+", help="OLD NEW, or OLD's runs when NEW's follow a --")
     p.add_argument(NEW_RUNS, dest="new_runs", metavar="NEW", nargs="+", help=argparse.SUPPRESS)
     p.add_argument("--tolerance", type=_tolerance, default=merit_diff.DEFAULT_TOLERANCE,
@@ -375,6 +376,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--format", choices=diff.FORMATS, default="text")
     p.add_argument("--allow-different-product", action="store_true",
                    help="compare reports of different vendors, products or suite releases (refused by default)")
+    p.add_argument("--fail-unconfirmed", action="store_true",
+                   help="exit 3 when no regression is confirmed but a figure with no spread to test it (one run a "
+                        "side) got worse beyond the tolerance and the host's change (UNCONFIRMED; printed either way)")
     _revocation_options(p)
     p.set_defaults(func=_diff)
 
