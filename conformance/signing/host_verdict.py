@@ -74,9 +74,10 @@ def _fresh_sample(reason: str, cluster: Mapping[str, Any]) -> bool:
     slowest = _number(as_map(as_map(cluster.get("machinery")).get("slowest_s")).get("worker_start"))
     if slowest is None:
         return False
-    took, none = FRESH_TOOK.search(reason), FRESH_NONE.search(reason)
-    sample = took or none
-    if sample is None or float(sample.group(1)) > slowest + ROUNDING_S:
+    # the run's own sample is any of those quoted: a reason may carry another job's too (CC-003's
+    # hook job measures its own machinery, and budget.host_failed appends the run's sample after it)
+    samples = [float(m.group(1)) for pattern in (FRESH_TOOK, FRESH_NONE) for m in pattern.finditer(reason)]
+    if not any(sample <= slowest + ROUNDING_S for sample in samples):
         return False
     grant, before = GRANT.search(reason), BEFORE.search(reason)
     if grant is not None:

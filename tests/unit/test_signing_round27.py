@@ -118,6 +118,13 @@ def test_a_host_verdict_with_its_measurements_is_accepted() -> None:
     start = ("not judged: host: Ray's node did not register within Ray's own fixed 30 s startup wait (a loaded host; "
              "the plugin was not judged; rerun on a less loaded host): ...")
     assert _host({"id": "CC-009", "outcome": "error", "reason": start, "metrics": {}}, cluster=failed) == []
+    # CC-003's hook job quotes its own machinery (a sample the run never noted), then budget.host_failed
+    # the run's: the run's own sample is what the record holds
+    hook = ("not judged: host: starting the hook job's members: Ray's machinery did not do it within 121s (the 120s "
+            "bound stretched x1.0 by this run's measured worker start, slowest 25.0s); a bare worker took 25.0s to "
+            "start just now; the host was too slow for Ray, the plugin was not judged (the slowest worker start "
+            "before: 9.1s; a bare worker took 9.1s to start just now)")
+    assert _host({"id": "CC-003", "outcome": "error", "reason": hook, "metrics": {}}) == []
     preflight = {"ok": False, "findings": [{"level": "error", "message": "not judged: host: node n1: the preflight task"}]}
     assert _host({"id": "CC-009", "outcome": "error", "reason": "not judged: host: the preflight: node n1: ...",
                   "metrics": {}}, preflight=preflight) == []
