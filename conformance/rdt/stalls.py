@@ -281,5 +281,6 @@ def gather(actors: list[Any], transport: str, pending: list[Pending]) -> StallEv
     answers = ask_each({i: actors[i] for i in involved}, transport_view, transport, objs)
     views: dict[int, dict[str, Any] | None] = {i: answers.get(i) for i in involved}
     evidence = classify(pending, views, owner_view(objs))
-    states = ask_each({i: actors[i] for i in sorted({p.dst for p in pending})}, receiver_state)
+    states = ask_each({i: actors[i] for i in sorted({p.dst for p in pending}) if views[i] is not None},
+                      receiver_state)   # a silent one would only be waited for again
     return replace(evidence, receivers=tuple((i, *states[i]) for i in sorted(states)))
