@@ -10,10 +10,12 @@ of the first task's RDT argument on the task's thread (worker.py:952, `self.rdt_
 for an asyncio actor, its event loop). When both find no manager, each builds its own: the
 receive adds the tensors to one RDT store, the argument waits in the other
 (`RDTStore.wait_and_pop_object`, rdt_store.py:293-323) until Ray's RDT fetch timeout (60 s), and
-an asyncio actor runs none of its other tasks meanwhile. TR-019 saw exactly that on a correct
-transport, once in about three runs of a loaded host: one receiver's 50 transfers all received by
-the transport, none of its tasks finished (thread dump: the default loop in `_wait_object`; the
-receiver's process held two RDT managers, the current store holding all 50 objects).
+an asyncio actor runs none of its other tasks meanwhile. TR-019 failed so on a correct transport,
+once in about three runs of a loaded host: one receiver's 50 transfers all received by the
+transport, none of its tasks finished. Reproduced with TR-019's wave alone (4 asyncio actors, 100
+transfers, a 1 us GIL switch interval in the actors): 2 rounds of 10 stalled so, the receiver's
+default loop in `_wait_object`, its process holding two RDT managers (the current store holding
+all 50 objects) or one (the receive's store already dropped, 49 held); settled, none of 4 rounds.
 
 Nothing a transport does makes or avoids this, and it is not what any check is about, so the
 suite's actors take the racy step out of the race: `settle` builds the manager and its store once,
