@@ -17,7 +17,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from conformance.rdt import device as devices
-from conformance.rdt import faults, memory, payloads, tracing
+from conformance.rdt import faults, manager_race, memory, payloads, tracing
 
 if TYPE_CHECKING:
     import torch
@@ -33,6 +33,7 @@ class Endpoint:
         self.sent: dict[str | int, Any] = {}
         self.buffers: dict[int, Any] = {}
         devices.warm_up(device)   # the device's first use, under the start's bound
+        manager_race.settle()     # Ray's RDT manager, built before two threads race to (manager_race)
 
     # ------------------------------------------------------------------ identity & health
     def info(self) -> dict[str, Any]:

@@ -18,6 +18,11 @@ in the transport does not hold) and classifies it:
                      (in the transport, or Ray deserializing the argument that calls it) holds
                      the receiver, so the stall is the receiver's as surely as `in_transport`.
 
+Each receiver that answers also says where its task threads stand and how many of Ray's RDT stores
+its process holds: a task waiting in `RDTStore._wait_object` for an object its receive returned,
+in a process with two stores, is Ray 2.60's unguarded RDT manager (conformance.rdt.manager_race),
+which the suite's actors avoid by building the manager in their constructors.
+
 The classes go into the failure's reason, so a reviewer (and the vendor) sees where the transfers
 stopped. An asyncio receiver whose event loop is stuck deserializing a task's argument does not
 answer even on that group (Ray 2.60 hands it no task meanwhile): it is named as silent, which is
@@ -26,17 +31,19 @@ manager in this process knows, per object, whether it still waits for the source
 (`owner_waiting`: the producer did not finish) or has sent the receive to the receiver
 (`owner_sent`). Other waits on actors that ran out (a workload round) ask `where_they_stand`:
 the threads of each actor that hold a task or its argument's fetch, innermost frames first.
-Pure except `transport_view` and `busy_threads_at` (run inside an actor), `owner_view` (reads
-Ray's private RDT state; unknown on another Ray), `gather` and `where_they_stand` (ask the actors).
+Pure except `transport_view`, `busy_threads_at`, `receiver_state` and `rdt_stores_here` (run inside
+an actor), `owner_view` (reads Ray's private RDT state; unknown on another Ray), `gather` and
+`where_they_stand` (ask the actors).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 VIEW_TIMEOUT_S = 5.0   # knob: hang guard of the actors' answers about their transport calls
 PRODUCED = "extract_tensor_transport_metadata"
 RECEIVE = "recv_multiple_tensors"
+RECEIVER_CHARS = 300   # knob: one receiver's thread positions in a stall's reason
 
 
 @dataclass(frozen=True)
@@ -61,6 +68,9 @@ class StallEvidence:
     owner_waiting: int = 0     # the owner still waits for the source's metadata
     owner_sent: int = 0        # the owner has sent the receive to the receiver
     sent_to_silent: int = 0    # sent by the owner to a receiver that did not answer
+    # per receiver that answered (its index): where its task threads stand and how many of Ray's
+    # RDT stores its process holds (more than one: Ray's manager race, conformance.rdt.manager_race)
+    receivers: tuple[tuple[int, str, int], ...] = ()
 
     def describe(self) -> str:
         """One line; whatever the receivers hold is said first, under "held at the receivers:"
@@ -79,13 +89,21 @@ class StallEvidence:
         if self.owner_waiting or self.owner_sent:
             parts.append(f"the owner still waits for the source's metadata of {self.owner_waiting} and has sent "
                          f"{self.owner_sent} to their receivers")
+        split = [i for i, _, stores in self.receivers if stores > 1]
+        if split:
+            parts.append(f"receiver(s) {split} hold two or more of Ray's RDT stores in one process (Ray's "
+                         f"unguarded RDT manager: a receive added to one store, the task waits in another)")
+        if self.receivers:
+            parts.append("where the receivers stand: " + "; ".join(
+                f"actor {i}: {threads[:RECEIVER_CHARS]}" for i, threads, _ in self.receivers))
         return "; ".join(parts) or "no evidence"
 
     def as_dict(self) -> dict[str, Any]:
         return {"pending": self.pending, "never_handed": self.never_handed, "in_transport": self.in_transport,
                 "received": self.received, "not_produced": self.not_produced, "silent_actors": list(self.silent),
                 "owner_waiting": self.owner_waiting, "owner_sent": self.owner_sent,
-                "sent_to_silent": self.sent_to_silent}
+                "sent_to_silent": self.sent_to_silent,
+                "receivers": [{"actor": i, "threads": t, "rdt_stores": n} for i, t, n in self.receivers]}
 
 
 def classify(pending: list[Pending], views: dict[int, dict[str, Any] | None],
@@ -109,7 +127,10 @@ def classify(pending: list[Pending], views: dict[int, dict[str, Any] | None],
         elif dst is None and owner.get(p.obj_id) == "sent":
             counts["sent_to_silent"] += 1
     silent = tuple(sorted(i for i, v in views.items() if v is None))
-    return StallEvidence(pending=len(pending), silent=silent, **counts)
+    return StallEvidence(pending=len(pending), silent=silent, never_handed=counts["never_handed"],
+                         in_transport=counts["in_transport"], received=counts["received"],
+                         not_produced=counts["not_produced"], sent_to_silent=counts["sent_to_silent"],
+                         owner_waiting=counts["owner_waiting"], owner_sent=counts["owner_sent"])
 
 
 def transport_view(actor_self: object, transport: str, obj_ids: list[str]) -> dict[str, Any]:
@@ -177,6 +198,24 @@ def busy_threads_at(actor_self: object, frames: int = 4) -> str:
     return " | ".join(said) or "idle"
 
 
+def rdt_stores_here() -> int:
+    """How many of Ray's RDT stores this process holds (one per RDT manager Ray built in it); 0
+    without Ray's RDT."""
+    import gc
+
+    try:
+        from ray.experimental.rdt.rdt_store import RDTStore
+    except ImportError:   # another Ray: no such store
+        return 0
+    return sum(type(o) is RDTStore for o in gc.get_objects())   # type(): isinstance reads __class__, which some of torch's deprecated objects warn on
+
+
+def receiver_state(actor_self: object) -> tuple[str, int]:
+    """Runs in an actor (via __ray_call__): where its task threads stand (busy_threads_at) and how
+    many RDT stores its process holds (rdt_stores_here)."""
+    return busy_threads_at(actor_self), rdt_stores_here()
+
+
 def ask_each(actors: dict[Any, Any], fn: Callable[..., Any], *args: Any) -> dict[Any, Any]:
     """`fn(actor_self, *args)` in each actor, asked on Ray's `_ray_system_error` concurrency group
     (a task blocked on the actor's own threads does not hold it), all at once and waited for once
@@ -241,4 +280,7 @@ def gather(actors: list[Any], transport: str, pending: list[Pending]) -> StallEv
     objs = sorted({p.obj_id for p in pending})
     answers = ask_each({i: actors[i] for i in involved}, transport_view, transport, objs)
     views: dict[int, dict[str, Any] | None] = {i: answers.get(i) for i in involved}
-    return classify(pending, views, owner_view(objs))
+    evidence = classify(pending, views, owner_view(objs))
+    states = ask_each({i: actors[i] for i in sorted({p.dst for p in pending}) if views[i] is not None},
+                      receiver_state)   # a silent one would only be waited for again
+    return replace(evidence, receivers=tuple((i, *states[i]) for i in sorted(states)))

@@ -115,3 +115,34 @@ def test_an_actors_busy_threads_are_told_innermost_first() -> None:
     assert told[0].startswith("test_stall_evidence.py:") and "recv_multiple_tensors <" in told[0], told
     assert "threading.py" not in told[0] and told[0].count(" < ") == 1, told   # the thread's own bootstrap is threading's
     assert stalls.busy_threads_at(None) == "idle"
+
+
+def test_a_receiver_holding_two_rdt_stores_is_named_with_where_its_threads_stand() -> None:
+    """TR-019's stall on a correct transport: every receive returned, the receiver's event loop waits
+    in Ray's store for one of them, its process holds two stores (conformance.rdt.manager_race)."""
+    ev = StallEvidence(pending=50, received=50, owner_sent=50,
+                       receivers=((2, "rdt_store.py:323 _wait_object < rdt_manager.py:888 get_rdt_objects", 2),
+                                  (3, "idle", 1)))
+    said = ev.describe()
+    assert "50 received by the transport, yet their tasks did not finish" in said
+    assert "receiver(s) [2] hold two or more of Ray's RDT stores" in said
+    assert "actor 2: rdt_store.py:323 _wait_object" in said and "actor 3: idle" in said
+    assert ev.as_dict()["receivers"][1] == {"actor": 3, "threads": "idle", "rdt_stores": 1}
+
+
+def test_one_store_per_receiver_names_no_split() -> None:
+    ev = StallEvidence(pending=1, received=1, receivers=((1, "idle", 1),))
+    assert "Ray's RDT stores" not in ev.describe()
+
+
+def test_the_rdt_stores_of_this_process_are_counted() -> None:
+    import gc
+
+    from ray._private.worker import Worker
+
+    gc.collect()   # stores of earlier tests' workers, left in cycles, go now and not while counting
+    before = stalls.rdt_stores_here()
+    workers = [Worker(), Worker()]
+    stores = [w.rdt_manager.rdt_store for w in workers]
+    assert stalls.rdt_stores_here() == before + 2
+    del stores, workers

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import ray
 
+from conformance.rdt import manager_race
 from conformance.rdt.endpoint import Endpoint
 from conformance.rdt.payloads import build, describe, seeded
 
@@ -102,6 +103,7 @@ class AsyncPeer:
 
     def __init__(self, device: str = "cpu") -> None:
         self.device = device
+        manager_race.settle()   # Ray's RDT manager, built before its event loops race to (manager_race)
 
     async def info(self) -> dict[str, Any]:
         import os

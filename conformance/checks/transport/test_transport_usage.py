@@ -190,14 +190,13 @@ def _concurrent_wave(u: UsageCtx, clock: Scenario, n: int, n_actors: int, nbytes
             f"producer {k}"))
         seeds.append(seed)
         ends.append((s, d))
-    # Every producer's metadata reaches the owner before any receive is submitted, so Ray hands
-    # each receiver its transfer (`__ray_recv__`) before the task that takes the object. The
-    # other way round, an asyncio receiver can stall in Ray 2.60 whatever the transport does:
-    # its event loop deserializes the task's argument, waiting up to Ray's RDT fetch timeout
-    # for a receive Ray has not handed it yet, and no other task of the actor starts meanwhile
-    # (thread dumps of a stalled receiver under CPU load: the default loop in
-    # RDTStore.wait_and_pop_object, its `_ray_system` loop idle). The receives still all run at
-    # once and finish out of order.
+    # Every producer's metadata reaches the owner before any receive is submitted, so a stall
+    # past this point is the receives' (not_produced is told apart first). An asyncio receiver's
+    # event loop deserializes each task's argument and waits there for its receive; a receiver
+    # whose default loop sat in RDTStore.wait_and_pop_object with its `_ray_system` loop idle
+    # and every receive returned was Ray 2.60's unguarded RDT manager (two stores in one
+    # process), which the actors now build in their constructors (conformance.rdt.manager_race).
+    # The receives still all run at once and finish out of order.
     asked: list[float] = []
 
     def later(deadline: float) -> float:
