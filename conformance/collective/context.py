@@ -221,7 +221,7 @@ class CollectiveContext:
                                        "env_vars": {SPEC_ENV: spec_env(cfg.backend, cfg.group_class, cfg.register,
                                                                        self.python_path)}}
             actors.append(self._remote(rdt).options(**opts).remote(cfg.backend, cfg.group_class, cfg.register,
-                                                                   self.python_path, not hook))
+                                                                   self.python_path, not hook, rdt))
         self.started_ids |= {a._actor_id.hex() for a in actors}
         self.infos = start_answers([a.info.remote() for a in actors], "starting the member actors", self.run.machinery)
         return actors

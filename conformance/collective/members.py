@@ -145,10 +145,13 @@ class CollectiveMember:
     """One process that joins collective groups and runs op programs in them."""
 
     def __init__(self, name: str, group_class: str | None, register: str | None, python_path: list[str],
-                 register_here: bool = True) -> None:
+                 register_here: bool = True, rdt: bool = False) -> None:
         self.name = name
         self._spec = (group_class, register, python_path)
         self.how = register_backend(name, group_class, register, python_path) if register_here else "not here"
+        if rdt:   # an RDT member builds Ray's RDT manager alone, before two threads race to (manager_race)
+            from conformance.rdt.manager_race import settle
+            settle()
 
     def register_again(self) -> str:
         """Register once more, as a second hook or import would; '' when that is harmless."""

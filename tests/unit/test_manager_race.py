@@ -84,3 +84,18 @@ def test_the_usage_actors_build_the_manager_in_their_constructor(kind: str, monk
     cls, _ = actor_class(kind)
     cls("cpu")
     assert global_worker._rdt_manager is not None
+
+
+def test_an_rdt_collective_member_builds_the_manager_in_its_constructor(monkeypatch: pytest.MonkeyPatch) -> None:
+    """CC-011's members move tensors over RDT too: made for RDT, the member settles the manager; a
+    member of groups only does not build RDT's store (it would import what RDT imports for nothing)."""
+    from ray._private.worker import global_worker
+
+    from conformance.collective import members
+
+    monkeypatch.setattr(members, "register_backend", lambda *args: "stub")   # the backend is not what is tested
+    monkeypatch.setattr(global_worker, "_rdt_manager", None)
+    members.CollectiveMember("SIMCOLL", None, None, [])
+    assert global_worker._rdt_manager is None
+    members.CollectiveMember("SIMCOLL", None, None, [], True, True)
+    assert global_worker._rdt_manager is not None
