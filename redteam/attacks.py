@@ -1421,14 +1421,19 @@ def _pf004_regressed(r: dict[str, Any], fraction: float = 0.4) -> None:
                                 "min_fraction": min(vals) / statistics.median(vals)}
 
 
-def _diff_post(out: Path, text: str) -> str:
+def _diff_against_baseline(out: Path, check: str) -> str:
+    """`diff --fail-unconfirmed` of the round's baseline against the attack's folder: rc and `check`'s line."""
     import subprocess
     from harness import CLI, ATK
     src = Path(__import__("os").environ.get("RT_DIFF_OLD", str(ATK / "A00_baseline")))
     d = subprocess.run([CLI, "diff", "--fail-unconfirmed", str(src), str(out)], capture_output=True, text=True)
     (out / "diff.txt").write_text(d.stdout + d.stderr)
-    pf = [ln.strip() for ln in (d.stdout + d.stderr).splitlines() if "PF-004" in ln][:1]
-    return f"diff rc={d.returncode}: {pf[0][:200] if pf else 'no PF-004 line'}"
+    line = [ln.strip() for ln in (d.stdout + d.stderr).splitlines() if check in ln][:1]
+    return f"diff rc={d.returncode}: {line[0][:200] if line else f'no {check} line'}"
+
+
+def _diff_post(out: Path, text: str) -> str:
+    return _diff_against_baseline(out, "PF-004")
 
 
 @attack("N25_16_diff_pf004_regression_control", "control: PF-004's slowest cross-node link fell to 0.4 of its class median "
@@ -1706,13 +1711,7 @@ def n27_05(r):
 
 
 def _diff_post_fr(out: Path, text: str) -> str:
-    import subprocess
-    from harness import CLI, ATK
-    src = Path(__import__("os").environ.get("RT_DIFF_OLD", str(ATK / "A00_baseline")))
-    d = subprocess.run([CLI, "diff", "--fail-unconfirmed", str(src), str(out)], capture_output=True, text=True)
-    (out / "diff.txt").write_text(d.stdout + d.stderr)
-    fr = [ln.strip() for ln in (d.stdout + d.stderr).splitlines() if "FR-003" in ln][:1]
-    return f"diff rc={d.returncode}: {fr[0][:200] if fr else 'no FR-003 line'}"
+    return _diff_against_baseline(out, "FR-003")
 
 
 @attack("N27_06_diff_recovery_time_regressed", "FR-003's recovery scenario took 1.6x as long (one value a run, no spread), "
