@@ -23,8 +23,9 @@ all of these hold:
   1. it moved the wrong way by more than the tolerance (a fraction of OLD's value; a figure whose
      OLD value is 0 moved by infinitely much), and by more than its declared `floor`;
   2. for a fraction of a same-run reference, the plugin's own trials moved the same way beyond
-     their spread (the bound of 3. on the trials alone): a fraction that moved only because its
-     reference did is the host's;
+     the tolerance and beyond their spread (the bound of 3. on the trials alone): a fraction that
+     moved further than the plugin did is its reference's move, the host's (one run a side never
+     records how far two paths drift apart between runs);
   3. the change is beyond what the two sides' own recorded spread allows: a one-sided (1 - alpha)
      bootstrap bound (scipy.stats.bootstrap, every sample resampled on its own) of the change of
      the figure's statistic, taken from the trials (median of the plugin's trials over the
