@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from conformance.collective.config import POOL_SIZE, CollectiveConfig
 from conformance.collective.members import SPEC_ENV, BarrierLog, CollectiveMember, register_backend, spec_env
+from conformance.exc_text import first_line
 from conformance.handles import Actor
 from conformance.rdt.device import is_host
 from conformance.run.check_context import CheckContext
@@ -46,14 +47,6 @@ BIRTH_CHECK_S = 2.0
 
 class CollectiveError(Exception):
     """A bounded wait ran out or a member raised; the message names what was awaited."""
-
-
-def first_line(exc: BaseException) -> str:
-    for line in str(exc).splitlines():
-        line = line.strip()
-        if line and not line.startswith(("ray::", "\x1b[36mray::")) and "Traceback" not in line:
-            return f"{type(exc).__name__}: {line[:400]}"
-    return type(exc).__name__
 
 
 def bounded(refs: Refs, timeout_s: float, what: str) -> Any:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable
 
+from conformance.exc_text import first_line
 from conformance.handles import Actor
 from conformance.rdt import payloads
 from conformance.timing.clock import Clock
@@ -39,17 +40,6 @@ class TransferError(Exception):
 
 class Hang(Exception):
     """Neither data nor an error arrived within the bound."""
-
-
-def first_line(exc: BaseException) -> str:
-    """"Type: first meaningful line" of an error (Ray's task errors: of the error they carry)."""
-    cause = getattr(exc, "cause", None)
-    base = cause if isinstance(cause, BaseException) else exc
-    for line in str(base).strip().splitlines():
-        line = line.strip()
-        if line and not line.startswith(("ray::", "\x1b[36mray::")):
-            return f"{type(base).__name__}: {line[:300]}"
-    return type(base).__name__
 
 
 def settle(refs: Refs, bound_s: float, what: str) -> tuple[str, Any]:

@@ -10,7 +10,7 @@ from typing import Any
 
 from conformance.areas.recovery.context import NodeRecoveryCtx
 from conformance.areas.recovery.devices import DeviceNode, total
-from conformance.rdt.transfer import first_line
+from conformance.exc_text import first_line
 from conformance.run.budget import CheckTimeout, Scenario
 
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from conformance.areas.transport.context import TransportCtx
+from conformance.exc_text import first_line
 from conformance.handles import Actor
 from conformance.rdt import transfer
 from conformance.rdt.accelerator_rule import actors_reason
@@ -27,7 +28,7 @@ from conformance.rdt.device import is_host
 from conformance.rdt.fixtures import open_context, transport_setup
 from conformance.rdt.pool import START_TIMEOUT_S, destroy_group, make_group, pair_node, start_endpoints
 from conformance.rdt.registration import TransportSetup
-from conformance.rdt.transfer import first_line, short
+from conformance.rdt.transfer import short
 from conformance.report.results import not_applicable
 from conformance.run.check_context import CheckContext
 from conformance.run.machinery import clock_ready

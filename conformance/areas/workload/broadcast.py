@@ -17,8 +17,8 @@ from typing import Any
 from conformance.areas.workload import model
 from conformance.areas.workload.sync import round_problems, timed
 from conformance.collective.config import CollectiveConfig
+from conformance.exc_text import first_line
 from conformance.rdt.pool import Endpoints
-from conformance.rdt.transfer import first_line
 from conformance.timing.clock import Clock
 from conformance.timing.timeouts import CheckTimeout
 

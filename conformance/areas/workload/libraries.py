@@ -14,6 +14,8 @@ import os
 import tempfile
 from typing import Any
 
+from conformance.exc_text import first_line
+
 # What a library scenario returns: {"workers": [view, ...], "static": {...}, "error": str | None}
 Observation = dict[str, Any]
 
@@ -70,11 +72,6 @@ def importable(module: str) -> str | None:
 
 
 # ---------------------------------------------------------------------- the scenarios (in a task)
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {text[0] if text else ''}"[:300]
-
-
 class _Collector:
     """Where each Train worker leaves its view (Train keeps only rank 0's reported metrics)."""
 
@@ -124,7 +121,7 @@ def train_scenario(resource: str, env_var: str, workers: int, fit_bound_s: float
         try:
             trainer.fit()
         except Exception as exc:  # noqa: BLE001 - what Train does with the resource is the finding
-            errors.append(_first_line(exc))
+            errors.append(first_line(exc))
 
     thread = threading.Thread(target=fit, name="rc-wl010-fit", daemon=True)
     thread.start()
@@ -169,7 +166,7 @@ def data_scenario(resource: str, env_var: str, blocks: int) -> Observation:
             fn, fn_kwargs={"env_var": env_var}, batch_size=1, resources={resource: 1}).take_all()
         views = [json.loads(v) for v in dict.fromkeys(r["view"] for r in rows)]
     except Exception as exc:  # noqa: BLE001 - what Data does with the resource is the finding
-        error = _first_line(exc)
+        error = first_line(exc)
     return {"workers": views, "static": static, "error": error}
 
 
@@ -205,7 +202,7 @@ def serve_scenario(resource: str, env_var: str, replicas: int, answer_s: float) 
             seen[repr(sorted(view.items()))] = view
         views = list(seen.values())
     except Exception as exc:  # noqa: BLE001 - what Serve does with the resource is the finding
-        error = _first_line(exc)
+        error = first_line(exc)
     finally:
         serve.shutdown()
     return {"workers": views, "static": {}, "error": error}

@@ -25,9 +25,9 @@ from typing import TYPE_CHECKING, Any, Callable
 from conformance.areas.workload import model, rounds
 from conformance.areas.workload.actors import WorkloadActor
 from conformance.areas.workload.sync import SyncPlan, round_problems, timed
+from conformance.exc_text import first_line
 from conformance.handles import Actor
 from conformance.rdt.pool import Endpoints, start_endpoints
-from conformance.rdt.transfer import first_line
 from conformance.timing.clock import Clock, ScenarioFailed
 
 if TYPE_CHECKING:

@@ -8,11 +8,11 @@ from typing import TYPE_CHECKING, Any
 from conformance.areas.workload import model
 from conformance.areas.workload.actors import WorkloadActor
 from conformance.areas.workload.sync import SyncPlan, SyncRecord, memory_problems, round_problems, timed
+from conformance.exc_text import first_line
 from conformance.handles import Actor
 from conformance.rdt.device import is_host
 from conformance.rdt.pool import Endpoints, alive_nodes, start_endpoints
 from conformance.rdt.stalls import where_they_stand
-from conformance.rdt.transfer import first_line
 from conformance.run.fixtures import not_applicable
 from conformance.timing.clock import Clock, ScenarioFailed
 

@@ -19,8 +19,9 @@ from typing import Any
 
 import pytest
 
-from conformance.collective.context import CollectiveCtx, CollectiveError, Hang, bounded, bounded_driver_call, first_line
+from conformance.collective.context import CollectiveCtx, CollectiveError, Hang, bounded, bounded_driver_call
 from conformance.collective.members import rdt_expected
+from conformance.exc_text import first_line
 from conformance.rdt.each_device import on_each_device
 from conformance.run.fixtures import not_applicable
 

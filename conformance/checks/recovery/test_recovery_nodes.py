@@ -36,7 +36,7 @@ from conformance.areas.recovery.devices import (
 from conformance.areas.recovery.losses import lose_b, node_labels_of, survivor_states
 from conformance.areas.recovery.nodes import NodeLab, fill, release, signature
 from conformance.cluster.requests import demand
-from conformance.rdt.transfer import first_line
+from conformance.exc_text import first_line
 from conformance.run.budget import CheckTimeout, Scenario
 
 pytestmark = pytest.mark.cluster("recovery-nodes")

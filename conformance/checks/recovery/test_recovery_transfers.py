@@ -32,9 +32,10 @@ from conformance.areas.recovery.transfers import (
     judge_fetch_ran_out,
     large_bytes,
 )
+from conformance.exc_text import first_line
 from conformance.rdt.payloads import same_bytes
 from conformance.rdt.pool import alive, destroy_group, make_group
-from conformance.rdt.transfer import first_line, outcome, short, wait_dead
+from conformance.rdt.transfer import outcome, short, wait_dead
 from conformance.run.budget import CONTROL_CALL_S, CheckTimeout, Scenario
 from conformance.run.fixtures import not_applicable
 

@@ -15,10 +15,11 @@ from typing import Any
 import pytest
 
 from conformance.areas.transport.usage import UsageCtx, short
+from conformance.exc_text import first_line
 from conformance.handles import Actor
 from conformance.rdt.payloads import same_bytes
 from conformance.rdt.pool import alive
-from conformance.rdt.transfer import first_line, wait_dead
+from conformance.rdt.transfer import wait_dead
 from conformance.run.budget import CONTROL_CALL_S, CheckTimeout, Scenario
 
 pytestmark = pytest.mark.cluster("shared")

@@ -17,12 +17,13 @@ import pytest
 from conformance.areas.transport.judges import USER_TIMEOUT_GETS
 from conformance.areas.transport.usage import UsageCtx, short
 from conformance.areas.transport.usage_actors import TENSORLESS
+from conformance.exc_text import first_line
 from conformance.handles import Actor
 from conformance.rdt.config import record_size_cap
 from conformance.rdt.payloads import build, describe, same_bytes, seeded
 from conformance.rdt.pool import alive
 from conformance.rdt.stalls import Pending, StallEvidence, gather, unproduced_by
-from conformance.rdt.transfer import first_line, outcome, wait_dead
+from conformance.rdt.transfer import outcome, wait_dead
 from conformance.run.budget import CheckTimeout, Scenario
 
 pytestmark = pytest.mark.cluster("shared")
