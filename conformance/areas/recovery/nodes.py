@@ -257,8 +257,9 @@ def restore_layout(ctx: CheckContext, lab: NodeLab) -> None:
     missing = lab.missing()
     if missing:
         what = f"node(s) {', '.join(missing)}, started again, to register"
+        before = lab.seen(missing)   # a started node that registered and died shows as one more dead node
         ctx.budget.ray(polled(lambda: not lab.missing(), what, begin=lambda: lab.start(missing),
-                              explain=lambda: lab.seen(missing)),
+                              explain=lambda: f"{lab.seen(missing)} (before the start: {before})"),
                        what, param="rejoin_s", runs_plugin_code=True)
     empty = lab.without_devices()
     if empty:
