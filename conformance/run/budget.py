@@ -118,14 +118,19 @@ class Budget:
     def ray(self, wait: Callable[[float], T], what: str, bound_s: float | None = None, *, param: str | None = None,
             kind: str = "worker_start", runs_plugin_code: bool = False) -> T:
         """`wait(limit)`'s value, a wait on Ray's machinery (conformance.run.machinery.await_machinery:
-        stretched, resampled, HostNotReady when the host ran out); `wait` raises BoundRanOut."""
-        return machinery.await_machinery(wait, self._bound(bound_s, param), what, kind, machinery=self.machinery,
-                                         runs_plugin_code=runs_plugin_code, param=param)
+        stretched, resampled, HostNotReady when the host ran out); `wait` raises BoundRanOut
+        (conformance.timing.waits.polled makes one of a probe). Recorded in this budget wherever it
+        runs: a fixture's setup waits before the check's body makes the budget `active`."""
+        with self.active():
+            return machinery.await_machinery(wait, self._bound(bound_s, param), what, kind, machinery=self.machinery,
+                                             runs_plugin_code=runs_plugin_code, param=param)
 
     def actors(self, refs: Refs, what: str, bound_s: float | None = None, *, param: str | None = None) -> Any:
-        """New actors' first answers (their info/ready refs), awaited as Ray's machinery."""
+        """New actors' first answers (their info/ready refs), awaited as Ray's machinery (recorded
+        in this budget, as `ray`'s waits)."""
         bound = machinery.ACTOR_START_S if bound_s is None and param is None else self._bound(bound_s, param)
-        return machinery.await_actors(refs, bound, what, machinery=self.machinery, param=param)
+        with self.active():
+            return machinery.await_actors(refs, bound, what, machinery=self.machinery, param=param)
 
     def started(self, clock: Clock, refs: Refs, what: str, bound_s: float | None = None, *,
                 param: str | None = None) -> Any:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from typing import TYPE_CHECKING, Any, Callable, Sequence, Union
+from typing import TYPE_CHECKING, Any, Callable, Sequence, TypeVar, Union
 
 from conformance.timing.timeouts import CheckTimeout
 
@@ -24,6 +24,9 @@ if TYPE_CHECKING:
     Refs: TypeAlias = Union["ObjectRef[Any]", Sequence["ObjectRef[Any]"]]
 
 SLICE_S = 0.5
+# knob: polling interval of Ray's state API in a `polled` wait (a node registering, devices freed), not a bound
+STATE_POLL_S = 0.2
+T = TypeVar("T")
 
 
 def carried_timeout(exc: BaseException) -> CheckTimeout | None:
@@ -61,6 +64,33 @@ def bounded_get(refs: Refs, timeout_s: float, what: str = "result") -> Any:
             if carried is not None:
                 raise carried from None
             raise
+
+
+def polled(probe: Callable[[], T | None], what: str, *, begin: Callable[[], object] | None = None,
+           explain: Callable[[], str] | None = None, poll_s: float = STATE_POLL_S) -> Callable[[float], T]:
+    """A `wait(limit)` for a wait on Ray's machinery (conformance.run.budget.Budget.ray): `probe()`'s
+    first truthy value, polled until `limit` runs out, then BoundRanOut naming `what` (and what
+    `explain()` last saw).
+
+    `begin` is what sets Ray's machinery going (a node started again): it runs on the first call
+    only, inside that call's limit. The budget calls `wait` a second time when a fresh sample says
+    the host got slower, and that call only waits longer: a node is never started twice for one wait."""
+    pending = [begin] if begin is not None else []
+
+    def wait(limit_s: float) -> T:
+        deadline = time.monotonic() + limit_s
+        while pending:
+            pending.pop()()
+        while True:
+            got = probe()
+            if got:
+                return got
+            if time.monotonic() >= deadline:
+                seen = f"; last seen: {explain()}" if explain is not None else ""
+                raise BoundRanOut(f"{what}: not within {limit_s:.0f}s{seen}")
+            time.sleep(min(poll_s, max(deadline - time.monotonic(), 0.01)))
+
+    return wait
 
 
 class StillRunning(Exception):

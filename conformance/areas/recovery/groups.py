@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
-from conformance.timing.waits import BoundRanOut
+from conformance.timing.waits import polled
 
 if TYPE_CHECKING:
     from ray.util.placement_group import PlacementGroup
@@ -16,7 +16,6 @@ if TYPE_CHECKING:
     from conformance.timing.clock import Clock
 
 T = TypeVar("T")
-POLL_S = 0.2   # knob: polling interval of Ray's state API, not a bound
 
 
 def table(pg: PlacementGroup) -> dict[str, Any]:
@@ -45,22 +44,8 @@ def await_ray(budget: Budget, clock: Clock, probe: Callable[[], T | None], what:
     node starting: then a host that did its part leaves the failure to the plugin), after
     `begin()` (once: what sets Ray's machinery going, a node added). Its time is left out of the
     scenario's bound (`clock`)."""
-    pending = [begin] if begin is not None else []
-
-    def wait(limit_s: float) -> T:
-        deadline = time.monotonic() + limit_s
-        while pending:
-            pending.pop()()
-        while True:
-            got = probe()
-            if got:
-                return got
-            if time.monotonic() >= deadline:
-                raise BoundRanOut(f"{what}: not within {limit_s:.0f}s")
-            time.sleep(POLL_S)
-
     t0 = time.monotonic()
     try:
-        return budget.ray(wait, what, param=param, runs_plugin_code=runs_plugin_code)
+        return budget.ray(polled(probe, what, begin=begin), what, param=param, runs_plugin_code=runs_plugin_code)
     finally:
         clock.exclude(time.monotonic() - t0)

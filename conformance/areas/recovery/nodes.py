@@ -30,7 +30,8 @@ from conformance.cluster.ray_start import minimal_dashboard_agents
 from conformance.run.check_context import CheckContext
 from conformance.run.machinery import clock_ready
 from conformance.run.state import stash_of
-from conformance.timing.clock import Clock
+from conformance.timing.clock import Clock, ScenarioFailed
+from conformance.timing.waits import polled
 
 if TYPE_CHECKING:
     from ray._private.accelerators.accelerator import AcceleratorManager
@@ -215,30 +216,64 @@ class NodeLab:
         self.handle.node_handles[i] = added
         return added
 
-    def ensure_layout(self, clock: Clock, rejoin_s: float, release_s: float) -> None:
-        """Bring back roles an earlier check killed (within `rejoin_s`), then require devices on
-        every role, all free (within `release_s`)."""
-        missing = [r for r in ROLES if r not in self.alive()]
-        for role in missing:
+    def missing(self) -> list[str]:
+        """The roles with no live node now (an earlier check killed them), in role order."""
+        alive = self.alive()
+        return [r for r in ROLES if r not in alive]
+
+    def start(self, roles: list[str]) -> None:
+        """Start each role's node again (through the fault driver); the caller starts a role once."""
+        for role in roles:
             self.rejoin(role)
-        clock.wait_for(lambda: all(r in self.alive() for r in ROLES), f"nodes {missing} to rejoin", rejoin_s)
-        empty = [r for r, n in self.alive().items() if n.get("Resources", {}).get(self.resource, 0) < 1]
-        if empty:
-            raise clock.fail(f"node(s) {empty} advertise no {self.resource}; node scenarios need devices on every node")
-        clock.wait_for(lambda: available(self.resource) >= total(self.resource) - 1e-9,
-                       "every device to be free before the scenario", release_s)
+
+    def seen(self, roles: list[str]) -> str:
+        """What the cluster view shows of `roles` now: live and dead nodes carrying each role's label
+        (what a rejoin that did not come is explained by)."""
+        nodes = _ray().nodes()
+        out = []
+        for role in roles:
+            labelled = [n for n in nodes if (n.get("Labels") or {}).get(NODE_KEY) == role]
+            live = sum(1 for n in labelled if n.get("Alive"))
+            out.append(f"{role}: {live} live and {len(labelled) - live} dead node(s) labelled {role}")
+        return "; ".join(out)
+
+    def without_devices(self) -> list[str]:
+        """The live roles that advertise none of the resource (node scenarios need devices on each)."""
+        return [r for r, n in self.alive().items() if n.get("Resources", {}).get(self.resource, 0) < 1]
 
 
 def restore_layout(ctx: CheckContext, lab: NodeLab) -> None:
-    """Roles an earlier check killed rejoin, every device free, within the check's rejoin_s and
-    device_release_s (the setup of a node scenario)."""
-    rejoin_s, release_s = float(ctx.param("rejoin_s")), float(ctx.param("device_release_s"))
-    lab.ensure_layout(Clock("setup", "restore the node layout", rejoin_s + 2 * release_s), rejoin_s, release_s)
+    """The setup of a node scenario: the roles an earlier check killed start again and register, every
+    role advertises devices, every device is free. Both waits are Ray's machinery, through the
+    check's budget (conformance.run.budget: stretched by the run's measurement, a fresh sample before
+    blaming, recorded in metrics.waits), never the plugin's judged time:
+
+    * a killed role's rejoin is a raylet starting and registering (`rejoin_s`); the node's start runs
+      the plugin's detection, so a host that did its part leaves a node that never registers to the
+      plugin (runs_plugin_code). Each missing role is started once: a fresh sample's extra time
+      only waits longer, it never starts a second node for the role (timing.waits.polled);
+    * the devices the previous check's actors held come back by Ray's accounting of a dead worker's
+      resources (`device_release_s`): no code of the plugin runs on that path."""
+    missing = lab.missing()
+    if missing:
+        what = f"node(s) {', '.join(missing)}, started again, to register"
+        before = lab.seen(missing)   # a started node that registered and died shows as one more dead node
+        ctx.budget.ray(polled(lambda: not lab.missing(), what, begin=lambda: lab.start(missing),
+                              explain=lambda: f"{lab.seen(missing)} (before the start: {before})"),
+                       what, param="rejoin_s", runs_plugin_code=True)
+    empty = lab.without_devices()
+    if empty:
+        raise ScenarioFailed(f"[restore the node layout] node(s) {empty} advertise no {lab.resource}; node scenarios "
+                             "need devices on every node")
+    free = "every device to be free before the scenario"
+    ctx.budget.ray(polled(lambda: available(lab.resource) >= total(lab.resource) - 1e-9, free,
+                          explain=lambda: f"{available(lab.resource):g} of {total(lab.resource):g} {lab.resource} free"),
+                   free, param="device_release_s")
 
 
 def fill(clock: Clock, dev: DeviceNode, what: str, ready_s: float, machinery: MachineryRecord) -> list[Any]:
     """Blockers holding every device of a node, so that placement elsewhere is forced. The node's
-    devices are free by Ray's own accounting (ensure_layout), so their start is a wait on Ray's
+    devices are free by Ray's own accounting (restore_layout), so their start is a wait on Ray's
     machinery (conformance.run.machinery: `ready_s` stretched by the run's `machinery` record, a
     fresh sample, else the host's failure), left out of the scenario's bound; a blocker that
     raised reaches the caller."""
