@@ -71,6 +71,9 @@ class StallEvidence:
     # per receiver that answered (its index): where its task threads stand and how many of Ray's
     # RDT stores its process holds (more than one: Ray's manager race, conformance.rdt.manager_race)
     receivers: tuple[tuple[int, str, int], ...] = ()
+    # the same of each source that answered and holds a transfer it never produced: where the
+    # producing task (or the transport's extract) stands
+    sources: tuple[tuple[int, str, int], ...] = ()
 
     def describe(self) -> str:
         """One line; whatever the receivers hold is said first, under "held at the receivers:"
@@ -93,9 +96,10 @@ class StallEvidence:
         if split:
             parts.append(f"receiver(s) {split} hold two or more of Ray's RDT stores in one process (Ray's "
                          f"unguarded RDT manager: a receive added to one store, the task waits in another)")
-        if self.receivers:
-            parts.append("where the receivers stand: " + "; ".join(
-                f"actor {i}: {threads[:RECEIVER_CHARS]}" for i, threads, _ in self.receivers))
+        for who, states in (("receivers", self.receivers), ("sources", self.sources)):
+            if states:
+                parts.append(f"where the {who} stand: " + "; ".join(
+                    f"actor {i}: {threads[:RECEIVER_CHARS]}" for i, threads, _ in states))
         return "; ".join(parts) or "no evidence"
 
     def as_dict(self) -> dict[str, Any]:
@@ -103,7 +107,8 @@ class StallEvidence:
                 "received": self.received, "not_produced": self.not_produced, "silent_actors": list(self.silent),
                 "owner_waiting": self.owner_waiting, "owner_sent": self.owner_sent,
                 "sent_to_silent": self.sent_to_silent,
-                "receivers": [{"actor": i, "threads": t, "rdt_stores": n} for i, t, n in self.receivers]}
+                "receivers": [{"actor": i, "threads": t, "rdt_stores": n} for i, t, n in self.receivers],
+                "sources": [{"actor": i, "threads": t, "rdt_stores": n} for i, t, n in self.sources]}
 
 
 def classify(pending: list[Pending], views: dict[int, dict[str, Any] | None],
@@ -281,6 +286,12 @@ def gather(actors: list[Any], transport: str, pending: list[Pending]) -> StallEv
     answers = ask_each({i: actors[i] for i in involved}, transport_view, transport, objs)
     views: dict[int, dict[str, Any] | None] = {i: answers.get(i) for i in involved}
     evidence = classify(pending, views, owner_view(objs))
-    states = ask_each({i: actors[i] for i in sorted({p.dst for p in pending}) if views[i] is not None},
+    receivers = sorted({p.dst for p in pending})
+    # a source is asked too when a transfer it holds was never produced (its task or the transport's
+    # extract holds it: make test-load's "100 of 100 never produced" under a CPU hog)
+    sources = sorted({p.src for p in pending
+                      if PRODUCED not in ((views.get(p.src) or {}).get("done", {}).get(p.obj_id, []))} - set(receivers))
+    states = ask_each({i: actors[i] for i in receivers + sources if views[i] is not None},
                       receiver_state)   # a silent one would only be waited for again
-    return replace(evidence, receivers=tuple((i, *states[i]) for i in sorted(states)))
+    return replace(evidence, receivers=tuple((i, *states[i]) for i in receivers if i in states),
+                   sources=tuple((i, *states[i]) for i in sources if i in states))

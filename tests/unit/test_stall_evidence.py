@@ -130,6 +130,16 @@ def test_a_receiver_holding_two_rdt_stores_is_named_with_where_its_threads_stand
     assert ev.as_dict()["receivers"][1] == {"actor": 3, "threads": "idle", "rdt_stores": 1}
 
 
+def test_a_source_that_never_produced_says_where_its_threads_stand() -> None:
+    """make test-load's TR-019 under a CPU hog: 100 of 100 never produced, the receivers idle; the
+    sources holding them say where their producing tasks stand, after the receivers."""
+    ev = StallEvidence(pending=100, not_produced=100, owner_waiting=100, receivers=((2, "idle", 1),),
+                       sources=((0, "usage_actors.py:113 make < function_manager.py:689 actor_method_executor", 1),))
+    said = ev.describe()
+    assert said.index("where the receivers stand: actor 2: idle") < said.index("where the sources stand: actor 0: usage")
+    assert ev.as_dict()["sources"] == [{"actor": 0, "threads": ev.sources[0][1], "rdt_stores": 1}]
+
+
 def test_one_store_per_receiver_names_no_split() -> None:
     ev = StallEvidence(pending=1, received=1, receivers=((1, "idle", 1),))
     assert "Ray's RDT stores" not in ev.describe()
