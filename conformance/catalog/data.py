@@ -189,6 +189,11 @@ class Check:
         return cls(**{**fields, "tags": tuple(d.get("tags", ())), "shared": shared, "merit": Merit.from_dict(d.get("merit")),
                       "params": {**{n: block[n] for n in shared}, **own}})
 
+    def shape(self) -> str | None:
+        """The cluster shape its test runs on (None: it needs no cluster of the run, or its release
+        names no shapes)."""
+        return None if self.cluster in (None, NO_CLUSTER) else self.cluster
+
     def param(self, name: str) -> Any:
         """One threshold of this check; a missing one is a data error, never a silent default."""
         try:
