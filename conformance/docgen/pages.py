@@ -20,7 +20,7 @@ WRAP = 100   # the generated pages' line width (a paragraph wrapped: Markdown jo
 
 
 def checklist_markdown(data: SuiteData) -> str:
-    """One block per check (its heading, level, area and release, the requirement, the params):
+    """One block per check (its heading, level, area, cluster shape and release, the requirement, the params):
     an edit to one check changes that check's lines only, and no line is wider than its own text
     (a table row held a whole requirement and every param: up to 2,256 characters)."""
     import textwrap
@@ -29,7 +29,7 @@ def checklist_markdown(data: SuiteData) -> str:
         return "\n".join(textwrap.wrap(" ".join(text.split()), width=WRAP, break_long_words=False,
                                         break_on_hyphens=False))
 
-    blocks = [f"### {c.id}: {c.title}\n\n{c.level} · area `{c.area}` · since {c.since}\n\n{wrapped(c.requirement)}"
+    blocks = [f"### {c.id}: {c.title}\n\n{c.level} · area `{c.area}` · cluster `{c.cluster}` · since {c.since}\n\n{wrapped(c.requirement)}"
               f"\n\n" + wrapped(f"- params: {params_text(c.params)}") + "\n" + wrapped(f"- judged: {judged_text(c)}")
               + ("\n" + wrapped(f"- diff gates: {merit_text(c)}") if c.merit else "")
               for c in data.checklist.active()]
