@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from conformance.catalog import datafiles
+from conformance.catalog.clusters import NO_CLUSTER, cluster_required
 from conformance.catalog.soak import Soak, soak_problems
 from conformance.errors import UserError
 
@@ -132,10 +133,6 @@ class Merit:
                    references=tuple(d.get("references", ())))
 
 
-# A check's `cluster:` when it needs no cluster of the run (its probes run in fresh processes)
-NO_CLUSTER = "none"
-
-
 @dataclass(frozen=True)
 class Check:
     """One checklist item."""
@@ -165,9 +162,8 @@ class Check:
     # why its outcome cannot be recomputed from evidence (`unjudged:`); a release declares one.
     judge: str | None = field(default=None, hash=False, compare=False)
     unjudged: str | None = field(default=None, hash=False, compare=False)
-    # The cluster shape its test runs on (`cluster:`, a shape of conformance.cluster.shapes' registry),
-    # or NO_CLUSTER: it needs no cluster of the run. Data, not a mark on the test, so that verify reads
-    # the shapes of the release a report names. None: a release from before the field.
+    # The cluster shape its test runs on (`cluster:`), or NO_CLUSTER (conformance.catalog.clusters).
+    # None: a release from before the field.
     cluster: str | None = field(default=None, hash=False, compare=False)
 
     @classmethod
@@ -190,8 +186,7 @@ class Check:
                       "params": {**{n: block[n] for n in shared}, **own}})
 
     def shape(self) -> str | None:
-        """The cluster shape its test runs on (None: it needs no cluster of the run, or its release
-        names no shapes)."""
+        """The cluster shape its test runs on (None: no cluster of the run, or a release before the field)."""
         return None if self.cluster in (None, NO_CLUSTER) else self.cluster
 
     def param(self, name: str) -> Any:
@@ -216,10 +211,6 @@ class Checklist:
 
     def by_id(self) -> dict[str, Check]:
         return {c.id: c for c in self.checks}
-
-    def names_clusters(self) -> bool:
-        """Whether its checks name their cluster shapes (`cluster:`; a release before the field does not)."""
-        return bool(self.checks) and all(c.cluster is not None for c in self.checks)
 
     def active(self) -> tuple[Check, ...]:
         return tuple(c for c in self.checks if not c.retired)
@@ -253,7 +244,7 @@ def parse_checklist(raw: object, sha256: str = "", vocabulary: Vocabulary | None
             if name not in used:
                 raise UserError(f"checklist: area_params.{area}.{name}: no active {area} check names it in its "
                                 "area_params (drop it, or name it where it is used)")
-    if any(c.cluster is not None for c in checks):
+    if any(c.cluster is not None for c in checks):   # a release from before the field names none
         cluster_required(checks)
     seen: set[str] = set()
     for c in checks:
@@ -279,16 +270,6 @@ def parse_checklist(raw: object, sha256: str = "", vocabulary: Vocabulary | None
                 raise UserError(f"checklist: {c.id}.params.{name}: {value!r}, expected a finite number")
     return Checklist(checks=checks, sha256=sha256, area_params={a: dict(b) for a, b in blocks.items()},
                      uncounted_levels=vocabulary.uncounted, host_references=tuple(doc.get("host_references", ())))
-
-
-def cluster_required(checks: Iterable[Check]) -> None:
-    """Raise a one-line UserError for the first check that names no cluster shape: a checklist names
-    one for every check (the current one, and any that names one at all), or, a release from before
-    the field, for none."""
-    for c in checks:
-        if c.cluster is None:
-            raise UserError(f"checklist: {c.id}.cluster: missing; name the cluster shape its test runs on, "
-                            f"or {NO_CLUSTER} (schemas/checklist.schema.json lists them)")
 
 
 def load_checklist(path: Path | None = None) -> Checklist:

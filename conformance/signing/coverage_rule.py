@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
+from conformance.catalog.clusters import names_clusters
 from conformance.catalog.data import Checklist, load_checklist
 from conformance.catalog.strict_input import as_list, as_map
 from conformance.report.coverage import COVERAGE, coverage_of, short_id
@@ -45,7 +46,7 @@ def release_shapes(checklist: Checklist) -> dict[str, str]:
     installed check modules (the values of the field are those marks): a known defect for those
     releases, taken here alone. A check of no cluster of the run (`none`) is left out, so it reads
     as "shared", as it did when the marks were read (such a check records no node coverage)."""
-    named = checklist if checklist.names_clusters() else load_checklist()
+    named = checklist if names_clusters(checklist.checks) else load_checklist()
     return {c.id: shape for c in named.checks if (shape := c.shape()) is not None}
 
 

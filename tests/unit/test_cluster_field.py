@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from conformance.catalog import datafiles
-from conformance.catalog.data import NO_CLUSTER, Checklist, checklist_path, load_checklist, parse_checklist
+from conformance.catalog.clusters import NO_CLUSTER, names_clusters
+from conformance.catalog.data import Checklist, checklist_path, load_checklist, parse_checklist
 from conformance.cluster import shapes
 from conformance.errors import UserError
 from conformance.run.hooks import RunHelp
@@ -41,7 +42,7 @@ def without_clusters() -> dict[str, Any]:
 
 def test_every_check_names_a_registered_shape_or_none() -> None:
     checklist = load_checklist()
-    assert checklist.names_clusters()
+    assert names_clusters(checklist.checks)
     known = set(shapes.registry()) | {NO_CLUSTER}
     assert {c.id: c.cluster for c in checklist.checks if c.cluster not in known} == {}
     enum = datafiles.load_schema("checklist")["properties"]["checks"]["items"]["properties"]["cluster"]["enum"]
@@ -54,7 +55,7 @@ def test_a_check_without_its_cluster_is_refused_in_one_line() -> None:
     with pytest.raises(UserError, match="cluster"):
         parse_checklist(with_clusters({"DP-006": "recovery-nodez"}))   # the schema's enum
     old = parse_checklist(without_clusters())   # a release from before the field still loads
-    assert not old.names_clusters() and old.by_id()["FR-007"].shape() is None
+    assert not names_clusters(old.checks) and old.by_id()["FR-007"].shape() is None
 
 
 @pytest.mark.parametrize(("ids", "needed"), [

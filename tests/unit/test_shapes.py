@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from conformance.areas.device import shapes as device_shapes
-from conformance.catalog.data import NO_CLUSTER, load_checklist
+from conformance.catalog.clusters import NO_CLUSTER
+from conformance.catalog.data import load_checklist
 from conformance.catalog.manifest import Manifest, load_manifest
 from conformance.cluster import manager as cluster_mod
 from conformance.cluster import shapes
