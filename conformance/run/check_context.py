@@ -70,14 +70,13 @@ class CheckContext:
     def for_item(cls, item: pytest.Item, run: RunView) -> "CheckContext":
         """The context of the check `item` evidences (its one `check` mark; the registry lint
         has already refused an item without one)."""
-        from conformance.cluster import shapes
         from conformance.cluster.manager import SHARED
 
         mark = item.get_closest_marker("check")
         if mark is None or not mark.args:
             raise pytest.UsageError(f"{item.nodeid}: a check needs @pytest.mark.check(ID)")
         check = run.data.checklist.by_id()[str(mark.args[0])]
-        name = shapes.shape_of(check.id, run.data.checklist)
+        name = check.shape()
         metrics = item.stash.setdefault(METRICS_KEY, {})
         budget = item.stash.setdefault(BUDGET_KEY, Budget(check, metrics, run.machinery))
         return cls(run=run, check=check, metrics=metrics, shape_name=name or SHARED.name, budget=budget,
