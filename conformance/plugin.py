@@ -58,7 +58,6 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "check(id): the checklist item (e.g. DP-003) this test evidences")
-    config.addinivalue_line("markers", "cluster(shape): the cluster shape this test needs (default: none)")
     import conformance.run.fixtures as fixtures  # the core's fixtures, every area's `<area>_ctx` among them
     if not config.pluginmanager.is_registered(fixtures):
         config.pluginmanager.register(fixtures, "conformance-fixtures")

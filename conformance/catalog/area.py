@@ -41,7 +41,7 @@ class ContextDecl:
     """How an area's checks get their context, declared once: the one fixture `<area>_ctx` (built
     for every area by conformance.run.contexts.open_check_context) gives a check `base`, or the
     kind its DATA picks: the first of `by_tag` whose tag its checklist entry carries, else the
-    kind `by_shape` names for its cluster mark's shape. A check's annotation (`recovery_ctx:
+    kind `by_shape` names for the cluster shape its checklist entry names. A check's annotation (`recovery_ctx:
     NodeRecoveryCtx`) is held equal to that kind by a test; it never chooses it.
 
     Classes are "module:Class" and `opens` "module:function", imported when used: `opens(kind,

@@ -60,36 +60,3 @@ def check_module(name: str, checks_dir: Path = CHECKS_DIR) -> Path:
     if len(found) != 1:
         raise LookupError(f"{name}: expected one check module of that name under {checks_dir}, found {len(found)}")
     return found[0]
-
-
-def _cluster_mark(node: ast.AST) -> str | None:
-    """The shape of a `pytest.mark.cluster("shape")` expression, else None."""
-    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "cluster"
-            and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
-        return node.args[0].value
-    return None
-
-
-@functools.lru_cache(maxsize=4)
-def shapes_of_checks(checks_dir: Path = CHECKS_DIR) -> dict[str, tuple[str, ...]]:
-    """check id -> the cluster shapes its tests are marked with (the module's `pytestmark` or the
-    test's own mark); a check whose tests need no cluster is absent."""
-    found: dict[str, list[str]] = {}
-    for path in sorted(Path(checks_dir).rglob("test_*.py")):
-        tree = ast.parse(path.read_text())
-        module_shapes: list[str] = []
-        for node in tree.body:
-            if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "pytestmark"
-                                                    for t in node.targets):
-                marks = node.value.elts if isinstance(node.value, (ast.List, ast.Tuple)) else [node.value]
-                module_shapes += [s for s in map(_cluster_mark, marks) if s]
-        for node in tree.body:
-            if not isinstance(node, ast.FunctionDef):
-                continue
-            own = [s for s in map(_cluster_mark, node.decorator_list) if s] or module_shapes
-            for dec in node.decorator_list:
-                if (isinstance(dec, ast.Call) and isinstance(dec.func, ast.Attribute) and dec.func.attr == "check"
-                        and dec.args and isinstance(dec.args[0], ast.Constant)):
-                    bucket = found.setdefault(str(dec.args[0].value), [])
-                    bucket += [s for s in own if s not in bucket]
-    return {k: tuple(v) for k, v in found.items() if v}

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from conformance.catalog import datafiles
+from conformance.catalog.clusters import NO_CLUSTER, cluster_required
 from conformance.catalog.soak import Soak, soak_problems
 from conformance.errors import UserError
 
@@ -161,6 +162,9 @@ class Check:
     # why its outcome cannot be recomputed from evidence (`unjudged:`); a release declares one.
     judge: str | None = field(default=None, hash=False, compare=False)
     unjudged: str | None = field(default=None, hash=False, compare=False)
+    # The cluster shape its test runs on (`cluster:`), or NO_CLUSTER (conformance.catalog.clusters).
+    # None: a release from before the field.
+    cluster: str | None = field(default=None, hash=False, compare=False)
 
     @classmethod
     def from_dict(cls, d: dict[str, Any], area_block: Mapping[str, Any] | None = None) -> "Check":
@@ -180,6 +184,10 @@ class Check:
         fields = {k: v for k, v in d.items() if k != "area_params"}
         return cls(**{**fields, "tags": tuple(d.get("tags", ())), "shared": shared, "merit": Merit.from_dict(d.get("merit")),
                       "params": {**{n: block[n] for n in shared}, **own}})
+
+    def shape(self) -> str | None:
+        """The cluster shape its test runs on (None: no cluster of the run, or a release before the field)."""
+        return None if self.cluster in (None, NO_CLUSTER) else self.cluster
 
     def param(self, name: str) -> Any:
         """One threshold of this check; a missing one is a data error, never a silent default."""
@@ -236,6 +244,8 @@ def parse_checklist(raw: object, sha256: str = "", vocabulary: Vocabulary | None
             if name not in used:
                 raise UserError(f"checklist: area_params.{area}.{name}: no active {area} check names it in its "
                                 "area_params (drop it, or name it where it is used)")
+    if any(c.cluster is not None for c in checks):   # a release from before the field names none
+        cluster_required(checks)
     seen: set[str] = set()
     for c in checks:
         if c.id in seen:
@@ -424,6 +434,7 @@ def unselected_checks(checklist: Checklist, ladder: Ladder, profiles: Iterable[M
 
 def load_suite_data() -> SuiteData:
     checklist = load_checklist()
+    cluster_required(checklist.checks)
     ladder = load_ladder(checklist=checklist)
     waivers, wsha = load_waivers()
     known = set(checklist.by_id())

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
 SHARD_OPTION = "--conformance-shard"
-NO_SHAPE = "none"      # a check whose tests carry no cluster mark
+NO_SHAPE = "none"      # a check whose checklist entry names no cluster (catalog.clusters.NO_CLUSTER)
 _SPEC = re.compile(r"^([0-9]{1,3})/([0-9]{1,3})$")
 _LABEL = re.compile(r"^([0-9]{1,3})-of-([0-9]{1,3})$")
 

@@ -1,7 +1,7 @@
-"""Cluster shapes as data: the registry of the shapes checks name in `@pytest.mark.cluster(...)`.
+"""Cluster shapes as data: the registry of the shapes checks name in the checklist (`cluster:`).
 
-A check names its shape only through its mark; the `cluster_shape` / `cluster` fixtures
-(conformance.run.fixtures) read the mark and get the cluster. A *kind* here is frozen data: what
+A check names its shape only through its checklist entry (tiers/checklist.yaml, read by
+`shape_of`); each check's context (conformance.run.check_context) reads it and gets the cluster. A *kind* here is frozen data: what
 the shape is for, when it runs (its rank), what happens to it with `--ray-address`, and a pure
 function that resolves it against the run's manifest (and the vendor's manager, and the run's
 record of Ray's machinery, for a shape whose nodes' settings stretch with it) into a concrete,
@@ -18,6 +18,7 @@ import functools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
+from conformance.catalog.data import Checklist
 from conformance.catalog.manifest import Manifest
 from conformance.cluster.manager import SHARED, ClusterShape, complete
 from conformance.timing.host_load import MachineryRecord
@@ -31,7 +32,7 @@ FAULT_DRIVER = "fault-driver"  # runs there when a fault driver can kill and res
 OWN_NODES = "own-nodes"        # not applicable: only nodes the suite starts itself can give what it needs
 REMOTE_POLICIES = (VENDOR, FAULT_DRIVER, OWN_NODES)
 
-MARK = "cluster"
+MARK = "cluster"              # the mark that once named a test's shape: refused now (mark_problems)
 NO_REMOTE_TAIL = "needs nodes the suite starts itself (not possible with --ray-address)"
 
 
@@ -45,7 +46,7 @@ class ShapeNotApplicable(Exception):
 
 
 class UnknownShape(KeyError):
-    """A mark names a shape the registry does not hold."""
+    """A shape the registry does not hold."""
 
     def __str__(self) -> str:
         return str(self.args[0])
@@ -143,7 +144,7 @@ def remote_reason(name: str, *, fault_driver: bool = False) -> str | None:
 
 def for_run(name: str, manifest: Manifest, manager: "type | None", ray_address: str | None, machinery: MachineryRecord,
             fault_driver: Callable[[], Any] = lambda: None) -> ClusterShape:
-    """The shape a check marked `name` gets in this run (`machinery`: its record): resolved against
+    """The shape a check of shape `name` gets in this run (`machinery`: its record): resolved against
     the manifest, or, on a --ray-address cluster, the vendor's cluster as it is (ShapeNotApplicable
     when it cannot run)."""
     resolved = resolve(name, manifest, manager, machinery)     # the manifest can rule a shape out everywhere
@@ -158,36 +159,36 @@ def for_run(name: str, manifest: Manifest, manager: "type | None", ray_address: 
 def first_cluster(name: str, resolved: ClusterShape, manifest: Manifest, manager: "type | None",
                   ray_address: str | None, machinery: MachineryRecord,
                   fault_driver: Callable[[], Any] = lambda: None) -> ClusterShape:
-    """The shape whose cluster a check marked `name` finds when it starts: `resolved` (for_run's
+    """The shape whose cluster a check of shape `name` finds when it starts: `resolved` (for_run's
     answer), or the kind's `starts_from` shape when the check starts its own afresh."""
     first = kind(name).starts_from
     return for_run(first, manifest, manager, ray_address, machinery, fault_driver) if first else resolved
 
 
-def mark_name(item: pytest.Item) -> str | None:
-    """The shape a test's mark names (None: the test needs no cluster of its own)."""
-    mark = item.get_closest_marker(MARK)
-    return str(mark.args[0]) if mark is not None and mark.args else None
+def shape_of(check_id: str | None, checklist: Checklist) -> str | None:
+    """The shape the checklist names for the check `check_id` (its `cluster:`; None: no such check,
+    or it needs no cluster of the run). The one reader of a check's shape in a run: the hooks that
+    start the shared cluster, the run order, the shards and each check's context."""
+    check = checklist.by_id().get(check_id) if check_id is not None else None
+    return check.shape() if check is not None else None
+
+
+def shapes_needed(check_ids: Iterable[str | None], checklist: Checklist) -> set[str]:
+    """The shapes the checks `check_ids` run on (empty: none of them needs a cluster of the run)."""
+    return {name for name in (shape_of(cid, checklist) for cid in check_ids) if name is not None}
 
 
 def mark_problems(items: Iterable[pytest.Item]) -> list[str]:
-    """Registry lint: every cluster mark names exactly one registered shape."""
-    problems = []
-    for item in items:
-        mark = item.get_closest_marker(MARK)
-        if mark is None:
-            continue
-        if len(mark.args) != 1 or mark.kwargs:
-            problems.append(f"{item.nodeid}: @pytest.mark.cluster takes exactly one shape name")
-        elif mark.args[0] not in registry():
-            problems.append(f"{item.nodeid}: {mark.args[0]!r} is not a registered cluster shape "
-                            f"(conformance/cluster/shapes.py: {', '.join(registry())})")
-    return problems
+    """Registry lint: a test that still carries a `cluster` mark (the suite's shapes were marks
+    once, and a vendor's own test may carry one) is refused rather than silently run on the shape
+    the checklist names."""
+    return [f"{item.nodeid}: @pytest.mark.cluster is not read: a check's cluster shape is its checklist entry's "
+            "`cluster` (tiers/checklist.yaml); drop the mark" for item in items if item.get_closest_marker(MARK)]
 
 
-def run_order(item: pytest.Item) -> tuple[int, str]:
-    """Sort key of a test: no cluster first, then by the rank of its shape (stable within one)."""
-    name = mark_name(item)
+def run_order(name: str | None) -> tuple[int, str]:
+    """Sort key of a test whose check runs on shape `name`: no cluster first, then by the rank of
+    its shape (stable within one)."""
     if name is None:
         return (0, "")
     k = registry().get(name)

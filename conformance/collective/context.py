@@ -12,7 +12,7 @@ every device free. A check that kills a member replaces it. Group names carry a 
 by side never share a name.
 
 What one check receives is a `CollectiveCtx` (`collective_ctx`, opened by the collective area): the common CheckContext
-(its thresholds through `param(name)`, its metrics, the cluster its mark names) with the manifest's
+(its thresholds through `param(name)`, its metrics, the cluster its checklist entry names) with the manifest's
 collective block and a typed reference to the run's CollectiveContext.
 """
 from __future__ import annotations
@@ -473,7 +473,7 @@ def wait_until(predicate: Callable[..., object], timeout_s: float, interval_s: f
 class CollectiveCtx(CheckContext):
     """What a collective check receives (`collective_ctx`), and nothing else.
 
-    `config` is the manifest's collective block. A check with a cluster mark works on the live
+    `config` is the manifest's collective block. A check whose checklist entry names a cluster works on the live
     cluster with the backend registered in the driver: `backend` is then the run's one
     CollectiveContext (member pool, groups, bounded waits), which lives in the stash for the
     session. A check without one (CC-001, CC-002) reads the class alone and gets none: building it
@@ -485,8 +485,8 @@ class CollectiveCtx(CheckContext):
 
     @property
     def backend(self) -> CollectiveContext:
-        """The run's CollectiveContext (only for a check with a cluster mark)."""
+        """The run's CollectiveContext (only for a check whose checklist entry names a cluster)."""
         if self._backend is None:
-            raise RuntimeError(f"{self.check_id}: a collective check without a cluster mark has no live backend "
-                               "(mark it @pytest.mark.cluster(...) to work on the cluster)")
+            raise RuntimeError(f"{self.check_id}: a collective check of cluster 'none' has no live backend "
+                               "(name its shape in its checklist entry's `cluster` to work on the cluster)")
         return self._backend

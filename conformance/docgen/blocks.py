@@ -76,15 +76,15 @@ def hand_written(text: str) -> str:
 # ---------------------------------------------------------------------------- one check, as the docs show it
 
 def check_facts(c: Check, *, tests: tuple[str, ...] = (), variants: list[str] | None = None,
-                shapes: tuple[str, ...] = (), not_applicable: list[str] | None = None,
+                not_applicable: list[str] | None = None,
                 waiver: str | None = None, guards: list[str] | None = None,
                 shown: list[str] | None = None) -> list[str]:
     """What the docs say of one check beyond its id, level, title and requirement: each a short line."""
     facts = []
     if c.params:
         facts.append("params: " + ", ".join(f"`{k}={v}`" for k, v in c.params.items()))
-    if shapes:
-        facts.append("cluster: " + ", ".join(f"`{s}`" for s in shapes))
+    if c.shape() is not None:
+        facts.append(f"cluster: `{c.shape()}`")
     if not_applicable:
         facts.append("not applicable " + "; ".join(not_applicable))
     if waiver:

@@ -20,7 +20,7 @@ WRAP = 100   # the generated pages' line width (a paragraph wrapped: Markdown jo
 
 
 def checklist_markdown(data: SuiteData) -> str:
-    """One block per check (its heading, level, area and release, the requirement, the params):
+    """One block per check (its heading, level, area, cluster shape and release, the requirement, the params):
     an edit to one check changes that check's lines only, and no line is wider than its own text
     (a table row held a whole requirement and every param: up to 2,256 characters)."""
     import textwrap
@@ -29,7 +29,7 @@ def checklist_markdown(data: SuiteData) -> str:
         return "\n".join(textwrap.wrap(" ".join(text.split()), width=WRAP, break_long_words=False,
                                         break_on_hyphens=False))
 
-    blocks = [f"### {c.id}: {c.title}\n\n{c.level} · area `{c.area}` · since {c.since}\n\n{wrapped(c.requirement)}"
+    blocks = [f"### {c.id}: {c.title}\n\n{c.level} · area `{c.area}` · cluster `{c.cluster}` · since {c.since}\n\n{wrapped(c.requirement)}"
               f"\n\n" + wrapped(f"- params: {params_text(c.params)}") + "\n" + wrapped(f"- judged: {judged_text(c)}")
               + ("\n" + wrapped(f"- diff gates: {merit_text(c)}") if c.merit else "")
               for c in data.checklist.active()]
@@ -199,10 +199,9 @@ def check_facts_of(data: SuiteData, teeth_table: dict[str, Any] | None, *,
                    with_tests: bool = False) -> dict[str, list[str]]:
     """check id -> the facts the docs show for it (params, cluster, when not applicable, waiver, tests,
     broken variants), each read from where it is declared."""
-    from conformance.catalog.check_index import guards_of_checks, shapes_of_checks, tests_of_checks, variants_of_checks
+    from conformance.catalog.check_index import guards_of_checks, tests_of_checks, variants_of_checks
 
     tests = tests_of_checks()
-    shapes = shapes_of_checks()
     variants = variants_of_checks(teeth_table) if teeth_table is not None else {}
     guards = guards_of_checks(teeth_table) if teeth_table is not None else {}
     na = not_applicable_when(data)
@@ -215,7 +214,7 @@ def check_facts_of(data: SuiteData, teeth_table: dict[str, Any] | None, *,
     good = [r for r in (teeth_table or {}).get("runs", []) if not r.get("catches")]
     shown = {c.id: [r["id"] for r in good if c.id in (r.get("passes") or [])] for c in data.checklist.findings()}
     return {c.id: check_facts(c, tests=tests.get(c.id, ()) if with_tests else (), variants=variants.get(c.id),
-                              shapes=shapes.get(c.id, ()), not_applicable=na.get(c.id), waiver=waived.get(c.id),
+                              not_applicable=na.get(c.id), waiver=waived.get(c.id),
                               guards=guards.get(c.id), shown=shown.get(c.id))
             for c in data.checklist.active()}
 

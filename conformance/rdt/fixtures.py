@@ -65,7 +65,7 @@ def run_transport(run: RunView, lifetimes: Lifetimes) -> TransportContext:
 
 
 def open_context(kind: type[R], base: CheckContext, transport: TransportContext, **extra: Any) -> R:
-    """The check's context of `kind`, its cluster (the shape its mark names) started or reused."""
+    """The check's context of `kind`, its cluster (the shape its checklist entry names) started or reused."""
     ctx = kind.derive(base, transport=transport, **extra)
     ctx.cluster()
     # the endpoints the pools hand this check are the nodes it exercises (its coverage record)

@@ -7,7 +7,7 @@ in the area's fixture module; a check function takes that one argument and nothi
 (tests/unit/test_check_context.py holds every check to it). So there is one way for a threshold
 to reach check code, `ctx.param(name)`: the values this run loaded from the checklist, the same
 ones the report records and `verify` re-judges with. And one way to a cluster, `ctx.cluster()`:
-the shape the check's `@pytest.mark.cluster(...)` names (the shared cluster without one).
+the shape the check's checklist entry names (`cluster:`; the shared cluster for `none`).
 """
 from __future__ import annotations
 
@@ -60,9 +60,9 @@ class CheckContext:
     run: RunView
     check: "Check"                      # its params are this run's thresholds: the only way they reach code
     metrics: dict[str, Any]             # lands in the check's `metrics` in report.json
-    shape_name: str                     # what its cluster mark names ("shared" without one)
+    shape_name: str                     # the shape its checklist entry names ("shared" for none)
     budget: Budget                      # the one owner of its time: every wait goes through it
-    marked: bool = False                # it carries a cluster mark (a check without one may start none)
+    marked: bool = False                # its checklist entry names a shape (a check of none may start none)
     _shape: "ClusterShape | None" = field(default=None, repr=False)
     _cluster: Any = field(default=None, repr=False)
 
@@ -70,14 +70,13 @@ class CheckContext:
     def for_item(cls, item: pytest.Item, run: RunView) -> "CheckContext":
         """The context of the check `item` evidences (its one `check` mark; the registry lint
         has already refused an item without one)."""
-        from conformance.cluster import shapes
         from conformance.cluster.manager import SHARED
 
         mark = item.get_closest_marker("check")
         if mark is None or not mark.args:
             raise pytest.UsageError(f"{item.nodeid}: a check needs @pytest.mark.check(ID)")
         check = run.data.checklist.by_id()[str(mark.args[0])]
-        name = shapes.mark_name(item)
+        name = check.shape()
         metrics = item.stash.setdefault(METRICS_KEY, {})
         budget = item.stash.setdefault(BUDGET_KEY, Budget(check, metrics, run.machinery))
         return cls(run=run, check=check, metrics=metrics, shape_name=name or SHARED.name, budget=budget,
@@ -182,14 +181,14 @@ class CheckContext:
     # ------------------------------------------------------------------ the cluster
     @property
     def shape(self) -> "ClusterShape":
-        """The concrete shape the check's mark names, resolved for this run; the check is not
+        """The concrete shape the check's checklist entry names, resolved for this run; the check is not
         applicable when that shape cannot exist here (conformance.cluster.shapes)."""
         if self._shape is None:
             self._shape = resolve_shape(self.run, self.shape_name)
         return self._shape
 
     def cluster(self) -> Any:
-        """The live cluster of the marked shape (started, or reused when one with the same
+        """The live cluster of the check's shape (started, or reused when one with the same
         parameters is up); for a shape the check starts afresh itself, the one it starts from."""
         if self._cluster is None:
             from conformance.cluster import shapes

@@ -2,7 +2,7 @@
 fixture (conformance.run.fixtures registers one per area in the registry).
 
 The kind a check receives is its area's declared rule over the check's data (Area.context: its
-checklist tags, its cluster mark's shape), never its annotation: `annotation_problem` holds the
+checklist tags, its cluster shape), never its annotation: `annotation_problem` holds the
 annotation equal to that kind (tests/unit/test_check_context.py, and the fixture before a check).
 The area's `opens` function does the area's setup and teardown around the check; what it opens
 that outlives the check (the run's transport pools, the collective members holding units, the

@@ -70,12 +70,11 @@ class RunHelp:
         if self.tr is not None:
             self.tr.write_line(line)
 
-    def _needs_shared(self, items: list[pytest.Item]) -> bool:
-        for item in items:
-            mark = item.get_closest_marker("cluster")
-            if mark and mark.args and mark.args[0] == "shared":
-                return True
-        return False
+    def _shapes_needed(self, items: list[pytest.Item]) -> set[str]:
+        """The shapes the items' checks run on, as their checklist entries name them."""
+        from conformance.cluster import shapes
+
+        return shapes.shapes_needed((self.run.item_checks.get(i.nodeid) for i in items), self.run.data.checklist)
 
     def _probe_node_start(self, items: list[pytest.Item]) -> Any:
         """Before any cluster starts: each call Ray makes at a node start, in this process (the one
@@ -85,8 +84,7 @@ class RunHelp:
         from conformance.catalog.vendor_calls import VendorHang
         from conformance.run.preflight import PROBLEM, Finding, node_start_env, probe_node_start
 
-        if self.run.ray_address or not any(self._needs_shared([i]) or i.get_closest_marker("cluster")
-                                           for i in items):
+        if self.run.ray_address or not self._shapes_needed(items):
             return None
         try:
             manager = self.run.prepare()
@@ -135,7 +133,7 @@ class RunHelp:
         cluster_ready = False
         start_problem = None
         hang_problem = self._probe_node_start(session.items)
-        if self._needs_shared(session.items):
+        if SHARED.name in self._shapes_needed(session.items):
             try:
                 with hard_timeout(self.run.setup_timeout, "preflight: starting the cluster",
                                   on_stuck=self.run.abort_stuck, grace_s=self.run.hang_grace):

@@ -164,7 +164,8 @@ class ConformanceRun:
         if lint.problems:
             raise pytest.UsageError(lint.message())
         self._keep_selected(config, items)
-        items.sort(key=shapes.run_order)  # by shape rank, so equal shapes reuse one cluster; stable in a shape
+        # by shape rank, so equal shapes reuse one cluster; stable in a shape
+        items.sort(key=lambda i: shapes.run_order(shapes.shape_of(self.item_checks.get(i.nodeid), self.data.checklist)))
 
     def _area_problems(self, items: list[pytest.Item], item_checks: dict[str, str]) -> list[str]:
         from conformance.areas import AREAS
@@ -218,7 +219,7 @@ class ConformanceRun:
         for item in items:
             cid = self.item_checks.get(item.nodeid)
             if cid in wanted and cid not in policy.core:
-                shape = shapes.mark_name(item) or sh.NO_SHAPE
+                shape = shapes.shape_of(cid, self.data.checklist) or sh.NO_SHAPE
                 area = by_id[cid].area
                 placed[cid] = (area, min(shape, placed.get(cid, (area, shape))[1]))
         plan = sh.plan_shards(placed, shard.count, durations=knobs["durations"]["checks"],

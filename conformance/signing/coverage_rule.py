@@ -7,12 +7,11 @@ N". A coverage that names a node the run never had ("deadbeef"), or that says on
 and lists one while the check's own judged record names two, tells the reader a coverage the run
 did not have. The coverage is recomputable from what else the report records:
 
-* the cluster a check ran on is the one of its shape (the `@pytest.mark.cluster(...)` its test
-  declares in the suite's own check modules, read here without importing them); the run records
-  each cluster it started (cluster.history: a shape and the shapes that shared its cluster in
-  `also`). A check of the run's own cluster ("shared", or a shape the shared cluster's history
-  entry lists) names only nodes of environment.devices.nodes, the run's description of that
-  cluster; on a cluster the suite started, its alive count is that cluster's node count;
+* the cluster a check ran on is the one of its shape (its `cluster:` in the checklist of the
+  release the report names: `release_shapes`); the run records each cluster it started
+  (cluster.history: a shape and the shapes that shared its cluster in `also`). A check of the
+  run's own cluster ("shared", or a shape the shared cluster's history entry lists) names only
+  nodes of environment.devices.nodes, the run's description of that cluster; on a cluster the suite started, its alive count is that cluster's node count;
 * a check of a cluster the suite started for it alone (the recovery node lab, the preset-visible
   node) names nodes that appear nowhere else in the report: its shape must be one the run
   recorded starting, and its alive count at most what that start recorded;
@@ -20,16 +19,15 @@ did not have. The coverage is recomputable from what else the report records:
   node types, DP-009's devices by node, the topology checks' nodes, a per_node record) are among
   the nodes its coverage lists, and a coverage lists no more nodes than were alive.
 
-Pure except `check_shapes`, which reads the suite's check modules (source, never imported). A merged
-report (shards) is left alone: its checks ran on several runs' clusters.
+Pure except `release_shapes` of a release from before the `cluster:` field, which reads the
+verifier's own checklist. A merged report (shards) is left alone: its checks ran on several runs' clusters.
 """
 from __future__ import annotations
 
-import ast
-from functools import lru_cache
-from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from conformance.catalog.clusters import names_clusters
+from conformance.catalog.data import Checklist, load_checklist
 from conformance.catalog.strict_input import as_list, as_map
 from conformance.report.coverage import COVERAGE, coverage_of, short_id
 from conformance.sanitize import terminal
@@ -39,45 +37,17 @@ SHARED = "shared"
 NODE_KEYED = ("device_counts", "node_types", "ids_by_node", "devices_by_node", "per_node", "nodes")
 
 
-def _mark(call: ast.expr, name: str) -> str | None:
-    """The first string argument of a `pytest.mark.<name>("...")` expression (None: another one)."""
-    if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Attribute) or call.func.attr != name:
-        return None
-    first = call.args[0] if call.args else None
-    return first.value if isinstance(first, ast.Constant) and isinstance(first.value, str) else None
+def release_shapes(checklist: Checklist) -> dict[str, str]:
+    """{check id: cluster shape} of the checklist of the release a report names (each check's
+    `cluster:`), the shapes the run started its checks' clusters by.
 
-
-def shapes_in_source(source: str) -> dict[str, str]:
-    """{check id: cluster shape} of one check module's source: a test's own cluster mark, else the
-    module's `pytestmark`, else "shared" (a test with no shape runs on the run's cluster)."""
-    tree = ast.parse(source)
-    module_shape = SHARED
-    for statement in tree.body:
-        if isinstance(statement, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "pytestmark"
-                                                     for t in statement.targets):
-            value = statement.value
-            marks = value.elts if isinstance(value, (ast.List, ast.Tuple)) else [value]
-            module_shape = next((s for s in (_mark(m, "cluster") for m in marks) if s), module_shape)
-    out: dict[str, str] = {}
-    for node in ast.walk(tree):
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            continue
-        ids = [c for c in (_mark(d, "check") for d in node.decorator_list) if c]
-        shape = next((s for s in (_mark(d, "cluster") for d in node.decorator_list) if s), module_shape)
-        for cid in ids:
-            out[cid] = shape
-    return out
-
-
-@lru_cache(maxsize=1)
-def check_shapes() -> Mapping[str, str]:
-    """{check id: the cluster shape its test declares}, over the suite's own check modules."""
-    import conformance.checks
-
-    out: dict[str, str] = {}
-    for path in sorted(Path(conformance.checks.__file__).parent.rglob("test_*.py")):
-        out.update(shapes_in_source(path.read_text(encoding="utf-8")))
-    return out
+    Fallback: a release from before the field names no shapes. Its reports are held to the shapes
+    of the verifier's own checklist, as they were before the field to the marks of the verifier's
+    installed check modules (the values of the field are those marks): a known defect for those
+    releases, taken here alone. A check of no cluster of the run (`none`) is left out, so it reads
+    as "shared", as it did when the marks were read (such a check records no node coverage)."""
+    named = checklist if names_clusters(checklist.checks) else load_checklist()
+    return {c.id: shape for c in named.checks if (shape := c.shape()) is not None}
 
 
 def _run_nodes(environment: Mapping[str, Any]) -> set[str] | None:
@@ -117,7 +87,7 @@ def _named_nodes(metrics: Mapping[str, Any]) -> set[str]:
 
 
 def coverage_problems(checks: Sequence[Any], environment: Mapping[str, Any], cluster: Mapping[str, Any], *,
-                      remote: bool, merged: bool, shapes: Mapping[str, str] | None = None) -> list[str]:
+                      remote: bool, merged: bool, shapes: Mapping[str, str]) -> list[str]:
     """Why a passed check's recorded node coverage is not the run's record of its clusters ([] when
     each is). A check that did not pass is left alone: a node lost mid-run is its failure to show,
     not a coverage verify refuses an honest report for.
@@ -125,10 +95,9 @@ def coverage_problems(checks: Sequence[Any], environment: Mapping[str, Any], clu
     `remote`: the run was pointed at the vendor's cluster (its recorded command line): the suite
     started no cluster, so no history is required, the alive count is the vendor's cluster's, and
     only the checks of shape "shared" are held to environment.devices (a fault driver's restarted
-    nodes are new ones)."""
+    nodes are new ones). `shapes`: release_shapes of the report's release."""
     if merged:
         return []
-    shapes = check_shapes() if shapes is None else shapes
     run_nodes = _run_nodes(environment)
     started = _started(cluster)
     problems: list[str] = []
@@ -152,7 +121,7 @@ def coverage_problems(checks: Sequence[Any], environment: Mapping[str, Any], clu
         shape = shapes.get(str(entry.get("id")), SHARED)
         own, count = (shape == SHARED, None) if remote else started.get(shape, (shape == SHARED, None))
         if not remote and shape not in started and started:
-            problems.append(f"{cid} ran on a cluster of shape {shape!r} (its test's mark), which cluster.history "
+            problems.append(f"{cid} ran on a cluster of shape {shape!r} (its checklist entry), which cluster.history "
                             "does not record starting")
             continue
         if own and run_nodes is not None:

@@ -315,7 +315,7 @@ def evidence_lines(report: Mapping[str, Any], checklist: Checklist | None,
     if checklist is None:
         lines.append(("evidence", False, "cannot judge: the release's checklist is not available"))
     else:
-        from conformance.signing.coverage_rule import coverage_problems
+        from conformance.signing.coverage_rule import coverage_problems, release_shapes
         from conformance.signing.host_load_rule import host_load_problems
         from conformance.signing.host_verdict import host_verdict_problems
         from conformance.signing.same_measurement import (
@@ -337,9 +337,11 @@ def evidence_lines(report: Mapping[str, Any], checklist: Checklist | None,
         problems += identity_problems(checks, as_map(report.get("environment")), merged=merged)
         problems += stretch_problems(checks, as_map(report.get("cluster")), runs_remote(report), merged=merged)
         problems += dtype_probe_problems(checks, merged=merged)
+        shapes = release_shapes(checklist)
         problems += coverage_problems(checks, as_map(report.get("environment")), as_map(report.get("cluster")),
-                                      remote=runs_remote(report), merged=merged)
-        problems += host_verdict_problems(checks, as_map(report.get("cluster")), as_map(report.get("preflight")))
+                                      remote=runs_remote(report), merged=merged, shapes=shapes)
+        problems += host_verdict_problems(checks, as_map(report.get("cluster")), as_map(report.get("preflight")),
+                                          shapes=shapes)
         problems += host_load_problems(checks, as_map(report.get("environment")))
         lines.append(("evidence", not problems, "; ".join(problems) if problems else
                       f"{tally.line()}; every check records the release's params{capped}"))

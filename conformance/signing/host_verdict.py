@@ -117,11 +117,10 @@ def carries_host_measurement(reason: str, metrics: Mapping[str, Any], shape: str
 
 
 def host_verdict_problems(checks: Sequence[Any], cluster: Mapping[str, Any], preflight: Mapping[str, Any], *,
-                          shapes: Mapping[str, str] | None = None) -> list[str]:
-    """Why a check's (or an attempt's) "not judged: host" verdict carries no host measurement."""
-    from conformance.signing.coverage_rule import SHARED, check_shapes
-
-    shapes = check_shapes() if shapes is None else shapes
+                          shapes: Mapping[str, str]) -> list[str]:
+    """Why a check's (or an attempt's) "not judged: host" verdict carries no host measurement
+    (`shapes`: coverage_rule.release_shapes of the report's release)."""
+    from conformance.signing.coverage_rule import SHARED
     problems: list[str] = []
     for raw in checks:
         entry = as_map(raw)

@@ -39,7 +39,9 @@ def _not_applicable_strings(fn: ast.FunctionDef) -> list[str]:
 
 
 def derived_from_code() -> dict[str, set[str]]:
-    """field -> check ids whose test ends not_applicable without it, read from conformance/checks."""
+    """field -> check ids whose test ends not_applicable without it, read from conformance/checks
+    (and the shape each runs on from the checklist's `cluster:`)."""
+    by_id = load_suite_data().checklist.by_id()
     found: dict[str, set[str]] = {}
     for path in sorted(CHECKS.rglob("test_*.py")):
         for fn in ast.walk(ast.parse(path.read_text())):
@@ -53,8 +55,9 @@ def derived_from_code() -> dict[str, set[str]]:
             names = {n.id for a in fn.args.args if a.annotation is not None for n in ast.walk(a.annotation)
                      if isinstance(n, ast.Name)}
             names |= {c.func.id for c in ast.walk(fn) if isinstance(c, ast.Call) and isinstance(c.func, ast.Name)}
-            if "cluster" in marks:
-                names.add(f"cluster:{marks['cluster']}")
+            shape = by_id[cid].shape()
+            if shape is not None:
+                names.add(f"cluster:{shape}")
             fields = {INDIRECT[n] for n in names if n in INDIRECT}
             for text in _not_applicable_strings(fn):
                 if "manifest" in text:

@@ -118,7 +118,6 @@ import os, sys
 import pytest, ray
 
 @pytest.mark.check("DP-008")
-@pytest.mark.cluster("shared")
 def test_worker_dies(device_ctx):
     @ray.remote(max_retries=0)
     def boom():

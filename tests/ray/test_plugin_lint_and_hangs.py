@@ -64,10 +64,12 @@ def test_unknown_check_id_refused(tmp_path: Path) -> None:
     assert "test_unmarked: evidences no check" in stderr
 
 
-def test_unknown_cluster_shape_refused(tmp_path: Path) -> None:
-    stderr = refused_checks_stderr(tmp_path, "@pytest.mark.cluster('recovery-nodez')\n@pytest.mark.check('DP-001')\n"
+def test_a_cluster_mark_is_refused(tmp_path: Path) -> None:
+    """A check's shape is its checklist entry's `cluster`: a test still carrying the old mark is refused,
+    never run on a shape it did not ask for."""
+    stderr = refused_checks_stderr(tmp_path, "@pytest.mark.cluster('recovery-nodes')\n@pytest.mark.check('DP-001')\n"
                                              "def test_a():\n    pass\n")
-    assert "test_a: 'recovery-nodez' is not a registered cluster shape" in stderr
+    assert "test_a: @pytest.mark.cluster is not read: a check's cluster shape is its checklist entry's `cluster`" in stderr
 
 
 def test_checklist_item_without_test_refused(tmp_path: Path) -> None:
@@ -77,7 +79,7 @@ def test_checklist_item_without_test_refused(tmp_path: Path) -> None:
     with open(data / "tiers" / "checklist.yaml", "a") as f:
         f.write("  - id: DP-099\n    title: An untested requirement\n    area: device\n    level: SHOULD\n"
                 "    requirement: The plugin SHOULD do something.\n    rationale: Because it matters.\n"
-                "    since: 0.1.0\n")
+                "    since: 0.1.0\n    cluster: none\n")
     env = {**os.environ, "CONFORMANCE_DATA_DIR": str(data)}
     proc = subprocess.run(pytest_cmd(SIM_MANIFEST, tmp_path / "out", "--collect-only", str(CHECKS)),
                           capture_output=True, text=True, timeout=300, cwd=tmp_path, env=env)

@@ -4,7 +4,7 @@ context from its area and nothing else, and thresholds reach code only through i
 The rules, read from the source (no Ray):
 * a check function in conformance/checks/<area>/ takes exactly one argument, `<area>_ctx`;
 * that fixture is the core's (conformance.run.fixtures, one per area), and the kind it gives is the
-  area's rule over the check's data (Area.context: tags, cluster mark), never its annotation; the
+  area's rule over the check's data (Area.context: tags, cluster shape), never its annotation; the
   annotation is held equal to that kind here, with one line naming the check and both classes;
 * check modules define no fixtures of their own, and neither do the areas;
 * no code reads a threshold any other way: no `check_params` fixture, no `check_param()`,
@@ -44,14 +44,9 @@ def _check_functions(area: Area) -> list[tuple[Path, ast.FunctionDef]]:
     return found
 
 
-def _shape_of(function: Any, module: Any) -> str:
-    """The shape the check's cluster mark names (its own mark over its module's), as the run reads it."""
-    for marks in (getattr(function, "pytestmark", []), getattr(module, "pytestmark", [])):
-        marks = marks if isinstance(marks, list) else [marks]
-        for mark in marks:
-            if mark.name == "cluster" and mark.args:
-                return str(mark.args[0])
-    return SHARED.name
+def _shape_of(check: Any) -> str:
+    """The shape the check's checklist entry names, as the run reads it (the shared cluster for none)."""
+    return check.shape() or SHARED.name
 
 
 def _checks_with_functions(area: Area) -> list[tuple[Any, Any, str]]:
@@ -62,7 +57,7 @@ def _checks_with_functions(area: Area) -> list[tuple[Any, Any, str]]:
         module = importlib.import_module(f"{area.checks}.{path.stem}")
         function = getattr(module, node.name)
         check_id = next(m.args[0] for m in function.pytestmark if m.name == "check")
-        found.append((by_id[check_id], function, _shape_of(function, module)))
+        found.append((by_id[check_id], function, _shape_of(by_id[check_id])))
     return found
 
 

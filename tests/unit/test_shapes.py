@@ -1,8 +1,7 @@
 """The cluster-shape registry (conformance.cluster.shapes): resolution against manifests, which shapes
-share a cluster, the --ray-address rule, the mark lint, and the cluster manager's reuse. No Ray."""
+share a cluster, the --ray-address rule, the checklist's shapes, and the cluster manager's reuse. No Ray."""
 from __future__ import annotations
 
-import ast
 import dataclasses
 from pathlib import Path
 from types import SimpleNamespace
@@ -11,6 +10,8 @@ from typing import Any
 import pytest
 
 from conformance.areas.device import shapes as device_shapes
+from conformance.catalog.clusters import NO_CLUSTER
+from conformance.catalog.data import load_checklist
 from conformance.catalog.manifest import Manifest, load_manifest
 from conformance.cluster import manager as cluster_mod
 from conformance.cluster import shapes
@@ -151,34 +152,28 @@ class Item:
         return self.mark if name == shapes.MARK else None
 
 
-def test_mark_lint_and_run_order() -> None:
-    items = [Item("t::a", "recovery-nodes"), Item("t::b"), Item("t::c", "shared"), Item("t::d", "recovery-devices"),
-             Item("t::e", "shared")]
-    assert shapes.mark_problems(items) == []
-    assert [i.nodeid for i in sorted(items, key=shapes.run_order)] == ["t::b", "t::c", "t::e", "t::d", "t::a"]
-    bad = shapes.mark_problems([Item("t::x", "no-such-shape"), Item("t::y", "shared", "extra"),
-                                Item("t::z", "shared", fresh=True)])
-    assert len(bad) == 3
-    assert "'no-such-shape' is not a registered cluster shape" in bad[0]
-    assert all("exactly one shape name" in p for p in bad[1:])
+def test_the_run_order_follows_the_checklists_shapes() -> None:
+    checklist = load_checklist()
+    ids = ["FR-007", "DP-001", "DP-006", "FR-001", "TL-001"]
+    assert [shapes.shape_of(c, checklist) for c in ids] == ["recovery-nodes", None, "shared", "recovery-devices", "shared"]
+    ordered = sorted(ids, key=lambda c: shapes.run_order(shapes.shape_of(c, checklist)))
+    assert ordered == ["DP-001", "DP-006", "TL-001", "FR-001", "FR-007"]
 
 
-def marked_shapes() -> set[str]:
-    """Every shape named in a cluster mark of the bundled checks (read from the source)."""
-    names = set()
+def test_a_cluster_mark_is_refused() -> None:
+    """The shape is data (the checklist's `cluster:`): a test that still carries the mark is refused."""
+    assert shapes.mark_problems([Item("t::a")]) == []
+    bad = shapes.mark_problems([Item("t::x", "recovery-nodes"), Item("t::y")])
+    assert len(bad) == 1 and bad[0].startswith("t::x: @pytest.mark.cluster is not read")
+
+
+def test_the_checklist_names_registered_shapes_only() -> None:
+    named = {c.cluster for c in load_checklist().checks}
+    assert named == set(shapes.registry()) | {NO_CLUSTER}, "a registered shape no check uses, or an unknown one"
     for path in CHECKS.rglob("test_*.py"):
-        for node in ast.walk(ast.parse(path.read_text())):
-            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "cluster"
-                    and isinstance(node.func.value, ast.Attribute) and node.func.value.attr == "mark"):
-                names.add(node.args[0].value)
-    return names
-
-
-def test_bundled_checks_name_registered_shapes_only_through_marks() -> None:
-    assert marked_shapes() <= set(shapes.registry())
-    assert marked_shapes() == set(shapes.registry()), "a registered shape no check uses"
-    for path in CHECKS.rglob("test_*.py"):
-        assert "ClusterShape(" not in path.read_text(), f"{path.name} builds a shape: name it in the mark"
+        text = path.read_text()
+        assert "ClusterShape(" not in text, f"{path.name} builds a shape: name it in the checklist"
+        assert "mark.cluster" not in text, f"{path.name} marks a shape: name it in the checklist"
 
 
 # ---------------------------------------------------------------------------------------------- reuse

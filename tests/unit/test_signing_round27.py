@@ -35,11 +35,20 @@ def _coverage_checks() -> list[dict[str, Any]]:
                                                         "nodes": {NODE_A: {}, NODE_B: {}}}}]
 
 
+def _shapes() -> dict[str, str]:
+    """The shapes of the checklist this verifier holds (the release reports/example names has the same)."""
+    from conformance.catalog.data import load_checklist
+    from conformance.signing.coverage_rule import release_shapes
+
+    return release_shapes(load_checklist())
+
+
 def _coverage(checks: list[dict[str, Any]], *, remote: bool = False,
               cluster: dict[str, Any] | None = None) -> list[str]:
     from conformance.signing.coverage_rule import coverage_problems
 
-    return coverage_problems(checks, ENVIRONMENT, CLUSTER if cluster is None else cluster, remote=remote, merged=False)
+    return coverage_problems(checks, ENVIRONMENT, CLUSTER if cluster is None else cluster, remote=remote, merged=False,
+                             shapes=_shapes())
 
 
 def test_the_real_coverage_agrees_with_the_runs_clusters() -> None:
@@ -47,13 +56,12 @@ def test_the_real_coverage_agrees_with_the_runs_clusters() -> None:
     assert _coverage(_coverage_checks(), remote=True) == []
 
 
-def test_the_suites_check_modules_declare_their_shapes() -> None:
-    """The shapes are read from the tests' own marks: the recovery node lab's checks are not the run's cluster."""
-    from conformance.signing.coverage_rule import check_shapes
-
-    shapes = check_shapes()
+def test_the_checklist_declares_the_shapes() -> None:
+    """The shapes are the checklist's `cluster:`: the recovery node lab's checks are not the run's cluster."""
+    shapes = _shapes()
     assert shapes["FR-007"] == "recovery-nodes" and shapes["DP-015"] == "preset-visible"
     assert shapes["DP-006"] == "shared" and shapes["FR-001"] == "recovery-devices"
+    assert "DP-001" not in shapes           # no cluster of the run: read as "shared", as when marks were read
 
 
 def test_a_coverage_naming_a_node_the_run_never_had_is_refused() -> None:
@@ -105,7 +113,8 @@ def _host(entry: dict[str, Any], cluster: dict[str, Any] | None = None,
           preflight: dict[str, Any] | None = None) -> list[str]:
     from conformance.signing.host_verdict import host_verdict_problems
 
-    return host_verdict_problems([entry], MACHINERY_CLUSTER if cluster is None else cluster, preflight or {"ok": True})
+    return host_verdict_problems([entry], MACHINERY_CLUSTER if cluster is None else cluster, preflight or {"ok": True},
+                                 shapes=_shapes())
 
 
 def test_a_host_verdict_with_its_measurements_is_accepted() -> None:

@@ -1,11 +1,11 @@
 """How a collective check's context is opened (the area's Area.context `opens`; the core's one
 fixture `collective_ctx` calls it): a CollectiveCtx, the check's CheckContext with the manifest's
-collective block (not applicable without one) and, for a check with a cluster mark, the run's
-CollectiveContext on the live cluster that mark names (conformance.collective.harness: the
+collective block (not applicable without one) and, for a check whose checklist entry names a cluster,
+the run's CollectiveContext on the live cluster of that shape (conformance.collective.harness: the
 backend registered in the driver first, so a registration failure fails the check before any
 cluster starts; members holding units stopped when the module ends).
 
-A check without a mark (CC-001, CC-002) gets the config alone (see CollectiveCtx).
+A check of cluster `none` (CC-001, CC-002) gets the config alone (see CollectiveCtx).
 """
 from __future__ import annotations
 

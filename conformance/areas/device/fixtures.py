@@ -1,8 +1,8 @@
 """How a device check's context is opened (the area's Area.context `opens`; the core's one fixture
 `device_ctx` calls it): a DeviceCtx, the one argument of every DP check.
 
-What is done before a check is what the check's cluster mark asks for:
-* no mark (the contract and host probes): nothing; the probes run the manager in processes of
+What is done before a check is what the cluster its checklist entry names asks for:
+* `none` (the contract and host probes): nothing; the probes run the manager in processes of
   their own, and the contract probe runs once per run, on the first check that asks for it;
 * `shared` (the live checks): the shared cluster is up before the check starts, and afterwards
   every device must be free again before the next check starts;
@@ -33,7 +33,7 @@ def contract_probe(run: RunView) -> ContractProbe:
 
 
 def open_context(kind: type[DeviceCtx], base: CheckContext, lifetimes: Lifetimes) -> Iterator[DeviceCtx]:
-    """The check's DeviceCtx, with what its cluster mark asks for done first (the module docstring)."""
+    """The check's DeviceCtx, with what its cluster asks for done first (the module docstring)."""
     from conformance.cluster.manager import SHARED
 
     ctx = kind.derive(base, contract_probe=contract_probe(base.run))

@@ -1,7 +1,7 @@
 """What a recovery check receives: its CheckContext (run, check with its loaded bounds, metrics,
-the cluster its mark names), the area's per-run state, and what its kind of scenario works on.
+the cluster its checklist entry names), the area's per-run state, and what its kind of scenario works on.
 
-The core's one fixture `recovery_ctx` gives a check the kind its cluster mark calls for (the area's
+The core's one fixture `recovery_ctx` gives a check the kind its cluster shape calls for (the area's
 rule, Area.context in area.py), opened by conformance.areas.recovery.fixtures:
 
 * `DeviceRecoveryCtx` (recovery-devices): the node whose devices the scenario holds and frees;

@@ -1,5 +1,5 @@
 """How a recovery check's context is opened (the area's Area.context `opens`; the core's one
-fixture `recovery_ctx` calls it), for the kind the area's rule gives the check's cluster mark
+fixture `recovery_ctx` calls it), for the kind the area's rule gives the check's cluster shape
 (Area.context.by_shape in area.py; conformance.areas.recovery.context):
 
 * DeviceRecoveryCtx (recovery-devices): the live cluster, the nodes of the run's seed's choice per

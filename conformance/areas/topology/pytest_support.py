@@ -96,7 +96,7 @@ def context_for(base: CheckContext) -> TopologyCtx:
 
 def open_context(kind: type[TopologyCtx], base: CheckContext, lifetimes: Lifetimes) -> Iterator[TopologyCtx]:
     """The shared cluster's per-node facts (Ray's view and the plugin's, per node). Every TL check
-    runs on the shared cluster (its mark); afterwards every device must be free again."""
+    runs on the shared cluster (its checklist entry); afterwards every device must be free again."""
     from conformance.run.fixtures import wait_devices_released
 
     base.cluster()

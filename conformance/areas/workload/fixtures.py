@@ -5,7 +5,7 @@ fixture `workload_ctx` calls it), for the kind the area's rule gives the check's
   run_transport, shared with the transport and performance areas; n/a without a transport);
 * DataParallelCtx, for a check tagged `collective-backend` (WL-002): over the manifest's
   collective backend, from the core's collective harness (conformance.collective.harness: n/a
-  without a collective block; the run's CollectiveContext on the cluster the check's mark names).
+  without a collective block; the run's CollectiveContext on the cluster the check's checklist entry names).
 
 The teardown stops the actors the check started (and waits until their devices are free).
 """

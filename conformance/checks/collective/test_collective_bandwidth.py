@@ -42,8 +42,6 @@ from conformance.handles import Actor
 from conformance.measure import batch_size, enough_trials, stats
 from conformance.run.fixtures import not_applicable
 
-pytestmark = pytest.mark.cluster("shared")
-
 TIMED_OPS = ("allreduce", "broadcast")
 STAR_TIMED = "conformance.areas.collective.star:timed"
 

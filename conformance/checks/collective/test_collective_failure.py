@@ -15,8 +15,6 @@ from conformance.areas.collective.judges import SURVIVOR_ERROR, SURVIVOR_HUNG, S
 from conformance.collective import programs
 from conformance.collective.context import CollectiveCtx, CollectiveError
 
-pytestmark = pytest.mark.cluster("shared")
-
 
 @pytest.mark.check("CC-009")
 def test_a_member_killed_mid_op_costs_survivors_an_error_not_a_hang(collective_ctx: CollectiveCtx) -> None:

@@ -17,8 +17,6 @@ from conformance.areas.collective.judges import LEAK_MEMBERS
 from conformance.collective import programs
 from conformance.collective.context import CollectiveCtx, CollectiveError, Hang, wait_until
 
-pytestmark = pytest.mark.cluster("shared")
-
 PATHS = ("init", "declarative", "experimental")
 PATH_WAITS = 2          # knob: bounded waits of one path that can each run out (views, program)
 PATH_MARGIN_S = 10.0    # knob: discarding hung members and starting new ones

@@ -16,8 +16,6 @@ from conformance.collective import programs
 from conformance.collective.context import CollectiveCtx, CollectiveError
 from conformance.run.fixtures import not_applicable
 
-pytestmark = pytest.mark.cluster("shared")
-
 
 def hook_job(ctx: CollectiveCtx, bound_s: float) -> dict[str, Any]:
     """Run conformance.areas.collective.hook_driver as a second job on this cluster."""

@@ -25,8 +25,6 @@ from conformance.exc_text import first_line
 from conformance.rdt.each_device import on_each_device
 from conformance.run.fixtures import not_applicable
 
-pytestmark = pytest.mark.cluster("shared")
-
 NO_RDT = "the manifest declares no RDT transport over the backend (collective.rdt_transport)"
 
 

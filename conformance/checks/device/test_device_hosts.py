@@ -45,7 +45,6 @@ def start_with_host(ctx: DeviceCtx) -> dict[str, Any]:
     return {"ok": True, "errors": [r for r in records if r["level"] in ("ERROR", "CRITICAL")][:3]}
 
 
-@pytest.mark.cluster("host-without-device")
 @pytest.mark.check("DP-017")
 def test_host_without_device_detects_nothing_and_runs_work(device_ctx: DeviceCtx) -> None:
     # device_ctx resolved the shape: not applicable without accelerator.hosts.without_device (conformance.cluster.shapes)

@@ -18,7 +18,6 @@ from conformance.run.fixtures import not_applicable
 from conformance.run.nodes import ALL, alive_nodes, holding, node_of, run_seed, sampled, wave
 
 GET_TIMEOUT_S = 60.0  # knob: hang guard of live device tasks; the DP checks state no time
-pytestmark = pytest.mark.cluster("shared")
 
 
 def _ray() -> Any:
@@ -254,7 +253,6 @@ def test_invalid_quantities_refused_at_submission(device_ctx: DeviceCtx) -> None
     device_ctx.decide(resource=device_ctx.resource, probe=contract_evidence(probe, "DP-014"), submissions=submissions)
 
 
-@pytest.mark.cluster("preset-visible")
 @pytest.mark.check("DP-015")
 def test_preset_visible_variable_restricts_node(device_ctx: DeviceCtx) -> None:
     # device_ctx resolved the shape: n/a when the manager names no visible-devices variable, or with --ray-address

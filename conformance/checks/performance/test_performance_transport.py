@@ -22,8 +22,6 @@ from conformance.rdt.pool import device_endpoint_nodes, start_endpoints
 from conformance.rdt.tables import publish
 from conformance.run.fixtures import not_applicable
 
-pytestmark = pytest.mark.cluster("shared")
-
 
 def object_store_budget(node_id: str) -> int | None:
     """Largest payload the object-store baseline may use: half the source node's store."""

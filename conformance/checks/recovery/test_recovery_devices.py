@@ -44,7 +44,6 @@ from conformance.cluster.requests import demand
 from conformance.run.budget import Scenario
 from conformance.run.nodes import wave
 
-pytestmark = pytest.mark.cluster("recovery-devices")
 ANSWER_FLOOR_S = 0.5   # knob: the least a round's last state read may wait (its round's bound judges it)
 LEDGER_READ_S = 10     # knob: hang guard of reading the attempt ledgers (the retries already returned)
 
@@ -278,7 +277,6 @@ def node_signature(resource: str) -> list[dict[str, Any]]:
     return sorted(sig, key=lambda s: (s["devices"], s["types"], sorted(s["labels"].items())))
 
 
-@pytest.mark.cluster("recovery-restart")
 @pytest.mark.check("FR-006")
 def test_fresh_start_in_same_process_detects_same_devices(recovery_ctx: RecoveryCtx) -> None:
     ctx = recovery_ctx

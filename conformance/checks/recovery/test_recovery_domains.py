@@ -29,8 +29,6 @@ from conformance.catalog.labels import load_vocabulary
 from conformance.run.budget import Scenario
 from conformance.run.fixtures import not_applicable
 
-pytestmark = pytest.mark.cluster("recovery-nodes")
-
 
 @pytest.mark.check("FR-019")
 def test_packed_group_waits_for_its_domain_when_a_node_dies(recovery_ctx: NodeRecoveryCtx) -> None:

@@ -39,7 +39,6 @@ from conformance.cluster.requests import demand
 from conformance.exc_text import first_line
 from conformance.run.budget import CheckTimeout, Scenario
 
-pytestmark = pytest.mark.cluster("recovery-nodes")
 LONG_S = 600.0   # knob: a call/task still running when its node dies, not a bound
 
 

@@ -42,7 +42,6 @@ from conformance.run.fixtures import not_applicable
 if TYPE_CHECKING:
     from conformance.areas.recovery.nodes import NodeLab
 
-pytestmark = pytest.mark.cluster("recovery-transfers")
 KILL_AFTER_S = 1.0          # FR-013: the source dies this far into the held receive (held_receive_s)
 SOURCE_GONE_GRACE_S = 2.0   # knob: FR-012 pacing, after Ray reports the source dead, before the fetch
 GONE_POLL_S = 0.05          # knob: polling interval
@@ -162,7 +161,6 @@ def test_source_dies_during_large_transfer(recovery_ctx: TransferRecoveryCtx) ->
     recovery_ctx.decide()
 
 
-@pytest.mark.cluster("recovery-fetch-timeout")
 @pytest.mark.check("FR-014")
 def test_transfer_past_fetch_timeout_fails_cleanly(recovery_ctx: TransferRecoveryCtx) -> None:
     recovery_ctx.each_device(lambda device: _past_fetch_timeout(recovery_ctx))

@@ -14,8 +14,6 @@ from conformance.areas.topology.view import description_checks
 from conformance.report.judges import FAIL
 from conformance.run.fixtures import not_applicable
 
-pytestmark = pytest.mark.cluster("shared")
-
 
 def _decide(ctx: TopologyCtx) -> None:
     """Record the nodes' facts; a check that could not compare a node with devices (no

@@ -23,8 +23,6 @@ from conformance.areas.topology.selectors import matches, selector_text
 from conformance.run.budget import HostNotReady
 from conformance.run.fixtures import not_applicable
 
-pytestmark = pytest.mark.cluster("shared")
-
 
 def group_wait(ctx: TopologyCtx) -> float:
     """group_timeout_s, stretched by how slowly this host starts Ray's workers and places work

@@ -12,8 +12,6 @@ from conformance.areas.topology.evidence import FIELDS, NONE, record_nodes
 from conformance.areas.topology.pytest_support import TopologyCtx, probe_gaps, require_provider
 from conformance.run.fixtures import not_applicable
 
-pytestmark = pytest.mark.cluster("shared")
-
 
 def _decide(ctx: TopologyCtx, mode: str, detail: str = "") -> None:
     """Record the nodes' facts (and the probe's notes) and decide by the check's judge."""

@@ -20,8 +20,6 @@ from conformance.areas.topology.plans import PLANS, absent_value, probe_record
 from conformance.areas.topology.pytest_support import TopologyCtx
 from conformance.run.fixtures import not_applicable
 
-pytestmark = pytest.mark.cluster("shared")
-
 
 def _run(ctx: TopologyCtx) -> None:
     """Run the check's probes with its waits (its run_timeout_s, stretched by how slowly this host

@@ -26,8 +26,6 @@ from conformance.rdt.transfer import GET_TIMEOUT_S, TransferError, ray_get
 from conformance.run.fixtures import not_applicable
 from conformance.run.nodes import ALL, ring_pairs
 
-pytestmark = pytest.mark.cluster("shared")
-
 
 def _ray() -> Any:
     import ray

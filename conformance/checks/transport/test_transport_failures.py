@@ -22,8 +22,6 @@ from conformance.rdt.pool import alive
 from conformance.rdt.transfer import wait_dead
 from conformance.run.budget import CONTROL_CALL_S, CheckTimeout, Scenario
 
-pytestmark = pytest.mark.cluster("shared")
-
 
 def _next_receiver(u: UsageCtx, clock: Scenario, src: Actor, ref: Any, seed: int, nbytes: int, step: str) -> tuple[Any, Any]:
     """After a receiver died: a transport that can abort keeps its source, which must serve the

@@ -27,7 +27,6 @@ from conformance.rdt.pool import Endpoints, start_endpoints
 from conformance.rdt.transfer import TransferError, ray_get
 from conformance.run.fixtures import not_applicable
 
-pytestmark = pytest.mark.cluster("shared")
 MiB = 1 << 20
 
 

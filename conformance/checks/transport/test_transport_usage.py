@@ -26,7 +26,6 @@ from conformance.rdt.stalls import Pending, StallEvidence, gather, unproduced_by
 from conformance.rdt.transfer import outcome, wait_dead
 from conformance.run.budget import CheckTimeout, Scenario
 
-pytestmark = pytest.mark.cluster("shared")
 RAY_ISSUE_NO_TRANSPORT = "https://github.com/ray-project/ray/issues/66264"
 
 

@@ -17,8 +17,6 @@ from conformance.collective.context import CollectiveError
 from conformance.rdt.device import is_host
 from conformance.run.fixtures import not_applicable
 
-pytestmark = pytest.mark.cluster("shared")
-
 
 @pytest.mark.check("WL-002")
 def test_data_parallel_steps(workload_ctx: DataParallelCtx) -> None:

@@ -23,8 +23,6 @@ from conformance.rdt.device import is_host
 from conformance.rdt.pool import alive_nodes
 from conformance.run.fixtures import not_applicable
 
-pytestmark = pytest.mark.cluster("shared")
-
 
 def _prepare(ctx: WorkloadCtx, module: str) -> tuple[str, str, list[str]]:
     """The resource, the vendor's visible-ids variable and the nodes offering the resource; not

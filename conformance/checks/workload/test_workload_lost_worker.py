@@ -16,8 +16,6 @@ from conformance.areas.workload.sync import SyncPlan, problems_line
 from conformance.rdt.config import format_size, max_bytes, record_size_cap
 from conformance.run.fixtures import not_applicable
 
-pytestmark = pytest.mark.cluster("shared")
-
 
 @pytest.mark.check("WL-004")
 def test_workload_survives_a_lost_worker(workload_ctx: WorkloadCtx) -> None:

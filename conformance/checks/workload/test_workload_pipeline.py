@@ -16,8 +16,6 @@ from conformance.rdt.config import format_size, max_bytes, record_size_cap
 from conformance.rdt.device import is_host
 from conformance.run.fixtures import not_applicable
 
-pytestmark = pytest.mark.cluster("shared")
-
 
 @pytest.mark.check("WL-003")
 def test_pipeline_many_in_flight(workload_ctx: WorkloadCtx) -> None:

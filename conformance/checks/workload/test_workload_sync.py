@@ -19,8 +19,6 @@ from conformance.rdt.config import format_size, max_bytes, record_size_cap
 from conformance.rdt.pool import Endpoints
 from conformance.run.budget import Scenario
 
-pytestmark = pytest.mark.cluster("shared")
-
 
 @pytest.mark.check("WL-001")
 def test_rl_weight_sync(workload_ctx: WorkloadCtx) -> None:

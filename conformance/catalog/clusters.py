@@ -1,0 +1,34 @@
+"""Each check's cluster shape is checklist data (`cluster:` in tiers/checklist.yaml; issues 43, 47).
+
+The shape a check's test runs on was a `@pytest.mark.cluster(...)` on the test, so verify read it
+from the check modules it had installed, whatever release a report named. As data it is bound to
+its release: the run starts clusters by it (conformance.cluster.shapes.shape_of), the docs show it,
+and verify reads the shapes of the report's release (conformance.signing.coverage_rule). The values
+are the shapes conformance.cluster.shapes registers (the schema's enum), or `none`: the check needs
+no cluster of the run. Every check of a checklist names one, or, a release from before the field,
+none does.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Iterable
+
+from conformance.errors import UserError
+
+if TYPE_CHECKING:   # catalog.data calls these while it parses: no import back at run time
+    from conformance.catalog.data import Check
+
+NO_CLUSTER = "none"   # a check's `cluster:` when it needs no cluster of the run (its probes run in processes of their own)
+
+
+def names_clusters(checks: Iterable[Check]) -> bool:
+    """Whether the checks name their cluster shapes (a release from before the field does not)."""
+    found = [c.cluster is not None for c in checks]
+    return bool(found) and all(found)
+
+
+def cluster_required(checks: Iterable[Check]) -> None:
+    """Raise a one-line UserError for the first check that names no cluster shape."""
+    for c in checks:
+        if c.cluster is None:
+            raise UserError(f"checklist: {c.id}.cluster: missing; name the cluster shape its test runs on, "
+                            f"or {NO_CLUSTER} (schemas/checklist.schema.json lists them)")
