@@ -24,6 +24,7 @@ import datetime as dt
 from typing import Any, Iterable, Protocol
 
 from conformance.cluster.manager import ClusterStartError, ray_startup_timed_out
+from conformance.exc_text import first_line as error_line
 from conformance.report.results import HOST_PREFIX, NOT_APPLICABLE_PREFIX, TestRecord, active_waiver
 from conformance.timing.host_load import HostNotReady
 from conformance.timing.waits import carried_timeout
@@ -65,7 +66,9 @@ def reason_from_exception(exc: BaseException) -> str:
     if isinstance(exc, AssertionError) or type(exc).__name__ == "Failed":
         # `assert cond, msg` → msg first; pytest appends the introspection below it.
         return first_line(msg) or "assertion failed"
-    return f"{type(exc).__name__}: {first_line(msg)}" if msg else type(exc).__name__
+    # a Ray task error's own first line is Ray's frame header ("ray::Actor.method() (pid=...)"):
+    # the reason names the error it carries and that error's message (conformance.exc_text)
+    return error_line(exc, REASON_LIMIT) if msg else type(exc).__name__
 
 
 def host_failure(exc: BaseException | None) -> str | None:

@@ -100,6 +100,13 @@ def test_a_failed_call_is_a_fail_with_the_assertion_message_first() -> None:
     assert reason_from_exception(AssertionError("")) == "assertion failed"
     assert reason_from_exception(ValueError("bad\nmore")) == "ValueError: bad"
     assert reason_from_exception(KeyError()) == "KeyError"
+    # a Ray task error: the error it carries and its message, not Ray's frame header (make test-load's
+    # TR-019 said only "RayTaskError(RuntimeError): ray::AsyncPeer.receive() (pid=13536, ...)")
+    from ray.exceptions import RayTaskError
+
+    carried = RuntimeError("the transfer's segment is gone")
+    wrapped = RayTaskError("receive", "Traceback ...", carried, proctitle="ray::AsyncPeer.receive()").as_instanceof_cause()
+    assert reason_from_exception(wrapped) == "RuntimeError: the transfer's segment is gone"
 
 
 def test_setup_errors_and_cluster_start_errors_are_errors_not_verdicts() -> None:
