@@ -106,6 +106,9 @@ class Figure:
     # "host" (no same-run reference of the same work: the pair's host change may explain a move),
     # "itself" (the host's speed does not set it: a memory growth)
     normalised_by: str = "itself"
+    # the least relative worsening gated for this figure, whatever the gate's own tolerance: the
+    # honest run-to-run move of a figure measured on the reference host (None: the gate's alone)
+    tolerance: float | None = None
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "Figure":
@@ -113,6 +116,7 @@ class Figure:
         return cls(metric=d["metric"], better=d["better"], trials=trials.get("metric"),
                    trials_better=trials.get("better"), reference=(d.get("reference") or {}).get("metric"),
                    floor=float(d.get("floor", 0)),
+                   tolerance=float(d["tolerance"]) if d.get("tolerance") is not None else None,
                    # releases before normalised_by (0.1.0+data.19 and older) read as what they gated
                    normalised_by=d.get("normalised_by", "reference" if d.get("reference") else "itself"))
 

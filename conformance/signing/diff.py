@@ -21,7 +21,9 @@ of the plugin's own measurement behind each, the per-trial values of the same-ru
 fraction is taken of, and the references it was measured against. A figure regressed only when
 all of these hold:
   1. it moved the wrong way by more than the tolerance (a fraction of OLD's value; a figure whose
-     OLD value is 0 moved by infinitely much), and by more than its declared `floor`;
+     OLD value is 0 moved by infinitely much; the larger of --tolerance and the figure's own declared
+     `tolerance`, how far it moves between honest runs on the reference host), and by more than its
+     declared `floor`;
   2. for a fraction of a same-run reference, the plugin's own trials moved the same way beyond
      the tolerance and beyond their spread (the bound of 3. on the trials alone): a fraction that
      moved further than the plugin did is its reference's move, the host's (one run a side never

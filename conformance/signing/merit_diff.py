@@ -326,6 +326,7 @@ def figure_findings(cid: str, fig: data.Figure, olds: Sequence[Mapping[str, Any]
     """The findings of one figure (rules 1-3 of conformance/signing/diff.py's docstring). `host`
     is the pair's HostChange: a figure it explains (normalised_by 'host', or a 'reference'
     fraction whose reference did not hold) is the host's."""
+    tolerance = max(tolerance, fig.tolerance or 0.0)   # a figure that moves further between honest runs says so
     old_sides, new_sides = _collect(olds, cid, fig), _collect(news, cid, fig)
     # one test per instance of a '*' figure (PF-001's sizes): Bonferroni, so the figure as a whole
     # is held to alpha, not each of its instances

@@ -133,11 +133,12 @@ def test_a_transport_30_percent_slower_per_byte_is_a_regression_of_pf002_and_pf0
 def test_a_fraction_whose_checks_host_copy_moved_as_far_is_the_hosts() -> None:
     """PF-001's fraction of the object store at a size, its object store held, while the host's
     own copy of that size got x1.38 slower and the transport (a copy through the same memory)
-    x1.27 slower per byte: the host's (make test s26a, a quiet lone phase, 4 MiB -27 %). The same
-    transport slower on a host whose copy held is still the plugin's."""
+    x1.27 slower per byte: the host's (make test s26a, a quiet lone phase, 4 MiB -27 %; today within
+    PF-001's own 50 % tolerance, so the same shape is taken twice as far: the copy x2.4, the transport
+    x2.2 per byte). The same transport slower on a host whose copy held is still the plugin's."""
     named = 0
     for seed in range(4):
-        old, new = performance_run(400 + seed), performance_run(500 + seed, copy=1.38, per_byte=1.27)
+        old, new = performance_run(400 + seed), performance_run(500 + seed, copy=2.4, per_byte=2.2)
         found = diff_reports(old, new, suite(), 0.2)
         assert "PF-001" not in {f.check for f in found if f.regression}, found
         named += any(f.check == "PF-001" and f.kind == "host" and "clone_median_gbps" in f.detail for f in found)
@@ -145,6 +146,18 @@ def test_a_fraction_whose_checks_host_copy_moved_as_far_is_the_hosts() -> None:
         assert {"PF-002", "PF-003"} <= {f.check for f in steady if f.regression}, steady
         assert not any("its own reference held" in f.detail for f in steady), steady
     assert named, "no pair's PF-001 fraction beyond its spread was named the host's by its check's host copy"
+
+
+def test_a_figure_gates_at_its_own_tolerance_when_it_is_wider_than_the_gates() -> None:
+    """PF-001's sizes gate at the 50 % their honest runs move (its merit's `tolerance`): the make test
+    pair on CI (data.21) moved the 4 MiB fraction -44 % with the transport's own trials, while PF-003,
+    the largest size's fraction, gates at the gate's own tolerance."""
+    old, new = performance_run(1000), performance_run(1001, per_byte=1.6)
+    found = diff_reports(old, new, suite(), 0.2)
+    assert "PF-001" not in {f.check for f in found if f.regression}, found
+    assert "PF-003" in {f.check for f in found if f.regression}, found
+    twice = diff_reports(old, performance_run(1002, per_byte=2.6), suite(), 0.2)
+    assert "PF-001" in {f.check for f in twice if f.regression}, twice
 
 
 def test_a_collective_backend_30_percent_slower_is_a_regression_of_cc010() -> None:
