@@ -25,7 +25,7 @@ SIM_MANIFEST = ROOT / "conformance" / "simulated" / "manifest.yaml"
 
 
 def checklist() -> Any:
-    base = {"rationale": "because of y.", "since": "0.1.0"}
+    base = {"rationale": "because of y.", "since": "0.1.0", "cluster": "none"}   # its checks start no cluster
     return parse_checklist({"schema_version": 1, "checks": [
         {"id": "DP-001", "title": "dev", "area": "device", "level": "MUST", "requirement": "MUST do x.", **base},
         {"id": "FR-001", "title": "rec dev", "area": "recovery", "level": "MUST", "requirement": "MUST free x.",
@@ -116,7 +116,7 @@ def write_data(folder: Path, blocks: bool) -> Path:
         shutil.copy(CATALOG / "tiers" / name, folder / "tiers" / name)
     # no check of this 3-check checklist is soaking (the release's soak names its own provisional ones)
     (folder / "tiers" / "soak.yaml").write_text("schema_version: 1\nsoak_runs: 10\nchecks: {}\n")
-    base = {"rationale": "because of y.", "since": "0.1.0"}
+    base = {"rationale": "because of y.", "since": "0.1.0", "cluster": "none"}   # its checks start no cluster
     (folder / "tiers" / "checklist.yaml").write_text(yaml.safe_dump({"schema_version": 1, "checks": [
         {"id": "DP-001", "title": "dev", "area": "device", "level": "MUST", "requirement": "MUST do x.", **base},
         {"id": "FR-001", "title": "rec dev", "area": "recovery", "level": "MUST", "requirement": "MUST free x.",
