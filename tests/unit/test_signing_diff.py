@@ -536,6 +536,9 @@ def test_cli_several_runs_each_side(tmp_path: Path, capsys) -> None:
     (lambda f: f.update(metric="a..b"), "metric"),
     (lambda f: f.update(normalised_by="host"), "normalised_by 'reference' goes with a reference"),
     (lambda f: f.update(normalised_by="the link"), "normalised_by"),
+    (lambda f: f.update(tolerance="wide"), "tolerance"),     # a figure's own tolerance: a number in [0, 1]
+    (lambda f: f.update(tolerance=-0.1), "tolerance"),
+    (lambda f: f.update(tolerance=3), "tolerance"),
 ])
 def test_the_checklist_refuses_a_merit_it_cannot_gate(edit: Any, message: str) -> None:
     import yaml
