@@ -10,9 +10,11 @@ from __future__ import annotations
 import functools
 import hashlib
 import importlib.resources
+import json
 import os
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 import jsonschema
 
@@ -94,13 +96,104 @@ def format_validation_error(err: jsonschema.ValidationError, root: str = "") -> 
     return f"{path}: {message}"
 
 
+def most_specific(errors: Iterable[jsonschema.ValidationError], *,
+                  unknown_first: bool = False) -> jsonschema.ValidationError | None:
+    """The error to name of all a document has: the deepest field's first, by message; with
+    `unknown_first`, at one depth an unknown field before a missing one (a misspelt field is then
+    named as what it is)."""
+    if unknown_first:
+        return min(errors, key=lambda e: (-len(e.absolute_path), e.validator != "additionalProperties", e.message),
+                   default=None)
+    return min(errors, key=lambda e: (-len(e.absolute_path), e.message), default=None)
+
+
+@dataclass(frozen=True)
+class CompiledSchema:
+    """A schema parsed and compiled once per content (`digest`: sha256 of its file's bytes), so
+    a release's schema and this installation's are told apart by what they say, never by name."""
+
+    digest: str
+    validator: jsonschema.Draft202012Validator
+
+    def first_error(self, document: object, *, unknown_first: bool = False) -> str | None:
+        """The most specific error of a document parsed from JSON or YAML (one line naming the
+        field), or None when the schema passes it.
+
+        verify, review and sign each ask this of the same report.json, and the SIG's review asks it
+        of every submission in a folder: a document with the same content under the same schema is
+        judged once per process. The key is the document's canonical JSON, which stands for its
+        content only for what a parser makes (dicts, lists, strings, numbers, booleans, null): any
+        other document (a tuple prints as a list) is judged every time."""
+        key = _content_key(document)
+        if key is not None:
+            key = f"{self.digest}:{int(unknown_first)}:{key}"
+            if key in _JUDGED:
+                return _JUDGED[key]
+        err = most_specific(self.validator.iter_errors(document), unknown_first=unknown_first)
+        line = format_validation_error(err) if err is not None else None
+        if key is not None:
+            if len(_JUDGED) >= _JUDGED_MAX:
+                _JUDGED.pop(next(iter(_JUDGED)))
+            _JUDGED[key] = line
+        return line
+
+
+# "schema digest:order:document digest" -> the first error's line (None: valid), oldest first out.
+_JUDGED: dict[str, str | None] = {}
+_JUDGED_MAX = 256
+
+
+@functools.lru_cache(maxsize=16)
+def _compiled(digest: str, raw: bytes, source: str) -> CompiledSchema:
+    from conformance.catalog import strict_input
+
+    schema = strict_input.parse(raw, source, fmt="json" if source.endswith(".json") else "yaml", what="schema")
+    return CompiledSchema(digest, jsonschema.Draft202012Validator(schema, format_checker=jsonschema.FormatChecker()))
+
+
+def compiled_schema(path: Path) -> CompiledSchema:
+    """The schema file at `path`, compiled (once per content)."""
+    from conformance.catalog import strict_input
+
+    raw = strict_input.read_regular(Path(path), "schema")
+    return _compiled(sha256_bytes(raw), raw, str(path))
+
+
+def compiled_schema_bytes(raw: bytes, source: str) -> CompiledSchema:
+    """A schema the package carries as a resource (`source` names it, ending in .json for JSON)."""
+    return _compiled(sha256_bytes(raw), raw, source)
+
+
+def _content_key(document: object) -> str | None:
+    """sha256 of `document`'s canonical JSON when it holds only what a parser makes, else None."""
+    if not _plain_json(document):
+        return None
+    try:
+        text = json.dumps(document, sort_keys=True, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    except (TypeError, ValueError):
+        return None
+    return sha256_bytes(text.encode("utf-8", "surrogatepass"))
+
+
+def _plain_json(value: object) -> bool:
+    """Whether `value` holds only what a JSON or YAML parser makes (no tuple, no other type)."""
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, dict):
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+        elif not (v is None or isinstance(v, (str, int, float))):
+            return False
+    return True
+
+
 def validate(instance: object, schema_name: str, *, what: str) -> None:
     """Validate against a schema; raise UserError naming the first (most specific) bad field."""
-    validator = jsonschema.Draft202012Validator(load_schema(schema_name),
-                                                format_checker=jsonschema.FormatChecker())
-    errors = sorted(validator.iter_errors(instance), key=lambda e: (-len(e.absolute_path), e.message))
-    if errors:
-        raise UserError(f"{what}: {format_validation_error(errors[0])}")
+    problem = compiled_schema(schema_path(schema_name)).first_error(instance)
+    if problem:
+        raise UserError(f"{what}: {problem}")
 
 
 def validated_object(instance: object, schema_name: str, *, what: str) -> JsonObject:

@@ -37,7 +37,7 @@ from typing import Any, Sequence
 import yaml
 
 import conformance
-from conformance.catalog import data, datafiles
+from conformance.catalog import data, datafiles, strict_input
 from conformance.errors import UserError
 
 HEADER = """\
@@ -182,9 +182,25 @@ def current_entry() -> dict[str, object]:
     return entry
 
 
+# sha256 of a releases file's bytes -> its releases: verify asks for them several times a report
+# and review once per submission; the same bytes are parsed and validated once per process.
+_LOADED: dict[str, dict[str, Release]] = {}
+
+
 def load_releases(path: Path | None = None) -> dict[str, Release]:
+    """The releases a releases file lists (a one-line UserError naming the field when it is not one)."""
     path = Path(path or default_path())
-    doc = datafiles.read_yaml_or_json(path, what="releases")
+    if not path.exists() and not path.is_symlink():
+        raise UserError(f"releases: file not found: {path}")
+    raw = strict_input.read_regular(path, "releases")
+    digest = datafiles.sha256_bytes(raw)
+    if digest not in _LOADED:
+        _LOADED[digest] = _parse_releases(raw, path)
+    return dict(_LOADED[digest])
+
+
+def _parse_releases(raw: bytes, path: Path) -> dict[str, Release]:
+    doc = strict_input.parse(raw, str(path), fmt="json" if path.suffix == ".json" else "yaml", what="releases")
     if not isinstance(doc, dict) or doc.get("schema_version") != 1 or not isinstance(doc.get("releases"), dict):
         raise UserError(f"releases: {path}: expected schema_version: 1 and a 'releases' mapping")
     for version, entry in doc["releases"].items():

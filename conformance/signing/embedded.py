@@ -15,8 +15,6 @@ import functools
 from pathlib import Path
 from typing import Any, Mapping
 
-import jsonschema
-
 from conformance import SUITE_NAME
 from conformance.catalog import datafiles
 from conformance.sanitize import terminal
@@ -27,17 +25,8 @@ def manifest_problem(report: Mapping[str, Any], schema_file: Path) -> str | None
     manifest = report.get("manifest")
     if not isinstance(manifest, dict):
         return "report.json has no manifest object"
-    stat = Path(schema_file).stat()
-    validator = _validator(str(schema_file), stat.st_mtime_ns, stat.st_size)
-    errors = sorted(validator.iter_errors(manifest), key=lambda e: (-len(e.absolute_path), e.message))
-    return terminal(datafiles.format_validation_error(errors[0]), limit=300) if errors else None
-
-
-@functools.lru_cache(maxsize=8)
-def _validator(path: str, mtime_ns: int, size: int) -> jsonschema.Draft202012Validator:
-    """The release's manifest schema, read and compiled once per file version."""
-    schema = datafiles.read_yaml_or_json(Path(path), what="manifest schema")
-    return jsonschema.Draft202012Validator(schema, format_checker=jsonschema.FormatChecker())
+    problem = datafiles.compiled_schema(Path(schema_file)).first_error(manifest)
+    return terminal(problem, limit=300) if problem else None
 
 
 @functools.lru_cache(maxsize=1)

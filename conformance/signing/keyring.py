@@ -34,18 +34,14 @@ an error, not "last one wins".
 """
 from __future__ import annotations
 
-import functools
-import json
 from dataclasses import dataclass
 from datetime import date, datetime, timezone
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import jsonschema
-
 from conformance import identity
-from conformance.catalog.datafiles import format_validation_error, read_yaml_or_json
+from conformance.catalog.datafiles import CompiledSchema, compiled_schema_bytes, read_yaml_or_json
 from conformance.errors import UserError
 from conformance.sanitize import terminal
 from conformance.signing.keys import PublicKey, algorithm_of, keyid, load_public_key, load_public_key_pem
@@ -88,10 +84,8 @@ def key_from_file(path: Path) -> TrustedKey:
     return trusted_key(load_public_key(Path(path)), Path(path).name)
 
 
-@functools.lru_cache(maxsize=1)
-def schema() -> dict[str, Any]:
-    doc: dict[str, Any] = json.loads(resources.files("conformance.signing").joinpath(SCHEMA_NAME).read_text(encoding="utf-8"))
-    return doc
+def schema() -> CompiledSchema:
+    return compiled_schema_bytes(resources.files("conformance.signing").joinpath(SCHEMA_NAME).read_bytes(), SCHEMA_NAME)
 
 
 def _dates_as_text(value: object) -> Any:
@@ -109,13 +103,11 @@ def validate_keyring(raw: object, where: str) -> dict[str, Any]:
     """The keyring document checked against keyring.schema.json; the first (most specific)
     problem is a one-line UserError naming the field (`keys[1].revoked.from: ...`)."""
     doc = _dates_as_text(raw)
-    validator = jsonschema.Draft202012Validator(schema(), format_checker=jsonschema.FormatChecker())
     # the deepest problem first; at one depth an unknown field before a missing one (a misspelt
     # field is then named as what it is)
-    errors = sorted(validator.iter_errors(doc),
-                    key=lambda e: (-len(e.absolute_path), e.validator != "additionalProperties", e.message))
-    if errors:
-        raise UserError(f"{where}: {terminal(format_validation_error(errors[0]), limit=400)}")
+    problem = schema().first_error(doc, unknown_first=True)
+    if problem:
+        raise UserError(f"{where}: {terminal(problem, limit=400)}")
     keyring: dict[str, Any] = doc   # the schema's top level is an object
     return keyring
 

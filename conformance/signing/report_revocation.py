@@ -20,7 +20,6 @@ list not signed by the SIG's key is refused as a whole (nothing else may take a 
 """
 from __future__ import annotations
 
-import functools
 import json
 from dataclasses import dataclass
 from datetime import date, datetime, timezone
@@ -28,9 +27,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Sequence
 
-import jsonschema
-
-from conformance.catalog.datafiles import format_validation_error, read_yaml_or_json
+from conformance.catalog.datafiles import CompiledSchema, compiled_schema_bytes, read_yaml_or_json
 from conformance.catalog.strict_input import as_map
 from conformance.errors import UserError
 from conformance.sanitize import terminal
@@ -66,18 +63,15 @@ class RevocationList:
         return next((e for e in self.entries if e.report_sha256 == report_sha256), None)
 
 
-@functools.lru_cache(maxsize=1)
-def schema() -> dict[str, Any]:
-    doc: dict[str, Any] = json.loads(resources.files("conformance.signing").joinpath(SCHEMA_NAME).read_text(encoding="utf-8"))
-    return doc
+def schema() -> CompiledSchema:
+    return compiled_schema_bytes(resources.files("conformance.signing").joinpath(SCHEMA_NAME).read_bytes(), SCHEMA_NAME)
 
 
 def _validated(raw: object, where: str) -> list[Revoked]:
     doc = _dates_as_text(raw)
-    validator = jsonschema.Draft202012Validator(schema(), format_checker=jsonschema.FormatChecker())
-    errors = sorted(validator.iter_errors(doc), key=lambda e: (-len(e.absolute_path), e.message))
-    if errors:
-        raise UserError(f"{where}: {terminal(format_validation_error(errors[0]), limit=400)}")
+    problem = schema().first_error(doc)
+    if problem:
+        raise UserError(f"{where}: {terminal(problem, limit=400)}")
     entries = [Revoked(e["report_sha256"], e["reason"], date.fromisoformat(e["date"])) for e in doc["revoked"]]
     seen: set[str] = set()
     for i, e in enumerate(entries):

@@ -21,7 +21,6 @@ from datetime import date
 from pathlib import Path
 from typing import Any, Sequence
 
-import jsonschema
 from tabulate import tabulate
 
 from conformance import identity
@@ -30,11 +29,10 @@ from conformance.catalog import datafiles, releases
 from conformance.catalog.ladder import compute_tiers
 from conformance.catalog.strict_input import as_list, as_map
 from conformance.errors import UserError
-from conformance.jsontypes import Untrusted
 from conformance.report.view import Report
 from conformance.sanitize import markdown_cell, terminal
 from conformance.signing import attestation as att
-from conformance.signing import bounds, decision, register, trust, validity
+from conformance.signing import bounds, decision, register, submission, trust, validity
 from conformance.signing.bounds import SubmissionTimeout
 from conformance.signing.keyring import TrustedKey
 from conformance.signing.report_revocation import RevocationList
@@ -137,19 +135,13 @@ class Row:
         return text
 
 
-def _schema_problem(report: Untrusted) -> str | None:
-    validator = jsonschema.Draft202012Validator(datafiles.load_schema("report"), format_checker=jsonschema.FormatChecker())
-    errors = sorted(validator.iter_errors(report), key=lambda e: (-len(e.absolute_path), e.message))
-    return datafiles.format_validation_error(errors[0]) if errors else None
-
-
 def _recompute(report: dict[str, Any], known: dict[str, releases.Release], releases_file: Path,
                waivers_file: Path | None) -> tuple[str | None, list[str] | None, str]:
     """(recomputed tier, certified capabilities, '') or (None, None, why it could not be recomputed).
 
     Both come from the per-check outcomes (waivers applied as verify applies them) and the
     release's checklist, label vocabulary and profiles, as verify computes them."""
-    problem = _schema_problem(report)
+    problem = submission.schema_problem(report, datafiles.schema_path("report"))
     if problem:
         return None, None, f"{_NOT_VALID}{problem}"
     view = Report.from_json(report)

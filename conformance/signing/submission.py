@@ -13,8 +13,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import jsonschema
-
 from conformance.catalog import datafiles
 from conformance.errors import UserError
 from conformance.jsontypes import Untrusted
@@ -45,10 +43,7 @@ def read_folder(folder: Path) -> Folder:
 
 def schema_problem(report: Untrusted, schema_path: Path) -> str | None:
     """The most specific schema error of report.json, or None."""
-    schema = datafiles.read_yaml_or_json(schema_path, what="report schema")
-    validator = jsonschema.Draft202012Validator(schema, format_checker=jsonschema.FormatChecker())
-    errors = sorted(validator.iter_errors(report), key=lambda e: (-len(e.absolute_path), e.message))
-    return datafiles.format_validation_error(errors[0]) if errors else None
+    return datafiles.compiled_schema(schema_path).first_error(report)
 
 
 def report_schema_for(report: Untrusted, releases_file: Path | None = None) -> Path:
