@@ -361,11 +361,12 @@ class CollectiveContext:
             return
         import ray
 
-        from conformance.run.fixtures import wait_devices_released
+        from conformance.run.release import await_released
         for members in held:
             self.stop(members)
-        if ray.is_initialized():
-            wait_devices_released(self.resource)
+        if ray.is_initialized():   # Ray's accounting, recorded in the check running (conformance.run.release)
+            await_released(self.resource, "every device to be free after the collective members ended",
+                           machinery=self.run.machinery)
 
     def stop(self, actors: list[Any]) -> None:
         import ray

@@ -160,11 +160,14 @@ class TransportContext:
             self.wait_units_free()
 
     def wait_units_free(self) -> None:
+        """Every unit of the resource free again after endpoints ended: Ray's accounting, awaited as
+        Ray's machinery with the run's record, recorded in the check running (conformance.run.release)."""
         import ray
 
-        from conformance.run.fixtures import wait_devices_released
+        from conformance.run.release import await_released
         if ray.is_initialized():
-            wait_devices_released(self.resource)
+            await_released(self.resource, "every device to be free after the transport's endpoints ended",
+                           machinery=self.run.machinery)
 
     def close(self) -> None:
         self.pools.close()

@@ -6,6 +6,7 @@ A check receives its budget with its context (`ctx.budget`). Each wait says whos
     clock = ctx.budget.scenario("restart", ctx.param("restart_s"), param="restart_s")  # the plugin's
     clock.wait_for(lambda: ..., "the holder to answer")          # ends at the checklist's bound
     infos = ctx.budget.actors([a.info.remote() for a in actors], "the holders to start")  # Ray's
+    ctx.budget.released(ctx.resource, "every device free after the check")               # Ray's
     back = ctx.budget.restarted(clock, actor, old_pid, "the holder to restart")          # Ray's
 
 The plugin's waits are judged against the bound the release gives them and never stretched; the
@@ -21,7 +22,7 @@ import time
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Callable, Iterator, NoReturn, TypeVar
 
-from conformance.run import machinery
+from conformance.run import machinery, release
 from conformance.timing.clock import CONTROL_CALL_S, Clock, ScenarioFailed
 from conformance.timing.host_load import MAX_FACTOR, HostNotReady, MachineryRecord
 from conformance.timing.owned import MAX_RECORDED, RECORDER, RESAMPLE_S, Owner, Wait
@@ -131,6 +132,24 @@ class Budget:
         bound = machinery.ACTOR_START_S if bound_s is None and param is None else self._bound(bound_s, param)
         with self.active():
             return machinery.await_actors(refs, bound, what, machinery=self.machinery, param=param)
+
+    def released(self, resource: str, what: str, bound_s: float | None = None, *, param: str | None = None,
+                 node_id: str | None = None, units: float | None = None, clock: Clock | None = None) -> None:
+        """Every unit of `resource` (on `node_id`; `units` of them) free again after the suite's
+        actors ended: Ray's accounting, awaited as Ray's machinery (conformance.run.release: a leak,
+        a unit Ray reports still held by an ALIVE actor or group, fails as NotReleased; the host
+        running out is HostNotReady). Bounded by `param` or `bound_s` (neither: release.RELEASE_S),
+        recorded in this budget wherever it runs (setup, body, teardown); inside a scenario
+        (`clock`), its time is left out of the scenario's bound."""
+        bound = release.RELEASE_S if bound_s is None and param is None else self._bound(bound_s, param)
+        t0 = time.monotonic()
+        try:
+            with self.active():
+                release.await_released(resource, what, bound, machinery=self.machinery, param=param,
+                                       node_id=node_id, units=units)
+        finally:
+            if clock is not None:
+                clock.exclude(time.monotonic() - t0)
 
     def started(self, clock: Clock, refs: Refs, what: str, bound_s: float | None = None, *,
                 param: str | None = None) -> Any:

@@ -69,20 +69,6 @@ for _area in AREAS:
     globals()[f"{_area.name}_ctx"] = _area_fixture(_area)
 
 
-def wait_devices_released(resource: str, timeout_s: float = 20.0) -> None:
-    """After a check, wait until every device is free again so the next check starts clean."""
-    import time
-
-    import ray
-
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if ray.available_resources().get(resource, 0) >= ray.cluster_resources().get(resource, 0):
-            return
-        time.sleep(0.1)
-    raise AssertionError(f"{resource} devices were not released within {timeout_s:.0f}s after the check")
-
-
 def partitioning_driver(conformance_run: RunView) -> Any:
     """The --ray-address cluster's fault driver when it can partition a node; otherwise the check is
     not applicable, with the one reason every partition check gives (decided before any start)."""

@@ -72,7 +72,8 @@ def host_reason(what: str, waited_s: float, bound_s: float, factor: float, fresh
 
 
 def await_machinery(wait: Callable[[float], T], bound_s: float, what: str, kind: str = "worker_start", *,
-                    machinery: MachineryRecord, runs_plugin_code: bool = False, param: str | None = None) -> T:
+                    machinery: MachineryRecord, runs_plugin_code: bool = False, param: str | None = None,
+                    finding: Callable[[], BaseException | None] | None = None) -> T:
     """`wait(limit)`'s value, waiting at most `bound_s` stretched by the run's factor for `kind`
     (what its `machinery` record measured); `wait` raises BoundRanOut when its limit runs out. At
     the bound: a fresh worker-start sample, the difference waited when it says the host is slower
@@ -84,7 +85,11 @@ def await_machinery(wait: Callable[[float], T], bound_s: float, what: str, kind:
     The enclosing hard timeout (sized with the factor the check started with) is moved on by what
     this wait takes beyond that (conformance.timing.timeouts.granted): a stretch granted here is
     judged here, never cut as a hang. The wait is recorded in the running check's budget
-    (conformance.timing.owned: owner "ray"; `param`: the checklist param its bound comes from)."""
+    (conformance.timing.owned: owner "ray"; `param`: the checklist param its bound comes from).
+
+    `finding`: asked once the wait has ended without what it waited for, before anyone is blamed:
+    what Ray reports that makes the end no host's (an actor still alive holding the units a
+    release waits for: a leak). What it returns is raised instead, the wait recorded as ran out."""
     factor = machinery.bound_factor(kind)
     entry = Wait("ray", what, float(bound_s), float(bound_s) * factor, None, "met", param, factor)
     t0 = time.monotonic()
@@ -97,13 +102,18 @@ def await_machinery(wait: Callable[[float], T], bound_s: float, what: str, kind:
             fresh = measure_worker_start(RESAMPLE_S, machinery=machinery)
             now = machinery.bound_factor(kind)
             more = bound_s * now - (time.monotonic() - t0)
-            if now > factor and more > 0:
+            slower = now > factor and more > 0
+            if slower:
                 entry.granted_s, entry.factor = float(bound_s) * now, now
                 try:
                     return wait(more)
                 except BoundRanOut as exc:
                     ran_out = exc
-            elif runs_plugin_code:
+            found = finding() if finding is not None else None
+            if found is not None:
+                entry.verdict = "ran out"
+                raise found from ran_out
+            if runs_plugin_code and not slower:
                 entry.verdict = "ran out"
                 raise ran_out
             entry.verdict = "host"
@@ -112,7 +122,8 @@ def await_machinery(wait: Callable[[float], T], bound_s: float, what: str, kind:
     except (BoundRanOut, HostNotReady):
         raise
     except BaseException:
-        entry.verdict = "error"
+        if entry.verdict == "met":   # not the finding raised above
+            entry.verdict = "error"
         raise
     finally:
         entry.took_s = time.monotonic() - t0

@@ -327,6 +327,14 @@ class ConformanceRun:
                                                          None if load1 is None else load1 * cpus, cpus).as_json()
 
     @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_teardown(self, item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None, None, None]:
+        """The check's budget records the waits its teardown makes (a module's harness freeing its
+        devices at the module's end: conformance.run.release), as its body's."""
+        budget = item.stash.get(BUDGET_KEY, None)
+        with budget.active() if budget is not None else nullcontext():
+            return (yield)
+
+    @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]
                                   ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
         rep = yield

@@ -180,3 +180,32 @@ def test_no_recorded_fetch_timeout_widens_a_bound_past_what_the_release_stretche
     m["transport"] = {**m["transport"], "rdt_fetch_timeout_s": most + 1.0}
     verdict = judged("FR-012", m)
     assert verdict.outcome == "fail" and "more than the" in (verdict.reason or ""), verdict
+
+
+def test_a_rejoined_nodes_registration_is_left_out_of_the_figures_that_span_it() -> None:
+    """Issue 42: node b's start and registration inside FR-009/011/017 is Ray's machinery, stretched
+    on a loaded host and judged as its recorded wait (registered_s); the figures that span it keep
+    their bounds for what is the plugin's. A report from before it was recorded keeps the old rule,
+    and a registration longer than any wait on Ray's machinery is granted is a finding."""
+    from conformance.timing.host_load import MAX_FACTOR
+    from conformance.timing.owned import RESAMPLE_S
+
+    rejoin = float(check("FR-009").params["rejoin_s"])
+    m = passing("FR-009")
+    m["ran_after_rejoin_s"] = rejoin + 30            # over rejoin_s: the old rule, nothing recorded as Ray's
+    assert judged("FR-009", m).outcome == "fail"
+    m["registered_s"] = 35.0                          # b took 35 s to register on a loaded host: 25 s once it had
+    assert judged("FR-009", m).outcome == "pass"
+    m["registered_s"] = 20.0                          # the actor then took 70 s of its 60 s
+    assert "over its" in str(judged("FR-009", m).reason)
+    m["registered_s"] = rejoin * MAX_FACTOR + RESAMPLE_S + 1
+    assert "more than any wait on it is granted" in str(judged("FR-009", m).reason)
+
+    m = passing("FR-011")
+    m.update(alive_s=rejoin + 20, rejoin_s=rejoin + 25, registered_s=rejoin + 20)   # alive once registered
+    assert judged("FR-011", m).outcome == "pass"
+    m["rejoin_s"] = rejoin + 20 + float(check("FR-011").params["view_settle_s"]) + rejoin + 1
+    assert judged("FR-011", m).outcome == "fail"
+    m = passing("FR-017")
+    m.update(rejoin_s=rejoin + 9, registered_s=10.0)
+    assert judged("FR-017", m).outcome == "pass"

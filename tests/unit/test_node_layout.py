@@ -15,7 +15,7 @@ import pytest
 from conformance.areas.recovery import nodes
 from conformance.catalog.data import Check
 from conformance.cluster.faults import ROLES
-from conformance.run import machinery
+from conformance.run import machinery, release
 from conformance.run.budget import Budget
 from conformance.timing import host_load
 from conformance.timing.host_load import MachineryRecord
@@ -36,6 +36,7 @@ class View:
         self.up = {r: 0.0 for r in alive}
         self.registers_s = registers_s
         self.starts: list[str] = []
+        self.ids: dict[str, int] = {}
 
     def missing(self) -> list[str]:
         now = time.monotonic()
@@ -44,6 +45,7 @@ class View:
     def start(self, roles: list[str]) -> None:
         self.starts += roles
         self.up.update({r: time.monotonic() + self.registers_s for r in roles})
+        self.ids = {r: self.starts.count(r) for r in self.starts}
 
     def seen(self, roles: list[str]) -> str:
         return "; ".join(f"{r}: 0 live and {1 + self.starts.count(r)} dead node(s) labelled {r}" for r in roles)
@@ -51,11 +53,19 @@ class View:
     def without_devices(self) -> list[str]:
         return []
 
+    def alive(self) -> dict[str, dict[str, Any]]:
+        """Live nodes by role; a node's id counts the starts of its role before it."""
+        now = time.monotonic()
+        return {r: {"NodeID": f"{r}-{self.ids.get(r, 0)}"} for r, at in self.up.items() if now >= at}
+
+    def rejoin(self, role: str) -> None:
+        self.start([role])
+
 
 @pytest.fixture(autouse=True)
 def all_free(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(nodes, "available", lambda resource: 4.0)
-    monkeypatch.setattr(nodes, "total", lambda resource: 4.0)
+    monkeypatch.setattr(release, "available", lambda resource, node_id=None: 4.0)
+    monkeypatch.setattr(release, "total", lambda resource, node_id=None: 4.0)
 
 
 def setup_of(rec: MachineryRecord) -> tuple[Any, dict[str, Any]]:
@@ -127,3 +137,41 @@ def test_a_full_layout_waits_only_for_its_devices() -> None:
     nodes.restore_layout(ctx, lab)
     assert lab.starts == []
     assert [w["param"] for w in metrics["waits"]["each"]] == ["device_release_s"]
+
+
+def test_an_in_scenario_rejoin_is_rays_time_left_out_of_the_scenario_and_recorded() -> None:
+    """FR-009/011/017 start node b again inside their scenario: its registration (0.35 s, past the
+    nominal 0.3 s rejoin_s, within it stretched x2) is a recorded wait on Ray's machinery, left out
+    of the plugin's scenario, whose record keeps verify's rule (granted = bound + excluded)."""
+    rec = MachineryRecord()
+    rec.note("worker_start", NOMINAL * 2)
+    ctx, metrics = setup_of(rec)
+    clock = ctx.budget.scenario("kill-b-then-rejoin", 0.5)
+    lab = View(alive=("head", "c"), registers_s=0.35)
+    node, took = nodes.rejoined(ctx.budget, clock, lab, "b")
+    clock.mark("registered")
+    assert lab.starts == ["b"] and node == {"NodeID": "b-1"} and 0.35 <= took < 0.6
+    scenario, rejoin = metrics["waits"]["each"]
+    assert (rejoin["owner"], rejoin["param"], rejoin["factor"], rejoin["verdict"]) == ("ray", "rejoin_s", 2.0, "met")
+    assert scenario["excluded_s"] == pytest.approx(took, abs=0.01)
+    assert scenario["granted_s"] == pytest.approx(0.5 + scenario["excluded_s"], abs=0.002)
+    assert wait_problems(metrics["waits"], PARAMS, passed=True, plugin_bound_s=0.5) == []
+
+
+def test_a_rejoin_waits_for_a_node_other_than_the_one_it_replaces(monkeypatch: pytest.MonkeyPatch) -> None:
+    """FR-017's healed host joins as a new node: a live node of the role under the old id is not it.
+    On a host a fresh sample says did its part, the wait's end reaches the check (the node's start
+    runs the plugin's detection), naming what the view showed."""
+    class OldStays(View):
+        def rejoin(self, role: str) -> None:   # the driver's start did not take: the old node still shows
+            self.starts.append(role)
+
+    sample(monkeypatch, NOMINAL / 2)
+    ctx, metrics = setup_of(MachineryRecord())
+    clock = ctx.budget.scenario("partition-b-heal-restart", 5.0)
+    lab = OldStays(alive=("head", "b", "c"), registers_s=0.0)
+    with pytest.raises(BoundRanOut, match=r"node b, started again, to register: not within 0s; last seen: b: "):
+        nodes.rejoined(ctx.budget, clock, lab, "b", replaces="b-0")
+    assert lab.starts == ["b"] and metrics["waits"]["each"][1]["verdict"] == "ran out"
+    assert nodes.rejoined(ctx.budget, clock, View(alive=("head", "c"), registers_s=0.0), "b", replaces="b-0")[0] == \
+        {"NodeID": "b-1"}

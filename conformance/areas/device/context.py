@@ -95,7 +95,6 @@ class DeviceCtx(CheckContext):
             pytest.fail(str(exc), pytrace=False)
 
     def wait_devices_released(self) -> None:
-        """Wait until every device of the cluster is free again (the next check starts clean)."""
-        from conformance.run.fixtures import wait_devices_released
-
-        wait_devices_released(self.resource)
+        """Wait until every device of the cluster is free again (the next check starts clean): Ray's
+        accounting, through the check's budget (conformance.run.release; a leak fails)."""
+        self.budget.released(self.resource, "every device to be free after the check's actors and tasks ended")

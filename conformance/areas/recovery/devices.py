@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Mapping, MutableMapping, Sequence
 from conformance.areas.recovery.actors import Holder
 from conformance.areas.recovery.audit import audit, holder_records
 from conformance.run.nodes import wave
+from conformance.run.release import available, total
 from conformance.timing.clock import Clock
 from conformance.timing.timeouts import CheckTimeout
 
@@ -134,28 +135,6 @@ def remove_group_quietly(pg: Any) -> None:
         raise
     except Exception:  # noqa: BLE001 - already removed
         pass
-
-
-def available(resource: str, node_id: str | None = None) -> float:
-    """Free units of `resource` (on one node when given; Ray's per-node view where it has one)."""
-    ray = _ray()
-    if node_id is not None:
-        try:
-            from ray._private.state import available_resources_per_node
-            return float(available_resources_per_node().get(node_id, {}).get(resource, 0.0))
-        except Exception:  # noqa: BLE001 - private API moved: fall back to the cluster view
-            pass
-    return float(ray.available_resources().get(resource, 0.0))
-
-
-def total(resource: str, node_id: str | None = None) -> float:
-    ray = _ray()
-    if node_id is not None:
-        for n in ray.nodes():
-            if n["NodeID"] == node_id:
-                return float(n.get("Resources", {}).get(resource, 0.0)) if n.get("Alive") else 0.0
-        return 0.0
-    return float(ray.cluster_resources().get(resource, 0.0))
 
 
 def wait_free(clock: Clock, resource: str, units: float, what: str, bound_s: float | None = None,

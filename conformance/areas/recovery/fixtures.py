@@ -4,7 +4,7 @@ fixture `recovery_ctx` calls it), for the kind the area's rule gives the check's
 
 * DeviceRecoveryCtx (recovery-devices): the live cluster, the nodes of the run's seed's choice per
   failure domain (conformance.run.nodes.domain_choice; the devices all free before the scenario,
-  within device_release_s, and again after it: a leak fails here at the latest);
+  within device_release_s as Ray's time, and again after it: a leak fails here at the latest);
 * NodeRecoveryCtx (recovery-nodes): the node lab, the node layout restored (roles an earlier check killed rejoin);
   on a --ray-address cluster its fault driver, whose nodes must carry the role labels;
 * TransferRecoveryCtx (recovery-transfers, recovery-fetch-timeout): the transport registered with its
@@ -35,7 +35,7 @@ from conformance.areas.recovery.transfers import TIMEOUT_ENV, driver_fetch_timeo
 from conformance.catalog.node_sample import RECOVERY_CHECKS
 from conformance.cluster.faults import NODE_KEY, ROLES
 from conformance.run.check_context import CheckContext
-from conformance.run.fixtures import not_applicable, partitioning_driver, wait_devices_released
+from conformance.run.fixtures import not_applicable, partitioning_driver
 from conformance.run.state import stash_of
 from conformance.timing.host_load import MAX_FACTOR
 
@@ -80,8 +80,7 @@ def _device_ctx(base: CheckContext, state: RecoveryState) -> Iterator[DeviceReco
         pytest.fail(f"no node advertises the {manifest.resource_name} resource; no device can fail over",
                     pytrace=False)
     dev = devs[0]
-    release_s = float(base.param("device_release_s"))
-    wait_devices_released(dev.resource, release_s)
+    base.budget.released(dev.resource, "every device to be free before the scenario", param="device_release_s")
     if base.check.id not in RECOVERY_CHECKS:   # else its scenario runs on each chosen node: decide_per_node records them
         base.metrics["node"] = dev.node_id[:8]
         base.metrics["devices_on_node"] = dev.count
@@ -89,7 +88,7 @@ def _device_ctx(base: CheckContext, state: RecoveryState) -> Iterator[DeviceReco
         base.exercised([dev.node_id])
     yield DeviceRecoveryCtx.derive(base, state=state, devs=tuple(devs))
     # A scenario's devices must all be back before the next one (a leak fails here at the latest).
-    wait_devices_released(dev.resource, release_s)
+    base.budget.released(dev.resource, "every device to be free after the scenario", param="device_release_s")
 
 
 def _node_ctx(base: CheckContext, state: RecoveryState) -> NodeRecoveryCtx:

@@ -38,14 +38,16 @@ def alive_ids() -> set[str]:
 
 
 def await_ray(budget: Budget, clock: Clock, probe: Callable[[], T | None], what: str, param: str,
-              runs_plugin_code: bool = False, begin: Callable[[], Any] | None = None) -> T:
+              runs_plugin_code: bool = False, begin: Callable[[], Any] | None = None,
+              explain: Callable[[], str] | None = None) -> T:
     """`probe()`'s first truthy value, polled as a wait on Ray's machinery bounded by the check's
     `param` (Budget.ray; `runs_plugin_code` when what is awaited also runs the plugin's code, a
     node starting: then a host that did its part leaves the failure to the plugin), after
-    `begin()` (once: what sets Ray's machinery going, a node added). Its time is left out of the
-    scenario's bound (`clock`)."""
+    `begin()` (once: what sets Ray's machinery going, a node added); `explain()` says what was last
+    seen when it runs out. Its time is left out of the scenario's bound (`clock`)."""
     t0 = time.monotonic()
     try:
-        return budget.ray(polled(probe, what, begin=begin), what, param=param, runs_plugin_code=runs_plugin_code)
+        return budget.ray(polled(probe, what, begin=begin, explain=explain), what, param=param,
+                          runs_plugin_code=runs_plugin_code)
     finally:
         clock.exclude(time.monotonic() - t0)

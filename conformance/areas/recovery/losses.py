@@ -9,9 +9,10 @@ from __future__ import annotations
 from typing import Any
 
 from conformance.areas.recovery.context import NodeRecoveryCtx
-from conformance.areas.recovery.devices import DeviceNode, total
+from conformance.areas.recovery.devices import DeviceNode
 from conformance.exc_text import first_line
 from conformance.run.budget import CheckTimeout, Scenario
+from conformance.run.release import total
 
 
 def _ray() -> Any:

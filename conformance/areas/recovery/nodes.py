@@ -17,18 +17,20 @@ carry the role labels themselves.
 """
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from conformance.areas.recovery.area import STATE, RecoveryState
 from conformance.areas.recovery.bounds import FAST_HEALTH_CHECK
-from conformance.areas.recovery.devices import DeviceNode, available, kill_quietly, spawn_holders, total
+from conformance.areas.recovery.devices import DeviceNode, kill_quietly, spawn_holders
 from conformance.catalog.vendor_calls import VendorHang, bounded_call
 from conformance.cluster.faults import NODE_KEY, NODE_NAME_ENV, POOL_KEY, ROLES, ClusterUtilsFaultDriver, NodeRef
 from conformance.cluster.manager import ClusterHandle, ClusterShape, detection_args, patched_environ, shape_node_labels
 from conformance.cluster.ray_start import minimal_dashboard_agents
 from conformance.run.check_context import CheckContext
 from conformance.run.machinery import clock_ready
+from conformance.run.release import total
 from conformance.run.state import stash_of
 from conformance.timing.clock import Clock, ScenarioFailed
 from conformance.timing.waits import polled
@@ -37,6 +39,7 @@ if TYPE_CHECKING:
     from ray._private.accelerators.accelerator import AcceleratorManager
 
     from conformance.catalog.manifest import Manifest
+    from conformance.run.budget import Budget
     from conformance.run.check_context import RunView
     from conformance.timing.host_load import MachineryRecord
 
@@ -253,7 +256,8 @@ def restore_layout(ctx: CheckContext, lab: NodeLab) -> None:
       plugin (runs_plugin_code). Each missing role is started once: a fresh sample's extra time
       only waits longer, it never starts a second node for the role (timing.waits.polled);
     * the devices the previous check's actors held come back by Ray's accounting of a dead worker's
-      resources (`device_release_s`): no code of the plugin runs on that path."""
+      resources (`device_release_s`): no code of the plugin runs on that path; a unit Ray reports
+      still held by an alive actor is a leak (conformance.run.release, Budget.released)."""
     missing = lab.missing()
     if missing:
         what = f"node(s) {', '.join(missing)}, started again, to register"
@@ -265,10 +269,33 @@ def restore_layout(ctx: CheckContext, lab: NodeLab) -> None:
     if empty:
         raise ScenarioFailed(f"[restore the node layout] node(s) {empty} advertise no {lab.resource}; node scenarios "
                              "need devices on every node")
-    free = "every device to be free before the scenario"
-    ctx.budget.ray(polled(lambda: available(lab.resource) >= total(lab.resource) - 1e-9, free,
-                          explain=lambda: f"{available(lab.resource):g} of {total(lab.resource):g} {lab.resource} free"),
-                   free, param="device_release_s")
+    ctx.budget.released(lab.resource, "every device to be free before the scenario", param="device_release_s")
+
+
+def rejoined(budget: Budget, clock: Clock, lab: NodeLab, role: str, replaces: str | None = None) -> tuple[dict[str, Any], float]:
+    """Inside a scenario: start the role's node again (through the fault driver, once) and wait until
+    it registers, a live node of the role (other than the node id `replaces`, when given); its
+    live node and the seconds it took.
+
+    A node's start and registration is Ray's machinery (a raylet starting, the GCS admitting it),
+    bounded by the check's rejoin_s: through the check's budget (stretched by the run's measurement,
+    a fresh sample before blaming, recorded in metrics.waits), left out of the scenario's bound
+    (conformance.areas.recovery.groups.await_ray). The node's start runs the vendor's manager
+    (device detection, labels), so a node that never registers on a host a fresh sample says did
+    its part reaches the check as the plugin's (runs_plugin_code). Whether what it advertises is
+    right is never this wait's: the scenario judges that after it, on its own clock."""
+    from conformance.areas.recovery.groups import await_ray
+
+    def registered() -> dict[str, Any] | None:
+        node = lab.alive().get(role)
+        return node if node is not None and node["NodeID"] != replaces else None
+
+    before = lab.seen([role])   # a started node that registered and died shows as one more dead node
+    t0 = time.monotonic()
+    node = await_ray(budget, clock, registered, f"node {role}, started again, to register", "rejoin_s",
+                     runs_plugin_code=True, begin=lambda: lab.rejoin(role),
+                     explain=lambda: f"{lab.seen([role])} (before the start: {before})")
+    return node, time.monotonic() - t0
 
 
 def fill(clock: Clock, dev: DeviceNode, what: str, ready_s: float, machinery: MachineryRecord) -> list[Any]:
@@ -286,11 +313,15 @@ def fill(clock: Clock, dev: DeviceNode, what: str, ready_s: float, machinery: Ma
     return blockers
 
 
-def release(clock: Clock, blockers: list[Any], dev: DeviceNode, what: str, release_s: float) -> None:
-    """End the blockers; their node's devices must be free again within `release_s`."""
+def release(budget: Budget, clock: Clock, blockers: list[Any], dev: DeviceNode, what: str) -> None:
+    """End the blockers (`fill`'s); their node's devices free again within the check's
+    device_release_s. The blockers are the suite's own actors, so their units coming back is Ray's
+    accounting of dead workers: a wait on Ray's machinery through the check's `budget` (stretched,
+    recorded; conformance.run.release: a blocker Ray still reports alive is a leak), left out of
+    the scenario's bound (`clock`)."""
     kill_quietly(blockers)
-    clock.wait_for(lambda: available(dev.resource, dev.node_id) >= dev.count - 1e-9,
-                   f"node {what}'s devices to be free after its blockers ended", release_s)
+    budget.released(dev.resource, f"node {what}'s devices to be free after its blockers ended", param="device_release_s",
+                    node_id=dev.node_id, units=dev.count, clock=clock)
 
 
 def labels_match(labels: dict[str, str], selector: dict[str, str]) -> bool:

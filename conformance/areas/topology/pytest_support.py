@@ -96,15 +96,14 @@ def context_for(base: CheckContext) -> TopologyCtx:
 
 def open_context(kind: type[TopologyCtx], base: CheckContext, lifetimes: Lifetimes) -> Iterator[TopologyCtx]:
     """The shared cluster's per-node facts (Ray's view and the plugin's, per node). Every TL check
-    runs on the shared cluster (its checklist entry); afterwards every device must be free again."""
-    from conformance.run.fixtures import wait_devices_released
-
+    runs on the shared cluster (its checklist entry); afterwards every device must be free again
+    (Ray's accounting, through the check's budget: conformance.run.release)."""
     base.cluster()
     try:
         base.manager()
         yield context_for(base)
     finally:
-        wait_devices_released(base.manifest.resource_name)
+        base.budget.released(base.manifest.resource_name, "every device to be free after the check")
 
 
 def require_provider(ctx: TopologyCtx) -> None:

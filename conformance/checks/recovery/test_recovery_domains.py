@@ -24,7 +24,7 @@ from conformance.areas.recovery import domains, groups
 from conformance.areas.recovery.context import NodeRecoveryCtx
 from conformance.areas.recovery.devices import kill_quietly, remove_group_quietly
 from conformance.areas.recovery.losses import lose_node, node_labels_of
-from conformance.areas.recovery.nodes import fill
+from conformance.areas.recovery.nodes import fill, rejoined
 from conformance.catalog.labels import load_vocabulary
 from conformance.run.budget import Scenario
 from conformance.run.fixtures import not_applicable
@@ -67,9 +67,7 @@ def test_packed_group_waits_for_its_domain_when_a_node_dies(recovery_ctx: NodeRe
             victim = lose_node(nc, clock, plan.victim, devices_key="victim_devices")
             nc.metrics["window"] = domain_window(nc, clock, pg, plan.lost, key)
             nc.judge_now(clock, final=False)
-            node = groups.await_ray(nc.budget, clock, lambda: lab.alive().get(plan.victim),
-                                    f"the killed node {plan.victim}, added again, to register", "rejoin_s",
-                                    runs_plugin_code=True, begin=lambda: lab.rejoin(plan.victim))
+            node, _ = rejoined(nc.budget, clock, lab, plan.victim)   # Ray's, left out of the scenario's bound
             labels = node.get("Labels") or {}
             nc.metrics["rejoined"] = {"new_node": node["NodeID"] != victim.node_id,
                                       "devices": float((node.get("Resources") or {}).get(lab.resource, 0.0)),

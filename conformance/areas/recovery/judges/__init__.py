@@ -44,6 +44,7 @@ from conformance.areas.recovery.judges.common import (  # noqa: F401 - the table
     guarded,
     holder_audit,
     labels_match,
+    left_to_ray,
     most_fetch_timeout_s,
     on_node,
     pid,

@@ -25,6 +25,7 @@ from conformance.report.judges import (
 )
 from conformance.report.per_node import each_node
 from conformance.timing.host_load import MAX_FACTOR
+from conformance.timing.owned import RESAMPLE_S
 
 JUDGES = JudgeTable()
 EVIDENCE: dict[str, Decide] = {}   # judge name -> its evidence part (what the live check asks in its scenario)
@@ -198,6 +199,28 @@ def within(m: M, name: str, p: M, param: str, out: list[str], what: str, extra: 
         out.append(f"{name} is {took:g} s: negative")
     elif took > bound + ROUNDING:
         out.append(f"{what} took {took:.1f}s, over its {bound:g} s bound ({param})")
+    return took
+
+
+def left_to_ray(m: M, p: M, out: list[str], name: str = "registered_s", param: str = "rejoin_s") -> float:
+    """The seconds of a scenario that went to Ray's machinery inside a figure that spans them (`name`:
+    a rejoined node starting and registering, conformance.areas.recovery.nodes.rejoined), left out
+    of that figure's bound: the wait is Ray's, stretched by the run's measurement, recorded in
+    metrics.waits and judged there (conformance.timing.owned). 0 in a report from before it was
+    recorded (the figure then keeps its whole bound). More than the widest any wait on Ray's
+    machinery is granted (`param` stretched x MAX_FACTOR, plus one fresh sample) is a finding."""
+    value = m.get(name)
+    if value is None:
+        return 0.0
+    took = number(m, name)
+    widest = param_value(p, param) * MAX_FACTOR + RESAMPLE_S
+    if took < 0:
+        out.append(f"{name} is {took:g} s: negative")
+        return 0.0
+    if took > widest + ROUNDING:
+        out.append(f"{name} records {took:.1f}s of Ray's machinery, more than any wait on it is granted "
+                   f"({param} x{MAX_FACTOR:g} and one {RESAMPLE_S:g} s fresh sample: {widest:g} s)")
+        return 0.0
     return took
 
 

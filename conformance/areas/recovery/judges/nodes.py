@@ -19,6 +19,7 @@ from conformance.areas.recovery.judges.common import (
     env_var,
     guarded,
     labels_match,
+    left_to_ray,
     on_node,
     pid,
     record,
@@ -116,7 +117,8 @@ def pool_work_moved_to_matching_survivor(m: M, p: M, manifest: M) -> Verdict:
 @guarded
 def pinned_work_waited_for_rejoin(m: M, p: M, manifest: M) -> Verdict:
     """The actor only node b matched neither ran elsewhere nor failed while watched for
-    pending_window_s after b died, then ran on the rejoined b within rejoin_s, views agreeing."""
+    pending_window_s after b died, then ran on the rejoined b within rejoin_s once b had registered
+    (its registration is Ray's machinery, left out: registered_s), views agreeing."""
     out = Findings()
     device_count(m, "node_b_devices", manifest, out)
     env = env_var(m)
@@ -142,7 +144,8 @@ def pinned_work_waited_for_rejoin(m: M, p: M, manifest: M) -> Verdict:
         out.append(f"after the rejoin the actor ran on a node with labels {m.get('back_labels')}, not matching {selector}")
     if pid(back, "back") == pid(first, "first"):
         out.append("after the rejoin the actor answers from its old process")
-    within(m, "ran_after_rejoin_s", p, "rejoin_s", out, "the pending actor running on the rejoined node")
+    within(m, "ran_after_rejoin_s", p, "rejoin_s", out, "the pending actor running on the rejoined node",
+           extra=left_to_ray(m, p, out))
     out.extend(holder_problems(back, env, 1, None, "actor after the rejoin"))
     return out.verdict("the pinned actor waited while no node matched and ran on the rejoined node b")
 
@@ -190,7 +193,9 @@ def lost_bundle_placed_again_survivor_kept(m: M, p: M, manifest: M) -> Verdict:
 @guarded
 def rejoined_node_advertises_as_before(m: M, p: M, manifest: M) -> Verdict:
     """The killed node b, added again, was alive within rejoin_s and advertised its devices, type
-    and labels as before within view_settle_s more; a holder selecting it started there."""
+    and labels as before within view_settle_s more; a holder selecting it started there. The node's
+    start and registration is Ray's machinery (registered_s: stretched on a loaded host, judged
+    as its recorded wait), left out of both figures; what it advertises is the plugin's."""
     out = Findings()
     device_count(m, "node_b_devices", manifest, out)
     env = env_var(m)
@@ -199,9 +204,10 @@ def rejoined_node_advertises_as_before(m: M, p: M, manifest: M) -> Verdict:
     if before != after:
         out.append(f"the rejoined node b advertises {after}; before it died: {before}")
     out.extend(signature_findings(before, manifest, "node b before it died"))
-    within(m, "alive_s", p, "rejoin_s", out, "the rejoined node b being alive")
+    registered = left_to_ray(m, p, out)
+    within(m, "alive_s", p, "rejoin_s", out, "the rejoined node b being alive", extra=registered)
     within(m, "rejoin_s", p, "rejoin_s", out, "the rejoined node b advertising as before",
-           extra=param_value(p, "view_settle_s"))
+           extra=param_value(p, "view_settle_s") + registered)
     holder = record(m, "holder")
     on_node(holder, "b", out, "the holder selecting the rejoined node")
     out.extend(holder_problems(holder, env, 1, None, "actor on the rejoined node"))
@@ -216,7 +222,7 @@ def partitioned_node_replaced_and_rejoined_new(m: M, p: M, manifest: M) -> Verdi
     """Node b partitioned: dead in the view within dead_within_s (devices and labels gone), its
     pool actor ran again on c within reschedule_s, the old node stayed dead for healed_watch_s
     after the link came back, and the restarted host joined as a new node advertising as before
-    within rejoin_s."""
+    within rejoin_s (its registration, Ray's machinery, left out: registered_s)."""
     out = Findings()
     devices = device_count(m, "node_b_devices", manifest, out)
     env = env_var(m)
@@ -237,7 +243,7 @@ def partitioned_node_replaced_and_rejoined_new(m: M, p: M, manifest: M) -> Verdi
     if before != after:
         out.append(f"the healed host advertises {after}; before the partition: {before}")
     out.extend(signature_findings(before, manifest, "node b before the partition"))
-    within(m, "rejoin_s", p, "rejoin_s", out, "the healed host joining as a new node")
+    within(m, "rejoin_s", p, "rejoin_s", out, "the healed host joining as a new node", extra=left_to_ray(m, p, out))
     return out.verdict("the partitioned node was replaced; the healed host joined as a new node")
 
 

@@ -1,0 +1,66 @@
+"""The one wait for devices to be free again (conformance.run.release) on a real Ray: what Ray's
+GCS reports alive holding units (an actor, a placement group: the tables the wait reads without the
+dashboard) is named as a leak, never waited out as the host's; once they end, the units come back
+as Ray's accounting within the bound. tests/unit/test_release_wait.py holds the owner rules. One
+real Ray."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = r'''
+import json, time
+import ray
+from ray.util.placement_group import placement_group, remove_placement_group
+from conformance.run import release
+from conformance.timing.host_load import MachineryRecord
+
+ray.init(address="local", num_cpus=1, resources={"SIMACC": 2}, include_dashboard=False)
+
+
+@ray.remote(num_cpus=0, resources={"SIMACC": 1})
+class Holder:
+    def ping(self):
+        return 1
+
+
+holder = Holder.remote()
+ray.get(holder.ping.remote(), timeout=120)
+pg = placement_group([{"SIMACC": 1}], name="kept")
+ray.get(pg.ready(), timeout=120)
+out = {"held": [h.describe() for h in release.live_holders("SIMACC") or []]}
+rec = MachineryRecord()
+try:
+    release.await_released("SIMACC", "every device to be free after the check", 1.0, machinery=rec)
+    out["leak"] = None
+except release.NotReleased as exc:
+    out["leak"] = str(exc)
+ray.kill(holder)
+remove_placement_group(pg)
+t0 = time.monotonic()
+release.await_released("SIMACC", "every device to be free after the check", 20.0, machinery=rec)
+out["freed_s"] = time.monotonic() - t0
+out["after"] = release.live_holders("SIMACC")
+print("RESULT " + json.dumps(out))
+ray.shutdown()
+'''
+
+
+def test_what_ray_reports_alive_holding_units_is_a_leak_and_their_end_frees_them(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_ADDRESS")}
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    proc = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=300,
+                          cwd=tmp_path, env=env)
+    line = next((x for x in proc.stdout.splitlines() if x.startswith("RESULT ")), None)
+    assert line, (proc.stdout + proc.stderr)[-3000:]
+    got = json.loads(line[len("RESULT "):])
+    assert len(got["held"]) == 2, got
+    assert got["held"][0].startswith("actor Holder [") and got["held"][0].endswith("holding 1"), got
+    assert got["held"][1].startswith("placement group 'kept' ["), got
+    assert got["leak"] is not None and "still held by what Ray reports alive (actor Holder" in got["leak"], got
+    assert "placement group 'kept'" in got["leak"] and "a leak" in got["leak"], got
+    assert got["after"] == [] and got["freed_s"] < 20, got
