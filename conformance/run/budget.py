@@ -220,7 +220,7 @@ class Budget:
             fresh = machinery.measure_worker_start(RESAMPLE_S, machinery=self.machinery)
         now = (f"a bare worker took {fresh:.1f}s to start just now" if fresh is not None
                else f"a bare worker did not start within {RESAMPLE_S:.0f}s just now")
-        raise HostNotReady(f"{reason} (" + (f"the slowest worker start before: {before:.1f}s; " if before else "")
+        raise HostNotReady(f"{machinery.shortened(reason)} (" + (f"the slowest worker start before: {before:.1f}s; " if before else "")
                            + f"{now})")
 
     def restarted(self, clock: Clock, actor: ActorHandle[Any], old_pid: int, what: str, bound_s: float | None = None, *,

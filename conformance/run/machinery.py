@@ -59,13 +59,25 @@ def measure_worker_start(timeout_s: float, *, machinery: MachineryRecord) -> flo
     return took
 
 
+# knob: the longest description of what Ray did not do that a host's reason quotes: the measurements
+# after it (the grant, the fresh sample) must fit the reason's line whole, since verify reads them
+# back out of it (conformance.signing.host_verdict)
+WHAT_CHARS = 240
+
+
+def shortened(what: str, limit: int = WHAT_CHARS) -> str:
+    """`what` on one line, cut to `limit` characters (an ellipsis ends a cut one) (pure)."""
+    line = " ".join(what.split())
+    return line if len(line) <= limit else line[:limit - 1] + "…"
+
+
 def host_reason(what: str, waited_s: float, bound_s: float, factor: float, fresh_s: float | None,
                 resample_s: float = RESAMPLE_S, *, slowest: float | None = None) -> str:
     """The reason of a host's failure: what Ray did not do, how long the run waited and why that
     long (`slowest`: the slowest worker start the run measured), and the fresh sample (pure)."""
     fresh = (f"a bare worker took {fresh_s:.1f}s to start just now" if fresh_s is not None
              else f"a bare worker did not start within {resample_s:.0f}s just now")
-    return (f"{what}: Ray's machinery did not do it within {waited_s:.0f}s (the {bound_s:g}s bound stretched "
+    return (f"{shortened(what)}: Ray's machinery did not do it within {waited_s:.0f}s (the {bound_s:g}s bound stretched "
             f"x{factor:.1f} by this run's measured worker start"
             + (f", slowest {slowest:.1f}s" if slowest is not None else "") + f"); {fresh}; "
             "the host was too slow for Ray, the plugin was not judged")

@@ -75,7 +75,7 @@ def host_failure(exc: BaseException | None) -> str | None:
     """The "not judged: host" reason when `exc` says the host, not the plugin, failed: Ray's node did
     not register within Ray's fixed 30 s wait (node.py), itself or carried in a cluster start error."""
     if isinstance(exc, HostNotReady):
-        return f"{HOST_PREFIX}{first_line(str(exc), 500)}"
+        return f"{HOST_PREFIX}{first_line(str(exc))}"   # its measurements fit: conformance.run.machinery.WHAT_CHARS
     if exc is None or not ray_startup_timed_out(exc):
         return None
     return (f"{HOST_PREFIX}Ray's node did not register within Ray's own fixed 30 s startup wait (a loaded host; "

@@ -77,6 +77,28 @@ def test_what_still_does_not_start_is_the_hosts_failure_never_the_plugins(monkey
         machinery.await_machinery(FakeWait(5), 10, "starting the member actors", machinery=rec)
 
 
+def test_a_long_description_keeps_the_measurements_verify_reads_back(monkeypatch: pytest.MonkeyPatch,
+                                                                     rec: MachineryRecord) -> None:
+    """What Ray did not do can be long (a wave's pending transfers, a line per node): the reason is
+    one line of bounded length whose grant and fresh sample survive whole, so verify accepts the
+    honest host's verdict (conformance.signing.host_verdict reads both back out of the line)."""
+    from conformance.signing.host_verdict import carries_host_measurement
+
+    rec.note("worker_start", 0.5)
+    sampler(monkeypatch, 0.4)
+    what = "node " + "\n".join(f"{i:02d}abcdef: 4 of 4 holders pending on their devices" for i in range(40))
+    with pytest.raises(HostNotReady) as caught:
+        machinery.await_machinery(FakeWait(5), 10, what, machinery=rec)
+    assert "a bare worker took 0.4s to start just now" in str(host_failure(caught.value))
+    # the form a wait that waited its grant out gives (the fake above waits no time)
+    reason = host_failure(HostNotReady(machinery.host_reason(what, 10.0, 10.0, 1.0, 0.4, slowest=0.5)))
+    assert reason is not None and "\n" not in reason and len(reason) < 600
+    assert "…" in reason and "a bare worker took 0.4s to start just now" in reason
+    assert "did not do it within" in reason and "bound stretched" in reason
+    cluster = {"machinery": rec.as_json()}
+    assert carries_host_measurement(reason, {}, "shared", cluster, {}), reason
+
+
 def test_an_error_raised_while_waiting_is_not_a_wait_that_ran_out(monkeypatch: pytest.MonkeyPatch, rec: MachineryRecord) -> None:
     taken = sampler(monkeypatch, 0.4)
 
