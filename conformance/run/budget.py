@@ -126,12 +126,15 @@ class Budget:
             return machinery.await_machinery(wait, self._bound(bound_s, param), what, kind, machinery=self.machinery,
                                              runs_plugin_code=runs_plugin_code, param=param)
 
-    def actors(self, refs: Refs, what: str, bound_s: float | None = None, *, param: str | None = None) -> Any:
+    def actors(self, refs: Refs, what: str, bound_s: float | None = None, *, param: str | None = None,
+               runs_plugin_code: bool = False) -> Any:
         """New actors' first answers (their info/ready refs), awaited as Ray's machinery (recorded
-        in this budget, as `ray`'s waits)."""
+        in this budget, as `ray`'s waits); `runs_plugin_code` when the answer also runs the
+        plugin's code (machinery.await_actors)."""
         bound = machinery.ACTOR_START_S if bound_s is None and param is None else self._bound(bound_s, param)
         with self.active():
-            return machinery.await_actors(refs, bound, what, machinery=self.machinery, param=param)
+            return machinery.await_actors(refs, bound, what, machinery=self.machinery, param=param,
+                                          runs_plugin_code=runs_plugin_code)
 
     def released(self, resource: str, what: str, bound_s: float | None = None, *, param: str | None = None,
                  node_id: str | None = None, units: float | None = None, clock: Clock | None = None) -> None:
@@ -152,13 +155,13 @@ class Budget:
                 clock.exclude(time.monotonic() - t0)
 
     def started(self, clock: Clock, refs: Refs, what: str, bound_s: float | None = None, *,
-                param: str | None = None) -> Any:
+                param: str | None = None, runs_plugin_code: bool = False) -> Any:
         """Inside a scenario: new actors' first answers, or a placement group Ray can place by its
         own accounting (`pg.ready()`), awaited as Ray's machinery (`actors`); the time it took is
         left out of the scenario's own bound (a slow start is the host's, judged here)."""
         t0 = time.monotonic()
         try:
-            return self.actors(refs, what, bound_s, param=param)
+            return self.actors(refs, what, bound_s, param=param, runs_plugin_code=runs_plugin_code)
         finally:
             clock.exclude(time.monotonic() - t0)
 

@@ -142,10 +142,14 @@ def await_machinery(wait: Callable[[float], T], bound_s: float, what: str, kind:
         record(entry)
 
 
-def await_actors(refs: Refs, bound_s: float, what: str, *, machinery: MachineryRecord, param: str | None = None) -> Any:
+def await_actors(refs: Refs, bound_s: float, what: str, *, machinery: MachineryRecord, param: str | None = None,
+                 runs_plugin_code: bool = False) -> Any:
     """The first answers of new actors (their `info`/`ready` refs): await_machinery over a sliced,
-    interruptible ray.get. An actor whose constructor raised reaches the caller as Ray's error."""
-    return await_machinery(lambda limit: bounded_get(refs, limit, what), bound_s, what, machinery=machinery, param=param)
+    interruptible ray.get. An actor whose constructor raised reaches the caller as Ray's error.
+    `runs_plugin_code`: the answer awaited also runs the plugin's code (a holder's `state` reads its
+    devices through the vendor's manager): a host that did its part leaves the end to the plugin."""
+    return await_machinery(lambda limit: bounded_get(refs, limit, what), bound_s, what, machinery=machinery, param=param,
+                           runs_plugin_code=runs_plugin_code)
 
 
 def await_births(starting: Callable[[], list[str]], what: str, *, machinery: MachineryRecord) -> float:

@@ -11,7 +11,9 @@ is, the contract decides (conformance.timing.owned):
   recorded in the running check's metrics.waits;
 * a unit still held by what Ray reports ALIVE (an actor of the suite's or the plugin's that did
   not end, a placement group never removed) is a leak, however slow the host: `NotReleased`, an
-  AssertionError naming the holders (`leak`), as it was before the wait was Ray's;
+  AssertionError naming the holders (`leak`), as it was before the wait was Ray's; a wait for some
+  of a node's units (one holder of several ended, `units`) lets the others' holders live: a leak is
+  what Ray reports alive holding more than the units the wait leaves held;
 * a unit held by nothing Ray reports alive, on a host a fresh sample says got slower, is the
   host's: "not judged: host" (HostNotReady) with both measurements;
 * and on a host a fresh sample says did its part, still NotReleased: something Ray does not list
@@ -96,11 +98,16 @@ def holders(actors: Iterable[Mapping[str, Any]], groups: Iterable[Mapping[str, A
     return out
 
 
-def leak(held: Sequence[Holder] | None, resource: str, what: str) -> NotReleased | None:
+def leak(held: Sequence[Holder] | None, resource: str, what: str, may_hold: float = 0.0) -> NotReleased | None:
     """The finding when what Ray reports alive still holds units after the wait (pure): the actors
     or groups that should have ended did not (a leak, never the host's, however slow). None when
-    nothing alive holds them, or when Ray's tables could not be read (`held` None: no owner to name)."""
-    if not held:
+    nothing alive holds them, or when Ray's tables could not be read (`held` None: no owner to name).
+
+    `may_hold`: the units the wait lets stay held (a wait for `units` of a node's devices while the
+    scenario's other holders live on, e.g. one holder of several killed: total - units). What Ray
+    reports alive is a leak only when it holds more than that: the holders that may live account
+    for no missing unit."""
+    if not held or sum(h.units for h in held) <= may_hold + _EPS:
         return None
     named = "; ".join(h.describe() for h in held[:4]) + (f"; and {len(held) - 4} more" if len(held) > 4 else "")
     return NotReleased(f"{what}: {resource} still held by what Ray reports alive ({named}): what holds them was "
@@ -182,7 +189,8 @@ def await_released(resource: str, what: str, bound_s: float = RELEASE_S, *, mach
 
     def finding() -> NotReleased | None:
         read.append(live_holders(resource, node_id))
-        return leak(read[-1], resource, what)
+        may_hold = 0.0 if units is None else max(total(resource, node_id) - units, 0.0)
+        return leak(read[-1], resource, what, may_hold)
 
     try:
         ray_machinery.await_machinery(polled(free, what, explain=seen), bound_s, what, machinery=machinery,

@@ -209,3 +209,44 @@ def test_a_rejoined_nodes_registration_is_left_out_of_the_figures_that_span_it()
     m = passing("FR-017")
     m.update(rejoin_s=rejoin + 9, registered_s=10.0)
     assert judged("FR-017", m).outcome == "pass"
+
+
+def test_a_dead_holders_release_and_a_new_holders_start_are_left_out_of_the_figures_that_span_them() -> None:
+    """Issue 42: a killed or crashed holder's device returning to Ray's pool (released_s) and a new
+    holder's start (started_s) are Ray's machinery, stretched on a loaded host and judged as their
+    recorded waits; release_s, reuse_s (FR-001/002) and holder_s (FR-006) leave them out. Which
+    device the new holder gets stays the plugin's. A report from before they were recorded keeps
+    the old rule; a recorded Ray time past the widest grant is a finding."""
+    from conformance.timing.host_load import MAX_FACTOR
+    from conformance.timing.owned import RESAMPLE_S
+
+    release, ready = (float(check("FR-001").params[k]) for k in ("device_release_s", "actor_ready_s"))
+    for cid in ("FR-001", "FR-002"):
+        m = passing(cid)
+        m.update(release_s=release + 40, reuse_s=ready + 50)   # a loaded host, nothing recorded as Ray's: the old rule
+        assert judged(cid, m).outcome == "fail"
+        m.update(released_s=release + 39.5, release_waits=1, started_s=ready + 49.5)   # both were Ray's waits
+        assert judged(cid, m).outcome == "pass", judged(cid, m)
+        wrong = {**m, "new": holder(200, "1")}             # the new holder got another device than the freed one
+        assert "not the released device" in str(judged(cid, wrong).reason)
+        absurd = {**m, "released_s": release * MAX_FACTOR + RESAMPLE_S + 1, "release_s": release * MAX_FACTOR + 100}
+        assert "more than any wait on it is granted" in str(judged(cid, absurd).reason)
+        # two nodes' waits one after another: the second node's release_s spans both
+        two = {**m, "release_s": 2 * release * MAX_FACTOR, "released_s": 2 * release * MAX_FACTOR - 1, "release_waits": 2}
+        assert judged(cid, two).outcome == "pass", judged(cid, two)
+        assert "more than 1 waits" not in str(judged(cid, {**two, "release_waits": 1}).reason)
+        assert "more than any wait on it is granted" in str(judged(cid, {**two, "release_waits": 1}).reason)
+        assert "not a count of waits" in str(judged(cid, {**two, "release_waits": 0.5}).reason)
+        late = {**m, "started_s": 10.0}                    # the holder took 110 s, 10 of them Ray's
+        assert "over its" in str(judged(cid, late).reason)
+
+    m = passing("FR-006")
+    m["holder_s"] = ready + 30
+    assert judged("FR-006", m).outcome == "fail"
+    m["started_s"] = ready + 29
+    assert judged("FR-006", m).outcome == "pass"
+    m["started_s"] = ready * MAX_FACTOR + RESAMPLE_S + 1
+    assert "more than any wait on it is granted" in str(judged("FR-006", m).reason)
+    m = passing("FR-006")
+    m.update(holder_s=ready + 30, started_s=ready + 29, holder={**holder(400, "0"), "manager_view": ["3"]})
+    assert judged("FR-006", m).outcome == "fail"

@@ -195,17 +195,23 @@ def test_a_scenario_the_host_could_not_run_is_recorded_as_the_hosts_not_failed()
     assert recorded["outcome"] == "host"
 
 
-class _Answers(Clock):
-    """A clock whose bounded get hands back what the stand-in holders answered (no Ray): the wave
-    and its bound are Ray's plumbing; what is judged here is the census and the record it leaves."""
+class _Answers:
+    """A stand-in budget whose wait on Ray's machinery hands back what the stand-in holders
+    answered (no Ray): the wave and its bound are Ray's plumbing; what is judged here is the
+    census and the record it leaves, and that the start is awaited as Ray's (param, plugin code)."""
 
     def __init__(self) -> None:
-        super().__init__("FR-001", "demo", 10)
-        self.waited_for: list[str] = []
+        self.waited_for: list[tuple[str, str | None, bool]] = []
 
-    def get(self, refs: Any, what: str, bound_s: float | None = None) -> Any:
-        self.waited_for.append(what)
+    def started(self, clock: Clock, refs: Any, what: str, bound_s: float | None = None, *,
+                param: str | None = None, runs_plugin_code: bool = False) -> Any:
+        self.waited_for.append((what, param, runs_plugin_code))
         return list(refs)
+
+
+def _start(budget: _Answers) -> Any:
+    from conformance.areas.recovery.devices import Started
+    return Started(budget, Clock("FR-001", "demo", 10))  # type: ignore[arg-type]  # a stand-in budget
 
 
 def _holder(answer: dict[str, Any]) -> Any:
@@ -227,9 +233,10 @@ def test_the_shared_start_takes_each_nodes_census_in_one_wave_and_records_it() -
     answers = {d.node_id: [state([str(i)], node=d.node_id) for i in range(2)] for d in nodes}
     holders = {nid: [_holder(a) for a in states_] for nid, states_ in answers.items()}
     by_node: dict[str, dict[str, Any]] = {d.node_id: {"node": d.node_id[:8]} for d in nodes}
-    clock = _Answers()
-    before, universe = hold_every_device(clock, nodes, holders, 5.0, by_node)
-    assert clock.waited_for == ["4 holders on 2 node(s) to start"]   # one wave, named as before the merge
+    budget = _Answers()
+    before, universe = hold_every_device(_start(budget), nodes, holders, by_node)
+    # one wave, named as before the merge, awaited as Ray's worker start that runs the plugin's code
+    assert budget.waited_for == [("4 holders on 2 node(s) to start", "actor_ready_s", True)]
     assert before == answers and universe == {d.node_id: ["0", "1"] for d in nodes}
     for d in nodes:
         assert by_node[d.node_id] == {"node": d.node_id[:8], "before": holder_records(answers[d.node_id]),
@@ -245,4 +252,4 @@ def test_the_shared_start_fails_on_a_node_whose_devices_are_wrong_before_any_fai
     holders = {"aaaaaaaa11": [_holder(state([str(i)], node="aaaaaaaa11")) for i in range(2)],
                "bbbbbbbb22": [_holder(s) for s in twice]}
     with pytest.raises(ScenarioFailed, match="before any failure, the holders' devices on node bbbbbbbb were already wrong"):
-        hold_every_device(_Answers(), nodes, holders, 5.0, {d.node_id: {} for d in nodes})
+        hold_every_device(_start(_Answers()), nodes, holders, {d.node_id: {} for d in nodes})

@@ -64,6 +64,34 @@ def test_a_leak_is_a_failure_naming_its_holders_and_nothing_alive_is_none() -> N
     assert "and 2 more" in str(leak(many, "SIMACC", "x"))
 
 
+def test_a_wait_for_some_units_lets_the_other_holders_live() -> None:
+    """FR-001's wait for the one freed unit (units = free before + 1) while the node's other holders
+    live on: they account for no missing unit, so they are no leak; one alive holder more is."""
+    others = [Holder("actor", f"{i:032x}", "Holder", 1.0, NODE) for i in range(3)]
+    assert leak(others, "SIMACC", "x", may_hold=3.0) is None
+    assert isinstance(leak(others + others[:1], "SIMACC", "x", may_hold=3.0), NotReleased)
+
+
+def test_the_killed_holders_unit_late_beside_live_holders_is_the_hosts_and_one_more_alive_a_leak(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """FR-001's shape: 4 devices, 4 holders, one killed; the wait is for 1 unit free. Three holders
+    Ray reports alive are the scenario's others (no leak): a host that ran out is the host's. A
+    fourth alive holder (the killed one Ray still reports alive) is a leak however slow the host."""
+    sample(monkeypatch, NOMINAL * 4)
+    monkeypatch.setattr(release, "available", lambda resource, node_id=None: 0.0)
+    monkeypatch.setattr(release, "total", lambda resource, node_id=None: 4.0)
+    alive = [Holder("actor", f"{i:032x}", "Holder", 1.0, NODE) for i in range(4)]
+    monkeypatch.setattr(release, "live_holders", lambda resource, node_id=None: alive[:3])
+    budget, metrics = budget_of(MachineryRecord())
+    with pytest.raises(HostNotReady):
+        budget.released("SIMACC", "the killed holder's device", param="device_release_s", node_id=NODE, units=1)
+    assert metrics["waits"]["each"][0]["verdict"] == "host"
+    monkeypatch.setattr(release, "live_holders", lambda resource, node_id=None: alive)
+    budget, metrics = budget_of(MachineryRecord())
+    with pytest.raises(NotReleased, match="a leak"):
+        budget.released("SIMACC", "the killed holder's device", param="device_release_s", node_id=NODE, units=1)
+
+
 # ------------------------------------------------------------------ the wait, through a check's budget
 class View:
     """Ray's view as the wait reads it: every unit free `frees_s` after the start (None: never),

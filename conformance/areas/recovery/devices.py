@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Mapping, MutableMapping, Sequence
 from conformance.areas.recovery.actors import Holder
 from conformance.areas.recovery.audit import audit, holder_records
 from conformance.run.nodes import wave
-from conformance.run.release import available, total
+from conformance.run.release import available
 from conformance.timing.clock import Clock
 from conformance.timing.timeouts import CheckTimeout
 
@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from ray._private.accelerators.accelerator import AcceleratorManager
 
     from conformance.catalog.manifest import Manifest
+    from conformance.run.budget import Budget
 
 
 def _ray() -> Any:
@@ -137,14 +138,7 @@ def remove_group_quietly(pg: Any) -> None:
         pass
 
 
-def wait_free(clock: Clock, resource: str, units: float, what: str, bound_s: float | None = None,
-              node_id: str | None = None) -> float:
-    """Wait until at least `units` of `resource` are free (on `node_id`); returns when it happened."""
-    clock.wait_for(lambda: available(resource, node_id) >= units - 1e-9, what, bound_s)
-    return clock.elapsed()
-
-
-def wait_view_shows_held(clock: Clock, dev: DeviceNode, held: int, bound_s: float | None = None) -> float:
+def view_shows_held(budget: Budget, clock: Clock, dev: DeviceNode, held: int) -> float:
     """Wait until Ray's resource view of the node shows `held` of its devices in use; returns the
     free units it then shows.
 
@@ -152,16 +146,56 @@ def wait_view_shows_held(clock: Clock, dev: DeviceNode, held: int, bound_s: floa
     asynchronously by the raylet: right after the holders start it can still show the node as
     it was before them. A free-device baseline read then is too high, and "one more unit free"
     after a release is never reached on a node whose holders hold every device. The baseline is
-    therefore taken only once the view agrees with the holders."""
+    therefore taken only once the view agrees with the holders.
+
+    Whose time: the raylet's resource report reaching the GCS is Ray's machinery (no plugin code
+    runs on it): a wait through the check's `budget` bounded by device_release_s, stretched by the
+    run's measurement, recorded in metrics.waits, left out of the scenario's bound (groups.await_ray)."""
+    from conformance.areas.recovery.groups import await_ray
+
     expected_free = dev.count - held
-    clock.wait_for(lambda: available(dev.resource, dev.node_id) <= expected_free + 1e-9,
-                   f"Ray's resource view of node {dev.node_id[:8]} to show the {held} held device(s) in use",
-                   bound_s)
+    await_ray(budget, clock, lambda: available(dev.resource, dev.node_id) <= expected_free + 1e-9,
+              f"Ray's resource view of node {dev.node_id[:8]} to show the {held} held device(s) in use",
+              "device_release_s", explain=lambda: f"{available(dev.resource, dev.node_id):g} shown free")
     return available(dev.resource, dev.node_id)
 
 
-def wait_all_free(clock: Clock, resource: str, what: str, bound_s: float | None = None) -> None:
-    clock.wait_for(lambda: available(resource) >= total(resource) - 1e-9, what, bound_s)
+def device_returned(budget: Budget, clock: Clock, dev: DeviceNode, free_before: float, what: str) -> float:
+    """The unit a killed or crashed holder held free again on its node (free units >= `free_before`
+    + 1); returns the seconds the wait took.
+
+    Whose time (the contract, docs/recovery.md): a dead worker's unit returning to Ray's pool is
+    Ray's accounting; no code of the plugin runs on that path. So it is Ray's wait through the
+    check's `budget` (Budget.released: bounded by device_release_s, stretched by the run's
+    measurement, a fresh sample before blaming, recorded in metrics.waits, left out of the
+    scenario's bound). A holder Ray still reports alive beyond the node's other holders is a leak
+    (NotReleased); the host running out is "not judged: host". Which device comes back, and who
+    gets it next, stay the plugin's (the judges)."""
+    t0 = time.monotonic()
+    budget.released(dev.resource, what, param="device_release_s", node_id=dev.node_id, units=free_before + 1,
+                    clock=clock)
+    return time.monotonic() - t0
+
+
+class Started:
+    """A wave's get (conformance.run.nodes.wave) awaiting new holders' first answers as Ray's
+    machinery: a worker's start (Budget.started, bounded by actor_ready_s, stretched by the run's
+    measurement, recorded in metrics.waits, left out of the scenario's bound). The answer is the
+    holder's `state`, which reads its devices through the vendor's manager, so the wait runs the
+    plugin's code (`runs_plugin_code`: a host that did its part leaves a hang to the plugin).
+    `seconds`: what its waits took, for the judged figure that spans them (judges.left_to_ray).
+    What the holders answer (which device, its variable, the views) stays the plugin's."""
+
+    def __init__(self, budget: Budget, clock: Clock, param: str = "actor_ready_s") -> None:
+        self.budget, self.clock, self.param = budget, clock, param
+        self.seconds = 0.0
+
+    def __call__(self, refs: list[Any], what: str) -> list[Any]:
+        t0 = time.monotonic()
+        try:
+            return list(self.budget.started(self.clock, refs, what, param=self.param, runs_plugin_code=True))
+        finally:
+            self.seconds += time.monotonic() - t0
 
 
 def census_of(got: list[dict[str, Any]], env_var: str | None) -> tuple[list[str], list[str]]:
@@ -189,20 +223,20 @@ def starting(nodes: Sequence[DeviceNode]) -> str:
     return f"{sum(d.count for d in nodes)} holders on {len(nodes)} node(s) to start"
 
 
-def hold_every_device(clock: Clock, nodes: Sequence[DeviceNode], holders: Mapping[str, list[Any]], ready_s: float,
+def hold_every_device(start: Started, nodes: Sequence[DeviceNode], holders: Mapping[str, list[Any]],
                       by_node: Mapping[str, MutableMapping[str, Any]]
                       ) -> tuple[dict[str, list[dict[str, Any]]], dict[str, list[str]]]:
     """The start FR-001..FR-004 share: `holders` (node id -> the holders spawned there, which
-    together hold every device of the node) answer in one wave (one bounded get of `ready_s`), each
-    node's census is taken (`census`: a node whose devices are wrong before any failure fails the
-    scenario) and each node's record in `by_node` gets its `before` (holder_record of each holder)
-    and `universe` (the node's ids). Returns (the holders' states, the node's ids), by node id."""
-    got = wave(lambda nid: [h.state.remote() for h in holders[nid]], list(holders),
-               lambda refs, what: clock.get(refs, what, ready_s), starting(nodes))
+    together hold every device of the node) answer in one wave (one wait of Ray's machinery:
+    `start`, a `Started` on the scenario's clock), each node's census is taken (`census`: a node
+    whose devices are wrong before any failure fails the scenario) and each node's record in
+    `by_node` gets its `before` (holder_record of each holder) and `universe` (the node's ids).
+    Returns (the holders' states, the node's ids), by node id."""
+    got = wave(lambda nid: [h.state.remote() for h in holders[nid]], list(holders), start, starting(nodes))
     before: dict[str, list[dict[str, Any]]] = {}
     universe: dict[str, list[str]] = {}
     for d in nodes:
-        before[d.node_id], universe[d.node_id] = census(clock, d, got[d.node_id])
+        before[d.node_id], universe[d.node_id] = census(start.clock, d, got[d.node_id])
         by_node[d.node_id].update(before=holder_records(before[d.node_id]), universe=universe[d.node_id])
     return before, universe
 

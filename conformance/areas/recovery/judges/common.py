@@ -202,24 +202,36 @@ def within(m: M, name: str, p: M, param: str, out: list[str], what: str, extra: 
     return took
 
 
-def left_to_ray(m: M, p: M, out: list[str], name: str = "registered_s", param: str = "rejoin_s") -> float:
+def left_to_ray(m: M, p: M, out: list[str], name: str = "registered_s", param: str = "rejoin_s",
+                waits: str | None = None) -> float:
     """The seconds of a scenario that went to Ray's machinery inside a figure that spans them (`name`:
-    a rejoined node starting and registering, conformance.areas.recovery.nodes.rejoined), left out
-    of that figure's bound: the wait is Ray's, stretched by the run's measurement, recorded in
-    metrics.waits and judged there (conformance.timing.owned). 0 in a report from before it was
-    recorded (the figure then keeps its whole bound). More than the widest any wait on Ray's
-    machinery is granted (`param` stretched x MAX_FACTOR, plus one fresh sample) is a finding."""
+    a rejoined node starting and registering, conformance.areas.recovery.nodes.rejoined; a dead
+    holder's device returning to Ray's pool, a new holder's start, conformance.areas.recovery
+    .devices), left out of that figure's bound: the wait is Ray's, stretched by the run's
+    measurement, recorded in metrics.waits and judged there (conformance.timing.owned). 0 in a
+    report from before it was recorded (the figure then keeps its whole bound). More than the
+    widest any wait on Ray's machinery is granted (`param` stretched x MAX_FACTOR, plus one fresh
+    sample) is a finding; `waits` names the metric that counts the waits, one after another, the
+    seconds add up (one when it is absent)."""
     value = m.get(name)
     if value is None:
         return 0.0
     took = number(m, name)
-    widest = param_value(p, param) * MAX_FACTOR + RESAMPLE_S
+    count = 1.0
+    if waits is not None and m.get(waits) is not None:
+        count = number(m, waits)
+        if count < 1 or count != int(count):
+            out.append(f"{waits} is {count:g}: not a count of waits")
+            count = 1.0
+    widest = (param_value(p, param) * MAX_FACTOR + RESAMPLE_S) * count
     if took < 0:
         out.append(f"{name} is {took:g} s: negative")
         return 0.0
     if took > widest + ROUNDING:
-        out.append(f"{name} records {took:.1f}s of Ray's machinery, more than any wait on it is granted "
-                   f"({param} x{MAX_FACTOR:g} and one {RESAMPLE_S:g} s fresh sample: {widest:g} s)")
+        out.append(f"{name} records {took:.1f}s of Ray's machinery, more than "
+                   + ("any wait on it is granted" if count == 1 else f"{count:g} waits on it are granted")
+                   + f" ({param} x{MAX_FACTOR:g} and one {RESAMPLE_S:g} s fresh sample"
+                   + ("" if count == 1 else " each") + f": {widest:g} s)")
         return 0.0
     return took
 

@@ -16,6 +16,7 @@ from conformance.areas.recovery.judges.common import (
     env_var,
     guarded,
     holder_audit,
+    left_to_ray,
     pid,
     record,
     records,
@@ -70,8 +71,10 @@ def _freed_device_reused(m: M, p: M, manifest: M, how: str) -> Verdict:
     if how == "crash":
         actor_error(m, "crash_error", out, "the crashing holder's call")
         within(m, "crash_error_s", p, "device_release_s", out, "the crashing holder's call failing")
-    within(m, "release_s", p, "device_release_s", out, f"the {how}ed holder's device returning to the pool")
-    within(m, "reuse_s", p, "actor_ready_s", out, "a new holder starting on the released device")
+    within(m, "release_s", p, "device_release_s", out, f"the {how}ed holder's device returning to the pool",
+           extra=left_to_ray(m, p, out, "released_s", "device_release_s", waits="release_waits"))
+    within(m, "reuse_s", p, "actor_ready_s", out, "a new holder starting on the released device",
+           extra=left_to_ray(m, p, out, "started_s", "actor_ready_s"))
     new = holder_audit(m, "new", env, ids, out, "new holder")
     if assigned(new) != assigned(before[0]):
         out.append(f"the new holder holds {assigned(new)}, not the released device {assigned(before[0])}")
@@ -87,7 +90,13 @@ def _freed_device_reused(m: M, p: M, manifest: M, how: str) -> Verdict:
 @guarded
 def killed_holders_device_reused(m: M, p: M, manifest: M) -> Verdict:
     """Every device held; after ray.kill() of one holder its device is free within
-    device_release_s and a new holder holds exactly it within actor_ready_s, views agreeing."""
+    device_release_s and a new holder holds exactly it within actor_ready_s, views agreeing.
+
+    Whose time (docs/recovery.md): the dead holder's unit returning to Ray's pool (released_s) and
+    the new holder's start (started_s) are Ray's machinery, recorded as its waits in metrics.waits
+    (stretched by the run's measurement, judged there) and left out of release_s and reuse_s here;
+    a report from before they were recorded keeps the bounds unstretched. Which device the new
+    holder gets, its variable and the views are the plugin's, never excused."""
     return _freed_device_reused(m, p, manifest, "kill")
 
 
@@ -235,7 +244,9 @@ def node_signatures_complete(sigs: Sequence[M], manifest: M, what: str) -> list[
 @guarded
 def fresh_start_same_devices(m: M, p: M, manifest: M) -> Verdict:
     """After ray.shutdown() and a fresh start (within restart_cluster_s) the nodes advertise what
-    they did before (the manifest's devices and type), and a holder starts with agreeing views."""
+    they did before (the manifest's devices and type), and a holder starts with agreeing views.
+    The holder's start is Ray's machinery (started_s, recorded as its wait and left out of holder_s,
+    as FR-001's new holder); a report from before it was recorded keeps actor_ready_s unstretched."""
     out = Findings()
     before, after = signatures(m, "before"), signatures(m, "after")
     within(m, "restart_s", p, "restart_cluster_s", out, "the fresh start")
@@ -243,6 +254,7 @@ def fresh_start_same_devices(m: M, p: M, manifest: M) -> Verdict:
         out.append(f"after a fresh start the nodes advertise {after}; before the shutdown: {before}")
     out.extend(signature_findings(before, manifest, "before the shutdown"))
     out.extend(node_signatures_complete(before, manifest, "before the shutdown"))
-    within(m, "holder_s", p, "actor_ready_s", out, "a holder on the fresh cluster")
+    within(m, "holder_s", p, "actor_ready_s", out, "a holder on the fresh cluster",
+           extra=left_to_ray(m, p, out, "started_s", "actor_ready_s"))
     holder_audit(m, "holder", env_var(m), None, out, "holder on the fresh cluster")
     return out.verdict("the fresh cluster advertises the same devices, type and labels; a holder's views agree")
