@@ -127,6 +127,15 @@ def _parsed(name: str, path: str, text: str, is_package: bool) -> Module | Unkno
         return Unknown(f"{name} does not parse with this Python ({exc.__class__.__name__}: {exc})")
 
 
+def _fills_globals(stmt: ast.stmt) -> bool:
+    """Whether a top-level statement hands the module's `globals()` to a call (protobuf's
+    `_builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, name, globals())`): the names it binds
+    exist only at run time, so their absence from the source decides nothing."""
+    call = stmt.value if isinstance(stmt, ast.Expr) else None
+    return isinstance(call, ast.Call) and any(
+        isinstance(a, ast.Call) and isinstance(a.func, ast.Name) and a.func.id == "globals" for a in call.args)
+
+
 # ------------------------------------------------------------------------------------------ index
 class Index:
     """The modules of one Ray tree and of the plugin's folders, resolved on demand and cached."""
@@ -165,6 +174,10 @@ class Index:
             if text is None:
                 stub = self.ray.read(rel + ".pyi")
                 text, is_pkg, path = stub, False, rel + ".pyi"
+            if text is None and self.ray.is_folder(rel):
+                # a folder without __init__.py is a namespace package (PEP 420): it binds nothing
+                # itself, its modules are found as submodules (ray.core.generated in Ray 2.60)
+                text, is_pkg, path = "", True, rel
             if text is None:
                 result = Unknown(f"{name} is compiled (no Python source)") if self.ray.compiled(rel) \
                     else Missing(f"no module {name}")
@@ -291,6 +304,9 @@ class Index:
         if any(isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == "__getattr__"
                for s in top_statements(mod.tree.body)):
             return Unknown(f"{module_name} resolves names at run time (module __getattr__)")
+        if any(_fills_globals(s) for s in top_statements(mod.tree.body)):
+            return Unknown(f"{module_name} binds names at run time (it hands its globals() to a builder, "
+                           "as protobuf's generated modules do)")
         return found if found is not None else Missing(f"{module_name} has no {name}")
 
     def _exported(self, module_name: str, name: str) -> bool:

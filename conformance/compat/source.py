@@ -44,6 +44,9 @@ class DirTree:
     def exists(self, relpath: str) -> bool:
         return (self.root / relpath).exists()
 
+    def is_folder(self, relpath: str) -> bool:
+        return (self.root / relpath).is_dir()
+
     def compiled(self, stem: str) -> bool:
         folder = (self.root / stem).parent
         name = Path(stem).name
@@ -70,6 +73,10 @@ class ZipTree:
 
     def exists(self, relpath: str) -> bool:
         return relpath in self._names
+
+    def is_folder(self, relpath: str) -> bool:
+        prefix = relpath.rstrip("/") + "/"
+        return any(n.startswith(prefix) for n in self._names)
 
     def compiled(self, stem: str) -> bool:
         return any(n.startswith(stem + ".") and n.endswith(COMPILED_SUFFIXES) for n in self._names)

@@ -315,6 +315,25 @@ def test_names_resolve_through_reexports_stars_aliases_and_submodules(tmp_path: 
     assert index.first_missing("ray.util.nothing.deeper.still") == ("ray.util.nothing", index.resolve("ray.util.nothing"))
 
 
+def test_a_namespace_package_and_a_generated_module_that_fills_its_globals(tmp_path: Path) -> None:
+    """Ray 2.60's ray/core/generated has no __init__.py (a namespace package) and its *_pb2 modules
+    bind their message classes by handing globals() to protobuf's builder: the package's modules
+    resolve, and a message class the source cannot see is Unknown, never a break."""
+    tree = ray_tree(tmp_path, extra={
+        "ray/core/__init__.py": "",
+        "ray/core/generated/gcs_pb2.py": "from google.protobuf.internal import builder as _builder\n"
+                                         "DESCRIPTOR = None\n"
+                                         "_builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'gcs_pb2', globals())\n",
+        "ray/core/plain.py": "X = 1\n",
+    })
+    index = Index(tree)
+    assert isinstance(index.resolve("ray.core.generated.gcs_pb2"), Symbol)
+    assert isinstance(index.resolve("ray.core.generated.gcs_pb2.ActorTableData"), Unknown)
+    assert isinstance(index.resolve("ray.core.generated.nothing_pb2"), Missing)   # the folder holds no such module
+    assert isinstance(index.resolve("ray.core.plain.Y"), Missing)                 # a plain module still decides
+    assert isinstance(index.resolve("ray.core.absent.X"), Missing)                # no folder, no module
+
+
 def test_compiled_modules_and_overloads(tmp_path: Path) -> None:
     tree = ray_tree(tmp_path, extra={
         "ray/_raylet.cpython-311-x86_64-linux-gnu.so": "",
