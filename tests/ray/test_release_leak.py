@@ -5,13 +5,10 @@ as Ray's accounting within the bound. tests/unit/test_release_wait.py holds the 
 real Ray."""
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from script_result import script_result
+
 SCRIPT = r'''
 import json, time
 import ray
@@ -51,13 +48,7 @@ ray.shutdown()
 
 
 def test_what_ray_reports_alive_holding_units_is_a_leak_and_their_end_frees_them(tmp_path: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_ADDRESS")}
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-    proc = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=300,
-                          cwd=tmp_path, env=env)
-    line = next((x for x in proc.stdout.splitlines() if x.startswith("RESULT ")), None)
-    assert line, (proc.stdout + proc.stderr)[-3000:]
-    got = json.loads(line[len("RESULT "):])
+    got = script_result(SCRIPT, tmp_path)
     assert len(got["held"]) == 2, got
     assert got["held"][0].startswith("actor Holder [") and got["held"][0].endswith("holding 1"), got
     assert got["held"][1].startswith("placement group 'kept' ["), got

@@ -4,9 +4,9 @@ and thread of every TensorTransportManager call, for a one-sided transport (SIMX
 two-sided one (conformance/simulated/two_sided.py TwoSidedShm, the two-sided reference in the package)."""
 from __future__ import annotations
 
-import os
-import sys
 from pathlib import Path
+
+from script_result import script_result
 
 ROOT = Path(__file__).resolve().parents[2]
 BROKEN = ROOT / "tests" / "broken_plugins"
@@ -53,16 +53,8 @@ ray.shutdown()
 
 
 def _observe(manager: str, tmp_path: Path) -> dict:
-    import json
-    import subprocess
-
-    env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_ADDRESS")}
-    env["PYTHONPATH"] = os.pathsep.join([str(BROKEN), str(ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-    proc = subprocess.run([sys.executable, "-c", SCRIPT, manager, str(BROKEN)], capture_output=True, text=True,
-                          timeout=240, cwd=tmp_path, env=env)
-    line = next((x for x in proc.stdout.splitlines() if x.startswith("RESULT ")), None)
-    assert line, (proc.stdout + proc.stderr)[-3000:]
-    return json.loads(line[len("RESULT "):])
+    got: dict = script_result(SCRIPT, tmp_path, manager, str(BROKEN), paths=[BROKEN], timeout_s=240)
+    return got
 
 
 def _threads(result: dict, method: str) -> dict[str, set[int]]:
