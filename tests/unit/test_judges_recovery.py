@@ -211,6 +211,42 @@ def test_a_rejoined_nodes_registration_is_left_out_of_the_figures_that_span_it()
     assert judged("FR-017", m).outcome == "pass"
 
 
+def test_a_crashed_call_failing_and_a_task_retry_are_rays_time_left_out_of_their_figures() -> None:
+    """Issue 42: FR-002's crashing call failing after its process died (crash_waited_s: the raylet,
+    the GCS and the caller's core worker) and FR-005's crash noticed, retried and restarted on a new
+    worker (retried_s) are Ray's machinery, stretched on a loaded host and judged as their recorded
+    waits; crash_error_s and retry_done_s leave them out. The device the retry holds stays the
+    plugin's. A report from before they were recorded keeps the old rule; a recorded Ray time past
+    the widest grant is a finding."""
+    from conformance.timing.host_load import MAX_FACTOR
+    from conformance.timing.owned import RESAMPLE_S
+
+    release = float(check("FR-002").params["device_release_s"])
+    m = passing("FR-002")
+    m["crash_error_s"] = release + 20                      # a loaded host, nothing recorded as Ray's: the old rule
+    assert "the crashing holder's call failing took" in str(judged("FR-002", m).reason)
+    m.update(crash_waited_s=release + 19.5, crash_waits=1)
+    assert judged("FR-002", m).outcome == "pass", judged("FR-002", m)
+    assert judged("FR-002", {**m, "crash_error": "returned normally"}).outcome == "fail"   # never excused
+    absurd = {**m, "crash_waited_s": release * MAX_FACTOR + RESAMPLE_S + 1, "crash_error_s": release * MAX_FACTOR + 50}
+    assert "crash_waited_s records" in str(judged("FR-002", absurd).reason)
+    two = {**m, "crash_error_s": 2 * release * MAX_FACTOR, "crash_waited_s": 2 * release * MAX_FACTOR - 1, "crash_waits": 2}
+    assert judged("FR-002", two).outcome == "pass", judged("FR-002", two)
+    assert "more than any wait on it is granted" in str(judged("FR-002", {**two, "crash_waits": 1}).reason)
+
+    ready = float(check("FR-005").params["actor_ready_s"])
+    m = passing("FR-005")
+    m["retry_done_s"] = ready + 30
+    assert "the retried task took" in str(judged("FR-005", m).reason)
+    m["retried_s"] = ready + 29.5
+    assert judged("FR-005", m).outcome == "pass", judged("FR-005", m)
+    assert "the retry holds" in str(judged("FR-005", {**m, "result": holder(151, "1")}).reason)
+    m["retried_s"] = ready * MAX_FACTOR + RESAMPLE_S + 1
+    assert "retried_s records" in str(judged("FR-005", m).reason)
+    m.update(retry_done_s=ready + 30, retried_s=10.0)     # 90 s, only 10 of them Ray's
+    assert "the retried task took" in str(judged("FR-005", m).reason)
+
+
 def test_a_dead_holders_release_and_a_new_holders_start_are_left_out_of_the_figures_that_span_them() -> None:
     """Issue 42: a killed or crashed holder's device returning to Ray's pool (released_s) and a new
     holder's start (started_s) are Ray's machinery, stretched on a loaded host and judged as their

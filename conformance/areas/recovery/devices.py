@@ -265,6 +265,39 @@ def wait_dead(clock: Clock, ref: ObjectRef[Any], what: str, bound_s: float | Non
     return outcome[0]
 
 
+def call_failed(budget: Budget, clock: Clock, ref: ObjectRef[Any], what: str) -> tuple[str, float]:
+    """The call on a holder that died inside it (os._exit, no cleanup) ending in an actor error;
+    returns (the error's type, the seconds the wait took).
+
+    Whose time (the contract, docs/recovery.md): the process is gone before the call can answer,
+    and what follows is Ray's alone: the raylet noticing its worker exit, the GCS marking the actor
+    dead, the caller's core worker failing the call. No code of the plugin runs on that path. So it
+    is Ray's wait through the check's `budget` (Budget.ray via groups.await_ray: bounded by
+    device_release_s, stretched by the run's measurement, a fresh sample before blaming, recorded
+    in metrics.waits, left out of the scenario's bound). The call returning normally instead is a
+    finding whatever the host."""
+    from conformance.areas.recovery.groups import await_ray
+
+    ray = _ray()
+    from ray.exceptions import GetTimeoutError, RayActorError, WorkerCrashedError
+
+    def probe() -> str | None:
+        try:
+            ray.get(ref, timeout=0)   # a look, not a wait: polled() paces the probes
+        except GetTimeoutError:
+            return None
+        except (RayActorError, WorkerCrashedError) as exc:
+            return type(exc).__name__
+        return "returned normally"
+
+    t0 = time.monotonic()
+    outcome = await_ray(budget, clock, probe, what, "device_release_s")
+    took = time.monotonic() - t0
+    if outcome == "returned normally":
+        raise clock.fail(f"{what}: the call returned normally instead of failing with an actor error")
+    return outcome, took
+
+
 def settle(seconds: float) -> None:
     """A short pause where Ray documents asynchrony (e.g. ray.kill returns before the kill)."""
     time.sleep(seconds)
