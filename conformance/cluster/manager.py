@@ -24,6 +24,7 @@ from conformance.cluster.injection import (
     unit_instance_resources,
 )
 from conformance.cluster.ray_start import (
+    NO_PRESTART,
     connect_driver,
     head_without_api_server,
     minimal_dashboard_agents,
@@ -247,7 +248,7 @@ LABELS_NOTE = ("Ray 2.60 applies get_current_node_accelerator_labels() only for 
 
 def _system_config(manifest: Manifest, shape: ClusterShape) -> dict[str, Any]:
     cfg = {"custom_unit_instance_resources": unit_instance_resources(manifest.resource_name),
-           "preload_python_modules": [AUTOINSTALL_MODULE]}
+           "preload_python_modules": [AUTOINSTALL_MODULE], **NO_PRESTART}
     cfg.update(shape.system_config)
     return cfg
 

@@ -8,6 +8,14 @@ from __future__ import annotations
 from contextlib import contextmanager
 from typing import Any, Iterator
 
+# Ray prestarts num_cpus idle workers on the head when the first driver connects
+# (`prestart_worker_first_driver`, true by default), for tasks that may never come. What a check
+# starts is mostly actors with their own options, and a preflight probe and a worker-start sample
+# that must each be a fresh process (max_calls=1), so on the suite's clusters those workers were
+# born to be killed idle: about two a cluster start, half a CPU-second each (docs/test-time.md).
+# Off in the system config of every cluster the suite starts; a vendor's cluster keeps its own.
+NO_PRESTART: dict[str, Any] = {"prestart_worker_first_driver": False}
+
 
 @contextmanager
 def head_without_api_server() -> Iterator[None]:
