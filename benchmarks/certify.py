@@ -188,14 +188,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--manifest", action="append", help="manifest(s) to certify (default: both built-ins)")
     parser.add_argument("--births", type=Path, help="write each check's worker processes started as JSON here "
                         "(one file per manifest: <births>.<n>.json)")
+    parser.add_argument("--keep", type=Path, help="keep each certification's report folder as <keep>/<n> (a "
+                        "manifest named N times is certified N times: benchmarks/diff_noise.py --reports diffs them)")
     args = parser.parse_args(argv)
     manifests = args.manifest or list(TARGETS_S)
     base = bare_ray_init_s()
     print(f"baseline: bare ray.init()+shutdown = {base:.2f} s (median of 3, same run)")
-    for manifest in manifests:
+    for n, manifest in enumerate(manifests):
         with tempfile.TemporaryDirectory() as tmp:
+            out = args.keep / str(n) if args.keep else Path(tmp) / "out"
+            if out.exists():
+                print(f"certify.py: --keep: {out} exists; it is not overwritten", file=sys.stderr)
+                return 2
+            out.parent.mkdir(parents=True, exist_ok=True)
             try:
-                run = certify(manifest, Path(tmp) / "out")
+                run = certify(manifest, out)
             except StuckRun as exc:
                 print(f"certify.py: {exc}", file=sys.stderr)
                 return 1
@@ -211,7 +218,7 @@ def main(argv: list[str] | None = None) -> int:
         for line in describe(cpu, wall, target) + worker_lines(run, by_check):
             print(line)
         if args.births:
-            Path(f"{args.births}.{manifests.index(manifest)}.json").write_text(
+            Path(f"{args.births}.{n}.json").write_text(
                 json.dumps({c: dict(k) for c, k in by_check.items()}, indent=1, sort_keys=True))
         for area, seconds in sorted(area_seconds(report).items(), key=lambda kv: -kv[1]):
             print(f"  {area:<12} {seconds:7.1f} s  ({seconds / base:5.1f}x bare init)")
