@@ -10,17 +10,19 @@ is, the contract decides (conformance.timing.owned):
   stretches by what the run measured, a fresh sample is taken before anyone is blamed, and it is
   recorded in the running check's metrics.waits;
 * a unit still held by what Ray reports ALIVE (an actor of the suite's or the plugin's that did
-  not end, a placement group never removed) is a leak, however slow the host: `NotReleased`, an
+  not end, a placement group never removed, a task still running) is a leak, however slow the host: `NotReleased`, an
   AssertionError naming the holders (`leak`), as it was before the wait was Ray's; a wait for some
   of a node's units (one holder of several ended, `units`) lets the others' holders live: a leak is
   what Ray reports alive holding more than the units the wait leaves held;
 * a unit held by nothing Ray reports alive, on a host a fresh sample says got slower, is the
   host's: "not judged: host" (HostNotReady) with both measurements;
 * and on a host a fresh sample says did its part, still NotReleased: something Ray does not list
-  holds it (a task still running the plugin's code), never excused as the host.
+  holds it, never excused as the host.
 
-`holders` and `leak` are pure; `live_holders` reads Ray's GCS tables (the state API needs the
-dashboard, which the suite's clusters run without: conformance.leftovers reads the same table).
+`holders`, `running_tasks` and `leak` are pure; `live_holders` reads Ray's GCS tables: the actor
+table, the placement groups and the task events each worker reports (about once a second) (the
+state API needs the dashboard, which the suite's clusters run without: conformance.leftovers reads
+the same actor table).
 """
 from __future__ import annotations
 
@@ -48,8 +50,8 @@ class NotReleased(AssertionError):
 
 @dataclass(frozen=True)
 class Holder:
-    """What Ray reports alive holding units of the resource: an actor or a placement group."""
-    kind: str          # "actor" | "placement group"
+    """What Ray reports alive holding units of the resource: an actor, a placement group or a task."""
+    kind: str          # "actor" | "placement group" | "task"
     ident: str         # its id (hex)
     name: str          # the actor's class (and name), the group's name
     units: float
@@ -73,12 +75,18 @@ def units_in(demand: Mapping[str, Any], resource: str) -> float:
 
 
 def holders(actors: Iterable[Mapping[str, Any]], groups: Iterable[Mapping[str, Any]], resource: str,
-            node_id: str | None = None) -> list[Holder]:
+            node_id: str | None = None, tasks: Iterable[Mapping[str, Any]] = ()) -> list[Holder]:
     """What holds units of `resource` (on `node_id` when given) by Ray's tables (pure): ALIVE actors
     requiring some (`actors`: {"ActorID", "ActorClassName", "Name", "State", "NodeID",
-    "RequiredResources"}), and placement groups of a holding state with bundles of it (`groups`:
-    ray.util.placement_group_table()'s rows)."""
+    "RequiredResources"}), placement groups of a holding state with bundles of it (`groups`:
+    ray.util.placement_group_table()'s rows), and tasks still running that require some (`tasks`:
+    `running_tasks`' rows)."""
     out = []
+    for t in tasks:
+        units = units_in(t.get("RequiredResources") or {}, resource)
+        where = str(t.get("NodeID") or "")
+        if units > _EPS and (node_id is None or where == node_id):
+            out.append(Holder("task", str(t.get("TaskID") or ""), str(t.get("Name") or "?"), units, where))
     for a in actors:
         units = units_in(a.get("RequiredResources") or {}, resource)
         where = str(a.get("NodeID") or "")
@@ -131,13 +139,69 @@ def _actor_rows() -> list[dict[str, Any]]:
     return rows
 
 
+# the states a task attempt holds its resources in (Ray's common.proto TaskStatus): on a worker,
+# running or blocked in a get/wait inside the task
+RUNNING_STATES = ("SUBMITTED_TO_WORKER", "RUNNING", "RUNNING_IN_RAY_GET", "RUNNING_IN_RAY_WAIT",
+                  "GETTING_AND_PINNING_ARGS")
+ENDED_STATES = ("FINISHED", "FAILED")
+
+
+def running_tasks(events: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The normal tasks whose latest attempt Ray's task events say is on a worker and not ended
+    (pure). `events`: {"TaskID", "Attempt", "Type", "Name", "NodeID", "RequiredResources",
+    "States"}, in pieces as workers report them (a task's info and its state changes may come in
+    different events): merged by task and attempt, the latest attempt of each task kept. Actor
+    tasks hold nothing of their own (their actor does: the actor table), so only normal tasks."""
+    merged: dict[tuple[str, int], dict[str, Any]] = {}
+    for e in events:
+        key = (str(e.get("TaskID") or ""), int(e.get("Attempt") or 0))
+        row = merged.setdefault(key, {"TaskID": key[0], "Attempt": key[1], "States": set()})
+        for field in ("Type", "Name", "NodeID", "RequiredResources"):
+            if e.get(field):
+                row[field] = e[field]
+        row["States"] |= set(e.get("States") or ())
+    latest: dict[str, dict[str, Any]] = {}
+    for (task, attempt), row in merged.items():
+        if task not in latest or attempt > latest[task]["Attempt"]:
+            latest[task] = row
+    return [row for row in latest.values() if row.get("Type") == "NORMAL_TASK"
+            and row["States"] & set(RUNNING_STATES) and not row["States"] & set(ENDED_STATES)]
+
+
+def _task_events() -> list[dict[str, Any]]:
+    """Ray's task events as the GCS keeps them (what workers report), one row per event piece."""
+    from ray._common.utils import binary_to_hex
+    from ray._private import state
+    from ray.core.generated import common_pb2, gcs_pb2
+
+    events: Any = gcs_pb2.TaskEvents  # type: ignore[attr-defined]  # generated protobuf: Ray ships no stubs
+    status: Any = common_pb2.TaskStatus  # type: ignore[attr-defined]
+    kinds: Any = common_pb2.TaskType  # type: ignore[attr-defined]
+    rows = []
+    for raw in state.state._connect_and_get_accessor().get_task_events():
+        e = events.FromString(raw)
+        info, updates = e.task_info, e.state_updates
+        rows.append({"TaskID": binary_to_hex(e.task_id), "Attempt": e.attempt_number,
+                     "Type": kinds.Name(info.type) if e.HasField("task_info") else None,
+                     "Name": info.func_or_class_name or info.name,
+                     "NodeID": binary_to_hex(updates.node_id or info.node_id),
+                     "RequiredResources": dict(info.required_resources),
+                     "States": [status.Name(k) for k in updates.state_ts_ns]})
+    return rows
+
+
 def live_holders(resource: str, node_id: str | None = None) -> list[Holder] | None:
     """What Ray's GCS reports alive holding units of `resource` now (`holders`); None when its
-    tables could not be read (a private API moved: the caller names no owner)."""
+    tables could not be read (a private API moved: the caller names no owner). The task events
+    are read apart: without them (Ray's task events off) the actors and groups are still named."""
     try:
         from ray.util.placement_group import placement_group_table
 
-        return holders(_actor_rows(), placement_group_table().values(), resource, node_id)
+        try:
+            tasks = running_tasks(_task_events())
+        except Exception:  # noqa: BLE001 - a reading for a message; the tables below still name owners
+            tasks = []
+        return holders(_actor_rows(), placement_group_table().values(), resource, node_id, tasks)
     except Exception:  # noqa: BLE001 - a reading for a message; without it no leak is named
         return None
 
@@ -197,6 +261,6 @@ def await_released(resource: str, what: str, bound_s: float = RELEASE_S, *, mach
                                       runs_plugin_code=True, param=param, finding=finding)
     except BoundRanOut as exc:   # nothing alive holds them and the host did its part
         listed = ("Ray's actor and placement group tables could not be read" if read and read[-1] is None
-                  else "nothing Ray reports alive holds them (no actor, no placement group)")
+                  else "nothing Ray reports alive holds them (no actor, no placement group, no running task)")
         raise NotReleased(f"{exc}; {listed}, and a fresh sample says the host did its part: what holds them is "
-                          "not Ray's accounting (a task still running?)") from exc
+                          "not Ray's accounting") from exc

@@ -54,6 +54,26 @@ def test_what_ray_reports_alive_holding_units_is_named_and_nothing_else() -> Non
     assert half.units == 1.0 and holders([], [group(nodes=(NODE, other))], "SIMACC")[0].units == 2.0
 
 
+def test_a_task_still_running_is_named_from_its_events_and_an_ended_or_retried_one_is_not() -> None:
+    """Ray's task events come in pieces (a task's info in one, its state changes in others, each
+    attempt apart): merged by task and attempt, the latest attempt decides; only a normal task on a
+    worker and not ended holds its resources (an actor task's are its actor's)."""
+    task = "cd" * 12
+    info = {"TaskID": task, "Attempt": 0, "Type": "NORMAL_TASK", "Name": "hold", "RequiredResources": {"SIMACC": 1.0}}
+    running = {"TaskID": task, "Attempt": 0, "NodeID": NODE, "States": ["PENDING_NODE_ASSIGNMENT", "RUNNING"]}
+    [row] = release.running_tasks([info, running])
+    [held] = holders([], [], "SIMACC", tasks=[row])
+    assert held.describe() == "task hold [cdcdcdcdcdcd] on node a1a1a1a1 holding 1"
+    assert holders([], [], "SIMACC", node_id="b2" * 28, tasks=[row]) == []
+    assert release.running_tasks([info, running, {"TaskID": task, "Attempt": 0, "States": ["FINISHED"]}]) == []
+    # its first attempt's worker died and the retry has not started: the retry is the task's state now
+    assert release.running_tasks([info, running, {**info, "Attempt": 1},
+                                  {"TaskID": task, "Attempt": 1, "States": ["PENDING_NODE_ASSIGNMENT"]}]) == []
+    assert release.running_tasks([{**info, "Type": "ACTOR_TASK"}, running]) == []
+    assert release.running_tasks([{**info, "RequiredResources": {}}, running]) != []   # holds nothing: holders skips it
+    assert holders([], [], "SIMACC", tasks=release.running_tasks([{**info, "RequiredResources": {}}, running])) == []
+
+
 def test_a_leak_is_a_failure_naming_its_holders_and_nothing_alive_is_none() -> None:
     held = holders([actor()], [], "SIMACC")
     found = leak(held, "SIMACC", "every device to be free after the check")
