@@ -241,23 +241,30 @@ def hold_every_device(start: Started, nodes: Sequence[DeviceNode], holders: Mapp
     return before, universe
 
 
-def wait_dead(clock: Clock, ref: ObjectRef[Any], what: str, bound_s: float | None = None) -> str:
-    """A call on a dying actor must end in an actor error (not hang, not succeed)."""
+def _ended(ref: ObjectRef[Any], wait_s: float = 0.0) -> str | None:
+    """How a call on a dying actor ended, waiting at most `wait_s` for it: the actor error's type,
+    "returned normally", or None while it has not ended."""
     ray = _ray()
     from ray.exceptions import GetTimeoutError, RayActorError, WorkerCrashedError
 
+    try:
+        ray.get(ref, timeout=wait_s)
+    except GetTimeoutError:
+        return None
+    except (RayActorError, WorkerCrashedError) as exc:
+        return type(exc).__name__
+    return "returned normally"
+
+
+def wait_dead(clock: Clock, ref: ObjectRef[Any], what: str, bound_s: float | None = None) -> str:
+    """A call on a dying actor must end in an actor error (not hang, not succeed)."""
     outcome: list[str] = []
 
     def probe() -> bool:
-        try:
-            ray.get(ref, timeout=0.5)  # knob: polling slice
-        except GetTimeoutError:
-            return False
-        except (RayActorError, WorkerCrashedError) as exc:
-            outcome.append(type(exc).__name__)
-            return True
-        outcome.append("returned normally")
-        return True
+        got = _ended(ref, 0.5)   # knob: polling slice
+        if got is not None:
+            outcome.append(got)
+        return got is not None
 
     clock.wait_for(probe, what, bound_s, poll_s=0.01)
     if outcome[0] == "returned normally":
@@ -278,20 +285,8 @@ def call_failed(budget: Budget, clock: Clock, ref: ObjectRef[Any], what: str) ->
     finding whatever the host."""
     from conformance.areas.recovery.groups import await_ray
 
-    ray = _ray()
-    from ray.exceptions import GetTimeoutError, RayActorError, WorkerCrashedError
-
-    def probe() -> str | None:
-        try:
-            ray.get(ref, timeout=0)   # a look, not a wait: polled() paces the probes
-        except GetTimeoutError:
-            return None
-        except (RayActorError, WorkerCrashedError) as exc:
-            return type(exc).__name__
-        return "returned normally"
-
     t0 = time.monotonic()
-    outcome = await_ray(budget, clock, probe, what, "device_release_s")
+    outcome = await_ray(budget, clock, lambda: _ended(ref), what, "device_release_s")
     took = time.monotonic() - t0
     if outcome == "returned normally":
         raise clock.fail(f"{what}: the call returned normally instead of failing with an actor error")
