@@ -31,13 +31,19 @@ def sweep_figures(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 def largest_figures(top: Mapping[str, Any], reference: float, what: str,
                     reference_trials: Sequence[float] | None = None) -> dict[str, Any]:
     """PF-002's: the largest size's bandwidth as a fraction of its reference (with the reference's
-    own trials when it was measured in the run, not declared)."""
+    own trials when it was measured in the run, not declared), and Ray's object store at that size
+    when the sweep measured it there: the same run's cross-process path through shared memory, which
+    `diff` reads as a witness of the host (merit references): a host copy is one process's memcpy and
+    can hold while the host's shared-memory path slows every process-to-process transfer alike."""
     got = top["rdt"]["median_gbps"]
     out = {"largest_bytes": top["bytes"], "largest_size_gbps": got, "reference_gbps": reference,
            "largest_size_trials_gbps": top["rdt"]["trials_gbps"], "reference": what,
            "achieved_fraction": got / reference if reference else None}
     if reference_trials:
         out["reference_trials_gbps"] = list(reference_trials)
+    store = (top.get("object_store") or {}).get("median_gbps")
+    if store:
+        out["object_store_gbps"] = store
     return out
 
 
