@@ -53,7 +53,13 @@ ray.cancel(task, force=True)
 t0 = time.monotonic()
 release.await_released("SIMACC", "every device to be free after the check", 20.0, machinery=rec)
 out["freed_s"] = time.monotonic() - t0
-out["after"] = release.live_holders("SIMACC")
+# the units are back; the cancelled task's end reaches the GCS with its owner's next report of task
+# events (about once a second), so its last reported state may still read running for a moment
+deadline = time.monotonic() + 30
+while time.monotonic() < deadline and release.live_holders("SIMACC"):
+    time.sleep(0.2)
+out["after"] = [h.describe() for h in release.live_holders("SIMACC") or []]
+out["after_s"] = time.monotonic() - deadline + 30
 print("RESULT " + json.dumps(out))
 ray.shutdown()
 '''
