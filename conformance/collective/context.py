@@ -30,6 +30,7 @@ from conformance.handles import Actor
 from conformance.rdt.device import is_host
 from conformance.run.check_context import CheckContext
 from conformance.run.machinery import ACTOR_START_S
+from conformance.timing.owned import BIRTH_SLICE_S
 from conformance.timing.waits import StillRunning, call_on_thread
 
 if TYPE_CHECKING:
@@ -41,8 +42,9 @@ if TYPE_CHECKING:
 
 START_TIMEOUT_S = ACTOR_START_S   # the one hang guard of a new actor's start (conformance.run.machinery)
 CALL_TIMEOUT_S = 30.0     # knob: hang guard of one control call (init, destroy, info)
-# knob: how often a call into the backend still pending looks for actors it asked Ray to start (CollectiveContext.op)
-BIRTH_CHECK_S = 2.0
+# how often a call into the backend still pending looks for actors it asked Ray to start (CollectiveContext.op):
+# one knob with what verify allows it (conformance.timing.owned.BIRTH_SLICE_S)
+BIRTH_CHECK_S = BIRTH_SLICE_S
 
 
 class CollectiveError(Exception):

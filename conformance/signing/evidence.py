@@ -17,6 +17,10 @@ submitter's claims:
                           check that records them asserts
                types      a pass recording the accelerator's type not applicable records a reason
                           the suite gives and the manifest bears out (conformance.rdt.accelerator_rule)
+               ray time   the seconds a pass leaves to Ray's machinery (a recovery figure's
+                          released_s/started_s/crash_waited_s/retried_s/registered_s, its plugin
+                          waits' excluded_s) are no more than its recorded waits on Ray took
+                          (conformance.signing.ray_seconds)
                waits      every wait it recorded (conformance.timing.owned: whose time, its bound,
                           what it was granted, how long it took) holds under the release's params:
                           a plugin's bound is the param's value and never stretched, a wait on Ray's
@@ -81,6 +85,7 @@ from conformance.signing.entry_rules import (
     test_area_problems,
 )
 from conformance.signing.passed_waits import passed_wait_problems
+from conformance.signing.ray_seconds import ray_seconds_problems
 from conformance.timing.owned import per_type_wait_problems, wait_problems
 
 NOT_CERTIFICATION = "not a certification run"
@@ -191,6 +196,7 @@ def entry_problems(entry: Mapping[str, Any], check: Check, manifest: Mapping[str
         problems += [f"claims pass but {not_run}"] if not_run else []
         if check.judge or "waits" in metrics:   # releases before the waits record (and declared judges) kept none
             problems += [f"claims pass but {p}" for p in exclusion_problems(metrics)]
+            problems += [f"claims pass but {p}" for p in ray_seconds_problems(metrics, area)]
     problems += reference_problems(check, metrics, manifest)
     problems += test_area_problems(entry.get("tests"), area)
     return problems

@@ -35,6 +35,16 @@ RESAMPLE_S = 60.0
 MAX_RECORDED = 40
 # rounding of recorded seconds (1 ms) and the slack a judge allows for it
 _SLACK_S = 0.002
+# The figures a check records of its seconds that went to Ray's machinery inside a figure of the
+# plugin's (the recovery judges leave them out of that figure's bound: judges.common.left_to_ray),
+# by the param their waits on Ray are bounded by: each is what its recorded waits took.
+LEFT_TO_RAY = {"released_s": "device_release_s", "crash_waited_s": "device_release_s",
+               "started_s": "actor_ready_s", "retried_s": "actor_ready_s", "registered_s": "rejoin_s"}
+# knob: how often a call into a collective backend still pending looks for actors it asked Ray to
+# start; the slice in which they were first seen is left to Ray with their births' own wait
+# (conformance.collective.context.CollectiveContext.op), so a plugin wait's excluded_s may exceed
+# the births' recorded time by one slice each
+BIRTH_SLICE_S = 2.0
 
 
 @dataclass

@@ -25,7 +25,7 @@ from conformance.report.judges import (
 )
 from conformance.report.per_node import each_node
 from conformance.timing.host_load import MAX_FACTOR
-from conformance.timing.owned import RESAMPLE_S
+from conformance.timing.owned import LEFT_TO_RAY, RESAMPLE_S
 
 JUDGES = JudgeTable()
 EVIDENCE: dict[str, Decide] = {}   # judge name -> its evidence part (what the live check asks in its scenario)
@@ -202,8 +202,7 @@ def within(m: M, name: str, p: M, param: str, out: list[str], what: str, extra: 
     return took
 
 
-def left_to_ray(m: M, p: M, out: list[str], name: str = "registered_s", param: str = "rejoin_s",
-                waits: str | None = None) -> float:
+def left_to_ray(m: M, p: M, out: list[str], name: str = "registered_s", waits: str | None = None) -> float:
     """The seconds of a scenario that went to Ray's machinery inside a figure that spans them (`name`:
     a rejoined node starting and registering, conformance.areas.recovery.nodes.rejoined; a dead
     holder's device returning to Ray's pool, a new holder's start, conformance.areas.recovery
@@ -212,7 +211,10 @@ def left_to_ray(m: M, p: M, out: list[str], name: str = "registered_s", param: s
     report from before it was recorded (the figure then keeps its whole bound). More than the
     widest any wait on Ray's machinery is granted (`param` stretched x MAX_FACTOR, plus one fresh
     sample) is a finding; `waits` names the metric that counts the waits, one after another, the
-    seconds add up (one when it is absent)."""
+    seconds add up (one when it is absent). Which param bounds the waits of each such figure is
+    conformance.timing.owned.LEFT_TO_RAY (verify holds each figure to what those waits took:
+    conformance.signing.ray_seconds)."""
+    param = LEFT_TO_RAY[name]
     value = m.get(name)
     if value is None:
         return 0.0

@@ -71,11 +71,11 @@ def _freed_device_reused(m: M, p: M, manifest: M, how: str) -> Verdict:
     if how == "crash":
         actor_error(m, "crash_error", out, "the crashing holder's call")
         within(m, "crash_error_s", p, "device_release_s", out, "the crashing holder's call failing",
-               extra=left_to_ray(m, p, out, "crash_waited_s", "device_release_s", waits="crash_waits"))
+               extra=left_to_ray(m, p, out, "crash_waited_s", waits="crash_waits"))
     within(m, "release_s", p, "device_release_s", out, f"the {how}ed holder's device returning to the pool",
-           extra=left_to_ray(m, p, out, "released_s", "device_release_s", waits="release_waits"))
+           extra=left_to_ray(m, p, out, "released_s", waits="release_waits"))
     within(m, "reuse_s", p, "actor_ready_s", out, "a new holder starting on the released device",
-           extra=left_to_ray(m, p, out, "started_s", "actor_ready_s"))
+           extra=left_to_ray(m, p, out, "started_s"))
     new = holder_audit(m, "new", env, ids, out, "new holder")
     if assigned(new) != assigned(before[0]):
         out.append(f"the new holder holds {assigned(new)}, not the released device {assigned(before[0])}")
@@ -217,7 +217,7 @@ def retry_holds_crashed_attempts_device(m: M, p: M, manifest: M) -> Verdict:
     if number(m, "attempts") < 2:   # knob: structure: a retry is the second attempt
         out.append(f"the ledger records {m.get('attempts')} attempt(s): the task was never retried")
     within(m, "retry_done_s", p, "actor_ready_s", out, "the retried task",
-           extra=left_to_ray(m, p, out, "retried_s", "actor_ready_s"))
+           extra=left_to_ray(m, p, out, "retried_s"))
     out.extend(holder_problems(result, env, 1, ids, "retried task"))
     if assigned(result) != assigned(crashed):
         out.append(f"the retry holds {assigned(result)} although the only free device was {assigned(crashed)} "
@@ -267,6 +267,6 @@ def fresh_start_same_devices(m: M, p: M, manifest: M) -> Verdict:
     out.extend(signature_findings(before, manifest, "before the shutdown"))
     out.extend(node_signatures_complete(before, manifest, "before the shutdown"))
     within(m, "holder_s", p, "actor_ready_s", out, "a holder on the fresh cluster",
-           extra=left_to_ray(m, p, out, "started_s", "actor_ready_s"))
+           extra=left_to_ray(m, p, out, "started_s"))
     holder_audit(m, "holder", env_var(m), None, out, "holder on the fresh cluster")
     return out.verdict("the fresh cluster advertises the same devices, type and labels; a holder's views agree")

@@ -1,0 +1,121 @@
+"""Seconds a pass leaves to Ray are seconds its recorded waits on Ray took (held-out round 31).
+
+A check leaves Ray's machinery out of the plugin's figures in two forms, and both were read on
+the vendor's word:
+
+* a figure of the seconds that went to Ray inside a figure of the plugin's (conformance.timing
+  .owned.LEFT_TO_RAY: FR-001/002's released_s and crash_waited_s, FR-001/005/006's started_s and
+  retried_s, the node scenarios' registered_s), which the recovery judges add to that figure's
+  bound, capped only by the widest any wait is granted (x MAX_FACTOR and a fresh sample: 240 s on
+  a 30 s bound). N31_01: FR-002's crash took 100 s of its 30 s bound and crash_waited_s said 99.9
+  of them were Ray's, while Ray's recorded wait for the crash took 0.2 s;
+* a scenario's (and its plugin wait's) excluded_s, which verify held to the plugin waits'
+  excluded_s (entry_rules.exclusion_problems), a copy the vendor writes beside it. N31_04: FR-003's
+  scenario 96 s past its bound, both copies raised by 100 s.
+
+The run measures both from the waits it records in metrics.waits (conformance.run.budget: every
+Budget.released/started/ray wait is timed and its time left out of the clock), so each is at most
+what those waits took: a figure no more than the check's waits on Ray under its param, the
+exclusions of its plugin waits no more than all its waits on Ray. A wait on Ray may back what it
+took, or the time its grant grew by beyond the bound (a wave given more on a loaded host leaves the
+extra out of its scenario whether or not it used it: conformance.run.budget.Wave.more). A collective
+call leaves to Ray the slice in which it first saw Ray starting actors for it besides their births'
+own wait (owned.BIRTH_SLICE_S each). Where the record kept only its first waits (`count` above the
+ones listed), each one not listed may back as much as the largest listed. A figure of several
+nodes' records (per_node) is each node's, held alike: the nodes' scenarios ran side by side, so one
+node's figure may rest on another node's wait.
+
+What this cannot see: waits invented whole. A vendor who adds waits on Ray to the record (each
+within its grant: no longer than its bound stretched by the run's own factor, 30 s on FR-002's)
+backs as many seconds as it invents; the record of which waits a check makes is the run's, as every
+record. Said in FINDINGS.md (round 31).
+
+Pure: one check's metrics in, problem lines out (evidence.entry_problems applies them to a pass).
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Mapping
+
+from conformance.catalog.strict_input import as_list, as_map
+from conformance.timing.owned import BIRTH_SLICE_S, LEFT_TO_RAY
+
+ROUNDING_S = 0.002   # knob: each recorded figure is rounded to 1 ms (two roundings a pair), no threshold
+
+
+def _seconds(value: object) -> float | None:
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value >= 0:
+        return float(value)
+    return None
+
+
+def _backing(waits: Mapping[str, Any], param: str | None, slice_s: float) -> tuple[float, int]:
+    """(the seconds the check's recorded waits on Ray can back, how many waits that is): those
+    bounded by `param` (every one when None), each what it took or its grant's growth beyond its
+    bound, whichever is more, plus `slice_s`; each wait counted but not listed as much as the
+    largest listed."""
+    each = [as_map(w) for w in as_list(waits.get("each"))]
+    backs = []
+    for w in each:
+        if w.get("owner") != "ray" or (param is not None and w.get("param") != param):
+            continue
+        took, bound, granted = _seconds(w.get("took_s")), _seconds(w.get("bound_s")), _seconds(w.get("granted_s"))
+        grew = granted - bound if granted is not None and bound is not None else 0.0
+        backs.append(max(took or 0.0, grew) + slice_s)
+    count = waits.get("count")
+    unlisted = count - len(each) if isinstance(count, int) and not isinstance(count, bool) and count > len(each) else 0
+    return sum(backs) + unlisted * max(backs, default=0.0), len(backs) + unlisted
+
+
+def _records(metrics: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
+    """The check's own record and each node's (metrics.per_node), by name."""
+    out: list[tuple[str, Mapping[str, Any]]] = [("", metrics)]
+    per_node = metrics.get("per_node")
+    if isinstance(per_node, Mapping):
+        out += [(f"per_node.{str(node)[:8]}.", rec) for node, rec in per_node.items() if isinstance(rec, Mapping)]
+    return out
+
+
+def figure_problems(metrics: Mapping[str, Any]) -> list[str]:
+    """Each record's figures left to Ray under one param add up to no more than the check's
+    recorded waits on Ray under that param took."""
+    waits = as_map(metrics.get("waits"))
+    problems: list[str] = []
+    for where, rec in _records(metrics):
+        by_param: dict[str, list[tuple[str, float]]] = {}
+        for name, param in LEFT_TO_RAY.items():
+            value = _seconds(rec.get(name))
+            if value:
+                by_param.setdefault(param, []).append((name, value))
+        for param, figures in by_param.items():
+            claimed = sum(v for _, v in figures)
+            backed, n = _backing(waits, param, 0.0)
+            if claimed > backed + ROUNDING_S * (len(figures) + n):
+                names = " + ".join(f"{where}{name} {v:g}" for name, v in figures)
+                problems.append(f"{names} s left to Ray's machinery, but its recorded waits on Ray bounded by {param} "
+                                f"took {backed:.3f} s: seconds no recorded wait spent")
+    return problems[:3]
+
+
+def exclusion_backing_problems(metrics: Mapping[str, Any], slice_s: float = 0.0) -> list[str]:
+    """The seconds its plugin waits left out of their bounds for Ray's machinery (excluded_s) are
+    no more than its recorded waits on Ray took (each with `slice_s` more)."""
+    waits = as_map(metrics.get("waits"))
+    left = [_seconds(as_map(w).get("excluded_s")) or 0.0 for w in as_list(waits.get("each"))
+            if as_map(w).get("owner") == "plugin"]
+    claimed = sum(left)
+    if not claimed:
+        return []
+    backed, n = _backing(waits, None, slice_s)
+    if claimed <= backed + ROUNDING_S * (len(left) + n):
+        return []
+    return [f"its plugin waits left {claimed:.3f} s out of their bounds for Ray's machinery, but its recorded waits "
+            f"on Ray took {backed:.3f} s: a bound stretched by time no recorded wait spent"]
+
+
+def ray_seconds_problems(metrics: Mapping[str, Any], area: str) -> list[str]:
+    """Both rules on one passed check's metrics (`area`: the collective's calls leave a slice each)."""
+    if "waits" not in metrics:
+        return []   # a release before the waits record kept neither
+    slice_s = BIRTH_SLICE_S if area == "collective" else 0.0
+    return figure_problems(metrics) + exclusion_backing_problems(metrics, slice_s)
