@@ -38,8 +38,10 @@ submitter's claims:
                           report's Transport section and with every other record of them
                           (transport_trait_problems)
                copies     PF-002's and PF-003's copies of the PF-001 sweep are the sweep's: its
-                          largest size, the largest the object store held, their trials
-                          (conformance.signing.same_measurement)
+                          largest size, the largest the object store held, their trials, PF-002's
+                          object store there (conformance.signing.same_measurement)
+               references a merit reference diff reads as the host's, recorded beside the samples
+                          it is the median of, is their median (same_measurement.REFERENCE_SAMPLES)
                nodes      DP-006's, DP-007's and DP-009's node records are the nodes (and devices)
                           of the run's own description of its cluster (environment.devices)
                identity   TL-001's node records are nodes of the run with their own labels, the
@@ -326,6 +328,7 @@ def evidence_lines(report: Mapping[str, Any], checklist: Checklist | None,
         from conformance.signing.host_verdict import host_verdict_problems
         from conformance.signing.same_measurement import (
             identity_problems,
+            reference_sample_problems,
             same_measurement_problems,
             same_nodes_problems,
             stretch_problems,
@@ -339,6 +342,7 @@ def evidence_lines(report: Mapping[str, Any], checklist: Checklist | None,
         problems += transport_trait_problems(checks, as_map(report.get("sections")), checklist)
         merged = bool(as_map(report.get("selection")).get("shards"))
         problems += same_measurement_problems(checks, merged=merged)
+        problems += reference_sample_problems(checks)
         problems += same_nodes_problems(checks, as_map(report.get("environment")), merged=merged)
         problems += identity_problems(checks, as_map(report.get("environment")), merged=merged)
         problems += stretch_problems(checks, as_map(report.get("cluster")), runs_remote(report), merged=merged)

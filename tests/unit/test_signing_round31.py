@@ -107,3 +107,67 @@ def test_a_collective_call_leaves_its_births_and_one_slice_each_no_more() -> Non
     waits[1]["excluded_s"] = 5.6
     assert exclusion_backing_problems(metrics, BIRTH_SLICE_S)
 
+
+# ------------------------------------------------------------------ diff's references (same_measurement)
+def _evidence(report: dict[str, Any]) -> tuple[bool, str]:
+    """verify's evidence line on a whole report, under the checklist this verifier holds."""
+    from conformance.catalog.data import load_checklist
+    from conformance.signing.evidence import evidence_lines
+
+    [(_, ok, detail)] = [line for line in evidence_lines(report, load_checklist()) if line[0] == "evidence"]
+    return ok, detail
+
+
+def _scaled(report: dict[str, Any], check_id: str, path: str, factor: float) -> int:
+    """Every value at `path` ('*' for every key) of the check's metrics times `factor`; how many."""
+    from conformance.signing.merit_diff import resolve
+
+    metrics = next(c for c in report["checks"] if c["id"] == check_id)["metrics"]
+    found = resolve(metrics, path)
+    for keys in found:
+        node, parts, it = metrics, path.split("."), iter(keys)
+        names = [next(it) if p == "*" else p for p in parts]
+        for name in names[:-1]:
+            node = node[name]
+        node[names[-1]] = node[names[-1]] * factor
+    return len(found)
+
+
+def test_every_merit_reference_diff_reads_is_held_to_what_the_run_measured() -> None:
+    """N31_05/07/10: a merit reference lowered alone (its samples, the sweep and the rows kept) makes
+    the pair's host change, which excuses every figure no same-run reference normalises (PF-004's
+    slowest link x2 worse read 'untested', exit 0, beside a reference moved x2.5). Each reference of
+    the current checklist, lowered x0.4 on reports/example, is refused by verify's evidence line,
+    but the ones no record of the run's samples recomputes, which are named."""
+    from conformance.catalog.data import load_checklist
+    from conformance.signing.same_measurement import UNRECOMPUTED_REFERENCES
+
+    assert _evidence(copy.deepcopy(_example()))[0]
+    tried = []
+    for check in load_checklist().checks:
+        for path in check.merit.references if check.merit else ():
+            if path in UNRECOMPUTED_REFERENCES.get(check.id, ()):
+                continue
+            report = copy.deepcopy(_example())
+            if not _scaled(report, check.id, path, 0.4):
+                continue   # not recorded by this run
+            tried.append(f"{check.id} {path}")
+            ok, detail = _evidence(report)
+            assert not ok, f"{check.id} {path} lowered x0.4 verified: {detail}"
+    assert {"PF-001 bandwidth.*.object_store_median_gbps", "PF-002 object_store_gbps",
+            "WL-001 devices.*.median_store_round_seconds"} <= set(tried), tried
+
+
+def test_one_size_of_the_sweeps_object_store_lowered_alone_is_refused() -> None:
+    """N31_07: PF-001's 16KiB object_store_median_gbps x0.4, its trials kept (no copy of the sweep
+    names that size); N31_05: PF-002's object_store_gbps x0.55 alone, the sweep's row kept."""
+    from conformance.signing.same_measurement import reference_sample_problems, same_measurement_problems
+
+    checks = copy.deepcopy(_example()["checks"])
+    assert reference_sample_problems(checks) == [] and same_measurement_problems(checks, merged=False) == []
+    row = next(c for c in checks if c["id"] == "PF-001")["metrics"]["bandwidth"]["16KiB"]
+    row["object_store_median_gbps"] *= 0.4
+    assert any("PF-001 bandwidth.16KiB.object_store_median_gbps" in p for p in reference_sample_problems(checks))
+    checks = copy.deepcopy(_example()["checks"])
+    next(c for c in checks if c["id"] == "PF-002")["metrics"]["object_store_gbps"] *= 0.55
+    assert any("PF-002 object_store_gbps" in p for p in same_measurement_problems(checks, merged=False))
