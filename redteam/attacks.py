@@ -1933,3 +1933,27 @@ def n31_11(r):
     m = M(r, "CC-010")
     m["star_busbw_gbps"] *= 0.4
     m["star_fraction"] = m["star_op_busbw_gbps"] / m["star_busbw_gbps"]
+
+
+@attack("N31_12_cc010_op_excluded_unbacked", "CC-010: one 16 MiB allreduce took 100 s of its 60 s op_bound_s (the backend "
+        "hung); its plugin wait records excluded_s 45 s 'left to Ray' and granted_s 105 (bound + exclusion), no wait on "
+        "Ray spent them (CC-010 records no scenario, so no rule compared the exclusion)")
+def n31_12(r):
+    m = M(r, "CC-010")
+    w = next(w for w in m["waits"]["each"] if w["owner"] == "plugin" and w["what"] == "allreduce of 16777216 bytes")
+    w.update(took_s=100.0, excluded_s=45.0, granted_s=105.0)
+    _longer(r, "CC-010", 100.0)
+
+
+@attack("N31_13_fr002_invented_ray_waits", "limit: N31_01 plus four waits on Ray invented to back crash_waited_s ('the "
+        "crashing holder's call on node ... to fail', device_release_s, each 29.9 s of its 30 s grant; count raised): "
+        "the record of which waits a check makes is the run's word")
+def n31_13(r):
+    n31_01(r)
+    m = M(r, "FR-002")
+    node = m["node"]
+    for k in range(4):
+        m["waits"]["each"].append({"bound_s": 30.0, "factor": 1.0, "granted_s": 30.0, "owner": "ray",
+                                   "param": "device_release_s", "took_s": 29.9, "verdict": "met",
+                                   "what": f"the crashing holder's call on node {node} to fail"})
+    m["waits"]["count"] += 4
