@@ -133,7 +133,7 @@ def scenario_problems(metrics: Mapping[str, Any], most: float | None = None) -> 
     return problems
 
 
-def _scenario_exclusions(metrics: object) -> list[float]:
+def scenario_exclusions(metrics: object) -> list[float]:
     """The seconds each recorded scenario left out of its bound for Ray's machinery, at any depth
     (`scenarios.<name>.steps_s.excluded_s`, a transport check's `scenario.excluded_s` per type)."""
     found: list[float] = []
@@ -164,7 +164,7 @@ def exclusion_problems(metrics: Mapping[str, Any]) -> list[str]:
     more: a bound cannot stretch by an exclusion no recorded wait spent. Where the waits record
     kept only the first waits (`count` above the ones listed), each one not listed may account
     for as much as the largest listed exclusion."""
-    claimed = [x for x in _scenario_exclusions(metrics) if x > 0]
+    claimed = [x for x in scenario_exclusions(metrics) if x > 0]
     if not claimed:
         return []
     waits = as_map(metrics.get("waits"))
