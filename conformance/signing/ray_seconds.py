@@ -21,7 +21,9 @@ took, or the time its grant grew by beyond the bound (a wave given more on a loa
 extra out of its scenario whether or not it used it: conformance.run.budget.Wave.more). A collective
 call leaves to Ray the slice in which it first saw Ray starting actors for it besides their births'
 own wait (owned.BIRTH_SLICE_S each). Where the record kept only its first waits (`count` above the
-ones listed), each one not listed may back as much as the largest listed. A figure of several
+ones listed), each one not listed may back as much as the largest listed: a figure, and an exclusion
+of a check whose scenarios record theirs (a collective call is recorded after its births' waits:
+exclusion_backing_problems). A figure of several
 nodes' records (per_node) is each node's, held alike: the nodes' scenarios ran side by side, so one
 node's figure may rest on another node's wait.
 
