@@ -184,3 +184,12 @@ def test_waits_past_the_records_cap_back_no_exclusion_of_a_call_recorded_after_i
     call = next(w for w in waits["each"] if w["owner"] == "plugin" and w["what"] == "allreduce of 16777216 bytes")
     call.update(took_s=100.0, excluded_s=45.0, granted_s=105.0)
     assert any("plugin waits left 45.000 s" in p for p in _ray_time(entry)), _problems(entry)
+
+
+def test_a_pf002_record_from_before_its_object_store_was_recorded_is_no_contradiction() -> None:
+    """Releases before 0.1.0+data.26 recorded no object_store_gbps in PF-002: absent, nothing to hold."""
+    from conformance.signing.same_measurement import same_measurement_problems
+
+    checks = copy.deepcopy(_example()["checks"])
+    del next(c for c in checks if c["id"] == "PF-002")["metrics"]["object_store_gbps"]
+    assert same_measurement_problems(checks, merged=False) == []
