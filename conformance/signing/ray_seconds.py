@@ -17,8 +17,9 @@ The run measures both from the waits it records in metrics.waits (conformance.ru
 Budget.released/started/ray wait is timed and its time left out of the clock), so each is at most
 what those waits took: a figure no more than the check's waits on Ray under its param, the
 exclusions of its plugin waits no more than all its waits on Ray. A wait on Ray may back what it
-took, or the time its grant grew by beyond the bound (a wave given more on a loaded host leaves the
-extra out of its scenario whether or not it used it: conformance.run.budget.Wave.more). A collective
+took, or the time its grant grew by beyond its bound stretched by its factor (a wave given more on a
+loaded host leaves the extra out of its scenario whether or not it used it: conformance.run.budget
+.Wave.more; every other wait is granted its stretched bound exactly). A collective
 call leaves to Ray the slice in which it first saw Ray starting actors for it besides their births'
 own wait (owned.BIRTH_SLICE_S each). Where the record kept only its first waits (`count` above the
 ones listed), each one not listed may back as much as the largest listed: a figure, and an exclusion
@@ -55,7 +56,8 @@ def _seconds(value: object) -> float | None:
 def _backing(waits: Mapping[str, Any], param: str | None, slice_s: float, unlisted_too: bool = True) -> tuple[float, int]:
     """(the seconds the check's recorded waits on Ray can back, how many waits that is): those
     bounded by `param` (every one when None), each what it took or its grant's growth beyond its
-    bound, whichever is more, plus `slice_s`; with `unlisted_too`, each wait counted but not listed
+    bound stretched by its factor (a wave given more time: Budget.Wave.more), whichever is more,
+    plus `slice_s`; with `unlisted_too`, each wait counted but not listed
     as much as the largest listed."""
     each = [as_map(w) for w in as_list(waits.get("each"))]
     backs = []
@@ -63,7 +65,8 @@ def _backing(waits: Mapping[str, Any], param: str | None, slice_s: float, unlist
         if w.get("owner") != "ray" or (param is not None and w.get("param") != param):
             continue
         took, bound, granted = _seconds(w.get("took_s")), _seconds(w.get("bound_s")), _seconds(w.get("granted_s"))
-        grew = granted - bound if granted is not None and bound is not None else 0.0
+        factor = _seconds(w.get("factor", 1.0))
+        grew = granted - bound * factor if granted is not None and bound is not None and factor is not None else 0.0
         backs.append(max(took or 0.0, grew) + slice_s)
     count = waits.get("count")
     unlisted = count - len(each) if isinstance(count, int) and not isinstance(count, bool) and count > len(each) else 0

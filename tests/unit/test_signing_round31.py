@@ -193,3 +193,23 @@ def test_a_pf002_record_from_before_its_object_store_was_recorded_is_no_contradi
     checks = copy.deepcopy(_example()["checks"])
     del next(c for c in checks if c["id"] == "PF-002")["metrics"]["object_store_gbps"]
     assert same_measurement_problems(checks, merged=False) == []
+
+
+def test_a_wait_stretched_on_a_loaded_host_backs_what_it_took_not_its_stretch() -> None:
+    """TR-001's endpoints' start in a real teeth run on a loaded host (factor x1.148: granted 137.788 s
+    of its 120 s bound, took 16.186 s): a wait granted its stretched bound exactly backs what it took;
+    only a wave given more time beyond it (Budget.Wave.more) backs the growth it left out unspent."""
+    from conformance.signing.ray_seconds import exclusion_backing_problems
+
+    start = {"owner": "ray", "what": "endpoints to start", "bound_s": 120.0, "factor": 1.148, "granted_s": 137.788,
+             "took_s": 16.186, "verdict": "met"}
+    scenario = {"owner": "plugin", "what": "transfers on simacc", "bound_s": 60.0, "granted_s": 76.186, "took_s": 20.0,
+                "excluded_s": 16.186, "verdict": "met"}
+    metrics = {"waits": {"each": [start, scenario], "count": 2}}
+    assert exclusion_backing_problems(metrics) == []
+    scenario["excluded_s"] = 17.5
+    assert exclusion_backing_problems(metrics)
+    wave = dict(start, what="concurrent transfers", bound_s=60.0, factor=1.0, granted_s=180.0, took_s=65.0)
+    metrics["waits"]["each"][0] = wave
+    scenario["excluded_s"] = 120.0   # Wave.more granted 120 s more after 60 s; the wave ended 5 s later
+    assert exclusion_backing_problems(metrics) == []
