@@ -71,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
             folders.append(out)
             print(f"run {i + 1}/{args.runs}: {walls[-1]:.0f} s -> {out}", flush=True)
 
-    flagged, moved, noise, untested = Counter(), Counter(), Counter(), Counter()
+    flagged, moved, noise, untested, unconfirmed = Counter(), Counter(), Counter(), Counter(), Counter()
     pairs = list(itertools.permutations(range(len(folders)), 2))
     failed = 0
     for i, j in pairs:
@@ -82,8 +82,8 @@ def main(argv: list[str] | None = None) -> int:
             key = f"{f['check'] or f['kind']} {f['detail'].split(' ')[0]}"
             if f["regression"]:
                 flagged[key] += 1
-            elif f["kind"] in ("noise", "untested"):
-                (noise if f["kind"] == "noise" else untested)[key] += 1
+            elif f["kind"] in ("noise", "untested", "unconfirmed"):
+                {"noise": noise, "untested": untested, "unconfirmed": unconfirmed}[f["kind"]][key] += 1
             elif f["kind"] == "host":
                 moved["the host differed"] += 1
         shown = "; ".join(f"{f['kind']} {f['check'] or ''} {f['detail'][:100]}" for f in regressions[:3])
@@ -92,6 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\nfalse-regression rate: {failed}/{len(pairs)} pairs = {failed / len(pairs):.1%} "
           f"(tolerance {args.tolerance:.0%}; target 0)")
     for title, counts in (("regressions by figure", flagged), ("beyond the tolerance, within the spread", noise),
+                          ("unconfirmed (one run a side: exit 3 with --fail-unconfirmed)", unconfirmed),
                           ("untested (no spread, or the host's paths moved apart)", untested), ("host", moved)):
         if counts:
             print(f"{title}: " + ", ".join(f"{k} x{n}" for k, n in counts.most_common(12)))

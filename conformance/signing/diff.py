@@ -23,7 +23,9 @@ all of these hold:
   1. it moved the wrong way by more than the tolerance (a fraction of OLD's value; a figure whose
      OLD value is 0 moved by infinitely much; the larger of --tolerance and the figure's own declared
      `tolerance`, how far it moves between honest runs on the reference host), and by more than its
-     declared `floor`;
+     declared `floor`; with one run on either side, also by more than ONE_RUN_DRIFT, how far honest
+     runs drift apart, which one run a side cannot see: a regression only at the tighter tolerance
+     is UNCONFIRMED (below);
   2. for a fraction of a same-run reference, the plugin's own trials moved the same way beyond
      the tolerance and beyond their spread (the bound of 3. on the trials alone): a fraction that
      moved further than the plugin did is its reference's move, the host's (one run a side never
@@ -80,7 +82,9 @@ from conformance.signing import attestation as att
 from conformance.signing.merit_diff import (
     DEFAULT_ALPHA,
     DEFAULT_TOLERANCE,
+    ONE_RUN_DRIFT,
     Finding,
+    HostChange,
     figure_findings,
     host_change,
     is_number,
@@ -226,19 +230,41 @@ def diff_runs(olds: Sequence[Mapping[str, Any]], news: Sequence[Mapping[str, Any
     findings = [*_tier_findings(olds, news, suite.ladder), *_outcome_findings(olds, news)]
     host = host_change(suite.checklist, olds, news)
     moved = list(reference_findings(None, suite.checklist.host_references, olds, news, tolerance))
+    findings.extend(_merit_findings(suite, olds, news, tolerance, alpha, host))
     for check in suite.checklist.checks:
-        if check.merit is None:
-            continue
-        for fig in check.merit.figures:
-            findings.extend(figure_findings(check.id, fig, olds, news, tolerance, alpha, host=host,
-                                            siblings=check.merit.references))
-        moved.extend(reference_findings(check.id, check.merit.references, olds, news, tolerance))
+        if check.merit is not None:
+            moved.extend(reference_findings(check.id, check.merit.references, olds, news, tolerance))
     if moved:
         findings.append(Finding("host", False, None, None, None,
                                 f"the host differed: {len(moved)} reference(s) moved beyond the {tolerance:.0%} "
                                 f"tolerance, up to x{host.factor:.2f} (the plugin is judged against "
                                 f"them in each run): {'; '.join(moved)}"))
     return sorted(findings, key=lambda f: (not f.regression, KIND_ORDER.index(f.kind)))
+
+
+def _merit_findings(suite: data.SuiteData, olds: Sequence[Mapping[str, Any]], news: Sequence[Mapping[str, Any]],
+                    tolerance: float, alpha: float, host: HostChange) -> list[Finding]:
+    """Every figure of merit's findings. One run a side records no drift between runs, and honest
+    runs drift apart by up to ONE_RUN_DRIFT: there a figure is judged at that width too, and a
+    regression only at the tighter tolerance is UNCONFIRMED (listed, exit 3 with
+    --fail-unconfirmed: give each side two runs), never a regression nor a silent pass."""
+    def judged(width: float) -> list[Finding]:
+        return [f for check in suite.checklist.checks if check.merit is not None for fig in check.merit.figures
+                for f in figure_findings(check.id, fig, olds, news, width, alpha, host=host,
+                                         siblings=check.merit.references)]
+
+    tight = judged(tolerance)
+    wide_width = max(tolerance, ONE_RUN_DRIFT) if min(len(olds), len(news)) == 1 else tolerance
+    if wide_width == tolerance:
+        return tight
+    wide = judged(wide_width)
+    named = {(f.check, f.old, f.new) for f in wide if f.regression or f.kind == "unconfirmed"}
+    return wide + [Finding("unconfirmed", False, f.check, f.old, f.new,
+                           f"{f.detail}; within the {wide_width:.0%} honest runs drift apart, which one run a "
+                           "side records no spread of: an unconfirmed regression; give each side two runs or more "
+                           "(diff OLD... -- NEW...)")
+                   for f in tight if (f.regression and f.kind == "metric" or f.kind == "unconfirmed")
+                   and (f.check, f.old, f.new) not in named]
 
 
 def diff_reports(old: Mapping[str, Any], new: Mapping[str, Any], suite: data.SuiteData,

@@ -23,7 +23,7 @@ from conformance.areas.performance import figures
 from conformance.cli.signing import main, split_diff_runs
 from conformance.errors import UserError
 from conformance.measure import stats
-from conformance.signing.diff import diff_reports, diff_runs
+from conformance.signing.diff import diff_reports, diff_runs, exit_code
 from conformance.signing.merit_diff import bind, relative_change, resolve
 from signing_support import build_report, check_ids, retier, suite, write_report_dir
 
@@ -84,6 +84,14 @@ def _regressions(olds: list[dict[str, Any]], news: list[dict[str, Any]]) -> list
     return sorted({f.check or f.kind for f in diff_runs(olds, news, suite()) if f.regression})
 
 
+def _named(olds: list[dict[str, Any]], news: list[dict[str, Any]]) -> set[str]:
+    """The checks the default gate names as regressed: a regression, or (one run a side, a change
+    within how far honest runs drift apart) an unconfirmed one, which --fail-unconfirmed refuses."""
+    found = diff_runs(olds, news, suite())
+    assert exit_code(found, fail_unconfirmed=True) != 0, found
+    return {str(f.check) for f in found if f.regression or f.kind == "unconfirmed"}
+
+
 # ---------------------------------------------------------------------------- the gate's promise
 def test_two_runs_of_one_plugin_on_a_host_that_moved_have_no_regression() -> None:
     """Pairs of runs of the same plugin, the host up to 10 % faster or slower between them: never a
@@ -95,7 +103,8 @@ def test_two_runs_of_one_plugin_on_a_host_that_moved_have_no_regression() -> Non
     for i in range(len(reports)):
         for j in range(len(reports)):
             if i != j:
-                assert [f for f in diff_runs([reports[i]], [reports[j]], suite(), 0.2) if f.regression] == [], (i, j)
+                for tol in (0.2, 0.1):   # 0.1, the default: one run a side is judged at the drift too
+                    assert [f for f in diff_runs([reports[i]], [reports[j]], suite(), tol) if f.regression] == [], (i, j)
     for i, j in ((0, 2), (2, 4), (4, 0), (2, 0)):
         assert _regressions(reports[i:i + 2], reports[j:j + 2]) == [], (i, j)
     found = diff_reports(reports[1], reports[2], suite())
@@ -117,22 +126,30 @@ def test_paths_that_drift_apart_between_honest_runs_are_no_regression() -> None:
     for i in range(len(reports)):
         for j in range(len(reports)):
             if i != j:
-                assert [f for f in diff_runs([reports[i]], [reports[j]], suite(), 0.2) if f.regression] == [], (i, j)
+                for tol in (0.2, 0.1):   # 0.1, the default: one run a side is judged at the drift too
+                    assert [f for f in diff_runs([reports[i]], [reports[j]], suite(), tol) if f.regression] == [], (i, j)
     for seed in range(4):
         old, slow = performance_run(800 + seed), performance_run(900 + seed, per_byte=1.3, drift={"store": 0.12})
-        assert {"PF-002", "PF-003"} <= set(_regressions([old], [slow])), seed
+        assert {"PF-002", "PF-003"} <= _named([old], [slow]), seed
 
 
 def test_a_transport_30_percent_slower_per_byte_is_a_regression_of_pf002_and_pf003() -> None:
+    """Two runs a side: a regression of PF-002 and PF-003 by name, exit 1. One run a side: the
+    largest size moves about 20-29 % in this model, beside honest runs drifting up to 15-20 %
+    apart (docs/ci.md): a regression where it went beyond that drift, else an unconfirmed one, named
+    and refused by --fail-unconfirmed (exit 3), never a pass by default in silence."""
     for seed in range(4):
-        old, slow = performance_run(100 + seed), performance_run(200 + seed, per_byte=1.3)
-        found = diff_reports(old, slow, suite())
+        olds = [performance_run(100 + seed), performance_run(150 + seed)]
+        slows = [performance_run(200 + seed, per_byte=1.3), performance_run(250 + seed, per_byte=1.3)]
+        found = diff_runs(olds, slows, suite())
         gated = {f.check for f in found if f.regression}
         assert {"PF-002", "PF-003"} <= gated and gated <= {"PF-001", "PF-002", "PF-003"}, found
+        assert exit_code(found) == 1
         pf2 = next(f for f in found if f.check == "PF-002" and f.regression)
         assert "metrics.achieved_fraction" in pf2.detail and "bootstrap 95.0% bound" in pf2.detail
+        assert {"PF-002", "PF-003"} <= _named(olds[:1], slows[:1]) <= {"PF-001", "PF-002", "PF-003"}
         # and the same change on a host 10 % slower in the NEW run is still the plugin's
-        assert {"PF-002", "PF-003"} <= set(_regressions([old], [performance_run(300 + seed, host=1.1, per_byte=1.3)]))
+        assert {"PF-002", "PF-003"} <= _named(olds[:1], [performance_run(300 + seed, host=1.1, per_byte=1.3)])
 
 
 def test_a_fraction_whose_checks_host_copy_moved_as_far_is_the_hosts() -> None:
@@ -148,7 +165,7 @@ def test_a_fraction_whose_checks_host_copy_moved_as_far_is_the_hosts() -> None:
         assert "PF-001" not in {f.check for f in found if f.regression}, found
         named += any(f.check == "PF-001" and f.kind == "host" and "clone_median_gbps" in f.detail for f in found)
         steady = diff_reports(old, performance_run(600 + seed, per_byte=1.3), suite())
-        assert {"PF-002", "PF-003"} <= {f.check for f in steady if f.regression}, steady
+        assert {"PF-002", "PF-003"} <= {f.check for f in steady if f.regression or f.kind == "unconfirmed"}, steady
         assert not any("its own reference held" in f.detail for f in steady), steady
     assert named, "no pair's PF-001 fraction beyond its spread was named the host's by its check's host copy"
 
@@ -301,7 +318,7 @@ def test_a_transport_slower_with_the_hosts_shared_memory_path_is_the_hosts() -> 
         [pf002] = [f for f in found if f.check == "PF-002"]
         assert pf002.kind == "host" and "object_store_gbps" in pf002.detail, pf002
         slow = performance_run(600 + seed, per_byte=1.3)
-        assert {"PF-002", "PF-003"} <= set(_regressions([old], [slow])), seed
+        assert {"PF-002", "PF-003"} <= _named([old], [slow]), seed
 
 
 def test_an_improvement_is_shown_not_gated() -> None:
@@ -370,7 +387,7 @@ def test_one_value_per_run_is_unconfirmed_until_each_side_has_runs_enough() -> N
     one on a host whose references held is an unconfirmed regression (no regression counted, named
     in the verdict, exit 3 with --fail-unconfirmed; held-out round 25, N25_16); one
     that got better is untested (exit 0); three runs a side that all took 60 % longer are a regression."""
-    from conformance.signing.diff import EXIT_UNCONFIRMED, exit_code, verdict
+    from conformance.signing.diff import EXIT_UNCONFIRMED, verdict
 
     base = build_report()
 
