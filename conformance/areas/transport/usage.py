@@ -15,10 +15,13 @@ when it runs out; left out of the scenario's bound).
 """
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from conformance.areas.transport import reference_wave
 from conformance.areas.transport.context import TransportCtx
+from conformance.areas.transport.reference_wave import ReferenceWave
 from conformance.exc_text import first_line
 from conformance.handles import Actor
 from conformance.rdt import transfer
@@ -33,6 +36,8 @@ from conformance.report.results import not_applicable
 from conformance.run.check_context import CheckContext
 from conformance.run.machinery import clock_ready
 from conformance.timing.clock import CONTROL_CALL_S, Clock, ScenarioFailed
+from conformance.timing.host_load import MAX_FACTOR
+from conformance.timing.owned import Wait
 from conformance.timing.timeouts import CheckTimeout
 
 __all__ = ["UsageCtx", "short"]
@@ -156,13 +161,45 @@ class UsageCtx(TransportCtx):
             have = _units_on(node, self.resource)
             if have < n:   # they would wait for units forever: the check cannot run on this type here
                 not_applicable(actors_reason(device, n, have, self.resource))
+        actors = self._started(clock, n, kind, device, node, units=rdt and not is_host(device), **options)
+        if rdt:
+            self.group(clock, actors)
+        return actors
+
+    def start_reference(self, clock: Clock, n: int, kind: str, **options: Any) -> list[Any]:
+        """n actors of `kind` on the node the check's own actors use, their tensors in host memory,
+        holding no unit and in no group: the same-work reference's (conformance.areas.transport
+        .reference_wave), which moves host tensors through the suite's own transport."""
+        node = pair_node(self.x, self.resource, self.device or self.x.device)
+        return self._started(clock, n, kind, "cpu", node, units=False, **options)
+
+    def reference_wave(self, clock: Clock, n: int, n_actors: int, nbytes: int, bound_s: float) -> ReferenceWave:
+        """A wave that ran out, done again through the suite's reference transport on fresh actors of
+        the wave's kind (reference_wave: whose stall it was), within the bound the wave had. Its
+        time is Ray's and the host's, not the plugin's scenario's: left out of the clock, granted
+        beyond the check's hard timeout, recorded as a wait and in metrics.reference_wave."""
+        kind = "async" if self.x.one_sided else "peer"
+        options = {"max_concurrency": int(self.param("max_concurrency"))} if self.x.one_sided else {}
+        t0 = time.monotonic()
+        with self.budget.granted(bound_s + START_TIMEOUT_S * MAX_FACTOR):
+            ref = reference_wave.run(lambda k: self.start_reference(clock, k, kind, **options), n, n_actors,
+                                     nbytes, bound_s)
+        took = time.monotonic() - t0
+        clock.exclude(took)
+        self.metrics["reference_wave"] = ref.as_dict()
+        if ref.error is None:
+            self.budget.note(Wait("ray", "the same wave through the suite's reference transport", bound_s, bound_s,
+                                  ref.took_s, "host" if ref.ran_out else "met"))
+        return ref
+
+    def _started(self, clock: Clock, n: int, kind: str, device: str, node: str, *, units: bool,
+                 **options: Any) -> list[Any]:
+        cls, rdt = actor_class(kind)
         eps = start_endpoints(self.x, self.resource, device=device, nodes=[node] * n,
-                              units=rdt and not is_host(device), cls=cls, tensor_transport=rdt, group=False,
+                              units=units, cls=cls, tensor_transport=rdt, group=False,
                               ready=clock_ready(clock, START_TIMEOUT_S, self.budget.machinery),
                               what=f"{n} {kind} actor(s) to start", **options)
         self.actors.extend(eps.actors)
-        if rdt:
-            self.group(clock, eps.actors)
         return eps.actors
 
     def group(self, clock: Clock, actors: list[Any]) -> None:

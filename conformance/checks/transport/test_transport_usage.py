@@ -14,6 +14,7 @@ from typing import Any, Callable
 
 import pytest
 
+from conformance.areas.transport import reference_wave
 from conformance.areas.transport.judges import USER_TIMEOUT_GETS
 from conformance.areas.transport.usage import UsageCtx, short
 from conformance.areas.transport.usage_actors import TENSORLESS
@@ -261,11 +262,16 @@ def _many_async_transfers_out_of_order_and_a_busy_sender(transport_ctx: UsageCtx
 
         stall = _concurrent_wave(u, clock, n, n_actors, nbytes, wave.limit_s, more)
         if stall is not None:
+            u.metrics["stall"] = stall.as_dict()
+            pending = (f"{stall.pending} of {n} concurrent transfers did not finish within "
+                       f"{u.metrics['all_bound_s']:g}s")
+            # whose stall: the same wave through the suite's reference transport, on fresh actors
+            reference = u.reference_wave(clock, n, n_actors, nbytes, wave.limit_s)
+            if reference_wave.whose_stall(reference) == "host":
+                u.budget.host_failed(f"{pending}, and {reference_wave.describe(reference)}")
             wave.ran_out()
     if stall is not None:
-        u.metrics["stall"] = stall.as_dict()
-        raise clock.fail(f"{stall.pending} of {n} concurrent transfers did not finish within "
-                         f"{u.metrics['all_bound_s']:g}s: {stall.describe()}")
+        raise clock.fail(f"{pending}: {stall.describe()}; {reference_wave.describe(reference)}")
     # a sender busy in a long method still serves a transfer (Ray: test_p2p_blocking), between
     # two new actors: the wave's are stopped first, since on a device they hold a unit each and
     # a node with as many devices as the wave has actors has none left for the pair

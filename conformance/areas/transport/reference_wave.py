@@ -1,0 +1,126 @@
+"""The same wave through the suite's reference transport: whose stall a wave's stall is.
+
+TR-019 sends a wave of concurrent transfers through the plugin's transport and judges that every
+one arrives within its bound. When the wave runs out with transfers pending, the stall is either
+the plugin's (a transport that wedges: leaked credits, a receive that never returns) or the
+host's (busy loops above the suite's priority starve Ray's own threads: make test-load). A
+worker-start sample cannot tell them apart (it measures how fast Ray starts a process, not what
+running actors get), nor can the kernel's accounting of the actors' waiting (a Ray worker's own
+threads queue for a CPU on a loaded host whatever the plugin does; docs/ci.md).
+
+What can is a reference that does the same work: the same number of transfers of the same size,
+between as many *fresh* actors of the same kind on the same node, through Ray's RDT machinery,
+with the suite's own one-sided transport (SIMXFER, conformance.simulated.transport: host memory,
+one node) in place of the plugin's, given the bound the plugin's wave was given. Only the
+transport differs. If the reference does not finish within that bound either, the host (Ray's
+machinery on it) ran out: "not judged: host", with both waves' measurements. If it finishes, the
+plugin's wave had what it needed and the stall is the plugin's finding, the reference's time
+beside it. A reference that cannot run at all (no shared memory on this host) decides nothing:
+the stall stays the plugin's, as it was before the reference existed, and the reason says so.
+"""
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import asdict, dataclass, replace
+from typing import Any, Callable
+
+from conformance.exc_text import first_line
+from conformance.run.budget import CONTROL_CALL_S
+
+NAME = "CONFORMANCE_REFERENCE"   # the reference transport's name in Ray's registry (SIMXFER's class)
+SEED = 7000                      # the reference's payload seeds start here (the plugin's wave's at 1000)
+_lock = threading.Lock()
+_registered: list[str | None] = []   # this process's registration: [None] done, [error] failed
+
+
+@dataclass(frozen=True)
+class ReferenceWave:
+    """What the reference did: its transfers, actors and bound, how long it took, how many of
+    its transfers were still pending at the bound (0: it finished), or why it could not run."""
+
+    transport: str
+    transfers: int
+    actors: int
+    bound_s: float
+    took_s: float | None = None
+    pending: int | None = None
+    error: str | None = None
+
+    @property
+    def ran_out(self) -> bool:
+        return self.error is None and bool(self.pending)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {k: v for k, v in asdict(self).items() if v is not None}
+
+
+def whose_stall(reference: ReferenceWave) -> str:
+    """'host' when the reference ran out of the same bound too; else 'plugin' (it finished, or it
+    could not run and decides nothing)."""
+    return "host" if reference.ran_out else "plugin"
+
+
+def describe(reference: ReferenceWave) -> str:
+    """The reference's part of the check's reason."""
+    if reference.error is not None:
+        return f"the suite's reference transport could not run here to compare ({reference.error})"
+    if reference.ran_out:
+        return (f"the same wave through the suite's reference transport ({reference.transfers} transfers between "
+                f"{reference.actors} fresh actors) did not finish within the same {reference.bound_s:g}s either "
+                f"({reference.pending} pending)")
+    return (f"the same wave through the suite's reference transport ({reference.transfers} transfers between "
+            f"{reference.actors} fresh actors) finished in {reference.took_s:.1f}s of the same {reference.bound_s:g}s")
+
+
+def _register() -> None:
+    """SIMXFER's class under NAME in this process's registry (once: Ray has no unregister), before
+    the reference's actors exist, so they carry it."""
+    with _lock:
+        if _registered:
+            if _registered[0] is not None:
+                raise RuntimeError(_registered[0])
+            return
+        try:
+            import torch
+            from ray.experimental.rdt import register_tensor_transport, util
+
+            from conformance.simulated.transport import SimXferTransport
+
+            util._ensure_default_transports_registered()
+            if NAME not in util.transport_manager_info:
+                register_tensor_transport(NAME, ["cpu"], SimXferTransport, torch.Tensor)
+            _registered.append(None)
+        except Exception as exc:  # noqa: BLE001 - the reason the reference cannot run
+            _registered.append(f"registering it failed: {first_line(exc)}"[:200])
+            raise RuntimeError(_registered[0]) from None
+
+
+def run(start: Callable[[int], list[Any]], n: int, n_actors: int, nbytes: int, bound_s: float) -> ReferenceWave:
+    """The plugin's wave again (n transfers of nbytes from half of n_actors fresh actors to the other
+    half, all in flight), on host memory through the reference transport, within `bound_s`.
+    `start(k)` starts k fresh actors of the wave's kind as the check starts its own (Ray's time,
+    on the check's budget, left out of the scenario)."""
+    import ray
+
+    base = ReferenceWave(transport=NAME, transfers=n, actors=n_actors, bound_s=round(bound_s, 1))
+    try:
+        _register()
+    except RuntimeError as exc:
+        return replace(base, error=str(exc))
+    from conformance.rdt.payloads import seeded
+
+    actors = start(n_actors)
+    half = n_actors // 2
+    t0 = time.monotonic()
+    refs = [actors[k % half].make.options(tensor_transport=NAME).remote(seeded(nbytes, SEED + k)) for k in range(n)]
+    outs = [actors[half + (k // half) % (n_actors - half)].receive.remote(r) for k, r in enumerate(refs)]
+    done, pending = ray.wait(outs, num_returns=len(outs), timeout=bound_s)
+    took = time.monotonic() - t0
+    try:
+        ray.get(done, timeout=CONTROL_CALL_S)
+    except Exception as exc:  # noqa: BLE001 - a reference that failed decides nothing
+        return replace(base, error=f"a reference transfer raised {first_line(exc)}"[:200])
+    finally:
+        del refs, outs
+    return replace(base, took_s=round(took, 3), pending=len(pending))

@@ -1,0 +1,29 @@
+"""Whose stall a TR-019 wave's stall is: the same wave through the suite's reference transport
+(conformance.areas.transport.reference_wave) decides it, and the reason says what it did."""
+from __future__ import annotations
+
+from conformance.areas.transport.reference_wave import NAME, ReferenceWave, describe, whose_stall
+
+BASE = ReferenceWave(transport=NAME, transfers=100, actors=4, bound_s=20.0)
+
+
+def test_a_reference_that_finished_leaves_the_stall_to_the_plugin() -> None:
+    done = ReferenceWave(**{**BASE.as_dict(), "took_s": 4.3, "pending": 0})
+    assert whose_stall(done) == "plugin" and not done.ran_out
+    assert describe(done) == ("the same wave through the suite's reference transport (100 transfers between 4 fresh "
+                              "actors) finished in 4.3s of the same 20s")
+
+
+def test_a_reference_that_ran_out_of_the_same_bound_makes_it_the_hosts() -> None:
+    stuck = ReferenceWave(**{**BASE.as_dict(), "took_s": 20.0, "pending": 37})
+    assert whose_stall(stuck) == "host" and stuck.ran_out
+    assert "did not finish within the same 20s either (37 pending)" in describe(stuck)
+
+
+def test_a_reference_that_could_not_run_decides_nothing() -> None:
+    """No shared memory on the host, or Ray refusing the registration: the stall stays the
+    plugin's, as it was before the reference existed, and the reason says why."""
+    broken = ReferenceWave(**{**BASE.as_dict(), "error": "registering it failed: OSError: no /dev/shm"})
+    assert whose_stall(broken) == "plugin" and not broken.ran_out
+    assert describe(broken).startswith("the suite's reference transport could not run here to compare (registering")
+    assert "error" in broken.as_dict() and "pending" not in broken.as_dict()
