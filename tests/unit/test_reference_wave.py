@@ -27,3 +27,13 @@ def test_a_reference_that_could_not_run_decides_nothing() -> None:
     assert whose_stall(broken) == "plugin" and not broken.ran_out
     assert describe(broken).startswith("the suite's reference transport could not run here to compare (registering")
     assert "error" in broken.as_dict() and "pending" not in broken.as_dict()
+
+
+def test_transfers_ray_gave_up_on_within_the_bound_did_not_finish_either() -> None:
+    """make test-load (busy loops above the suite's priority, TR-019's bound 5 s x6): the
+    reference's receives ended in Ray's own RDT fetch timeout on the suite's correct transport."""
+    gave_up = ReferenceWave(**{**BASE.as_dict(), "took_s": 61.0, "pending": 0, "timed_out": 100,
+                               "first_timeout": "TimeoutError: ObjectRef(6c68) not found in RDT object store after 60.0s"})
+    assert whose_stall(gave_up) == "host"
+    assert describe(gave_up).endswith("(0 pending, 100 given up by Ray: TimeoutError: ObjectRef(6c68) not found in "
+                                      "RDT object store after 60.0s)")

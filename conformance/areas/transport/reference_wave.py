@@ -15,8 +15,11 @@ one node) in place of the plugin's, given the bound the plugin's wave was given.
 transport differs. If the reference does not finish within that bound either, the host (Ray's
 machinery on it) ran out: "not judged: host", with both waves' measurements. If it finishes, the
 plugin's wave had what it needed and the stall is the plugin's finding, the reference's time
-beside it. A reference that cannot run at all (no shared memory on this host) decides nothing:
-the stall stays the plugin's, as it was before the reference existed, and the reason says so.
+beside it. Transfers of the reference that Ray itself gave up on within the bound (its RDT fetch timeout:
+make test-load saw "not found in RDT object store after 60.0s" on the suite's transport) did not
+finish either. A reference that cannot run at all (its registration refused, no shared memory on
+this host) or whose transport fails otherwise decides nothing: the stall stays the plugin's, as it
+was before the reference existed, and the reason says so.
 """
 from __future__ import annotations
 
@@ -30,6 +33,7 @@ from conformance.run.budget import CONTROL_CALL_S
 
 NAME = "CONFORMANCE_REFERENCE"   # the reference transport's name in Ray's registry (SIMXFER's class)
 SEED = 7000                      # the reference's payload seeds start here (the plugin's wave's at 1000)
+REASON_CHARS = 200               # knob: a reference error quoted in the reason
 _lock = threading.Lock()
 _registered: list[str | None] = []   # this process's registration: [None] done, [error] failed
 
@@ -45,11 +49,16 @@ class ReferenceWave:
     bound_s: float
     took_s: float | None = None
     pending: int | None = None
+    timed_out: int | None = None   # transfers Ray itself gave up on (its RDT fetch timeout) within the bound
+    first_timeout: str | None = None
     error: str | None = None
 
     @property
     def ran_out(self) -> bool:
-        return self.error is None and bool(self.pending)
+        """The reference did not finish the same work within the same bound: transfers still
+        pending, or ones Ray's own machinery gave up on (under a CPU hog: "not found in RDT object
+        store after 60.0s") on the suite's correct transport."""
+        return self.error is None and bool(self.pending or self.timed_out)
 
     def as_dict(self) -> dict[str, Any]:
         return {k: v for k, v in asdict(self).items() if v is not None}
@@ -66,9 +75,10 @@ def describe(reference: ReferenceWave) -> str:
     if reference.error is not None:
         return f"the suite's reference transport could not run here to compare ({reference.error})"
     if reference.ran_out:
+        gave_up = (f", {reference.timed_out} given up by Ray: {reference.first_timeout}" if reference.timed_out else "")
         return (f"the same wave through the suite's reference transport ({reference.transfers} transfers between "
                 f"{reference.actors} fresh actors) did not finish within the same {reference.bound_s:g}s either "
-                f"({reference.pending} pending)")
+                f"({reference.pending} pending{gave_up})")
     return (f"the same wave through the suite's reference transport ({reference.transfers} transfers between "
             f"{reference.actors} fresh actors) finished in {reference.took_s:.1f}s of the same {reference.bound_s:g}s")
 
@@ -92,7 +102,7 @@ def _register() -> None:
                 register_tensor_transport(NAME, ["cpu"], SimXferTransport, torch.Tensor)
             _registered.append(None)
         except Exception as exc:  # noqa: BLE001 - the reason the reference cannot run
-            _registered.append(f"registering it failed: {first_line(exc)}"[:200])
+            _registered.append(f"registering it failed: {first_line(exc)}"[:REASON_CHARS])
             raise RuntimeError(_registered[0]) from None
 
 
@@ -117,10 +127,16 @@ def run(start: Callable[[int], list[Any]], n: int, n_actors: int, nbytes: int, b
     outs = [actors[half + (k // half) % (n_actors - half)].receive.remote(r) for k, r in enumerate(refs)]
     done, pending = ray.wait(outs, num_returns=len(outs), timeout=bound_s)
     took = time.monotonic() - t0
+    timeouts: list[str] = []
     try:
-        ray.get(done, timeout=CONTROL_CALL_S)
-    except Exception as exc:  # noqa: BLE001 - a reference that failed decides nothing
-        return replace(base, error=f"a reference transfer raised {first_line(exc)}"[:200])
+        for out in done:
+            try:
+                ray.get(out, timeout=CONTROL_CALL_S)
+            except TimeoutError as exc:   # Ray's RDT fetch timeout (a RayTaskError of it is one too)
+                timeouts.append(first_line(exc)[:REASON_CHARS])
+            except Exception as exc:  # noqa: BLE001 - the suite's transport failing otherwise decides nothing
+                return replace(base, error=f"a reference transfer raised {first_line(exc)}"[:REASON_CHARS])
     finally:
         del refs, outs
-    return replace(base, took_s=round(took, 3), pending=len(pending))
+    return replace(base, took_s=round(took, 3), pending=len(pending), timed_out=len(timeouts),
+                   first_timeout=timeouts[0] if timeouts else None)
