@@ -17,7 +17,7 @@ def test_a_reference_that_finished_leaves_the_stall_to_the_plugin() -> None:
 def test_a_reference_that_ran_out_of_the_same_bound_makes_it_the_hosts() -> None:
     stuck = ReferenceWave(**{**BASE.as_dict(), "took_s": 20.0, "pending": 37})
     assert whose_stall(stuck) == "host" and stuck.ran_out
-    assert "did not finish within the same 20s either (37 pending)" in describe(stuck)
+    assert "did not finish within the same 20s either (after 20.0s: 37 pending)" in describe(stuck)
 
 
 def test_a_reference_that_could_not_run_decides_nothing() -> None:
@@ -35,5 +35,13 @@ def test_transfers_ray_gave_up_on_within_the_bound_did_not_finish_either() -> No
     gave_up = ReferenceWave(**{**BASE.as_dict(), "took_s": 61.0, "pending": 0, "timed_out": 100,
                                "first_timeout": "TimeoutError: ObjectRef(6c68) not found in RDT object store after 60.0s"})
     assert whose_stall(gave_up) == "host"
-    assert describe(gave_up).endswith("(0 pending, 100 given up by Ray: TimeoutError: ObjectRef(6c68) not found in "
-                                      "RDT object store after 60.0s)")
+    assert describe(gave_up).endswith("(after 61.0s: 0 pending, 100 given up by Ray: TimeoutError: ObjectRef(6c68) "
+                                      "not found in RDT object store after 60.0s)")
+
+
+def test_a_reference_done_only_after_the_bound_did_not_finish_within_it() -> None:
+    """make test-load, TR-019's bound 5 s x6 = 155 s: every reference transfer done, but the
+    starved driver's ray.wait returned after 175.3 s."""
+    late = ReferenceWave(**{**BASE.as_dict(), "bound_s": 155.0, "took_s": 175.269, "pending": 0, "timed_out": 0})
+    assert whose_stall(late) == "host"
+    assert "did not finish within the same 155s either (after 175.3s: 0 pending)" in describe(late)
