@@ -270,8 +270,8 @@ def _many_async_transfers_out_of_order_and_a_busy_sender(transport_ctx: UsageCtx
             if reference_wave.whose_stall(reference) == "host":
                 u.budget.host_failed(f"{pending}, and {reference_wave.describe(reference)}")
             wave.ran_out()
-    if stall is not None:
-        raise clock.fail(f"{pending}: {stall.describe()}; {reference_wave.describe(reference)}")
+    if stall is not None:   # whose it is first: the stall's evidence is long, and a reason is cut
+        raise clock.fail(f"{pending}, while {reference_wave.describe(reference)}: {stall.describe()}")
     # a sender busy in a long method still serves a transfer (Ray: test_p2p_blocking), between
     # two new actors: the wave's are stopped first, since on a device they hold a unit each and
     # a node with as many devices as the wave has actors has none left for the pair
