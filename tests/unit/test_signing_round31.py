@@ -213,3 +213,15 @@ def test_a_wait_stretched_on_a_loaded_host_backs_what_it_took_not_its_stretch() 
     metrics["waits"]["each"][0] = wave
     scenario["excluded_s"] = 120.0   # Wave.more granted 120 s more after 60 s; the wave ended 5 s later
     assert exclusion_backing_problems(metrics) == []
+
+
+def test_a_sweep_from_before_its_object_store_trials_were_recorded_is_no_contradiction() -> None:
+    """A real data.6 run (tests/support/real_run_data6) records each size's object-store median and
+    no trials: nothing to recompute the median from, so nothing to refuse (make test s31a: the
+    first form of this rule refused the real run and every test built on it)."""
+    from conformance.signing.same_measurement import reference_sample_problems
+
+    old = json.loads((Path(__file__).resolve().parents[1] / "support" / "real_run_data6" / "report.json").read_text())
+    sweep = next(c for c in old["checks"] if c["id"] == "PF-001")["metrics"]["bandwidth"]
+    assert all(row.get("object_store_trials_gbps") is None for row in sweep.values())
+    assert reference_sample_problems(old["checks"]) == []
