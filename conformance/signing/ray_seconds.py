@@ -44,7 +44,12 @@ from conformance.catalog.strict_input import as_list, as_map
 from conformance.signing.entry_rules import scenario_exclusions
 from conformance.timing.owned import BIRTH_SLICE_S, LEFT_TO_RAY
 
-ROUNDING_S = 0.002   # knob: each recorded figure is rounded to 1 ms (two roundings a pair), no threshold
+ROUNDING_S = 0.002   # knob: each recorded figure is rounded to 1 ms (two roundings a pair)
+# knob: what a clock wrapped around a wait reads beyond the wait's own record (the run leaves out of
+# a scenario the time around each wait on Ray, read before and after it, while the wait times
+# itself inside: Python between the reads, and a thread descheduled on a loaded host; make test
+# s31b: good/transport-two-sided's TR-018 left 1.792 s out around waits that took 1.783 s)
+WRAP_S = 0.25
 
 
 def _seconds(value: object) -> float | None:
@@ -97,7 +102,7 @@ def figure_problems(metrics: Mapping[str, Any]) -> list[str]:
         for param, figures in by_param.items():
             claimed = sum(v for _, v in figures)
             backed, n = _backing(waits, param, 0.0)
-            if claimed > backed + ROUNDING_S * (len(figures) + n):
+            if claimed > backed + ROUNDING_S * (len(figures) + n) + WRAP_S * n:
                 names = " + ".join(f"{where}{name} {v:g}" for name, v in figures)
                 problems.append(f"{names} s left to Ray's machinery, but its recorded waits on Ray bounded by {param} "
                                 f"took {backed:.3f} s: seconds no recorded wait spent")
@@ -118,7 +123,7 @@ def exclusion_backing_problems(metrics: Mapping[str, Any], slice_s: float = 0.0)
     if not claimed:
         return []
     backed, n = _backing(waits, None, slice_s, unlisted_too=any(x > 0 for x in scenario_exclusions(metrics)))
-    if claimed <= backed + ROUNDING_S * (len(left) + n):
+    if claimed <= backed + ROUNDING_S * (len(left) + n) + WRAP_S * n:
         return []
     return [f"its plugin waits left {claimed:.3f} s out of their bounds for Ray's machinery, but its recorded waits "
             f"on Ray took {backed:.3f} s: a bound stretched by time no recorded wait spent"]
