@@ -19,7 +19,7 @@ conformance.timing: the names it needs (the exceptions it catches, the scenario 
 from __future__ import annotations
 
 import time
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import TYPE_CHECKING, Any, Callable, Iterator, NoReturn, TypeVar
 
 from conformance.run import machinery, release
@@ -145,25 +145,17 @@ class Budget:
         recorded in this budget wherever it runs (setup, body, teardown); inside a scenario
         (`clock`), its time is left out of the scenario's bound."""
         bound = release.RELEASE_S if bound_s is None and param is None else self._bound(bound_s, param)
-        t0 = time.monotonic()
-        try:
-            with self.active():
-                release.await_released(resource, what, bound, machinery=self.machinery, param=param,
-                                       node_id=node_id, units=units)
-        finally:
-            if clock is not None:
-                clock.exclude(time.monotonic() - t0)
+        with self.active(), clock.left_out() if clock is not None else nullcontext():
+            release.await_released(resource, what, bound, machinery=self.machinery, param=param,
+                                   node_id=node_id, units=units)
 
     def started(self, clock: Clock, refs: Refs, what: str, bound_s: float | None = None, *,
                 param: str | None = None, runs_plugin_code: bool = False) -> Any:
         """Inside a scenario: new actors' first answers, or a placement group Ray can place by its
         own accounting (`pg.ready()`), awaited as Ray's machinery (`actors`); the time it took is
         left out of the scenario's own bound (a slow start is the host's, judged here)."""
-        t0 = time.monotonic()
-        try:
+        with clock.left_out():
             return self.actors(refs, what, bound_s, param=param, runs_plugin_code=runs_plugin_code)
-        finally:
-            clock.exclude(time.monotonic() - t0)
 
     def get(self, refs: Refs, bound_s: float, what: str, owner: Owner = "ray") -> Any:
         """A hang guard on a result (a task or a call whose time no check judges): at most

@@ -181,11 +181,8 @@ def clock_ready(clock: Clock, bound_s: float, machinery: MachineryRecord) -> Cal
     time it took left out of the scenario's own bound (a slow start is the host's, judged here, not
     the plugin's)."""
     def ready(refs: Refs, what: str) -> Any:
-        t0 = time.monotonic()
-        try:
+        with clock.left_out():
             return await_actors(refs, bound_s, what, machinery=machinery)
-        finally:
-            clock.exclude(time.monotonic() - t0)
     return ready
 
 

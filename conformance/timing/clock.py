@@ -8,7 +8,8 @@ bound, instead of hanging. The recovery scenarios and the RDT harness's transfer
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any, Callable, TypeVar
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, Callable, Iterator, TypeVar
 
 if TYPE_CHECKING:
     from conformance.timing.waits import Refs
@@ -62,6 +63,18 @@ class Clock:
         self.bound_s += max(0.0, float(seconds))
         self.marks["excluded_s"] = round(self.marks.get("excluded_s", 0.0) + max(0.0, float(seconds)), 3)
         self._stepped()
+
+    @contextmanager
+    def left_out(self) -> Iterator[None]:
+        """Leave the block's time out of the scenario's bound (a wait on Ray's machinery), less
+        what the block already left out itself: a wait that starts actors, whose start is left
+        out as it happens, is not left out twice."""
+        t0, before = time.monotonic(), float(self.marks.get("excluded_s", 0.0))
+        try:
+            yield
+        finally:
+            inside = float(self.marks.get("excluded_s", 0.0)) - before
+            self.exclude(time.monotonic() - t0 - inside)
 
     def fail(self, message: str) -> ScenarioFailed:
         self._stepped()

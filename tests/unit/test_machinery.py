@@ -125,6 +125,24 @@ def test_a_scenario_does_not_count_an_actor_start_against_its_bound(monkeypatch:
     assert clock.marks["excluded_s"] == 25 and clock.bound_s == 55 and clock.remaining() > 29
 
 
+def test_a_wait_that_starts_actors_leaves_their_start_out_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """TR-019's reference wave starts its actors through clock_ready inside a wait left out as a
+    whole: the 25 s start counts once, beside the wave's own 10 s (session 31's double count)."""
+    clock = Clock("TR-019", "concurrent-transfers", 30)
+    now = [1000.0]
+
+    def slow_start(refs: Any, bound_s: float, what: str, *, machinery: MachineryRecord) -> Any:
+        now[0] += 25
+        return ["info"]
+    monkeypatch.setattr(machinery, "await_actors", slow_start)
+    monkeypatch.setattr(machinery.time, "monotonic", lambda: now[0])
+    with clock.left_out():
+        machinery.clock_ready(clock, 120, MachineryRecord())([object()], "4 async actor(s) to start")
+        now[0] += 10   # the reference's wave
+    monkeypatch.undo()
+    assert clock.marks["excluded_s"] == 35 and clock.bound_s == 65
+
+
 def test_before_blaming_the_plugin_a_fresh_sample_is_taken(monkeypatch: pytest.MonkeyPatch, rec: MachineryRecord) -> None:
     sampler(monkeypatch, 0.5)                                  # the host is as the bound assumed: judge
     machinery.before_blaming(60, 1.0, "3 of 100 concurrent transfers", machinery=rec)

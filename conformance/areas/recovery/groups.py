@@ -4,7 +4,6 @@ the check's budget (conformance.run.budget: stretched by the run's measurement, 
 before blaming, recorded in metrics.waits) and left out of the scenario's own bound."""
 from __future__ import annotations
 
-import time
 from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 from conformance.timing.waits import polled
@@ -45,9 +44,6 @@ def await_ray(budget: Budget, clock: Clock, probe: Callable[[], T | None], what:
     node starting: then a host that did its part leaves the failure to the plugin), after
     `begin()` (once: what sets Ray's machinery going, a node added); `explain()` says what was last
     seen when it runs out. Its time is left out of the scenario's bound (`clock`)."""
-    t0 = time.monotonic()
-    try:
+    with clock.left_out():
         return budget.ray(polled(probe, what, begin=begin, explain=explain), what, param=param,
                           runs_plugin_code=runs_plugin_code)
-    finally:
-        clock.exclude(time.monotonic() - t0)

@@ -12,7 +12,8 @@ What can is a reference that does the same work: the same number of transfers of
 between as many *fresh* actors of the same kind on the same node, through Ray's RDT machinery,
 with the suite's own one-sided transport (SIMXFER, conformance.simulated.transport: host memory,
 one node) in place of the plugin's, given the bound the plugin's wave was given. Only the
-transport differs. If the reference does not finish within that bound either, or needs more than half of it (the
+transport differs: both run one procedure (conformance.areas.transport.wave), and the plugin's
+wave's actors are stopped before the reference's start. If the reference does not finish within that bound either, or needs more than half of it (the
 same work by the plugin's wave takes as long, give or take a third, on a host that loaded), the
 host (Ray's machinery on it) ran out: "not judged: host", with both waves' measurements. If it
 finishes with room to spare, the plugin's wave had what it needed and the stall is the plugin's
@@ -25,12 +26,12 @@ was before the reference existed, and the reason says so.
 from __future__ import annotations
 
 import threading
-import time
 from dataclasses import asdict, dataclass, replace
 from typing import Any, Callable
 
+from conformance.areas.transport.wave import concurrent_transfers
 from conformance.exc_text import first_line
-from conformance.run.budget import CONTROL_CALL_S
+from conformance.timing.clock import CONTROL_CALL_S
 
 NAME = "CONFORMANCE_REFERENCE"   # the reference transport's name in Ray's registry (SIMXFER's class)
 SEED = 7000                      # the reference's payload seeds start here (the plugin's wave's at 1000)
@@ -55,6 +56,7 @@ class ReferenceWave:
     pending: int | None = None
     timed_out: int | None = None   # transfers Ray itself gave up on (its RDT fetch timeout) within the bound
     first_timeout: str | None = None
+    stall: str | None = None       # where its pending transfers stood (conformance.rdt.stalls), when it left some
     error: str | None = None
 
     @property
@@ -87,7 +89,8 @@ def describe(reference: ReferenceWave) -> str:
         if reference.pending or reference.timed_out:
             return (f"the same wave through the suite's reference transport ({reference.transfers} transfers between "
                     f"{reference.actors} fresh actors) did not finish within the same {reference.bound_s:g}s either "
-                    f"(after {reference.took_s:.1f}s: {reference.pending} pending{gave_up})")
+                    f"(after {reference.took_s:.1f}s: {reference.pending} pending{gave_up}"
+                    f"{'; ' + reference.stall if reference.stall else ''})")
         return (f"the same wave through the suite's reference transport ({reference.transfers} transfers between "
                 f"{reference.actors} fresh actors) needed {reference.took_s:.1f}s of the same {reference.bound_s:g}s, "
                 f"more than 1/{HEADROOM:g} of it: the host leaves no room to tell a stall from its load")
@@ -119,36 +122,41 @@ def _register() -> None:
 
 
 def run(start: Callable[[int], list[Any]], n: int, n_actors: int, nbytes: int, bound_s: float) -> ReferenceWave:
-    """The plugin's wave again (n transfers of nbytes from half of n_actors fresh actors to the other
-    half, all in flight), on host memory through the reference transport, within `bound_s`.
-    `start(k)` starts k fresh actors of the wave's kind as the check starts its own (Ray's time,
-    on the check's budget, left out of the scenario)."""
+    """The plugin's wave again (conformance.areas.transport.wave: n transfers of nbytes from half
+    of n_actors fresh actors to the other half, produced first, then all received at once), on
+    host memory through the reference transport, within `bound_s`. `start(k)` starts k fresh
+    actors of the wave's kind as the check starts its own (Ray's time, on the check's budget, left
+    out of the scenario)."""
     import ray
+
+    from conformance.rdt.payloads import build, describe, same_bytes, seeded
+    from conformance.timing.clock import Clock, ScenarioFailed
 
     base = ReferenceWave(transport=NAME, transfers=n, actors=n_actors, bound_s=round(bound_s, 1))
     try:
         _register()
     except RuntimeError as exc:
         return replace(base, error=str(exc))
-    from conformance.rdt.payloads import seeded
-
     actors = start(n_actors)
-    half = n_actors // 2
-    t0 = time.monotonic()
-    refs = [actors[k % half].make.options(tensor_transport=NAME).remote(seeded(nbytes, SEED + k)) for k in range(n)]
-    outs = [actors[half + (k // half) % (n_actors - half)].receive.remote(r) for k, r in enumerate(refs)]
-    done, pending = ray.wait(outs, num_returns=len(outs), timeout=bound_s)
-    took = time.monotonic() - t0
-    timeouts: list[str] = []
+    # its own clock: the reference's bound is the wave's, and a step of it that fails names it
+    clock = Clock("TR-019", "reference-wave", bound_s + CONTROL_CALL_S)
     try:
-        for out in done:
-            try:
-                ray.get(out, timeout=CONTROL_CALL_S)
-            except TimeoutError as exc:   # Ray's RDT fetch timeout (a RayTaskError of it is one too)
-                timeouts.append(first_line(exc)[:REASON_CHARS])
-            except Exception as exc:  # noqa: BLE001 - the suite's transport failing otherwise decides nothing
-                return replace(base, error=f"a reference transfer raised {first_line(exc)}"[:REASON_CHARS])
-    finally:
-        del refs, outs
-    return replace(base, took_s=round(took, 3), pending=len(pending), timed_out=len(timeouts),
+        ran = concurrent_transfers(clock, actors, NAME, n, nbytes, bound_s, lambda _waited: 0.0, SEED)
+    except ScenarioFailed as exc:   # a producer or a receive refused at submission
+        return replace(base, error=first_line(exc)[:REASON_CHARS])
+    if ran.stall is not None:
+        return replace(base, took_s=ran.took_s, pending=ran.stall.pending,
+                       stall=ran.stall.describe()[:REASON_CHARS])
+    timeouts: list[str] = []
+    for out, seed in zip(ran.outs, ran.seeds):
+        try:
+            got = ray.get(out, timeout=CONTROL_CALL_S)
+        except TimeoutError as exc:   # Ray's RDT fetch timeout (a RayTaskError of it is one too)
+            timeouts.append(first_line(exc)[:REASON_CHARS])
+            continue
+        except Exception as exc:  # noqa: BLE001 - the suite's transport failing otherwise decides nothing
+            return replace(base, error=f"a reference transfer raised {first_line(exc)}"[:REASON_CHARS])
+        if not same_bytes(describe(build(seeded(nbytes, seed))), got):
+            return replace(base, error=f"a reference transfer delivered other bytes (seed {seed})")
+    return replace(base, took_s=ran.took_s, pending=0, timed_out=len(timeouts),
                    first_timeout=timeouts[0] if timeouts else None)

@@ -15,7 +15,6 @@ when it runs out; left out of the scenario's bound).
 """
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -177,15 +176,16 @@ class UsageCtx(TransportCtx):
         """A wave that ran out, done again through the suite's reference transport on fresh actors of
         the wave's kind (reference_wave: whose stall it was), within the bound the wave had. Its
         time is Ray's and the host's, not the plugin's scenario's: left out of the clock, granted
-        beyond the check's hard timeout, recorded as a wait and in metrics.reference_wave."""
+        beyond the check's hard timeout, recorded as a wait and in metrics.reference_wave. The
+        wave's own actors are stopped first (their stall's evidence is taken): the reference
+        meets the host the plugin's wave met, not what the plugin left running (a wedged receive
+        that spins would otherwise starve the reference and pass its stall off as the host's)."""
+        self.close()
         kind = "async" if self.x.one_sided else "peer"
         options = {"max_concurrency": int(self.param("max_concurrency"))} if self.x.one_sided else {}
-        t0 = time.monotonic()
-        with self.budget.granted(bound_s + START_TIMEOUT_S * MAX_FACTOR):
+        with clock.left_out(), self.budget.granted(bound_s + START_TIMEOUT_S * MAX_FACTOR):
             ref = reference_wave.run(lambda k: self.start_reference(clock, k, kind, **options), n, n_actors,
                                      nbytes, bound_s)
-        took = time.monotonic() - t0
-        clock.exclude(took)
         self.metrics["reference_wave"] = ref.as_dict()
         if ref.error is None:
             self.budget.note(Wait("ray", "the same wave through the suite's reference transport", bound_s, bound_s,

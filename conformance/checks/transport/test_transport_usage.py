@@ -18,12 +18,13 @@ from conformance.areas.transport import reference_wave
 from conformance.areas.transport.judges import USER_TIMEOUT_GETS
 from conformance.areas.transport.usage import UsageCtx, short
 from conformance.areas.transport.usage_actors import TENSORLESS
+from conformance.areas.transport.wave import PLUGIN_SEED, concurrent_transfers
 from conformance.exc_text import first_line
 from conformance.handles import Actor
 from conformance.rdt.config import record_size_cap
 from conformance.rdt.payloads import build, describe, same_bytes, seeded
 from conformance.rdt.pool import alive
-from conformance.rdt.stalls import Pending, StallEvidence, gather, unproduced_by
+from conformance.rdt.stalls import StallEvidence
 from conformance.rdt.transfer import outcome, wait_dead
 from conformance.run.budget import CheckTimeout, Scenario
 
@@ -161,11 +162,11 @@ def _refs_as_users_pass_them(transport_ctx: UsageCtx) -> None:
 
 def _concurrent_wave(u: UsageCtx, clock: Scenario, n: int, n_actors: int, nbytes: int, bound: float,
                      more: Callable[[float], float]) -> StallEvidence | None:
-    """n transfers from half of n_actors fresh actors to the other half, all in flight at once;
-    None when all arrived bit-exact (metrics recorded), else the evidence of the stall. `more`:
-    asked once, when `bound` ran out with transfers still pending, after how long; the seconds the
-    wave may still wait (a host loaded meanwhile: the budget's Wave.more)."""
-    ray = __import__("ray")
+    """n transfers from half of n_actors fresh actors to the other half, all in flight at once
+    (conformance.areas.transport.wave); None when all arrived bit-exact (metrics recorded), else
+    the evidence of the stall. `more`: asked once, when `bound` ran out with transfers still
+    pending, after how long; the seconds the wave may still wait (a host loaded meanwhile: the
+    budget's Wave.more)."""
     if u.x.one_sided:   # Ray's test_out_of_order_actors: asyncio actors, tasks finish out of order
         actors = u.start(clock, n_actors, kind="async", max_concurrency=int(u.param("max_concurrency")))
     else:
@@ -175,62 +176,15 @@ def _concurrent_wave(u: UsageCtx, clock: Scenario, n: int, n_actors: int, nbytes
         # transport does. Ordinary actors keep the order; the transfers are still all in flight.
         actors = u.start(clock, n_actors)
         u.metrics["actor_kind"] = "ordinary actors (two-sided transport: Ray keeps no task order on asyncio actors)"
-    # Sources only produce and receivers only consume: an actor waiting for an argument blocks
-    # its task thread (its event loop, for an asyncio actor), so a ring of actors that both
-    # produce and consume can wait on each other until Ray's RDT fetch timeout, whatever the
-    # transport does. Every source sends to every receiver.
-    half = n_actors // 2
-    refs, outs, seeds, ends = [], [], [], []
-    t0 = time.perf_counter()
-    deadline = time.monotonic() + min(bound, max(clock.remaining(), 0.0))
-    for k in range(n):
-        s, d = k % half, half + (k // half) % (n_actors - half)
-        seed = 1000 + k
-        refs.append(u.submitted(
-            clock, lambda s=s, seed=seed: u.produce(actors[s], nbytes, seed),  # type: ignore[misc]  # mypy cannot type a lambda whose defaults bind the loop's values
-            f"producer {k}"))
-        seeds.append(seed)
-        ends.append((s, d))
-    # Every producer's metadata reaches the owner before any receive is submitted, so a stall
-    # past this point is the receives' (not_produced is told apart first). An asyncio receiver's
-    # event loop deserializes each task's argument and waits there for its receive; a receiver
-    # whose default loop sat in RDTStore.wait_and_pop_object with its `_ray_system` loop idle
-    # and every receive returned was Ray 2.60's unguarded RDT manager (two stores in one
-    # process), which the actors now build in their constructors (conformance.rdt.manager_race).
-    # The receives still all run at once and finish out of order.
-    asked: list[float] = []
-
-    def later(deadline: float) -> float:
-        """The deadline once `more` was asked (at most once)."""
-        if asked:
-            return deadline
-        asked.append(more(time.perf_counter() - t0))
-        return time.monotonic() + asked[0] if asked[0] > 0 else deadline
-
-    unproduced = set(unproduced_by(deadline, [r.hex() for r in refs]))
-    if unproduced and (deadline := later(deadline)) > time.monotonic():
-        unproduced = set(unproduced_by(deadline, [r.hex() for r in refs if r.hex() in unproduced]))
-    if unproduced:
-        return gather(actors, u.name.upper(), [Pending(refs[k].hex(), *ends[k]) for k in range(n)
-                                               if refs[k].hex() in unproduced])
-    u.metrics["produced_s"] = round(time.perf_counter() - t0, 3)
-    for k, ref in enumerate(refs):
-        outs.append(u.submitted(clock, lambda k=k, ref=ref: actors[ends[k][1]].receive.remote(ref), f"transfer {k}"))  # type: ignore[misc]  # mypy cannot type a lambda whose defaults bind the loop's values
-    order: list[int] = []
-    pending = list(outs)
-    index = {o.hex(): i for i, o in enumerate(outs)}
-    while pending and (time.monotonic() < deadline or (deadline := later(deadline)) > time.monotonic()):
-        ready, pending = ray.wait(pending, num_returns=1,
-                                  timeout=max(deadline - time.monotonic(), 0.01))  # knob: smallest poll slice
-        order += [index[r.hex()] for r in ready]
-    if pending:
-        stuck = [Pending(refs[index[o.hex()]].hex(), *ends[index[o.hex()]]) for o in pending]
-        return gather(actors, u.name.upper(), stuck)
-    got = clock.get(outs, "the concurrent transfers' results", bound)
-    elapsed = time.perf_counter() - t0
-    wrong = [k for k, (g, s) in enumerate(zip(got, seeds)) if not same_bytes(describe(build(seeded(nbytes, s))), g)]
-    u.metrics.update({"transfers": n, "actors": n_actors, "payload_bytes": nbytes, "all_done_s": round(elapsed, 3),
-                      "completed_out_of_order": order != sorted(order), "wrong": len(wrong)})
+    ran = concurrent_transfers(clock, actors, u.name, n, nbytes, bound, more, PLUGIN_SEED)
+    if ran.produced_s is not None:
+        u.metrics["produced_s"] = ran.produced_s
+    if ran.stall is not None:
+        return ran.stall
+    got = clock.get(ran.outs, "the concurrent transfers' results", bound)
+    wrong = [k for k, (g, s) in enumerate(zip(got, ran.seeds)) if not same_bytes(describe(build(seeded(nbytes, s))), g)]
+    u.metrics.update({"transfers": n, "actors": n_actors, "payload_bytes": nbytes, "all_done_s": ran.took_s,
+                      "completed_out_of_order": ran.order != sorted(ran.order), "wrong": len(wrong)})
     if wrong:
         raise clock.fail(f"{len(wrong)} of {n} concurrent transfers arrived with other bytes (e.g. transfer {wrong[0]}: "
                          f"{short(got[wrong[0]])})")
