@@ -18,8 +18,8 @@ Budget.released/started/ray wait is timed and its time left out of the clock), s
 what those waits took: a figure no more than the check's waits on Ray under its param, the
 exclusions of its plugin waits no more than all its waits on Ray. A wait on Ray may back what it
 took, or the time its grant grew by beyond its bound stretched by its factor (a wave given more on a
-loaded host leaves the extra out of its scenario whether or not it used it: conformance.run.budget
-.Wave.more; every other wait is granted its stretched bound exactly). A collective
+loaded host leaves out of its scenario what it used of it, and runs before session 32 all of it:
+conformance.run.budget.Wave.more; every other wait is granted its stretched bound exactly). A collective
 call leaves to Ray the slice in which it first saw Ray starting actors for it besides their births'
 own wait (owned.BIRTH_SLICE_S each). Where the record kept only its first waits (`count` above the
 ones listed), each one not listed may back as much as the largest listed: a figure, and an exclusion
@@ -42,7 +42,7 @@ from typing import Any, Mapping
 
 from conformance.catalog.strict_input import as_list, as_map
 from conformance.signing.entry_rules import scenario_exclusions
-from conformance.timing.owned import BIRTH_SLICE_S, LEFT_TO_RAY
+from conformance.timing.owned import BIRTH_SLICE_S, LEFT_TO_RAY, seconds_backed
 
 ROUNDING_S = 0.002   # knob: each recorded figure is rounded to 1 ms (two roundings a pair)
 # knob: what a clock wrapped around a wait reads beyond the wait's own record (the run leaves out of
@@ -69,10 +69,7 @@ def _backing(waits: Mapping[str, Any], param: str | None, slice_s: float, unlist
     for w in each:
         if w.get("owner") != "ray" or (param is not None and w.get("param") != param):
             continue
-        took, bound, granted = _seconds(w.get("took_s")), _seconds(w.get("bound_s")), _seconds(w.get("granted_s"))
-        factor = _seconds(w.get("factor", 1.0))
-        grew = granted - bound * factor if granted is not None and bound is not None and factor is not None else 0.0
-        backs.append(max(took or 0.0, grew) + slice_s)
+        backs.append(seconds_backed(w) + slice_s)
     count = waits.get("count")
     unlisted = count - len(each) if isinstance(count, int) and not isinstance(count, bool) and count > len(each) else 0
     unlisted = unlisted if unlisted_too else 0

@@ -64,6 +64,15 @@ class Clock:
         self.marks["excluded_s"] = round(self.marks.get("excluded_s", 0.0) + max(0.0, float(seconds)), 3)
         self._stepped()
 
+    def count_again(self, seconds: float) -> None:
+        """Count `seconds` an earlier `exclude` left out against the bound again: time left out
+        ahead, for a wait granted more, that the wait did not use (a scenario leaves out no more
+        than it spent: verify refuses one whose excluded_s exceeds its elapsed_s)."""
+        back = min(max(0.0, float(seconds)), float(self.marks.get("excluded_s", 0.0)))
+        self.bound_s -= back
+        self.marks["excluded_s"] = round(self.marks.get("excluded_s", 0.0) - back, 3)
+        self._stepped()
+
     @contextmanager
     def left_out(self) -> Iterator[None]:
         """Leave the block's time out of the scenario's bound (a wait on Ray's machinery), less

@@ -85,6 +85,19 @@ def _number(value: object) -> float | None:
     return float(value)
 
 
+def seconds_backed(wait: Mapping[str, Any]) -> float:
+    """What one recorded wait on Ray backs of the time a scenario left out of its bound: what it
+    took, or its grant's growth beyond its bound stretched by its factor, whichever is more (a wave
+    given more on a loaded host, Budget.Wave.more, leaves out of its scenario what it uses of it,
+    and runs before session 32 left out all of it). The run's judges and verify (conformance.signing.ray_seconds) read this one rule."""
+    def seconds(key: str, default: object = None) -> float | None:
+        value = _number(wait.get(key, default))
+        return value if value is not None and value >= 0 else None
+    took, bound, granted, factor = seconds("took_s"), seconds("bound_s"), seconds("granted_s"), seconds("factor", 1.0)
+    grew = granted - bound * factor if granted is not None and bound is not None and factor is not None else 0.0
+    return max(took or 0.0, grew)
+
+
 # The param a plugin wait that names none was bounded by: the scenario bound of the transport and
 # workload checks (UsageCtx.clock, the workload checks' scenarios), whose waits name it since issue 43;
 # reports before that name none, and their waits are held to it all the same.

@@ -4,6 +4,7 @@ fake samples: no Ray."""
 from __future__ import annotations
 
 import ast
+import time
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ from conformance.catalog.data import Check
 from conformance.run import machinery
 from conformance.run.budget import Budget
 from conformance.timing import host_load
+from conformance.timing.clock import Clock
 from conformance.timing.host_load import HostNotReady, MachineryRecord
 from conformance.timing.owned import MAX_RECORDED, RESAMPLE_S, Wait, wait_problems
 from conformance.timing.waits import BoundRanOut
@@ -133,6 +135,25 @@ def test_a_wave_given_more_time_by_a_fresh_sample_records_the_grant(monkeypatch:
     w = metrics["waits"]["each"][0]
     assert w["granted_s"] == pytest.approx(30.0)
     assert wait_problems(metrics["waits"], {"all_bound_s": 10.0}, passed=True) == []
+
+
+def test_a_wave_leaves_out_of_its_scenario_only_the_more_it_used(monkeypatch: pytest.MonkeyPatch, rec: MachineryRecord) -> None:
+    """make test-load (session 32): TR-019's wave given 300 s more ended 87 s later, and its scenario
+    recorded 415 s left out of 248 s spent, which its judge refuses. The clock leaves the more out
+    while the wave may use it, and counts the unused part against its bound again at the end."""
+    sample(monkeypatch, host_load.NOMINAL_S["worker_start"] * 3)
+    now = [1000.0]
+    monkeypatch.setattr(time, "monotonic", lambda: now[0])
+    clock = Clock("TR-019", "concurrent-transfers", 240.0)
+    b = Budget(check(all_bound_s=10.0), {}, rec)
+    with b.wave("transfers", param="all_bound_s", clock=clock) as wave:
+        now[0] += 10.0
+        extra = wave.more(10.0)
+        assert clock.bound_s == pytest.approx(240.0 + extra)   # usable while the wave waits
+        now[0] += 5.0                                          # the wave ended 5 s into its 20 s more
+    assert extra == pytest.approx(20.0)
+    assert clock.marks["excluded_s"] == pytest.approx(5.0) and clock.bound_s == pytest.approx(245.0)
+    assert clock.marks["excluded_s"] <= clock.elapsed()
 
 
 # --------------------------------------------------------------------------- the judge of the record

@@ -113,6 +113,27 @@ def test_scenario_exclusions_are_bounded_by_the_waits_on_rays_machinery() -> Non
     assert verdict("TR-018", no_waits).outcome == "error"
 
 
+def test_a_wave_given_more_backs_the_time_its_scenario_left_out_as_verify_reads_it() -> None:
+    """The judge and verify (signing.ray_seconds) read one rule (timing.owned.seconds_backed): a
+    wave given more on a loaded host backs what it used of it even when its own record took less
+    than the scenario left out around it (make test-load, session 32: the wave 147 s, granted 360 s
+    on a 60 s bound; the starts 24 s and 99 s)."""
+    loaded = copy.deepcopy(PASSING["TR-019"])
+    loaded.update(all_bound_s=360.0, all_done_s=122.8, scenario={"elapsed_s": 247.6, "excluded_s": 210.0, "bound_s": 450.0})
+    loaded["waits"]["each"][0].update(took_s=246.9, granted_s=450.0, excluded_s=210.0)
+    loaded["waits"]["each"][1:] = [
+        {"owner": "ray", "what": "concurrent transfers", "bound_s": 60.0, "granted_s": 360.0, "took_s": 147.0,
+         "verdict": "met", "param": "all_bound_s", "factor": 1.0},
+        {"owner": "ray", "what": "4 async actor(s) to start", "bound_s": 120.0, "granted_s": 120.0, "took_s": 24.1,
+         "verdict": "met", "factor": 1.0}]
+    loaded["waits"]["count"] = 3
+    assert verdict("TR-019", loaded).outcome == "pass"           # 210 s > 171 s taken, within the 300 s more
+    loaded["scenario"]["excluded_s"] = loaded["waits"]["each"][0]["excluded_s"] = 240.0
+    loaded["scenario"]["elapsed_s"] = 230.0
+    v = verdict("TR-019", loaded)
+    assert v.outcome == "fail" and "to Ray's machinery" in (v.reason or "")   # never more than it spent
+
+
 def test_a_recorded_failure_is_the_verdict_and_steps_keep_their_bounds() -> None:
     failed = dict(PASSING["TR-016"], failure="[producer-errors] a transfer after the retries ran out: failed")
     v = verdict("TR-016", failed)

@@ -35,6 +35,7 @@ from conformance.areas.transport.judges.common import (
     trait,
 )
 from conformance.report.judges import PASS, MissingEvidence, Verdict, number, param_value
+from conformance.timing.owned import seconds_backed
 
 
 # ------------------------------------------------------------------------------ usage and failures (TR-015 .. TR-020)
@@ -115,8 +116,9 @@ def missing_steps(d: str, missing: list[str]) -> None:
 
 def scenario_checks(m: Mapping[str, Any], manifest: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
     """Every type's record, its step count its own, and the time its scenarios left out of their
-    bound no more than the check's recorded waits on Ray's machinery took (metrics.waits: an actor
-    start, a wave; conformance.run.machinery), when that record is whole."""
+    bound no more than the check's recorded waits on Ray's machinery back (metrics.waits: an actor
+    start, a wave and the more it was given; conformance.timing.owned.seconds_backed), when that
+    record is whole."""
     records = per_type(m, manifest)
     total_agrees(m, records, "step_count")
     excluded = 0.0
@@ -133,7 +135,7 @@ def scenario_checks(m: Mapping[str, Any], manifest: Mapping[str, Any]) -> dict[s
         if not isinstance(waits, Mapping) or not isinstance(each, list):
             raise MissingEvidence("metric waits (the waits on Ray's machinery the scenarios left out) is missing")
         if waits.get("count") == len(each):   # a record cut at its cap cannot be summed
-            ray_s = sum(number(w, "took_s") for w in each
+            ray_s = sum(seconds_backed(w) for w in each
                         if isinstance(w, Mapping) and w.get("owner") == "ray" and w.get("took_s") is not None)
             if excluded > ray_s + EXCLUDED_SLACK_S:
                 raise Refused(f"the scenarios left {excluded:.1f}s out of their bound as Ray's machinery, but the waits on "
