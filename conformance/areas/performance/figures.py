@@ -16,7 +16,9 @@ from conformance.rdt.config import size_key
 
 def sweep_figures(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """PF-001's per-size figures: the transport's median, min, max, IQR and trials, its baselines'
-    medians and its ratios to them."""
+    medians beside the trials each is the median of (the host copy's and the object store's are
+    merit references `diff` reads as the host's, which verify recomputes from them) and its ratios
+    to them."""
     return {size_key(r["bytes"]): {"median_gbps": r["rdt"]["median_gbps"], "min_gbps": r["rdt"]["min_gbps"],
                                    "max_gbps": r["rdt"]["max_gbps"], "iqr": r["rdt"]["iqr_gbps"],
                                    "trials_gbps": r["rdt"]["trials_gbps"], "cv": r["rdt"].get("cv"),
@@ -24,6 +26,7 @@ def sweep_figures(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
                                    "object_store_median_gbps": r.get("object_store", {}).get("median_gbps"),
                                    "object_store_trials_gbps": r.get("object_store", {}).get("trials_gbps"),
                                    "clone_median_gbps": r["clone"]["median_gbps"],
+                                   "clone_trials_gbps": r["clone"]["trials_gbps"],
                                    "ratio_to_object_store": r.get("ratio_to_object_store"),
                                    "ratio_to_clone": r["ratio_to_clone"]} for r in rows}
 
