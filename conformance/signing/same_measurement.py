@@ -24,9 +24,9 @@ that measured slower (TR-019's wave, FR-012..016's fetch timeout, every recorded
 
 A reference `diff` reads as a witness of the host (each check's merit `references`) is a
 measurement the run records beside its samples or copies from the sweep: PF-002's object store at
-the largest size is the sweep's there, PF-001's object store median at each size and WL-001's are
-the medians of the trials beside them (held-out round 31: N31_05, N31_07, N31_10 lowered one alone,
-and the pair's host change excused a regression as the host's).
+the largest size is the sweep's there, PF-001's object store and host copy medians at each size and
+WL-001's are the medians of the trials beside them (held-out round 31: N31_05, N31_07, N31_08,
+N31_10 lowered one alone, and the pair's host change excused a regression as the host's).
 
 Pure: the report's checks in, the contradictions out. A merged report (shards) is left alone:
 its checks may come from different runs' sweeps and clusters.
@@ -109,7 +109,7 @@ def same_measurement_problems(checks: Sequence[Any], merged: bool) -> list[str]:
 
 
 # ------------------------------------------------------------------------------ references beside their samples
-# (issue 43's held-out round 31: N31_07, N31_10) diff reads each check's merit `references` as a
+# (issue 43's held-out round 31: N31_07, N31_08, N31_10) diff reads each check's merit `references` as a
 # witness of the host: the furthest any moved between two runs is the pair's host change, which
 # excuses every figure no same-run reference normalises. A reference the run records as the median
 # of samples it records beside it is held to them (PF-003's object store by its judge, CC-010's host
@@ -117,21 +117,21 @@ def same_measurement_problems(checks: Sequence[Any], merged: bool) -> list[str]:
 # does not record is the vendor's word, said so (UNRECOMPUTED_REFERENCES, FINDINGS.md round 31).
 # check id -> (the reference's path, its samples' path, the rounding the run records them with)
 REFERENCE_SAMPLES: dict[str, tuple[tuple[str, str, float], ...]] = {
-    SWEEP: (("bandwidth.*.object_store_median_gbps", "bandwidth.*.object_store_trials_gbps", 0.0),),
+    # conformance.measure.stats: the rate of the trials' median time, beside every trial's rate
+    SWEEP: (("bandwidth.*.object_store_median_gbps", "bandwidth.*.object_store_trials_gbps", 0.0),
+            ("bandwidth.*.clone_median_gbps", "bandwidth.*.clone_trials_gbps", 0.0)),
     # WorkloadSync.figures: the median of the unrounded rounds, rounded to 0.1 ms, beside the
     # rounds each rounded to 0.1 ms
     "WL-001": (("devices.*.median_store_round_seconds", "devices.*.store_round_seconds", 1.5e-4),),
 }
-# merit references no record of the run's own samples can recompute (the sweep records the host
-# copy's median at each size, not its trials)
-UNRECOMPUTED_REFERENCES: dict[str, tuple[str, ...]] = {SWEEP: ("bandwidth.*.clone_median_gbps",)}
+# merit references no record of the run's own samples can recompute (none since the sweep records
+# the host copy's trials beside its median: held-out N31_08)
+UNRECOMPUTED_REFERENCES: dict[str, tuple[str, ...]] = {}
 
 
 def reference_sample_problems(checks: Sequence[Any]) -> list[str]:
     """Each passed check's merit reference recorded beside its samples (REFERENCE_SAMPLES) is their
     median."""
-    import statistics
-
     from conformance.signing.merit_diff import bind, is_number, resolve
 
     problems: list[str] = []
@@ -141,18 +141,31 @@ def reference_sample_problems(checks: Sequence[Any]) -> list[str]:
             samples = resolve(metrics, samples_path)
             for keys, value in resolve(metrics, summary_path).items():
                 trials = samples.get(keys)
-                if trials is None:   # none recorded (a release before the samples were kept: data.6's
-                    continue         # PF-001 sweep): nothing to recompute the summary from
+                # none recorded (a release before the samples were kept: data.6's PF-001 object store,
+                # data.26's host copy): nothing to recompute the summary from. A release that records
+                # them requires them in its judge (PF-001: sweep_and_baselines_verified_by_the_method).
+                if trials is None:
+                    continue
                 listed: list[Any] = trials if isinstance(trials, list) else []
                 numbers = [float(t) for t in listed if is_number(t)]
-                if numbers and len(numbers) == len(listed) and is_number(value) and math.isclose(
-                        float(value), statistics.median(numbers), rel_tol=1e-9, abs_tol=rounding + 1e-12):
+                if numbers and len(numbers) == len(listed) and is_number(value) \
+                        and _is_median(float(value), numbers, rounding):
                     continue
                 problems.append(f"{check_id} {terminal(bind(summary_path, keys), limit=80)} "
                                 f"{terminal(repr(value), limit=30)} is not the median of its own "
                                 f"{terminal(bind(samples_path, keys), limit=80)} {terminal(repr(trials), limit=80)}: a "
                                 "reference diff reads as the host's is the measurement it summarises")
     return problems[:4]
+
+
+def _is_median(value: float, samples: list[float], rounding: float) -> bool:
+    """`value` is the samples' middle one (an odd count), or lies between the two middle ones (an
+    even count: their mean, or the rate of the trials' median time, which conformance.measure.stats
+    records and which is their harmonic mean), up to the rounding the run records them with."""
+    ordered = sorted(samples)
+    low, high = ordered[(len(ordered) - 1) // 2], ordered[len(ordered) // 2]
+    slack = rounding + 1e-9 * max(abs(low), abs(high)) + 1e-12
+    return low - slack <= value <= high + slack
 
 
 # check id -> (its record of the cluster's nodes, whether it names every node or those with devices)

@@ -343,8 +343,10 @@ def primary_device(manifest: Mapping[str, Any]) -> str:
     return next((d for d in declared if d != "cpu"), "cpu")
 
 
-def _size_problem(key: str, f: Mapping[str, Any], seconds: Any, p: Mapping[str, Any]) -> str | None:
-    """What one size's figures show against the method and against their own trials, or None."""
+def _size_problem(key: str, f: Mapping[str, Any], seconds: Any, p: Mapping[str, Any],
+                  baseline_trials: bool = False) -> str | None:
+    """What one size's figures show against the method and against their own trials, or None.
+    `baseline_trials`: the release records each baseline's trials beside its median (_baselines_problem)."""
     trials = f.get("trials_gbps")
     if not isinstance(trials, list) or not trials:
         raise MissingEvidence(f"metric bandwidth.{key}.trials_gbps is missing or empty")
@@ -381,12 +383,44 @@ def _size_problem(key: str, f: Mapping[str, Any], seconds: Any, p: Mapping[str, 
     clone = number(f, "clone_median_gbps")
     if clone <= 0 or not agrees(number(f, "ratio_to_clone"), med / clone):
         return f"{key}: ratio_to_clone {f.get('ratio_to_clone')} is not {med:.4g}/{clone:.4g}"
-    return None
+    return _baselines_problem(key, f, p) if baseline_trials else None
 
 
-@JUDGES.rule(needs=("max_bytes", "unverified", "bandwidth", "method", "verification", "small_message_latency_s"),
-             params=SWEEP_METHOD, decides_all=True)
+def _baselines_problem(key: str, f: Mapping[str, Any], p: Mapping[str, Any]) -> str | None:
+    """Each baseline's median at one size is the median of the trials recorded beside it, which
+    must be there: the host copy's at every size (min_trials of them, conformance/areas/performance/
+    bench._clone_stats), the object store's wherever its median is. Both medians are merit references
+    `diff` reads as the host's; one without its trials would be the vendor's word (held-out N31_08)."""
+    clone = f.get("clone_trials_gbps")
+    if isinstance(clone, list) and len(clone) != param_value(p, "min_trials"):
+        return f"{key}: the host copy baseline has {len(clone)} trial(s); the method takes min_trials = {p['min_trials']:g}"
+    store = ("object_store_trials_gbps",) if f.get("object_store_median_gbps") is not None else ()
+    wrong = median_problems(f, (("clone_median_gbps", "clone_trials_gbps"),
+                                ("object_store_median_gbps", "object_store_trials_gbps")),
+                            required=("clone_trials_gbps", *store))
+    return f"{key}: {wrong}" if wrong else None
+
+
+SWEEP_NEEDS = ("max_bytes", "unverified", "bandwidth", "method", "verification", "small_message_latency_s")
+
+
+@JUDGES.rule(needs=SWEEP_NEEDS, params=SWEEP_METHOD, decides_all=True)
+def sweep_and_baselines_verified_by_the_method(m: Mapping[str, Any], p: Mapping[str, Any],
+                                               manifest: Mapping[str, Any]) -> Verdict:
+    """Every size verified and measured by the release's method, each baseline's median beside the
+    trials it is the median of."""
+    return _sweep_verdict(m, p, manifest, baseline_trials=True)
+
+
+@JUDGES.rule(needs=SWEEP_NEEDS, params=SWEEP_METHOD, decides_all=True)
 def sweep_verified_by_the_method(m: Mapping[str, Any], p: Mapping[str, Any], manifest: Mapping[str, Any]) -> Verdict:
+    """PF-001 of releases 0.1.0+data.17 to data.26, which recorded the host copy's median without
+    its trials (and may lack the object store's): the baselines' medians taken as recorded."""
+    return _sweep_verdict(m, p, manifest, baseline_trials=False)
+
+
+def _sweep_verdict(m: Mapping[str, Any], p: Mapping[str, Any], manifest: Mapping[str, Any],
+                   baseline_trials: bool) -> Verdict:
     top = number(m, "max_bytes")
     if top != run_top(m):
         return Verdict(FAIL, f"max_bytes {top:.0f}: the sweep's top size in this run is {run_top(m)} bytes (the release's, "
@@ -423,7 +457,7 @@ def sweep_verified_by_the_method(m: Mapping[str, Any], p: Mapping[str, Any], man
         f = figures[key]
         if not isinstance(f, Mapping):
             raise MissingEvidence(f"metric bandwidth.{key} is not an object")
-        problem = _size_problem(key, f, seconds.get(key), p)
+        problem = _size_problem(key, f, seconds.get(key), p, baseline_trials)
         if problem:
             return Verdict(FAIL, f"the sweep's figures disagree with its method or trials: {problem}")
     if m.get("cv_met_all_sizes") is not all(figures[k].get("cv_met") for k in keys):

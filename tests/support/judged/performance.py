@@ -24,7 +24,8 @@ def _size(trials: list[float], store: list[float], clone: float) -> dict[str, An
     med, store_med, cv = statistics.median(bw), statistics.median(store), measure.median_cv(bw)
     return {"median_gbps": med, "min_gbps": bw[0], "max_gbps": bw[-1], "iqr": [bw[1], bw[-2]], "trials_gbps": bw,
             "cv": cv, "cv_met": cv <= SWEEP_METHOD["max_cv"], "batch": 16, "object_store_median_gbps": store_med,
-            "object_store_trials_gbps": sorted(store), "clone_median_gbps": clone, "ratio_to_object_store": med / store_med,
+            "object_store_trials_gbps": sorted(store), "clone_median_gbps": clone,
+            "clone_trials_gbps": [clone * x for x in (0.97, 0.99, 1.0, 1.02, 1.03)], "ratio_to_object_store": med / store_med,
             "ratio_to_clone": med / clone}
 
 
@@ -99,6 +100,14 @@ def _drop(base: dict[str, Any], *keys: str, **changes: Any) -> dict[str, Any]:
     out.update(changes)
     return out
 
+
+def _drop_size_key(size: str, key: str) -> dict[str, Any]:
+    """PF001 without one figure of one size."""
+    out = copy.deepcopy(PF001)
+    del out["bandwidth"][size][key]
+    return out
+
+
 FAILING: dict[str, list[dict[str, Any]]] = {
     "PF-001": [_pf001(unverified=1, verification={"1KiB": "ok", "4KiB": "sha256 differs"}),   # a size arrived wrong
                _pf001(verification={"1KiB": "ok", "4KiB": "sha256 differs"}),                # ... and unverified says 0
@@ -108,6 +117,11 @@ FAILING: dict[str, list[dict[str, Any]]] = {
                _pf001(bandwidth__4KiB__median_gbps=9.0),                                     # a median its trials do not give
                _pf001(bandwidth__4KiB__trials_gbps=[2.0, 2.0]),                              # fewer trials than min_trials
                _pf001(bandwidth__4KiB__cv_met=False),                                        # cv_met its cv does not give
+               _pf001(bandwidth__4KiB__clone_median_gbps=0.4 * PF001["bandwidth"]["4KiB"]["clone_median_gbps"],
+                      bandwidth__4KiB__ratio_to_clone=2.5 * PF001["bandwidth"]["4KiB"]["ratio_to_clone"]),  # N31_08
+               _drop_size_key("4KiB", "clone_trials_gbps"),                                   # a host copy without trials
+               _pf001(bandwidth__4KiB__clone_trials_gbps=[2.0, 2.0, 2.0]),                    # a host copy of 3, not min_trials
+               _drop_size_key("4KiB", "object_store_trials_gbps"),                            # a store median without trials
                _drop(PF001_CAPPED, "size_cap"),                                             # a top below the release's
                _drop(PF001_CAPPED, size_cap={**CAP_4KIB, "value": "16KiB"})],               # a knob that does not add up
     "PF-002": [_drop(PASSING["PF-002"], largest_size_gbps=0.5, largest_size_trials_gbps=[0.4, 0.5, 0.6],
