@@ -1889,6 +1889,15 @@ def n31_08(r):
     row["ratio_to_clone"] = row["median_gbps"] / row["clone_median_gbps"]
 
 
+@attack("N31_08b_diff_pf004_excused_by_clone_median_trials_dropped", "N31_08 on a release whose sweep records the "
+        "host copy's trials: the 16KiB clone_median_gbps lowered x0.4 and every size's clone_trials_gbps deleted (a "
+        "summary without samples, which the reference rule skips for old releases)", post=_diff_post)
+def n31_08b(r):
+    n31_08(r)
+    for row in M(r, "PF-001")["bandwidth"].values():
+        row.pop("clone_trials_gbps", None)
+
+
 @attack("N31_09_diff_pf004_excused_by_cc010_host_copy", "N25_16's PF-004 regression, plus CC-010's top-level "
         "host_copy_gbps (a merit reference) lowered x0.4 (every row keeps the run's host copy; host_fraction "
         "recomputed): the host change excuses PF-004", post=_diff_post)

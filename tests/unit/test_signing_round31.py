@@ -1,6 +1,7 @@
 """Held-out round 31 (redteam/FINDINGS.md): the rules verify gained for the round's holes, held with
-teeth on reports/example's own records (a real 2-node simulated certification of 0.1.0+data.26): the
-real record accepted, the round's forgery of it refused."""
+teeth on reports/example's own records (a real 2-node simulated certification, re-made with each
+release): the real record accepted, the round's forgery of it refused (the figures quoted in the
+docstrings are the run's of 0.1.0+data.26, where the round was played)."""
 from __future__ import annotations
 
 import copy
@@ -60,7 +61,8 @@ def test_fr002_crash_seconds_no_wait_on_ray_spent_are_refused() -> None:
     entry = _entry("FR-002")
     assert _ray_time(entry) == []
     _slower(entry["metrics"], "crash_error_s", "crash_waited_s", 100.0)
-    assert any("crash_waited_s 100.102" in p for p in _ray_time(entry)), _problems(entry)
+    claimed = f"crash_waited_s {entry['metrics']['crash_waited_s']:g}"
+    assert any(claimed in p for p in _ray_time(entry)), _problems(entry)
 
 
 def test_fr005_retry_seconds_no_wait_on_ray_spent_are_refused() -> None:
@@ -85,11 +87,13 @@ def test_an_exclusion_no_wait_on_ray_spent_is_refused_though_its_copies_agree() 
     for sc in m["scenarios"].values():
         sc["steps_s"]["excluded_s"] += 100.0
         sc["bound_s"] += 100.0
+    left = 0.0
     for w in m["waits"]["each"]:
         if w["owner"] == "plugin":
             w["excluded_s"] += 100.0
             w["granted_s"] += 100.0
-    assert any("plugin waits left 104.541 s" in p for p in _ray_time(entry)), _problems(entry)
+            left += w["excluded_s"]
+    assert any(f"plugin waits left {left:.3f} s" in p for p in _ray_time(entry)), _problems(entry)
 
 
 def test_a_collective_call_leaves_its_births_and_one_slice_each_no_more() -> None:
@@ -154,8 +158,8 @@ def test_every_merit_reference_diff_reads_is_held_to_what_the_run_measured() -> 
             tried.append(f"{check.id} {path}")
             ok, detail = _evidence(report)
             assert not ok, f"{check.id} {path} lowered x0.4 verified: {detail}"
-    assert {"PF-001 bandwidth.*.object_store_median_gbps", "PF-002 object_store_gbps",
-            "WL-001 devices.*.median_store_round_seconds"} <= set(tried), tried
+    assert {"PF-001 bandwidth.*.object_store_median_gbps", "PF-001 bandwidth.*.clone_median_gbps",
+            "PF-002 object_store_gbps", "WL-001 devices.*.median_store_round_seconds"} <= set(tried), tried
 
 
 def test_one_size_of_the_sweeps_object_store_lowered_alone_is_refused() -> None:
@@ -225,6 +229,82 @@ def test_a_sweep_from_before_its_object_store_trials_were_recorded_is_no_contrad
     sweep = next(c for c in old["checks"] if c["id"] == "PF-001")["metrics"]["bandwidth"]
     assert all(row.get("object_store_trials_gbps") is None for row in sweep.values())
     assert reference_sample_problems(old["checks"]) == []
+
+
+# ------------------------------------------------------------------ the host copy's trials (N31_08)
+def _sweep_judged(metrics: dict[str, Any], release: str | None = None) -> Any:
+    """PF-001's judge on `metrics`, as the current checklist (or a published `release`) declares it."""
+    from conformance.catalog.data import load_checklist
+    from conformance.catalog.releases import default_path, load_release_data, load_releases
+    from conformance.report.judges import judge
+
+    path = default_path()
+    checklist = load_checklist() if release is None else load_release_data(load_releases(path)[release], path)[0]
+    return judge(checklist.by_id()["PF-001"], metrics, _example()["manifest"])
+
+
+def test_the_sweep_records_the_host_copys_median_beside_its_trials() -> None:
+    """Run side: each size's host copy median is the one conformance.measure.stats took from the
+    trials recorded beside it (as the object store's is), so verify recomputes it: an odd count (the
+    release's min_trials) gives one of them exactly, an even one lies between the middle two."""
+    import random
+
+    from conformance.areas.performance import figures
+    from conformance.measure import stats
+    from conformance.signing.same_measurement import reference_sample_problems
+
+    rng = random.Random(31)
+    for count in (5, 4):
+        rows = []
+        for n in (1024, 16384):
+            rdt, store, clone = (stats(n, [s * rng.lognormvariate(0, 0.2) for _ in range(k)])
+                                 for s, k in ((2e-3, 5), (3e-3, 3), (1e-5, count)))
+            rows.append({"bytes": n, "rdt": rdt, "object_store": store, "clone": clone,
+                         "ratio_to_object_store": 1.0, "ratio_to_clone": 1.0})
+        sweep = figures.sweep_figures(rows)
+        assert all(len(row["clone_trials_gbps"]) == count for row in sweep.values())
+        checks = [{"id": "PF-001", "outcome": "pass", "metrics": {"bandwidth": sweep}}]
+        assert reference_sample_problems(checks) == []
+        sweep["16KiB"]["clone_median_gbps"] = max(sweep["16KiB"]["clone_trials_gbps"]) * 1.01
+        assert any("bandwidth.16KiB.clone_median_gbps" in p for p in reference_sample_problems(checks))
+
+
+def test_the_host_copy_median_lowered_alone_is_refused() -> None:
+    """N31_08: PF-001's 16KiB host copy median x0.4 (ratio_to_clone recomputed, its trials kept)
+    made the pair's host change x2.5, which excused PF-004's regression as the host's (diff exit 0).
+    reports/example records each size's host copy trials beside its median: both the judge its
+    release declares and the merit reference rule refuse the edit."""
+    from conformance.signing.same_measurement import reference_sample_problems
+
+    entry = _entry("PF-001")
+    row = entry["metrics"]["bandwidth"]["16KiB"]
+    assert all(len(r["clone_trials_gbps"]) == entry["params"]["min_trials"]
+               for r in entry["metrics"]["bandwidth"].values())
+    assert _sweep_judged(entry["metrics"]).outcome == "pass" and reference_sample_problems([entry]) == []
+    row["clone_median_gbps"] *= 0.4
+    row["ratio_to_clone"] = row["median_gbps"] / row["clone_median_gbps"]
+    assert any("PF-001 bandwidth.16KiB.clone_median_gbps" in p for p in reference_sample_problems([entry]))
+    verdict = _sweep_judged(entry["metrics"])
+    assert verdict.outcome == "fail" and "clone_median_gbps" in str(verdict.reason), verdict
+
+
+def test_a_sweep_of_a_release_that_records_the_host_copys_trials_must_record_them() -> None:
+    """The trials dropped with the median (the rule above would skip a summary without samples):
+    the current release's judge needs them, so the record is missing evidence, never a pass; under
+    0.1.0+data.26, whose sweep recorded the host copy's median alone, the same record passes as it
+    did (its reports keep verifying)."""
+    from conformance.signing.same_measurement import reference_sample_problems
+
+    entry = _entry("PF-001")
+    for row in entry["metrics"]["bandwidth"].values():
+        del row["clone_trials_gbps"]
+    entry["metrics"]["bandwidth"]["16KiB"]["clone_median_gbps"] *= 0.4
+    row = entry["metrics"]["bandwidth"]["16KiB"]
+    row["ratio_to_clone"] = row["median_gbps"] / row["clone_median_gbps"]
+    assert reference_sample_problems([entry]) == []
+    verdict = _sweep_judged(entry["metrics"])
+    assert verdict.outcome == "error" and "clone_trials_gbps" in str(verdict.reason), verdict
+    assert _sweep_judged(entry["metrics"], "0.1.0+data.26").outcome == "pass"
 
 
 def test_the_clock_read_around_a_wait_may_exceed_what_the_wait_timed_itself() -> None:
