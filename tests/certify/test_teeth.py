@@ -224,6 +224,37 @@ def test_a_row_is_judged_by_catches_may_fail_and_the_rest_passing() -> None:
                for p in problems(row, report(DP_001="fail", DP_002="pass", DP_003="pass", DP_016="not_applicable")))
 
 
+def test_a_row_whose_twin_the_host_left_unjudged_runs_once_more(tmp_path: Path) -> None:
+    """make test s32c: TR-019's reference wave could not do the wave's work beside the table's
+    other lane, so the twin's stall was "not judged: host": no verdict on the twin, and the row
+    runs again (once) for one."""
+    from teeth import RunResult, TeethRun, execute
+
+    row = TeethRun(id="x/V", base="sim", set={}, env={}, catches={"TR-019": ("held at",)}, may_fail=(),
+                   passes=(), not_applicable=(), waived=(), files=(), phase=1, also=(), data={})
+    host = {"id": "TR-019", "outcome": "error", "tests": ["t"],
+            "reason": "not judged: host: 52 of 100 concurrent transfers did not finish within 30s, and ..."}
+    caught = {"id": "TR-019", "outcome": "fail", "tests": ["t"], "reason": "held at the receivers: 50 ..."}
+    folders: list[str] = []
+
+    def scripted(*results: dict[str, Any]) -> Callable[[TeethRun, Path, Any], RunResult]:
+        left = list(results)
+
+        def once(run: TeethRun, folder: Path, environ: Any) -> RunResult:
+            folders.append(folder.name)
+            return RunResult(1, {"checks": [left.pop(0)]}, "out\n", 10.0, folder)
+        return once
+
+    res = execute(row, tmp_path, {}, once=scripted(host, caught))
+    assert folders == ["x__V", "x__V__again"] and res.check("TR-019")["outcome"] == "fail" and res.wall_s == 20.0
+    assert res.output.startswith("[teeth] first run: TR-019 not judged: host") and problems(row, res) == []
+    folders.clear()
+    assert execute(row, tmp_path, {}, once=scripted(caught)).check("TR-019")["outcome"] == "fail" and folders == ["x__V"]
+    folders.clear()
+    twice = execute(row, tmp_path, {}, once=scripted(host, host))      # once more only: still no verdict is a miss
+    assert len(folders) == 2 and any("did not catch" in p for p in problems(row, twice))
+
+
 def test_a_row_without_files_runs_only_the_checks_it_judges() -> None:
     """may_fail asserts nothing, so its tests are not started (they would only cost time);
     a row with files runs its modules whole and may_fail permits their failures."""

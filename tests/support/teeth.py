@@ -23,6 +23,7 @@ import yaml
 
 from conformance.catalog.check_index import check_module, tests_of_checks
 from conformance.run.command import suite_command
+from conformance.run.outcomes import HOST_PREFIX
 
 ROOT = Path(__file__).resolve().parents[2]
 TABLE = ROOT / "tests" / "teeth.yaml"
@@ -294,11 +295,36 @@ def bounded_process(cmd: list[str], env: dict[str, str], cwd: Path, what: str) -
         return -1, f"{what} did not finish within {RUN_TIMEOUT_S}s: {exc}"
 
 
-def execute(run: TeethRun, base: Path, environ: dict[str, str] | None = None) -> RunResult:
+def execute(run: TeethRun, base: Path, environ: dict[str, str] | None = None,
+            once: Callable[[TeethRun, Path, dict[str, str] | None], RunResult] | None = None) -> RunResult:
     """One run in a fresh pytest process. `environ`: the environment to start from (default: this
     process's now); Runs passes the one it saw at its start, because tests running beside the table
-    change os.environ for a while (monkeypatch.setenv) and a run must not inherit that."""
-    folder = base / run.id.replace("/", "__")
+    change os.environ for a while (monkeypatch.setenv) and a run must not inherit that.
+
+    A check the row must catch that ended "not judged: host" gave no verdict on the twin: the host
+    ran out of what a reference needed (TR-019's same wave through the suite's transport, beside
+    the table's other lane and the main thread's tests: make test s32c). The row runs once more, in
+    its own folder; the second run's verdict is the row's, the first one's named in its output.
+    `once`: what one run does (the table's own tests pass a fake)."""
+    once = once or _execute_once
+    first = once(run, base / run.id.replace("/", "__"), environ)
+    unjudged = host_unjudged(run, first.report)
+    if not unjudged:
+        return first
+    again = once(run, base / (run.id.replace("/", "__") + "__again"), environ)
+    note = f"[teeth] first run: {'; '.join(unjudged)}: ran again\n"
+    return RunResult(again.rc, again.report, note + again.output, first.wall_s + again.wall_s, again.out)
+
+
+def host_unjudged(run: TeethRun, report: dict[str, Any] | None) -> list[str]:
+    """The checks the row must catch that its run left "not judged: host" (none: a verdict on each)."""
+    if report is None:
+        return []
+    return [f"{c['id']} {(c.get('reason') or '')[:160]}" for c in report["checks"]
+            if c["id"] in run.catches and c["outcome"] == "error" and (c.get("reason") or "").startswith(HOST_PREFIX)]
+
+
+def _execute_once(run: TeethRun, folder: Path, environ: dict[str, str] | None) -> RunResult:
     folder.mkdir(parents=True, exist_ok=True)
     manifest = folder / "manifest.yaml"
     manifest.write_text(yaml.safe_dump(manifest_for(run), sort_keys=False))
