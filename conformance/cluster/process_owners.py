@@ -24,6 +24,7 @@ holding no memory, never attributed as a segment.
 from __future__ import annotations
 
 import os
+import re
 import stat
 import time
 from dataclasses import dataclass, field
@@ -40,6 +41,31 @@ def session_of(argv: Iterable[str]) -> str | None:
             if a.startswith(flag):
                 return a[len(flag):]
     return None
+
+
+RAY_PROCESS_LOG = re.compile(r"^python-core-(?:worker|driver)-[0-9a-f]+_(\d+)\.log$")
+
+
+def logged_pids(names: Iterable[str]) -> set[int]:
+    """The pids in Ray's per-process log names (pure): every worker and driver of a session
+    writes `python-core-worker-<id>_<pid>.log` or `python-core-driver-<id>_<pid>.log` in the
+    session's logs folder, so a session's logs name each process it ran, also those that
+    have exited (what `/proc` can no longer say)."""
+    pids = set()
+    for name in names:
+        m = RAY_PROCESS_LOG.match(name)
+        if m:
+            pids.add(int(m.group(1)))
+    return pids
+
+
+def session_pids(temp_dir: str) -> set[int]:
+    """The pids Ray logged under a Ray temp folder (RAY_TMPDIR: every session below it)."""
+    names: list[str] = []
+    for here, _dirs, files in os.walk(temp_dir, onerror=lambda _exc: None):
+        if os.path.basename(here) == "logs":
+            names.extend(files)
+    return logged_pids(names)
 
 
 def _pids() -> list[int]:

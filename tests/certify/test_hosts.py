@@ -138,33 +138,48 @@ def test_nothing_left_when_the_body_fails() -> None:
     assert not any(hc.leftovers().values()), hc.leftovers()
 
 
-def test_shm_leftovers_count_dead_creators_not_live_processes_outside_the_cluster() -> None:
-    """A teeth run beside this module keeps live SIMXFER segments in /dev/shm: they are not the
-    cluster's. A segment whose creator is gone is counted (after stop() that is every one of ours)."""
+def test_shm_leftovers_count_the_clusters_creators_not_processes_outside_it() -> None:
+    """A teeth run beside this module keeps SIMXFER segments in /dev/shm, and leaves some for a
+    moment when a check kills their source: they are not the cluster's, alive or gone. A segment
+    whose creator was one of the cluster's processes is counted (after stop() that is every one of
+    ours), and so is an entry whose creator its name does not say."""
     import os
 
     from conformance.cluster.hosts.cluster import _shm_entries
 
     hc = HostCluster(SIM_MANIFEST, hosts=1, segments=SEGMENTS)
     hc._shm_before = set(_shm_entries())
+    hc._pids = {4194305}                                           # as stop() records the hosts' processes
+    ours = Path("/dev/shm/simxfer-4194305-leftovertest")           # above any pid_max: gone
     live = Path(f"/dev/shm/simxfer-{os.getpid()}-leftovertest")   # this process: alive, not in the cluster
-    dead = Path("/dev/shm/simxfer-4194305-leftovertest")           # above any pid_max: never alive
+    gone = Path("/dev/shm/simxfer-4194306-leftovertest")           # gone, never the cluster's
     folder = Path(f"/dev/shm/conformance-vendor-{os.getpid()}-leftovertest")   # a transport's own folder
     try:
-        live.write_bytes(b"x")
-        dead.write_bytes(b"x")
+        for p in (ours, live, gone):
+            p.write_bytes(b"x")
         folder.mkdir()
         (folder / "staged").write_bytes(b"x")
         shm = hc.leftovers()["shm"]
-        assert dead.name in shm
-        assert live.name not in shm
+        assert ours.name in shm
+        assert live.name not in shm and gone.name not in shm
         assert f"{folder.name}/" in shm and f"{folder.name}/staged" in shm     # below the top, too
     finally:
-        live.unlink(missing_ok=True)
-        dead.unlink(missing_ok=True)
+        for p in (ours, live, gone):
+            p.unlink(missing_ok=True)
         (folder / "staged").unlink(missing_ok=True)
         if folder.exists():
             folder.rmdir()
+
+
+def test_ray_logs_name_every_process_of_a_session(tmp_path: Path) -> None:
+    from conformance.cluster.process_owners import logged_pids, session_pids
+
+    assert logged_pids(["python-core-worker-9e4223ee3de2_23625.log", "python-core-driver-02000000ffff_20341.log",
+                        "raylet.out", "worker-9e4223ee-02000000-23625.err", "python-core-worker-x_1.log"]) == {23625, 20341}
+    logs = tmp_path / "ray" / "session_2026-12-06_21-59-00_000000_1" / "logs"
+    logs.mkdir(parents=True)
+    (logs / "python-core-worker-00f6fc60_23062.log").write_text("")
+    assert session_pids(str(tmp_path)) == {23062}
 
 
 def test_stale_namespaces_of_a_dead_owner_are_swept() -> None:

@@ -61,9 +61,9 @@ class SegmentKeeper(Protocol):
     """A transport's /dev/shm segments as a cluster that ends must know them. The caller passes the
     plugin's (SIMXFER's: conformance.simulated.transport.SEGMENTS): the cluster knows no plugin."""
 
-    def live_creator(self, entry: str) -> int | None:
-        """The pid of the live process that made this /dev/shm entry (None: not this transport's
-        segment, or its creator is gone)."""
+    def creator(self, entry: str) -> int | None:
+        """The pid of the process that made this /dev/shm entry, alive or gone (None: not this
+        transport's segment)."""
         ...
 
     def reap_orphans(self) -> object:
@@ -109,6 +109,7 @@ class HostCluster:
     _shm_before: set[str] = field(default_factory=set, init=False)
     _tag: str | None = field(default=None, init=False)
     _workdirs: list[Path] = field(default_factory=list, init=False)
+    _pids: set[int] = field(default_factory=set, init=False)   # every process the hosts ran (_processes)
 
     # ------------------------------------------------------------------ life cycle
     def __enter__(self) -> "HostCluster":
@@ -146,6 +147,7 @@ class HostCluster:
 
     def stop(self) -> None:
         """Kill every host's processes, remove the network, the token, the temp dir, the hook."""
+        self._pids = self._processes()   # before the processes and their logs are gone
         if self.net is not None:
             net, self.net = self.net, None
             netns.destroy(net)
@@ -168,14 +170,22 @@ class HostCluster:
         return found
 
     def _someone_elses(self, entry: str) -> bool:
-        """A new /dev/shm entry that is not this cluster's: a SIMXFER segment whose creator is alive
-        outside the cluster's namespaces (another suite run on this machine). After stop() no
-        process of the cluster is alive, so every segment it created and left is counted."""
-        pid = self.segments.live_creator(os.path.basename(entry.rstrip("/"))) if self.segments is not None else None
-        if pid is None:
-            return False
-        ours = {p for h in self.members if self.net is not None for p in netns.pids(h.net.namespace)}
-        return pid not in ours
+        """A new /dev/shm entry that is not this cluster's: a SIMXFER segment whose creator was
+        never one of the cluster's processes (another suite run on this machine; alive, or gone
+        with its segment not yet reaped by its own run: make test saw a teeth run's source, killed
+        by its check, counted against the hosts beside it). An entry whose creator its name does
+        not say is counted."""
+        pid = self.segments.creator(os.path.basename(entry.rstrip("/"))) if self.segments is not None else None
+        return pid is not None and pid not in self._processes()
+
+    def _processes(self) -> set[int]:
+        """Every process the hosts ran: those in their namespaces now, and every worker and driver
+        Ray logged in the cluster's sessions (also those that exited), plus those stop() recorded."""
+        from conformance.cluster.process_owners import session_pids
+
+        now = {p for h in self.members if self.net is not None for p in netns.pids(h.net.namespace)}
+        logged = session_pids(str(self.workdir)) if self.workdir is not None else set()
+        return self._pids | now | logged
 
     # ------------------------------------------------------------------ addresses and environments
     @property

@@ -121,7 +121,7 @@ def kill_namespace(namespace: str, grace_s: float = 0.0) -> int:
     Only processes inside this namespace are touched (never `ray stop`). Returns how many were
     signalled.
     """
-    victims = pids(namespace)
+    victims = set(pids(namespace))
     if grace_s > 0:
         _signal_all(victims, signal.SIGTERM)
         deadline = time.monotonic() + grace_s
@@ -130,10 +130,12 @@ def kill_namespace(namespace: str, grace_s: float = 0.0) -> int:
     deadline = time.monotonic() + 10
     while True:
         left = pids(namespace)
+        victims.update(left)   # born since the first look (a fork during the kill): waited for too
         if not left or time.monotonic() > deadline:
             break
         _signal_all(left, signal.SIGKILL)
         time.sleep(0.1)
+    deadline = time.monotonic() + 10
     while time.monotonic() < deadline and not all(_exited(p) for p in victims):
         time.sleep(0.05)   # out of the namespace, still exiting: what it held is not yet released
     return len(victims)
