@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from conformance.handles import Actor
 from conformance.rdt.device import is_host
-from conformance.rdt.registration import TransportSetup
+from conformance.rdt.registration import TransportSetup, register_on_plain_actor
 from conformance.run.machinery import ACTOR_START_S, await_actors
 from conformance.timing.timeouts import CheckTimeout
 
@@ -140,7 +140,10 @@ def start_endpoints(setup: TransportSetup, resource: str, *, device: str, nodes:
         actors.append(remote_cls.options(**opts).remote(device, *init_args))
     eps = Endpoints(actors=actors, infos=[], device=device)
     try:
-        eps.infos = ready([a.info.remote() for a in actors], what)
+        answers = [a.info.remote() for a in actors]
+        if not tensor_transport:   # Ray registers the transports on such an actor lazily: part of its start here
+            answers += [r for r in map(register_on_plain_actor, actors) if r is not None]
+        eps.infos = ready(answers, what)[:len(actors)]
         if group and tensor_transport:
             eps.group = make_group(setup, actors)
     except BaseException:

@@ -183,3 +183,23 @@ def _register_twin(setup: TransportSetup) -> None:
     failure = _twins[name]
     if failure is not None:
         raise failure
+
+
+def register_on_plain_actor(actor: Any) -> Any:
+    """Ray's registration of this process's custom transports on an actor created without
+    enable_tensor_transport, started now (its ObjectRef; None when there is nothing to wait for).
+
+    Ray starts that registration when it creates an actor with the transport (ray/actor.py: the
+    task runs while the actor starts), but on an actor without it only when a task first passes it
+    an RDT ref: the submitting driver then blocks until the actor has unpickled the transport's
+    class, importing its module and torch (rdt_manager.queue_or_trigger_out_of_band_tensor_transfer,
+    wait_until_custom_transports_registered). That is an actor's start, Ray's and the host's time: a
+    fresh worker's torch import inside TR-020's "a receiver without the transport" step took 23.7 s
+    of its 15 s in make test beside the table's other lane (1 s quiet). Started here, the actor's
+    start waits for it, as its peers' starts include theirs."""
+    from ray._private.worker import global_worker
+
+    manager = global_worker.rdt_manager
+    manager.register_custom_transports_on_actor(actor)
+    registered = manager.actor_id_to_transports_registered.get(actor._actor_id)
+    return None if registered is True else registered

@@ -341,6 +341,38 @@ print(a is b is plain, a.fault_name, issubclass(twin, FaultInjectingTransport), 
     assert out.stdout.split() == ["False", "True", "SIMXFER_RECOVERY", "True", "True", "False"], out.stderr[-2000:]
 
 
+def test_a_receiver_without_the_transport_has_ray_s_registration_done_when_its_start_returns() -> None:
+    """Ray registers the transports on an actor created without enable_tensor_transport only when a
+    task first passes it an RDT ref, blocking that submission on a fresh worker's imports: the
+    start the suite waits for (start_endpoints) includes it, so TR-020's step times the receive."""
+    code = """
+import ray
+from conformance.areas.transport.usage_actors import PlainPeer, UsagePeer
+from conformance.catalog.manifest import load_manifest
+from conformance.rdt import payloads
+from conformance.rdt.pool import start_endpoints
+from conformance.rdt.registration import ensure_registered
+from conformance.run.machinery import MachineryRecord
+from conformance.rdt.pool import harness_ready
+ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+x = ensure_registered(load_manifest("conformance/simulated/manifest-transport.yaml"))
+node = ray.get_runtime_context().get_node_id()
+ready = harness_ready(MachineryRecord())
+src = start_endpoints(x, "SIMACC", device="cpu", nodes=[node], cls=UsagePeer, group=False, ready=ready).actors[0]
+plain = start_endpoints(x, "SIMACC", device="cpu", nodes=[node], cls=PlainPeer, tensor_transport=False,
+                        group=False, ready=ready).actors[0]
+registered = ray._private.worker.global_worker.rdt_manager.actor_id_to_transports_registered.get(plain._actor_id)
+done = registered is True or registered is not None and ray.wait([registered], timeout=0)[0] == [registered]
+ref = src.make.options(tensor_transport=x.name).remote(payloads.seeded(4096, 7))
+sent = ray.get(src.sent_digest.remote(7))   # produced first, as TR-020 does
+got = ray.get(plain.receive.remote(ref), timeout=60)
+print(done, payloads.same_bytes(sent, got))
+ray.shutdown()
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=str(ROOT), timeout=180)
+    assert out.stdout.split()[-2:] == ["True", "True"], (out.stdout[-1000:], out.stderr[-2000:])
+
+
 def test_bench_transport_rejects_bad_input() -> None:
     out = _cli("bench-transport", "--manifest", "conformance/simulated/manifest.yaml", "--no-matrix")
     assert out.returncode == 2 and "declares no transport" in out.stderr

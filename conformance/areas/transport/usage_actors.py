@@ -122,6 +122,7 @@ class PlainPeer:
 
     def __init__(self, device: str = "cpu") -> None:
         self.device = device
+        manager_race.settle()   # Ray still receives into its RDT store here: the same race as its peers'
 
     def info(self) -> dict[str, Any]:
         import os

@@ -19,6 +19,7 @@ import signal
 import subprocess
 import time
 from dataclasses import dataclass
+from typing import Iterable
 
 PREFIX = "rcns"
 SUBNET = "198.51.100"          # /24; host i gets .(i + 2)
@@ -150,7 +151,7 @@ def _exited(pid: int) -> bool:
         return True
 
 
-def _signal_all(targets: list[int], sig: int) -> None:
+def _signal_all(targets: Iterable[int], sig: int) -> None:
     for pid in targets:
         try:
             os.kill(pid, sig)
