@@ -132,6 +132,13 @@ def test_a_wave_given_more_backs_the_time_its_scenario_left_out_as_verify_reads_
     loaded["scenario"]["elapsed_s"] = 230.0
     v = verdict("TR-019", loaded)
     assert v.outcome == "fail" and "to Ray's machinery" in (v.reason or "")   # never more than it spent
+    # never more than the waits back either: the wave's 300 s more and the start's 24.1 s back 324.1 s
+    loaded["scenario"].update(elapsed_s=400.0, excluded_s=330.0, bound_s=570.0)
+    loaded["waits"]["each"][0].update(took_s=399.0, granted_s=570.0, excluded_s=330.0)
+    v = verdict("TR-019", loaded)
+    assert v.outcome == "fail" and "took 324.1s" in (v.reason or ""), v.reason
+    loaded["scenario"]["excluded_s"] = loaded["waits"]["each"][0]["excluded_s"] = 324.5
+    assert verdict("TR-019", loaded).outcome == "pass"
 
 
 def test_a_recorded_failure_is_the_verdict_and_steps_keep_their_bounds() -> None:
