@@ -196,10 +196,15 @@ def register_on_plain_actor(actor: Any) -> Any:
     wait_until_custom_transports_registered). That is an actor's start, Ray's and the host's time: a
     fresh worker's torch import inside TR-020's "a receiver without the transport" step took 23.7 s
     of its 15 s in make test beside the table's other lane (1 s quiet). Started here, the actor's
-    start waits for it, as its peers' starts include theirs."""
+    start waits for it, as its peers' starts include theirs. A Ray that keeps this elsewhere (it is
+    private state in 2.60) gets None: the first receive then pays it, as before."""
     from ray._private.worker import global_worker
 
     manager = global_worker.rdt_manager
-    manager.register_custom_transports_on_actor(actor)
-    registered = manager.actor_id_to_transports_registered.get(actor._actor_id)
-    return None if registered is True else registered
+    register = getattr(manager, "register_custom_transports_on_actor", None)
+    registered_by_actor = getattr(manager, "actor_id_to_transports_registered", None)
+    if register is None or not isinstance(registered_by_actor, dict):
+        return None
+    register(actor)
+    registered = registered_by_actor.get(actor._actor_id)
+    return None if registered is None or registered is True else registered
