@@ -154,21 +154,26 @@ def test_shm_leftovers_count_the_clusters_creators_not_processes_outside_it() ->
     live = Path(f"/dev/shm/simxfer-{os.getpid()}-leftovertest")   # this process: alive, not in the cluster
     gone = Path("/dev/shm/simxfer-4194306-leftovertest")           # gone, never the cluster's
     folder = Path(f"/dev/shm/conformance-vendor-{os.getpid()}-leftovertest")   # a transport's own folder
+    theirs = Path(f"/dev/shm/rc-teeth-staging-{os.getpid()}-leftovertest")     # a run beside it stages here
     try:
         for p in (ours, live, gone):
             p.write_bytes(b"x")
         folder.mkdir()
         (folder / "staged").write_bytes(b"x")
+        theirs.mkdir()
+        (theirs / gone.name).write_bytes(b"x")
         shm = hc.leftovers()["shm"]
         assert ours.name in shm
         assert live.name not in shm and gone.name not in shm
         assert f"{folder.name}/" in shm and f"{folder.name}/staged" in shm     # below the top, too
+        assert not [e for e in shm if e.startswith(theirs.name)]               # a folder of only theirs is theirs
     finally:
-        for p in (ours, live, gone):
+        for p in (ours, live, gone, theirs / gone.name):
             p.unlink(missing_ok=True)
         (folder / "staged").unlink(missing_ok=True)
-        if folder.exists():
-            folder.rmdir()
+        for f in (folder, theirs):
+            if f.exists():
+                f.rmdir()
 
 
 def test_ray_logs_name_every_process_of_a_session(tmp_path: Path) -> None:

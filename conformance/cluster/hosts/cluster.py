@@ -165,9 +165,19 @@ class HostCluster:
         """What this instance left behind (all empty after stop())."""
         found = netns.ours(os.getpid(), self._tag) if self._tag else {"namespaces": [], "links": []}
         found["workdirs"] = [str(p) for p in self._workdirs if p.exists()]
-        found["shm"] = sorted(e for e in set(_shm_entries()) - self._shm_before if not self._someone_elses(e))
+        found["shm"] = self._new_shm()
         found["processes"] = [f"{h.net.namespace}:{p}" for h in self.members for p in netns.pids(h.net.namespace)]
         return found
+
+    def _new_shm(self) -> list[str]:
+        """The /dev/shm entries that appeared since start() and are not someone else's: a folder
+        holding only someone else's entries is theirs too (a teeth run beside the cluster stages
+        into /dev/shm/rc-teeth-staging/), an empty one is counted."""
+        new = set(_shm_entries()) - self._shm_before
+        files = {e for e in new if not e.endswith("/") and not self._someone_elses(e)}
+        inside = {f: [e for e in new if e != f and e.startswith(f)] for f in new if f.endswith("/")}
+        folders = {f for f, entries in inside.items() if not entries or any(e in files for e in entries)}
+        return sorted(files | folders)
 
     def _someone_elses(self, entry: str) -> bool:
         """A new /dev/shm entry that is not this cluster's: a SIMXFER segment whose creator was
