@@ -24,7 +24,7 @@ from conformance.handles import Actor
 from conformance.rdt.config import record_size_cap
 from conformance.rdt.payloads import build, describe, same_bytes, seeded
 from conformance.rdt.pool import alive
-from conformance.rdt.stalls import StallEvidence
+from conformance.rdt.stalls import StallEvidence, unproduced_by
 from conformance.rdt.transfer import outcome, wait_dead
 from conformance.run.budget import CheckTimeout, Scenario
 
@@ -309,6 +309,13 @@ def _fetch_pipelining_user_timeout_and_a_receiver_without_the_transport(transpor
     plain = u.start(clock, 1, kind="plain")[0]
     ref = u.produce(a, nbytes, 71)
     sent = u.sent(clock, a, 71)
+    # The owner holds the producer's metadata before the receive is submitted (as TR-019's wave
+    # does): a transfer Ray queues until it comes reaches the receiver's queue after the task that
+    # takes the object, and an actor without the transport runs both on one thread, that task
+    # first, waiting for the transfer behind it until Ray's RDT fetch timeout (docs/transport.md).
+    if unproduced_by(time.monotonic() + step_s, [ref.hex()]):
+        raise clock.fail(f"the producer's tensor-transport metadata did not reach the owner within {step_s:g}s "
+                         f"although the producer returned")
     fast_s = float(u.param("fail_fast_s"))
 
     def plain_receiver() -> None:
