@@ -60,11 +60,11 @@ def logged_pids(names: Iterable[str]) -> set[int]:
 
 
 def session_pids(temp_dir: str) -> set[int]:
-    """The pids Ray logged under a Ray temp folder (RAY_TMPDIR: every session below it)."""
+    """The pids Ray logged under a Ray temp folder (RAY_TMPDIR: every session below it, and any
+    folder its logs were moved to)."""
     names: list[str] = []
-    for here, _dirs, files in os.walk(temp_dir, onerror=lambda _exc: None):
-        if os.path.basename(here) == "logs":
-            names.extend(files)
+    for _here, _dirs, files in os.walk(temp_dir, onerror=lambda _exc: None):
+        names.extend(files)
     return logged_pids(names)
 
 

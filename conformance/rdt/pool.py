@@ -114,7 +114,7 @@ class Endpoints:
 def start_endpoints(setup: TransportSetup, resource: str, *, device: str, nodes: list[str | None],
                     units: bool | None = None, cls: type | None = None, tensor_transport: bool = True,
                     group: bool = True, ready: Ready, what: str = "endpoints to start",
-                    init_args: tuple[Any, ...] = (), **options: Any) -> Endpoints:
+                    registered: Ready | None = None, init_args: tuple[Any, ...] = (), **options: Any) -> Endpoints:
     """One endpoint per entry of `nodes` (a node id to pin it to, or None for anywhere), each
     answering before this returns, in one collective group when the transport needs one (and
     `group`).
@@ -124,6 +124,11 @@ def start_endpoints(setup: TransportSetup, resource: str, *, device: str, nodes:
     within START_TIMEOUT_S; a check's budget: `ctx.budget.actors`); `init_args` follow the device in each actor's constructor (a subclass's
     own); `options` go to Ray's actor options (max_restarts, a scheduling strategy, ...). On any
     failure the endpoints started are stopped.
+
+    `registered`, for endpoints created without the transport: Ray's registration of this
+    process's transports on each (registration.register_on_plain_actor, which Ray would otherwise
+    do on their first RDT argument) is started with them and awaited by it once they answered;
+    it imports the transport's module, the plugin's code, so the caller's wait says so.
     """
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
@@ -141,9 +146,11 @@ def start_endpoints(setup: TransportSetup, resource: str, *, device: str, nodes:
     eps = Endpoints(actors=actors, infos=[], device=device)
     try:
         answers = [a.info.remote() for a in actors]
-        if not tensor_transport:   # Ray registers the transports on such an actor lazily: part of its start here
-            answers += [r for r in map(register_on_plain_actor, actors) if r is not None]
-        eps.infos = ready(answers, what)[:len(actors)]
+        registering = ([r for r in map(register_on_plain_actor, actors) if r is not None]
+                       if registered is not None and not tensor_transport else [])
+        eps.infos = ready(answers, what)
+        if registering and registered is not None:
+            registered(registering, f"Ray's registration of the transports on {len(registering)} actor(s) without them")
         if group and tensor_transport:
             eps.group = make_group(setup, actors)
     except BaseException:

@@ -33,6 +33,8 @@ from conformance.rdt.faults import FaultInjectingTransport
 from conformance.rdt.tracing import TracedTransport, traced_class
 
 if TYPE_CHECKING:
+    from ray import ObjectRef
+
     from conformance.catalog.manifest import Manifest
 
 TRACED_SUFFIX = "_TRACED"
@@ -185,26 +187,28 @@ def _register_twin(setup: TransportSetup) -> None:
         raise failure
 
 
-def register_on_plain_actor(actor: Any) -> Any:
+def register_on_plain_actor(actor: Any) -> ObjectRef[Any] | None:
     """Ray's registration of this process's custom transports on an actor created without
-    enable_tensor_transport, started now (its ObjectRef; None when there is nothing to wait for).
+    enable_tensor_transport, started now: its ObjectRef, or None when there is nothing to wait for
+    (no custom transport, or a Ray that keeps this elsewhere: it is private state in 2.60, and the
+    first receive then pays it, as before).
 
     Ray starts that registration when it creates an actor with the transport (ray/actor.py: the
     task runs while the actor starts), but on an actor without it only when a task first passes it
     an RDT ref: the submitting driver then blocks until the actor has unpickled the transport's
     class, importing its module and torch (rdt_manager.queue_or_trigger_out_of_band_tensor_transfer,
-    wait_until_custom_transports_registered). That is an actor's start, Ray's and the host's time: a
-    fresh worker's torch import inside TR-020's "a receiver without the transport" step took 23.7 s
-    of its 15 s in make test beside the table's other lane (1 s quiet). Started here, the actor's
-    start waits for it, as its peers' starts include theirs. A Ray that keeps this elsewhere (it is
-    private state in 2.60) gets None: the first receive then pays it, as before."""
+    wait_until_custom_transports_registered). A fresh worker's torch import inside TR-020's "a
+    receiver without the transport" step took 23.7 s of its 15 s in make test beside the table's
+    other lane (1 s quiet): the start of the actor (conformance.rdt.pool.start_endpoints'
+    `registered`) waits for it instead, as the plugin's code it runs (the transport's module)."""
+    import ray
     from ray._private.worker import global_worker
 
-    manager = global_worker.rdt_manager
+    manager = getattr(global_worker, "rdt_manager", None)
     register = getattr(manager, "register_custom_transports_on_actor", None)
     registered_by_actor = getattr(manager, "actor_id_to_transports_registered", None)
     if register is None or not isinstance(registered_by_actor, dict):
         return None
     register(actor)
     registered = registered_by_actor.get(actor._actor_id)
-    return None if registered is None or registered is True else registered
+    return registered if isinstance(registered, ray.ObjectRef) else None

@@ -175,14 +175,15 @@ def await_births(starting: Callable[[], list[str]], what: str, *, machinery: Mac
     return time.monotonic() - t0
 
 
-def clock_ready(clock: Clock, bound_s: float, machinery: MachineryRecord) -> Callable[[Any, str], Any]:
+def clock_ready(clock: Clock, bound_s: float, machinery: MachineryRecord, *,
+                runs_plugin_code: bool = False) -> Callable[[Any, str], Any]:
     """A `ready` for conformance.rdt.pool.start_endpoints inside a scenario: the actors' first
     answers awaited as Ray's machinery (await_actors, `bound_s`, the run's `machinery` record), the
     time it took left out of the scenario's own bound (a slow start is the host's, judged here, not
-    the plugin's)."""
+    the plugin's; `runs_plugin_code`: what is awaited also runs the plugin's code, await_actors)."""
     def ready(refs: Refs, what: str) -> Any:
         with clock.left_out():
-            return await_actors(refs, bound_s, what, machinery=machinery)
+            return await_actors(refs, bound_s, what, machinery=machinery, runs_plugin_code=runs_plugin_code)
     return ready
 
 

@@ -176,6 +176,37 @@ def test_shm_leftovers_count_the_clusters_creators_not_processes_outside_it() ->
                 f.rmdir()
 
 
+def test_stop_records_the_processes_ray_logged_before_their_logs_go(tmp_path: Path) -> None:
+    """What a cluster's processes left below a folder of /dev/shm (stop() reaps only the top) is
+    counted once they are gone, by the pids Ray logged, read before the temp folder is removed;
+    a new empty folder is counted too."""
+    import os
+
+    from conformance.cluster.hosts.cluster import _shm_entries
+
+    hc = HostCluster(SIM_MANIFEST, hosts=1, segments=SEGMENTS)
+    hc._shm_before = set(_shm_entries())
+    logs = tmp_path / "work" / "ray" / "session_1" / "logs" / "old"
+    logs.mkdir(parents=True)
+    (logs / "python-core-worker-00f6fc60_4194305.log").write_text("")
+    hc.workdir = tmp_path / "work"
+    staged = Path(f"/dev/shm/conformance-vendor-{os.getpid()}-stoptest")
+    empty = Path(f"/dev/shm/conformance-empty-{os.getpid()}-stoptest")
+    try:
+        staged.mkdir()
+        (staged / "simxfer-4194305-x").write_bytes(b"x")
+        empty.mkdir()
+        hc.stop()
+        assert 4194305 in hc._pids and not (tmp_path / "work").exists()
+        shm = hc.leftovers()["shm"]
+        assert f"{staged.name}/simxfer-4194305-x" in shm and f"{staged.name}/" in shm and f"{empty.name}/" in shm
+    finally:
+        (staged / "simxfer-4194305-x").unlink(missing_ok=True)
+        for f in (staged, empty):
+            if f.exists():
+                f.rmdir()
+
+
 def test_ray_logs_name_every_process_of_a_session(tmp_path: Path) -> None:
     from conformance.cluster.process_owners import logged_pids, session_pids
 

@@ -364,7 +364,7 @@ node = ray.get_runtime_context().get_node_id()
 ready = harness_ready(MachineryRecord())
 src = start_endpoints(x, "SIMACC", device="cpu", nodes=[node], cls=UsagePeer, group=False, ready=ready).actors[0]
 plain = start_endpoints(x, "SIMACC", device="cpu", nodes=[node], cls=PlainPeer, tensor_transport=False,
-                        group=False, ready=ready).actors[0]
+                        group=False, ready=ready, registered=ready).actors[0]
 registered = ray._private.worker.global_worker.rdt_manager.actor_id_to_transports_registered.get(plain._actor_id)
 done = registered is True or registered is not None and ray.wait([registered], timeout=0)[0] == [registered]
 ref = src.make.options(tensor_transport=x.name).remote(payloads.seeded(4096, 7))

@@ -198,6 +198,7 @@ class UsageCtx(TransportCtx):
         eps = start_endpoints(self.x, self.resource, device=device, nodes=[node] * n,
                               units=units, cls=cls, tensor_transport=rdt, group=False,
                               ready=clock_ready(clock, START_TIMEOUT_S, self.budget.machinery),
+                              registered=clock_ready(clock, START_TIMEOUT_S, self.budget.machinery, runs_plugin_code=True),
                               what=f"{n} {kind} actor(s) to start", **options)
         self.actors.extend(eps.actors)
         return eps.actors

@@ -122,7 +122,7 @@ class PlainPeer:
 
     def __init__(self, device: str = "cpu") -> None:
         self.device = device
-        manager_race.settle()   # Ray still receives into its RDT store here: the same race as its peers'
+        manager_race.settle()   # Ray still builds its RDT manager here on first use: built once, before any task
 
     def info(self) -> dict[str, Any]:
         import os

@@ -11,7 +11,7 @@ members:
   run, between the same members, at that size, by the simplest correct implementation over
   Ray's object store: a star through one actor
   (conformance/areas/collective/star.py), timed the same way, its trials taken in turn with the
-  backend's at that size (`paired_points`: both meet the same host). Like with like: a correct backend
+  backend's at that size (conformance/areas/collective/trials.py: both meet the same host). Like with like: a correct backend
   of the star design (one rendezvous actor: the simplest design, a plausible CPU fallback) lands
   near it, a better design above it, and a backend that adds a cost of its own per byte (a rate
   limiter, a fixed delay per MiB, a Python loop) far below it, loaded host or not: the star's
@@ -31,89 +31,20 @@ from __future__ import annotations
 
 import itertools
 import statistics
-import time
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
 import pytest
 
-from conformance.areas.collective.busbw import bandwidth_figures, bus_factor, point_figures
+from conformance.areas.collective.busbw import bandwidth_figures
 from conformance.areas.collective.star import StarHub
+from conformance.areas.collective.trials import paired_points, sweep_point
 from conformance.collective.context import CollectiveCtx, CollectiveError, start_answers
 from conformance.handles import Actor
-from conformance.measure import batch_size, enough_trials, stats
 from conformance.run.fixtures import not_applicable
 
 TIMED_OPS = ("allreduce", "broadcast")
 STAR_TIMED = "conformance.areas.collective.star:timed"
-
-
-@dataclass
-class Series:
-    """One op at one size by one implementation (the backend, or the star reference), a trial at a
-    time: batched, adaptive as the transport sweep is (at least min_trials, then more until the
-    median's CV is at most max_cv, or max_trials or size_budget_s of its own trials are spent).
-    timer(iters) runs iters ops on every member at once and returns each member's seconds per op;
-    a trial's time is the slowest member's."""
-
-    ctx: CollectiveCtx
-    op: str
-    nbytes: int
-    world_size: int
-    timer: Callable[[int], list[float]]
-    batch: int = 0
-    times: list[float] = field(default_factory=list)
-    spent_s: float = 0.0
-    done: bool = False
-
-    def begin(self) -> None:
-        p = self.ctx.param
-        self.batch = batch_size(max(self.timer(1)), float(p("batch_s")), int(p("max_batch")))
-
-    def trial(self) -> None:
-        p = self.ctx.param
-        t0 = time.monotonic()
-        self.times.append(max(self.timer(self.batch)))
-        self.spent_s += time.monotonic() - t0
-        factor = bus_factor(self.op, self.world_size)
-        self.done, _ = enough_trials([self.nbytes / t / 1e9 * factor for t in self.times], self.spent_s,
-                                     min_trials=int(p("min_trials")), max_trials=int(p("max_trials")),
-                                     max_cv=float(p("max_cv")), budget_s=float(p("size_budget_s")))
-
-    def row(self) -> dict[str, Any]:
-        """The row the report keeps."""
-        st = stats(self.nbytes, self.times, batch=self.batch, max_cv=float(self.ctx.param("max_cv")))
-        return point_figures(self.op, self.nbytes, self.world_size, st, self.batch)
-
-
-def sweep_point(ctx: CollectiveCtx, members: list[Any], op: str, nbytes: int,
-                timer: Callable[[int], list[float]]) -> dict[str, Any]:
-    """One op at one size: its trials until they are enough; the row the report keeps."""
-    series = Series(ctx, op, nbytes, len(members), timer)
-    series.begin()
-    while not series.done:
-        series.trial()
-    return series.row()
-
-
-def paired_points(ctx: CollectiveCtx, members: list[Any], op: str, nbytes: int,
-                  backend: Callable[[int], list[float]],
-                  star: Callable[[int], list[float]]) -> tuple[dict[str, Any], dict[str, Any], float]:
-    """The backend's row and the star reference's for one op at one size (and the seconds the
-    star's trials took), their trials taken in
-    turn (a backend trial, a star trial, ...; each side stops when its trials are enough): the
-    compared figures meet the same host. Measured one after the other, seconds apart, a load
-    burst on a 2-core runner met one side only: make test read a correct star-design backend at
-    19.8 % of the star (0.057 against 0.289 GB/s; 106-126 % on a steadier host)."""
-    sides = [Series(ctx, op, nbytes, len(members), backend), Series(ctx, op, nbytes, len(members), star)]
-    for side in sides:
-        side.begin()
-    while not all(side.done for side in sides):
-        for side in sides:
-            if not side.done:
-                side.trial()
-    return sides[0].row(), sides[1].row(), sides[1].spent_s
 
 
 def backend_timer(ctx: CollectiveCtx, members: list[Any], group: str, op: str, nbytes: int) -> Callable[[int], list[float]]:
@@ -179,11 +110,11 @@ def test_allreduce_and_broadcast_bus_bandwidth_reach_the_host_copy_and_the_link(
         star: dict[str, dict[str, Any]] = {}
         star_s = 0.0
         for op in ops:
-            rows += [sweep_point(collective_ctx, members, op, n, backend_timer(collective_ctx, members, group, op, n))
+            rows += [sweep_point(collective_ctx.param, op, n, len(members), backend_timer(collective_ctx, members, group, op, n))
                      for n in sizes if n != star_size]
         with star_hub(collective_ctx, members) as hub:
             for op in ops:   # at the star's size: the backend and the star in turn
-                row, star[op], spent_s = paired_points(collective_ctx, members, op, star_size,
+                row, star[op], spent_s = paired_points(collective_ctx.param, op, star_size, len(members),
                                                        backend_timer(collective_ctx, members, group, op, star_size),
                                                        star_timer(collective_ctx, members, hub, op, star_size))
                 star_s += spent_s

@@ -147,7 +147,10 @@ class HostCluster:
 
     def stop(self) -> None:
         """Kill every host's processes, remove the network, the token, the temp dir, the hook."""
-        self._pids = self._processes()   # before the processes and their logs are gone
+        try:
+            self._pids = self._processes()   # before the processes are gone
+        except Exception:  # noqa: BLE001 - `ip netns pids` timed out: the logs below still name them
+            pass
         if self.net is not None:
             net, self.net = self.net, None
             netns.destroy(net)
@@ -155,6 +158,9 @@ class HostCluster:
             self._installed_pth = False
             subprocess.run([bin_path("ray-conformance"), "inject", "uninstall"], capture_output=True, timeout=60)
         if self.workdir is not None:
+            from conformance.cluster.process_owners import session_pids
+
+            self._pids |= session_pids(str(self.workdir))   # also those born during the kill
             shutil.rmtree(self.workdir, ignore_errors=True)
             self.workdir = None
         if self.segments is not None:
@@ -180,13 +186,19 @@ class HostCluster:
         return sorted(files | folders)
 
     def _someone_elses(self, entry: str) -> bool:
-        """A new /dev/shm entry that is not this cluster's: a SIMXFER segment whose creator was
-        never one of the cluster's processes (another suite run on this machine; alive, or gone
-        with its segment not yet reaped by its own run: make test saw a teeth run's source, killed
-        by its check, counted against the hosts beside it). An entry whose creator its name does
-        not say is counted."""
+        """A new /dev/shm entry that is not this cluster's: a SIMXFER segment whose creator is alive
+        outside the cluster's namespaces, or gone without ever having been one of the cluster's
+        processes (another suite run on this machine, its segment not yet reaped by its own run:
+        make test saw a teeth run's source, killed by its check, counted against the hosts beside
+        it). An entry whose creator its name does not say is counted."""
         pid = self.segments.creator(os.path.basename(entry.rstrip("/"))) if self.segments is not None else None
-        return pid is not None and pid not in self._processes()
+        if pid is None:
+            return False
+        inside = {p for h in self.members if self.net is not None for p in netns.pids(h.net.namespace)}
+        if pid in inside:
+            return False
+        # alive outside the hosts: another run's, even where its pid once was one of ours (pid_max wraps)
+        return netns.alive(pid) or pid not in self._processes()
 
     def _processes(self) -> set[int]:
         """Every process the hosts ran: those in their namespaces now, and every worker and driver

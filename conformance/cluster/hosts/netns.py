@@ -119,7 +119,9 @@ def pids(namespace: str) -> list[int]:
 def kill_namespace(namespace: str, grace_s: float = 0.0) -> int:
     """End every process in the namespace: SIGTERM and wait up to `grace_s`, then SIGKILL.
 
-    Only processes inside this namespace are touched (never `ray stop`). Returns how many were
+    Only processes inside this namespace are touched (never `ray stop`). Each signalled process,
+    also one born while the kill went on, is waited for until it has exited (what it held is
+    released): up to 10 s of killing, then up to 10 s more for the exits. Returns how many were
     signalled.
     """
     victims = set(pids(namespace))
@@ -140,6 +142,11 @@ def kill_namespace(namespace: str, grace_s: float = 0.0) -> int:
     while time.monotonic() < deadline and not all(_exited(p) for p in victims):
         time.sleep(0.05)   # out of the namespace, still exiting: what it held is not yet released
     return len(victims)
+
+
+def alive(pid: int) -> bool:
+    """The process runs (neither gone nor a zombie)."""
+    return not _exited(pid)
 
 
 def _exited(pid: int) -> bool:
