@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from conformance.handles import Actor
 from conformance.rdt.device import is_host
-from conformance.rdt.registration import TransportSetup, register_on_plain_actor
+from conformance.rdt.registration import TransportSetup, transports_registered
 from conformance.run.machinery import ACTOR_START_S, await_actors
 from conformance.timing.timeouts import CheckTimeout
 
@@ -125,10 +125,11 @@ def start_endpoints(setup: TransportSetup, resource: str, *, device: str, nodes:
     own); `options` go to Ray's actor options (max_restarts, a scheduling strategy, ...). On any
     failure the endpoints started are stopped.
 
-    `registered`, for endpoints created without the transport: Ray's registration of this
-    process's transports on each (registration.register_on_plain_actor, which Ray would otherwise
-    do on their first RDT argument) is started with them and awaited by it once they answered;
-    it imports the transport's module, the plugin's code, so the caller's wait says so.
+    `registered`: Ray's registration of this process's transports on each endpoint
+    (registration.transports_registered: started by Ray at an endpoint's creation, or by it for
+    one created without the transport) is awaited by it once they answered, so the first transfer
+    does not block on it; it imports the transport's module, the plugin's code, so the caller's
+    wait says so.
     """
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
@@ -146,17 +147,28 @@ def start_endpoints(setup: TransportSetup, resource: str, *, device: str, nodes:
     eps = Endpoints(actors=actors, infos=[], device=device)
     try:
         answers = [a.info.remote() for a in actors]
-        registering = ([r for r in map(register_on_plain_actor, actors) if r is not None]
-                       if registered is not None and not tensor_transport else [])
+        registering = [r for r in map(transports_registered, actors) if r is not None] if registered is not None else []
         eps.infos = ready(answers, what)
         if registering and registered is not None:
-            registered(registering, f"Ray's registration of the transports on {len(registering)} actor(s) without them")
+            _await_registration(registered, registering)
         if group and tensor_transport:
             eps.group = make_group(setup, actors)
     except BaseException:
         eps.shutdown()
         raise
     return eps
+
+
+def _await_registration(registered: Ready, refs: list[Any]) -> None:
+    """Ray's registrations awaited; one that raised is left to the first transfer, which meets
+    Ray's error there as it would without this wait (the checks judge that error where it lands)."""
+    from ray.exceptions import RayError
+
+    try:
+        registered(refs, f"Ray's registration of the transports on {len(refs)} actor(s)")
+    except RayError as exc:
+        if isinstance(exc, TimeoutError):
+            raise
 
 
 def pair_node(setup: TransportSetup, resource: str, device: str | None = None) -> str:

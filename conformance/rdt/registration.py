@@ -187,20 +187,22 @@ def _register_twin(setup: TransportSetup) -> None:
         raise failure
 
 
-def register_on_plain_actor(actor: Any) -> ObjectRef[Any] | None:
-    """Ray's registration of this process's custom transports on an actor created without
-    enable_tensor_transport, started now: its ObjectRef, or None when there is nothing to wait for
-    (no custom transport, or a Ray that keeps this elsewhere: it is private state in 2.60, and the
-    first receive then pays it, as before).
+def transports_registered(actor: Any) -> ObjectRef[Any] | None:
+    """Ray's registration of this process's custom transports on a new actor, as an ObjectRef to
+    wait for; started now on an actor created without enable_tensor_transport. None when there is
+    nothing to wait for (no custom transport, or a Ray that keeps this elsewhere: it is private
+    state in 2.60, and the actor's first transfer then pays it, as before).
 
-    Ray starts that registration when it creates an actor with the transport (ray/actor.py: the
-    task runs while the actor starts), but on an actor without it only when a task first passes it
-    an RDT ref: the submitting driver then blocks until the actor has unpickled the transport's
-    class, importing its module and torch (rdt_manager.queue_or_trigger_out_of_band_tensor_transfer,
-    wait_until_custom_transports_registered). A fresh worker's torch import inside TR-020's "a
-    receiver without the transport" step took 23.7 s of its 15 s in make test beside the table's
-    other lane (1 s quiet): the start of the actor (conformance.rdt.pool.start_endpoints'
-    `registered`) waits for it instead, as the plugin's code it runs (the transport's module)."""
+    Ray starts that registration as a task when it creates an actor with the transport (ray/actor.py;
+    it runs beside the constructor, on the `_ray_system` thread), and on an actor without it only
+    when a task first passes it an RDT ref. Either way the driver's first submission that involves
+    the actor (a producer, or a receive) blocks until the actor has unpickled the transport's
+    class, importing its module and torch (wait_until_custom_transports_registered): inside
+    whatever the check times next. Measured: an actor with the transport not yet registered when
+    its first answer came, its first producer's submission blocked 1.3-2.8 s beside make test; a
+    fresh worker's torch import inside TR-020's "a receiver without the transport" took 23.7 s of
+    its 15 s in CI. The start of the actor (conformance.rdt.pool.start_endpoints' `registered`)
+    waits for it instead, as the plugin's code it runs (the transport's module)."""
     import ray
     from ray._private.worker import global_worker
 
@@ -209,6 +211,7 @@ def register_on_plain_actor(actor: Any) -> ObjectRef[Any] | None:
     registered_by_actor = getattr(manager, "actor_id_to_transports_registered", None)
     if register is None or not isinstance(registered_by_actor, dict):
         return None
-    register(actor)
+    if actor._actor_id not in registered_by_actor:
+        register(actor)
     registered = registered_by_actor.get(actor._actor_id)
     return registered if isinstance(registered, ray.ObjectRef) else None
