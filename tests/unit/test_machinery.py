@@ -114,7 +114,7 @@ def test_a_scenario_does_not_count_an_actor_start_against_its_bound(monkeypatch:
 
     now = [1000.0]
 
-    def slow_start(refs: Any, bound_s: float, what: str, *, machinery: MachineryRecord) -> Any:
+    def slow_start(refs: Any, bound_s: float, what: str, *, machinery: MachineryRecord, runs_plugin_code: bool = False) -> Any:
         now[0] += 25             # the start took 25 s of the scenario's 30
         clock.t0 -= 25
         return ["info"]
@@ -131,7 +131,7 @@ def test_a_wait_that_starts_actors_leaves_their_start_out_once(monkeypatch: pyte
     clock = Clock("TR-019", "concurrent-transfers", 30)
     now = [1000.0]
 
-    def slow_start(refs: Any, bound_s: float, what: str, *, machinery: MachineryRecord) -> Any:
+    def slow_start(refs: Any, bound_s: float, what: str, *, machinery: MachineryRecord, runs_plugin_code: bool = False) -> Any:
         now[0] += 25
         return ["info"]
     monkeypatch.setattr(machinery, "await_actors", slow_start)
