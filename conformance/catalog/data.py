@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from conformance.catalog import datafiles
+from conformance.catalog import datafiles, scenario_bounds
 from conformance.catalog.clusters import NO_CLUSTER, cluster_required
 from conformance.catalog.soak import Soak, soak_problems
 from conformance.errors import UserError
@@ -115,8 +115,7 @@ class Figure:
         trials = d.get("trials") or {}
         return cls(metric=d["metric"], better=d["better"], trials=trials.get("metric"),
                    trials_better=trials.get("better"), reference=(d.get("reference") or {}).get("metric"),
-                   floor=float(d.get("floor", 0)),
-                   tolerance=float(d["tolerance"]) if d.get("tolerance") is not None else None,
+                   floor=float(d.get("floor", 0)), tolerance=float(d["tolerance"]) if d.get("tolerance") is not None else None,
                    # releases before normalised_by (0.1.0+data.19 and older) read as what they gated
                    normalised_by=d.get("normalised_by", "reference" if d.get("reference") else "itself"))
 
@@ -166,9 +165,10 @@ class Check:
     # why its outcome cannot be recomputed from evidence (`unjudged:`); a release declares one.
     judge: str | None = field(default=None, hash=False, compare=False)
     unjudged: str | None = field(default=None, hash=False, compare=False)
-    # The cluster shape its test runs on (`cluster:`), or NO_CLUSTER (conformance.catalog.clusters).
-    # None: a release from before the field.
+    # The cluster shape its test runs on (`cluster:`), or NO_CLUSTER (conformance.catalog.clusters;
+    # None: a release from before the field); a timed scenario's steps (`scenario_bound:`).
     cluster: str | None = field(default=None, hash=False, compare=False)
+    scenario: tuple[scenario_bounds.Step, ...] | None = field(default=None, hash=False, compare=False)
 
     @classmethod
     def from_dict(cls, d: dict[str, Any], area_block: Mapping[str, Any] | None = None) -> "Check":
@@ -185,9 +185,10 @@ class Check:
             if name in block:
                 raise UserError(f"checklist: {d['id']}.params.{name}: area {d['area']} declares it once in "
                                 f"area_params.{d['area']}; name it in {d['id']}.area_params instead")
-        fields = {k: v for k, v in d.items() if k != "area_params"}
+        fields = {k: v for k, v in d.items() if k not in ("area_params", "scenario_bound")}
+        params = {**{n: block[n] for n in shared}, **own}
         return cls(**{**fields, "tags": tuple(d.get("tags", ())), "shared": shared, "merit": Merit.from_dict(d.get("merit")),
-                      "params": {**{n: block[n] for n in shared}, **own}})
+                      "params": params, "scenario": scenario_bounds.parse(d["id"], d.get("scenario_bound"), params)})
 
     def shape(self) -> str | None:
         """The cluster shape its test runs on (None: no cluster of the run, or a release before the field)."""
@@ -241,7 +242,8 @@ def parse_checklist(raw: object, sha256: str = "", vocabulary: Vocabulary | None
         if area not in vocabulary.area_prefix:
             raise UserError(f"checklist: area_params.{area}: unknown area; expected one of "
                             f"{', '.join(vocabulary.area_prefix)}")
-    checks = tuple(Check.from_dict(c, blocks.get(c["area"])) for c in doc["checks"])
+    checks = scenario_bounds.before_the_field(tuple(Check.from_dict(c, blocks.get(c["area"])) for c in doc["checks"]),
+                                              lambda: load_checklist().checks)
     for area, block in blocks.items():
         used = {n for c in checks if c.area == area and not c.retired for n in c.shared}
         for name in block:

@@ -31,9 +31,17 @@ def checklist_markdown(data: SuiteData) -> str:
 
     blocks = [f"### {c.id}: {c.title}\n\n{c.level} · area `{c.area}` · cluster `{c.cluster}` · since {c.since}\n\n{wrapped(c.requirement)}"
               f"\n\n" + wrapped(f"- params: {params_text(c.params)}") + "\n" + wrapped(f"- judged: {judged_text(c)}")
+              + ("\n" + wrapped(f"- scenario bound: {scenario_text(c)}") if c.scenario else "")
               + ("\n" + wrapped(f"- diff gates: {merit_text(c)}") if c.merit else "")
               for c in data.checklist.active()]
     return "\n\n".join(blocks)
+
+
+def scenario_text(check: Check) -> str:
+    """A timed scenario's total bound: its steps (`scenario_bound:`) and what the params give."""
+    from conformance.catalog.scenario_bounds import scenario_bound, text
+
+    return f"`{text(check.scenario or ())}` = {scenario_bound(check):g} s"
 
 
 NORMALISED = {"reference": "a fraction of `{ref}`, measured in the same run",

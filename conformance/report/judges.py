@@ -31,6 +31,8 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
+from conformance.catalog.scenario_bounds import judged_params
+
 if TYPE_CHECKING:
     from conformance.catalog.data import Check
 
@@ -216,11 +218,12 @@ def run_judge(j: Judge, check_id: str, metrics: Mapping[str, Any], params: Mappi
 def judge(check: "Check", metrics: Mapping[str, Any], manifest: Mapping[str, Any] | None = None,
           params: Mapping[str, Any] | None = None, remote: bool | None = None) -> Verdict:
     """The outcome the check's recorded metrics give under the release's params (`params`:
-    others, for a test). KeyError: the check declares no judge."""
+    others, for a test; a timed scenario's bound joins them: scenario_bounds.judged_params).
+    KeyError: the check declares no judge."""
     j = judge_for(check)
     if j is None:
         raise KeyError(f"{check.id} has no judge")
-    return run_judge(j, check.id, metrics, check.params if params is None else params, manifest, remote)
+    return run_judge(j, check.id, metrics, judged_params(check, params), manifest, remote)
 
 
 def contradiction(check: "Check", claimed: str, metrics: Mapping[str, Any],
@@ -232,7 +235,7 @@ def contradiction(check: "Check", claimed: str, metrics: Mapping[str, Any],
     j = judge_for(check)
     if j is None or claimed not in (PASS, FAIL):
         return None
-    verdict = run_judge(j, check.id, metrics, check.params, manifest, remote)
+    verdict = run_judge(j, check.id, metrics, judged_params(check), manifest, remote)
     if claimed == PASS and verdict.outcome != PASS:
         return verdict
     if claimed == FAIL and verdict.outcome == PASS and j.decides_all:

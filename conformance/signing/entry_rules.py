@@ -20,11 +20,11 @@ from __future__ import annotations
 import math
 from typing import Any, Mapping
 
+from conformance.catalog import scenario_bounds
 from conformance.catalog.data import Check
 from conformance.catalog.strict_input import as_list, as_map
 from conformance.report import judges
 from conformance.sanitize import terminal
-from conformance.timing.host_load import MAX_FACTOR
 
 _DURATION, _BANDWIDTH = "_s", "_gbps"
 
@@ -56,30 +56,17 @@ def implausible_figures(metrics: object, under: str = "", limit: int = 3) -> lis
     return found
 
 
-def release_scenario_bound(check: Check, metrics: Mapping[str, Any], remote: bool) -> float | None:
-    """The most a scenario of `check` may be given under the release's params
-    (conformance/catalog/scenario_bounds.scenario_bound), stretched on a vendor's own cluster by
-    its longer RDT fetch timeout (FR-012..016, as the live check does); None when the release's
-    params do not give it (a release whose check predates the bound's params)."""
-    from conformance.catalog.scenario_bounds import SCENARIO_CHECKS, scenario_bound
-    from conformance.errors import UserError
-
-    if check.id not in SCENARIO_CHECKS:
+def release_scenario_bound(check: Check, metrics: Mapping[str, Any]) -> float | None:
+    """The most a scenario of `check` may be given under the release's params (its steps,
+    `scenario_bound:`), grown by a longer RDT fetch timeout the run recorded as the live check
+    grows it (conformance.catalog.scenario_bounds); None for a check that times no scenario, or a
+    release whose params do not give its bound (a check that predates a step's param)."""
+    if check.scenario is None:
         return None
-    try:
-        bound = scenario_bound(check)
-    except (UserError, KeyError, TypeError, ValueError):
+    bound = scenario_bounds.judged_params(check).get(scenario_bounds.BOUND_PARAM)
+    if not isinstance(bound, float):
         return None
-    fetch = as_map(metrics.get("transport")).get("rdt_fetch_timeout_s")
-    param = check.params.get("rdt_fetch_timeout_s")
-    if remote and check.id in _STRETCHED and isinstance(fetch, (int, float)) and isinstance(param, (int, float)):
-        # never further than the suite stretches a wait on Ray's machinery: a cluster configured
-        # longer is not applicable (conformance/areas/recovery/fixtures.py), so no argument widens it
-        bound += min(max(float(fetch) - float(param), 0.0), float(param) * (MAX_FACTOR - 1.0))
-    return bound
-
-
-_STRETCHED = ("FR-012", "FR-013", "FR-014", "FR-015", "FR-016")  # TransferRecoveryCtx.bound()
+    return bound + scenario_bounds.fetch_stretch(check.params, as_map(metrics.get("transport")).get(scenario_bounds.FETCH_PARAM))
 
 
 def _excluded_s(scenario: Mapping[str, Any]) -> float | str:

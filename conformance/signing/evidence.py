@@ -151,7 +151,7 @@ def evidence_problems(checks: list[Any], checklist: Checklist, manifest: Mapping
         if entry.get("params") != check.params:
             problems.append(f"{check.id} records params {terminal(entry.get('params'), limit=160)}, "
                             f"the release's are {check.params}")
-        problems += [f"{check.id} {p}" for p in entry_problems(entry, check, manifest, remote)]
+        problems += [f"{check.id} {p}" for p in entry_problems(entry, check, manifest)]
         claimed = _claimed(entry)
         if claimed == "pass":
             tally.passes += 1
@@ -175,10 +175,8 @@ def evidence_problems(checks: list[Any], checklist: Checklist, manifest: Mapping
     return problems, tally
 
 
-def entry_problems(entry: Mapping[str, Any], check: Check, manifest: Mapping[str, Any],
-                   remote: bool = False) -> list[str]:
-    """What one check's own record contradicts, whatever its judge (see the module docstring).
-    `remote`: the run was on the vendor's own cluster (signing/trust.runs_remote)."""
+def entry_problems(entry: Mapping[str, Any], check: Check, manifest: Mapping[str, Any]) -> list[str]:
+    """What one check's own record contradicts, whatever its judge (see the module docstring)."""
     area = check.area
     metrics = as_map(entry.get("metrics"))
     problems = [f"records an implausible figure: {', '.join(implausible_figures(metrics))}"] \
@@ -186,13 +184,13 @@ def entry_problems(entry: Mapping[str, Any], check: Check, manifest: Mapping[str
     passed = _claimed(entry) == "pass"
     problems += [f"{'claims pass but ' if passed else ''}records {p}"
                  for p in wait_problems(metrics.get("waits"), check.params, passed=passed,
-                                        plugin_bound_s=release_scenario_bound(check, metrics, remote))]
+                                        plugin_bound_s=release_scenario_bound(check, metrics))]
     problems += [f"claims pass but {p}" for p in per_type_wait_problems(metrics.get("waits"), metrics.get("devices"))
                  if passed]
     if passed:
         problems += [f"claims pass but {p}" for p in passed_wait_problems(metrics.get("waits"))]
         problems += [f"claims pass but {p}" for p in
-                     scenario_problems(metrics, release_scenario_bound(check, metrics, remote))]
+                     scenario_problems(metrics, release_scenario_bound(check, metrics))]
         problems += [f"claims pass but its metrics record a failure: {p}" for p in recorded_failures(metrics)]
         not_run = accelerator_rule.recorded_problem(metrics, manifest)
         problems += [f"claims pass but {not_run}"] if not_run else []

@@ -37,6 +37,7 @@ import math
 import re
 from typing import Any, Mapping, Sequence
 
+from conformance.catalog.scenario_bounds import FETCH_PARAM
 from conformance.catalog.strict_input import as_map
 from conformance.rdt.config import size_key
 from conformance.sanitize import terminal
@@ -320,7 +321,6 @@ def copied_type_problems(checks: Sequence[Any]) -> list[str]:
 FACTOR_ROUNDING = 0.005        # knob: cluster.machinery.factor is recorded to 2 decimals, no threshold
 SECONDS_ROUNDING = 0.05        # knob: TR-019 records its wave bound to 0.1 s, no threshold
 WAVE = ("TR-019", "all_bound_s")
-FETCH_CHECKS = ("FR-012", "FR-013", "FR-014", "FR-015", "FR-016")   # the suite's lowered RDT fetch timeout
 
 
 def run_factor(cluster: Mapping[str, Any]) -> tuple[float, str | None]:
@@ -351,6 +351,11 @@ def _seconds(value: object) -> float | None:
     if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value >= 0:
         return float(value)
     return None
+
+
+def _fetch_checks(checks: Sequence[Any]) -> list[str]:
+    """The checks that ran under the suite's lowered RDT fetch timeout: those whose params name it."""
+    return [str(as_map(e).get("id")) for e in checks if FETCH_PARAM in as_map(as_map(e).get("params"))]
 
 
 def _param(checks: Sequence[Any], check_id: str, name: str) -> tuple[Mapping[str, Any] | None, float | None]:
@@ -403,8 +408,8 @@ def stretch_problems(checks: Sequence[Any], cluster: Mapping[str, Any], remote: 
                                 f"by the run's own factor x{factor:g} (cluster.machinery)")
     problems += ray_wait_problems(checks, factor)
     if not remote:   # on the vendor's own cluster the timeout is its raylets' (at most x MAX_FACTOR: the judges)
-        for check_id in FETCH_CHECKS:
-            metrics, param = _param(checks, check_id, "rdt_fetch_timeout_s")
+        for check_id in _fetch_checks(checks):
+            metrics, param = _param(checks, check_id, FETCH_PARAM)
             fetch = _seconds(as_map(as_map(metrics).get("transport")).get("rdt_fetch_timeout_s"))
             if param is not None and fetch is not None and fetch > param * most + 1e-6:
                 problems.append(f"{check_id} ran with an RDT fetch timeout of {fetch:g} s on a cluster the suite started; "

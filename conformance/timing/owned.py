@@ -106,7 +106,7 @@ PLUGIN_PARAM = "scenario_bound_s"
 
 def plugin_bound(params: Mapping[str, Any], plugin_bound_s: float | None) -> tuple[float, str] | None:
     """(the bound a plugin wait that names no param may have, what gives it): `plugin_bound_s`
-    (a recovery scenario's, from its params' formula: conformance/catalog/scenario_bounds), else
+    (a recovery scenario's, from its checklist steps: conformance/catalog/scenario_bounds), else
     the check's PLUGIN_PARAM; None when the release gives neither."""
     if plugin_bound_s is not None:
         return plugin_bound_s, "the scenario bound its params give"

@@ -32,7 +32,9 @@ ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "conformance"
 OTHER_DOORS = ("check_params", "check_param", "area_param", "shared_param")
 # The one definition of a check's threshold lookup, and the context's door to it.
-PARAM_DEFINITIONS = {("conformance/catalog/data.py", "Check"), ("conformance/run/check_context.py", "CheckContext")}
+# (the scenario bounds' Protocol declares Check.param's signature: the same door, read without importing Check)
+PARAM_DEFINITIONS = {("conformance/catalog/data.py", "Check"), ("conformance/run/check_context.py", "CheckContext"),
+                     ("conformance/catalog/scenario_bounds.py", "Timed")}
 
 
 def _check_functions(area: Area) -> list[tuple[Path, ast.FunctionDef]]:

@@ -13,7 +13,7 @@ from judged import MANIFEST, manifest
 from judged.recovery import IDS, PASSING, holder, on
 
 from conformance.areas.recovery import judges as rj
-from conformance.catalog.scenario_bounds import scenario_bound_of
+from conformance.catalog.scenario_bounds import scenario_bound
 from conformance.rdt.accelerator_rule import peers_reason
 from conformance.report import judges
 from signing_support import suite
@@ -37,7 +37,7 @@ def only_scenario(m: dict[str, Any]) -> dict[str, Any]:
 
 def test_a_scenario_bound_the_release_does_not_give_fails() -> None:
     m = passing("FR-001")
-    given = scenario_bound_of("FR-001", lambda name: float(check("FR-001").params[name]))   # the release's params give it
+    given = scenario_bound(check("FR-001"))   # the release's params give it
     only_scenario(m).update(bound_s=given + 1)
     v = judged("FR-001", m)
     assert v.outcome == "fail" and f"more than the {given:g} s" in str(v.reason)

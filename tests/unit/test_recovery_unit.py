@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from conformance.areas.recovery.audit import audit, disjointness_problems, holder_problems
-from conformance.areas.recovery.bounds import SCENARIO_CHECKS, scenario_bound
+from conformance.areas.recovery.bounds import scenario_bound
 from conformance.areas.recovery.scenario import recorder_for, render_markdown, scenario
 from conformance.catalog.data import load_checklist
 from conformance.errors import UserError
@@ -134,7 +134,7 @@ def recovery_checks() -> dict[str, Any]:
 def test_every_recovery_check_states_the_bounds_it_enforces() -> None:
     """Each recovery check carries its time bounds as params, and its requirement states each."""
     checks = recovery_checks()
-    assert set(checks) == set(SCENARIO_CHECKS)
+    assert all(c.scenario for c in checks.values()), "every recovery check times its scenario (scenario_bound:)"
     for cid, c in checks.items():
         bounds = {k: v for k, v in c.params.items() if k.endswith("_s")}
         assert bounds, f"{cid}: no time bound in params"

@@ -12,27 +12,21 @@ from typing import Any
 
 from tabulate import tabulate
 
-from conformance.areas.device.contract import (
-    ProbeFailed,
-    env_var_applicable,
-    problems_env_var_written,
-    problems_no_stray_vars,
-    problems_resource_name,
-    problems_round_trip,
-    problems_types,
-    problems_unset_is_none,
-    run_contract_probe,
-)
+from conformance.areas.device.contract import ProbeFailed, env_var_applicable, run_contract_probe
+from conformance.areas.device.evidence import CONTRACT_PARTS, contract_evidence
+from conformance.catalog.clusters import NO_CLUSTER
+from conformance.catalog.data import Check, load_checklist
+from conformance.report import judges
 
-CHECKS = {
-    "DP-001": lambda p: problems_types(p),
-    "DP-002": lambda p: problems_resource_name(p, None),
-    "DP-003": problems_round_trip,
-    "DP-004": problems_unset_is_none,
-    "DP-005": problems_env_var_written,
-    "DP-016": problems_no_stray_vars,
-}
-ENV_VAR_CHECKS = {"DP-003", "DP-004", "DP-005", "DP-016"}
+# The probe parts that set or unset the visible-devices variable: a check that reads one is not
+# applicable to a manager that names no variable (as the live check says: test_device_contract.py).
+VARIABLE_PARTS = {"round_trips", "unset_get"}
+
+
+def contract_checks() -> list[Check]:
+    """The checks judged on the contract probe alone, as the checklist declares them: the device
+    checks of no cluster whose judge reads the probe (conformance.areas.device.evidence)."""
+    return [c for c in load_checklist().active() if c.area == "device" and c.cluster == NO_CLUSTER and c.id in CONTRACT_PARTS]
 
 
 def builtin_manager_refs() -> list[str]:
@@ -41,20 +35,29 @@ def builtin_manager_refs() -> list[str]:
     return sorted(f"{m.__module__}:{m.__qualname__}" for m in get_all_accelerator_managers())  # type: ignore[attr-defined]  # Ray's hints: pyproject.toml
 
 
+def described_as_itself(probe: dict[str, Any]) -> dict[str, Any]:
+    """The manifest a built-in manager never wrote, as the judges read one: its resource name the
+    one it returns (so DP-002 judges the name alone) and no quantities of its own to validate."""
+    name = probe.get("methods", {}).get("get_resource_name", {}).get("result", {}).get("value")
+    return {"accelerator": {"resource_name": name, "quantities": {"valid": [], "invalid": []}}}
+
+
 def judge(ref: str, timeout_s: float = 60.0) -> dict[str, Any]:  # knob: hang guard of the probe subprocess (a tool, not a check)
-    """{check id: (outcome, detail)} for one manager."""
+    """{check id: (outcome, detail)} for one manager: each contract check's own judge on the
+    probe's evidence, as the live check records it."""
+    checks = contract_checks()
     try:
         probe = run_contract_probe(ref, python_path=[], env={}, quantities=[0.5, 1.0, 1.5, 2.0], timeout_s=timeout_s)
     except ProbeFailed as exc:
-        return {cid: ("error", str(exc)) for cid in CHECKS}
+        return {c.id: ("error", str(exc)) for c in checks}
     applicable, why = env_var_applicable(probe)
     result = {}
-    for cid, fn in CHECKS.items():
-        if cid in ENV_VAR_CHECKS and not applicable:
-            result[cid] = ("not_applicable", why)
+    for c in checks:
+        if VARIABLE_PARTS & set(CONTRACT_PARTS[c.id]) and not applicable:
+            result[c.id] = ("not_applicable", why)
             continue
-        problems = fn(probe)
-        result[cid] = ("fail", "; ".join(problems)) if problems else ("pass", "")
+        verdict = judges.judge(c, {"probe": contract_evidence(probe, c.id)}, described_as_itself(probe))
+        result[c.id] = ("pass", "") if verdict.outcome == "pass" else (verdict.outcome, str(verdict.reason))
     return result
 
 
@@ -63,11 +66,11 @@ def table() -> tuple[str, dict[str, dict[str, Any]]]:
     rows = []
     notes = []
     for ref, res in results.items():
-        rows.append([ref.split(":")[1]] + [res[c][0] for c in CHECKS])
+        rows.append([ref.split(":")[1]] + [outcome for outcome, _ in res.values()])
         for cid, (outcome, detail) in res.items():
             if outcome not in ("pass",):
                 notes.append(f"- `{ref.split(':')[1]}` {cid} {outcome}: {detail}")
-    md = tabulate(rows, headers=["manager"] + list(CHECKS), tablefmt="github")
+    md = tabulate(rows, headers=["manager"] + [c.id for c in contract_checks()], tablefmt="github")
     return md + ("\n\n" + "\n".join(notes) if notes else ""), results
 
 

@@ -305,11 +305,4 @@ def validation_result(probe: dict[str, Any], quantity: float) -> tuple[bool | No
     return bool(items[0].get("value")), items[1].get("value"), None
 
 
-ALL_CONTRACT_PROBLEMS = {
-    "DP-001": problems_types,
-    "DP-003": problems_round_trip,
-    "DP-004": problems_unset_is_none,
-    "DP-005": problems_env_var_written,
-    "DP-016": problems_no_stray_vars,
-}
-__all__ = ["run_contract_probe", "ProbeFailed", "ROUND_TRIPS", "ALL_CONTRACT_PROBLEMS"]
+__all__ = ["run_contract_probe", "ProbeFailed", "ROUND_TRIPS"]

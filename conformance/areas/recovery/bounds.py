@@ -29,9 +29,9 @@ Shared bounds, by name (area_params.recovery):
 """
 from __future__ import annotations
 
-# The total bound of each scenario lives in the core (conformance/catalog/scenario_bounds.py):
-# `verify` holds a report's recorded bounds to it without importing an area.
-from conformance.catalog.scenario_bounds import SCENARIO_CHECKS, fetch_error_s  # noqa: F401 - re-exported
+# The total bound of each scenario is checklist data (each check's `scenario_bound:` steps), read
+# by the core (conformance/catalog/scenario_bounds.py): `verify` holds a report's recorded bounds
+# to the release's without importing an area.
 from conformance.catalog.scenario_bounds import scenario_bound as scenario_bound  # re-exported
 
 # Health-check settings of the node shape (health_check_* in Ray's system config). A hard-killed

@@ -28,7 +28,6 @@ from conformance.areas.recovery.judges.common import (  # noqa: F401 - the table
     EVIDENCE,
     JUDGES,
     ROUNDING,
-    STRETCHED,
     TYPE_LABEL,
     Findings,
     M,

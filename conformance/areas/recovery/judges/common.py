@@ -9,7 +9,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 from conformance.areas.recovery.audit import holder_problems
 from conformance.catalog.node_sample import RECOVERY_CHECKS
-from conformance.catalog.scenario_bounds import SCENARIO_CHECKS, scenario_bound_of
+from conformance.catalog.scenario_bounds import BOUND_PARAM, fetch_stretch
 from conformance.report.judges import (
     FAIL,
     PASS,
@@ -33,7 +33,6 @@ EVIDENCE: dict[str, Decide] = {}   # judge name -> its evidence part (what the l
 M = Mapping[str, Any]
 ACTOR_ERRORS = ("RayActorError", "ActorDiedError", "WorkerCrashedError", "ActorUnavailableError",
                 "OwnerDiedError", "NodeDiedError")
-STRETCHED = ("FR-012", "FR-013", "FR-014", "FR-015", "FR-016")   # TransferRecoveryCtx.bound()
 TYPE_LABEL = "ray.io/accelerator-type"
 ROUNDING = 0.001   # recorded durations are rounded to 1 ms (conformance/areas/recovery/scenario.py)
 
@@ -62,7 +61,7 @@ def recovery_rule(check: str, *, needs: tuple[str, ...] = (), params: tuple[str,
             verdict = fn(m, p, manifest)
             if verdict.outcome != PASS:
                 return verdict
-            bad = scenario_findings(check, m, p)
+            bad = scenario_findings(m, p)
             return Verdict(FAIL, "; ".join(bad[:3])) if bad else verdict
 
         whole.__name__, whole.__doc__ = fn.__name__, fn.__doc__
@@ -80,23 +79,15 @@ def evidence_verdict(j: Judge, check_id: str, m: M, p: M, manifest: M) -> Verdic
     return run_judge(dataclasses.replace(j, decide=part, needs=()), check_id, m, p, manifest)
 
 
-def scenario_findings(check: str, m: M, p: M) -> list[str]:
+def scenario_findings(m: M, p: M) -> list[str]:
     """Every recorded scenario ended ok within its bound, and no bound is more than the release's
-    params give (plus what it left out for Ray's machinery, plus a longer fetch timeout the run
-    recorded for the transfer checks)."""
+    params give (`scenario_bound_s`, from the check's steps: conformance.catalog.scenario_bounds),
+    plus what it left out for Ray's machinery, plus a longer fetch timeout the run recorded for the
+    transfer checks."""
     scenarios = m.get("scenarios")
     if not isinstance(scenarios, Mapping) or not scenarios:
         raise MissingEvidence("metric scenarios is missing or empty")
-    most = None
-    if check in SCENARIO_CHECKS:
-        try:
-            most = scenario_bound_of(check, lambda n: param_value(p, n))
-        except KeyError:
-            most = None
-        fetch = path_of(m, "transport.rdt_fetch_timeout_s")
-        if most is not None and check in STRETCHED and isinstance(fetch, (int, float)) and not isinstance(fetch, bool):
-            most += min(max(float(fetch) - param_value(p, "rdt_fetch_timeout_s"), 0.0),
-                        most_fetch_timeout_s(p) - param_value(p, "rdt_fetch_timeout_s"))
+    most = param_value(p, BOUND_PARAM) + fetch_stretch(p, path_of(m, "transport.rdt_fetch_timeout_s"))
     out = []
     for name, sc in scenarios.items():
         sc = sc if isinstance(sc, Mapping) else {}
@@ -106,7 +97,7 @@ def scenario_findings(check: str, m: M, p: M) -> list[str]:
         excluded = number(steps, "excluded_s") if "excluded_s" in steps else 0.0
         if excluded < 0 or excluded > elapsed + ROUNDING:
             out.append(f"scenario {name} leaves out {excluded:g} s of its {elapsed:g} s")
-        elif most is not None and bound > most + excluded + ROUNDING + ROUNDING:   # excluded_s is rounded too
+        elif bound > most + excluded + ROUNDING + ROUNDING:   # excluded_s is rounded too
             out.append(f"scenario {name} records bound_s {bound:g}, more than the {most:g} s the release's params give")
         elif sc.get("outcome") != "ok":
             out.append(f"scenario {name} records outcome {sc.get('outcome')!r}: {str(sc.get('detail'))[:160]}")
