@@ -257,7 +257,7 @@ def _diff(args: argparse.Namespace) -> int:
                     raise UserError(f"diff: {label} {file}: {report_revocation.refusal(listed)}")
     olds = [diff.load_report(Path(p), "OLD") for p in old_paths]
     news = [diff.load_report(Path(p), "NEW") for p in new_paths]
-    tolerance = merit_diff.choose_tolerance(args.tolerance, len(olds), len(news))
+    tolerance = diff.choose_tolerance(args.tolerance, len(olds), len(news))
     findings = diff.diff_runs(olds, news, load_suite_data(), tolerance, alpha=args.alpha,
                               allow_different_product=args.allow_different_product)
     print(diff.render(findings, args.format, " ".join(old_paths), " ".join(new_paths), tolerance, args.alpha))

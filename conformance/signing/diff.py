@@ -24,7 +24,7 @@ all of these hold:
      OLD value is 0 moved by infinitely much; the larger of the tolerance and the figure's own
      declared `tolerance`, how far it moves between honest runs on the reference host), and by more
      than its declared `floor`. The tolerance is --tolerance as given, else chosen by the runs on
-     each side (merit_diff.choose_tolerance): ONE_RUN_TOLERANCE with one run on either side, how far
+     each side (choose_tolerance, below): ONE_RUN_TOLERANCE with one run on either side, how far
      honest runs drift apart, which one run a side cannot see, and a figure worse beyond
      DEFAULT_TOLERANCE but within it is UNCONFIRMED (below); DEFAULT_TOLERANCE with two runs or
      more on both sides. The output says which it used and why;
@@ -67,7 +67,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
 
@@ -83,10 +83,10 @@ from conformance.sanitize import markdown_cell, terminal
 from conformance.signing import attestation as att
 from conformance.signing.merit_diff import (
     DEFAULT_ALPHA,
+    DEFAULT_TOLERANCE,
+    ONE_RUN_TOLERANCE,
     Finding,
     HostChange,
-    Tolerance,
-    choose_tolerance,
     figure_findings,
     host_change,
     is_number,
@@ -205,6 +205,50 @@ def same_product_problem(old: Mapping[str, Any], new: Mapping[str, Any]) -> str 
     shown = "; ".join(f"{k}: OLD {terminal(repr(a[k]), limit=80)}, NEW {terminal(repr(b[k]), limit=80)}" for k in differ)
     return (f"OLD and NEW are not runs of the same product and release ({shown}); "
             f"pass --allow-different-product to compare them anyway")
+
+
+# ---------------------------------------------------------------------------- the tolerance
+def default_tolerance(n_old: int, n_new: int) -> float:
+    """diff's tolerance when --tolerance is not given, from the runs on each side: ONE_RUN_TOLERANCE
+    with one run on either side, DEFAULT_TOLERANCE with two or more on both (docs/ci.md)."""
+    if n_old < 1 or n_new < 1:
+        raise ValueError(f"diff: expected at least one run a side, got {n_old} and {n_new}")
+    return ONE_RUN_TOLERANCE if min(n_old, n_new) == 1 else DEFAULT_TOLERANCE
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """The tolerance a diff judges at, and why. A figure worse beyond `value` (and its runs' spread)
+    is a regression; with the default for one run a side, one worse beyond `unconfirmed_from` but
+    within `value` is UNCONFIRMED: within how far honest runs drift apart, so not a regression,
+    but never passed in silence (exit 3 with --fail-unconfirmed)."""
+
+    value: float
+    unconfirmed_from: float
+    given: bool
+    n_old: int
+    n_new: int
+
+    def line(self) -> str:
+        """One line for the output: which tolerance, and why."""
+        runs = "one run a side" if min(self.n_old, self.n_new) == 1 else f"{self.n_old} vs {self.n_new} runs"
+        if self.given:
+            default = default_tolerance(self.n_old, self.n_new)
+            return (f"tolerance {self.value:.0%}: as given by --tolerance"
+                    + (f" (the default for {runs} is {default:.0%})" if default != self.value else ""))
+        band = (f"within it, worse beyond {self.unconfirmed_from:.0%} is UNCONFIRMED; "
+                if self.unconfirmed_from < self.value else "")
+        return f"tolerance {self.value:.0%}: the default for {runs} ({band}pass --tolerance to choose)"
+
+
+def choose_tolerance(given: float | None, n_old: int, n_new: int) -> Tolerance:
+    """The one way diff chooses its tolerance: `given` (--tolerance) as it is, else
+    default_tolerance; the default for one run a side lists what got worse beyond DEFAULT_TOLERANCE
+    (the tolerance two runs a side are judged at) but within it as UNCONFIRMED."""
+    if given is not None:
+        return Tolerance(given, given, True, n_old, n_new)
+    value = default_tolerance(n_old, n_new)
+    return Tolerance(value, min(value, DEFAULT_TOLERANCE), False, n_old, n_new)
 
 
 def check_knobs(tolerance: float, alpha: float) -> None:

@@ -16,58 +16,15 @@ from conformance.catalog import data
 from conformance.catalog.ladder import PASSING
 
 # diff's tolerance, the relative worsening a figure may show, when --tolerance is not given: chosen
-# by how many runs each side has (default_tolerance). Measured in docs/ci.md (session 30: four quiet
-# whole certifications of one plugin, every ordered pair): one run a side at 0.1 gave 1 false
+# by how many runs each side has (diff.default_tolerance). Measured in docs/ci.md (session 30: four
+# quiet whole certifications of one plugin, every ordered pair): one run a side at 0.1 gave 1 false
 # regression in 12 pairs (PF-003 -15 %, each run's trials tight: honest runs drift apart further
 # than one run's trials show, and one run a side cannot see it), at 0.2 none; two runs a side
 # (runs 1-2 -- runs 3-4) none at 0.1.
-DEFAULT_TOLERANCE = 0.1   # knob: two runs or more on both sides (and the library's when nothing says)
+DEFAULT_TOLERANCE = 0.1   # knob: two runs or more on both sides (one run a side: UNCONFIRMED beyond it)
 ONE_RUN_TOLERANCE = 0.2   # knob: one run on either side: how far honest runs drift apart
 DEFAULT_ALPHA = 0.05      # knob: 1 - the confidence of the change's bootstrap bound (the CLI's --alpha)
 BOOTSTRAP_RESAMPLES = 4000  # knob: resamples per interval (scipy.stats.bootstrap)
-
-
-def default_tolerance(n_old: int, n_new: int) -> float:
-    """diff's tolerance when --tolerance is not given, from the runs on each side: ONE_RUN_TOLERANCE
-    with one run on either side, DEFAULT_TOLERANCE with two or more on both (docs/ci.md)."""
-    if n_old < 1 or n_new < 1:
-        raise ValueError(f"diff: expected at least one run a side, got {n_old} and {n_new}")
-    return ONE_RUN_TOLERANCE if min(n_old, n_new) == 1 else DEFAULT_TOLERANCE
-
-
-@dataclass(frozen=True)
-class Tolerance:
-    """The tolerance a diff judges at, and why. A figure worse beyond `value` (and its runs' spread)
-    is a regression; with the default for one run a side, one worse beyond `unconfirmed_from` but
-    within `value` is UNCONFIRMED: within how far honest runs drift apart, so not a regression,
-    but never passed in silence (exit 3 with --fail-unconfirmed)."""
-
-    value: float
-    unconfirmed_from: float
-    given: bool
-    n_old: int
-    n_new: int
-
-    def line(self) -> str:
-        """One line for the output: which tolerance, and why."""
-        runs = "one run a side" if min(self.n_old, self.n_new) == 1 else f"{self.n_old} vs {self.n_new} runs"
-        if self.given:
-            default = default_tolerance(self.n_old, self.n_new)
-            return (f"tolerance {self.value:.0%}: as given by --tolerance"
-                    + (f" (the default for {runs} is {default:.0%})" if default != self.value else ""))
-        band = (f"within it, worse beyond {self.unconfirmed_from:.0%} is UNCONFIRMED; "
-                if self.unconfirmed_from < self.value else "")
-        return f"tolerance {self.value:.0%}: the default for {runs} ({band}pass --tolerance to choose)"
-
-
-def choose_tolerance(given: float | None, n_old: int, n_new: int) -> Tolerance:
-    """The one way diff chooses its tolerance: `given` (--tolerance) as it is, else
-    default_tolerance; the default for one run a side lists what got worse beyond DEFAULT_TOLERANCE
-    (the tolerance two runs a side are judged at) but within it as UNCONFIRMED."""
-    if given is not None:
-        return Tolerance(given, given, True, n_old, n_new)
-    value = default_tolerance(n_old, n_new)
-    return Tolerance(value, min(value, DEFAULT_TOLERANCE), False, n_old, n_new)
 
 
 @dataclass(frozen=True)

@@ -624,12 +624,8 @@ def test_cli_unreadable_input_is_exit_2(tmp_path: Path, capsys) -> None:
 def test_the_default_tolerance_comes_from_the_runs_on_each_side() -> None:
     """docs/ci.md, session 30: one run a side at 0.1 gave 1 false regression in 12 honest pairs,
     at 0.2 none; two runs a side none at 0.1."""
-    from conformance.signing.merit_diff import (
-        DEFAULT_TOLERANCE,
-        ONE_RUN_TOLERANCE,
-        choose_tolerance,
-        default_tolerance,
-    )
+    from conformance.signing.diff import choose_tolerance, default_tolerance
+    from conformance.signing.merit_diff import DEFAULT_TOLERANCE, ONE_RUN_TOLERANCE
 
     assert (DEFAULT_TOLERANCE, ONE_RUN_TOLERANCE) == (0.1, 0.2)
     assert default_tolerance(1, 1) == default_tolerance(1, 3) == default_tolerance(4, 1) == ONE_RUN_TOLERANCE
