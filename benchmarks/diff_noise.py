@@ -35,10 +35,12 @@ def certify(manifest: str, out: Path) -> float:
     return time.monotonic() - t0
 
 
-def diff(old: list[Path], new: list[Path], tolerance: float, *extra: str) -> tuple[int, dict]:
-    """`ray-conformance diff OLD... -- NEW... --format json`: (exit code, its document)."""
+def diff(old: list[Path], new: list[Path], tolerance: float | None, *extra: str) -> tuple[int, dict]:
+    """`ray-conformance diff OLD... -- NEW... --format json`: (exit code, its document); without a
+    tolerance, the CLI's default for the runs on each side."""
+    given = ("--tolerance", str(tolerance)) if tolerance is not None else ()
     proc = subprocess.run([sys.executable, "-m", "conformance.cli.main", "diff", *map(str, old), "--",
-                           *map(str, new), "--format", "json", "--tolerance", str(tolerance), *extra],
+                           *map(str, new), "--format", "json", *given, *extra],
                           capture_output=True, text=True, timeout=600)
     if proc.returncode not in (0, 1):
         raise SystemExit(f"diff exited {proc.returncode}: {proc.stderr.strip()}")
@@ -49,7 +51,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=4, help="certifications to make (default 4; at least 2)")
     ap.add_argument("--manifest", default="builtin:simulated-2node")
-    ap.add_argument("--tolerance", type=float, default=0.1)
+    ap.add_argument("--tolerance", type=float, default=None,
+                    help="passed to diff (default: none, diff's own default for the runs on each side)")
     ap.add_argument("--keep", type=Path, help="keep the reports in this folder (default: a temporary one)")
     ap.add_argument("--reports", type=Path, nargs="+", help="diff these report folders instead of certifying")
     ap.add_argument("--allow-different-product", action="store_true",
@@ -74,9 +77,11 @@ def main(argv: list[str] | None = None) -> int:
     flagged, moved, noise, untested, unconfirmed = Counter(), Counter(), Counter(), Counter(), Counter()
     pairs = list(itertools.permutations(range(len(folders)), 2))
     failed = 0
+    why = ""
     for i, j in pairs:
         rc, doc = diff([folders[i]], [folders[j]], args.tolerance, *extra)
         failed += rc == 1
+        why = doc.get("tolerance_why", why)
         regressions = [f for f in doc["findings"] if f["regression"]]
         for f in doc["findings"]:
             key = f"{f['check'] or f['kind']} {f['detail'].split(' ')[0]}"
@@ -90,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"diff run{i + 1} run{j + 1}: exit {rc}, {len(regressions)} regression(s){': ' + shown if shown else ''}")
 
     print(f"\nfalse-regression rate: {failed}/{len(pairs)} pairs = {failed / len(pairs):.1%} "
-          f"(tolerance {args.tolerance:.0%}; target 0)")
+          f"({why}; target 0)")
     for title, counts in (("regressions by figure", flagged), ("beyond the tolerance, within the spread", noise),
                           ("unconfirmed (one run a side: exit 3 with --fail-unconfirmed)", unconfirmed),
                           ("untested (no spread, or the host's paths moved apart)", untested), ("host", moved)):
@@ -100,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
         half = len(folders) // 2
         rc, doc = diff(folders[:half], folders[half:], args.tolerance, *extra)
         print(f"diff of runs 1-{half} -- runs {half + 1}-{len(folders)}: exit {rc}, "
-              f"{sum(f['regression'] for f in doc['findings'])} regression(s)")
+              f"{sum(f['regression'] for f in doc['findings'])} regression(s) ({doc.get('tolerance_why', '')})")
     if walls:
         print("wall s per certification: " + ", ".join(f"{w:.0f}" for w in walls))
     return 0

@@ -257,9 +257,10 @@ def _diff(args: argparse.Namespace) -> int:
                     raise UserError(f"diff: {label} {file}: {report_revocation.refusal(listed)}")
     olds = [diff.load_report(Path(p), "OLD") for p in old_paths]
     news = [diff.load_report(Path(p), "NEW") for p in new_paths]
-    findings = diff.diff_runs(olds, news, load_suite_data(), args.tolerance, alpha=args.alpha,
+    tolerance = diff.choose_tolerance(args.tolerance, len(olds), len(news))
+    findings = diff.diff_runs(olds, news, load_suite_data(), tolerance, alpha=args.alpha,
                               allow_different_product=args.allow_different_product)
-    print(diff.render(findings, args.format, " ".join(old_paths), " ".join(new_paths), args.tolerance, args.alpha))
+    print(diff.render(findings, args.format, " ".join(old_paths), " ".join(new_paths), tolerance, args.alpha))
     return diff.exit_code(findings, fail_unconfirmed=args.fail_unconfirmed)
 
 
@@ -369,8 +370,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                                           "each side two runs.")
     p.add_argument("old", metavar="OLD", nargs="+", help="OLD NEW, or OLD's runs when NEW's follow a --")
     p.add_argument(NEW_RUNS, dest="new_runs", metavar="NEW", nargs="+", help=argparse.SUPPRESS)
-    p.add_argument("--tolerance", type=_tolerance, default=merit_diff.DEFAULT_TOLERANCE,
-                   help=f"allowed relative worsening of a figure of merit, a fraction (default {merit_diff.DEFAULT_TOLERANCE:g})")
+    p.add_argument("--tolerance", type=_tolerance, default=None,
+                   help=f"allowed relative worsening of a figure of merit, a fraction. Default: "
+                        f"{merit_diff.ONE_RUN_TOLERANCE:g} with one run on either side (how far honest runs drift "
+                        f"apart; a figure worse by more than {merit_diff.DEFAULT_TOLERANCE:g} is listed UNCONFIRMED), "
+                        f"{merit_diff.DEFAULT_TOLERANCE:g} with two runs or more on both sides (docs/ci.md). "
+                        "A given value is used as it is, one run a side too; the output says which was used")
     p.add_argument("--alpha", type=_alpha, default=merit_diff.DEFAULT_ALPHA,
                    help=f"1 - the confidence of the bootstrap bound on the trials (default {merit_diff.DEFAULT_ALPHA:g})")
     p.add_argument("--format", choices=diff.FORMATS, default="text")

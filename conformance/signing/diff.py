@@ -21,11 +21,13 @@ of the plugin's own measurement behind each, the per-trial values of the same-ru
 fraction is taken of, and the references it was measured against. A figure regressed only when
 all of these hold:
   1. it moved the wrong way by more than the tolerance (a fraction of OLD's value; a figure whose
-     OLD value is 0 moved by infinitely much; the larger of --tolerance and the figure's own declared
-     `tolerance`, how far it moves between honest runs on the reference host), and by more than its
-     declared `floor`; with one run on either side, also by more than ONE_RUN_DRIFT, how far honest
-     runs drift apart, which one run a side cannot see: a regression only at the tighter tolerance
-     is UNCONFIRMED (below);
+     OLD value is 0 moved by infinitely much; the larger of the tolerance and the figure's own
+     declared `tolerance`, how far it moves between honest runs on the reference host), and by more
+     than its declared `floor`. The tolerance is --tolerance as given, else chosen by the runs on
+     each side (choose_tolerance, below): ONE_RUN_TOLERANCE with one run on either side, how far
+     honest runs drift apart, which one run a side cannot see, and a figure worse beyond
+     DEFAULT_TOLERANCE but within it is UNCONFIRMED (below); DEFAULT_TOLERANCE with two runs or
+     more on both sides. The output says which it used and why;
   2. for a fraction of a same-run reference, the plugin's own trials moved the same way beyond
      the tolerance and beyond their spread (the bound of 3. on the trials alone): a fraction that
      moved further than the plugin did is its reference's move, the host's (one run a side never
@@ -65,7 +67,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
 
@@ -82,7 +84,7 @@ from conformance.signing import attestation as att
 from conformance.signing.merit_diff import (
     DEFAULT_ALPHA,
     DEFAULT_TOLERANCE,
-    ONE_RUN_DRIFT,
+    ONE_RUN_TOLERANCE,
     Finding,
     HostChange,
     figure_findings,
@@ -205,6 +207,50 @@ def same_product_problem(old: Mapping[str, Any], new: Mapping[str, Any]) -> str 
             f"pass --allow-different-product to compare them anyway")
 
 
+# ---------------------------------------------------------------------------- the tolerance
+def default_tolerance(n_old: int, n_new: int) -> float:
+    """diff's tolerance when --tolerance is not given, from the runs on each side: ONE_RUN_TOLERANCE
+    with one run on either side, DEFAULT_TOLERANCE with two or more on both (docs/ci.md)."""
+    if n_old < 1 or n_new < 1:
+        raise ValueError(f"diff: expected at least one run a side, got {n_old} and {n_new}")
+    return ONE_RUN_TOLERANCE if min(n_old, n_new) == 1 else DEFAULT_TOLERANCE
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """The tolerance a diff judges at, and why. A figure worse beyond `value` (and its runs' spread)
+    is a regression; with the default for one run a side, one worse beyond `unconfirmed_from` but
+    within `value` is UNCONFIRMED: within how far honest runs drift apart, so not a regression,
+    but never passed in silence (exit 3 with --fail-unconfirmed)."""
+
+    value: float
+    unconfirmed_from: float
+    given: bool
+    n_old: int
+    n_new: int
+
+    def line(self) -> str:
+        """One line for the output: which tolerance, and why."""
+        runs = "one run a side" if min(self.n_old, self.n_new) == 1 else f"{self.n_old} vs {self.n_new} runs"
+        if self.given:
+            default = default_tolerance(self.n_old, self.n_new)
+            return (f"tolerance {self.value:.0%}: as given by --tolerance"
+                    + (f" (the default for {runs} is {default:.0%})" if default != self.value else ""))
+        band = (f"within it, worse beyond {self.unconfirmed_from:.0%} is UNCONFIRMED; "
+                if self.unconfirmed_from < self.value else "")
+        return f"tolerance {self.value:.0%}: the default for {runs} ({band}pass --tolerance to choose)"
+
+
+def choose_tolerance(given: float | None, n_old: int, n_new: int) -> Tolerance:
+    """The one way diff chooses its tolerance: `given` (--tolerance) as it is, else
+    default_tolerance; the default for one run a side lists what got worse beyond DEFAULT_TOLERANCE
+    (the tolerance two runs a side are judged at) but within it as UNCONFIRMED."""
+    if given is not None:
+        return Tolerance(given, given, True, n_old, n_new)
+    value = default_tolerance(n_old, n_new)
+    return Tolerance(value, min(value, DEFAULT_TOLERANCE), False, n_old, n_new)
+
+
 def check_knobs(tolerance: float, alpha: float) -> None:
     if not is_number(tolerance) or tolerance < 0:
         raise UserError(f"--tolerance: expected a finite number >= 0, got {tolerance!r}")
@@ -213,13 +259,16 @@ def check_knobs(tolerance: float, alpha: float) -> None:
 
 
 def diff_runs(olds: Sequence[Mapping[str, Any]], news: Sequence[Mapping[str, Any]], suite: data.SuiteData,
-              tolerance: float = DEFAULT_TOLERANCE, *, alpha: float = DEFAULT_ALPHA,
+              tolerance: float | Tolerance | None = None, *, alpha: float = DEFAULT_ALPHA,
               allow_different_product: bool = False) -> list[Finding]:
     """All findings between OLD's runs and NEW's (pure), loudest first; UserError when they are of
-    different products or releases and `allow_different_product` is not set."""
+    different products or releases and `allow_different_product` is not set. `tolerance`: a
+    number is --tolerance as given, None the default for these runs, a Tolerance what
+    choose_tolerance chose (the CLI's, which it also renders)."""
     if not olds or not news:
         raise UserError("diff: expected at least one OLD and one NEW report")
-    check_knobs(tolerance, alpha)
+    tol = tolerance if isinstance(tolerance, Tolerance) else choose_tolerance(tolerance, len(olds), len(news))
+    check_knobs(tol.value, alpha)
     first = olds[0]
     for label, runs in (("OLD", olds), ("NEW", news)):
         for i, report in enumerate(runs):
@@ -229,38 +278,41 @@ def diff_runs(olds: Sequence[Mapping[str, Any]], news: Sequence[Mapping[str, Any
             _no_duplicates(report, label if len(runs) == 1 else f"{label} run {i + 1}")
     findings = [*_tier_findings(olds, news, suite.ladder), *_outcome_findings(olds, news)]
     host = host_change(suite.checklist, olds, news)
-    moved = list(reference_findings(None, suite.checklist.host_references, olds, news, tolerance))
-    findings.extend(_merit_findings(suite, olds, news, tolerance, alpha, host))
+    # the references are listed at the narrowest width a figure is judged at (UNCONFIRMED's, one
+    # run a side by default): what moved beyond it is what the figures' lines may name
+    width = tol.unconfirmed_from
+    moved = list(reference_findings(None, suite.checklist.host_references, olds, news, width))
+    findings.extend(_merit_findings(suite, olds, news, tol, alpha, host))
     for check in suite.checklist.checks:
         if check.merit is not None:
-            moved.extend(reference_findings(check.id, check.merit.references, olds, news, tolerance))
+            moved.extend(reference_findings(check.id, check.merit.references, olds, news, width))
     if moved:
         findings.append(Finding("host", False, None, None, None,
-                                f"the host differed: {len(moved)} reference(s) moved beyond the {tolerance:.0%} "
-                                f"tolerance, up to x{host.factor:.2f} (the plugin is judged against "
+                                f"the host differed: {len(moved)} reference(s) moved beyond {width:.0%}, "
+                                f"up to x{host.factor:.2f} (the plugin is judged against "
                                 f"them in each run): {'; '.join(moved)}"))
     return sorted(findings, key=lambda f: (not f.regression, KIND_ORDER.index(f.kind)))
 
 
 def _merit_findings(suite: data.SuiteData, olds: Sequence[Mapping[str, Any]], news: Sequence[Mapping[str, Any]],
-                    tolerance: float, alpha: float, host: HostChange) -> list[Finding]:
-    """Every figure of merit's findings. One run a side records no drift between runs, and honest
-    runs drift apart by up to ONE_RUN_DRIFT: there a figure is judged at that width too, and a
-    regression only at the tighter tolerance is UNCONFIRMED (listed, exit 3 with
-    --fail-unconfirmed: give each side two runs), never a regression nor a silent pass."""
+                    tol: Tolerance, alpha: float, host: HostChange) -> list[Finding]:
+    """Every figure of merit's findings, judged at the tolerance. One run a side records no drift
+    between runs, and honest runs drift apart by up to ONE_RUN_TOLERANCE, its default: there a
+    figure is judged at the tighter `unconfirmed_from` too, and a regression only there is
+    UNCONFIRMED (listed, exit 3 with --fail-unconfirmed: give each side two runs), never a
+    regression nor a silent pass."""
     def judged(width: float) -> list[Finding]:
         return [f for check in suite.checklist.checks if check.merit is not None for fig in check.merit.figures
                 for f in figure_findings(check.id, fig, olds, news, width, alpha, host=host,
                                          siblings=check.merit.references)]
 
-    tight = judged(tolerance)
-    wide_width = max(tolerance, ONE_RUN_DRIFT) if min(len(olds), len(news)) == 1 else tolerance
-    if wide_width == tolerance:
-        return tight
-    wide = judged(wide_width)
+    wide = judged(tol.value)
+    if tol.unconfirmed_from >= tol.value:
+        return wide
+    tight = judged(tol.unconfirmed_from)
     named = {(f.check, f.old, f.new) for f in wide if f.regression or f.kind == "unconfirmed"}
     return wide + [Finding("unconfirmed", False, f.check, f.old, f.new,
-                           f"{f.detail}; within the {wide_width:.0%} honest runs drift apart, which one run a "
+                           f"{f.detail}; within the {tol.value:.0%} honest runs drift apart, which one run a "
                            "side records no spread of: an unconfirmed regression; give each side two runs or more "
                            "(diff OLD... -- NEW...)")
                    for f in tight if (f.regression and f.kind == "metric" or f.kind == "unconfirmed")
@@ -268,7 +320,7 @@ def _merit_findings(suite: data.SuiteData, olds: Sequence[Mapping[str, Any]], ne
 
 
 def diff_reports(old: Mapping[str, Any], new: Mapping[str, Any], suite: data.SuiteData,
-                 tolerance: float = DEFAULT_TOLERANCE, *, alpha: float = DEFAULT_ALPHA,
+                 tolerance: float | Tolerance | None = None, *, alpha: float = DEFAULT_ALPHA,
                  allow_different_product: bool = False) -> list[Finding]:
     """diff_runs of one run each."""
     return diff_runs([old], [new], suite, tolerance, alpha=alpha, allow_different_product=allow_different_product)
@@ -307,11 +359,14 @@ def _label(f: Finding) -> str:
             "noise": "noise"}.get(f.kind, "info")
 
 
-def render(findings: list[Finding], fmt: str, old_label: str, new_label: str, tolerance: float,
+def render(findings: list[Finding], fmt: str, old_label: str, new_label: str, tolerance: Tolerance,
            alpha: float = DEFAULT_ALPHA) -> str:
+    """The findings as text, md or json, each saying which tolerance was used and why (its line)."""
     line = verdict(findings)
     if fmt == "json":
-        return json.dumps({"old": old_label, "new": new_label, "tolerance": tolerance, "alpha": alpha,
+        return json.dumps({"old": old_label, "new": new_label, "tolerance": tolerance.value,
+                           "tolerance_given": tolerance.given, "unconfirmed_from": tolerance.unconfirmed_from,
+                           "tolerance_why": tolerance.line(), "alpha": alpha,
                            "regression": any(f.regression for f in findings),
                            "unconfirmed": any(f.kind == "unconfirmed" for f in findings),
                            "findings": [asdict(f) for f in findings]}, indent=2)
@@ -328,10 +383,11 @@ def render(findings: list[Finding], fmt: str, old_label: str, new_label: str, to
     if fmt == "md":
         rows = [[markdown_cell(c, limit=600) for c in r] for r in rows]
         head = (f"### Conformance diff: {markdown_cell(old_label, limit=200)} → {markdown_cell(new_label, limit=200)} "
-                f"(tolerance {tolerance:.0%}, alpha {alpha:g})\n\n")
+                f"(alpha {alpha:g})\n\n{markdown_cell(tolerance.line(), limit=300)}\n\n")
         table = tabulate(rows, headers=headers, tablefmt="github", disable_numparse=True) if rows else "_No differences._"
         return f"{head}{table}\n\n**{line}**"
     rows = [[terminal(c, limit=600) for c in r] for r in rows]
     table = tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True) if rows else "no differences"
     return (f"diff {terminal(old_label, limit=200)} -> {terminal(new_label, limit=200)} "
-            f"(tolerance {tolerance:.0%}, alpha {alpha:g})\n{table}\n{line}")
+            f"(alpha {alpha:g})\n{terminal(tolerance.line(), limit=300)}\n"
+            f"{table}\n{line}")

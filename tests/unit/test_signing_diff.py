@@ -30,7 +30,7 @@ from signing_support import build_report, check_ids, retier, suite, write_report
 SIZES = [1024 * 4**k for k in range(8)]   # 1 KiB .. 16 MiB: make test's sweep
 
 
-def _kinds(old: dict[str, Any], new: dict[str, Any], tolerance: float = 0.1) -> list[tuple[str, bool, Any]]:
+def _kinds(old: dict[str, Any], new: dict[str, Any], tolerance: float | None = None) -> list[tuple[str, bool, Any]]:
     return [(f.kind, f.regression, f.check) for f in diff_reports(old, new, suite(), tolerance)]
 
 
@@ -103,7 +103,7 @@ def test_two_runs_of_one_plugin_on_a_host_that_moved_have_no_regression() -> Non
     for i in range(len(reports)):
         for j in range(len(reports)):
             if i != j:
-                for tol in (0.2, 0.1):   # 0.1, the default: one run a side is judged at the drift too
+                for tol in (0.2, None):   # None, the default: 0.2 one run a side, 0.1-0.2 UNCONFIRMED
                     assert [f for f in diff_runs([reports[i]], [reports[j]], suite(), tol) if f.regression] == [], (i, j)
     for i, j in ((0, 2), (2, 4), (4, 0), (2, 0)):
         assert _regressions(reports[i:i + 2], reports[j:j + 2]) == [], (i, j)
@@ -126,7 +126,7 @@ def test_paths_that_drift_apart_between_honest_runs_are_no_regression() -> None:
     for i in range(len(reports)):
         for j in range(len(reports)):
             if i != j:
-                for tol in (0.2, 0.1):   # 0.1, the default: one run a side is judged at the drift too
+                for tol in (0.2, None):   # None, the default: 0.2 one run a side, 0.1-0.2 UNCONFIRMED
                     assert [f for f in diff_runs([reports[i]], [reports[j]], suite(), tol) if f.regression] == [], (i, j)
     for seed in range(4):
         old, slow = performance_run(800 + seed), performance_run(900 + seed, per_byte=1.3, drift={"store": 0.12})
@@ -544,7 +544,9 @@ def test_cli_exit_codes_and_formats(tmp_path: Path, capsys) -> None:
     assert "no regressions" in capsys.readouterr().out
     assert main(["diff", str(old), str(new), "--format", "json"]) == 1
     doc = json.loads(capsys.readouterr().out)
-    assert doc["regression"] is True and doc["tolerance"] == 0.1 and doc["alpha"] == 0.05
+    assert doc["regression"] is True and doc["tolerance"] == 0.2 and doc["alpha"] == 0.05   # one run a side
+    assert doc["tolerance_given"] is False and doc["unconfirmed_from"] == 0.1
+    assert doc["tolerance_why"].startswith("tolerance 20%: the default for one run a side")
     assert {"kind": "outcome", "regression": True, "check": ids[0], "old": "pass", "new": "fail",
             "detail": "fail in test"} in doc["findings"]
     assert main(["diff", str(old), str(new), "--format", "md"]) == 1
@@ -616,3 +618,74 @@ def test_cli_unreadable_input_is_exit_2(tmp_path: Path, capsys) -> None:
     assert main(["diff", str(old), str(tmp_path / "bad")]) == 2
     err = capsys.readouterr().err
     assert "NEW: tier 'platinum' is not in the tier ladder" in err and err.count("\n") == 1
+
+
+# ---------------------------------------------------------------------------- the tolerance
+def test_the_default_tolerance_comes_from_the_runs_on_each_side() -> None:
+    """docs/ci.md, session 30: one run a side at 0.1 gave 1 false regression in 12 honest pairs,
+    at 0.2 none; two runs a side none at 0.1."""
+    from conformance.signing.diff import choose_tolerance, default_tolerance
+    from conformance.signing.merit_diff import DEFAULT_TOLERANCE, ONE_RUN_TOLERANCE
+
+    assert (DEFAULT_TOLERANCE, ONE_RUN_TOLERANCE) == (0.1, 0.2)
+    assert default_tolerance(1, 1) == default_tolerance(1, 3) == default_tolerance(4, 1) == ONE_RUN_TOLERANCE
+    assert default_tolerance(2, 2) == default_tolerance(2, 5) == DEFAULT_TOLERANCE
+    with pytest.raises(ValueError):
+        default_tolerance(0, 2)
+    one = choose_tolerance(None, 1, 1)
+    assert (one.value, one.unconfirmed_from, one.given) == (0.2, 0.1, False)
+    assert one.line() == ("tolerance 20%: the default for one run a side "
+                          "(within it, worse beyond 10% is UNCONFIRMED; pass --tolerance to choose)")
+    two = choose_tolerance(None, 2, 3)
+    assert (two.value, two.unconfirmed_from) == (0.1, 0.1)
+    assert two.line() == "tolerance 10%: the default for 2 vs 3 runs (pass --tolerance to choose)"
+    for n_old, n_new in ((1, 1), (1, 2), (3, 3)):   # a given tolerance wins, 0.1 one run a side too
+        given = choose_tolerance(0.1, n_old, n_new)
+        assert (given.value, given.unconfirmed_from, given.given) == (0.1, 0.1, True)
+    assert choose_tolerance(0.1, 1, 1).line() == \
+        "tolerance 10%: as given by --tolerance (the default for one run a side is 20%)"
+    assert choose_tolerance(0.1, 2, 2).line() == "tolerance 10%: as given by --tolerance"
+    assert choose_tolerance(0.0, 1, 1).value == 0.0
+
+
+def _rounds_slower(report: dict[str, Any], factor: float) -> dict[str, Any]:
+    """The report with WL-004's rounds (its figure and its trials) `factor` times as long, every
+    reference as it was: the plugin's change on a steady host."""
+    out = copy.deepcopy(report)
+    wl = next(c for c in out["checks"] if c["id"] == "WL-004")["metrics"]["devices"]["simacc"]
+    wl["round_seconds"] = [factor * t for t in wl["round_seconds"]]
+    wl["median_round_s"] *= factor
+    return out
+
+
+def test_cli_without_tolerance_judges_one_run_a_side_at_the_drift_and_two_at_ten_percent(tmp_path: Path,
+                                                                                         capsys) -> None:
+    """Issue 44: one run a side, a figure 15 % worse beyond both runs' own spread (WL-004's rounds,
+    every reference held, as PF-003's -15 % in docs/ci.md's four honest runs) is no regression by
+    default (UNCONFIRMED: within the 20 % honest runs drift apart) but is one at a given 0.1; two
+    runs a side, the default is 0.1 and it is one. Each output says which tolerance and why."""
+    from conformance.cli.main import main as ray_conformance  # the entry point users run
+
+    olds = [workload_run(seed) for seed in (21, 22)]
+    old = [write_report_dir(tmp_path / f"old{i}", r) for i, r in enumerate(olds)]
+    new = [write_report_dir(tmp_path / f"new{i}", _rounds_slower(r, 1.15)) for i, r in enumerate(olds)]
+
+    assert ray_conformance(["diff", str(old[0]), str(new[0])]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[1] == ("tolerance 20%: the default for one run a side "
+                      "(within it, worse beyond 10% is UNCONFIRMED; pass --tolerance to choose)"), out
+    assert any(ln.startswith("UNCONFIRMED") and "WL-004" in ln for ln in out), out
+    assert out[-1].startswith("no regressions confirmed; UNCONFIRMED: 1 figure(s)"), out
+
+    assert ray_conformance(["diff", str(old[0]), str(new[0]), "--tolerance", "0.1", "--format", "json"]) == 1
+    doc = json.loads(capsys.readouterr().out)
+    assert (doc["tolerance"], doc["tolerance_given"]) == (0.1, True), doc
+    assert doc["tolerance_why"] == "tolerance 10%: as given by --tolerance (the default for one run a side is 20%)"
+    [wl004] = [f for f in doc["findings"] if f["check"] == "WL-004"]
+    assert wl004["kind"] == "metric" and wl004["regression"] and "beyond the 10% tolerance and the runs' own spread" \
+        in wl004["detail"], wl004
+
+    assert ray_conformance(["diff", *map(str, old), "--", *map(str, new), "--format", "md"]) == 1
+    md = capsys.readouterr().out
+    assert "\ntolerance 10%: the default for 2 vs 2 runs (pass --tolerance to choose)\n" in md, md
+    assert "| REGRESSION | metric | WL-004" in md and md.rstrip().endswith("**REGRESSION: 1 regression(s) (1 figure)**")
