@@ -180,32 +180,37 @@ class HostCluster:
         holding only someone else's entries is theirs too (a teeth run beside the cluster stages
         into /dev/shm/rc-teeth-staging/), an empty one is counted."""
         new = set(_shm_entries()) - self._shm_before
-        files = {e for e in new if not e.endswith("/") and not self._someone_elses(e)}
-        inside = {f: [e for e in new if e != f and e.startswith(f)] for f in new if f.endswith("/")}
-        folders = {f for f, entries in inside.items() if not entries or any(e in files for e in entries)}
+        inside = self._inside() if new else set()
+        ours = self._processes(inside) if new else set()
+        files = {e for e in new if not e.endswith("/") and not self._someone_elses(e, inside, ours)}
+        below = {f: [e for e in new if e != f and e.startswith(f)] for f in new if f.endswith("/")}
+        folders = {f for f, entries in below.items() if not entries or any(e in files for e in entries)}
         return sorted(files | folders)
 
-    def _someone_elses(self, entry: str) -> bool:
+    def _someone_elses(self, entry: str, inside: set[int], ours: set[int]) -> bool:
         """A new /dev/shm entry that is not this cluster's: a SIMXFER segment whose creator is alive
         outside the cluster's namespaces, or gone without ever having been one of the cluster's
         processes (another suite run on this machine, its segment not yet reaped by its own run:
         make test saw a teeth run's source, killed by its check, counted against the hosts beside
-        it). An entry whose creator its name does not say is counted."""
+        it). An entry whose creator its name does not say is counted. `inside`: the processes in the
+        hosts' namespaces now; `ours`: every process the hosts ran (_processes), both read once a look."""
         pid = self.segments.creator(os.path.basename(entry.rstrip("/"))) if self.segments is not None else None
-        if pid is None:
-            return False
-        inside = {p for h in self.members if self.net is not None for p in netns.pids(h.net.namespace)}
-        if pid in inside:
+        if pid is None or pid in inside:
             return False
         # alive outside the hosts: another run's, even where its pid once was one of ours (pid_max wraps)
-        return netns.alive(pid) or pid not in self._processes()
+        return netns.alive(pid) or pid not in ours
 
-    def _processes(self) -> set[int]:
-        """Every process the hosts ran: those in their namespaces now, and every worker and driver
-        Ray logged in the cluster's sessions (also those that exited), plus those stop() recorded."""
+    def _inside(self) -> set[int]:
+        """The processes in the hosts' namespaces now."""
+        return {p for h in self.members if self.net is not None for p in netns.pids(h.net.namespace)}
+
+    def _processes(self, now: set[int] | None = None) -> set[int]:
+        """Every process the hosts ran: those in their namespaces (`now`, else read), and every
+        worker and driver Ray logged in the cluster's sessions (also those that exited), plus those
+        stop() recorded."""
         from conformance.cluster.process_owners import session_pids
 
-        now = {p for h in self.members if self.net is not None for p in netns.pids(h.net.namespace)}
+        now = self._inside() if now is None else now
         logged = session_pids(str(self.workdir)) if self.workdir is not None else set()
         return self._pids | now | logged
 

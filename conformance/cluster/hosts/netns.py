@@ -193,29 +193,20 @@ def ours(owner_pid: int | None = None, tag: str | None = None) -> dict[str, list
     return found
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def sweep_stale() -> list[str]:
-    """Remove namespaces and links left by harness instances whose process is gone."""
+    """Remove namespaces and links left by harness instances whose process is gone (or a zombie:
+    it ended, and only its parent's wait is left)."""
     removed = []
     found = ours()
     for name in found["namespaces"]:
         m = _NAME_RE.match(name)
-        if m and not _pid_alive(int(m.group(1))):
+        if m and not alive(int(m.group(1))):
             kill_namespace(name)
             ip("netns", "del", name, check=False)
             removed.append(name)
     for name in found["links"]:
         m = _NAME_RE.match(name)
-        if m and not _pid_alive(int(m.group(1))):
+        if m and not alive(int(m.group(1))):
             ip("link", "del", name, check=False)
             removed.append(name)
     return removed
