@@ -5,7 +5,7 @@ and size timed in turn (pure, given their timers).
 
 A timer(iters) runs iters ops on every member at once and returns each member's seconds per op;
 a trial's time is the slowest member's. `param` reads the check's params (batch_s, max_batch,
-min_trials, max_trials, max_cv, size_budget_s).
+warmup_batches, min_trials, max_trials, max_cv, size_budget_s).
 """
 from __future__ import annotations
 
@@ -36,8 +36,13 @@ class Trials:
     done: bool = False
 
     def begin(self) -> None:
-        """The batch: as many ops as take about batch_s, from one op's time."""
+        """The batch: as many ops as take about batch_s, from one op's time; then warmup_batches
+        batches untimed, as nccl-tests warms up before it times: the first batch at a size pays what
+        a first use costs (the star's first 16 MiB objects in Ray's object store: one trial 5-8
+        times slower than the others in 3 of 4 runs, which left diff no usable spread)."""
         self.batch = batch_size(max(self.timer(1)), float(self.param("batch_s")), int(self.param("max_batch")))
+        for _ in range(int(self.param("warmup_batches"))):
+            self.timer(self.batch)
 
     def trial(self) -> None:
         t0 = time.monotonic()
