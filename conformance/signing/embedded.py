@@ -4,7 +4,8 @@ the environment (pure but for reading the release's schema and this suite's decl
   manifest     the manifest report.json embeds is one a run of the report's release could have
                accepted: valid against that RELEASE's schemas/manifest.schema.json (an unknown
                field, a wrong type, a string node count is refused here, before any cross-check
-               reads it)
+               reads it), and passing the loader's own cross-checks (catalog.manifest.cross_problems:
+               at most one node_env entry per node)
   environment  the run's Python and torch are inside what the suite declares it supports (its
                package metadata: Requires-Python and the torch requirement of pyproject.toml);
                Ray's window is the release's (the `validity` line)
@@ -26,7 +27,12 @@ def manifest_problem(report: Mapping[str, Any], schema_file: Path) -> str | None
     if not isinstance(manifest, dict):
         return "report.json has no manifest object"
     problem = datafiles.compiled_schema(Path(schema_file)).first_error(manifest)
-    return terminal(problem, limit=300) if problem else None
+    if problem:
+        return terminal(problem, limit=300)
+    from conformance.catalog.manifest import cross_problems
+
+    crossed = cross_problems(manifest)   # what the loader refuses after the schema: no run accepted it
+    return terminal(crossed[0], limit=300) if crossed else None
 
 
 @functools.lru_cache(maxsize=1)

@@ -327,6 +327,7 @@ def evidence_lines(report: Mapping[str, Any], checklist: Checklist | None,
         from conformance.signing.same_measurement import (
             identity_problems,
             reference_sample_problems,
+            restart_signature_problems,
             same_measurement_problems,
             same_nodes_problems,
             stretch_problems,
@@ -343,6 +344,7 @@ def evidence_lines(report: Mapping[str, Any], checklist: Checklist | None,
         problems += reference_sample_problems(checks)
         problems += same_nodes_problems(checks, as_map(report.get("environment")), merged=merged)
         problems += identity_problems(checks, as_map(report.get("environment")), merged=merged)
+        problems += restart_signature_problems(checks, as_map(report.get("environment")), runs_remote(report))
         problems += stretch_problems(checks, as_map(report.get("cluster")), runs_remote(report), merged=merged)
         problems += dtype_probe_problems(checks, merged=merged)
         shapes = release_shapes(checklist)

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from typing import Any, Mapping, Sequence
 
 from conformance.catalog.scenario_bounds import FETCH_PARAM
@@ -276,6 +277,38 @@ def identity_problems(checks: Sequence[Any], environment: Mapping[str, Any], mer
                                     f"(environment.devices: {sorted(short)})")
     problems += copied_type_problems(checks)
     return problems
+
+
+RESTART_CHECK = "FR-006"   # its node signatures: the nodes the suite starts from the manifest, before and after a fresh start
+
+
+def restart_signature_problems(checks: Sequence[Any], environment: Mapping[str, Any], remote: bool) -> list[str]:
+    """FR-006's node signatures are the run's nodes: the cluster it shuts down and starts again is
+    started from the manifest's own nodes, as the one environment.devices describes, so the nodes
+    with devices it records before the shutdown are those nodes, each with its own labels (as a
+    multiset, node ids aside: the fresh cluster's ids are new). A record of one node twice passed
+    for two (held-out round 34, L1: node a's signature twice, node b back with 3 devices). Not on
+    the vendor's cluster (FR-006 starts none there), nor without the environment's node list."""
+    entry = next((as_map(e) for e in checks if as_map(e).get("id") == RESTART_CHECK), {})
+    nodes = as_map(environment.get("devices")).get("nodes")
+    before = as_map(entry.get("metrics")).get("before")
+    if remote or entry.get("outcome") != "pass" or not isinstance(nodes, list) or not isinstance(before, list):
+        return []
+
+    def signature(devices: object, labels: object) -> tuple[float, tuple[tuple[str, str], ...]]:
+        count = float(devices) if isinstance(devices, (int, float)) and not isinstance(devices, bool) else 0.0
+        return count, tuple(sorted((str(k), str(v)) for k, v in as_map(labels).items() if k != "ray.io/node-id"))
+
+    recorded = Counter(signature(as_map(s).get("devices"), as_map(s).get("labels")) for s in before)
+    own = Counter(signature(as_map(n).get("count"), as_map(n).get("labels")) for n in nodes)
+    recorded, own = (Counter({k: v for k, v in c.items() if k[0] > 0}) for c in (recorded, own))
+    if recorded == own:
+        return []
+
+    def shown(c: Counter[tuple[float, tuple[tuple[str, str], ...]]]) -> str:
+        return terminal([{**dict(k[1]), "devices": k[0]} for k in c.elements()], limit=160)
+    return [f"{RESTART_CHECK}'s node signatures before its shutdown are not the run's nodes (environment.devices): "
+            f"it lacks {shown(own - recorded)} and records {shown(recorded - own)} instead"]
 
 
 def _error_ids(value: object, out: set[str]) -> set[str]:

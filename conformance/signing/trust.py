@@ -294,7 +294,27 @@ def run_problems(report: Untrusted, *, legacy: bool | Collection[str] = False) -
     if isinstance(selection, dict):
         problems += arg_problems(selection.get("args"), legacy=legacy)
     problems += node_id_problems(report)
+    problems += remote_problems(report)
     return problems
+
+
+def remote_problems(report: Untrusted) -> list[str]:
+    """The command line and the cluster record agree on who started the clusters: a run pointed at
+    the vendor's cluster (--conformance-ray-address) connects to it for every shape it runs and starts
+    none of its own (conformance.cluster.manager: only the shared shape, mode "remote"), and a run
+    the suite's own clusters served records no remote one. runs_remote widens some bounds (the RDT
+    fetch timeout of FR-012..016: same_measurement.stretch_problems), so the argument alone, beside
+    clusters the suite started, is refused (held-out round 34, X1)."""
+    history = _get(report, "cluster", "history")
+    modes = {(str(e.get("shape")), str(e.get("mode"))) for e in history   # an entry naming no mode says nothing
+             if isinstance(e, dict) and e.get("ok") is True and e.get("mode") is not None} if isinstance(history, list) else set()
+    own = sorted(f"{shape} ({mode})" for shape, mode in modes if mode != "remote")
+    if runs_remote(report) and own:
+        return [f"selection.args name {RAY_ADDRESS_OPTION}, but cluster.history records clusters the suite "
+                f"started: {terminal(', '.join(own), limit=160)}"]
+    if not runs_remote(report) and any(mode == "remote" for _, mode in modes):
+        return [f"cluster.history records a remote cluster, but selection.args do not name {RAY_ADDRESS_OPTION}"]
+    return []
 
 
 # A test of the suite, as pytest names it with --rootdir at the suite's checks folder:

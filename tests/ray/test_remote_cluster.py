@@ -19,6 +19,7 @@ from pathlib import Path
 from conformance.catalog import node_sample
 from conformance.catalog.data import load_run_knobs
 from conformance.cluster.injection import ENV_VAR, install_pth, uninstall_pth, unit_instance_resources
+from conformance.signing.trust import remote_problems
 from suite_runner import CHECKS, SIM_MANIFEST, outcomes, run_suite
 
 RAY = Path(sys.executable).with_name("ray")
@@ -64,6 +65,7 @@ def test_device_checks_pass_on_a_ray_start_cluster(tmp_path: Path) -> None:
     assert not Path(pth).exists()
     assert report is not None, output[-3000:]
     assert report["cluster"]["mode"] == "remote" and report["cluster"]["nodes"] == 1
+    assert remote_problems(report) == []   # the argument and the cluster record agree (trust.remote_problems)
     device = outcomes(report, "device")
     assert device.pop("DP-015") == "not_applicable"  # needs nodes the suite starts itself
     assert set(device.values()) == {"pass"}, device

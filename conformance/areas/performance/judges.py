@@ -298,7 +298,7 @@ def matrix_shape_problem(m: Mapping[str, Any], p: Mapping[str, Any], manifest: M
         return None
     n, nodes = want
     seen = {x.split(":")[0] for x in labels}
-    if len(labels) != n or seen != {f"n{k}" for k in range(nodes)}:
+    if len(labels) != n or len(seen) != nodes or seen != {f"n{k}" for k in range(nodes)}:   # counts first: `nodes` is the report's
         return f"the matrix has {len(labels)} endpoint(s) on {sorted(seen)}; the manifest's cluster gives {n} on " \
                f"{nodes} node(s) (one per device, at most max_endpoints = {p.get('max_endpoints')})"
     return None

@@ -55,9 +55,10 @@ def scenario(name: str, bound: float, elapsed: float = 20.0) -> dict[str, Any]:
     return {name: {"bound_s": bound, "elapsed_s": elapsed, "outcome": "ok", "steps_s": {"done": elapsed}}}
 
 
-def sig(devices: float = 4.0, role: str = "b") -> dict[str, Any]:
-    return {"devices": devices, "types": [f"accelerator_type:{TYPE}"],
-            "labels": {"ray.io/accelerator-type": TYPE, "conformance.areas.recovery/node": role}}
+def sig(devices: float = 4.0, role: str | None = "b") -> dict[str, Any]:
+    """A node's signature; `role`: the node lab's role label (None: a node of the manifest's own)."""
+    roles = {} if role is None else {"conformance.areas.recovery/node": role}
+    return {"devices": devices, "types": [f"accelerator_type:{TYPE}"], "labels": {"ray.io/accelerator-type": TYPE, **roles}}
 
 
 BEFORE = [holder(100 + i, d) for i, d in enumerate(IDS)]
@@ -100,8 +101,10 @@ PASSING: dict[str, dict[str, Any]] = {
     "FR-005": {"devices_on_node": 4, "env_var": ENV, "others": BEFORE[1:], "crashed": holder(150, "0", restarted=None),
                "result": holder(151, "0", restarted=None), "attempts": 2, "retry_done_s": 3.0,
                "scenarios": scenario("task-worker-crash-then-retry", 150)},
-    # the manifest's two nodes, each with its 4 devices (a real run records every node: FR-006 counts them)
-    "FR-006": {"restart_s": 12.5, "before": [sig(4.0, "head"), sig(4.0, "b")], "after": [sig(4.0, "head"), sig(4.0, "b")],
+    # the manifest's two nodes, each with its 4 devices (a real run records every node: FR-006 counts them),
+    # no role labels: the recovery-restart shape starts the manifest's own nodes, as environment.devices
+    # describes them (verify holds the two equal: same_measurement.restart_signature_problems)
+    "FR-006": {"restart_s": 12.5, "before": [sig(4.0, None), sig(4.0, None)], "after": [sig(4.0, None), sig(4.0, None)],
                "env_var": ENV,
                "holder": holder(400, "0"), "holder_s": 1.0, "scenarios": scenario("shutdown-then-fresh-start", 180)},
     "FR-007": {"node_b_devices": 4, "env_var": ENV, "gone_s": 1.2, "view_after": VIEW,
