@@ -152,6 +152,20 @@ def plan_shards(checks: Mapping[str, tuple[str, str]], count: int, *, durations:
     return [sorted(s) for s in slices]
 
 
+def release_plan(check_ids: Iterable[str], count: int, checklist: Any, knobs: Mapping[str, Any]) -> list[list[str]]:
+    """The plan `run --shard I/N` makes of `check_ids` (the checks it placed): each check's area
+    and cluster shape from `checklist` (the release's: a catalog.data.Checklist), the typical
+    durations and the core of `knobs` (tiers/run.yaml). The one planner of a run, of `merge` and of
+    verify: a recorded plan that is not this one is the vendor's, not the suite's. A check the
+    checklist does not name, or one of the core, is left out (a recorded slice naming it differs)."""
+    by_id = checklist.by_id()
+    core = shard_policy(knobs).core
+    placed = {cid: (by_id[cid].area, by_id[cid].shape() or NO_SHAPE) for cid in check_ids
+              if cid in by_id and cid not in core}
+    durations = knobs["durations"]
+    return plan_shards(placed, count, durations=durations["checks"], default_s=float(durations["default_s"]), core=core)
+
+
 def selection_shard(shard: Shard, plan: Sequence[Sequence[str]], core: Iterable[str]) -> dict[str, Any]:
     """A shard report's `selection.shard`: which shard, the whole plan, the core."""
     return {"index": shard.index, "count": shard.count, "plan": [list(s) for s in plan], "core": sorted(core)}

@@ -12,6 +12,10 @@ verify's for shard logs, on this suite's reports:
   - every check of the plan exactly once ("Multiple results for X", "Missing result for X"),
     none run outside its shard's slice
   - the first shard's start and the last shard's end within the policy's window
+  - the plan is the suite's (plan_problems): each shard's slice is exactly what the suite's own
+    planner (catalog.shards.release_plan: the release's checklist, the run knobs' durations and
+    core) gives its index of the recorded count, never a split the vendor chose (held-out round
+    34, S1: PF-002 and PF-003 cut from PF-001's sweep into a shard of their own)
 The merged report's tier, tiers, capabilities, summary and selection are recomputed over the
 union (conformance.report.build.build_report), never taken from a shard.
 """
@@ -21,7 +25,7 @@ import copy
 import datetime as dt
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from conformance.catalog import shards as sh
 from conformance.catalog.data import SuiteData
@@ -249,6 +253,46 @@ def coverage_problems(shards: Mapping[int, ShardReport]) -> list[Problem]:
     return problems
 
 
+# The suite's planner as the merge calls it: (the checks split, the count) -> the slices.
+Planner = Callable[[list[str], int], list[list[str]]]
+
+
+def _few(ids: Sequence[str], most: int = 8) -> str:
+    return ", ".join(str(i)[:20] for i in ids[:most]) + (f" and {len(ids) - most} more" if len(ids) > most else "")
+
+
+def plan_problems(shards: Mapping[int, ShardReport], planner: Planner, core: Sequence[str]) -> list[Problem]:
+    """Each shard's recorded core is the run knobs' and its slice exactly the one the suite's
+    planner gives its index, over the checks the recorded plan splits (which checks were split is
+    the selection's to judge: a check left out of the plan ran in no shard, and the merged report
+    is partial). One problem per shard, naming the checks that differ."""
+    problems: list[Problem] = []
+    for i, s in shards.items():
+        label = f"{i}-of-{len(shards)}"
+        record = _get(s.report, "selection.shard")
+        recorded_core = sh.ids(_get(record, "core"))
+        if sorted(recorded_core) != sorted(core):
+            problems.append(Problem("selection.shard.core", f"shard {label} records the core {_shown(sorted(recorded_core))}; "
+                                                            f"the suite's is {_shown(sorted(core))} (tiers/run.yaml shards.core)"))
+            continue
+        raw = _get(record, "plan")
+        plan = [sh.ids(x) for x in raw] if isinstance(raw, list) else []
+        if len(plan) != len(shards):
+            problems.append(Problem("selection.shard.plan", f"shard {label} records a plan of {len(plan)} slice(s) for "
+                                                            f"{len(shards)} shards"))
+            continue
+        want = planner(sorted({c for part in plan for c in part}), len(shards))
+        mine, theirs = set(plan[i - 1]), set(want[i - 1]) if i <= len(want) else set()
+        if mine != theirs or len(plan[i - 1]) != len(mine):
+            extra, lacks = sorted(mine - theirs), sorted(theirs - mine)
+            said = "; ".join(x for x in (f"runs {_few(extra)}, which the suite's plan gives another shard" if extra else "",
+                                         f"lacks {_few(lacks)}, which the plan gives it" if lacks else "",
+                                         "names a check twice" if not extra and not lacks else "") if x)
+            problems.append(Problem("selection.shard.plan", f"shard {label}'s slice is not the suite's plan of its "
+                                                            f"checks (catalog.shards.release_plan): it {said}"))
+    return problems
+
+
 def window_problems(shards: Mapping[int, ShardReport], policy: sh.ShardPolicy) -> list[Problem]:
     """The first shard's start and the last one's end within the policy's window; each readable."""
     starts = [_time(s.report, "started_at") for s in shards.values()]
@@ -263,7 +307,8 @@ def window_problems(shards: Mapping[int, ShardReport], policy: sh.ShardPolicy) -
 
 
 def shard_set_problems(shards: Sequence[ShardReport], policy: sh.ShardPolicy) -> tuple[dict[int, ShardReport], list[Problem]]:
-    """Every rule above, in order (the first is what `merge` refuses with)."""
+    """Every rule above but the plan's, in order (the first is what `merge` refuses with);
+    plan_problems needs the release's checklist (conformance.signing.shards calls it next)."""
     found, problems = identify(shards, policy)
     if problems:
         return found, problems

@@ -215,15 +215,8 @@ class ConformanceRun:
         unknown = sorted(wanted - set(by_id))
         if unknown:
             raise pytest.UsageError(f"--conformance-select: unknown check id(s) {', '.join(unknown)}")
-        placed: dict[str, tuple[str, str]] = {}
-        for item in items:
-            cid = self.item_checks.get(item.nodeid)
-            if cid in wanted and cid not in policy.core:
-                shape = shapes.shape_of(cid, self.data.checklist) or sh.NO_SHAPE
-                area = by_id[cid].area
-                placed[cid] = (area, min(shape, placed.get(cid, (area, shape))[1]))
-        plan = sh.plan_shards(placed, shard.count, durations=knobs["durations"]["checks"],
-                              default_s=knobs["durations"]["default_s"], core=policy.core)
+        placed = {cid for item in items if (cid := self.item_checks.get(item.nodeid)) in wanted}
+        plan = sh.release_plan(sorted(placed), shard.count, self.data.checklist, knobs)   # verify recomputes it
         self.shard = sh.selection_shard(shard, plan, policy.core)
         keep_ids = sh.shard_checks(self.shard)
         keep = [i for i in items if self.item_checks.get(i.nodeid) in keep_ids]

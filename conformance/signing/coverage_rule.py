@@ -20,7 +20,8 @@ did not have. The coverage is recomputable from what else the report records:
   the nodes its coverage lists, and a coverage lists no more nodes than were alive.
 
 Pure except `release_shapes` of a release from before the `cluster:` field, which reads the
-verifier's own checklist. A merged report (shards) is left alone: its checks ran on several runs' clusters.
+verifier's own checklist. A merged report's checks ran on several runs' clusters: each shard's own
+verification holds its coverage to its own cluster (the `shards` line; conformance.signing.merged_evidence).
 """
 from __future__ import annotations
 

@@ -55,6 +55,9 @@ submitter's claims:
                           MAX_PLAUSIBLE_GBPS (plausible)
                dtypes     TR-001's and TR-005's dtypes on each type are the one probe's answer
                           (conformance.signing.same_probe)
+             On a merged report (shards) copies and dtypes hold over each shard's checks of the
+             suite's plan, nodes, identity's nodes, coverage and stretch within each shard by the
+             `shards` line (conformance.signing.merged_evidence says which rule applies how)
   summary    the summary counts equal the counts of the per-check outcomes, every outcome key
              present (a deleted or altered key fails)
   selection  the run executed the whole checklist, uninterrupted; a partial run (collect-only,
@@ -324,6 +327,7 @@ def evidence_lines(report: Mapping[str, Any], checklist: Checklist | None,
         from conformance.signing.coverage_rule import coverage_problems, release_shapes
         from conformance.signing.host_load_rule import host_load_problems
         from conformance.signing.host_verdict import host_verdict_problems
+        from conformance.signing.merged_evidence import merged_problems
         from conformance.signing.same_measurement import (
             identity_problems,
             reference_sample_problems,
@@ -339,14 +343,16 @@ def evidence_lines(report: Mapping[str, Any], checklist: Checklist | None,
         wrong_cap, capped = size_cap_problems(checks, as_map(as_map(report.get("selection")).get("environment")))
         problems += wrong_cap
         problems += transport_trait_problems(checks, as_map(report.get("sections")), checklist)
+        # a merged report: the rules of one measurement over each shard's checks, those of one
+        # cluster's node ids within each shard by the shards line (signing/merged_evidence.py)
         merged = bool(as_map(report.get("selection")).get("shards"))
-        problems += same_measurement_problems(checks, merged=merged)
+        problems += merged_problems(report, checks, checklist) if merged else \
+            same_measurement_problems(checks, merged=False) + dtype_probe_problems(checks, merged=False)
         problems += reference_sample_problems(checks)
         problems += same_nodes_problems(checks, as_map(report.get("environment")), merged=merged)
         problems += identity_problems(checks, as_map(report.get("environment")), merged=merged)
         problems += restart_signature_problems(checks, as_map(report.get("environment")), runs_remote(report))
         problems += stretch_problems(checks, as_map(report.get("cluster")), runs_remote(report), merged=merged)
-        problems += dtype_probe_problems(checks, merged=merged)
         shapes = release_shapes(checklist)
         problems += coverage_problems(checks, as_map(report.get("environment")), as_map(report.get("cluster")),
                                       remote=runs_remote(report), merged=merged, shapes=shapes)

@@ -28,8 +28,9 @@ the largest size is the sweep's there, PF-001's object store and host copy media
 WL-001's are the medians of the trials beside them (held-out round 31: N31_05, N31_07, N31_08,
 N31_10 lowered one alone, and the pair's host change excused a regression as the host's).
 
-Pure: the report's checks in, the contradictions out. A merged report (shards) is left alone:
-its checks may come from different runs' sweeps and clusters.
+Pure: the report's checks in, the contradictions out. On a merged report (shards) the copies are
+held over each shard's checks of the suite's plan and the node and stretch rules within each shard
+by its own verification (`merged=True` turns those off here: conformance.signing.merged_evidence).
 """
 from __future__ import annotations
 

@@ -10,8 +10,8 @@ alone (issue 43's held-out round: X03) contradicts TR-005's record of the same p
 edited in both records is the device's word, shown as such on every page (the correctness
 matrix's "n/s" and TR-001's unsupported_by_device).
 
-Pure: the report's checks in, the contradictions out. A merged report (shards) is left alone: its
-checks may come from different runs.
+Pure: the report's checks in, the contradictions out. On a merged report (shards) the rule holds
+over each shard's checks of the suite's plan (conformance.signing.merged_evidence calls it so).
 """
 from __future__ import annotations
 

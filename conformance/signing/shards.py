@@ -71,6 +71,21 @@ def _policy() -> sh.ShardPolicy:
     return sh.shard_policy(data_module.load_run_knobs())
 
 
+def planner(checklist: Any) -> mg.Planner:
+    """The suite's planner over `checklist` (the release's) and the verifier's run knobs (tiers/run.yaml:
+    durations and core, which no release binds: a merged report is held to the plan of the knobs
+    it is verified with)."""
+    knobs = data_module.load_run_knobs()
+    return lambda ids, count: sh.release_plan(ids, count, checklist, knobs)
+
+
+def plan_lines_problems(found: Mapping[int, mg.ShardReport], checklist: Any) -> list[str]:
+    """The recorded plan against the suite's planner (report.merge.plan_problems), one line per shard."""
+    if checklist is None:
+        return ["the shards' plan cannot be recomputed: the release's checklist is not available"]
+    return [p.line() for p in mg.plan_problems(found, planner(checklist), _policy().core)]
+
+
 def merge_folders(folders: Sequence[Path], out: Path, area_docs: Mapping[str, str]) -> dict[str, Any]:
     """Merge the shard folders into `out` (a new or empty folder); return the merged report.
     Refuses in one line (UserError): a shard set with a hole, a duplicate, a shard of another
@@ -90,6 +105,10 @@ def merge_folders(folders: Sequence[Path], out: Path, area_docs: Mapping[str, st
     if version != current_version():
         raise UserError(f"merge: suite.version: the shards ran release {terminal(version, limit=60)}, this suite is "
                         f"{current_version()} (merge with the suite that ran them)")
+    plan = plan_lines_problems(found, data_module.load_suite_data().checklist)
+    if plan:
+        more = f" (and {len(plan) - 1} more)" if len(plan) > 1 else ""
+        raise UserError(terminal(f"merge: refused: {plan[0]}{more}", limit=600))
     digest_of = {id(r.report): d for r, d in read}
     digests = {i: digest_of[id(s.report)] for i, s in found.items()}
     merged = mg.merge_reports(found, digests, data_module.load_suite_data(), area_docs)
@@ -130,12 +149,13 @@ def shard_run_problems(report: Mapping[str, Any], published: str | None) -> list
     return run_problems({**report, "selection": selection}, legacy=legacy_forms(published))
 
 
-def shard_lines(folder: Path, report: Mapping[str, Any],
-                verify_one: Callable[[Path], Any], published: str | None) -> list[tuple[str, bool, str]]:
+def shard_lines(folder: Path, report: Mapping[str, Any], verify_one: Callable[[Path], Any], published: str | None,
+                checklist: Any = None) -> list[tuple[str, bool, str]]:
     """verify's `shards` line of a merged report in `folder`: every listed shard in
     shards/<i-of-N>/ (and no other), each verified by `verify_one` (every line but its own
-    selection passes), its report.json the one merged, the set one run of one machine, and this
-    report the merge of them."""
+    selection passes), its report.json the one merged, the set one run of one machine, each slice
+    the suite's plan (`checklist`: the release's; report.merge.plan_problems), and this report the
+    merge of them."""
     listed = [e for e in (report.get("selection") or {}).get("shards") or [] if isinstance(e, Mapping)]
     root = folder / SHARDS_DIR
     present = sorted(p.name for p in root.iterdir()) if root.is_dir() else []
@@ -174,13 +194,14 @@ def shard_lines(folder: Path, report: Mapping[str, Any],
         digests[name] = digest
     if not problems and shard_reports:
         found, rules = mg.shard_set_problems(shard_reports, _policy())
-        problems += [p.line() for p in rules]
-        if not rules:
+        rules_lines = [p.line() for p in rules] or plan_lines_problems(found, checklist)
+        problems += rules_lines
+        if not rules_lines:
             problems += merge_mismatch(report, found, {i: digests[f"{i}-of-{len(found)}"] for i in found})
     if problems:
         return [("shards", False, terminal("; ".join(problems), limit=900))]
-    return [("shards", True, f"{len(names)} shards, each signed and verified, one run of one machine: every check of "
-                             "the plan once, the core agreeing, within the window; this report is their merge")]
+    return [("shards", True, f"{len(names)} shards, each signed and verified, one run of one machine: the suite's "
+                             "plan, every check of it once, the core agreeing, within the window; this report is their merge")]
 
 
 # The merged report's fields the merge sets from its shards (tier, tiers, capabilities and summary
