@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 from conformance.timing.clock import Clock
 from conformance.timing.host_load import MAX_FACTOR, NOMINAL_S, HostNotReady, MachineryRecord
-from conformance.timing.owned import RESAMPLE_S, Wait, record
+from conformance.timing.owned import RAY_NOMINAL_S, RESAMPLE_S, Wait, record
 from conformance.timing.timeouts import granted, stretch_assumed
 from conformance.timing.waits import BoundRanOut, bounded_get
 
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 # knob: the hang guard of a new actor's first answer (a worker process that imports torch), before
 # the run's stretch: the RDT endpoints, the collective members and the probes all start under it
-ACTOR_START_S = 120.0
+ACTOR_START_S = RAY_NOMINAL_S["ACTOR_START_S"]   # 120 s: one named value verify holds such waits to
 # knob: how often await_births reads Ray's actor table (one GCS call)
 BIRTH_POLL_S = 0.5
 

@@ -31,11 +31,12 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from conformance.run import machinery as ray_machinery
 from conformance.timing.host_load import MachineryRecord
+from conformance.timing.owned import RAY_NOMINAL_S
 from conformance.timing.waits import BoundRanOut, polled
 
 # knob: the nominal bound of Ray's accounting of dead actors' units where no check's param gives one
 # (device_release_s gives the recovery scenarios theirs), before the run's stretch
-RELEASE_S = 20.0
+RELEASE_S = RAY_NOMINAL_S["RELEASE_S"]   # 20 s: one named value verify holds such waits to (timing/owned)
 # the placement groups that hold their bundles' units (reserved, placed, or partly placed again;
 # a PENDING one holds nothing yet)
 HOLDING_GROUPS = ("PREPARED", "CREATED", "RESCHEDULING")

@@ -8,6 +8,9 @@ check of a report; each reads one part of the record and says what it contradict
   scenarios  scenario_problems / release_scenario_bound: a pass has every scenario `ok` within a
              bound no larger than the release's params give; exclusion_problems: time a scenario
              left out for Ray's machinery is time its recorded waits left out
+  durations  duration_problems: no time a step of the check records spent (a scenario's
+             elapsed_s and steps_s, a wait's took_s and excluded_s, a figure left to Ray) is
+             longer than the check's own duration_s
   failures   recorded_failures: no `problems`, `wrong` or `wrong_pairs` records a failure
   reference  reference_problems: a figure measured against a manifest reference records it
   tests      test_area_problems: a check's tests are tests of its own area
@@ -25,6 +28,7 @@ from conformance.catalog.data import Check
 from conformance.catalog.strict_input import as_list, as_map
 from conformance.report import judges
 from conformance.sanitize import terminal
+from conformance.timing.owned import LEFT_TO_RAY
 
 _DURATION, _BANDWIDTH = "_s", "_gbps"
 
@@ -166,6 +170,48 @@ def exclusion_problems(metrics: Mapping[str, Any]) -> list[str]:
         return []
     return [f"its scenarios left {sum(claimed):.3f} s out of their bounds for Ray's machinery, but its recorded "
             f"waits on Ray left out {allowed:.3f} s: a bound stretched by time no recorded wait spent"]
+
+
+# The figures of a check's metrics that are time its steps spent (at any depth): a scenario's
+# elapsed_s and every steps_s entry, a wait's took_s and excluded_s, the seconds left to Ray
+# (conformance.timing.owned.LEFT_TO_RAY). Bounds, grants and params are not: they may exceed it.
+SPENT_KEYS = ("elapsed_s", "took_s", "excluded_s", *LEFT_TO_RAY)
+# knob: the check's duration_s and each figure are rounded to 1 ms, and pytest's clock reads each
+# phase around the test's own reads: no threshold, a rounding
+DURATION_SLACK_S = 0.01
+
+
+def spent_figures(metrics: object) -> list[tuple[str, float]]:
+    """(path, seconds) of every figure of `metrics` that is time a step spent (SPENT_KEYS, and
+    everything under a steps_s), at any depth."""
+    found: list[tuple[str, float]] = []
+    stack: list[tuple[str, Any, bool]] = [("", metrics, False)]
+    while stack:
+        path, value, spent = stack.pop()
+        if isinstance(value, Mapping):
+            for k, v in value.items():
+                key = str(k)
+                stack.append((f"{path}.{key}" if path else key, v, spent or key == "steps_s" or key in SPENT_KEYS))
+        elif isinstance(value, list):
+            stack.extend((f"{path}[{i}]", v, spent) for i, v in enumerate(value))
+        elif spent and isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+            found.append((path, float(value)))
+    return found
+
+
+def duration_problems(metrics: object, duration_s: object, limit: int = 2) -> list[str]:
+    """Time a step of the check recorded spending that its own duration_s cannot hold (held-out
+    round 34, W1b: a 604 s scenario and a 602 s wait inside a check of 7.3 s). duration_s is every
+    phase of every test of the check, every attempt (conformance.report.results: setup, call and
+    teardown, so a fixture's waits recorded in the check's budget are inside it); the run's window
+    holds the checks' durations (trust.window_problems). A release before per-check durations, or a
+    check recording none, is not judged here (the schema line names a malformed one)."""
+    if not isinstance(duration_s, (int, float)) or isinstance(duration_s, bool) or not math.isfinite(duration_s):
+        return []
+    found = [f"{terminal(path, limit=100)} = {value:g} s" for path, value in spent_figures(metrics)
+             if value > duration_s + DURATION_SLACK_S][:limit]
+    return [f"records {', '.join(found)}, longer than the check's own duration_s {duration_s:g} s: time that did not "
+            "pass inside it"] if found else []
 
 
 FAILURE_KEYS = ("problems", "wrong", "wrong_pairs")

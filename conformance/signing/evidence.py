@@ -12,6 +12,9 @@ submitter's claims:
                scenarios  a pass has every recorded scenario `ok` within its bound, and no bound
                           larger than the release's params give (the recovery scenarios record
                           their own failure and the bound they ran under)
+               durations  no step's recorded time (a scenario's elapsed_s or steps_s, a wait's
+                          took_s or excluded_s, a figure left to Ray) is longer than the check's
+                          own duration_s (entry_rules.duration_problems)
                failures   a pass records no failure of its own: every `problems`, `wrong` and
                           `wrong_pairs` in its metrics (at any depth) is empty or zero, as every
                           check that records them asserts
@@ -81,6 +84,7 @@ from conformance.report import judges
 from conformance.report.results import OUTCOMES
 from conformance.sanitize import terminal
 from conformance.signing.entry_rules import (
+    duration_problems,
     exclusion_problems,
     implausible_figures,
     recorded_failures,
@@ -200,6 +204,7 @@ def entry_problems(entry: Mapping[str, Any], check: Check, manifest: Mapping[str
         if check.judge or "waits" in metrics:   # releases before the waits record (and declared judges) kept none
             problems += [f"claims pass but {p}" for p in exclusion_problems(metrics)]
             problems += [f"claims pass but {p}" for p in ray_seconds_problems(metrics, area)]
+    problems += duration_problems(metrics, entry.get("duration_s"))
     problems += reference_problems(check, metrics, manifest)
     problems += test_area_problems(entry.get("tests"), area)
     return problems

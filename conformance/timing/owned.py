@@ -45,6 +45,15 @@ LEFT_TO_RAY = {"released_s": "device_release_s", "crash_waited_s": "device_relea
 # (conformance.collective.context.CollectiveContext.op), so a plugin wait's excluded_s may exceed
 # the births' recorded time by one slice each
 BIRTH_SLICE_S = 2.0
+# The nominal bounds of the waits on Ray's machinery that name no param, by the constant that gives
+# each: conformance.run.machinery.ACTOR_START_S (a new actor's first answer) and conformance.run
+# .release.RELEASE_S (Ray's accounting of dead actors' units) are these values, and the device
+# checks' GET_TIMEOUT_S (a live task's result: tests/unit hold it to this one) is the third.
+RAY_NOMINAL_S = {"ACTOR_START_S": 120.0, "RELEASE_S": 20.0, "GET_TIMEOUT_S": 60.0}
+# The params whose release values a check passes as such a wait's bound without naming them: the
+# recovery transfer peers' and blockers' starts and survivors' states (actor_ready_s), DP-017's task
+# (task_timeout_s), TL-013/014's groups Ray may place (group_timeout_s).
+RAY_UNNAMED_PARAMS = ("actor_ready_s", "task_timeout_s", "group_timeout_s")
 
 
 @dataclass
@@ -114,6 +123,16 @@ def plugin_bound(params: Mapping[str, Any], plugin_bound_s: float | None) -> tup
     return (value, PLUGIN_PARAM) if value is not None else None
 
 
+def ray_nominal_s(params: Mapping[str, Any]) -> tuple[float, str]:
+    """(the widest nominal bound a wait on Ray's machinery that names no param may record, what
+    gives it): the largest of the suite's constants (RAY_NOMINAL_S) and the release's values of the
+    check's params the suite passes unnamed (RAY_UNNAMED_PARAMS). Round 34's W1: such a wait recorded
+    bound 662 s (its code constant 60 s) to back a 600 s hang of its scenario."""
+    named = [(v, k) for k, v in RAY_NOMINAL_S.items()]
+    named += [(float(v), k) for k in RAY_UNNAMED_PARAMS if (v := _number(params.get(k))) is not None]
+    return max(named)
+
+
 def wait_problems(waits: object, params: Mapping[str, Any], passed: bool, plugin_bound_s: float | None = None) -> list[str]:
     """What a check's recorded waits contradict under the release's `params` (pure; the live
     check's budget and verify read this one rule):
@@ -124,7 +143,9 @@ def wait_problems(waits: object, params: Mapping[str, Any], passed: bool, plugin
       wait that names no param is bounded by no more than the one its check's scenario has
       (`plugin_bound`: issue 43's held-out G26 widened both, bound and grant);
     * a wait on Ray's machinery is granted at most its bound stretched the widest the suite
-      stretches, plus one fresh sample;
+      stretches, plus one fresh sample; in a pass, one that names no param records a bound no
+      wider than the suite's own nominal ones (ray_nominal_s): its grant and time are held to it
+      (same_measurement's stretch rule, signing/passed_waits);
     * a pass records no plugin wait that ran out or took longer than it was granted.
     """
     if waits is None:
@@ -168,6 +189,9 @@ def wait_problems(waits: object, params: Mapping[str, Any], passed: bool, plugin
             elif passed and (raw.get("verdict") == "ran out" or (took_s is not None and took_s > granted + _SLACK_S)):
                 problems.append(f"the plugin's wait {what!r} took {took_s if took_s is not None else '?'} s of its "
                                 f"{granted:g} s bound")
+        elif passed and param is None and bound > (nominal := ray_nominal_s(params))[0] + _SLACK_S:
+            problems.append(f"the wait on Ray's machinery {what!r} names no param and records bound_s {bound:g}; the "
+                            f"suite bounds such a wait by at most {nominal[0]:g} s ({nominal[1]}) before its stretch")
         elif granted > bound * MAX_FACTOR + RESAMPLE_S + _SLACK_S:
             problems.append(f"the wait on Ray's machinery {what!r} was granted {granted:g} s, more than its {bound:g} s "
                             f"bound stretched x{MAX_FACTOR:g} and one {RESAMPLE_S:g} s fresh sample")

@@ -17,7 +17,7 @@ from conformance.cluster.requests import demand
 from conformance.run.fixtures import not_applicable
 from conformance.run.nodes import ALL, alive_nodes, holding, node_of, run_seed, sampled, wave
 
-GET_TIMEOUT_S = 60.0  # knob: hang guard of live device tasks; the DP checks state no time
+GET_TIMEOUT_S = 60.0  # knob: hang guard of live device tasks; the DP checks state no time (timing/owned.RAY_NOMINAL_S)
 
 
 def _ray() -> Any:
