@@ -8,12 +8,14 @@ derived from report.json by the verifier or states exactly what report.json stat
              its duration the sum of their times; the counts attributes are the cases' counts.
              A junit.xml of another run beside this report.json disagrees somewhere here.
   report.md  derived: this verifier renders report.json (conformance.report.build.render_markdown)
-             and the bytes must be equal. A report of this verifier's own release must be exactly
-             that rendering (its code is the code that wrote it: anything else was written by
-             hand). A report of an older release was rendered by that release's code, so when the
-             bytes differ every statement report.md makes that report.json decides must agree:
-             title (vendor, product), tier, suite release, run window, and one row per check with
-             its outcome, in order.
+             and the bytes must be equal, for every release whose run wrote what this renderer
+             writes (signing/rendering.py: from RENDERED_SINCE on). There is no text a vendor may
+             legitimately add to report.md or take out of it: anything else was written by hand.
+             A report of a release listed before RENDERED_SINCE was rendered by code that wrote
+             other bytes, so report.md is cross-checked: title (vendor, product), the tier line,
+             suite release, run window, the outcome counts, and the checks table: one row per
+             check of report.json, in order, none missing or added, each with report.json's
+             outcome and a reason exactly when report.json gives one.
 
 Pure functions over bytes and parsed JSON; a hostile file is a problem line, never an exception.
 """
@@ -160,20 +162,55 @@ def junit_problems(report: Mapping[str, Any], raw: bytes) -> list[str]:
     return problems[:MAX_PROBLEMS]
 
 
-_ROW = re.compile(r"^\|\s*([A-Z]{2}-\d{3})\s*\|[^|]*\|[^|]*\|\s*([A-Z/]+)\s*\|")
+def _cells(line: str) -> list[str]:
+    """A Markdown table row's cells (a `\\|` inside a cell is markdown_cell's escape, no border)."""
+    return [c.strip() for c in re.split(r"(?<!\\)\|", line.strip())[1:-1]]
 
 
-def markdown_problems(report: Mapping[str, Any], text: str) -> tuple[list[str], bool]:
-    """(problems, derived): report.md against report.json; derived when byte-equal to this
-    verifier's rendering, else cross-checked statement by statement."""
+def _checks_rows(lines: list[str]) -> list[list[str]] | None:
+    """The rows of the table under `## Checks` (None: no such one section with a table)."""
+    heads = [i for i, line in enumerate(lines) if line.strip() == "## Checks"]
+    if len(heads) != 1:
+        return None
+    body = lines[heads[0] + 1:]
+    body = body[next((i for i, line in enumerate(body) if line.strip()), len(body)):]
+    table = body[:next((i for i, line in enumerate(body) if not line.startswith("|")), len(body))]
+    if len(table) < 2 or [c.lower() for c in _cells(table[0])][:4] != ["check", "area", "level", "outcome"]:
+        return None
+    return [_cells(line) for line in table[2:]]
+
+
+def _outcome_counts(lines: list[str]) -> dict[str, int] | None:
+    found = [line for line in lines if line.startswith("- Outcomes: ")]
+    if len(found) != 1:
+        return None
+    counts: dict[str, int] = {}
+    for part in found[0][len("- Outcomes: "):].split("  ")[0].split(", "):
+        name, _, n = part.strip().partition(" ")
+        if not n.isdigit() or name in counts:
+            return None
+        counts[name] = int(n)
+    return counts
+
+
+def markdown_problems(report: Mapping[str, Any], text: str, derived: bool = True) -> tuple[list[str], bool]:
+    """(problems, derived): report.md against report.json. `derived`: the report's release is
+    rendered by this verifier (signing/rendering.py), so report.md must be its rendering byte for
+    byte; otherwise it is cross-checked statement by statement."""
     from conformance.report.build import OUTCOME_MARK, render_markdown
     from conformance.sanitize import markdown_cell
 
     try:
-        if render_markdown(dict(report)) == text:
-            return [], True
+        rendered: str | None = render_markdown(dict(report))
     except (KeyError, TypeError, ValueError, AttributeError, IndexError):
-        pass
+        rendered = None
+    if rendered == text:
+        return [], True
+    if derived:
+        version = terminal(str(as_map(report.get("suite")).get("version")), limit=40)
+        return [f"it is not this verifier's rendering of report.json, and a run of release {version} wrote exactly "
+                "that rendering, byte for byte: no text may be added to report.md or taken out"
+                + ("" if rendered is not None else " (report.json cannot be rendered)")], False
     manifest = as_map(report.get("manifest"))
     suite = as_map(report.get("suite"))
     lines = text.splitlines()
@@ -189,32 +226,38 @@ def markdown_problems(report: Mapping[str, Any], text: str) -> tuple[list[str], 
         problems.append(f"it does not name report.json's release {_short(suite.get('version'))}")
     if f"- Run: {report.get('started_at')} → {report.get('finished_at')} " not in text:
         problems.append("its run window is not report.json's started_at → finished_at")
-    rows = [m.groups() for m in map(_ROW.match, lines) if m]
-    want = [(str(c.get("id")), OUTCOME_MARK.get(str(c.get("outcome")), "?"))
-            for c in as_list(report.get("checks")) if isinstance(c, Mapping)]
-    if rows != want:
-        differ = next((f"{w[0]} {w[1]} vs {r[0]} {r[1]}" for w, r in zip(want, rows) if w != r),
-                      f"{len(rows)} rows for {len(want)} checks")
-        problems.append(f"its checks table is not report.json's outcomes ({terminal(differ, limit=80)})")
+    summary = as_map(report.get("summary"))
+    if _outcome_counts(lines) != {str(k): v for k, v in summary.items() if v}:
+        problems.append("its outcomes line is not report.json's summary")
+    checks = [c for c in as_list(report.get("checks")) if isinstance(c, Mapping)]
+    want = [(str(c.get("id")), OUTCOME_MARK.get(str(c.get("outcome")), "?"),
+             bool(markdown_cell(c.get("reason") or "", limit=160).strip())) for c in checks]
+    rows = _checks_rows(lines)
+    got = None if rows is None else [(r[0], r[3], bool(r[-1])) if len(r) >= 5 else (r[0] if r else "", "?", False)
+                                     for r in rows]
+    if got is None:
+        problems.append("it has no checks table under one '## Checks' heading")
+    elif got != want:
+        differ = next((f"{w[0]} {w[1]}{' (a reason)' if w[2] else ''} vs {g[0]} {g[1]}{' (a reason)' if g[2] else ''}"
+                       for w, g in zip(want, got) if w != g), f"{len(got)} rows for {len(want)} checks")
+        problems.append(f"its checks table is not report.json's (id, outcome, reason; {terminal(differ, limit=100)})")
     return problems[:MAX_PROBLEMS], False
 
 
 def companion_lines(report: Mapping[str, Any], junit: bytes, markdown: bytes,
-                    current: str | None = None) -> list[tuple[str, bool, str]]:
-    """verify's `companions` line. `current`: this verifier's own release (report.md of a report
-    that claims it must be byte-equal to this verifier's rendering)."""
+                    derived: bool = True) -> list[tuple[str, bool, str]]:
+    """verify's `companions` line. `derived`: this verifier renders the report's release
+    (signing/rendering.renders_release): report.md must be its rendering byte for byte."""
     problems = [f"junit.xml: {p}" for p in junit_problems(report, junit)]
     try:
-        md_problems, derived = markdown_problems(report, markdown.decode("utf-8"))
+        md_problems, equal = markdown_problems(report, markdown.decode("utf-8"), derived)
     except UnicodeDecodeError:
-        md_problems, derived = ["not UTF-8 text"], False
-    if not derived and not md_problems and current is not None and as_map(report.get("suite")).get("version") == current:
-        md_problems = [f"it is not this verifier's rendering of report.json, and the report claims this verifier's own "
-                       f"release {terminal(current, limit=40)}: a report.md the run wrote is that rendering, byte for byte"]
+        md_problems, equal = ["not UTF-8 text"], False
     problems += [f"report.md: {p}" for p in md_problems]
     if problems:
         return [("companions", False, "; ".join(problems))]
-    how = "equals this verifier's rendering of report.json" if derived else \
-        "states report.json's vendor, product, tier, release, run window and every check's outcome"
+    how = "equals this verifier's rendering of report.json" if equal else \
+        "(its release's renderer wrote other bytes) states report.json's vendor, product, tier, release, run " \
+        "window, outcome counts and every check's row (id, outcome, reason)"
     return [("companions", True, f"junit.xml states report.json's run (every test case, outcome and time); "
                                  f"report.md {how}")]

@@ -43,12 +43,15 @@ def test_markdown_section_only_when_a_check_records_coverage() -> None:
 
 
 def test_markdown_rows_are_not_read_as_the_checks_table() -> None:
-    """verify's companions line reads report.md's check rows (id, area, level, outcome): the
-    coverage table must not look like one."""
-    from conformance.signing.companions import _ROW
+    """verify's companions line reads report.md's check rows (id, area, level, outcome) from the
+    table under '## Checks' only: the coverage table's rows are never read as check rows."""
+    from conformance.signing.companions import _checks_rows
 
     new = report_with({"id": "TL-001", "metrics": {COVERAGE: {"nodes": ["ab12cd34"], "alive": 1, "mode": "sample"}}})
-    assert not [line for line in coverage.coverage_markdown(new) if _ROW.match(line)]
+    lines = ["## Checks", "", "| check | area | level | outcome | s | reason |", "|---|---|---|---|---|---|",
+             "| TL-001 | topology | MUST | PASS | 0.1 | |", ""] + coverage.coverage_markdown(new)
+    rows = _checks_rows(lines)
+    assert rows is not None and [r[0] for r in rows] == ["TL-001"]
 
 
 def test_parse_mode() -> None:

@@ -3,7 +3,7 @@ ordered, the signed companions state what report.json states, each judged check'
 its outcome, and a merged report's shards each verify."""
 from __future__ import annotations
 
-from conformance.catalog import releases
+from conformance.catalog.strict_input import as_map
 from conformance.signing import evidence, trust
 from conformance.signing.verify.case import Judged
 from conformance.signing.verify.lines import Verification
@@ -33,17 +33,23 @@ def times_are_ordered(v: Verification, case: Judged) -> None:
 def companions_state_what_the_report_states(v: Verification, case: Judged) -> None:
     """`companions`: junit.xml and report.md are signed too: each states exactly what report.json states."""
     from conformance.signing.companions import companion_lines
+    from conformance.signing.rendering import renders_release
 
-    raw = case.sealed.files.raw
-    v.extend(companion_lines(case.report.document, raw["junit.xml"], raw["report.md"], releases.current_version()))
+    raw, report = case.sealed.files.raw, case.report.document
+    derived = renders_release(as_map(report.get("suite")).get("version"), case.known_releases)
+    v.extend(companion_lines(report, raw["junit.xml"], raw["report.md"], derived))
 
 
 def page_is_the_reports_page(v: Verification, case: Judged) -> None:
     """`page`: the folder's report.html, which no signature covers, is this verifier's page of
-    report.json (a report of its own release) or absent (conformance/signing/page.py)."""
+    report.json (a release it renders), states what report.json states (an older release's page)
+    or is absent (conformance/signing/page.py)."""
     from conformance.signing.page import page_lines
+    from conformance.signing.rendering import renders_release
 
-    v.extend(page_lines(case.sealed.folder, case.report.document, releases.current_version()))
+    report = case.report.document
+    derived = renders_release(as_map(report.get("suite")).get("version"), case.known_releases)
+    v.extend(page_lines(case.sealed.folder, report, derived))
 
 
 def evidence_gives_each_outcome(v: Verification, case: Judged) -> None:
