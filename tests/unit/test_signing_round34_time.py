@@ -85,9 +85,9 @@ def test_example_fr012_is_accepted() -> None:
 def test_w1_a_paramless_wait_on_ray_widened_to_back_a_hang_is_refused() -> None:
     """W1: the 60 s start recorded bound and grant 662 s, took 602 s, durations +600 s."""
     entry = _entry("FR-012")
-    _hang(entry, longer=True)
+    rw = _hang(entry, longer=True)
     problems = _problems(entry)
-    assert any("'2 transfer peers to start' names no param and records bound_s 661.733" in p
+    assert any(f"'{rw['what']}' names no param and records bound_s {rw['bound_s']:g}" in p
                and "at most 120 s (ACTOR_START_S)" in p for p in problems), problems
 
 
@@ -96,7 +96,7 @@ def test_w1_the_same_wait_left_at_its_bound_but_past_its_grant_is_refused() -> N
     entry = _entry("FR-012")
     rw = _hang(entry, longer=True)
     rw["bound_s"] = rw["granted_s"] = 60.0
-    assert any("took 601.733 s of the 60 s it was granted" in p for p in _problems(entry))
+    assert any(f"took {rw['took_s']:g} s of the 60 s it was granted" in p for p in _problems(entry)), _problems(entry)
 
 
 def test_w1b_a_hang_inside_a_seven_second_check_is_refused() -> None:
@@ -106,7 +106,7 @@ def test_w1b_a_hang_inside_a_seven_second_check_is_refused() -> None:
     rw["bound_s"] = rw["granted_s"] = 120.0   # within the nominal rule: the duration rule alone
     rw["took_s"] = 119.0
     problems = [p for p in _problems(entry) if "time that did not pass" in p]
-    assert problems and "longer than the check's own duration_s 7.172 s" in problems[0], _problems(entry)
+    assert problems and f"longer than the check's own duration_s {entry['duration_s']:g} s" in problems[0], _problems(entry)
 
 
 @pytest.mark.parametrize("where", ["steps_s", "wait", "left_to_ray"])
