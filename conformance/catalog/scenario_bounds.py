@@ -13,6 +13,7 @@ both hand it the bound the release's params give.
 from __future__ import annotations
 
 import dataclasses
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping, Protocol, Sequence, TypeVar
 
@@ -123,11 +124,20 @@ def _number(value: Any) -> float:
     return float(value)
 
 
+# Set while the verifier's own checklist is read for a release before the field: a checklist that
+# names no scenario bound itself (a test's own data folder) is then taken as it is, not filled again.
+_FILLING: ContextVar[bool] = ContextVar("scenario_bounds_filling", default=False)
+
+
 def before_the_field(checks: tuple[T, ...], own: Callable[[], Sequence[Timed]]) -> tuple[T, ...]:
     """A release from before the field names no scenario bound: its checks take the formula of
     the verifier's own checklist (`own`) for their id (the formulas were code then, the same for
     every release), as such a release's clusters do (conformance.signing.coverage_rule)."""
-    if any(c.scenario is not None for c in checks):
+    if any(c.scenario is not None for c in checks) or _FILLING.get():
         return checks
-    steps = {c.id: c.scenario for c in own() if c.scenario is not None}
+    token = _FILLING.set(True)
+    try:
+        steps = {c.id: c.scenario for c in own() if c.scenario is not None}
+    finally:
+        _FILLING.reset(token)
     return tuple(dataclasses.replace(c, scenario=steps[c.id]) if c.id in steps else c for c in checks)  # type: ignore[type-var]  # T is a dataclass (Check)

@@ -197,8 +197,7 @@ def markdown_problems(report: Mapping[str, Any], text: str, derived: bool = True
     """(problems, derived): report.md against report.json. `derived`: the report's release is
     rendered by this verifier (signing/rendering.py), so report.md must be its rendering byte for
     byte; otherwise it is cross-checked statement by statement."""
-    from conformance.report.build import OUTCOME_MARK, render_markdown
-    from conformance.sanitize import markdown_cell
+    from conformance.report.build import render_markdown
 
     try:
         rendered: str | None = render_markdown(dict(report))
@@ -206,11 +205,21 @@ def markdown_problems(report: Mapping[str, Any], text: str, derived: bool = True
         rendered = None
     if rendered == text:
         return [], True
-    if derived:
+    stated = _stated_problems(report, text)
+    if derived:   # what its statements contradict too, when they do: a reader sees what was changed
         version = terminal(str(as_map(report.get("suite")).get("version")), limit=40)
         return [f"it is not this verifier's rendering of report.json, and a run of release {version} wrote exactly "
                 "that rendering, byte for byte: no text may be added to report.md or taken out"
-                + ("" if rendered is not None else " (report.json cannot be rendered)")], False
+                + ("" if rendered is not None else " (report.json cannot be rendered)"), *stated][:MAX_PROBLEMS], False
+    return stated[:MAX_PROBLEMS], False
+
+
+def _stated_problems(report: Mapping[str, Any], text: str) -> list[str]:
+    """What report.md's statements (title, tier, release, run window, outcome counts, every check's
+    row) contradict in report.json."""
+    from conformance.report.build import OUTCOME_MARK
+    from conformance.sanitize import markdown_cell
+
     manifest = as_map(report.get("manifest"))
     suite = as_map(report.get("suite"))
     lines = text.splitlines()
@@ -241,7 +250,7 @@ def markdown_problems(report: Mapping[str, Any], text: str, derived: bool = True
         differ = next((f"{w[0]} {w[1]}{' (a reason)' if w[2] else ''} vs {g[0]} {g[1]}{' (a reason)' if g[2] else ''}"
                        for w, g in zip(want, got) if w != g), f"{len(got)} rows for {len(want)} checks")
         problems.append(f"its checks table is not report.json's (id, outcome, reason; {terminal(differ, limit=100)})")
-    return problems[:MAX_PROBLEMS], False
+    return problems
 
 
 def companion_lines(report: Mapping[str, Any], junit: bytes, markdown: bytes,

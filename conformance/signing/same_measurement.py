@@ -293,7 +293,8 @@ def restart_signature_problems(checks: Sequence[Any], environment: Mapping[str, 
     entry = next((as_map(e) for e in checks if as_map(e).get("id") == RESTART_CHECK), {})
     nodes = as_map(environment.get("devices")).get("nodes")
     before = as_map(entry.get("metrics")).get("before")
-    if remote or entry.get("outcome") != "pass" or not isinstance(nodes, list) or not isinstance(before, list):
+    if remote or entry.get("outcome") != "pass" or not isinstance(nodes, list) or not isinstance(before, list) \
+            or not all(isinstance(s, Mapping) for s in before):   # releases before data.7 wrote signatures as text
         return []
 
     def signature(devices: object, labels: object) -> tuple[float, tuple[tuple[str, str], ...]]:

@@ -224,11 +224,12 @@ def shard_reports(whole: dict[str, Any], count: int = 2) -> list[dict[str, Any]]
     """`whole` as `count` shards would have recorded it (`run --shard I/N`): each its slice and the
     core, the others' checks skipped and deselected, its own span of SPANS."""
     from conformance.catalog import shards as sh
-    from conformance.catalog.data import load_run_knobs
+    from conformance.catalog.data import load_checklist, load_run_knobs
 
-    policy = sh.shard_policy(load_run_knobs())
-    plan = sh.plan_shards({c["id"]: (c["area"], "shared") for c in whole["checks"]}, count, durations={},
-                          default_s=1.0, core=policy.core)
+    knobs = load_run_knobs()
+    policy = sh.shard_policy(knobs)
+    # the suite's own plan (the one run --shard makes, which merge and verify recompute)
+    plan = sh.release_plan([c["id"] for c in whole["checks"]], count, load_checklist(), knobs)
     out = []
     for i in range(1, count + 1):
         report = copy.deepcopy(whole)
@@ -238,7 +239,8 @@ def shard_reports(whole: dict[str, Any], count: int = 2) -> list[dict[str, Any]]
         for c in report["checks"]:
             if c["id"] not in mine:
                 deselected += c["tests"]
-                c.update(outcome="skip", reason=f"not in this shard ({i}-of-{count})", tests=[], duration_s=0.0)
+                c.update(outcome="skip", reason=f"not in this shard ({i}-of-{count})", tests=[], duration_s=0.0,
+                         metrics={})   # a check the shard did not run recorded nothing
         report["started_at"], report["finished_at"] = SPANS[i]
         report["duration_s"] = 2000.0
         report["selection"] = {"args": [*whole["selection"]["args"], f"--conformance-shard={i}/{count}"],
