@@ -79,8 +79,14 @@ def test_every_judge_of_an_area_module_decides_a_check() -> None:
 
 @pytest.mark.parametrize("cid", sorted(JUDGED))
 def test_judge_passes_good_and_fails_bad_evidence(cid: str) -> None:
+    from conformance.areas import area_of_check
+
     good = judged(cid, PASSING_METRICS[cid])
-    assert good.outcome == "pass", good
+    area = area_of_check(cid)
+    assert good.outcome == "pass", (
+        f"{cid}: its PASSING evidence (tests/support/judged/{area.name if area else '<area>'}.py) does not pass under "
+        f"the checklist's params: {good.outcome}: {good.reason} (evidence that records a param, or was computed "
+        "from one, follows a threshold edit: docs/architecture.md, \"Change a threshold\")")
     for i, record in enumerate(FAILING[cid]):
         bad = judged(cid, record)
         assert bad.outcome in ("fail", "error") and bad.reason, (i, bad)

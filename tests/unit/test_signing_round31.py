@@ -10,22 +10,14 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from example_report import example_checklist
+
 EXAMPLE = Path(__file__).resolve().parents[2] / "reports" / "example" / "report.json"
 
 
 @lru_cache(maxsize=1)
 def _example() -> dict[str, Any]:
     return json.loads(EXAMPLE.read_text())
-
-
-@lru_cache(maxsize=1)
-def _example_checklist() -> Any:
-    """The checklist of the release the example ran under (not the working data: a data edit
-    before `make release` and `make example` leaves these tests as they were)."""
-    from conformance.catalog.releases import default_path, load_release_data, load_releases
-
-    path = default_path()
-    return load_release_data(load_releases(path)[_example()["suite"]["version"]], path)[0]
 
 
 def _entry(check_id: str) -> dict[str, Any]:
@@ -36,7 +28,7 @@ def _problems(entry: dict[str, Any]) -> list[str]:
     """verify's evidence rules on one check's record (conformance.signing.evidence.entry_problems)."""
     from conformance.signing.evidence import entry_problems
 
-    check = next(c for c in _example_checklist().checks if c.id == entry["id"])
+    check = next(c for c in example_checklist().checks if c.id == entry["id"])
     return entry_problems(entry, check, _example()["manifest"])
 
 
@@ -126,7 +118,7 @@ def _evidence(report: dict[str, Any]) -> tuple[bool, str]:
     """verify's evidence line on a whole report, under the checklist of the example's release."""
     from conformance.signing.evidence import evidence_lines
 
-    [(_, ok, detail)] = [line for line in evidence_lines(report, _example_checklist()) if line[0] == "evidence"]
+    [(_, ok, detail)] = [line for line in evidence_lines(report, example_checklist()) if line[0] == "evidence"]
     return ok, detail
 
 
@@ -155,7 +147,7 @@ def test_every_merit_reference_diff_reads_is_held_to_what_the_run_measured() -> 
 
     assert _evidence(copy.deepcopy(_example()))[0]
     tried = []
-    for check in _example_checklist().checks:
+    for check in example_checklist().checks:
         for path in check.merit.references if check.merit else ():
             if path in UNRECOMPUTED_REFERENCES.get(check.id, ()):
                 continue
@@ -240,13 +232,13 @@ def test_a_sweep_from_before_its_object_store_trials_were_recorded_is_no_contrad
 
 # ------------------------------------------------------------------ the host copy's trials (N31_08)
 def _sweep_judged(metrics: dict[str, Any], release: str | None = None) -> Any:
-    """PF-001's judge on `metrics`, as the current checklist (or a published `release`) declares it."""
-    from conformance.catalog.data import load_checklist
+    """PF-001's judge on `metrics`, as the release the example ran under (or a published `release`)
+    declares it."""
     from conformance.catalog.releases import default_path, load_release_data, load_releases
     from conformance.report.judges import judge
 
     path = default_path()
-    checklist = load_checklist() if release is None else load_release_data(load_releases(path)[release], path)[0]
+    checklist = example_checklist() if release is None else load_release_data(load_releases(path)[release], path)[0]
     return judge(checklist.by_id()["PF-001"], metrics, _example()["manifest"])
 
 
