@@ -99,6 +99,18 @@ def test_every_quantity_the_manifest_declares_is_judged() -> None:
     assert judged("DP-013", m, big).outcome == "pass"
 
 
+def test_a_malformed_quantities_block_of_an_embedded_manifest_is_an_error_never_a_traceback() -> None:
+    """verify judges the manifest a report embeds, which nothing has held to the schema yet: a
+    quantities block of another shape is missing evidence (the fuzz of test_signing_properties
+    met a list there: AttributeError out of verify)."""
+    for quantities in ([1, 2], {"valid": 1}, {"invalid": ["1.5"]}, {"valid": [float("nan")]}, {"valid": [True]}):
+        odd = copy.deepcopy(MANIFEST)
+        odd["accelerator"]["quantities"] = quantities
+        for cid in ("DP-001", "DP-013", "DP-014"):
+            verdict = judged(cid, PASSING[cid], odd)
+            assert verdict.outcome == "error" and "accelerator.quantities" in (verdict.reason or ""), (quantities, cid, verdict)
+
+
 def test_the_manifest_decides_what_a_pass_must_show() -> None:
     bare = copy.deepcopy(MANIFEST)
     del bare["accelerator"]["quantities"], bare["accelerator"]["hosts"], bare["accelerator"]["noset_env_var"]

@@ -65,7 +65,16 @@ def manifest_nodes(manifest: Mapping[str, Any]) -> int:
 def manifest_quantities(manifest: Mapping[str, Any]) -> dict[str, list[float]]:
     """accelerator.quantities with the manifest's defaults (conformance.catalog.manifest)."""
     q = _accelerator(manifest).get("quantities") or {}
-    return {k: [float(v) for v in q.get(k, DEFAULT_QUANTITIES[k])] for k in ("valid", "invalid")}
+    if not isinstance(q, Mapping):
+        raise MissingEvidence("the manifest's accelerator.quantities is not a mapping")
+    out: dict[str, list[float]] = {}
+    for k in ("valid", "invalid"):
+        values = q.get(k, DEFAULT_QUANTITIES[k])
+        if not isinstance(values, list) or not all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                                                   and math.isfinite(v) for v in values):
+            raise MissingEvidence(f"the manifest's accelerator.quantities.{k} is not a list of numbers")
+        out[k] = [float(v) for v in values]
+    return out
 
 
 def _key(q: float) -> str:
