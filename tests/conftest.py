@@ -29,6 +29,7 @@ for _folder in ("support", "broken_plugins"):
 if TYPE_CHECKING:
     from teeth import BesideJob
 
+CHECKOUT_PROBLEM = pytest.StashKey[str | None]()   # this checkout's code or data not the session's (report header)
 TEETH_RUNS = pytest.StashKey()   # teeth.Runs of this session, set when collection ends
 BESIDE_JOBS = pytest.StashKey()  # ids of the teeth.BesideJob runs holding this session's unit lane
 TEETH_MODULE = "test_teeth.py"
@@ -77,6 +78,19 @@ def lane_of(item: pytest.Item) -> str | None:
     except ValueError:
         return None
     return first if first in LANES else None
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Whether this session runs another checkout's code or data (tests/support/checkout_data.py):
+    the report's header and its end say so."""
+    from checkout_data import checkout_problem
+
+    config.stash[CHECKOUT_PROBLEM] = checkout_problem(HERE.parent)
+
+
+def pytest_report_header(config: pytest.Config) -> str | None:
+    problem = config.stash.get(CHECKOUT_PROBLEM, None)
+    return f"WARNING: {problem}" if problem else None
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -140,6 +154,9 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: p
     # all runs with -v, the slowest 8 otherwise
     for line in teeth_runs.summary(999 if config.option.verbose > 0 else 8) if teeth_runs is not None else []:
         terminalreporter.write_line(line)
+    problem = config.stash.get(CHECKOUT_PROBLEM, None)
+    if problem:
+        terminalreporter.write_line(f"WARNING: {problem}", yellow=True, bold=True)
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
