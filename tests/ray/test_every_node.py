@@ -33,6 +33,7 @@ import pytest
 from conformance.catalog import node_sample
 from conformance.catalog.data import load_checklist, load_run_knobs
 from conformance.catalog.labels import load_vocabulary
+from conformance.catalog.scenario_bounds import judged_params
 from conformance.report.judges import judge_for, run_judge
 from suite_runner import sim_manifest, write_manifest
 
@@ -157,7 +158,7 @@ def test_recovery_scenarios_run_on_the_seeds_choice_per_failure_domain(run_recov
     entry = load_checklist().by_id()["FR-001"]
     judge = judge_for(entry)
     assert judge is not None
-    verdict = run_judge(judge, "FR-001", check["metrics"], entry.params, report["manifest"])
+    verdict = run_judge(judge, "FR-001", check["metrics"], judged_params(entry), report["manifest"])   # its scenario bound too
     assert verdict.outcome == "fail" and f"node(s) ['{gone}'] of its node_coverage have no per_node record" in verdict.reason
     check["metrics"]["node_coverage"]["nodes"].remove(gone)   # and from its coverage: the choice says it
     assert f"node(s) ['{gone}'] have no scenario record" in node_sample.choice_problems(dropped, policy, keys)[0][0]
