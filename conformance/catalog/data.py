@@ -1,12 +1,10 @@
 """The suite's data as types: the vocabulary, the checklist, the tier ladder, the waivers, and
 the other data files (capability profiles, soak record, run knobs), each loaded and validated.
 
-The data lives in files (the repository's top-level `tiers/` and `schemas/`, shipped inside the
-package as the data packages `conformance.catalog.tiers` and `.schemas`) so that
-reviewers read and diff requirements, not code, and so that an installed wheel carries them: they
-are found with `importlib.resources`, never relative to a source checkout (catalog/datafiles.py:
-the data root, the strict reader and schema validation). Everything here validates against its
-JSON Schema before use.
+The data lives in files (the repository's top-level `tiers/` and `schemas/`, shipped inside the package as the
+data packages `conformance.catalog.tiers` and `.schemas`) so that reviewers read and diff requirements, not code,
+and so that an installed wheel carries them: they are found with `importlib.resources`, never relative to a source
+checkout (catalog/datafiles.py: the data root, the strict reader and schema validation). Everything here validates against its JSON Schema before use.
 """
 from __future__ import annotations
 
@@ -16,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from conformance.catalog import datafiles, scenario_bounds
+from conformance.catalog import datafiles, declared_waits, scenario_bounds
 from conformance.catalog.clusters import NO_CLUSTER, cluster_required
 from conformance.catalog.soak import Soak, soak_problems
 from conformance.errors import UserError
@@ -161,14 +159,15 @@ class Check:
     shared: tuple[str, ...] = field(default=(), hash=False, compare=False)
     # What `ray-conformance diff` gates (`merit:`): None for a check with no figure of merit.
     merit: Merit | None = field(default=None, hash=False, compare=False)
-    # Its judge (`judge:`, a function of its area's judges module: conformance.report.judges), or
-    # why its outcome cannot be recomputed from evidence (`unjudged:`); a release declares one.
+    # Its judge (`judge:`, a function of its area's judges module: conformance.report.judges), or why its outcome
+    # cannot be recomputed from evidence (`unjudged:`); a release declares one.
     judge: str | None = field(default=None, hash=False, compare=False)
     unjudged: str | None = field(default=None, hash=False, compare=False)
-    # The cluster shape its test runs on (`cluster:`), or NO_CLUSTER (conformance.catalog.clusters;
-    # None: a release from before the field); a timed scenario's steps (`scenario_bound:`).
+    # The cluster shape its test runs on (`cluster:`), or NO_CLUSTER (conformance.catalog.clusters),
+    # a timed scenario's steps (`scenario_bound:`), whose time each wait is (`waits:`); None: a release before the field.
     cluster: str | None = field(default=None, hash=False, compare=False)
     scenario: tuple[scenario_bounds.Step, ...] | None = field(default=None, hash=False, compare=False)
+    waits: declared_waits.DeclaredWaits | None = field(default=None, hash=False, compare=False)
 
     @classmethod
     def from_dict(cls, d: dict[str, Any], area_block: Mapping[str, Any] | None = None) -> "Check":
@@ -185,10 +184,11 @@ class Check:
             if name in block:
                 raise UserError(f"checklist: {d['id']}.params.{name}: area {d['area']} declares it once in "
                                 f"area_params.{d['area']}; name it in {d['id']}.area_params instead")
-        fields = {k: v for k, v in d.items() if k not in ("area_params", "scenario_bound")}
+        fields = {k: v for k, v in d.items() if k not in ("area_params", "scenario_bound", "waits")}
         params = {**{n: block[n] for n in shared}, **own}
-        return cls(**{**fields, "tags": tuple(d.get("tags", ())), "shared": shared, "merit": Merit.from_dict(d.get("merit")),
-                      "params": params, "scenario": scenario_bounds.parse(d["id"], d.get("scenario_bound"), params)})
+        cid, merit, tags = d["id"], Merit.from_dict(d.get("merit")), tuple(d.get("tags", ()))
+        return cls(**{**fields, "tags": tags, "shared": shared, "merit": merit, "params": params,
+                      "scenario": scenario_bounds.parse(cid, d.get("scenario_bound"), params), "waits": declared_waits.parse(cid, d.get("waits"), params)})
 
     def shape(self) -> str | None:
         """The cluster shape its test runs on (None: no cluster of the run, or a release before the field)."""

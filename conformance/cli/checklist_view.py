@@ -38,9 +38,10 @@ def render_text(checks: list[Check], width: int = WIDTH) -> str:
 def render(data: SuiteData, fmt: str, area: str | None = None, level: str | None = None) -> str:
     checks = select(data.checklist.checks, area, level)
     if fmt == "json":
-        return json.dumps([{k: v for k, v in c.__dict__.items() if k != "scenario"}
+        return json.dumps([{k: v for k, v in c.__dict__.items() if k not in ("scenario", "waits")}
                            | {"tags": list(c.tags), "merit": dataclasses.asdict(c.merit) if c.merit else None}
                            | ({"scenario_bound": [s.as_data() for s in c.scenario]} if c.scenario else {})
+                           | ({"waits": c.waits.as_data()} if c.waits else {})
                            for c in checks], indent=2)
     if fmt == "md":
         from dataclasses import replace

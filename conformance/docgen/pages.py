@@ -32,6 +32,7 @@ def checklist_markdown(data: SuiteData) -> str:
     blocks = [f"### {c.id}: {c.title}\n\n{c.level} · area `{c.area}` · cluster `{c.cluster}` · since {c.since}\n\n{wrapped(c.requirement)}"
               f"\n\n" + wrapped(f"- params: {params_text(c.params)}") + "\n" + wrapped(f"- judged: {judged_text(c)}")
               + ("\n" + wrapped(f"- scenario bound: {scenario_text(c)}") if c.scenario else "")
+              + ("\n" + wrapped(f"- whose waits: {waits_text(c)}") if c.waits else "")
               + ("\n" + wrapped(f"- diff gates: {merit_text(c)}") if c.merit else "")
               for c in data.checklist.active()]
     return "\n\n".join(blocks)
@@ -42,6 +43,16 @@ def scenario_text(check: Check) -> str:
     from conformance.catalog.scenario_bounds import scenario_bound, text
 
     return f"`{text(check.scenario or ())}` = {scenario_bound(check):g} s"
+
+
+def waits_text(check: Check) -> str:
+    """Whose time each of the check's waits is (`waits:`), by what bounds it."""
+    from conformance.catalog.declared_waits import UNNAMED
+
+    names = {"plugin": "the plugin's (never stretched)", "ray": "Ray's and the host's (stretched by the run's measurement)"}
+    own = {"plugin": "its scenario's bound", "ray": "the suite's nominal bounds"}
+    return "; ".join(f"{names[o]} bounded by " + ", ".join(own[o] if n == UNNAMED else f"`{n}`" for n in check.waits.of(o))
+                     for o in ("plugin", "ray") if check.waits and check.waits.of(o))
 
 
 NORMALISED = {"reference": "a fraction of `{ref}`, measured in the same run",

@@ -29,7 +29,9 @@ submitter's claims:
                           a plugin's bound is the param's value and never stretched, a wait on Ray's
                           machinery no wider than the suite stretches, and a pass records no
                           plugin wait past its bound, and every per-type scenario's plugin wait on
-                          every type it exercised (per_type_wait_problems)
+                          every type it exercised (per_type_wait_problems); each wait of a pass has
+                          the owner and the bound its release's checklist declares (`waits:`), and a
+                          check that declares plugin waits records one (conformance.catalog.declared_waits)
                reference  a figure measured against a manifest reference records that reference
                           (CC-010's nominal_link_gbps = the manifest's collective.nominal_link_gbps)
                tests      its tests are tests of its own area (the release's area's folder)
@@ -76,6 +78,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from conformance.catalog import declared_waits
 from conformance.catalog.data import Check, Checklist
 from conformance.catalog.selection import partial_reasons
 from conformance.catalog.strict_input import as_list, as_map
@@ -196,6 +199,7 @@ def entry_problems(entry: Mapping[str, Any], check: Check, manifest: Mapping[str
                  if passed]
     if passed:
         problems += [f"claims pass but {p}" for p in passed_wait_problems(metrics.get("waits"))]
+        problems += [f"claims pass but {p}" for p in declared_waits.problems(metrics.get("waits"), check.waits)]
         problems += [f"claims pass but {p}" for p in
                      scenario_problems(metrics, release_scenario_bound(check, metrics))]
         problems += [f"claims pass but its metrics record a failure: {p}" for p in recorded_failures(metrics)]
