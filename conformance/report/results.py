@@ -7,7 +7,8 @@ that failed and was re-run (the release's `retries`, tiers/tiers.yaml `flakes`) 
 attempt; one that failed and then passed is `flaky`: never `pass`, and counted toward a tier or a
 profile only where the release allows it (`allow_flaky`), so a retry never hides an intermittent
 bug. An outcome its own recorded evidence contradicts (report/judges.contradiction, what verify refuses)
-becomes `error`: the suite's defect, so a run never writes a pass its verifier would reject.
+becomes `error`: the suite's defect, so a run never writes a pass its verifier would reject; so does a
+pass that recorded a wait its checklist entry does not declare (`waits:`, catalog/declared_waits.py).
 """
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, NoReturn
 
+from conformance.catalog import declared_waits
 from conformance.catalog.data import Checklist, Waiver
 from conformance.report.judges import contradiction
 from conformance.timing.host_load import heavier
@@ -139,6 +141,9 @@ def aggregate(records: Iterable[TestRecord], checklist: Checklist, waivers: Iter
             outcome, reason = "error", (f"this suite's defect, not the plugin's: the check reached {outcome} but its "
                                         f"recorded evidence gives {verdict.outcome} ({verdict.reason}); "
                                         f"was: {reason}")
+        undeclared = declared_waits.problems(metrics.get("waits"), c.waits) if outcome == "pass" else []
+        if undeclared:   # a wait the checklist does not declare (verify refuses it): the suite's defect too
+            outcome, reason = "error", f"this suite's defect, not the plugin's: the check passed but {undeclared[0]}"
         entry: dict[str, Any] = {
             "id": c.id, "title": c.title, "area": c.area, "level": c.level, "outcome": outcome,
             "reason": reason,

@@ -115,3 +115,21 @@ def test_every_timed_scenario_declares_plugin_waits_and_ray_may_name_none() -> N
             assert check.waits is not None and check.waits.plugin, check.id
         if check.waits is not None:
             assert declared_waits.UNNAMED in check.waits.ray, check.id
+
+
+def test_a_run_never_writes_a_pass_whose_waits_its_checklist_does_not_declare() -> None:
+    """The run applies the rule to its own passes (report/results.aggregate): a wait the checklist does
+    not declare is the suite's defect, an `error` in the run, never a pass verify then refuses."""
+    from dataclasses import replace
+
+    from conformance.report.results import TestRecord, aggregate
+
+    checklist = load_checklist()
+    check = replace(checklist.by_id()["TR-019"], judge=None)   # the waits alone: no judge's evidence to record
+    assert check.waits is not None
+    only = replace(checklist, checks=(check,))
+    relabelled = {"each": [_wait("ray", "scenario_bound_s", "concurrent-transfers")], "count": 1}
+    [entry] = aggregate([TestRecord("t::a", "TR-019", "pass", metrics={"waits": relabelled})], only)
+    assert entry["outcome"] == "error"
+    assert entry["reason"].startswith("this suite's defect, not the plugin's: the check passed but the wait "
+                                      "'concurrent-transfers' is Ray's, bounded by scenario_bound_s")
