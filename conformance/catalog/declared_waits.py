@@ -12,9 +12,10 @@ Each entry is one of the check's params, or UNNAMED: a wait that names no param 
 bounded by its scenario's bound, conformance.timing.owned.plugin_bound; Ray's by the suite's own
 nominal bounds, owned.ray_nominal_s). A param is declared for one owner only, so a wait cannot
 change hands by keeping its param. Ray's waits may always name none: a shared pool or node lab
-records its start in whichever check needs it first, which a selection or a shard moves. `verify` (conformance.signing.evidence) holds every recorded
-wait to the declaration, and a pass of a check that declares plugin waits to having recorded one:
-a plugin wait relabelled as Ray's leaves the plugin's record short.
+records its start in whichever check needs it first, which a selection or a shard moves.
+`verify` (conformance.signing.evidence) and the run itself (report/results.aggregate) hold every
+wait of a pass to the declaration, and a pass of a check that declares plugin waits to having
+recorded one: a plugin wait relabelled as Ray's leaves the plugin's record short.
 """
 from __future__ import annotations
 
@@ -72,8 +73,8 @@ def problems(waits: object, declared: DeclaredWaits | None) -> list[str]:
     for a release before the field, or a malformed record, which owned.wait_problems names). A
     failed check is held to nothing here: its own record already says it failed.
 
-    * every wait's owner and bound are declared: a plugin wait relabelled as Ray's keeps a param
-      that is the plugin's, or names none where the check waits on Ray by params only;
+    * every wait's owner and bound are declared: a plugin wait relabelled as Ray's that keeps its
+      param names one of the plugin's;
     * a pass of a check that declares plugin waits records at least one: dropped, or relabelled as
       Ray's, they leave the plugin's time unjudged.
     """

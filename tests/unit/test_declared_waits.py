@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -133,3 +134,54 @@ def test_a_run_never_writes_a_pass_whose_waits_its_checklist_does_not_declare() 
     assert entry["outcome"] == "error"
     assert entry["reason"].startswith("this suite's defect, not the plugin's: the check passed but the wait "
                                       "'concurrent-transfers' is Ray's, bounded by scenario_bound_s")
+
+
+def _raw_with_waits(value: object) -> dict[str, Any]:
+    """The current checklist's document with FR-001's `waits:` replaced."""
+    from conformance.catalog import datafiles
+    from conformance.catalog.data import checklist_path
+
+    raw: dict[str, Any] = copy.deepcopy(datafiles.read_yaml_or_json(checklist_path(), what="checklist"))
+    next(c for c in raw["checks"] if c["id"] == "FR-001")["waits"] = value
+    return raw
+
+
+@pytest.mark.parametrize("value", ["plugin", {}, {"plugin": "unnamed"}, {"plugin": []}, {"host": ["unnamed"]},
+                                   {"ray": ["Unnamed!"]}, {"ray": ["unnamed", "unnamed"]}, {"ray": [3]}])
+def test_the_schema_refuses_a_malformed_declaration_in_one_line(value: object) -> None:
+    from conformance.catalog.data import parse_checklist
+
+    with pytest.raises(UserError, match="waits") as exc:
+        parse_checklist(_raw_with_waits(value))
+    assert "\n" not in str(exc.value)
+
+
+@pytest.mark.parametrize("ray, named", [(["no_such_s"], "FR-001.waits.ray: 'no_such_s' is not one of the check's params"),
+                                        (["no_such_s\x1b[2J"], "waits.ray[0]: 'no_such_s\\x1b[2J' is not the expected form")])
+def test_a_hostile_declaration_ends_the_command_in_one_line_exit_2(tmp_path: Path, ray: list[str], named: str) -> None:
+    """Through the command: a data folder whose checklist declares a wait by a param the check lacks
+    (or by a string no param can be) is refused in one line naming the field, exit 2, no traceback,
+    nothing of the string printed raw."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    import yaml
+
+    from conformance.catalog.datafiles import data_root
+
+    root = tmp_path / "data"
+    for folder in ("tiers", "schemas"):   # the data the command reads, nothing else of the checkout
+        shutil.copytree(data_root() / folder, root / folder)
+    path = root / "tiers" / "checklist.yaml"
+    doc = yaml.safe_load(path.read_text())
+    next(c for c in doc["checks"] if c["id"] == "FR-001")["waits"] = {"plugin": ["unnamed"], "ray": ray}
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    env = {**os.environ, "CONFORMANCE_DATA_DIR": str(root)}
+    proc = subprocess.run([sys.executable, "-m", "conformance.cli.main", "checklist"], capture_output=True, text=True,
+                          timeout=120, env=env)
+    assert proc.returncode == 2, proc.stdout[-500:] + proc.stderr[-2000:]
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and named in lines[0] and "Traceback" not in proc.stderr, proc.stderr
+    assert "\x1b" not in proc.stderr
