@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from conformance.errors import UserError
+from conformance.timing.owned import OWNERS
 
 UNNAMED = "unnamed"   # a wait that names no param
-OWNERS = ("plugin", "ray")
 
 
 @dataclass(frozen=True)
