@@ -120,7 +120,7 @@ def _extract(transport_ctx: TransportCtx, device: str) -> None:
     # a view is only produced: its metadata must describe the view; whether it can be moved is TR-002's
     cases.append(payloads.view_case("float32", "transpose"))
     ids += _transfer_all(tctx, eps, cases[-1:], consume=False, errors=transfer_errors)
-    lifecycle.wait_calls(eps, T, 0, "extract_tensor_transport_metadata", set(ids), timeout_s=10)  # knob: hang guard for call records
+    lifecycle.wait_calls(transport_ctx.budget, eps, T, 0, "extract_tensor_transport_metadata", set(ids), timeout_s=10)  # knob: hang guard for call records
     calls = lifecycle.gather_calls(eps, T)
     assert tuple(c["id"] for c in cases) == judges.EXTRACT_CASES   # the objects its judge expects, in order
     recv_start = {r["obj"]: r["t"] - r["dur_s"] for r in calls["1"] if r["m"] == "recv_multiple_tensors"}
@@ -179,8 +179,8 @@ def _garbage_collect(transport_ctx: TransportCtx, device: str, first: bool) -> N
         audit.sample()   # what the endpoints hold while an object lives: still there, unheld, after the free?
     finally:
         del ref
-    held = lifecycle.wait_freed(eps, 0, baseline)
-    lifecycle.wait_calls(eps, T, 0, "garbage_collect", set(ids))
+    held = lifecycle.wait_freed(transport_ctx.budget, eps, 0, baseline)
+    lifecycle.wait_calls(transport_ctx.budget, eps, T, 0, "garbage_collect", set(ids))
     calls = lifecycle.gather_calls(eps, T)
     on_src = lifecycle.count(calls["0"], "garbage_collect", set(ids))
     raised = [str(r["err"])[:300] for r in calls["0"] if r["m"] == "garbage_collect" and not r["ok"]]
@@ -233,11 +233,11 @@ def _memory_rounds(transport_ctx: TransportCtx, device: str, size: int, judged: 
                 ray_get(dst.sink.remote(ref), what="leak-check transfer")
             finally:
                 del ref
-        held = lifecycle.wait_freed(eps, 0, baseline)
+        held = lifecycle.wait_freed(transport_ctx.budget, eps, 0, baseline)
         assert held == 0, f"Ray still holds {held} RDT object(s) on the source after the refs were dropped"
         # Ray's copies on the destination are Ray's, not the transport's: wait until it let go
         # of them too before reading memory, and keep what it still held as evidence
-        dst_held.append(lifecycle.wait_freed(eps, 1, dst_baseline))
+        dst_held.append(lifecycle.wait_freed(transport_ctx.budget, eps, 1, dst_baseline))
 
     def snap() -> dict[str, Any]:
         s, d = ray_get([src.memory.remote(shm=True), dst.memory.remote()], what="memory snapshot")
