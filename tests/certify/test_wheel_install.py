@@ -203,6 +203,22 @@ def test_installed_wheel_certifies_on_the_oldest_ray(installed: VendorVenv, tmp_
     # the tier this Ray reaches: the golden path's whole run (a partial run of transport data alone has none)
 
 
+def test_ray_compat_holds_for_the_windows_oldest_ray(installed: VendorVenv, tmp_path: Path) -> None:
+    """`ray-compat` against the window's oldest Ray (2.59, the vendor venv's own install, so no
+    download), read statically from the project's suite beside Ray 2.60 (the baseline): the
+    simulated accelerator's two-node manifest is compatible, and the line names 2.59."""
+    oldest = pin("constraints-ray-oldest.txt", "ray")
+    site = next(installed.root.glob("lib/python3*/site-packages"))
+    assert (site / "ray").is_dir(), site
+    proc = subprocess.run([sys.executable, "-m", "conformance.cli.main", "ray-compat", "--ray", str(site),
+                           "--manifest", str(ROOT / "conformance" / "simulated" / "manifest-2node.yaml")],
+                          capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    last = proc.stdout.strip().splitlines()[-1]
+    assert last.startswith(f"compatible: every interface the plugin and the suite use holds in Ray {oldest}"), proc.stdout
+    assert "Not a certification" in last
+
+
 def _ran(report: dict[str, Any], prefix: str) -> dict[str, dict[str, Any]]:
     """The checks of one area (by id prefix) that ran in a report, by id."""
     return {c["id"]: c for c in report["checks"] if c["id"].startswith(prefix) and c["outcome"] != "skip"}

@@ -5,7 +5,8 @@ importing a Ray symbol that does not exist (named), and a version pip cannot get
 
 The patched copy is the installed tree with every entry a symlink except the folders down to the
 one file that changes, which is copied and edited: nothing of the installed Ray is touched.
-Ray 2.59 is the documented manual run (docs/ci.md), as it needs a download.
+Ray 2.59 (the window's oldest) is tests/certify/test_wheel_install.py's, read from the vendor venv
+that test installs it in, so nothing is downloaded twice.
 """
 from __future__ import annotations
 
