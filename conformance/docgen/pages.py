@@ -125,7 +125,10 @@ that passes on a retry must not hide a real intermittent bug. Two rules, both da
 - **A new check enters provisional.** It is added to `tiers/checklist.yaml` with
   `provisional: true`: it runs and is reported (`checks[].provisional`), and counts toward no
   tier, SHOULD share or capability profile, like a finding. Each CI run of the reference plugin
-  records its outcome in `tiers/soak.yaml`; a release promotes the check (drops `provisional`)
+  records its outcome in `tiers/soak.yaml`: the release manager appends it from that run's
+  reports (`python -m conformance.catalog.soak_record REPORT_DIR... --commit SHA --ci URL
+  --write`, which refuses a report of any other plugin, a twin's included, and one CI run
+  twice); a release promotes the check (drops `provisional`)
   only once its last `soak_runs` recorded runs all passed. The loader refuses a promotion without
   that soak and a provisional check without a record (`conformance/catalog/soak.py`)."""
 
