@@ -107,3 +107,14 @@ def test_call_records_are_awaited_as_rays_and_returned_whether_or_not_they_all_c
     assert lifecycle.wait_calls(budget, Eps(), "T", 0, "garbage_collect", {"a", "b"}, timeout_s=0.1) == records  # type: ignore[arg-type]
     assert [w["verdict"] for w in metrics["waits"]["each"]] == ["met", "ran out"]
     assert all(w["owner"] == "ray" for w in metrics["waits"]["each"])
+
+
+def test_a_receivers_copies_are_rays_alone(monkeypatch: pytest.MonkeyPatch, samples: list[float]) -> None:
+    """TR-013 waits for Ray to let go of its copies on the destination before reading memory: no
+    code of the plugin's frees them, so a wait that runs out, even on a host that did its part, is
+    "not judged: host", never a pass beside a wait that ran out (which verify refuses)."""
+    budget, metrics = budget_of(MachineryRecord())
+    held_after(monkeypatch, None)
+    with pytest.raises(HostNotReady):
+        lifecycle.wait_freed(budget, None, 1, timeout_s=0.1, runs_plugin_code=False)   # type: ignore[arg-type]
+    assert [w["verdict"] for w in metrics["waits"]["each"]] == ["host"]

@@ -236,8 +236,8 @@ def _memory_rounds(transport_ctx: TransportCtx, device: str, size: int, judged: 
         held = lifecycle.wait_freed(transport_ctx.budget, eps, 0, baseline)
         assert held == 0, f"Ray still holds {held} RDT object(s) on the source after the refs were dropped"
         # Ray's copies on the destination are Ray's, not the transport's: wait until it let go
-        # of them too before reading memory, and keep what it still held as evidence
-        dst_held.append(lifecycle.wait_freed(transport_ctx.budget, eps, 1, dst_baseline))
+        # of them too before reading memory (a wait on Ray alone: never the plugin's when it runs out)
+        dst_held.append(lifecycle.wait_freed(transport_ctx.budget, eps, 1, dst_baseline, runs_plugin_code=False))
 
     def snap() -> dict[str, Any]:
         s, d = ray_get([src.memory.remote(shm=True), dst.memory.remote()], what="memory snapshot")
