@@ -1,9 +1,10 @@
 """The suite's own import graph, read from the source (no import is executed).
 
 Every `import conformance...` / `from conformance... import ...` counts, at module level or inside
-a function (a lazy import still ties the two modules together), except inside an
-`if TYPE_CHECKING:` block (type hints only; never run). tests/unit/test_import_graph_units.py keeps the
-run-state modules free of cycles with it.
+a function (a lazy import still ties the two modules together). An `if TYPE_CHECKING:` block is
+never run, so the run's graph leaves it out; `import_graph(type_checking=True)` counts it too (a
+type-only import that closes a circle still ties the two modules: each must be read to understand
+the other). tests/unit/test_import_graph_units.py keeps both graphs free of cycles.
 """
 from __future__ import annotations
 
@@ -29,13 +30,14 @@ def _is_type_checking(test: ast.expr) -> bool:
         (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
 
 
-def _imports(tree: ast.AST, here: str, is_package: bool, modules: set[str]) -> set[str]:
+def _imports(tree: ast.AST, here: str, is_package: bool, modules: set[str], type_checking: bool = False) -> set[str]:
     """The modules `here` imports. `from pkg import sub` imports the module pkg.sub (pkg itself
-    is only initialised first, as for every submodule); `from pkg import name` imports pkg."""
+    is only initialised first, as for every submodule); `from pkg import name` imports pkg.
+    `type_checking`: count the imports inside `if TYPE_CHECKING:` too."""
     found: set[str] = set()
 
     def visit(node: ast.AST) -> None:
-        if isinstance(node, ast.If) and _is_type_checking(node.test):
+        if not type_checking and isinstance(node, ast.If) and _is_type_checking(node.test):
             for stmt in node.orelse:
                 visit(stmt)
             return
@@ -58,13 +60,14 @@ def _imports(tree: ast.AST, here: str, is_package: bool, modules: set[str]) -> s
     return found
 
 
-def import_graph(root: Path = ROOT) -> dict[str, set[str]]:
-    """Module → the package's modules it imports (names that are not modules are dropped)."""
+def import_graph(root: Path = ROOT, *, type_checking: bool = False) -> dict[str, set[str]]:
+    """Module → the package's modules it imports (names that are not modules are dropped);
+    `type_checking`: with the imports of `if TYPE_CHECKING:` blocks (the type checker's graph)."""
     modules = module_names(root)
     graph = {}
     for name, path in modules.items():
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-        wanted = _imports(tree, name, path.name == "__init__.py", set(modules))
+        wanted = _imports(tree, name, path.name == "__init__.py", set(modules), type_checking)
         graph[name] = {m for m in wanted if m in modules and m != name}
     return graph
 

@@ -10,23 +10,31 @@ none does.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterable
+from typing import Iterable, Protocol
 
 from conformance.errors import UserError
-
-if TYPE_CHECKING:   # catalog.data calls these while it parses: no import back at run time
-    from conformance.catalog.data import Check
 
 NO_CLUSTER = "none"   # a check's `cluster:` when it needs no cluster of the run (its probes run in processes of their own)
 
 
-def names_clusters(checks: Iterable[Check]) -> bool:
+class ShapedCheck(Protocol):
+    """What these read of a check (catalog.data.Check): catalog.data calls them while it parses, so
+    they name the two fields they read, not the class above them (no import back, not even a hint)."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def cluster(self) -> str | None: ...
+
+
+def names_clusters(checks: Iterable[ShapedCheck]) -> bool:
     """Whether the checks name their cluster shapes (a release from before the field does not)."""
     found = [c.cluster is not None for c in checks]
     return bool(found) and all(found)
 
 
-def cluster_required(checks: Iterable[Check]) -> None:
+def cluster_required(checks: Iterable[ShapedCheck]) -> None:
     """Raise a one-line UserError for the first check that names no cluster shape."""
     for c in checks:
         if c.cluster is None:

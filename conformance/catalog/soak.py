@@ -14,10 +14,35 @@ show soak_state.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, Protocol, Sequence
 
-if TYPE_CHECKING:   # catalog.data loads the record with these functions: no import back at run time
-    from conformance.catalog.data import Checklist
+
+class SoakedCheck(Protocol):
+    """What these read of a check (catalog.data.Check)."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def title(self) -> str: ...
+
+    @property
+    def provisional(self) -> bool: ...
+
+    @property
+    def retired(self) -> bool: ...
+
+
+class SoakedChecklist(Protocol):
+    """What these read of a checklist (catalog.data.Checklist): catalog.data loads the record with
+    these functions, so they name what they read, not the class above them (no import back, not
+    even a hint)."""
+
+    def by_id(self) -> Mapping[str, SoakedCheck]: ...
+
+    def active(self) -> Sequence[SoakedCheck]: ...
+
+    def provisional(self) -> Sequence[SoakedCheck]: ...
 
 
 @dataclass(frozen=True)
@@ -46,7 +71,7 @@ class Soak:
                    runs={cid: tuple(dict(r) for r in runs) for cid, runs in doc["checks"].items()})
 
 
-def soak_problems(checklist: Checklist, soak: Soak) -> list[str]:
+def soak_problems(checklist: SoakedChecklist, soak: Soak) -> list[str]:
     """One line each (the loader refuses the first): a record of an unknown check, a provisional
     check with no record, a check that was soaking and counts now without its soak (a promotion
     before `soak_runs` green runs in a row)."""
@@ -64,7 +89,7 @@ def soak_problems(checklist: Checklist, soak: Soak) -> list[str]:
     return out
 
 
-def entry_problems(checklist: Checklist, released: Iterable[str]) -> list[str]:
+def entry_problems(checklist: SoakedChecklist, released: Iterable[str]) -> list[str]:
     """A check new since the last release (`released`: that release's check ids) that does not
     enter provisional: it would count before any soak."""
     before = set(released)
@@ -73,7 +98,7 @@ def entry_problems(checklist: Checklist, released: Iterable[str]) -> list[str]:
             for c in checklist.active() if c.id not in before and not c.provisional]
 
 
-def soak_state(checklist: Checklist, soak: Soak) -> list[dict[str, Any]]:
+def soak_state(checklist: SoakedChecklist, soak: Soak) -> list[dict[str, Any]]:
     """Each provisional check and each check promoted on a soak record: {id, title, state, green,
     needed, runs} (state: provisional | promoted), for the docs."""
     out = []

@@ -176,8 +176,8 @@ def _task_events() -> list[dict[str, Any]]:
     from ray.core.generated import common_pb2, gcs_pb2
 
     events: Any = gcs_pb2.TaskEvents  # type: ignore[attr-defined]  # generated protobuf: Ray ships no stubs
-    status: Any = common_pb2.TaskStatus  # type: ignore[attr-defined]
-    kinds: Any = common_pb2.TaskType  # type: ignore[attr-defined]
+    status: Any = common_pb2.TaskStatus  # type: ignore[attr-defined]  # generated protobuf enum: Ray ships no stubs
+    kinds: Any = common_pb2.TaskType  # type: ignore[attr-defined]  # generated protobuf enum: Ray ships no stubs
     rows = []
     for raw in state.state._connect_and_get_accessor().get_task_events():
         e = events.FromString(raw)

@@ -31,7 +31,7 @@ from conformance.report.html import model
 from conformance.report.html.page import GENERATOR, environment, render_report_page
 from conformance.signing import bounds, register
 from conformance.signing.bounds import SubmissionTimeout
-from conformance.signing.review import Row
+from conformance.signing.review_row import Row
 
 _GENERATOR_TAG = re.compile(r'<meta name="generator" content="' + re.escape(GENERATOR) + r'">')
 

@@ -12,18 +12,16 @@ from stable to beta keeps reading "stable" wherever its old row is looked at. Th
 * a later report with a lower tier demotes it: "demoted from stable on DATE" with the checks
   whose outcome changed between the two reports. A later higher one promotes it back.
 
-Pure functions over review rows (signing/review.py fills them; the dashboard draws them).
+Pure functions over review rows (signing/review_row.py; signing/review.py fills them, the dashboard draws them).
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Sequence
+from typing import Sequence
 
 from conformance import identity
 from conformance.catalog import data, datafiles
 from conformance.catalog.strict_input import utc_datetime
-
-if TYPE_CHECKING:
-    from conformance.signing.review import Row
+from conformance.signing.review_row import Row
 
 MAX_CHANGED = 10  # checks named in a demotion line (the rest counted)
 

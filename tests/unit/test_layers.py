@@ -7,7 +7,8 @@
   (`conformance.areas`, which only reads the declarations). The CLI and the plugin are the shell
   above both and may import anything.
 * The registry (`conformance.areas` and each `<area>/area.py`) stands on the catalog floor: it
-  imports nothing above it, so every core layer above may read it.
+  imports nothing above it, so every core layer above may read it, and a floor below the catalog
+  (the base, timing/) that reads it points up (upward_edges places it there).
 * The core in layers (CORE_LAYERS): base -> timing -> catalog -> cluster -> report -> run
   -> rdt/collective -> signing -> the shell; an import points down, with no exception.
 
@@ -26,6 +27,7 @@ CORE = ("conformance.run", "conformance.catalog", "conformance.cluster", "confor
         "conformance.identity", "conformance.exit_codes", "conformance.jsontypes", "conformance.handles", "conformance.unicode", "conformance.docgen",
         "conformance.compat")
 REGISTRY = "conformance.areas"
+REGISTRY_PACKAGE = "areas (the registry)"   # how upward_edges names the registry's floor
 
 # Every edge that broke the rules when the layers were drawn has gone (the transport, performance
 # and recovery areas' shared RDT harness is core now: conformance/rdt/; the collective harness the
@@ -109,15 +111,30 @@ def _layer_of() -> dict[str, int]:
     return {pkg: i for i, layer in enumerate(CORE_LAYERS) for pkg in layer}
 
 
-def upward_edges() -> dict[tuple[str, str], list[str]]:
+def _is_registry(module: str) -> bool:
+    return module == REGISTRY or (module.startswith(REGISTRY + ".") and module.endswith(".area"))
+
+
+def _place(module: str) -> tuple[str, int] | None:
+    """The module's package and its layer, or None off the order (an area's code, a check).
+    The registry (`conformance.areas`, each `<area>/area.py`) stands on the catalog floor: a
+    lower floor that imports it points up, like any other upward import."""
     layer = _layer_of()
+    if _is_registry(module):
+        return REGISTRY_PACKAGE, layer["catalog"]
+    package = _package(module)
+    return (package, layer[package]) if package in layer else None
+
+
+def upward_edges(graph: dict[str, set[str]] = GRAPH) -> dict[tuple[str, str], list[str]]:
+    top = len(CORE_LAYERS) - 1
     out: dict[tuple[str, str], list[str]] = {}
-    for src, dsts in GRAPH.items():
-        frm = _package(src)
+    for src, dsts in graph.items():
+        frm = _place(src)
         for dst in dsts:
-            to = _package(dst)
-            if frm in layer and to in layer and layer[to] > layer[frm] and layer[frm] < len(CORE_LAYERS) - 1:
-                out.setdefault((frm, to), []).append(f"{src} -> {dst}")
+            to = _place(dst)
+            if frm is not None and to is not None and to[1] > frm[1] and frm[1] < top:
+                out.setdefault((frm[0], to[0]), []).append(f"{src} -> {dst}")
     return out
 
 
@@ -133,10 +150,6 @@ def test_the_core_imports_only_downwards() -> None:
 
 
 # ---------------------------------------------------------------------------- the registry's floor
-def _is_registry(module: str) -> bool:
-    return module == REGISTRY or (module.startswith(REGISTRY + ".") and module.endswith(".area"))
-
-
 def test_the_registry_stands_on_the_catalog_floor() -> None:
     """The registry (`conformance.areas`, AREAS) and the areas' declarations (`<area>/area.py`)
     import only the floors up to the catalog (and each other): every core layer above may read the
@@ -146,3 +159,14 @@ def test_the_registry_stands_on_the_catalog_floor() -> None:
     above = sorted(f"{src} -> {dst}" for src, dsts in GRAPH.items() if _is_registry(src) for dst in dsts
                    if not _is_registry(dst) and layer.get(_package(dst), len(CORE_LAYERS)) > floor)
     assert not above, "the registry imports above the catalog floor:\n  " + "\n  ".join(above)
+
+
+def test_a_lower_floor_importing_the_registry_points_up() -> None:
+    """The registry is placed on the catalog floor: timing/ (below it) reading AREAS, or an area's
+    declaration, is an upward edge like any other; the catalog and the floors above may read it."""
+    graph = {"conformance.timing.clock": {"conformance.areas", "conformance.areas.device.area"},
+             "conformance.catalog.loader": {"conformance.areas"},
+             "conformance.cluster.shapes": {"conformance.areas"}}
+    up = {key: sorted(edges) for key, edges in upward_edges(graph).items()}
+    assert up == {("timing", REGISTRY_PACKAGE): ["conformance.timing.clock -> conformance.areas",
+                                                 "conformance.timing.clock -> conformance.areas.device.area"]}

@@ -5,7 +5,7 @@ from datetime import date
 
 from conformance.catalog.releases import Release
 from conformance.signing import register, validity
-from conformance.signing.review import Row
+from conformance.signing.review_row import Row
 
 POLICY = validity.Policy(valid_months=12, expiring_within_days=30, ray_supported_until={})
 

@@ -3,6 +3,7 @@ report and on the one fault it holds, without signing or the CLI (tests/cli hold
 from __future__ import annotations
 
 import copy
+import json
 from datetime import date, datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -10,16 +11,18 @@ from typing import Any
 import pytest
 
 from conformance.catalog import datafiles, releases
+from conformance.catalog.node_sample import choose
 from conformance.report.view import Report
 from conformance.signing import attestation as att
 from conformance.signing import dsse, submission
-from conformance.signing.verify import claims, record, registry, release, signature, tier, waivers
+from conformance.signing.verify import claims, nodes, record, registry, release, signature, tier, waivers
 from conformance.signing.verify.case import Judged, Sealed
 from conformance.signing.verify.envelope import parse_statement
 from conformance.signing.verify.lines import NOT_CHECKED, ORDER, Verification
 from signing_support import FINISHED_AT, build_report, write_releases, write_report_dir
 
 NOW = datetime(2026, 3, 2, tzinfo=timezone.utc)
+EXAMPLE = Path(__file__).resolve().parents[2] / "reports" / "example"   # a real run's folder (the seeded sample, its page)
 
 
 def _sealed(folder: Path, report: dict[str, Any], statement: dict[str, Any] | None = None) -> Sealed:
@@ -202,6 +205,39 @@ def test_the_evidence_of_a_good_report_gives_its_outcomes(good: Judged) -> None:
 
 def test_a_report_that_is_not_merged_writes_no_shards_line(good: Judged) -> None:
     assert _run(record.shards_each_verify, good) == {}
+
+
+def _example() -> dict[str, Any]:
+    report: dict[str, Any] = json.loads((EXAMPLE / "report.json").read_text(encoding="utf-8"))
+    return report
+
+
+def test_the_page_the_run_wrote_is_the_reports_page_and_an_edited_one_is_refused(tmp_path: Path) -> None:
+    """`page`: the example run's report.html beside its report.json passes byte for byte; the same
+    page with a line a vendor added after signing does not."""
+    page = (EXAMPLE / "report.html").read_bytes()
+    honest = _case(tmp_path / "honest", _example())
+    (honest.sealed.folder / "report.html").write_bytes(page)
+    assert _run(record.page_is_the_reports_page, honest) == \
+        {"page": (True, "report.html is this verifier's page of report.json, byte for byte")}
+    edited = _case(tmp_path / "edited", _example())
+    (edited.sealed.folder / "report.html").write_bytes(page.replace(b"</body>", b"<p>Vendor note: all passed.</p></body>", 1))
+    ok, detail = _run(record.page_is_the_reports_page, edited)["page"]
+    assert not ok and detail.startswith("report.html is not this verifier's page of report.json")
+
+
+def test_the_exercised_nodes_are_the_seeds_choice_and_a_relabelled_seed_is_refused(tmp_path: Path) -> None:
+    """`nodes`: the example run's per-node checks ran on its seed's choice; the same records under a
+    seed that chooses another node (a relabel to make another sample look drawn) do not."""
+    report = _example()
+    ok, detail = _run(nodes.exercised_nodes_are_the_runs_choice, _case(tmp_path / "honest", report))["nodes"]
+    assert ok and "choice of" in detail and detail.endswith(nodes.SAMPLE_WORD), detail
+    drawn = report["selection"]["nodes"]
+    ids = [n["node_id"] for n in report["environment"]["devices"]["nodes"]]
+    chosen = choose(ids, drawn["seed"], drawn["size"])
+    drawn["seed"] = next(seed for seed in range(1000) if choose(ids, seed, drawn["size"]) != chosen)
+    ok, detail = _run(nodes.exercised_nodes_are_the_runs_choice, _case(tmp_path / "relabelled", report))["nodes"]
+    assert not ok and f"seed {drawn['seed']}'s choice" in detail, detail
 
 
 # ---------------------------------------------------------------------------- tier and completeness

@@ -20,7 +20,7 @@ are recomputed from what the scenario observed.
 """
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from conformance.report.judges import FAIL, PASS, JudgeTable, MissingEvidence, Verdict, number, param_value, ran_remote
 
@@ -182,7 +182,7 @@ def _memory_flat(ev: Mapping[str, Any], labels: list[str], probes: int, warmup: 
         raise _Wrong(f"on {device}: " + "; ".join(found[:2]))
 
 
-def _judged(decide: Any) -> Verdict:
+def _judged(decide: Callable[[], Verdict]) -> Verdict:
     try:
         return decide()
     except _Wrong as exc:

@@ -11,12 +11,12 @@ the class and its registration), rdt (CC-011, CC-012: RDT over the backend).
 """
 from __future__ import annotations
 
-from conformance.areas.collective.judges.bandwidth import (  # noqa: F401 - registers its judges
+from conformance.areas.collective.judges.bandwidth import (  # registers its judges
     bus_bandwidth_against_references,
     compared_at_star_size,
     member_memory_growth,
 )
-from conformance.areas.collective.judges.common import (  # noqa: F401 - the table and what the area shares
+from conformance.areas.collective.judges.common import (  # the table and what the area shares
     _WAIT_SLACK_S,
     HOOK_ELEMENTS,
     HOOK_MEMBERS,
@@ -25,19 +25,19 @@ from conformance.areas.collective.judges.common import (  # noqa: F401 - the tab
     _block,
     _claimed,
 )
-from conformance.areas.collective.judges.contract import (  # noqa: F401 - registers its judges
+from conformance.areas.collective.judges.contract import (  # registers its judges
     availability_false_where_missing,
     group_class_meets_the_contract,
     registered_in_driver_and_workers,
 )
-from conformance.areas.collective.judges.failure import (  # noqa: F401 - registers its judges
+from conformance.areas.collective.judges.failure import (  # registers its judges
     SURVIVOR_ERROR,
     SURVIVOR_HUNG,
     SURVIVOR_RETURNED,
     every_survivor_errored_in_time,
     survivors_errored_in_time,
 )
-from conformance.areas.collective.judges.ops import (  # noqa: F401 - registers its judges
+from conformance.areas.collective.judges.ops import (  # registers its judges
     CREATION_PATHS,
     _expected_nodes,
     _group_wrong,
@@ -47,9 +47,21 @@ from conformance.areas.collective.judges.ops import (  # noqa: F401 - registers 
     interleaved_messages_in_order,
     named_groups_isolated,
 )
-from conformance.areas.collective.judges.rdt import (  # noqa: F401 - registers its judges
+from conformance.areas.collective.judges.rdt import (  # registers its judges
     _per_device,
     _Wrong,
     rdt_objects_arrive_two_sided,
     rdt_without_a_group_errs_in_time,
 )
+
+# Every name the checks, the tests and Area.judges read here (mypy's implicit_reexport stays off).
+__all__ = [
+    "bus_bandwidth_against_references", "compared_at_star_size", "member_memory_growth", "_WAIT_SLACK_S",
+    "HOOK_ELEMENTS", "HOOK_MEMBERS", "JUDGES", "LEAK_MEMBERS", "_block", "_claimed",
+    "availability_false_where_missing", "group_class_meets_the_contract", "registered_in_driver_and_workers",
+    "SURVIVOR_ERROR", "SURVIVOR_HUNG", "SURVIVOR_RETURNED", "every_survivor_errored_in_time",
+    "survivors_errored_in_time", "CREATION_PATHS", "_expected_nodes", "_group_wrong", "_units_given",
+    "creation_paths_give_the_ranks_asked_for", "every_op_exact_at_each_world_size", "interleaved_messages_in_order",
+    "named_groups_isolated", "_per_device", "_Wrong", "rdt_objects_arrive_two_sided",
+    "rdt_without_a_group_errs_in_time",
+]

@@ -19,7 +19,7 @@ Every name stays importable from here.
 """
 from __future__ import annotations
 
-from conformance.areas.device.judges.common import (  # noqa: F401 - the table and what the area shares
+from conformance.areas.device.judges.common import (  # the table and what the area shares
     JUDGES,
     Metrics,
     _accelerator,
@@ -43,7 +43,7 @@ from conformance.areas.device.judges.common import (  # noqa: F401 - the table a
     manifest_resource,
     manifest_type,
 )
-from conformance.areas.device.judges.contract import (  # noqa: F401 - registers its judges
+from conformance.areas.device.judges.contract import (  # registers its judges
     _env_var_problems,
     _round_trip_problems,
     _visible_ids_judge,
@@ -54,14 +54,14 @@ from conformance.areas.device.judges.contract import (  # noqa: F401 - registers
     unset_variable_reads_none,
     visible_ids_round_trip,
 )
-from conformance.areas.device.judges.hosts import (  # noqa: F401 - registers its judges
+from conformance.areas.device.judges.hosts import (  # registers its judges
     FAULT_HOSTS,
     detection_degrades_under_faults,
     host_without_device_detects_nothing,
     node_asking_more_than_visible_refused,
     noset_variable_leaves_visible_ids,
 )
-from conformance.areas.device.judges.live import (  # noqa: F401 - registers its judges
+from conformance.areas.device.judges.live import (  # registers its judges
     _counts,
     _seen,
     accelerator_type_probed_and_advertised,
@@ -77,3 +77,19 @@ from conformance.areas.device.judges.live import (  # noqa: F401 - registers its
     two_device_task_sees_both_ids,
     valid_quantities_accepted_and_run,
 )
+
+# Every name the checks, the tests and Area.judges read here (mypy's implicit_reexport stays off).
+__all__ = [
+    "JUDGES", "Metrics", "_accelerator", "_bool", "_call", "_description", "_ids", "_key", "_list", "_mapping",
+    "_observed", "_resource_recorded", "_str_or_none", "_typed_value", "_verdict", "contract_probe",
+    "detection_probe", "manifest_devices", "manifest_nodes", "manifest_quantities", "manifest_resource",
+    "manifest_type", "_env_var_problems", "_round_trip_problems", "_visible_ids_judge", "documented_return_types",
+    "named_variable_written", "no_other_variable_written", "resource_name_valid_and_declared",
+    "unset_variable_reads_none", "visible_ids_round_trip", "FAULT_HOSTS", "detection_degrades_under_faults",
+    "host_without_device_detects_nothing", "node_asking_more_than_visible_refused",
+    "noset_variable_leaves_visible_ids", "_counts", "_seen", "accelerator_type_probed_and_advertised",
+    "actor_keeps_its_id", "concurrent_actors_get_disjoint_ids", "invalid_quantities_refused_with_message",
+    "node_set_problems", "nodes_advertise_expected_count", "one_device_task_sees_its_id",
+    "preset_variable_restricts_node", "split_ids", "task_without_resource_sees_no_variable",
+    "two_device_task_sees_both_ids", "valid_quantities_accepted_and_run",
+]

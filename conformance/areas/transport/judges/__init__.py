@@ -11,7 +11,7 @@ usage (TR-015..TR-020: usage and failures). Every name stays importable from her
 """
 from __future__ import annotations
 
-from conformance.areas.transport.judges.common import (  # noqa: F401 - the table and what the area shares
+from conformance.areas.transport.judges.common import (  # the table and what the area shares
     ANOTHER_CONSUMER,
     BORROWER_STEPS,
     BUSY_SENDER_STEP,
@@ -62,7 +62,7 @@ from conformance.areas.transport.judges.common import (  # noqa: F401 - the tabl
     total_agrees,
     trait,
 )
-from conformance.areas.transport.judges.data import (  # noqa: F401 - registers its judges
+from conformance.areas.transport.judges.data import (  # registers its judges
     CURRENT_IN_GROUP,
     CURRENT_UNITS,
     PROBE_ERROR,
@@ -80,13 +80,13 @@ from conformance.areas.transport.judges.data import (  # noqa: F401 - registers 
     transfers_between_nodes,
     unsupported_dtypes_plausible,
 )
-from conformance.areas.transport.judges.lifecycle import (  # noqa: F401 - registers its judges
+from conformance.areas.transport.judges.lifecycle import (  # registers its judges
     data_path_matches_sidedness,
     extract_once_on_source_describes,
     extract_problems,
     garbage_collect_once_on_source,
 )
-from conformance.areas.transport.judges.memory import (  # noqa: F401 - registers its judges
+from conformance.areas.transport.judges.memory import (  # registers its judges
     HELD_PROBES,
     LATENCY_DECIMALS,
     LEAK_PAYLOAD_MAX,
@@ -101,7 +101,7 @@ from conformance.areas.transport.judges.memory import (  # noqa: F401 - register
     transport_query_answers_in_time,
     transport_query_answers_in_time_as_recorded,
 )
-from conformance.areas.transport.judges.usage import (  # noqa: F401 - registers its judges
+from conformance.areas.transport.judges.usage import (  # registers its judges
     async_transfers_and_busy_sender,
     branch_steps,
     driver_fetches_and_timeouts,
@@ -115,3 +115,27 @@ from conformance.areas.transport.judges.usage import (  # noqa: F401 - registers
     scenario_record,
     transport_traits,
 )
+
+# Every name the checks, the tests and Area.judges read here (mypy's implicit_reexport stays off).
+__all__ = [
+    "ANOTHER_CONSUMER", "BORROWER_STEPS", "BUSY_SENDER_STEP", "CONCURRENT_ROUNDS", "CROSS_NODE_CASES",
+    "CROSS_NODE_ENDPOINTS", "DRIVER_GET", "DRIVER_GET_STORE", "DRIVER_PUT", "EXCLUDED_SLACK_S", "EXTRACT_CASES",
+    "FETCH_STEPS", "GC_OBJECTS", "JUDGES", "LATER_OBJECT", "METADATA_EXTRA_CASES", "NEW_PAIR_STEPS",
+    "OWNERSHIP_STEPS", "PAIR", "PRODUCER_ERROR_STEPS", "RECEIVER_DIED", "RECEIVER_KILLED", "RECOVERY_PHASES",
+    "RETRY_ATTEMPTS", "RETURNED", "SAME_REF_RECEIVES", "SIDEDNESS_TRANSFERS", "SOURCE_KEPT_STEPS", "STEP_READ_SLACK",
+    "USER_REF_STEPS", "USER_TIMEOUT_GETS", "WAVE_STRETCH_MAX", "Refused", "TypeFailures", "count_of",
+    "declared_devices", "devices_per_node", "endpoints_as_the_node_allows", "errors_of", "first_type_payload",
+    "intra_node_endpoints", "names", "no_mismatch", "per_type", "refusing", "run_max_bytes", "sidedness",
+    "total_agrees", "trait", "CURRENT_IN_GROUP", "CURRENT_UNITS", "PROBE_ERROR", "concurrent_transfers_each_intact",
+    "current_round_not_run", "current_units_not_run", "driver_get_follows_ray", "driver_semantics_problems",
+    "every_container_intact", "every_dtype_and_shape_bit_exact", "every_view_as_its_values", "large_tensor_bit_exact",
+    "received_metadata_as_sent", "same_ref_intact_every_time", "transfers_between_nodes",
+    "unsupported_dtypes_plausible", "data_path_matches_sidedness", "extract_once_on_source_describes",
+    "extract_problems", "garbage_collect_once_on_source", "HELD_PROBES", "LATENCY_DECIMALS", "LEAK_PAYLOAD_MAX",
+    "LEGACY_HELD", "MiB", "_memory_growth", "latencies_recorded", "leak_payload_bytes", "leak_probes_complete",
+    "memory_growth_per_round", "memory_growth_per_round_as_recorded", "transport_query_answers_in_time",
+    "transport_query_answers_in_time_as_recorded", "async_transfers_and_busy_sender", "branch_steps",
+    "driver_fetches_and_timeouts", "missing_steps", "producer_errors_reach_consumers", "ran",
+    "received_tensors_stay_the_receivers", "receiver_death_errors_and_recovers", "refs_passed_as_users_pass_them",
+    "scenario_checks", "scenario_record", "transport_traits",
+]

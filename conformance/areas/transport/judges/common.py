@@ -11,7 +11,7 @@ from typing import Any, Iterator, Mapping
 from conformance.rdt.accelerator_rule import coverage_problem
 from conformance.rdt.config import INTRA_NODE_ENDPOINTS, LATER_DEVICE_BYTES, builtin_traits, recorded_max_bytes
 from conformance.rdt.device import is_host
-from conformance.report.judges import FAIL, JudgeTable, MissingEvidence, Verdict, agrees, number, path_of
+from conformance.report.judges import FAIL, Decide, JudgeTable, MissingEvidence, Verdict, agrees, number, path_of
 from conformance.timing.host_load import MAX_FACTOR
 
 JUDGES = JudgeTable()
@@ -68,7 +68,7 @@ class Refused(Exception):
     """The evidence shows a failure (or a claim the manifest or the release contradicts): the reason."""
 
 
-def refusing(fn: Any) -> Any:
+def refusing(fn: Decide) -> Decide:
     """A judge body that may raise Refused (its reason is the fail verdict's)."""
     @functools.wraps(fn)
     def judge(m: Mapping[str, Any], p: Mapping[str, Any], manifest: Mapping[str, Any]) -> Verdict:
