@@ -48,7 +48,7 @@ moved one way, beyond the tolerance and further than the plugin's own trials mov
 (the host's paths moved apart, as on a loaded host: no fraction tells the plugin from the host).
 A figure that improved the same way is shown as improved. Everything else in `metrics` (raw samples, references, counts, bounds,
 latencies of Ray's own paths) is never gated. References that moved by more than the tolerance
-(each check's merit `references` and the checklist's `host_references`: Ray's machinery record)
+(each check's merit `references` and the checklist's `host_references`: Ray's machinery factor)
 are reported once, as "the host differed", with each reference and how far it moved; the furthest
 any moved, either way, is the pair's host change. A figure that would regress by 1-3 but that no
 same-run reference normalises (its `normalised_by: host`, or a `reference` fraction whose

@@ -11,6 +11,10 @@ the wait whose fresh sample grew it records the new one). So the run's factor is
 largest factor its recorded waits on Ray used; a run whose checks record waits on Ray and none
 used the factor claimed never measured it. A run with a host error ("not judged: host") may have
 grown its factor in a wait that gave up before re-waiting (the reason names the stretch): not held.
+A wait's factor counts only when its grant shows the stretch (granted_s at least bound_s times
+the factor, as every wait on Ray records it): a factor written into one wait whose grant was
+left as it was used nothing (held-out DF1's second form, which raised the run's factor so `diff`
+would read the host as slower).
 
 Pure: the report's checks and the run's factor in, problem lines out.
 """
@@ -22,6 +26,7 @@ from conformance.catalog.strict_input import as_list, as_map
 from conformance.report.results import HOST_PREFIX
 
 FACTOR_ROUNDING = 0.005   # knob: factors are recorded to 2 decimals (cluster.machinery) or 3 (a wait), no threshold
+GRANT_ROUNDING_S = 0.002  # knob: a wait records its seconds to 1 ms (conformance.timing.owned), no threshold
 
 
 def _factor(value: object) -> float | None:
@@ -42,6 +47,9 @@ def waits_factor(checks: object) -> tuple[float | None, bool]:
             wait = as_map(w)
             used = _factor(wait.get("factor", 1.0))
             if wait.get("owner") == "ray" and used is not None:
+                bound, granted = _factor(wait.get("bound_s")), _factor(wait.get("granted_s"))
+                if used > 1.0 and (bound is None or granted is None or granted < bound * used - GRANT_ROUNDING_S):
+                    used = 1.0   # a stretch its grant does not show was not used
                 most = used if most is None else max(most, used)
     return most, host_error
 

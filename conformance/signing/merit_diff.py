@@ -145,8 +145,8 @@ def change_bound(old: Sequence[Sequence[float]], new: Sequence[Sequence[float]],
 class HostChange:
     """How far the host differed between OLD's runs and NEW's: the largest factor (>= 1, either
     way) by which a reference the pair recorded moved (every check's merit `references` and the
-    checklist's `host_references`: host copy, Ray's object store, Ray's own timings, the machinery
-    record), and which reference moved so. A loaded host moves its paths both ways (the pair of
+    checklist's `host_references`: host copy, Ray's object store, Ray's own timings, the factor
+    the run stretched Ray's machinery by), and which reference moved so. A loaded host moves its paths both ways (the pair of
     data.18 runs 2 and 3: the host copy 2.5 times slower, Ray's object store 1.8 times faster), so
     the factor is taken either way: it is how far the host's paths moved, not which way."""
 

@@ -172,6 +172,10 @@ def test_a_machinery_factor_no_wait_used_is_refused() -> None:
                     "reason": "not judged: host: the members to start: Ray's machinery did not do it within 90s"}]
     assert unmeasured_factor_problems(host, 2.0) == []   # its wait may not record the factor it grew to
     assert unmeasured_factor_problems([{"id": "DP-001", "outcome": "pass", "metrics": {}}], 4.0) == []   # no waits
+    # held-out DF1's second form: the factor written into one wait, its grant left at x1: not used
+    forged = [{"id": "DP-008", "outcome": "pass",
+               "metrics": {"waits": {"count": 1, "each": [dict(_ray_wait(1.0), factor=3.0)]}}}]
+    assert "largest its recorded waits" in unmeasured_factor_problems(forged, 3.0)[0]
 
 
 def test_a_product_in_full_width_letters_is_refused() -> None:
