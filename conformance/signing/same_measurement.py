@@ -43,7 +43,7 @@ from conformance.catalog.scenario_bounds import FETCH_PARAM
 from conformance.catalog.strict_input import as_map
 from conformance.rdt.config import size_key
 from conformance.sanitize import terminal
-from conformance.signing.machinery_evidence import unmeasured_factor_problems
+from conformance.signing.machinery_evidence import GRANT_ROUNDING_S, unmeasured_factor_problems
 from conformance.timing.host_load import MAX_FACTOR
 
 SWEEP, LINK, STORE = "PF-001", "PF-002", "PF-003"
@@ -400,9 +400,6 @@ def _param(checks: Sequence[Any], check_id: str, name: str) -> tuple[Mapping[str
     return metrics, _seconds(value)
 
 
-WAIT_ROUNDING_S = 0.002   # knob: a wait records its seconds to 1 ms (conformance.timing.owned), no threshold
-
-
 def ray_wait_problems(checks: Sequence[Any], factor: float) -> list[str]:
     """Every wait on Ray's machinery a passed check records used a factor no larger than the run's
     own and was granted no more than its bound stretched by it (conformance.run.machinery stretches
@@ -418,7 +415,7 @@ def ray_wait_problems(checks: Sequence[Any], factor: float) -> list[str]:
             used, bound, granted = _seconds(w.get("factor", 1.0)), _seconds(w.get("bound_s")), _seconds(w.get("granted_s"))
             if w.get("owner") != "ray" or used is None or bound is None or granted is None:
                 continue   # timing/owned names a malformed wait
-            if used > most or granted > bound * most + WAIT_ROUNDING_S:
+            if used > most or granted > bound * most + GRANT_ROUNDING_S:
                 problems.append(f"{c.get('id')}'s wait on Ray's machinery {terminal(str(w.get('what')), limit=60)!r} was "
                                 f"stretched x{used:g} to {granted:g} s; the run's own factor is x{factor:g} (cluster.machinery)")
                 break
