@@ -28,6 +28,7 @@ from conformance.rdt.each_device import on_each_device
 from conformance.rdt.pool import Endpoints, PoolCache, alive_nodes, harness_ready, start_endpoints
 from conformance.rdt.registration import TransportSetup
 from conformance.rdt.transfer import GET_TIMEOUT_S, TransferError, ray_get
+from conformance.rdt.warm import WarmActors
 from conformance.run.check_context import CheckContext
 
 if TYPE_CHECKING:
@@ -63,6 +64,7 @@ class TransportContext:
         self.setup = setup
         self.resource: str = run.manifest.resource_name
         self.pools = PoolCache()
+        self.warm = WarmActors()   # the usage checks' lent actors (conformance.rdt.warm)
         # the check now using these pools records the nodes of the endpoints it gets (rdt.fixtures.open_context)
         self.observer: Callable[[Endpoints], None] | None = None
         self.cache: dict[str, Any] = {}
@@ -149,13 +151,23 @@ class TransportContext:
                 self.pools.drop(key)
 
     def release_device_pools(self) -> None:
-        """Stop the endpoints that hold accelerator units (pool keys are "<kind>/<device>") and
-        wait until Ray has the units back, so the next check finds every device free."""
+        """Stop the endpoints that hold accelerator units (pool keys are "<kind>/<device>") and the
+        idle lent actors that hold one, and wait until Ray has the units back, so the next check
+        finds every device free."""
         dropped = False
         for key in list(self.pools._pools):
             if not is_host(key.rpartition("/")[2]):
                 self.pools.drop(key)
                 dropped = True
+        idle = self.warm.take_idle(holding_units=True)
+        if idle:
+            import ray
+            for a in idle:
+                try:
+                    ray.kill(a)
+                except Exception:  # noqa: BLE001 - already gone with its cluster
+                    pass
+            dropped = True
         if dropped:
             self.wait_units_free()
 

@@ -163,6 +163,26 @@ class Endpoint:
         store = mgr._rdt_store
         return 0 if store is None else int(store.get_num_objects())
 
+    # ------------------------------------------------------------------ between borrowers (conformance.rdt.warm)
+    def reset(self) -> int:
+        """Forget what the last borrower made here (digests, cached buffers, armed faults): the
+        harness's own state, so the RDT objects only the transport still holds are what remains.
+        Returns how many entries were dropped."""
+        n = len(self.sent) + len(self.buffers) + faults.disarm()
+        self.sent.clear()
+        self.buffers.clear()
+        return n
+
+    def handover(self, watch: list[str]) -> dict[str, Any]:
+        """What this process holds between two borrowers (conformance.rdt.warm.handover_leaks
+        judges it): the RDT objects in its store, the variables named in `watch` (the manager's
+        visible-devices variable), the processes below it and the files it holds open."""
+        from conformance import leftovers
+
+        here = leftovers.here()
+        return {"rdt_objects": self.rdt_objects(), "env": {name: os.environ.get(name) for name in watch},
+                "processes": here["processes"], "files": here["files"]}
+
     # ------------------------------------------------------------------ faults (conformance.rdt.faults)
     def arm(self, kind: str, params: dict[str, Any]) -> None:
         """Arm one fault for the next receive in this process (the twin's receive path)."""

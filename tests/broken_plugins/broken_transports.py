@@ -475,6 +475,19 @@ class EmptyObjectCrash(SimXferTransport):
         return super().extract_tensor_transport_metadata(obj_id, rdt_object)
 
 
+# --------------------------------------------------------------------------- the warm pool's handover
+class WidensVisibleDevices(SimXferTransport):
+    """Issue 42's warm pool: every receive sets the process's visible-devices variable to every
+    device of the node (as a vendor library that re-initialises itself to reach its peers does).
+    The transfer is right; the next check lent this actor would see other devices than Ray gave
+    it. Only the pool's handover reading sees it (conformance.rdt.warm)."""
+
+    def recv_multiple_tensors(self, obj_id: str, tensor_transport_metadata: Any, communicator_metadata: Any,
+                              target_buffers: Optional[List[Any]] = None) -> List[torch.Tensor]:
+        os.environ["SIMACC_VISIBLE_DEVICES"] = "0,1,2,3"
+        return super().recv_multiple_tensors(obj_id, tensor_transport_metadata, communicator_metadata, target_buffers)
+
+
 # --------------------------------------------------------------------------- TR-019
 class SingleRecvBuffer(SimXferTransport):
     """TR-019: an actor receives into one cached buffer per shape and dtype, reused by every

@@ -15,6 +15,8 @@ when it runs out; left out of the scenario's bound).
 """
 from __future__ import annotations
 
+import time
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -31,6 +33,7 @@ from conformance.rdt.fixtures import open_context, transport_setup
 from conformance.rdt.pool import START_TIMEOUT_S, destroy_group, make_group, pair_node, start_endpoints
 from conformance.rdt.registration import TransportSetup
 from conformance.rdt.transfer import short
+from conformance.rdt.warm import HANDOVER_S, WarmKey
 from conformance.report.results import not_applicable
 from conformance.run.check_context import CheckContext
 from conformance.run.machinery import clock_ready
@@ -40,6 +43,8 @@ from conformance.timing.owned import Wait
 from conformance.timing.timeouts import CheckTimeout
 
 __all__ = ["UsageCtx", "short"]
+DRAIN_S = 2.0   # knob: how long a give-back waits for the lent actors' RDT stores to empty
+LENT_KINDS = ("peer",)   # the kinds the run's warm pool lends (the others serve one check each: started for it)
 FAILURE_CHARS = 2000   # knob: a recorded failure's length (a stall's evidence names every pending transfer)
 STEP_ERROR_CHARS = 300   # knob: a step's recorded error or failure
 
@@ -56,6 +61,14 @@ def actor_class(kind: str) -> tuple[type, bool]:
     return {"peer": (A.UsagePeer, True), "async": (A.AsyncPeer, True), "plain": (A.PlainPeer, False)}[kind]
 
 
+def _kill(actors: list[Any]) -> None:
+    for a in actors:
+        try:
+            _ray().kill(a)
+        except Exception:  # noqa: BLE001 - already dead
+            pass
+
+
 def _units_on(node_id: str, resource: str) -> float:
     """How many units of the resource the node has in all (held or free)."""
     for n in _ray().nodes():
@@ -70,7 +83,8 @@ class UsageCtx(TransportCtx):
     registered twin and the actors and groups the check started (stopped after it)."""
 
     x: TransportSetup
-    actors: list[Any] = field(default_factory=list)
+    actors: list[Any] = field(default_factory=list)      # started for this check: stopped after it
+    borrowed: list[Any] = field(default_factory=list)    # lent by the run's warm pool: given back after it
     groups: list[Any] = field(default_factory=list)
     current: Clock | None = None   # the scenario of the type the check is on
 
@@ -113,8 +127,10 @@ class UsageCtx(TransportCtx):
         (`decide_over_types("step_count")`), which re-reads all of it."""
         def one(device: str, first: bool) -> None:
             self.current = None
+            ended = False   # the scenario ran to its end: its lent actors go back to the pool
             try:
                 run_one(device, first)
+                ended = True
             except ScenarioFailed as exc:
                 self.metrics["failure"] = str(exc)[:FAILURE_CHARS]
             finally:
@@ -122,7 +138,7 @@ class UsageCtx(TransportCtx):
                     self.metrics["scenario"] = {"elapsed_s": round(self.current.elapsed(), 3),
                                                 "excluded_s": round(float(self.current.marks.get("excluded_s", 0.0)), 3),
                                                 "bound_s": round(self.current.bound_s, 3)}
-                self.close()
+                self.close(give_back=ended)
                 self.metrics.setdefault("steps", [])
                 self.metrics["step_count"] = len(self.metrics["steps"])
         super().each_device(one)
@@ -194,14 +210,52 @@ class UsageCtx(TransportCtx):
 
     def _started(self, clock: Clock, n: int, kind: str, device: str, node: str, *, units: bool,
                  **options: Any) -> list[Any]:
+        """n actors of `kind`: lent by the run's warm pool (conformance.rdt.warm) when the kind is
+        one it lends and the transport forms no collective group (an actor joins one group per
+        backend: a lent one could not join the next check's), else started for this check."""
+        if kind in LENT_KINDS and not self.x.collective_backend:
+            key = WarmKey.of(kind, device, node, units, options)
+            actors = self.transport.warm.borrow(
+                self.transport.cluster(), key, n,
+                lambda k: self._born(clock, k, kind, device, node, units=units, **options),
+                lambda new: self._readings(clock, new, "at birth"))
+            self.borrowed.extend(actors)
+            return actors
+        actors = self._born(clock, n, kind, device, node, units=units, **options)
+        self.actors.extend(actors)
+        return actors
+
+    def _born(self, clock: Clock, n: int, kind: str, device: str, node: str, *, units: bool,
+              **options: Any) -> list[Any]:
+        """n new actors of `kind`, answering; when they hold units, the idle lent actors on their
+        node are stopped first and the units they held awaited (Ray's accounting)."""
+        if units:
+            idle = self.transport.warm.take_idle(holding_units=True, node=node)
+            if idle:
+                _kill(idle)
+                self.budget.released(self.resource, f"{n} unit(s) free on node {node[:8]} after {len(idle)} idle "
+                                     "lent actor(s) there stopped", node_id=node, units=n, clock=clock)
         cls, rdt = actor_class(kind)
         eps = start_endpoints(self.x, self.resource, device=device, nodes=[node] * n,
                               units=units, cls=cls, tensor_transport=rdt, group=False,
                               ready=clock_ready(clock, START_TIMEOUT_S, self.budget.machinery),
                               registered=clock_ready(clock, START_TIMEOUT_S, self.budget.machinery, runs_plugin_code=True),
                               what=f"{n} {kind} actor(s) to start", **options)
-        self.actors.extend(eps.actors)
         return eps.actors
+
+    def _watched(self) -> list[str]:
+        """The variables a handover reads: the manager's visible-devices variable, when it names one."""
+        name = self.manager().get_visible_accelerator_ids_env_var()
+        return [name] if name else []
+
+    def _readings(self, clock: Clock | None, actors: list[Any], when: str) -> list[dict[str, Any]]:
+        """Each actor's handover reading (conformance.rdt.endpoint.Endpoint.handover), the
+        harness's time, left out of the scenario's bound."""
+        refs = [a.handover.remote(self._watched()) for a in actors]
+        with clock.left_out() if clock is not None else nullcontext():
+            readings: list[dict[str, Any]] = self.budget.get(refs, HANDOVER_S, f"{len(actors)} lent actor(s)' "
+                                                             f"handover reading {when}")
+        return readings
 
     def group(self, clock: Clock, actors: list[Any]) -> None:
         """One collective group over a batch of new actors (GLOO/NCCL only; an actor joins one
@@ -216,16 +270,68 @@ class UsageCtx(TransportCtx):
         if group is not None:
             self.groups.append(group)
 
-    def close(self) -> None:
-        ray = _ray()
+    def close(self, give_back: bool = False) -> None:
+        """Stop the actors started for this check; with `give_back` (a scenario that ran to its
+        end), give the lent ones back to the pool, which proves nothing leaked
+        (conformance.rdt.warm: the record in metrics.handover, judged); else stop them too."""
         for g in self.groups:
             destroy_group(g)
-        for a in self.actors:
+        self.groups.clear()
+        stop, self.actors = list(self.actors), []
+        lent, self.borrowed = list(self.borrowed), []
+        if lent and give_back and not self.metrics.get("failure"):
+            stop += self._hand_back(lent)
+        else:
+            self.transport.warm.forget(lent)
+            stop += lent
+        _kill(stop)
+
+    def _hand_back(self, lent: list[Any]) -> list[Any]:
+        """Each lent actor's harness state cleared, its RDT store drained (Ray's machinery running
+        the transport's free), its handover read and judged by the pool; returns what to stop."""
+        import ray
+
+        clock = self.current
+        why: dict[int, str] = {}
+        resets = [a.reset.remote() for a in lent]
+        ready, _ = ray.wait(resets, num_returns=len(resets), timeout=HANDOVER_S)
+        answering = []
+        for a, r in zip(lent, resets):
+            if r not in ready:
+                why[id(a)] = "busy: it did not answer its handover"
+                continue
             try:
-                ray.kill(a)
-            except Exception:  # noqa: BLE001 - already dead
-                pass
-        self.actors.clear()
+                ray.get(r)
+                answering.append(a)
+            except Exception as exc:  # noqa: BLE001 - killed or crashed by the check
+                why[id(a)] = f"gone: {type(exc).__name__}"
+        readings: dict[int, dict[str, Any] | None] = {}
+        if answering:
+            with clock.left_out() if clock is not None else nullcontext():
+                self._drained(answering)
+            for a, reading in zip(answering, self._readings(None, answering, "after the check")):
+                readings[id(a)] = reading
+        record, stop = self.transport.warm.give_back(lent, readings, why)
+        self.metrics.setdefault("handover", []).append(record.as_dict())
+        return stop
+
+    def _drained(self, actors: list[Any]) -> None:
+        """A short while for the lent actors' RDT stores to empty (Ray's reference counting and the
+        owner's free, after the check dropped its refs): an actor still holding objects after it
+        is stopped, not lent again (conformance.rdt.warm), so no one is blamed and nothing is
+        stretched; the wait is recorded as Ray's."""
+        import ray
+
+        t0, verdict = time.monotonic(), "ran out"
+        while True:
+            if not any(ray.get([a.rdt_objects.remote() for a in actors], timeout=HANDOVER_S)):
+                verdict = "met"
+                break
+            if time.monotonic() - t0 >= DRAIN_S:
+                break
+            time.sleep(0.1)
+        self.budget.note(Wait("ray", "the lent actors' RDT stores to empty after the check", DRAIN_S, DRAIN_S,
+                              round(time.monotonic() - t0, 3), verdict))
 
     # ------------------------------------------------------------------ transfers (conformance.rdt.transfer)
     def produce(self, src: Actor, nbytes: int, seed: int, **options: Any) -> Any:

@@ -34,6 +34,14 @@ class UsagePeer(Endpoint):
         self.attempts: dict[int, int] = {}
         self.put_refs: list[Any] = []
 
+    def reset(self) -> int:
+        """The endpoint's reset, and what users' refs this actor kept (conformance.rdt.warm)."""
+        n = super().reset() + len(self.kept) + len(self.attempts) + len(self.put_refs)
+        self.kept.clear()
+        self.attempts.clear()
+        self.put_refs.clear()
+        return n
+
     # ------------------------------------------------------------------ producers
     def fail(self, message: str) -> Any:
         """A producer (called with the transport) that raises the application's error."""

@@ -39,6 +39,20 @@ from conformance.timing.owned import seconds_backed
 
 
 # ------------------------------------------------------------------------------ usage and failures (TR-015 .. TR-020)
+def handover_record(d: str, record: object) -> None:
+    """The actors the scenario borrowed from the run's warm pool, given back (conformance.rdt.warm,
+    UsageCtx.close: one record per give-back): none held what the scenario left (a
+    visible-devices variable changed, processes or files left behind). No record:
+    the scenario borrowed nothing (a transport with a collective group starts its own actors)."""
+    if record is None:
+        return
+    if not isinstance(record, list) or not all(isinstance(h, Mapping) for h in record):
+        raise MissingEvidence(f"metric handover (on {d}) is not a list of give-back records")
+    leaks = [str(leak) for h in record for leak in (h.get("leaks") or [])]
+    if leaks:
+        raise Refused(f"on {d}: the actors it gave back to the warm pool held what it left: {'; '.join(leaks)[:400]}")
+
+
 def scenario_record(d: str, r: Mapping[str, Any], p: Mapping[str, Any], step_params: tuple[str, ...]) -> list[Mapping[str, Any]]:
     """One type's scenario (conformance.areas.transport.usage: UsageCtx records each step): no
     recorded failure, every step ended as expected within its bound, each bound at most the
@@ -47,6 +61,7 @@ def scenario_record(d: str, r: Mapping[str, Any], p: Mapping[str, Any], step_par
     failure = r.get("failure")
     if failure:
         raise Refused(f"on {d}: {failure}")
+    handover_record(d, r.get("handover"))
     steps = r.get("steps")
     if not isinstance(steps, list) or not steps or not all(isinstance(s, Mapping) for s in steps):
         raise MissingEvidence(f"metric steps (on {d}) is missing or empty")
