@@ -32,6 +32,7 @@ from conformance.timing.clock import Clock, ScenarioFailed
 
 if TYPE_CHECKING:
     from conformance.rdt.registration import TransportSetup
+    from conformance.run.budget import Budget
 
 # What a round that did not end after the kill fails with (teeth rows name it): the requirement.
 # (clock, actor, old pid, what, bound_s, method=...) -> the new process's answer (Budget.restarted)
@@ -64,11 +65,12 @@ def custom_transports() -> dict[str, tuple[Any, list[str], Any]]:
             for name, info in util.transport_manager_info.items() if name not in util.DEFAULT_TRANSPORTS}
 
 
-def start(setup: TransportSetup, resource: str, device: str, nodes: list[str], clock: Clock) -> Endpoints:
+def start(setup: TransportSetup, resource: str, device: str, nodes: list[str], clock: Clock, budget: Budget) -> Endpoints:
     """The trainer (index 0) and its receivers, each restartable once, task retries off (a take
-    the kill interrupted fails instead of running again)."""
+    the kill interrupted fails instead of running again); their start is Ray's machinery, awaited
+    through the check's budget and left out of the scenario's bound (Budget.started)."""
     return start_endpoints(setup, resource, device=device, nodes=list(nodes), cls=RestartableWorker,
-                           ready=lambda refs, what: clock.get(refs, what), what="workload actors to start",
+                           ready=lambda refs, what: budget.started(clock, refs, what), what="workload actors to start",
                            init_args=(custom_transports(),), max_restarts=1, max_task_retries=0)
 
 

@@ -21,6 +21,7 @@ from conformance.timing.clock import Clock, ScenarioFailed
 
 if TYPE_CHECKING:
     from conformance.rdt.registration import TransportSetup
+    from conformance.run.budget import Budget
 
 # The failure a hung wave ends in (teeth rows name it): the requirement it breaks.
 HUNG = "the pipeline hung with {n} activations in flight per stage (a transport MUST carry many in-flight objects)"
@@ -63,12 +64,14 @@ def placement(resource: str, device: str, stages: int) -> list[str]:
     return [nodes[s % len(nodes)] for s in range(stages)]
 
 
-def start(setup: TransportSetup, resource: str, plan: PipelinePlan, nodes: list[str], clock: Clock) -> Endpoints:
-    """The stages, started and given their weights: setup, bounded like the stages' start by the
-    scenario's own bound, never by wave_bound_s (a wave's hang bound: a twin's run shortens it, and
-    a loaded host building the weights once took 15 s against its 10)."""
+def start(setup: TransportSetup, resource: str, plan: PipelinePlan, nodes: list[str], clock: Clock,
+          budget: Budget) -> Endpoints:
+    """The stages, started (Ray's machinery, awaited through the check's budget and left out of the
+    scenario's bound: Budget.started) and given their weights: setup, bounded by the scenario's own
+    bound, never by wave_bound_s (a wave's hang bound: a twin's run shortens it, and a loaded host
+    building the weights once took 15 s against its 10)."""
     eps = start_endpoints(setup, resource, device=plan.device, nodes=list(nodes), cls=StageActor,
-                          ready=lambda refs, what: clock.get(refs, what), what="pipeline stages to start")
+                          ready=lambda refs, what: budget.started(clock, refs, what), what="pipeline stages to start")
     clock.get([a.configure.remote(dataclasses.asdict(plan), s) for s, a in enumerate(eps.actors)],
               "the stages to take their weights")
     return eps

@@ -36,7 +36,7 @@ def test_workload_survives_a_lost_worker(workload_ctx: WorkloadCtx) -> None:
     for device in tctx.devices:
         nodes = rounds.receiver_nodes(tctx.resource, device, receivers)
         clock = ctx.scenario(f"lost worker on {device}", param="scenario_bound_s")
-        eps = ctx.own(lost_worker.start(tctx.setup, tctx.resource, device, nodes, clock))
+        eps = ctx.own(lost_worker.start(tctx.setup, tctx.resource, device, nodes, clock, ctx.budget))
         entries, _ = rounds.state_layout(eps.actors[0], clock, size, int(ctx.param("blocks")))
         plan = SyncPlan(device=device, entries=entries, rounds=total, store_rounds=0, receivers=receivers)
         record = lost_worker.run_lost_worker(eps, plan, tctx.name, clock, float(ctx.param("round_bound_s")),

@@ -32,7 +32,7 @@ def test_pipeline_many_in_flight(workload_ctx: WorkloadCtx) -> None:
                            "the pipeline needs its stages on at least two nodes")
         clock = ctx.scenario(f"pipeline on {device}", param="scenario_bound_s")
         wave_bound_s = float(ctx.param("wave_bound_s"))
-        eps = ctx.own(stages.start(tctx.setup, tctx.resource, plan, nodes, clock))
+        eps = ctx.own(stages.start(tctx.setup, tctx.resource, plan, nodes, clock, ctx.budget))
         record = stages.run_pipeline(eps, plan, tctx.name, clock, wave_bound_s)
         problems += [f"{device}: {p}" for p in record.problems]
         problems += [f"{device}: {p}" for p in stages.judge_memory(

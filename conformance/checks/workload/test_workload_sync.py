@@ -33,7 +33,7 @@ def test_rl_weight_sync(workload_ctx: WorkloadCtx) -> None:
     for device in tctx.devices:
         nodes = rounds.receiver_nodes(tctx.resource, device, receivers)
         clock = ctx.scenario(f"weight sync on {device}", param="scenario_bound_s")
-        eps = ctx.own(rounds.start(tctx.setup, tctx.resource, device, nodes, clock))
+        eps = ctx.own(rounds.start(tctx.setup, tctx.resource, device, nodes, clock, ctx.budget))
         entries, not_held = rounds.state_layout(eps.actors[0], clock, size, int(ctx.param("blocks")))
         plan = SyncPlan(device=device, entries=entries, rounds=int(ctx.param("rounds")),
                         store_rounds=int(ctx.param("store_rounds")), receivers=receivers)
