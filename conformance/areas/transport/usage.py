@@ -43,7 +43,10 @@ from conformance.timing.owned import Wait
 from conformance.timing.timeouts import CheckTimeout
 
 __all__ = ["UsageCtx", "short"]
-DRAIN_S = 2.0   # knob: how long a give-back waits for the lent actors' RDT stores to empty
+DRAIN_S = 2.0   # knob: how long a give-back looks for the lent actors' RDT stores to empty
+# a give-back's three steps, each within its guard: the resets, the look (its last read may start at
+# DRAIN_S, after a pause of at most a second), the readings
+HANDOVER_BOUND_S = 3 * HANDOVER_S + DRAIN_S + 1.0
 LENT_KINDS = ("peer",)   # the kinds the run's warm pool lends (the others serve one check each: started for it)
 FAILURE_CHARS = 2000   # knob: a recorded failure's length (a stall's evidence names every pending transfer)
 STEP_ERROR_CHARS = 300   # knob: a step's recorded error or failure
@@ -67,6 +70,42 @@ def _kill(actors: list[Any]) -> None:
             _ray().kill(a)
         except Exception:  # noqa: BLE001 - already dead
             pass
+
+
+def _answers(refs: list[Any], why: dict[int, str], actors: list[Any]) -> list[Any]:
+    """Each call's answer within HANDOVER_S in all, None where it gave none (`why` says so, by
+    id(actor)): an actor the check killed, crashed or left busy."""
+    ray = _ray()
+    ready, _ = ray.wait(refs, num_returns=len(refs), timeout=HANDOVER_S)
+    out: list[Any] = []
+    for a, r in zip(actors, refs):
+        if r not in ready:
+            why[id(a)] = "busy: it did not answer its handover"
+            out.append(None)
+            continue
+        try:
+            out.append(ray.get(r))
+        except Exception as exc:  # noqa: BLE001 - killed or crashed by the check
+            why[id(a)] = f"gone: {type(exc).__name__}"
+            out.append(None)
+    return out
+
+
+def _look_until_empty(actors: list[Any]) -> None:
+    """Up to DRAIN_S for the actors' RDT stores to empty (Ray's reference counting and the owner's
+    free, after the check dropped its refs); each read within HANDOVER_S. What is still held is
+    read at the handover: that actor is stopped, not lent again (no one is blamed)."""
+    ray = _ray()
+    t0 = time.monotonic()
+    while True:
+        try:
+            if not any(ray.get([a.rdt_objects.remote() for a in actors], timeout=HANDOVER_S)):
+                return
+        except Exception:  # noqa: BLE001 - an actor gone or busy: its handover reading says so
+            return
+        if time.monotonic() - t0 + 0.1 >= DRAIN_S:
+            return
+        time.sleep(0.1)
 
 
 def _units_on(node_id: str, resource: str) -> float:
@@ -218,7 +257,7 @@ class UsageCtx(TransportCtx):
             actors = self.transport.warm.borrow(
                 self.transport.cluster(), key, n,
                 lambda k: self._born(clock, k, kind, device, node, units=units, **options),
-                lambda new: self._readings(clock, new, "at birth"))
+                lambda new: self._birth_readings(clock, new))
             self.borrowed.extend(actors)
             return actors
         actors = self._born(clock, n, kind, device, node, units=units, **options)
@@ -248,13 +287,13 @@ class UsageCtx(TransportCtx):
         name = self.manager().get_visible_accelerator_ids_env_var()
         return [name] if name else []
 
-    def _readings(self, clock: Clock | None, actors: list[Any], when: str) -> list[dict[str, Any]]:
-        """Each actor's handover reading (conformance.rdt.endpoint.Endpoint.handover), the
-        harness's time, left out of the scenario's bound."""
+    def _birth_readings(self, clock: Clock, actors: list[Any]) -> list[dict[str, Any]]:
+        """New lent actors' first handover readings (conformance.rdt.endpoint.Endpoint.handover),
+        what later ones are compared with: the harness's time, left out of the scenario's bound."""
         refs = [a.handover.remote(self._watched()) for a in actors]
-        with clock.left_out() if clock is not None else nullcontext():
+        with clock.left_out():
             readings: list[dict[str, Any]] = self.budget.get(refs, HANDOVER_S, f"{len(actors)} lent actor(s)' "
-                                                             f"handover reading {when}")
+                                                             "handover reading at birth")
         return readings
 
     def group(self, clock: Clock, actors: list[Any]) -> None:
@@ -287,51 +326,25 @@ class UsageCtx(TransportCtx):
         _kill(stop)
 
     def _hand_back(self, lent: list[Any]) -> list[Any]:
-        """Each lent actor's harness state cleared, its RDT store drained (Ray's machinery running
-        the transport's free), its handover read and judged by the pool; returns what to stop."""
-        import ray
-
+        """The lent actors handed back (conformance.rdt.warm): each one's harness state cleared, a
+        short look for its RDT store to empty, its handover reading judged by the pool; returns
+        what to stop. The handover is one wait of the harness on Ray's actors, recorded as Ray's:
+        each of its three steps ends within its own guard, so it ends within their sum (an actor
+        that did not answer a step is stopped, never lent again: metrics.handover says why)."""
         clock = self.current
-        why: dict[int, str] = {}
-        resets = [a.reset.remote() for a in lent]
-        ready, _ = ray.wait(resets, num_returns=len(resets), timeout=HANDOVER_S)
-        answering = []
-        for a, r in zip(lent, resets):
-            if r not in ready:
-                why[id(a)] = "busy: it did not answer its handover"
-                continue
-            try:
-                ray.get(r)
-                answering.append(a)
-            except Exception as exc:  # noqa: BLE001 - killed or crashed by the check
-                why[id(a)] = f"gone: {type(exc).__name__}"
-        readings: dict[int, dict[str, Any] | None] = {}
-        if answering:
-            with clock.left_out() if clock is not None else nullcontext():
-                self._drained(answering)
-            for a, reading in zip(answering, self._readings(None, answering, "after the check")):
-                readings[id(a)] = reading
+        t0 = time.monotonic()
+        with clock.left_out() if clock is not None else nullcontext():
+            why: dict[int, str] = {}
+            answering = [a for a, r in zip(lent, _answers([a.reset.remote() for a in lent], why, lent)) if r is not None]
+            if answering:
+                _look_until_empty(answering)
+            readings = dict(zip(map(id, answering), _answers([a.handover.remote(self._watched()) for a in answering],
+                                                             why, answering)))
         record, stop = self.transport.warm.give_back(lent, readings, why)
         self.metrics.setdefault("handover", []).append(record.as_dict())
+        self.budget.note(Wait("ray", "the lent actors' handover: their reset, a look at their RDT stores, their "
+                              "readings", HANDOVER_BOUND_S, HANDOVER_BOUND_S, round(time.monotonic() - t0, 3), "met"))
         return stop
-
-    def _drained(self, actors: list[Any]) -> None:
-        """A short while for the lent actors' RDT stores to empty (Ray's reference counting and the
-        owner's free, after the check dropped its refs): an actor still holding objects after it
-        is stopped, not lent again (conformance.rdt.warm), so no one is blamed and nothing is
-        stretched; the wait is recorded as Ray's."""
-        import ray
-
-        t0, verdict = time.monotonic(), "ran out"
-        while True:
-            if not any(ray.get([a.rdt_objects.remote() for a in actors], timeout=HANDOVER_S)):
-                verdict = "met"
-                break
-            if time.monotonic() - t0 >= DRAIN_S:
-                break
-            time.sleep(0.1)
-        self.budget.note(Wait("ray", "the lent actors' RDT stores to empty after the check", DRAIN_S, DRAIN_S,
-                              round(time.monotonic() - t0, 3), verdict))
 
     # ------------------------------------------------------------------ transfers (conformance.rdt.transfer)
     def produce(self, src: Actor, nbytes: int, seed: int, **options: Any) -> Any:
