@@ -236,3 +236,64 @@ def test_every_declared_param_is_read_by_some_code() -> None:
                 names.add(node.attr)
     unread = [f"{c.id}.{k}" for c in load_suite_data().checklist.active() for k in c.params if k not in names]
     assert not unread, f"declared params no code reads: {unread}"
+
+
+def _names_in(paths: "set[Path]") -> set[str]:
+    """Every string constant, keyword and attribute name in these modules."""
+    import ast
+
+    names: set[str] = set()
+    for path in paths:
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                names.add(node.value)
+            elif isinstance(node, ast.keyword) and node.arg:
+                names.add(node.arg)
+            elif isinstance(node, ast.Attribute):
+                names.add(node.attr)
+    return names
+
+
+def _suite_modules_imported_by(path: "Path", root: "Path") -> set["Path"]:
+    """The suite's modules `path` imports from directly (`from conformance.x import y`: x, and y
+    where y is a module)."""
+    import ast
+
+    out: set[Path] = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("conformance."):
+            base = root.joinpath(*node.module.split("."))
+            for candidate in [base.with_suffix(".py"), base / "__init__.py", *(base / f"{a.name}.py" for a in node.names)]:
+                if candidate.exists():
+                    out.add(candidate)
+    return out
+
+
+def test_each_checks_params_are_read_by_its_own_code() -> None:
+    """Issue 47 (D3d): each param a check declares is read by that check's own code: the module
+    that marks it, the suite modules that module imports from, or its judge's module. A param
+    read only by another check's code (the global test above would pass it) is one this check
+    ignores."""
+    import re
+    import sys
+    from pathlib import Path
+
+    from conformance.catalog.data import load_suite_data
+    from conformance.report.judges import judge_for
+
+    root = Path(__file__).resolve().parents[2]
+    marks: dict[str, set[Path]] = {}
+    for path in (root / "conformance" / "checks").rglob("*.py"):
+        for m in re.finditer(r'check\("([A-Z]{2}-\d{3})"\)', path.read_text()):
+            marks.setdefault(m.group(1), set()).add(path)
+    unread = []
+    for c in load_suite_data().checklist.active():
+        own = set(marks.get(c.id, set()))
+        for path in list(own):
+            own |= _suite_modules_imported_by(path, root)
+        judge = judge_for(c)
+        if judge is not None:
+            own.add(Path(sys.modules[judge.decide.__module__].__file__ or ""))
+        names = _names_in(own) | set(judge.params if judge is not None else ())
+        unread += [f"{c.id}.{k}" for k in c.params if k not in names]
+    assert not unread, f"declared params their own check's code does not read: {unread}"

@@ -45,8 +45,9 @@ from conformance.timing.timeouts import CheckTimeout
 __all__ = ["UsageCtx", "short"]
 DRAIN_S = 2.0   # knob: how long a give-back looks for the lent actors' RDT stores to empty
 # a give-back's three steps, each within its guard: the resets, the look (its last read may start at
-# DRAIN_S, after a pause of at most a second), the readings
-HANDOVER_BOUND_S = 3 * HANDOVER_S + DRAIN_S + 1.0
+# DRAIN_S, after a pause), the readings
+HANDOVER_BOUND_S = 3 * HANDOVER_S + DRAIN_S + 1.0   # knob: the sum of the steps' guards, not a threshold
+LOOK_POLL_S = 0.1   # knob: the pause between two looks at the stores
 LENT_KINDS = ("peer",)   # the kinds the run's warm pool lends (the others serve one check each: started for it)
 FAILURE_CHARS = 2000   # knob: a recorded failure's length (a stall's evidence names every pending transfer)
 STEP_ERROR_CHARS = 300   # knob: a step's recorded error or failure
@@ -103,9 +104,9 @@ def _look_until_empty(actors: list[Any]) -> None:
                 return
         except Exception:  # noqa: BLE001 - an actor gone or busy: its handover reading says so
             return
-        if time.monotonic() - t0 + 0.1 >= DRAIN_S:
+        if time.monotonic() - t0 + LOOK_POLL_S >= DRAIN_S:
             return
-        time.sleep(0.1)
+        time.sleep(LOOK_POLL_S)
 
 
 def _units_on(node_id: str, resource: str) -> float:
@@ -289,11 +290,11 @@ class UsageCtx(TransportCtx):
 
     def _birth_readings(self, clock: Clock, actors: list[Any]) -> list[dict[str, Any]]:
         """New lent actors' first handover readings (conformance.rdt.endpoint.Endpoint.handover),
-        what later ones are compared with: the harness's time, left out of the scenario's bound."""
+        what later ones are compared with: new actors' first calls, awaited as Ray's machinery
+        (stretched on a loaded host) and left out of the scenario's bound (Budget.started)."""
         refs = [a.handover.remote(self._watched()) for a in actors]
-        with clock.left_out():
-            readings: list[dict[str, Any]] = self.budget.get(refs, HANDOVER_S, f"{len(actors)} lent actor(s)' "
-                                                             "handover reading at birth")
+        readings: list[dict[str, Any]] = self.budget.started(clock, refs, f"{len(actors)} lent actor(s)' handover "
+                                                             "reading at birth")
         return readings
 
     def group(self, clock: Clock, actors: list[Any]) -> None:
