@@ -129,7 +129,28 @@ def worker_lines(run: Certification, by_check: dict[str, Counter[str]], top: int
                          sorted(per_area.items(), key=lambda kv: -sum(kv[1].values())))]
     heavy = sorted(by_check.items(), key=lambda kv: -sum(kv[1].values()))[:top]
     lines.append("  the checks starting the most: " + ", ".join(f"{c} {both(k)}" for c, k in heavy))
+    lent, born = warm_pool_tally(run.report)
+    if lent or born:
+        lines.append(f"  the warm pool (conformance.rdt.warm): {lent} actor(s) lent warm, {born} born for a borrower")
     return lines
+
+
+def warm_pool_tally(report: dict[str, Any]) -> tuple[int, int]:
+    """(actors lent warm, actors born) over every check's metrics.warm_pool, per device type too."""
+    lent = born = 0
+
+    def add(metrics: Any) -> None:
+        nonlocal lent, born
+        if isinstance(metrics, dict):
+            tally = metrics.get("warm_pool")
+            if isinstance(tally, dict):
+                lent += int(tally.get("lent", 0))
+                born += int(tally.get("born", 0))
+            for d in metrics.get("devices", []) if isinstance(metrics.get("devices"), list) else []:
+                add(metrics.get(d))
+    for c in report["checks"]:
+        add(c.get("metrics"))
+    return lent, born
 
 
 def area_seconds(report: dict[str, Any]) -> dict[str, float]:

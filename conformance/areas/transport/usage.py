@@ -255,11 +255,15 @@ class UsageCtx(TransportCtx):
         backend: a lent one could not join the next check's), else started for this check."""
         if kind in LENT_KINDS and not self.x.collective_backend:
             key = WarmKey.of(kind, device, node, units, options)
-            actors = self.transport.warm.borrow(
-                self.transport.cluster(), key, n,
-                lambda k: self._born(clock, k, kind, device, node, units=units, **options),
-                lambda new: self._birth_readings(clock, new))
+            pool = self.transport.warm
+            births = pool.births
+            actors = pool.borrow(self.transport.cluster(), key, n,
+                                 lambda k: self._born(clock, k, kind, device, node, units=units, **options),
+                                 lambda new: self._birth_readings(clock, new))
             self.borrowed.extend(actors)
+            tally = self.metrics.setdefault("warm_pool", {"lent": 0, "born": 0})   # benchmarks/certify.py sums it
+            tally["born"] += pool.births - births
+            tally["lent"] += n - (pool.births - births)
             return actors
         actors = self._born(clock, n, kind, device, node, units=units, **options)
         self.actors.extend(actors)
