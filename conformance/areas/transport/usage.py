@@ -43,10 +43,14 @@ from conformance.timing.owned import Wait
 from conformance.timing.timeouts import CheckTimeout
 
 __all__ = ["UsageCtx", "short"]
-DRAIN_S = 2.0   # knob: how long a give-back looks for the lent actors' RDT stores to empty
+DRAIN_S = 1.0   # knob: how long a give-back looks for the lent actors' RDT stores to empty (a correct free: ms)
+# how long a give-back waits for a lent actor to answer its reset: one still busy with what the
+# check left running is stopped rather than waited for (a birth is cheaper; a check that knows it
+# leaves one busy discards it: UsageCtx.discard)
+ANSWER_S = 2.0   # knob: see above
 # a give-back's three steps, each within its guard: the resets, the look (its last read may start at
 # DRAIN_S, after a pause), the readings
-HANDOVER_BOUND_S = 3 * HANDOVER_S + DRAIN_S + 1.0   # knob: the sum of the steps' guards, not a threshold
+HANDOVER_BOUND_S = ANSWER_S + 2 * HANDOVER_S + DRAIN_S + 1.0   # knob: the sum of the steps' guards, not a threshold
 LOOK_POLL_S = 0.1   # knob: the pause between two looks at the stores
 LENT_KINDS = ("peer",)   # the kinds the run's warm pool lends (the others serve one check each: started for it)
 FAILURE_CHARS = 2000   # knob: a recorded failure's length (a stall's evidence names every pending transfer)
@@ -73,11 +77,11 @@ def _kill(actors: list[Any]) -> None:
             pass
 
 
-def _answers(refs: list[Any], why: dict[int, str], actors: list[Any]) -> list[Any]:
-    """Each call's answer within HANDOVER_S in all, None where it gave none (`why` says so, by
+def _answers(refs: list[Any], why: dict[int, str], actors: list[Any], within_s: float) -> list[Any]:
+    """Each call's answer within `within_s` in all, None where it gave none (`why` says so, by
     id(actor)): an actor the check killed, crashed or left busy."""
     ray = _ray()
-    ready, _ = ray.wait(refs, num_returns=len(refs), timeout=HANDOVER_S)
+    ready, _ = ray.wait(refs, num_returns=len(refs), timeout=within_s)
     out: list[Any] = []
     for a, r in zip(actors, refs):
         if r not in ready:
@@ -314,6 +318,14 @@ class UsageCtx(TransportCtx):
         if group is not None:
             self.groups.append(group)
 
+    def discard(self, actor: Any) -> None:
+        """Stop an actor the scenario leaves busy (TR-019's sender in its long method) now, never
+        given back: waiting for it to finish would cost more than a birth."""
+        if any(a is actor for a in self.borrowed):
+            self.borrowed = [a for a in self.borrowed if a is not actor]
+            self.transport.warm.forget([actor])
+        _kill([actor])
+
     def close(self, give_back: bool = False) -> None:
         """Stop the actors started for this check; with `give_back` (a scenario that ran to its
         end), give the lent ones back to the pool, which proves nothing leaked
@@ -340,11 +352,12 @@ class UsageCtx(TransportCtx):
         t0 = time.monotonic()
         with clock.left_out() if clock is not None else nullcontext():
             why: dict[int, str] = {}
-            answering = [a for a, r in zip(lent, _answers([a.reset.remote() for a in lent], why, lent)) if r is not None]
+            resets = _answers([a.reset.remote() for a in lent], why, lent, ANSWER_S)
+            answering = [a for a, r in zip(lent, resets) if r is not None]
             if answering:
                 _look_until_empty(answering)
             readings = dict(zip(map(id, answering), _answers([a.handover.remote(self._watched()) for a in answering],
-                                                             why, answering)))
+                                                             why, answering, HANDOVER_S)))
         record, stop = self.transport.warm.give_back(lent, readings, why)
         self.metrics.setdefault("handover", []).append(record.as_dict())
         self.budget.note(Wait("ray", "the lent actors' handover: their reset, a look at their RDT stores, their "
