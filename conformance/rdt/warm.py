@@ -12,6 +12,10 @@ otherwise meet the next check as its own (`handover_leaks`, pure). The actor ans
 `handover` reading (conformance.rdt.endpoint.Endpoint.handover) after its harness state was
 cleared (`reset`):
 
+* the transport's own answer, in the driver, that the actor no longer has the tensor transport
+  (`actor_has_tensor_transport`, what Ray asks at every submission): state the transport keeps
+  about the actor that the borrower spoiled (credits never returned), which would fail the next
+  borrower's transfers in the next check's name (a leak from the first borrower on);
 * RDT objects still in its store once every ref the check held is gone (awaited first, as Ray's
   machinery that runs the transport's free): the actor is stopped, not lent again, and this is not
   judged here. On the reference transport TR-018's scenario leaves one object per device type in
@@ -67,9 +71,11 @@ class Warm:
 
 def handover_leaks(birth: Mapping[str, Any], last: Mapping[str, Any] | None, now: Mapping[str, Any]) -> list[str]:
     """What one actor's borrower left behind (the module docstring's rules): pure, over three
-    handover readings ({"env": {name: value|None}, "processes": [...], "files": [...]}); `last`
-    is None after the actor's first borrower."""
+    handover readings ({"env": {name: value|None}, "processes": [...], "files": [...],
+    "has_transport": bool}); `last` is None after the actor's first borrower."""
     leaks: list[str] = []
+    if now.get("has_transport") is False:
+        leaks.append("the transport says it no longer has the tensor transport (actor_has_tensor_transport: False)")
     before_env, env = birth.get("env") or {}, now.get("env") or {}
     for name in sorted(set(before_env) | set(env)):
         if before_env.get(name) != env.get(name):
@@ -165,6 +171,11 @@ class WarmActors:
             if reading is None:
                 record.stopped += 1
                 record.why_stopped.append((stopped_why or {}).get(id(a), "it did not answer its handover"))
+                stop.append(a)
+                continue
+            if reading.get("has_transport", True) is None:   # the transport's answer raised: TR-014's
+                record.stopped += 1
+                record.why_stopped.append((stopped_why or {}).get(id(a), "actor_has_tensor_transport raised"))
                 stop.append(a)
                 continue
             held = int(reading.get("rdt_objects", 0) or 0)

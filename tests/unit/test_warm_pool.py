@@ -113,3 +113,13 @@ def test_the_usage_judge_refuses_a_give_back_that_leaked() -> None:
         handover_record("cpu", [{"returned": 1, "stopped": 1, "leaks": ["X changed from '0' to '1'"]}])
     with pytest.raises(MissingEvidence, match="metric handover"):
         handover_record("cpu", {"leaks": []})
+
+
+def test_a_transport_that_no_longer_has_the_actor_is_a_leak_and_one_that_raised_is_stopped() -> None:
+    assert handover_leaks(BIRTH, None, reading(has_transport=False)) == [
+        "the transport says it no longer has the tensor transport (actor_has_tensor_transport: False)"]
+    assert handover_leaks(BIRTH, None, reading(has_transport=True)) == []
+    pool, s, cluster = WarmActors(), Starts(), object()
+    a = pool.borrow(cluster, KEY, 1, s.start, s.read)[0]
+    record, stop = pool.give_back([a], {id(a): reading(has_transport=None)}, {id(a): "actor_has_tensor_transport raised X"})
+    assert stop == [a] and record.leaks == [] and record.why_stopped == ["actor_has_tensor_transport raised X"]

@@ -318,6 +318,21 @@ class UsageCtx(TransportCtx):
         if group is not None:
             self.groups.append(group)
 
+    def _transport_has(self, actor: Any, why: dict[int, str]) -> bool | None:
+        """The transport's own answer, in the driver, whether the actor still has it
+        (actor_has_tensor_transport, what Ray asks at every submission): what a borrower left in
+        the transport's state about this actor (credits never returned) shows here. None when the
+        method raised: TR-014 judges that; the actor is then stopped, not lent."""
+        from ray.experimental.rdt.util import get_tensor_transport_manager
+
+        try:
+            return bool(get_tensor_transport_manager(self.name).actor_has_tensor_transport(actor))
+        except CheckTimeout:
+            raise
+        except Exception as exc:  # noqa: BLE001 - TR-014's finding, not this handover's
+            why[id(actor)] = f"actor_has_tensor_transport raised {type(exc).__name__}"
+            return None
+
     def discard(self, actor: Any) -> None:
         """Stop an actor the scenario leaves busy (TR-019's sender in its long method) now, never
         given back: waiting for it to finish would cost more than a birth."""
@@ -358,6 +373,9 @@ class UsageCtx(TransportCtx):
                 _look_until_empty(answering)
             readings = dict(zip(map(id, answering), _answers([a.handover.remote(self._watched()) for a in answering],
                                                              why, answering, HANDOVER_S)))
+            for a in answering:
+                if (reading := readings.get(id(a))) is not None:
+                    reading["has_transport"] = self._transport_has(a, why)
         record, stop = self.transport.warm.give_back(lent, readings, why)
         self.metrics.setdefault("handover", []).append(record.as_dict())
         self.budget.note(Wait("ray", "the lent actors' handover: their reset, a look at their RDT stores, their "
