@@ -159,7 +159,7 @@ class TransportContext:
             if not is_host(key.rpartition("/")[2]):
                 self.pools.drop(key)
                 dropped = True
-        idle = self.warm.take_idle(holding_units=True)
+        idle = self.warm.take_idle(holding_units=True) + self.warm.take_lent()   # lent now: a check left them
         if idle:
             import ray
             for a in idle:

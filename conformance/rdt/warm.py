@@ -23,6 +23,22 @@ cleared (`reset`):
   and TR-013 and TR-017 judge the transport's free where the contract is exact;
 * its visible-devices variable changed since its birth: the next borrower would see other devices;
 * processes below it, and files it holds open, that it did not have at its previous handover:
+  the actor is stopped, not lent again, and not blamed. The first borrower's are kept as the
+  actor's own (a transport may start or open on its first transfer what it keeps for the process's
+  life: Python's shared-memory resource tracker on the reference transport), and a later borrower
+  may be the first to use the actor in another role (its first send); TR-012 and TR-013 judge what
+  a transport leaves behind where the contract is exact.
+* the transport's own answer, in the driver, that the actor no longer has the tensor transport
+  (`actor_has_tensor_transport`, what Ray asks at every submission): state the transport keeps
+  about the actor that the borrower spoiled (credits never returned), which would fail the next
+  borrower's transfers in the next check's name (a leak from the first borrower on);
+* RDT objects still in its store once every ref the check held is gone (awaited first, as Ray's
+  machinery that runs the transport's free): the actor is stopped, not lent again, and this is not
+  judged here. On the reference transport TR-018's scenario leaves one object per device type in
+  a store after every ref is gone, so Ray itself keeps some; whose it is has not been pinned down,
+  and TR-013 and TR-017 judge the transport's free where the contract is exact;
+* its visible-devices variable changed since its birth: the next borrower would see other devices;
+* processes below it, and files it holds open, that it did not have at its previous handover:
   what the transport starts or opens and keeps per object. The first borrower's are not judged: a
   transport may start or open on its first transfer what it keeps for the process's life (Python's
   shared-memory resource tracker, a registration table); every later borrower's are.
@@ -70,9 +86,9 @@ class Warm:
 
 
 def handover_leaks(birth: Mapping[str, Any], last: Mapping[str, Any] | None, now: Mapping[str, Any]) -> list[str]:
-    """What one actor's borrower left behind (the module docstring's rules): pure, over three
-    handover readings ({"env": {name: value|None}, "processes": [...], "files": [...],
-    "has_transport": bool}); `last` is None after the actor's first borrower."""
+    """What one actor's borrower left behind that is the plugin's finding (the module docstring's
+    rules): pure, over its birth's and this handover's readings ({"env": {name: value|None},
+    "has_transport": bool, ...}); `last`, the previous handover's, is None after the first borrower."""
     leaks: list[str] = []
     if now.get("has_transport") is False:
         leaks.append("the transport says it no longer has the tensor transport (actor_has_tensor_transport: False)")
@@ -80,15 +96,23 @@ def handover_leaks(birth: Mapping[str, Any], last: Mapping[str, Any] | None, now
     for name in sorted(set(before_env) | set(env)):
         if before_env.get(name) != env.get(name):
             leaks.append(f"{name} changed from {before_env.get(name)!r} to {env.get(name)!r}")
-    if last is not None:
-        seen = {_process_key(p) for p in [*(birth.get("processes") or []), *(last.get("processes") or [])]}
-        new = [p for p in now.get("processes") or [] if _process_key(p) not in seen]
-        if new:
-            leaks.append(f"{len(new)} process(es) below it started since its last handover (e.g. {_describe(new[0])})")
-        opened = sorted(set(now.get("files") or []) - set(last.get("files") or []) - set(birth.get("files") or []))
-        if opened:
-            leaks.append(f"{len(opened)} file(s) held open since its last handover (e.g. {opened[0]})")
     return leaks
+
+
+def handover_changes(birth: Mapping[str, Any], last: Mapping[str, Any] | None, now: Mapping[str, Any]) -> list[str]:
+    """What one actor's borrower started or opened and kept, since its previous handover (none
+    after its first borrower: the module docstring): a reason to stop it, never a leak. Pure."""
+    if last is None:
+        return []
+    changes: list[str] = []
+    seen = {_process_key(p) for p in [*(birth.get("processes") or []), *(last.get("processes") or [])]}
+    new = [p for p in now.get("processes") or [] if _process_key(p) not in seen]
+    if new:
+        changes.append(f"{len(new)} process(es) below it started since its last handover (e.g. {_describe(new[0])})")
+    opened = sorted(set(now.get("files") or []) - set(last.get("files") or []) - set(birth.get("files") or []))
+    if opened:
+        changes.append(f"{len(opened)} file(s) held open since its last handover (e.g. {opened[0]})")
+    return changes
 
 
 def _process_key(p: Any) -> Any:
@@ -108,11 +132,15 @@ class Handback:
     stopped: int = 0                    # actors not given back (dead, busy, leaked, or the check failed)
     leaks: list[str] = field(default_factory=list)
     why_stopped: list[str] = field(default_factory=list)
+    took_s: float | None = None         # how long the give-back took (after the scenario)
+    bound_s: float | None = None        # the sum of its steps' guards
 
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"returned": self.returned, "stopped": self.stopped, "leaks": list(self.leaks)}
         if self.why_stopped:
             out["why_stopped"] = sorted(set(self.why_stopped))
+        if self.took_s is not None:
+            out.update(took_s=self.took_s, bound_s=self.bound_s)
         return out
 
 
@@ -133,9 +161,11 @@ class WarmActors:
 
     # ------------------------------------------------------------------ lending
     def borrow(self, cluster: object, key: WarmKey, n: int, start: Callable[[int], list[Any]],
-               read: Callable[[list[Any]], list[dict[str, Any]]]) -> list[Any]:
+               read: Callable[[list[Any]], list[dict[str, Any]]], stop: Callable[[list[Any]], None]) -> list[Any]:
         """n actors of `key`: idle ones first, the rest started by `start(k)` (which makes room for
-        the units they need: `take_idle`) and read at birth by `read`."""
+        the units they need: `take_idle`) and read at birth by `read`. When starting or reading
+        raises (the host ran out, the hard timeout), every actor taken or started is handed to
+        `stop` first: none is left holding units outside the pool and the borrower."""
         if cluster is not self._owner:
             self._idle.clear()           # another cluster: its actors are gone with it
             self._lent.clear()
@@ -145,9 +175,15 @@ class WarmActors:
             self._idle.remove(w)
         self.loans += len(taken)
         if len(taken) < n:
-            fresh = start(n - len(taken))
-            self.births += len(fresh)
-            taken += [Warm(a, key, b) for a, b in zip(fresh, read(fresh))]
+            fresh: list[Any] = []
+            try:
+                fresh = start(n - len(taken))
+                self.births += len(fresh)
+                births = read(fresh)
+            except BaseException:
+                stop([w.actor for w in taken] + fresh)
+                raise
+            taken += [Warm(a, key, b) for a, b in zip(fresh, births)]
         for w in taken:
             w.lent += 1
             self._lent[id(w.actor)] = w
@@ -190,6 +226,12 @@ class WarmActors:
                 record.leaks.extend(leaks)
                 stop.append(a)
                 continue
+            changes = handover_changes(w.birth, w.last, reading)
+            if changes:   # not lent again, not blamed (the module docstring)
+                record.stopped += 1
+                record.why_stopped.extend(changes)
+                stop.append(a)
+                continue
             w.last = reading
             self._idle.append(w)
             record.returned += 1
@@ -208,6 +250,13 @@ class WarmActors:
                and (node is None or w.key.node == node)]
         self._idle = [w for w in self._idle if w not in out]
         return [w.actor for w in out]
+
+    def take_lent(self) -> list[Any]:
+        """Remove and return every actor still out on loan: at a module's end none should be (a
+        check that ended without closing its context left them), so the caller stops them."""
+        out = [w.actor for w in self._lent.values()]
+        self._lent.clear()
+        return out
 
     def idle(self) -> int:
         return len(self._idle)

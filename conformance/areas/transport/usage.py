@@ -15,12 +15,10 @@ when it runs out; left out of the scenario's bound).
 """
 from __future__ import annotations
 
-import time
-from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from conformance.areas.transport import reference_wave
+from conformance.areas.transport import handover, reference_wave
 from conformance.areas.transport.context import TransportCtx
 from conformance.areas.transport.reference_wave import ReferenceWave
 from conformance.exc_text import first_line
@@ -33,7 +31,7 @@ from conformance.rdt.fixtures import open_context, transport_setup
 from conformance.rdt.pool import START_TIMEOUT_S, destroy_group, make_group, pair_node, start_endpoints
 from conformance.rdt.registration import TransportSetup
 from conformance.rdt.transfer import short
-from conformance.rdt.warm import HANDOVER_S, WarmKey
+from conformance.rdt.warm import WarmKey
 from conformance.report.results import not_applicable
 from conformance.run.check_context import CheckContext
 from conformance.run.machinery import clock_ready
@@ -43,15 +41,6 @@ from conformance.timing.owned import Wait
 from conformance.timing.timeouts import CheckTimeout
 
 __all__ = ["UsageCtx", "short"]
-DRAIN_S = 1.0   # knob: how long a give-back looks for the lent actors' RDT stores to empty (a correct free: ms)
-# how long a give-back waits for a lent actor to answer its reset: one still busy with what the
-# check left running is stopped rather than waited for (a birth is cheaper; a check that knows it
-# leaves one busy discards it: UsageCtx.discard)
-ANSWER_S = 2.0   # knob: see above
-# a give-back's three steps, each within its guard: the resets, the look (its last read may start at
-# DRAIN_S, after a pause), the readings
-HANDOVER_BOUND_S = ANSWER_S + 2 * HANDOVER_S + DRAIN_S + 1.0   # knob: the sum of the steps' guards, not a threshold
-LOOK_POLL_S = 0.1   # knob: the pause between two looks at the stores
 LENT_KINDS = ("peer",)   # the kinds the run's warm pool lends (the others serve one check each: started for it)
 FAILURE_CHARS = 2000   # knob: a recorded failure's length (a stall's evidence names every pending transfer)
 STEP_ERROR_CHARS = 300   # knob: a step's recorded error or failure
@@ -77,42 +66,6 @@ def _kill(actors: list[Any]) -> None:
             pass
 
 
-def _answers(refs: list[Any], why: dict[int, str], actors: list[Any], within_s: float) -> list[Any]:
-    """Each call's answer within `within_s` in all, None where it gave none (`why` says so, by
-    id(actor)): an actor the check killed, crashed or left busy."""
-    ray = _ray()
-    ready, _ = ray.wait(refs, num_returns=len(refs), timeout=within_s)
-    out: list[Any] = []
-    for a, r in zip(actors, refs):
-        if r not in ready:
-            why[id(a)] = "busy: it did not answer its handover"
-            out.append(None)
-            continue
-        try:
-            out.append(ray.get(r))
-        except Exception as exc:  # noqa: BLE001 - killed or crashed by the check
-            why[id(a)] = f"gone: {type(exc).__name__}"
-            out.append(None)
-    return out
-
-
-def _look_until_empty(actors: list[Any]) -> None:
-    """Up to DRAIN_S for the actors' RDT stores to empty (Ray's reference counting and the owner's
-    free, after the check dropped its refs); each read within HANDOVER_S. What is still held is
-    read at the handover: that actor is stopped, not lent again (no one is blamed)."""
-    ray = _ray()
-    t0 = time.monotonic()
-    while True:
-        try:
-            if not any(ray.get([a.rdt_objects.remote() for a in actors], timeout=HANDOVER_S)):
-                return
-        except Exception:  # noqa: BLE001 - an actor gone or busy: its handover reading says so
-            return
-        if time.monotonic() - t0 + LOOK_POLL_S >= DRAIN_S:
-            return
-        time.sleep(LOOK_POLL_S)
-
-
 def _units_on(node_id: str, resource: str) -> float:
     """How many units of the resource the node has in all (held or free)."""
     for n in _ray().nodes():
@@ -129,6 +82,7 @@ class UsageCtx(TransportCtx):
     x: TransportSetup
     actors: list[Any] = field(default_factory=list)      # started for this check: stopped after it
     borrowed: list[Any] = field(default_factory=list)    # lent by the run's warm pool: given back after it
+    discarded: dict[int, str] = field(default_factory=dict)   # lent ones the check stopped (id: why)
     groups: list[Any] = field(default_factory=list)
     current: Clock | None = None   # the scenario of the type the check is on
 
@@ -263,7 +217,7 @@ class UsageCtx(TransportCtx):
             births = pool.births
             actors = pool.borrow(self.transport.cluster(), key, n,
                                  lambda k: self._born(clock, k, kind, device, node, units=units, **options),
-                                 lambda new: self._birth_readings(clock, new))
+                                 lambda new: self._birth_readings(clock, new), _kill)
             self.borrowed.extend(actors)
             tally = self.metrics.setdefault("warm_pool", {"lent": 0, "born": 0})   # benchmarks/certify.py sums it
             tally["born"] += pool.births - births
@@ -318,27 +272,10 @@ class UsageCtx(TransportCtx):
         if group is not None:
             self.groups.append(group)
 
-    def _transport_has(self, actor: Any, why: dict[int, str]) -> bool | None:
-        """The transport's own answer, in the driver, whether the actor still has it
-        (actor_has_tensor_transport, what Ray asks at every submission): what a borrower left in
-        the transport's state about this actor (credits never returned) shows here. None when the
-        method raised: TR-014 judges that; the actor is then stopped, not lent."""
-        from ray.experimental.rdt.util import get_tensor_transport_manager
-
-        try:
-            return bool(get_tensor_transport_manager(self.name).actor_has_tensor_transport(actor))
-        except CheckTimeout:
-            raise
-        except Exception as exc:  # noqa: BLE001 - TR-014's finding, not this handover's
-            why[id(actor)] = f"actor_has_tensor_transport raised {type(exc).__name__}"
-            return None
-
     def discard(self, actor: Any) -> None:
         """Stop an actor the scenario leaves busy (TR-019's sender in its long method) now, never
         given back: waiting for it to finish would cost more than a birth."""
-        if any(a is actor for a in self.borrowed):
-            self.borrowed = [a for a in self.borrowed if a is not actor]
-            self.transport.warm.forget([actor])
+        self.discarded[id(actor)] = "discarded by the check: left busy"
         _kill([actor])
 
     def close(self, give_back: bool = False) -> None:
@@ -350,36 +287,20 @@ class UsageCtx(TransportCtx):
         self.groups.clear()
         stop, self.actors = list(self.actors), []
         lent, self.borrowed = list(self.borrowed), []
-        if lent and give_back and not self.metrics.get("failure"):
-            stop += self._hand_back(lent)
-        else:
+        discarded, self.discarded = self.discarded, {}
+        try:
+            if lent and give_back and not self.metrics.get("failure"):
+                stop += self._hand_back(lent, discarded)
+                lent = []
+        finally:   # whatever ended the give-back (the hard timeout): nothing lent is left running
             self.transport.warm.forget(lent)
-            stop += lent
-        _kill(stop)
+            _kill(stop + lent)
 
-    def _hand_back(self, lent: list[Any]) -> list[Any]:
-        """The lent actors handed back (conformance.rdt.warm): each one's harness state cleared, a
-        short look for its RDT store to empty, its handover reading judged by the pool; returns
-        what to stop. The handover is one wait of the harness on Ray's actors, recorded as Ray's:
-        each of its three steps ends within its own guard, so it ends within their sum (an actor
-        that did not answer a step is stopped, never lent again: metrics.handover says why)."""
-        clock = self.current
-        t0 = time.monotonic()
-        with clock.left_out() if clock is not None else nullcontext():
-            why: dict[int, str] = {}
-            resets = _answers([a.reset.remote() for a in lent], why, lent, ANSWER_S)
-            answering = [a for a, r in zip(lent, resets) if r is not None]
-            if answering:
-                _look_until_empty(answering)
-            readings = dict(zip(map(id, answering), _answers([a.handover.remote(self._watched()) for a in answering],
-                                                             why, answering, HANDOVER_S)))
-            for a in answering:
-                if (reading := readings.get(id(a))) is not None:
-                    reading["has_transport"] = self._transport_has(a, why)
-        record, stop = self.transport.warm.give_back(lent, readings, why)
+    def _hand_back(self, lent: list[Any], discarded: dict[int, str]) -> list[Any]:
+        """The lent actors handed back to the pool (conformance.areas.transport.handover): its
+        record in metrics.handover (judged), the actors to stop returned."""
+        record, stop = handover.hand_back(self.transport.warm, lent, self._watched(), self.name, discarded)
         self.metrics.setdefault("handover", []).append(record.as_dict())
-        self.budget.note(Wait("ray", "the lent actors' handover: their reset, a look at their RDT stores, their "
-                              "readings", HANDOVER_BOUND_S, HANDOVER_BOUND_S, round(time.monotonic() - t0, 3), "met"))
         return stop
 
     # ------------------------------------------------------------------ transfers (conformance.rdt.transfer)

@@ -39,12 +39,16 @@ from conformance.timing.owned import seconds_backed
 
 
 # ------------------------------------------------------------------------------ usage and failures (TR-015 .. TR-020)
-def handover_record(d: str, record: object) -> None:
+def handover_record(d: str, record: object, warm_pool: object = None) -> None:
     """The actors the scenario borrowed from the run's warm pool, given back (conformance.rdt.warm,
     UsageCtx.close: one record per give-back): none held what the scenario left (a
     visible-devices variable changed, processes or files left behind). No record:
-    the scenario borrowed nothing (a transport with a collective group starts its own actors)."""
+    the scenario borrowed nothing (a transport with a collective group starts its own actors), which
+    its tally of lent and born actors (metrics.warm_pool) must then say too."""
     if record is None:
+        if isinstance(warm_pool, Mapping) and any(warm_pool.get(k) for k in ("lent", "born")):
+            raise MissingEvidence(f"metric handover (on {d}) is missing although metrics.warm_pool records actors "
+                                  "lent or born for the scenario")
         return
     if not isinstance(record, list) or not all(isinstance(h, Mapping) for h in record):
         raise MissingEvidence(f"metric handover (on {d}) is not a list of give-back records")
@@ -61,7 +65,7 @@ def scenario_record(d: str, r: Mapping[str, Any], p: Mapping[str, Any], step_par
     failure = r.get("failure")
     if failure:
         raise Refused(f"on {d}: {failure}")
-    handover_record(d, r.get("handover"))
+    handover_record(d, r.get("handover"), r.get("warm_pool"))
     steps = r.get("steps")
     if not isinstance(steps, list) or not steps or not all(isinstance(s, Mapping) for s in steps):
         raise MissingEvidence(f"metric steps (on {d}) is missing or empty")
