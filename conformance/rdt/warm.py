@@ -12,42 +12,30 @@ otherwise meet the next check as its own (`handover_leaks`, pure). The actor ans
 `handover` reading (conformance.rdt.endpoint.Endpoint.handover) after its harness state was
 cleared (`reset`):
 
+* its visible-devices variable changed since its birth: the next borrower would see other
+  devices (a leak, from the first borrower on);
 * the transport's own answer, in the driver, that the actor no longer has the tensor transport
   (`actor_has_tensor_transport`, what Ray asks at every submission): state the transport keeps
   about the actor that the borrower spoiled (credits never returned), which would fail the next
-  borrower's transfers in the next check's name (a leak from the first borrower on);
-* RDT objects still in its store once every ref the check held is gone (awaited first, as Ray's
-  machinery that runs the transport's free): the actor is stopped, not lent again, and this is not
-  judged here. On the reference transport TR-018's scenario leaves one object per device type in
-  a store after every ref is gone, so Ray itself keeps some; whose it is has not been pinned down,
-  and TR-013 and TR-017 judge the transport's free where the contract is exact;
-* its visible-devices variable changed since its birth: the next borrower would see other devices;
+  borrower's transfers in the next check's name (a leak, from the first borrower on);
+* RDT objects still in its store once every ref the check held is gone (after a short look): the
+  actor is stopped, not lent again, and not blamed. On the reference transport TR-018's scenario
+  leaves one object per device type in a store after every ref is gone, so Ray itself keeps some;
+  whose it is has not been pinned down, and TR-013 and TR-017 judge the transport's free where
+  the contract is exact;
 * processes below it, and files it holds open, that it did not have at its previous handover:
   the actor is stopped, not lent again, and not blamed. The first borrower's are kept as the
   actor's own (a transport may start or open on its first transfer what it keeps for the process's
   life: Python's shared-memory resource tracker on the reference transport), and a later borrower
   may be the first to use the actor in another role (its first send); TR-012 and TR-013 judge what
   a transport leaves behind where the contract is exact.
-* the transport's own answer, in the driver, that the actor no longer has the tensor transport
-  (`actor_has_tensor_transport`, what Ray asks at every submission): state the transport keeps
-  about the actor that the borrower spoiled (credits never returned), which would fail the next
-  borrower's transfers in the next check's name (a leak from the first borrower on);
-* RDT objects still in its store once every ref the check held is gone (awaited first, as Ray's
-  machinery that runs the transport's free): the actor is stopped, not lent again, and this is not
-  judged here. On the reference transport TR-018's scenario leaves one object per device type in
-  a store after every ref is gone, so Ray itself keeps some; whose it is has not been pinned down,
-  and TR-013 and TR-017 judge the transport's free where the contract is exact;
-* its visible-devices variable changed since its birth: the next borrower would see other devices;
-* processes below it, and files it holds open, that it did not have at its previous handover:
-  what the transport starts or opens and keeps per object. The first borrower's are not judged: a
-  transport may start or open on its first transfer what it keeps for the process's life (Python's
-  shared-memory resource tracker, a registration table); every later borrower's are.
 
 A leak is the plugin's finding, named with the check that gave the actor back (its evidence:
 metrics.handover, judged by its judge); the actor is stopped, never lent again. What the check
-killed, crashed or left wedged is not given back: it is stopped. Checks that must see a fresh
-process (first registration, death, restart, device assignment at start) start their own actors
-and say so; this pool never lends to them.
+killed, crashed or left wedged is not given back: it is stopped. Actors whose birth, death or
+restart a check judges (the recovery checks, device assignment at a start), and kinds only one
+check uses (TR-019's asyncio wave, TR-020's receiver without the transport), are started for their
+check: this pool lends only the kinds `UsageCtx` names (LENT_KINDS).
 
 Actors that hold a unit of the accelerator are lent within a module only (the run's transport
 context stops them when the module ends, so other areas' checks find every device free); when a

@@ -220,20 +220,11 @@ def test_the_checklist_schema_types_params(name: str, value: object, fragment: s
 def test_every_declared_param_is_read_by_some_code() -> None:
     """A param the checklist declares that no module of the suite names (as a string, a keyword or
     an attribute) is read by nothing: it would pass every test while the check ignored it."""
-    import ast
     from pathlib import Path
 
     from conformance.catalog.data import load_suite_data
 
-    names: set[str] = set()
-    for path in (Path(__file__).resolve().parents[2] / "conformance").rglob("*.py"):
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):
-            if isinstance(node, ast.Constant) and isinstance(node.value, str):
-                names.add(node.value)
-            elif isinstance(node, ast.keyword) and node.arg:
-                names.add(node.arg)
-            elif isinstance(node, ast.Attribute):
-                names.add(node.attr)
+    names = _names_in(set((Path(__file__).resolve().parents[2] / "conformance").rglob("*.py")))
     unread = [f"{c.id}.{k}" for c in load_suite_data().checklist.active() for k in c.params if k not in names]
     assert not unread, f"declared params no code reads: {unread}"
 
