@@ -11,8 +11,21 @@ import statistics
 from typing import Any, Mapping
 
 from conformance import measure
-from conformance.rdt.config import MATRIX_MAX_BYTES, MIN_SWEEP_BYTES, recorded_max_bytes, size_key, sweep_sizes
-from conformance.report.judges import FAIL, PASS, JudgeTable, MissingEvidence, Verdict, agrees, is_median_of, number, param_value, path_of
+from conformance.areas.performance.matrix_shape import matrix_shape_problem, run_top
+from conformance.rdt.config import MIN_SWEEP_BYTES, size_key, sweep_sizes
+from conformance.report.judges import (
+    FAIL,
+    PASS,
+    JudgeTable,
+    MissingEvidence,
+    Verdict,
+    agrees,
+    is_median_of,
+    number,
+    param_value,
+    path_of,
+    ran_remote,
+)
 
 JUDGES = JudgeTable()
 
@@ -93,16 +106,6 @@ def _against_store(m: Mapping[str, Any], p: Mapping[str, Any], strict: bool) -> 
     return Verdict(PASS, f"{ratio:.2f}x the object store, >= {need:g}x")
 
 
-
-
-def run_top(m: Mapping[str, Any]) -> int:
-    """The sweep's top size in this run: the release's largest payload, unless the check records
-    the run's size knob (conformance.rdt.config.recorded_max_bytes; a record that does not add up
-    is missing evidence of the size)."""
-    try:
-        return recorded_max_bytes(m)
-    except ValueError as exc:
-        raise MissingEvidence(str(exc)) from None
 
 
 def size_problem(m: Mapping[str, Any], name: str, exact: bool) -> str | None:
@@ -243,7 +246,7 @@ def links_as_recorded(m: Mapping[str, Any], p: Mapping[str, Any], manifest: Mapp
         return Verdict(FAIL, f"{len(unmeasured)} pair(s) of the matrix have no bandwidth ({', '.join(unmeasured[:4])}): "
                              "every pair of the endpoints is measured, a slow one included")
     nodes = {str(x).split(":")[0] for x in m.get("endpoints") or []}
-    want = path_of(manifest, "cluster.nodes")
+    want = None if ran_remote(manifest) else path_of(manifest, "cluster.nodes")   # the vendor's cluster: not the manifest's count
     if isinstance(want, int) and not isinstance(want, bool) and len(nodes) < min(want, 2):
         return Verdict(FAIL, f"the endpoints span {len(nodes)} node(s) of the manifest's {want}: the cross-node links "
                              "were never measured")
@@ -267,41 +270,6 @@ def links_as_recorded(m: Mapping[str, Any], p: Mapping[str, Any], manifest: Mapp
     if slow:
         return Verdict(FAIL, f"links slower than {need:.0%} of their class's median: {'; '.join(slow)}")
     return Verdict(PASS, f"every link class within {need:.0%} of its median")
-
-
-def matrix_endpoints(p: Mapping[str, Any], manifest: Mapping[str, Any]) -> tuple[int, int] | None:
-    """(endpoints, nodes) of the matrix on the cluster the manifest declares
-    (conformance.rdt.pool.device_endpoint_nodes: one endpoint per accelerator unit, round-robin
-    over the nodes, at most max_endpoints; one per node without units), None when it declares no
-    node count."""
-    nodes = path_of(manifest, "cluster.nodes")
-    if not isinstance(nodes, int) or isinstance(nodes, bool) or nodes < 1:
-        return None
-    units = path_of(manifest, "accelerator.expected.devices_per_node")
-    per_node = units if isinstance(units, int) and not isinstance(units, bool) and units > 0 else 1
-    n = min(int(param_value(p, "max_endpoints")), nodes * per_node)
-    return n, min(nodes, n)
-
-
-def matrix_shape_problem(m: Mapping[str, Any], p: Mapping[str, Any], manifest: Mapping[str, Any]) -> str | None:
-    """The matrix's endpoints and nodes against the declared cluster, its message size against the run's."""
-    size, want_size = number(m, "bytes"), min(run_top(m), MATRIX_MAX_BYTES)
-    if size != want_size:
-        return f"the matrix moved {size:.0f} bytes per transfer; this run's matrix size is {want_size} bytes"
-    labels = m.get("endpoints")
-    if not isinstance(labels, list) or not all(isinstance(x, str) for x in labels):
-        raise MissingEvidence("metric endpoints is missing or not a list of endpoint labels")
-    if len(set(labels)) != len(labels):
-        return f"endpoints {labels} names an endpoint twice"
-    want = matrix_endpoints(p, manifest)
-    if want is None:
-        return None
-    n, nodes = want
-    seen = {x.split(":")[0] for x in labels}
-    if len(labels) != n or len(seen) != nodes or seen != {f"n{k}" for k in range(nodes)}:   # counts first: `nodes` is the report's
-        return f"the matrix has {len(labels)} endpoint(s) on {sorted(seen)}; the manifest's cluster gives {n} on " \
-               f"{nodes} node(s) (one per device, at most max_endpoints = {p.get('max_endpoints')})"
-    return None
 
 
 def _unmeasured_pairs(m: Mapping[str, Any]) -> list[str]:

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from conformance.areas.recovery.area import STATE, RecoveryState
 from conformance.areas.recovery.bounds import FAST_HEALTH_CHECK
-from conformance.areas.recovery.devices import DeviceNode, kill_quietly, spawn_holders
+from conformance.areas.recovery.devices import DeviceNode, device_node, device_nodes, kill_quietly, spawn_holders
 from conformance.catalog.vendor_calls import VendorHang, bounded_call
 from conformance.cluster.faults import NODE_KEY, NODE_NAME_ENV, POOL_KEY, ROLES, ClusterUtilsFaultDriver, NodeRef
 from conformance.cluster.manager import ClusterHandle, ClusterShape, detection_args, patched_environ, shape_node_labels
@@ -134,6 +134,14 @@ class NodeLab:
         n = self.alive()[role]
         return DeviceNode(self.resource, self.manager.get_visible_accelerator_ids_env_var(),
                           self.manifest.view.accelerator.manager, n["NodeID"], int(n["Resources"].get(self.resource, 0)))
+
+    def devices_outside(self, roles: tuple[str, ...]) -> list[DeviceNode]:
+        """Every live node with devices that is not one of `roles`: the head, and on a vendor's
+        cluster of more hosts the ones that carry no role (`h3`, ...), which a scenario that must
+        place work on its roles fills as it fills the head."""
+        taken = {self.alive()[r]["NodeID"] for r in roles}
+        return [device_node(self.manifest, self.manager, n) for n in device_nodes(self.resource)
+                if n["NodeID"] not in taken]
 
     def selector(self, role: str | None = None) -> dict[str, str]:
         """A label selector for the pool (role None) or for one node, plus the accelerator type."""

@@ -213,14 +213,20 @@ def test_placement_group_bundle_is_rescheduled(recovery_ctx: NodeRecoveryCtx) ->
     from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
 
     blockers: list[Any] = []
+    filled_by: dict[str, list[Any]] = {}
     actors: list[Any] = []
     pg = None
     with nc.timed("strict-spread-bundle-on-b-lost", nc.bound()) as clock:
         try:
-            head, b, c = lab.dev("head"), lab.dev("b"), lab.dev("c")
+            b, c = lab.dev("b"), lab.dev("c")
             nc.metrics["env_var"] = b.env_var
             roles = {n["NodeID"]: role for role, n in lab.alive().items()}
-            blockers = fill(clock, head, "head", nc.param("actor_ready_s"), nc.budget.machinery)  # so that the two bundles land on b and c
+            full = lab.devices_outside(("b", "c"))   # the head, and any host of no role: so that the two bundles land on b and c
+            nc.metrics["filled"] = [roles.get(d.node_id, f"node {d.node_id[:8]}") for d in full]
+            for d in full:
+                filled_by[d.node_id] = fill(clock, d, roles.get(d.node_id, d.node_id[:8]), nc.param("actor_ready_s"),
+                                            nc.budget.machinery)
+                blockers += filled_by[d.node_id]
             pg = placement_group([{lab.resource: 1}, {lab.resource: 1}], strategy="STRICT_SPREAD")
             # the bundles fit b's and c's free devices by Ray's own accounting: their placement is Ray's machinery
             nc.budget.started(clock, pg.ready(), "the placement group to be created", param="actor_ready_s")
@@ -236,7 +242,8 @@ def test_placement_group_bundle_is_rescheduled(recovery_ctx: NodeRecoveryCtx) ->
                     placement_group=pg, placement_group_bundle_index=i))
             before = states(clock, actors, "an actor in each bundle", nc.param("actor_ready_s"))
             nc.metrics["survivor_before"] = holder_record(before[kept], roles.get(before[kept]["node_id"]))
-            release(nc.budget, clock, blockers, head, "head")
+            for d in full:
+                release(nc.budget, clock, filled_by[d.node_id], d, roles.get(d.node_id, d.node_id[:8]))
             lose_b(nc, clock)
             t0 = clock.elapsed()
             states_seen: list[str] = []

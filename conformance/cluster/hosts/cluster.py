@@ -254,7 +254,7 @@ class HostCluster:
         with patched_environ(host_env):
             labels = plugin_node_labels(resolve_manager(manifest))
         labels[ROLE_KEY] = role(h.index)
-        if h.index > 0:
+        if role(h.index) in ROLES[1:]:   # the pool is b and c (docs/recovery.md): a fifth host is no pool node
             labels[POOL_KEY] = "x"
         return Host(h, role(h.index), host_env, labels)
 
