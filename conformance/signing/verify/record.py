@@ -56,7 +56,7 @@ def evidence_gives_each_outcome(v: Verification, case: Judged) -> None:
     """`evidence`, `summary`, `selection`: each judged check's outcome is what its judge gives on
     its metrics (signing/evidence.py), the summary counts and the run's selection."""
     release_data, _ = case.release_data
-    v.extend(evidence.evidence_lines(case.report.document, release_data[0] if release_data else None, case.published))
+    v.extend(evidence.evidence_lines(case.report, release_data[0] if release_data else None, case.published))
 
 
 def shards_each_verify(v: Verification, case: Judged) -> None:
