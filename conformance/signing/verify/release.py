@@ -79,7 +79,7 @@ def release_files_are_available(v: Verification, case: Judged) -> None:
 def embedded_manifest_and_environment_are_supported(v: Verification, case: Judged) -> None:
     """`manifest`: the embedded manifest against the release's manifest schema; `environment`:
     Python and torch inside the suite's declared support."""
-    release, report = case.release, case.report.document
+    release, report = case.release, case.report
     schema = releases.release_schema_file(release, "manifest.schema.json", case.releases_file) if release else None
     if release is None:
         v.add("manifest", False, "cannot check: unknown release")
