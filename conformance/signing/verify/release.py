@@ -27,7 +27,8 @@ class SchemaVerdict:
 def report_is_schema_valid(v: Verification, case: Sealed, known: Mapping[str, releases.Release],
                            releases_file: Path) -> SchemaVerdict:
     """`schema`: report.json is valid against the release's report schema (this verifier's when
-    the release's file is not available, said on the line)."""
+    the release's file is not available, said on the line). The claimed release is read off the
+    JSON as read: no schema has held yet, so every read is narrowed."""
     report = case.document
     version = (report.get("suite") or {}).get("version") if isinstance(report.get("suite"), dict) else None
     release = known.get(version) if isinstance(version, str) else None
