@@ -122,7 +122,9 @@ def name_problems(name: object, field: str) -> list[str]:
 
 
 def report_name_problems(report: Mapping[str, Any]) -> list[str]:
-    """The manifest's vendor and product (what review and the dashboard show) as declared names."""
+    """The manifest's vendor and product (what review and the dashboard show) as declared names.
+    `report` is JSON as read: sign and review judge the names before (or without) the report schema,
+    and the manifest loader passes its raw data."""
     manifest = report.get("manifest")
     if not isinstance(manifest, Mapping):
         return []

@@ -6,8 +6,10 @@ boundary: it reads a document that passed the report schema (every release's sch
 same fields; tests/unit/test_report_view.py holds each field's name and type to
 schemas/report.schema.json) into frozen dataclasses. What stays JSON says so: the embedded manifest
 (its own schema), a check's metrics and params, a waiver (an open object the schema leaves
-unchecked: verify judges its fields), and `document`, the parsed report itself, which the helpers
-that judge the JSON as it was signed (trust facts, evidence, companions, capabilities) still take.
+unchecked: verify judges its fields), the run's own records that evidence's rules judge as
+recorded (cluster, sections, preflight, the environment's device records), and `document`, the
+parsed report (or check entry) itself, which the helpers that judge the JSON as it was signed
+(trust facts, the run's selection, a check's record) still take.
 """
 from __future__ import annotations
 
@@ -47,18 +49,29 @@ class Environment:
     os: str
     cpu: str
     devices: Mapping[str, Any]
+    # the environment as JSON: the rules of one cluster's nodes (evidence's nodes, identity,
+    # coverage, host load) judge its device and host records as signed
+    document: Mapping[str, Any]
     hostname: str | None = None
 
 
 @dataclass(frozen=True)
 class Selection:
-    """What the run selected: the recorded pytest arguments and what they left out."""
+    """What the run selected: the recorded pytest arguments and what they left out. The records
+    below are JSON for the rules that judge them (evidence's size knob, the shards line, node
+    sampling); None where the run recorded none, or a release's schema let through a non-object."""
 
     args: tuple[str, ...]
     deselected: tuple[str, ...]
     not_run: tuple[str, ...]
     collect_only: bool
     whole_checklist_collected: bool | None = None
+    environment: Mapping[str, object] | None = None  # the environment variables that shape a run, those set
+    nodes: Mapping[str, Any] | None = None           # which nodes the per-node checks covered (run --nodes)
+    # A report `merge` made lists its shards (selection.shards, any non-empty value: a release
+    # before merging does not type the field). Not a schema property: the shards themselves stay
+    # JSON for the `shards` line (signing/shards.py), which judges them as signed.
+    merged: bool = False
 
 
 @dataclass(frozen=True)
@@ -151,6 +164,12 @@ class Report:
     tiers: tuple[TierDetail, ...]
     summary: Mapping[str, int]
     capabilities: tuple[Capability, ...] | None   # None: a report written before capability profiles
+    partial: bool
+    duration_s: float | None
+    # the run's own records, JSON for the rules that judge them (coverage, stretch, host verdicts):
+    cluster: Mapping[str, Any]
+    sections: Mapping[str, Any] | None      # None: none recorded (or not an object, see _object)
+    preflight: Mapping[str, Any] | None
     document: Mapping[str, Any]  # report.json as parsed: for the helpers that judge the JSON as signed
 
     @classmethod
@@ -163,17 +182,30 @@ class Report:
                         report_schema_sha256=suite.get("report_schema_sha256")),
             manifest=doc["manifest"], manifest_sha256=doc["manifest_sha256"],
             environment=Environment(ray=env["ray"], torch=env["torch"], python=env["python"], os=env["os"],
-                                    cpu=env["cpu"], devices=env["devices"], hostname=env.get("hostname")),
+                                    cpu=env["cpu"], devices=env["devices"], hostname=env.get("hostname"), document=env),
             started_at=doc["started_at"], finished_at=doc["finished_at"], interrupted=doc["interrupted"],
-            selection=Selection(args=tuple(sel["args"]), deselected=tuple(sel["deselected"]),
-                                not_run=tuple(sel["not_run"]), collect_only=sel["collect_only"],
-                                whole_checklist_collected=sel.get("whole_checklist_collected")),
-            checks=tuple(_check(c) for c in doc["checks"]), tier=doc["tier"],
+            selection=_selection(sel), checks=tuple(_check(c) for c in doc["checks"]), tier=doc["tier"],
             tiers=tuple(TierDetail.from_json(t) for t in doc["tiers"]), summary=doc["summary"],
-            capabilities=_capabilities(caps), document=doc)
+            capabilities=_capabilities(caps), partial=doc["partial"], duration_s=doc.get("duration_s"),
+            cluster=doc["cluster"], sections=_object(doc.get("sections")), preflight=_object(doc.get("preflight")),
+            document=doc)
 
     def waived(self) -> list[CheckResult]:
         return [c for c in self.checks if c.waived]
+
+
+def _object(value: object) -> Mapping[str, Any] | None:
+    """An optional record the readers judge as JSON: None when absent or not an object (an older
+    release's schema may not declare it, so any value passed; its readers took such a value for
+    an empty record, and their `or {}` still does)."""
+    return value if isinstance(value, Mapping) else None
+
+
+def _selection(sel: Mapping[str, Any]) -> Selection:
+    return Selection(args=tuple(sel["args"]), deselected=tuple(sel["deselected"]), not_run=tuple(sel["not_run"]),
+                     collect_only=sel["collect_only"], whole_checklist_collected=sel.get("whole_checklist_collected"),
+                     environment=_object(sel.get("environment")), nodes=_object(sel.get("nodes")),
+                     merged=bool(sel.get("shards")))
 
 
 def _capabilities(caps: Any) -> tuple[Capability, ...] | None:

@@ -8,7 +8,10 @@ The statement is an in-toto Statement v1 with the test-result predicate:
                  report-schema (/ waivers) digests the run used;
   passedTests / warnedTests / failedTests  check ids (every check lands in exactly one list);
   rayAcceleratorConformance  a namespaced extension with the claimed tier and report.json's sha256.
-Everything here is derived from report.json, which is what the verifier recomputes from.
+Everything here is derived from report.json, which is what the verifier recomputes from. It
+reads report.json as JSON on purpose: the Statement restates its fields as written (what the
+signature binds), the red team's raw signer (redteam/harness.py) builds one over hostile JSON, and
+verify's subjects line reads plugin_artifact before the report schema holds.
 """
 from __future__ import annotations
 

@@ -17,16 +17,16 @@ derived from report.json by the verifier or states exactly what report.json stat
              check of report.json, in order, none missing or added, each with report.json's
              outcome and a reason exactly when report.json gives one.
 
-Pure functions over bytes and parsed JSON; a hostile file is a problem line, never an exception.
+Pure functions over bytes and the typed report (a schema-valid report.json: verify judges the
+companions once the report schema holds); a hostile file is a problem line, never an exception.
 """
 from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
-from typing import Any, Mapping
 
 from conformance import SUITE_NAME
-from conformance.catalog.strict_input import as_list, as_map
+from conformance.report.view import CheckResult, Report
 from conformance.sanitize import terminal
 
 _CASE_OUTCOME = {"failure": "fail", "error": "error"}
@@ -62,9 +62,8 @@ def _combine(outcomes: list[str]) -> str:
     return combine(outcomes)
 
 
-def _expected_cases(check: Mapping[str, Any]) -> list[str]:
-    tests = [t for t in as_list(check.get("tests")) if isinstance(t, str)]
-    return [t.split("::")[-1] for t in tests] or ["not_run"]
+def _expected_cases(check: CheckResult) -> list[str]:
+    return [t.split("::")[-1] for t in check.tests or ()] or ["not_run"]
 
 
 def _float(text: str | None) -> float | None:
@@ -75,7 +74,7 @@ def _float(text: str | None) -> float | None:
     return value if value is not None and value == value and abs(value) != float("inf") else None
 
 
-def junit_problems(report: Mapping[str, Any], raw: bytes) -> list[str]:
+def junit_problems(report: Report, raw: bytes) -> list[str]:
     """Where junit.xml disagrees with report.json ([] when it states the same run)."""
     try:
         text = raw.decode("utf-8")   # write_junit writes UTF-8; another encoding could hide a DOCTYPE
@@ -94,11 +93,11 @@ def junit_problems(report: Mapping[str, Any], raw: bytes) -> list[str]:
     problems = []
     if suite.get("name") != SUITE_NAME:
         problems.append(f"testsuite name {_short(suite.get('name'))} is not {SUITE_NAME!r}")
-    if suite.get("timestamp") != report.get("started_at"):
+    if suite.get("timestamp") != report.started_at:
         problems.append(f"testsuite timestamp {_short(suite.get('timestamp'))} is not started_at "
-                        f"{_short(report.get('started_at'))}")
-    duration = report.get("duration_s")
-    if isinstance(duration, (int, float)) and not isinstance(duration, bool):
+                        f"{_short(report.started_at)}")
+    duration = report.duration_s
+    if duration is not None:
         if suite.get("time") != f"{duration:.3f}":
             problems.append(f"testsuite time {_short(suite.get('time'))} is not duration_s {duration}")
     cases = [c for c in suite if c.tag == "testcase"]
@@ -111,8 +110,8 @@ def junit_problems(report: Mapping[str, Any], raw: bytes) -> list[str]:
         if cid not in by_check:
             order.append(cid)
         by_check.setdefault(cid, []).append(case)
-    checks = [c for c in as_list(report.get("checks")) if isinstance(c, Mapping)]
-    ids = [str(c.get("id")) for c in checks]
+    checks = report.checks
+    ids = [c.id for c in checks]
     if order != ids:
         missing = [i for i in ids if i not in by_check]
         extra = [i for i in order if i not in set(ids)]
@@ -121,7 +120,7 @@ def junit_problems(report: Mapping[str, Any], raw: bytes) -> list[str]:
                         (f" (not in report.json: {terminal(', '.join(extra[:5]), limit=120)})" if extra else ""))
     counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
     for check in checks:
-        cid = str(check.get("id"))
+        cid = check.id
         mine = by_check.get(cid, [])
         names = [c.get("name") for c in mine]
         if names != _expected_cases(check):
@@ -137,23 +136,22 @@ def junit_problems(report: Mapping[str, Any], raw: bytes) -> list[str]:
         counts["failures"] += outcomes.count("fail") + outcomes.count("flaky")
         counts["errors"] += outcomes.count("error")
         counts["skipped"] += sum(o in ("skip", "not_applicable", "waived") for o in outcomes)
-        claimed = check.get("outcome")
+        claimed = check.outcome
         if claimed == "waived":
             waived_ok = "waived" in outcomes and "fail" not in outcomes
             original = _combine(["fail" if o == "waived" else o for o in outcomes])
             if not waived_ok or original not in ("fail", "error"):
                 problems.append(f"{cid}: report.json says waived, junit.xml's cases say {terminal(outcomes, limit=120)}")
-        elif check.get("tests") and _combine(outcomes) != claimed:
+        elif check.tests and _combine(outcomes) != claimed:
             problems.append(f"{cid}: report.json says {_short(claimed)}, its junit.xml cases combine to "
                             f"{_combine(outcomes)!r}")
-        elif not check.get("tests") and outcomes != ["skip"]:
+        elif not check.tests and outcomes != ["skip"]:
             problems.append(f"{cid}: no test ran, but junit.xml's case says {outcomes[0]}")
         times = [_float(c.get("time")) for c in mine]
-        stated = check.get("duration_s")
+        stated = check.duration_s
         if None in times or any(t is not None and t < 0 for t in times):
             problems.append(f"{cid}: a test case's time is not a non-negative number")
-        elif isinstance(stated, (int, float)) and check.get("tests") \
-                and abs(sum(t for t in times if t is not None) - stated) > 0.001 * len(times) + 0.001:
+        elif check.tests and abs(sum(t for t in times if t is not None) - stated) > 0.001 * len(times) + 0.001:
             problems.append(f"{cid}: duration_s {stated} is not the sum of its junit.xml case times "
                             f"({sum(t for t in times if t is not None):.3f})")
     for key, value in counts.items():
@@ -193,35 +191,35 @@ def _outcome_counts(lines: list[str]) -> dict[str, int] | None:
     return counts
 
 
-def markdown_problems(report: Mapping[str, Any], text: str, derived: bool = True) -> tuple[list[str], bool]:
+def markdown_problems(report: Report, text: str, derived: bool = True) -> tuple[list[str], bool]:
     """(problems, derived): report.md against report.json. `derived`: the report's release is
     rendered by this verifier (signing/rendering.py), so report.md must be its rendering byte for
-    byte; otherwise it is cross-checked statement by statement."""
+    byte; otherwise it is cross-checked statement by statement. The rendering is of the JSON as
+    signed (report.document): report.md was written from exactly that."""
     from conformance.report.build import render_markdown
 
     try:
-        rendered: str | None = render_markdown(dict(report))
+        rendered: str | None = render_markdown(dict(report.document))
     except (KeyError, TypeError, ValueError, AttributeError, IndexError):
         rendered = None
     if rendered == text:
         return [], True
     stated = _stated_problems(report, text)
     if derived:   # what its statements contradict too, when they do: a reader sees what was changed
-        version = terminal(str(as_map(report.get("suite")).get("version")), limit=40)
+        version = terminal(report.suite.version, limit=40)
         return [f"it is not this verifier's rendering of report.json, and a run of release {version} wrote exactly "
                 "that rendering, byte for byte: no text may be added to report.md or taken out"
                 + ("" if rendered is not None else " (report.json cannot be rendered)"), *stated][:MAX_PROBLEMS], False
     return stated[:MAX_PROBLEMS], False
 
 
-def _stated_problems(report: Mapping[str, Any], text: str) -> list[str]:
+def _stated_problems(report: Report, text: str) -> list[str]:
     """What report.md's statements (title, tier, release, run window, outcome counts, every check's
     row) contradict in report.json."""
     from conformance.report.build import OUTCOME_MARK
     from conformance.sanitize import markdown_cell
 
-    manifest = as_map(report.get("manifest"))
-    suite = as_map(report.get("suite"))
+    manifest, suite = report.manifest, report.suite
     lines = text.splitlines()
     problems = []
     title = f"# Conformance report: {markdown_cell(manifest.get('vendor'), limit=200)} — " \
@@ -229,18 +227,16 @@ def _stated_problems(report: Mapping[str, Any], text: str) -> list[str]:
     if not lines or lines[0] != title:
         problems.append("its title does not name report.json's vendor and product")
     tier_lines = [line for line in lines if line.startswith("**Tier achieved: ")]
-    if len(tier_lines) != 1 or not tier_lines[0].startswith(f"**Tier achieved: {report.get('tier') or 'none'}**"):
-        problems.append(f"its tier line is not report.json's tier {_short(report.get('tier'))}")
-    if f"- Suite: {suite.get('name')} {suite.get('version')} " not in text:
-        problems.append(f"it does not name report.json's release {_short(suite.get('version'))}")
-    if f"- Run: {report.get('started_at')} → {report.get('finished_at')} " not in text:
+    if len(tier_lines) != 1 or not tier_lines[0].startswith(f"**Tier achieved: {report.tier or 'none'}**"):
+        problems.append(f"its tier line is not report.json's tier {_short(report.tier)}")
+    if f"- Suite: {suite.name} {suite.version} " not in text:
+        problems.append(f"it does not name report.json's release {_short(suite.version)}")
+    if f"- Run: {report.started_at} → {report.finished_at} " not in text:
         problems.append("its run window is not report.json's started_at → finished_at")
-    summary = as_map(report.get("summary"))
-    if _outcome_counts(lines) != {str(k): v for k, v in summary.items() if v}:
+    if _outcome_counts(lines) != {str(k): v for k, v in report.summary.items() if v}:
         problems.append("its outcomes line is not report.json's summary")
-    checks = [c for c in as_list(report.get("checks")) if isinstance(c, Mapping)]
-    want = [(str(c.get("id")), OUTCOME_MARK.get(str(c.get("outcome")), "?"),
-             bool(markdown_cell(c.get("reason") or "", limit=160).strip())) for c in checks]
+    want = [(c.id, OUTCOME_MARK.get(c.outcome, "?"), bool(markdown_cell(c.reason or "", limit=160).strip()))
+            for c in report.checks]
     rows = _checks_rows(lines)
     got = None if rows is None else [(r[0], r[3], bool(r[-1])) if len(r) >= 5 else (r[0] if r else "", "?", False)
                                      for r in rows]
@@ -253,7 +249,7 @@ def _stated_problems(report: Mapping[str, Any], text: str) -> list[str]:
     return problems
 
 
-def companion_lines(report: Mapping[str, Any], junit: bytes, markdown: bytes,
+def companion_lines(report: Report, junit: bytes, markdown: bytes,
                     derived: bool = True) -> list[tuple[str, bool, str]]:
     """verify's `companions` line. `derived`: this verifier renders the report's release
     (signing/rendering.renders_release): report.md must be its rendering byte for byte."""

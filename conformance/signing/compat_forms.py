@@ -32,7 +32,8 @@ def compatibility_letters(name: str) -> list[str]:
 
 def compat_name_problems(report: Mapping[str, Any]) -> list[str]:
     """The manifest's vendor and product (what review and the dashboard show) written with a
-    compatibility form of a letter or digit."""
+    compatibility form of a letter or digit. `report` is JSON as read: sign's admission and review
+    judge the names before (or without) the report schema."""
     manifest = report.get("manifest")
     problems = []
     for field in ("vendor", "product"):

@@ -77,7 +77,8 @@ def policy_digest(release_data: Mapping[str, str]) -> str:
 def build(*, report: Mapping[str, Any], report_sha256: str, statement_sha256: str, release: releases.Release,
           tier: str | None, capabilities: Sequence[str], failed: Sequence[str], valid: validity.Validity,
           signer_keyid: str, time_verified: datetime) -> dict[str, Any]:
-    """The decision Statement (pure): PASSED when nothing failed and a tier was reached."""
+    """The decision Statement (pure): PASSED when nothing failed and a tier was reached. `report`
+    is the JSON verify read, schema-valid or not (decide), narrowed where it is read."""
     manifest, environment = as_map(report.get("manifest")), as_map(report.get("environment"))
     release_data = release.descriptors()
     result = "PASSED" if not failed and tier else "FAILED"
@@ -125,7 +126,9 @@ def decide(folder: Path, envelope: Path, report: Mapping[str, Any], *, ok: bool,
            now: datetime) -> dict[str, Any]:
     """The decision on the report in `folder` as verify judged it (`ok`, `failed`, the tier it
     recomputed). A verified report's capabilities are its claimed ones: verify recomputed and
-    matched them. The validity comes from the releases file's policy (signing/validity.py)."""
+    matched them. The validity comes from the releases file's policy (signing/validity.py).
+    `report` is the JSON verify read: a FAILED decision may be of a report that failed its schema,
+    so it is read narrowed, never through the typed view."""
     from conformance.signing.submission import read_folder
     from conformance.signing.verify import read_envelope
 

@@ -76,7 +76,6 @@ from tabulate import tabulate
 from conformance.catalog import data, datafiles
 from conformance.catalog.capabilities import CERTIFIED
 from conformance.catalog.ladder import PASSING, tier_rank
-from conformance.catalog.strict_input import as_map
 from conformance.errors import UserError
 from conformance.report.view import CheckResult, Report
 from conformance.sanitize import markdown_cell, terminal
@@ -107,12 +106,12 @@ def load_report(path: Path, label: str) -> dict[str, Any]:
     file = path / att.REPORT_JSON if path.is_dir() else path
     report = att.parse_report(att.read_file(file, label), f"{label} {file}")
     datafiles.validate(report, "report", what=f"{label} {file}")
-    _no_duplicates(report, f"{label} {file}")
+    _no_duplicates(Report.from_json(report), f"{label} {file}")
     return report
 
 
-def _no_duplicates(report: Mapping[str, Any], label: str) -> None:
-    dups = sorted(i for i, n in Counter(str(c["id"]) for c in report["checks"]).items() if n > 1)
+def _no_duplicates(report: Report, label: str) -> None:
+    dups = sorted(i for i, n in Counter(c.id for c in report.checks).items() if n > 1)
     if dups:
         raise UserError(f"{label}: checks: duplicate id {', '.join(dups[:5])}")
 
@@ -124,12 +123,12 @@ def _rank(ladder: data.Ladder, tier: str | None, label: str) -> int:
         raise UserError(f"{label}: tier {tier!r} is not in the tier ladder ({', '.join(ladder.names())})") from None
 
 
-def _checks(runs: Sequence[Mapping[str, Any]]) -> list[dict[str, CheckResult]]:
-    """Each run's checks by id, read through the typed report (the runs passed the schema: load_report)."""
-    return [{c.id: c for c in Report.from_json(r).checks} for r in runs]
+def _checks(runs: Sequence[Report]) -> list[dict[str, CheckResult]]:
+    """Each run's checks by id."""
+    return [{c.id: c for c in r.checks} for r in runs]
 
 
-def _outcome_findings(olds: Sequence[Mapping[str, Any]], news: Sequence[Mapping[str, Any]]) -> Iterator[Finding]:
+def _outcome_findings(olds: Sequence[Report], news: Sequence[Report]) -> Iterator[Finding]:
     old_checks, new_checks = _checks(olds), _checks(news)
     old_ids = list(dict.fromkeys(cid for r in old_checks for cid in r))
     new_ids = list(dict.fromkeys(cid for r in new_checks for cid in r))
@@ -162,9 +161,7 @@ def _outcome_findings(olds: Sequence[Mapping[str, Any]], news: Sequence[Mapping[
             yield Finding("added", False, cid, None, outcome, "check new in NEW")
 
 
-def _tier_findings(olds: Sequence[Mapping[str, Any]], news: Sequence[Mapping[str, Any]],
-                   ladder: data.Ladder) -> Iterator[Finding]:
-    old_views, new_views = [Report.from_json(r) for r in olds], [Report.from_json(r) for r in news]
+def _tier_findings(old_views: Sequence[Report], new_views: Sequence[Report], ladder: data.Ladder) -> Iterator[Finding]:
     old = max(old_views, key=lambda r: _rank(ladder, r.tier, "OLD"))
     new = min(new_views, key=lambda r: _rank(ladder, r.tier, "NEW"))
     old_rank, new_rank = _rank(ladder, old.tier, "OLD"), _rank(ladder, new.tier, "NEW")
@@ -173,9 +170,7 @@ def _tier_findings(olds: Sequence[Mapping[str, Any]], news: Sequence[Mapping[str
                       "tier dropped" if new_rank < old_rank else "tier rose")
 
     def certified(r: Report) -> set[str]:
-        caps = r.document.get("capabilities")   # not a field the report schema declares: read as JSON
-        return {str(c.get("name")) for c in caps if isinstance(c, Mapping) and c.get("state") == CERTIFIED} \
-            if isinstance(caps, list) else set()
+        return {c.name for c in r.capabilities or () if c.state == CERTIFIED}
 
     had = set().union(*(certified(r) for r in old_views))
     has = set.intersection(*(certified(r) for r in new_views))
@@ -186,13 +181,14 @@ def _tier_findings(olds: Sequence[Mapping[str, Any]], news: Sequence[Mapping[str
 
 
 # ---------------------------------------------------------------------------- the diff
-def _identity(report: Mapping[str, Any]) -> dict[str, Any]:
-    manifest = as_map(report.get("manifest"))
-    suite = as_map(report.get("suite"))
-    return {"vendor": manifest.get("vendor"), "product": manifest.get("product"), "release": suite.get("version")}
+def _identity(report: Report) -> dict[str, Any]:
+    """What makes two runs comparable: the manifest's vendor and product (JSON: the embedded
+    manifest keeps its own schema) and the release."""
+    manifest = report.manifest
+    return {"vendor": manifest.get("vendor"), "product": manifest.get("product"), "release": report.suite.version}
 
 
-def same_product_problem(old: Mapping[str, Any], new: Mapping[str, Any]) -> str | None:
+def same_product_problem(old: Report, new: Report) -> str | None:
     """Why OLD and NEW are not two runs of one product under one release (None: they are).
 
     Vendor and product compare NFKC-normalised and trimmed (conformance/identity.py)."""
@@ -264,19 +260,21 @@ def diff_runs(olds: Sequence[Mapping[str, Any]], news: Sequence[Mapping[str, Any
     """All findings between OLD's runs and NEW's (pure), loudest first; UserError when they are of
     different products or releases and `allow_different_product` is not set. `tolerance`: a
     number is --tolerance as given, None the default for these runs, a Tolerance what
-    choose_tolerance chose (the CLI's, which it also renders)."""
+    choose_tolerance chose (the CLI's, which it also renders). The runs are schema-valid
+    report.json documents (load_report): tiers, outcomes and identity are read through the typed
+    view, the figures of merit as the JSON of each check's metrics (merit_diff)."""
     if not olds or not news:
         raise UserError("diff: expected at least one OLD and one NEW report")
     tol = tolerance if isinstance(tolerance, Tolerance) else choose_tolerance(tolerance, len(olds), len(news))
     check_knobs(tol.value, alpha)
-    first = olds[0]
-    for label, runs in (("OLD", olds), ("NEW", news)):
+    old_views, new_views = [Report.from_json(r) for r in olds], [Report.from_json(r) for r in news]
+    for label, runs in (("OLD", old_views), ("NEW", new_views)):
         for i, report in enumerate(runs):
-            problem = same_product_problem(first, report)
+            problem = same_product_problem(old_views[0], report)
             if problem and not allow_different_product:
                 raise UserError(f"diff: {label} run {i + 1}: {problem}")
             _no_duplicates(report, label if len(runs) == 1 else f"{label} run {i + 1}")
-    findings = [*_tier_findings(olds, news, suite.ladder), *_outcome_findings(olds, news)]
+    findings = [*_tier_findings(old_views, new_views, suite.ladder), *_outcome_findings(old_views, new_views)]
     host = host_change(suite.checklist, olds, news)
     # the references are listed at the narrowest width a figure is judged at (UNCONFIRMED's, one
     # run a side by default): what moved beyond it is what the figures' lines may name

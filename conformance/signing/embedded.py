@@ -14,18 +14,18 @@ from __future__ import annotations
 
 import functools
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Mapping
 
 from conformance import SUITE_NAME
 from conformance.catalog import datafiles
+from conformance.report.view import Report
 from conformance.sanitize import terminal
 
 
-def manifest_problem(report: Mapping[str, Any], schema_file: Path) -> str | None:
-    """The most specific error of report.json's `manifest` against `schema_file`, or None."""
-    manifest = report.get("manifest")
-    if not isinstance(manifest, dict):
-        return "report.json has no manifest object"
+def manifest_problem(report: Report, schema_file: Path) -> str | None:
+    """The most specific error of report.json's `manifest` against `schema_file`, or None (the
+    manifest is the JSON as embedded: its own schema, not the report's, says what it holds)."""
+    manifest = report.manifest
     problem = datafiles.compiled_schema(Path(schema_file)).first_error(manifest)
     if problem:
         return terminal(problem, limit=300)
@@ -55,21 +55,19 @@ def declared_support() -> dict[str, str]:
     return out
 
 
-def environment_problems(report: Mapping[str, Any], support: Mapping[str, str] | None = None) -> list[str]:
+def environment_problems(report: Report, support: Mapping[str, str] | None = None) -> list[str]:
     """Why the run's Python or torch is outside the suite's declared support (empty: inside)."""
     from packaging.specifiers import InvalidSpecifier, SpecifierSet
     from packaging.version import InvalidVersion, Version
 
     support = declared_support() if support is None else support
-    env = report.get("environment")
-    env = env if isinstance(env, dict) else {}
+    stated = {"python": report.environment.python, "torch": report.environment.torch}
     problems = []
-    for name in ("python", "torch"):
+    for name, value in stated.items():
         spec = support.get(name)
         if not spec:
             problems.append(f"the suite declares no supported {name} range to judge environment.{name} by")
             continue
-        value = env.get(name)
         if not isinstance(value, str):
             problems.append(f"environment.{name} {terminal(repr(value), limit=60)} is not a version")
             continue

@@ -81,10 +81,11 @@ from typing import Any, Mapping
 from conformance.catalog import declared_waits
 from conformance.catalog.data import Check, Checklist
 from conformance.catalog.selection import partial_reasons
-from conformance.catalog.strict_input import as_list, as_map
+from conformance.catalog.strict_input import as_map
 from conformance.rdt import accelerator_rule
 from conformance.report import judges
 from conformance.report.results import OUTCOMES
+from conformance.report.view import Report
 from conformance.sanitize import terminal
 from conformance.signing.entry_rules import (
     duration_problems,
@@ -214,22 +215,19 @@ def entry_problems(entry: Mapping[str, Any], check: Check, manifest: Mapping[str
     return problems
 
 
-def summary_problems(report: Mapping[str, Any]) -> list[str]:
+def summary_problems(report: Report) -> list[str]:
     """The summary's counts against the per-check outcomes, and each check's outcome against its
     recorded attempts (a `pass` whose attempts show a failure is flaky at best: refused). An
     outcome added later (`flaky`) may be absent from an older report's summary while no check has it."""
     from conformance.report.results import LATER_OUTCOMES, attempt_problems
 
-    checks = as_list(report.get("checks"))
     counts = {o: 0 for o in OUTCOMES}
     problems: list[str] = []
-    for entry in checks:
-        outcome = entry.get("outcome") if isinstance(entry, Mapping) else None
-        if outcome in counts:
-            counts[outcome] += 1
-        if isinstance(entry, Mapping):
-            problems += [terminal(p, limit=300) for p in attempt_problems(entry)]
-    summary = as_map(report.get("summary"))
+    for check in report.checks:
+        if check.outcome in counts:
+            counts[check.outcome] += 1
+        problems += [terminal(p, limit=300) for p in attempt_problems(check.document)]
+    summary = report.summary
     problems += [f"{k} is {terminal(summary[k], limit=40)}, the checks give {counts[k]}"
                  for k in OUTCOMES if k in summary and summary[k] != counts[k]]
     problems += [f"{k} is missing (the checks give {counts[k]})" for k in OUTCOMES
@@ -324,60 +322,77 @@ def transport_trait_problems(checks: list[Any], sections: Mapping[str, Any], che
     return problems[:4]
 
 
-def evidence_lines(report: Mapping[str, Any], checklist: Checklist | None,
+def evidence_lines(report: Report, checklist: Checklist | None,
                    published: str | None = None) -> list[tuple[str, bool, str]]:
     """(name, ok, detail) lines for verify: evidence, summary, selection. `published`: the day the
     report's release was published (its recorded arguments are judged by the definition of then)."""
     lines: list[tuple[str, bool, str]] = []
-    checks = as_list(report.get("checks"))
     if checklist is None:
         lines.append(("evidence", False, "cannot judge: the release's checklist is not available"))
     else:
-        from conformance.signing.coverage_rule import coverage_problems, release_shapes
-        from conformance.signing.host_load_rule import host_load_problems
-        from conformance.signing.host_verdict import host_verdict_problems
-        from conformance.signing.merged_evidence import merged_problems
-        from conformance.signing.same_measurement import (
-            identity_problems,
-            reference_sample_problems,
-            restart_signature_problems,
-            same_measurement_problems,
-            same_nodes_problems,
-            stretch_problems,
-        )
-        from conformance.signing.same_probe import dtype_probe_problems
-        from conformance.signing.trust import runs_remote
-
-        problems, tally = evidence_problems(checks, checklist, as_map(report.get("manifest")), runs_remote(report))
-        wrong_cap, capped = size_cap_problems(checks, as_map(as_map(report.get("selection")).get("environment")))
-        problems += wrong_cap
-        problems += transport_trait_problems(checks, as_map(report.get("sections")), checklist)
-        # a merged report: the rules of one measurement over each shard's checks, those of one
-        # cluster's node ids within each shard by the shards line (signing/merged_evidence.py)
-        merged = bool(as_map(report.get("selection")).get("shards"))
-        problems += merged_problems(report, checks, checklist) if merged else \
-            same_measurement_problems(checks, merged=False) + dtype_probe_problems(checks, merged=False)
-        problems += reference_sample_problems(checks)
-        problems += same_nodes_problems(checks, as_map(report.get("environment")), merged=merged)
-        problems += identity_problems(checks, as_map(report.get("environment")), merged=merged)
-        problems += restart_signature_problems(checks, as_map(report.get("environment")), runs_remote(report))
-        problems += stretch_problems(checks, as_map(report.get("cluster")), runs_remote(report), merged=merged)
-        shapes = release_shapes(checklist)
-        problems += coverage_problems(checks, as_map(report.get("environment")), as_map(report.get("cluster")),
-                                      remote=runs_remote(report), merged=merged, shapes=shapes)
-        problems += host_verdict_problems(checks, as_map(report.get("cluster")), as_map(report.get("preflight")),
-                                          shapes=shapes)
-        problems += host_load_problems(checks, as_map(report.get("environment")))
+        problems, tally, capped = _evidence_problems(report, checklist)
         lines.append(("evidence", not problems, "; ".join(problems) if problems else
                       f"{tally.line()}; every check records the release's params{capped}"))
     problems = summary_problems(report)
     lines.append(("summary", not problems, "; ".join(problems) if problems else
                   "summary counts equal the per-check outcomes" + ATTEMPTS_WORD))
-    from conformance.run.certification import legacy_forms
-    from conformance.signing.trust import run_problems
-
-    reasons = list(dict.fromkeys(partial_reasons(report)
-                                 + run_problems(report, legacy=legacy_forms(published))))
+    reasons = _selection_reasons(report, published)
     lines.append(("selection", not reasons, f"{NOT_CERTIFICATION}: {terminal('; '.join(reasons), limit=600)}"
                   if reasons else "the whole checklist ran (nothing deselected, every check has a test result)"))
     return lines
+
+
+def _entries(report: Report) -> list[Any]:
+    """The check entries as JSON: the record rules below judge each check's record as signed."""
+    return [c.document for c in report.checks]
+
+
+def _evidence_problems(report: Report, checklist: Checklist) -> tuple[list[str], Recomputed, str]:
+    """The evidence line's problems (see the module docstring), what its judges recomputed and
+    what the line adds of the checks run at a capped size."""
+    from conformance.signing.coverage_rule import coverage_problems, release_shapes
+    from conformance.signing.host_load_rule import host_load_problems
+    from conformance.signing.host_verdict import host_verdict_problems
+    from conformance.signing.merged_evidence import merged_problems
+    from conformance.signing.same_measurement import (
+        identity_problems,
+        reference_sample_problems,
+        restart_signature_problems,
+        same_measurement_problems,
+        same_nodes_problems,
+        stretch_problems,
+    )
+    from conformance.signing.same_probe import dtype_probe_problems
+    from conformance.signing.trust import runs_remote
+
+    checks, remote = _entries(report), runs_remote(report.document)
+    environment, cluster = report.environment.document, report.cluster
+    problems, tally = evidence_problems(checks, checklist, report.manifest, remote)
+    wrong_cap, capped = size_cap_problems(checks, report.selection.environment or {})
+    problems += wrong_cap
+    problems += transport_trait_problems(checks, report.sections or {}, checklist)
+    # a merged report: the rules of one measurement over each shard's checks, those of one
+    # cluster's node ids within each shard by the shards line (signing/merged_evidence.py)
+    merged = report.selection.merged
+    problems += merged_problems(report.document, checks, checklist) if merged else \
+        same_measurement_problems(checks, merged=False) + dtype_probe_problems(checks, merged=False)
+    problems += reference_sample_problems(checks)
+    problems += same_nodes_problems(checks, environment, merged=merged)
+    problems += identity_problems(checks, environment, merged=merged)
+    problems += restart_signature_problems(checks, environment, remote)
+    problems += stretch_problems(checks, cluster, remote, merged=merged)
+    shapes = release_shapes(checklist)
+    problems += coverage_problems(checks, environment, cluster, remote=remote, merged=merged, shapes=shapes)
+    problems += host_verdict_problems(checks, cluster, report.preflight or {}, shapes=shapes)
+    problems += host_load_problems(checks, environment)
+    return problems, tally, capped
+
+
+def _selection_reasons(report: Report, published: str | None) -> list[str]:
+    """Why the run is not a certification run: conformance.selection's reasons and trust's, which
+    judge the JSON as signed (an older release's records included)."""
+    from conformance.run.certification import legacy_forms
+    from conformance.signing.trust import run_problems
+
+    return list(dict.fromkeys(partial_reasons(report.document)
+                              + run_problems(report.document, legacy=legacy_forms(published))))

@@ -41,7 +41,8 @@ from conformance.catalog.strict_input import as_list, as_map
 
 def shard_groups(report: Mapping[str, Any], checks: Sequence[Any], checklist: Checklist) -> list[list[Any]]:
     """The merged report's checks by the shard the suite's plan gives them ([] when the report
-    lists no count the suite splits into: its `shards` line refuses it)."""
+    lists no count the suite splits into: its `shards` line refuses it). `report` is JSON:
+    selection.shards is judged as signed (signing/shards.is_merged)."""
     count = len(as_list(as_map(report.get("selection")).get("shards")))
     knobs = load_run_knobs()
     policy = sh.shard_policy(knobs)

@@ -19,10 +19,9 @@ from __future__ import annotations
 
 from html.parser import HTMLParser
 from pathlib import Path
-from typing import Any, Mapping
 
-from conformance.catalog.strict_input import as_list, as_map
 from conformance.errors import UserError
+from conformance.report.view import Report
 from conformance.sanitize import terminal
 
 PAGE = "report.html"
@@ -78,7 +77,7 @@ class _Facts(HTMLParser):
                 part.append(data)
 
 
-def page_facts_problems(report: Mapping[str, Any], raw: bytes) -> list[str]:
+def page_facts_problems(report: Report, raw: bytes) -> list[str]:
     """Where the page's stated facts (tier, each check's outcome) disagree with report.json."""
     from conformance.report.html.page import _slug
 
@@ -89,11 +88,10 @@ def page_facts_problems(report: Mapping[str, Any], raw: bytes) -> list[str]:
     except (UnicodeDecodeError, ValueError, AssertionError):
         return ["report.html is not UTF-8 HTML"]
     problems = []
-    tier = report.get("tier") or "none"
+    tier = report.tier or "none"
     if facts.tiers != [tier]:
         problems.append(f"its tier badge says {terminal(facts.tiers[:2], limit=60)}, report.json's tier is {tier!r}")
-    checks = [c for c in as_list(report.get("checks")) if isinstance(c, Mapping)]
-    want = [(str(c.get("id")), _slug(c.get("outcome"))) for c in checks]
+    want = [(c.id, _slug(c.outcome)) for c in report.checks]
     got = [(r[0], r[1] if len(r) > 1 else "?") for r in facts.rows]
     if got != want:
         differ = next((f"{w[0]} {w[1]} vs {g[0]} {g[1]}" for w, g in zip(want, got) if w != g),
@@ -102,9 +100,10 @@ def page_facts_problems(report: Mapping[str, Any], raw: bytes) -> list[str]:
     return problems
 
 
-def page_lines(folder: Path, report: Mapping[str, Any], derived: bool = True) -> list[tuple[str, bool, str]]:
-    """One `page` line for `folder`'s report.html against `report` (report.json, parsed). `derived`:
-    this verifier renders the report's release (signing/rendering.renders_release)."""
+def page_lines(folder: Path, report: Report, derived: bool = True) -> list[tuple[str, bool, str]]:
+    """One `page` line for `folder`'s report.html against `report` (report.json, typed). `derived`:
+    this verifier renders the report's release (signing/rendering.renders_release): the page is
+    rendered from the JSON as signed (report.document), which the run paged."""
     from conformance.report.html import render_report_html
     from conformance.signing.attestation import read_file
 
@@ -116,13 +115,13 @@ def page_lines(folder: Path, report: Mapping[str, Any], derived: bool = True) ->
     except UserError as exc:
         return [("page", False, terminal(str(exc), limit=300))]
     try:
-        rendered = render_report_html(dict(report)).encode("utf-8")
+        rendered = render_report_html(dict(report.document)).encode("utf-8")
     except (KeyError, TypeError, ValueError, AttributeError, IndexError):
         rendered = None
     if rendered == raw:
         return [("page", True, "report.html is this verifier's page of report.json, byte for byte")]
     if derived:
-        version = terminal(str(as_map(report.get("suite")).get("version")), limit=40)
+        version = terminal(report.suite.version, limit=40)
         return [("page", False, f"report.html is not this verifier's page of report.json, and a run of release {version} "
                                 "wrote exactly that page (it is not signed: a page edited after signing, or another "
                                 "run's, shows what report.json does not say); keep the page the run wrote, or remove it")]

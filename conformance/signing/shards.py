@@ -132,6 +132,8 @@ def merge_folders(folders: Sequence[Path], out: Path, area_docs: Mapping[str, st
 # ------------------------------------------------------------------ verify
 
 def is_merged(report: Mapping[str, Any]) -> bool:
+    """A report `merge` made: its selection lists shards. JSON as signed: a release before merging
+    did not type selection.shards, so its presence (in any form) is what marks one."""
     selection = report.get("selection")
     return isinstance(selection, Mapping) and "shards" in selection
 
@@ -139,7 +141,8 @@ def is_merged(report: Mapping[str, Any]) -> bool:
 def shard_run_problems(report: Mapping[str, Any], published: str | None) -> list[str]:
     """Why a shard is not a whole run's part: its own run cut short or altered (interrupted, not
     collected whole, an argument beyond the definition); its slice and a --check narrowing are
-    the merge's to judge (the merged report's selection)."""
+    the merge's to judge (the merged report's selection). JSON: the shard's report is rebuilt
+    without those arguments for trust.run_problems, which judges the JSON as signed."""
     from conformance.run.certification import NARROWING_OPTIONS, legacy_forms
     from conformance.signing.trust import run_problems
 
@@ -155,7 +158,7 @@ def shard_lines(folder: Path, report: Mapping[str, Any], verify_one: Callable[[P
     shards/<i-of-N>/ (and no other), each verified by `verify_one` (every line but its own
     selection passes), its report.json the one merged, the set one run of one machine, each slice
     the suite's plan (`checklist`: the release's; report.merge.plan_problems), and this report the
-    merge of them."""
+    merge of them. `report` is JSON: selection.shards is judged as signed (see is_merged)."""
     listed = [e for e in (report.get("selection") or {}).get("shards") or [] if isinstance(e, Mapping)]
     root = folder / SHARDS_DIR
     present = sorted(p.name for p in root.iterdir()) if root.is_dir() else []

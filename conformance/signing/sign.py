@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 from conformance.catalog import releases
 from conformance.errors import UserError
+from conformance.report.view import Report
 from conformance.sanitize import terminal
 from conformance.signing import dsse, keys, submission
 from conformance.signing.attestation import (
@@ -27,14 +27,14 @@ from conformance.signing.attestation import (
 from conformance.signing.canonical import canonical_json
 
 
-def report_release(report: dict[str, Any], releases_file: Path | None = None) -> releases.Release:
+def report_release(report: Report, releases_file: Path | None = None) -> releases.Release:
     """The listed release report.json names (suite.version): the statement carries that release's
     data digests, never this installation's, so a report of an older release is signed as
     verify judges it. A version no release lists is refused (verify would reject it)."""
     path = Path(releases_file or releases.default_path())
     known = releases.load_releases(path)
-    version = report["suite"].get("version")
-    release = known.get(version) if isinstance(version, str) else None
+    version = report.suite.version
+    release = known.get(version)
     if release is None:
         listed = ", ".join(list(known)[-3:]) or "none"
         raise UserError(f"sign: refused: report.json suite.version {terminal(repr(version), limit=80)} is not a "
@@ -106,7 +106,7 @@ def sign_report_dir(report_dir: Path, key_path: Path, passphrase: bytes | None =
         for t in targets:
             if t.exists() or t.is_symlink():
                 raise UserError(existing_signature_refusal(t, read.digests()[REPORT_JSON]))
-    release = report_release(report, releases_file)
+    release = report_release(Report.from_json(report), releases_file)   # the schema held above
     private_key = keys.load_private_key(Path(key_path), passphrase, allow_insecure_mode=allow_insecure_key_mode)
     statement = build_statement(report, read.digests(), release.report_schema_sha256, release.descriptors())
     envelope = dsse.make_envelope(canonical_json(statement), private_key)

@@ -47,7 +47,8 @@ def schema_problem(report: Untrusted, schema_path: Path) -> str | None:
 
 
 def report_schema_for(report: Untrusted, releases_file: Path | None = None) -> Path:
-    """The schema verify validates `report` with: its release's, else this installation's."""
+    """The schema verify validates `report` with: its release's, else this installation's (the
+    release is read off the JSON as read, narrowed: the schema it picks has not held yet)."""
     from conformance.catalog import releases
 
     path = Path(releases_file or releases.default_path())

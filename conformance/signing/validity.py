@@ -67,7 +67,8 @@ def add_months(day: date, months: int) -> date:
 def certificate_validity(report: Mapping[str, Any], release: releases.Release | None,
                          policy: Policy | None) -> Validity | None:
     """When the certificate `report` makes holds; None when nothing dates it (no policy, no
-    release, a finished_at the code cannot read)."""
+    release, a finished_at the code cannot read). `report` is JSON, narrowed: a decision dates
+    any report verify read (signing/decision.py), a schema-valid one or not."""
     if policy is None or release is None:
         return None
     finished = report.get("finished_at")

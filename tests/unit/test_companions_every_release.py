@@ -45,21 +45,23 @@ def _claim(report: dict[str, Any], version: str) -> None:
 
 
 def _companions(report: dict[str, Any], markdown: str, junit: bytes | None = None) -> tuple[bool, str]:
+    from conformance.report.view import Report
     from conformance.signing.companions import companion_lines
     from conformance.signing.rendering import renders_release
 
     junit = (EXAMPLE / "junit.xml").read_bytes() if junit is None else junit
     derived = renders_release(report["suite"]["version"], _known())
-    (name, ok, detail), = companion_lines(report, junit, markdown.encode("utf-8"), derived)
+    (name, ok, detail), = companion_lines(Report.from_json(report), junit, markdown.encode("utf-8"), derived)
     return ok, detail
 
 
 def _page(tmp_path: Path, report: dict[str, Any], page: bytes) -> tuple[bool, str]:
+    from conformance.report.view import Report
     from conformance.signing.page import page_lines
     from conformance.signing.rendering import renders_release
 
     (tmp_path / "report.html").write_bytes(page)
-    (name, ok, detail), = page_lines(tmp_path, report, renders_release(report["suite"]["version"], _known()))
+    (name, ok, detail), = page_lines(tmp_path, Report.from_json(report), renders_release(report["suite"]["version"], _known()))
     return ok, detail
 
 

@@ -16,6 +16,7 @@ from conformance.catalog.datafiles import load_schema
 from conformance.catalog.releases import default_path, load_release_data, load_releases
 from conformance.catalog.selection import is_partial, partial_reasons, selection_record
 from conformance.report import judges
+from conformance.report.view import Report
 from conformance.signing.evidence import evidence_lines
 from signing_support import PASSING_METRICS, build_report, suite
 
@@ -25,7 +26,7 @@ def params(cid: str) -> dict[str, Any]:
 
 
 def lines_of(report: dict[str, Any]) -> dict[str, tuple[bool, str]]:
-    return {name: (ok, detail) for name, ok, detail in evidence_lines(report, suite().checklist)}
+    return {name: (ok, detail) for name, ok, detail in evidence_lines(Report.from_json(report), suite().checklist)}
 
 
 # ------------------------------------------------------------------------------ judges

@@ -30,8 +30,9 @@ OBJECTS: dict[type, tuple[str, ...]] = {
     view.Condition: ("tiers", "[]", "conditions", "[]"),
     view.Capability: ("capabilities", "[]"),
 }
-# the JSON itself, kept for the helpers that judge the report as it was signed
-NOT_SCHEMA_FIELDS = {"document"}
+# document: the JSON itself, kept for the helpers that judge the report as it was signed;
+# merged: Selection.merged, whether selection.shards lists any (test_selection_records_read_as_json)
+NOT_SCHEMA_FIELDS = {"document", "merged"}
 
 
 def _node(path: tuple[str, ...]) -> Mapping[str, Any]:
@@ -95,3 +96,36 @@ def test_capabilities_the_view_cannot_read_stay_json() -> None:
     doc = build_report()
     doc["capabilities"] = [{"name": "device"}]
     assert view.Report.from_json(doc).capabilities is None
+
+
+def test_the_runs_records_read_as_json() -> None:
+    """cluster, sections, preflight and the selection's environment and nodes stay JSON for the
+    rules that judge them; duration_s and partial are typed."""
+    doc = build_report()
+    doc["duration_s"], doc["preflight"] = 12.5, {"ok": True, "duration_s": 1.0, "findings": []}
+    doc["selection"]["environment"] = {"RAY_CONFORMANCE_TRANSPORT_MAX_BYTES": "1MiB"}
+    report = view.Report.from_json(doc)
+    assert report.partial is doc["partial"] and report.duration_s == 12.5
+    assert report.cluster is doc["cluster"] and report.preflight is doc["preflight"]
+    assert report.environment.document is doc["environment"]
+    assert report.selection.environment == {"RAY_CONFORMANCE_TRANSPORT_MAX_BYTES": "1MiB"}
+    assert report.sections is doc.get("sections") and report.selection.nodes is None
+
+
+def test_an_optional_record_that_is_not_an_object_reads_as_absent() -> None:
+    """A release whose schema does not declare the record let any value through: its readers took
+    one that is not an object for an empty record (as_map), and read None the same way."""
+    doc = build_report()
+    doc["sections"], doc["preflight"], doc["selection"]["environment"] = [1], "x", 3
+    doc.pop("duration_s", None)
+    report = view.Report.from_json(doc)
+    assert (report.sections, report.preflight, report.selection.environment, report.duration_s) == (None,) * 4
+
+
+def test_selection_merged_is_whether_it_lists_shards() -> None:
+    doc = build_report()
+    assert view.Report.from_json(doc).selection.merged is False
+    doc["selection"]["shards"] = [{"shard": "1-of-2"}, {"shard": "2-of-2"}]
+    assert view.Report.from_json(doc).selection.merged is True
+    doc["selection"]["shards"] = []
+    assert view.Report.from_json(doc).selection.merged is False

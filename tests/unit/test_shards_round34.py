@@ -109,9 +109,10 @@ def _merged(edit: Any = None) -> dict[str, Any]:
 
 
 def _evidence(report: dict[str, Any]) -> tuple[bool, str]:
+    from conformance.report.view import Report
     from conformance.signing.evidence import evidence_lines
 
-    line = next(x for x in evidence_lines(report, _checklist()) if x[0] == "evidence")
+    line = next(x for x in evidence_lines(Report.from_json(report), _checklist()) if x[0] == "evidence")
     return line[1], line[2]
 
 

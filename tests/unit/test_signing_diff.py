@@ -555,7 +555,8 @@ def test_tier_drop_is_a_regression_and_a_rise_is_not() -> None:
 
 def test_a_capability_no_longer_certified_is_a_regression() -> None:
     old = build_report()
-    old["capabilities"] = [{"name": "transport", "state": "certified"}, {"name": "device", "state": "certified"}]
+    old["capabilities"] = [{"name": name, "state": "certified", "declared": True, "required_checks": [], "blocking": []}
+                           for name in ("transport", "device")]   # schema-valid entries, as load_report admits
     new = copy.deepcopy(old)
     new["capabilities"][0]["state"] = "not_certified"
     assert ("capability", True, None) in _kinds(old, new)

@@ -85,16 +85,21 @@ def test_report_html_must_be_the_page_of_report_json(tmp_path: Path) -> None:
     """N25_19/N25_20: report.html is no signed subject; a page edited after signing (or another
     run's) verified beside an honest report.json."""
     from conformance.report.html import render_report_html
+    from conformance.report.view import Report
     from conformance.signing.page import page_lines
+    from signing_support import build_report
 
-    report = _example_like_report()
+    base = build_report()   # the fields the schema requires that the example-like report leaves out
+    doc = {**base, **_example_like_report()}
+    doc["suite"] = {**base["suite"], **doc["suite"]}
+    report = Report.from_json(doc)
     assert page_lines(tmp_path, report, True)[0][1]   # no page: nothing shown
-    (tmp_path / "report.html").write_text(render_report_html(dict(report)), encoding="utf-8")
+    (tmp_path / "report.html").write_text(render_report_html(dict(doc)), encoding="utf-8")
     assert page_lines(tmp_path, report, True)[0][:2] == ("page", True)
     (tmp_path / "report.html").write_text("<html><body><h1>SimAcc X1: stable, 100/100 pass</h1></body></html>")
     name, ok, detail = page_lines(tmp_path, report, True)[0]
     assert (name, ok) == ("page", False) and "not this verifier's page" in detail
-    older = dict(report, suite={"name": "ray-accelerator-conformance", "version": "0.1.0+data.16"})
+    older = Report.from_json(dict(doc, suite={**doc["suite"], "version": "0.1.0+data.16"}))
     assert not page_lines(tmp_path, older, False)[0][1]   # an older release's page states what report.json does not
     (tmp_path / "report.html").unlink()
     (tmp_path / "report.html").symlink_to("/etc/hostname")

@@ -116,9 +116,10 @@ def test_a_collective_call_leaves_its_births_and_one_slice_each_no_more() -> Non
 # ------------------------------------------------------------------ diff's references (same_measurement)
 def _evidence(report: dict[str, Any]) -> tuple[bool, str]:
     """verify's evidence line on a whole report, under the checklist of the example's release."""
+    from conformance.report.view import Report
     from conformance.signing.evidence import evidence_lines
 
-    [(_, ok, detail)] = [line for line in evidence_lines(report, example_checklist()) if line[0] == "evidence"]
+    [(_, ok, detail)] = [line for line in evidence_lines(Report.from_json(report), example_checklist()) if line[0] == "evidence"]
     return ok, detail
 
 

@@ -73,13 +73,14 @@ def test_hx01_a_node_count_of_ten_to_the_twelve_is_not_iterated() -> None:
 
 def test_hx19_a_manifest_the_loader_refuses_is_refused_by_verify_too() -> None:
     from conformance.catalog.datafiles import data_root
+    from conformance.report.view import Report
     from conformance.signing.embedded import manifest_problem
 
     schema = data_root() / "schemas" / "manifest.schema.json"
     report = example()
-    assert cross_problems(report["manifest"]) == [] and manifest_problem(report, schema) is None
+    assert cross_problems(report["manifest"]) == [] and manifest_problem(Report.from_json(report), schema) is None
     report["manifest"]["cluster"]["node_env"] += [{}] * 200_000
-    problem = manifest_problem(report, schema)
+    problem = manifest_problem(Report.from_json(report), schema)
     assert problem is not None and "200002 entries for 2 node(s)" in problem
 
 

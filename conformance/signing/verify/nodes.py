@@ -23,8 +23,8 @@ from conformance.signing.verify.lines import Verification
 
 def exercised_nodes_are_the_runs_choice(v: Verification, case: Judged) -> None:
     """`nodes`: the per-node checks' exercised nodes are the seed's choice (sample) or every node (all)."""
-    report = case.report.document
-    keys = manifest_domain_keys(report.get("manifest"), load_vocabulary())
+    report = case.report.document   # the node records, judged as signed (node_sample, node_mode)
+    keys = manifest_domain_keys(case.report.manifest, load_vocabulary())
     problems, summary = choice_problems(report, node_policy(data_module.load_run_knobs()), keys)
     v.judge("nodes", recorded_mode_problems(report) + problems, summary + sample_word(report))
 

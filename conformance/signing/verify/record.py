@@ -3,7 +3,6 @@ ordered, the signed companions state what report.json states, each judged check'
 its outcome, and a merged report's shards each verify."""
 from __future__ import annotations
 
-from conformance.catalog.strict_input import as_map
 from conformance.signing import evidence, trust
 from conformance.signing.verify.case import Judged
 from conformance.signing.verify.lines import Verification
@@ -35,9 +34,9 @@ def companions_state_what_the_report_states(v: Verification, case: Judged) -> No
     from conformance.signing.companions import companion_lines
     from conformance.signing.rendering import renders_release
 
-    raw, report = case.sealed.files.raw, case.report.document
-    derived = renders_release(as_map(report.get("suite")).get("version"), case.known_releases)
-    v.extend(companion_lines(report, raw["junit.xml"], raw["report.md"], derived))
+    raw = case.sealed.files.raw
+    derived = renders_release(case.report.suite.version, case.known_releases)
+    v.extend(companion_lines(case.report, raw["junit.xml"], raw["report.md"], derived))
 
 
 def page_is_the_reports_page(v: Verification, case: Judged) -> None:
@@ -47,16 +46,15 @@ def page_is_the_reports_page(v: Verification, case: Judged) -> None:
     from conformance.signing.page import page_lines
     from conformance.signing.rendering import renders_release
 
-    report = case.report.document
-    derived = renders_release(as_map(report.get("suite")).get("version"), case.known_releases)
-    v.extend(page_lines(case.sealed.folder, report, derived))
+    derived = renders_release(case.report.suite.version, case.known_releases)
+    v.extend(page_lines(case.sealed.folder, case.report, derived))
 
 
 def evidence_gives_each_outcome(v: Verification, case: Judged) -> None:
     """`evidence`, `summary`, `selection`: each judged check's outcome is what its judge gives on
     its metrics (signing/evidence.py), the summary counts and the run's selection."""
     release_data, _ = case.release_data
-    v.extend(evidence.evidence_lines(case.report.document, release_data[0] if release_data else None, case.published))
+    v.extend(evidence.evidence_lines(case.report, release_data[0] if release_data else None, case.published))
 
 
 def shards_each_verify(v: Verification, case: Judged) -> None:

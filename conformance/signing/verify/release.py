@@ -27,7 +27,8 @@ class SchemaVerdict:
 def report_is_schema_valid(v: Verification, case: Sealed, known: Mapping[str, releases.Release],
                            releases_file: Path) -> SchemaVerdict:
     """`schema`: report.json is valid against the release's report schema (this verifier's when
-    the release's file is not available, said on the line)."""
+    the release's file is not available, said on the line). The claimed release is read off the
+    JSON as read: no schema has held yet, so every read is narrowed."""
     report = case.document
     version = (report.get("suite") or {}).get("version") if isinstance(report.get("suite"), dict) else None
     release = known.get(version) if isinstance(version, str) else None
@@ -79,7 +80,7 @@ def release_files_are_available(v: Verification, case: Judged) -> None:
 def embedded_manifest_and_environment_are_supported(v: Verification, case: Judged) -> None:
     """`manifest`: the embedded manifest against the release's manifest schema; `environment`:
     Python and torch inside the suite's declared support."""
-    release, report = case.release, case.report.document
+    release, report = case.release, case.report
     schema = releases.release_schema_file(release, "manifest.schema.json", case.releases_file) if release else None
     if release is None:
         v.add("manifest", False, "cannot check: unknown release")

@@ -26,7 +26,9 @@ class ReleaseInputs:
 
     def profiles_for(self, report: Mapping[str, Any]) -> list[dict[str, Any]] | None:
         """The profiles a report's capabilities are recomputed with: the release's, or (for a
-        release that predates binding them) this verifier's copy narrowed to the ones it claims."""
+        release that predates binding them) this verifier's copy narrowed to the ones it claims.
+        `report` is JSON: the claimed capabilities are read as signed (a release before profiles
+        let any value through; verify's capabilities line judges it)."""
         if self.profiles is None or not self.claimed_only:
             return self.profiles
         claimed = report.get("capabilities")

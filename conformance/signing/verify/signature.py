@@ -16,7 +16,8 @@ MAX_ARTIFACT_BYTES = 8 * 1024 ** 3  # the plugin artifact beside the report is h
 
 
 def signed_by_a_trusted_key_bound_to_the_vendor(v: Verification, case: Sealed) -> None:
-    """`signature`: by a trusted key; `identity`: that key bound to the report's vendor (naming both if not)."""
+    """`signature`: by a trusted key; `identity`: that key bound to the report's vendor (naming both if not).
+    A sealed check: the vendor is read off the JSON as signed, whether or not the report schema holds."""
     env, trusted = case.envelope, case.trusted
     signers = dsse.valid_signers(env, trusted) if trusted else []
     vendor = as_map(case.document.get("manifest")).get("vendor")

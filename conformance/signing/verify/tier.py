@@ -174,5 +174,5 @@ def checklist_is_complete(v: Verification, case: Judged) -> None:
     if differing:
         problems.append(f"title/area/level differ from the release's checklist: "
                         f"{terminal(', '.join(differing[:8]), limit=300)}{' …' if len(differing) > 8 else ''}")
-    problems += provisional_problems(case.report.document.get("checks"), checklist)
+    problems += provisional_problems([c.document for c in case.report.checks], checklist)
     v.judge("completeness", problems, f"all {len(expected)} checks of the release are present")
