@@ -22,7 +22,8 @@ from suite_runner import BROKEN, CHECKS, ROOT, SIM_MANIFEST, outcomes
 # The tier the same manifest reaches on ray.cluster_utils nodes the suite starts itself:
 # tests/test_device_teeth.py::test_good_plugin_passes_every_device_check asserts it.
 CLUSTER_UTILS_TIER = "experimental"
-HOSTS = 3
+HOSTS = 4          # one past the roles head, b, c: a host of no role must not turn a correct plugin's check red
+PARTITION_HOSTS = 3
 XFER_MANIFEST = ROOT / "tests" / "manifests" / "recovery-simxfer.yaml"   # the same accelerator + SIMXFER
 NS_DRIVER = "conformance.cluster.hosts.faults:NamespaceFaultDriver"
 NODE_CHECKS = ("FR-007", "FR-008", "FR-009", "FR-010", "FR-011", "FR-017")
@@ -117,7 +118,7 @@ def faulty_manifest(folder: Path) -> Path:
 
 def test_partition_checks_have_teeth(tmp_path: Path) -> None:
     manifest = faulty_manifest(tmp_path / "m")
-    with HostCluster(manifest, hosts=HOSTS, extra_env={"RAY_rdt_fetch_fail_timeout_milliseconds": "10000"},
+    with HostCluster(manifest, hosts=PARTITION_HOSTS, extra_env={"RAY_rdt_fetch_fail_timeout_milliseconds": "10000"},
                      segments=SEGMENTS) as hc:
         proc, report = certify(hc, tmp_path / "out", *with_driver(hc), "--",
                                f"{PARTITION_FILES[0]}::test_partitioned_node_is_replaced_and_rejoins_as_new_node",
