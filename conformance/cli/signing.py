@@ -23,7 +23,7 @@ from conformance.cli import numbers as cli_numbers
 from conformance.errors import UserError
 from conformance.exit_codes import Exit
 from conformance.sanitize import terminal
-from conformance.signing import attestation, decision, diff, keyring, keys, merit_diff, report_revocation, review, trust, validity, verify
+from conformance.signing import attestation, decision, diff, keyring, keys, merit_diff, receipts, report_revocation, review, trust, validity, verify
 from conformance.signing.sign import sign_report_dir
 
 __all__ = ["register", "main", "build_parser", "sign_report_dir"]
@@ -191,6 +191,17 @@ def _tolerance(text: str) -> float:
     return value
 
 
+def _decision_readers(args: argparse.Namespace, sign: review.DecisionSigning | None) -> list[keyring.TrustedKey]:
+    """The SIG's key that review reads --decisions with (their times are the SIG's receipts,
+    signing/receipts.py): the public half of --decision-key, else --sig-key."""
+    if sign is not None:
+        return [keyring.trusted_key(keys.load_private_key(sign.key, sign.passphrase).public_key(), "sig")]
+    if getattr(args, "sig_key", None):
+        return [keyring.key_from_file(Path(args.sig_key))]
+    raise UserError("review: --decisions DIR is read with the SIG's key (its decisions date when the SIG received "
+                    "each report): pass --decision-key SIG_KEY or --sig-key SIG_PUB", field="--sig-key")
+
+
 def _review(args: argparse.Namespace) -> int:
     sign = None
     if args.decision_key:
@@ -201,9 +212,10 @@ def _review(args: argparse.Namespace) -> int:
                             field="--keyring")
         sign = review.DecisionSigning(Path(args.decision_key), keys.passphrase_from_env(args.passphrase_env),
                                       Path(args.decisions))
+    received = receipts.read(Path(args.decisions), _decision_readers(args, sign)) if args.decisions else None
     rows = review.review_folder(Path(args.dir), _trusted(args), releases_file=args.releases,
                                 timeout_s=args.submission_timeout, revocations=_revocations(args),
-                                today=_today(args), decisions=sign)
+                                today=_today(args), decisions=sign, received=received)
     failed = 1 if any(r.signature.startswith("error:") or r.revoked for r in rows) else 0
     if args.format == "html":  # a folder of pages, not one table on stdout
         from conformance.signing.dashboard import write_site
@@ -349,7 +361,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     _revocation_options(p)
     p.add_argument("--decision-key", metavar="SIG_KEY", help="sign the SIG's decision on each verified or rejected submission")
     p.add_argument("--decisions", type=Path, default=None, metavar="DIR",
-                   help="folder for the decisions (<submission>.decision.intoto.json; an existing one is kept)")
+                   help="folder for the decisions (<submission>.decision.intoto.json; an existing one is kept); "
+                        "each decision's time is when the SIG received its report: a product's history follows "
+                        "them and a report dated before one received earlier is marked RE-DATED? (read with "
+                        "--decision-key's public half, else --sig-key)")
     _passphrase_options(p, "read the decision key's passphrase from $VAR")
     p.set_defaults(func=_review)
 

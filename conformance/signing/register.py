@@ -7,8 +7,8 @@ from stable to beta keeps reading "stable" wherever its old row is looked at. Th
 * a product is a vendor and product spelt the same (conformance/identity.py, NFKC, trimmed);
 * the reports that count are the verified ones (with a keyring; without one, every report whose
   tier could be recomputed), never a revoked one;
-* its current tier is its latest counted report's (by finished_at): an earlier, higher one
-  never outranks it;
+* its current tier is its latest counted report's (as the SIG received them, by its signed
+  decisions, signing/receipts.py; then by finished_at): an earlier, higher one never outranks it;
 * a later report with a lower tier demotes it: "demoted from stable on DATE" with the checks
   whose outcome changed between the two reports. A later higher one promotes it back.
 
@@ -64,15 +64,19 @@ def group(rows: Sequence[Row]) -> list[list[Row]]:
     return groups
 
 
-def _when(row: Row) -> tuple[int, str]:
+def _when(row: Row) -> tuple[int, str, int, str]:
+    """The SIG's receipt first (signing/receipts.py: a report it decided on before, by its decision's
+    time; then the ones this review received), then finished_at, the vendor's claim."""
+    received = (0, row.received) if row.received else (1, "")
     try:
-        return 1, utc_datetime(row.finished_at).isoformat()
+        return (*received, 1, utc_datetime(row.finished_at).isoformat())
     except (ValueError, TypeError):
-        return 0, row.finished_at
+        return (*received, 0, row.finished_at)
 
 
 def history(rows: Sequence[Row]) -> list[Row]:
-    """One product's rows, oldest first (an undated row first of all)."""
+    """One product's rows, oldest first: as the SIG received them, then by finished_at (an undated
+    row first)."""
     return sorted(rows, key=_when)
 
 

@@ -10,16 +10,19 @@ Each row also says how long its certificate holds (signing/validity.py: valid / 
 expired), whether the SIG's signed list revokes it (signing/report_revocation.py), the decision
 the SIG signed on it (signing/decision.py, with --decision-key), and its product's standing: the
 current tier is the latest verified report's, and a later lower one demotes it (signing/register.py).
+"Latest" is as the SIG received them where its decisions say (signing/receipts.py): a report dated
+before one it received earlier is marked RE-DATED?, and a received report is verified on its
+receipt's day.
 """
 from __future__ import annotations
 
 import json
 import re
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from tabulate import tabulate
 
@@ -32,7 +35,7 @@ from conformance.errors import UserError
 from conformance.report.view import Report
 from conformance.sanitize import markdown_cell, terminal
 from conformance.signing import attestation as att
-from conformance.signing import bounds, decision, register, submission, trust, validity
+from conformance.signing import bounds, decision, receipts, register, submission, trust, validity
 from conformance.signing.bounds import SubmissionTimeout
 from conformance.signing.keyring import TrustedKey
 from conformance.signing.report_revocation import RevocationList
@@ -101,12 +104,15 @@ class DecisionSigning:
 @dataclass(frozen=True)
 class Context:
     """What a review reads besides the submissions: the SIG's revocation list, the day validity is
-    judged on and its policy, and where decisions are signed to."""
+    judged on and its policy, where decisions are signed to, and when the SIG received the
+    reports it decided on before (its decisions' times)."""
 
     today: date
     policy: validity.Policy | None = None
     revocations: RevocationList | None = None
     decisions: DecisionSigning | None = None
+    # report.json sha256 -> the SIG's earliest signed decision on it (signing/receipts.py)
+    received: Mapping[str, receipts.Receipt] = field(default_factory=dict)
 
 
 def _dates(row: Row, report: dict[str, Any], known: dict[str, releases.Release], ctx: Context) -> None:
@@ -144,6 +150,8 @@ def _fill(row: Row, folder: Path, trusted: Sequence[TrustedKey] | None, known: d
     raw = att.read_file(folder / att.REPORT_JSON, "review", within=folder)
     report = att.parse_report(raw, str(folder / att.REPORT_JSON))
     row.report_sha256 = datafiles.sha256_bytes(raw)
+    receipt = receipts.received(row, ctx.received)
+    row.received = receipt.at.strftime("%Y-%m-%dT%H:%M:%SZ") + f" ({receipt.decision})" if receipt else None
     manifest = as_map(report.get("manifest"))
     suite = as_map(report.get("suite"))
     row.vendor = _short_str(manifest.get("vendor"))
@@ -184,7 +192,9 @@ def _fill(row: Row, folder: Path, trusted: Sequence[TrustedKey] | None, known: d
         row.signature = "unverified"
     else:
         try:
-            v = verify_path(folder, trusted, releases_file=releases_file, waivers_file=waivers_file)
+            # a report the SIG received before is judged on its clock then (the release window)
+            v = verify_path(folder, trusted, releases_file=releases_file, waivers_file=waivers_file,
+                            now=receipt.at if receipt else None)
         except UserError as exc:
             row.signature = f"error: {exc}"
         else:
@@ -298,8 +308,10 @@ def review_folder(folder: Path, trusted: Sequence[TrustedKey] | None = None, *,
                   releases_file: Path | None = None, waivers_file: Path | None = None,
                   timeout_s: float | None = None, max_bytes: int | None = None,
                   revocations: RevocationList | None = None, today: date | None = None,
-                  decisions: DecisionSigning | None = None) -> list[Row]:
-    """One row per submission sub-folder, each within its bounds (None: tiers/review.yaml's)."""
+                  decisions: DecisionSigning | None = None,
+                  received: Mapping[str, receipts.Receipt] | None = None) -> list[Row]:
+    """One row per submission sub-folder, each within its bounds (None: tiers/review.yaml's).
+    `received`: the SIG's receipts of reports it decided on before (signing/receipts.py)."""
     folder = Path(folder)
     if not folder.is_dir():
         raise UserError(f"review: {folder} is not a directory")
@@ -308,12 +320,14 @@ def review_folder(folder: Path, trusted: Sequence[TrustedKey] | None = None, *,
         raise UserError(f"review: {folder} has no submission sub-folders")
     releases_file = Path(releases_file or releases.default_path())
     known = releases.load_releases(releases_file)
-    ctx = Context(today or trust.utc_now().date(), validity.load_policy(releases_file), revocations, decisions)
+    ctx = Context(today or trust.utc_now().date(), validity.load_policy(releases_file), revocations, decisions,
+                  dict(received or {}))
     worker: bounds.BoundedWorker[Path, Row]
     with bounds.BoundedWorker(lambda f: _row(f, trusted, known, releases_file, waivers_file, ctx)) as worker:
         rows = [review_submission(p, trusted, known, releases_file, waivers_file, timeout_s, max_bytes, worker, ctx)
                 for p in subs]
     mark_same_products(rows)
+    receipts.mark_redated(rows)
     mark_keyring_lookalikes(rows, trusted or [])
     register.mark_standing(rows, register.tier_order(), counted=register.counted_rows(rows, verified_only=bool(trusted)))
     return rows

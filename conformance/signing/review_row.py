@@ -49,6 +49,11 @@ class Row:
     current: bool = False
     demoted: str | None = None
     outcomes: dict[str, str] = field(default_factory=dict)
+    # when the SIG received this report.json: its earliest signed decision on it (signing/receipts.py;
+    # None: never decided on, received by this review), and the submissions of the same product the
+    # SIG received earlier that this one claims to have finished before (a re-dated report?)
+    received: str | None = None
+    redated_before: list[str] = field(default_factory=list)
     # the submission's bounds (tiers/review.yaml): "" within them, else why not ("too large: ...",
     # "took too long: ..."); and the seconds its review took (its page gets what is left)
     over_bound: str = ""
@@ -77,7 +82,8 @@ class Row:
 
     def same_product_cell(self) -> str:
         marks = ([f"DUPLICATE of {', '.join(self.duplicate_of)}"] if self.duplicate_of else []) + \
-                ([f"LOOK-ALIKE of {', '.join(self.looks_like)}"] if self.looks_like else [])
+                ([f"LOOK-ALIKE of {', '.join(self.looks_like)}"] if self.looks_like else []) + \
+                ([f"RE-DATED? finished before {', '.join(self.redated_before)}"] if self.redated_before else [])
         return "; ".join(marks) or "-"
 
 

@@ -21,7 +21,7 @@ import functools
 import re
 from collections import Counter
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta, timezone
+from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Collection, Mapping
 
@@ -423,7 +423,10 @@ def superseded_problem(version: Untrusted, started: datetime | None, listed: Map
 
 
 def utc_now() -> datetime:
-    return datetime.now(timezone.utc)
+    """The verifier's clock ($CONFORMANCE_VERIFY_NOW pins it: signing/clock.py)."""
+    from conformance.signing.clock import verifier_now
+
+    return verifier_now()
 
 
 # ---------------------------------------------------------------------------- Ray version

@@ -15,9 +15,10 @@ import json
 import shutil
 from datetime import date, timedelta
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import pytest
+import verifier_clock
 
 from conformance.catalog import datafiles
 from conformance.cli.signing import main
@@ -34,6 +35,13 @@ def _example_dates() -> tuple[date, date]:
     policy = validity.load_policy()
     assert policy is not None
     return start, validity.add_months(start, policy.valid_months) - timedelta(days=1)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _verified_when_received() -> Iterator[None]:
+    """The verifier's clock the day the SIG received the example (a release superseded since, by a
+    development release or the next one, is inside the SIG's window then: signing/release_window.py)."""
+    yield from verifier_clock.pinned(EXAMPLE / "report.json")
 
 
 @pytest.fixture(scope="module")

@@ -22,9 +22,10 @@ import json
 import shutil
 from collections import Counter
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import pytest
+import verifier_clock
 import yaml
 
 from conformance.catalog import capabilities, data, datafiles, releases
@@ -48,6 +49,13 @@ def _vendor_word_accepted(monkeypatch: pytest.MonkeyPatch) -> None:
     from conformance.signing.verify import tier
 
     monkeypatch.setattr(tier, "refuses_vendor_word", lambda case: False)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _verified_when_received() -> Iterator[None]:
+    """The verifier's clock the day the SIG received the run (its release, superseded since, is
+    inside the SIG's window then: signing/release_window.py), not today's."""
+    yield from verifier_clock.pinned(EXAMPLE / "report.json")
 RELEASES = releases.default_path()
 
 

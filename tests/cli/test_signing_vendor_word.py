@@ -9,10 +9,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from test_signing_evidence_classes import EXAMPLE, failing, retally, sign_as_vendor, verify
+from test_signing_evidence_classes import EXAMPLE, _verified_when_received, failing, retally, sign_as_vendor, verify
 
 from conformance.catalog import releases
 from conformance.signing import keys
+
+__all__ = ["_verified_when_received"]   # the verifier's clock the day the run was received (autouse)
 
 
 def test_a_tier_on_the_vendors_word_is_refused(tmp_path: Path) -> None:

@@ -28,6 +28,9 @@ Checks, in order:
                 the winner, never one field alone nor a contradicted fact, is the tier input
   time          started_at <= finished_at <= the verifier's clock (and --at), on or after the
                 release's publication
+  superseded    no later release was published before the run started, and the verifier's clock
+                (signing/clock.py) is inside the SIG's window after the next release's publication
+                (signing/release_window.py)
   tier          the tier recomputed with compute_tiers equals the claimed tier and per-tier
                 detail; waiver semantics (blocks_tier, expiry) come from the release's waivers
                 file, never from the report's copy

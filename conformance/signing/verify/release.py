@@ -1,6 +1,7 @@
 """Which release the report claims, and what that release binds: its report schema (the gate
 before report.json is typed), the trust status of every field, its data digests, its files, its
-manifest schema and declared support, and that no later release superseded it before the run."""
+manifest schema and declared support, that no later release superseded it before the run, and that
+the verifier's clock is inside the SIG's window for it (signing/release_window.py)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -9,7 +10,7 @@ from typing import Mapping
 
 from conformance.catalog import datafiles, releases
 from conformance.sanitize import terminal
-from conformance.signing import embedded, submission, trust
+from conformance.signing import embedded, release_window, submission, trust
 from conformance.signing.verify.case import Judged, Sealed
 from conformance.signing.verify.lines import Verification, short
 
@@ -96,9 +97,13 @@ def embedded_manifest_and_environment_are_supported(v: Verification, case: Judge
 
 
 def release_not_superseded_when_the_run_started(v: Verification, case: Judged) -> None:
-    """`superseded`: the release the report claims was still the newest when the run started."""
+    """`superseded`: the release the report claims was still the newest when the run started, and
+    the verifier's clock is inside the SIG's window for it (signing/release_window.py)."""
     version = case.report.suite.version
     started, _ = trust.parse_time(case.report.document, "started_at")
-    problem = trust.superseded_problem(version, started, case.known_releases)
-    v.add("superseded", problem is None, problem or
-          f"no release after {terminal(repr(version), limit=60)} was published before the run started")
+    grace = release_window.grace_days(case.releases_file)
+    problems = [p for p in (trust.superseded_problem(version, started, case.known_releases),
+                            release_window.window_problem(version, case.known_releases, case.now.date(), grace)) if p]
+    v.add("superseded", not problems, "; ".join(problems) or
+          f"no release after {terminal(repr(version), limit=60)} was published before the run started"
+          + release_window.window_note(version, case.known_releases, grace))
