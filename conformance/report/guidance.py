@@ -74,6 +74,11 @@ def left_behind_lines(summary: dict[str, Any]) -> list[str]:
     if summary.get("files_left_count"):
         lines.append(f"files: {summary['files_left_count']} file(s) this run's processes held open are still there, "
                      "held by no process: " + ", ".join(summary.get("files_left") or [])[:400])
+    kept = summary.get("cluster_kept")
+    if isinstance(kept, dict) and (kept.get("processes") or kept.get("shm_entries_held")):
+        lines.append(f"the vendor's cluster (--ray-address) keeps running: {kept.get('processes', 0)} of its Ray "
+                     f"process(es) started during the run and {kept.get('shm_entries_held', 0)} /dev/shm segment(s) "
+                     "its live processes hold are its own, not counted as left")
     return lines or ["nothing: no Ray process of this run alive, no /dev/shm segment or folder and no file of this "
                      "run left"]
 

@@ -335,7 +335,7 @@ class RunHelp:
         after = host_state()
         report["host"] = {"before": _host_summary(self.host_before), "after": _host_summary(after),
                           "left_behind": left_behind(self.host_before, after, self.sessions, self.shm_witness.seen,
-                                                     self._files_left())}
+                                                     self._files_left(), vendor_cluster=bool(self.run.ray_address))}
         data = self.run.data
         report["next_steps"] = next_steps(report, data.checklist, data.ladder, area_docs())
 

@@ -193,7 +193,8 @@ def host_findings(state: dict[str, Any], limits: dict[str, Any]) -> list[Finding
 
 
 def left_behind(before: dict[str, Any], after: dict[str, Any], sessions: Iterable[str],
-                witnessed: Iterable[str] = (), files_left: Iterable[str] = ()) -> dict[str, Any]:
+                witnessed: Iterable[str] = (), files_left: Iterable[str] = (), *,
+                vendor_cluster: bool = False) -> dict[str, Any]:
     """What the run left on the host: its Ray processes still alive, /dev/shm entries it added (pure).
 
     Processes count as the run's own only when they name one of the run's session folders (or
@@ -207,6 +208,12 @@ def left_behind(before: dict[str, Any], after: dict[str, Any], sessions: Iterabl
     below them, else of unknown origin; "(empty)" when nothing is left inside. `files_left`: regular
     files outside /dev/shm the run's processes were seen holding, made during the run, still there
     and held by nobody (conformance.leftovers.orphans of the witness's files).
+
+    `vendor_cluster`: the run was on a cluster the suite did not start (`--ray-address`), whose
+    session is the vendor's and which keeps running after the run: its raylets (one a fault driver
+    restarted among them) and pooled workers are alive by design, and a segment a live process
+    still holds is the cluster's state, not a leftover. Those are counted apart (`cluster_kept`),
+    never as the run's; a segment the run's processes held that nobody holds any more still is.
     """
     ours = {str(s) for s in sessions}
     old_pids = {p["pid"] for p in before.get("ray_processes", [])}
@@ -227,6 +234,12 @@ def left_behind(before: dict[str, Any], after: dict[str, Any], sessions: Iterabl
 
     files = [e for e in new_entries if not is_folder(e)]
     mine = [e for e in files if e in seen]
+    kept: dict[str, Any] = {}
+    if vendor_cluster:
+        held = [e for e in mine if (detail.get(e) or {}).get("held")]
+        mine = [e for e in mine if e not in held]
+        kept = {"processes": len(procs), "shm_entries_held": len(held)}
+        procs = []
     unknown = [e for e in files if e not in seen and not (detail.get(e) or {}).get("held") and own_user(e)]
     folders = [e if e.endswith("/") else e + "/" for e in new_entries if is_folder(e) and own_user(e)]
     mine_folders = [f for f in folders if any(s.startswith(f) for s in seen)]
@@ -242,7 +255,7 @@ def left_behind(before: dict[str, Any], after: dict[str, Any], sessions: Iterabl
                              for n in (mine[:50] + unknown[:50])},
             "shm_folders": mine_folders[:50], "shm_folders_unattributed": [f for f in folders if f not in mine_folders][:50],
             "shm_folders_empty": empty[:50], "files_left": sorted(files_left)[:50],
-            "files_left_count": len(set(files_left))}
+            "files_left_count": len(set(files_left)), **({"cluster_kept": kept} if vendor_cluster else {})}
 
 
 # ---------------------------------------------------------------------------------- cluster

@@ -28,3 +28,27 @@ def test_what_the_run_left_names_its_sessions_without_their_path() -> None:
     assert [p["pid"] for p in left["ray_processes"]] == [99]
     assert tempfile.gettempdir() + "/" not in json.dumps(left)
     assert portable_processes([{"pid": 1, "kind": "gcs_server"}]) == [{"pid": 1, "kind": "gcs_server"}]
+
+
+def test_on_the_vendors_cluster_its_live_processes_and_held_segments_are_its_own() -> None:
+    """On 4 namespace hosts over --ray-address, a correct run printed "left on the host: 4 Ray
+    process(es) of this run still alive" (a raylet the fault driver restarted, pooled workers) and
+    a segment a live worker still held: the cluster keeps running after the run, so those are its
+    state. A segment the run's processes held and nobody holds any more is still the run's."""
+    from conformance.report.guidance import left_behind_lines
+
+    after = {"ray_processes": [{"pid": 99, "kind": "raylet", "session": OURS}, {"pid": 98, "kind": "ray::", "session": OURS}],
+             "shm": {"entries": ["simxfer-1-a", "simxfer-1-b"],
+                     "detail": {"simxfer-1-a": {"held": True, "bytes": 1 << 20}, "simxfer-1-b": {"held": False, "bytes": 1 << 20}}}}
+    before: dict[str, object] = {"ray_processes": [], "shm": {}}
+    seen = ["simxfer-1-a", "simxfer-1-b"]
+    started_here = left_behind(before, after, [OURS], seen)
+    assert [p["pid"] for p in started_here["ray_processes"]] == [99, 98] and started_here["shm_entries_count"] == 2
+    assert "cluster_kept" not in started_here
+    vendors = left_behind(before, after, [OURS], seen, vendor_cluster=True)
+    assert vendors["ray_processes"] == [] and vendors["shm_entries"] == ["simxfer-1-b"]
+    assert vendors["cluster_kept"] == {"processes": 2, "shm_entries_held": 1}
+    lines = left_behind_lines(vendors)
+    assert not any("of this run still alive" in x for x in lines)
+    assert any("1 segment(s) this run's processes held" in x for x in lines)
+    assert any("keeps running: 2 of its Ray process(es)" in x for x in lines)
