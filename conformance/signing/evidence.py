@@ -353,6 +353,7 @@ def _evidence_problems(report: Report, checklist: Checklist) -> tuple[list[str],
     from conformance.signing.coverage_rule import coverage_problems, release_shapes
     from conformance.signing.host_load_rule import host_load_problems
     from conformance.signing.host_verdict import host_verdict_problems
+    from conformance.signing.matrix_nodes import matrix_nodes_problems
     from conformance.signing.merged_evidence import merged_problems
     from conformance.signing.same_measurement import (
         identity_problems,
@@ -378,6 +379,7 @@ def _evidence_problems(report: Report, checklist: Checklist) -> tuple[list[str],
         same_measurement_problems(checks, merged=False) + dtype_probe_problems(checks, merged=False)
     problems += reference_sample_problems(checks)
     problems += same_nodes_problems(checks, environment, merged=merged)
+    problems += matrix_nodes_problems(checks, environment, merged=merged)
     problems += identity_problems(checks, environment, merged=merged)
     problems += restart_signature_problems(checks, environment, remote)
     problems += stretch_problems(checks, cluster, remote, merged=merged)

@@ -36,6 +36,9 @@ from typing import Any
 
 import pytest
 
+import verifier_clock
+from conformance.signing.clock import ENV as VERIFY_NOW
+
 ROOT = Path(__file__).resolve().parents[2]
 DATA_FILES = ("catalog/tiers/checklist.yaml", "catalog/tiers/tiers.yaml", "catalog/tiers/waivers.yaml",
               "catalog/tiers/labels.yaml", "catalog/tiers/releases.yaml",
@@ -251,7 +254,9 @@ def test_every_command_is_quiet_on_a_fresh_machine(installed: VendorVenv, tmp_pa
                                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                            env=_fresh_machine_env(tmp_path / f"home-{name}"))
                     for name in ("topology", "preflight")}
-    env = _fresh_machine_env(tmp_path / "home")
+    # verify and review judge the committed example as the SIG would on the day it came (its release
+    # may since have been superseded: conformance/signing/release_window.py)
+    env = {**_fresh_machine_env(tmp_path / "home"), VERIFY_NOW: verifier_clock.received(example / "report.json")}
     commands = [
         ["checklist"], ["tiers"], ["validate-manifest", "builtin:simulated"], ["inject", "status"],
         ["docs", "--out", str(tmp_path / "docs")], ["keygen", "--out", str(tmp_path / "keys")],
@@ -374,7 +379,8 @@ def test_golden_path_a_real_run_signed_verified_reviewed_and_diffed(installed: V
         (older / envelope).unlink()
     version = json.loads((older / "report.json").read_text())["suite"]["version"]
     _step(tool, ["sign", str(older), "--key", str(tmp_path / "keys" / "conformance.key")], tmp_path, env)
-    stdout, _ = _step(tool, ["verify", str(older), "--key", str(tmp_path / "keys" / "conformance.pub")], tmp_path, env)
+    stdout, _ = _step(tool, ["verify", str(older), "--key", str(tmp_path / "keys" / "conformance.pub")], tmp_path,
+                      {**env, VERIFY_NOW: verifier_clock.received(older / "report.json")})
     assert "FAIL" not in stdout and "VERIFIED" in stdout and version in stdout, stdout[-3000:]
 
     unlisted = tmp_path / "unlisted"

@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 import pytest
-import verifier_clock
 
+import verifier_clock
 from conformance.catalog import datafiles
 from conformance.cli.signing import main
 from conformance.signing import decision, dsse, keys, validity

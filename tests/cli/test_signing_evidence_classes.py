@@ -25,9 +25,9 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 import pytest
-import verifier_clock
 import yaml
 
+import verifier_clock
 from conformance.catalog import capabilities, data, datafiles, releases
 from conformance.catalog.ladder import compute_tiers
 from conformance.signing import attestation as att

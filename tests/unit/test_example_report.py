@@ -2,11 +2,21 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Iterator
 
+import pytest
+
+import verifier_clock
 from conformance.signing.keyring import key_from_file
 from conformance.signing.verify import verify_path
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "reports" / "example"
+
+
+@pytest.fixture(autouse=True)
+def _received_clock() -> Iterator[None]:
+    """verify judges the example as of its receipt, not today (its release may be superseded)."""
+    yield from verifier_clock.pinned(EXAMPLE / "report.json")
 
 
 def test_example_report_verifies() -> None:

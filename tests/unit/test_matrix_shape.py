@@ -45,3 +45,24 @@ def test_without_declared_units_a_node_is_one_endpoint() -> None:
     remote = RunManifest({"cluster": {"nodes": 1}}, remote=True)
     assert remote_matrix_problem(["n0:e0", "n1:e1", "n2:e2"], PARAMS, remote) is None
     assert remote_matrix_problem(["n0:e0", "n0:e1", "n1:e2", "n1:e3"], PARAMS, remote) is not None
+
+
+def test_verify_holds_the_matrix_to_the_runs_device_nodes() -> None:
+    """The matrix on the vendor's own cluster cut to node n0 (still round-robin, every unit of n0):
+    the judge cannot see the dropped node, verify's evidence line can (environment.devices.nodes,
+    the cross-checked `nodes` fact). The committed example's matrix holds."""
+    import copy
+    import json
+    from pathlib import Path
+
+    from conformance.signing.matrix_nodes import matrix_nodes_problems
+
+    report = json.loads((Path(__file__).resolve().parents[2] / "reports" / "example" / "report.json").read_text())
+    assert matrix_nodes_problems(report["checks"], report["environment"], merged=False) == []
+    cut = copy.deepcopy(report)
+    pf = next(c for c in cut["checks"] if c["id"] == "PF-004")
+    pf["metrics"]["endpoints"] = [x for x in pf["metrics"]["endpoints"] if x.startswith("n0:")]
+    assert remote_matrix_problem(pf["metrics"]["endpoints"], pf["params"], RunManifest(cut["manifest"], remote=True)) is None
+    [problem] = matrix_nodes_problems(cut["checks"], cut["environment"], merged=False)
+    assert "a matrix of 4 endpoint(s) on 1 node(s)" in problem and "give 8 endpoint(s) on 2 node(s)" in problem
+    assert matrix_nodes_problems(cut["checks"], cut["environment"], merged=True) == []   # each shard's own cluster
