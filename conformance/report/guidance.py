@@ -75,10 +75,13 @@ def left_behind_lines(summary: dict[str, Any]) -> list[str]:
         lines.append(f"files: {summary['files_left_count']} file(s) this run's processes held open are still there, "
                      "held by no process: " + ", ".join(summary.get("files_left") or [])[:400])
     kept = summary.get("cluster_kept")
-    if isinstance(kept, dict) and (kept.get("processes") or kept.get("shm_entries_held")):
-        lines.append(f"the vendor's cluster (--ray-address) keeps running: {kept.get('processes', 0)} of its Ray "
-                     f"process(es) started during the run and {kept.get('shm_entries_held', 0)} /dev/shm segment(s) "
-                     "its live processes hold are its own, not counted as left")
+    if isinstance(kept, dict) and (kept.get("ray_processes") or kept.get("shm_entries_held")):
+        procs, held = kept.get("ray_processes") or [], kept.get("shm_entries_held") or []
+        lines.append(f"the vendor's cluster (--ray-address) keeps running, so these are its own, not counted as "
+                     f"left: {len(procs)} Ray process(es) started during the run"
+                     + (" (" + ", ".join(f"{p['pid']} ({p['kind']})" for p in procs[:10]) + ")" if procs else "")
+                     + f", {kept.get('shm_entries_held_count', len(held))} /dev/shm segment(s) the run's processes "
+                     "held that a live process still holds" + (": " + _sized(summary, held) if held else ""))
     return lines or ["nothing: no Ray process of this run alive, no /dev/shm segment or folder and no file of this "
                      "run left"]
 

@@ -212,8 +212,9 @@ def left_behind(before: dict[str, Any], after: dict[str, Any], sessions: Iterabl
     `vendor_cluster`: the run was on a cluster the suite did not start (`--ray-address`), whose
     session is the vendor's and which keeps running after the run: its raylets (one a fault driver
     restarted among them) and pooled workers are alive by design, and a segment a live process
-    still holds is the cluster's state, not a leftover. Those are counted apart (`cluster_kept`),
-    never as the run's; a segment the run's processes held that nobody holds any more still is.
+    still holds is the cluster's state, not a leftover. Those are listed apart (`cluster_kept`: the
+    processes by pid and kind, the segments by name), never as the run's, so nothing is hidden from
+    the reader; a segment the run's processes held that nobody holds any more is still the run's.
     """
     ours = {str(s) for s in sessions}
     old_pids = {p["pid"] for p in before.get("ray_processes", [])}
@@ -235,14 +236,19 @@ def left_behind(before: dict[str, Any], after: dict[str, Any], sessions: Iterabl
     files = [e for e in new_entries if not is_folder(e)]
     mine = [e for e in files if e in seen]
     kept: dict[str, Any] = {}
+    held: list[str] = []
     if vendor_cluster:
         held = [e for e in mine if (detail.get(e) or {}).get("held")]
         mine = [e for e in mine if e not in held]
-        kept = {"processes": len(procs), "shm_entries_held": len(held)}
+        kept = {"ray_processes": portable_processes(procs), "shm_entries_held": held[:50],
+                "shm_entries_held_count": len(held)}
         procs = []
     unknown = [e for e in files if e not in seen and not (detail.get(e) or {}).get("held") and own_user(e)]
     folders = [e if e.endswith("/") else e + "/" for e in new_entries if is_folder(e) and own_user(e)]
-    mine_folders = [f for f in folders if any(s.startswith(f) for s in seen)]
+    mine_folders = [f for f in folders if any(s.startswith(f) for s in mine)]
+    kept_folders = [f for f in folders if f not in mine_folders and any(s.startswith(f) for s in held)]
+    if vendor_cluster:
+        kept["shm_folders"] = kept_folders[:50]
     empty = [f for f in folders if not any(e.startswith(f) and e != f for e in after_entries)]
 
     def mb(names: list[str]) -> float:
@@ -252,8 +258,8 @@ def left_behind(before: dict[str, Any], after: dict[str, Any], sessions: Iterabl
             "shm_growth_mb": mb(mine), "shm_unattributed": unknown[:50], "shm_unattributed_count": len(unknown),
             "shm_unattributed_mb": mb(unknown),
             "shm_entry_mb": {n: round(int((detail.get(n) or {}).get("bytes") or 0) / 2**20, 1)
-                             for n in (mine[:50] + unknown[:50])},
-            "shm_folders": mine_folders[:50], "shm_folders_unattributed": [f for f in folders if f not in mine_folders][:50],
+                             for n in (mine[:50] + unknown[:50] + held[:50])},
+            "shm_folders": mine_folders[:50], "shm_folders_unattributed": [f for f in folders if f not in mine_folders + kept_folders][:50],
             "shm_folders_empty": empty[:50], "files_left": sorted(files_left)[:50],
             "files_left_count": len(set(files_left)), **({"cluster_kept": kept} if vendor_cluster else {})}
 

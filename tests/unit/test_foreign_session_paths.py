@@ -47,8 +47,11 @@ def test_on_the_vendors_cluster_its_live_processes_and_held_segments_are_its_own
     assert "cluster_kept" not in started_here
     vendors = left_behind(before, after, [OURS], seen, vendor_cluster=True)
     assert vendors["ray_processes"] == [] and vendors["shm_entries"] == ["simxfer-1-b"]
-    assert vendors["cluster_kept"] == {"processes": 2, "shm_entries_held": 1}
+    kept = vendors["cluster_kept"]
+    assert [p["pid"] for p in kept["ray_processes"]] == [99, 98] and kept["shm_entries_held"] == ["simxfer-1-a"]
     lines = left_behind_lines(vendors)
     assert not any("of this run still alive" in x for x in lines)
-    assert any("1 segment(s) this run's processes held" in x for x in lines)
-    assert any("keeps running: 2 of its Ray process(es)" in x for x in lines)
+    assert any("1 segment(s) this run's processes held are still there" in x and "simxfer-1-b" in x for x in lines)
+    [kept_line] = [x for x in lines if "keeps running" in x]
+    assert "2 Ray process(es) started during the run (99 (raylet), 98 (ray::))" in kept_line
+    assert "1 /dev/shm segment(s)" in kept_line and "simxfer-1-a (1.0 MB)" in kept_line
