@@ -306,30 +306,32 @@ def rejoined(budget: Budget, clock: Clock, lab: NodeLab, role: str, replaces: st
     return node, time.monotonic() - t0
 
 
-def fill(clock: Clock, dev: DeviceNode, what: str, ready_s: float, machinery: MachineryRecord) -> list[Any]:
-    """Blockers holding every device of a node, so that placement elsewhere is forced. The node's
-    devices are free by Ray's own accounting (restore_layout), so their start is a wait on Ray's
-    machinery (conformance.run.machinery: `ready_s` stretched by the run's `machinery` record, a
-    fresh sample, else the host's failure), left out of the scenario's bound; a blocker that
-    raised reaches the caller."""
-    blockers = spawn_holders(dev, dev.count)
+def fill(clock: Clock, devs: list[DeviceNode], what: str, ready_s: float, machinery: MachineryRecord) -> list[Any]:
+    """Blockers holding every device of each node in `devs`, so that placement elsewhere is forced:
+    started on every node at once and awaited in one wait (a cluster of many hosts of no role costs
+    one wait, not one per host). The nodes' devices are free by Ray's own accounting
+    (restore_layout), so their start is a wait on Ray's machinery (conformance.run.machinery:
+    `ready_s` stretched by the run's `machinery` record, a fresh sample, else the host's failure),
+    left out of the scenario's bound; a blocker that raised reaches the caller."""
+    blockers = [b for dev in devs for b in spawn_holders(dev, dev.count)]
     try:
-        clock_ready(clock, ready_s, machinery)([b.state.remote() for b in blockers], f"blockers to fill node {what}")
+        clock_ready(clock, ready_s, machinery)([b.state.remote() for b in blockers], f"blockers to fill {what}")
     except BaseException:
         kill_quietly(blockers)
         raise
     return blockers
 
 
-def release(budget: Budget, clock: Clock, blockers: list[Any], dev: DeviceNode, what: str) -> None:
-    """End the blockers (`fill`'s); their node's devices free again within the check's
+def release(budget: Budget, clock: Clock, blockers: list[Any], devs: list[DeviceNode], what: str) -> None:
+    """End the blockers (`fill`'s); each node's devices free again within the check's
     device_release_s. The blockers are the suite's own actors, so their units coming back is Ray's
     accounting of dead workers: a wait on Ray's machinery through the check's `budget` (stretched,
     recorded; conformance.run.release: a blocker Ray still reports alive is a leak), left out of
-    the scenario's bound (`clock`)."""
+    the scenario's bound (`clock`). Every blocker is ended first, so the nodes' waits overlap."""
     kill_quietly(blockers)
-    budget.released(dev.resource, f"node {what}'s devices to be free after its blockers ended", param="device_release_s",
-                    node_id=dev.node_id, units=dev.count, clock=clock)
+    for dev in devs:
+        budget.released(dev.resource, f"{what}: node {dev.node_id[:8]}'s devices to be free after its blockers ended",
+                        param="device_release_s", node_id=dev.node_id, units=dev.count, clock=clock)
 
 
 def labels_match(labels: dict[str, str], selector: dict[str, str]) -> bool:

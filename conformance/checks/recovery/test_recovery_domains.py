@@ -62,8 +62,9 @@ def test_packed_group_waits_for_its_domain_when_a_node_dies(recovery_ctx: NodeRe
                 raise clock.fail(plan)
             nc.metrics.update(victim=plan.victim, lost=plan.lost, domain=plan.domain, filled=list(plan.filled),
                               outside=list(plan.outside))
-            for role in plan.filled:   # the domain keeps no room: the lost bundle can only wait for it
-                blockers += fill(clock, lab.dev(role), role, nc.param("actor_ready_s"), nc.budget.machinery)
+            # the domain keeps no room: the lost bundle can only wait for it
+            blockers += fill(clock, [lab.dev(role) for role in plan.filled], f"nodes {', '.join(plan.filled)}",
+                             nc.param("actor_ready_s"), nc.budget.machinery)
             victim = lose_node(nc, clock, plan.victim, devices_key="victim_devices")
             nc.metrics["window"] = domain_window(nc, clock, pg, plan.lost, key)
             nc.judge_now(clock, final=False)

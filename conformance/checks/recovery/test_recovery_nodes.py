@@ -108,7 +108,7 @@ def test_label_selected_work_moves_to_surviving_matching_node(recovery_ctx: Node
             b, c = lab.dev("b"), lab.dev("c")
             selector = lab.selector()
             nc.metrics.update(selector=selector, env_var=b.env_var)
-            blockers = fill(clock, c, "c", nc.param("actor_ready_s"), nc.budget.machinery)  # so that the pool work has to start on b
+            blockers = fill(clock, [c], "node c", nc.param("actor_ready_s"), nc.budget.machinery)  # so that the pool work has to start on b
             actors = spawn_holders(b, 1, max_restarts=2, label_selector=selector)
             first = states(clock, actors, "the pool actor to start", nc.param("actor_ready_s"))[0]
             first_role = lab.role_of(first["node_id"])
@@ -127,7 +127,7 @@ def test_label_selected_work_moves_to_surviving_matching_node(recovery_ctx: Node
                 task_first_role = lab.role_of(task_first["node_id"])
                 if task_first_role != "b":
                     raise clock.fail(f"with node c full, the pool task started on {task_first['node_id'][:8]}")
-            release(nc.budget, clock, blockers, c, "c")
+            release(nc.budget, clock, blockers, [c], "node c")
             lose_b(nc, clock)
             t0 = clock.elapsed()
             moved = nc.budget.restarted(clock, actors[0], first["pid"], "the pool actor to run again", nc.param("reschedule_s"))
@@ -213,7 +213,6 @@ def test_placement_group_bundle_is_rescheduled(recovery_ctx: NodeRecoveryCtx) ->
     from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
 
     blockers: list[Any] = []
-    filled_by: dict[str, list[Any]] = {}
     actors: list[Any] = []
     pg = None
     with nc.timed("strict-spread-bundle-on-b-lost", nc.bound()) as clock:
@@ -223,10 +222,8 @@ def test_placement_group_bundle_is_rescheduled(recovery_ctx: NodeRecoveryCtx) ->
             roles = {n["NodeID"]: role for role, n in lab.alive().items()}
             full = lab.devices_outside(("b", "c"))   # the head, and any host of no role: so that the two bundles land on b and c
             nc.metrics["filled"] = [roles.get(d.node_id, f"node {d.node_id[:8]}") for d in full]
-            for d in full:
-                filled_by[d.node_id] = fill(clock, d, roles.get(d.node_id, d.node_id[:8]), nc.param("actor_ready_s"),
-                                            nc.budget.machinery)
-                blockers += filled_by[d.node_id]
+            blockers = fill(clock, full, "every device node outside b and c", nc.param("actor_ready_s"),
+                            nc.budget.machinery)
             pg = placement_group([{lab.resource: 1}, {lab.resource: 1}], strategy="STRICT_SPREAD")
             # the bundles fit b's and c's free devices by Ray's own accounting: their placement is Ray's machinery
             nc.budget.started(clock, pg.ready(), "the placement group to be created", param="actor_ready_s")
@@ -242,8 +239,7 @@ def test_placement_group_bundle_is_rescheduled(recovery_ctx: NodeRecoveryCtx) ->
                     placement_group=pg, placement_group_bundle_index=i))
             before = states(clock, actors, "an actor in each bundle", nc.param("actor_ready_s"))
             nc.metrics["survivor_before"] = holder_record(before[kept], roles.get(before[kept]["node_id"]))
-            for d in full:
-                release(nc.budget, clock, filled_by[d.node_id], d, roles.get(d.node_id, d.node_id[:8]))
+            release(nc.budget, clock, blockers, full, "every device node outside b and c")
             lose_b(nc, clock)
             t0 = clock.elapsed()
             states_seen: list[str] = []
@@ -338,13 +334,13 @@ def test_partitioned_node_is_replaced_and_rejoins_as_new_node(recovery_ctx: Node
             before = signature(lab.alive()["b"], lab.resource)
             selector = lab.selector()
             nc.metrics.update(selector=selector, env_var=b.env_var)
-            blockers = fill(clock, c, "c", nc.param("actor_ready_s"), nc.budget.machinery)  # so that the pool actor has to start on b
+            blockers = fill(clock, [c], "node c", nc.param("actor_ready_s"), nc.budget.machinery)  # so that the pool actor has to start on b
             actors = spawn_holders(b, 1, max_restarts=2, label_selector=selector)
             first = states(clock, actors, "the pool actor to start", nc.param("actor_ready_s"))[0]
             first_role = lab.role_of(first["node_id"])
             if first_role != "b":
                 raise clock.fail(f"with node c full, the pool actor started on {first['node_id'][:8]}, not on b")
-            release(nc.budget, clock, blockers, c, "c")
+            release(nc.budget, clock, blockers, [c], "node c")
             partitioned = True
             lose_b(nc, clock, bound="dead_within_s", partition=True)
             t0 = clock.elapsed()
