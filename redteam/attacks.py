@@ -1966,3 +1966,452 @@ def n31_13(r):
                                    "param": "device_release_s", "took_s": 29.9, "verdict": "met",
                                    "what": f"the crashing holder's call on node {node} to fail"})
     m["waits"]["count"] += 4
+
+
+# =========================================================================================== round 38
+# N38_: held-out round 38 against 0.1.0+data.32's reports/example (the warm pool's handover records of
+# TR-015..TR-020, PF-004 on the vendor's cluster, host.left_behind.cluster_kept, the release window and
+# the verifier's clock, the typed report view). results-rt38.txt, FINDINGS.md "Round 38".
+import os as _os
+import time as _time
+from datetime import datetime as _dt, timedelta as _td
+
+USAGE = ("TR-015", "TR-016", "TR-017", "TR-018", "TR-019", "TR-020")
+LEAK = "SIMACC_VISIBLE_DEVICES changed from '0' to '0,1'"
+
+
+def _bump_run(r, secs: float) -> None:
+    """The run's end moved later by secs (so a longer check still fits its window)."""
+    r["finished_at"] = (_dt.fromisoformat(r["finished_at"]) + _td(seconds=secs)).isoformat()
+    r["duration_s"] = round(r["duration_s"] + secs, 3)
+
+
+def _remote_args(r) -> None:
+    r["selection"]["args"] = list(r["selection"]["args"]) + ["--conformance-ray-address=auto"]
+
+
+def _history_without(r, key: str) -> None:
+    for e in r["cluster"]["history"]:
+        e.pop(key, None)
+
+
+@attack("N38_01_handover_leak_moved_to_why_stopped",
+        "TR-016 on simacc: the borrower changed the actor's SIMACC_VISIBLE_DEVICES (a leak: the actor stopped); the record "
+        "keeps stopped=1 but lists the leak under why_stopped, leaks []")
+def n38_01(r):
+    h = M(r, "TR-016")["simacc"]["handover"][0]
+    h["returned"], h["stopped"], h["leaks"] = 1, 1, []
+    h["why_stopped"] = [LEAK]
+
+
+@attack("N38_02_handover_leak_control", "control: TR-016 on simacc records the leak in handover.leaks")
+def n38_02(r):
+    h = M(r, "TR-016")["simacc"]["handover"][0]
+    h["returned"], h["stopped"], h["leaks"] = 1, 1, [LEAK]
+
+
+@attack("N38_03_handover_and_warm_pool_dropped",
+        "TR-015..TR-020: every type's metrics.handover and metrics.warm_pool deleted (a leak on any give-back hidden)")
+def n38_03(r):
+    for cid in USAGE:
+        for d in ("simacc", "cpu"):
+            M(r, cid)[d].pop("handover", None)
+            M(r, cid)[d].pop("warm_pool", None)
+
+
+@attack("N38_04_warm_pool_zeroed_handover_dropped",
+        "TR-016 on simacc: the leaking give-back's record deleted and warm_pool set to lent 0, born 0 (the scenario ran "
+        "on 2 actors all the same)")
+def n38_04(r):
+    m = M(r, "TR-016")["simacc"]
+    m.pop("handover")
+    m["warm_pool"] = {"lent": 0, "born": 0}
+
+
+@attack("N38_05_handover_empty_list_beside_lent",
+        "TR-016 on simacc: handover [] (no give-back recorded) while warm_pool says 2 actors were lent")
+def n38_05(r):
+    M(r, "TR-016")["simacc"]["handover"] = []
+
+
+@attack("N38_06_handover_leaks_falsy_types",
+        "TR-016: leaks as {} on simacc and false on cpu, the leak's text moved to a 'leak' field beside them")
+def n38_06(r):
+    for d, v in (("simacc", {}), ("cpu", False)):
+        h = M(r, "TR-016")[d]["handover"][0]
+        h["leaks"], h["leak"], h["stopped"], h["returned"] = v, LEAK, 1, 1
+
+
+@attack("N38_07_handover_took_past_bound",
+        "TR-020 on simacc: the give-back (the transport's actor_has_tensor_transport asked) hung 60 s, past its 27.1 s "
+        "bound; duration_s and the run's end moved to fit")
+def n38_07(r):
+    h = M(r, "TR-020")["simacc"]["handover"][0]
+    h["took_s"] = 60.0
+    c = find(r, "TR-020")
+    c["duration_s"] = round(c["duration_s"] + 60.0, 3)
+    _bump_run(r, 60.0)
+
+
+@attack("N38_08_warm_pool_type_confusion",
+        "TR-016 on simacc: warm_pool a list ['lent', 2] (not an object) and handover deleted")
+def n38_08(r):
+    m = M(r, "TR-016")["simacc"]
+    m.pop("handover")
+    m["warm_pool"] = ["lent", 2]
+
+
+@attack("N38_09_handover_hostile_leak_strings",
+        "TR-016's leak strings carry ANSI/OSC-8 escapes, a newline forging a VERIFIED line and a bidi override "
+        "(refused; the FAIL line must be sanitised)", post=_no_raw_escape)
+def n38_09(r):
+    h = M(r, "TR-016")["simacc"]["handover"][0]
+    h["returned"], h["stopped"] = 1, 1
+    h["leaks"] = [ANSI, "\x1b]8;;https://evil.example\x07click\x1b]8;;\x07", "x \u202eSSAP\u202c"]
+
+
+_T0: dict[str, float] = {}
+
+
+def _t_start(out: Path) -> None:
+    _T0["t"] = _time.monotonic()
+
+
+def _t_post(out: Path, text: str) -> str:
+    return f"verify took {_time.monotonic() - _T0.get('t', _time.monotonic()):.1f}s; " + _no_raw_escape(out, text)
+
+
+@attack("N38_10_handover_huge_why_stopped",
+        "TR-018's why_stopped: 300,000 strings of 64 chars (~20 MB report.json; not judged): a one-line error or a "
+        "verdict, never a hang or a traceback", raw=True, after_sign=_t_start, post=_t_post)
+def n38_10(r):
+    M(r, "TR-018")["simacc"]["handover"][0]["why_stopped"] = [f"{i:064d}" for i in range(300_000)]
+
+
+# ---------------------------------------------- the vendor's cluster: --conformance-ray-address beside the suite's clusters
+def _fr006_one_node_twice(r) -> None:
+    m = M(r, "FR-006")
+    m["before"] = [copy.deepcopy(m["before"][0]), copy.deepcopy(m["before"][0])]
+    m["after"] = [copy.deepcopy(m["after"][0]), copy.deepcopy(m["after"][0])]
+
+
+@attack("N38_11_remote_control_modes_kept",
+        "control (round 34's X1/L1): --conformance-ray-address=auto added beside the suite's own clusters; FR-006 records "
+        "node a's signature twice (node b came back with 3 devices)")
+def n38_11(r):
+    _remote_args(r)
+    _fr006_one_node_twice(r)
+
+
+@attack("N38_12_remote_history_mode_dropped_fr006",
+        "N38_11 with every cluster.history entry's `mode` deleted (the schema does not require it; remote_problems "
+        "skips an entry naming no mode): FR-006's restart-signature rule is then skipped (L1 reopened)")
+def n38_12(r):
+    _remote_args(r)
+    _history_without(r, "mode")
+    _fr006_one_node_twice(r)
+
+
+def _fr014_slow(r, timeout: float) -> None:
+    c = find(r, "FR-014")
+    m = c["metrics"]
+    extra = timeout - m["transport"]["rdt_fetch_timeout_s"]
+    m["transport"]["rdt_fetch_timeout_s"] = timeout
+    for d in ("simacc", "cpu"):
+        rec = m[d]
+        rec["result_s"] = round(rec["result_s"] + extra, 3)
+        rec["error"] = rec["error"].replace("after 5.0s", f"after {timeout:.1f}s")
+        sc = m["scenarios"][f"receive-held-past-fetch-timeout on {d}"]
+        sc["elapsed_s"] = round(sc["elapsed_s"] + extra, 3)
+        sc["steps_s"]["abort_transport seen"] = round(sc["steps_s"]["abort_transport seen"] + extra, 3)
+    for w in m["waits"]["each"]:
+        if w.get("owner") == "plugin":
+            w["took_s"] = round(w["took_s"] + extra, 3)
+    c["duration_s"] = round(c["duration_s"] + 2 * extra, 3)
+    _bump_run(r, 2 * extra)
+
+
+@attack("N38_13_remote_history_ok_dropped_fr014",
+        "every cluster.history entry's `ok` deleted (remote_problems reads only ok: true entries) beside "
+        "--conformance-ray-address: FR-014 ran with a 25 s RDT fetch timeout (param 5 s; x5, inside MAX_FACTOR) and "
+        "failed its fetch only after 25 s (round 34's X1 reopened)")
+def n38_13(r):
+    _remote_args(r)
+    _history_without(r, "ok")
+    _fr014_slow(r, 25.0)
+
+
+@attack("N38_13c_fr014_slow_control", "control: N38_13's FR-014 on a cluster the suite started (history untouched, no remote)")
+def n38_13c(r):
+    _fr014_slow(r, 25.0)
+
+
+def _pf004_one_node(r) -> None:
+    m = M(r, "PF-004")
+    idx = [i for i, x in enumerate(m["endpoints"]) if x.startswith("n0:")]
+    m["endpoints"] = [m["endpoints"][i] for i in idx]
+    m["matrix_gbps"] = [[m["matrix_gbps"][i][j] for j in idx] for i in idx]
+    vals = [v for row in m["matrix_gbps"] for v in row if v is not None]
+    med = statistics.median(vals)
+    m["links"] = {"same_node": {"median_gbps": med, "min_gbps": min(vals), "min_fraction": min(vals) / med}}
+    m["rechecked_gbps"] = {}
+
+
+@attack("N38_14_remote_mode_dropped_pf004_one_node",
+        "PF-004's matrix on node n0 alone (4 endpoints: the slow cross-node link never timed), the run claimed on the "
+        "vendor's cluster by --conformance-ray-address with history entries' `mode` deleted")
+def n38_14(r):
+    _remote_args(r)
+    _history_without(r, "mode")
+    _pf004_one_node(r)
+
+
+@attack("N38_15_remote_honest_form_pf004_one_node",
+        "a run in the remote form (history: the shared cluster, mode remote, alone) whose environment.devices lists 2 "
+        "nodes of 4 devices; PF-004's matrix on n0 alone (remote_matrix_problem: k=1 node, 4 endpoints = every unit)")
+def n38_15(r):
+    _remote_args(r)
+    r["cluster"]["history"] = [{"shape": "shared", "mode": "remote", "ok": True, "nodes": 2, "start_s": 0.5, "stop_s": 0.0}]
+    r["cluster"]["mode"] = "remote"
+    _pf004_one_node(r)
+
+
+@attack("N38_15c_pf004_one_node_control", "control: PF-004's matrix on n0 alone on a cluster the suite started")
+def n38_15c(r):
+    _pf004_one_node(r)
+
+
+# ---------------------------------------------- host.left_behind.cluster_kept
+def _md_html_clean(out: Path, text: str) -> str:
+    md = (out / "report.md").read_text()
+    bad = [s for s in ("\x1b", "<img", "javascript:", "\u202e") if s in md]
+    return ("report.md contains " + ", ".join(map(repr, bad)) + "; " if bad else "report.md clean; ") + _html_clean(out, text)
+
+
+@attack("N38_16_cluster_kept_on_own_cluster",
+        "a run on the suite's own cluster left 3 Ray processes and 2 /dev/shm segments; left_behind says none and "
+        "host.left_behind.cluster_kept says the vendor's cluster keeps them (report.md: 'not counted as left')")
+def n38_16(r):
+    r["host"]["left_behind"]["cluster_kept"] = {
+        "ray_processes": [{"pid": 4101, "kind": "raylet"}, {"pid": 4102, "kind": "gcs_server"}, {"pid": 4177, "kind": "core_worker"}],
+        "shm_entries_held": ["plasma-4101-0", "simxfer-7f3a"], "shm_entries_held_count": 2}
+    r["host"]["after"]["ray_processes"] = 3
+
+
+@attack("N38_17_left_behind_hostile_shapes",
+        "host.left_behind: ray_processes [1, 'x'], files_left [7] with files_left_count 1, cluster_kept.ray_processes "
+        "[1, {pid}], shm_entries_held 5 (shapes the schema leaves open; report.md cannot be rendered from them)", raw=True)
+def n38_17(r):
+    lb = r["host"]["left_behind"]
+    lb["ray_processes"] = [1, "x"]
+    lb["files_left"], lb["files_left_count"] = [7], 1
+    lb["cluster_kept"] = {"ray_processes": [1, {"pid": 2}], "shm_entries_held": 5, "shm_entries_held_count": "x"}
+
+
+@attack("N38_18_cluster_kept_injection",
+        "host.left_behind.cluster_kept carries HTML, a markdown link, ANSI/OSC-8 escapes and a bidi override "
+        "(report.md and report.html must escape them)", post=_md_html_clean)
+def n38_18(r):
+    r["host"]["left_behind"]["cluster_kept"] = {
+        "ray_processes": [{"pid": "<img src=x onerror=alert(1)>", "kind": "[x](javascript:alert(2))"}],
+        "shm_entries_held": ["\x1b]8;;https://evil.example\x07click\x1b]8;;\x07", "x \u202eSSAP\u202c"],
+        "shm_entries_held_count": 2}
+
+
+@attack("N38_19_cluster_kept_huge_int",
+        "host.left_behind.cluster_kept.shm_entries_held_count a 5000-digit integer (Python's int-from-text limit is 4300 digits)",
+        raw=True)
+def n38_19(r):
+    import sys
+    sys.set_int_max_str_digits(0)
+    r["host"]["left_behind"]["cluster_kept"] = {"ray_processes": [], "shm_entries_held": ["a"], "shm_entries_held_count": 10 ** 5000}
+
+
+# ---------------------------------------------- the verifier's clock and the release window
+def _clock(value: str):
+    def set_(out: Path) -> None:
+        _os.environ["CONFORMANCE_VERIFY_NOW"] = value
+
+    def unset(out: Path, text: str) -> str:
+        _os.environ.pop("CONFORMANCE_VERIFY_NOW", None)
+        lines = [ln for ln in text.splitlines() if "CONFORMANCE_VERIFY_NOW" in ln or "error" in ln.lower()]
+        return (lines[0][:160] if lines else "no clock line") + ("; traceback" if "Traceback" in text else "")
+    return set_, unset
+
+
+_c20 = _clock("9999-12-31T23:59:59-23:59")
+_c21 = _clock("0001-01-01T00:00:00+23:59")
+_c22 = _clock("\uff12\uff10\uff12\uff16-12-07T12:00:00Z")
+_c22b = _clock("2026-12-07T12:00:00+24:00")
+
+
+@attack("N38_20_clock_past_year_9999", "the SIG's CONFORMANCE_VERIFY_NOW=9999-12-31T23:59:59-23:59 (UTC is in year 10000)",
+        after_sign=_c20[0], post=_c20[1])
+def n38_20(r):
+    pass
+
+
+@attack("N38_21_clock_before_year_1", "CONFORMANCE_VERIFY_NOW=0001-01-01T00:00:00+23:59 (UTC is in year 0)",
+        after_sign=_c21[0], post=_c21[1])
+def n38_21(r):
+    pass
+
+
+@attack("N38_22_clock_fullwidth_digits", "CONFORMANCE_VERIFY_NOW with fullwidth digits (the pattern's \\d matches them)",
+        after_sign=_c22[0], post=_c22[1])
+def n38_22(r):
+    pass
+
+
+@attack("N38_22b_clock_offset_24h", "CONFORMANCE_VERIFY_NOW=2026-12-07T12:00:00+24:00 (an offset past a day)",
+        after_sign=_c22b[0], post=_c22b[1])
+def n38_22b(r):
+    pass
+
+
+def _relabel(r, version: str) -> None:
+    import yaml
+    from conformance.catalog import data, datafiles
+    rel = yaml.safe_load((datafiles.data_root() / "tiers" / "releases.yaml").read_text())["releases"][version]
+    r["suite"]["version"] = version
+    for k in ("checklist_sha256", "tiers_sha256", "report_schema_sha256", "waivers_sha256"):
+        if k in rel:
+            r["suite"][k] = rel[k]
+    cl = data.load_checklist(datafiles.data_root() / "tiers" / "releases" / version / "checklist.yaml")
+    by = cl.by_id()
+    for c in r["checks"]:
+        e = by.get(c["id"])
+        if e is not None:
+            c["params"] = dict(e.params)
+            c["title"], c["area"], c["level"] = e.title, e.area, e.level
+
+
+def _wl001_plugin_waits_dropped(r) -> None:
+    w = M(r, "WL-001")["waits"]
+    w["each"] = [x for x in w["each"] if x.get("owner") != "plugin"]
+    w["count"] = len(w["each"])
+
+
+@attack("N38_23_relabel_data29_plugin_waits_dropped",
+        "the run relabelled 0.1.0+data.29 (published the same day; superseded by data.30 on 2026-12-07, inside the 14-day "
+        "grace on today's clock), WL-001's plugin waits dropped (W3/W4: its time unjudged)")
+def n38_23(r):
+    _relabel(r, "0.1.0+data.29")
+    _wl001_plugin_waits_dropped(r)
+
+
+@attack("N38_23c_plugin_waits_dropped_control", "control: WL-001's plugin waits dropped under data.32")
+def n38_23c(r):
+    _wl001_plugin_waits_dropped(r)
+
+
+@attack("N38_23d_relabel_data29_after_window",
+        "N38_23 verified on the SIG's clock of 2026-12-21 (data.30 published 2026-12-07 + 14 days)",
+        after_sign=_clock("2026-12-21T00:00:00Z")[0], post=_clock("x")[1])
+def n38_23d(r):
+    n38_23(r)
+
+
+# ---------------------------------------------- the typed view: duplicates, nulls, type confusion
+def _dup_outcome(out: Path) -> None:
+    text = (out / "report.json").read_text()
+    anchor = '"id": "TR-001",\n'
+    i = text.index(anchor) + len(anchor)
+    indent = text[text.rindex("\n", 0, i - 1) + 1:text.index('"id"', i - len(anchor))]
+    (out / "report.json").write_text(text[:i] + indent + '"outcome": "fail",\n' + text[i:])
+
+
+@attack("N38_24_duplicate_key_outcome",
+        "report.json states TR-001's outcome twice: \"fail\" first, \"pass\" after (Python keeps the last; a reader "
+        "keeping the first sees a failure)", after=_dup_outcome, raw=True)
+def n38_24(r):
+    pass
+
+
+def _dup_tier(out: Path) -> None:
+    text = (out / "report.json").read_text()
+    (out / "report.json").write_text(text.replace('\n  "tier": "stable",', '\n  "tier": "none",\n  "tier": "stable",', 1))
+
+
+@attack("N38_24b_duplicate_key_tier", "report.json states the tier twice: none, then stable", after=_dup_tier, raw=True)
+def n38_24b(r):
+    pass
+
+
+@attack("N38_25_whole_checklist_collected_dropped",
+        "selection.whole_checklist_collected deleted (optional in the schema; the typed view reads None)")
+def n38_25(r):
+    r["selection"].pop("whole_checklist_collected")
+
+
+@attack("N38_26_env_node_twice_fr006",
+        "environment.devices.nodes lists node a twice (node b dropped) and FR-006 records node a's signature twice: the "
+        "one list the L1 rule compares with agrees")
+def n38_26(r):
+    nodes = r["environment"]["devices"]["nodes"]
+    a = next(n for n in nodes if n["labels"]["ray.io/accelerator-domain"] == "simlink-a")
+    r["environment"]["devices"]["nodes"] = [copy.deepcopy(a), copy.deepcopy(a)]
+    m = M(r, "FR-006")
+    m["before"] = [copy.deepcopy(m["before"][0]), copy.deepcopy(m["before"][0])]
+
+
+@attack("N38_27_check_reason_number", "TR-015's reason a number (0) and TR-016's tests null beside a pass (type confusion)",
+        raw=True)
+def n38_27(r):
+    find(r, "TR-015")["reason"] = 0
+    find(r, "TR-016")["tests"] = None
+
+
+# ---------------------------------------------- generic classes on the usage checks
+@attack("N38_28_data_step_with_error",
+        "TR-015 on simacc: a data step ('killed before the transfer: the same object sent to a new receiver') records "
+        "error 'AssertionError: received tensor differs from the sent one' beside ok: true")
+def n38_28(r):
+    s = M(r, "TR-015")["simacc"]["steps"][1]
+    s["error"] = "AssertionError: received tensor differs from the sent one"
+
+
+@attack("N38_29_type_record_copied", "TR-017: the cpu record (steps, scenario, handover, warm_pool) copied over simacc's")
+def n38_29(r):
+    m = M(r, "TR-017")
+    m["simacc"] = copy.deepcopy(m["cpu"])
+
+
+@attack("N38_30_step_bound_raised_control", "control: TR-015's receiver-killed step bounded by 60 s (release: 30 s)")
+def n38_30(r):
+    M(r, "TR-015")["simacc"]["steps"][0]["bound_s"] = 60.0
+
+
+@attack("N38_31_handover_absorbs_scenario_time",
+        "TR-019 on simacc: its scenario ran 40 s past scenario_bound_s less its excluded time; the forger moves those "
+        "seconds out of the scenario into the handover's took_s (not judged, no wait)")
+def n38_31(r):
+    m = M(r, "TR-019")["simacc"]
+    h = m["handover"][0]
+    h["took_s"] = round(h["took_s"] + 40.0, 3)
+    c = find(r, "TR-019")
+    c["duration_s"] = round(c["duration_s"] + 40.0, 3)
+    _bump_run(r, 40.0)
+
+
+@attack("N38_32_warm_pool_lent_without_giver",
+        "TR-016 on cpu says 2 actors were lent, but no earlier check gave any cpu actor back (TR-015's cpu handover "
+        "returned 0, stopped 4): the pool's tally does not add up across checks")
+def n38_32(r):
+    h = M(r, "TR-015")["cpu"]["handover"][0]
+    h["returned"], h["stopped"] = 0, 4
+    h["why_stopped"] = sorted(set(h.get("why_stopped", [])) | {"gone: ActorDiedError"})
+
+
+@attack("N38_15b_remote_one_node_consistently",
+        "N38_15 with the cluster described as one node everywhere it is stated (environment.devices.nodes node b "
+        "dropped, total 4; shape.nodes, preflight.nodes, cluster.nodes, history 1): PF-004's n0 matrix then agrees")
+def n38_15b(r):
+    n38_15(r)
+    dev = r["environment"]["devices"]
+    dev["nodes"] = dev["nodes"][1:]
+    dev["total"] = 4.0
+    r["shape"]["nodes"] = 1
+    r["preflight"]["nodes"] = 1
+    r["cluster"]["nodes"] = 1
+    r["cluster"]["history"][0]["nodes"] = 1
