@@ -48,6 +48,22 @@ from typing import Any, Callable, Iterable, Mapping
 
 HANDOVER_S = 10.0   # knob: hang guard of one handover reading (an actor still busy is stopped, not lent)
 
+# Every reason a give-back stops an actor without blame (metrics.handover's `why_stopped`), as the
+# code below, conformance/areas/transport/handover.py and UsageCtx.discard write them: a closed
+# vocabulary, so a leak (`leaks`, the plugin's finding) cannot be filed as a reason (held-out
+# round 38, N38_01). tests/unit/test_warm_pool.py holds each writer's wording to it.
+STOP_REASONS = (
+    r"it did not answer its handover",
+    r"busy: it did not answer its handover",
+    r"gone: [A-Za-z_][A-Za-z0-9_.]*",
+    r"actor_has_tensor_transport raised( [A-Za-z_][A-Za-z0-9_.]*)?",
+    r"the transport did not answer actor_has_tensor_transport within [0-9.]+s",
+    r"[0-9]+ RDT object\(s\) still in its store",
+    r"[0-9]+ process\(es\) below it started since its last handover \(e\.g\. .*\)",
+    r"[0-9]+ file\(s\) held open since its last handover \(e\.g\. .*\)",
+    r"discarded by the check: left busy",
+)
+
 
 @dataclass(frozen=True)
 class WarmKey:

@@ -43,6 +43,7 @@ from conformance.catalog.scenario_bounds import FETCH_PARAM
 from conformance.catalog.strict_input import as_map
 from conformance.rdt.config import size_key
 from conformance.sanitize import terminal
+from conformance.signing.copied_timings import copied_timing_problems
 from conformance.signing.machinery_evidence import GRANT_ROUNDING_S, unmeasured_factor_problems
 from conformance.timing.host_load import MAX_FACTOR
 
@@ -277,6 +278,7 @@ def identity_problems(checks: Sequence[Any], environment: Mapping[str, Any], mer
                     problems.append(f"{c.get('id')} on {d} names node(s) {terminal(odd, limit=80)}, not nodes of the run "
                                     f"(environment.devices: {sorted(short)})")
     problems += copied_type_problems(checks)
+    problems += copied_timing_problems(checks, _per_type)
     return problems
 
 

@@ -31,6 +31,8 @@ from conformance.jsontypes import Untrusted
 from conformance.sanitize import terminal
 from conformance.signing.trust_table import fact_sources
 
+SHARED_SHAPE = "shared"   # the manifest's own cluster (cluster/manager.py SHARED): the one a remote run connects to
+
 if TYPE_CHECKING:
     from conformance.catalog.ladder import RunContext
     from conformance.catalog.releases import Release
@@ -298,6 +300,20 @@ def run_problems(report: Untrusted, *, legacy: bool | Collection[str] = False) -
     return problems
 
 
+def _suites_own(entry: Mapping[str, Any]) -> bool:
+    """A cluster.history entry that is not the vendor's cluster. Only `mode: remote` says a cluster
+    was the vendor's; an entry naming no mode, or whose `ok` is missing, is the suite's (held-out round
+    38, N38_12/13: deleting either let --conformance-ray-address stand beside the suite's own starts).
+    The one exception is what a run on the vendor's cluster honestly writes when connecting failed:
+    the shared shape, `ok: false`, no mode and none of a started cluster's figures
+    (cluster/manager.py: every other shape is turned away before the manager there)."""
+    if entry.get("mode") == "remote":
+        return False
+    failed_connect = (entry.get("ok") is False and entry.get("mode") is None and entry.get("shape") == SHARED_SHAPE
+                      and "nodes" not in entry and "start_s" not in entry)
+    return not failed_connect
+
+
 def remote_problems(report: Untrusted) -> list[str]:
     """The command line and the cluster record agree on who started the clusters: a run pointed at
     the vendor's cluster (--conformance-ray-address) connects to it for every shape it runs and starts
@@ -306,14 +322,19 @@ def remote_problems(report: Untrusted) -> list[str]:
     fetch timeout of FR-012..016: same_measurement.stretch_problems), so the argument alone, beside
     clusters the suite started, is refused (held-out round 34, X1)."""
     history = _get(report, "cluster", "history")
-    modes = {(str(e.get("shape")), str(e.get("mode"))) for e in history   # an entry naming no mode says nothing
-             if isinstance(e, dict) and e.get("ok") is True and e.get("mode") is not None} if isinstance(history, list) else set()
-    own = sorted(f"{shape} ({mode})" for shape, mode in modes if mode != "remote")
+    entries = [e for e in history if isinstance(e, dict)] if isinstance(history, list) else []
+    own = sorted({f"{terminal(str(e.get('shape')), limit=40)} ({terminal(str(e.get('mode')), limit=20)})"
+                  for e in entries if _suites_own(e)})
     if runs_remote(report) and own:
         return [f"selection.args name {RAY_ADDRESS_OPTION}, but cluster.history records clusters the suite "
-                f"started: {terminal(', '.join(own), limit=160)}"]
-    if not runs_remote(report) and any(mode == "remote" for _, mode in modes):
+                f"started (or names no mode): {terminal(', '.join(own), limit=160)}"]
+    if not runs_remote(report) and any(e.get("mode") == "remote" for e in entries):
         return [f"cluster.history records a remote cluster, but selection.args do not name {RAY_ADDRESS_OPTION}"]
+    left = _get(report, "host", "left_behind")
+    if not runs_remote(report) and isinstance(left, dict) and "cluster_kept" in left:
+        # report.md would tell the reader the vendor's cluster keeps what this run left (held-out round 38, N38_16)
+        return [f"host.left_behind.cluster_kept names what a vendor's cluster kept, but selection.args do not name "
+                f"{RAY_ADDRESS_OPTION}: the run's clusters were the suite's"]
     return []
 
 

@@ -48,9 +48,26 @@ def test_x1_the_vendors_cluster_claimed_beside_clusters_the_suite_started_is_ref
 def test_x1_a_run_on_the_vendors_cluster_alone_is_remote_and_agrees() -> None:
     report = example()
     report["selection"]["args"].append("--conformance-ray-address=auto")
-    report["cluster"]["history"] = [{"shape": "shared", "ok": True, "mode": "remote", "nodes": 1, "start_s": 0.4},
-                                    {"shape": "recovery-nodes", "ok": False, "reason": "not started"}]
+    report["cluster"]["history"] = [{"shape": "shared", "ok": False, "reason": "connecting failed"},
+                                    {"shape": "shared", "ok": True, "mode": "remote", "nodes": 1, "start_s": 0.4}]
     assert remote_problems(report) == []
+
+
+def test_n38_a_history_entry_without_its_mode_or_ok_is_the_suites_own() -> None:
+    """Held-out round 38 (N38_12, N38_13): the argument added and `mode` (or `ok`) deleted from the
+    suite's own entries, which the rule used to skip as saying nothing."""
+    for field in ("mode", "ok"):
+        report = example()
+        report["selection"]["args"].append("--conformance-ray-address=auto")
+        for entry in report["cluster"]["history"]:
+            entry.pop(field)
+        [problem] = remote_problems(report)
+        assert "cluster.history records clusters the suite started (or names no mode)" in problem, field
+    report = example()
+    report["selection"]["args"].append("--conformance-ray-address=auto")
+    report["cluster"]["history"] = [{"shape": "recovery-nodes", "ok": False, "reason": "not started"},
+                                    {"shape": "shared", "ok": True, "mode": "remote", "nodes": 1, "start_s": 0.4}]
+    assert "recovery-nodes (None)" in remote_problems(report)[0]   # only the shared shape's connect may fail
 
 
 def test_m1_a_declared_value_restated_in_another_spelling_is_no_change() -> None:
@@ -93,3 +110,9 @@ def test_l1_fr006s_signatures_are_the_runs_nodes_not_one_node_twice() -> None:
     [problem] = restart_signature_problems(report["checks"], report["environment"], remote=False)
     assert "it lacks" in problem and "simlink-b" in problem and "simlink-a" in problem
     assert restart_signature_problems(report["checks"], report["environment"], remote=True) == []
+
+
+def test_n38_16_what_a_vendors_cluster_kept_on_the_suites_own_clusters_is_refused() -> None:
+    report = example()
+    report["host"]["left_behind"]["cluster_kept"] = {"ray_processes": [{"pid": 7, "kind": "raylet"}]}
+    assert "host.left_behind.cluster_kept names what a vendor's cluster kept" in remote_problems(report)[0]

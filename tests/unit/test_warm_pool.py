@@ -8,7 +8,7 @@ import pytest
 
 from conformance.areas.transport.handover import transport_has
 from conformance.areas.transport.judges.common import Refused
-from conformance.areas.transport.judges.usage import handover_record
+from conformance.areas.transport.judges.handover import handover_record
 from conformance.rdt.warm import WarmActors, WarmKey, handover_changes, handover_leaks
 from conformance.report.judges import MissingEvidence
 

@@ -36,10 +36,12 @@ def _ray() -> Any:
     return ray
 
 
-def hand_back(pool: WarmActors, lent: list[Any], watch: list[str], transport: str,
+def hand_back(pool: WarmActors, lent: list[Any], watch: list[str], transport: str, bound_s: float,
               stopped: dict[int, str] | None = None) -> tuple[Handback, list[Any]]:
-    """The pool's record of this give-back (its time in `took_s`) and the actors to stop;
-    `stopped`: the lent actors the check already stopped, by id(actor), and why (UsageCtx.discard)."""
+    """The pool's record of this give-back (its time in `took_s`, the release's `bound_s`: the
+    check's handover_bound_s, which the guards' sum HANDOVER_BOUND_S fits, tests/unit/test_warm_pool.py)
+    and the actors to stop; `stopped`: the lent actors the check already stopped, by id(actor), and
+    why (UsageCtx.discard)."""
     t0 = time.monotonic()
     why: dict[int, str] = dict(stopped or {})
     asked = [a for a in lent if id(a) not in why]
@@ -55,7 +57,7 @@ def hand_back(pool: WarmActors, lent: list[Any], watch: list[str], transport: st
         if reading is not None:
             reading["has_transport"] = answer
     record, stop = pool.give_back(lent, readings, why)
-    record.took_s, record.bound_s = round(time.monotonic() - t0, 3), HANDOVER_BOUND_S
+    record.took_s, record.bound_s = round(time.monotonic() - t0, 3), bound_s
     return record, stop
 
 

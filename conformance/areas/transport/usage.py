@@ -299,7 +299,8 @@ class UsageCtx(TransportCtx):
     def _hand_back(self, lent: list[Any], discarded: dict[int, str]) -> list[Any]:
         """The lent actors handed back to the pool (conformance.areas.transport.handover): its
         record in metrics.handover (judged), the actors to stop returned."""
-        record, stop = handover.hand_back(self.transport.warm, lent, self._watched(), self.name, discarded)
+        record, stop = handover.hand_back(self.transport.warm, lent, self._watched(), self.name,
+                                          float(self.param("handover_bound_s")), discarded)
         self.metrics.setdefault("handover", []).append(record.as_dict())
         return stop
 

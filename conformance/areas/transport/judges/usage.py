@@ -34,29 +34,12 @@ from conformance.areas.transport.judges.common import (
     total_agrees,
     trait,
 )
+from conformance.areas.transport.judges.handover import handover_record
 from conformance.report.judges import PASS, MissingEvidence, Verdict, number, param_value
 from conformance.timing.owned import seconds_backed
 
 
 # ------------------------------------------------------------------------------ usage and failures (TR-015 .. TR-020)
-def handover_record(d: str, record: object, warm_pool: object = None) -> None:
-    """The actors the scenario borrowed from the run's warm pool, given back (conformance.rdt.warm,
-    UsageCtx.close: one record per give-back): none held what the scenario left (a
-    visible-devices variable changed, processes or files left behind). No record:
-    the scenario borrowed nothing (a transport with a collective group starts its own actors), which
-    its tally of lent and born actors (metrics.warm_pool) must then say too."""
-    if record is None:
-        if isinstance(warm_pool, Mapping) and any(warm_pool.get(k) for k in ("lent", "born")):
-            raise MissingEvidence(f"metric handover (on {d}) is missing although metrics.warm_pool records actors "
-                                  "lent or born for the scenario")
-        return
-    if not isinstance(record, list) or not all(isinstance(h, Mapping) for h in record):
-        raise MissingEvidence(f"metric handover (on {d}) is not a list of give-back records")
-    leaks = [str(leak) for h in record for leak in (h.get("leaks") or [])]
-    if leaks:
-        raise Refused(f"on {d}: the actors it gave back to the warm pool held what it left: {'; '.join(leaks)[:400]}")
-
-
 def scenario_record(d: str, r: Mapping[str, Any], p: Mapping[str, Any], step_params: tuple[str, ...]) -> list[Mapping[str, Any]]:
     """One type's scenario (conformance.areas.transport.usage: UsageCtx records each step): no
     recorded failure, every step ended as expected within its bound, each bound at most the
@@ -65,7 +48,9 @@ def scenario_record(d: str, r: Mapping[str, Any], p: Mapping[str, Any], step_par
     failure = r.get("failure")
     if failure:
         raise Refused(f"on {d}: {failure}")
-    handover_record(d, r.get("handover"), r.get("warm_pool"))
+    handover = p.get("handover_bound_s")   # declared from data.33 on (judges/handover.py)
+    handover_record(d, r.get("handover"), r.get("warm_pool"),
+                    float(handover) if isinstance(handover, (int, float)) and not isinstance(handover, bool) else None)
     steps = r.get("steps")
     if not isinstance(steps, list) or not steps or not all(isinstance(s, Mapping) for s in steps):
         raise MissingEvidence(f"metric steps (on {d}) is missing or empty")
@@ -80,6 +65,8 @@ def scenario_record(d: str, r: Mapping[str, Any], p: Mapping[str, Any], step_par
                           f"({' + '.join(own)})")
         if took > bound * STEP_READ_SLACK:
             raise Refused(f"on {d}: step {what!r} took {took:.1f}s, past its bound {bound:g}s")
+        if s.get("expect") in ("data", "store") and s.get("error"):   # held-out round 38, N38_28
+            raise Refused(f"on {d}: step {what!r} expected {s.get('expect')} but records the error {str(s.get('error'))[:200]!r}")
         if s.get("expect") == "error":
             error, carries = s.get("error"), s.get("carries")
             if not isinstance(error, str) or not error:
