@@ -148,7 +148,6 @@ def _run_forwarding_signals(cmd: list[str]) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from conformance.catalog import data as data_module
     from conformance.catalog import datafiles
     from conformance.catalog.data import load_suite_data
     from conformance.catalog.manifest import check_manifest
@@ -170,9 +169,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     chosen = selected_checks(args, data, out_dir / "report.json")
     shard = None
     if args.shard is not None:
-        from conformance.catalog.shards import parse_shard, shard_policy
+        from conformance.catalog.shards import parse_shard
         try:
-            shard = parse_shard(args.shard, shard_policy(data_module.load_run_knobs()).max_count)
+            shard = parse_shard(args.shard, data.ladder.knobs.shards.max_count)   # the release's (tiers.yaml)
         except ValueError as exc:
             raise UserError(str(exc)) from None
     nodes = None
