@@ -79,18 +79,6 @@ def plan_lines_problems(found: Mapping[int, mg.ShardReport], release: ReleaseDat
     return [p.line() for p in mg.plan_problems(found, set(checklist.by_id()), ladder.knobs.shards.core)]
 
 
-def claimed_release(version: str) -> ReleaseData:
-    """The data of release `version` as tiers/releases.yaml and its archive hold it (one-line
-    UserError when this suite lacks it): merge judges shards by the knobs of the release they ran."""
-    from conformance.catalog.releases import default_path, load_release_data, load_releases
-
-    path = default_path()
-    release = load_releases(path).get(version)
-    if release is None:
-        raise UserError(f"merge: suite.version: release {terminal(version, limit=60)} is not in {path}")
-    return load_release_data(release, path)
-
-
 def merge_folders(folders: Sequence[Path], out: Path, area_docs: Mapping[str, str]) -> dict[str, Any]:
     """Merge the shard folders into `out` (a new or empty folder); return the merged report.
     Refuses in one line (UserError): a shard set with a hole, a duplicate, a shard of another
@@ -107,7 +95,10 @@ def merge_folders(folders: Sequence[Path], out: Path, area_docs: Mapping[str, st
     if version != current_version():   # every other shard's is this one's (SAME_RUN)
         raise UserError(f"merge: suite.version: the shards ran release {terminal(version, limit=60)}, this suite is "
                         f"{current_version()} (merge with the suite that ran them)")
-    release = claimed_release(version)
+    # the release the shards claim is this suite's data (current_version is its digests' release),
+    # so its ladder's knobs are the claimed release's, released or awaiting the release step
+    data = data_module.load_suite_data()
+    release = (data.checklist, data.ladder)
     found, problems = mg.shard_set_problems([r for r, _ in read], release[1].knobs.shards)
     if problems:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
@@ -118,7 +109,7 @@ def merge_folders(folders: Sequence[Path], out: Path, area_docs: Mapping[str, st
         raise UserError(terminal(f"merge: refused: {plan[0]}{more}", limit=600))
     digest_of = {id(r.report): d for r, d in read}
     digests = {i: digest_of[id(s.report)] for i, s in found.items()}
-    merged = mg.merge_reports(found, digests, data_module.load_suite_data(), area_docs)
+    merged = mg.merge_reports(found, digests, data, area_docs)
     validate_report(merged)
     out.mkdir(parents=True, exist_ok=True)
     write_json(merged, out)
