@@ -352,7 +352,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="only the checks that failed or errored in the previous report.json of the output folder")
     p.add_argument("--nodes", metavar="all|sample",
                    help="which nodes the per-node checks cover: sample (default: a sample of the device nodes chosen "
-                        "with a recorded seed, the size tiers/run.yaml fixes) or all (every alive node, in waves); "
+                        "with a recorded seed, the size tiers/tiers.yaml fixes) or all (every alive node, in waves); "
                         "recorded in the report's selection, "
                         "and each per-node check's evidence names its nodes (docs/scale.md)")
     p.add_argument("--node-seed", metavar="SEED",
