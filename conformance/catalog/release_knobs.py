@@ -14,14 +14,17 @@ Pure: a schema-validated tiers.yaml document in, typed knobs out.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, AbstractSet, Any, Mapping
+from typing import AbstractSet, Any, Mapping, Protocol
 
 from conformance.catalog.node_sample import NodePolicy
 from conformance.catalog.shards import ShardPolicy
 from conformance.errors import UserError
 
-if TYPE_CHECKING:
-    from conformance.catalog.data import Vocabulary
+
+class IdVocabulary(Protocol):
+    """What the knobs need of catalog.data.Vocabulary (a Protocol: data imports this module)."""
+
+    def check_id(self, where: str, cid: str) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -42,7 +45,7 @@ LEGACY_KNOBS = ReleaseKnobs(
     nodes=NodePolicy(sample_size=1))
 
 
-def _shards(block: Mapping[str, Any] | None, vocabulary: "Vocabulary", known: AbstractSet[str] | None,
+def _shards(block: Mapping[str, Any] | None, vocabulary: IdVocabulary, known: AbstractSet[str] | None,
             where: str) -> ShardPolicy:
     """tiers.yaml `shards` (schema-validated), or the legacy policy when the release has none. A
     core id with no area's prefix, or (given `known`, the checklist's ids) no check, is a one-line
@@ -57,7 +60,7 @@ def _shards(block: Mapping[str, Any] | None, vocabulary: "Vocabulary", known: Ab
     return ShardPolicy(int(block["max_count"]), float(block["window_h"]), core)
 
 
-def parse_release_knobs(doc: Mapping[str, Any], vocabulary: "Vocabulary", known: AbstractSet[str] | None = None,
+def parse_release_knobs(doc: Mapping[str, Any], vocabulary: IdVocabulary, known: AbstractSet[str] | None = None,
                         where: str = "tiers") -> ReleaseKnobs:
     """The knobs of a validated tiers.yaml document; each block a release lacks is LEGACY_KNOBS'."""
     nodes = doc.get("nodes")
