@@ -16,6 +16,7 @@ from typing import Any, Iterable, Mapping
 
 from conformance.catalog import datafiles, declared_waits, scenario_bounds
 from conformance.catalog.clusters import NO_CLUSTER, cluster_required
+from conformance.catalog.release_knobs import LEGACY_KNOBS, ReleaseKnobs, parse_release_knobs
 from conformance.catalog.soak import Soak, soak_problems
 from conformance.errors import UserError
 
@@ -292,6 +293,8 @@ class Ladder:
     # How often a failed test runs again in the same run (tiers.yaml `flakes.retries`; a release
     # without the block re-runs nothing).
     retries: int = 0
+    # What merge and verify judge shards and node samples by (tiers.yaml `shards`, `nodes`; release_knobs).
+    knobs: ReleaseKnobs = field(default=LEGACY_KNOBS, hash=False, compare=False)
 
     def names(self) -> list[str]:
         return [t["name"] for t in self.tiers]
@@ -357,7 +360,8 @@ def parse_ladder(raw: object, sha256: str = "", checklist: Checklist | None = No
             if checklist is not None and cid not in checklist.by_id():
                 raise UserError(f"tiers: shape_policy.needs: unknown check id {cid}")
     return Ladder(tiers=tuple(doc["tiers"]), sha256=sha256, shape_policy=dict(doc.get("shape_policy", {})),
-                  retries=int((doc.get("flakes") or {}).get("retries", 0)))
+                  retries=int((doc.get("flakes") or {}).get("retries", 0)),
+                  knobs=parse_release_knobs(doc, vocabulary, set(checklist.by_id()) if checklist else None))
 
 
 def load_ladder(path: Path | None = None, checklist: Checklist | None = None) -> Ladder:
@@ -477,9 +481,7 @@ def run_knobs_path() -> Path:
     """tiers/run.yaml (preflight limits, typical durations); the packaged one when an override
     folder (CONFORMANCE_DATA_DIR) does not carry its own."""
     path = datafiles.data_root() / "tiers" / "run.yaml"
-    if not path.exists():
-        path = datafiles.packaged_data_root() / "tiers" / "run.yaml"
-    return path
+    return path if path.exists() else datafiles.packaged_data_root() / "tiers" / "run.yaml"
 
 
 @functools.lru_cache(maxsize=2)
@@ -490,11 +492,9 @@ def _run_knobs_at(path: str) -> dict[str, Any]:
     vocabulary = load_vocabulary()
     for cid in doc["durations"]["checks"]:
         vocabulary.check_id(f"{what}: durations.checks", cid)
-    for cid in doc["shards"]["core"]:
-        vocabulary.check_id(f"{what}: shards.core", cid)
     return doc
 
 
 def load_run_knobs() -> dict[str, Any]:
-    """The run's knobs that are no check threshold: preflight limits, host warnings, durations."""
+    """The run's knobs that judge nothing (preflight limits, host warnings, call bounds, durations)."""
     return _run_knobs_at(str(run_knobs_path()))

@@ -11,8 +11,8 @@ eligible node; there a check whose per-node record misses a node of that list fa
 
 The choice ranks each node by sha256("<seed>:<short id>") and takes the first K: no library's
 random stream (whose algorithm may change between versions) decides what a signed report claims.
-The sample size is a run knob (tiers/run.yaml `nodes.sample_size`, schemas/run.schema.json), read
-by the run and by verify alike.
+The sample size is release data (tiers/tiers.yaml `nodes.sample_size`, schemas/tiers.schema.json;
+Ladder.knobs.nodes): the run reads its release's, verify the claimed release's (catalog.release_knobs).
 
 Pure: no Ray, no I/O.
 """
@@ -44,15 +44,9 @@ DOMAIN_KINDS = ("interconnect", "slice", "rack", "zone")   # manifest topology.e
 
 @dataclass(frozen=True)
 class NodePolicy:
-    """tiers/run.yaml `nodes`: how many device nodes `sample` picks."""
+    """A release's tiers.yaml `nodes` (Ladder.knobs.nodes): how many device nodes `sample` picks."""
 
     sample_size: int
-
-
-def node_policy(knobs: Mapping[str, Any]) -> NodePolicy:
-    """The policy of the run knobs (conformance.catalog.data.load_run_knobs(), schema-validated)."""
-    n = knobs["nodes"]
-    return NodePolicy(int(n["sample_size"]))
 
 
 def new_seed() -> int:
@@ -207,11 +201,11 @@ def choice_problems(report: Mapping[str, Any], policy: NodePolicy,
         if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2 ** SEED_BITS:
             return [f"selection.nodes.seed is {str(seed)[:40]!r}; expected a whole number below 2**{SEED_BITS}"], ""
         if size != policy.sample_size:
-            problems.append(f"selection.nodes.size is {str(size)[:20]!r}; the release's run knobs fix "
-                            f"{policy.sample_size} (tiers/run.yaml nodes.sample_size)")
+            problems.append(f"selection.nodes.size is {str(size)[:20]!r}; the release fixes "
+                            f"{policy.sample_size} (its tiers/tiers.yaml nodes.sample_size)")
     elif "size" in record and record.get("size") != policy.sample_size:
-        problems.append(f"selection.nodes.size is {str(record.get('size'))[:20]!r}; the release's run knobs fix "
-                        f"{policy.sample_size} (tiers/run.yaml nodes.sample_size)")
+        problems.append(f"selection.nodes.size is {str(record.get('size'))[:20]!r}; the release fixes "
+                        f"{policy.sample_size} (its tiers/tiers.yaml nodes.sample_size)")
     checked = 0
     for check in report.get("checks") or []:
         if not isinstance(check, Mapping) or check.get("id") not in SAMPLED_CHECKS or check.get("outcome") != "pass":

@@ -5,20 +5,31 @@ functions; the pytest plugin, the merge and verify call them).
 Why slices by area and cluster shape: a shape is a cluster the run starts, most of a shard's
 fixed cost; checks that share a shape and an area go to one shard together, so a shape is started
 in two shards only when it must (the shared shape carries most areas: splitting it by area is
-what balances the shards). The core (tiers/run.yaml `shards.core`: the device contract, cheap and
-without a cluster) runs in every shard, so the merge can tell that every shard ran on the same
-hardware: their core outcomes, preflight facts and shape must agree (as Khronos VK-GL-CTS runs a
-mandatory case list in every shard).
+what balances the shards). The core (tiers/tiers.yaml `shards.core`, release data: the device
+contract, cheap and without a cluster) runs in every shard, so the merge can tell that every
+shard ran on the same hardware: their core outcomes, preflight facts and shape must agree (as
+Khronos VK-GL-CTS runs a mandatory case list in every shard).
 
 Each shard records its slice of the whole plan (`selection.shard`: index, count, the plan, the
 core), and its recorded command line carries `--conformance-shard=I/N`: the merge holds the two
 equal (a shard renamed or re-numbered by hand is refused) and the plans equal across shards.
+
+Why merge and verify hold the recorded plan structurally and do not recompute it: the planner
+balances by the checks' typical durations (tiers/run.yaml `durations`), which are re-measured
+between releases and belong to no release, so a recomputed plan would refuse an older honest run
+whenever they change. What trust needs of a plan is its structure, which the recorded plan shows
+itself (report.merge.plan_problems): every shard records the same plan, each planned check is a
+check of the release once and no core check, the core is the release's, the checks that record
+one measurement twice (SAME_SHARD) share a shard, and each shard ran exactly its slice and the
+core. Which other checks share a shard gains a vendor nothing: every shard runs on the same
+machine (the core, environment and shape agree) and passes its own verification, and the count
+alone, the vendor's choice, already moves every check between shards.
 """
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Sequence
+from typing import AbstractSet, Any, Iterable, Mapping, Sequence
 
 SHARD_OPTION = "--conformance-shard"
 NO_SHAPE = "none"      # a check whose checklist entry names no cluster (catalog.clusters.NO_CLUSTER)
@@ -44,18 +55,20 @@ class Shard:
 
 @dataclass(frozen=True)
 class ShardPolicy:
-    """tiers/run.yaml `shards`: the most shards a run may be split into, the window (hours) from
-    the first shard's start to the last one's end, and the mandatory core."""
+    """A release's tiers.yaml `shards` (Ladder.knobs.shards): the most shards a run may be split
+    into, the window (hours) from the first shard's start to the last one's end, the mandatory core."""
 
     max_count: int
     window_h: float
     core: tuple[str, ...]
 
 
-def shard_policy(knobs: Mapping[str, Any]) -> ShardPolicy:
-    """The policy of the run knobs (conformance.catalog.data.load_run_knobs(), schema-validated)."""
-    s = knobs["shards"]
-    return ShardPolicy(int(s["max_count"]), float(s["window_h"]), tuple(s["core"]))
+# The checks that record one measurement of a run twice, so the evidence line compares their
+# records (conformance.signing.merged_evidence): PF-002 and PF-003 copy PF-001's sweep
+# (signing/same_measurement.py), TR-001 and TR-005 record the one dtype probe (signing/same_probe.py).
+# A plan keeps each group in one shard: the planner never splits one, and merge and verify refuse a
+# recorded plan that does (held-out round 34, S1: PF-002 and PF-003 cut from PF-001's sweep).
+SAME_SHARD: tuple[tuple[str, ...], ...] = (("PF-001", "PF-002", "PF-003"), ("TR-001", "TR-005"))
 
 
 def parse_shard(text: str, max_count: int, what: str = "--shard") -> Shard:
@@ -107,25 +120,42 @@ class Unit:
     cost: float
 
 
+def _group_head(cid: str, present: AbstractSet[str]) -> str:
+    """The first member of `cid`'s SAME_SHARD group among `present` (`cid` when it has no group)."""
+    group = next((g for g in SAME_SHARD if cid in g), (cid,))
+    return min(c for c in group if c in present or c == cid)
+
+
 def units(checks: Mapping[str, tuple[str, str]], durations: Mapping[str, float], default_s: float,
           core: Iterable[str] = ()) -> list[Unit]:
     """`checks`: id -> (area, shape) of the checks to split (the core left out); cost: the typical
-    durations of tiers/run.yaml."""
+    durations of tiers/run.yaml. A SAME_SHARD group goes with its first member's unit."""
     skip = set(core)
     groups: dict[tuple[str, str], list[str]] = {}
-    for cid, (area, shape) in checks.items():
+    for cid in checks:
         if cid not in skip:
+            area, shape = checks[_group_head(cid, set(checks) - skip)]
             groups.setdefault((shape, area), []).append(cid)
     return [Unit(shape, area, tuple(sorted(ids)), sum(float(durations.get(c, default_s)) for c in ids))
             for (shape, area), ids in sorted(groups.items())]
 
 
+def atoms(unit: Unit) -> list[tuple[str, ...]]:
+    """The unit's checks as the pieces a split may not cut: each SAME_SHARD group one piece."""
+    out: dict[str, list[str]] = {}
+    for cid in unit.checks:
+        out.setdefault(_group_head(cid, set(unit.checks)), []).append(cid)
+    return [tuple(v) for v in out.values()]
+
+
 def _split(unit: Unit, durations: Mapping[str, float], default_s: float) -> tuple[Unit, Unit]:
-    half = (len(unit.checks) + 1) // 2
-    def part(checks: tuple[str, ...]) -> Unit:
+    pieces = atoms(unit)
+    half = (len(pieces) + 1) // 2
+    def part(chosen: list[tuple[str, ...]]) -> Unit:
+        checks = tuple(sorted(c for piece in chosen for c in piece))
         return Unit(unit.shape, unit.area, checks, sum(float(durations.get(c, default_s)) for c in checks))
 
-    return part(unit.checks[:half]), part(unit.checks[half:])
+    return part(pieces[:half]), part(pieces[half:])
 
 
 def plan_shards(checks: Mapping[str, tuple[str, str]], count: int, *, durations: Mapping[str, float],
@@ -134,10 +164,10 @@ def plan_shards(checks: Mapping[str, tuple[str, str]], count: int, *, durations:
     deterministic for the same checks, durations and count. Units of one shape and area are
     placed longest first on the least loaded shard, a shard already starting that shape preferred
     on a tie; when there are fewer units than shards, the largest is split (its shape then
-    started twice because it must)."""
+    started twice because it must), never through a SAME_SHARD group."""
     todo = units(checks, durations, default_s, core)
-    while len(todo) < count and any(len(u.checks) > 1 for u in todo):
-        big = max((u for u in todo if len(u.checks) > 1), key=lambda u: (u.cost, len(u.checks), u.shape, u.area))
+    while len(todo) < count and any(len(atoms(u)) > 1 for u in todo):
+        big = max((u for u in todo if len(atoms(u)) > 1), key=lambda u: (u.cost, len(u.checks), u.shape, u.area))
         todo.remove(big)
         todo += _split(big, durations, default_s)
     todo.sort(key=lambda u: (-u.cost, u.shape, u.area, u.checks))
@@ -152,17 +182,16 @@ def plan_shards(checks: Mapping[str, tuple[str, str]], count: int, *, durations:
     return [sorted(s) for s in slices]
 
 
-def release_plan(check_ids: Iterable[str], count: int, checklist: Any, knobs: Mapping[str, Any]) -> list[list[str]]:
+def release_plan(check_ids: Iterable[str], count: int, checklist: Any, core: Sequence[str],
+                 durations: Mapping[str, Any]) -> list[list[str]]:
     """The plan `run --shard I/N` makes of `check_ids` (the checks it placed): each check's area
-    and cluster shape from `checklist` (the release's: a catalog.data.Checklist), the typical
-    durations and the core of `knobs` (tiers/run.yaml). The one planner of a run, of `merge` and of
-    verify: a recorded plan that is not this one is the vendor's, not the suite's. A check the
-    checklist does not name, or one of the core, is left out (a recorded slice naming it differs)."""
+    and cluster shape from `checklist` (a catalog.data.Checklist), the release's `core`
+    (Ladder.knobs.shards.core) and the typical `durations` (tiers/run.yaml `durations`: default_s,
+    checks). Only the run plans: merge and verify hold the recorded plan's structure (the module
+    docstring says why). A check the checklist does not name, or one of the core, is left out."""
     by_id = checklist.by_id()
-    core = shard_policy(knobs).core
     placed = {cid: (by_id[cid].area, by_id[cid].shape() or NO_SHAPE) for cid in check_ids
               if cid in by_id and cid not in core}
-    durations = knobs["durations"]
     return plan_shards(placed, count, durations=durations["checks"], default_s=float(durations["default_s"]), core=core)
 
 

@@ -148,7 +148,6 @@ def _run_forwarding_signals(cmd: list[str]) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from conformance.catalog import data as data_module
     from conformance.catalog import datafiles
     from conformance.catalog.data import load_suite_data
     from conformance.catalog.manifest import check_manifest
@@ -170,9 +169,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     chosen = selected_checks(args, data, out_dir / "report.json")
     shard = None
     if args.shard is not None:
-        from conformance.catalog.shards import parse_shard, shard_policy
+        from conformance.catalog.shards import parse_shard
         try:
-            shard = parse_shard(args.shard, shard_policy(data_module.load_run_knobs()).max_count)
+            shard = parse_shard(args.shard, data.ladder.knobs.shards.max_count)   # the release's (tiers.yaml)
         except ValueError as exc:
             raise UserError(str(exc)) from None
     nodes = None
@@ -353,7 +352,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="only the checks that failed or errored in the previous report.json of the output folder")
     p.add_argument("--nodes", metavar="all|sample",
                    help="which nodes the per-node checks cover: sample (default: a sample of the device nodes chosen "
-                        "with a recorded seed, the size tiers/run.yaml fixes) or all (every alive node, in waves); "
+                        "with a recorded seed, the size tiers/tiers.yaml fixes) or all (every alive node, in waves); "
                         "recorded in the report's selection, "
                         "and each per-node check's evidence names its nodes (docs/scale.md)")
     p.add_argument("--node-seed", metavar="SEED",

@@ -12,10 +12,12 @@ verify's for shard logs, on this suite's reports:
   - every check of the plan exactly once ("Multiple results for X", "Missing result for X"),
     none run outside its shard's slice
   - the first shard's start and the last shard's end within the policy's window
-  - the plan is the suite's (plan_problems): each shard's slice is exactly what the suite's own
-    planner (catalog.shards.release_plan: the release's checklist, the run knobs' durations and
-    core) gives its index of the recorded count, never a split the vendor chose (held-out round
-    34, S1: PF-002 and PF-003 cut from PF-001's sweep into a shard of their own)
+  - the plan's structure (plan_problems): the release's core, a partition of the release's checks
+    that keeps the checks of one measurement (catalog.shards.SAME_SHARD) in one shard (held-out
+    round 34, S1: PF-002 and PF-003 cut from PF-001's sweep into a shard of their own); it is not
+    recomputed from the run's durations, which no release binds (catalog.shards says why)
+The policy (max count, window, core) is the claimed release's (tiers/tiers.yaml `shards`,
+Ladder.knobs.shards), which the caller passes.
 The merged report's tier, tiers, capabilities, summary and selection are recomputed over the
 union (conformance.report.build.build_report), never taken from a shard.
 """
@@ -25,7 +27,7 @@ import copy
 import datetime as dt
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Sequence
+from typing import AbstractSet, Any, Mapping, Sequence
 
 from conformance.catalog import shards as sh
 from conformance.catalog.data import SuiteData
@@ -253,44 +255,57 @@ def coverage_problems(shards: Mapping[int, ShardReport]) -> list[Problem]:
     return problems
 
 
-# The suite's planner as the merge calls it: (the checks split, the count) -> the slices.
-Planner = Callable[[list[str], int], list[list[str]]]
-
-
 def _few(ids: Sequence[str], most: int = 8) -> str:
     return ", ".join(str(i)[:20] for i in ids[:most]) + (f" and {len(ids) - most} more" if len(ids) > most else "")
 
 
-def plan_problems(shards: Mapping[int, ShardReport], planner: Planner, core: Sequence[str]) -> list[Problem]:
-    """Each shard's recorded core is the run knobs' and its slice exactly the one the suite's
-    planner gives its index, over the checks the recorded plan splits (which checks were split is
-    the selection's to judge: a check left out of the plan ran in no shard, and the merged report
-    is partial). One problem per shard, naming the checks that differ."""
-    problems: list[Problem] = []
+def _slices_problems(plan: Sequence[Sequence[str]], checks: AbstractSet[str], core: Sequence[str]) -> list[str]:
+    """Why a recorded plan is no partition of release checks outside the core that keeps each
+    SAME_SHARD group in one slice ([] when it is one)."""
+    flat = [c for part in plan for c in part]
+    said = []
+    unknown = sorted({c for c in flat if c not in checks})
+    in_core = sorted({c for c in flat if c in core})
+    twice = sorted({c for c in flat if flat.count(c) > 1})
+    said += [f"names {_few(unknown)}, no check of the release"] if unknown else []
+    said += [f"puts {_few(in_core)} of the core in a slice (the core runs in every shard)"] if in_core else []
+    said += [f"names {_few(twice)} more than once (every check of the plan runs in one shard)"] if twice else []
+    for group in sh.SAME_SHARD:
+        where = sorted({i + 1 for i, part in enumerate(plan) for c in part if c in group})
+        if len(where) > 1:
+            said.append(f"splits {', '.join(group)} over shards {', '.join(map(str, where))} (they record one "
+                        "measurement of the run: catalog.shards.SAME_SHARD keeps them in one shard)")
+    return said
+
+
+def plan_problems(shards: Mapping[int, ShardReport], checks: AbstractSet[str], core: Sequence[str]) -> list[Problem]:
+    """The recorded plan's structure against the release (`checks`: its checklist's ids; `core`:
+    its tiers.yaml shards.core): every shard records the same core and plan, the core is the
+    release's, the plan has a slice per shard and is a partition of release checks outside the
+    core that keeps each SAME_SHARD group in one slice. That each shard ran exactly its slice and
+    the core is coverage_problems'. Which checks the plan splits is the selection's to judge (a
+    check left out of it ran in no shard: the merged report is partial); why the plan is not
+    recomputed from durations: catalog.shards' docstring."""
+    if not shards:
+        return []
+    first_i, first = next(iter(shards.items()))
+    record = _get(first.report, "selection.shard")
+    label = f"{first_i}-of-{len(shards)}"
     for i, s in shards.items():
-        label = f"{i}-of-{len(shards)}"
-        record = _get(s.report, "selection.shard")
-        recorded_core = sh.ids(_get(record, "core"))
-        if sorted(recorded_core) != sorted(core):
-            problems.append(Problem("selection.shard.core", f"shard {label} records the core {_shown(sorted(recorded_core))}; "
-                                                            f"the suite's is {_shown(sorted(core))} (tiers/run.yaml shards.core)"))
-            continue
-        raw = _get(record, "plan")
-        plan = [sh.ids(x) for x in raw] if isinstance(raw, list) else []
-        if len(plan) != len(shards):
-            problems.append(Problem("selection.shard.plan", f"shard {label} records a plan of {len(plan)} slice(s) for "
-                                                            f"{len(shards)} shards"))
-            continue
-        want = planner(sorted({c for part in plan for c in part}), len(shards))
-        mine, theirs = set(plan[i - 1]), set(want[i - 1]) if i <= len(want) else set()
-        if mine != theirs or len(plan[i - 1]) != len(mine):
-            extra, lacks = sorted(mine - theirs), sorted(theirs - mine)
-            said = "; ".join(x for x in (f"runs {_few(extra)}, which the suite's plan gives another shard" if extra else "",
-                                         f"lacks {_few(lacks)}, which the plan gives it" if lacks else "",
-                                         "names a check twice" if not extra and not lacks else "") if x)
-            problems.append(Problem("selection.shard.plan", f"shard {label}'s slice is not the suite's plan of its "
-                                                            f"checks (catalog.shards.release_plan): it {said}"))
-    return problems
+        if _get(s.report, "selection.shard.plan") != _get(record, "plan") or \
+                _get(s.report, "selection.shard.core") != _get(record, "core"):
+            return [Problem("selection.shard.plan", f"shard {i}-of-{len(shards)} planned another split than shard {label}")]
+    recorded_core = sh.ids(_get(record, "core"))
+    if sorted(recorded_core) != sorted(core):
+        return [Problem("selection.shard.core", f"shard {label} records the core {_shown(sorted(recorded_core))}; "
+                                                f"the release's is {_shown(sorted(core))} (tiers/tiers.yaml shards.core)")]
+    raw = _get(record, "plan")
+    plan = [sh.ids(x) for x in raw] if isinstance(raw, list) else []
+    if len(plan) != len(shards):
+        return [Problem("selection.shard.plan", f"shard {label} records a plan of {len(plan)} slice(s) for "
+                                                f"{len(shards)} shards")]
+    said = _slices_problems(plan, checks, core)
+    return [Problem("selection.shard.plan", f"the shards' plan {'; '.join(said)}")] if said else []
 
 
 def window_problems(shards: Mapping[int, ShardReport], policy: sh.ShardPolicy) -> list[Problem]:
@@ -302,7 +317,7 @@ def window_problems(shards: Mapping[int, ShardReport], policy: sh.ShardPolicy) -
     span_h = (max(e for e in ends if e) - min(s for s in starts if s)).total_seconds() / 3600
     if span_h > policy.window_h:
         return [Problem("finished_at", f"the shards span {span_h:.1f} h, more than the window of {policy.window_h:g} h "
-                                       "(tiers/run.yaml shards.window_h)")]
+                                       "(the release's tiers/tiers.yaml shards.window_h)")]
     return []
 
 

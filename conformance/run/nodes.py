@@ -3,7 +3,7 @@ way a check records the nodes it exercised.
 
   sample  (the default) the visibility checks' per-node scenarios (DP-008/010/011/012) run on a
           sample of the device nodes chosen with the run's seed (drawn, or `--node-seed`), the
-          size the run knobs fix (tiers/run.yaml nodes.sample_size; conformance.catalog.node_sample,
+          size the release fixes (tiers/tiers.yaml nodes.sample_size; conformance.catalog.node_sample,
           which verify recomputes); the other per-node checks run where their scenario puts them:
           a transport pair on the nodes its pool picked, a node-recovery scenario on its roles' nodes;
           the checks whose scenario already spans the cluster (DP-006, DP-007, DP-009, the

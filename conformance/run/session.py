@@ -81,7 +81,7 @@ class ConformanceRun:
         self.collected_whole = False
         self.shard: dict[str, Any] | None = None   # selection.shard of a `--conformance-shard` run
         self.nodes = node_mode(config)             # which nodes the per-node checks cover (conformance.run.nodes)
-        self.node_seed, self.node_sample_size = node_sample(config)   # the seed (sample and recovery) and size
+        self.node_seed, self.node_sample_size = node_sample(config, data)   # the seed (sample and recovery) and size
         self.not_run_reason: str | None = None   # set when the preflight stops the run
         self.report_extras: Any = None           # conformance.run.hooks.RunHelp: adds preflight, logs, next steps
         self._fault_driver: Any = None
@@ -204,8 +204,7 @@ class ConformanceRun:
         from conformance.catalog import shards as sh
         from conformance.catalog.data import load_run_knobs
 
-        knobs = load_run_knobs()
-        policy = sh.shard_policy(knobs)
+        policy = self.data.ladder.knobs.shards   # the release's (tiers/tiers.yaml shards)
         try:
             shard = sh.parse_shard(config.getoption("conformance_shard"), policy.max_count, "--conformance-shard")
         except ValueError as exc:
@@ -216,7 +215,8 @@ class ConformanceRun:
         if unknown:
             raise pytest.UsageError(f"--conformance-select: unknown check id(s) {', '.join(unknown)}")
         placed = {cid for item in items if (cid := self.item_checks.get(item.nodeid)) in wanted}
-        plan = sh.release_plan(sorted(placed), shard.count, self.data.checklist, knobs)   # verify recomputes it
+        # balanced by the run's typical durations (tiers/run.yaml); merge and verify hold its structure
+        plan = sh.release_plan(sorted(placed), shard.count, self.data.checklist, policy.core, load_run_knobs()["durations"])
         self.shard = sh.selection_shard(shard, plan, policy.core)
         keep_ids = sh.shard_checks(self.shard)
         keep = [i for i in items if self.item_checks.get(i.nodeid) in keep_ids]
@@ -469,14 +469,14 @@ def node_mode(config: pytest.Config) -> str:
         raise pytest.UsageError(str(exc)) from None
 
 
-def node_sample(config: pytest.Config) -> tuple[int, int]:
-    """The seed (--conformance-node-seed, else drawn) and size (the run knobs' nodes.sample_size) of
-    the per-node checks' sample (conformance.catalog.node_sample); under `all` the seed chooses the
-    recovery scenarios' nodes per failure domain."""
-    from conformance.catalog.data import load_run_knobs
-    from conformance.catalog.node_sample import new_seed, node_policy, parse_seed
+def node_sample(config: pytest.Config, data: SuiteData) -> tuple[int, int]:
+    """The seed (--conformance-node-seed, else drawn) and size (the release's tiers.yaml
+    nodes.sample_size, which verify holds the report to) of the per-node checks' sample
+    (conformance.catalog.node_sample); under `all` the seed chooses the recovery scenarios' nodes
+    per failure domain."""
+    from conformance.catalog.node_sample import new_seed, parse_seed
 
-    size = node_policy(load_run_knobs()).sample_size
+    size = data.ladder.knobs.nodes.sample_size
     try:
         given = parse_seed(config.getoption("conformance_node_seed", None), "--conformance-node-seed")
     except ValueError as exc:

@@ -354,16 +354,14 @@ def _evidence_problems(report: Report, checklist: Checklist) -> tuple[list[str],
     from conformance.signing.host_load_rule import host_load_problems
     from conformance.signing.host_verdict import host_verdict_problems
     from conformance.signing.matrix_nodes import matrix_nodes_problems
-    from conformance.signing.merged_evidence import merged_problems
+    from conformance.signing.merged_evidence import one_measurement_problems
     from conformance.signing.same_measurement import (
         identity_problems,
         reference_sample_problems,
         restart_signature_problems,
-        same_measurement_problems,
         same_nodes_problems,
         stretch_problems,
     )
-    from conformance.signing.same_probe import dtype_probe_problems
     from conformance.signing.trust import runs_remote
 
     checks, remote = _entries(report), runs_remote(report.document)
@@ -372,11 +370,11 @@ def _evidence_problems(report: Report, checklist: Checklist) -> tuple[list[str],
     wrong_cap, capped = size_cap_problems(checks, report.selection.environment or {})
     problems += wrong_cap
     problems += transport_trait_problems(checks, report.sections or {}, checklist)
-    # a merged report: the rules of one measurement over each shard's checks, those of one
-    # cluster's node ids within each shard by the shards line (signing/merged_evidence.py)
+    # the rules of one measurement over the checks, a merged report's too (one shard ran each
+    # measurement's checks); those of one cluster's node ids within each shard by the shards line
+    # (signing/merged_evidence.py)
     merged = report.selection.merged
-    problems += merged_problems(report.document, checks, checklist) if merged else \
-        same_measurement_problems(checks, merged=False) + dtype_probe_problems(checks, merged=False)
+    problems += one_measurement_problems(checks)
     problems += reference_sample_problems(checks)
     problems += same_nodes_problems(checks, environment, merged=merged)
     problems += matrix_nodes_problems(checks, environment, merged=merged)

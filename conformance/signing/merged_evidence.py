@@ -2,21 +2,21 @@
 
 A merged report's checks come from N runs (its shards), each on its own cluster with its own
 sweep, probe and machinery measurement, so a rule that compares two records of ONE measurement or
-ONE cluster holds only between checks of one shard. Which shard ran a check is not the vendor's
-word: it is the suite's plan (catalog.shards.release_plan over the release's checklist, of the
-count selection.shards lists; the core from the first shard, as report.merge.merged_checks takes
-it), which the `shards` line holds every shard's recorded slice to (report.merge.plan_problems).
-Held-out round 34, S1: PF-001's sweep lowered in one hand-made shard, PF-002 and PF-003 kept at
-the run's figures in another, and the merged report verified stable because every rule below was
-turned off for a merged report. Each rule now applies as follows:
+ONE cluster holds only between checks of one shard. Which shard ran a check is the shards'
+recorded plan, which the `shards` line holds to its structure (report.merge.plan_problems: every
+shard records it, each ran exactly its slice, and the checks that record one measurement twice,
+catalog.shards.SAME_SHARD, share a slice), not recomputed from the run's durations, which no
+release binds (catalog.shards' docstring). Held-out round 34, S1: PF-001's sweep lowered in one
+hand-made shard, PF-002 and PF-003 kept at the run's figures in another, and the merged report
+verified stable because every rule below was turned off for a merged report. Each rule now
+applies as follows:
 
   copies      (same_measurement_problems: PF-002's and PF-003's copies of the PF-001 sweep) over
-              the checks of each shard of the suite's plan: the sweep is measured once per run, and
-              the plan keeps PF-001..PF-003 in one shard (one area, one shape), so a copy is held
-              to the sweep wherever they ran together; a copy in another shard copied that shard's
-              own sweep, which its shard's evidence line held
-  dtypes      (same_probe: TR-001's and TR-005's dtypes are the one probe's answer) over the checks
-              of each shard of the plan: the probe is made once per run
+              the union: the rule reads those three checks alone, and a merged report whose
+              `shards` line passes ran them in one shard (SAME_SHARD), so the union's records of
+              them are that shard's, of its one sweep
+  dtypes      (same_probe: TR-001's and TR-005's dtypes are the one probe's answer) over the
+              union likewise: it reads those two checks alone, which SAME_SHARD keeps in one shard
   types       (identity_problems' copied types: one check's record of a device type is not another
               type's) over the union: it compares one check's own records
   references  (reference_sample_problems), the size knob, the traits, host verdicts and host load:
@@ -32,38 +32,14 @@ turned off for a merged report. Each rule now applies as follows:
 """
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
-
-from conformance.catalog import shards as sh
-from conformance.catalog.data import Checklist, load_run_knobs
-from conformance.catalog.strict_input import as_list, as_map
+from typing import Any, Sequence
 
 
-def shard_groups(report: Mapping[str, Any], checks: Sequence[Any], checklist: Checklist) -> list[list[Any]]:
-    """The merged report's checks by the shard the suite's plan gives them ([] when the report
-    lists no count the suite splits into: its `shards` line refuses it). `report` is JSON:
-    selection.shards is judged as signed (signing/shards.is_merged)."""
-    count = len(as_list(as_map(report.get("selection")).get("shards")))
-    knobs = load_run_knobs()
-    policy = sh.shard_policy(knobs)
-    if not 2 <= count <= policy.max_count:
-        return []
-    ran = sorted({str(as_map(c).get("id")) for c in checks if as_map(c).get("tests")} - set(policy.core))
-    shard_of = {cid: i for i, part in enumerate(sh.release_plan(ran, count, checklist, knobs)) for cid in part}
-    groups: list[list[Any]] = [[] for _ in range(count)]
-    for c in checks:
-        groups[shard_of.get(str(as_map(c).get("id")), 0)].append(c)   # the core: the first shard's
-    return groups
-
-
-def merged_problems(report: Mapping[str, Any], checks: Sequence[Any], checklist: Checklist) -> list[str]:
-    """The rules of one measurement (copies, dtypes) over each shard's checks of the suite's plan
-    (the module docstring says which rule applies how)."""
+def one_measurement_problems(checks: Sequence[Any]) -> list[str]:
+    """The rules of one measurement (copies, dtypes) over a report's checks, a merged report's
+    too: each reads only the checks of one SAME_SHARD group, which one shard ran (the module
+    docstring says why the union is then that shard's)."""
     from conformance.signing.same_measurement import same_measurement_problems
     from conformance.signing.same_probe import dtype_probe_problems
 
-    problems: list[str] = []
-    for group in shard_groups(report, checks, checklist):
-        problems += same_measurement_problems(group, merged=False)
-        problems += dtype_probe_problems(group, merged=False)
-    return problems
+    return same_measurement_problems(checks, merged=False) + dtype_probe_problems(checks, merged=False)

@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from conformance.catalog import data as data_module
-from conformance.catalog import shards as sh
 from conformance.errors import UserError
 from conformance.report import merge as mg
 from conformance.sanitize import terminal
@@ -67,23 +66,17 @@ def read_shard(folder: Path, what: str = "merge") -> tuple[mg.ShardReport, str]:
     return mg.ShardReport(folder.name, read.report, read.raw["junit.xml"]), digests[att.REPORT_JSON]
 
 
-def _policy() -> sh.ShardPolicy:
-    return sh.shard_policy(data_module.load_run_knobs())
+# The claimed release's checklist and ladder (conformance.catalog.releases.load_release_data).
+ReleaseData = tuple[data_module.Checklist, data_module.Ladder]
 
 
-def planner(checklist: Any) -> mg.Planner:
-    """The suite's planner over `checklist` (the release's) and the verifier's run knobs (tiers/run.yaml:
-    durations and core, which no release binds: a merged report is held to the plan of the knobs
-    it is verified with)."""
-    knobs = data_module.load_run_knobs()
-    return lambda ids, count: sh.release_plan(ids, count, checklist, knobs)
-
-
-def plan_lines_problems(found: Mapping[int, mg.ShardReport], checklist: Any) -> list[str]:
-    """The recorded plan against the suite's planner (report.merge.plan_problems), one line per shard."""
-    if checklist is None:
-        return ["the shards' plan cannot be recomputed: the release's checklist is not available"]
-    return [p.line() for p in mg.plan_problems(found, planner(checklist), _policy().core)]
+def plan_lines_problems(found: Mapping[int, mg.ShardReport], release: ReleaseData | None) -> list[str]:
+    """The recorded plan's structure against the claimed release's checks and core
+    (report.merge.plan_problems), one line each."""
+    if release is None:
+        return ["the shards' plan cannot be judged: the release's checklist and ladder are not available"]
+    checklist, ladder = release
+    return [p.line() for p in mg.plan_problems(found, set(checklist.by_id()), ladder.knobs.shards.core)]
 
 
 def merge_folders(folders: Sequence[Path], out: Path, area_docs: Mapping[str, str]) -> dict[str, Any]:
@@ -97,21 +90,26 @@ def merge_folders(folders: Sequence[Path], out: Path, area_docs: Mapping[str, st
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise UserError(f"merge: --out {out} exists and is not an empty folder (nothing is overwritten)")
     read = [read_shard(Path(f)) for f in folders]
-    found, problems = mg.shard_set_problems([r for r, _ in read], _policy())
+    suite = read[0][0].report.get("suite") if read else None
+    version = str(suite.get("version")) if isinstance(suite, Mapping) else ""
+    if version != current_version():   # every other shard's is this one's (SAME_RUN)
+        raise UserError(f"merge: suite.version: the shards ran release {terminal(version, limit=60)}, this suite is "
+                        f"{current_version()} (merge with the suite that ran them)")
+    # the release the shards claim is this suite's data (current_version is its digests' release),
+    # so its ladder's knobs are the claimed release's, released or awaiting the release step
+    data = data_module.load_suite_data()
+    release = (data.checklist, data.ladder)
+    found, problems = mg.shard_set_problems([r for r, _ in read], release[1].knobs.shards)
     if problems:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         raise UserError(terminal(f"merge: refused: {problems[0].line()}{more}", limit=600))
-    version = found[1].report["suite"]["version"]
-    if version != current_version():
-        raise UserError(f"merge: suite.version: the shards ran release {terminal(version, limit=60)}, this suite is "
-                        f"{current_version()} (merge with the suite that ran them)")
-    plan = plan_lines_problems(found, data_module.load_suite_data().checklist)
+    plan = plan_lines_problems(found, release)
     if plan:
         more = f" (and {len(plan) - 1} more)" if len(plan) > 1 else ""
         raise UserError(terminal(f"merge: refused: {plan[0]}{more}", limit=600))
     digest_of = {id(r.report): d for r, d in read}
     digests = {i: digest_of[id(s.report)] for i, s in found.items()}
-    merged = mg.merge_reports(found, digests, data_module.load_suite_data(), area_docs)
+    merged = mg.merge_reports(found, digests, data, area_docs)
     validate_report(merged)
     out.mkdir(parents=True, exist_ok=True)
     write_json(merged, out)
@@ -153,12 +151,13 @@ def shard_run_problems(report: Mapping[str, Any], published: str | None) -> list
 
 
 def shard_lines(folder: Path, report: Mapping[str, Any], verify_one: Callable[[Path], Any], published: str | None,
-                checklist: Any = None) -> list[tuple[str, bool, str]]:
+                release: ReleaseData | None = None) -> list[tuple[str, bool, str]]:
     """verify's `shards` line of a merged report in `folder`: every listed shard in
     shards/<i-of-N>/ (and no other), each verified by `verify_one` (every line but its own
-    selection passes), its report.json the one merged, the set one run of one machine, each slice
-    the suite's plan (`checklist`: the release's; report.merge.plan_problems), and this report the
-    merge of them. `report` is JSON: selection.shards is judged as signed (see is_merged)."""
+    selection passes), its report.json the one merged, the set one run of one machine under the
+    claimed release's policy and its plan a partition of the release's checks (`release`: its
+    checklist and ladder; report.merge), and this report the merge of them. `report` is JSON:
+    selection.shards is judged as signed (see is_merged)."""
     listed = [e for e in (report.get("selection") or {}).get("shards") or [] if isinstance(e, Mapping)]
     root = folder / SHARDS_DIR
     present = sorted(p.name for p in root.iterdir()) if root.is_dir() else []
@@ -195,16 +194,19 @@ def shard_lines(folder: Path, report: Mapping[str, Any], verify_one: Callable[[P
         problems += [f"shard {name}: selection: {p}" for p in shard_run_problems(shard.report, published)]
         shard_reports.append(shard)
         digests[name] = digest
-    if not problems and shard_reports:
-        found, rules = mg.shard_set_problems(shard_reports, _policy())
-        rules_lines = [p.line() for p in rules] or plan_lines_problems(found, checklist)
+    if not problems and shard_reports and release is None:
+        problems.append("the shards cannot be judged: the release's checklist and ladder are not available")
+    elif not problems and shard_reports and release is not None:
+        found, rules = mg.shard_set_problems(shard_reports, release[1].knobs.shards)
+        rules_lines = [p.line() for p in rules] or plan_lines_problems(found, release)
         problems += rules_lines
         if not rules_lines:
             problems += merge_mismatch(report, found, {i: digests[f"{i}-of-{len(found)}"] for i in found})
     if problems:
         return [("shards", False, terminal("; ".join(problems), limit=900))]
-    return [("shards", True, f"{len(names)} shards, each signed and verified, one run of one machine: the suite's "
-                             "plan, every check of it once, the core agreeing, within the window; this report is their merge")]
+    return [("shards", True, f"{len(names)} shards, each signed and verified, one run of one machine: one plan of the "
+                             "release's checks, every check of it once, the core agreeing, within the release's window; "
+                             "this report is their merge")]
 
 
 # The merged report's fields the merge sets from its shards (tier, tiers, capabilities and summary

@@ -31,7 +31,7 @@ from typing import Any
 import pytest
 
 from conformance.catalog import node_sample
-from conformance.catalog.data import load_checklist, load_run_knobs
+from conformance.catalog.data import load_checklist, load_ladder
 from conformance.catalog.labels import load_vocabulary
 from conformance.catalog.scenario_bounds import judged_params
 from conformance.report.judges import judge_for, run_judge
@@ -106,7 +106,7 @@ def test_nodes_all_names_every_node_in_each_per_node_check(run_all: tuple[dict[s
         assert set(by_id[cid]["metrics"]["per_node"]) == every, cid
     wave = by_id["TR-006"]["metrics"]["pair_wave"]   # one type: its record is the metrics themselves
     assert {n for pair in wave["pairs"] for n in pair} == every and wave["wrong"] == 0, wave
-    policy = node_sample.node_policy(load_run_knobs())
+    policy = load_ladder().knobs.nodes
     assert node_sample.choice_problems(report, policy)[0] == []   # verify's `nodes` line
     text = (out / "report.md").read_text()
     assert "## Nodes exercised" in text and text.count(f"nodes: {NODES} of {NODES}") == len(WAVES)
@@ -147,7 +147,7 @@ def test_recovery_scenarios_run_on_the_seeds_choice_per_failure_domain(run_recov
         assert check["outcome"] == "pass", (cid, check["reason"])
         assert sorted(check["metrics"]["per_node"]) == want == check["metrics"]["node_coverage"]["nodes"], cid
         assert list(check["metrics"]["scenarios"]) == [f"{how}-holder-then-reuse-on-2-nodes"], cid
-    policy = node_sample.node_policy(load_run_knobs())
+    policy = load_ladder().knobs.nodes
     problems, summary = node_sample.choice_problems(report, policy, keys)   # verify's `nodes` line
     assert problems == [] and "1 recovery check(s) ran on seed 7's choice of 1 node(s) per failure domain" in summary
     assert "0 per-node check(s) exercised seed 7's choice" in summary   # the sample mode: no visibility check ran

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 from conformance.catalog import node_sample
-from conformance.catalog.data import load_run_knobs
+from conformance.catalog.data import load_ladder
 from conformance.cluster.injection import ENV_VAR, install_pth, uninstall_pth, unit_instance_resources
 from conformance.signing.trust import remote_problems
 from suite_runner import CHECKS, SIM_MANIFEST, outcomes, run_suite
@@ -71,5 +71,5 @@ def test_device_checks_pass_on_a_ray_start_cluster(tmp_path: Path) -> None:
     assert set(device.values()) == {"pass"}, device
     # the default run's per-node checks ran on its seed's choice (verify's `nodes` line recomputes it)
     assert report["selection"]["nodes"]["mode"] == "sample" and isinstance(report["selection"]["nodes"]["seed"], int)
-    problems, said = node_sample.choice_problems(report, node_sample.node_policy(load_run_knobs()))
+    problems, said = node_sample.choice_problems(report, load_ladder().knobs.nodes)
     assert problems == [] and said.startswith("4 per-node check(s) exercised seed"), (problems, said)

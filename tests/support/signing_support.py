@@ -224,12 +224,12 @@ def shard_reports(whole: dict[str, Any], count: int = 2) -> list[dict[str, Any]]
     """`whole` as `count` shards would have recorded it (`run --shard I/N`): each its slice and the
     core, the others' checks skipped and deselected, its own span of SPANS."""
     from conformance.catalog import shards as sh
-    from conformance.catalog.data import load_checklist, load_run_knobs
+    from conformance.catalog.data import load_checklist, load_ladder, load_run_knobs
 
-    knobs = load_run_knobs()
-    policy = sh.shard_policy(knobs)
-    # the suite's own plan (the one run --shard makes, which merge and verify recompute)
-    plan = sh.release_plan([c["id"] for c in whole["checks"]], count, load_checklist(), knobs)
+    policy = load_ladder().knobs.shards
+    # the suite's own plan (the one run --shard makes; merge and verify hold its structure)
+    plan = sh.release_plan([c["id"] for c in whole["checks"]], count, load_checklist(), policy.core,
+                           load_run_knobs()["durations"])
     out = []
     for i in range(1, count + 1):
         report = copy.deepcopy(whole)

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from conformance.catalog import node_sample as ns
-from conformance.catalog.data import load_run_knobs
+from conformance.catalog.data import load_ladder
 from conformance.catalog.selection import nodes_reasons
 from conformance.run.nodes import ring_pairs
 
@@ -37,7 +37,7 @@ def test_every_node_is_someones_choice() -> None:
 
 
 def test_the_shipped_policy_and_the_seed_option() -> None:
-    policy = ns.node_policy(load_run_knobs())
+    policy = load_ladder().knobs.nodes
     assert policy.sample_size == 1   # the default run's cost as before: one node
     assert ns.parse_seed(None) is None and ns.parse_seed(" 42 ") == 42
     for bad in ("-1", "x", "1.5", str(2 ** 32)):
@@ -120,11 +120,11 @@ def test_a_node_missing_under_all_is_named() -> None:
     assert ns.choice_problems(no_record, POLICY)[0][0].startswith("DP-012 records no per-node evidence")
 
 
-def test_the_size_is_the_run_knobs() -> None:
+def test_the_size_is_the_releases() -> None:
     report = _report("sample")
     report["selection"]["nodes"]["size"] = 1
     problems, _ = ns.choice_problems(report, POLICY)
-    assert problems[0] == "selection.nodes.size is '1'; the release's run knobs fix 2 (tiers/run.yaml nodes.sample_size)"
+    assert problems[0] == "selection.nodes.size is '1'; the release fixes 2 (its tiers/tiers.yaml nodes.sample_size)"
 
 
 @pytest.mark.parametrize("edit, summary", [
@@ -150,14 +150,14 @@ def test_a_hostile_seed_is_a_problem_never_a_traceback() -> None:
 def test_a_real_report_passes_its_nodes_line_with_and_without_a_seed() -> None:
     """The committed example (a run of the release that records the seed) passes the line with the
     seed's choice; a real run of a release before the seed (data.6) passes it, saying so."""
-    problems, summary = ns.choice_problems(EXAMPLE, ns.node_policy(load_run_knobs()))
+    problems, summary = ns.choice_problems(EXAMPLE, load_ladder().knobs.nodes)
     assert problems == [] and "choice of" in summary
     data19 = copy.deepcopy(EXAMPLE)   # what a run of 0.1.0+data.19 recorded: the mode, no seed or size
     data19["selection"]["nodes"] = {"mode": EXAMPLE["selection"]["nodes"]["mode"]}
-    problems, summary = ns.choice_problems(data19, ns.node_policy(load_run_knobs()))
+    problems, summary = ns.choice_problems(data19, load_ladder().knobs.nodes)
     assert problems == [] and "without a recorded seed" in summary
     data6 = json.loads((ROOT / "tests" / "support" / "real_run_data6" / "report.json").read_text())
-    problems, summary = ns.choice_problems(data6, ns.node_policy(load_run_knobs()))
+    problems, summary = ns.choice_problems(data6, load_ladder().knobs.nodes)
     assert problems == [] and "no node mode recorded" in summary
 
 

@@ -74,7 +74,6 @@ ALLOWED: dict[str, str] = {
     "conformance/signing/shards.py::is_merged": "selection.shards: a release before merging let any value",
     "conformance/signing/shards.py::shard_run_problems": "a shard's JSON rebuilt for trust.run_problems (see is_merged)",
     "conformance/signing/shards.py::shard_lines": "selection.shards as signed (see is_merged)",
-    "conformance/signing/merged_evidence.py::shard_groups": "selection.shards as signed (see shards.is_merged)",
 }
 
 

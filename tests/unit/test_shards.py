@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from conformance.catalog import shards as sh
-from conformance.catalog.data import load_run_knobs
+from conformance.catalog.data import load_ladder
 from conformance.catalog.selection import is_partial, partial_reasons
 from conformance.report import merge as mg
 
@@ -33,8 +33,8 @@ def test_parse_shard_and_labels() -> None:
     assert sh.without_shard(["-q", "--conformance-shard=1/2"]) == ["-q"]
 
 
-def test_the_shipped_policy_is_read_from_run_yaml() -> None:
-    policy = sh.shard_policy(load_run_knobs())
+def test_the_shipped_policy_is_read_from_tiers_yaml() -> None:
+    policy = load_ladder().knobs.shards
     assert policy.max_count >= 2 and policy.window_h > 0 and policy.core
 
 
@@ -211,7 +211,7 @@ def test_shards_outside_the_window_are_refused() -> None:
     def late(r: dict[str, Any]) -> None:
         r["started_at"], r["finished_at"] = "2026-12-09T02:00:00+00:00", "2026-12-09T03:00:00+00:00"
     assert problems([shard(1), edited(shard(2), late)]) == [
-        "finished_at: the shards span 98.0 h, more than the window of 72 h (tiers/run.yaml shards.window_h)"]
+        "finished_at: the shards span 98.0 h, more than the window of 72 h (the release's tiers/tiers.yaml shards.window_h)"]
 
 
 def test_a_shard_alone_is_a_recognised_partial() -> None:

@@ -226,17 +226,30 @@ def test_the_page_the_run_wrote_is_the_reports_page_and_an_edited_one_is_refused
     assert not ok and detail.startswith("report.html is not this verifier's page of report.json")
 
 
+def _shipped(case: Judged) -> Judged:
+    """`case` as the shipped releases file knows it: the example claims an archived release, whose
+    ladder fixes the sample size the `nodes` line holds it to."""
+    import dataclasses
+
+    path = releases.default_path()
+    known = releases.load_releases(path)
+    return dataclasses.replace(case, release=known[case.report.suite.version], known_releases=known, releases_file=path)
+
+
 def test_the_exercised_nodes_are_the_seeds_choice_and_a_relabelled_seed_is_refused(tmp_path: Path) -> None:
     """`nodes`: the example run's per-node checks ran on its seed's choice; the same records under a
     seed that chooses another node (a relabel to make another sample look drawn) do not."""
     report = _example()
-    ok, detail = _run(nodes.exercised_nodes_are_the_runs_choice, _case(tmp_path / "honest", report))["nodes"]
+    unknown = _case(tmp_path / "unknown", report)   # a releases file without the example's release
+    ok, detail = _run(nodes.exercised_nodes_are_the_runs_choice, unknown)["nodes"]
+    assert not ok and detail.startswith("the release's sample size cannot be read"), detail
+    ok, detail = _run(nodes.exercised_nodes_are_the_runs_choice, _shipped(_case(tmp_path / "honest", report)))["nodes"]
     assert ok and "choice of" in detail and detail.endswith(nodes.SAMPLE_WORD), detail
     drawn = report["selection"]["nodes"]
     ids = [n["node_id"] for n in report["environment"]["devices"]["nodes"]]
     chosen = choose(ids, drawn["seed"], drawn["size"])
     drawn["seed"] = next(seed for seed in range(1000) if choose(ids, seed, drawn["size"]) != chosen)
-    ok, detail = _run(nodes.exercised_nodes_are_the_runs_choice, _case(tmp_path / "relabelled", report))["nodes"]
+    ok, detail = _run(nodes.exercised_nodes_are_the_runs_choice, _shipped(_case(tmp_path / "relabelled", report)))["nodes"]
     assert not ok and f"seed {drawn['seed']}'s choice" in detail, detail
 
 

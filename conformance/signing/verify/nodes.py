@@ -7,15 +7,15 @@ conformance.catalog.node_sample recomputes it, so a vendor cannot run the sample
 likes. A run under `--nodes all` must have run them on every node of that list that can hold the
 scenario: a node missing from a check's per_node is a failure. Under either mode the recovery
 checks that kill a process on each node (FR-001..FR-005) must have run on the seed's choice of
-sample_size node(s) per failure domain (the label keys of the domains the manifest declares). The sample size is the run knobs'
-(tiers/run.yaml nodes.sample_size, read as the shards' window is). A report of a release before
-the seeded sample (no seed) passes with a line saying so.
+sample_size node(s) per failure domain (the label keys of the domains the manifest declares). The sample size is the
+claimed release's (its tiers/tiers.yaml nodes.sample_size, Ladder.knobs.nodes; a release before the key:
+release_knobs.LEGACY_KNOBS), never the verifier's own data: a later release's larger sample must not refuse an
+older honest run. A report of a release before the seeded sample (no seed) passes with a line saying so.
 """
 from __future__ import annotations
 
-from conformance.catalog import data as data_module
 from conformance.catalog.labels import load_vocabulary
-from conformance.catalog.node_sample import choice_problems, manifest_domain_keys, node_policy
+from conformance.catalog.node_sample import choice_problems, manifest_domain_keys
 from conformance.signing.node_mode import recorded_mode_problems
 from conformance.signing.verify.case import Judged
 from conformance.signing.verify.lines import Verification
@@ -24,8 +24,12 @@ from conformance.signing.verify.lines import Verification
 def exercised_nodes_are_the_runs_choice(v: Verification, case: Judged) -> None:
     """`nodes`: the per-node checks' exercised nodes are the seed's choice (sample) or every node (all)."""
     report = case.report.document   # the node records, judged as signed (node_sample, node_mode)
+    release_data, why = case.release_data
+    if release_data is None:
+        v.judge("nodes", [f"the release's sample size cannot be read: {why or 'the release is unknown'}"], "")
+        return
     keys = manifest_domain_keys(case.report.manifest, load_vocabulary())
-    problems, summary = choice_problems(report, node_policy(data_module.load_run_knobs()), keys)
+    problems, summary = choice_problems(report, release_data[1].knobs.nodes, keys)
     v.judge("nodes", recorded_mode_problems(report) + problems, summary + sample_word(report))
 
 

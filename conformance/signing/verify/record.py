@@ -64,4 +64,4 @@ def shards_each_verify(v: Verification, case: Judged) -> None:
     if shards.is_merged(case.report.document):
         release_data, _ = case.release_data
         v.extend(shards.shard_lines(case.sealed.folder, case.report.document, case.verify_one, case.published,
-                                    release_data[0] if release_data else None))
+                                    release_data))
