@@ -315,7 +315,8 @@ class RunHelp:
     def enrich(self, report: dict[str, Any]) -> None:
         """Add the extras to a freshly built report (called by ConformanceRun.build)."""
         from conformance.report.next_steps import next_steps
-        from conformance.run.preflight import host_state, left_behind
+        from conformance.run.left_behind import left_behind
+        from conformance.run.preflight import host_state
 
         for entry in report["checks"]:
             if entry.get("reason"):

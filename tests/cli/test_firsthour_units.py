@@ -291,7 +291,8 @@ def test_judge_node() -> None:
 
 
 def test_host_findings_and_left_behind() -> None:
-    from conformance.run.preflight import host_findings, left_behind
+    from conformance.run.left_behind import left_behind
+    from conformance.run.preflight import host_findings
 
     limits = load_run_knobs()["preflight"]["host"]
     state = {"available_memory_mb": 100.0, "shm": {"total_mb": 1000.0, "used_mb": 900.0, "entries": ["a"]},
@@ -324,7 +325,7 @@ def test_left_on_the_host_sees_below_the_top_of_dev_shm_and_calls_folders_folder
     its size; folders are folders, never segments (process_owners.shm_entries walks the tree)."""
     from conformance.cluster import process_owners
     from conformance.report.guidance import left_behind_lines
-    from conformance.run.preflight import left_behind
+    from conformance.run.left_behind import left_behind
 
     (tmp_path / "vendor" / "stage").mkdir(parents=True)
     (tmp_path / "vendor" / "stage" / "buf-7").write_bytes(b"x" * (1 << 20))

@@ -158,7 +158,8 @@ def test_a_segment_left_by_a_killed_actor_of_this_run_is_the_runs(tag: str, tmp_
 
     from conformance.report.guidance import left_behind_lines
     from conformance.run.before_kill import BeforeKill
-    from conformance.run.preflight import host_state, left_behind
+    from conformance.run.left_behind import left_behind
+    from conformance.run.preflight import host_state
 
     session = str(tmp_path / "session_x")
     before = host_state()

@@ -7,7 +7,8 @@ import json
 import tempfile
 
 from conformance.report.local_paths import portable_processes
-from conformance.run.preflight import PreflightResult, left_behind
+from conformance.run.left_behind import left_behind
+from conformance.run.preflight import PreflightResult
 
 FOREIGN = tempfile.gettempdir() + "/ray/session_2026-12-03_12-00-00_000000_4242"
 OURS = tempfile.gettempdir() + "/ray/session_2026-12-03_12-01-00_000000_4343"

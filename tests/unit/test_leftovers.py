@@ -108,7 +108,7 @@ def test_the_run_names_a_file_its_processes_held_that_outlived_them(tmp_path: Pa
     removed it (as Ray kills a source), is named; a file another process still holds is not."""
     from conformance.cluster import process_owners
     from conformance.report.guidance import left_behind_lines
-    from conformance.run.preflight import left_behind
+    from conformance.run.left_behind import left_behind
 
     session = tmp_path / "ray" / "session_mine"
     session.mkdir(parents=True)

@@ -35,7 +35,11 @@ def _scenario(steps: list[dict[str, Any]], **more: Any) -> dict[str, Any]:
             "waits": {"each": [{"owner": "plugin", "what": "scenario", "bound_s": 240.0, "granted_s": 244.0, "took_s": 20.0,
                                 "verdict": "met", "param": "scenario_bound_s", "excluded_s": 4.0},
                                {"owner": "ray", "what": "2 peer actor(s) to start", "bound_s": 60.0, "granted_s": 60.0,
-                                "took_s": 4.2, "verdict": "met", "factor": 1.0}], "count": 2}, **more}
+                                "took_s": 4.2, "verdict": "met", "factor": 1.0}], "count": 2},
+            # the warm pool's tally and the give-back (judges/handover.py, from handover_bound_s's release on)
+            "warm_pool": {"lent": 1, "born": 1},
+            "handover": [{"returned": 1, "stopped": 1, "leaks": [], "took_s": 0.2, "bound_s": 27.1,
+                          "why_stopped": ["gone: ActorDiedError"]}], **more}
 
 
 TR001 = {**ONE, "cases": len(ALL_DTYPES) * len(SHAPES), "wrong": 0, "dtypes": list(ALL_DTYPES), "shapes": list(SHAPES),
