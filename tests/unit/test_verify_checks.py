@@ -240,7 +240,7 @@ def test_the_exercised_nodes_are_the_seeds_choice_and_a_relabelled_seed_is_refus
     """`nodes`: the example run's per-node checks ran on its seed's choice; the same records under a
     seed that chooses another node (a relabel to make another sample look drawn) do not."""
     report = _example()
-    unknown = _case(tmp_path / "unknown", report)   # a releases file without the example's release
+    unknown = _case(tmp_path / "unknown", report, version="0.0.0+never")   # a release the releases file lacks
     ok, detail = _run(nodes.exercised_nodes_are_the_runs_choice, unknown)["nodes"]
     assert not ok and detail.startswith("the release's sample size cannot be read"), detail
     ok, detail = _run(nodes.exercised_nodes_are_the_runs_choice, _shipped(_case(tmp_path / "honest", report)))["nodes"]
