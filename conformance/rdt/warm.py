@@ -52,7 +52,9 @@ HANDOVER_S = 10.0   # knob: hang guard of one handover reading (an actor still b
 # code below, conformance/areas/transport/handover.py and UsageCtx.discard write them: a closed
 # vocabulary, so a leak (`leaks`, the plugin's finding) cannot be filed as a reason (held-out
 # round 38, N38_01). tests/unit/test_warm_pool.py holds each writer's wording to it.
+STOPPED_UNRETURNED = "stopped by the check without a give-back"   # UsageCtx.close: mid-scenario, or a scenario that did not end
 STOP_REASONS = (
+    STOPPED_UNRETURNED,
     r"it did not answer its handover",
     r"busy: it did not answer its handover",
     r"gone: [A-Za-z_][A-Za-z0-9_.]*",

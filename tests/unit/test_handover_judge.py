@@ -97,10 +97,22 @@ def test_the_guards_fit_the_releases_bound_and_each_writers_reason_is_in_the_voc
     checklist = load_suite_data().checklist
     for cid in USAGE:
         assert HANDOVER_BOUND_S <= checklist.by_id()[cid].params["handover_bound_s"], cid
-    written = ["it did not answer its handover", "busy: it did not answer its handover", "gone: ActorDiedError",
+    written = ["stopped by the check without a give-back", "it did not answer its handover", "busy: it did not answer its handover", "gone: ActorDiedError",
                "actor_has_tensor_transport raised", "actor_has_tensor_transport raised RuntimeError",
                "the transport did not answer actor_has_tensor_transport within 4s", "2 RDT object(s) still in its store",
                "1 process(es) below it started since its last handover (e.g. pid 3: python -c x)",
                "1 file(s) held open since its last handover (e.g. /tmp/x)", "discarded by the check: left busy"]
     for reason in written:
         assert any(re.fullmatch(p, reason) for p in STOP_REASONS), reason
+
+
+def test_actors_stopped_without_a_give_back_are_accounted_for() -> None:
+    """TR-019 on a two-sided transport stops its wave's four lent peers before its pair
+    (UsageCtx.close mid-scenario): their record says so, and the tally of six adds up (a correct
+    plugin's TR-019 failed in make test before the record existed)."""
+    pool = {"lent": 0, "born": 6}
+    unreturned = {"returned": 0, "stopped": 4, "leaks": [], "why_stopped": ["stopped by the check without a give-back"],
+                  "took_s": 0.0, "bound_s": BOUND}
+    judged([unreturned, *with_(returned=1, stopped=1)], pool)
+    with pytest.raises(Refused, match="account for 2 actor"):
+        judged(with_(returned=1, stopped=1), pool)

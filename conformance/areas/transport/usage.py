@@ -31,7 +31,7 @@ from conformance.rdt.fixtures import open_context, transport_setup
 from conformance.rdt.pool import START_TIMEOUT_S, destroy_group, make_group, pair_node, start_endpoints
 from conformance.rdt.registration import TransportSetup
 from conformance.rdt.transfer import short
-from conformance.rdt.warm import WarmKey
+from conformance.rdt.warm import STOPPED_UNRETURNED, WarmKey
 from conformance.report.results import not_applicable
 from conformance.run.check_context import CheckContext
 from conformance.run.machinery import clock_ready
@@ -293,8 +293,18 @@ class UsageCtx(TransportCtx):
                 stop += self._hand_back(lent, discarded)
                 lent = []
         finally:   # whatever ended the give-back (the hard timeout): nothing lent is left running
+            if lent:
+                self._stopped_unreturned(len(lent))
             self.transport.warm.forget(lent)
             _kill(stop + lent)
+
+    def _stopped_unreturned(self, n: int) -> None:
+        """Borrowed actors stopped without a give-back (TR-019 stops its wave's before its pair, a
+        scenario that did not end) are in metrics.handover too, as stopped: the records account for
+        every actor the tally (metrics.warm_pool) names, exactly once (judges/handover.py)."""
+        self.metrics.setdefault("handover", []).append(
+            {"returned": 0, "stopped": n, "leaks": [], "why_stopped": [STOPPED_UNRETURNED], "took_s": 0.0,
+             "bound_s": float(self.param("handover_bound_s"))})
 
     def _hand_back(self, lent: list[Any], discarded: dict[int, str]) -> list[Any]:
         """The lent actors handed back to the pool (conformance.areas.transport.handover): its
