@@ -25,8 +25,8 @@ GOOD = [{"returned": 1, "stopped": 2, "leaks": [], "took_s": 0.2, "bound_s": BOU
 USAGE = ("TR-015", "TR-016", "TR-017", "TR-018", "TR-019", "TR-020")
 
 
-def judged(record: Any = GOOD, pool: Any = POOL, bound: float | None = BOUND) -> None:
-    handover_record("cpu", copy.deepcopy(record), copy.deepcopy(pool), bound)
+def judged(record: Any = GOOD, pool: Any = POOL, bound: float | None = BOUND, pooled: bool = True) -> None:
+    handover_record("cpu", copy.deepcopy(record), copy.deepcopy(pool), bound, pooled)
 
 
 def with_(**changes: Any) -> list[dict[str, Any]]:
@@ -35,7 +35,24 @@ def with_(**changes: Any) -> list[dict[str, Any]]:
 
 def test_an_honest_give_back_passes() -> None:
     judged()
-    judged(None, {"lent": 0, "born": 0})   # nothing borrowed: nothing to give back
+    judged(None, None, pooled=False)                      # GLOO/NCCL: the pool lends nothing, no tally
+    judged(None, {"lent": 0, "born": 0}, pooled=False)
+
+
+def test_a_zeroed_tally_of_a_pooled_transport_is_refused() -> None:
+    """N38_04: the record dropped and the tally set to zero; every usage scenario of a transport
+    the pool serves borrows its peers there, so none is no honest tally."""
+    with pytest.raises(Refused, match="records no actor lent or born"):
+        judged(None, {"lent": 0, "born": 0})
+
+
+def test_which_transports_the_pool_serves_is_read_from_the_manifest() -> None:
+    from conformance.areas.transport.judges.handover import pooled_transport
+
+    assert pooled_transport({"transport": {"name": "SIMXFER", "manager": "pkg.mod:Cls"}})
+    assert pooled_transport({"transport": {"name": "NIXL"}})
+    assert not pooled_transport({"transport": {"name": "GLOO"}}) and not pooled_transport({"transport": {"name": "nccl"}})
+    assert pooled_transport({"transport": {"name": "GLOO", "manager": "pkg.mod:Cls"}})   # a custom one named so
 
 
 def test_a_leak_filed_as_a_reason_to_stop_is_refused() -> None:

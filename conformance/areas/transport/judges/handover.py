@@ -19,6 +19,7 @@ import re
 from typing import Any, Mapping
 
 from conformance.areas.transport.judges.common import Refused
+from conformance.rdt.config import COLLECTIVE_TRANSPORTS
 from conformance.rdt.warm import STOP_REASONS
 from conformance.report.judges import MissingEvidence
 
@@ -40,16 +41,33 @@ def _strings(where: Mapping[str, Any], name: str, what: str) -> list[str]:
     return value
 
 
-def handover_record(d: str, record: object, warm_pool: object = None, bound_s: float | None = None) -> None:
+def pooled_transport(manifest: Mapping[str, Any]) -> bool:
+    """Whether the warm pool lends the usage checks' peers for the manifest's transport: not for a
+    built-in one that forms a collective group (GLOO, NCCL: an actor joins one group per backend,
+    so UsageCtx starts its actors for each check; conformance.rdt.config.TransportConfig
+    .collective_backend). Read from the manifest, never from the evidence."""
+    transport = manifest.get("transport") if isinstance(manifest, Mapping) else None
+    if not isinstance(transport, Mapping):
+        return True
+    name = str(transport.get("name") or "").upper()
+    return not (transport.get("manager") is None and name in COLLECTIVE_TRANSPORTS)
+
+
+def handover_record(d: str, record: object, warm_pool: object = None, bound_s: float | None = None,
+                    pooled: bool = True) -> None:
     """One type's give-backs (metrics.<type>.handover) against its tally (metrics.<type>.warm_pool).
-    `bound_s`: the release's handover_bound_s (None: a release before it, judged as then)."""
-    if bound_s is None:
+    `bound_s`: the release's handover_bound_s (None: a release before it, judged as then); `pooled`:
+    the pool lends this transport's peers (pooled_transport), so every scenario borrowed some."""
+    if bound_s is None or (not pooled and warm_pool is None):
         _as_published(d, record, warm_pool)
         return
     if not isinstance(warm_pool, Mapping):
         raise MissingEvidence(f"metric warm_pool (on {d}) is missing: the release requires the tally of the actors "
                               "lent and born for the scenario")
     total = _count(warm_pool, "lent", f"warm_pool (on {d})") + _count(warm_pool, "born", f"warm_pool (on {d})")
+    if total == 0 and pooled:   # held-out round 38, N38_04: the tally zeroed beside a dropped record
+        raise Refused(f"on {d}: metrics.warm_pool records no actor lent or born, but every usage scenario of a "
+                      "transport the warm pool serves borrows its peers there")
     if record is None and total == 0:
         return
     if not isinstance(record, list) or not record or not all(isinstance(h, Mapping) for h in record):

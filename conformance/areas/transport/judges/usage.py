@@ -34,13 +34,14 @@ from conformance.areas.transport.judges.common import (
     total_agrees,
     trait,
 )
-from conformance.areas.transport.judges.handover import handover_record
+from conformance.areas.transport.judges.handover import handover_record, pooled_transport
 from conformance.report.judges import PASS, MissingEvidence, Verdict, number, param_value
 from conformance.timing.owned import seconds_backed
 
 
 # ------------------------------------------------------------------------------ usage and failures (TR-015 .. TR-020)
-def scenario_record(d: str, r: Mapping[str, Any], p: Mapping[str, Any], step_params: tuple[str, ...]) -> list[Mapping[str, Any]]:
+def scenario_record(d: str, r: Mapping[str, Any], p: Mapping[str, Any], step_params: tuple[str, ...],
+                    pooled: bool = True) -> list[Mapping[str, Any]]:
     """One type's scenario (conformance.areas.transport.usage: UsageCtx records each step): no
     recorded failure, every step ended as expected within its bound, each bound at most the
     release's for a step, the scenario within scenario_bound_s (less the time left to Ray's
@@ -50,7 +51,8 @@ def scenario_record(d: str, r: Mapping[str, Any], p: Mapping[str, Any], step_par
         raise Refused(f"on {d}: {failure}")
     handover = p.get("handover_bound_s")   # declared from data.33 on (judges/handover.py)
     handover_record(d, r.get("handover"), r.get("warm_pool"),
-                    float(handover) if isinstance(handover, (int, float)) and not isinstance(handover, bool) else None)
+                    float(handover) if isinstance(handover, (int, float)) and not isinstance(handover, bool) else None,
+                    pooled)
     steps = r.get("steps")
     if not isinstance(steps, list) or not steps or not all(isinstance(s, Mapping) for s in steps):
         raise MissingEvidence(f"metric steps (on {d}) is missing or empty")
@@ -187,7 +189,7 @@ def receiver_death_errors_and_recovers(m: Mapping[str, Any], p: Mapping[str, Any
     found = TypeFailures()
     for d, r in records.items():
         with found.on(d):
-            steps = scenario_record(d, r, p, ("error_bound_s", "recover_bound_s"))
+            steps = scenario_record(d, r, p, ("error_bound_s", "recover_bound_s"), pooled_transport(manifest))
             # a source that can abort stays and serves a new receiver; otherwise (and within a
             # collective group) Ray ends both actors and a new pair must transfer
             keeps = can_abort and not collective
@@ -212,7 +214,7 @@ def producer_errors_reach_consumers(m: Mapping[str, Any], p: Mapping[str, Any], 
     found = TypeFailures()
     for d, r in records.items():
         with found.on(d):
-            steps = scenario_record(d, r, p, ("error_bound_s",))
+            steps = scenario_record(d, r, p, ("error_bound_s",), pooled_transport(manifest))
             missing_steps(d, ran(steps, *PRODUCER_ERROR_STEPS))
             if number(r, "retried_attempts") != RETRY_ATTEMPTS or number(r, "objects_after_retry") != 1:
                 raise Refused(f"on {d}: the retried producer ran {r['retried_attempts']:g} time(s) and left "
@@ -231,7 +233,7 @@ def received_tensors_stay_the_receivers(m: Mapping[str, Any], p: Mapping[str, An
     found = TypeFailures()
     for d, r in records.items():
         with found.on(d):
-            steps = scenario_record(d, r, p, ("step_bound_s", "free_bound_s"))
+            steps = scenario_record(d, r, p, ("step_bound_s", "free_bound_s"), pooled_transport(manifest))
             missing_steps(d, ran(steps, *OWNERSHIP_STEPS))
             sent_later = [s for s in steps if str(s.get("step")).startswith(LATER_OBJECT)]
             if len(sent_later) != later:
@@ -253,7 +255,7 @@ def refs_passed_as_users_pass_them(m: Mapping[str, Any], p: Mapping[str, Any], m
     found = TypeFailures()
     for d, r in records.items():
         with found.on(d):
-            steps = scenario_record(d, r, p, ("step_bound_s",))
+            steps = scenario_record(d, r, p, ("step_bound_s",), pooled_transport(manifest))
             missing_steps(d, ran(steps, *USER_REF_STEPS, *(BORROWER_STEPS if one_sided else ())))
             if not one_sided:
                 branch_steps(d, steps, "one_sided", one_sided, BORROWER_STEPS, "for a one-sided transport")
@@ -272,7 +274,7 @@ def async_transfers_and_busy_sender(m: Mapping[str, Any], p: Mapping[str, Any], 
     found = TypeFailures()
     for d, r in records.items():
         with found.on(d):
-            steps = scenario_record(d, r, p, ("busy_bound_s",))
+            steps = scenario_record(d, r, p, ("busy_bound_s",), pooled_transport(manifest))
             missing_steps(d, ran(steps, BUSY_SENDER_STEP))
             n, actors = number(r, "transfers"), number(r, "actors")
             size = first_type_payload(d, param_value(p, "payload_bytes"), m, manifest)
@@ -302,7 +304,7 @@ def driver_fetches_and_timeouts(m: Mapping[str, Any], p: Mapping[str, Any], mani
     found = TypeFailures()
     for d, r in records.items():
         with found.on(d):
-            steps = scenario_record(d, r, p, ("step_bound_s", "fail_fast_s"))
+            steps = scenario_record(d, r, p, ("step_bound_s", "fail_fast_s"), pooled_transport(manifest))
             missing_steps(d, ran(steps, *FETCH_STEPS))
             if number(r, "fetched") != k or count_of(r, "fetch_wrong"):
                 raise Refused(f"on {d}: {r['fetch_wrong']} of {r['fetched']:g} refs fetched at once came back wrong "
